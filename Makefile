@@ -1,0 +1,60 @@
+# Affidavit: two promises, `make demo` and `make test`, each working on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP_RUNTIME := $(VENV)/.installed-runtime
+STAMP_DEV     := $(VENV)/.installed-dev
+
+.PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+
+$(STAMP_RUNTIME): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[registry]' --config-settings editable_mode=strict
+	touch $@
+
+$(STAMP_DEV): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	touch $@ $(STAMP_RUNTIME)
+
+# A strict editable install sees new files only after it is re-run: refresh it (fast, no deps).
+install: $(STAMP_RUNTIME)
+	@$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+
+install-dev: $(STAMP_DEV)
+	@$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+
+demo: install
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash demo/run.sh
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install-dev
+	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.specs
+
+pytest: install-dev
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report=term $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+vectors: install-dev
+	UPDATE_GOLDENS=1 $(PY) -m pytest -q tests -k golden
+
+bench: install-dev
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash bench/run.sh
+
+# CI also checks the built wheel: the tests run against an installed (non-editable) copy.
+wheel-test: install-dev
+	rm -rf build/wheel-venv dist
+	$(PY) -m pip wheel --quiet --no-deps -w dist .
+	$(PYTHON) -m venv build/wheel-venv
+	build/wheel-venv/bin/pip install --quiet dist/affidavit-*.whl
+	build/wheel-venv/bin/python -c "import affidavit.verify, affidavit.cli.main; print('wheel imports ok')"
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -1,0 +1,3 @@
+"""affidavit.cli: the front door. Thin click commands over the library; ``--json`` for machines."""
+
+__all__: list[str] = []

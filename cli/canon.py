@@ -1,0 +1,47 @@
+"""``affidavit canon`` and ``affidavit hash``: canonical bytes and their SHA-256 (formats.md §1)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from affidavit.cli._common import emit_json, json_option, read_json
+from affidavit.verify.canonical import FORMS, Form, canonical_bytes, sha256_hex
+
+__all__ = ["canon", "hash_command"]
+
+_form_option = click.option(
+    "--form",
+    type=click.Choice(FORMS),
+    default="jcs",
+    show_default=True,
+    help="jcs (RFC 8785), py-compact or py-spaced (AiGentsy's json.dumps forms).",
+)
+
+
+@click.command("canon")
+@_form_option
+@json_option
+@click.argument("source", metavar="FILE|-")
+def canon(form: Form, as_json: bool, source: str) -> None:
+    """Write the canonical bytes of a JSON document to stdout (no trailing newline)."""
+    encoded = canonical_bytes(read_json(source), form)
+    if as_json:
+        emit_json({"ok": True, "form": form, "canonical": encoded.decode("utf-8"), "sha256": sha256_hex(encoded)})
+        return
+    sys.stdout.buffer.write(encoded)
+    sys.stdout.buffer.flush()
+
+
+@click.command("hash")
+@_form_option
+@json_option
+@click.argument("source", metavar="FILE|-")
+def hash_command(form: Form, as_json: bool, source: str) -> None:
+    """Print the lowercase SHA-256 hex of a document's canonical bytes."""
+    digest = sha256_hex(canonical_bytes(read_json(source), form))
+    if as_json:
+        emit_json({"ok": True, "form": form, "sha256": digest})
+    else:
+        click.echo(digest)

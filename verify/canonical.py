@@ -1,0 +1,242 @@
+"""The three canonical encodings of formats.md §1, named and never mixed up.
+
+>>> from affidavit.verify.canonical import jcs, py_compact, py_spaced
+>>> jcs({"b": 1.0, "a": "é"})
+b'{"a":"\xc3\xa9","b":1}'
+>>> py_compact({"b": 1.0, "a": "é"})
+b'{"a":"\\u00e9","b":1.0}'
+>>> py_spaced({"b": [1, 2]})
+b'{"b": [1, 2]}'
+
+``jcs``
+    RFC 8785: UTF-8, object keys sorted by UTF-16 code units (§3.2.3), numbers in the ES6
+    ``Number.prototype.toString`` form (§3.2.2.3), minimal string escapes (§3.2.2.2). Integers
+    outside +-(2^53-1) are refused (``canonical.unsafe_integer``, I-JSON RFC 7493 §2.2) rather than
+    rounded. Byte-identical to ``rfc8785.dumps`` on everything both accept (tests prove it).
+``py-compact``
+    ``json.dumps(obj, sort_keys=True, separators=(",", ":"))``: ASCII-only, floats as ``repr``.
+``py-spaced``
+    The same with the default separators ``", "`` and ``": "``.
+
+Speed (see ``bench/``): ``jcs`` first walks the value once, checking what RFC 8785 forbids and
+noting whether the standard library's C encoder would already write the RFC 8785 bytes (no float
+whose ``repr`` differs from its ES6 form, no key outside the Basic Multilingual Plane, whose
+code-point order could differ from UTF-16 order). If it would, the C encoder writes the document;
+otherwise a small pure-Python encoder does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any, Final, Literal
+
+from affidavit.verify import errors
+
+__all__ = ["FORMS", "Form", "canonical_bytes", "es6_number", "jcs", "py_compact", "py_spaced", "sha256_hex"]
+
+Form = Literal["jcs", "py-compact", "py-spaced"]
+FORMS: Final[tuple[Form, ...]] = ("jcs", "py-compact", "py-spaced")
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1  # RFC 8785 §3.2.2.3 via I-JSON (RFC 7493 §2.2)
+
+_FAST_JCS: Final = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+)
+_PY_COMPACT: Final = json.JSONEncoder(allow_nan=False, sort_keys=True, separators=(",", ":"))
+_PY_SPACED: Final = json.JSONEncoder(allow_nan=False, sort_keys=True)
+_encode_string: Final = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C; RFC 8785 §3.2.2.2 escapes
+
+
+def jcs(value: Any) -> bytes:
+    """Encode ``value`` as RFC 8785 canonical JSON bytes.
+
+    Raises:
+        CanonicalError: ``canonical.unsafe_integer``, ``canonical.non_string_key``,
+            ``canonical.non_finite``, ``canonical.lone_surrogate`` or ``canonical.unsupported_type``.
+    """
+    if _needs_slow_path(value):
+        text = "".join(_encode_slow(value))
+    else:
+        text = _FAST_JCS.encode(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise errors.CanonicalLoneSurrogate("a string holds an unpaired surrogate") from e
+
+
+def py_compact(value: Any) -> bytes:
+    """Encode as ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` (AiGentsy's hashes).
+
+    Raises:
+        CanonicalError: ``canonical.non_finite`` or ``canonical.unsupported_type``.
+    """
+    return _encode_python(_PY_COMPACT, value)
+
+
+def py_spaced(value: Any) -> bytes:
+    """Encode as ``json.dumps(value, sort_keys=True)`` (AiGentsy's event and legacy bundle hashes).
+
+    Raises:
+        CanonicalError: ``canonical.non_finite`` or ``canonical.unsupported_type``.
+    """
+    return _encode_python(_PY_SPACED, value)
+
+
+_ENCODERS: Final = {"jcs": jcs, "py-compact": py_compact, "py-spaced": py_spaced}
+
+
+def canonical_bytes(value: Any, form: Form) -> bytes:
+    """Encode ``value`` in the named form.
+
+    Raises:
+        UsageError: the form is unknown.
+        CanonicalError: the value has no encoding in that form.
+    """
+    try:
+        encoder = _ENCODERS[form]
+    except KeyError:
+        raise errors.UsageError(f"unknown canonical form {form!r}; choose one of {', '.join(FORMS)}") from None
+    return encoder(value)
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lowercase hex SHA-256 of ``data`` (formats.md notation ``H(x)``)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def es6_number(value: float) -> str:
+    """The ES6 ``Number.prototype.toString`` form of a finite double (RFC 8785 §3.2.2.3).
+
+    Python's ``repr`` already yields the shortest digit string that round-trips, choosing the
+    closest when several do (ES6 §7.1.12.1 step 5); only the layout differs.
+
+    Raises:
+        CanonicalNonFinite: NaN or an infinity.
+    """
+    if math.isnan(value) or math.isinf(value):
+        raise errors.CanonicalNonFinite(f"{value!r} has no JSON form")
+    if value == 0:
+        return "0"  # both +0 and -0 (ES6 §7.1.12.1 step 2)
+    text = repr(value)
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exponent_text = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    exponent = int(exponent_text or "0") - len(fraction)
+    stripped = digits.rstrip("0")
+    exponent += len(digits) - len(stripped)
+    digits = stripped
+    k = len(digits)
+    n = k + exponent  # value = 0.d1d2..dk x 10^n
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        e_text = f"e+{e}" if e >= 0 else f"e-{-e}"
+        body = digits + e_text if k == 1 else f"{digits[0]}.{digits[1:]}{e_text}"
+    return sign + body
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _encode_python(encoder: json.JSONEncoder, value: Any) -> bytes:
+    try:
+        return encoder.encode(value).encode("ascii")
+    except ValueError as e:  # allow_nan=False
+        raise errors.CanonicalNonFinite("NaN and infinities have no JSON form") from e
+    except TypeError as e:
+        raise errors.CanonicalUnsupportedType(str(e)) from e
+
+
+def _repr_is_es6(value: float) -> bool:
+    # Without an exponent, repr and ES6 agree for 1e-4 <= |x| < 1e16 except integral values,
+    # which repr writes with a trailing ".0".
+    text = repr(value)
+    return "e" not in text and not text.endswith(".0")
+
+
+def _needs_slow_path(value: Any) -> bool:
+    """Validate ``value`` for RFC 8785 and tell whether the C encoder's bytes would differ."""
+    slow = False
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or item is None or kind is bool:
+            continue
+        if kind is dict:
+            for key in item:
+                if type(key) is not str:
+                    raise errors.CanonicalNonStringKey(f"object key {key!r} is not a string")
+                if not key.isascii() and max(key) > "\uffff":
+                    slow = True  # UTF-16 order may differ from code-point order (RFC 8785 §3.2.3)
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                raise errors.CanonicalUnsafeInteger(
+                    f"integer {item} is outside +-(2^53-1)", details={"value": str(item)}
+                )
+        elif kind is float:
+            if math.isnan(item) or math.isinf(item):
+                raise errors.CanonicalNonFinite(f"{item!r} has no JSON form")
+            if not _repr_is_es6(item):
+                slow = True
+        elif kind is tuple:
+            extend(item)
+            slow = True  # the C encoder writes tuples as arrays too, but keep subclasses honest
+        else:
+            raise errors.CanonicalUnsupportedType(f"{type(item).__name__} is not a JSON type")
+    return slow
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _encode_slow(value: Any) -> list[str]:
+    out: list[str] = []
+    _write(value, out.append)
+    return out
+
+
+def _write(value: Any, emit: Any) -> None:
+    if value is None:
+        emit("null")
+    elif value is True:
+        emit("true")
+    elif value is False:
+        emit("false")
+    elif type(value) is str:
+        emit(_encode_string(value))
+    elif type(value) is int:
+        emit(int.__repr__(value))
+    elif type(value) is float:
+        emit(es6_number(value))
+    elif type(value) is dict:
+        emit("{")
+        for index, key in enumerate(sorted(value, key=_utf16_key)):
+            if index:
+                emit(",")
+            emit(_encode_string(key))
+            emit(":")
+            _write(value[key], emit)
+        emit("}")
+    else:  # list or tuple; anything else was refused by _needs_slow_path
+        emit("[")
+        for index, item in enumerate(value):
+            if index:
+                emit(",")
+            _write(item, emit)
+        emit("]")

@@ -1,0 +1,244 @@
+"""Strict JSON input: the one loader every command uses for untrusted documents.
+
+>>> from affidavit.verify.jsonio import loads
+>>> loads(b'{"a": [1, 2.5, "x"]}')
+{'a': [1, 2.5, 'x']}
+
+A document is rejected, with a distinct :mod:`~affidavit.verify.errors` code and a 1-based
+line and column, when it has any of (formats.md §1 "Strict input"):
+
+* a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
+* more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
+* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), checked before parsing, so
+  10,000-deep input costs one linear scan and never reaches the recursive parser;
+* a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
+* ``NaN``/``Infinity`` literals or a number that overflows a double (``json.non_finite``);
+* an unpaired UTF-16 surrogate, raw or ``\\ud800``-escaped (``json.lone_surrogate``);
+* anything after the value but whitespace (``json.trailing_data``), or bad syntax (``json.syntax``).
+
+The parser is the standard library's C scanner with hooks; the size check comes first, so
+memory stays within a small multiple of ``max_bytes``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Final, NoReturn
+
+from affidavit.verify import errors
+
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "load_object", "loads"]
+
+DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+DEFAULT_MAX_DEPTH: Final = 128
+
+# Strings are skipped when measuring depth: brackets inside them do not nest.
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
+_ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
+# A raw lone surrogate cannot come from valid UTF-8; json only makes one from an escape.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def loads(
+    data: bytes | bytearray | memoryview | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """Parse one strict JSON document and return plain Python values.
+
+    Objects become ``dict`` (key order as in the document), arrays ``list``, numbers ``int``
+    or ``float``. Text passed as ``str`` is re-encoded as UTF-8 and checked the same way.
+
+    Raises:
+        JsonError: one of its subclasses, each with its own code (see the module docstring).
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) > max_bytes:
+        raise errors.JsonTooLarge(
+            f"document is {len(raw)} bytes, over the limit of {max_bytes}",
+            details={"size": len(raw), "limit": max_bytes},
+        )
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise errors.JsonByteOrderMark("document starts with a UTF-8 byte-order mark", line=1, column=1)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line, column = _position_of_byte(raw, e.start)
+        kind = errors.JsonLoneSurrogate if _is_encoded_surrogate(raw, e.start) else errors.JsonInvalidUtf8
+        raise kind(f"invalid UTF-8 at byte {e.start}", line=line, column=column) from e
+    _check_depth(raw, max_depth)
+    try:
+        value = _DECODER.decode(text)
+    except _DuplicateKey as e:
+        _raise_duplicate(text, e.key)
+    except _NonFinite as e:
+        _raise_non_finite(text, e.literal)
+    except json.JSONDecodeError as e:
+        if e.msg == "Extra data":
+            raise errors.JsonTrailingData("data after the JSON value", line=e.lineno, column=e.colno) from None
+        raise errors.JsonSyntaxError(e.msg, line=e.lineno, column=e.colno) from None
+    except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
+        raise errors.JsonTooDeep("nesting too deep") from None
+    if ("\\u" in text or "\\U" in text) and _has_lone_surrogate(value):
+        _raise_lone_surrogate(text)
+    return value
+
+
+def load_object(data: bytes | bytearray | memoryview | str, *, what: str = "document", **limits: int) -> dict[str, Any]:
+    """Like :func:`loads`, but the top-level value must be an object.
+
+    Raises:
+        JsonError: as :func:`loads`; ``json.wrong_type`` when the value is not an object.
+    """
+    value = loads(data, **limits)
+    if not isinstance(value, dict):
+        raise errors.JsonWrongType(f"{what} must be a JSON object, not {_json_type(value)}", line=1, column=1)
+    return value
+
+
+# ------------------------------------------------------------------------------------------
+# Hooks. Exceptions raised inside the C scanner's hooks propagate out of decode() unchanged.
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+class _NonFinite(Exception):
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _reject_constant(literal: str) -> NoReturn:
+    raise _NonFinite(literal)
+
+
+def _parse_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):  # e.g. 1e400: not representable, and never silently infinite
+        raise _NonFinite(literal)
+    return value
+
+
+_DECODER: Final = json.JSONDecoder(
+    object_pairs_hook=_object_pairs,
+    parse_constant=_reject_constant,
+    parse_float=_parse_float,
+    strict=True,  # control characters inside strings are errors (RFC 8259 §7)
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Checks and error locations.
+
+
+def _check_depth(raw: bytes, max_depth: int) -> None:
+    # Fast path: a document with fewer brackets than the limit cannot nest past it.
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(raw):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                line, column = _position_of_byte(raw, match.start())
+                raise errors.JsonTooDeep(
+                    f"nesting deeper than {max_depth}",
+                    line=line,
+                    column=column,
+                    details={"limit": max_depth},
+                )
+        elif token in (b"]", b"}"):
+            depth -= 1
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _raise_lone_surrogate(text: str) -> NoReturn:
+    # Walk escapes in order: a high surrogate must be followed directly by a low one.
+    matches = list(_ESCAPE.finditer(text))
+    i = 0
+    while i < len(matches):
+        m = matches[i]
+        unit = m.group(1)
+        if unit is None:
+            i += 1
+            continue
+        code = int(unit, 16)
+        nxt = matches[i + 1] if i + 1 < len(matches) else None
+        if 0xD800 <= code <= 0xDBFF and nxt is not None and nxt.start() == m.end() and nxt.group(1):
+            if 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF:
+                i += 2
+                continue
+        line, column = _position_of_char(text, m.start())
+        raise errors.JsonLoneSurrogate(f"unpaired surrogate \\u{unit.lower()}", line=line, column=column)
+    raise errors.JsonLoneSurrogate("unpaired surrogate")  # pragma: no cover - found above
+
+
+def _raise_duplicate(text: str, key: str) -> NoReturn:
+    needle = json.dumps(key)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    line, column = _position_of_char(text, second) if second >= 0 else (0, 0)
+    raise errors.JsonDuplicateKey(
+        f"duplicate key {needle}", line=line, column=column, details={"key": key}
+    )
+
+
+def _raise_non_finite(text: str, literal: str) -> NoReturn:
+    at = text.find(literal)
+    line, column = _position_of_char(text, at) if at >= 0 else (0, 0)
+    raise errors.JsonNonFinite(f"non-finite number {literal}", line=line, column=column)
+
+
+def _position_of_char(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _position_of_byte(raw: bytes, index: int) -> tuple[int, int]:
+    line = raw.count(b"\n", 0, index) + 1
+    start = raw.rfind(b"\n", 0, index) + 1
+    return line, len(raw[start:index].decode("utf-8", "replace")) + 1
+
+
+def _is_encoded_surrogate(raw: bytes, index: int) -> bool:
+    # UTF-8 encodings of U+D800..U+DFFF start with 0xED followed by 0xA0..0xBF.
+    return raw[index : index + 1] == b"\xed" and 0xA0 <= (raw[index + 1 : index + 2] or b"\x00")[0] <= 0xBF
+
+
+def _json_type(value: Any) -> str:
+    names: dict[type, str] = {list: "an array", str: "a string", bool: "a boolean", int: "a number"}
+    names[float] = "a number"
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
