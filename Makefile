@@ -13,19 +13,19 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 
 $(STAMP_RUNTIME): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[registry]' --config-settings editable_mode=strict
+	flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet -e '.[registry]' --config-settings editable_mode=strict
 	touch $@
 
 $(STAMP_DEV): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $@ $(STAMP_RUNTIME)
 
 # A strict editable install sees new files only after it is re-run: refresh it (fast, no deps).
 install: $(STAMP_RUNTIME)
-	@$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
 
 install-dev: $(STAMP_DEV)
-	@$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
 
 demo: install
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash demo/run.sh

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-
 from affidavit.verify import errors
 from affidavit.verify.jsonio import DEFAULT_MAX_BYTES, load_object, loads
 
@@ -29,7 +28,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def json_option(f: F) -> F:
     """``--json``: one JSON document on stdout, whatever the command's default."""
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document to stdout.")(f)
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON document to stdout."
+    )(f)
 
 
 def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -54,12 +55,13 @@ def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
 
 def read_json(source: str) -> Any:
     """Read and strictly parse one JSON document from a path or ``-``."""
-    return _with_source(source, lambda data: loads(data))
+    return _with_source(source, loads)
 
 
 def read_json_object(source: str, *, what: str = "document") -> dict[str, Any]:
     """Read a JSON object from a path or ``-``; anything else is ``json.wrong_type``."""
-    return _with_source(source, lambda data: load_object(data, what=what))
+    document: dict[str, Any] = _with_source(source, lambda data: load_object(data, what=what))
+    return document
 
 
 def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:

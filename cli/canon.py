@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-
 from affidavit.cli._common import emit_json, json_option, read_json
 from affidavit.verify.canonical import FORMS, Form, canonical_bytes, sha256_hex
 
@@ -28,7 +27,14 @@ def canon(form: Form, as_json: bool, source: str) -> None:
     """Write the canonical bytes of a JSON document to stdout (no trailing newline)."""
     encoded = canonical_bytes(read_json(source), form)
     if as_json:
-        emit_json({"ok": True, "form": form, "canonical": encoded.decode("utf-8"), "sha256": sha256_hex(encoded)})
+        emit_json(
+            {
+                "ok": True,
+                "form": form,
+                "canonical": encoded.decode("utf-8"),
+                "sha256": sha256_hex(encoded),
+            }
+        )
         return
     sys.stdout.buffer.write(encoded)
     sys.stdout.buffer.flush()

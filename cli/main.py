@@ -11,7 +11,6 @@ import sys
 from typing import Any, NoReturn
 
 import click
-
 from affidavit.verify.errors import AffidavitError, FileReadError
 
 __all__ = ["affidavit", "main"]
@@ -57,7 +56,9 @@ def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:
     ctx.exit(error.exit_code)
 
 
-@click.group(cls=_LazyGroup, lazy=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_LazyGroup, lazy=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(package_name="affidavit", prog_name="affidavit")
 def affidavit() -> None:
     """Affidavit: canonical hashing, signing, transparency logs and offline verification."""

@@ -1,7 +1,7 @@
 """affidavit.specs: JSON Schemas, the error-code list and the OpenAPI document, as package data.
 
 >>> from affidavit.specs import read_spec
->>> read_spec("adapter-contract.schema.json")[:1]
+>>> read_spec("error-codes.json")[:1]
 b'{'
 
 Read offline from the installed package; nothing here touches the network.

@@ -17,7 +17,9 @@ UPDATE_GOLDENS = os.environ.get("UPDATE_GOLDENS") == "1"
 def peer_vectors() -> Path:
     """``../shared/peer-vectors``; the test is skipped, saying so, when that folder is absent."""
     if not PEER_VECTORS.is_dir():
-        pytest.skip(f"peer vectors not found at {PEER_VECTORS} (they sit beside the project, in CI too)")
+        pytest.skip(
+            f"peer vectors not found at {PEER_VECTORS} (they sit beside the project, in CI too)"
+        )
     return PEER_VECTORS
 
 

@@ -2,7 +2,7 @@
 
 >>> from affidavit.verify import loads, jcs, sha256_hex
 >>> sha256_hex(jcs(loads(b'{"b": 1.0, "a": true}')))
-'2e9b0a0d9c1f2c5a8e86c18f0b8c1b4fbfdd9f2bd3b6f1c8f8c0f93b4d9e6a41'
+'a3f44886ecd0b8667b0c6a4652d41e1f9e8205fb8d35d299fd20577f5268adb6'
 
 Nothing in this package reads the network, the environment or the clock on its own: trust
 inputs and time are arguments. It never imports ``affidavit.attest``, ``affidavit.registry``,

@@ -1,4 +1,4 @@
-"""The three canonical encodings of formats.md §1, named and never mixed up.
+r"""The three canonical encodings of formats.md §1, named and never mixed up.
 
 >>> from affidavit.verify.canonical import jcs, py_compact, py_spaced
 >>> jcs({"b": 1.0, "a": "é"})
@@ -34,7 +34,16 @@ from typing import Any, Final, Literal
 
 from affidavit.verify import errors
 
-__all__ = ["FORMS", "Form", "canonical_bytes", "es6_number", "jcs", "py_compact", "py_spaced", "sha256_hex"]
+__all__ = [
+    "FORMS",
+    "Form",
+    "canonical_bytes",
+    "es6_number",
+    "jcs",
+    "py_compact",
+    "py_spaced",
+    "sha256_hex",
+]
 
 Form = Literal["jcs", "py-compact", "py-spaced"]
 FORMS: Final[tuple[Form, ...]] = ("jcs", "py-compact", "py-spaced")
@@ -46,7 +55,7 @@ _FAST_JCS: Final = json.JSONEncoder(
 )
 _PY_COMPACT: Final = json.JSONEncoder(allow_nan=False, sort_keys=True, separators=(",", ":"))
 _PY_SPACED: Final = json.JSONEncoder(allow_nan=False, sort_keys=True)
-_encode_string: Final = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C; RFC 8785 §3.2.2.2 escapes
+_encode_string: Final = json.encoder.encode_basestring  # C; RFC 8785 §3.2.2.2 escapes
 
 
 def jcs(value: Any) -> bytes:
@@ -54,12 +63,10 @@ def jcs(value: Any) -> bytes:
 
     Raises:
         CanonicalError: ``canonical.unsafe_integer``, ``canonical.non_string_key``,
-            ``canonical.non_finite``, ``canonical.lone_surrogate`` or ``canonical.unsupported_type``.
+            ``canonical.non_finite``, ``canonical.lone_surrogate``,
+            ``canonical.unsupported_type``.
     """
-    if _needs_slow_path(value):
-        text = "".join(_encode_slow(value))
-    else:
-        text = _FAST_JCS.encode(value)
+    text = "".join(_encode_slow(value)) if _needs_slow_path(value) else _FAST_JCS.encode(value)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -97,7 +104,9 @@ def canonical_bytes(value: Any, form: Form) -> bytes:
     try:
         encoder = _ENCODERS[form]
     except KeyError:
-        raise errors.UsageError(f"unknown canonical form {form!r}; choose one of {', '.join(FORMS)}") from None
+        raise errors.UsageError(
+            f"unknown canonical form {form!r}; choose one of {', '.join(FORMS)}"
+        ) from None
     return encoder(value)
 
 

@@ -11,10 +11,10 @@
     ├── VerificationError              exit 1: the input was read, and it does not verify
     └── PolicyRefusal                  exit 3: refused by policy (e.g. pinning a revoked contract)
 
-The codes are listed in ``specs/error-codes.json`` (regenerate with ``python tools/gen_error_codes.py``);
-a test checks that the classes here and that list agree. Codes are part of the public interface:
-the CLI prints ``error: <code>: <message>``, the registry returns ``{code, message, details}``, and the
-golden vectors name the code they expect.
+The codes are listed in ``specs/error-codes.json`` (regenerate with
+``python tools/gen_error_codes.py``); a test checks that the classes here and that list agree.
+Codes are part of the public interface: the CLI prints ``error: <code>: <message>``, the registry
+returns ``{code, message, details}``, and the golden vectors name the code they expect.
 
 Each area adds its leaves in its own section below; keep one class per code.
 """
@@ -257,6 +257,280 @@ class ContractInputSchemaHashMismatch(VerificationError):
 class ContractVersionNotIncreasing(UsageError):
     code = "contract.version_not_increasing"
     description = "bump refuses a version lower than or equal to the current one."
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry service: HTTP boundary, API keys, publication and discovery (issue 6)
+
+
+class HttpBodyTooLarge(InputError):
+    code = "http.body_too_large"
+    description = "The request body is larger than the registry's limit (HTTP 413)."
+
+
+class HttpNotFound(InputError):
+    code = "http.not_found"
+    description = "No such route (HTTP 404)."
+
+
+class HttpMethodNotAllowed(InputError):
+    code = "http.method_not_allowed"
+    description = "The route does not accept this HTTP method (HTTP 405)."
+
+
+class HttpBadParameter(UsageError):
+    code = "http.bad_parameter"
+    description = "A path or query parameter is missing or malformed (HTTP 400)."
+
+
+class HttpInternalError(InputError):
+    code = "http.internal"
+    description = "The registry failed unexpectedly; nothing was written (HTTP 500)."
+
+
+class AuthMissing(PolicyRefusal):
+    code = "auth.missing"
+    description = "The route needs an API key and none was sent (HTTP 401)."
+
+
+class AuthInvalid(PolicyRefusal):
+    code = "auth.invalid"
+    description = "The API key is unknown or malformed (HTTP 401)."
+
+
+class AuthForbidden(PolicyRefusal):
+    code = "auth.forbidden"
+    description = "The API key lacks the scope this route needs (HTTP 403)."
+
+
+class AuthBadScope(UsageError):
+    code = "auth.bad_scope"
+    description = "Not a valid API-key scope (publish, facts:write, facts:read:<scope>)."
+
+
+class RegistryNotFound(InputError):
+    code = "registry.not_found"
+    description = "The registry holds no such record, tree head or leaf (HTTP 404)."
+
+
+class RegistryContractNotFound(RegistryNotFound):
+    code = "registry.contract_not_found"
+    description = "No contract with this adapter_id (and version) (HTTP 404)."
+
+
+class RegistryVersionConflict(PolicyRefusal):
+    code = "registry.version_conflict"
+    description = "Another contract holds this (adapter_id, adapter_version) (HTTP 409)."
+
+
+class RegistryContractRejected(VerificationError):
+    code = "registry.contract_rejected"
+    description = "The contract does not lint clean; details carry the lint report (HTTP 422)."
+
+
+class RegistryFieldNotPatchable(InputError):
+    code = "registry.field_not_patchable"
+    description = "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422)."
+
+
+class RegistryUrlMissing(UsageError):
+    code = "registry.url_missing"
+    description = "No registry URL: pass --registry or set AFFIDAVIT_REGISTRY_URL."
+
+
+class RegistryUnavailable(InputError):
+    code = "registry.unavailable"
+    description = "The registry could not be reached or its node probe failed."
+
+
+class RegistryBadResponse(InputError):
+    code = "registry.bad_response"
+    description = "The registry answered with something other than the documented shape."
+
+
+class RegistryRemoteError(InputError):
+    code = "registry.remote_error"
+    description = "The registry refused the request; details carry its {code, message, details}."
+
+
+# ---------------------------------------------------------------------------------------------
+# Facts and lineage (formats.md §5, seed 002 §20.6). The four codes the seed names are kept
+# exactly, unprefixed, because the registry returns them on the wire (seed 002 §20.8).
+
+
+class FactInvalid(InputError):
+    """A fact does not match specs/fact.schema.json (formats.md §5)."""
+
+    code = "fact.invalid"
+    description = "The fact does not match the fact schema."
+
+
+class FactDerivedFromMalformed(FactInvalid):
+    code = "fact.derived_from_malformed"
+    description = (
+        "A derived_from entry is not a 64-character lowercase hex FactHash (or a {hash, fact_id} "
+        "object holding one), or the same hash is listed twice."
+    )
+
+
+class ProvenanceCycleDetected(InputError):
+    code = "provenance_cycle_detected"
+    description = "The derived_from graph would contain a cycle (seed 002 §20.6.1 rule 2; HTTP 400)."
+
+
+class DerivedFromImmutable(InputError):
+    code = "derived_from_immutable"
+    description = "A stored fact's derived_from cannot be changed (seed 002 §20.6.1 rule 4; HTTP 422)."
+
+
+class GraphDepthExceeded(UsageError):
+    code = "graph_depth_exceeded"
+    description = "Provenance walk depth outside 0..5 (seed 002 §20.6.2; HTTP 400)."
+
+
+class FactNotFound(InputError):
+    code = "fact_not_found"
+    description = "The provenance walk's root fact is not in the store (seed 002 §20.8; HTTP 404)."
+
+
+class LineageStoreInvalid(InputError):
+    code = "lineage.store_invalid"
+    description = "The fact store cannot be opened or is not a fact store (JSON Lines or SQLite)."
+
+
+class LineageRootForbidden(PolicyRefusal):
+    code = "lineage.root_forbidden"
+    description = (
+        "The walk's root fact is in a scope the caller may not read; no data is returned "
+        "(seed 002 §20.6.2; HTTP 403)."
+    )
+
+
+class LineageFactHashMismatch(VerificationError):
+    code = "lineage.fact_hash_mismatch"
+    description = "A stored fact's content does not hash to the FactHash it is stored under."
+
+
+class LineageFactMalformed(VerificationError):
+    code = "lineage.fact_malformed"
+    description = "A stored fact cannot be read as a fact (bad JSON or schema) during an audit."
+
+
+class LineageCycleFound(VerificationError):
+    code = "lineage.cycle_found"
+    description = "An audit found a cycle in the stored derived_from graph."
+
+
+class LineageDerivedFromChanged(VerificationError):
+    code = "lineage.derived_from_changed"
+    description = "An audit found one FactHash stored twice with different derived_from."
+
+
+class LineageSignatureBad(VerificationError):
+    code = "lineage.signature_bad"
+    description = (
+        "A fact signature is malformed, made by a key outside the trusted set, or does not "
+        "verify over the FactHash."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Publication and pinning: entries, manifests, publisher documents, pin files (formats.md §3)
+
+
+class EntryFormatError(InputError):
+    code = "entry.invalid"
+    description = "A manifest entry or attest document is malformed (missing or non-string field)."
+
+
+class EntryHashMismatch(VerificationError):
+    code = "entry.hash_mismatch"
+    description = "An entry's entry_hash differs from the hash recomputed over its 15 fields."
+
+
+class EntrySignatureInvalid(VerificationError):
+    code = "entry.signature_invalid"
+    description = "An entry_signature does not verify under the publisher key."
+
+
+class EntryPublisherMismatch(UsageError):
+    code = "entry.publisher_mismatch"
+    description = "An entry names another publisher or key id than the manifest being built."
+
+
+class EntryLintFailed(VerificationError):
+    code = "entry.lint_failed"
+    description = "The contract does not lint clean, so no entry is attested for it."
+
+
+class EntryLifecycleInvalid(UsageError):
+    code = "entry.lifecycle_invalid"
+    description = "A lifecycle edit is invalid (unknown status, bad adapter_id@semver pointer)."
+
+
+class ManifestFormatError(InputError):
+    code = "manifest.invalid"
+    description = "The manifest is malformed (not an object, contracts not an array of objects)."
+
+
+class ManifestDuplicateEntry(InputError):
+    code = "manifest.duplicate_entry"
+    description = "Two entries given to manifest build share (adapter_id, adapter_version)."
+
+
+class ManifestFetchError(InputError):
+    code = "manifest.fetch_failed"
+    description = "A manifest or publisher document URL could not be fetched (https only, capped)."
+
+
+class PublisherDocumentError(InputError):
+    code = "manifest.publisher_document_invalid"
+    description = "The publisher document is malformed (fields missing, key not 32 bytes)."
+
+
+class ManifestPublisherMismatch(VerificationError):
+    code = "manifest.publisher_mismatch"
+    description = "The publisher document names another publisher or key id than the manifest."
+
+
+class ManifestVerificationFailed(VerificationError):
+    code = "manifest.verification_failed"
+    description = "The manifest does not verify (hash, signature, collision or entry failure)."
+
+
+class PinFileError(InputError):
+    code = "pin.file_invalid"
+    description = "The pin file is malformed; nothing was written."
+
+
+class PinArgumentError(UsageError):
+    code = "pin.invalid_argument"
+    description = "A pin argument is malformed (id not reverse-DNS, version not semver, hash not hex)."
+
+
+class PinHashMismatch(VerificationError):
+    code = "pin.hash_mismatch"
+    description = "The manifest entry's contract_hash differs from the hash being pinned."
+
+
+class PinEntryUnverified(VerificationError):
+    code = "pin.entry_unverified"
+    description = "The manifest entry failed verification, so it is not pinned."
+
+
+class PinRevoked(PolicyRefusal):
+    code = "pin.revoked"
+    description = "Pinning a revoked contract is refused (--allow-revoked-for-legacy-inspection)."
+
+
+class PinCheckFailed(VerificationError):
+    code = "pin.check_failed"
+    description = "At least one pin does not hold (hash mismatch, missing declaration, bad entry)."
+
+
+class PinCheckRevoked(PolicyRefusal):
+    code = "pin.check_revoked"
+    description = "A pinned contract is revoked and the pin is not marked inspection-only."
 
 
 def all_error_classes() -> Iterator[type[AffidavitError]]:

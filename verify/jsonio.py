@@ -38,6 +38,8 @@ DEFAULT_MAX_DEPTH: Final = 128
 _STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 # An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
 _ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
+# Any escaped surrogate (paired or not): only then can the parsed value hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A raw lone surrogate cannot come from valid UTF-8; json only makes one from an escape.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,12 +65,18 @@ def loads(
             details={"size": len(raw), "limit": max_bytes},
         )
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise errors.JsonByteOrderMark("document starts with a UTF-8 byte-order mark", line=1, column=1)
+        raise errors.JsonByteOrderMark(
+            "document starts with a UTF-8 byte-order mark", line=1, column=1
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line, column = _position_of_byte(raw, e.start)
-        kind = errors.JsonLoneSurrogate if _is_encoded_surrogate(raw, e.start) else errors.JsonInvalidUtf8
+        kind = (
+            errors.JsonLoneSurrogate
+            if _is_encoded_surrogate(raw, e.start)
+            else errors.JsonInvalidUtf8
+        )
         raise kind(f"invalid UTF-8 at byte {e.start}", line=line, column=column) from e
     _check_depth(raw, max_depth)
     try:
@@ -79,16 +87,20 @@ def loads(
         _raise_non_finite(text, e.literal)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
-            raise errors.JsonTrailingData("data after the JSON value", line=e.lineno, column=e.colno) from None
+            raise errors.JsonTrailingData(
+                "data after the JSON value", line=e.lineno, column=e.colno
+            ) from None
         raise errors.JsonSyntaxError(e.msg, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
         raise errors.JsonTooDeep("nesting too deep") from None
-    if ("\\u" in text or "\\U" in text) and _has_lone_surrogate(value):
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
 
 
-def load_object(data: bytes | bytearray | memoryview | str, *, what: str = "document", **limits: int) -> dict[str, Any]:
+def load_object(
+    data: bytes | bytearray | memoryview | str, *, what: str = "document", **limits: int
+) -> dict[str, Any]:
     """Like :func:`loads`, but the top-level value must be an object.
 
     Raises:
@@ -96,7 +108,9 @@ def load_object(data: bytes | bytearray | memoryview | str, *, what: str = "docu
     """
     value = loads(data, **limits)
     if not isinstance(value, dict):
-        raise errors.JsonWrongType(f"{what} must be a JSON object, not {_json_type(value)}", line=1, column=1)
+        raise errors.JsonWrongType(
+            f"{what} must be a JSON object, not {_json_type(value)}", line=1, column=1
+        )
     return value
 
 
@@ -196,13 +210,21 @@ def _raise_lone_surrogate(text: str) -> NoReturn:
             continue
         code = int(unit, 16)
         nxt = matches[i + 1] if i + 1 < len(matches) else None
-        if 0xD800 <= code <= 0xDBFF and nxt is not None and nxt.start() == m.end() and nxt.group(1):
-            if 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF:
-                i += 2
-                continue
+        if _is_pair(code, nxt, m.end()):
+            i += 2
+            continue
         line, column = _position_of_char(text, m.start())
-        raise errors.JsonLoneSurrogate(f"unpaired surrogate \\u{unit.lower()}", line=line, column=column)
+        raise errors.JsonLoneSurrogate(
+            f"unpaired surrogate \\u{unit.lower()}", line=line, column=column
+        )
     raise errors.JsonLoneSurrogate("unpaired surrogate")  # pragma: no cover - found above
+
+
+def _is_pair(code: int, nxt: re.Match[str] | None, end: int) -> bool:
+    # RFC 8259 §7: a high surrogate escape directly followed by a low surrogate escape.
+    if not 0xD800 <= code <= 0xDBFF or nxt is None or nxt.start() != end or not nxt.group(1):
+        return False
+    return 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF
 
 
 def _raise_duplicate(text: str, key: str) -> NoReturn:
@@ -234,11 +256,13 @@ def _position_of_byte(raw: bytes, index: int) -> tuple[int, int]:
 
 def _is_encoded_surrogate(raw: bytes, index: int) -> bool:
     # UTF-8 encodings of U+D800..U+DFFF start with 0xED followed by 0xA0..0xBF.
-    return raw[index : index + 1] == b"\xed" and 0xA0 <= (raw[index + 1 : index + 2] or b"\x00")[0] <= 0xBF
+    return (
+        raw[index : index + 1] == b"\xed"
+        and 0xA0 <= (raw[index + 1 : index + 2] or b"\x00")[0] <= 0xBF
+    )
 
 
 def _json_type(value: Any) -> str:
     names: dict[type, str] = {list: "an array", str: "a string", bool: "a boolean", int: "a number"}
     names[float] = "a number"
     return "null" if value is None else names.get(type(value), type(value).__name__)
-

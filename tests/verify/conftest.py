@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import pytest
@@ -18,8 +17,7 @@ def _refuse(*_args: Any, **_kwargs: Any) -> NoReturn:
 
 
 @pytest.fixture(autouse=True)
-def _no_sockets(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "socket", _refuse)
     monkeypatch.setattr(socket, "create_connection", _refuse)
     monkeypatch.setattr(socket, "getaddrinfo", _refuse)
-    yield
