@@ -18,8 +18,8 @@ def _index() -> bytes:
         vectors = manifest.get("vectors", manifest.get("cases", []))
         areas.append({"area": area, "manifest": f"{area}/manifest.json", "count": len(vectors)})
     document = {
-        "description": "Affidavit golden vectors: one manifest per area. Each vector names its input, "
-        "expected bytes, hash or error code, and the spec clause it pins. See README.md.",
+        "description": "Affidavit golden vectors: one manifest per area. Each vector names its "
+        "input, expected bytes, hash or error code, and the spec clause it pins. See README.md.",
         "areas": areas,
     }
     return (json.dumps(document, indent=2) + "\n").encode()
