@@ -19,7 +19,13 @@ __all__ = ["affidavit", "main"]
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "adapter": ("affidavit.cli.adapter", "adapter"),
     "canon": ("affidavit.cli.canon", "canon"),
+    "facts": ("affidavit.cli.facts", "facts"),
     "hash": ("affidavit.cli.canon", "hash_command"),
+    "keys": ("affidavit.cli.keys", "keys"),
+    "log": ("affidavit.cli.log", "log"),
+    "registry": ("affidavit.cli.registry", "registry"),
+    "stamp": ("affidavit.cli.stamp", "stamp"),
+    "verify": ("affidavit.cli.verify", "verify"),
 }
 
 

@@ -375,12 +375,16 @@ class FactDerivedFromMalformed(FactInvalid):
 
 class ProvenanceCycleDetected(InputError):
     code = "provenance_cycle_detected"
-    description = "The derived_from graph would contain a cycle (seed 002 §20.6.1 rule 2; HTTP 400)."
+    description = (
+        "The derived_from graph would contain a cycle (seed 002 §20.6.1 rule 2; HTTP 400)."
+    )
 
 
 class DerivedFromImmutable(InputError):
     code = "derived_from_immutable"
-    description = "A stored fact's derived_from cannot be changed (seed 002 §20.6.1 rule 4; HTTP 422)."
+    description = (
+        "A stored fact's derived_from cannot be changed (seed 002 §20.6.1 rule 4; HTTP 422)."
+    )
 
 
 class GraphDepthExceeded(UsageError):
@@ -414,6 +418,11 @@ class LineageFactHashMismatch(VerificationError):
 class LineageFactMalformed(VerificationError):
     code = "lineage.fact_malformed"
     description = "A stored fact cannot be read as a fact (bad JSON or schema) during an audit."
+
+
+class LineageReferenceMalformed(VerificationError):
+    code = "lineage.reference_malformed"
+    description = "An audit found a stored fact whose derived_from entries are malformed."
 
 
 class LineageCycleFound(VerificationError):
@@ -505,7 +514,9 @@ class PinFileError(InputError):
 
 class PinArgumentError(UsageError):
     code = "pin.invalid_argument"
-    description = "A pin argument is malformed (id not reverse-DNS, version not semver, hash not hex)."
+    description = (
+        "A pin argument is malformed (id not reverse-DNS, version not semver, hash not hex)."
+    )
 
 
 class PinHashMismatch(VerificationError):
@@ -531,6 +542,521 @@ class PinCheckFailed(VerificationError):
 class PinCheckRevoked(PolicyRefusal):
     code = "pin.check_revoked"
     description = "A pinned contract is revoked and the pin is not marked inspection-only."
+
+
+# ---------------------------------------------------------------------------------------------
+# Crypto: keys, signatures, Merkle proofs, tree heads, C2SP checkpoints (issue 4 items 1-2)
+
+
+class KeyBadBase64(KeyFormatError):
+    code = "key.bad_base64"
+    description = "Key material is not strict base64 (or hex where hex is expected)."
+
+
+class KeyWrongLength(KeyFormatError):
+    code = "key.wrong_length"
+    description = "An Ed25519 key must be exactly 32 bytes."
+
+
+class KeyWeak(KeyFormatError):
+    code = "key.weak"
+    description = "The Ed25519 public key is a small-order point (accepts forged signatures)."
+
+
+class KeyNonCanonical(KeyFormatError):
+    code = "key.non_canonical"
+    description = "The Ed25519 public key is a non-canonical point encoding (RFC 8032 §5.1.3)."
+
+
+class KeyNotOnCurve(KeyFormatError):
+    code = "key.not_on_curve"
+    description = "The 32 bytes do not decode to a point of edwards25519."
+
+
+class KeyUnrecognized(KeyFormatError):
+    code = "key.unrecognized"
+    description = "A key file is in none of the accepted forms (base64, publisher JSON, PEM)."
+
+
+class KeyInsecurePermissions(InputError):
+    code = "key.insecure_permissions"
+    description = "A private key file is readable by group or others; refused on request."
+
+
+class VerifierKeyMalformed(KeyFormatError):
+    code = "key.vkey_malformed"
+    description = "A C2SP verifier key string is not name+hexkeyid+base64(0x01||key)."
+
+
+class SignatureMalformed(InputError):
+    code = "signature.malformed"
+    description = "A signature is not strict base64 of exactly 64 bytes."
+
+
+class SignatureInvalid(VerificationError):
+    code = "signature.bad"
+    description = "The Ed25519 signature does not verify under the given key (strict rules)."
+
+
+class MerkleError(VerificationError):
+    """A Merkle inclusion or consistency proof does not verify (RFC 9162 §2.1.3, §2.1.4)."""
+
+    code = "merkle.invalid"
+    description = "A Merkle proof does not verify."
+
+
+class MerkleRootMismatch(MerkleError):
+    code = "merkle.root_mismatch"
+    description = "The root recomputed from the proof differs from the expected root."
+
+
+class MerkleBadProofLength(MerkleError):
+    code = "merkle.bad_proof_length"
+    description = "The proof has the wrong number of hashes for this index and tree size."
+
+
+class MerkleIndexOutOfRange(MerkleError):
+    code = "merkle.index_out_of_range"
+    description = "The leaf index is not below the tree size."
+
+
+class MerkleSizeOrder(MerkleError):
+    code = "merkle.size_order"
+    description = "A consistency proof needs the first size to be at most the second."
+
+
+class MerkleConsistencyFromZero(MerkleError):
+    code = "merkle.consistency_from_zero"
+    description = "A consistency proof from an empty tree proves nothing; refused."
+
+
+class MerkleBadHashLength(InputError):
+    code = "merkle.bad_hash_length"
+    description = "A leaf hash, root or proof hash is not exactly 32 bytes."
+
+
+class TreeHeadMalformed(InputError):
+    code = "treehead.malformed"
+    description = "A signed tree head lacks a field or has one of the wrong type or form."
+
+
+class TreeHeadSignatureInvalid(VerificationError):
+    code = "treehead.signature_bad"
+    description = "The signed tree head's signature does not verify under the given key."
+
+
+class CheckpointMalformed(InputError):
+    code = "checkpoint.malformed"
+    description = "Not a C2SP signed note / tlog-checkpoint (text, blank line, signature lines)."
+
+
+class CheckpointNoTrustedSignature(VerificationError):
+    code = "checkpoint.no_trusted_signature"
+    description = "No signature line of the note is from a trusted verifier key."
+
+
+class CheckpointSignatureInvalid(VerificationError):
+    code = "checkpoint.signature_bad"
+    description = "A signature line from a trusted key does not verify."
+
+
+class CheckpointOriginMismatch(VerificationError):
+    code = "checkpoint.origin_mismatch"
+    description = "The checkpoint's origin line is not the expected origin."
+
+
+# ---------------------------------------------------------------------------------------------
+# AdapterContract lint issues and deterministic validators (formats.md §2, seed 003).
+# Each schema rule has its own code so lint reports and vectors name exactly what failed; all
+# of them are ContractSchemaError (exit 1). Lint warnings (validator.unknown and the lifecycle
+# advisories) are listed in affidavit.verify.contract_lint, not here: they are not errors.
+
+
+class ContractNotObject(ContractSchemaError):
+    code = "contract.not_object"
+    description = "The declaration is not a JSON object."
+
+
+class ContractMissingField(ContractSchemaError):
+    code = "contract.missing_field"
+    description = "A required AdapterContract field is absent."
+
+
+class ContractBadSemver(ContractSchemaError):
+    code = "contract.bad_semver"
+    description = "A version field is not a MAJOR.MINOR.PATCH string."
+
+
+class ContractBadAdapterId(ContractSchemaError):
+    code = "contract.bad_adapter_id"
+    description = "adapter_id is not a reverse-DNS string (e.g. acme.eval_suite.v0)."
+
+
+class ContractFieldsNotArray(ContractSchemaError):
+    code = "contract.fields_not_array"
+    description = "output_fields or allowed_policy_fields is not an array."
+
+
+class ContractOutputFieldsEmpty(ContractSchemaError):
+    code = "contract.output_fields_empty"
+    description = "output_fields has no entry."
+
+
+class ContractDuplicateField(ContractSchemaError):
+    code = "contract.duplicate_field"
+    description = "output_fields or allowed_policy_fields lists the same entry twice."
+
+
+class ContractBadFieldName(ContractSchemaError):
+    code = "contract.bad_field_name"
+    description = "A field name is not a snake_case string."
+
+
+class ContractBadValidatorName(ContractSchemaError):
+    code = "contract.bad_validator_name"
+    description = "validator_name is not a snake_case string."
+
+
+class ContractBadHashFormat(ContractSchemaError):
+    code = "contract.bad_hash_format"
+    description = "contract_hash or input_schema_hash is not 64 lowercase hex characters."
+
+
+class ContractPolicyFieldsNotSubset(ContractSchemaError):
+    code = "contract.policy_fields_not_subset"
+    description = "allowed_policy_fields names a field that is not in output_fields."
+
+
+class ContractLifecycleInvalid(VerificationError):
+    code = "contract.lifecycle_invalid"
+    description = (
+        "A lifecycle field is malformed (status, distribution_channel, adapter_id@semver pointer, "
+        "min_verifier_version, published_at); lint only, never part of replay."
+    )
+
+
+class ValidatorUnknown(VerificationError):
+    code = "validator.unknown"
+    description = "No deterministic validator with this (name, version) is installed."
+
+
+class ValidatorLoadFailed(InputError):
+    code = "validator.load_failed"
+    description = "An affidavit.validators entry point failed to load or is not a validator family."
+
+
+class ValidatorRejected(VerificationError):
+    code = "validator.rejected"
+    description = "The adapter output was rejected by the contract's validator."
+
+
+# ---------------------------------------------------------------------------------------------
+# SQLite stores and the transparency log (issue 4 item 3; affidavit.attest.store / .log)
+
+
+class StoreMissing(InputError):
+    code = "store.missing"
+    description = "The database file does not exist (and creating it was not asked for)."
+
+
+class StoreUnreadable(InputError):
+    code = "store.unreadable"
+    description = "The file cannot be opened as an SQLite database (not a database, or corrupt)."
+
+
+class StoreSchemaTooNew(InputError):
+    code = "store.schema_too_new"
+    description = "The database holds a newer schema version than this Affidavit understands."
+
+
+class StoreBusy(InputError):
+    code = "store.busy"
+    description = "Another writer held the database longer than the busy timeout; retry later."
+
+
+class LogNotFound(InputError):
+    code = "log.not_found"
+    description = "The database holds no transparency log (run `affidavit log init` first)."
+
+
+class LogExists(InputError):
+    code = "log.exists"
+    description = "The database already holds a transparency log; refused to create another."
+
+
+class LogBadLogId(UsageError):
+    code = "log.bad_log_id"
+    description = "A log ID must be 1-200 printable ASCII characters without '|' or whitespace."
+
+
+class LogBadLeafHash(InputError):
+    code = "log.bad_leaf_hash"
+    description = "A leaf hash given to the log is not exactly 32 bytes."
+
+
+class LogIndexOutOfRange(UsageError):
+    code = "log.index_out_of_range"
+    description = "The leaf index is not below the tree size asked for."
+
+
+class LogSizeOutOfRange(UsageError):
+    code = "log.size_out_of_range"
+    description = "A tree size is beyond the log's size, or the sizes are out of order, or zero."
+
+
+class LogRangeTooLarge(UsageError):
+    code = "log.range_too_large"
+    description = "Too many entries asked for at once; page through them."
+
+
+class LogNoEntryData(InputError):
+    code = "log.no_entry_data"
+    description = "The leaf was appended by its hash only; the log holds no data for it."
+
+
+class LogNoSigningKey(UsageError):
+    code = "log.no_signing_key"
+    description = "Signing a tree head needs the log's private key (open the log with a key)."
+
+
+class LogKeyMismatch(InputError):
+    code = "log.key_mismatch"
+    description = "The signing key given is not the key this log was created with."
+
+
+class LogBadTimestamp(UsageError):
+    code = "log.bad_timestamp"
+    description = "A tree head timestamp must be a timezone-aware datetime (it is signed as UTC)."
+
+
+class LogIntegrity(VerificationError):
+    code = "log.integrity"
+    description = "The stored tree is inconsistent (a node is missing or a recorded head differs)."
+
+
+# ---------------------------------------------------------------------------------------------
+# ProofPack bundles, AcceptancePolicy, adapter replay, OutcomeAttestations (formats.md §4,
+# seed 003 "Artifact binding"; issue 4 items 4-10). Each failing verification step names one of
+# these codes; the adapter.* codes match the replay statuses of formats.md §4 one to one.
+
+
+class PolicyMalformed(InputError):
+    code = "policy.malformed"
+    description = (
+        "An AcceptancePolicy is not {rules: [{conditions: [{field, op, value}], action}], default}."
+    )
+
+
+class PolicyUnknownOperator(PolicyMalformed):
+    code = "policy.unknown_operator"
+    description = "A policy condition uses an operator other than >= <= > < == != in."
+
+
+class PolicyUnknownAction(PolicyMalformed):
+    code = "policy.unknown_action"
+    description = "A policy action is not auto_accept, require_review or auto_reject."
+
+
+class PolicySnapshotMalformed(VerificationError):
+    code = "policy.snapshot_malformed"
+    description = (
+        "A decision event's policy_snapshot is not {matched_rule, evaluated_inputs, rule_index}."
+    )
+
+
+class PolicyReplayMismatch(VerificationError):
+    code = "policy.replay_mismatch"
+    description = "Replaying the policy snapshot does not give the recorded decision."
+
+
+class BundleMalformed(InputError):
+    code = "bundle.malformed"
+    description = (
+        "Not a ProofPack bundle: a required top-level field is absent or of the wrong type."
+    )
+
+
+class BundleUnsupportedVersion(InputError):
+    code = "bundle.unsupported_version"
+    description = "spec_version is not 1.0.0, 2.0.0 or 3.0.0 (or absent for a legacy bundle)."
+
+
+class BundleHashMismatch(VerificationError):
+    code = "bundle.hash_mismatch"
+    description = "bundle_hash differs from the hash recomputed over the bundle."
+
+
+class BundleUnanchored(VerificationError):
+    code = "bundle.unanchored"
+    description = "No tree head signed by a trusted key anchors the bundle (supply a trusted key)."
+
+
+class BundleNoInclusion(VerificationError):
+    code = "bundle.no_inclusion"
+    description = "The bundle carries no Merkle inclusion proof or no signed tree head."
+
+
+class BundleInclusionMalformed(VerificationError):
+    code = "bundle.inclusion_malformed"
+    description = "merkle_inclusion or signed_tree_head has a missing or malformed field."
+
+
+class BundleRootNotSigned(VerificationError):
+    code = "bundle.root_not_signed"
+    description = (
+        "merkle_inclusion (root, size or log) differs from what the signed tree head covers."
+    )
+
+
+class BundleLeafUnbound(VerificationError):
+    code = "bundle.leaf_unbound"
+    description = "The proven leaf recomputes from no finality event of this bundle."
+
+
+class BundleLeafAmbiguous(VerificationError):
+    code = "bundle.leaf_ambiguous"
+    description = "The proven leaf recomputes from more than one event of this bundle."
+
+
+class BundleProofUnbound(VerificationError):
+    code = "bundle.proof_unbound"
+    description = "An event's payload.proof_hashes do not list exactly the bundle's proofs."
+
+
+class BundleSidecarMalformed(VerificationError):
+    code = "bundle.sidecar_malformed"
+    description = "The actor-signature sidecar or key directory is malformed or unsupported."
+
+
+class BundleSidecarHashMismatch(VerificationError):
+    code = "bundle.sidecar_hash_mismatch"
+    description = "sidecar_hash differs from the hash recomputed over the sidecar."
+
+
+class BundleSidecarUnknownEvent(VerificationError):
+    code = "bundle.sidecar_unknown_event"
+    description = "The sidecar signs an event hash that is not in the event chain."
+
+
+class EventMalformed(VerificationError):
+    code = "event.malformed"
+    description = "An event lacks a field or has one of the wrong type."
+
+
+class EventHashMismatch(VerificationError):
+    code = "event.hash_mismatch"
+    description = "An event's hash differs from the hash recomputed over its fields."
+
+
+class EventChainBroken(VerificationError):
+    code = "event.chain_broken"
+    description = (
+        "An event's prev_hash is not the previous event's hash (or not empty for the first)."
+    )
+
+
+class EventDealMismatch(VerificationError):
+    code = "event.deal_mismatch"
+    description = "An event's deal_id differs from the bundle's deal_id."
+
+
+class EventDuplicateId(VerificationError):
+    code = "event.duplicate_id"
+    description = "Two events of the bundle share one event_id."
+
+
+class EventSignatureBad(VerificationError):
+    code = "event.signature_bad"
+    description = "An actor signature does not verify under the key its directory entry gives."
+
+
+class EventKeyUnknown(VerificationError):
+    code = "event.key_unknown"
+    description = "An actor signature names a key_id the bundle's key directory does not hold."
+
+
+class EventKeyNotValid(VerificationError):
+    code = "event.key_not_valid"
+    description = "An actor key was not valid at the event time (issued_at <= t < revoked_at)."
+
+
+class EventActorMismatch(VerificationError):
+    code = "event.actor_mismatch"
+    description = "The key directory binds the signing key to another actor than the event's."
+
+
+class AdapterShapeInvalid(VerificationError):
+    code = "adapter.shape_invalid"
+    description = (
+        "adapter_evaluation_shape_invalid: an adapter_evaluation is not the expected shape."
+    )
+
+
+class AdapterSchemaFail(VerificationError):
+    code = "adapter.schema_fail"
+    description = (
+        "schema_fail: the embedded adapter_contract does not pass the AdapterContract schema."
+    )
+
+
+class AdapterContractHashMismatch(VerificationError):
+    code = "adapter.contract_hash_mismatch"
+    description = "contract_hash_mismatch: contract_hash differs from the one recomputed."
+
+
+class AdapterInputSchemaHashMismatch(VerificationError):
+    code = "adapter.input_schema_hash_mismatch"
+    description = "input_schema_hash_mismatch: input_schema_hash differs from the one recomputed."
+
+
+class AdapterInputsNotAllowed(VerificationError):
+    code = "adapter.normalized_inputs_not_allowed"
+    description = (
+        "normalized_inputs_not_in_allowed_policy_fields: an input is not an allowed field."
+    )
+
+
+class AdapterValidatorMissing(VerificationError):
+    code = "adapter.validator_declaration_missing"
+    description = "validator_declaration_missing: no validator name and version are declared."
+
+
+class AdapterValidatorInconsistent(VerificationError):
+    code = "adapter.validator_result_inconsistent"
+    description = (
+        "validator_result_inconsistent: the recorded result disagrees with itself or with a re-run "
+        "of the validator on the raw output."
+    )
+
+
+class AdapterRuleDoesNotFire(VerificationError):
+    code = "adapter.matched_rule_does_not_fire"
+    description = (
+        "matched_rule_does_not_fire_against_evaluated_inputs: a decision's matched rule does not "
+        "fire against its evaluated inputs."
+    )
+
+
+class AttestationMalformed(InputError):
+    code = "attestation.malformed"
+    description = (
+        "Not an OutcomeAttestation {attestation, payload_hash, signature, algorithm, ...}."
+    )
+
+
+class AttestationHashMismatch(VerificationError):
+    code = "attestation.payload_hash_mismatch"
+    description = "payload_hash differs from H(py-compact(attestation))."
+
+
+class AttestationSignatureBad(VerificationError):
+    code = "attestation.signature_bad"
+    description = "The attestation signature does not verify under the trusted key."
+
+
+class AttestationUnanchored(VerificationError):
+    code = "attestation.unanchored"
+    description = "No trusted key was supplied; the embedded key alone proves nothing."
 
 
 def all_error_classes() -> Iterator[type[AffidavitError]]:

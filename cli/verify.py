@@ -1,0 +1,26 @@
+"""``affidavit verify``: the offline verifier's commands, each loaded only when used.
+
+Exit codes: 0 verified, 1 not verified, 2 unreadable input or usage.
+"""
+
+from __future__ import annotations
+
+import click
+from affidavit.cli.main import _LazyGroup
+
+__all__ = ["VERIFY_SUBCOMMANDS", "verify"]
+
+# subcommand -> (module, attribute). Each area adds its own line; keep it sorted.
+VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    # --- owned by the bundle/attestation area (issue 4 item 6)
+    "attestation": ("affidavit.cli.verify_bundle", "attestation"),
+    "bundle": ("affidavit.cli.verify_bundle", "bundle"),
+    # --- crypto primitives (issue 4 item 1)
+    "checkpoint": ("affidavit.cli.verify_primitives", "checkpoint"),
+    "inclusion": ("affidavit.cli.verify_primitives", "inclusion"),
+}
+
+
+@click.group("verify", cls=_LazyGroup, lazy=VERIFY_SUBCOMMANDS)
+def verify() -> None:
+    """Verify bundles, attestations, checkpoints and Merkle proofs offline."""

@@ -1,0 +1,212 @@
+"""Ed25519 public keys: strict parsing at the boundary, key IDs. No private material here.
+
+>>> key = Ed25519PublicKey.from_b64("11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=")
+>>> key.b64
+'11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo='
+>>> key_id_c2sp("example.com/log", key.raw).hex()
+'cc714670'
+
+Every ``Ed25519PublicKey`` that exists has passed these checks (docs/adr/0002):
+
+- exactly 32 bytes (``key.wrong_length``);
+- a canonical encoding, y < p and no "negative zero" x (``key.non_canonical``, RFC 8032 §5.1.3);
+- a point of edwards25519 (``key.not_on_curve``);
+- not of small order, i.e. ``8·A`` is not the identity (``key.weak``). A small-order key lets
+  anyone forge signatures that some verifiers accept, so it is refused where keys enter (key files,
+  publisher documents, key directories), whatever verifier is used later. Mixed-order keys (a
+  prime-order part plus torsion) are accepted, as libsodium does.
+
+Neither PyNaCl nor cryptography checks a key when the key object is built (performance.md), hence
+the explicit check. It is pure integer arithmetic and memoized per key.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from affidavit.verify.errors import (
+    KeyBadBase64,
+    KeyNonCanonical,
+    KeyNotOnCurve,
+    KeyWeak,
+    KeyWrongLength,
+)
+
+__all__ = [
+    "ED25519_KEY_BYTES",
+    "Ed25519PublicKey",
+    "b64decode_strict",
+    "b64url_decode_strict",
+    "b64url_encode",
+    "key_id_c2sp",
+]
+
+ED25519_KEY_BYTES = 32
+
+# edwards25519 (RFC 8032 §5.1): p = 2^255 - 19, d = -121665/121666, a = -1.
+_P = 2**255 - 19
+_D = (-121665 * pow(121666, _P - 2, _P)) % _P
+_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
+
+# C2SP signed-note: signature type identifier byte for Ed25519.
+C2SP_ED25519_TYPE = b"\x01"
+
+
+def b64decode_strict(text: str | bytes) -> bytes:
+    """Decode standard base64 (RFC 4648 §4) strictly: alphabet, padding and canonical form.
+
+    Re-encoding must give back the input, so trailing bits, missing padding and whitespace are
+    all refused.
+
+    Raises:
+        ValueError: the text is not canonical standard base64.
+    """
+    data = text.encode("ascii", "strict") if isinstance(text, str) else text
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise ValueError(f"not base64: {e}") from None
+    if base64.b64encode(raw) != data:
+        raise ValueError("not canonical base64 (padding or trailing bits)")
+    return raw
+
+
+def b64url_decode_strict(text: str) -> bytes:
+    """Decode URL-safe base64 (RFC 4648 §5), padded or unpadded, in canonical form only.
+
+    Raises:
+        ValueError: the text is not canonical URL-safe base64.
+    """
+    try:
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        raise ValueError("not base64url: non-ASCII character") from None
+    unpadded = data.rstrip(b"=")
+    if len(data) - len(unpadded) > 2 or unpadded.translate(None, _B64URL_ALPHABET):
+        raise ValueError("not base64url: character outside the alphabet")
+    try:
+        raw = base64.urlsafe_b64decode(unpadded + b"=" * (-len(unpadded) % 4))
+    except (binascii.Error, ValueError) as e:
+        raise ValueError(f"not base64url: {e}") from None
+    canonical = base64.urlsafe_b64encode(raw)
+    if data not in (canonical, canonical.rstrip(b"=")):
+        raise ValueError("not canonical base64url (padding or trailing bits)")
+    return raw
+
+
+_B64URL_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def b64url_encode(raw: bytes) -> str:
+    """URL-safe base64 without padding (the form Stigmem uses for fact signatures)."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
+class Ed25519PublicKey:
+    """A validated Ed25519 public key (32 raw bytes). Building one runs the checks above.
+
+    Raises (on construction):
+        KeyWrongLength, KeyNonCanonical, KeyNotOnCurve, KeyWeak: see the module docstring.
+    """
+
+    raw: bytes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.raw, bytes) or len(self.raw) != ED25519_KEY_BYTES:
+            length = len(self.raw) if isinstance(self.raw, bytes | bytearray) else "?"
+            raise KeyWrongLength(
+                f"an Ed25519 public key is 32 bytes, got {length}",
+                details={"length": length},
+            )
+        _check_point(self.raw)
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> Ed25519PublicKey:
+        """Validate 32 raw bytes as a public key (see the class docstring for what is raised)."""
+        return cls(bytes(raw))
+
+    @classmethod
+    def from_b64(cls, text: str | bytes) -> Ed25519PublicKey:
+        """Parse strict standard base64 of 32 bytes.
+
+        Raises:
+            KeyBadBase64: not canonical base64.
+            KeyWrongLength, KeyNonCanonical, KeyNotOnCurve, KeyWeak: as for the constructor.
+        """
+        try:
+            raw = b64decode_strict(text)
+        except (ValueError, UnicodeError) as e:
+            raise KeyBadBase64(f"public key: {e}") from None
+        return cls(raw)
+
+    @classmethod
+    def from_hex(cls, text: str) -> Ed25519PublicKey:
+        """Parse 64 hex characters (any case) as a public key.
+
+        Raises:
+            KeyBadBase64: not hex (the code covers every text encoding of a key).
+        """
+        try:
+            raw = bytes.fromhex(text)
+        except ValueError as e:
+            raise KeyBadBase64(f"public key: not hex: {e}") from None
+        return cls(raw)
+
+    @property
+    def b64(self) -> str:
+        """Standard base64 with padding (formats.md §3: ``public_key_base64``)."""
+        return base64.b64encode(self.raw).decode("ascii")
+
+    def key_id_c2sp(self, name: str) -> bytes:
+        """The 4-byte C2SP key ID of this key under ``name`` (formats.md §6)."""
+        return key_id_c2sp(name, self.raw)
+
+
+def key_id_c2sp(name: str, raw: bytes) -> bytes:
+    """First 4 bytes of SHA-256(name || 0x0A || 0x01 || public key) (formats.md §6, signed-note)."""
+    digest = hashlib.sha256(name.encode("utf-8") + b"\n" + C2SP_ED25519_TYPE + raw).digest()
+    return digest[:4]
+
+
+@lru_cache(maxsize=4096)
+def _check_point(raw: bytes) -> None:
+    """Decode ``raw`` per RFC 8032 §5.1.3 and refuse non-canonical, off-curve and small-order."""
+    y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
+    sign = raw[31] >> 7
+    if y >= _P:
+        raise KeyNonCanonical("public key: y coordinate is not reduced modulo p (RFC 8032 §5.1.3)")
+    y2 = y * y % _P
+    u = (y2 - 1) % _P
+    v = (_D * y2 + 1) % _P
+    # x = u v^3 (u v^7)^((p-5)/8)  (RFC 8032 §5.1.3 step 2)
+    x = u * pow(v, 3, _P) * pow(u * pow(v, 7, _P), (_P - 5) // 8, _P) % _P
+    vx2 = v * x * x % _P
+    if vx2 == (-u) % _P:
+        x = x * _SQRT_M1 % _P
+    elif vx2 != u:
+        raise KeyNotOnCurve("public key: not a point of edwards25519")
+    if x == 0 and sign == 1:
+        raise KeyNonCanonical("public key: x = 0 with the sign bit set (RFC 8032 §5.1.3 step 4)")
+    if x & 1 != sign:
+        x = _P - x
+    px, py, pz = x, y, 1
+    for _ in range(3):  # 8·A = identity  <=>  A has small order
+        px, py, pz = _double(px, py, pz)
+    if px == 0 and py == pz:
+        raise KeyWeak("public key: small-order point (refused, docs/adr/0002)")
+
+
+def _double(x: int, y: int, z: int) -> tuple[int, int, int]:
+    """Projective doubling on -x^2 + y^2 = 1 + d x^2 y^2 (RFC 8032 §5.1.4, no inversion)."""
+    xx, yy = x * x % _P, y * y % _P
+    c = 2 * z * z % _P
+    e = ((x + y) * (x + y) - xx - yy) % _P
+    g = (yy - xx) % _P  # a·X² + Y² with a = -1
+    f = (g - c) % _P
+    h = (-xx - yy) % _P
+    return e * f % _P, g * h % _P, f * g % _P

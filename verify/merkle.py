@@ -1,0 +1,285 @@
+"""RFC 6962 / RFC 9162 Merkle trees: hashing, inclusion and consistency proofs.
+
+>>> leaves = [leaf_hash(bytes([i])) for i in range(5)]
+>>> root = root_of(leaves)
+>>> verify_inclusion(leaves[3], 3, 5, inclusion_proof(leaves, 3), root)
+>>> verify_consistency(2, 5, consistency_proof(leaves, 2, 5), root_of(leaves[:2]), root)
+
+Verification follows RFC 9162 §2.1.3.2 and §2.1.4.2, with these strict rules (formats.md §4,
+issue 4):
+
+- a leaf hash and every proof hash must be exactly 32 bytes (``merkle.bad_hash_length``, exit 2);
+- the proof must have exactly the length the (index, size) or (size1, size2) pair implies
+  (``merkle.bad_proof_length``); extra or missing hashes are never tolerated;
+- a consistency proof from size 0 is refused (``merkle.consistency_from_zero``): every tree is
+  "consistent" with the empty tree, so such a proof checks nothing and usually hides a bug;
+- roots are compared as given (a root of the wrong length simply never matches).
+
+The proof builders (:func:`inclusion_proof`, :func:`consistency_proof`) work on a list of leaf
+hashes in memory; they are the reference the log's O(log n) storage is tested against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+
+from affidavit.verify.errors import (
+    MerkleBadHashLength,
+    MerkleBadProofLength,
+    MerkleConsistencyFromZero,
+    MerkleIndexOutOfRange,
+    MerkleRootMismatch,
+    MerkleSizeOrder,
+)
+
+__all__ = [
+    "EMPTY_ROOT",
+    "HASH_BYTES",
+    "consistency_proof",
+    "consistency_proof_length",
+    "inclusion_proof",
+    "inclusion_proof_length",
+    "leaf_hash",
+    "node_hash",
+    "root_from_inclusion_proof",
+    "root_of",
+    "verify_consistency",
+    "verify_inclusion",
+]
+
+HASH_BYTES = 32
+_sha256 = hashlib.sha256
+
+# RFC 6962 §2.1: the hash of an empty list is the hash of an empty string.
+EMPTY_ROOT = _sha256(b"").digest()
+
+
+def leaf_hash(data: bytes) -> bytes:
+    """``SHA-256(0x00 || data)`` (RFC 6962 §2.1)."""
+    return _sha256(b"\x00" + data).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    """``SHA-256(0x01 || left || right)`` (RFC 6962 §2.1)."""
+    return _sha256(b"\x01" + left + right).digest()
+
+
+def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
+    """The Merkle tree hash of ``leaf_hashes`` (RFC 6962 §2.1; empty list -> :data:`EMPTY_ROOT`).
+
+    Level by level: pair neighbours, carry an odd last node up unchanged. This equals the recursive
+    definition (split at the largest power of two below n) and runs in O(n) hashes.
+    """
+    if not leaf_hashes:
+        return EMPTY_ROOT
+    level = list(leaf_hashes)
+    while len(level) > 1:
+        paired = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
+
+
+def inclusion_proof_length(index: int, size: int) -> int:
+    """How many hashes the inclusion proof of leaf ``index`` in a tree of ``size`` has.
+
+    The path has one hash per level where ``index`` and the last index ``size - 1`` differ
+    ("inner"), plus one per left sibling on the right border above that ("border").
+    """
+    inner = (index ^ (size - 1)).bit_length()
+    return inner + (index >> inner).bit_count()
+
+
+def consistency_proof_length(size1: int, size2: int) -> int:
+    """How many hashes the consistency proof from ``size1`` to ``size2`` (0 < size1 < size2) has."""
+    level = (size1 & -size1).bit_length() - 1  # trailing zero bits of size1
+    index = (size1 - 1) >> level
+    seed = 0 if index == 0 else 1  # size1 a power of two: its root is the seed, not sent
+    return seed + inclusion_proof_length(index, ((size2 - 1) >> level) + 1)
+
+
+def root_from_inclusion_proof(leaf: bytes, index: int, size: int, proof: Sequence[bytes]) -> bytes:
+    """The root implied by an inclusion proof (RFC 9162 §2.1.3.2 steps 1-5, without the compare).
+
+    Raises:
+        MerkleBadHashLength: ``leaf`` or a proof hash is not 32 bytes.
+        MerkleIndexOutOfRange: ``index`` is negative or not below ``size``.
+        MerkleBadProofLength: the proof length does not fit ``index`` and ``size``.
+    """
+    _check_hash(leaf, "leaf hash")
+    if index < 0 or index >= size:
+        raise MerkleIndexOutOfRange(
+            f"leaf index {index} is not in a tree of size {size}",
+            details={"index": index, "size": size},
+        )
+    _check_proof(proof, inclusion_proof_length(index, size))
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn:  # RFC 9162 §2.1.3.2 step 5.2
+                fn >>= 1
+                sn >>= 1
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    return r  # the length check guarantees sn == 0 here
+
+
+def verify_inclusion(
+    leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
+) -> None:
+    """Check that ``leaf`` is at ``index`` in the tree of ``size`` whose hash is ``root``.
+
+    Returns None on success.
+
+    Raises:
+        MerkleBadHashLength, MerkleIndexOutOfRange, MerkleBadProofLength: as for
+            :func:`root_from_inclusion_proof`.
+        MerkleRootMismatch: the proof leads to another root.
+    """
+    computed = root_from_inclusion_proof(leaf, index, size, proof)
+    if not hmac.compare_digest(computed, root):
+        raise MerkleRootMismatch(
+            "inclusion proof leads to another root",
+            details={"expected": root.hex(), "computed": computed.hex()},
+        )
+
+
+def verify_consistency(
+    size1: int, size2: int, proof: Sequence[bytes], root1: bytes, root2: bytes
+) -> None:
+    """Check that the tree of ``size2`` and hash ``root2`` extends the one of ``size1``, ``root1``.
+
+    RFC 9162 §2.1.4.2, strict (module docstring). Returns None on success.
+
+    Raises:
+        MerkleConsistencyFromZero: ``size1`` is 0.
+        MerkleSizeOrder: ``size1 > size2`` (or a negative size).
+        MerkleBadProofLength: wrong number of proof hashes (non-empty for equal sizes included).
+        MerkleBadHashLength: a proof hash is not 32 bytes.
+        MerkleRootMismatch: the proof does not lead to ``root1`` and ``root2``.
+    """
+    if size1 < 0 or size2 < size1:
+        raise MerkleSizeOrder(
+            f"consistency from size {size1} to size {size2}: the first size must be at most "
+            "the second",
+            details={"size1": size1, "size2": size2},
+        )
+    if size1 == 0:
+        raise MerkleConsistencyFromZero("a consistency proof from size 0 proves nothing")
+    if size1 == size2:
+        _check_proof(proof, 0)
+        _compare_root(root1, root2, "the two roots of equal-size trees differ")
+        return
+    _check_proof(proof, consistency_proof_length(size1, size2))
+    path = list(proof)
+    if size1 & (size1 - 1) == 0:  # size1 a power of two: prepend root1 (step 2)
+        path.insert(0, root1)
+    fn, sn = size1 - 1, size2 - 1
+    while fn & 1:  # step 4
+        fn >>= 1
+        sn >>= 1
+    fr = sr = path[0]
+    for c in path[1:]:  # step 6
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    _compare_root(fr, root1, "consistency proof does not lead to the first root")
+    _compare_root(sr, root2, "consistency proof does not lead to the second root")
+
+
+def inclusion_proof(leaves: Sequence[bytes], index: int, size: int | None = None) -> list[bytes]:
+    """The inclusion proof of leaf ``index`` in the tree of the first ``size`` leaves.
+
+    RFC 9162 §2.1.3.1 (PATH). ``size`` defaults to ``len(leaves)``. Reference implementation: O(n).
+
+    Raises:
+        MerkleIndexOutOfRange: ``index`` not below ``size``, or ``size`` beyond the leaves.
+    """
+    n = len(leaves) if size is None else size
+    if not 0 <= index < n <= len(leaves):
+        raise MerkleIndexOutOfRange(
+            f"no leaf {index} in a tree of size {n} ({len(leaves)} leaves known)"
+        )
+    return _path(index, leaves[:n])
+
+
+def consistency_proof(leaves: Sequence[bytes], size1: int, size2: int | None = None) -> list[bytes]:
+    """The consistency proof from the first ``size1`` leaves to the first ``size2`` leaves.
+
+    RFC 9162 §2.1.4.1 (PROOF / SUBPROOF). ``size2`` defaults to ``len(leaves)``; equal sizes give
+    an empty proof. Reference implementation: O(n).
+
+    Raises:
+        MerkleConsistencyFromZero: ``size1`` is 0.
+        MerkleSizeOrder: ``size1 > size2`` or ``size2`` beyond the leaves.
+    """
+    n = len(leaves) if size2 is None else size2
+    if size1 == 0:
+        raise MerkleConsistencyFromZero("a consistency proof from size 0 proves nothing")
+    if not 0 < size1 <= n <= len(leaves):
+        raise MerkleSizeOrder(f"no consistency proof from size {size1} to size {n}")
+    if size1 == n:
+        return []
+    return _subproof(size1, leaves[:n], complete=True)
+
+
+def _path(index: int, leaves: Sequence[bytes]) -> list[bytes]:
+    n = len(leaves)
+    if n == 1:
+        return []
+    k = _split(n)
+    if index < k:
+        return [*_path(index, leaves[:k]), root_of(leaves[k:])]
+    return [*_path(index - k, leaves[k:]), root_of(leaves[:k])]
+
+
+def _subproof(m: int, leaves: Sequence[bytes], *, complete: bool) -> list[bytes]:
+    n = len(leaves)
+    if m == n:
+        return [] if complete else [root_of(leaves)]
+    k = _split(n)
+    if m <= k:
+        return [*_subproof(m, leaves[:k], complete=complete), root_of(leaves[k:])]
+    return [*_subproof(m - k, leaves[k:], complete=False), root_of(leaves[:k])]
+
+
+def _split(n: int) -> int:
+    """The largest power of two strictly below ``n`` (n >= 2), RFC 6962 §2.1."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def _check_hash(value: bytes, what: str) -> None:
+    if len(value) != HASH_BYTES:
+        raise MerkleBadHashLength(
+            f"{what} is {len(value)} bytes, not 32", details={"length": len(value)}
+        )
+
+
+def _check_proof(proof: Sequence[bytes], expected: int) -> None:
+    if len(proof) != expected:
+        raise MerkleBadProofLength(
+            f"proof has {len(proof)} hashes, expected {expected}",
+            details={"expected": expected, "actual": len(proof)},
+        )
+    for position, value in enumerate(proof):
+        _check_hash(value, f"proof hash {position}")
+
+
+def _compare_root(computed: bytes, expected: bytes, message: str) -> None:
+    if not hmac.compare_digest(computed, expected):
+        raise MerkleRootMismatch(
+            message, details={"expected": expected.hex(), "computed": computed.hex()}
+        )
