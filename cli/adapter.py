@@ -1,0 +1,34 @@
+"""``affidavit adapter ...``: author, lint, publish and pin AdapterContracts (seed 003).
+
+Verbs load lazily, like the root group. Authoring verbs live in ``affidavit.cli.adapter_authoring``;
+publication and pinning verbs in ``affidavit.cli.adapter_publish``.
+"""
+
+from __future__ import annotations
+
+import click
+from affidavit.cli.main import _LazyGroup
+
+__all__ = ["ADAPTER_COMMANDS", "adapter"]
+
+# verb -> (module, attribute). Kept sorted within each area.
+ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
+    # Authoring (seed 003 "Scaffold", "Lint", "bump", "diff").
+    "bump": ("affidavit.cli.adapter_authoring", "bump"),
+    "diff": ("affidavit.cli.adapter_authoring", "diff"),
+    "lint": ("affidavit.cli.adapter_authoring", "lint"),
+    "scaffold": ("affidavit.cli.adapter_authoring", "scaffold"),
+    # Publication and pinning (seed 003 "Manifest and pinning"): owned by the publication area;
+    # `manifest` (build|verify) and `pins` (check) are click groups there.
+    "attest": ("affidavit.cli.adapter_publish", "attest"),
+    "lifecycle": ("affidavit.cli.adapter_publish", "lifecycle"),
+    "list": ("affidavit.cli.adapter_publish", "list"),
+    "manifest": ("affidavit.cli.adapter_publish", "manifest"),
+    "pin": ("affidavit.cli.adapter_publish", "pin"),
+    "pins": ("affidavit.cli.adapter_publish", "pins"),
+}
+
+
+@click.group("adapter", cls=_LazyGroup, lazy=ADAPTER_COMMANDS)
+def adapter() -> None:
+    """Author, lint, publish and pin AdapterContracts (JSON output by default)."""
