@@ -22,10 +22,10 @@ ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
     # `manifest` (build|verify) and `pins` (check) are click groups there.
     "attest": ("affidavit.cli.adapter_publish", "attest"),
     "lifecycle": ("affidavit.cli.adapter_publish", "lifecycle"),
-    "list": ("affidavit.cli.adapter_publish", "list"),
+    "list": ("affidavit.cli.adapter_publish", "list_command"),
     "manifest": ("affidavit.cli.adapter_publish", "manifest"),
-    "pin": ("affidavit.cli.adapter_publish", "pin"),
-    "pins": ("affidavit.cli.adapter_publish", "pins"),
+    "pin": ("affidavit.cli.adapter_pins", "pin"),
+    "pins": ("affidavit.cli.adapter_pins", "pins"),
 }
 
 

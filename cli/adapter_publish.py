@@ -1,4 +1,4 @@
-"""``affidavit adapter attest|manifest|list|lifecycle|pin|pins``: publication and pinning.
+"""``affidavit adapter attest|manifest|list|lifecycle``: publication.
 
 Thin commands over :mod:`affidavit.attest.publish`, :mod:`affidavit.verify.manifest` and
 :mod:`affidavit.verify.pins` (formats.md §3, seed 003 "Adoption workflow"). Flags mirror the
@@ -12,158 +12,33 @@ Exit codes: 0 ok, 1 does not verify / a pin does not hold, 2 unreadable input or
 
 from __future__ import annotations
 
-import datetime
 import json
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Final
 
 import click
 from affidavit.attest import publish
-from affidavit.cli._common import atomic_write, emit_json, json_option, read_input
+from affidavit.cli._common import atomic_write, emit_json, json_option
+from affidavit.cli._sources import (
+    read_manifest,
+    read_object,
+    resolve_key,
+    utc_now,
+    well_known_url,
+    with_key_options,
+)
 from affidavit.verify import errors
 from affidavit.verify.contract import LIFECYCLE_STATUSES, contract_hash, input_schema_hash
-from affidavit.verify.jsonio import load_object
-from affidavit.verify.keys import Ed25519PublicKey
 from affidavit.verify.manifest import (
     ManifestReport,
-    PublisherDocument,
     contracts_of,
-    parse_publisher_document,
     verify_entry,
     verify_manifest,
 )
-from affidavit.verify.pins import check_pins, parse_pin_file, plan_pin
 
-__all__ = ["attest", "lifecycle", "list_command", "manifest", "pin", "pins"]
+__all__ = ["attest", "lifecycle", "list_command", "manifest"]
 
-MAX_FETCH_BYTES: Final = 16 * 1024 * 1024
-FETCH_TIMEOUT_SECONDS: Final = 10.0
-DEFAULT_PIN_FILE: Final = "pinned_adapters.json"
 DEFAULT_MANIFEST: Final = "adapter-contracts.manifest.json"
-# Tests replace this with an httpx.MockTransport; None means the real network.
-_HTTP_TRANSPORT: Any = None
-
-
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _fetch(url: str) -> bytes:
-    """One HTTPS GET with a timeout and a size cap (issue 3 §3). The only network path here.
-
-    Raises:
-        ManifestFetchError: not https, httpx missing, an HTTP/transport error, or over the cap.
-    """
-    if not url.startswith("https://"):
-        raise errors.ManifestFetchError(f"{url}: only https:// URLs are fetched")
-    try:
-        import httpx  # noqa: PLC0415 - only on the explicit network path
-    except ImportError:  # pragma: no cover - httpx ships with the [registry] extra
-        raise errors.ManifestFetchError(
-            "fetching needs httpx: pip install 'affidavit[registry]'"
-        ) from None
-    try:
-        with (
-            httpx.Client(
-                timeout=FETCH_TIMEOUT_SECONDS, follow_redirects=True, transport=_HTTP_TRANSPORT
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            if response.url.scheme != "https":
-                raise errors.ManifestFetchError(f"{url}: redirected away from https")
-            response.raise_for_status()
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_FETCH_BYTES:
-                    raise errors.ManifestFetchError(f"{url}: over {MAX_FETCH_BYTES} bytes")
-            return bytes(body)
-    except httpx.HTTPStatusError as e:
-        raise errors.ManifestFetchError(f"{url}: HTTP {e.response.status_code}") from None
-    except httpx.HTTPError as e:
-        first_line = (str(e).splitlines() or [""])[0]
-        raise errors.ManifestFetchError(f"{url}: {type(e).__name__}: {first_line}") from None
-
-
-def _read_object(source: str, *, what: str) -> dict[str, Any]:
-    """A JSON object from a path, ``-`` or (explicitly) an https URL, parsed strictly."""
-    data = _fetch(source) if source.startswith(("https://", "http://")) else read_input(source)
-    try:
-        return load_object(data, what=what)
-    except errors.JsonError as e:
-        e.message = f"{source}: {e.message}"
-        raise
-
-
-def _read_manifest(source: str) -> dict[str, Any]:
-    try:
-        return _read_object(source, what="manifest")
-    except errors.JsonWrongType as e:
-        raise errors.ManifestFormatError(e.message) from None
-
-
-def _publisher_document(source: str) -> PublisherDocument:
-    document = _read_object(source, what="publisher document")
-    try:
-        return parse_publisher_document(document)
-    except errors.PublisherDocumentError as e:
-        e.message = f"{source}: {e.message}"
-        raise
-
-
-def _well_known_url(manifest_source: str, manifest: Mapping[str, Any]) -> str:
-    # formats.md §3: /.well-known/<publisher>-publisher.json on the manifest's host.
-    if not manifest_source.startswith("https://"):
-        raise errors.UsageError("--fetch-publisher without a URL needs an https:// MANIFEST")
-    origin = "/".join(manifest_source.split("/", 3)[:3])
-    return f"{origin}/.well-known/{manifest.get('publisher_id', '')}-publisher.json"
-
-
-def _resolve_key(
-    *,
-    public_key_base64: str | None,
-    publisher_doc: str | None,
-    fetch_url: str | None,
-    manifest: Mapping[str, Any] | None,
-) -> tuple[Ed25519PublicKey | None, str | None]:
-    """The trusted key from exactly one source, and the publisher document used (if any)."""
-    given = [x for x in (public_key_base64, publisher_doc, fetch_url) if x]
-    if len(given) > 1:
-        raise errors.UsageError(
-            "give one of --public-key-base64, --publisher-doc, --fetch-publisher"
-        )
-    if public_key_base64:
-        return Ed25519PublicKey.from_b64(public_key_base64), None
-    source = publisher_doc or fetch_url
-    if not source:
-        return None, None
-    document = _publisher_document(source)
-    if manifest is not None:
-        document.check_matches(manifest)
-    return document.public_key, source
-
-
-_key_options = [
-    click.option(
-        "--public-key-base64",
-        default=None,
-        help="Trusted Ed25519 public key (raw 32 bytes, base64).",
-    ),
-    click.option(
-        "--publisher-doc",
-        default=None,
-        metavar="FILE",
-        help="Pinned local copy of the publisher document (its public_key_base64 is trusted).",
-    ),
-]
-
-
-def _with_key_options(f: Any) -> Any:
-    for option in reversed(_key_options):
-        f = option(f)
-    return f
 
 
 # ------------------------------------------------------------------------------------------
@@ -243,7 +118,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     """
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
 
-    declaration = _read_object(contract, what="AdapterContract")
+    declaration = read_object(contract, what="AdapterContract")
     _lint(declaration, contract, as_json)
     key = load_signing_key(sign_with) if sign_with else None
     publisher_id = publisher_id or (key.publisher_id if key else None)
@@ -254,7 +129,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
         declaration,
         publisher_id=publisher_id,
         publisher_key_id=publisher_key_id,
-        published_at=published_at or _utc_now(),
+        published_at=published_at or utc_now(),
         signing_key=key,
         status=status,
         distribution_channel=channel,
@@ -324,7 +199,7 @@ def manifest_build(  # noqa: PLR0917
     """Sign ENTRY files (attest documents or bare entries) into one ordered, signed manifest."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
 
-    parsed = [publish.entry_from_document(_read_object(e, what="entry"), source=e) for e in entries]
+    parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
     key = load_signing_key(sign_with)
     publisher_id = publisher_id or _agreed(parsed, "publisher_id")
     publisher_key_id = publisher_key_id or _agreed(parsed, "publisher_key_id")
@@ -333,7 +208,7 @@ def manifest_build(  # noqa: PLR0917
         key,
         publisher_id=publisher_id,
         publisher_key_id=publisher_key_id,
-        generated_at=generated_at or _utc_now(),
+        generated_at=generated_at or utc_now(),
         manifest_version=manifest_version,
     )
     atomic_write(out, (json.dumps(document, indent=2) + "\n").encode("ascii"))
@@ -399,7 +274,7 @@ def _finish(report: ManifestReport, as_json: bool, source: str) -> None:
 
 @manifest.command("verify")
 @click.argument("target", metavar="MANIFEST|URL")
-@_with_key_options
+@with_key_options
 @click.option(
     "--fetch-publisher",
     is_flag=False,
@@ -431,15 +306,15 @@ def manifest_verify(  # noqa: PLR0917
     Without a public key nothing is trusted: signatures report no_public_key and the exit code
     is 1 unless --allow-unsigned is given.
     """
-    document = _read_manifest(target)
+    document = read_manifest(target)
     fetch_url = None
     if fetch_publisher is not None:
         fetch_url = (
             fetch_publisher
             if fetch_publisher != "-"
-            else from_publisher_document or _well_known_url(target, document)
+            else from_publisher_document or well_known_url(target, document)
         )
-    key, used = _resolve_key(
+    key, used = resolve_key(
         public_key_base64=public_key_base64,
         publisher_doc=publisher_doc,
         fetch_url=fetch_url,
@@ -453,7 +328,7 @@ def manifest_verify(  # noqa: PLR0917
 
 @manifest.command("verify-entry")
 @click.argument("entry", metavar="ENTRY")
-@_with_key_options
+@with_key_options
 @click.option(
     "--allow-unsigned", is_flag=True, help="Accept an absent/unchecked signature (unsafe)."
 )
@@ -466,8 +341,8 @@ def manifest_verify_entry(
     as_json: bool,
 ) -> None:
     """Verify one entry (attest document or bare entry): its hash and signature."""
-    parsed = publish.entry_from_document(_read_object(entry, what="entry"), source=entry)
-    key, _ = _resolve_key(
+    parsed = publish.entry_from_document(read_object(entry, what="entry"), source=entry)
+    key, _ = resolve_key(
         public_key_base64=public_key_base64,
         publisher_doc=publisher_doc,
         fetch_url=None,
@@ -508,7 +383,7 @@ def manifest_verify_entry(
 def list_command(source: str | None, as_json: bool) -> None:
     """List the entries of a manifest (a discovery surface; this does not verify it)."""
     source = source or DEFAULT_MANIFEST
-    document = _read_manifest(source)
+    document = read_manifest(source)
     rows = contracts_of(document)
     if as_json:
         emit_json(
@@ -573,7 +448,7 @@ def lifecycle(  # noqa: PLR0917
     as_json: bool,
 ) -> None:
     """Edit CONTRACT's lifecycle fields (seed 003) and show that both hashes are unchanged."""
-    declaration = _read_object(contract, what="AdapterContract")
+    declaration = read_object(contract, what="AdapterContract")
     updated = publish.set_lifecycle(
         declaration, status=status, replaced_by=replaced_by, supersedes=supersedes
     )
@@ -605,189 +480,3 @@ def lifecycle(  # noqa: PLR0917
     ):
         verdict = "unchanged" if old == new else "CHANGED"
         click.echo(f"  {name:<17} {old} -> {new} ({verdict})")
-
-
-# ------------------------------------------------------------------------------------------
-# adapter pin
-
-
-@click.command("pin")
-@click.option("--id", "adapter_id", required=True)
-@click.option("--version", "adapter_version", required=True)
-@click.option(
-    "--hash", "contract_hash_hex", required=True, help="64-char sha256 hex of the contract."
-)
-@click.option(
-    "--file",
-    "--out",
-    "pin_file",
-    default=DEFAULT_PIN_FILE,
-    show_default=True,
-    type=click.Path(dir_okay=False),
-)
-@click.option(
-    "--manifest",
-    "manifest_source",
-    default=None,
-    metavar="PATH|URL",
-    help="Record entry_hash, publisher_id and statuses from this manifest's entry.",
-)
-@_with_key_options
-@click.option(
-    "--allow-revoked-for-legacy-inspection",
-    "allow_revoked",
-    is_flag=True,
-    help="Record a REVOKED entry as an inspection-only pin (never for new work).",
-)
-@json_option
-def pin(  # noqa: PLR0917
-    adapter_id: str,
-    adapter_version: str,
-    contract_hash_hex: str,
-    pin_file: str,
-    manifest_source: str | None,
-    public_key_base64: str | None,
-    publisher_doc: str | None,
-    allow_revoked: bool,
-    as_json: bool,
-) -> None:
-    """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept)."""
-    document = _read_manifest(manifest_source) if manifest_source else None
-    report = None
-    if document is not None:
-        key, used = _resolve_key(
-            public_key_base64=public_key_base64,
-            publisher_doc=publisher_doc,
-            fetch_url=None,
-            manifest=document,
-        )
-        report = verify_manifest(document, public_key=key, publisher_document_used=used)
-    elif public_key_base64 or publisher_doc:
-        raise errors.PinArgumentError("a public key is only used with --manifest")
-    plan = plan_pin(
-        adapter_id,
-        adapter_version,
-        contract_hash_hex,
-        manifest=document,
-        manifest_report=report,
-        allow_revoked_for_legacy_inspection=allow_revoked,
-    )
-    if plan.message:
-        click.echo(plan.message, err=True)
-    written = publish.write_pin(Path(pin_file), plan.pin)
-    if as_json:
-        emit_json({"ok": True, "pinned": written["pinned_adapters"], "out": pin_file})
-        return
-    click.echo(f"pinned {adapter_id}@{adapter_version} {contract_hash_hex} in {pin_file}")
-    click.echo(
-        f"  entry_hash_status {plan.pin['entry_hash_status']}"
-        + (
-            f", entry_signature_status {plan.pin['entry_signature_status']}"
-            if "entry_signature_status" in plan.pin
-            else ""
-        )
-    )
-
-
-# ------------------------------------------------------------------------------------------
-# adapter pins check (the CI gate)
-
-
-@click.group("pins")
-def pins() -> None:
-    """Pin-file tools: ``check`` is the CI gate (pre-commit hook ``affidavit-pins``)."""
-
-
-@pins.command("check")
-@click.option(
-    "--file",
-    "pin_file",
-    default=DEFAULT_PIN_FILE,
-    show_default=True,
-    type=click.Path(dir_okay=False),
-)
-@click.option(
-    "--contracts-dir",
-    "contracts_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Where contract declarations live (repeatable). Default: the pin file's folder, "
-    "unless only --manifest is given.",
-)
-@click.option("--manifest", "manifest_source", default=None, metavar="PATH|URL")
-@_with_key_options
-@click.option("--require-signed", is_flag=True, help="Every pin needs an ok manifest signature.")
-@json_option
-def pins_check(  # noqa: PLR0917
-    pin_file: str,
-    contracts_dirs: tuple[str, ...],
-    manifest_source: str | None,
-    public_key_base64: str | None,
-    publisher_doc: str | None,
-    require_signed: bool,
-    as_json: bool,
-) -> None:
-    """Check every pin: exit 0 all hold, 1 mismatch or missing, 3 revoked, 2 unreadable input."""
-    pin_path = Path(pin_file)
-    parsed = _read_object(pin_file, what="pin file")
-    try:
-        pin_set = parse_pin_file(parsed)
-    except errors.PinFileError as e:
-        e.message = f"{pin_file}: {e.message}"
-        raise
-    document = _read_manifest(manifest_source) if manifest_source else None
-    report = None
-    if document is not None:
-        key, used = _resolve_key(
-            public_key_base64=public_key_base64,
-            publisher_doc=publisher_doc,
-            fetch_url=None,
-            manifest=document,
-        )
-        report = verify_manifest(document, public_key=key, publisher_document_used=used)
-    folders = [Path(d) for d in contracts_dirs]
-    if not folders and document is None:
-        folders = [pin_path.parent]
-    declarations, skipped = publish.scan_declarations(folders)
-    result = check_pins(
-        pin_set,
-        declarations,
-        manifest=document,
-        manifest_report=report,
-        require_signed=require_signed,
-    )
-    if as_json:
-        emit_json({**result.to_json(), "pin_file": pin_file, "skipped_files": skipped})
-    else:
-        click.echo(f"pins check: {pin_file} ({len(result.pins)} pins)")
-        for verdict in result.pins:
-            mark = "ok" if verdict.holds else ("REVOKED" if not verdict.problems else "FAIL")
-            label = f"{verdict.adapter_id}@{verdict.adapter_version}"
-            sources = ", ".join(verdict.sources) or "no source"
-            click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
-            for line in verdict.problems:
-                click.echo(f"          problem: {line}")
-            for line in verdict.notes:
-                click.echo(f"          note: {line}")
-        for line in result.problems:
-            click.echo(f"  problem: {line}")
-        for line in (*result.notes, *(f"skipped {s}" for s in skipped)):
-            click.echo(f"  note: {line}")
-        click.echo(f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})")
-    failing = [f"{v.adapter_id}@{v.adapter_version}" for v in result.pins if not v.holds]
-    if result.exit_code == 1:
-        raise errors.PinCheckFailed(
-            f"{pin_file}: pins do not hold: " + (", ".join(failing) or "; ".join(result.problems))
-        )
-    if result.exit_code == 3:
-        raise errors.PinCheckRevoked(
-            f"{pin_file}: revoked and not inspection-only: " + ", ".join(failing)
-        )
-    sys.stdout.flush()
-
-
-def __getattr__(name: str) -> Any:
-    # The adapter group looks verbs up by name; "list" must not shadow the builtin in this module.
-    if name == "list":
-        return list_command
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

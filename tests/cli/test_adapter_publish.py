@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from affidavit.cli import adapter_publish
+from affidavit.cli import _sources
 from affidavit.cli.main import affidavit
 from click.testing import CliRunner, Result
 
@@ -356,10 +356,10 @@ def test_url_manifest_and_fetch_publisher(
         if request.url.path == "/.well-known/demo.publisher-publisher.json":
             return httpx.Response(200, content=publisher_bytes)
         if request.url.path == "/big.json":
-            return httpx.Response(200, content=b" " * (adapter_publish.MAX_FETCH_BYTES + 1))
+            return httpx.Response(200, content=b" " * (_sources.MAX_FETCH_BYTES + 1))
         return httpx.Response(404)
 
-    monkeypatch.setattr(adapter_publish, "_HTTP_TRANSPORT", httpx.MockTransport(handler))
+    monkeypatch.setattr(_sources, "_HTTP_TRANSPORT", httpx.MockTransport(handler))
     ok = run(
         "manifest", "verify", "https://pub.example/specs/m.json", "--fetch-publisher", "--json"
     )
@@ -385,7 +385,7 @@ def test_local_paths_never_touch_the_network(
     def refuse(request: httpx.Request) -> httpx.Response:
         raise AssertionError(f"unexpected network access: {request.url}")
 
-    monkeypatch.setattr(adapter_publish, "_HTTP_TRANSPORT", httpx.MockTransport(refuse))
+    monkeypatch.setattr(_sources, "_HTTP_TRANSPORT", httpx.MockTransport(refuse))
     manifest = str(_build(workspace))
     assert (
         run("manifest", "verify", manifest, "--publisher-doc", str(workspace["doc"])).exit_code == 0
