@@ -1,0 +1,239 @@
+"""Small SQLite helpers for everything in Affidavit that keeps state: the log, facts, registry.
+
+>>> import tempfile, pathlib
+>>> store = Store.open(pathlib.Path(tempfile.mkdtemp()) / "a.db", create=True)
+>>> store.migrate("demo", ["CREATE TABLE demo_items (id INTEGER PRIMARY KEY, name TEXT)"])
+1
+>>> with store.write() as db:
+...     _ = db.execute("INSERT INTO demo_items(name) VALUES ('x')")
+>>> with store.read() as db:
+...     db.execute("SELECT count(*) FROM demo_items").fetchone()[0]
+1
+>>> store.close()
+
+The house settings, for every database:
+
+- ``journal_mode=WAL``: readers never block the writer and see one committed snapshot per read
+  transaction.
+- ``synchronous=FULL``: in WAL mode every COMMIT fsyncs the log file, so a write that was
+  acknowledged survives power loss, not only a process crash. ``NORMAL`` would be faster per
+  commit, but the transparency log signs tree heads over what it acknowledged; a signed head over
+  leaves that a power cut took away would be a fork. Writers batch (one transaction per batch), so
+  the fsync is paid once per batch, not per row.
+- One writer: every write is ``BEGIN IMMEDIATE`` (SQLite's RESERVED lock, across processes) inside a
+  per-connection lock (across threads), with a busy timeout; a writer that cannot get the lock in
+  time gets ``store.busy``.
+- ``schema_versions(component, version)``: each component (``log``, ``facts``, ``registry``...) owns
+  its tables and migrates them with :meth:`Store.migrate`; a database written by a newer version is
+  refused with ``store.schema_too_new`` instead of being misread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+from urllib.parse import quote
+
+from affidavit.verify import errors
+
+__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "Store"]
+
+DEFAULT_BUSY_TIMEOUT_S: Final = 30.0
+
+_VERSIONS_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS schema_versions ("
+    "component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+)
+
+
+class Store:
+    """One SQLite connection with the house settings (WAL, FULL sync, one writer, versioning).
+
+    Use :meth:`write` for every change (one transaction per batch) and :meth:`read` for reads that
+    must see one snapshot. The connection may be shared between threads: both context managers
+    hold the store's lock. Not shareable across ``fork()``: open a new :class:`Store` in the child.
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._writing = False
+
+    @classmethod
+    def open(
+        cls, path: str | Path, *, create: bool = False, timeout: float = DEFAULT_BUSY_TIMEOUT_S
+    ) -> Store:
+        """Open the database at ``path``; with ``create=True`` make it (and its folder) if absent.
+
+        Raises:
+            StoreMissing: the file does not exist and ``create`` is false.
+            StoreUnreadable: the file is not an SQLite database.
+            StoreBusy: the database stayed locked for ``timeout`` seconds while being set up.
+        """
+        target = Path(path)
+        if create:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        elif not target.is_file():
+            raise errors.StoreMissing(f"{target}: no such database")
+        mode = "rwc" if create else "rw"
+        uri = f"file:{quote(str(target.resolve()))}?mode={mode}"
+        with _translated(target):
+            conn = sqlite3.connect(
+                uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute(_VERSIONS_DDL)
+            except BaseException:
+                conn.close()
+                raise
+        return cls(target, conn)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (durable on return); rolled back on any exception.
+
+        Nested calls on the same thread join the outer transaction.
+
+        Raises:
+            StoreBusy: another writer kept the lock past the busy timeout.
+            UsageError: called inside :meth:`read` (a read snapshot cannot be upgraded safely).
+        """
+        with self._lock:
+            if self._depth:
+                if not self._writing:
+                    raise errors.UsageError("a write cannot start inside a read transaction")
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
+            with _translated(self.path):
+                self.conn.execute("BEGIN IMMEDIATE")
+            self._depth, self._writing = 1, True
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            else:
+                try:
+                    with _translated(self.path):
+                        self.conn.execute("COMMIT")
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+            finally:
+                self._depth, self._writing = 0, False
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same committed snapshot.
+
+        Inside :meth:`write` it joins the write transaction (and sees its own changes).
+        """
+        with self._lock:
+            if self._depth:
+                yield self.conn
+                return
+            with _translated(self.path):
+                self.conn.execute("BEGIN DEFERRED")
+            self._depth = 1
+            try:
+                yield self.conn
+            finally:
+                self._depth = 0
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+    def schema_version(self, component: str) -> int:
+        """The stored schema version of ``component``; 0 when it has no tables here."""
+        with self.read() as db:
+            row = db.execute(
+                "SELECT version FROM schema_versions WHERE component = ?", (component,)
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def migrate(self, component: str, migrations: Sequence[str]) -> int:
+        """Bring ``component`` to version ``len(migrations)``; returns that version.
+
+        ``migrations[i]`` is the SQL script taking version ``i`` to ``i + 1`` (statements separated
+        by ``;``). Everything pending runs in one write transaction: either all of it or none.
+
+        Raises:
+            StoreSchemaTooNew: the database is at a version above ``len(migrations)``.
+        """
+        target = len(migrations)
+        if self.schema_version(component) == target:
+            return target  # the common case: no write lock taken just to open
+        with self.write() as db:
+            row = db.execute(
+                "SELECT version FROM schema_versions WHERE component = ?", (component,)
+            ).fetchone()
+            current = 0 if row is None else int(row[0])
+            if current > target:
+                raise errors.StoreSchemaTooNew(
+                    f"{self.path}: {component} schema is version {current}; "
+                    f"this Affidavit understands up to {target}",
+                    details={"component": component, "found": current, "supported": target},
+                )
+            for script in migrations[current:]:
+                for statement in _statements(script):
+                    db.execute(statement)
+            if current != target:
+                db.execute(
+                    "INSERT INTO schema_versions(component, version) VALUES (?, ?) "
+                    "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                    (component, target),
+                )
+        return target
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script on ``;`` (our scripts hold no ``;`` inside literals or triggers)."""
+    for part in script.split(";"):
+        if part.strip():
+            yield part
+
+
+@contextmanager
+def _translated(path: Path) -> Iterator[None]:
+    """Turn sqlite3's errors at the boundary into the store's stable codes."""
+    try:
+        yield
+    except sqlite3.OperationalError as e:
+        text = str(e)
+        if "locked" in text or "busy" in text:
+            raise errors.StoreBusy(f"{path}: {text}") from e
+        raise errors.StoreUnreadable(f"{path}: {text}") from e
+    except sqlite3.DatabaseError as e:
+        raise errors.StoreUnreadable(f"{path}: {e}") from e

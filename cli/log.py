@@ -1,0 +1,195 @@
+"""``affidavit log``: an append-only RFC 6962 transparency log in one SQLite file (issue 4 item 3).
+
+::
+
+    affidavit log init DB --key KEYFILE --log-id ID
+    affidavit log append DB FILE... [--leaf-form raw|py-compact]
+    affidavit log head DB [--checkpoint [--origin O]] [--key KEYFILE] [--timestamp T]
+    affidavit log prove DB --index I [--size N]
+    affidavit log consistency DB --from M [--to N]
+
+Leaf data (``log append``): by default the file's exact bytes, so any artefact can be logged and a
+verifier hashes what it holds. ``--leaf-form py-compact`` parses each file as strict JSON and logs
+its py-compact bytes instead: the form AiGentsy uses for its Merkle leaves (formats.md §4), so two
+spellings of one document give one leaf. All files are read (and parsed) before anything is
+appended, and the whole command is one batch: either every file becomes a leaf or none does.
+
+Signing key: ``log init`` records the key file's absolute path in the database; ``log head`` uses
+``--key`` when given, else that recorded path. Either way the key must be the log's own key
+(``log.key_mismatch``); the private key itself is never copied into the database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import click
+from affidavit.attest.keyring import load_signing_key
+from affidavit.attest.log import TransparencyLog
+from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.verify.canonical import py_compact
+from affidavit.verify.errors import JsonError, LogBadTimestamp, LogNoSigningKey, UsageError
+from affidavit.verify.jsonio import loads
+from affidavit.verify.merkle import leaf_hash
+
+__all__ = ["log"]
+
+_db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+
+
+@click.group("log")
+def log() -> None:
+    """Append-only RFC 6962 transparency log: init, append, head, prove, consistency."""
+
+
+@log.command("init")
+@_db_argument
+@click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--log-id", required=True, help="Signed into every tree head; no '|' or spaces.")
+@json_option
+def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
+    """Create an empty log in DB, signed by the Ed25519 key in KEYFILE (PKCS#8 PEM)."""
+    key = load_signing_key(key_file)
+    absolute = str(key_file.resolve())
+    with TransparencyLog.create(db, key, log_id, key_path=absolute) as created:
+        document = {
+            "ok": True,
+            "db": str(db),
+            "log_id": created.log_id,
+            "public_key_base64": created.public_key.b64,
+            "key_id": created.key_id,
+            "key_path": absolute,
+        }
+    if as_json:
+        emit_json(document)
+    else:
+        click.echo(f"created log {log_id!r} in {db} (key {created.key_id})")
+
+
+@log.command("append")
+@_db_argument
+@click.argument("files", nargs=-1, required=True)
+@click.option(
+    "--leaf-form",
+    type=click.Choice(["raw", "py-compact"]),
+    default="raw",
+    show_default=True,
+    help="raw: the file's bytes; py-compact: strict JSON re-encoded as AiGentsy leaf data.",
+)
+@json_option
+def append(db: Path, files: tuple[str, ...], leaf_form: str, as_json: bool) -> None:
+    """Append each FILE (or - for stdin) as one leaf, all in one transaction."""
+    leaves = [_leaf_data(source, leaf_form) for source in files]
+    with TransparencyLog.open(db) as opened:
+        indexes = opened.append(leaves)
+        size = opened.size
+    appended = [
+        {"file": source, "index": index, "leaf_hash": leaf_hash(data).hex()}
+        for source, index, data in zip(files, indexes, leaves, strict=True)
+    ]
+    if as_json:
+        emit_json({"ok": True, "appended": appended, "tree_size": size})
+        return
+    for entry in appended:
+        click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")
+
+
+def _leaf_data(source: str, leaf_form: str) -> bytes:
+    data = read_input(source)
+    if leaf_form == "raw":
+        return data
+    try:
+        return py_compact(loads(data))  # formats.md §1 py-compact, §4 leaf data
+    except JsonError as e:
+        e.message = f"{source}: {e.message}"
+        raise
+
+
+@log.command("head")
+@_db_argument
+@click.option("--checkpoint", is_flag=True, help="A C2SP tlog-checkpoint signed note instead.")
+@click.option("--origin", help="Checkpoint origin line and key name (default: the log ID).")
+@click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--timestamp", help="UTC time to sign, YYYY-MM-DDTHH:MM:SSZ (default: now).")
+@json_option
+def head(
+    *,
+    db: Path,
+    checkpoint: bool,
+    origin: str | None,
+    key_file: Path | None,
+    timestamp: str | None,
+    as_json: bool,
+) -> None:
+    """Sign and print the tree head of everything committed (formats.md §4, or §6 checkpoint)."""
+    if origin is not None and not checkpoint:
+        raise UsageError("--origin only applies with --checkpoint")
+    when = _parse_timestamp(timestamp) if timestamp is not None else None
+    with TransparencyLog.open(db) as opened:
+        path = key_file if key_file is not None else opened.key_path
+        if path is None:
+            raise LogNoSigningKey(f"{db}: no key path recorded; pass --key KEYFILE")
+        opened.set_key(load_signing_key(path))
+        if checkpoint:
+            note = opened.checkpoint(origin, when)
+            if as_json:
+                emit_json({"ok": True, "checkpoint": note})
+            else:
+                click.echo(note, nl=False)
+            return
+        sth = opened.signed_tree_head(when).to_json()
+    if as_json:
+        emit_json({"ok": True, "signed_tree_head": sth})
+    else:
+        emit_json(sth)
+
+
+def _parse_timestamp(text: str) -> dt.datetime:
+
+    try:
+        return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        raise LogBadTimestamp(f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ") from None
+
+
+@log.command("prove")
+@_db_argument
+@click.option("--index", type=click.IntRange(min=0), required=True)
+@click.option("--size", type=click.IntRange(min=0), help="Tree size (default: the current size).")
+@json_option
+def prove(db: Path, index: int, size: int | None, as_json: bool) -> None:
+    """Print the inclusion proof of leaf INDEX (the bundle's merkle_inclusion form)."""
+
+    with TransparencyLog.open(db) as opened:
+        proof = opened.inclusion_proof(index, size).to_json(opened.log_id)
+    if as_json:
+        emit_json({"ok": True, "merkle_inclusion": proof})
+        return
+    _echo_fields(proof, ["log_id", "leaf_index", "tree_size", "leaf_hash", "merkle_root"])
+    for step in proof["proof"]:
+        click.echo(f"proof: {step['position']} {step['hash']}")
+
+
+@log.command("consistency")
+@_db_argument
+@click.option("--from", "first", type=click.IntRange(min=1), required=True)
+@click.option("--to", "second", type=click.IntRange(min=1), help="Default: the current size.")
+@json_option
+def consistency(db: Path, first: int, second: int | None, as_json: bool) -> None:
+    """Print the consistency proof from tree size M to N (RFC 9162 §2.1.4)."""
+
+    with TransparencyLog.open(db) as opened:
+        proof = opened.consistency_proof(first, second).to_json()
+    if as_json:
+        emit_json({"ok": True, "consistency": proof})
+        return
+    _echo_fields(proof, ["first_size", "second_size", "first_root", "second_root"])
+    for value in proof["proof"]:
+        click.echo(f"proof: {value}")
+
+
+def _echo_fields(document: dict[str, Any], names: list[str]) -> None:
+    for name in names:
+        click.echo(f"{name}: {document[name]}")
