@@ -1,0 +1,325 @@
+"""Facts: the typed, immutable fact model, FactHash and the Stigmem CID (formats.md §5).
+
+>>> from affidavit.verify.facts import parse_fact
+>>> fact = parse_fact({
+...     "entity": "https://example.com/entity/alice", "relation": "memory:role",
+...     "value": {"type": "text", "v": "CEO"}, "source": "https://example.com/hr",
+...     "scope": "team", "confidence": 0.97, "ts": "2026-01-01T00:00:00Z",
+... })
+>>> fact.hash
+'edbe2b5f47e331d8353a37f9fcd579f5805e3d09d735baad5b3457cd12b26381'
+>>> fact.cid
+'sha256:e13d7df0b1894ffb7d23cd2c83ee56f1370f98a5a8fff46c2e5683c18a8ab9b3'
+
+``FactHash = H(jcs({entity, relation, value, scope, source, confidence, ts}))``: ``id``,
+``derived_from``, ``signature`` and every other key are outside it. ``derived_from`` entries are
+read as bare hashes or as Stigmem objects ``{hash, fact_id}`` (seed 002 §20.6.1 rule 1).
+
+Validation is compiled (precompiled regexes, no jsonschema import on this path); it implements
+``specs/fact.schema.json`` exactly, and a test proves the two agree. It also refuses a hash listed
+twice in one ``derived_from``, which JSON Schema cannot say.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, NewType, NoReturn
+
+from affidavit.verify import errors
+from affidavit.verify.canonical import jcs, sha256_hex
+
+__all__ = [
+    "HASHED_FIELDS",
+    "SCOPES",
+    "VALUE_TYPES",
+    "Fact",
+    "FactHash",
+    "FactSignature",
+    "FactValue",
+    "StigmemCid",
+    "fact_hash_of",
+    "is_fact_hash",
+    "parse_fact",
+    "stigmem_cid",
+    "stigmem_value_v",
+]
+
+FactHash = NewType("FactHash", str)
+"""64 lowercase hex characters: ``H(jcs(hashed fields))``."""
+StigmemCid = NewType("StigmemCid", str)
+"""``"sha256:" + 64 lowercase hex``: the Stigmem node's CID v2."""
+
+# formats.md §5: exactly the keys FactHash covers.
+HASHED_FIELDS: Final = ("entity", "relation", "value", "scope", "source", "confidence", "ts")
+SCOPES: Final = frozenset({"local", "team", "company", "public"})
+VALUE_TYPES: Final = frozenset({"string", "text", "number", "boolean", "datetime", "ref", "null"})
+_STRING_VALUE_TYPES: Final = frozenset({"string", "text", "datetime", "ref"})
+_INTERPRET_AS: Final = frozenset({"content", "instruction"})
+_MAX_URI: Final = 2048
+_MAX_TEXT: Final = 1024 * 1024
+_MAX_DERIVED: Final = 1024
+_MAX_KEY_ID: Final = 256
+_MAX_SIG: Final = 256
+
+# The same patterns as specs/fact.schema.json; fullmatch also refuses a trailing newline, which the
+# schema refuses with its "not": {"pattern": "\n"} clauses.
+_HEX64: Final = re.compile(r"[a-f0-9]{64}")
+_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]+")
+_RELATION: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)+")
+_TS: Final = re.compile(
+    r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    r"T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?Z"
+)
+_B64URL: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+
+
+@dataclass(frozen=True, slots=True)
+class FactValue:
+    """A typed value ``{type, v}`` with an optional ``interpret_as`` (Stigmem ADR-003)."""
+
+    type: str
+    v: Any
+    interpret_as: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form, exactly as read (``interpret_as`` only when it was present)."""
+        out: dict[str, Any] = {"type": self.type, "v": self.v}
+        if self.interpret_as is not None:
+            out["interpret_as"] = self.interpret_as
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class FactSignature:
+    """An optional Ed25519 signature over the FactHash hex string (formats.md §5), b64url."""
+
+    key_id: str
+    sig: str
+    alg: str = "Ed25519"
+
+    def to_json(self) -> dict[str, str]:
+        """The wire form ``{alg, key_id, sig}``."""
+        return {"alg": self.alg, "key_id": self.key_id, "sig": self.sig}
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One parsed, validated fact. ``hash`` is recomputed from the content, never read.
+
+    ``document`` is the validated object as received (extra keys kept, e.g. Stigmem metadata);
+    treat it as read-only.
+    """
+
+    entity: str
+    relation: str
+    value: FactValue
+    source: str
+    scope: str
+    confidence: float
+    ts: str
+    hash: FactHash
+    derived_from: tuple[FactHash, ...] = ()
+    fact_id: str | None = None
+    signature: FactSignature | None = None
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def cid(self) -> StigmemCid:
+        """The Stigmem node's CID v2 of this fact (formats.md §5)."""
+        return stigmem_cid(self)
+
+    def hashed_body(self) -> dict[str, Any]:
+        """The object FactHash covers (formats.md §5)."""
+        return {
+            "entity": self.entity,
+            "relation": self.relation,
+            "value": self.value.to_json(),
+            "scope": self.scope,
+            "source": self.source,
+            "confidence": self.confidence,
+            "ts": self.ts,
+        }
+
+
+def is_fact_hash(value: object) -> bool:
+    """True when ``value`` is a 64-character lowercase hex string (seed 002 §20.6.1 rule 1)."""
+    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
+
+
+def fact_hash_of(document: Mapping[str, Any]) -> FactHash:
+    """``H(jcs({entity, relation, value, scope, source, confidence, ts}))`` of a fact document.
+
+    The document is not validated here; use :func:`parse_fact` for untrusted input.
+
+    Raises:
+        CanonicalError: a hashed value has no RFC 8785 form.
+    """
+    # formats.md §5: only these keys; id, derived_from, signature are outside the hash.
+    return FactHash(sha256_hex(jcs({name: document[name] for name in HASHED_FIELDS})))
+
+
+def parse_fact(unverified: object, *, what: str = "fact") -> Fact:
+    """Validate ``unverified`` against specs/fact.schema.json and return a :class:`Fact`.
+
+    Raises:
+        FactInvalid: the object does not match the schema (``fact.invalid``).
+        FactDerivedFromMalformed: a derived_from entry is malformed or repeated.
+        CanonicalError: a hashed value has no RFC 8785 form (e.g. an integer past 2^53).
+    """
+    if not isinstance(unverified, dict):
+        raise errors.FactInvalid(f"{what} must be a JSON object")
+    doc: dict[str, Any] = unverified
+    missing = [name for name in HASHED_FIELDS if name not in doc]
+    if missing:
+        raise errors.FactInvalid(
+            f"{what}: missing {', '.join(missing)}", details={"missing": missing}
+        )
+    entity = _uri(doc["entity"], what, "entity")
+    source = _uri(doc["source"], what, "source")
+    relation = doc["relation"]
+    if not (
+        isinstance(relation, str) and len(relation) <= _MAX_URI and _RELATION.fullmatch(relation)
+    ):
+        _bad(what, "relation", "must be namespaced, e.g. memory:role")
+    scope = doc["scope"]
+    if not (isinstance(scope, str) and scope in SCOPES):
+        _bad(what, "scope", f"must be one of {', '.join(sorted(SCOPES))}")
+    confidence = doc["confidence"]
+    if type(confidence) not in (int, float) or not 0 <= confidence <= 1:
+        _bad(what, "confidence", "must be a number in [0, 1]")
+    ts = doc["ts"]
+    if not (isinstance(ts, str) and _TS.fullmatch(ts)):
+        _bad(what, "ts", "must be RFC 3339 UTC, e.g. 2026-01-01T00:00:00Z")
+    value = _value(doc["value"], what)
+    fact_id = doc.get("id")
+    if "id" in doc and not (isinstance(fact_id, str) and 0 < len(fact_id) <= _MAX_URI):
+        _bad(what, "id", "must be a non-empty string")
+    derived = _derived_from(doc["derived_from"], what) if "derived_from" in doc else ()
+    signature = _signature(doc["signature"], what) if "signature" in doc else None
+    return Fact(
+        entity=entity,
+        relation=relation,
+        value=value,
+        source=source,
+        scope=scope,
+        confidence=confidence,
+        ts=ts,
+        hash=fact_hash_of(doc),
+        derived_from=derived,
+        fact_id=fact_id,
+        signature=signature,
+        document=doc,
+    )
+
+
+def stigmem_value_v(value: FactValue) -> str:
+    """The Stigmem node's string form of ``v``: "null", "true"/"false", else ``str(v)``.
+
+    Mirrors the node's encoder (formats.md §5): a boolean is judged by truthiness, and a number
+    keeps Python's ``str`` (``1.0`` stays ``"1.0"``).
+    """
+    if value.type == "null":
+        return "null"
+    if value.type == "boolean":
+        return "true" if value.v else "false"
+    return str(value.v)
+
+
+def stigmem_cid(fact: Fact) -> StigmemCid:
+    """``"sha256:" + H(json.dumps(body, sort_keys, compact, ensure_ascii=False))`` (CID v2).
+
+    The body is ``{confidence, entity, interpret_as, relation, scope, source, value_type,
+    value_v}``; ``interpret_as`` defaults to "content", and confidence is a float, as the node's
+    request model coerces it.
+    """
+    body = {
+        "confidence": float(fact.confidence),
+        "entity": fact.entity,
+        "interpret_as": fact.value.interpret_as or "content",
+        "relation": fact.relation,
+        "scope": fact.scope,
+        "source": fact.source,
+        "value_type": fact.value.type,
+        "value_v": stigmem_value_v(fact.value),
+    }
+    encoded = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return StigmemCid("sha256:" + sha256_hex(encoded.encode("utf-8", "surrogatepass")))
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _bad(what: str, name: str, rule: str) -> NoReturn:
+    raise errors.FactInvalid(f"{what}: {name} {rule}", details={"field": name})
+
+
+def _uri(value: object, what: str, name: str) -> str:
+    if isinstance(value, str) and len(value) <= _MAX_URI and _URI.fullmatch(value):
+        return value
+    _bad(what, name, "must be a URI (scheme:rest, no whitespace)")
+
+
+def _value(value: object, what: str) -> FactValue:
+    if not isinstance(value, dict) or "type" not in value or "v" not in value:
+        _bad(what, "value", "must be an object {type, v}")
+    if set(value) - {"type", "v", "interpret_as"}:
+        _bad(what, "value", "may hold only type, v and interpret_as")
+    kind, v = value["type"], value["v"]
+    if not (isinstance(kind, str) and kind in VALUE_TYPES):
+        _bad(what, "value.type", f"must be one of {', '.join(sorted(VALUE_TYPES))}")
+    if kind in _STRING_VALUE_TYPES:
+        ok = isinstance(v, str) and len(v) <= _MAX_TEXT
+    elif kind == "number":
+        ok = type(v) in (int, float)
+    elif kind == "boolean":
+        ok = type(v) is bool
+    else:
+        ok = v is None
+    if not ok:
+        _bad(what, "value.v", f"does not fit value type {kind}")
+    interpret_as = value.get("interpret_as")
+    if "interpret_as" in value and interpret_as not in _INTERPRET_AS:
+        _bad(what, "value.interpret_as", "must be content or instruction")
+    return FactValue(type=kind, v=v, interpret_as=interpret_as)
+
+
+def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
+    # seed 002 §20.6.1 rule 1: each entry a 64-character lowercase hex FactHash.
+    if not isinstance(entries, list):
+        raise errors.FactDerivedFromMalformed(f"{what}: derived_from must be an array")
+    if len(entries) > _MAX_DERIVED:
+        raise errors.FactDerivedFromMalformed(
+            f"{what}: derived_from has over {_MAX_DERIVED} entries"
+        )
+    hashes: list[FactHash] = []
+    for index, entry in enumerate(entries):
+        candidate = entry.get("hash") if isinstance(entry, dict) else entry
+        if isinstance(entry, dict):  # Stigmem form {hash, fact_id}
+            fact_id = entry.get("fact_id")
+            if fact_id is not None and not isinstance(fact_id, str):
+                candidate = None
+        if not is_fact_hash(candidate):
+            raise errors.FactDerivedFromMalformed(
+                f"{what}: derived_from[{index}] is not a 64-character lowercase hex FactHash",
+                details={"index": index},
+            )
+        hashes.append(FactHash(str(candidate)))
+    if len(set(hashes)) != len(hashes):
+        raise errors.FactDerivedFromMalformed(f"{what}: derived_from lists the same hash twice")
+    return tuple(hashes)
+
+
+def _signature(value: object, what: str) -> FactSignature:
+    if not isinstance(value, dict) or set(value) != {"alg", "key_id", "sig"}:
+        _bad(what, "signature", "must be an object {alg, key_id, sig}")
+    alg, key_id, sig = value["alg"], value["key_id"], value["sig"]
+    if alg != "Ed25519" or type(alg) is not str:
+        _bad(what, "signature.alg", "must be Ed25519")
+    if not (isinstance(key_id, str) and 0 < len(key_id) <= _MAX_KEY_ID):
+        _bad(what, "signature.key_id", "must be a non-empty string")
+    if not (isinstance(sig, str) and len(sig) <= _MAX_SIG and _B64URL.fullmatch(sig)):
+        _bad(what, "signature.sig", "must be b64url")
+    return FactSignature(key_id=key_id, sig=sig)
