@@ -1,0 +1,303 @@
+"""Stamp ProofPack bundles: validate, decide, chain events, log the finality leaf, sign the head.
+
+>>> import datetime, pathlib, tempfile
+>>> from affidavit.attest.keyring import derive_test_key
+>>> from affidavit.attest.log import TransparencyLog
+>>> from affidavit.verify.bundle import BundleVerifier
+>>> from affidavit.verify.policy import AcceptancePolicy
+>>> key = derive_test_key("stamp doctest")                     # TEST-ONLY key
+>>> log = TransparencyLog.create(pathlib.Path(tempfile.mkdtemp()) / "log.db", key, "doctest-log")
+>>> contract = example_contract()
+>>> policy = AcceptancePolicy.from_json({"rules": [], "default": "require_review"})
+>>> when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+>>> item = StampItem("deal-1", contract, {"signal_a": True, "signal_b": True})
+>>> (bundle,) = stamp_bundles(log, [item], policy, when=when)
+>>> BundleVerifier([key.public_key]).verify(bundle).verdict
+'verified'
+>>> log.close()
+
+What a bundle holds (formats.md §4; seed 003 "Artifact binding"):
+
+- ``proofs[0] = {proof_id, proof_type: "adapter_evaluation", evidence: {adapter_evaluation,
+  adapter_output}}``: the full evaluation with the embedded contract, and the raw adapter output so
+  a verifier can re-run the validator offline;
+- ``events``, chained (``prev_hash``), all at the stamping time:
+  ``DEAL_CREATED`` -> ``PROOF_READY`` (``proof_hashes`` binds the proofs, plus the evaluation's
+  summary) -> the decision (``AUTO_GO_APPROVED`` | ``REVIEW_REQUIRED`` | ``REJECTED``, carrying
+  ``decision``, ``policy``, ``policy_hash`` and ``policy_snapshot``) -> ``OUTCOME_RECORDED``, the
+  finality event whose leaf is appended to the log. It commits to every earlier event through the
+  chain, so the signed head covers the proofs and the decision too;
+- ``merkle_inclusion`` at the size of ``signed_tree_head``, and ``bundle_hash`` (py-compact);
+- spec ``2.0.0``; ``3.0.0`` when an actor key is given: each event carries ``actor_signature``
+  and the flat ``key_directory`` binds the key to the actor from the stamping time on.
+
+All bundles of one call share one append transaction and one signed tree head. Time is an
+argument; nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from affidavit.attest.keyring import SigningKey
+from affidavit.attest.log import TransparencyLog
+from affidavit.verify import errors
+from affidavit.verify.bundle import bundle_hash, proof_hash
+from affidavit.verify.canonical import sha256_hex
+from affidavit.verify.contract import contract_hash, input_schema_hash
+from affidavit.verify.contract_schema import schema_issues
+from affidavit.verify.events import event_hash, leaf_data, signing_payload
+from affidavit.verify.policy import AcceptancePolicy, lifecycle_of
+from affidavit.verify.validators import get_validator
+
+__all__ = [
+    "DECISION_EVENT_TYPES",
+    "StampItem",
+    "evaluate_adapter",
+    "example_contract",
+    "stamp_bundles",
+]
+
+DECISION_EVENT_TYPES: Final = {
+    "auto_accept": "AUTO_GO_APPROVED",
+    "require_review": "REVIEW_REQUIRED",
+    "auto_reject": "REJECTED",
+}
+TIMESTAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
+
+
+@dataclass(frozen=True, slots=True)
+class StampItem:
+    """One deal to stamp: its id, the adapter's contract and the adapter's raw output."""
+
+    deal_id: str
+    contract: Mapping[str, Any]
+    adapter_output: Any
+
+
+def example_contract() -> dict[str, Any]:
+    """A small boolean contract (``acme.eval_suite.v0``) with correct hashes, for docs and tests."""
+    declaration: dict[str, Any] = {
+        "adapter_contract_version": "1.0.0",
+        "adapter_id": "acme.eval_suite.v0",
+        "adapter_version": "0.1.0",
+        "input_schema_version": "1.0.0",
+        "output_fields": ["signal_a", "signal_b"],
+        "allowed_policy_fields": ["signal_a", "signal_b"],
+        "validator_name": "starter_boolean_validator",
+        "validator_version": "1.0.0",
+    }
+    declaration["input_schema_hash"] = input_schema_hash(declaration)
+    declaration["contract_hash"] = contract_hash(declaration)
+    return declaration
+
+
+def _check_contract(contract: Mapping[str, Any]) -> None:
+    issues = schema_issues(contract)
+    if issues:
+        first = issues[0]
+        raise errors.ContractSchemaError(
+            f"the contract does not pass the schema: {first.code}: {first.message}",
+            details={"codes": sorted({i.code for i in issues})},
+        )
+    if contract["contract_hash"] != contract_hash(contract):
+        raise errors.ContractHashMismatch("the contract's contract_hash does not recompute")
+    if contract["input_schema_hash"] != input_schema_hash(contract):
+        raise errors.ContractInputSchemaHashMismatch(
+            "the contract's input_schema_hash does not recompute"
+        )
+
+
+def evaluate_adapter(contract: Mapping[str, Any], adapter_output: Any) -> dict[str, Any]:
+    """Run the contract's validator on ``adapter_output``: the ``adapter_evaluation`` object.
+
+    Revoked contracts and validators that are not installed route to ``unknown_adapter`` with no
+    normalized inputs (seed 003 lifecycle table, fail closed); lifecycle warnings ride along.
+
+    Raises:
+        ContractSchemaError, ContractHashMismatch, ContractInputSchemaHashMismatch: the contract
+            itself is not valid (nothing is stamped on an invalid contract).
+    """
+    _check_contract(contract)
+    lifecycle = lifecycle_of(contract)
+    validator = get_validator(contract["validator_name"], contract["validator_version"])
+    problems: list[str] = []
+    if lifecycle.revoked or validator is None:
+        result, inputs = "unknown_adapter", {}
+        problems.append("contract revoked" if lifecycle.revoked else "validator not installed")
+    else:
+        outcome = validator.validate(adapter_output, contract)
+        result, inputs = outcome.validation_result, dict(outcome.normalized_policy_inputs)
+        problems.extend(outcome.errors)
+    evaluation: dict[str, Any] = {
+        "adapter_id": contract["adapter_id"],
+        "adapter_version": contract["adapter_version"],
+        "adapter_contract": dict(contract),
+        "contract_hash": contract["contract_hash"],
+        "input_schema_hash": contract["input_schema_hash"],
+        "validator_name": contract["validator_name"],
+        "validator_version": contract["validator_version"],
+        "validation_result": result,
+        "normalized_policy_inputs": inputs,
+    }
+    if problems:
+        evaluation["validation_errors"] = problems
+    if lifecycle.warnings:
+        evaluation["lifecycle_warnings"] = lifecycle.warnings_json()
+    return evaluation
+
+
+class _Chain:
+    """Builds one bundle's hash-chained events (formats.md §4)."""
+
+    def __init__(self, deal_id: str, actor_id: str, timestamp: str, actor_key: SigningKey | None):
+        self.deal_id, self.actor_id, self.timestamp = deal_id, actor_id, timestamp
+        self.actor_key = actor_key
+        self.events: list[dict[str, Any]] = []
+
+    def add(self, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        seq = len(self.events)
+        event: dict[str, Any] = {
+            "event_id": "evt_" + sha256_hex(f"{self.deal_id}|{seq}".encode())[:24],
+            "event_type": event_type,
+            "deal_id": self.deal_id,
+            "actor_id": self.actor_id,
+            "timestamp": self.timestamp,
+            "payload": payload,
+            "prev_hash": self.events[-1]["hash"] if self.events else "",
+        }
+        event["hash"] = event_hash(event)
+        if self.actor_key is not None:
+            key_id = _actor_key_id(self.actor_key)
+            signature = self.actor_key.sign_b64(signing_payload(event, key_id))
+            event["actor_signature"] = {"key_id": key_id, "signature": signature}
+        self.events.append(event)
+        return event
+
+
+def _actor_key_id(key: SigningKey) -> str:
+    return key.key_id or "actor-" + sha256_hex(key.public_key.raw)[:16]
+
+
+def _draft(
+    item: StampItem,
+    policy: AcceptancePolicy,
+    timestamp: str,
+    actor_id: str,
+    actor_key: SigningKey | None,
+) -> dict[str, Any]:
+    """A bundle without its inclusion proof, tree head and hash."""
+    evaluation = evaluate_adapter(item.contract, item.adapter_output)
+    decision = policy.evaluate(
+        evaluation["normalized_policy_inputs"], validation_result=evaluation["validation_result"]
+    )
+    proof = {
+        "proof_id": "prf_" + sha256_hex(f"{item.deal_id}|proof|0".encode())[:24],
+        "proof_type": "adapter_evaluation",
+        "evidence": {"adapter_evaluation": evaluation, "adapter_output": item.adapter_output},
+    }
+    binding = {"adapter_id": evaluation["adapter_id"], "contract_hash": evaluation["contract_hash"]}
+    chain = _Chain(item.deal_id, actor_id, timestamp, actor_key)
+    chain.add("DEAL_CREATED", {**binding, "policy_hash": policy.policy_hash})
+    chain.add(
+        "PROOF_READY",
+        {
+            **binding,
+            "proof_type": "adapter_evaluation",
+            "proof_count": 1,
+            "proof_hashes": [proof_hash(proof)],
+            "validation_result": evaluation["validation_result"],
+        },
+    )
+    decided = chain.add(
+        DECISION_EVENT_TYPES[decision.action],
+        {
+            **binding,
+            "decision": decision.action,
+            "policy": policy.to_json(),
+            "policy_hash": policy.policy_hash,
+            "policy_snapshot": decision.snapshot(),
+        },
+    )
+    chain.add(
+        "OUTCOME_RECORDED",
+        {"decision": decision.action, "decision_event_id": decided["event_id"]},
+    )
+    spec = "3.0.0" if actor_key is not None else "2.0.0"
+    draft: dict[str, Any] = {
+        "spec_version": spec,
+        "deal_id": item.deal_id,
+        "proofs": [proof],
+        "events": chain.events,
+    }
+    if actor_key is not None:
+        draft["key_directory"] = {
+            _actor_key_id(actor_key): {
+                "actor_id": actor_id,
+                "public_key_base64": actor_key.public_key.b64,
+                "issued_at": timestamp,
+                "revoked_at": None,
+            }
+        }
+    return draft
+
+
+def stamp_bundles(
+    log: TransparencyLog,
+    items: Sequence[StampItem],
+    policy: AcceptancePolicy,
+    *,
+    when: datetime,
+    actor_key: SigningKey | None = None,
+    actor_id: str = "affidavit",
+) -> list[dict[str, Any]]:
+    """Stamp every item under one signed tree head; returns the bundles in ``items`` order.
+
+    The log must have been opened with its signing key. All leaves are appended in one
+    transaction, then one head is signed and each bundle gets its inclusion proof at that size.
+
+    Raises:
+        UsageError: ``when`` is naive, or ``items`` is empty, or a deal id repeats.
+        ContractSchemaError, ContractHashMismatch, ...: an invalid contract (before any append).
+        LogNoSigningKey: the log has no signing key.
+    """
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise errors.UsageError("the stamping time must be timezone-aware")
+    if not items:
+        raise errors.UsageError("nothing to stamp")
+    deal_ids = [item.deal_id for item in items]
+    if len(set(deal_ids)) != len(deal_ids) or not all(deal_ids):
+        raise errors.UsageError("deal ids must be non-empty and distinct")
+    timestamp = when.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+    drafts = [_draft(item, policy, timestamp, actor_id, actor_key) for item in items]
+    indexes = log.append([leaf_data(d["events"][-1]) for d in drafts])
+    head = log.signed_tree_head(when)
+    bundles = []
+    for draft, index in zip(drafts, indexes, strict=True):
+        inclusion = log.inclusion_proof(index, head.tree_size).to_json(log.log_id)
+        bundle: dict[str, Any] = {**draft, "merkle_inclusion": inclusion}
+        bundle["bundle_hash"] = bundle_hash(bundle)
+        bundle["signed_tree_head"] = head.to_json()
+        bundle["exported_at"] = timestamp
+        bundles.append(_ordered(bundle))
+    return bundles
+
+
+_ORDER: Final = (
+    "spec_version",
+    "deal_id",
+    "proofs",
+    "events",
+    "merkle_inclusion",
+    "bundle_hash",
+    "signed_tree_head",
+    "key_directory",
+    "exported_at",
+)
+
+
+def _ordered(bundle: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: bundle[name] for name in _ORDER if name in bundle}

@@ -1,0 +1,149 @@
+"""Bundle verification: Affidavit's library vs aigentsy_verify.verify_bundle, and CLI cold start.
+
+Same run, same bundles: 1,200 spec-2.0.0 bundles stamped into one log under one signed tree head
+(TEST-ONLY key), each carrying an embedded contract, the raw adapter output and a decision.
+
+- library: ``BundleVerifier.verify`` (all steps: hashes, chain, proof binding, inclusion, head
+  signature under the trusted key, cross-reference, adapter replay with validator re-run and
+  policy replay) vs the peer's ``verify_bundle(bundle, public_key_base64)`` plus its
+  ``verify_adapter_replay`` (what ``aigentsy-verify bundle`` runs); both on parsed dicts, one core.
+- cold start: ``affidavit verify bundle F --public-key-base64 K`` vs ``aigentsy-verify bundle F
+  --public-key KEYFILE``, whole processes, median of alternating runs.
+
+Run: ``python bench/bench_verify.py [--bundles N] [--runs R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _timing import table
+from affidavit.attest.keyring import derive_test_key
+from affidavit.attest.log import TransparencyLog
+from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
+from affidavit.verify.bundle import BundleVerifier
+from affidavit.verify.policy import AcceptancePolicy
+
+POLICY = {
+    "rules": [
+        {
+            "conditions": [
+                {"field": "signal_a", "op": "==", "value": True},
+                {"field": "signal_b", "op": "==", "value": True},
+            ],
+            "action": "auto_accept",
+        }
+    ],
+    "default": "require_review",
+}
+
+
+def _bundles(folder: Path, count: int) -> tuple[list[dict[str, Any]], str]:
+    key = derive_test_key("bench_verify log key (TEST-ONLY)", key_id="bench")
+    contract = example_contract()
+    items = [
+        StampItem(f"deal-{i:05d}", contract, {"signal_a": i % 3 != 0, "signal_b": i % 5 != 0})
+        for i in range(count)
+    ]
+    when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    with TransparencyLog.create(folder / "log.db", key, "bench-log") as log:
+        bundles = stamp_bundles(log, items, AcceptancePolicy.from_json(POLICY), when=when)
+    return bundles, key.public_key.b64
+
+
+def _rate(fn: Any, items: list[Any], runs: int) -> float:
+    rates = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for item in items:
+            fn(item)
+        rates.append(len(items) / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def _cold(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():  # alternate, so drift hits both alike
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, check=False)
+            times[name].append((time.perf_counter() - start) * 1000)
+            if done.returncode != 0:
+                raise SystemExit(f"{name} failed: {done.stdout!r} {done.stderr!r}")
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bundles", type=int, default=1200)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    from affidavit.verify.keys import Ed25519PublicKey
+    from aigentsy_verify import verify_bundle as peer_verify
+    from aigentsy_verify.adapter import verify_adapter_replay as peer_replay
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-verify-"))
+    bundles, key_b64 = _bundles(folder, args.bundles)
+    ours = BundleVerifier([Ed25519PublicKey.from_b64(key_b64)])
+    assert all(ours.verify(b).verified for b in bundles[:50])
+    assert all(peer_verify(b, key_b64)["verified"] for b in bundles[:50])
+
+    def peer(bundle: dict[str, Any]) -> None:
+        peer_verify(bundle, key_b64)
+        peer_replay(bundle)
+
+    def peer_core(bundle: dict[str, Any]) -> None:
+        peer_verify(bundle, key_b64)
+
+    def fresh(bundle: dict[str, Any]) -> None:
+        BundleVerifier([Ed25519PublicKey.from_b64(key_b64)]).verify(bundle)  # no memo across
+
+    rows: list[list[object]] = []
+    peer_rate = _rate(peer, bundles, args.runs)
+    for name, fn in (
+        ("affidavit BundleVerifier.verify (shared verifier)", ours.verify),
+        ("affidavit, new verifier per bundle (head re-verified)", fresh),
+        ("aigentsy_verify verify_bundle + adapter replay", peer),
+        ("aigentsy_verify verify_bundle only", peer_core),
+    ):
+        rate = peer_rate if fn is peer else _rate(fn, bundles, args.runs)
+        rows.append([name, rate, f"{rate / peer_rate:.2f}x"])
+    print(f"library, {len(bundles)} bundles from one log, one core, median of {args.runs}")
+    print(table(["verifier", "bundles/s", "vs peer"], rows))
+
+    sample = folder / "bundle.json"
+    sample.write_text(json.dumps(bundles[0]))
+    key_file = folder / "key.json"
+    key_file.write_text(json.dumps({"public_key_base64": key_b64}))
+    bin_dir = Path(sys.executable).parent
+    affidavit = shutil.which("affidavit") or str(bin_dir / "affidavit")
+    aigentsy = shutil.which("aigentsy-verify") or str(bin_dir / "aigentsy-verify")
+    ours_cli = [affidavit, "verify", "bundle", str(sample), "--public-key-base64", key_b64]
+    peer_cli = [aigentsy, "bundle", str(sample), "--public-key", str(key_file)]
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "affidavit verify bundle": ours_cli,
+        "aigentsy-verify bundle": peer_cli,
+    }
+    cold = _cold(commands, max(5, args.runs * 3))
+    base = cold["aigentsy-verify bundle"]
+    print()
+    print("cold start, whole process, median (ms)")
+    print(
+        table(["command", "ms", "vs peer"], [[k, v, f"{v / base:.2f}x"] for k, v in cold.items()])
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""``affidavit stamp``: validate an adapter output, decide by policy, log it, write a bundle.
+
+``affidavit stamp --contract C --adapter-output RAW.json --policy P.json --deal-id ID --log DB
+--key KEYFILE [--actor-key KEYFILE --actor-id A] [--time T] --out BUNDLE.json`` stamps one deal;
+``affidavit stamp batch --contract C --policy P --log DB --key K --out-dir DIR RAW.json...`` stamps
+many under one signed tree head (deal id = ``--deal-prefix`` + file stem, bundle
+``DIR/<stem>.bundle.json``). ``stamp`` is a group whose own options stamp one deal; ``batch`` is its
+one subcommand. Spec 2.0.0, or 3.0.0 with actor signatures when ``--actor-key`` is given.
+
+Nothing is appended to the log when an output file already exists (exit 2, ``io.exists``) or the
+contract, policy or adapter output is invalid.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from affidavit.cli._common import atomic_write, emit_json, json_option, read_json, read_json_object
+from affidavit.verify import errors
+
+__all__ = ["stamp"]
+
+
+def _when(text: str | None) -> datetime:
+    if text is None:
+        return datetime.now(UTC)  # the CLI reads the clock; the library takes time as an argument
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise errors.UsageError(f"--time {text!r} is not an RFC 3339 time") from None
+    if moment.tzinfo is None:
+        raise errors.UsageError("--time needs a zone, e.g. 2026-01-01T00:00:00Z")
+    return moment
+
+
+def _common_options(f: Any) -> Any:
+    for option in reversed(
+        (
+            click.option("--contract", type=click.Path(dir_okay=False), help="AdapterContract."),
+            click.option("--policy", type=click.Path(dir_okay=False), help="AcceptancePolicy."),
+            click.option("--log", "log_path", type=click.Path(dir_okay=False), help="Log DB."),
+            click.option("--key", "key_path", type=click.Path(dir_okay=False), help="Log key."),
+            click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
+            click.option("--actor-id", default=None, help="Actor id recorded on the events."),
+            click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),
+            click.option("--force", is_flag=True, help="Overwrite existing bundle files."),
+            json_option,
+        )
+    ):
+        f = option(f)
+    return f
+
+
+def _require(**values: Any) -> None:
+    missing = [f"--{k.replace('_', '-')}" for k, v in values.items() if v is None]
+    if missing:
+        raise errors.UsageError(f"missing option(s): {', '.join(missing)}")
+
+
+def _run(
+    options: dict[str, Any], items: list[tuple[str, Any, Path]]
+) -> list[tuple[Path, dict[str, Any]]]:
+    """Load everything, stamp, write; returns (path, bundle) pairs."""
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.log import TransparencyLog  # noqa: PLC0415 - lazy
+    from affidavit.attest.stamp import StampItem, stamp_bundles  # noqa: PLC0415 - lazy
+    from affidavit.verify.policy import AcceptancePolicy  # noqa: PLC0415 - lazy
+
+    if options["actor_key"] is not None and not options["actor_id"]:
+        raise errors.UsageError("--actor-key needs --actor-id")
+    for _, _, out in items:
+        if out.exists() and not options["force"]:
+            raise errors.FileExistsRefusal(f"{out} exists; refusing to overwrite (use --force)")
+    contract = read_json_object(options["contract"], what="contract")
+    policy = AcceptancePolicy.from_json(read_json(options["policy"]))
+    key = load_signing_key(options["key_path"], refuse_world_readable=False)
+    actor_key = None
+    if options["actor_key"] is not None:
+        actor_key = load_signing_key(options["actor_key"])
+    when = _when(options["time_text"])
+    stamp_items = [StampItem(deal_id, contract, raw) for deal_id, raw, _ in items]
+    with TransparencyLog.open(options["log_path"], key) as log:
+        bundles = stamp_bundles(
+            log,
+            stamp_items,
+            policy,
+            when=when,
+            actor_key=actor_key,
+            actor_id=options["actor_id"] or "affidavit",
+        )
+    written = []
+    for (_, _, out), bundle in zip(items, bundles, strict=True):
+        atomic_write(out, (json.dumps(bundle, indent=2) + "\n").encode("utf-8"))
+        written.append((out, bundle))
+    return written
+
+
+def _report(written: list[tuple[Path, dict[str, Any]]], as_json: bool) -> None:
+    rows = [
+        {
+            "out": str(path),
+            "deal_id": bundle["deal_id"],
+            "spec_version": bundle["spec_version"],
+            "decision": bundle["events"][-1]["payload"]["decision"],
+            "bundle_hash": bundle["bundle_hash"],
+            "leaf_index": bundle["merkle_inclusion"]["leaf_index"],
+            "tree_size": bundle["signed_tree_head"]["tree_size"],
+        }
+        for path, bundle in written
+    ]
+    if as_json:
+        emit_json({"ok": True, "bundles": rows})
+        return
+    for row in rows:
+        click.echo(
+            f"{row['out']}: {row['deal_id']} {row['decision']} (spec {row['spec_version']}, "
+            f"leaf {row['leaf_index']} of {row['tree_size']})"
+        )
+
+
+@click.group("stamp", invoke_without_command=True)
+@_common_options
+@click.option("--adapter-output", type=click.Path(dir_okay=False), help="Raw adapter output.")
+@click.option("--deal-id", default=None, help="Deal id.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Bundle file to write.")
+@click.pass_context
+def stamp(ctx: click.Context, /, **options: Any) -> None:
+    """Stamp one deal into a ProofPack bundle (or use `stamp batch` for many)."""
+    ctx.obj = options
+    if ctx.invoked_subcommand is not None:
+        return
+    _require(
+        contract=options["contract"],
+        adapter_output=options["adapter_output"],
+        policy=options["policy"],
+        deal_id=options["deal_id"],
+        log=options["log_path"],
+        key=options["key_path"],
+        out=options["out"],
+    )
+    raw = read_json(options["adapter_output"])
+    written = _run(options, [(options["deal_id"], raw, Path(options["out"]))])
+    _report(written, options["as_json"])
+
+
+@stamp.command("batch")
+@_common_options
+@click.option("--out-dir", type=click.Path(file_okay=False), required=True, help="Output folder.")
+@click.option("--deal-prefix", default="", help="Prefix of each deal id (id = prefix + stem).")
+@click.argument("outputs", nargs=-1, required=True)
+@click.pass_context
+def batch(ctx: click.Context, /, outputs: tuple[str, ...], **options: Any) -> None:
+    """Stamp many adapter outputs under one signed tree head."""
+    parent: dict[str, Any] = ctx.obj or {}
+    merged: dict[str, Any] = {}
+    for name, value in options.items():
+        merged[name] = value if value not in (None, False) else parent.get(name, value)
+    _require(
+        contract=merged["contract"],
+        policy=merged["policy"],
+        log=merged["log_path"],
+        key=merged["key_path"],
+    )
+    folder = Path(merged["out_dir"])
+    folder.mkdir(parents=True, exist_ok=True)
+    items = [
+        (merged["deal_prefix"] + Path(p).stem, read_json(p), folder / f"{Path(p).stem}.bundle.json")
+        for p in outputs
+    ]
+    stems = [item[0] for item in items]
+    if len(set(stems)) != len(stems):
+        raise errors.UsageError("two adapter outputs have the same file stem")
+    _report(_run(merged, items), merged["as_json"])

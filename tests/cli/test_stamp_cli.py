@@ -1,0 +1,107 @@
+"""``affidavit stamp`` and ``affidavit stamp batch`` in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from affidavit.attest.keyring import private_key_pem
+from affidavit.attest.log import TransparencyLog
+from affidavit.attest.stamp import example_contract
+from affidavit.cli.main import affidavit
+from click.testing import CliRunner
+
+from tests.verify.test_bundle_support import ACTOR_KEY, LOG_KEY, OUTPUTS, POLICY, verifier
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    for name, key in (("log.key", LOG_KEY), ("actor.key", ACTOR_KEY)):
+        path = tmp_path / name
+        path.write_bytes(private_key_pem(key))
+        os.chmod(path, 0o600)
+    with TransparencyLog.create(tmp_path / "log.db", LOG_KEY, "cli-log"):
+        pass
+    (tmp_path / "contract.json").write_text(json.dumps(example_contract()))
+    (tmp_path / "policy.json").write_text(json.dumps(POLICY.to_json()))
+    for name, raw in OUTPUTS.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(raw))
+    return tmp_path
+
+
+def _base(d: Path) -> list[str]:
+    return ["--contract", str(d / "contract.json"), "--policy", str(d / "policy.json"),
+            "--log", str(d / "log.db"), "--key", str(d / "log.key"),
+            "--time", "2026-03-01T12:00:00Z"]  # fmt: skip
+
+
+def _run(args: list[str]) -> Any:
+    return CliRunner().invoke(affidavit, args, catch_exceptions=False)
+
+
+def test_stamp_one(workdir: Path) -> None:
+    out = workdir / "b.json"
+    args = ["stamp", *_base(workdir), "--adapter-output", str(workdir / "accepted.json"),
+            "--deal-id", "deal-1", "--out", str(out), "--json"]  # fmt: skip
+    result = _run(args)
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output)["bundles"][0]
+    assert (row["deal_id"], row["decision"], row["spec_version"]) == (
+        "deal-1",
+        "auto_accept",
+        "2.0.0",
+    )
+    assert verifier().verify_bytes(out.read_bytes()).verdict == "verified"
+    again = _run(args)
+    assert again.exit_code == 2
+    assert "io.exists" in again.output
+    with TransparencyLog.open(workdir / "log.db") as log:
+        assert log.size == 1  # the refused run appended nothing
+
+
+def test_stamp_with_actor_key_is_3_0_0(workdir: Path) -> None:
+    out = workdir / "b3.json"
+    actor = ["--actor-key", str(workdir / "actor.key"), "--actor-id", "agent-9"]
+    result = _run(["stamp", *_base(workdir), "--adapter-output", str(workdir / "review.json"),
+                   "--deal-id", "deal-3", "--out", str(out), *actor])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    bundle = json.loads(out.read_text())
+    assert bundle["spec_version"] == "3.0.0"
+    assert bundle["events"][0]["actor_id"] == "agent-9"
+    assert verifier().verify(bundle).step("actor_signatures").status == "ok"  # type: ignore[union-attr]
+
+
+def test_stamp_batch(workdir: Path) -> None:
+    files = [str(workdir / f"{n}.json") for n in ("accepted", "review", "rejected")]
+    result = _run(["stamp", "batch", *_base(workdir), "--out-dir", str(workdir / "out"),
+                   "--deal-prefix", "x-", *files])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = sorted((workdir / "out").glob("*.bundle.json"))
+    assert len(written) == 3
+    bundles = [json.loads(p.read_text()) for p in written]
+    assert {b["deal_id"] for b in bundles} == {"x-accepted", "x-review", "x-rejected"}
+    assert len({b["signed_tree_head"]["signature"] for b in bundles}) == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        ([], "usage.invalid"),
+        (["--adapter-output", "{missing}", "--deal-id", "d", "--out", "{out}"], "io.unreadable"),
+        (["--adapter-output", "{bad_policy}", "--deal-id", "d", "--out", "{out}"], "policy"),
+    ],
+)
+def test_stamp_errors_exit_2(workdir: Path, extra: list[str], code: str) -> None:
+    (workdir / "bad_policy.json").write_text("{}")
+    args = [a.format(missing=workdir / "nope.json", out=workdir / "o.json",
+                     bad_policy=workdir / "accepted.json") for a in extra]  # fmt: skip
+    base = _base(workdir)
+    if code == "policy":
+        base[3] = str(workdir / "bad_policy.json")
+        code = "policy.malformed"
+    result = _run(["stamp", *base, *args])
+    assert result.exit_code == 2, result.output
+    assert code in result.output

@@ -1,0 +1,73 @@
+"""affidavit.verify imports no network code and nothing from attest, registry or cli.
+
+Every module of the package is imported in a fresh interpreter (so nothing another test loaded
+can hide an import), and ``sys.modules`` is checked afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import affidavit.verify
+
+FORBIDDEN = (
+    "httpx",
+    "httpcore",
+    "requests",
+    "urllib3",
+    "aiohttp",
+    "urllib.request",
+    "http.client",
+    "socket",
+    "ssl",
+    "affidavit.attest",
+    "affidavit.registry",
+    "affidavit.cli",
+)
+
+_PROBE = """
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN))
+print(json.dumps(bad))
+"""
+
+
+def _modules() -> list[str]:
+    names = ["affidavit.verify"]
+    names += [
+        f"affidavit.verify.{info.name}" for info in pkgutil.iter_modules(affidavit.verify.__path__)
+    ]
+    return sorted(names)
+
+
+def test_verify_package_has_many_modules() -> None:
+    assert {"affidavit.verify.bundle", "affidavit.verify.policy"} <= set(_modules())
+
+
+def test_no_network_or_upward_imports() -> None:
+    code = f"FORBIDDEN = {FORBIDDEN!r}\n{_PROBE}"
+    done = subprocess.run(
+        [sys.executable, "-c", code, *_modules()],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert json.loads(done.stdout) == []
+
+
+def test_probe_can_fail() -> None:
+    code = f"FORBIDDEN = {FORBIDDEN!r}\n{_PROBE}"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "http.client"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "http.client" in json.loads(done.stdout)

@@ -1,0 +1,346 @@
+"""ProofPack bundle verification, offline and fail-closed (formats.md §4, seed 003, issue 4 item 6).
+
+>>> verifier = BundleVerifier(trusted_keys=())
+>>> result = verifier.verify({"deal_id": "d", "proofs": [], "events": [],
+...                           "merkle_inclusion": None, "bundle_hash": "0" * 64})
+>>> result.verdict, result.failed_step.name, result.failed_step.code
+('failed', 'bundle_hash', 'bundle.hash_mismatch')
+
+Steps, in order; each ends ``ok``, ``failed`` (code, expected/actual) or ``not_checked`` (why):
+
+``parse``                    strict shape of the top level (else the bundle is *unreadable*, exit 2)
+``bundle_hash``              py-compact with ``spec_version``, or py-spaced for legacy bundles
+``event_chain``              every event's hash and ``prev_hash`` link (:mod:`.events`)
+``proof_binding``            proofs bound by ``payload.proof_hashes`` of an event (Affidavit
+                             bundles): ``bundle_hash`` alone covers proofs but nothing signs it
+``merkle_inclusion``         RFC 6962 inclusion of ``leaf_hash`` under ``merkle_root``
+``sth_signature``            the tree head signed by a key the caller trusts; each distinct
+                             (key, message, signature) is verified once per verifier
+``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's, and
+                             the proven leaf recomputes from exactly one finality event
+``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory
+``actor_signature_sidecar``  the optional sidecar (:mod:`.bundle_sidecar`)
+``adapter_replay``           embedded contracts, validators and policy decisions
+                             (:mod:`.adapter_replay`)
+
+Verdict: ``failed`` when any step failed; otherwise ``verified`` only when inclusion, the tree-head
+signature under a trusted key, and the cross-reference are all ``ok``; else ``unanchored`` (exit 1,
+the message says how to supply a key). Nothing here reads the clock, the environment or the network.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify.adapter_replay import replay_adapter
+from affidavit.verify.bundle_sidecar import check_sidecar
+from affidavit.verify.canonical import py_compact, py_spaced, sha256_hex
+from affidavit.verify.events import (
+    FINALITY_EVENT_TYPES,
+    check_actor_signatures,
+    check_event_chain,
+    leaf_data,
+)
+from affidavit.verify.jsonio import loads
+from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.merkle import leaf_hash, verify_inclusion
+from affidavit.verify.report import BundleResult, StepResult, decide
+from affidavit.verify.signature import verify_ed25519
+from affidavit.verify.treehead import SignedTreeHead, parse_sth
+
+__all__ = [
+    "SPEC_VERSIONS",
+    "UNANCHORED_HINT",
+    "BundleVerifier",
+    "bundle_hash",
+    "proof_hash",
+    "verify_bundle",
+]
+
+SPEC_VERSIONS: Final = ("1.0.0", "2.0.0", "3.0.0")
+UNANCHORED_HINT: Final = (
+    "no tree head signed by a trusted key: supply one with --public-key-base64, --publisher-doc "
+    "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
+)
+_HEX64: Final = re.compile(r"[a-f0-9]{64}")
+_AFTER_CHAIN: Final = (
+    "proof_binding",
+    "cross_reference",
+    "actor_signatures",
+    "actor_signature_sidecar",
+    "adapter_replay",
+)
+_TOP_TYPES: Final = (("deal_id", str), ("proofs", list), ("events", list), ("bundle_hash", str))
+
+
+def bundle_hash(unverified_bundle: Mapping[str, Any]) -> str:
+    """Recompute ``bundle_hash`` (formats.md §4): py-compact of ``{spec_version, deal_id, proofs,
+    events, merkle_inclusion}``, or for a legacy bundle (no ``spec_version``) py-spaced without it.
+    """
+    body = {
+        k: unverified_bundle.get(k) for k in ("deal_id", "proofs", "events", "merkle_inclusion")
+    }
+    if "spec_version" in unverified_bundle:
+        body["spec_version"] = unverified_bundle["spec_version"]
+        return sha256_hex(py_compact(body))
+    return sha256_hex(py_spaced(body))
+
+
+def proof_hash(proof: Any) -> str:
+    """``H(py-compact(proof))``: what an Affidavit PROOF_READY event lists in ``proof_hashes``."""
+    return sha256_hex(py_compact(proof))
+
+
+def _parse(unverified: Any) -> None:
+    """Step ``parse``. Raises BundleMalformed / BundleUnsupportedVersion (exit 2)."""
+    if not isinstance(unverified, dict):
+        raise errors.BundleMalformed("a bundle must be a JSON object")
+    for name, kind in _TOP_TYPES:
+        if not isinstance(unverified.get(name), kind):
+            raise errors.BundleMalformed(
+                f"bundle.{name} is missing or not {'a string' if kind is str else 'an array'}"
+            )
+    if "spec_version" in unverified and unverified["spec_version"] not in SPEC_VERSIONS:
+        raise errors.BundleUnsupportedVersion(
+            f"spec_version {unverified['spec_version']!r} is not one of {', '.join(SPEC_VERSIONS)}"
+        )
+    inclusion = unverified.get("merkle_inclusion")
+    if inclusion is not None and not isinstance(inclusion, dict):
+        raise errors.BundleMalformed("bundle.merkle_inclusion must be an object or null")
+
+
+class BundleVerifier:
+    """Verifies bundles against a fixed set of trusted tree-head keys.
+
+    Reuse one verifier for many bundles: tree-head signatures are memoized on (key, message,
+    signature), so bundles under one head cost one signature check.
+    """
+
+    def __init__(self, trusted_keys: Iterable[Ed25519PublicKey] = ()) -> None:
+        self.trusted_keys: tuple[Ed25519PublicKey, ...] = tuple(trusted_keys)
+        self._sth_memo: dict[tuple[bytes, bytes], Ed25519PublicKey | None] = {}
+
+    def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
+        """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
+        try:
+            _parse(unverified_bundle)
+        except errors.AffidavitError as e:
+            step = StepResult.failed("parse", e)
+            return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
+        bundle: dict[str, Any] = unverified_bundle
+        warnings: list[str] = []
+        steps = [StepResult.ok("parse"), self._bundle_hash(bundle)]
+        chain = check_event_chain(bundle["events"], bundle["deal_id"])
+        steps.append(chain)
+        inclusion = _inclusion_step(bundle.get("merkle_inclusion"))
+        sth, sth_step = self._sth_step(bundle.get("signed_tree_head"))
+        if chain.status == "ok":
+            steps.append(_proof_binding(bundle, warnings))
+            steps.append(inclusion)
+            steps.append(sth_step)
+            steps.append(_cross_reference(bundle, inclusion, sth))
+            steps.append(check_actor_signatures(bundle["events"], bundle.get("key_directory")))
+            steps.append(check_sidecar(bundle))
+            steps.append(replay_adapter(bundle, warnings))
+        else:
+            steps.extend((inclusion, sth_step))
+            why = "the event chain did not verify"
+            steps.extend(StepResult.not_checked(name, why) for name in _AFTER_CHAIN)
+        final = tuple(steps)
+        anchored = all(
+            s.status == "ok"
+            for s in final
+            if s.name in ("merkle_inclusion", "sth_signature", "cross_reference")
+        )
+        unanchored = errors.BundleUnanchored(UNANCHORED_HINT)
+        verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
+        return BundleResult(
+            source,
+            verdict,
+            final,
+            deal_id=bundle["deal_id"],
+            spec_version=bundle.get("spec_version"),
+            bundle_hash=bundle["bundle_hash"],
+            code=code,
+            message=message,
+            warnings=tuple(dict.fromkeys(warnings)),
+        )
+
+    def verify_bytes(self, data: bytes, *, source: str | None = None) -> BundleResult:
+        """Parse ``data`` strictly (:mod:`.jsonio`) and verify; bad JSON gives ``unreadable``."""
+        try:
+            document = loads(data)
+        except errors.JsonError as e:
+            step = StepResult.failed("parse", e)
+            return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
+        return self.verify(document, source=source)
+
+    # -- steps --------------------------------------------------------------------------
+
+    @staticmethod
+    def _bundle_hash(bundle: Mapping[str, Any]) -> StepResult:
+        try:
+            recomputed = bundle_hash(bundle)
+        except errors.CanonicalError as e:
+            return StepResult.failed("bundle_hash", e)
+        if not hmac.compare_digest(recomputed, bundle["bundle_hash"]):
+            error = errors.BundleHashMismatch("bundle_hash does not match the bundle")
+            return StepResult.failed(
+                "bundle_hash", error, expected=recomputed, actual=bundle["bundle_hash"]
+            )
+        form = "py-compact" if "spec_version" in bundle else "py-spaced (legacy)"
+        return StepResult.ok("bundle_hash", form=form)
+
+    def _sth_step(self, raw: Any) -> tuple[SignedTreeHead | None, StepResult]:
+        """Step ``sth_signature``: parse the head; verify under the trusted keys (memoized)."""
+        name = "sth_signature"
+        if raw is None:
+            return None, StepResult.not_checked(name, "the bundle carries no signed_tree_head")
+        try:
+            sth = parse_sth(raw)
+        except errors.AffidavitError as e:
+            return None, StepResult.failed(name, e)
+        if not self.trusted_keys:
+            return sth, StepResult.not_checked(name, UNANCHORED_HINT)
+        message = sth.message()
+        memo_key = (message, sth.signature)
+        if memo_key not in self._sth_memo:
+            self._sth_memo[memo_key] = self._find_signer(message, sth.signature)
+        signer = self._sth_memo[memo_key]
+        if signer is None:
+            error = errors.TreeHeadSignatureInvalid(
+                f"the tree head of {sth.log_id!r} at size {sth.tree_size} is not signed by any "
+                f"of the {len(self.trusted_keys)} trusted key(s)"
+            )
+            return None, StepResult.failed(name, error)
+        return sth, StepResult.ok(name, key=signer.b64, key_id=sth.key_id)
+
+    def _find_signer(self, message: bytes, signature: bytes) -> Ed25519PublicKey | None:
+        for key in self.trusted_keys:
+            try:
+                verify_ed25519(key, message, signature)
+            except errors.AffidavitError:
+                continue
+            return key
+        return None
+
+
+def _inclusion_fields(inclusion: Mapping[str, Any]) -> tuple[bytes, int, int, list[bytes], bytes]:
+    """Strictly read ``merkle_inclusion``. Raises BundleInclusionMalformed."""
+
+    def hex32(value: Any, what: str) -> bytes:
+        if not isinstance(value, str) or not _HEX64.fullmatch(value):
+            raise errors.BundleInclusionMalformed(f"{what} must be 64 lowercase hex characters")
+        return bytes.fromhex(value)
+
+    def count(value: Any, what: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise errors.BundleInclusionMalformed(f"{what} must be a non-negative integer")
+        return value
+
+    raw_proof = inclusion.get("proof")
+    if not isinstance(raw_proof, list):
+        raise errors.BundleInclusionMalformed("merkle_inclusion.proof must be an array")
+    proof = [  # left/right comes from the index, never from "position" (formats.md §4)
+        hex32(node.get("hash") if isinstance(node, dict) else node, f"proof[{i}]")
+        for i, node in enumerate(raw_proof)
+    ]
+    return (
+        hex32(inclusion.get("leaf_hash"), "leaf_hash"),
+        count(inclusion.get("leaf_index"), "leaf_index"),
+        count(inclusion.get("tree_size"), "tree_size"),
+        proof,
+        hex32(inclusion.get("merkle_root"), "merkle_root"),
+    )
+
+
+def _inclusion_step(inclusion: Any) -> StepResult:
+    """Step ``merkle_inclusion`` (RFC 9162 §2.1.3.2 via :mod:`.merkle`)."""
+    name = "merkle_inclusion"
+    if inclusion is None:
+        return StepResult.not_checked(name, "the bundle carries no merkle_inclusion")
+    try:
+        leaf, index, size, proof, root = _inclusion_fields(inclusion)
+        verify_inclusion(leaf, index, size, proof, root)
+    except errors.AffidavitError as e:
+        return StepResult.failed(name, e)
+    return StepResult.ok(name, leaf_index=index, tree_size=size)
+
+
+def _cross_reference(
+    bundle: Mapping[str, Any], inclusion_step: StepResult, sth: SignedTreeHead | None
+) -> StepResult:
+    """Step ``cross_reference``: the signed head covers this proof; the leaf is this bundle's."""
+    name = "cross_reference"
+    inclusion = bundle.get("merkle_inclusion")
+    if inclusion is None or inclusion_step.status != "ok":
+        return StepResult.not_checked(name, "no verified inclusion proof")
+    if sth is not None:
+        for field, signed in (
+            ("merkle_root", sth.root_hash),
+            ("tree_size", sth.tree_size),
+            ("log_id", sth.log_id),
+        ):
+            claimed = inclusion.get(field, signed if field == "log_id" else None)
+            if claimed != signed:
+                differs = errors.BundleRootNotSigned(
+                    f"merkle_inclusion.{field} is not the signed tree head's"
+                )
+                return StepResult.failed(name, differs, expected=signed, actual=claimed)
+    claimed_leaf = bytes.fromhex(inclusion["leaf_hash"])
+    matches = [
+        event
+        for event in bundle["events"]
+        if hmac.compare_digest(leaf_hash(leaf_data(event)), claimed_leaf)
+    ]
+    if len(matches) > 1:
+        error: errors.AffidavitError = errors.BundleLeafAmbiguous(
+            f"the proven leaf recomputes from {len(matches)} events"
+        )
+        return StepResult.failed(name, error)
+    if not matches or matches[0]["event_type"] not in FINALITY_EVENT_TYPES:
+        what = "no event" if not matches else f"a {matches[0]['event_type']} (not finality) event"
+        error = errors.BundleLeafUnbound(f"the proven leaf recomputes from {what} of this bundle")
+        return StepResult.failed(name, error, actual=inclusion["leaf_hash"])
+    bound = matches[0]
+    if sth is None:
+        return StepResult.not_checked(
+            name, "leaf bound to a finality event, but no signed tree head to compare the root with"
+        )
+    return StepResult.ok(name, event_id=bound["event_id"], event_type=bound["event_type"])
+
+
+def _proof_binding(bundle: Mapping[str, Any], warnings: list[str]) -> StepResult:
+    """Step ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs."""
+    name = "proof_binding"
+    binders = [
+        (i, e["payload"]["proof_hashes"])
+        for i, e in enumerate(bundle["events"])
+        if "proof_hashes" in e["payload"]
+    ]
+    if not binders:
+        if bundle["proofs"]:
+            warnings.append("proofs are covered by bundle_hash only; no event binds them")
+        return StepResult.not_checked(name, "no event binds the proofs (proof_hashes)")
+    expected = [proof_hash(p) for p in bundle["proofs"]]
+    for index, listed in binders:
+        if listed != expected:
+            error = errors.BundleProofUnbound(
+                f"events[{index}].payload.proof_hashes do not match the bundle's proofs"
+            )
+            return StepResult.failed(name, error, expected=expected, actual=listed, index=index)
+    return StepResult.ok(name, proofs=len(expected))
+
+
+def verify_bundle(
+    unverified_bundle: Any,
+    trusted_keys: Iterable[Ed25519PublicKey] = (),
+    *,
+    source: str | None = None,
+) -> BundleResult:
+    """One-shot :meth:`BundleVerifier.verify` (prefer a shared verifier for many bundles)."""
+    return BundleVerifier(trusted_keys).verify(unverified_bundle, source=source)

@@ -1,0 +1,243 @@
+"""ProofPack events: hashes, the chain, finality leaves and per-actor signatures (formats.md §4).
+
+>>> event = {"event_id": "e1", "event_type": "DEAL_CREATED", "deal_id": "d", "actor_id": "a",
+...          "timestamp": "2026-01-01T00:00:00Z", "payload": {}, "prev_hash": ""}
+>>> len(event_hash(event))
+64
+>>> leaf_data(dict(event, hash="00" * 32))[:12]
+b'{"deal_id":"'
+
+- ``hash = H(py-spaced({event_id, event_type, deal_id, actor_id, timestamp, payload, prev_hash}))``;
+  the first event has ``prev_hash ""``, every other the previous event's ``hash``.
+- Merkle leaf data of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
+  timestamp})``.
+- Spec 3.0.0 ``event.actor_signature = {key_id, signature}`` over ``py-compact({event_id,
+  event_type, deal_id, actor_id, timestamp, payload, prev_hash, key_id})``; the key directory binds
+  each key to an actor and a window ``issued_at <= timestamp < revoked_at``.
+
+Events are checked strictly: all eight fields present, seven strings and an object payload.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify.canonical import py_compact, py_spaced, sha256_hex
+from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.report import StepResult
+from affidavit.verify.signature import decode_signature_b64, verify_ed25519
+
+__all__ = [
+    "EVENT_FIELDS",
+    "FINALITY_EVENT_TYPES",
+    "check_actor_signatures",
+    "check_event_chain",
+    "directory_entries",
+    "event_hash",
+    "key_valid_at",
+    "leaf_data",
+    "signing_payload",
+]
+
+# formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
+HASHED_FIELDS: Final = (
+    "event_id",
+    "event_type",
+    "deal_id",
+    "actor_id",
+    "timestamp",
+    "payload",
+    "prev_hash",
+)
+EVENT_FIELDS: Final = (*HASHED_FIELDS, "hash")
+FINALITY_EVENT_TYPES: Final = frozenset(
+    {
+        "PROOF_READY",
+        "PROOF_VERIFIED",
+        "GO_APPROVED",
+        "AUTO_GO_APPROVED",
+        "SETTLED",
+        "PAYOUT_CONFIRMED",
+        "OUTCOME_RECORDED",
+    }
+)
+_LEAF_KEYS: Final = ("deal_id", "event_hash", "event_id", "event_type", "timestamp")  # sorted
+_ascii: Final = json.encoder.encode_basestring_ascii  # C; what py-compact writes for a string
+STEP_CHAIN: Final = "event_chain"
+STEP_ACTORS: Final = "actor_signatures"
+
+
+def event_hash(event: Mapping[str, Any]) -> str:
+    """``H(py-spaced({event_id, event_type, deal_id, actor_id, timestamp, payload, prev_hash}))``"""
+    return sha256_hex(py_spaced({name: event[name] for name in HASHED_FIELDS}))
+
+
+def leaf_data(event: Mapping[str, Any]) -> bytes:
+    """Leaf bytes of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
+    timestamp})`` (formats.md §4 "Merkle log")."""
+    values: tuple[Any, ...] = (event["deal_id"], event["hash"], event["event_id"])
+    values += (event["event_type"], event["timestamp"])
+    if all(type(v) is str for v in values):
+        # Fast path, byte-identical to py-compact: keys in sorted order, ASCII string escapes.
+        parts = [f'"{k}":{_ascii(v)}' for k, v in zip(_LEAF_KEYS, values, strict=True)]
+        return ("{" + ",".join(parts) + "}").encode("ascii")
+    return py_compact(dict(zip(_LEAF_KEYS, values, strict=True)))
+
+
+def signing_payload(event: Mapping[str, Any], key_id: str) -> bytes:
+    """Bytes an actor signature covers: py-compact of the hashed fields plus ``key_id``."""
+    body = {name: event[name] for name in HASHED_FIELDS}
+    body["key_id"] = key_id
+    return py_compact(body)
+
+
+def _shape_problem(event: Any, index: int) -> str | None:
+    if not isinstance(event, dict):
+        return f"events[{index}] is not an object"
+    for name in EVENT_FIELDS:
+        if name not in event:
+            return f"events[{index}] lacks {name}"
+        expected = dict if name == "payload" else str
+        if not isinstance(event[name], expected):
+            return (
+                f"events[{index}].{name} must be {'an object' if expected is dict else 'a string'}"
+            )
+    return None
+
+
+def check_event_chain(events: Sequence[Any], deal_id: str) -> StepResult:
+    """Step ``event_chain``: shape, deal, unique ids, each hash, each ``prev_hash`` link."""
+    seen: set[str] = set()
+    previous = ""
+    for index, event in enumerate(events):
+        problem = _shape_problem(event, index)
+        if problem is not None:
+            return StepResult.failed(STEP_CHAIN, errors.EventMalformed(problem), index=index)
+        if event["deal_id"] != deal_id:
+            error: errors.AffidavitError = errors.EventDealMismatch(
+                f"events[{index}].deal_id is not the bundle's deal_id"
+            )
+            return StepResult.failed(
+                STEP_CHAIN, error, expected=deal_id, actual=event["deal_id"], index=index
+            )
+        if event["event_id"] in seen:
+            error = errors.EventDuplicateId(f"events[{index}].event_id repeats an earlier event")
+            return StepResult.failed(STEP_CHAIN, error, index=index)
+        seen.add(event["event_id"])
+        if event["prev_hash"] != previous:
+            error = errors.EventChainBroken(f"events[{index}].prev_hash does not link")
+            return StepResult.failed(
+                STEP_CHAIN, error, expected=previous, actual=event["prev_hash"], index=index
+            )
+        recomputed = event_hash(event)
+        if not hmac.compare_digest(recomputed, event["hash"]):
+            error = errors.EventHashMismatch(f"events[{index}].hash does not match its fields")
+            return StepResult.failed(
+                STEP_CHAIN, error, expected=recomputed, actual=event["hash"], index=index
+            )
+        previous = event["hash"]
+    return StepResult.ok(STEP_CHAIN, event_count=len(events))
+
+
+# ------------------------------------------------------------------------------------------
+# Per-actor signatures (spec 3.0.0) and key directories
+
+
+def directory_entries(key_directory: Any) -> dict[str, Any] | None:
+    """``{key_id: entry}`` from either directory shape: flat (3.0.0 ``key_directory[key_id]``) or
+    ``{key_directory_version, keys_by_key_id}`` (sidecar). None when the value is not a mapping."""
+    if not isinstance(key_directory, dict):
+        return None
+    nested = key_directory.get("keys_by_key_id")
+    if isinstance(nested, dict):
+        return nested
+    if "keys_by_key_id" in key_directory:
+        return None
+    return key_directory
+
+
+def _instant(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def key_valid_at(entry: Mapping[str, Any], when: str) -> bool:
+    """``issued_at <= when < revoked_at`` (revoked_at null: no end). Times are RFC 3339 with a
+    zone; anything unparseable is not valid (fail closed)."""
+    moment, issued = _instant(when), _instant(entry.get("issued_at"))
+    if moment is None or issued is None or moment < issued:
+        return False
+    revoked_text = entry.get("revoked_at")
+    if revoked_text is None:
+        return True
+    revoked = _instant(revoked_text)
+    return revoked is not None and moment < revoked
+
+
+def check_directory_signature(
+    event: Mapping[str, Any],
+    entry: Any,
+    key_id: str,
+    signature_b64: Any,
+    when: str,
+) -> errors.AffidavitError | None:
+    """One signature against one directory entry: binding, window, key, signature. None if good."""
+    if not isinstance(entry, dict):
+        return errors.EventKeyUnknown(f"key_id {key_id!r} is not in the key directory")
+    if entry.get("actor_id") != event["actor_id"]:
+        return errors.EventActorMismatch(
+            f"key {key_id!r} belongs to {entry.get('actor_id')!r}, the event to "
+            f"{event['actor_id']!r}"
+        )
+    if not key_valid_at(entry, when):
+        return errors.EventKeyNotValid(
+            f"key {key_id!r} is not valid at {when!r} (issued_at={entry.get('issued_at')!r}, "
+            f"revoked_at={entry.get('revoked_at')!r})"
+        )
+    try:
+        key = Ed25519PublicKey.from_b64(entry.get("public_key_base64", ""))
+        signature = decode_signature_b64(signature_b64 if isinstance(signature_b64, str) else "")
+        verify_ed25519(key, signing_payload(event, key_id), signature)
+    except errors.SignatureInvalid:
+        return errors.EventSignatureBad(f"actor signature by key {key_id!r} does not verify")
+    except errors.AffidavitError as e:
+        return e
+    return None
+
+
+def check_actor_signatures(events: Sequence[Mapping[str, Any]], key_directory: Any) -> StepResult:
+    """Step ``actor_signatures``: every ``event.actor_signature`` present must verify.
+
+    Events without one are attribution-only (mixed bundles); with none at all the step is
+    ``not_checked``. Call it only after the event chain checked (events are well-formed).
+    """
+    signed = [(i, e) for i, e in enumerate(events) if "actor_signature" in e]
+    if not signed:
+        return StepResult.not_checked(STEP_ACTORS, "no event carries an actor_signature")
+    directory = directory_entries(key_directory)
+    if directory is None:
+        return StepResult.failed(
+            STEP_ACTORS, errors.BundleSidecarMalformed("signed events need a key_directory object")
+        )
+    for index, event in signed:
+        signature = event["actor_signature"]
+        key_id = signature.get("key_id") if isinstance(signature, dict) else None
+        if not isinstance(key_id, str) or not key_id:
+            malformed = errors.EventMalformed(f"events[{index}].actor_signature lacks a key_id")
+            return StepResult.failed(STEP_ACTORS, malformed, index=index)
+        problem = check_directory_signature(
+            event, directory.get(key_id), key_id, signature.get("signature"), event["timestamp"]
+        )
+        if problem is not None:
+            return StepResult.failed(STEP_ACTORS, problem, index=index, key_id=key_id)
+    return StepResult.ok(STEP_ACTORS, signed_events=len(signed), events=len(events))
