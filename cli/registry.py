@@ -1,0 +1,255 @@
+"""``affidavit registry``: serve the registry, manage its API keys, probe it, publish to it.
+
+Process mode (seed 000 §12.2): commands that talk to a registry exit non-zero with one clear line
+when no URL is configured (``--registry`` or ``AFFIDAVIT_REGISTRY_URL``) or the node probe fails.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from affidavit.cli._common import emit_json, json_option, read_json_object
+
+__all__ = ["registry"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def registry() -> None:
+    """The registry service: discovery, publication, the transparency log and facts over HTTP."""
+
+
+def _settings(**overrides: Any) -> Any:
+    from affidavit.registry.settings import Settings  # noqa: PLC0415
+
+    return Settings.from_env(os.environ, **overrides)
+
+
+@registry.command()
+@click.option("--host", default=None, help="Address to bind [default: 127.0.0.1].")
+@click.option("--port", type=int, default=None, help="Port [default: 8080].")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="Database and key folder."
+)
+@click.option(
+    "--contracts-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="*.adapter_contract.json folder.",
+)
+@click.option("--public-url", default=None, help="URL clients use (node probe node_url).")
+@click.option("--access-log/--no-access-log", default=True, help="JSON access log on stderr.")
+@json_option
+def serve(  # noqa: PLR0917 - click passes options positionally
+    host: str | None,
+    port: int | None,
+    data_dir: Path | None,
+    contracts_dir: Path | None,
+    public_url: str | None,
+    access_log: bool,
+    as_json: bool,
+) -> None:
+    """Run the registry (uvicorn) until SIGTERM or Ctrl-C; shuts down gracefully."""
+    import uvicorn  # noqa: PLC0415
+    from affidavit.registry.app import create_app  # noqa: PLC0415
+
+    settings = _settings(
+        host=host, port=port, data_dir=data_dir, contracts_dir=contracts_dir, public_url=public_url
+    )
+    _configure_logging(access_log)
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop=_best("uvloop", "auto"),
+        http=_best("httptools", "h11"),
+        access_log=False,  # ours is structured and never logs headers (API keys live there)
+        log_config=None,
+        timeout_graceful_shutdown=10,
+        lifespan="on",
+    )
+    if as_json:
+        emit_json(
+            {
+                "listening": f"http://{settings.host}:{settings.port}",
+                "data_dir": str(settings.data_dir),
+            }
+        )
+    uvicorn.Server(config).run()
+
+
+def _best(module: str, fallback: str) -> str:
+    import importlib.util  # noqa: PLC0415
+
+    return module if importlib.util.find_spec(module) is not None else fallback
+
+
+def _configure_logging(access_log: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access = logging.getLogger("affidavit.registry.access")
+    access.handlers[:] = [handler]
+    access.setLevel(logging.INFO if access_log else logging.WARNING)
+    access.propagate = False
+    service = logging.getLogger("affidavit.registry")
+    if not service.handlers:
+        plain = logging.StreamHandler(sys.stderr)
+        plain.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        service.addHandler(plain)
+        service.setLevel(logging.INFO)
+    server_log = logging.getLogger("uvicorn")
+    server_log.handlers[:] = [handler]
+    server_log.setLevel(logging.INFO)
+    server_log.propagate = False
+    logging.getLogger("uvicorn.error").handlers[:] = []  # propagates to "uvicorn"
+
+
+@registry.group()
+def keys() -> None:
+    """API keys: create (shown once), list, revoke."""
+
+
+@keys.command("create")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    required=True,
+    help="publish | facts:write | facts:read:<local|team|company|public|*> (repeatable).",
+)
+@click.option("--label", default="", help="A note for people (not secret).")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@json_option
+def keys_create(scopes: tuple[str, ...], label: str, data_dir: Path | None, as_json: bool) -> None:
+    """Create an API key. The token is printed once; only its SHA-256 is stored."""
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    from affidavit.registry.auth import ApiKey, hash_token, new_token, parse_scope, parse_token  # noqa: PLC0415
+    from affidavit.registry.db import open_tables  # noqa: PLC0415
+
+    checked = tuple(dict.fromkeys(parse_scope(s) for s in scopes))
+    settings = _settings(data_dir=data_dir)
+    token = new_token()
+    key = ApiKey(
+        key_id=parse_token(token).key_id,
+        token_sha256=hash_token(token),
+        scopes=checked,
+        label=label,
+    )
+    tables = open_tables(settings.database_path)
+    try:
+        tables.add_api_key(key, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    finally:
+        tables.close()
+    if as_json:
+        emit_json({"key_id": key.key_id, "scopes": list(checked), "label": label, "api_key": token})
+        return
+    click.echo(token)
+    click.echo(
+        f"key {key.key_id} with scopes {', '.join(checked)}: store the token now, "
+        "it is not shown again (export AFFIDAVIT_API_KEY=...)",
+        err=True,
+    )
+
+
+@keys.command("list")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@json_option
+def keys_list(data_dir: Path | None, as_json: bool) -> None:
+    """List key ids, scopes and labels (never tokens or digests)."""
+    from affidavit.registry.db import open_tables  # noqa: PLC0415
+
+    tables = open_tables(_settings(data_dir=data_dir).database_path)
+    try:
+        listed = tables.list_api_keys()
+    finally:
+        tables.close()
+    if as_json:
+        emit_json({"keys": listed})
+        return
+    for item in listed:
+        state = "revoked" if item["revoked"] else "active"
+        click.echo(f"{item['key_id']}  {state:7}  {','.join(item['scopes'])}  {item['label']}")
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@json_option
+def keys_revoke(key_id: str, data_dir: Path | None, as_json: bool) -> None:
+    """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
+    from affidavit.registry.db import open_tables  # noqa: PLC0415
+    from affidavit.verify.errors import UsageError  # noqa: PLC0415
+
+    tables = open_tables(_settings(data_dir=data_dir).database_path)
+    try:
+        found = tables.revoke_api_key(key_id)
+    finally:
+        tables.close()
+    if not found:
+        raise UsageError(f"no API key {key_id}")
+    if as_json:
+        emit_json({"key_id": key_id, "revoked": True})
+    else:
+        click.echo(f"revoked {key_id}")
+
+
+_REGISTRY_OPTION = click.option(
+    "--registry",
+    "registry_url",
+    default=None,
+    help="Registry URL [default: $AFFIDAVIT_REGISTRY_URL].",
+)
+
+
+@registry.command()
+@_REGISTRY_OPTION
+@json_option
+def probe(registry_url: str | None, as_json: bool) -> None:
+    """Probe a registry node (GET /.well-known/affidavit); exit 2 when it fails."""
+    from affidavit.registry.client import require_node  # noqa: PLC0415
+
+    node = require_node(registry_url)
+    if as_json:
+        emit_json(dict(node.document))
+        return
+    click.echo(f"{node.url}: node {node.node_id} version {node.version} auth={node.auth}")
+
+
+@registry.command()
+@click.argument("contract")
+@_REGISTRY_OPTION
+@click.option(
+    "--api-key", default=None, help="API key with scope publish [default: $AFFIDAVIT_API_KEY]."
+)
+@json_option
+def publish(contract: str, registry_url: str | None, api_key: str | None, as_json: bool) -> None:
+    """Publish CONTRACT (a path, or - for stdin) to a registry; prints the signed entry."""
+    from affidavit.registry.client import RegistryClient, require_node  # noqa: PLC0415
+
+    declaration = read_json_object(contract, what="contract")
+    node = require_node(registry_url)
+    with RegistryClient(node.url, api_key=api_key) as client:
+        result = client.publish(declaration)
+    if as_json:
+        emit_json(result)
+        return
+    entry = result["entry"]
+    verb = "published" if result.get("created") else "already published"
+    click.echo(
+        f"{verb} {entry['adapter_id']}@{entry['adapter_version']} "
+        f"contract_hash {entry['contract_hash']} "
+        f"entry_hash {entry['entry_hash']} leaf {result['leaf_index']} "
+        f"tree_size {result['signed_tree_head']['tree_size']}"
+    )

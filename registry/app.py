@@ -1,0 +1,142 @@
+"""The registry's Starlette application factory.
+
+>>> from affidavit.registry.app import create_app            # doctest: +SKIP
+>>> from affidavit.registry.settings import Settings         # doctest: +SKIP
+>>> app = create_app(Settings(data_dir=Path("/tmp/reg")))    # doctest: +SKIP
+
+``create_app(settings, clock=..., signing_key=...)`` wires the route modules (one per surface:
+health and node probe, discovery, contracts, log, facts), the error handlers (every failure is
+``{code, message, details}``), and a structured access log. The clock and the key are injectable
+so golden responses are byte-stable in tests. State opens in the lifespan and closes on shutdown
+(uvicorn runs the lifespan on SIGTERM: in-flight requests finish, the database thread drains).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from typing import Any
+
+from affidavit.registry import (
+    routes_contracts,
+    routes_discovery,
+    routes_facts,
+    routes_health,
+    routes_log,
+)
+from affidavit.registry.errors import error_response
+from affidavit.registry.settings import Settings
+from affidavit.registry.state import RegistryState, SigningKeyLike
+from affidavit.verify import errors
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["create_app"]
+
+ACCESS_LOG = logging.getLogger("affidavit.registry.access")
+_LOG = logging.getLogger("affidavit.registry")
+
+
+def create_app(
+    settings: Settings,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    signing_key: SigningKeyLike | None = None,
+) -> Starlette:
+    """Build the ASGI application. Nothing is opened until the lifespan starts.
+
+    ``clock`` returns an aware UTC datetime (default: the system clock); ``signing_key`` replaces
+    the key file under ``data_dir/keys`` (tests use a fixed TEST-ONLY key).
+    """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state = RegistryState.open(settings, clock=clock, signing_key=signing_key)
+        app.state.registry = state
+        try:
+            yield
+        finally:
+            state.close()
+
+    routes: list[BaseRoute] = [
+        *routes_health.routes,
+        *routes_discovery.routes,
+        *routes_contracts.routes,
+        *routes_log.routes,
+        *routes_facts.routes,
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            errors.AffidavitError: _affidavit_error,
+            HTTPException: _http_exception,
+            Exception: _unexpected,
+        },
+    )
+    app.add_middleware(AccessLog)
+    return app
+
+
+async def _affidavit_error(request: Request, exc: Exception) -> Response:  # noqa: ARG001
+    assert isinstance(exc, errors.AffidavitError)
+    return error_response(exc)
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        return error_response(
+            errors.HttpMethodNotAllowed(f"{request.method} is not allowed on this route")
+        )
+    return error_response(errors.HttpNotFound(f"no route for {request.url.path}"))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:  # noqa: ARG001
+    _LOG.exception("unexpected error on %s %s", request.method, request.url.path)
+    return error_response(errors.HttpInternalError("internal error; nothing was written"))
+
+
+class AccessLog:
+    """One JSON line per request: method, path, status, bytes, ms, client, key id. Never headers,
+    bodies or tokens (the API key travels in a header; only its public key id is logged)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not ACCESS_LOG.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        seen: dict[str, Any] = {"status": 500, "bytes": 0}
+
+        async def send_and_record(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                seen["status"] = message["status"]
+            elif message["type"] == "http.response.body":
+                seen["bytes"] += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_record)
+        finally:
+            client = scope.get("client")
+            record = {
+                "method": scope["method"],
+                "path": scope["path"],
+                "status": seen["status"],
+                "bytes": seen["bytes"],
+                "ms": round((time.perf_counter() - started) * 1000, 2),
+                "client": client[0] if client else None,
+                "key_id": scope.get("affidavit.key_id"),
+            }
+            ACCESS_LOG.info(json.dumps(record, separators=(",", ":")))

@@ -1,0 +1,321 @@
+"""The registry's own tables in the one SQLite database (WAL): contracts, API keys, meta.
+
+>>> import tempfile, pathlib
+>>> db = RegistryTables.open(pathlib.Path(tempfile.mkdtemp()) / "registry.db")
+>>> db.get_meta("missing") is None
+True
+
+The transparency log and the fact store keep their own tables in the same file, opened through
+their own classes (:mod:`affidavit.attest.log`, :mod:`affidavit.attest.factstore`); this module
+never touches them. One connection per :class:`RegistryTables`; the service uses every connection
+from one dedicated thread (:class:`DbThread`), so writes are serialised and SQLite never sees a
+connection shared across threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, ParamSpec, TypeVar
+
+from affidavit.attest.store import Store
+from affidavit.registry.auth import ApiKey
+
+__all__ = ["ContractRow", "DbThread", "RegistryTables", "open_tables"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# attest/store.py migrations for component "registry": index i takes version i to i + 1.
+_MIGRATIONS: Final = (
+    """
+CREATE TABLE IF NOT EXISTS registry_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS registry_contracts (
+    adapter_id      TEXT NOT NULL,
+    adapter_version TEXT NOT NULL,
+    contract_hash   TEXT NOT NULL,
+    declaration     TEXT NOT NULL,  -- the parsed declaration, JSON (as published)
+    entry           TEXT NOT NULL,  -- the current signed entry, JSON
+    leaf_index      INTEGER NOT NULL,  -- the latest log leaf recording this entry
+    seq             INTEGER NOT NULL,  -- publication order
+    PRIMARY KEY (adapter_id, adapter_version)
+);
+CREATE TABLE IF NOT EXISTS registry_api_keys (
+    key_id       TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL,
+    scopes       TEXT NOT NULL,     -- JSON array
+    label        TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    revoked      INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS registry_fact_index (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    hash       TEXT NOT NULL UNIQUE,
+    entity     TEXT NOT NULL,
+    relation   TEXT NOT NULL,
+    scope      TEXT NOT NULL,
+    confidence REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
+CREATE INDEX IF NOT EXISTS registry_fact_by_relation ON registry_fact_index (relation, scope)
+""",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ContractRow:
+    """One published (adapter_id, adapter_version)."""
+
+    adapter_id: str
+    adapter_version: str
+    contract_hash: str
+    declaration: dict[str, Any]
+    entry: dict[str, Any]
+    leaf_index: int
+    seq: int
+
+
+class RegistryTables:
+    """Contracts, API keys and meta in one SQLite database."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.conn = store.conn
+
+    @classmethod
+    def open(cls, path: Path, *, store: Store | None = None) -> RegistryTables:
+        """Open (creating the database and the tables when absent). With ``store``, share that
+        connection (so a log append and a row insert can be one transaction)."""
+        store = store if store is not None else Store.open(path, create=True)
+        store.migrate("registry", _MIGRATIONS)
+        return cls(store)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.store.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``, durable on return); nested
+        calls join it; rolled back on any exception."""
+        with self.store.write() as conn:
+            yield conn
+
+    # -- meta ---------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A meta value, or None."""
+        row = self.conn.execute("SELECT value FROM registry_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value (inside the caller's transaction, or its own)."""
+        sql = "INSERT INTO registry_meta(key, value) VALUES (?, ?) "
+        sql += "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+        self.conn.execute(sql, (key, value))
+
+    # -- contracts ----------------------------------------------------------------------------
+
+    def contracts(self) -> list[ContractRow]:
+        """Every published contract, in publication order."""
+        rows = self.conn.execute(
+            "SELECT adapter_id, adapter_version, contract_hash, declaration, entry, leaf_index, "
+            "seq "
+            "FROM registry_contracts ORDER BY seq"
+        ).fetchall()
+        return [_contract_row(row) for row in rows]
+
+    def get_contract(self, adapter_id: str, adapter_version: str) -> ContractRow | None:
+        """One published contract, or None."""
+        row = self.conn.execute(
+            "SELECT adapter_id, adapter_version, contract_hash, declaration, entry, leaf_index, "
+            "seq "
+            "FROM registry_contracts WHERE adapter_id = ? AND adapter_version = ?",
+            (adapter_id, adapter_version),
+        ).fetchone()
+        return None if row is None else _contract_row(row)
+
+    def insert_contract(self, row: ContractRow) -> None:
+        """Insert a new contract row (inside the caller's transaction)."""
+        self.conn.execute(
+            "INSERT INTO registry_contracts VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.adapter_id,
+                row.adapter_version,
+                row.contract_hash,
+                _dump(row.declaration),
+                _dump(row.entry),
+                row.leaf_index,
+                row.seq,
+            ),
+        )
+
+    def update_entry(
+        self,
+        adapter_id: str,
+        adapter_version: str,
+        declaration: dict[str, Any],
+        entry: dict[str, Any],
+        leaf: int,
+    ) -> None:
+        """Replace the declaration and signed entry of a contract after a lifecycle change."""
+        self.conn.execute(
+            "UPDATE registry_contracts SET declaration = ?, entry = ?, leaf_index = ? "
+            "WHERE adapter_id = ? AND adapter_version = ?",
+            (_dump(declaration), _dump(entry), leaf, adapter_id, adapter_version),
+        )
+
+    def next_seq(self) -> int:
+        """The next publication sequence number."""
+        row = self.conn.execute(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM registry_contracts"
+        ).fetchone()
+        return int(row[0])
+
+    # -- fact index (for GET /v1/facts?entity=&relation=&scope=) -------------------------------
+
+    def index_facts(self, rows: Sequence[tuple[str, str, str, str, float]]) -> None:
+        """Index (hash, entity, relation, scope, confidence) rows; known hashes are ignored."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO registry_fact_index"
+                "(hash, entity, relation, scope, confidence) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def fact_index_size(self) -> int:
+        """How many facts are indexed."""
+        return int(self.conn.execute("SELECT count(*) FROM registry_fact_index").fetchone()[0])
+
+    def query_facts(
+        self,
+        *,
+        entity: str | None,
+        relation: str | None,
+        scopes: frozenset[str],
+        min_confidence: float,
+        limit: int,
+    ) -> list[str]:
+        """FactHashes matching the filters, oldest first, only in ``scopes``."""
+        if not scopes:
+            return []
+        clauses = [f"scope IN ({','.join('?' * len(scopes))})", "confidence >= ?"]
+        params: list[Any] = [*sorted(scopes), min_confidence]
+        if entity is not None:
+            clauses.append("entity = ?")
+            params.append(entity)
+        if relation is not None:
+            clauses.append("relation = ?")
+            params.append(relation)
+        params.append(limit)
+        sql = "SELECT hash FROM registry_fact_index WHERE " + " AND ".join(clauses)  # noqa: S608
+        return [row[0] for row in self.conn.execute(sql + " ORDER BY seq LIMIT ?", params)]
+
+    # -- API keys -----------------------------------------------------------------------------
+
+    def add_api_key(self, key: ApiKey, created_at: str) -> None:
+        """Store a key's digest and scopes (never the token)."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO registry_api_keys(key_id, token_sha256, scopes, label, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key.key_id, key.token_sha256, json.dumps(list(key.scopes)), key.label, created_at),
+            )
+
+    def get_api_key(self, key_id: str) -> ApiKey | None:
+        """A key that is not revoked, or None."""
+        row = self.conn.execute(
+            "SELECT key_id, token_sha256, scopes, label FROM registry_api_keys "
+            "WHERE key_id = ? AND revoked = 0",
+            (key_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return ApiKey(
+            key_id=row[0], token_sha256=row[1], scopes=tuple(json.loads(row[2])), label=row[3]
+        )
+
+    def list_api_keys(self) -> list[dict[str, Any]]:
+        """Key ids, scopes, labels and dates (no digests)."""
+        rows = self.conn.execute(
+            "SELECT key_id, scopes, label, created_at, revoked FROM registry_api_keys "
+            "ORDER BY created_at"
+        ).fetchall()
+        return [
+            {
+                "key_id": r[0],
+                "scopes": json.loads(r[1]),
+                "label": r[2],
+                "created_at": r[3],
+                "revoked": bool(r[4]),
+            }
+            for r in rows
+        ]
+
+    def revoke_api_key(self, key_id: str) -> bool:
+        """Revoke a key; False when there is no such key."""
+        with self.transaction():
+            cursor = self.conn.execute(
+                "UPDATE registry_api_keys SET revoked = 1 WHERE key_id = ?", (key_id,)
+            )
+        return cursor.rowcount > 0
+
+
+def open_tables(path: Path) -> RegistryTables:
+    """Open the registry tables of the one database, creating the file in the order the service
+    uses (the fact store first: it accepts only a fresh file or its own), for CLI commands that
+    run beside or before the service (``registry keys ...``)."""
+    from affidavit.attest.factstore import FactStore  # noqa: PLC0415
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    FactStore.open(path, create=True).close()
+    return RegistryTables.open(path)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _contract_row(row: tuple[Any, ...]) -> ContractRow:
+    return ContractRow(
+        adapter_id=row[0],
+        adapter_version=row[1],
+        contract_hash=row[2],
+        declaration=json.loads(row[3]),
+        entry=json.loads(row[4]),
+        leaf_index=int(row[5]),
+        seq=int(row[6]),
+    )
+
+
+class DbThread:
+    """One thread that runs every database call, so connections never cross threads and writes
+    are serialised without extra locks."""
+
+    def __init__(self) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="registry-db"
+        )
+
+    def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn`` on the database thread and wait (for start-up and tests)."""
+        return self._pool.submit(fn, *args, **kwargs).result()
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn`` on the database thread without blocking the event loop."""
+        future = self._pool.submit(fn, *args, **kwargs)
+        return await asyncio.wrap_future(future)
+
+    def shutdown(self) -> None:
+        """Finish queued calls, then stop the thread."""
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,105 @@
+"""Public discovery, no auth (issue 6 item 2; seed 003 "Discover", "Manifest and pinning",
+"Publisher document").
+
+- ``GET /.well-known/{publisher_id}-publisher.json``: ``{publisher_id, publisher_key_id,
+  public_key_base64, manifest_url, verify_url}`` (formats.md §3).
+- ``GET /protocol/adapter-contracts[?status=active|deprecated|revoked]``: summaries.
+- ``GET /protocol/adapter-contracts/{adapter_id}``: the active head (highest semver among active).
+- ``GET /protocol/adapter-contracts/{adapter_id}/{version}``: exact match.
+- ``GET /specs/adapter-contracts.manifest.json``: the signed manifest, with a strong ETag;
+  ``If-None-Match`` with the current ETag answers 304 with no body.
+
+Responses are bytes memoized on the current snapshot, so these routes never touch the database.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from affidavit.attest.keyring import publisher_document
+from affidavit.registry.catalog import STATUSES
+from affidavit.registry.errors import json_response
+from affidavit.registry.publication import ensure_manifest
+from affidavit.verify.errors import HttpBadParameter, HttpNotFound, RegistryContractNotFound
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["routes"]
+
+_JSON: Final = "application/json"
+
+
+async def publisher(request: Request) -> Response:
+    """The publisher document; any other publisher id is 404."""
+    state = request.app.state.registry
+    settings = state.settings
+    if request.path_params["publisher_id"] != settings.publisher_id:
+        raise HttpNotFound(f"this node publishes as {settings.publisher_id}")
+    cached = state.documents.get("publisher")
+    if cached is not None:
+        return Response(cached, media_type=_JSON)
+    document = publisher_document(
+        state.key.public_key,
+        settings.publisher_id,
+        settings.key_id,
+        f"{settings.node_url}/specs/adapter-contracts.manifest.json",
+    )
+    document["verify_url"] = f"{settings.node_url}/protocol/merkle/public-key"
+    response = json_response(document)
+    state.documents["publisher"] = bytes(response.body)
+    return response
+
+
+async def list_contracts(request: Request) -> Response:
+    """Contract summaries, optionally filtered by lifecycle status."""
+    status = request.query_params.get("status")
+    if status is not None and status not in STATUSES:
+        raise HttpBadParameter(
+            f"status must be one of {', '.join(STATUSES)}", details={"parameter": "status"}
+        )
+    return Response(request.app.state.registry.snapshot.list_bytes(status), media_type=_JSON)
+
+
+def _record(request: Request, version: str | None) -> Response:
+    adapter_id = request.path_params["adapter_id"]
+    body = request.app.state.registry.snapshot.record_bytes(adapter_id, version)
+    if body is None:
+        what = f"{adapter_id}@{version}" if version else f"an active version of {adapter_id}"
+        raise RegistryContractNotFound(
+            f"no contract {what}", details={"adapter_id": adapter_id, "adapter_version": version}
+        )
+    return Response(body, media_type=_JSON)
+
+
+async def active_head(request: Request) -> Response:
+    """The active head of an adapter_id (seed 003: highest semver among active)."""
+    return _record(request, None)
+
+
+async def exact(request: Request) -> Response:
+    """One (adapter_id, adapter_version)."""
+    return _record(request, request.path_params["version"])
+
+
+async def manifest(request: Request) -> Response:
+    """The signed manifest; 304 when If-None-Match carries the current ETag."""
+    state = request.app.state.registry
+    current = state.manifest
+    if current is None:
+        current = await state.db.run(ensure_manifest, state)
+    body, etag = current
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    match = request.headers.get("if-none-match", "")
+    if etag in {tag.strip() for tag in match.split(",")} or match.strip() == "*":
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=_JSON, headers=headers)
+
+
+routes: Final = [
+    Route("/.well-known/{publisher_id}-publisher.json", publisher, methods=["GET"]),
+    Route("/protocol/adapter-contracts", list_contracts, methods=["GET"]),
+    Route("/protocol/adapter-contracts/{adapter_id}", active_head, methods=["GET"]),
+    Route("/protocol/adapter-contracts/{adapter_id}/{version}", exact, methods=["GET"]),
+    Route("/specs/adapter-contracts.manifest.json", manifest, methods=["GET"]),
+]

@@ -1,0 +1,128 @@
+"""Registry settings: embedded defaults, then ``AFFIDAVIT_*`` environment variables, then flags.
+
+>>> s = Settings.from_env({"AFFIDAVIT_REGISTRY_PORT": "9000"}, host="127.0.0.1")
+>>> s.port, s.node_url
+(9000, 'http://127.0.0.1:9000')
+
+Environment variables (issue 6 item 1; the contracts directory as in seed 003 "Register"):
+
+- ``AFFIDAVIT_REGISTRY_HOST``: address to bind (``127.0.0.1``)
+- ``AFFIDAVIT_REGISTRY_PORT``: port (``8080``)
+- ``AFFIDAVIT_DATA_DIR``: the SQLite database and the publisher key (``data``)
+- ``AFFIDAVIT_ADAPTER_CONTRACTS_DIR``: ``*.adapter_contract.json`` loaded at start
+  (``data/adapter_contracts``)
+- ``AFFIDAVIT_NODE_ID``: node probe ``node_id``, a URI (``urn:affidavit:node:local``)
+- ``AFFIDAVIT_PUBLIC_URL``: node probe ``node_url`` and links in documents (``http://HOST:PORT``)
+- ``AFFIDAVIT_PUBLISHER_ID``: publisher id of manifest and publisher document (``affidavit-local``)
+- ``AFFIDAVIT_KEY_ID``: the publisher key's id, file ``keys/<id>.key`` (``registry-1``)
+- ``AFFIDAVIT_LOG_ID``: transparency-log id in tree heads (``affidavit-registry``)
+- ``AFFIDAVIT_MAX_BODY_BYTES``: request bodies above this are HTTP 413 (``1048576``)
+
+Nothing here reads the environment unless :meth:`Settings.from_env` is called.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from affidavit.verify.errors import UsageError
+
+__all__ = ["ENV_PREFIX", "Settings"]
+
+ENV_PREFIX: Final = "AFFIDAVIT_"
+_PUBLISHER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_KEY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+# env variable -> (field name, type)
+_ENV: Final[dict[str, tuple[str, type]]] = {
+    "AFFIDAVIT_REGISTRY_HOST": ("host", str),
+    "AFFIDAVIT_REGISTRY_PORT": ("port", int),
+    "AFFIDAVIT_DATA_DIR": ("data_dir", Path),
+    "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": ("contracts_dir", Path),
+    "AFFIDAVIT_NODE_ID": ("node_id", str),
+    "AFFIDAVIT_PUBLIC_URL": ("public_url", str),
+    "AFFIDAVIT_PUBLISHER_ID": ("publisher_id", str),
+    "AFFIDAVIT_KEY_ID": ("key_id", str),
+    "AFFIDAVIT_LOG_ID": ("log_id", str),
+    "AFFIDAVIT_MAX_BODY_BYTES": ("max_body_bytes", int),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the registry needs to start; immutable once built.
+
+    ``public_url`` is what documents link to (node probe ``node_url``, manifest and declaration
+    URLs); when empty it is ``http://{host}:{port}``.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path = Path("data")
+    contracts_dir: Path = Path("data/adapter_contracts")
+    node_id: str = "urn:affidavit:node:local"
+    public_url: str = ""
+    publisher_id: str = "affidavit-local"
+    key_id: str = "registry-1"
+    log_id: str = "affidavit-registry"
+    max_body_bytes: int = 1024 * 1024
+    entries_page_limit: int = 1000
+    facts_page_limit: int = 1000
+    load_builtin_contracts: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise UsageError(f"port {self.port} is not between 0 and 65535")
+        if self.max_body_bytes < 1024:
+            raise UsageError("max body size must be at least 1024 bytes")
+        if not _PUBLISHER_ID.match(self.publisher_id):
+            raise UsageError(
+                f"publisher id {self.publisher_id!r} must match {_PUBLISHER_ID.pattern}"
+            )
+        if not _KEY_ID.match(self.key_id):
+            raise UsageError(f"key id {self.key_id!r} must match {_KEY_ID.pattern}")
+        if self.public_url and not self.public_url.startswith(("http://", "https://")):
+            raise UsageError(f"public URL {self.public_url!r} must start with http:// or https://")
+
+    @property
+    def node_url(self) -> str:
+        """The URL clients use to reach this node (no trailing slash)."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def database_path(self) -> Path:
+        """The one SQLite database: contracts, entries, log, facts, API keys."""
+        return self.data_dir / "registry.db"
+
+    @property
+    def key_dir(self) -> Path:
+        """Where the publisher (and log) signing key lives, mode 0600."""
+        return self.data_dir / "keys"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> Settings:
+        """Defaults, then ``AFFIDAVIT_*`` variables from ``env``, then non-None ``overrides``.
+
+        Raises:
+            UsageError: a variable has the wrong type or a value is out of range.
+        """
+        values: dict[str, Any] = {}
+        for variable, (name, kind) in _ENV.items():
+            raw = env.get(variable)
+            if raw is None or raw == "":
+                continue
+            try:
+                values[name] = kind(raw)
+            except ValueError:
+                raise UsageError(f"{variable}={raw!r} is not a valid {kind.__name__}") from None
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied (validated again)."""
+        return replace(self, **changes)

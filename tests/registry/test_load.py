@@ -1,0 +1,273 @@
+"""Load and faults against a real server on 127.0.0.1 (issue 6 item 9). Bounded loops only.
+
+Knobs (environment): ``AFFIDAVIT_LOAD_CLIENTS`` (default 200 concurrent clients) and
+``AFFIDAVIT_LOAD_SECONDS`` (default 5; the issue's full run is 30: set it in CI when time allows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.merkle import verify_consistency
+from affidavit.verify.treehead import verify_sth
+
+from tests.registry.helpers import contract, fact, fact_hash
+from tests.registry.rawhttp import Connection
+
+pytestmark = pytest.mark.network_local
+
+CLIENTS = int(os.environ.get("AFFIDAVIT_LOAD_CLIENTS", "200"))
+SECONDS = float(os.environ.get("AFFIDAVIT_LOAD_SECONDS", "5"))
+AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``affidavit registry serve`` in a subprocess on 127.0.0.1."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(self.data_dir / "none")}
+        self.process = subprocess.Popen(
+            [
+                AFFIDAVIT,
+                "registry",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(self.data_dir),
+                "--no-access-log",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        self.stop()
+        raise AssertionError(f"the registry did not start: {self.stderr_text[-2000:]!r}")
+
+    stderr_text = b""
+
+    def _reap(self, timeout: float) -> int:
+        assert self.process is not None
+        code = self.process.wait(timeout)
+        if self.process.stderr is not None and not self.process.stderr.closed:
+            self.stderr_text += self.process.stderr.read()
+            self.process.stderr.close()
+        return code
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self._reap(10)
+
+    def stop(self) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self._reap(15)
+
+
+def _key(data_dir: Path, *scopes: str) -> str:
+    args = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data_dir), "--json"]
+    for scope in scopes:
+        args += ["--scope", scope]
+    return str(json.loads(subprocess.run(args, check=True, capture_output=True).stdout)["api_key"])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    instance = Server(tmp_path / "data")
+    instance.data_dir.mkdir()
+    instance.token = _key(instance.data_dir, "publish", "facts:write", "facts:read:*")  # type: ignore[attr-defined]
+    instance.start()
+    try:
+        yield instance
+    finally:
+        instance.stop()
+
+
+@dataclass
+class Record:
+    """What the load saw: acknowledged writes, heads handed out, server errors."""
+
+    facts: set[str] = field(default_factory=set)
+    contracts: set[tuple[str, str]] = field(default_factory=set)
+    heads: list[dict[str, Any]] = field(default_factory=list)
+    server_errors: list[str] = field(default_factory=list)
+    requests: int = 0
+    done: bool = False
+
+
+async def _worker(port: int, n: int, stop: float, record: Record, token: str) -> None:
+    auth = {"Authorization": f"Bearer {token}"}
+    rng = random.Random(n)
+    try:
+        conn = await Connection.open(port)
+    except OSError as e:
+        record.server_errors.append(f"connect: {e}")
+        return
+    i = 0
+    try:
+        while time.monotonic() < stop and not record.done:
+            i += 1
+            roll = rng.random()
+            if roll < 0.15:
+                body = fact(
+                    f"urn:load:{n}:{i}", derived_from=[fact_hash(fact(f"urn:load:{n}:{i - 1}"))]
+                )
+                status, _ = await conn.request("PUT", "/v1/facts", body, auth)
+                if status in (200, 201):
+                    record.facts.add(fact_hash(body))
+            elif roll < 0.20:
+                ident = (f"acme.load_{n}.v{i}", "1.0.0")
+                status, _ = await conn.request(
+                    "POST", "/protocol/adapter-contracts", contract(*ident), auth
+                )
+                if status in (200, 201):
+                    record.contracts.add(ident)
+            elif roll < 0.35:
+                status, data = await conn.request("GET", "/protocol/merkle/latest")
+                if status == 200:
+                    record.heads.append(json.loads(data))
+            else:
+                path = rng.choice(
+                    [
+                        "/protocol/adapter-contracts",
+                        "/.well-known/affidavit",
+                        "/v1/health",
+                        "/specs/adapter-contracts.manifest.json",
+                    ]
+                )
+                status, _ = await conn.request("GET", path)
+            record.requests += 1
+            if status >= 500:
+                record.server_errors.append(f"request {i} of client {n} -> {status}")
+    except (OSError, asyncio.IncompleteReadError) as e:
+        record.server_errors.append(f"transport: {type(e).__name__}")
+    finally:
+        await conn.close()
+
+
+async def _load(port: int, token: str, clients: int, seconds: float) -> Record:
+    record = Record()
+    stop = time.monotonic() + seconds
+    await asyncio.gather(*(_worker(port, n, stop, record, token) for n in range(clients)))
+    return record
+
+
+def _check_heads(url: str, heads: list[dict[str, Any]]) -> dict[str, Any]:
+    key = Ed25519PublicKey.from_b64(
+        httpx.get(url + "/protocol/merkle/public-key").json()["public_key_base64"]
+    )
+    final = httpx.get(url + "/protocol/merkle/latest").json()
+    verify_sth(final, key)
+    for head in {(h["tree_size"], h["root_hash"]): h for h in heads}.values():
+        verify_sth(head, key)
+        if head["tree_size"] == 0:
+            continue
+        if head["tree_size"] == final["tree_size"]:
+            assert head["root_hash"] == final["root_hash"]
+            continue
+        proof = httpx.get(
+            url + "/protocol/merkle/consistency",
+            params={"first": head["tree_size"], "second": final["tree_size"]},
+        ).json()
+        verify_consistency(
+            head["tree_size"],
+            final["tree_size"],
+            [bytes.fromhex(p) for p in proof["proof"]],
+            bytes.fromhex(head["root_hash"]),
+            bytes.fromhex(final["root_hash"]),
+        )
+    return final
+
+
+def _check_readable(url: str, token: str, record: Record) -> None:
+    auth = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, headers=auth, timeout=30) as http:
+        for fact_id in record.facts:
+            assert http.get(f"/v1/facts/{fact_id}").status_code == 200, fact_id
+        for adapter_id, version in record.contracts:
+            assert (
+                http.get(f"/protocol/adapter-contracts/{adapter_id}/{version}").status_code == 200
+            )
+
+
+def test_concurrent_clients_mixing_reads_and_writes(server: Server) -> None:
+    token = server.token  # type: ignore[attr-defined]
+    record = asyncio.run(_load(server.port, token, CLIENTS, SECONDS))
+    assert not record.server_errors, record.server_errors[:5]
+    assert record.facts
+    assert record.contracts
+    assert record.heads
+    _check_readable(server.url, token, record)
+    final = _check_heads(server.url, record.heads)
+    assert final["tree_size"] >= len(record.contracts)
+    print(
+        f"\nload: {CLIENTS} clients x {SECONDS:.0f}s: {record.requests} requests "
+        f"({record.requests / SECONDS:.0f}/s), {len(record.facts)} facts, "
+        f"{len(record.contracts)} contracts, {len(record.heads)} heads"
+    )
+    # SIGTERM: uvicorn finishes in-flight requests, runs the lifespan shutdown (the database thread
+    # drains), then re-raises the signal, so the exit status is -SIGTERM after a clean shutdown.
+    assert server.stop() in (0, -signal.SIGTERM)
+    assert b"Application shutdown complete" in server.stderr_text
+
+
+def test_sigkill_during_writes_loses_nothing_acknowledged(server: Server) -> None:
+    token = server.token  # type: ignore[attr-defined]
+    record = Record()
+
+    async def write_then_kill() -> None:
+        stop = time.monotonic() + 60
+        tasks = [
+            asyncio.create_task(_worker(server.port, n, stop, record, token)) for n in range(20)
+        ]
+        while len(record.contracts) < 10 or len(record.facts) < 10:
+            await asyncio.sleep(0.01)
+        server.kill()  # SIGKILL mid-flight: some requests never get an answer
+        record.done = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(write_then_kill(), 60))
+    last_heads = list(record.heads)
+    server.process = None
+    server.start()
+    _check_readable(server.url, token, record)
+    _check_heads(server.url, last_heads)
