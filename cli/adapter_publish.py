@@ -379,11 +379,26 @@ def manifest_verify_entry(
     metavar="PATH|URL",
     help=f"Manifest to read (default: ./{DEFAULT_MANIFEST}).",
 )
+@click.option(
+    "--registry",
+    "registry_url",
+    default=None,
+    metavar="URL",
+    help="Read the signed manifest from an Affidavit registry (explicit network use).",
+)
 @json_option
-def list_command(source: str | None, as_json: bool) -> None:
+def list_command(source: str | None, registry_url: str | None, as_json: bool) -> None:
     """List the entries of a manifest (a discovery surface; this does not verify it)."""
-    source = source or DEFAULT_MANIFEST
-    document = read_manifest(source)
+    if source and registry_url:
+        raise errors.UsageError("give --manifest or --registry, not both")
+    if registry_url:
+        from affidavit.registry.client import fetch_manifest  # noqa: PLC0415 - network path only
+
+        source = registry_url
+        document = fetch_manifest(registry_url)
+    else:
+        source = source or DEFAULT_MANIFEST
+        document = read_manifest(source)
     rows = contracts_of(document)
     if as_json:
         emit_json(

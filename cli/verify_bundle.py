@@ -34,6 +34,14 @@ _EXIT: Final = {"verified": 0, "unanchored": 1, "failed": 1, "unreadable": 2}
 
 def _key_options(f: Any) -> Any:
     f = click.option(
+        "--fetch-key",
+        "fetch_urls",
+        multiple=True,
+        metavar="URL",
+        help="Fetch a trusted key from a registry or publisher document URL (explicit network use;"
+        " pin the key afterwards).",
+    )(f)
+    f = click.option(
         "--trusted-keys",
         "trusted_dir",
         type=click.Path(file_okay=False),
@@ -55,9 +63,15 @@ def _key_options(f: Any) -> Any:
 
 
 def _trusted_keys(
-    keys_b64: Sequence[str], publisher_docs: Sequence[str], trusted_dir: str | None
+    keys_b64: Sequence[str],
+    publisher_docs: Sequence[str],
+    trusted_dir: str | None,
+    fetch_urls: Sequence[str] = (),
 ) -> list[bytes]:
-    """Raw 32-byte keys from the three options (validated; a bad key is exit 2)."""
+    """Raw 32-byte keys from the key options (validated; a bad key is exit 2).
+
+    ``--fetch-key`` is the only network path of this command: one GET per URL, only when given.
+    """
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     keys = [Ed25519PublicKey.from_b64(text.strip()).raw for text in keys_b64]
@@ -74,6 +88,13 @@ def _trusted_keys(
         from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy (cold start)
 
         keys.extend(load_public_key(path).raw for path in paths)
+    if fetch_urls:
+        from affidavit.registry.client import fetch_public_key  # noqa: PLC0415 - explicit network
+
+        for url in fetch_urls:
+            fetched = fetch_public_key(url)
+            click.echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
+            keys.append(fetched.raw)
     return list(dict.fromkeys(keys))
 
 
@@ -202,6 +223,7 @@ def _finish(results: list[dict[str, Any]], as_json: bool, kind: str, detailed: b
 @json_option
 def bundle(  # noqa: PLR0917 - one parameter per click option
     inputs: tuple[str, ...],
+    fetch_urls: tuple[str, ...],
     keys_b64: tuple[str, ...],
     publisher_docs: tuple[str, ...],
     trusted_dir: str | None,
@@ -212,7 +234,7 @@ def bundle(  # noqa: PLR0917 - one parameter per click option
 
     Verified only when every part checks and the tree head is signed by a trusted key.
     """
-    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir)
+    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
     paths = _expand(inputs)
     if not paths:
         raise errors.UsageError("no bundle files found in the given inputs")
@@ -228,8 +250,9 @@ def bundle(  # noqa: PLR0917 - one parameter per click option
 @click.argument("source")
 @_key_options
 @json_option
-def attestation(
+def attestation(  # noqa: PLR0917 - one parameter per click option
     source: str,
+    fetch_urls: tuple[str, ...],
     keys_b64: tuple[str, ...],
     publisher_docs: tuple[str, ...],
     trusted_dir: str | None,
@@ -240,7 +263,7 @@ def attestation(
     from affidavit.verify.jsonio import loads  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
-    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir)
+    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
     try:
         document = loads(read_input(source))
     except errors.AffidavitError as e:
