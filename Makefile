@@ -5,6 +5,9 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP_RUNTIME := $(VENV)/.installed-runtime
 STAMP_DEV     := $(VENV)/.installed-dev
+# Byte-compile the installed tree once, so short commands start fast even where the environment
+# sets PYTHONDONTWRITEBYTECODE (Python still reads compiled files; it only stops writing them).
+COMPILE := $(PY) -m compileall -q build/__editable__.affidavit-* >/dev/null
 
 .PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test clean
 
@@ -23,9 +26,11 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 # A strict editable install sees new files only after it is re-run: refresh it (fast, no deps).
 install: $(STAMP_RUNTIME)
 	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	@$(COMPILE)
 
 install-dev: $(STAMP_DEV)
 	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	@$(COMPILE)
 
 demo: install
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash demo/run.sh
