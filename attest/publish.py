@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from affidavit.attest.files import atomic_write
 from affidavit.verify import errors
 from affidavit.verify.contract import (
     DISTRIBUTION_CHANNELS,
@@ -419,23 +418,8 @@ def write_pin(path: Path, pin: Mapping[str, Any]) -> dict[str, Any]:
         OSError: the file cannot be written.
     """
     document = merge_pin(read_pin_file(path), pin)
-    _atomic_write(path, render_pin_file(document))
+    atomic_write(path, render_pin_file(document))
     return document
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    # Temporary file in the same folder, fsync, rename: old bytes or new ones, never a mix.
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # Folders never searched for contracts (tooling and dependencies, not a project's own files).

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -15,7 +12,6 @@ from affidavit.verify import errors
 from affidavit.verify.jsonio import DEFAULT_MAX_BYTES, load_object, loads
 
 __all__ = [
-    "atomic_write",
     "emit_json",
     "json_option",
     "read_input",
@@ -77,22 +73,3 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
 def emit_json(document: Any) -> None:
     """Write ``document`` as indented JSON (key order kept) and a newline to stdout."""
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
-
-
-def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, then rename.
-
-    Either the old bytes or the new ones are at ``path`` afterwards, never a mix.
-    """
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
-from affidavit.cli._common import atomic_write, emit_json, json_option, read_json_object
+from affidavit.attest.files import atomic_write
+from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.verify import errors
 from affidavit.verify.contract import (
     CONTRACT_HASH_FIELDS,

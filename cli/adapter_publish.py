@@ -18,7 +18,8 @@ from typing import Any, Final
 
 import click
 from affidavit.attest import publish
-from affidavit.cli._common import atomic_write, emit_json, json_option
+from affidavit.attest.files import atomic_write
+from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import (
     read_manifest,
     read_object,

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from affidavit.cli._common import atomic_write, emit_json, json_option, read_json, read_json_object
+from affidavit.attest.files import atomic_write
+from affidavit.cli._common import emit_json, json_option, read_json, read_json_object
 from affidavit.verify import errors
 
 __all__ = ["stamp"]
