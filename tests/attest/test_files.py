@@ -7,7 +7,6 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from affidavit.attest.files import atomic_write
 
 
