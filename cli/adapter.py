@@ -7,7 +7,7 @@ publication and pinning verbs in ``affidavit.cli.adapter_publish``.
 from __future__ import annotations
 
 import click
-from affidavit.cli.main import _LazyGroup
+from affidavit.cli._group import LazyGroup
 
 __all__ = ["ADAPTER_COMMANDS", "adapter"]
 
@@ -29,6 +29,6 @@ ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-@click.group("adapter", cls=_LazyGroup, lazy=ADAPTER_COMMANDS)
+@click.group("adapter", cls=LazyGroup, lazy=ADAPTER_COMMANDS)
 def adapter() -> None:
     """Author, lint, publish and pin AdapterContracts (JSON output by default)."""

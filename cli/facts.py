@@ -242,14 +242,26 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     "--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to audit."
 )
 @_trusted_key_option
-def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...]) -> None:
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    help="Worker processes for the per-fact checks (not used with --trusted-key).",
+)
+def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...], jobs: int) -> None:
     """Recompute every FactHash, check every rule. Exit 0 clean, 1 findings, 2 unreadable."""
     from affidavit.verify.lineage_audit import audit  # noqa: PLC0415
 
     checker = _checker(trusted_keys)
     source = open_source(store_path)
     try:
-        report = audit(source, check_signature=checker)
+        if jobs > 1 and checker is None:
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with --jobs
+
+            with ProcessPoolExecutor(jobs) as pool:
+                report = audit(source, mapper=pool.map)
+        else:
+            report = audit(source, check_signature=checker)
     finally:
         _close(source)
     if as_json:

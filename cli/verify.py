@@ -6,7 +6,7 @@ Exit codes: 0 verified, 1 not verified, 2 unreadable input or usage.
 from __future__ import annotations
 
 import click
-from affidavit.cli.main import _LazyGroup
+from affidavit.cli._group import LazyGroup
 
 __all__ = ["VERIFY_SUBCOMMANDS", "verify"]
 
@@ -21,6 +21,6 @@ VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-@click.group("verify", cls=_LazyGroup, lazy=VERIFY_SUBCOMMANDS)
+@click.group("verify", cls=LazyGroup, lazy=VERIFY_SUBCOMMANDS)
 def verify() -> None:
     """Verify bundles, attestations, checkpoints and Merkle proofs offline."""

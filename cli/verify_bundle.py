@@ -14,17 +14,19 @@ nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import click
-from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.verify import errors
+from affidavit.verify.jsonio import DEFAULT_MAX_BYTES
 
-__all__ = ["attestation", "bundle"]
+if TYPE_CHECKING:
+    import click
+
+__all__ = ["OPTIONS", "Option", "fast_main", "parse_fast"]  # + bundle, attestation (lazy)
 
 RESULT_VERSION: Final = "1.0.0"
 _KEY_SUFFIXES: Final = (".pub", ".json", ".pem")
@@ -32,34 +34,163 @@ _VERDICTS: Final = ("verified", "unanchored", "failed", "unreadable")
 _EXIT: Final = {"verified": 0, "unanchored": 1, "failed": 1, "unreadable": 2}
 
 
-def _key_options(f: Any) -> Any:
-    f = click.option(
-        "--fetch-key",
-        "fetch_urls",
-        multiple=True,
-        metavar="URL",
-        help="Fetch a trusted key from a registry or publisher document URL (explicit network use;"
-        " pin the key afterwards).",
-    )(f)
-    f = click.option(
-        "--trusted-keys",
-        "trusted_dir",
-        type=click.Path(file_okay=False),
-        help="Folder of trusted public keys (*.pub, *.json, *.pem).",
-    )(f)
-    f = click.option(
-        "--publisher-doc",
-        "publisher_docs",
-        multiple=True,
-        type=click.Path(dir_okay=False),
-        help="Publisher document (JSON with public_key_base64) whose key is trusted.",
-    )(f)
-    return click.option(
-        "--public-key-base64",
-        "keys_b64",
-        multiple=True,
-        help="A trusted Ed25519 public key, standard base64 (repeatable).",
-    )(f)
+# -- the options, declared once: they build both the click commands and the fast parser ---------
+
+
+class Option(NamedTuple):
+    """One command-line option. ``kind``: text, file, folder, jobs (1..64) or flag."""
+
+    flag: str
+    dest: str
+    kind: str
+    help: str
+    multiple: bool = False
+    metavar: str | None = None
+
+
+OPTIONS: Final = {
+    "key": (
+        Option("--public-key-base64", "keys_b64", "text",
+               "A trusted Ed25519 public key, standard base64 (repeatable).", multiple=True),
+        Option("--publisher-doc", "publisher_docs", "file",
+               "Publisher document (JSON with public_key_base64) whose key is trusted.",
+               multiple=True),
+        Option("--trusted-keys", "trusted_dir", "folder",
+               "Folder of trusted public keys (*.pub, *.json, *.pem)."),
+        Option("--fetch-key", "fetch_urls", "text",
+               "Fetch a trusted key from a registry or publisher document URL (explicit network"
+               " use; pin the key afterwards).", multiple=True, metavar="URL"),
+    ),
+    "jobs": (Option("--jobs", "jobs", "jobs", "Worker processes."),),
+    "json": (Option("--json", "as_json", "flag", "Print one JSON document to stdout."),),
+}  # fmt: skip
+_JOBS_RANGE: Final = (1, 64)
+# command -> (option groups, positional argument name, takes several positionals)
+_COMMANDS: Final = {
+    "bundle": (("key", "jobs", "json"), "inputs", True),
+    "attestation": (("key", "json"), "source", False),
+}
+
+
+def _options_for(command: str) -> list[Option]:
+    groups, _, _ = _COMMANDS[command]
+    return [option for group in groups for option in OPTIONS[group]]
+
+
+def _defaults(command: str) -> dict[str, Any]:
+    """The value of every option when it is not given (what click passes)."""
+    values: dict[str, Any] = {}
+    for option in _options_for(command):
+        if option.multiple:
+            values[option.dest] = ()
+        else:
+            values[option.dest] = {"jobs": 1, "flag": False}.get(option.kind)
+    return values
+
+
+# -- the click-free fast path (cold start, issue 4 item 9) ---------------------------------------
+
+
+def _fast_value(option: Option, text: str) -> Any:
+    """``text`` converted as click would, or ``None`` where click would complain (fall back)."""
+    if option.kind == "jobs":
+        ok = text.isascii() and text.isdigit() and _JOBS_RANGE[0] <= int(text) <= _JOBS_RANGE[1]
+        return int(text) if ok else None
+    if option.kind == "file" and os.path.isdir(text):
+        return None  # click.Path(dir_okay=False) refuses it: let click word the error
+    if option.kind == "folder" and os.path.isfile(text):
+        return None
+    return text
+
+
+def parse_fast(command: str, argv: Sequence[str]) -> dict[str, Any] | None:
+    """Parse ``argv`` (after ``verify <command>``) into the click keyword arguments.
+
+    Returns ``None`` for anything not fully understood (``--help``, unknown or repeated flags,
+    missing values, bad numbers, a missing input), so the caller hands the line to click.
+    """
+    by_flag = {option.flag: option for option in _options_for(command)}
+    values = _defaults(command)
+    positional: list[str] = []
+    seen: set[str] = set()
+    items, index = list(argv), 0
+    while index < len(items):
+        token = items[index]
+        index += 1
+        if token == "-" or not token.startswith("-"):  # noqa: S105 - "-" is stdin, not a secret
+            positional.append(token)
+            continue
+        flag, has_inline, inline = token.partition("=")
+        option = by_flag.get(flag)
+        if option is None or (option.kind == "flag" and has_inline):
+            return None  # --help, --, unknown flags, --json=...: click decides
+        if option.kind == "flag":
+            values[option.dest] = True
+            continue
+        if not has_inline:
+            if index >= len(items):
+                return None
+            inline, index = items[index], index + 1
+        value = _fast_value(option, inline)
+        if value is None or (not option.multiple and flag in seen):
+            return None
+        seen.add(flag)
+        values[option.dest] = (*values[option.dest], value) if option.multiple else value
+    _, name, several = _COMMANDS[command]
+    if not positional or (len(positional) > 1 and not several):
+        return None
+    values[name] = tuple(positional) if several else positional[0]
+    return values
+
+
+def fast_main(command: str, argv: Sequence[str]) -> int | None:
+    """Run ``verify <command>`` without click; ``None`` when click must handle ``argv``.
+
+    Output and exit codes are the click path's, byte for byte (tests/cli/test_cold_start.py):
+    both call the same ``_run_*`` function, and failures print the group's one-line error.
+    """
+    values = parse_fast(command, argv)
+    if values is None:
+        return None
+    run: Callable[..., int] = _run_bundle if command == "bundle" else _run_attestation
+    try:
+        return run(**values)
+    except errors.AffidavitError as e:
+        return _print_error(e)
+    except OSError as e:
+        return _print_error(errors.FileReadError(f"{e.filename or 'input'}: {e.strerror or e}"))
+
+
+def _print_error(error: errors.AffidavitError) -> int:
+    from affidavit.cli.main import format_error  # noqa: PLC0415 - main imports this module lazily
+
+    _echo(format_error(error), err=True)
+    return error.exit_code
+
+
+# -- input and output without click --------------------------------------------------------------
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """``click.echo`` for text: the line, a newline, flushed."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def _read_source(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """``affidavit.cli._common.read_input`` without its click import (same errors, same cap)."""
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(max_bytes + 1)
+    except OSError as e:
+        raise errors.FileReadError(f"{source}: {e.strerror or e}") from None
+    if len(data) > max_bytes:
+        raise errors.JsonTooLarge(f"{source}: over the size limit of {max_bytes} bytes")
+    return data
 
 
 def _trusted_keys(
@@ -75,6 +206,8 @@ def _trusted_keys(
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     keys = [Ed25519PublicKey.from_b64(text.strip()).raw for text in keys_b64]
+    from pathlib import Path  # noqa: PLC0415 - lazy (cold start: pathlib costs ~4 ms)
+
     paths = [Path(p) for p in publisher_docs]
     if trusted_dir is not None:
         folder = Path(trusted_dir)
@@ -93,7 +226,7 @@ def _trusted_keys(
 
         for url in fetch_urls:
             fetched = fetch_public_key(url)
-            click.echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
+            _echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
             keys.append(fetched.raw)
     return list(dict.fromkeys(keys))
 
@@ -102,8 +235,10 @@ def _expand(inputs: Iterable[str]) -> list[str]:
     """Files as given; a folder stands for its ``*.json`` files, sorted."""
     out: list[str] = []
     for item in inputs:
-        path = Path(item)
-        if path.is_dir():
+        if os.path.isdir(item):
+            from pathlib import Path  # noqa: PLC0415 - lazy (cold start)
+
+            path = Path(item)
             out.extend(str(p) for p in sorted(path.glob("*.json")) if p.is_file())
         else:
             out.append(item)
@@ -138,7 +273,7 @@ def _unreadable(source: str, error: errors.AffidavitError, kind: str) -> dict[st
 
 def _verify_one(source: str) -> dict[str, Any]:
     try:
-        data = read_input(source)
+        data = _read_source(source)
     except errors.AffidavitError as e:
         return _unreadable(source, e, "bundle")
     result: dict[str, Any] = _VERIFIER.verify_bytes(data, source=source).to_json()
@@ -200,28 +335,23 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _finish(results: list[dict[str, Any]], as_json: bool, kind: str, detailed: bool) -> None:
+def _finish(results: list[dict[str, Any]], as_json: bool, kind: str, detailed: bool) -> int:
+    """Print the results; return the exit code (the largest of the verdicts')."""
     summary = _summary(results)
     if as_json:
-        emit_json({"verify_result_version": RESULT_VERSION, "kind": kind, "results": results,
-                   "summary": summary})  # fmt: skip
+        document = {"verify_result_version": RESULT_VERSION, "kind": kind, "results": results,
+                    "summary": summary}  # fmt: skip
+        _echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         for result in results:
             if detailed or result["verdict"] != "verified":
-                click.echo("\n".join(_describe(result, detailed)))
+                _echo("\n".join(_describe(result, detailed)))
         parts = ", ".join(f"{summary[v]} {v}" for v in _VERDICTS if summary[v])
-        click.echo(f"{summary['total']} {kind}(s): {parts}")
-    code = max((_EXIT[r["verdict"]] for r in results), default=0)
-    if code:
-        click.get_current_context().exit(code)
+        _echo(f"{summary['total']} {kind}(s): {parts}")
+    return max((_EXIT[r["verdict"]] for r in results), default=0)
 
 
-@click.command("bundle")
-@click.argument("inputs", nargs=-1, required=True)
-@_key_options
-@click.option("--jobs", type=click.IntRange(1, 64), default=1, help="Worker processes.")
-@json_option
-def bundle(  # noqa: PLR0917 - one parameter per click option
+def _run_bundle(  # noqa: PLR0917 - one parameter per option
     inputs: tuple[str, ...],
     fetch_urls: tuple[str, ...],
     keys_b64: tuple[str, ...],
@@ -229,11 +359,7 @@ def bundle(  # noqa: PLR0917 - one parameter per click option
     trusted_dir: str | None,
     jobs: int,
     as_json: bool,
-) -> None:
-    """Verify ProofPack bundles (files, or folders of *.json) offline.
-
-    Verified only when every part checks and the tree head is signed by a trusted key.
-    """
+) -> int:
     raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
     paths = _expand(inputs)
     if not paths:
@@ -243,32 +369,88 @@ def bundle(  # noqa: PLR0917 - one parameter per click option
     for result in _verify_all(paths, raw_keys, min(jobs, os.cpu_count() or 1)):
         results.append(result)
         progress.tick()
-    _finish(results, as_json, "bundle", detailed=len(paths) == 1)
+    return _finish(results, as_json, "bundle", detailed=len(paths) == 1)
 
 
-@click.command("attestation")
-@click.argument("source")
-@_key_options
-@json_option
-def attestation(  # noqa: PLR0917 - one parameter per click option
+def _run_attestation(  # noqa: PLR0917 - one parameter per option
     source: str,
     fetch_urls: tuple[str, ...],
     keys_b64: tuple[str, ...],
     publisher_docs: tuple[str, ...],
     trusted_dir: str | None,
     as_json: bool,
-) -> None:
-    """Verify an OutcomeAttestation: payload hash, then the signature under a trusted key."""
+) -> int:
     from affidavit.verify.attestation import verify_attestation  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.jsonio import loads  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
     try:
-        document = loads(read_input(source))
+        document = loads(_read_source(source))
     except errors.AffidavitError as e:
         result = _unreadable(source, e, "attestation")
     else:
         keys = [Ed25519PublicKey(raw) for raw in raw_keys]
         result = verify_attestation(document, keys, source=source).to_json()
-    _finish([result], as_json, "attestation", detailed=True)
+    return _finish([result], as_json, "attestation", detailed=True)
+
+
+# -- the click commands (built on first access, so the fast path never imports click) -----------
+
+_DOCS: Final = {
+    "bundle": "Verify ProofPack bundles (files, or folders of *.json) offline.\n\n"
+    "Verified only when every part checks and the tree head is signed by a trusted key.",
+    "attestation": (
+        "Verify an OutcomeAttestation: payload hash, then the signature under a trusted key."
+    ),
+}
+
+
+def _click_command(command: str) -> click.Command:
+    """The click command for ``command``, its options built from :data:`OPTIONS`."""
+    import click  # noqa: PLC0415 - lazy (cold start)
+
+    run: Callable[..., int] = _run_bundle if command == "bundle" else _run_attestation
+
+    def callback(**values: Any) -> None:
+        code = run(**values)
+        if code:
+            click.get_current_context().exit(code)
+
+    _, name, several = _COMMANDS[command]
+    params: list[click.Parameter] = [
+        click.Argument([name], nargs=-1 if several else 1, required=True)
+    ]
+    params.extend(_click_option(option) for option in _options_for(command))
+    return click.Command(command, callback=callback, params=params, help=_DOCS[command])
+
+
+def _click_option(option: Option) -> click.Option:
+    import click  # noqa: PLC0415 - lazy (cold start)
+
+    if option.kind == "flag":
+        return click.Option([option.flag, option.dest], is_flag=True, help=option.help)
+    types = {
+        "jobs": click.IntRange(*_JOBS_RANGE),
+        "file": click.Path(dir_okay=False),
+        "folder": click.Path(file_okay=False),
+        "text": None,
+    }
+    extra: dict[str, Any] = {"default": 1} if option.kind == "jobs" else {}
+    return click.Option(
+        [option.flag, option.dest],
+        type=types[option.kind],
+        multiple=option.multiple,
+        metavar=option.metavar,
+        help=option.help,
+        **extra,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``bundle`` and ``attestation`` (click commands) are built on first access (PEP 562)."""
+    if name in _COMMANDS:
+        command = _click_command(name)
+        globals()[name] = command
+        return command
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,11 +7,26 @@
 Nothing in this package reads the network, the environment or the clock on its own: trust
 inputs and time are arguments. It never imports ``affidavit.attest``, ``affidavit.registry``,
 ``affidavit.cli``, httpx, socket or urllib (a test walks its imports).
+
+The re-exports below load on first use (PEP 562), so importing one submodule (say
+``affidavit.verify.errors``) does not import the others: it keeps CLI start-up small.
 """
 
-from affidavit.verify.canonical import canonical_bytes, jcs, py_compact, py_spaced, sha256_hex
-from affidavit.verify.errors import AffidavitError
-from affidavit.verify.jsonio import load_object, loads
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from affidavit.verify.canonical import (
+        canonical_bytes,
+        jcs,
+        py_compact,
+        py_spaced,
+        sha256_hex,
+    )
+    from affidavit.verify.errors import AffidavitError
+    from affidavit.verify.jsonio import load_object, loads
 
 __all__ = [
     "AffidavitError",
@@ -23,3 +38,24 @@ __all__ = [
     "py_spaced",
     "sha256_hex",
 ]
+
+_HOME = {
+    "AffidavitError": "errors",
+    "canonical_bytes": "canonical",
+    "jcs": "canonical",
+    "load_object": "jsonio",
+    "loads": "jsonio",
+    "py_compact": "canonical",
+    "py_spaced": "canonical",
+    "sha256_hex": "canonical",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a re-exported name from its submodule on first access."""
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

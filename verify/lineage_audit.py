@@ -23,17 +23,17 @@ the store does not hold (seed 002 §20.6.1 rule 3: dangling references are valid
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.facts import Fact, FactHash, parse_fact
 from affidavit.verify.jsonio import loads
-from affidavit.verify.lineage import FactSource, SignatureStatus
+from affidavit.verify.lineage import FactSource, SignatureStatus, StoredRecord
 from affidavit.verify.lineage_graph import find_cycles
 
-__all__ = ["DANGLING", "AuditReport", "Finding", "audit"]
+__all__ = ["DANGLING", "AuditReport", "Examined", "Finding", "RecordMapper", "audit", "examine"]
 
 DANGLING: Final = "lineage.dangling_reference"
 
@@ -94,10 +94,77 @@ def _error(
     return Finding(cls.code, "error", where, fact, message, details)
 
 
+class Examined(NamedTuple):
+    """The per-record part of an audit (picklable, so worker processes can compute it).
+
+    ``fact_hash`` is ``None`` when the body is not a fact; ``problems`` are its read findings.
+    """
+
+    key: str | None
+    where: str
+    fact_hash: FactHash | None
+    derived_from: tuple[FactHash, ...]
+    problems: tuple[Finding, ...]
+    fact: Fact | None  # kept only in-process (for signature checks); None from workers
+
+
+# Applies :func:`examine` to batches of records, in order: e.g. a process pool's ``map``.
+RecordMapper = Callable[
+    [Callable[[Sequence[StoredRecord]], list[Examined]], Iterable[Sequence[StoredRecord]]],
+    Iterable[list[Examined]],
+]
+
+
+_BATCH: Final = 2048
+
+
+def examine(records: Sequence[StoredRecord], *, keep_fact: bool = False) -> list[Examined]:
+    """Recompute each record's FactHash and validate it (formats.md §5; the expensive part)."""
+    out: list[Examined] = []
+    for record in records:
+        problems: list[Finding] = []
+        fact = _read(record.body, record.where, record.key, problems)
+        if fact is None:
+            out.append(Examined(record.key, record.where, None, (), tuple(problems), None))
+        else:
+            kept = fact if keep_fact else None
+            out.append(Examined(record.key, record.where, fact.hash, fact.derived_from, (), kept))
+    return out
+
+
+def _batches(records: Iterable[StoredRecord]) -> Iterator[list[StoredRecord]]:
+    batch: list[StoredRecord] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _examined(
+    source: FactSource, mapper: RecordMapper | None, keep_fact: bool
+) -> Iterator[Examined]:
+    if mapper is None or keep_fact:  # signature checks need the Fact: stay in this process
+        for batch in _batches(source.records()):
+            yield from examine(batch, keep_fact=keep_fact)
+        return
+    for done in mapper(examine, _batches(source.records())):
+        yield from done
+
+
 def audit(
-    source: FactSource, *, check_signature: Callable[[Fact], SignatureStatus] | None = None
+    source: FactSource,
+    *,
+    check_signature: Callable[[Fact], SignatureStatus] | None = None,
+    mapper: RecordMapper | None = None,
 ) -> AuditReport:
     """Check every record of ``source``; return the findings, never raise on bad content.
+
+    ``mapper`` may spread the per-record work (:func:`examine`) over worker processes, e.g.
+    ``ProcessPoolExecutor(2).map``; the graph and cycle checks stay here, and the report is
+    identical. It is not used when ``check_signature`` is given (the check runs in-process).
 
     Raises:
         FileReadError, LineageStoreInvalid: the store itself cannot be read.
@@ -107,43 +174,41 @@ def audit(
     where_of: dict[str, str] = {}
     signatures: Counter[str] = Counter()
     count = 0
-    for record in source.records():
+    for item in _examined(source, mapper, check_signature is not None):
         count += 1
-        fact = _read(record.body, record.where, record.key, findings)
-        if fact is None:
+        if item.fact_hash is None:
+            findings.extend(item.problems)
             continue
-        key = record.key if record.key is not None else fact.hash
-        if key != fact.hash:
+        key = item.key if item.key is not None else item.fact_hash
+        if key != item.fact_hash:
             findings.append(
                 _error(
                     errors.LineageFactHashMismatch,
-                    record.where,
+                    item.where,
                     key,
-                    f"content hashes to {fact.hash}, not to the FactHash it is filed under",
-                    recomputed=fact.hash,
+                    f"content hashes to {item.fact_hash}, not to the FactHash it is filed under",
+                    recomputed=item.fact_hash,
                 )
             )
         if key in graph:
-            if graph[key] != fact.derived_from:
+            if graph[key] != item.derived_from:
                 findings.append(
                     _error(
                         errors.LineageDerivedFromChanged,
-                        record.where,
+                        item.where,
                         key,
                         f"stored again with a different derived_from (first at {where_of[key]})",
                     )
                 )
             continue
-        graph[key] = fact.derived_from
-        where_of[key] = record.where
-        if check_signature is not None:
-            status = check_signature(fact)
+        graph[key] = item.derived_from
+        where_of[key] = item.where
+        if check_signature is not None and item.fact is not None:
+            status = check_signature(item.fact)
             signatures[status] += 1
             if status == "bad":
                 findings.append(
-                    _error(
-                        errors.LineageSignatureBad, record.where, key, "signature does not verify"
-                    )
+                    _error(errors.LineageSignatureBad, item.where, key, "signature does not verify")
                 )
     findings.extend(
         _error(
