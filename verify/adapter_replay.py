@@ -34,6 +34,7 @@ one contract checks it once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -117,6 +118,44 @@ def _contract_facts(canonical: bytes) -> tuple[tuple[str, ...], str, str]:
     return issues, contract_hash(declaration), input_schema_hash(declaration)
 
 
+@lru_cache(maxsize=256)
+def _policy_facts(canonical: bytes) -> tuple[AcceptancePolicy, str]:
+    """A policy parsed from its own py-compact bytes, and its ``policy_hash``; memoized on the
+    bytes, so the cached policy shares no object with any caller's document."""
+    policy = AcceptancePolicy.from_json(loads(canonical))
+    return policy, policy.policy_hash
+
+
+def _policy_and_hash(raw: Any) -> tuple[AcceptancePolicy, str]:
+    """Parse an embedded policy and recompute ``policy_hash`` (formats.md §4), memoized on the
+    policy's exact py-compact bytes; anything those bytes cannot carry takes the plain path."""
+    try:
+        return _policy_facts(py_compact(raw))
+    except (errors.CanonicalError, errors.JsonError):
+        policy = AcceptancePolicy.from_json(raw)
+        return policy, policy.policy_hash
+
+
+def _strictly_equal(a: Any, b: Any) -> bool:
+    """True only when ``a`` and ``b`` are the same JSON value of the same Python types (finite
+    floats with one repr), which implies equal py-compact bytes. False proves nothing."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return a.keys() == b.keys() and all(_strictly_equal(v, b[k]) for k, v in a.items())
+    if kind is list:
+        return len(a) == len(b) and all(map(_strictly_equal, a, b))
+    if kind is float:
+        return math.isfinite(a) and float.__repr__(a) == float.__repr__(b)
+    return kind in (str, int, bool, type(None)) and bool(a == b)
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    """``py_compact(a) == py_compact(b)``, skipping both encodings when a strict walk proves it."""
+    return _strictly_equal(a, b) or py_compact(a) == py_compact(b)
+
+
 def _check_contract(ae: Mapping[str, Any]) -> dict[str, Any]:
     """Steps 2-5 for one evaluation; returns the declaration."""
     decl = ae["adapter_contract"]
@@ -186,7 +225,7 @@ def _check_result(
         rerun = validator.validate(raw_output, decl)
         expected_result = rerun.validation_result
         expected_inputs = dict(rerun.normalized_policy_inputs)
-    if (result, py_compact(inputs)) != (expected_result, py_compact(expected_inputs)):
+    if result != expected_result or not _same_bytes(inputs, expected_inputs):
         raise _Replay(
             "validator_result_inconsistent",
             "re-running the validator on the raw output gives another result",
@@ -224,12 +263,12 @@ def _check_decision(
     policy: AcceptancePolicy | None = None
     try:
         if "policy" in payload:
-            policy = AcceptancePolicy.from_json(payload["policy"])
-            if payload.get("policy_hash") != policy.policy_hash:
+            policy, recomputed = _policy_and_hash(payload["policy"])
+            if payload.get("policy_hash") != recomputed:
                 raise _Replay(
                     status,
                     f"events[{index}]: policy_hash does not recompute",
-                    expected=policy.policy_hash,
+                    expected=recomputed,
                     actual=payload.get("policy_hash"),
                 )
         decision = replay_snapshot(payload["policy_snapshot"], policy)
@@ -247,8 +286,8 @@ def _check_decision(
             actual=payload["decision"],
         )
     bound = by_contract.get(payload.get("contract_hash", ""))
-    if bound is not None and py_compact(bound["normalized_policy_inputs"]) != py_compact(
-        decision.evaluated_inputs
+    if bound is not None and not _same_bytes(
+        bound["normalized_policy_inputs"], decision.evaluated_inputs
     ):
         raise _Replay(
             status,

@@ -30,9 +30,12 @@ the message says how to supply a key). Nothing here reads the clock, the environ
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from affidavit.verify import errors
@@ -40,6 +43,7 @@ from affidavit.verify.adapter_replay import replay_adapter
 from affidavit.verify.bundle_sidecar import check_sidecar
 from affidavit.verify.canonical import py_compact, py_spaced, sha256_hex
 from affidavit.verify.events import (
+    EVENT_FIELDS,
     FINALITY_EVENT_TYPES,
     check_actor_signatures,
     check_event_chain,
@@ -67,6 +71,7 @@ UNANCHORED_HINT: Final = (
     "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
 )
 _HEX64: Final = re.compile(r"[a-f0-9]{64}")
+_HEX_RUN: Final = re.compile(r"[a-f0-9]*")
 _AFTER_CHAIN: Final = (
     "proof_binding",
     "cross_reference",
@@ -75,6 +80,36 @@ _AFTER_CHAIN: Final = (
     "adapter_replay",
 )
 _TOP_TYPES: Final = (("deal_id", str), ("proofs", list), ("events", list), ("bundle_hash", str))
+
+# One encoding pass (issue 4 item 9). With ensure_ascii every character of a string below U+0020
+# is escaped, so U+0001 and U+0002 occur in this encoder's text exactly where the item and key
+# separators are: replacing them gives py-compact (",", ":") or py-spaced (", ", ": ") bytes, the
+# same bytes json.dumps writes (formats.md §1). Events and proofs are encoded once and reused for
+# the bundle hash, the event hashes and the proof hashes.
+_ITEM, _KEY = "\x01", "\x02"
+_ascii: Final = json.encoder.encode_basestring_ascii  # how the encoder writes a str key or value
+_ascii_str: Any = _ascii
+_MARKED: Final = json.JSONEncoder(allow_nan=False, sort_keys=True, separators=(_ITEM, _KEY))
+# The same encoder without JSONEncoder.encode's per-call set-up (CPython's C encoder; arguments:
+# markers, default, string encoder, indent, key and item separators, sort_keys, skipkeys,
+# allow_nan). No markers: a cycle ends in RecursionError and the plain path reports it.
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_MARKED_C: Any = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(None, _MARKED.default, _ascii_str, None, _KEY, _ITEM, True, False, False)
+)
+
+
+def _marked(value: Any) -> str:
+    """``value`` as marked text (see above). Raises ValueError, TypeError or RecursionError."""
+    if _MARKED_C is None:
+        return _MARKED.encode(value)
+    return "".join(_MARKED_C(value, 0))
+
+
+_HASH_PAIR: Final = f'{_ITEM}"hash"{_KEY}'
+_EVENT_KEYS: Final = frozenset(EVENT_FIELDS)
 
 
 def bundle_hash(unverified_bundle: Mapping[str, Any]) -> str:
@@ -93,6 +128,79 @@ def bundle_hash(unverified_bundle: Mapping[str, Any]) -> str:
 def proof_hash(proof: Any) -> str:
     """``H(py-compact(proof))``: what an Affidavit PROOF_READY event lists in ``proof_hashes``."""
     return sha256_hex(py_compact(proof))
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """What one encoding pass over a bundle yields: recomputed hashes, never read from it."""
+
+    bundle_hash: str
+    event_hashes: tuple[str | None, ...]  # None: not a plain eight-field event (chain recomputes)
+    proof_hashes: tuple[str, ...]
+
+
+def _marked_sha256(text: str, *, spaced: bool) -> str:
+    """SHA-256 hex of marked text written as py-spaced (True) or py-compact (False) bytes."""
+    data = text.encode("ascii")
+    if spaced:
+        data = data.replace(b"\x01", b", ").replace(b"\x02", b": ")
+    else:
+        data = data.replace(b"\x01", b",").replace(b"\x02", b":")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _hashed_fields_text(event: Any, text: str) -> str | None:
+    """The marked text of an event's seven hashed fields, cut from the text of the whole event.
+
+    Only for an object of exactly the eight event fields whose ``hash`` and the four keys sorted
+    before it hold strings (no separator inside): the first marked ``"hash"`` key is then the
+    top-level one. None otherwise (the chain step then encodes the event).
+    """
+    if type(event) is not dict or event.keys() != _EVENT_KEYS:
+        return None
+    if not (  # the keys sorted before "hash", and "hash"
+        type(event["actor_id"]) is str
+        and type(event["deal_id"]) is str
+        and type(event["event_id"]) is str
+        and type(event["event_type"]) is str
+        and type(event["hash"]) is str
+    ):
+        return None
+    pair = _HASH_PAIR + _ascii(event["hash"])
+    start = text.find(_HASH_PAIR)
+    if start < 0 or not text.startswith(pair + _ITEM, start):
+        return None
+    return text[:start] + text[start + len(pair) :]
+
+
+def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
+    """``bundle_hash`` (formats.md §4), every event hash and every proof hash from one encoding
+    of each event and proof. None when a value has no encoding: the plain path then reports it.
+    """
+    try:
+        events = [_marked(event) for event in bundle["events"]]
+        proofs = [_marked(proof) for proof in bundle["proofs"]]
+        pairs = [
+            ("deal_id", _marked(bundle["deal_id"])),
+            ("events", "[" + _ITEM.join(events) + "]"),
+            ("merkle_inclusion", _marked(bundle.get("merkle_inclusion"))),
+            ("proofs", "[" + _ITEM.join(proofs) + "]"),
+        ]
+        if "spec_version" in bundle:
+            pairs.append(("spec_version", _marked(bundle["spec_version"])))
+    except (ValueError, TypeError, RecursionError):
+        return None
+    # The body's keys, already in sorted order, framed as the encoder frames an object.
+    body = "{" + _ITEM.join(_ascii(key) + _KEY + value for key, value in pairs) + "}"
+    event_hashes = []
+    for event, text in zip(bundle["events"], events, strict=True):
+        hashed = _hashed_fields_text(event, text)
+        event_hashes.append(None if hashed is None else _marked_sha256(hashed, spaced=True))
+    return _Encoded(
+        _marked_sha256(body, spaced="spec_version" not in bundle),
+        tuple(event_hashes),
+        tuple(_marked_sha256(text, spaced=False) for text in proofs),
+    )
 
 
 def _parse(unverified: Any) -> None:
@@ -133,13 +241,16 @@ class BundleVerifier:
             return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
         bundle: dict[str, Any] = unverified_bundle
         warnings: list[str] = []
-        steps = [StepResult.ok("parse"), self._bundle_hash(bundle)]
-        chain = check_event_chain(bundle["events"], bundle["deal_id"])
+        encoded = _encode_once(bundle)
+        steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
+        known = None if encoded is None else encoded.event_hashes
+        chain = check_event_chain(bundle["events"], bundle["deal_id"], known_hashes=known)
         steps.append(chain)
         inclusion = _inclusion_step(bundle.get("merkle_inclusion"))
         sth, sth_step = self._sth_step(bundle.get("signed_tree_head"))
         if chain.status == "ok":
-            steps.append(_proof_binding(bundle, warnings))
+            proof_hashes = None if encoded is None else encoded.proof_hashes
+            steps.append(_proof_binding(bundle, warnings, proof_hashes))
             steps.append(inclusion)
             steps.append(sth_step)
             steps.append(_cross_reference(bundle, inclusion, sth))
@@ -182,9 +293,9 @@ class BundleVerifier:
     # -- steps --------------------------------------------------------------------------
 
     @staticmethod
-    def _bundle_hash(bundle: Mapping[str, Any]) -> StepResult:
+    def _bundle_hash(bundle: Mapping[str, Any], encoded: _Encoded | None) -> StepResult:
         try:
-            recomputed = bundle_hash(bundle)
+            recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
         except errors.CanonicalError as e:
             return StepResult.failed("bundle_hash", e)
         if not hmac.compare_digest(recomputed, bundle["bundle_hash"]):
@@ -245,10 +356,14 @@ def _inclusion_fields(inclusion: Mapping[str, Any]) -> tuple[bytes, int, int, li
     raw_proof = inclusion.get("proof")
     if not isinstance(raw_proof, list):
         raise errors.BundleInclusionMalformed("merkle_inclusion.proof must be an array")
-    proof = [  # left/right comes from the index, never from "position" (formats.md §4)
-        hex32(node.get("hash") if isinstance(node, dict) else node, f"proof[{i}]")
-        for i, node in enumerate(raw_proof)
-    ]
+    # left/right comes from the index, never from "position" (formats.md §4)
+    texts: list[Any] = [node.get("hash") if isinstance(node, dict) else node for node in raw_proof]
+    joined = "".join(texts) if all(isinstance(t, str) and len(t) == 64 for t in texts) else None
+    if joined is not None and _HEX_RUN.fullmatch(joined):  # every node well-formed: one pass
+        nodes = bytes.fromhex(joined)
+        proof = [nodes[start : start + 32] for start in range(0, len(nodes), 32)]
+    else:  # name the first bad node
+        proof = [hex32(text, f"proof[{i}]") for i, text in enumerate(texts)]
     return (
         hex32(inclusion.get("leaf_hash"), "leaf_hash"),
         count(inclusion.get("leaf_index"), "leaf_index"),
@@ -314,8 +429,13 @@ def _cross_reference(
     return StepResult.ok(name, event_id=bound["event_id"], event_type=bound["event_type"])
 
 
-def _proof_binding(bundle: Mapping[str, Any], warnings: list[str]) -> StepResult:
-    """Step ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs."""
+def _proof_binding(
+    bundle: Mapping[str, Any], warnings: list[str], recomputed: Sequence[str] | None = None
+) -> StepResult:
+    """Step ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
+
+    ``recomputed``: the proofs' hashes from this bundle's encoding pass, if it ran.
+    """
     name = "proof_binding"
     binders = [
         (i, e["payload"]["proof_hashes"])
@@ -326,7 +446,8 @@ def _proof_binding(bundle: Mapping[str, Any], warnings: list[str]) -> StepResult
         if bundle["proofs"]:
             warnings.append("proofs are covered by bundle_hash only; no event binds them")
         return StepResult.not_checked(name, "no event binds the proofs (proof_hashes)")
-    expected = [proof_hash(p) for p in bundle["proofs"]]
+    proofs = bundle["proofs"]
+    expected = [proof_hash(p) for p in proofs] if recomputed is None else list(recomputed)
     for index, listed in binders:
         if listed != expected:
             error = errors.BundleProofUnbound(

@@ -68,6 +68,7 @@ FINALITY_EVENT_TYPES: Final = frozenset(
 )
 _LEAF_KEYS: Final = ("deal_id", "event_hash", "event_id", "event_type", "timestamp")  # sorted
 _ascii: Final = json.encoder.encode_basestring_ascii  # C; what py-compact writes for a string
+_LEAF_FORMAT: Final = "{" + ",".join(f'"{key}":%s' for key in _LEAF_KEYS) + "}"
 STEP_CHAIN: Final = "event_chain"
 STEP_ACTORS: Final = "actor_signatures"
 
@@ -84,8 +85,7 @@ def leaf_data(event: Mapping[str, Any]) -> bytes:
     values += (event["event_type"], event["timestamp"])
     if all(type(v) is str for v in values):
         # Fast path, byte-identical to py-compact: keys in sorted order, ASCII string escapes.
-        parts = [f'"{k}":{_ascii(v)}' for k, v in zip(_LEAF_KEYS, values, strict=True)]
-        return ("{" + ",".join(parts) + "}").encode("ascii")
+        return (_LEAF_FORMAT % tuple(map(_ascii, values))).encode("ascii")
     return py_compact(dict(zip(_LEAF_KEYS, values, strict=True)))
 
 
@@ -110,8 +110,18 @@ def _shape_problem(event: Any, index: int) -> str | None:
     return None
 
 
-def check_event_chain(events: Sequence[Any], deal_id: str) -> StepResult:
-    """Step ``event_chain``: shape, deal, unique ids, each hash, each ``prev_hash`` link."""
+def check_event_chain(
+    events: Sequence[Any],
+    deal_id: str,
+    *,
+    known_hashes: Sequence[str | None] | None = None,
+) -> StepResult:
+    """Step ``event_chain``: shape, deal, unique ids, each hash, each ``prev_hash`` link.
+
+    ``known_hashes``: :func:`event_hash` of each event, already recomputed from these very event
+    objects by the caller (one encoding pass per bundle); None entries are recomputed here. Never
+    pass hashes read from a document (formats.md §1).
+    """
     seen: set[str] = set()
     previous = ""
     for index, event in enumerate(events):
@@ -134,7 +144,8 @@ def check_event_chain(events: Sequence[Any], deal_id: str) -> StepResult:
             return StepResult.failed(
                 STEP_CHAIN, error, expected=previous, actual=event["prev_hash"], index=index
             )
-        recomputed = event_hash(event)
+        known = known_hashes[index] if known_hashes is not None else None
+        recomputed = event_hash(event) if known is None else known
         if not hmac.compare_digest(recomputed, event["hash"]):
             error = errors.EventHashMismatch(f"events[{index}].hash does not match its fields")
             return StepResult.failed(
