@@ -19,17 +19,22 @@ b'{"b": [1, 2]}'
     The same with the default separators ``", "`` and ``": "``.
 
 Speed (see ``bench/``): ``jcs`` first walks the value once, checking what RFC 8785 forbids and
-noting whether the standard library's C encoder would already write the RFC 8785 bytes (no float
-whose ``repr`` differs from its ES6 form, no key outside the Basic Multilingual Plane, whose
-code-point order could differ from UTF-16 order). If it would, the C encoder writes the document;
-otherwise a small pure-Python encoder does.
+choosing an encoder. When no float's ``repr`` differs from its ES6 form and no key lies outside the
+Basic Multilingual Plane (whose code-point order could differ from UTF-16 order), the standard
+library's C encoder already writes the RFC 8785 bytes. When only floats differ, the C encoder writes
+a copy with placeholders that are then replaced by the ES6 forms. Otherwise a small pure-Python
+encoder writes the document.
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import math
+import os
+import re
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from affidavit.verify import errors
@@ -50,12 +55,33 @@ FORMS: Final[tuple[Form, ...]] = ("jcs", "py-compact", "py-spaced")
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1  # RFC 8785 §3.2.2.3 via I-JSON (RFC 7493 §2.2)
 
-_FAST_JCS: Final = json.JSONEncoder(
-    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
-)
-_PY_COMPACT: Final = json.JSONEncoder(allow_nan=False, sort_keys=True, separators=(",", ":"))
-_PY_SPACED: Final = json.JSONEncoder(allow_nan=False, sort_keys=True)
 _encode_string: Final = json.encoder.encode_basestring  # C; RFC 8785 §3.2.2.2 escapes
+
+
+def _one_shot(*, ensure_ascii: bool, item: str, key: str) -> Callable[[Any], str]:
+    """``json.dumps(value, sort_keys=True, allow_nan=False, ...)`` without its per-call set-up.
+
+    CPython's C encoder is built once and called directly (what ``JSONEncoder.encode`` does on
+    every call). Cycle tracking is off: a cyclic value ends in RecursionError, which callers map to
+    ``canonical.unsupported_type``; values parsed from JSON never have cycles. Falls back to
+    ``JSONEncoder.encode`` where the C encoder is absent; tests compare both with json.dumps.
+    """
+    reference = json.JSONEncoder(
+        ensure_ascii=ensure_ascii, allow_nan=False, sort_keys=True, separators=(item, key)
+    )
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return reference.encode
+    strings = json.encoder.encode_basestring_ascii if ensure_ascii else _encode_string
+    # Arguments: markers, default, string encoder, indent, key and item separators, sort_keys,
+    # skipkeys, allow_nan.
+    encoder = make(None, reference.default, strings, None, key, item, True, False, False)
+    return lambda value: "".join(encoder(value, 0))
+
+
+_fast_jcs: Final = _one_shot(ensure_ascii=False, item=",", key=":")
+_py_compact_text: Final = _one_shot(ensure_ascii=True, item=",", key=":")
+_py_spaced_text: Final = _one_shot(ensure_ascii=True, item=", ", key=": ")
 
 
 def jcs(value: Any) -> bytes:
@@ -66,7 +92,13 @@ def jcs(value: Any) -> bytes:
             ``canonical.non_finite``, ``canonical.lone_surrogate``,
             ``canonical.unsupported_type``.
     """
-    text = "".join(_encode_slow(value)) if _needs_slow_path(value) else _FAST_JCS.encode(value)
+    path = _scan(value)
+    if path is _Path.C_ENCODER:
+        text = _fast_jcs(value)
+    elif path is _Path.FLOAT_PLACEHOLDERS:
+        text = _with_es6_floats(value)
+    else:
+        text = "".join(_encode_slow(value))
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -79,7 +111,7 @@ def py_compact(value: Any) -> bytes:
     Raises:
         CanonicalError: ``canonical.non_finite`` or ``canonical.unsupported_type``.
     """
-    return _encode_python(_PY_COMPACT, value)
+    return _encode_python(_py_compact_text, value)
 
 
 def py_spaced(value: Any) -> bytes:
@@ -88,7 +120,7 @@ def py_spaced(value: Any) -> bytes:
     Raises:
         CanonicalError: ``canonical.non_finite`` or ``canonical.unsupported_type``.
     """
-    return _encode_python(_PY_SPACED, value)
+    return _encode_python(_py_spaced_text, value)
 
 
 _ENCODERS: Final = {"jcs": jcs, "py-compact": py_compact, "py-spaced": py_spaced}
@@ -157,13 +189,15 @@ def es6_number(value: float) -> str:
 # ------------------------------------------------------------------------------------------
 
 
-def _encode_python(encoder: json.JSONEncoder, value: Any) -> bytes:
+def _encode_python(encode: Callable[[Any], str], value: Any) -> bytes:
     try:
-        return encoder.encode(value).encode("ascii")
+        return encode(value).encode("ascii")
     except ValueError as e:  # allow_nan=False
         raise errors.CanonicalNonFinite("NaN and infinities have no JSON form") from e
     except TypeError as e:
         raise errors.CanonicalUnsupportedType(str(e)) from e
+    except RecursionError as e:
+        raise errors.CanonicalUnsupportedType("the value is cyclic or nested too deeply") from e
 
 
 def _repr_is_es6(value: float) -> bool:
@@ -173,9 +207,15 @@ def _repr_is_es6(value: float) -> bool:
     return "e" not in text and not text.endswith(".0")
 
 
-def _needs_slow_path(value: Any) -> bool:
-    """Validate ``value`` for RFC 8785 and tell whether the C encoder's bytes would differ."""
-    slow = False
+class _Path(enum.Enum):
+    C_ENCODER = "the C encoder's bytes are already RFC 8785"
+    FLOAT_PLACEHOLDERS = "only some floats differ: C encoder with placeholders, then ES6 forms"
+    PYTHON = "key order may differ: the pure-Python encoder"
+
+
+def _scan(value: Any) -> _Path:
+    """Validate ``value`` for RFC 8785 and choose the encoder that writes its exact bytes."""
+    floats = astral = False
     stack = [value]
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -188,7 +228,7 @@ def _needs_slow_path(value: Any) -> bool:
                 if type(key) is not str:
                     raise errors.CanonicalNonStringKey(f"object key {key!r} is not a string")
                 if not key.isascii() and max(key) > "\uffff":
-                    slow = True  # UTF-16 order may differ from code-point order (RFC 8785 §3.2.3)
+                    astral = True  # UTF-16 order may differ from code points (RFC 8785 §3.2.3)
             extend(item.values())
         elif kind is list:
             extend(item)
@@ -201,13 +241,56 @@ def _needs_slow_path(value: Any) -> bool:
             if math.isnan(item) or math.isinf(item):
                 raise errors.CanonicalNonFinite(f"{item!r} has no JSON form")
             if not _repr_is_es6(item):
-                slow = True
+                floats = True
         elif kind is tuple:
             extend(item)
-            slow = True  # the C encoder writes tuples as arrays too, but keep subclasses honest
+            astral = True  # written by the pure-Python encoder, which treats tuples as arrays
         else:
             raise errors.CanonicalUnsupportedType(f"{type(item).__name__} is not a JSON type")
-    return slow
+    if astral:
+        return _Path.PYTHON
+    return _Path.FLOAT_PLACEHOLDERS if floats else _Path.C_ENCODER
+
+
+_PLACEHOLDER: Final = re.compile(r'"\\u0000([0-9a-f]{16})(\d+)\\u0000"')
+
+
+def _with_es6_floats(value: Any) -> str:
+    """The C encoder's output with each float whose repr is not its ES6 form swapped in.
+
+    Such floats are replaced, in a copy, by placeholder strings carrying a fresh random token;
+    the C encoder writes each as ``"\\u0000<token><n>\\u0000"``, which is then replaced by the
+    float's ES6 form. Every placeholder must be found exactly once: if a document's own string
+    happened to look like one, the count differs and the pure-Python encoder writes it instead.
+    """
+    token = os.urandom(8).hex()
+    forms: list[str] = []
+
+    def swap(item: Any) -> Any:
+        kind = type(item)
+        if kind is float:
+            if _repr_is_es6(item):
+                return item
+            forms.append(es6_number(item))
+            return f"\x00{token}{len(forms) - 1}\x00"
+        if kind is dict:
+            return {key: swap(child) for key, child in item.items()}
+        if kind is list:
+            return [swap(child) for child in item]
+        return item
+
+    text = _fast_jcs(swap(value))
+    found = 0
+
+    def form_of(match: re.Match[str]) -> str:
+        nonlocal found
+        if match.group(1) != token:
+            return match.group(0)  # a document's own string of the same shape: left as it is
+        found += 1
+        return forms[int(match.group(2))]
+
+    replaced = _PLACEHOLDER.sub(form_of, text)
+    return replaced if found == len(forms) else "".join(_encode_slow(value))
 
 
 def _utf16_key(key: str) -> bytes:
