@@ -33,6 +33,7 @@ from affidavit.verify.contract import (
 )
 from affidavit.verify.jsonio import loads
 from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.lifecycle import parse_adapter_ref, parse_semver
 from affidavit.verify.manifest import (
     ENTRY_HASH_FIELDS,
     ENTRY_SCHEMA_VERSION,
@@ -41,13 +42,7 @@ from affidavit.verify.manifest import (
     entry_hash,
     manifest_hash,
 )
-from affidavit.verify.pins import (
-    Declaration,
-    PinFile,
-    parse_adapter_ref,
-    parse_pin_file,
-    parse_semver,
-)
+from affidavit.verify.pins import Declaration, PinFile, parse_pin_file
 
 __all__ = [
     "DISTRIBUTION_CHANNELS",

@@ -7,17 +7,9 @@ from typing import Any
 
 import pytest
 from affidavit.verify import errors
+from affidavit.verify.lifecycle import active_head, exact_match, lifecycle_state, parse_adapter_ref
 from affidavit.verify.manifest import entry_hash, verify_manifest
-from affidavit.verify.pins import (
-    Declaration,
-    active_head,
-    check_pins,
-    exact_match,
-    lifecycle_state,
-    parse_adapter_ref,
-    parse_pin_file,
-    plan_pin,
-)
+from affidavit.verify.pins import Declaration, check_pins, parse_pin_file, plan_pin
 
 from tests.attest.test_publish_support import demo_key, make_contract, make_manifest
 
