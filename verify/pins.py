@@ -1,9 +1,10 @@
 """Pin files and the pin check behind the CI gate (formats.md §3, seed 003 "Manifest and pinning").
 
 Lifecycle rules live in :mod:`affidavit.verify.lifecycle`. Everything here is pure: the CLI reads
-files, fetches nothing unless asked, and hands parsed values in. The pin check (:func:`check_pins`) returns a frozen report whose ``exit_code`` is the
-gate's verdict: 0 every pin holds, 1 a mismatch or missing declaration, 3 a revoked pin that is
-not marked inspection-only (1 wins when both occur: a tampered contract is the louder finding).
+files, fetches nothing unless asked, and hands parsed values in. The pin check
+(:func:`check_pins`) returns a frozen report whose ``exit_code`` is the gate's verdict: 0 every pin
+holds, 1 a mismatch or missing declaration, 3 a revoked pin that is not marked inspection-only
+(1 wins when both occur: a tampered contract is the louder finding).
 """
 
 from __future__ import annotations
