@@ -65,14 +65,14 @@ from affidavit.attest._logtree import (
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.store import Store
 from affidavit.verify import errors
-from affidavit.verify.keys import Ed25519PublicKey, key_id_c2sp
-from affidavit.verify.merkle import leaf_hash
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     checkpoint_body,
     format_note,
     note_signature_line,
-    sth_message,
 )
+from affidavit.verify.keys import Ed25519PublicKey, key_id_c2sp
+from affidavit.verify.merkle import leaf_hash
+from affidavit.verify.treehead import sth_message
 
 __all__ = [
     "MAX_ENTRIES_PER_CALL",

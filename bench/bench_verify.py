@@ -8,7 +8,8 @@ Same run, same bundles: 1,200 spec-2.0.0 bundles stamped into one log under one 
   policy replay) vs the peer's ``verify_bundle(bundle, public_key_base64)`` plus its
   ``verify_adapter_replay`` (what ``aigentsy-verify bundle`` runs); both on parsed dicts, one core.
 - cold start: ``affidavit verify bundle F --public-key-base64 K`` vs ``aigentsy-verify bundle F
-  --public-key KEYFILE``, whole processes, median of alternating runs.
+  --public-key KEYFILE``, whole processes, median of >= 21 alternating runs, after compiling
+  both packages' bytecode (docs/adr/0003-cold-start.md).
 
 Run: ``python bench/bench_verify.py [--bundles N] [--runs R]``.
 """
@@ -16,7 +17,9 @@ Run: ``python bench/bench_verify.py [--bundles N] [--runs R]``.
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime
+import importlib
 import json
 import shutil
 import statistics
@@ -71,7 +74,21 @@ def _rate(fn: Any, items: list[Any], runs: int) -> float:
     return statistics.median(rates)
 
 
+def _compile_bytecode() -> str:
+    """Compile Affidavit's and the peer's modules, so neither pays for compiling source.
+
+    Returns the bytecode state to print with the numbers (PYTHONDONTWRITEBYTECODE would otherwise
+    leave an edited module recompiling on every start).
+    """
+    folders = [p for name in ("affidavit", "aigentsy_verify") for p in importlib.import_module(
+        name).__path__]  # fmt: skip
+    ok = all(compileall.compile_dir(folder, quiet=1, force=False) for folder in folders)
+    return "bytecode compiled before timing" if ok else "bytecode: some modules did not compile"
+
+
 def _cold(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
+    for command in commands.values():  # warm the file cache once
+        subprocess.run(command, capture_output=True, check=False)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():  # alternate, so drift hits both alike
@@ -136,10 +153,12 @@ def main() -> None:
         "affidavit verify bundle": ours_cli,
         "aigentsy-verify bundle": peer_cli,
     }
-    cold = _cold(commands, max(5, args.runs * 3))
+    state = _compile_bytecode()
+    runs = max(21, args.runs * 5)
+    cold = _cold(commands, runs)
     base = cold["aigentsy-verify bundle"]
     print()
-    print("cold start, whole process, median (ms)")
+    print(f"cold start, whole process, median of {runs} alternating runs (ms); {state}")
     print(
         table(["command", "ms", "vs peer"], [[k, v, f"{v / base:.2f}x"] for k, v in cold.items()])
     )

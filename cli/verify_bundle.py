@@ -206,21 +206,8 @@ def _trusted_keys(
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     keys = [Ed25519PublicKey.from_b64(text.strip()).raw for text in keys_b64]
-    from pathlib import Path  # noqa: PLC0415 - lazy (cold start: pathlib costs ~4 ms)
-
-    paths = [Path(p) for p in publisher_docs]
-    if trusted_dir is not None:
-        folder = Path(trusted_dir)
-        if not folder.is_dir():
-            raise errors.FileReadError(f"{folder}: not a folder")
-        found = sorted(p for p in folder.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
-        if not found:
-            raise errors.UsageError(f"{folder}: no *.pub, *.json or *.pem key files (fail closed)")
-        paths.extend(found)
-    if paths:
-        from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy (cold start)
-
-        keys.extend(load_public_key(path).raw for path in paths)
+    if publisher_docs or trusted_dir is not None:
+        keys.extend(_file_keys(publisher_docs, trusted_dir))
     if fetch_urls:
         from affidavit.registry.client import fetch_public_key  # noqa: PLC0415 - explicit network
 
@@ -231,12 +218,33 @@ def _trusted_keys(
     return list(dict.fromkeys(keys))
 
 
+def _file_keys(publisher_docs: Sequence[str], trusted_dir: str | None) -> list[bytes]:
+    """Raw keys from ``--publisher-doc`` files and a ``--trusted-keys`` folder.
+
+    Only these options import pathlib and the key-file reader (cold start, docs/adr/0003).
+    """
+    from pathlib import Path  # noqa: PLC0415 - lazy (cold start: pathlib costs ~4 ms)
+
+    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy (cold start)
+
+    paths = [Path(p) for p in publisher_docs]
+    if trusted_dir is not None:
+        folder = Path(trusted_dir)
+        if not folder.is_dir():
+            raise errors.FileReadError(f"{folder}: not a folder")
+        found = sorted(p for p in folder.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
+        if not found:
+            raise errors.UsageError(f"{folder}: no *.pub, *.json or *.pem key files (fail closed)")
+        paths.extend(found)
+    return [load_public_key(path).raw for path in paths]
+
+
 def _expand(inputs: Iterable[str]) -> list[str]:
     """Files as given; a folder stands for its ``*.json`` files, sorted."""
     out: list[str] = []
     for item in inputs:
         if os.path.isdir(item):
-            from pathlib import Path  # noqa: PLC0415 - lazy (cold start)
+            from pathlib import Path  # noqa: PLC0415 - lazy: only for a folder input
 
             path = Path(item)
             out.extend(str(p) for p in sorted(path.glob("*.json")) if p.is_file())

@@ -71,7 +71,7 @@ def _report(
 @json_option
 def checkpoint(source: str, vkeys: tuple[str, ...], origin: str | None, as_json: bool) -> None:
     """Verify a C2SP tlog-checkpoint (signed note) against trusted verifier keys."""
-    from affidavit.verify.treehead import (  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
+    from affidavit.verify.checkpoint import (  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
         parse_verifier_key,
         verify_checkpoint,
     )

@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.canonical import py_compact
@@ -75,8 +74,7 @@ _REQUIRED: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     """One adapter evaluation found in a bundle, with where it was and its raw output if any."""
 
     where: str

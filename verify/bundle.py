@@ -35,8 +35,7 @@ import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.adapter_replay import replay_adapter
@@ -130,8 +129,7 @@ def proof_hash(proof: Any) -> str:
     return sha256_hex(py_compact(proof))
 
 
-@dataclass(frozen=True, slots=True)
-class _Encoded:
+class _Encoded(NamedTuple):
     """What one encoding pass over a bundle yields: recomputed hashes, never read from it."""
 
     bundle_hash: str

@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.canonical import py_compact, sha256_hex
@@ -152,8 +150,7 @@ def contract_hash(declaration: Mapping[str, Any]) -> str:
 # Memoized hashing
 
 
-@dataclass(frozen=True, slots=True)
-class ContractHashes:
+class ContractHashes(NamedTuple):
     """Both recomputed hashes of one declaration (formats.md §2)."""
 
     contract_hash: str
@@ -247,8 +244,7 @@ _POINTER: Final = re.compile(
 )  # seed 003: supersedes / replaced_by are adapter_id@semver
 
 
-@dataclass(frozen=True, slots=True)
-class ContractReport:
+class ContractReport(NamedTuple):
     """What ``lint_contract`` checked and found.
 
     ``contract_hash`` and ``input_schema_hash`` are recomputed from the declaration (never taken
@@ -411,6 +407,8 @@ def _lifecycle_issues(declaration: Mapping[str, Any]) -> list[Issue]:
 def _is_iso8601(value: Any) -> bool:
     if not isinstance(value, str) or len(value) < 10 or not value[:4].isdigit():
         return False
+    from datetime import datetime  # noqa: PLC0415 - lazy (cold start, docs/adr/0003)
+
     try:
         datetime.fromisoformat(value)
     except ValueError:

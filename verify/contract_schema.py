@@ -21,8 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 __all__ = [
     "ARRAY_FIELDS",
@@ -67,8 +66,7 @@ _SNAKE: Final = re.compile(r"[a-z][a-z0-9_]*")
 _SHA256_HEX: Final = re.compile(r"[a-f0-9]{64}")
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
+class Issue(NamedTuple):
     """One finding of a check: a stable ``code`` (specs/error-codes.json), a message, the field."""
 
     code: str

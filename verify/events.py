@@ -23,14 +23,16 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
 from affidavit.verify.canonical import py_compact, py_spaced, sha256_hex
 from affidavit.verify.keys import Ed25519PublicKey
 from affidavit.verify.report import StepResult
 from affidavit.verify.signature import decode_signature_b64, verify_ed25519
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "EVENT_FIELDS",
@@ -175,6 +177,8 @@ def directory_entries(key_directory: Any) -> dict[str, Any] | None:
 def _instant(text: Any) -> datetime | None:
     if not isinstance(text, str) or not text:
         return None
+    from datetime import datetime  # noqa: PLC0415 - lazy (cold start, docs/adr/0003)
+
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

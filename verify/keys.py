@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from dataclasses import dataclass
 from functools import lru_cache
 
 from affidavit.verify.errors import (
@@ -106,24 +105,54 @@ def b64url_encode(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
-@dataclass(frozen=True, slots=True)
 class Ed25519PublicKey:
     """A validated Ed25519 public key (32 raw bytes). Building one runs the checks above.
+
+    Immutable, hashable and equal by ``raw``. A plain class with ``__slots__`` rather than a
+    dataclass: this module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 
     Raises (on construction):
         KeyWrongLength, KeyNonCanonical, KeyNotOnCurve, KeyWeak: see the module docstring.
     """
 
-    raw: bytes
+    __slots__ = ("_raw",)
+    __match_args__ = ("raw",)
+    _raw: bytes
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.raw, bytes) or len(self.raw) != ED25519_KEY_BYTES:
-            length = len(self.raw) if isinstance(self.raw, bytes | bytearray) else "?"
+    def __init__(self, raw: bytes) -> None:
+        if not isinstance(raw, bytes) or len(raw) != ED25519_KEY_BYTES:
+            length = len(raw) if isinstance(raw, bytes | bytearray) else "?"
             raise KeyWrongLength(
                 f"an Ed25519 public key is 32 bytes, got {length}",
                 details={"length": length},
             )
-        _check_point(self.raw)
+        _check_point(raw)
+        object.__setattr__(self, "_raw", raw)
+
+    @property
+    def raw(self) -> bytes:
+        """The 32 raw key bytes."""
+        return self._raw
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Ed25519PublicKey) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._raw == other._raw
+
+    def __hash__(self) -> int:
+        return hash(self._raw)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(raw={self._raw!r})"
+
+    def __reduce__(self) -> tuple[type[Ed25519PublicKey], tuple[bytes]]:
+        return (self.__class__, (self._raw,))  # unpickling re-runs the checks
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Ed25519PublicKey:

@@ -34,8 +34,7 @@ Nothing here reads a clock, the environment or the network.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from affidavit.verify.canonical import py_compact, sha256_hex
 from affidavit.verify.errors import (
@@ -71,8 +70,7 @@ _RULE_KEYS: Final = frozenset({"conditions", "action"})
 _CONDITION_KEYS: Final = frozenset({"field", "op", "value"})
 
 
-@dataclass(frozen=True, slots=True)
-class Condition:
+class Condition(NamedTuple):
     """One ``{field, op, value}`` test."""
 
     field: str
@@ -84,8 +82,7 @@ class Condition:
         return {"field": self.field, "op": self.op, "value": self.value}
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """Conditions that must all hold, and the action taken when they do."""
 
     conditions: tuple[Condition, ...]
@@ -96,8 +93,7 @@ class Rule:
         return {"conditions": [c.to_json() for c in self.conditions], "action": self.action}
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """The outcome of one evaluation: the action and what justifies it."""
 
     action: str
@@ -119,8 +115,7 @@ class Decision:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class AcceptancePolicy:
+class AcceptancePolicy(NamedTuple):
     """A parsed, validated AcceptancePolicy. Build it with :meth:`from_json`."""
 
     rules: tuple[Rule, ...]
@@ -344,8 +339,7 @@ def _snapshot_decision(
 # Lifecycle (seed 003, table "Deprecated, superseded, and revoked")
 
 
-@dataclass(frozen=True, slots=True)
-class Lifecycle:
+class Lifecycle(NamedTuple):
     """What a contract's lifecycle status means for a new evaluation."""
 
     revoked: bool

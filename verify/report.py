@@ -21,8 +21,8 @@ failed, else ``unanchored`` unless the tree head was checked under a trusted key
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from types import MappingProxyType
+from typing import Any, Final, Literal, NamedTuple
 
 from affidavit.verify.errors import AffidavitError
 
@@ -49,8 +49,11 @@ def verdict_exit_code(verdict: str) -> int:
     return _EXIT[verdict]
 
 
-@dataclass(frozen=True, slots=True)
-class StepResult:
+_NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+# NamedTuple, not dataclass: this module is on the ``verify bundle`` path (docs/adr/0003).
+class StepResult(NamedTuple):
     """The outcome of one verification step."""
 
     name: str
@@ -59,7 +62,7 @@ class StepResult:
     message: str = ""
     expected: Any = None
     actual: Any = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = _NO_DETAILS  # read-only, shared
 
     @classmethod
     def ok(cls, name: str, **details: Any) -> StepResult:
@@ -105,8 +108,7 @@ def _first_failure(steps: tuple[StepResult, ...]) -> StepResult | None:
     return next((s for s in steps if s.status == "failed"), None)
 
 
-@dataclass(frozen=True, slots=True)
-class BundleResult:
+class BundleResult(NamedTuple):
     """The verification of one ProofPack bundle (or why it could not be read)."""
 
     source: str | None
@@ -157,8 +159,7 @@ class BundleResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class AttestationResult:
+class AttestationResult(NamedTuple):
     """The verification of one OutcomeAttestation (formats.md §4)."""
 
     source: str | None

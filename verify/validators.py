@@ -28,8 +28,8 @@ points are read (``importlib.metadata``) only for a name that is not built in, o
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 from affidavit.verify import errors
 
@@ -51,8 +51,7 @@ BOOLEAN_VALIDATOR_NAME: Final = "starter_boolean_validator"
 Status = Literal["accepted", "rejected"]
 
 
-@dataclass(frozen=True, slots=True)
-class ValidationResult:
+class ValidationResult(NamedTuple):
     """The outcome of running a validator on one raw output.
 
     ``normalized_policy_inputs`` holds only ``allowed_policy_fields`` and is empty unless
@@ -60,7 +59,7 @@ class ValidationResult:
     """
 
     status: Status
-    normalized_policy_inputs: dict[str, Any] = field(default_factory=dict)
+    normalized_policy_inputs: Mapping[str, Any] = MappingProxyType({})  # read-only, shared
     errors: tuple[str, ...] = ()
 
     @property
@@ -107,8 +106,7 @@ def _reject(*reasons: str) -> ValidationResult:
     return ValidationResult("rejected", {}, tuple(reasons))
 
 
-@dataclass(frozen=True, slots=True)
-class BooleanValidator:
+class BooleanValidator(NamedTuple):
     """The boolean family: every output field present and a real JSON boolean.
 
     Extra keys in the raw output are ignored (they never reach policy); a missing field, a

@@ -260,7 +260,7 @@ def test_shares_a_store_with_other_tables(tmp_path: Path) -> None:
 
 
 def test_checkpoint_is_a_verifiable_c2sp_note(log: TransparencyLog) -> None:
-    from affidavit.verify.treehead import (
+    from affidavit.verify.checkpoint import (
         parse_verifier_key,
         verifier_key_string,
         verify_checkpoint,

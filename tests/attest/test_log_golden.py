@@ -13,12 +13,12 @@ import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log import TransparencyLog
 from affidavit.verify import errors, merkle
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     parse_verifier_key,
     verifier_key_string,
     verify_checkpoint,
-    verify_sth,
 )
+from affidavit.verify.treehead import verify_sth
 
 from tests.conftest import VECTORS, assert_golden
 

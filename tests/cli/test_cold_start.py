@@ -97,6 +97,34 @@ def test_fast_path_does_not_import_click() -> None:
     assert (code, err) == (0, b"NOCLICK")
 
 
+# Modules the verify-bundle path must not load (docs/adr/0003-cold-start.md): each costs
+# milliseconds at start-up (dataclasses pulls in inspect, ast, dis, tokenize; pathlib pulls in
+# urllib.parse and ipaddress) or belongs to another layer (click, httpx).
+_HEAVY = ("dataclasses", "inspect", "pathlib", "click", "httpx", "jsonschema", "cryptography")
+_LOADED = (
+    "import sys; from affidavit.cli.main import main\n"
+    "try:\n    main(sys.argv[1:])\nfinally:\n"
+    f"    sys.stderr.write(' '.join(m for m in {_HEAVY!r} if m in sys.modules))"
+)
+
+
+@pytest.mark.parametrize("name", ["good", "good-json", "tampered", "unanchored", "bad-json"])
+def test_fast_path_loads_no_heavy_module(name: str, files: dict[str, str]) -> None:
+    args = ["verify", *(a.format(**files) for a in CASES[name])]
+    code, out, err = _run(_LOADED, args, ROOT)
+    assert code in (0, 1, 2)
+    assert out  # the command really ran (a report was printed)
+    assert err.rsplit(b"\n", 1)[-1] == b""  # none of _HEAVY was imported
+
+
+def test_heavy_module_check_can_fail(files: dict[str, str]) -> None:
+    # The same probe sees pathlib when an option that needs it is used (--publisher-doc).
+    args = ["verify", *(a.format(**files) for a in CASES["folder"])]
+    code, _, err = _run(_LOADED, args, ROOT)
+    assert code == 0
+    assert b"pathlib" in err.rsplit(b"\n", 1)[-1]
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -11,12 +11,12 @@ from affidavit.attest.keyring import derive_test_key, private_key_pem
 from affidavit.cli.main import affidavit
 from affidavit.verify import merkle
 from affidavit.verify.canonical import py_compact
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     parse_verifier_key,
     verifier_key_string,
     verify_checkpoint,
-    verify_sth,
 )
+from affidavit.verify.treehead import verify_sth
 from click.testing import CliRunner, Result
 
 KEY = derive_test_key("affidavit cli log key")  # TEST-ONLY

@@ -9,7 +9,7 @@ import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.cli.main import affidavit
 from affidavit.verify import merkle
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     checkpoint_body,
     format_note,
     note_signature_line,

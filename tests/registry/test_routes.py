@@ -6,15 +6,15 @@ import base64
 import json
 from pathlib import Path
 
-from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.manifest import verify_manifest
-from affidavit.verify.merkle import leaf_hash, verify_consistency, verify_inclusion
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     parse_verifier_key,
     verifier_key_string,
     verify_checkpoint,
-    verify_sth,
 )
+from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.manifest import verify_manifest
+from affidavit.verify.merkle import leaf_hash, verify_consistency, verify_inclusion
+from affidavit.verify.treehead import verify_sth
 
 from tests.conftest import VECTORS, assert_golden
 from tests.registry.conftest import SpecClient, registry_key

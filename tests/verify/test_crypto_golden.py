@@ -14,15 +14,17 @@ from typing import Any
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.verify import errors, merkle
-from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     checkpoint_body,
     format_note,
     note_signature_line,
     parse_verifier_key,
-    sth_message,
     verifier_key_string,
     verify_checkpoint,
+)
+from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.treehead import (
+    sth_message,
     verify_sth,
 )
 

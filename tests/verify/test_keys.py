@@ -157,3 +157,32 @@ def test_b64url_strict() -> None:
 def test_b64_strict_rejects_non_ascii() -> None:
     with pytest.raises((ValueError, UnicodeError)):
         b64decode_strict("é")
+
+
+def test_key_is_an_immutable_hashable_value() -> None:
+    # Ed25519PublicKey is a slotted class, not a dataclass (docs/adr/0003): same behaviour.
+    key, same = Ed25519PublicKey(RFC8032_PK), Ed25519PublicKey.from_hex(RFC8032_PK.hex())
+    other = Ed25519PublicKey.from_bytes(
+        nacl.bindings.crypto_sign_seed_keypair(hashlib.sha256(b"TEST-ONLY other").digest())[0]
+    )
+    assert key == same
+    assert hash(key) == hash(same)
+    assert key != other
+    assert len({key, same, other}) == 2
+    assert key not in (RFC8032_PK, (RFC8032_PK,))  # a key equals only a key
+    assert repr(key) == f"Ed25519PublicKey(raw={RFC8032_PK!r})"
+    with pytest.raises(AttributeError):
+        key.raw = other.raw  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        key._raw = other.raw  # type: ignore[misc]
+    assert key.raw == RFC8032_PK
+
+
+def test_key_pickles_and_unpickling_rechecks() -> None:
+    import pickle
+
+    key = Ed25519PublicKey(RFC8032_PK)
+    assert pickle.loads(pickle.dumps(key)) == key
+    forged = pickle.dumps(key).replace(RFC8032_PK, bytes.fromhex(SMALL_ORDER[0]))
+    with pytest.raises(errors.KeyWeak):
+        pickle.loads(forged)

@@ -1,4 +1,4 @@
-"""Tree heads (verify/treehead.py): AiGentsy STH, C2SP signed notes and tlog-checkpoints."""
+"""Tree heads: verify/treehead.py (AiGentsy STH), verify/checkpoint.py (C2SP notes, checkpoints)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,21 @@ from typing import Any
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.verify import errors
-from affidavit.verify.treehead import (
+from affidavit.verify.checkpoint import (
     NoteVerifier,
     checkpoint_body,
     format_note,
     note_signature_line,
     parse_checkpoint_body,
     parse_note,
-    parse_sth,
     parse_verifier_key,
-    sth_message,
     verifier_key_string,
     verify_checkpoint,
     verify_note,
+)
+from affidavit.verify.treehead import (
+    parse_sth,
+    sth_message,
     verify_sth,
 )
 
