@@ -40,7 +40,15 @@ from typing import Any, Final, NamedTuple
 from affidavit.verify import errors
 from affidavit.verify.adapter_replay import replay_adapter
 from affidavit.verify.bundle_sidecar import check_sidecar
-from affidavit.verify.canonical import py_compact, py_spaced, sha256_hex
+from affidavit.verify.canonical import (
+    ITEM_MARK,
+    KEY_MARK,
+    py_compact,
+    py_marked,
+    py_spaced,
+    sha256_hex,
+    unmark,
+)
 from affidavit.verify.events import (
     EVENT_FIELDS,
     FINALITY_EVENT_TYPES,
@@ -80,34 +88,12 @@ _AFTER_CHAIN: Final = (
 )
 _TOP_TYPES: Final = (("deal_id", str), ("proofs", list), ("events", list), ("bundle_hash", str))
 
-# One encoding pass (issue 4 item 9). With ensure_ascii every character of a string below U+0020
-# is escaped, so U+0001 and U+0002 occur in this encoder's text exactly where the item and key
-# separators are: replacing them gives py-compact (",", ":") or py-spaced (", ", ": ") bytes, the
-# same bytes json.dumps writes (formats.md §1). Events and proofs are encoded once and reused for
-# the bundle hash, the event hashes and the proof hashes.
-_ITEM, _KEY = "\x01", "\x02"
+# One encoding pass (issue 4 item 9): events and proofs are written once as marked py-* text
+# (canonical.py_marked) and reused for the bundle hash, the event hashes and the proof hashes.
 _ascii: Final = json.encoder.encode_basestring_ascii  # how the encoder writes a str key or value
-_ascii_str: Any = _ascii
-_MARKED: Final = json.JSONEncoder(allow_nan=False, sort_keys=True, separators=(_ITEM, _KEY))
-# The same encoder without JSONEncoder.encode's per-call set-up (CPython's C encoder; arguments:
-# markers, default, string encoder, indent, key and item separators, sort_keys, skipkeys,
-# allow_nan). No markers: a cycle ends in RecursionError and the plain path reports it.
-_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
-_MARKED_C: Any = (
-    None
-    if _c_make_encoder is None
-    else _c_make_encoder(None, _MARKED.default, _ascii_str, None, _KEY, _ITEM, True, False, False)
-)
 
 
-def _marked(value: Any) -> str:
-    """``value`` as marked text (see above). Raises ValueError, TypeError or RecursionError."""
-    if _MARKED_C is None:
-        return _MARKED.encode(value)
-    return "".join(_MARKED_C(value, 0))
-
-
-_HASH_PAIR: Final = f'{_ITEM}"hash"{_KEY}'
+_HASH_PAIR: Final = f'{ITEM_MARK}"hash"{KEY_MARK}'
 _EVENT_KEYS: Final = frozenset(EVENT_FIELDS)
 
 
@@ -139,12 +125,7 @@ class _Encoded(NamedTuple):
 
 def _marked_sha256(text: str, *, spaced: bool) -> str:
     """SHA-256 hex of marked text written as py-spaced (True) or py-compact (False) bytes."""
-    data = text.encode("ascii")
-    if spaced:
-        data = data.replace(b"\x01", b", ").replace(b"\x02", b": ")
-    else:
-        data = data.replace(b"\x01", b",").replace(b"\x02", b":")
-    return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(unmark(text, "py-spaced" if spaced else "py-compact")).hexdigest()
 
 
 def _hashed_fields_text(event: Any, text: str) -> str | None:
@@ -166,7 +147,7 @@ def _hashed_fields_text(event: Any, text: str) -> str | None:
         return None
     pair = _HASH_PAIR + _ascii(event["hash"])
     start = text.find(_HASH_PAIR)
-    if start < 0 or not text.startswith(pair + _ITEM, start):
+    if start < 0 or not text.startswith(pair + ITEM_MARK, start):
         return None
     return text[:start] + text[start + len(pair) :]
 
@@ -176,20 +157,20 @@ def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
     of each event and proof. None when a value has no encoding: the plain path then reports it.
     """
     try:
-        events = [_marked(event) for event in bundle["events"]]
-        proofs = [_marked(proof) for proof in bundle["proofs"]]
+        events = [py_marked(event) for event in bundle["events"]]
+        proofs = [py_marked(proof) for proof in bundle["proofs"]]
         pairs = [
-            ("deal_id", _marked(bundle["deal_id"])),
-            ("events", "[" + _ITEM.join(events) + "]"),
-            ("merkle_inclusion", _marked(bundle.get("merkle_inclusion"))),
-            ("proofs", "[" + _ITEM.join(proofs) + "]"),
+            ("deal_id", py_marked(bundle["deal_id"])),
+            ("events", "[" + ITEM_MARK.join(events) + "]"),
+            ("merkle_inclusion", py_marked(bundle.get("merkle_inclusion"))),
+            ("proofs", "[" + ITEM_MARK.join(proofs) + "]"),
         ]
         if "spec_version" in bundle:
-            pairs.append(("spec_version", _marked(bundle["spec_version"])))
+            pairs.append(("spec_version", py_marked(bundle["spec_version"])))
     except (ValueError, TypeError, RecursionError):
         return None
     # The body's keys, already in sorted order, framed as the encoder frames an object.
-    body = "{" + _ITEM.join(_ascii(key) + _KEY + value for key, value in pairs) + "}"
+    body = "{" + ITEM_MARK.join(_ascii(key) + KEY_MARK + value for key, value in pairs) + "}"
     event_hashes = []
     for event, text in zip(bundle["events"], events, strict=True):
         hashed = _hashed_fields_text(event, text)

@@ -41,13 +41,17 @@ from affidavit.verify import errors
 
 __all__ = [
     "FORMS",
+    "ITEM_MARK",
+    "KEY_MARK",
     "Form",
     "canonical_bytes",
     "es6_number",
     "jcs",
     "py_compact",
+    "py_marked",
     "py_spaced",
     "sha256_hex",
+    "unmark",
 ]
 
 Form = Literal["jcs", "py-compact", "py-spaced"]
@@ -82,6 +86,21 @@ def _one_shot(*, ensure_ascii: bool, item: str, key: str) -> Callable[[Any], str
 _fast_jcs: Final = _one_shot(ensure_ascii=False, item=",", key=":")
 _py_compact_text: Final = _one_shot(ensure_ascii=True, item=",", key=":")
 _py_spaced_text: Final = _one_shot(ensure_ascii=True, item=", ", key=": ")
+
+# py-compact and py-spaced differ only in their separators. In ASCII mode every character below
+# U+0020 inside a string is escaped, so U+0001 and U+0002 occur in this encoder's text exactly
+# where the item and key separators are: one marked encoding yields both forms (see unmark).
+ITEM_MARK: Final = "\x01"
+KEY_MARK: Final = "\x02"
+py_marked: Final = _one_shot(ensure_ascii=True, item=ITEM_MARK, key=KEY_MARK)
+"""``value`` as marked py-* text; raises ValueError, TypeError or RecursionError like json.dumps."""
+_SEPARATORS: Final = {"py-compact": (b",", b":"), "py-spaced": (b", ", b": ")}
+
+
+def unmark(marked_text: str, form: Literal["py-compact", "py-spaced"]) -> bytes:
+    """The exact ``form`` bytes of text written by :data:`py_marked`."""
+    item, key = _SEPARATORS[form]
+    return marked_text.encode("ascii").replace(b"\x01", item).replace(b"\x02", key)
 
 
 def jcs(value: Any) -> bytes:
