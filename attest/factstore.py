@@ -22,14 +22,21 @@ stores nothing, and the error names the fact and the rule.
 Layout: ``facts(hash BLOB PK, scope, body)`` with ``body`` the RFC 8785 bytes of the document as
 received, and ``edges(source, derived)`` keyed by the source hash, so "who names this fact" is one
 index range. One writer at a time (``BEGIN IMMEDIATE``), readers never block (WAL).
+
+Audits (:meth:`FactStore.audit`, issue 5 item 10) split the key space into ranges; with
+``jobs > 1`` worker processes each open the file read-only, read their ranges straight from SQLite
+and check every body themselves (nothing stored is trusted), and send back plain tuples; this
+process joins them in key order, so the report is the serial one, byte for byte.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Final, Self
 
@@ -38,6 +45,7 @@ from affidavit.verify.canonical import jcs
 from affidavit.verify.facts import Fact, FactHash, parse_fact
 from affidavit.verify.jsonio import loads
 from affidavit.verify.lineage import StoredRecord
+from affidavit.verify.lineage_audit import AuditReport, Checked, audit_checked, check_records
 from affidavit.verify.lineage_graph import closing_parent
 
 __all__ = ["SQLITE_MAGIC", "AddResult", "FactStore", "is_sqlite_file"]
@@ -45,6 +53,7 @@ __all__ = ["SQLITE_MAGIC", "AddResult", "FactStore", "is_sqlite_file"]
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FORMAT: Final = "affidavit-facts/1"
 _CHUNK: Final = 500
+_AUDIT_BATCH: Final = 2048
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -160,10 +169,36 @@ class FactStore:
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored fact, raw, in FactHash order."""
-        for key, body in self._db.execute("SELECT hash, body FROM facts ORDER BY hash"):
-            hex_key = key.hex() if isinstance(key, bytes) else str(key)
-            raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
-            yield StoredRecord(key=hex_key, body=raw, where=f"fact {hex_key}")
+        for key, body, where in _raw_rows(self._db, None):
+            yield StoredRecord(key=key, body=body, where=where)
+
+    def audit(self, *, jobs: int = 1, ranges: int | None = None) -> AuditReport:
+        """Audit every stored fact (as :func:`~affidavit.verify.lineage_audit.audit`, no
+        signatures), with ``jobs`` worker processes when ``jobs > 1``.
+
+        The key space is cut into ``ranges`` ranges (default: 8 per job, more for big stores);
+        each worker opens the file read-only and checks its ranges; the report is identical to
+        the serial one. Each range is read in its own transaction, so a write made while a
+        parallel audit runs may be seen by some ranges and not by others.
+
+        Raises:
+            LineageStoreInvalid: the file cannot be read as a store.
+        """
+        try:
+            if jobs <= 1:
+                rows = _raw_rows(self._db, None)
+                batches = iter(lambda: list(itertools.islice(rows, _AUDIT_BATCH)), [])
+                return audit_checked(item for batch in batches for item in check_records(batch))
+            count = ranges if ranges is not None else _default_ranges(len(self), jobs)
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
+        bounds = _range_bounds(count)
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for jobs > 1
+
+        path = os.path.abspath(self.path)
+        with ProcessPoolExecutor(jobs) as pool:  # a worker's LineageStoreInvalid is raised here
+            shares = pool.map(_check_range, [path] * len(bounds), bounds)
+            return audit_checked(item for share in shares for item in share)
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM facts").fetchone()[0])
@@ -217,6 +252,59 @@ class FactStore:
             out.write(b'{"fact":' + record.body + b',"fact_hash":"' + record.key.encode() + b'"}\n')  # type: ignore[union-attr]
             count += 1
         return count
+
+
+_Bound = tuple[bytes | None, bytes | None]
+
+
+def _default_ranges(count: int, jobs: int) -> int:
+    # Enough ranges to keep every worker busy and this process joining as results arrive, each
+    # at most ~25,000 facts (memory per result), at most 4,096 (two-byte key prefixes).
+    return max(8 * jobs, min(4096, count // 25_000 + 1))
+
+
+def _range_bounds(count: int) -> list[_Bound]:
+    """``count`` contiguous key ranges covering everything the ``hash`` column can hold.
+
+    Cut at two-byte prefixes. The first range is open below, so keys that are not 32-byte blobs
+    (text, numbers, short blobs: a tampered store) sort into it, and the last is open above.
+    """
+    count = max(1, min(count, 4096))
+    cuts = [(i * 65536 // count).to_bytes(2, "big") for i in range(1, count)]
+    lows: list[bytes | None] = [None, *cuts]
+    highs: list[bytes | None] = [*cuts, None]
+    return list(zip(lows, highs, strict=True))
+
+
+def _check_range(path: str, bound: _Bound) -> list[Checked]:
+    """Check the records in one key range (runs in a worker process; formats.md §5)."""
+    uri = Path(path).as_uri() + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        return check_records(_raw_rows(db, bound))
+    except sqlite3.DatabaseError as e:
+        raise errors.LineageStoreInvalid(f"{path}: {e}") from None
+    finally:
+        db.close()
+
+
+def _raw_rows(db: sqlite3.Connection, bound: _Bound | None) -> Iterator[tuple[str, bytes, str]]:
+    """``(hex key, body bytes, where)`` for the facts in ``bound`` (all when None), key order."""
+    low, high = bound if bound is not None else (None, None)
+    query = "SELECT hash, body FROM facts"
+    if low is not None and high is not None:
+        rows = db.execute(f"{query} WHERE hash >= ? AND hash < ? ORDER BY hash", (low, high))
+    elif low is not None:
+        rows = db.execute(f"{query} WHERE hash >= ? ORDER BY hash", (low,))
+    elif high is not None:  # NULL sorts first (only in a forged table: the key is NOT NULL)
+        rows = db.execute(f"{query} WHERE hash < ? OR hash IS NULL ORDER BY hash", (high,))
+    else:
+        rows = db.execute(f"{query} ORDER BY hash")
+    for key, body in rows:
+        hex_key = key.hex() if isinstance(key, bytes) else str(key)
+        raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+        yield hex_key, raw, f"fact {hex_key}"
 
 
 def _parse_stored(fact_hash: str, body: bytes | str) -> Fact:

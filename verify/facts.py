@@ -18,18 +18,27 @@ read as bare hashes or as Stigmem objects ``{hash, fact_id}`` (seed 002 §20.6.1
 Validation is compiled (precompiled regexes, no jsonschema import on this path); it implements
 ``specs/fact.schema.json`` exactly, and a test proves the two agree. It also refuses a hash listed
 twice in one ``derived_from``, which JSON Schema cannot say.
+
+Speed (issue 5 item 10; audits parse every stored fact): a quick pass checks the usual shape with
+one combined regex and exact type tests, and writes the hashed body's RFC 8785 bytes directly (its
+keys are fixed, so only strings and numbers need encoding). Anything unusual falls back to the
+field-by-field checks, which raise the precise error, and to
+:func:`~affidavit.verify.canonical.jcs`;
+tests compare both paths.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, NewType, NoReturn
+from typing import Any, Final, NewType, NoReturn, cast
 
 from affidavit.verify import errors
-from affidavit.verify.canonical import jcs, sha256_hex
+from affidavit.verify.canonical import MAX_SAFE_INTEGER, jcs, sha256_hex
 
 __all__ = [
     "HASHED_FIELDS",
@@ -40,6 +49,7 @@ __all__ = [
     "FactSignature",
     "FactValue",
     "StigmemCid",
+    "fact_hash_and_parents",
     "fact_hash_of",
     "is_fact_hash",
     "parse_fact",
@@ -56,6 +66,7 @@ StigmemCid = NewType("StigmemCid", str)
 HASHED_FIELDS: Final = ("entity", "relation", "value", "scope", "source", "confidence", "ts")
 SCOPES: Final = frozenset({"local", "team", "company", "public"})
 VALUE_TYPES: Final = frozenset({"string", "text", "number", "boolean", "datetime", "ref", "null"})
+_HASHED_SET: Final = frozenset(HASHED_FIELDS)
 _STRING_VALUE_TYPES: Final = frozenset({"string", "text", "datetime", "ref"})
 _INTERPRET_AS: Final = frozenset({"content", "instruction"})
 _MAX_URI: Final = 2048
@@ -74,6 +85,13 @@ _TS: Final = re.compile(
     r"T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?Z"
 )
 _B64URL: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+# The quick pass: entity, relation, source and ts joined by "\n" in one match. No part's pattern
+# matches a newline, so the whole matches exactly when each part matches its own pattern.
+_QUICK_STRINGS: Final = re.compile(
+    "\n".join((_URI.pattern, _RELATION.pattern, _URI.pattern, _TS.pattern))
+)
+_HEX64_LIST: Final = re.compile(r"[a-f0-9]{64}(?:,[a-f0-9]{64})*")
+_encode_string: Final = json.encoder.encode_basestring  # C; RFC 8785 §3.2.2.2 escapes
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,50 +187,41 @@ def parse_fact(unverified: object, *, what: str = "fact") -> Fact:
         FactDerivedFromMalformed: a derived_from entry is malformed or repeated.
         CanonicalError: a hashed value has no RFC 8785 form (e.g. an integer past 2^53).
     """
-    if not isinstance(unverified, dict):
-        raise errors.FactInvalid(f"{what} must be a JSON object")
-    doc: dict[str, Any] = unverified
-    missing = [name for name in HASHED_FIELDS if name not in doc]
-    if missing:
-        raise errors.FactInvalid(
-            f"{what}: missing {', '.join(missing)}", details={"missing": missing}
-        )
-    entity = _uri(doc["entity"], what, "entity")
-    source = _uri(doc["source"], what, "source")
-    relation = doc["relation"]
-    if not (
-        isinstance(relation, str) and len(relation) <= _MAX_URI and _RELATION.fullmatch(relation)
-    ):
-        _bad(what, "relation", "must be namespaced, e.g. memory:role")
-    scope = doc["scope"]
-    if not (isinstance(scope, str) and scope in SCOPES):
-        _bad(what, "scope", f"must be one of {', '.join(sorted(SCOPES))}")
-    confidence = doc["confidence"]
-    if type(confidence) not in (int, float) or not 0 <= confidence <= 1:
-        _bad(what, "confidence", "must be a number in [0, 1]")
-    ts = doc["ts"]
-    if not (isinstance(ts, str) and _TS.fullmatch(ts)):
-        _bad(what, "ts", "must be RFC 3339 UTC, e.g. 2026-01-01T00:00:00Z")
-    value = _value(doc["value"], what)
-    fact_id = doc.get("id")
-    if "id" in doc and not (isinstance(fact_id, str) and 0 < len(fact_id) <= _MAX_URI):
-        _bad(what, "id", "must be a non-empty string")
-    derived = _derived_from(doc["derived_from"], what) if "derived_from" in doc else ()
+    doc = _document(unverified, what)
+    derived, body = _validated(doc, what)
     signature = _signature(doc["signature"], what) if "signature" in doc else None
+    value = doc["value"]
     return Fact(
-        entity=entity,
-        relation=relation,
-        value=value,
-        source=source,
-        scope=scope,
-        confidence=confidence,
-        ts=ts,
-        hash=fact_hash_of(doc),
+        entity=doc["entity"],
+        relation=doc["relation"],
+        value=FactValue(type=value["type"], v=value["v"], interpret_as=value.get("interpret_as")),
+        source=doc["source"],
+        scope=doc["scope"],
+        confidence=doc["confidence"],
+        ts=doc["ts"],
+        hash=_hash_of(doc, body),
         derived_from=derived,
-        fact_id=fact_id,
+        fact_id=doc.get("id"),
         signature=signature,
         document=doc,
     )
+
+
+def fact_hash_and_parents(
+    unverified: object, *, what: str = "fact"
+) -> tuple[FactHash, tuple[FactHash, ...]]:
+    """Validate exactly as :func:`parse_fact` does; return only ``(FactHash, derived_from)``.
+
+    What an audit needs from each stored fact, without building the :class:`Fact`.
+
+    Raises:
+        FactInvalid, FactDerivedFromMalformed, CanonicalError: as :func:`parse_fact`.
+    """
+    doc = _document(unverified, what)
+    derived, body = _validated(doc, what)
+    if "signature" in doc:
+        _signature(doc["signature"], what)
+    return _hash_of(doc, body), derived
 
 
 def stigmem_value_v(value: FactValue) -> str:
@@ -250,6 +259,156 @@ def stigmem_cid(fact: Fact) -> StigmemCid:
 
 
 # ------------------------------------------------------------------------------------------
+
+
+def _document(unverified: object, what: str) -> dict[str, Any]:
+    if not isinstance(unverified, dict):
+        raise errors.FactInvalid(f"{what} must be a JSON object")
+    doc: dict[str, Any] = unverified
+    if not doc.keys() >= _HASHED_SET:
+        missing = [name for name in HASHED_FIELDS if name not in doc]
+        raise errors.FactInvalid(
+            f"{what}: missing {', '.join(missing)}", details={"missing": missing}
+        )
+    return doc
+
+
+def _validated(doc: dict[str, Any], what: str) -> tuple[tuple[FactHash, ...], bytes | None]:
+    """Every check but the signature's (which comes last).
+
+    Returns derived_from and, when the quick pass wrote them, the hashed body's RFC 8785 bytes.
+    """
+    quick = _quick(doc)
+    if quick is None:
+        return _checks(doc, what), None
+    return quick
+
+
+def _hash_of(doc: dict[str, Any], body: bytes | None) -> FactHash:
+    # formats.md §5: FactHash = H(jcs(hashed fields)); jcs decides whenever the quick pass did not.
+    return fact_hash_of(doc) if body is None else FactHash(hashlib.sha256(body).hexdigest())
+
+
+def _checks(doc: dict[str, Any], what: str) -> tuple[FactHash, ...]:
+    # The field-by-field checks, in schema order; each failure raises its own message.
+    _uri(doc["entity"], what, "entity")
+    _uri(doc["source"], what, "source")
+    relation = doc["relation"]
+    if not (
+        isinstance(relation, str) and len(relation) <= _MAX_URI and _RELATION.fullmatch(relation)
+    ):
+        _bad(what, "relation", "must be namespaced, e.g. memory:role")
+    scope = doc["scope"]
+    if not (isinstance(scope, str) and scope in SCOPES):
+        _bad(what, "scope", f"must be one of {', '.join(sorted(SCOPES))}")
+    confidence = doc["confidence"]
+    if type(confidence) not in (int, float) or not 0 <= confidence <= 1:
+        _bad(what, "confidence", "must be a number in [0, 1]")
+    ts = doc["ts"]
+    if not (isinstance(ts, str) and _TS.fullmatch(ts)):
+        _bad(what, "ts", "must be RFC 3339 UTC, e.g. 2026-01-01T00:00:00Z")
+    _value(doc["value"], what)
+    fact_id = doc.get("id")
+    if "id" in doc and not (isinstance(fact_id, str) and 0 < len(fact_id) <= _MAX_URI):
+        _bad(what, "id", "must be a non-empty string")
+    return _derived_from(doc["derived_from"], what) if "derived_from" in doc else ()
+
+
+def _quick(doc: dict[str, Any]) -> tuple[tuple[FactHash, ...], bytes | None] | None:
+    """``(derived_from, hashed body or None)`` when the usual shape passes every check
+    :func:`_checks` makes; None means "ask the slow checks", never "invalid".
+
+    Accepts only what :func:`_checks` accepts: exact types (a ``str`` subclass goes the slow
+    way), the same patterns and limits.
+    """
+    entity, relation, source, ts = doc["entity"], doc["relation"], doc["source"], doc["ts"]
+    scope, confidence, value = doc["scope"], doc["confidence"], doc["value"]
+    if not (
+        type(entity) is str
+        and type(relation) is str
+        and type(source) is str
+        and type(ts) is str
+        and type(scope) is str
+        and len(entity) <= _MAX_URI
+        and len(relation) <= _MAX_URI
+        and len(source) <= _MAX_URI
+        and scope in SCOPES
+        and (type(confidence) is float or type(confidence) is int)
+        and 0 <= confidence <= 1
+        and type(value) is dict
+        and _QUICK_STRINGS.fullmatch(f"{entity}\n{relation}\n{source}\n{ts}")
+    ):
+        return None
+    value_text = _quick_value(value)
+    if value_text is None:
+        return None
+    if "id" in doc:
+        fact_id = doc["id"]
+        if not (type(fact_id) is str and 0 < len(fact_id) <= _MAX_URI):
+            return None
+    derived = _quick_derived(doc["derived_from"]) if "derived_from" in doc else ()
+    if derived is None:
+        return None
+    if not value_text:  # a number jcs must write (or refuse)
+        return derived, None
+    confidence_text = repr(confidence)  # in [0, 1]: finite
+    if type(confidence) is float and ("e" in confidence_text or confidence_text.endswith(".0")):
+        return derived, None  # 1e-05, 0.0, 1.0: not their ES6 form (RFC 8785 §3.2.2.3)
+    # formats.md §5, RFC 8785 §3.2.3: fixed ASCII keys, written in sorted order.
+    text = (
+        f'{{"confidence":{confidence_text},"entity":{_encode_string(entity)},'
+        f'"relation":{_encode_string(relation)},"scope":"{scope}",'
+        f'"source":{_encode_string(source)},"ts":"{ts}","value":{value_text}}}'
+    )
+    try:
+        return derived, text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: jcs raises the right error
+        return derived, None
+
+
+def _quick_value(value: dict[str, Any]) -> str | None:
+    """The value's RFC 8785 text when it passes :func:`_value`'s checks; "" when it does but
+    jcs must write it; None when the slow checks must decide."""
+    kind = value.get("type")
+    if type(kind) is not str or "v" not in value:
+        return None
+    head = f'{{"type":"{kind}","v":'
+    if len(value) != 2:
+        interpret_as = value.get("interpret_as")
+        if len(value) != 3 or type(interpret_as) is not str or interpret_as not in _INTERPRET_AS:
+            return None
+        head = f'{{"interpret_as":"{interpret_as}","type":"{kind}","v":'
+    v = value["v"]
+    if kind in _STRING_VALUE_TYPES:
+        return head + _encode_string(v) + "}" if type(v) is str and len(v) <= _MAX_TEXT else None
+    if kind == "number":
+        if type(v) is int:
+            return head + str(v) + "}" if -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER else ""
+        if type(v) is not float:
+            return None
+        text = repr(v)
+        # RFC 8785 §3.2.2.3: repr is the ES6 form unless it has an exponent or ends in ".0".
+        ok = math.isfinite(v) and "e" not in text and not text.endswith(".0")
+        return head + text + "}" if ok else ""
+    if kind == "boolean":
+        return head + ("true}" if v is True else "false}") if v is True or v is False else None
+    return head + "null}" if kind == "null" and v is None else None
+
+
+def _quick_derived(entries: object) -> tuple[FactHash, ...] | None:
+    # seed 002 §20.6.1 rule 1, the usual form: distinct bare FactHash strings.
+    if type(entries) is not list or len(entries) > _MAX_DERIVED:
+        return None
+    if not entries:
+        return ()
+    try:
+        joined = ",".join(entries)
+    except TypeError:  # e.g. a Stigmem {hash, fact_id} entry
+        return None
+    if not _HEX64_LIST.fullmatch(joined):
+        return None
+    hashes = tuple(joined.split(","))  # plain str, as _derived_from gives
+    return cast("tuple[FactHash, ...]", hashes) if len(set(hashes)) == len(hashes) else None
 
 
 def _bad(what: str, name: str, rule: str) -> NoReturn:

@@ -18,22 +18,41 @@ Findings (errors, each with the code of its :mod:`~affidavit.verify.errors` clas
 
 Information, never an error: ``lineage.dangling_reference``, a derived_from entry naming a fact
 the store does not hold (seed 002 §20.6.1 rule 3: dangling references are valid).
+
+The work splits in two (issue 5 item 10): :func:`check_records` reads, validates and hashes each
+record on its own (pure, so a worker process can run it over its share of a store and send back
+plain tuples), and :func:`audit_checked` joins the results in store order: key checks, the graph,
+cycles, dangling references. Every path gives the same report, byte for byte.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple
+from itertools import accumulate, chain, repeat
+from typing import Any, Final, Literal, NamedTuple, cast
 
 from affidavit.verify import errors
-from affidavit.verify.facts import Fact, FactHash, parse_fact
+from affidavit.verify.facts import Fact, FactHash, fact_hash_and_parents, parse_fact
 from affidavit.verify.jsonio import loads
 from affidavit.verify.lineage import FactSource, SignatureStatus, StoredRecord
 from affidavit.verify.lineage_graph import find_cycles
 
-__all__ = ["DANGLING", "AuditReport", "Examined", "Finding", "RecordMapper", "audit", "examine"]
+__all__ = [
+    "DANGLING",
+    "AuditReport",
+    "Checked",
+    "Examined",
+    "Finding",
+    "RawRecord",
+    "RecordMapper",
+    "audit",
+    "audit_checked",
+    "check_records",
+    "examine",
+]
 
 DANGLING: Final = "lineage.dangling_reference"
 
@@ -94,6 +113,40 @@ def _error(
     return Finding(cls.code, "error", where, fact, message, details)
 
 
+RawRecord = tuple[str | None, bytes, str]
+"""A stored record as plain values: ``(key or None, raw body, where)`` (cf. StoredRecord)."""
+
+Checked = tuple[str | None, str, FactHash | None, tuple[FactHash, ...], tuple[Finding, ...]]
+"""One record checked: ``(key, where, recomputed FactHash, derived_from, problems)``.
+
+The FactHash is ``None`` when the body is not a fact, and ``problems`` then holds why; a plain
+tuple, cheap to send from a worker process.
+"""
+
+
+def check_records(records: Iterable[RawRecord]) -> list[Checked]:
+    """Parse, validate and hash each record (formats.md §5): the per-record part of an audit.
+
+    Pure: no clock, no I/O; bad content becomes a finding, never an exception.
+    """
+    out: list[Checked] = []
+    append = out.append
+    for key, body, where in records:
+        try:
+            fact_hash, parents = fact_hash_and_parents(loads(body), what=where)
+        except errors.FactDerivedFromMalformed as e:
+            problem = _error(errors.LineageReferenceMalformed, where, key, e.message)
+        except (errors.JsonError, errors.FactInvalid, errors.CanonicalError) as e:
+            problem = _error(errors.LineageFactMalformed, where, key, e.message, cause=e.code)
+        else:
+            if key == fact_hash:  # the key itself: one string, pickled once from a worker
+                fact_hash = cast("FactHash", key)
+            append((key, where, fact_hash, parents, ()))
+            continue
+        append((key, where, None, (), (problem,)))
+    return out
+
+
 class Examined(NamedTuple):
     """The per-record part of an audit (picklable, so worker processes can compute it).
 
@@ -120,6 +173,9 @@ _BATCH: Final = 2048
 
 def examine(records: Sequence[StoredRecord], *, keep_fact: bool = False) -> list[Examined]:
     """Recompute each record's FactHash and validate it (formats.md §5; the expensive part)."""
+    if not keep_fact:
+        checked = check_records((r.key, r.body, r.where) for r in records)
+        return [Examined(*item, None) for item in checked]
     out: list[Examined] = []
     for record in records:
         problems: list[Finding] = []
@@ -127,8 +183,7 @@ def examine(records: Sequence[StoredRecord], *, keep_fact: bool = False) -> list
         if fact is None:
             out.append(Examined(record.key, record.where, None, (), tuple(problems), None))
         else:
-            kept = fact if keep_fact else None
-            out.append(Examined(record.key, record.where, fact.hash, fact.derived_from, (), kept))
+            out.append(Examined(record.key, record.where, fact.hash, fact.derived_from, (), fact))
     return out
 
 
@@ -143,17 +198,6 @@ def _batches(records: Iterable[StoredRecord]) -> Iterator[list[StoredRecord]]:
         yield batch
 
 
-def _examined(
-    source: FactSource, mapper: RecordMapper | None, keep_fact: bool
-) -> Iterator[Examined]:
-    if mapper is None or keep_fact:  # signature checks need the Fact: stay in this process
-        for batch in _batches(source.records()):
-            yield from examine(batch, keep_fact=keep_fact)
-        return
-    for done in mapper(examine, _batches(source.records())):
-        yield from done
-
-
 def audit(
     source: FactSource,
     *,
@@ -165,77 +209,176 @@ def audit(
     ``mapper`` may spread the per-record work (:func:`examine`) over worker processes, e.g.
     ``ProcessPoolExecutor(2).map``; the graph and cycle checks stay here, and the report is
     identical. It is not used when ``check_signature`` is given (the check runs in-process).
+    Faster for the SQLite store: ``FactStore.audit(jobs=N)``, whose workers read the store
+    themselves.
 
     Raises:
         FileReadError, LineageStoreInvalid: the store itself cannot be read.
     """
-    findings: list[Finding] = []
-    graph: dict[str, tuple[FactHash, ...]] = {}
-    where_of: dict[str, str] = {}
+    if check_signature is not None:
+        return _audit_signed(source, check_signature)
+    if mapper is not None:
+        return audit_checked(
+            item[:5] for done in mapper(examine, _batches(source.records())) for item in done
+        )
+    return audit_checked(
+        item
+        for batch in _batches(source.records())
+        for item in check_records((r.key, r.body, r.where) for r in batch)
+    )
+
+
+def audit_checked(checked: Iterable[Checked]) -> AuditReport:
+    """The report from every record's :func:`check_records` result, taken in store order.
+
+    Checks keys (formats.md §1), derived_from immutability (seed 002 §20.6.1 rule 4), cycles
+    (rule 2) and dangling references (rule 3, information only). Signatures are not checked.
+    """
+    assembly = _Assembly()
+    add = assembly.add
+    for item in checked:
+        add(item)
+    return assembly.report(None)
+
+
+def _audit_signed(
+    source: FactSource, check_signature: Callable[[Fact], SignatureStatus]
+) -> AuditReport:
+    assembly = _Assembly()
     signatures: Counter[str] = Counter()
-    count = 0
-    for item in _examined(source, mapper, check_signature is not None):
-        count += 1
-        if item.fact_hash is None:
-            findings.extend(item.problems)
-            continue
-        key = item.key if item.key is not None else item.fact_hash
-        if key != item.fact_hash:
-            findings.append(
+    for batch in _batches(source.records()):
+        for item in examine(batch, keep_fact=True):
+            if assembly.add(item[:5]) and item.fact is not None:
+                status = check_signature(item.fact)
+                signatures[status] += 1
+                if status == "bad":
+                    assembly.findings.append(
+                        _error(
+                            errors.LineageSignatureBad,
+                            item.where,
+                            item.key if item.key is not None else item.fact.hash,
+                            "signature does not verify",
+                        )
+                    )
+    return assembly.report({name: signatures[name] for name in ("signed", "unsigned", "bad")})
+
+
+class _Assembly:
+    """The whole-store part of an audit, fed one checked record at a time in store order."""
+
+    __slots__ = ("count", "findings", "graph", "where_of")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.findings: list[Finding] = []
+        self.graph: dict[str, tuple[FactHash, ...]] = {}
+        self.where_of: dict[str, str] = {}
+
+    def add(self, item: Checked) -> bool:
+        """Take one record; True when it is a readable fact under a key not seen before."""
+        key, where, fact_hash, derived, problems = item
+        self.count += 1
+        if fact_hash is None:
+            self.findings.extend(problems)
+            return False
+        if key is None:
+            key = fact_hash
+        elif key != fact_hash:  # formats.md §1: verify over what you received
+            self.findings.append(
                 _error(
                     errors.LineageFactHashMismatch,
-                    item.where,
+                    where,
                     key,
-                    f"content hashes to {item.fact_hash}, not to the FactHash it is filed under",
-                    recomputed=item.fact_hash,
+                    f"content hashes to {fact_hash}, not to the FactHash it is filed under",
+                    recomputed=fact_hash,
                 )
             )
+        graph = self.graph
         if key in graph:
-            if graph[key] != item.derived_from:
-                findings.append(
+            if graph[key] != derived:  # seed 002 §20.6.1 rule 4
+                self.findings.append(
                     _error(
                         errors.LineageDerivedFromChanged,
-                        item.where,
+                        where,
                         key,
-                        f"stored again with a different derived_from (first at {where_of[key]})",
+                        "stored again with a different derived_from "
+                        f"(first at {self.where_of[key]})",
                     )
                 )
-            continue
-        graph[key] = item.derived_from
-        where_of[key] = item.where
-        if check_signature is not None and item.fact is not None:
-            status = check_signature(item.fact)
-            signatures[status] += 1
-            if status == "bad":
-                findings.append(
-                    _error(errors.LineageSignatureBad, item.where, key, "signature does not verify")
-                )
-    findings.extend(
-        _error(
-            errors.LineageCycleFound,
-            where_of[members[0]],
-            members[0],
-            f"derived_from cycle through {len(members)} fact(s)",
-            members=list(members),
+            return False
+        graph[key] = derived
+        self.where_of[key] = where
+        return True
+
+    def report(self, signatures: Mapping[str, int] | None) -> AuditReport:
+        """Add cycles (rule 2) and dangling references (rule 3) and return the report."""
+        where_of = self.where_of
+        findings = self.findings
+        candidates, dangling = _graph_scan(self.graph)
+        findings.extend(
+            _error(
+                errors.LineageCycleFound,
+                where_of[members[0]],
+                members[0],
+                f"derived_from cycle through {len(members)} fact(s)",
+                members=list(members),
+            )
+            for members in find_cycles(candidates)
         )
-        for members in find_cycles(graph)
-    )
-    info = [
-        Finding(DANGLING, "info", where_of[key], key, f"derived from {parent}, which is not stored")
-        for key, parents in graph.items()
-        for parent in parents
-        if parent not in graph
-    ]
-    return AuditReport(
-        facts=count,
-        findings=tuple(findings),
-        info=tuple(info),
-        signatures=(
-            {name: signatures[name] for name in ("signed", "unsigned", "bad")}
-            if check_signature is not None
-            else None
-        ),
-    )
+        info = [
+            Finding(
+                DANGLING, "info", where_of[key], key, f"derived from {parent}, which is not stored"
+            )
+            for key, parent in dangling
+        ]
+        return AuditReport(
+            facts=self.count, findings=tuple(findings), info=tuple(info), signatures=signatures
+        )
+
+
+def _graph_scan(
+    graph: Mapping[str, tuple[FactHash, ...]],
+) -> tuple[dict[str, tuple[FactHash, ...]], list[tuple[str, FactHash]]]:
+    """``(the part of graph that can hold a cycle, dangling (fact, parent) pairs in order)``.
+
+    Cycles: what is left after peeling off, again and again, the facts no remaining fact names
+    (Kahn's algorithm). A peeled fact is on no cycle (every fact naming it was peeled first),
+    while every fact on a cycle, a self-loop included, stays named forever. Cycles never pass
+    through peeled facts, so ``find_cycles`` of the rest equals ``find_cycles`` of the whole graph
+    (a test checks it on random graphs). For the usual acyclic store the rest is empty, and this
+    costs much less than the full strongly-connected-components walk: each hash is looked up once
+    and becomes a list position, so the loops index lists instead of hashing 64-character strings.
+    """
+    count = len(graph)
+    sink = count  # stands for every hash the graph does not hold (dangling references)
+    position = dict(zip(graph, range(count), strict=True))
+    flat = list(map(position.get, chain.from_iterable(graph.values()), repeat(sink)))
+    starts = [0, *accumulate(map(len, graph.values()))]
+    keys = list(graph)
+    dangling: list[tuple[str, FactHash]] = []
+    at = -1
+    while True:  # seed 002 §20.6.1 rule 3: dangling references are valid, reported as information
+        try:
+            at = flat.index(sink, at + 1)
+        except ValueError:
+            break
+        index = bisect_right(starts, at) - 1
+        dangling.append((keys[index], graph[keys[index]][at - starts[index]]))
+    named = [0] * (count + 1)  # how many remaining facts name each one
+    for parent in flat:
+        named[parent] += 1
+    named[sink] += 1  # never reaches zero: the sink is never "ready"
+    ready = [index for index in range(count) if not named[index]]
+    pop, push = ready.pop, ready.append
+    while ready:
+        index = pop()
+        for parent in flat[starts[index] : starts[index + 1]]:
+            left = named[parent] - 1
+            named[parent] = left
+            if not left:
+                push(parent)
+    rest = {keys[index]: graph[keys[index]] for index in range(count) if named[index]}
+    return rest, dangling
 
 
 def _read(body: bytes, where: str, key: str | None, findings: list[Finding]) -> Fact | None:

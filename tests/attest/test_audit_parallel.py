@@ -1,8 +1,10 @@
-"""``audit(..., mapper=pool.map)`` and ``facts audit --jobs N``: the serial audit's report.
+"""``audit(..., mapper=pool.map)``, ``FactStore.audit(jobs=N)`` and ``facts audit --jobs N``: the
+serial audit's report.
 
 The per-record checks move to worker processes (issue 5 item 10); the report must not change by a
 byte, whatever the store holds: tampered bodies, altered keys, cycles, dangling references,
-malformed records, a changed derived_from.
+malformed records, a changed derived_from, keys SQLite sorts outside the blob ranges, an empty
+store. ``FactStore.audit`` workers read their own key ranges from the file.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
+from affidavit.attest import factstore
 from affidavit.attest.factstore import FactStore
 from affidavit.cli.main import affidavit
-from affidavit.verify import lineage_audit
+from affidavit.verify import errors, lineage_audit
 from affidavit.verify.canonical import jcs
 from affidavit.verify.lineage import StoredRecord
 from affidavit.verify.lineage_audit import audit
@@ -101,3 +104,117 @@ def test_cli_jobs_gives_the_same_output(tmp_path: Path) -> None:
     assert serial == parallel
     assert serial[0][1] == 1
     assert json.loads(serial[1][2])["ok"] is False
+
+
+# FactStore.audit: workers read their own key ranges straight from SQLite -----------------
+
+
+def _odd_keys_store(path: Path) -> Path:
+    """The messy store plus keys SQLite sorts outside the 32-byte blob ranges, and a text body."""
+    _messy_store(path)
+    good = chain(2)[1]
+    db = sqlite3.connect(path)
+    db.executemany(
+        "INSERT INTO facts (hash, scope, body) VALUES (?, 'team', ?)",
+        [
+            ("a text key", jcs(dict(good.document))),  # TEXT sorts before every blob
+            (7, jcs(dict(good.document))),  # INTEGER sorts before TEXT
+            (b"\x05", jcs(dict(good.document))),  # a one-byte blob, inside a range
+            (b"\xff" * 40, jcs(dict(good.document))),  # past the last cut
+            (bytes.fromhex("3" * 64), jcs(dict(good.document)).decode()),  # a TEXT body
+            (bytes.fromhex("4" * 64), '{"x": "\udc80"}'.encode("utf-8", "surrogatepass")),
+        ],
+    )
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize("ranges", [1, 2, 7, 64, 4096])
+def test_store_audit_in_workers_is_the_serial_report(tmp_path: Path, ranges: int) -> None:
+    path = _odd_keys_store(tmp_path / "facts.db")
+    with FactStore.open(path) as store:
+        serial = audit(store)
+        one = store.audit()
+        parallel = store.audit(jobs=2, ranges=ranges)
+    assert serial.facts == 40 + 5 + 5 + 6
+    codes = [finding.code for finding in serial.findings]
+    assert codes.count("lineage.fact_hash_mismatch") == 7  # altered key and body, odd keys
+    assert [f.where for f in serial.findings[:2]] == ["fact 7", "fact a text key"]  # SQLite order
+    assert jcs(one.to_json()) == jcs(serial.to_json())
+    assert jcs(parallel.to_json()) == jcs(serial.to_json())
+
+
+def test_a_cycle_split_across_ranges_is_found(tmp_path: Path) -> None:
+    path = _messy_store(tmp_path / "facts.db")
+    a = make_fact("cycle a")
+    b = make_fact("cycle b", a)
+    ranges = 256
+    bounds = factstore._range_bounds(ranges)
+
+    def share_of(key: str) -> int:
+        raw = bytes.fromhex(key)
+        return next(
+            i
+            for i, (low, high) in enumerate(bounds)
+            if (low is None or raw >= low) and (high is None or raw < high)
+        )
+
+    assert share_of(a.hash) != share_of(b.hash)  # the two members go to different workers
+    with FactStore.open(path) as store:
+        parallel = store.audit(jobs=2, ranges=ranges)
+        serial = audit(store)
+    cycles = [f for f in parallel.findings if f.code == "lineage.cycle_found"]
+    assert [sorted(f.details["members"]) for f in cycles] == [sorted([a.hash, b.hash])]
+    assert parallel == serial
+    assert [f.fact for f in parallel.info] == [f.fact for f in serial.info]
+    assert len(parallel.info) == 5  # the dangling references, information only
+
+
+def test_empty_store_and_a_clean_store(tmp_path: Path) -> None:
+    with FactStore.open(tmp_path / "empty.db", create=True) as store:
+        assert store.audit(jobs=2) == store.audit() == audit(store)
+        empty = {"ok": True, "facts": 0, "findings": [], "info": [], "signatures": None}
+        assert store.audit(jobs=2).to_json() == empty
+        store.add_batch(chain(30))
+        report = store.audit(jobs=2, ranges=5)
+    assert report.ok
+    assert report.facts == 30
+    assert report.info == ()
+
+
+def test_an_unreadable_store_is_store_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "facts.db"
+    with FactStore.open(path, create=True) as store:
+        store.add_batch(chain(3))
+        db = sqlite3.connect(path)
+        db.execute("ALTER TABLE facts RENAME TO gone")
+        db.commit()
+        db.close()
+        for jobs in (1, 2):
+            with pytest.raises(errors.LineageStoreInvalid) as caught:
+                store.audit(jobs=jobs)
+            assert caught.value.code == "lineage.store_invalid"
+
+
+def test_range_bounds_cover_every_key_in_order() -> None:
+    for count in (1, 2, 3, 16, 4096, 10_000):
+        bounds = factstore._range_bounds(count)
+        assert len(bounds) == min(count, 4096)
+        assert bounds[0][0] is None
+        assert bounds[-1][1] is None
+        assert all(bounds[i][1] == bounds[i + 1][0] for i in range(len(bounds) - 1))
+        cuts = [high for _, high in bounds[:-1]]
+        assert cuts == sorted(cuts)
+        assert len(set(cuts)) == len(cuts)
+
+
+def test_cli_jobs_two_matches_the_generic_audit(tmp_path: Path) -> None:
+    path = _odd_keys_store(tmp_path / "facts.db")
+    with FactStore.open(path) as store:
+        expected = audit(store).to_json()
+    result = CliRunner().invoke(
+        affidavit, ["facts", "audit", "--store", str(path), "--jobs", "2", "--json"]
+    )
+    assert result.exit_code == 1
+    assert json.loads(result.output) == expected
