@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from _timing import table
@@ -159,12 +158,7 @@ def bench_insert_and_audit(sample: int) -> list[list[object]]:
             start = time.perf_counter()
             parallel = store.audit(jobs=2)
             audit2_rate = sample / (time.perf_counter() - start)
-            with ProcessPoolExecutor(2) as pool:
-                pool.submit(int).result()  # start the workers outside the timing
-                start = time.perf_counter()
-                mapped = audit(store, mapper=pool.map)
-                mapper_rate = sample / (time.perf_counter() - start)
-            assert parallel == store_report == mapped == report
+            assert parallel == store_report == report
             bodies = [record.body for record in store.records()]
         start = time.perf_counter()
         for body in bodies:
@@ -195,12 +189,6 @@ def bench_insert_and_audit(sample: int) -> list[list[object]]:
             audit2_rate,
             floor_rate,
             f"{audit2_rate / floor_rate:.2f}x; {audit2_rate / store_rate:.2f}x serial",
-        ],
-        [
-            "audit facts/s, audit(mapper=2 procs)",
-            mapper_rate,
-            floor_rate,
-            f"{mapper_rate / floor_rate:.2f}x; parent reads, pickles records",
         ],
     ]
 

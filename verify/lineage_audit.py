@@ -47,7 +47,6 @@ __all__ = [
     "Examined",
     "Finding",
     "RawRecord",
-    "RecordMapper",
     "audit",
     "audit_checked",
     "check_records",
@@ -148,7 +147,7 @@ def check_records(records: Iterable[RawRecord]) -> list[Checked]:
 
 
 class Examined(NamedTuple):
-    """The per-record part of an audit (picklable, so worker processes can compute it).
+    """One record read in full (for signature checks, which need the whole fact).
 
     ``fact_hash`` is ``None`` when the body is not a fact; ``problems`` are its read findings.
     """
@@ -158,24 +157,14 @@ class Examined(NamedTuple):
     fact_hash: FactHash | None
     derived_from: tuple[FactHash, ...]
     problems: tuple[Finding, ...]
-    fact: Fact | None  # kept only in-process (for signature checks); None from workers
-
-
-# Applies :func:`examine` to batches of records, in order: e.g. a process pool's ``map``.
-RecordMapper = Callable[
-    [Callable[[Sequence[StoredRecord]], list[Examined]], Iterable[Sequence[StoredRecord]]],
-    Iterable[list[Examined]],
-]
+    fact: Fact | None
 
 
 _BATCH: Final = 2048
 
 
-def examine(records: Sequence[StoredRecord], *, keep_fact: bool = False) -> list[Examined]:
-    """Recompute each record's FactHash and validate it (formats.md §5; the expensive part)."""
-    if not keep_fact:
-        checked = check_records((r.key, r.body, r.where) for r in records)
-        return [Examined(*item, None) for item in checked]
+def examine(records: Sequence[StoredRecord]) -> list[Examined]:
+    """Parse each record into a Fact, recomputing its FactHash (formats.md §5)."""
     out: list[Examined] = []
     for record in records:
         problems: list[Finding] = []
@@ -202,25 +191,18 @@ def audit(
     source: FactSource,
     *,
     check_signature: Callable[[Fact], SignatureStatus] | None = None,
-    mapper: RecordMapper | None = None,
 ) -> AuditReport:
     """Check every record of ``source``; return the findings, never raise on bad content.
 
-    ``mapper`` may spread the per-record work (:func:`examine`) over worker processes, e.g.
-    ``ProcessPoolExecutor(2).map``; the graph and cycle checks stay here, and the report is
-    identical. It is not used when ``check_signature`` is given (the check runs in-process).
-    Faster for the SQLite store: ``FactStore.audit(jobs=N)``, whose workers read the store
-    themselves.
+    Over worker processes for the SQLite store: ``FactStore.audit(jobs=N)``, whose workers read
+    their own key ranges and hand :func:`check_records` results to :func:`audit_checked`; the
+    report is identical.
 
     Raises:
         FileReadError, LineageStoreInvalid: the store itself cannot be read.
     """
     if check_signature is not None:
         return _audit_signed(source, check_signature)
-    if mapper is not None:
-        return audit_checked(
-            item[:5] for done in mapper(examine, _batches(source.records())) for item in done
-        )
     return audit_checked(
         item
         for batch in _batches(source.records())
@@ -247,7 +229,7 @@ def _audit_signed(
     assembly = _Assembly()
     signatures: Counter[str] = Counter()
     for batch in _batches(source.records()):
-        for item in examine(batch, keep_fact=True):
+        for item in examine(batch):
             if assembly.add(item[:5]) and item.fact is not None:
                 status = check_signature(item.fact)
                 signatures[status] += 1

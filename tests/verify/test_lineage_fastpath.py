@@ -283,7 +283,7 @@ def test_check_records_gives_the_parse_fact_findings() -> None:
     ]
     records = [StoredRecord(good.hash, raw, f"r{i}") for i, raw in enumerate(bodies)]
     fast = check_records((r.key, r.body, r.where) for r in records)
-    slow = examine(records, keep_fact=True)
+    slow = examine(records)
     assert fast == [item[:5] for item in slow]
     codes = [item[4][0].code if item[4] else None for item in fast]
     assert codes == [
