@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from affidavit.cli._input import read_input
 from affidavit.verify import errors
-from affidavit.verify.jsonio import DEFAULT_MAX_BYTES, load_object, loads
+from affidavit.verify.jsonio import load_object, loads
 
 __all__ = [
     "emit_json",
@@ -27,26 +27,6 @@ def json_option(f: F) -> F:
     return click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON document to stdout."
     )(f)
-
-
-def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read ``source`` (a path, or ``-`` for stdin) with a size cap, never more than cap + 1 bytes.
-
-    Raises:
-        FileReadError: the file cannot be read.
-        JsonTooLarge: the input is over ``max_bytes``.
-    """
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read(max_bytes + 1)
-    except OSError as e:
-        raise errors.FileReadError(f"{source}: {e.strerror or e}") from None
-    if len(data) > max_bytes:
-        raise errors.JsonTooLarge(f"{source}: over the size limit of {max_bytes} bytes")
-    return data
 
 
 def read_json(source: str) -> Any:

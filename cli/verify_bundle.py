@@ -20,8 +20,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from affidavit.cli._input import read_input
 from affidavit.verify import errors
-from affidavit.verify.jsonio import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     import click
@@ -178,21 +178,6 @@ def _echo(text: str, *, err: bool = False) -> None:
     stream.flush()
 
 
-def _read_source(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """``affidavit.cli._common.read_input`` without its click import (same errors, same cap)."""
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read(max_bytes + 1)
-    except OSError as e:
-        raise errors.FileReadError(f"{source}: {e.strerror or e}") from None
-    if len(data) > max_bytes:
-        raise errors.JsonTooLarge(f"{source}: over the size limit of {max_bytes} bytes")
-    return data
-
-
 def _trusted_keys(
     keys_b64: Sequence[str],
     publisher_docs: Sequence[str],
@@ -281,7 +266,7 @@ def _unreadable(source: str, error: errors.AffidavitError, kind: str) -> dict[st
 
 def _verify_one(source: str) -> dict[str, Any]:
     try:
-        data = _read_source(source)
+        data = read_input(source)
     except errors.AffidavitError as e:
         return _unreadable(source, e, "bundle")
     result: dict[str, Any] = _VERIFIER.verify_bytes(data, source=source).to_json()
@@ -394,7 +379,7 @@ def _run_attestation(  # noqa: PLR0917 - one parameter per option
 
     raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
     try:
-        document = loads(_read_source(source))
+        document = loads(read_input(source))
     except errors.AffidavitError as e:
         result = _unreadable(source, e, "attestation")
     else:

@@ -14,8 +14,6 @@ from pathlib import Path
 import click
 import pytest
 from affidavit.cli import verify_bundle
-from affidavit.cli._common import read_input
-from affidavit.verify import errors
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLES = ROOT / "vectors" / "bundles"
@@ -168,22 +166,3 @@ def test_one_option_table_builds_both_parsers() -> None:
         assert click_flags == table
         fast_keys = set(verify_bundle.parse_fast(command, [GOOD]) or {})
         assert fast_keys == {p.name for p in built.params}
-
-
-@pytest.mark.parametrize("kind", ["ok", "missing", "folder", "too-big"])
-def test_reader_matches_common_read_input(kind: str, tmp_path: Path) -> None:
-    path = {"ok": GOOD, "missing": str(tmp_path / "x"), "folder": str(tmp_path)}.get(kind)
-    if path is None:
-        path = str(tmp_path / "big")
-        Path(path).write_bytes(b" " * 11)
-
-    def outcome(read: object) -> object:
-        try:
-            return read(path, max_bytes=10)  # type: ignore[operator]
-        except errors.AffidavitError as e:
-            return (e.code, e.message)
-
-    if kind == "ok":
-        assert verify_bundle._read_source(GOOD) == read_input(GOOD)
-    else:
-        assert outcome(verify_bundle._read_source) == outcome(read_input)

@@ -1,0 +1,31 @@
+"""Reading a command's input: a path or ``-`` for stdin, with a size cap. No click here, so the
+click-free ``verify bundle`` path can use it too."""
+
+from __future__ import annotations
+
+import sys
+
+from affidavit.verify import errors
+from affidavit.verify.jsonio import DEFAULT_MAX_BYTES
+
+__all__ = ["read_input"]
+
+
+def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read ``source`` (a path, or ``-`` for stdin) with a size cap, never more than cap + 1 bytes.
+
+    Raises:
+        FileReadError: the file cannot be read.
+        JsonTooLarge: the input is over ``max_bytes``.
+    """
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(max_bytes + 1)
+    except OSError as e:
+        raise errors.FileReadError(f"{source}: {e.strerror or e}") from None
+    if len(data) > max_bytes:
+        raise errors.JsonTooLarge(f"{source}: over the size limit of {max_bytes} bytes")
+    return data
