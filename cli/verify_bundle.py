@@ -305,7 +305,7 @@ def _describe(result: dict[str, Any], detailed: bool) -> list[str]:
     if result["verdict"] == "failed":
         failing = next(s for s in result["steps"] if s["status"] == "failed")
         lines.append(f"  failed at {failing['name']}: {failing['code']}: {failing['message']}")
-    elif result["verdict"] in ("unanchored", "unreadable"):
+    elif result["verdict"] == "unanchored":
         lines.append(f"  {result['code']}: {result['message']}")
     return lines
 
@@ -337,10 +337,17 @@ def _finish(results: list[dict[str, Any]], as_json: bool, kind: str, detailed: b
         _echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         for result in results:
-            if detailed or result["verdict"] != "verified":
+            if result["verdict"] == "unreadable":
+                # Input that cannot be read is one line on stderr, as for every command.
+                source = (
+                    f"{result['source']}: " if result["source"] not in result["message"] else ""
+                )
+                _echo(f"error: {result['code']}: {source}{result['message']}", err=True)
+            elif detailed or result["verdict"] != "verified":
                 _echo("\n".join(_describe(result, detailed)))
-        parts = ", ".join(f"{summary[v]} {v}" for v in _VERDICTS if summary[v])
-        _echo(f"{summary['total']} {kind}(s): {parts}")
+        if len(results) > 1 or summary["unreadable"] == 0:
+            parts = ", ".join(f"{summary[v]} {v}" for v in _VERDICTS if summary[v])
+            _echo(f"{summary['total']} {kind}(s): {parts}")
     return max((_EXIT[r["verdict"]] for r in results), default=0)
 
 

@@ -135,3 +135,23 @@ def test_peer_sample_bundle_unanchored(peer_vectors: Path) -> None:
         "ok",
         "unanchored",
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        (b'{"deal_id": "d", "deal_id": "e"}', "json.duplicate_key"),
+        (b'{"x": NaN}', "json.non_finite"),
+        (b"[" * 10_000 + b"]" * 10_000, "json.too_deep"),
+    ],
+)
+def test_a_malformed_bundle_is_one_line_on_stderr_and_exit_2(
+    tmp_path: Path, content: bytes, code: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    result = CliRunner().invoke(affidavit, ["verify", "bundle", str(path)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(f"error: {code}: {path}: ")
