@@ -53,13 +53,16 @@ vectors: install-dev
 bench: install-dev
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash bench/run.sh
 
-# CI also checks the built wheel: the tests run against an installed (non-editable) copy.
+# CI also checks the built wheel: installed (not editable) in a clean venv, it must import and
+# run the whole demo (entry point, package data, schemas, built-in contracts).
 wheel-test: install-dev
 	rm -rf build/wheel-venv dist
 	$(PY) -m pip wheel --quiet --no-deps -w dist .
 	$(PYTHON) -m venv build/wheel-venv
-	build/wheel-venv/bin/pip install --quiet dist/affidavit-*.whl
+	build/wheel-venv/bin/pip install --quiet "$$(ls dist/affidavit-*.whl)[registry]"
 	build/wheel-venv/bin/python -c "import affidavit.verify, affidavit.cli.main; print('wheel imports ok')"
+	PATH="$(CURDIR)/build/wheel-venv/bin:$$PATH" bash demo/run.sh > build/wheel-demo.log
+	@echo "wheel demo ok (log: build/wheel-demo.log)"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage
