@@ -91,7 +91,7 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 
 def bench_walk(path: Path, roots: int = 1000) -> list[list[object]]:
-    """Walk latency at depth 5 (warm page cache) against bare primary-key lookups of the same nodes."""
+    """Walk latency at depth 5 (warm page cache) against bare key lookups of the same nodes."""
     rng = random.Random(7)
     # Warm the page cache first (read the file once), so the numbers measure the walk, not the
     # disk: a cold 600 MiB store costs one random read per node on first touch.
