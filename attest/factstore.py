@@ -45,7 +45,14 @@ from affidavit.verify.canonical import jcs
 from affidavit.verify.facts import Fact, FactHash, parse_fact
 from affidavit.verify.jsonio import loads
 from affidavit.verify.lineage import StoredRecord
-from affidavit.verify.lineage_audit import AuditReport, Checked, audit_checked, check_records
+from affidavit.verify.lineage_audit import (
+    AuditReport,
+    Checked,
+    EdgeDigest,
+    audit_checked,
+    check_records,
+    with_edge_index_check,
+)
 from affidavit.verify.lineage_graph import closing_parent
 
 __all__ = ["SQLITE_MAGIC", "AddResult", "FactStore", "is_sqlite_file"]
@@ -167,6 +174,18 @@ class FactStore:
         )
         return tuple(FactHash(row[0].hex()) for row in rows)
 
+    def derivation_edges(self) -> Iterator[tuple[str, str]]:
+        """Every ``(source, derived)`` pair of the edge index, as stored (hex), in no order.
+
+        Raises:
+            LineageStoreInvalid: the table cannot be read.
+        """
+        try:
+            for source, derived in self._db.execute("SELECT source, derived FROM edges"):
+                yield _hex(source), _hex(derived)
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
+
     def records(self) -> Iterator[StoredRecord]:
         """Every stored fact, raw, in FactHash order."""
         for key, body, where in _raw_rows(self._db, None):
@@ -184,11 +203,15 @@ class FactStore:
         Raises:
             LineageStoreInvalid: the file cannot be read as a store.
         """
+        digest = EdgeDigest()
         try:
             if jobs <= 1:
                 rows = _raw_rows(self._db, None)
                 batches = iter(lambda: list(itertools.islice(rows, _AUDIT_BATCH)), [])
-                return audit_checked(item for batch in batches for item in check_records(batch))
+                report = audit_checked(
+                    digest.add_checked(item) for batch in batches for item in check_records(batch)
+                )
+                return with_edge_index_check(report, self, digest)
             count = ranges if ranges is not None else _default_ranges(len(self), jobs)
         except sqlite3.DatabaseError as e:
             raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
@@ -198,7 +221,8 @@ class FactStore:
         path = os.path.abspath(self.path)
         with ProcessPoolExecutor(jobs) as pool:  # a worker's LineageStoreInvalid is raised here
             shares = pool.map(_check_range, [path] * len(bounds), bounds)
-            return audit_checked(item for share in shares for item in share)
+            report = audit_checked(digest.add_checked(item) for share in shares for item in share)
+        return with_edge_index_check(report, self, digest)
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM facts").fetchone()[0])
@@ -274,6 +298,10 @@ def _range_bounds(count: int) -> list[_Bound]:
     lows: list[bytes | None] = [None, *cuts]
     highs: list[bytes | None] = [*cuts, None]
     return list(zip(lows, highs, strict=True))
+
+
+def _hex(value: object) -> str:
+    return value.hex() if isinstance(value, bytes) else str(value)
 
 
 def _check_range(path: str, bound: _Bound) -> list[Checked]:

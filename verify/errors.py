@@ -1059,6 +1059,13 @@ class AttestationUnanchored(VerificationError):
     description = "No trusted key was supplied; the embedded key alone proves nothing."
 
 
+class LineageEdgeIndexMismatch(VerificationError):
+    code = "lineage.edge_index_mismatch"
+    description = (
+        "A store's derivation edge index disagrees with the derived_from of the stored facts."
+    )
+
+
 def all_error_classes() -> Iterator[type[AffidavitError]]:
     """Every error class in the tree, base first, depth-first, each once."""
     seen: set[type[AffidavitError]] = set()

@@ -27,12 +27,14 @@ cycles, dangling references. Every path gives the same report, byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
-from typing import Any, Final, Literal, NamedTuple, cast
+from typing import Any, Final, Literal, NamedTuple, Protocol, cast, runtime_checkable
 
 from affidavit.verify import errors
 from affidavit.verify.facts import Fact, FactHash, fact_hash_and_parents, parse_fact
@@ -44,6 +46,8 @@ __all__ = [
     "DANGLING",
     "AuditReport",
     "Checked",
+    "EdgeDigest",
+    "EdgeIndex",
     "Examined",
     "Finding",
     "RawRecord",
@@ -51,6 +55,7 @@ __all__ = [
     "audit_checked",
     "check_records",
     "examine",
+    "with_edge_index_check",
 ]
 
 DANGLING: Final = "lineage.dangling_reference"
@@ -196,18 +201,108 @@ def audit(
 
     Over worker processes for the SQLite store: ``FactStore.audit(jobs=N)``, whose workers read
     their own key ranges and hand :func:`check_records` results to :func:`audit_checked`; the
-    report is identical.
+    report is identical. A source with an edge index (:class:`EdgeIndex`) also has that index
+    checked against the bodies (:func:`with_edge_index_check`).
 
     Raises:
         FileReadError, LineageStoreInvalid: the store itself cannot be read.
     """
+    digest = EdgeDigest()
     if check_signature is not None:
-        return _audit_signed(source, check_signature)
-    return audit_checked(
-        item
-        for batch in _batches(source.records())
-        for item in check_records((r.key, r.body, r.where) for r in batch)
+        report = _audit_signed(source, check_signature, digest)
+    else:
+        report = audit_checked(
+            digest.add_checked(item)
+            for batch in _batches(source.records())
+            for item in check_records((r.key, r.body, r.where) for r in batch)
+        )
+    if isinstance(source, EdgeIndex):
+        return with_edge_index_check(report, source, digest)
+    return report
+
+
+@runtime_checkable
+class EdgeIndex(Protocol):
+    """A source that also keeps a derivation edge index (the SQLite store does)."""
+
+    def derivation_edges(self) -> Iterable[tuple[str, str]]:
+        """Every stored ``(source, derived)`` pair, hex, in any order."""
+        ...
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every stored record, raw."""
+        ...
+
+
+class EdgeDigest:
+    """An order-free digest of a set of (source, derived) edges: the sum of their SHA-256s."""
+
+    __slots__ = ("count", "total")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.count = 0
+
+    def add(self, source: str, derived: str) -> None:
+        """Count one edge."""
+        edge = hashlib.sha256(f"{source}>{derived}".encode()).digest()
+        self.total = (self.total + int.from_bytes(edge, "big")) % _DIGEST_MODULUS
+        self.count += 1
+
+    def add_checked(self, item: Checked) -> Checked:
+        """Count the edges a checked record's body declares; hand the record on unchanged."""
+        key, _, fact_hash, parents, _ = item
+        if fact_hash is not None and key is not None:
+            for parent in parents:
+                self.add(parent, key)
+        return item
+
+    def same_as(self, other: EdgeDigest) -> bool:
+        """Whether both digests saw the same set of edges (up to SHA-256 collisions)."""
+        return (self.total, self.count) == (other.total, other.count)
+
+
+_DIGEST_MODULUS: Final = 1 << 256
+_EDGES_LISTED: Final = 20
+
+
+def with_edge_index_check(
+    report: AuditReport, source: EdgeIndex, from_bodies: EdgeDigest
+) -> AuditReport:
+    """``report`` plus a finding when ``source``'s edge index is not exactly the bodies' edges.
+
+    The insert-time cycle check (seed 002 §20.6.1 rule 2) walks the edge index, so an index edited
+    behind the store's back would let a later insert close a cycle: the audit recomputes it from
+    the bodies. Both sides are compared as order-free digests in O(1) memory; only on a mismatch
+    are the edges listed, to say which differ.
+
+    Raises:
+        LineageStoreInvalid: the index cannot be read.
+    """
+    from_index = EdgeDigest()
+    for source_hash, derived in source.derivation_edges():
+        from_index.add(source_hash, derived)
+    if from_index.same_as(from_bodies):
+        return report
+    expected = {
+        (parent, key)
+        for key, _, fact_hash, parents, _ in check_records(
+            (r.key, r.body, r.where) for r in source.records()
+        )
+        if fact_hash is not None and key is not None
+        for parent in parents
+    }
+    stored = set(source.derivation_edges())
+    missing, extra = sorted(expected - stored), sorted(stored - expected)
+    finding = _error(
+        errors.LineageEdgeIndexMismatch,
+        "edges",
+        None,
+        f"the edge index lacks {len(missing)} and adds {len(extra)} derivation edge(s)",
+        missing=[list(edge) for edge in missing[:_EDGES_LISTED]],
+        extra=[list(edge) for edge in extra[:_EDGES_LISTED]],
     )
+    return dataclasses.replace(report, findings=(*report.findings, finding))
 
 
 def audit_checked(checked: Iterable[Checked]) -> AuditReport:
@@ -224,13 +319,13 @@ def audit_checked(checked: Iterable[Checked]) -> AuditReport:
 
 
 def _audit_signed(
-    source: FactSource, check_signature: Callable[[Fact], SignatureStatus]
+    source: FactSource, check_signature: Callable[[Fact], SignatureStatus], digest: EdgeDigest
 ) -> AuditReport:
     assembly = _Assembly()
     signatures: Counter[str] = Counter()
     for batch in _batches(source.records()):
         for item in examine(batch):
-            if assembly.add(item[:5]) and item.fact is not None:
+            if assembly.add(digest.add_checked(item[:5])) and item.fact is not None:
                 status = check_signature(item.fact)
                 signatures[status] += 1
                 if status == "bad":

@@ -63,7 +63,8 @@ def test_parallel_report_is_byte_identical(tmp_path: Path, monkeypatch: pytest.M
         parallel = store.audit(jobs=2)
     codes = {finding.code for finding in serial.findings}
     assert codes == {"lineage.fact_hash_mismatch", "lineage.cycle_found",
-                     "lineage.fact_malformed", "lineage.reference_malformed"}  # fmt: skip
+                     "lineage.fact_malformed", "lineage.reference_malformed",
+                     "lineage.edge_index_mismatch"}  # fmt: skip
     assert {finding.code for finding in serial.info} == {lineage_audit.DANGLING}
     assert jcs(parallel.to_json()) == jcs(serial.to_json())
     assert parallel == serial
@@ -207,3 +208,45 @@ def test_cli_jobs_two_matches_the_generic_audit(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     assert json.loads(result.output) == expected
+
+
+def _clean_store(path: Path) -> Path:
+    with FactStore.open(path, create=True) as store:
+        store.add_batch(chain(12))
+    return path
+
+
+def _edge_findings(report: lineage_audit.AuditReport) -> list[lineage_audit.Finding]:
+    return [f for f in report.findings if f.code == "lineage.edge_index_mismatch"]
+
+
+def test_a_clean_store_has_a_matching_edge_index(tmp_path: Path) -> None:
+    with FactStore.open(_clean_store(tmp_path / "facts.db")) as store:
+        assert audit(store).ok
+        assert store.audit(jobs=2).ok
+
+
+@pytest.mark.parametrize("edit", ["delete", "insert", "redirect"])
+def test_an_edited_edge_index_is_a_finding(tmp_path: Path, edit: str) -> None:
+    path = _clean_store(tmp_path / "facts.db")
+    db = sqlite3.connect(path)
+    source, derived = db.execute("SELECT source, derived FROM edges LIMIT 1").fetchone()
+    bogus = bytes(32)
+    if edit == "delete":
+        db.execute("DELETE FROM edges WHERE source = ? AND derived = ?", (source, derived))
+        missing, extra = [[source.hex(), derived.hex()]], []
+    elif edit == "insert":
+        db.execute("INSERT INTO edges (source, derived) VALUES (?, ?)", (bogus, derived))
+        missing, extra = [], [[bogus.hex(), derived.hex()]]
+    else:
+        db.execute("UPDATE edges SET source = ? WHERE source = ? AND derived = ?",
+                   (bogus, source, derived))  # fmt: skip
+        missing, extra = [[source.hex(), derived.hex()]], [[bogus.hex(), derived.hex()]]
+    db.commit()
+    db.close()
+    with FactStore.open(path) as store:
+        serial, parallel = audit(store), store.audit(jobs=2)
+    (finding,) = _edge_findings(serial)
+    assert finding.details == {"missing": missing, "extra": extra}
+    assert [f.code for f in serial.findings] == ["lineage.edge_index_mismatch"]
+    assert jcs(parallel.to_json()) == jcs(serial.to_json())
