@@ -8,8 +8,9 @@ does not hold, 2 unreadable input or usage, 3 refused by policy (a revoked contr
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import click
 from affidavit.attest import publish
@@ -22,6 +23,18 @@ from affidavit.verify.pins import check_pins, parse_pin_file, plan_pin
 __all__ = ["pin", "pins"]
 
 DEFAULT_PIN_FILE: Final = "pinned_adapters.json"
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _pin_file_option(*names: str) -> Callable[[_F], _F]:
+    """The pin file option both verbs share (formats.md §3 ``pinned_adapters.json``)."""
+    return click.option(
+        *names,
+        "pin_file",
+        default=DEFAULT_PIN_FILE,
+        show_default=True,
+        type=click.Path(dir_okay=False),
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -34,14 +47,7 @@ DEFAULT_PIN_FILE: Final = "pinned_adapters.json"
 @click.option(
     "--hash", "contract_hash_hex", required=True, help="64-char sha256 hex of the contract."
 )
-@click.option(
-    "--file",
-    "--out",
-    "pin_file",
-    default=DEFAULT_PIN_FILE,
-    show_default=True,
-    type=click.Path(dir_okay=False),
-)
+@_pin_file_option("--file", "--out")
 @click.option(
     "--manifest",
     "manifest_source",
@@ -116,13 +122,7 @@ def pins() -> None:
 
 
 @pins.command("check")
-@click.option(
-    "--file",
-    "pin_file",
-    default=DEFAULT_PIN_FILE,
-    show_default=True,
-    type=click.Path(dir_okay=False),
-)
+@_pin_file_option("--file")
 @click.option(
     "--contracts-dir",
     "contracts_dirs",
