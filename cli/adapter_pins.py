@@ -17,7 +17,7 @@ from affidavit.attest import publish
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.verify import errors
-from affidavit.verify.manifest import verify_manifest
+from affidavit.verify.manifest import ManifestReport, verify_manifest
 from affidavit.verify.pins import check_pins, parse_pin_file, plan_pin
 
 __all__ = ["pin", "pins"]
@@ -35,6 +35,22 @@ def _pin_file_option(*names: str) -> Callable[[_F], _F]:
         show_default=True,
         type=click.Path(dir_okay=False),
     )
+
+
+def _verified_manifest(
+    manifest_source: str | None, public_key_base64: str | None, publisher_doc: str | None
+) -> tuple[dict[str, Any] | None, ManifestReport | None]:
+    """The manifest (if one is given) and its verification under the supplied key, if any."""
+    if not manifest_source:
+        return None, None
+    document = read_manifest(manifest_source)
+    key, used = resolve_key(
+        public_key_base64=public_key_base64,
+        publisher_doc=publisher_doc,
+        fetch_url=None,
+        manifest=document,
+    )
+    return document, verify_manifest(document, public_key=key, publisher_document_used=used)
 
 
 # ------------------------------------------------------------------------------------------
@@ -75,18 +91,9 @@ def pin(  # noqa: PLR0917
     as_json: bool,
 ) -> None:
     """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept)."""
-    document = read_manifest(manifest_source) if manifest_source else None
-    report = None
-    if document is not None:
-        key, used = resolve_key(
-            public_key_base64=public_key_base64,
-            publisher_doc=publisher_doc,
-            fetch_url=None,
-            manifest=document,
-        )
-        report = verify_manifest(document, public_key=key, publisher_document_used=used)
-    elif public_key_base64 or publisher_doc:
+    if not manifest_source and (public_key_base64 or publisher_doc):
         raise errors.PinArgumentError("a public key is only used with --manifest")
+    document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     plan = plan_pin(
         adapter_id,
         adapter_version,
@@ -152,16 +159,7 @@ def pins_check(  # noqa: PLR0917
     except errors.PinFileError as e:
         e.message = f"{pin_file}: {e.message}"
         raise
-    document = read_manifest(manifest_source) if manifest_source else None
-    report = None
-    if document is not None:
-        key, used = resolve_key(
-            public_key_base64=public_key_base64,
-            publisher_doc=publisher_doc,
-            fetch_url=None,
-            manifest=document,
-        )
-        report = verify_manifest(document, public_key=key, publisher_document_used=used)
+    document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     folders = [Path(d) for d in contracts_dirs]
     if not folders and document is None:
         folders = [pin_path.parent]
