@@ -106,15 +106,20 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
 
 def _get_json(client: httpx.Client, url: str) -> Any:
     """GET ``url`` and parse strictly; transport and shape problems become registry errors."""
+    return _send(client, "GET", url, url)
+
+
+def _send(client: httpx.Client, method: str, url: str, target: str, **kwargs: Any) -> Any:
+    """One request with a capped body, parsed strictly; ``target`` names it in errors."""
     try:
-        with client.stream("GET", url) as response:
+        with client.stream(method, url, **kwargs) as response:
             data = _read_capped(response)
             status = response.status_code
     except httpx.HTTPError as e:
         raise errors.RegistryUnavailable(
-            f"{url}: {type(e).__name__}: {e}", details={"url": url}
+            f"{target}: {type(e).__name__}: {e}", details={"url": target}
         ) from None
-    return _decode(url, status, data)
+    return _decode(target, status, data)
 
 
 def _read_capped(response: httpx.Response) -> bytes:
@@ -295,16 +300,7 @@ class RegistryClient:
 
             kwargs["content"] = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             kwargs["headers"] = {"Content-Type": "application/json"}
-        target = self.url + path
-        try:
-            with self._http.stream(method, path, **kwargs) as response:
-                data = _read_capped(response)
-                status = response.status_code
-        except httpx.HTTPError as e:
-            raise errors.RegistryUnavailable(
-                f"{target}: {type(e).__name__}: {e}", details={"url": target}
-            ) from None
-        return _decode(target, status, data)
+        return _send(self._http, method, path, self.url + path, **kwargs)
 
     def get(self, path: str, **params: Any) -> Any:
         """GET ``path`` with query ``params``."""
