@@ -46,6 +46,7 @@ __all__ = [
     "Form",
     "canonical_bytes",
     "es6_number",
+    "es6_repr",
     "jcs",
     "py_compact",
     "py_marked",
@@ -219,11 +220,16 @@ def _encode_python(encode: Callable[[Any], str], value: Any) -> bytes:
         raise errors.CanonicalUnsupportedType("the value is cyclic or nested too deeply") from e
 
 
-def _repr_is_es6(value: float) -> bool:
-    # Without an exponent, repr and ES6 agree for 1e-4 <= |x| < 1e16 except integral values,
-    # which repr writes with a trailing ".0".
+def es6_repr(value: float) -> str | None:
+    """``repr(value)`` when that already is the ES6 form (RFC 8785 §3.2.2.3), else None.
+
+    Without an exponent, repr and ES6 agree for 1e-4 <= |x| < 1e16 except integral values, which
+    repr writes with a trailing ".0". Non-finite values have no JSON form: None.
+    """
     text = repr(value)
-    return "e" not in text and not text.endswith(".0")
+    if "e" in text or text.endswith(".0") or not math.isfinite(value):
+        return None
+    return text
 
 
 class _Path(enum.Enum):
@@ -259,7 +265,7 @@ def _scan(value: Any) -> _Path:
         elif kind is float:
             if math.isnan(item) or math.isinf(item):
                 raise errors.CanonicalNonFinite(f"{item!r} has no JSON form")
-            if not _repr_is_es6(item):
+            if es6_repr(item) is None:
                 floats = True
         elif kind is tuple:
             extend(item)
@@ -288,7 +294,7 @@ def _with_es6_floats(value: Any) -> str:
     def swap(item: Any) -> Any:
         kind = type(item)
         if kind is float:
-            if _repr_is_es6(item):
+            if es6_repr(item) is not None:
                 return item
             forms.append(es6_number(item))
             return f"\x00{token}{len(forms) - 1}\x00"

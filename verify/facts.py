@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NewType, NoReturn, cast
 
 from affidavit.verify import errors
-from affidavit.verify.canonical import MAX_SAFE_INTEGER, jcs, sha256_hex
+from affidavit.verify.canonical import MAX_SAFE_INTEGER, es6_repr, jcs, sha256_hex
 
 __all__ = [
     "HASHED_FIELDS",
@@ -351,8 +350,8 @@ def _quick(doc: dict[str, Any]) -> tuple[tuple[FactHash, ...], bytes | None] | N
         return None
     if not value_text:  # a number jcs must write (or refuse)
         return derived, None
-    confidence_text = repr(confidence)  # in [0, 1]: finite
-    if type(confidence) is float and ("e" in confidence_text or confidence_text.endswith(".0")):
+    confidence_text = es6_repr(confidence) if type(confidence) is float else repr(confidence)
+    if confidence_text is None:
         return derived, None  # 1e-05, 0.0, 1.0: not their ES6 form (RFC 8785 §3.2.2.3)
     # formats.md §5, RFC 8785 §3.2.3: fixed ASCII keys, written in sorted order.
     text = (
@@ -386,10 +385,8 @@ def _quick_value(value: dict[str, Any]) -> str | None:
             return head + str(v) + "}" if -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER else ""
         if type(v) is not float:
             return None
-        text = repr(v)
-        # RFC 8785 §3.2.2.3: repr is the ES6 form unless it has an exponent or ends in ".0".
-        ok = math.isfinite(v) and "e" not in text and not text.endswith(".0")
-        return head + text + "}" if ok else ""
+        text = es6_repr(v)  # RFC 8785 §3.2.2.3
+        return head + text + "}" if text is not None else ""
     if kind == "boolean":
         return head + ("true}" if v is True else "false}") if v is True or v is False else None
     return head + "null}" if kind == "null" and v is None else None
