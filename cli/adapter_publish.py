@@ -32,10 +32,12 @@ from affidavit.verify import errors
 from affidavit.verify.contract import LIFECYCLE_STATUSES, contract_hash, input_schema_hash
 from affidavit.verify.manifest import (
     ManifestReport,
+    check_entry_text,
     contracts_of,
     verify_entry,
     verify_manifest,
 )
+from affidavit.verify.manifest_freshness import FreshnessReport, check_freshness
 
 __all__ = ["attest", "lifecycle", "list_command", "manifest"]
 
@@ -126,19 +128,34 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     publisher_key_id = publisher_key_id or (key.key_id if key else None)
     if not publisher_id or not publisher_key_id:
         raise errors.UsageError("give --publisher-id and --key-id (or a key with a publisher doc)")
+    fields: dict[str, Any] = {
+        "status": status,
+        "distribution_channel": channel,
+        "docs_url": docs_url,
+        "declaration_url": declaration_url,
+        "release_notes": release_notes,
+        "supersedes": supersedes,
+        "replaced_by": replaced_by,
+    }
+    when = published_at or utc_now()
+    # formats.md §3: every hashed entry field is signed; refuse control characters before any
+    # signature is made (the entry is built once unsigned, checked, then attested).
+    check_entry_text(
+        publish.build_entry(
+            declaration,
+            publisher_id=publisher_id,
+            publisher_key_id=publisher_key_id,
+            published_at=when,
+            **fields,
+        )
+    )
     document = publish.attest_document(
         declaration,
         publisher_id=publisher_id,
         publisher_key_id=publisher_key_id,
-        published_at=published_at or utc_now(),
+        published_at=when,
         signing_key=key,
-        status=status,
-        distribution_channel=channel,
-        docs_url=docs_url,
-        declaration_url=declaration_url,
-        release_notes=release_notes,
-        supersedes=supersedes,
-        replaced_by=replaced_by,
+        **fields,
     )
     rendered = json.dumps(document, indent=2) + "\n"
     if out is None:
@@ -186,6 +203,11 @@ def manifest() -> None:
 )
 @click.option("--manifest-version", default="1", show_default=True)
 @click.option("--generated-at", default=None, help="ISO-8601 UTC; default: now.")
+@click.option(
+    "--signed-at",
+    default=None,
+    help="Signed time for `pins check --max-age` (YYYY-MM-DDTHH:MM:SSZ); default: --generated-at.",
+)
 @json_option
 def manifest_build(  # noqa: PLR0917
     entries: tuple[str, ...],
@@ -195,23 +217,37 @@ def manifest_build(  # noqa: PLR0917
     publisher_key_id: str | None,
     manifest_version: str,
     generated_at: str | None,
+    signed_at: str | None,
     as_json: bool,
 ) -> None:
-    """Sign ENTRY files (attest documents or bare entries) into one ordered, signed manifest."""
+    """Sign ENTRY files (attest documents or bare entries) into one ordered, signed manifest.
+
+    The manifest also carries a signed freshness statement (signed_at, freshness_hash,
+    freshness_signature; docs/adr/0007-pin-gate-freshness.md) that the peer ignores.
+    """
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.publish_freshness import sign_freshness  # noqa: PLC0415 - lazy
 
     parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
+    for source, entry in zip(entries, parsed, strict=True):
+        try:
+            check_entry_text(entry)  # formats.md §3: nothing with a control character is signed
+        except errors.EntryControlCharacter as e:
+            e.message = f"{source}: {e.message}"
+            raise
     key = load_signing_key(sign_with)
     publisher_id = publisher_id or _agreed(parsed, "publisher_id")
     publisher_key_id = publisher_key_id or _agreed(parsed, "publisher_key_id")
+    generated_at = generated_at or utc_now()
     document = publish.build_manifest(
         parsed,
         key,
         publisher_id=publisher_id,
         publisher_key_id=publisher_key_id,
-        generated_at=generated_at or utc_now(),
+        generated_at=generated_at,
         manifest_version=manifest_version,
     )
+    document = sign_freshness(document, key, signed_at=signed_at or generated_at)
     atomic_write(out, (json.dumps(document, indent=2) + "\n").encode("ascii"))
     summary = {
         "ok": True,
@@ -256,16 +292,45 @@ def _print_report(report: ManifestReport, source: str) -> None:
         click.echo(f"  FAIL: {reason}")
     if report.manifest_signature_status == "no_public_key":
         click.echo("  note: no public key: signatures were NOT checked (this is not trust)")
-    click.echo(f"result: {'OK' if report.ok else 'FAILED'}")
 
 
-def _finish(report: ManifestReport, as_json: bool, source: str) -> None:
+def _freshness_failures(freshness: FreshnessReport | None) -> list[str]:
+    # A statement that is present must verify; an absent one is not a failure here (the peer's
+    # manifests have none). `pins check --max-age` is where a missing one fails.
+    if freshness is None or freshness.hash_status == "absent":
+        return []
+    failures = []
+    if freshness.hash_status != "ok":
+        failures.append(f"freshness_hash {freshness.hash_status}")
+    if freshness.signature_status == "bad":
+        failures.append("freshness_signature bad")
+    return failures
+
+
+def _finish(
+    report: ManifestReport, as_json: bool, source: str, freshness: FreshnessReport | None = None
+) -> None:
+    failures = report.failures() + _freshness_failures(freshness)
     if as_json:
-        emit_json(report.to_json())
+        document = report.to_json()
+        if freshness is not None:
+            document["freshness"] = freshness.to_json()
+            document["failures"] = failures
+            document["ok"] = not failures
+        emit_json(document)
     else:
         _print_report(report, source)
-    if not report.ok:
-        failures = report.failures()
+        if freshness is not None:
+            proven = "proven" if freshness.proven else "NOT proven"
+            click.echo(
+                f"  signed_at:          {freshness.claimed_signed_at or '-'} ({proven}; "
+                f"freshness_hash {freshness.hash_status}, "
+                f"signature {freshness.signature_status})"
+            )
+            for reason in _freshness_failures(freshness):
+                click.echo(f"  FAIL: {reason}")
+        click.echo(f"result: {'OK' if not failures else 'FAILED'}")
+    if failures:
         raise errors.ManifestVerificationFailed(
             f"{source}: {len(failures)} check(s) failed: "
             + "; ".join(failures[:3])
@@ -324,7 +389,7 @@ def manifest_verify(  # noqa: PLR0917
     report = verify_manifest(
         document, public_key=key, allow_unsigned=allow_unsigned, publisher_document_used=used
     )
-    _finish(report, as_json, target)
+    _finish(report, as_json, target, check_freshness(document, key))
 
 
 @manifest.command("verify-entry")

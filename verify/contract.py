@@ -35,7 +35,13 @@ from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.canonical import py_compact, sha256_hex
-from affidavit.verify.contract_schema import Issue, is_semver, schema_issues
+from affidavit.verify.contract_schema import (
+    ADAPTER_ID_PATTERN,
+    SEMVER_PATTERN,
+    Issue,
+    is_semver,
+    schema_issues,
+)
 from affidavit.verify.validators import get_validator
 
 __all__ = [
@@ -239,9 +245,10 @@ WARNING_CODES: Final = (
     "contract.revoked",
     "contract.superseded",
 )
-_POINTER: Final = re.compile(
-    r"[a-z][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_]*)+@[0-9]+\.[0-9]+\.[0-9]+"
-)  # seed 003: supersedes / replaced_by are adapter_id@semver
+# seed 003: supersedes / replaced_by are adapter_id@semver (SemVer 2.0.0 §2, no leading zeros).
+_POINTER: Final = re.compile(f"{ADAPTER_ID_PATTERN}@{SEMVER_PATTERN}")
+# C0 and C1 controls and DEL: never inside a lifecycle value (it may be signed, formats.md §3).
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class ContractReport(NamedTuple):
@@ -383,12 +390,24 @@ def _string(value: Any) -> str:
 def _lifecycle_issues(declaration: Mapping[str, Any]) -> list[Issue]:
     # seed 003 lifecycle fields: optional, outside both hashes, checked only when present.
     problems: list[tuple[str, str]] = []
+    self_pointers: list[Issue] = []
+    own = f"{declaration.get('adapter_id')}@{declaration.get('adapter_version')}"
     if "status" in declaration and declaration["status"] not in LIFECYCLE_STATUSES:
         problems.append(("status", f"status must be one of {', '.join(LIFECYCLE_STATUSES)}"))
     for name in ("supersedes", "replaced_by"):
         value = declaration.get(name)
         if name in declaration and not (isinstance(value, str) and _POINTER.fullmatch(value)):
             problems.append((name, f"{name} must be adapter_id@MAJOR.MINOR.PATCH"))
+        elif value == own:
+            # seed 003: supersedes is "the version this release replaces", replaced_by "the
+            # migration target"; neither can be the release itself.
+            self_pointers.append(
+                Issue(
+                    "contract.lifecycle_self_reference",
+                    f"{name} names the contract itself ({own})",
+                    name,
+                )
+            )
     if "min_verifier_version" in declaration and not is_semver(declaration["min_verifier_version"]):
         problems.append(("min_verifier_version", "min_verifier_version is not MAJOR.MINOR.PATCH"))
     if "published_at" in declaration and not _is_iso8601(declaration["published_at"]):
@@ -401,7 +420,16 @@ def _lifecycle_issues(declaration: Mapping[str, Any]) -> list[Issue]:
                 f"distribution_channel must be one of {', '.join(DISTRIBUTION_CHANNELS)}",
             )
         )
-    return [Issue("contract.lifecycle_invalid", message, name) for name, message in problems]
+    for name in LIFECYCLE_FIELDS:
+        value = declaration.get(name)
+        if (
+            isinstance(value, str)
+            and _CONTROL.search(value)
+            and name not in {n for n, _ in problems}
+        ):
+            problems.append((name, f"{name} holds a control character"))
+    issues = [Issue("contract.lifecycle_invalid", message, name) for name, message in problems]
+    return issues + self_pointers
 
 
 def _is_iso8601(value: Any) -> bool:

@@ -24,10 +24,12 @@ from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
 __all__ = [
+    "ADAPTER_ID_PATTERN",
     "ARRAY_FIELDS",
     "HASH_FIELDS",
     "REQUIRED_FIELDS",
     "SEMVER_FIELDS",
+    "SEMVER_PATTERN",
     "Issue",
     "is_adapter_id",
     "is_field_name",
@@ -59,9 +61,15 @@ SEMVER_FIELDS: Final = (
 HASH_FIELDS: Final = ("input_schema_hash", "contract_hash")
 ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
 
-# formats.md §2 patterns, compiled once.
-_SEMVER: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
-_ADAPTER_ID: Final = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_]*)+")
+# formats.md §2 patterns, compiled once. A version is a SemVer 2.0.0 core version: SemVer §2
+# "A normal version number MUST take the form X.Y.Z where X, Y, and Z are non-negative integers,
+# and MUST NOT contain leading zeroes" (else 1.0.0, 01.0.0 and 001.0.0 would be three versions
+# that compare equal).
+SEMVER_PATTERN: Final = r"(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)"
+ADAPTER_ID_PATTERN: Final = r"[a-z][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_]*)+"
+_SEMVER: Final = re.compile(SEMVER_PATTERN)
+_DIGITS_DOTTED: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")  # only to word the message
+_ADAPTER_ID: Final = re.compile(ADAPTER_ID_PATTERN)
 _SNAKE: Final = re.compile(r"[a-z][a-z0-9_]*")
 _SHA256_HEX: Final = re.compile(r"[a-f0-9]{64}")
 
@@ -79,8 +87,14 @@ class Issue(NamedTuple):
 
 
 def is_semver(value: Any) -> bool:
-    """``MAJOR.MINOR.PATCH`` digits only (formats.md §2)."""
+    """``MAJOR.MINOR.PATCH`` digits only, no leading zeros (formats.md §2; SemVer 2.0.0 §2)."""
     return isinstance(value, str) and _SEMVER.fullmatch(value) is not None
+
+
+def _semver_message(name: str, value: Any) -> str:
+    if isinstance(value, str) and _DIGITS_DOTTED.fullmatch(value):
+        return f"{name} is not MAJOR.MINOR.PATCH (SemVer 2.0.0 §2: no leading zeros)"
+    return f"{name} is not MAJOR.MINOR.PATCH"
 
 
 def is_adapter_id(value: Any) -> bool:
@@ -112,7 +126,7 @@ def schema_issues(declaration: Any) -> tuple[Issue, ...]:
         if name not in declaration
     ]
     issues.extend(
-        Issue("contract.bad_semver", f"{name} is not MAJOR.MINOR.PATCH", name)
+        Issue("contract.bad_semver", _semver_message(name, declaration[name]), name)
         for name in SEMVER_FIELDS
         if name in declaration and not is_semver(declaration[name])
     )

@@ -1066,6 +1066,454 @@ class LineageEdgeIndexMismatch(VerificationError):
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Strict JSON numbers (formats.md §1 "Strict input"): integers too long to convert
+
+
+class JsonNumberTooLarge(JsonError):
+    """An integer literal has more digits than the parser converts (4,300, CPython's default
+    ``int_max_str_digits``); refused the same way whatever the interpreter's own limit is."""
+
+    code = "json.number_too_large"
+    description = "An integer literal has more than 4,300 digits."
+
+
+# ---------------------------------------------------------------------------------------------
+# Bundles (formats.md §4): consequence identity, events after the logged finality event, actor
+# key trust and lifecycle, OUTCOME_RECONCILED vocabularies, the swarm-strict profile
+
+
+class BundleConsequenceIdentityMismatch(VerificationError):
+    """A dispatched or reconciled consequence identity is not one the bundle authorized."""
+
+    code = "bundle.consequence_identity_mismatch"
+    description = (
+        "An event's consequence_identity_hash/identity_hash matches no identity_hash of an "
+        "authorized CONSEQUENCE_AUTHORIZED event of the bundle."
+    )
+
+
+class BundleEventsAfterFinality(VerificationError):
+    """Events follow the finality event the logged leaf covers; nothing signed covers them."""
+
+    code = "bundle.events_after_finality"
+    description = (
+        "The bundle has events after the finality event its Merkle leaf recomputes from; the "
+        "signed tree head does not cover them."
+    )
+
+
+class BundleActorSignaturesUntrusted(VerificationError):
+    """Actor signatures verify only under keys the bundle carries (required: caller-trusted)."""
+
+    code = "bundle.actor_signatures_untrusted"
+    description = (
+        "Actor signatures were required, but they verify only under keys the bundle itself "
+        "carries, not under keys the caller trusts (--trusted-actor-keys)."
+    )
+
+
+class BundleActorSignaturesMissing(VerificationError):
+    """Actor signatures were required and the bundle carries none."""
+
+    code = "bundle.actor_signatures_missing"
+    description = "Actor signatures were required, but no event of the bundle is actor-signed."
+
+
+class EventKeyMismatch(VerificationError):
+    """A sidecar entry's public key differs from the key directory's key for its key_id."""
+
+    code = "event.key_mismatch"
+    description = "A sidecar entry's public key differs from the key directory's for that key_id."
+
+
+class EventKeyInactive(VerificationError):
+    """The key directory marks a signing key with a status other than active."""
+
+    code = "event.key_inactive"
+    description = "A key directory entry used for a signature has a status other than active."
+
+
+class EventKeyLifecycleMalformed(VerificationError):
+    """A key's status says it is unusable but it carries no revoked_at to bound its validity."""
+
+    code = "event.key_lifecycle_malformed"
+    description = "A key directory entry has a status other than active and no revoked_at."
+
+
+class BundleReconciliationVocabularyUnknown(VerificationError):
+    """An OUTCOME_RECONCILED event uses a value outside the SDK's controlled vocabularies."""
+
+    code = "bundle.reconciliation_vocabulary_unknown"
+    description = (
+        "An OUTCOME_RECONCILED event has a reconciliation_status, readback_source_type or "
+        "evidence_redaction_status outside its controlled vocabulary (or lacks one)."
+    )
+
+
+class BundleSwarmDesignationMissing(VerificationError):
+    """swarm-strict: no event carries a swarm_policy designation."""
+
+    code = "bundle.swarm_designation_missing"
+    description = "Profile swarm-strict: no event of the bundle carries payload.swarm_policy."
+
+
+class BundleSwarmDesignationInvalid(VerificationError):
+    """swarm-strict: the latest designation is unsigned, of an unknown version or malformed."""
+
+    code = "bundle.swarm_designation_invalid"
+    description = (
+        "Profile swarm-strict: the latest swarm_policy event is not validly actor-signed, has an "
+        "unsupported policy_version, or lacks required_signed_event_types."
+    )
+
+
+class BundleSwarmCoverageIncomplete(VerificationError):
+    """swarm-strict: a designated event type is absent or an instance is not validly signed."""
+
+    code = "bundle.swarm_coverage_incomplete"
+    description = (
+        "Profile swarm-strict: a designated event type is absent, or one of its events lacks a "
+        "valid, temporally valid actor signature by an enrolled key."
+    )
+
+
+class BundleSwarmSnapshotMismatch(VerificationError):
+    """swarm-strict: the swarm_enforcement snapshot hash or designation does not check."""
+
+    code = "bundle.swarm_snapshot_mismatch"
+    description = (
+        "Profile swarm-strict: swarm_enforcement.snapshot_hash does not recompute, or the "
+        "snapshot's designation differs from the signed one."
+    )
+
+
+class BundleSwarmDecisionInvalid(VerificationError):
+    """swarm-strict: a recorded swarm_decision context is malformed or contradicts itself."""
+
+    code = "bundle.swarm_decision_invalid"
+    description = (
+        "Profile swarm-strict: a CONSEQUENCE_AUTHORIZED event's swarm_decision context is "
+        "malformed, contradictory, or does not match its digest or designation."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Anchor receipts and RFC 3161 time-stamp tokens (affidavit.verify.anchor / .rfc3161;
+# RFC 3161 §2.4.2, RFC 5652 §5, RFC 5816, docs/adr/0010-rfc3161-tokens.md)
+
+
+class AnchorReceiptMalformed(InputError):
+    """An anchor receipt is not an object with the required fields of the required types."""
+
+    code = "anchor.malformed"
+    description = "Not an anchor receipt: a required field (receipt or sth) is absent or mistyped."
+
+
+class AnchorTsaCertUnreadable(InputError):
+    """A TSA or CA certificate given by the caller is not a PEM or DER X.509 certificate."""
+
+    code = "anchor.tsa_cert_unreadable"
+    description = "A --tsa-cert or --ca-cert file is not a PEM or DER X.509 certificate."
+
+
+class AnchorError(VerificationError):
+    """An anchor receipt or its time-stamp token does not verify."""
+
+    code = "anchor.invalid"
+    description = "An anchor receipt does not verify."
+
+
+class AnchorSthMismatch(AnchorError):
+    """The receipt anchors a tree head other than the one expected (e.g. the bundle's)."""
+
+    code = "anchor.sth_mismatch"
+    description = "The receipt's sth differs from the signed tree head it should anchor."
+
+
+class AnchorDigestAlgorithmUnsupported(AnchorError):
+    """sth_digest_algorithm is not SHA-256."""
+
+    code = "anchor.digest_algorithm_unsupported"
+    description = "sth_digest_algorithm is not \"SHA-256\"."
+
+
+class AnchorDigestMismatch(AnchorError):
+    """sth_digest differs from SHA-256 of the py-compact STH (formats.md §1)."""
+
+    code = "anchor.digest_mismatch"
+    description = "sth_digest differs from H(py-compact(sth)) recomputed over the receipt's sth."
+
+
+class AnchorTsaNotGranted(AnchorError):
+    """The receipt's tsa_status, or the token's PKIStatus, is not granted."""
+
+    code = "anchor.tsa_not_granted"
+    description = (
+        "tsa_status is not \"granted\", or the TimeStampResp status is not granted (0) or "
+        "grantedWithMods (1) (RFC 3161 §2.4.2)."
+    )
+
+
+class AnchorTokenUnchecked(AnchorError):
+    """No trusted TSA certificate was given, so the time-stamp token is not proven."""
+
+    code = "anchor.token_unchecked"
+    description = (
+        "The RFC 3161 token was not verified (no trusted TSA certificate given): not verified."
+    )
+
+
+class AnchorTokenAbsent(AnchorError):
+    """The receipt carries no time-stamp token (tsr_base64 absent or empty)."""
+
+    code = "anchor.token_absent"
+    description = "The receipt has no tsr_base64 time-stamp token to verify."
+
+
+class AnchorTokenMalformed(AnchorError):
+    """The token is not strict base64 of a DER TimeStampResp or TimeStampToken."""
+
+    code = "anchor.token_malformed"
+    description = (
+        "tsr_base64 is not a DER TimeStampResp/TimeStampToken (RFC 3161 §2.4.2, RFC 5652 §5)."
+    )
+
+
+class AnchorImprintAlgorithmUnsupported(AnchorError):
+    """The token's messageImprint names a hash other than SHA-256, SHA-384 or SHA-512."""
+
+    code = "anchor.imprint_algorithm_unsupported"
+    description = "The token's messageImprint hash is not SHA-256/384/512 (SHA-1 is refused)."
+
+
+class AnchorImprintMismatch(AnchorError):
+    """The token's hashedMessage is not the hash of the receipt's canonical STH."""
+
+    code = "anchor.imprint_mismatch"
+    description = (
+        "messageImprint.hashedMessage differs from the hash, under the token's algorithm, of "
+        "py-compact(sth)."
+    )
+
+
+class AnchorAlgorithmUnsupported(AnchorError):
+    """The token's SignerInfo digest or signature algorithm is not supported."""
+
+    code = "anchor.algorithm_unsupported"
+    description = (
+        "The token's signer digest/signature algorithm is not SHA-256/384/512 with RSA "
+        "PKCS#1 v1.5 or ECDSA."
+    )
+
+
+class AnchorTsaCertMismatch(AnchorError):
+    """The token's signer (sid, ESSCertID/ESSCertIDv2) is not the given TSA certificate."""
+
+    code = "anchor.tsa_cert_mismatch"
+    description = (
+        "The token's SignerInfo sid or signing-certificate attribute does not name the given "
+        "TSA certificate (RFC 5035, RFC 5816)."
+    )
+
+
+class AnchorTsaCertEkuInvalid(AnchorError):
+    """The TSA certificate's extendedKeyUsage is not critical id-kp-timeStamping only."""
+
+    code = "anchor.tsa_cert_eku_invalid"
+    description = (
+        "The TSA certificate lacks a critical extendedKeyUsage of only id-kp-timeStamping "
+        "(RFC 3161 §2.3)."
+    )
+
+
+class AnchorMessageDigestMismatch(AnchorError):
+    """The signed messageDigest attribute is not the hash of the TSTInfo eContent."""
+
+    code = "anchor.message_digest_mismatch"
+    description = "The messageDigest signed attribute differs from the hash of the TSTInfo."
+
+
+class AnchorTsaSignatureInvalid(AnchorError):
+    """The TSA's CMS signature over the signed attributes does not verify."""
+
+    code = "anchor.tsa_signature_invalid"
+    description = (
+        "The token's signature over its signed attributes does not verify under the TSA "
+        "certificate's key (RFC 5652 §5.4)."
+    )
+
+
+class AnchorTsaCertNotValid(AnchorError):
+    """genTime lies outside the TSA certificate's validity period."""
+
+    code = "anchor.tsa_cert_not_valid"
+    description = "The token's genTime is outside the TSA certificate's notBefore..notAfter."
+
+
+class AnchorTsaChainInvalid(AnchorError):
+    """The TSA certificate does not chain to a given CA certificate."""
+
+    code = "anchor.tsa_chain_invalid"
+    description = "The TSA certificate does not chain to a --ca-cert trust anchor (RFC 5280 §6)."
+
+
+# ---------------------------------------------------------------------------------------------
+# Contract lifecycle pointers and signed entry text (seed 003 lifecycle fields; formats.md §3)
+
+
+class ContractLifecycleSelfReference(ContractLifecycleInvalid):
+    """``supersedes`` or ``replaced_by`` names the contract's own ``adapter_id@adapter_version``:
+    a release cannot replace, or be replaced by, itself."""
+
+    code = "contract.lifecycle_self_reference"
+    description = "supersedes or replaced_by names the contract itself (adapter_id@version)."
+
+
+class EntryControlCharacter(EntryFormatError):
+    """A text value that would be hashed and signed into a manifest entry (or a lifecycle field
+    of a declaration) holds a control character (U+0000-U+001F, U+007F-U+009F): a signature
+    must never cover text that displays differently from what it says."""
+
+    code = "entry.control_character"
+    description = "A value to be signed into a manifest entry holds a control character (e.g. NUL)."
+
+
+# ---------------------------------------------------------------------------------------------
+# Log state binding, store damage and registry hardening (docs/adr/0005, docs/adr/0006)
+
+
+class StoreCorrupt(InputError):
+    """SQLite reports the database file damaged ("database disk image is malformed", a failed
+    ``PRAGMA quick_check``): the registry refuses to start or answers 503 instead of 500."""
+
+    code = "store.corrupt"
+    description = "The database file is damaged (SQLite integrity check failed); refused (HTTP 503)."
+
+
+class LogStateMismatch(InputError):
+    """The log key has signed heads of this log (its signed state file says so) and the store
+    does not extend the latest of them: missing, emptied, shorter, or another root at that size.
+    Using it would fork the log, so it is refused and never re-initialised."""
+
+    code = "log.state_mismatch"
+    description = "The store does not extend the head the log key signed last (a fork); refused."
+
+
+class LogStateInvalid(InputError):
+    """The signed log state file beside the log key cannot be read, is malformed, names another
+    log, or is not signed by the log key."""
+
+    code = "log.state_invalid"
+    description = "The log state file beside the key is malformed or not signed by the log key."
+
+
+class LogUnhealthy(InputError):
+    """The stored tree contradicts a head this log already signed (a damaged or edited node):
+    no new head is signed until an operator repairs the store (HTTP 503)."""
+
+    code = "log.unhealthy"
+    description = "The stored tree contradicts a signed head; the log refuses to sign (HTTP 503)."
+
+
+class HttpBodyTimeout(InputError):
+    """The client did not send the request body it announced within the body-read timeout."""
+
+    code = "http.body_timeout"
+    description = "The request body did not arrive within the body-read timeout (HTTP 408)."
+
+
+class AuthKeyUnbound(PolicyRefusal):
+    """A ``publish`` key created before publisher bindings existed: it may not write until it is
+    bound (``affidavit registry keys bind KEY_ID --publisher PREFIX``)."""
+
+    code = "auth.key_unbound"
+    description = "The publish key is bound to no publisher namespace; bind it first (HTTP 403)."
+
+
+class AuthPublisherForbidden(PolicyRefusal):
+    """The ``publish`` key is bound to publisher namespaces that do not cover this adapter_id."""
+
+    code = "auth.publisher_forbidden"
+    description = "The API key may not write contracts under this adapter_id (HTTP 403)."
+
+
+class AuthBadPublisher(UsageError):
+    """A publisher binding is not an adapter-id prefix of dot-separated segments, or a
+    ``publish`` key was asked for without one."""
+
+    code = "auth.bad_publisher"
+    description = "A publish key needs --publisher PREFIX (dot-separated adapter-id segments)."
+
+
+class RegistryChannelReserved(PolicyRefusal):
+    """The distribution channel is reserved for the operator (``aigentsy.builtin``,
+    ``aigentsy.examples``, ``developer.local``); only an ``admin`` key may use it."""
+
+    code = "registry.channel_reserved"
+    description = "The distribution channel is reserved for the operator (admin key) (HTTP 403)."
+
+
+class RegistryDataDirInvalid(InputError):
+    """The registry's data folder (or its key folder or database path) cannot be created or used."""
+
+    code = "registry.data_dir_invalid"
+    description = "The registry data folder cannot be created or used; refused to start."
+
+
+# ------------------------------------------------------------------------------------------------
+# Facts (batches and empty inputs; pulls from a Stigmem node; docs/formats.md "Facts")
+
+
+class FactBatchInvalid(InputError):
+    """Several facts of one input are bad; ``details["bad"]`` lists each ``{at, code, message}``."""
+
+    code = "fact.batch_invalid"
+    description = "Several facts of the input are bad; every one is listed, not only the first."
+
+
+class FactInputEmpty(InputError):
+    """The input was read, and it holds no fact at all."""
+
+    code = "fact.input_empty"
+    description = "The input holds no facts (nothing was read)."
+
+
+class LineageStoreEmpty(InputError):
+    """An audit was asked for a store that holds no fact: nothing was checked, so nothing is ok."""
+
+    code = "lineage.store_empty"
+    description = "The fact store holds no facts: there is nothing to audit."
+
+
+class StigmemNodeUnreachable(InputError):
+    """The Stigmem node could not be reached (connection refused, timeout, TLS failure)."""
+
+    code = "stigmem.node_unreachable"
+    description = "The Stigmem node could not be reached."
+
+
+class StigmemNodeError(InputError):
+    """The node answered with an HTTP error, or with a body that is not its fact listing."""
+
+    code = "stigmem.node_error"
+    description = "The Stigmem node answered with an error or an unexpected body."
+
+
+class StigmemCidMismatch(VerificationError):
+    """A pulled record's own ``cid`` differs from the CID v2 computed from its content."""
+
+    code = "stigmem.cid_mismatch"
+    description = "A node record's cid is not the CID v2 of its content."
+
+
+class StigmemRecordRefused(VerificationError):
+    """A pulled record cannot be written as a fact (it breaks a rule of the fact format)."""
+
+    code = "stigmem.record_refused"
+    description = "A node record cannot be written as a fact (e.g. a number that cannot round-trip)."
+
+
 def all_error_classes() -> Iterator[type[AffidavitError]]:
     """Every error class in the tree, base first, depth-first, each once."""
     seen: set[type[AffidavitError]] = set()

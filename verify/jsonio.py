@@ -13,6 +13,9 @@ line and column, when it has any of (formats.md §1 "Strict input"):
   10,000-deep input costs one linear scan and never reaches the recursive parser;
 * a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
 * ``NaN``/``Infinity`` literals or a number that overflows a double (``json.non_finite``);
+* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``): CPython
+  refuses to convert one (``int_max_str_digits``), and conversion time grows with the square of its
+  length; the cap is ours, so the verdict never depends on the interpreter's setting;
 * an unpaired UTF-16 surrogate, raw or ``\\ud800``-escaped (``json.lone_surrogate``);
 * anything after the value but whitespace (``json.trailing_data``), or bad syntax (``json.syntax``).
 
@@ -25,14 +28,17 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any, Final, NoReturn
 
 from affidavit.verify import errors
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "load_object", "loads"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "MAX_INT_DIGITS", "load_object", "loads"]
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH: Final = 128
+# CPython's default int_max_str_digits (Python 3.11+): the longest integer literal read.
+MAX_INT_DIGITS: Final = 4300
 
 # Strings are skipped when measuring depth: brackets inside them do not nest.
 _STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -42,6 +48,12 @@ _ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A raw lone surrogate cannot come from valid UTF-8; json only makes one from an escape.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A run of digits longer than MAX_INT_DIGITS anywhere: only then can an integer be too long.
+_LONG_DIGITS: Final = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+# Strings (skipped) and number tokens, to locate a too-long integer literal.
+_STRING_OR_NUMBER: Final = re.compile(
+    r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?', re.DOTALL
+)
 
 
 def loads(
@@ -80,11 +92,13 @@ def loads(
         raise kind(f"invalid UTF-8 at byte {e.start}", line=line, column=column) from e
     _check_depth(raw, max_depth)
     try:
-        value = _DECODER.decode(text)
+        value = _decode(text)
     except _DuplicateKey as e:
         _raise_duplicate(text, e.key)
     except _NonFinite as e:
         _raise_non_finite(text, e.literal)
+    except _IntegerTooLong:
+        _raise_integer_too_long(text, _digit_limit())
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
             raise errors.JsonTrailingData(
@@ -96,6 +110,29 @@ def loads(
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
+
+
+def _digit_limit() -> int:
+    # Ours, or the interpreter's when it is set lower (it can be lowered to 640).
+    limit = sys.get_int_max_str_digits()
+    return MAX_INT_DIGITS if limit == 0 else min(limit, MAX_INT_DIGITS)
+
+
+def _decode(text: str) -> Any:
+    # The C fast path converts integers itself. Under CPython's default int_max_str_digits
+    # (== MAX_INT_DIGITS) it raises ValueError for a longer one, and only then is the document
+    # read again through the checking hook, which names the literal. An interpreter without that
+    # limit (or a higher one) gets the hook whenever a long digit run is present, so the verdict
+    # never depends on the interpreter (formats.md §1: a value is read one way, or not at all).
+    limit = sys.get_int_max_str_digits()
+    if (limit == 0 or limit > MAX_INT_DIGITS) and _LONG_DIGITS.search(text):
+        return _CHECKED_DECODER.decode(text)
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # "Exceeds the limit (N digits) for integer string conversion"
+        return _CHECKED_DECODER.decode(text)
 
 
 def load_object(
@@ -139,6 +176,19 @@ def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+class _IntegerTooLong(Exception):
+    pass
+
+
+def _parse_int(literal: str) -> int:
+    if len(literal.removeprefix("-")) > MAX_INT_DIGITS:
+        raise _IntegerTooLong
+    try:
+        return int(literal)
+    except ValueError:  # an interpreter whose own limit is set lower than ours
+        raise _IntegerTooLong from None
+
+
 def _reject_constant(literal: str) -> NoReturn:
     raise _NonFinite(literal)
 
@@ -155,6 +205,13 @@ _DECODER: Final = json.JSONDecoder(
     parse_constant=_reject_constant,
     parse_float=_parse_float,
     strict=True,  # control characters inside strings are errors (RFC 8259 §7)
+)
+_CHECKED_DECODER: Final = json.JSONDecoder(
+    object_pairs_hook=_object_pairs,
+    parse_constant=_reject_constant,
+    parse_float=_parse_float,
+    parse_int=_parse_int,
+    strict=True,
 )
 
 
@@ -241,6 +298,24 @@ def _raise_non_finite(text: str, literal: str) -> NoReturn:
     at = text.find(literal)
     line, column = _position_of_char(text, at) if at >= 0 else (0, 0)
     raise errors.JsonNonFinite(f"non-finite number {literal}", line=line, column=column)
+
+
+def _raise_integer_too_long(text: str, limit: int) -> NoReturn:
+    # The first number token outside strings that is a plain integer over the limit: the
+    # scanner reads in document order, so it is the one the hook refused.
+    line, column = 0, 0
+    for match in _STRING_OR_NUMBER.finditer(text):
+        token = match.group()
+        digits = token.removeprefix("-")
+        if token[0] != '"' and digits.isdigit() and len(digits) > limit:
+            line, column = _position_of_char(text, match.start())
+            break
+    raise errors.JsonNumberTooLarge(
+        f"integer literal longer than {limit} digits",
+        line=line,
+        column=column,
+        details={"limit": limit},
+    )
 
 
 def _position_of_char(text: str, index: int) -> tuple[int, int]:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from affidavit.verify import errors
+from affidavit.verify.contract_schema import ADAPTER_ID_PATTERN, SEMVER_PATTERN
 
 __all__ = [
     "ADAPTER_ID_RE",
@@ -38,9 +39,11 @@ __all__ = [
 
 Lifecycle = Literal["active", "superseded", "deprecated", "revoked"]
 
-# formats.md §2 patterns (also the peer's pin argument checks).
-ADAPTER_ID_RE: Final = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_][a-z0-9_]*)+$")
-SEMVER_RE: Final = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
+# formats.md §2 patterns (also the peer's pin argument checks), anchored with \A and \Z: Python's
+# "$" also matches before a trailing newline, so "acme.x.v0@1.0.0\n" would pass ``match``. Use
+# them with ``fullmatch`` all the same. Versions follow SemVer 2.0.0 §2 (no leading zeros).
+ADAPTER_ID_RE: Final = re.compile(rf"\A{ADAPTER_ID_PATTERN}\Z")
+SEMVER_RE: Final = re.compile(rf"\A{SEMVER_PATTERN}\Z")
 
 # seed 003 lifecycle table, "CLI pin behavior" column.
 INSPECTION_ONLY_ADVICE: Final = (
@@ -62,9 +65,9 @@ def parse_semver(version: str) -> tuple[int, int, int]:
     """``"1.2.3"`` -> ``(1, 2, 3)``.
 
     Raises:
-        PinArgumentError: the text is not ``MAJOR.MINOR.PATCH`` digits.
+        PinArgumentError: the text is not ``MAJOR.MINOR.PATCH`` digits without leading zeros.
     """
-    if not isinstance(version, str) or not SEMVER_RE.match(version):
+    if not isinstance(version, str) or not SEMVER_RE.fullmatch(version):
         raise errors.PinArgumentError(f"not a semver MAJOR.MINOR.PATCH: {version!r}")
     major, minor, patch = (int(part) for part in version.split("."))
     return major, minor, patch
@@ -76,8 +79,10 @@ def parse_adapter_ref(ref: str) -> tuple[str, str]:
     Raises:
         EntryLifecycleInvalid: not ``adapter_id@semver``.
     """
+    if not isinstance(ref, str):
+        raise errors.EntryLifecycleInvalid(f"expected adapter_id@MAJOR.MINOR.PATCH, got {ref!r}")
     adapter_id, at, version = ref.rpartition("@")
-    if not at or not ADAPTER_ID_RE.match(adapter_id) or not SEMVER_RE.match(version):
+    if not at or not ADAPTER_ID_RE.fullmatch(adapter_id) or not SEMVER_RE.fullmatch(version):
         raise errors.EntryLifecycleInvalid(f"expected adapter_id@MAJOR.MINOR.PATCH, got {ref!r}")
     return adapter_id, version
 
@@ -118,7 +123,7 @@ def active_head(rows: Iterable[Mapping[str, Any]], adapter_id: str) -> Mapping[s
         for r in rows
         if r.get("adapter_id") == adapter_id
         and (r.get("status") or "active") == "active"
-        and SEMVER_RE.match(str(r.get("adapter_version", "")))
+        and SEMVER_RE.fullmatch(str(r.get("adapter_version", "")))
     ]
     return max(candidates, key=_version_key) if candidates else None
 

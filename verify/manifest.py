@@ -42,6 +42,7 @@ __all__ = [
     "ManifestReport",
     "PublisherDocument",
     "SignatureStatus",
+    "check_entry_text",
     "check_signature",
     "contracts_of",
     "entry_hash",
@@ -76,7 +77,37 @@ ENTRY_HASH_FIELDS: Final = (
     "publisher_id",
     "publisher_key_id",
 )
-_HEX64: Final = re.compile(r"^[a-f0-9]{64}$")
+_HEX64: Final = re.compile(r"[a-f0-9]{64}")  # always with fullmatch: no trailing newline
+
+
+# C0 and C1 controls and DEL. release_notes may span lines (TAB, LF, CR); nothing else may hold one.
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def check_entry_text(entry: Mapping[str, Any]) -> None:
+    """Refuse an entry whose hashed text holds a control character, before it is signed.
+
+    formats.md §3: every one of the 15 hashed fields is signed. A NUL, an escape sequence or a
+    stray newline would be signed as part of a value that displays as something else (or, with
+    a trailing newline, passes a ``$`` pattern as its neighbour), so they are refused outright.
+    ``release_notes`` alone may hold TAB, LF and CR.
+
+    Raises:
+        EntryControlCharacter: the first field found holding one (exit 2).
+    """
+    for key in ENTRY_HASH_FIELDS:
+        value = entry.get(key)
+        if not isinstance(value, str):
+            continue
+        pattern = _CONTROL_BUT_LINES if key == "release_notes" else _CONTROL
+        found = pattern.search(value)
+        if found is not None:
+            raise errors.EntryControlCharacter(
+                f"{key} holds control character U+{ord(found.group()):04X} at offset "
+                f"{found.start()}; nothing is signed",
+                details={"field": key, "offset": found.start()},
+            )
 
 
 def entry_hash_body(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,7 +173,7 @@ def check_signature(
         return "absent"
     if public_key is None:
         return "no_public_key"
-    if not isinstance(hex_digest, str) or not _HEX64.match(hex_digest):
+    if not isinstance(hex_digest, str) or not _HEX64.fullmatch(hex_digest):
         return "bad"
     if not isinstance(signature_b64, str):
         return "bad"

@@ -3,8 +3,14 @@
 Lifecycle rules live in :mod:`affidavit.verify.lifecycle`. Everything here is pure: the CLI reads
 files, fetches nothing unless asked, and hands parsed values in. The pin check
 (:func:`check_pins`) returns a frozen report whose ``exit_code`` is the gate's verdict: 0 every pin
-holds, 1 a mismatch or missing declaration, 3 a revoked pin that is not marked inspection-only
+holds, 1 a mismatch, a missing, broken or unlinted declaration, or a stale manifest, 3 a revoked pin
 (1 wins when both occur: a tampered contract is the louder finding).
+
+Lifecycle is decided from the sources that say the most (revoked > deprecated > superseded >
+active): the signed manifest entries and the declarations, and the pin's own ``status``, which can
+only make a verdict stricter. Editable pin text never relaxes one: a revoked pin passes only when
+the caller allows inspection-only pins explicitly *and* the pin was recorded as one
+(docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.contract import contract_hash
+from affidavit.verify.contract import contract_hash, lint_contract
 from affidavit.verify.lifecycle import (
     ADAPTER_ID_RE,
     SEMVER_RE,
@@ -27,6 +33,7 @@ from affidavit.verify.manifest import EntryReport, ManifestReport, contracts_of
 
 __all__ = [
     "SHA256_HEX_RE",
+    "BrokenDeclaration",
     "Declaration",
     "Pin",
     "PinCheckReport",
@@ -39,7 +46,12 @@ __all__ = [
     "validate_pin_args",
 ]
 
-SHA256_HEX_RE: Final = re.compile(r"^[a-f0-9]{64}$")
+# seed 003 lifecycle table: how the peer and we word a recorded inspection-only pin.
+_RECORDED_INSPECTION_ADVICE: Final = (
+    "REVOKED \u2014 inspection-only pin",
+    "REVOKED - inspection-only pin",
+)
+SHA256_HEX_RE: Final = re.compile(r"\A[a-f0-9]{64}\Z")  # \Z: no trailing newline
 
 
 def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: str) -> None:
@@ -48,11 +60,13 @@ def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: 
     Raises:
         PinArgumentError: id not reverse-DNS, version not semver, or hash not 64 lowercase hex.
     """
-    if not ADAPTER_ID_RE.match(adapter_id):
+    if not ADAPTER_ID_RE.fullmatch(adapter_id):
         raise errors.PinArgumentError(f"adapter id must be reverse-DNS style: {adapter_id!r}")
-    if not SEMVER_RE.match(adapter_version):
-        raise errors.PinArgumentError(f"version must be semver: {adapter_version!r}")
-    if not SHA256_HEX_RE.match(contract_hash_hex):
+    if not SEMVER_RE.fullmatch(adapter_version):
+        raise errors.PinArgumentError(
+            f"version must be semver MAJOR.MINOR.PATCH without leading zeros: {adapter_version!r}"
+        )
+    if not SHA256_HEX_RE.fullmatch(contract_hash_hex):
         raise errors.PinArgumentError("contract hash must be 64 lowercase hex characters")
 
 
@@ -81,10 +95,17 @@ class Pin:
 
     @property
     def inspection_only(self) -> bool:
-        """True for a revoked pin recorded for legacy inspection (ours or the peer's wording)."""
+        """True when the pin was recorded as inspection-only: ``"inspection_only": true`` (as
+        ``adapter pin --allow-revoked-for-legacy-inspection`` writes it) or advice that starts with
+        the peer's (or our) recorded wording.
+
+        This is editable text: it never decides a verdict alone. The gate honours it only under
+        an explicit ``allow_inspection_only`` (``pins check --allow-inspection-only``).
+        """
         if self.raw.get("inspection_only") is True:
             return True
-        return "inspection-only" in (self.lifecycle_advice or "")
+        # The peer records it only as advice; accept its exact wording (and ours), not any text.
+        return (self.lifecycle_advice or "").startswith(_RECORDED_INSPECTION_ADVICE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -166,6 +187,16 @@ class Declaration:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class BrokenDeclaration:
+    """A local file that may be a contract but cannot be read strictly (unreadable, too large,
+    not strict JSON). ``adapter_ids`` are the pinned ids it appears to name (empty: unknown)."""
+
+    source: str
+    reason: str
+    adapter_ids: frozenset[str] = frozenset()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class PinVerdict:
     """What the gate found for one pin. ``holds`` is False when ``problems`` is not empty."""
 
@@ -234,6 +265,13 @@ class PinCheckReport:
 
 def _check_declarations(pin: Pin, found: Sequence[Declaration], problems: list[str]) -> None:
     for decl in found:
+        # seed 003 "Lint a contract": a declaration the runtime would load must lint clean.
+        report = lint_contract(decl.body)
+        if not report.ok:
+            problems.append(
+                f"{decl.source} does not lint clean: "
+                + ", ".join(dict.fromkeys(report.error_codes))
+            )
         recomputed = contract_hash(decl.body)
         if recomputed != pin.contract_hash:
             problems.append(
@@ -255,20 +293,21 @@ def _check_entry(
     require_signed: bool,
     problems: list[str],
     notes: list[str],
+    label: str = "manifest",
 ) -> None:
     if entry.get("contract_hash") != pin.contract_hash:
         problems.append(
-            f"manifest entry contract_hash {entry.get('contract_hash')!r} differs from the pin"
+            f"{label} entry contract_hash {entry.get('contract_hash')!r} differs from the pin"
         )
     if entry_report.entry_hash_status != "ok":
-        problems.append(f"manifest entry_hash {entry_report.entry_hash_status}")
+        problems.append(f"{label} entry_hash {entry_report.entry_hash_status}")
     signature = entry_report.entry_signature_status
     if signature == "bad":
-        problems.append("manifest entry_signature bad")
+        problems.append(f"{label} entry_signature bad")
     elif signature != "ok":
-        (problems if require_signed else notes).append(f"manifest entry_signature {signature}")
+        (problems if require_signed else notes).append(f"{label} entry_signature {signature}")
     if pin.entry_hash and entry.get("entry_hash") != pin.entry_hash:
-        notes.append("manifest entry_hash changed since pinning (lifecycle fields may have moved)")
+        notes.append(f"{label} entry_hash changed since pinning (lifecycle fields may have moved)")
 
 
 def _check_one(
@@ -278,9 +317,18 @@ def _check_one(
     *,
     manifest_given: bool,
     require_signed: bool,
+    broken: Sequence[BrokenDeclaration] = (),
+    live: tuple[Mapping[str, Any], EntryReport] | None = None,
+    live_given: bool = False,
+    allow_inspection_only: bool = False,
 ) -> PinVerdict:
     problems: list[str] = []
     notes: list[str] = []
+    # formats.md §1: a file that cannot be read strictly is never "not found" (fail closed).
+    problems.extend(
+        f"{b.source} cannot be checked ({b.reason}): it may be this contract, tampered"
+        for b in broken
+    )
     # A pin recorded against a failing entry never holds (seed 003: never unverified as trusted).
     if pin.entry_hash_status == "mismatch" or pin.entry_signature_status == "bad":
         problems.append(
@@ -296,18 +344,30 @@ def _check_one(
         rows.append(entry[0])
     elif manifest_given:
         (problems if require_signed else notes).append("no manifest entry for this pin")
-    elif require_signed:
+    elif require_signed and not live_given:
         problems.append("--require-signed needs a signed manifest entry (no manifest given)")
-    if not declarations and entry is None:
+    if live is not None:
+        # The registry's live manifest (--registry): it knows of revocations a file predates.
+        _check_entry(
+            pin, live[0], live[1], require_signed=True, problems=problems, notes=notes, label="live"
+        )
+        rows.append(live[0])
+    elif live_given:
+        problems.append("the registry's live manifest has no entry for this pin")
+    if not declarations and entry is None and live is None and not broken:
         problems.append("declaration missing: no contract file and no manifest entry found")
-    # The most severe lifecycle any source reports wins (revoked > deprecated > superseded).
+    # The most severe lifecycle any source reports wins (revoked > deprecated > superseded);
+    # the pin's own text can only make it stricter (seed 003 lifecycle table).
     states = [lifecycle_state(r) for r in rows]
     lifecycle = max(states, key=("active", "superseded", "deprecated", "revoked").index)
-    refused = lifecycle == "revoked" and not pin.inspection_only
+    inspection = allow_inspection_only and pin.inspection_only
+    refused = lifecycle == "revoked" and not inspection
     if lifecycle != "active":
         notes.append(
-            f"lifecycle {lifecycle}" + ("; inspection-only pin" if pin.inspection_only else "")
+            f"lifecycle {lifecycle}" + ("; inspection-only pin allowed" if inspection else "")
         )
+    if lifecycle == "revoked" and pin.inspection_only and not allow_inspection_only:
+        notes.append("recorded inspection-only: passes only with --allow-inspection-only")
     return PinVerdict(
         adapter_id=pin.adapter_id,
         adapter_version=pin.adapter_version,
@@ -315,9 +375,22 @@ def _check_one(
         lifecycle=lifecycle,
         problems=tuple(problems),
         notes=tuple(notes),
-        sources=tuple(d.source for d in declarations) + (("manifest",) if entry else ()),
+        sources=tuple(d.source for d in declarations)
+        + (("manifest",) if entry else ())
+        + (("registry",) if live else ()),
         revoked_refused=refused,
     )
+
+
+def _entries_of(
+    manifest: Mapping[str, Any], report: ManifestReport
+) -> dict[tuple[str, str], tuple[Mapping[str, Any], EntryReport]]:
+    entries: dict[tuple[str, str], tuple[Mapping[str, Any], EntryReport]] = {}
+    for raw, entry_report in zip(contracts_of(manifest), report.entries, strict=True):
+        entries.setdefault(
+            (entry_report.adapter_id, entry_report.adapter_version), (raw, entry_report)
+        )
+    return entries
 
 
 def check_pins(
@@ -327,14 +400,22 @@ def check_pins(
     manifest: Mapping[str, Any] | None = None,
     manifest_report: ManifestReport | None = None,
     require_signed: bool = False,
+    broken: Iterable[BrokenDeclaration] = (),
+    live_manifest: Mapping[str, Any] | None = None,
+    live_report: ManifestReport | None = None,
+    allow_inspection_only: bool = False,
+    manifest_problems: Iterable[str] = (),
 ) -> PinCheckReport:
-    """Check every pin against the declarations found and, when given, the verified manifest.
+    """Check every pin against the declarations found and, when given, the verified manifests.
 
-    A pin holds when each declaration found for its (adapter_id, adapter_version) recomputes to
-    the pinned ``contract_hash`` (and declares that hash), the manifest entry (if a manifest is
-    given) carries the same hash with an ``ok`` entry hash and no ``bad`` signature, and at least
-    one source was found. ``require_signed`` also demands an ``ok`` entry signature and manifest
-    signature. Revoked pins not marked inspection-only are refused (exit 3).
+    A pin holds when each declaration found for its (adapter_id, adapter_version) lints clean and
+    recomputes to the pinned ``contract_hash`` (and declares that hash), no broken file may be
+    its contract, the manifest entry (if a manifest is given) carries the same hash with an ``ok``
+    entry hash and no ``bad`` signature, and at least one source was found. ``require_signed``
+    also demands an ``ok`` entry signature and manifest signature. ``live_manifest`` (the
+    registry's, ``--registry``) must verify fully and list the pin. Revoked pins are refused
+    (exit 3) unless ``allow_inspection_only`` and the pin was recorded as inspection-only.
+    ``manifest_problems`` are findings the caller made about the manifest (e.g. its age).
 
     Raises:
         ManifestFormatError: ``manifest`` is malformed.
@@ -343,17 +424,30 @@ def check_pins(
     for decl in declarations:
         key = (str(decl.body.get("adapter_id", "")), str(decl.body.get("adapter_version", "")))
         by_key.setdefault(key, []).append(decl)
-    problems: list[str] = []
+    problems: list[str] = list(manifest_problems)
     notes: list[str] = []
     entries: dict[tuple[str, str], tuple[Mapping[str, Any], EntryReport]] = {}
     if manifest is not None:
         if manifest_report is None:
             raise errors.UsageError("check_pins needs the manifest's verification report")
-        for raw, report in zip(contracts_of(manifest), manifest_report.entries, strict=True):
-            entries.setdefault((report.adapter_id, report.adapter_version), (raw, report))
+        entries = _entries_of(manifest, manifest_report)
         _manifest_findings(manifest_report, require_signed, problems, notes)
-    elif require_signed:
-        problems.append("--require-signed needs --manifest and a public key")
+    elif require_signed and live_manifest is None:
+        problems.append("--require-signed needs --manifest (or --registry) and a public key")
+    live: dict[tuple[str, str], tuple[Mapping[str, Any], EntryReport]] = {}
+    if live_manifest is not None:
+        if live_report is None:
+            raise errors.UsageError("check_pins needs the live manifest's verification report")
+        live = _entries_of(live_manifest, live_report)
+        problems.extend(f"registry manifest: {reason}" for reason in live_report.failures())
+    broken_files = tuple(broken)
+    pinned_ids = {pin.adapter_id for pin in pin_file.pins}
+    # A broken file naming no pinned id may be any contract: nothing proves it is not one.
+    problems.extend(
+        f"{item.source} cannot be checked ({item.reason})"
+        for item in broken_files
+        if not item.adapter_ids & pinned_ids
+    )
     verdicts = tuple(
         _check_one(
             pin,
@@ -361,6 +455,10 @@ def check_pins(
             entries.get(pin.key),
             manifest_given=manifest is not None,
             require_signed=require_signed,
+            broken=[b for b in broken_files if pin.adapter_id in b.adapter_ids],
+            live=live.get(pin.key),
+            live_given=live_manifest is not None,
+            allow_inspection_only=allow_inspection_only,
         )
         for pin in pin_file.pins
     )

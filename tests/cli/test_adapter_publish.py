@@ -268,8 +268,10 @@ def test_pin_lifecycle_messages_and_revocation(workspace: dict[str, Path]) -> No
     assert allowed.exit_code == 0
     pin = json.loads(allowed.stdout)["pinned"][0]
     assert (pin["status"], pin["inspection_only"]) == ("revoked", True)
-    # The gate accepts an inspection-only revoked pin, and refuses a plain one (exit 3).
-    assert run("pins", "check", "--contracts-dir", str(workspace["contracts"])).exit_code == 0
+    # The gate accepts an inspection-only revoked pin only when told to (exit 3 otherwise).
+    gate = ("pins", "check", "--contracts-dir", str(workspace["contracts"]))
+    assert run(*gate).exit_code == 3
+    assert run(*gate, "--allow-inspection-only").exit_code == 0
 
 
 def test_pin_argument_errors(workspace: dict[str, Path]) -> None:

@@ -167,6 +167,21 @@ CASES: dict[str, tuple[bytes, str, str]] = {
         "seed 003 lifecycle fields",
         "status enum and adapter_id@semver pointers",
     ),
+    "reject-semver-leading-zero": (
+        _doc(sealed({**BASE, "adapter_version": "00.1.0"})),
+        "formats.md §2; SemVer 2.0.0 §2",
+        "no leading zeros: 0.1.0 and 00.1.0 would be two versions that compare equal",
+    ),
+    "reject-lifecycle-self-reference": (
+        _doc({**VALID, "status": "deprecated", "replaced_by": "acme.eval_suite.v0@0.1.0"}),
+        "seed 003 lifecycle fields",
+        "a release cannot be replaced by (or supersede) itself",
+    ),
+    "reject-lifecycle-control-character": (
+        _doc({**VALID, "min_verifier_version": "1.6.3\u0000"}),
+        "seed 003 lifecycle fields; formats.md §3",
+        "a NUL is never accepted into a value that may be signed",
+    ),
     "reject-strict-duplicate-key": (
         b'{"adapter_id": "acme.eval_suite.v0", "adapter_id": "evil.other.v0"}\n',
         "formats.md §1",
@@ -182,6 +197,8 @@ CASES: dict[str, tuple[bytes, str, str]] = {
 # Cases where Affidavit's verdict differs from the peer CLI's lint on purpose.
 DIVERGES_FROM_PEER = {
     "reject-adapter-id-trailing-newline": "the peer's Python '$' accepts a trailing newline",
+    "reject-semver-leading-zero": "the peer's pattern allows leading zeros (SemVer §2 does not)",
+    "reject-lifecycle-self-reference": "the peer's lint does not compare pointers with the id",
 }
 
 

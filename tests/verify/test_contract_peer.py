@@ -4,8 +4,8 @@
    ``aigentsy_verify.adapter.recompute_contract_hash`` / ``recompute_input_schema_hash``.
 2. Schema verdicts equal ``validate_adapter_contract_schema`` wherever the peer defines the case:
    it raises TypeError on unhashable or unorderable array items, and its Python ``$`` accepts a
-   trailing newline that ECMA-262 (and we) refuse; those inputs are excluded, and for the newline
-   we assert our refusal instead.
+   trailing newline that ECMA-262 (and we) refuse, and its pattern allows the leading zeros
+   SemVer 2.0.0 §2 forbids; those inputs are excluded, and for them we assert our refusal.
 3. On the sample files in vectors/contracts/, ``affidavit adapter lint`` (in-process) and
    ``aigentsy adapter lint`` (a subprocess) report the same ok, adapter_id and hashes.
 """
@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 from affidavit.cli.main import affidavit
 from affidavit.verify.contract import contract_hashes
-from affidavit.verify.contract_schema import schema_issues
+from affidavit.verify.contract_schema import SEMVER_FIELDS, is_semver, schema_issues
 from aigentsy_verify.adapter import (
     recompute_contract_hash,
     recompute_input_schema_hash,
@@ -54,6 +55,14 @@ _SCHEMA_STRINGS = (
 )
 
 
+def _has_leading_zero_version(declaration: dict[str, Any]) -> bool:
+    # SemVer 2.0.0 §2 forbids leading zeros; the peer's pattern [0-9]+ allows them.
+    return any(
+        isinstance(v, str) and re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", v) and not is_semver(v)
+        for v in (declaration.get(name) for name in SEMVER_FIELDS)
+    )
+
+
 def _has_trailing_newline(declaration: dict[str, Any]) -> bool:
     values = [declaration.get(name) for name in _SCHEMA_STRINGS]
     for name in ("output_fields", "allowed_policy_fields"):
@@ -73,6 +82,8 @@ def test_hashes_and_schema_verdicts_match_the_peer(declaration: Any) -> None:
         peer_ok = None
     if isinstance(declaration, dict) and _has_trailing_newline(declaration):
         assert not ours_ok  # ECMA-262 '$': a look-alike value with a newline never passes
+    elif isinstance(declaration, dict) and _has_leading_zero_version(declaration):
+        assert not ours_ok  # SemVer 2.0.0 §2: 01.0.0 would compare equal to 1.0.0
     elif peer_ok is not None:
         assert ours_ok is peer_ok, json.dumps(declaration, default=str)
     if not isinstance(declaration, dict):

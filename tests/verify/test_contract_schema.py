@@ -71,6 +71,11 @@ near_miss = st.sampled_from(
         "v1.0.0",
         "1.0.0\n",
         "01.2.x",
+        "01.0.0",  # SemVer 2.0.0 §2: no leading zeros
+        "1.00.0",
+        "1.0.007",
+        "0.0.0",
+        "10.20.30",
         "Acme.eval",
         "acme",
         "acme.",

@@ -7,7 +7,7 @@ import math
 
 import pytest
 from affidavit.verify import errors
-from affidavit.verify.jsonio import DEFAULT_MAX_DEPTH, load_object, loads
+from affidavit.verify.jsonio import DEFAULT_MAX_DEPTH, MAX_INT_DIGITS, load_object, loads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +54,14 @@ def test_valid_documents_read_exactly_as_the_standard_library(value: object) -> 
         (b"", "json.syntax", 1, 1),
         (b'["a\nb"]', "json.syntax", 1, 4),
         (b"[01]", "json.syntax", 1, 3),
+        # Integers over 4,300 digits: Python's int() refuses them (CPython's int_max_str_digits).
+        (b'{"a": ' + b"1" * 4301 + b"}", "json.number_too_large", 1, 7),
+        (
+            b'{"s": "' + b"2" * 5000 + b'",\n "n": [0, -' + b"9" * 5000 + b"]}",
+            "json.number_too_large",
+            2,
+            11,
+        ),
     ],
 )
 def test_each_rejection_has_its_code_and_location(
@@ -126,3 +134,63 @@ def test_arbitrary_bytes_never_escape_as_anything_but_a_json_error(data: bytes) 
     except errors.JsonError as e:
         outcome = e
     assert not isinstance(outcome, Exception) or outcome.code.startswith("json.")
+
+
+def test_integers_up_to_the_digit_limit_are_read_exactly() -> None:
+    digits = "7" * MAX_INT_DIGITS
+    assert loads(f"[{digits}, -{digits}]".encode()) == [int(digits), -int(digits)]
+
+
+def test_huge_integer_is_refused_whatever_the_interpreter_limit() -> None:
+    import sys
+
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # unlimited: the parser's own cap must still hold
+    try:
+        with pytest.raises(errors.JsonNumberTooLarge) as caught:
+            loads(b"[" + b"1" * (MAX_INT_DIGITS + 1) + b"]")
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert (caught.value.code, caught.value.line, caught.value.column) == (
+        "json.number_too_large",
+        1,
+        2,
+    )
+    assert caught.value.exit_code == 2
+
+
+def test_a_lower_interpreter_limit_is_named_with_its_position() -> None:
+    import sys
+
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(1000)
+    try:
+        with pytest.raises(errors.JsonNumberTooLarge) as caught:
+            loads(b'{"a": [1,\n  ' + b"5" * 2000 + b"]}")
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert (caught.value.line, caught.value.column) == (2, 3)
+    assert caught.value.details["limit"] == 1000
+
+
+def test_long_fractions_and_exponents_are_not_integers() -> None:
+    assert loads(b"[0." + b"1" * 5000 + b"]") == [0.1111111111111111]
+    with pytest.raises(errors.JsonNonFinite):
+        loads(b"[" + b"1" * 5000 + b".0]")
+
+
+@given(st.integers(min_value=1, max_value=6000), st.booleans())
+@settings(max_examples=60)
+def test_integers_of_any_length_read_or_fail_with_the_number_code(n: int, neg: bool) -> None:
+    literal = ("-" if neg else "") + "9" * n
+    document = ("[" + literal + "]").encode()
+    if n <= MAX_INT_DIGITS:
+        assert loads(document) == [int(literal)]
+        return
+    with pytest.raises(errors.JsonNumberTooLarge) as caught:
+        loads(document)
+    assert (caught.value.code, caught.value.line, caught.value.column) == (
+        "json.number_too_large",
+        1,
+        2,
+    )

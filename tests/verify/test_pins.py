@@ -187,7 +187,11 @@ def test_check_pins_outcomes() -> None:
     revoked = check_pins(_pins(PIN), [Declaration("c.json", make_contract(status="revoked"))])
     assert (revoked.exit_code, revoked.pins[0].revoked_refused) == (3, True)
     inspection = {**PIN, "status": "revoked", "lifecycle_advice": "REVOKED — inspection-only pin."}
-    assert check_pins(_pins(inspection), [good]).exit_code == 0
+    # Recorded inspection-only pins pass only when the caller allows them explicitly.
+    assert check_pins(_pins(inspection), [good]).exit_code == 3
+    assert check_pins(_pins(inspection), [good], allow_inspection_only=True).exit_code == 0
+    loose = {**PIN, "status": "revoked", "lifecycle_advice": "ok, inspection-only please"}
+    assert check_pins(_pins(loose), [good], allow_inspection_only=True).exit_code == 3
     both = check_pins(_pins(PIN), [Declaration("c.json", {**edited, "status": "revoked"})])
     assert both.exit_code == 1  # a tampered contract outranks the revocation
 

@@ -1,0 +1,53 @@
+"""Publication refuses versions SemVer 2.0.0 §2 forbids and lifecycle fields lint refuses.
+
+Before, ``1.0.0``, ``01.0.0`` and ``001.0.0`` published as three versions that compare equal, and
+a contract could name itself in ``supersedes``/``replaced_by``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.registry.conftest import SpecClient
+from tests.registry.helpers import contract
+
+CONTRACTS = "/protocol/adapter-contracts"
+
+
+def _publish(client: SpecClient, keys: dict[str, str], declaration: dict[str, Any]) -> Any:
+    return client.request("POST", CONTRACTS, json_body=declaration, key=keys["publish"])
+
+
+@pytest.mark.parametrize("version", ["01.0.0", "001.0.0", "1.00.0", "1.0.01"])
+def test_leading_zero_versions_are_refused(
+    client: SpecClient, keys: dict[str, str], version: str
+) -> None:
+    assert _publish(client, keys, contract("acme.x.v0", "1.0.0")).status_code == 201
+    response = _publish(client, keys, contract("acme.x.v0", version))
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["code"] == "registry.contract_rejected"
+    assert [e["code"] for e in body["details"]["errors"]] == ["contract.bad_semver"]
+    listed = client.get(f"{CONTRACTS}/acme.x.v0").json()
+    assert "01.0.0" not in str(listed)
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"supersedes": "acme.x.v0@1.0.0"}, "contract.lifecycle_self_reference"),
+        ({"replaced_by": "acme.x.v0@1.0.0"}, "contract.lifecycle_self_reference"),
+        ({"replaced_by": "acme.x.v0@1.0.0\n"}, "contract.lifecycle_invalid"),
+        ({"replaced_by": "acme.x.v0@01.0.1"}, "contract.lifecycle_invalid"),
+        ({"min_verifier_version": "1.6.3\u0000"}, "contract.lifecycle_invalid"),
+        ({"published_at": "2025-01-01T00:00:00\u0000"}, "contract.lifecycle_invalid"),
+    ],
+)
+def test_lifecycle_fields_are_linted_on_publication(
+    client: SpecClient, keys: dict[str, str], fields: dict[str, str], code: str
+) -> None:
+    response = _publish(client, keys, contract("acme.x.v0", "1.0.0", **fields))
+    assert response.status_code == 422, response.text
+    assert [e["code"] for e in response.json()["details"]["errors"]] == [code]
