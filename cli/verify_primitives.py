@@ -30,7 +30,7 @@ def parse_hash(text: str, what: str) -> bytes:
         MerkleBadHashLength: it decodes, but not to 32 bytes.
         UsageError: neither hex nor base64.
     """
-    if _HEX64.match(text):
+    if _HEX64.fullmatch(text):
         return bytes.fromhex(text)
     try:
         raw = b64decode_strict(text)

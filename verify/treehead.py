@@ -75,10 +75,10 @@ def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
     if isinstance(tree_size, bool) or tree_size < 0:
         raise TreeHeadMalformed("tree_size must be a non-negative integer")
     root_hash = _field(unverified_sth, "root_hash", str)
-    if not _HEX64.match(root_hash):
+    if not _HEX64.fullmatch(root_hash):
         raise TreeHeadMalformed("root_hash must be 64 lowercase hex characters")
     timestamp = _field(unverified_sth, "timestamp", str)
-    if not _TIMESTAMP.match(timestamp):
+    if not _TIMESTAMP.fullmatch(timestamp):
         raise TreeHeadMalformed("timestamp must have the form YYYY-MM-DDTHH:MM:SSZ")
     algorithm = unverified_sth.get("algorithm", "Ed25519")
     if algorithm != "Ed25519":

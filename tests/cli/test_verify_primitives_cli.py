@@ -162,7 +162,11 @@ def test_inclusion_missing_proof_exits_1() -> None:
 
 @pytest.mark.parametrize(
     ("value", "code"),
-    [("zz", "usage.invalid"), ("AAAA", "merkle.bad_hash_length")],
+    [
+        ("zz", "usage.invalid"),
+        ("AAAA", "merkle.bad_hash_length"),
+        ("0" * 64 + "\n", "usage.invalid"),
+    ],
 )
 def test_inclusion_bad_hash_exits_2(value: str, code: str) -> None:
     args = _inclusion_args()

@@ -107,6 +107,8 @@ def test_sth_wrong_key_fails() -> None:
         {"tree_size": "8"},
         {"root_hash": ROOT_HEX.upper()},
         {"root_hash": ROOT_HEX[:-2]},
+        {"root_hash": ROOT_HEX + "\n"},
+        {"timestamp": "2026-01-02T03:04:05Z\n"},
         {"timestamp": "2026-01-02 03:04:05"},
         {"timestamp": "2026-01-02T03:04:05.123Z"},
         {"algorithm": "ECDSA"},
