@@ -23,6 +23,15 @@ Layout: ``facts(hash BLOB PK, scope, body)`` with ``body`` the RFC 8785 bytes of
 received, and ``edges(source, derived)`` keyed by the source hash, so "who names this fact" is one
 index range. One writer at a time (``BEGIN IMMEDIATE``), readers never block (WAL).
 
+Files: a store created here is mode 0600 (SQLite gives its ``-wal``/``-shm`` files the same
+mode) and a folder created for it 0700, through :func:`affidavit.attest.files.private_database`:
+a store holds facts of every scope, which only the owner may read.
+
+Readers: :meth:`FactStore.open_reader` opens a read-only connection (WAL readers never wait for
+the writer), and :meth:`FactStore.scope_of` / ``get_many(..., scopes=...)`` look at the stored
+scope column before any body is parsed, so a fact the caller may not read costs what an absent
+one costs (docs/adr/0009-hidden-equals-absent.md).
+
 Audits (:meth:`FactStore.audit`, issue 5 item 10) split the key space into ranges; with
 ``jobs > 1`` worker processes each open the file read-only, read their ranges straight from SQLite
 and check every body themselves (nothing stored is trusted), and send back plain tuples; this
@@ -40,6 +49,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Final, Self
 
+from affidavit.attest.files import private_database
 from affidavit.verify import errors
 from affidavit.verify.canonical import jcs
 from affidavit.verify.facts import Fact, FactHash, parse_fact
@@ -109,6 +119,11 @@ class FactStore:
             raise errors.FileReadError(f"{name}: no such file")
         if exists and not is_sqlite_file(name) and os.path.getsize(name) > 0:
             raise errors.LineageStoreInvalid(f"{name}: not a SQLite fact store")
+        if not exists:
+            try:  # 0600 from the first byte, in a 0700 folder when the folder is made here
+                private_database(name)
+            except OSError as e:
+                raise errors.FileReadError(f"{name}: {e.strerror or e}") from None
         try:
             db = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA busy_timeout = 5000")
@@ -122,6 +137,34 @@ class FactStore:
             elif _format(db) != FORMAT:
                 db.close()
                 raise errors.LineageStoreInvalid(f"{name}: a SQLite file, but not a fact store")
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{name}: {e}") from None
+        return cls(db, name)
+
+    @classmethod
+    def open_reader(cls, path: str | os.PathLike[str]) -> Self:
+        """Open an existing store read-only (its own connection; never blocks the writer).
+
+        The connection may be used from one thread at a time (e.g. a dedicated reader thread).
+
+        Raises:
+            FileReadError: the file is missing.
+            LineageStoreInvalid: the file is not an Affidavit fact store.
+        """
+        name = os.fspath(path)
+        if not os.path.exists(name):
+            raise errors.FileReadError(f"{name}: no such file")
+        try:
+            db = sqlite3.connect(
+                Path(os.path.abspath(name)).as_uri() + "?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            db.execute("PRAGMA busy_timeout = 5000")
+            if _format(db) != FORMAT:
+                db.close()
+                raise errors.LineageStoreInvalid(f"{name}: not a fact store")
         except sqlite3.DatabaseError as e:
             raise errors.LineageStoreInvalid(f"{name}: {e}") from None
         return cls(db, name)
@@ -151,21 +194,36 @@ class FactStore:
         """
         return self.get_many([fact_hash]).get(fact_hash)
 
-    def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
+    def get_many(
+        self, fact_hashes: Sequence[FactHash], *, scopes: frozenset[str] | None = None
+    ) -> Mapping[FactHash, Fact]:
         """The stored facts among ``fact_hashes``, by key, in one query per 500 keys.
+
+        With ``scopes``, facts whose stored scope is not among them are left out before their
+        body is read (so they cost what an absent fact costs).
 
         Raises:
             LineageStoreInvalid: a stored body is not a fact.
         """
         found: dict[FactHash, Fact] = {}
+        allowed: list[str] = sorted(scopes) if scopes is not None else []
         for offset in range(0, len(fact_hashes), _CHUNK):
             chunk = [bytes.fromhex(h) for h in fact_hashes[offset : offset + _CHUNK]]
             marks = ",".join("?" * len(chunk))
             query = f"SELECT hash, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
-            for key, body in self._db.execute(query, chunk):
+            if scopes is not None:
+                query += f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else " AND 0"
+            for key, body in self._db.execute(query, [*chunk, *allowed]):
                 fact_hash = FactHash(key.hex())
                 found[fact_hash] = _parse_stored(fact_hash, body)
         return found
+
+    def scope_of(self, fact_hash: FactHash) -> str | None:
+        """The stored scope of ``fact_hash`` (the index column; no body is read), or None."""
+        row = self._db.execute(
+            "SELECT scope FROM facts WHERE hash = ?", (bytes.fromhex(fact_hash),)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
         """Hashes of the stored facts whose derived_from names ``fact_hash``."""
@@ -229,45 +287,69 @@ class FactStore:
 
     # Writing ------------------------------------------------------------------------------
 
-    def add_batch(self, facts: Sequence[Fact], *, labels: Sequence[str] | None = None) -> AddResult:
+    def add_batch(
+        self,
+        facts: Sequence[Fact],
+        *,
+        labels: Sequence[str] | None = None,
+        every_error: bool = False,
+    ) -> AddResult:
         """Store ``facts`` in one transaction, or none of them.
 
         ``labels`` name the facts in errors (e.g. "line 3"); by default "fact #1", "fact #2"...
+        With ``every_error``, every fact is checked before the batch is refused, and two or more
+        refusals are raised together as ``fact.batch_invalid`` (one is raised as itself).
 
         Raises:
             DerivedFromImmutable: a fact is stored already with another derived_from.
             ProvenanceCycleDetected: a fact would close a derived_from cycle.
+            FactBatchInvalid: with ``every_error``, several facts were refused.
         """
         names = (
             list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
         )
         added: list[FactHash] = []
         existing: list[FactHash] = []
+        refused: list[errors.AffidavitError] = []
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             for fact, name in zip(facts, names, strict=True):
-                key = bytes.fromhex(fact.hash)
-                row = db.execute("SELECT body FROM facts WHERE hash = ?", (key,)).fetchone()
-                if row is not None:
-                    _check_unchanged(fact, row[0], name)
-                    existing.append(fact.hash)
+                try:
+                    stored = self._add_one(fact, name)
+                except (errors.DerivedFromImmutable, errors.ProvenanceCycleDetected) as e:
+                    if not every_error:
+                        raise
+                    refused.append(e)
                     continue
-                _check_acyclic(fact, name, self.children)
-                db.execute(
-                    "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
-                    (key, fact.scope, jcs(dict(fact.document))),
-                )
-                db.executemany(
-                    "INSERT INTO edges (source, derived) VALUES (?, ?)",
-                    [(bytes.fromhex(parent), key) for parent in fact.derived_from],
-                )
-                added.append(fact.hash)
+                (added if stored else existing).append(fact.hash)
+            if refused:
+                # raised inside the transaction so that the ROLLBACK below runs
+                raise refused[0] if len(refused) == 1 else batch_error(refused)  # noqa: TRY301
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         return AddResult(added=tuple(added), existing=tuple(existing))
+
+    def _add_one(self, fact: Fact, name: str) -> bool:
+        """Insert one fact inside the open transaction; False when it was stored already."""
+        db = self._db
+        key = bytes.fromhex(fact.hash)
+        row = db.execute("SELECT body FROM facts WHERE hash = ?", (key,)).fetchone()
+        if row is not None:
+            _check_unchanged(fact, row[0], name)
+            return False
+        _check_acyclic(fact, name, self.children)
+        db.execute(
+            "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+            (key, fact.scope, jcs(dict(fact.document))),
+        )
+        db.executemany(
+            "INSERT INTO edges (source, derived) VALUES (?, ?)",
+            [(bytes.fromhex(parent), key) for parent in fact.derived_from],
+        )
+        return True
 
     def export_jsonl(self, out: BinaryIO) -> int:
         """Write every fact as ``{"fact", "fact_hash"}`` JSON Lines (RFC 8785); return the count."""
@@ -279,6 +361,15 @@ class FactStore:
 
 
 _Bound = tuple[bytes | None, bytes | None]
+
+
+def batch_error(refused: Sequence[errors.AffidavitError]) -> errors.FactBatchInvalid:
+    """One ``fact.batch_invalid`` error listing every refusal (its code and message)."""
+    bad = [{"code": e.code, "message": e.message} for e in refused]
+    listed = "; ".join(f"{e.code}: {e.message}" for e in refused)
+    return errors.FactBatchInvalid(
+        f"{len(refused)} facts are bad: {listed}", details={"bad": bad, "count": len(bad)}
+    )
 
 
 def _default_ranges(count: int, jobs: int) -> int:

@@ -1,4 +1,5 @@
-"""``affidavit facts``: hash, add, sign, walk, audit and export facts (formats.md §5; issue 5).
+"""``affidavit facts``: hash, add, sign, walk, audit, export and pull facts (docs/formats.md
+"Facts").
 
 Stores are named by path: a SQLite fact store (recognised by its header) or a JSON Lines file.
 Input documents are one fact (a JSON object), a JSON array of facts, or JSON Lines of facts.
@@ -14,6 +15,7 @@ from typing import Any
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._group import LazyGroup
 from affidavit.verify import errors
 from affidavit.verify.canonical import jcs
 from affidavit.verify.facts import SCOPES, Fact, parse_fact
@@ -24,57 +26,108 @@ from affidavit.verify.lineage_render import FORMATS, Format, render
 __all__ = ["facts"]
 
 
-@click.group("facts")
+@click.group(
+    "facts",
+    cls=LazyGroup,
+    # imported on first use: `pull` needs httpx (the registry extra), the rest never does
+    lazy={"pull": ("affidavit.cli.facts_pull", "pull_command")},
+)
 def facts() -> None:
-    """Facts and their lineage: FactHash, derived_from rules, provenance walks, audits."""
+    """Facts and their lineage: FactHash, derived_from rules, provenance walks, audits, and
+    pulls from a Stigmem node."""
 
 
 # Reading inputs ---------------------------------------------------------------------------
 
 
-def read_documents(source: str) -> list[tuple[str, Any]]:
+def read_documents(
+    source: str, refused: list[errors.AffidavitError] | None = None
+) -> list[tuple[str, Any]]:
     """``(label, document)`` for each fact in ``source``: one object, an array, or JSON Lines.
+
+    With ``refused``, JSON Lines that are not strict JSON are appended there (every one) and the
+    readable lines are returned; without it they are raised (one as itself, several together).
 
     Raises:
         JsonError: a document (or line) is not strict JSON; the message names the line.
+        FactBatchInvalid: several lines are not strict JSON.
     """
     data = read_input(source)
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return []  # an empty input: the caller says "no facts read"
     try:
         value = loads(data)
     except errors.JsonTrailingData:
         value = None
+    except errors.JsonError:
+        if len(lines) < 2:
+            raise
+        value = None  # JSON Lines with a bad line: every line is read and every bad one named
     if isinstance(value, list):
         return [(f"{source} item {index + 1}", item) for index, item in enumerate(value)]
     if value is not None:
         return [(source, value)]
+    from affidavit.attest.factstore import batch_error  # noqa: PLC0415
+
     documents = []
+    bad: list[errors.AffidavitError] = [] if refused is None else refused
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
             documents.append((f"{source} line {number}", loads(line)))
-        except errors.JsonError as e:
+        except errors.JsonError as e:  # every bad line is reported, not only the first
             e.message = f"{source} line {number}: {e.message}"
-            raise
+            bad.append(e)
+    if bad and refused is None:
+        raise bad[0] if len(bad) == 1 else batch_error(bad)
     return documents
 
 
-def parse_documents(documents: Sequence[tuple[str, Any]]) -> list[Fact]:
+def parse_documents(
+    documents: Sequence[tuple[str, Any]], refused: Sequence[errors.AffidavitError] = ()
+) -> list[Fact]:
     """Parse every document as a fact (export records ``{fact_hash, fact}`` are unwrapped).
 
+    Every document is checked before anything is refused: one bad fact is raised as itself,
+    several together as ``fact.batch_invalid`` listing each (after ``refused``: lines already
+    found unreadable).
+
     Raises:
-        FactInvalid, CanonicalError: the first bad fact, its label in the message.
+        FactInvalid, FactDerivedFromMalformed, CanonicalError: the one bad fact, labelled.
+        FactBatchInvalid: two or more bad facts.
     """
+    from affidavit.attest.factstore import batch_error  # noqa: PLC0415
     from affidavit.verify.lineage_jsonl import split_record  # noqa: PLC0415
 
     parsed = []
+    bad = list(refused)
     for label, document in documents:
         try:
             parsed.append(parse_fact(split_record(document)[1], what=label))
-        except errors.CanonicalError as e:
-            e.message = f"{label}: {e.message}"
-            raise
+        except (errors.FactInvalid, errors.CanonicalError) as e:
+            if not e.message.startswith(label):
+                e.message = f"{label}: {e.message}"
+            bad.append(e)
+    if bad:
+        raise bad[0] if len(bad) == 1 else batch_error(bad)
     return parsed
+
+
+def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
+    """Read and parse every fact of ``source``; every bad line and bad fact is reported.
+
+    Raises:
+        FactInputEmpty: no facts at all.
+        JsonError, FactInvalid, CanonicalError: the one bad line or fact.
+        FactBatchInvalid: several.
+    """
+    refused: list[errors.AffidavitError] = []
+    documents = read_documents(source, refused)
+    if not documents and not refused:
+        raise errors.FactInputEmpty(f"{source}: no facts read (the input is empty)")
+    return documents, parse_documents(documents, refused)
 
 
 def open_source(path: str) -> FactSource:
@@ -137,7 +190,7 @@ _trusted_key_option = click.option(
 @click.argument("source", metavar="FILE|-")
 def hash_command(as_json: bool, source: str) -> None:
     """Print the FactHash of each fact (one fact, an array, or JSON Lines)."""
-    parsed = parse_documents(read_documents(source))
+    _documents, parsed = read_facts(source)
     if as_json:
         emit_json(
             {"ok": True, "facts": [{"fact_hash": f.hash, "stigmem_cid": f.cid} for f in parsed]}
@@ -155,10 +208,9 @@ def add_command(as_json: bool, database: str, source: str) -> None:
     """Insert facts into the SQLite store DB (created when missing), all or none."""
     from affidavit.attest.factstore import FactStore  # noqa: PLC0415
 
-    documents = read_documents(source)
-    parsed = parse_documents(documents)
+    documents, parsed = read_facts(source)
     with FactStore.open(database, create=True) as store:
-        result = store.add_batch(parsed, labels=[label for label, _ in documents])
+        result = store.add_batch(parsed, labels=[label for label, _ in documents], every_error=True)
     if as_json:
         emit_json({"ok": True, "added": list(result.added), "existing": list(result.existing)})
         return
@@ -181,8 +233,7 @@ def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) 
     from affidavit.verify.lineage_jsonl import split_record  # noqa: PLC0415
     from affidavit.verify.lineage_signing import signed_document, signing_message  # noqa: PLC0415
 
-    documents = read_documents(source)
-    parsed = parse_documents(documents)
+    documents, parsed = read_facts(source)
     key = load_signing_key(key_path, refuse_world_readable=False, key_id=key_id)
     if key.key_id is None:  # pragma: no cover - load_signing_key always names the key
         raise errors.UsageError("the key has no key id; pass --key-id")
@@ -263,6 +314,9 @@ def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...],
             report = audit(source, check_signature=checker)
     finally:
         _close(source)
+    if report.facts == 0 and report.ok:
+        # Nothing was checked, so nothing can be called ok.
+        raise errors.LineageStoreEmpty(f"{store_path}: no facts read (the store is empty)")
     if as_json:
         emit_json(report.to_json())
     else:

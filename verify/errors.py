@@ -1318,12 +1318,12 @@ class AnchorTsaCertMismatch(AnchorError):
 
 
 class AnchorTsaCertEkuInvalid(AnchorError):
-    """The TSA certificate's extendedKeyUsage is not critical id-kp-timeStamping only."""
+    """The TSA certificate may not time-stamp (extendedKeyUsage / keyUsage, RFC 3161 §2.3)."""
 
     code = "anchor.tsa_cert_eku_invalid"
     description = (
         "The TSA certificate lacks a critical extendedKeyUsage of only id-kp-timeStamping "
-        "(RFC 3161 §2.3)."
+        "(RFC 3161 §2.3), or its keyUsage allows more than digitalSignature/nonRepudiation."
     )
 
 
@@ -1512,6 +1512,34 @@ class StigmemRecordRefused(VerificationError):
 
     code = "stigmem.record_refused"
     description = "A node record cannot be written as a fact (e.g. a number that cannot round-trip)."
+
+
+# ------------------------------------------------------------------------------------------------
+# Facts: Stigmem node listings (docs/formats.md "Facts", "Pulling from a node")
+
+
+class StigmemPagingUnreliable(VerificationError):
+    """The node needed more than one page, and its cursor cannot enumerate a listing completely.
+
+    stigmem-node 0.9.0a12 sorts by ``timestamp DESC, id DESC`` but its cursor filters
+    ``id > cursor``: a page boundary can skip facts or repeat them. A pull that needed a second
+    page may therefore be incomplete, which is reported rather than assumed away.
+    """
+
+    code = "stigmem.paging_unreliable"
+    description = "The node's cursor paging may have skipped facts (more than one page was read)."
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry start: the listening socket (docs/adr/0005 "refused starts")
+
+
+class RegistryBindFailed(InputError):
+    """``registry serve`` could not listen on the host and port (in use, not permitted, bad
+    address): refused before the server starts, one line, exit 2."""
+
+    code = "registry.bind_failed"
+    description = "The registry cannot listen on the configured host and port; refused to start."
 
 
 def all_error_classes() -> Iterator[type[AffidavitError]]:

@@ -12,8 +12,16 @@
 'sha256:e13d7df0b1894ffb7d23cd2c83ee56f1370f98a5a8fff46c2e5683c18a8ab9b3'
 
 ``FactHash = H(jcs({entity, relation, value, scope, source, confidence, ts}))``: ``id``,
-``derived_from``, ``signature`` and every other key are outside it. ``derived_from`` entries are
-read as bare hashes or as Stigmem objects ``{hash, fact_id}`` (seed 002 §20.6.1 rule 1).
+``derived_from``, ``signature`` and every other key are outside it. The value is hashed in its
+normal form (docs/formats.md "Facts"): ``interpret_as: "content"`` is the default and left out,
+and ``{"type": "null"}`` reads as ``{"type": "null", "v": null}``. ``ts`` is RFC 3339 UTC, ``Z``
+or ``+00:00``, hashed as received. ``derived_from`` entries are read as bare hashes or as
+Stigmem objects ``{hash, fact_id}`` whose hash is a FactHash (seed 002 §20.6.1 rule 1).
+
+Numbers (docs/formats.md "Facts"): every number in a fact document must read back as itself
+after RFC 8785. Integers beyond +-(2^53-1) and whole floats in [2^53, 1e21), which RFC 8785
+writes as such integers, are refused (``canonical.unsafe_integer``), so no accepted fact can
+make a store unreadable.
 
 Validation is compiled (precompiled regexes, no jsonschema import on this path); it implements
 ``specs/fact.schema.json`` exactly, and a test proves the two agree. It also refuses a hash listed
@@ -81,7 +89,7 @@ _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]+")
 _RELATION: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)+")
 _TS: Final = re.compile(
     r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
-    r"T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?Z"
+    r"T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?(Z|\+00:00)"
 )
 _B64URL: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 # The quick pass: entity, relation, source and ts joined by "\n" in one match. No part's pattern
@@ -91,6 +99,9 @@ _QUICK_STRINGS: Final = re.compile(
 )
 _HEX64_LIST: Final = re.compile(r"[a-f0-9]{64}(?:,[a-f0-9]{64})*")
 _encode_string: Final = json.encoder.encode_basestring  # C; RFC 8785 §3.2.2.2 escapes
+_KNOWN_KEYS: Final = _HASHED_SET | {"id", "derived_from", "signature"}
+_TWO_53: Final = float(2**53)
+_1E21: Final = 1e21  # RFC 8785 §3.2.2.3 / ES6: from here on numbers are written with an exponent
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +113,18 @@ class FactValue:
     interpret_as: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The wire form, exactly as read (``interpret_as`` only when it was present)."""
+        """The wire form as read (``interpret_as`` only when it was present; a null value that
+        omitted ``v`` has ``"v": null``)."""
         out: dict[str, Any] = {"type": self.type, "v": self.v}
         if self.interpret_as is not None:
+            out["interpret_as"] = self.interpret_as
+        return out
+
+    def hashed_json(self) -> dict[str, Any]:
+        """The normal form FactHash covers (docs/formats.md "Facts"): ``{type, v}``, plus
+        ``interpret_as`` only when it is ``instruction`` (``content`` is the default)."""
+        out: dict[str, Any] = {"type": self.type, "v": self.v}
+        if self.interpret_as == "instruction":
             out["interpret_as"] = self.interpret_as
         return out
 
@@ -153,7 +173,7 @@ class Fact:
         return {
             "entity": self.entity,
             "relation": self.relation,
-            "value": self.value.to_json(),
+            "value": self.value.hashed_json(),
             "scope": self.scope,
             "source": self.source,
             "confidence": self.confidence,
@@ -174,8 +194,12 @@ def fact_hash_of(document: Mapping[str, Any]) -> FactHash:
     Raises:
         CanonicalError: a hashed value has no RFC 8785 form.
     """
-    # formats.md §5: only these keys; id, derived_from, signature are outside the hash.
-    return FactHash(sha256_hex(jcs({name: document[name] for name in HASHED_FIELDS})))
+    # formats.md §5: only these keys; id, derived_from, signature are outside the hash. The value
+    # in its normal form (docs/formats.md "Facts"): interpret_as "content" is the default and a
+    # null value may omit v; neither changes the FactHash.
+    body = {name: document[name] for name in HASHED_FIELDS}
+    body["value"] = _hashed_value(body["value"])
+    return FactHash(sha256_hex(jcs(body)))
 
 
 def parse_fact(unverified: object, *, what: str = "fact") -> Fact:
@@ -193,7 +217,9 @@ def parse_fact(unverified: object, *, what: str = "fact") -> Fact:
     return Fact(
         entity=doc["entity"],
         relation=doc["relation"],
-        value=FactValue(type=value["type"], v=value["v"], interpret_as=value.get("interpret_as")),
+        value=FactValue(
+            type=value["type"], v=value.get("v"), interpret_as=value.get("interpret_as")
+        ),
         source=doc["source"],
         scope=doc["scope"],
         confidence=doc["confidence"],
@@ -236,22 +262,25 @@ def stigmem_value_v(value: FactValue) -> str:
     return str(value.v)
 
 
-def stigmem_cid(fact: Fact) -> StigmemCid:
+def stigmem_cid(fact: Fact, *, value_v: str | None = None) -> StigmemCid:
     """``"sha256:" + H(json.dumps(body, sort_keys, compact, ensure_ascii=False))`` (CID v2).
 
     The body is ``{confidence, entity, interpret_as, relation, scope, source, value_type,
     value_v}``; ``interpret_as`` defaults to "content", and confidence is a float, as the node's
-    request model coerces it.
+    request model coerces it. Entity and source are lowercased first, as the node normalises them
+    on ingest before it computes the CID (docs/formats.md "Facts"): this is the CID the node gives
+    the fact (user-defined aliases aside). ``value_v`` replaces :func:`stigmem_value_v` (the
+    node's stored string of a number is not carried by its float in a response).
     """
     body = {
         "confidence": float(fact.confidence),
-        "entity": fact.entity,
+        "entity": fact.entity.lower(),
         "interpret_as": fact.value.interpret_as or "content",
         "relation": fact.relation,
         "scope": fact.scope,
-        "source": fact.source,
+        "source": fact.source.lower(),
         "value_type": fact.value.type,
-        "value_v": stigmem_value_v(fact.value),
+        "value_v": stigmem_value_v(fact.value) if value_v is None else value_v,
     }
     encoded = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return StigmemCid("sha256:" + sha256_hex(encoded.encode("utf-8", "surrogatepass")))
@@ -277,6 +306,10 @@ def _validated(doc: dict[str, Any], what: str) -> tuple[tuple[FactHash, ...], by
 
     Returns derived_from and, when the quick pass wrote them, the hashed body's RFC 8785 bytes.
     """
+    if len(doc) > len(HASHED_FIELDS) and not doc.keys() <= _KNOWN_KEYS:
+        # Keys outside the hash are stored too: the same number rule holds for them.
+        for name in doc.keys() - _KNOWN_KEYS:
+            _check_numbers(doc[name], what, name)
     quick = _quick(doc)
     if quick is None:
         return _checks(doc, what), None
@@ -376,14 +409,15 @@ def _quick_value(value: dict[str, Any]) -> str | None:
         interpret_as = value.get("interpret_as")
         if len(value) != 3 or type(interpret_as) is not str or interpret_as not in _INTERPRET_AS:
             return None
-        head = f'{{"interpret_as":"{interpret_as}","type":"{kind}","v":'
+        if interpret_as == "instruction":  # "content" is the default: outside the hash
+            head = f'{{"interpret_as":"instruction","type":"{kind}","v":'
     v = value["v"]
     if kind in _STRING_VALUE_TYPES:
         return head + _encode_string(v) + "}" if type(v) is str and len(v) <= _MAX_TEXT else None
     if kind == "number":
         if type(v) is int:
             return head + str(v) + "}" if -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER else ""
-        if type(v) is not float:
+        if type(v) is not float or _unsafe_float(v):
             return None
         text = es6_repr(v)  # RFC 8785 §3.2.2.3
         return head + text + "}" if text is not None else ""
@@ -408,6 +442,51 @@ def _quick_derived(entries: object) -> tuple[FactHash, ...] | None:
     return cast("tuple[FactHash, ...]", hashes) if len(set(hashes)) == len(hashes) else None
 
 
+def _hashed_value(value: object) -> object:
+    # docs/formats.md "Facts": the value's normal form (see FactValue.hashed_json).
+    if not isinstance(value, dict):
+        return value
+    out = {"type": value.get("type"), "v": value.get("v")}
+    if value.get("interpret_as") == "instruction":
+        out["interpret_as"] = "instruction"
+    return out
+
+
+def _unsafe_float(v: float) -> bool:
+    """A float RFC 8785 writes as an integer outside +-(2^53-1) (2^53 <= |v| < 1e21, all whole).
+
+    Our strict reader (and every I-JSON reader) refuses that integer, so a store holding it
+    could not be read back: such a number is refused at the door (docs/formats.md "Facts").
+    """
+    return _TWO_53 <= abs(v) < _1E21
+
+
+def _unsafe_number(v: float, what: str, name: str) -> NoReturn:
+    raise errors.CanonicalUnsafeInteger(
+        f"{what}: {name} {v!r} is a whole number outside +-(2^53-1): RFC 8785 writes it as the "
+        f"integer {int(v)}, which strict readers refuse; send it as a string or a smaller number",
+        details={"field": name, "value": repr(v)},
+    )
+
+
+def _check_numbers(value: object, what: str, name: str) -> None:
+    """Refuse, anywhere in ``value``, a number that would not read back after RFC 8785."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is float and _unsafe_float(item):
+            _unsafe_number(item, what, name)
+        elif type(item) is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            raise errors.CanonicalUnsafeInteger(
+                f"{what}: {name} holds the integer {item}, outside +-(2^53-1)",
+                details={"field": name, "value": str(item)},
+            )
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def _bad(what: str, name: str, rule: str) -> NoReturn:
     raise errors.FactInvalid(f"{what}: {name} {rule}", details={"field": name})
 
@@ -419,17 +498,21 @@ def _uri(value: object, what: str, name: str) -> str:
 
 
 def _value(value: object, what: str) -> FactValue:
-    if not isinstance(value, dict) or "type" not in value or "v" not in value:
+    if not isinstance(value, dict) or "type" not in value:
+        _bad(what, "value", "must be an object {type, v}")
+    if "v" not in value and value["type"] != "null":  # {"type": "null"} may omit v (Stigmem)
         _bad(what, "value", "must be an object {type, v}")
     if set(value) - {"type", "v", "interpret_as"}:
         _bad(what, "value", "may hold only type, v and interpret_as")
-    kind, v = value["type"], value["v"]
+    kind, v = value["type"], value.get("v")
     if not (isinstance(kind, str) and kind in VALUE_TYPES):
         _bad(what, "value.type", f"must be one of {', '.join(sorted(VALUE_TYPES))}")
     if kind in _STRING_VALUE_TYPES:
         ok = isinstance(v, str) and len(v) <= _MAX_TEXT
     elif kind == "number":
         ok = type(v) in (int, float)
+        if ok and type(v) is float and _unsafe_float(v):
+            _unsafe_number(v, what, "value.v")
     elif kind == "boolean":
         ok = type(v) is bool
     else:
@@ -458,8 +541,14 @@ def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
             if fact_id is not None and not isinstance(fact_id, str):
                 candidate = None
         if not is_fact_hash(candidate):
+            hint = ""
+            if isinstance(entry, dict) and (
+                "fact_id" in entry or str(entry.get("hash", "")).startswith("sha256:")
+            ):
+                hint = " (a Stigmem node reference: map it with affidavit facts pull)"
             raise errors.FactDerivedFromMalformed(
-                f"{what}: derived_from[{index}] is not a 64-character lowercase hex FactHash",
+                f"{what}: derived_from[{index}] is not a 64-character lowercase hex FactHash"
+                + hint,
                 details={"index": index},
             )
         hashes.append(FactHash(str(candidate)))

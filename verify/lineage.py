@@ -15,10 +15,15 @@ once, at its shortest distance. A fact the caller may not read is represented ex
 one, ``{hash, exists: false}``, and is never expanded, so nothing about it (not even whether it has
 parents) reaches the result. An unreadable root is refused with no data; an unknown root is
 ``fact_not_found``.
+
+Bounds (:class:`WalkLimits`): a walk stops at a number of nodes, an estimate of its JSON size and a
+wall-clock budget, whichever comes first, and then says ``truncated: true``; it never loads more
+facts than it may still show. Edges are kept only between nodes of the result.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
@@ -35,6 +40,7 @@ __all__ = [
     "SignatureStatus",
     "StoredRecord",
     "WalkEdge",
+    "WalkLimits",
     "WalkNode",
     "WalkResult",
     "check_depth",
@@ -45,6 +51,21 @@ DEFAULT_DEPTH: Final = 3  # seed 002 §20.6.2: default 3
 MAX_DEPTH: Final = 5  # seed 002 §20.6.2: max 5
 
 SignatureStatus = Literal["signed", "unsigned", "bad"]
+_EDGE_BYTES: Final = 2 * 64 + 40  # {"derived_fact_id":"…","source_hash":"…"},
+_ABSENT_BYTES: Final = 64 + 30  # {"hash":"…","exists":false},
+
+
+@dataclass(frozen=True, slots=True)
+class WalkLimits:
+    """How much one walk may return: nodes, bytes of JSON (estimated from the nodes and edges it
+    holds), and wall-clock seconds. Beyond any of them the walk stops and is ``truncated``."""
+
+    max_nodes: int = 10_000
+    max_bytes: int = 4 * 1024 * 1024
+    max_seconds: float = 2.0
+
+
+UNLIMITED: Final = WalkLimits(max_nodes=2**62, max_bytes=2**62, max_seconds=float("inf"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,11 +222,15 @@ def walk(
     depth: int = DEFAULT_DEPTH,
     readable_scopes: frozenset[str] | None = None,
     check_signature: Callable[[Fact], SignatureStatus] | None = None,
+    limits: WalkLimits = UNLIMITED,
+    clock: Callable[[], float] = time.monotonic,
 ) -> WalkResult:
     """Walk ``root``'s provenance up to ``depth`` derivation hops.
 
     ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given,
-    marks each readable node signed/unsigned/bad.
+    marks each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes,
+    time); a walk cut by them is ``truncated``. The CLI walks a local file unbounded; the
+    registry passes its settings.
 
     Raises:
         GraphDepthExceeded: depth outside 0..5.
@@ -234,30 +259,54 @@ def walk(
         status = check_signature(fact) if (check_signature and fact is not None) else None
         return WalkNode(hash=fact_hash, depth=level, fact=fact, signature=status)
 
+    deadline = clock() + limits.max_seconds
     nodes = [node(root_hash, 0, root_fact)]
+    size = _node_bytes(nodes[0])
     edges: list[WalkEdge] = []
     seen = {root_hash}
     frontier = [root_fact]
     truncated = False
     for level in range(1, depth + 1):
         wanted: list[FactHash] = []
+        room = limits.max_nodes - len(nodes)
         for fact in frontier:
             for parent in fact.derived_from:
-                edges.append(WalkEdge(derived_fact_id=fact.hash, source_hash=parent))
                 if parent not in seen:  # shortest path wins: breadth-first meets it first
+                    if len(wanted) >= room:
+                        truncated = True  # node budget spent: this parent is not shown
+                        continue
                     seen.add(parent)
                     wanted.append(parent)
-        found = _load_many(source, wanted)
+                edges.append(WalkEdge(derived_fact_id=fact.hash, source_hash=parent))
         frontier = []
-        for parent in wanted:
-            parent_fact = visible(found.get(parent))
-            nodes.append(node(parent, level, parent_fact))
-            if parent_fact is not None:
-                frontier.append(parent_fact)
-        if not frontier:
+        spent = False  # the byte or time budget ran out during this level
+        for offset in range(0, len(wanted), _LOAD_CHUNK):
+            chunk = wanted[offset : offset + _LOAD_CHUNK]
+            if clock() > deadline:
+                spent = True
+                break
+            found = _load_many(source, chunk)
+            for parent in chunk:
+                parent_fact = visible(found.get(parent))
+                parent_node = node(parent, level, parent_fact)
+                grown = size + _node_bytes(parent_node) + _EDGE_BYTES
+                if grown > limits.max_bytes:
+                    spent = True
+                    break
+                size = grown
+                nodes.append(parent_node)
+                if parent_fact is not None:
+                    frontier.append(parent_fact)
+            if spent:
+                break
+        truncated = truncated or spent
+        if truncated or not frontier:
             break
     else:
         truncated = any(fact.derived_from for fact in frontier)
+    if truncated:  # edges only between nodes the result holds
+        shown = {n.hash for n in nodes}
+        edges = [e for e in edges if e.source_hash in shown and e.derived_fact_id in shown]
     return WalkResult(
         root=root_hash,
         depth_limit=depth,
@@ -265,6 +314,16 @@ def walk(
         edges=tuple(edges),
         truncated=truncated,
     )
+
+
+_LOAD_CHUNK: Final = 512
+
+
+def _node_bytes(node: WalkNode) -> int:
+    """The node's share of the response: its JSON size (exact for the fact's own fields)."""
+    if node.fact is None:
+        return _ABSENT_BYTES
+    return len(jcs(node.to_json())) + 2
 
 
 def _check_key(fact_hash: FactHash, fact: Fact) -> None:

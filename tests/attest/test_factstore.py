@@ -157,3 +157,87 @@ def test_reopen_keeps_facts(tmp_path: Path) -> None:
         first.add_batch(chain(2))
     with FactStore.open(path) as second:
         assert len(second) == 2
+
+
+# Files are private (0600 in a 0700 folder made here) -------------------------------------------
+
+
+def test_new_store_and_its_wal_files_are_private(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "made" / "here" / "facts.db"
+        with FactStore.open(path, create=True) as store:
+            store.add_batch(chain(2))
+            modes = {
+                name: stat.S_IMODE(os.stat(path.parent / name).st_mode)
+                for name in os.listdir(path.parent)
+            }
+        assert modes["facts.db"] == 0o600
+        assert {modes[n] for n in modes if n.startswith("facts.db-")} <= {0o600}
+        assert "facts.db-wal" in modes  # WAL side files exist while open, and are 0600
+        assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+        # an existing folder keeps its mode (the operator chose it)
+        shared = tmp_path / "shared"
+        shared.mkdir(mode=0o755)
+        FactStore.open(shared / "f.db", create=True).close()
+        assert stat.S_IMODE(os.stat(shared).st_mode) == 0o755
+        assert stat.S_IMODE(os.stat(shared / "f.db").st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+# Readers and scopes ----------------------------------------------------------------------------
+
+
+def test_reader_is_read_only_and_sees_commits(store: FactStore, tmp_path: Path) -> None:
+    facts = chain(2)
+    store.add_batch(facts[:1])
+    reader = FactStore.open_reader(store.path)
+    try:
+        assert reader.get(facts[0].hash) is not None
+        store.add_batch(facts[1:])
+        assert reader.get(facts[1].hash) is not None
+        with pytest.raises(sqlite3.OperationalError):
+            reader.add_batch([make_fact("new")])
+    finally:
+        reader.close()
+    with pytest.raises(errors.FileReadError):
+        FactStore.open_reader(tmp_path / "missing.db")
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(errors.LineageStoreInvalid):
+        FactStore.open_reader(other)
+
+
+def test_scope_filter_skips_bodies(store: FactStore) -> None:
+    team, company = make_fact("t"), make_fact("c", scope="company")
+    store.add_batch([team, company])
+    assert store.scope_of(company.hash) == "company"
+    assert store.scope_of(ABSENT) is None
+    both = [team.hash, company.hash]
+    assert set(store.get_many(both, scopes=frozenset({"team"}))) == {team.hash}
+    assert store.get_many(both, scopes=frozenset()) == {}
+    assert set(store.get_many(both)) == set(both)
+
+
+def test_every_error_collects_all_rule_breaks(store: FactStore) -> None:
+    a, b = chain(2)
+    store.add_batch([a])
+    moved = make_fact("f0", ABSENT)  # same FactHash as a, another derived_from
+    assert moved.hash == a.hash
+    loop = make_fact("loop")
+    self_loop = make_fact("loop", loop.hash)
+    with pytest.raises(errors.DerivedFromImmutable):  # default: the first one
+        store.add_batch([moved, self_loop])
+    with pytest.raises(errors.FactBatchInvalid) as caught:
+        store.add_batch([moved, b, self_loop], labels=["x", "y", "z"], every_error=True)
+    assert [bad["code"] for bad in caught.value.details["bad"]] == [
+        "derived_from_immutable",
+        "provenance_cycle_detected",
+    ]
+    assert store.get(b.hash) is None  # all or nothing
+    with pytest.raises(errors.ProvenanceCycleDetected):  # one refusal is raised as itself
+        store.add_batch([b, self_loop], every_error=True)

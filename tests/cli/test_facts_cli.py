@@ -222,3 +222,87 @@ def test_a_signature_moved_to_another_fact_is_bad(tmp_path: Path) -> None:
     assert [(f["code"], f["fact"]) for f in audited["findings"]] == [
         ("lineage.signature_bad", facts[1].hash)
     ]
+
+
+# Audit friction: every bad fact, empty inputs ------------------------------------------------
+
+
+def test_add_reports_every_bad_fact_not_the_first(tmp_path: Path) -> None:
+    good = dict(make_fact("a").document)
+    bad_uri = {**good, "entity": "no uri"}
+    bad_number = {**good, "value": {"type": "number", "v": 1e16}}
+    source = jsonl(tmp_path / "bad.jsonl", [bad_uri, good, bad_number])
+    with source.open("a") as handle:
+        handle.write("{not json\n")
+    db = tmp_path / "facts.db"
+    result = run("add", str(db), str(source))
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    # unreadable lines first, then bad facts: each one named
+    assert result.stderr.startswith("error: fact.batch_invalid: 3 facts are bad: json.")
+    for where in ("line 1", "line 3", "line 4"):
+        assert where in result.stderr
+    facts_only = jsonl(tmp_path / "bad2.jsonl", [bad_uri, good, bad_number])
+    result = run("add", str(db), str(facts_only))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: fact.batch_invalid: 2 facts are bad: ")
+    assert "line 1" in result.stderr
+    assert "line 3" in result.stderr
+    assert "fact.invalid" in result.stderr
+    assert "canonical.unsafe_integer" in result.stderr
+    assert not db.exists()
+
+
+def test_add_reports_every_store_rule_break(tmp_path: Path) -> None:
+    facts = chain(2)
+    db = tmp_path / "facts.db"
+    assert (
+        run("add", str(db), str(jsonl(tmp_path / "a.jsonl", [dict(facts[0].document)]))).exit_code
+        == 0
+    )
+    moved_a = {**dict(facts[0].document), "derived_from": [ABSENT]}
+    self_cycle = {**dict(facts[1].document), "derived_from": [facts[1].hash]}
+    result = run("add", str(db), str(jsonl(tmp_path / "b.jsonl", [moved_a, self_cycle])))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: fact.batch_invalid: 2 facts are bad: ")
+    assert "derived_from_immutable" in result.stderr
+    assert "provenance_cycle_detected" in result.stderr
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "  \n"])
+def test_empty_input_is_reported_as_no_facts_read(tmp_path: Path, content: str) -> None:
+    source = tmp_path / "empty.jsonl"
+    source.write_text(content)
+    db = tmp_path / "facts.db"
+    for args in (["add", str(db), str(source)], ["hash", str(source)]):
+        result = run(*args)
+        assert result.exit_code == 2
+        assert (
+            result.stderr
+            == f"error: fact.input_empty: {source}: no facts read (the input is empty)\n"
+        )
+    assert not db.exists()
+    audited = run("audit", "--store", str(source))
+    assert audited.exit_code == 2
+    assert audited.stderr.startswith("error: lineage.store_empty: ")
+    assert "ok" not in audited.output
+
+
+def test_audit_of_an_empty_sqlite_store_is_not_ok(tmp_path: Path) -> None:
+    from affidavit.attest.factstore import FactStore
+
+    db = tmp_path / "empty.db"
+    FactStore.open(db, create=True).close()
+    result = run("audit", "--store", str(db), "--json")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: lineage.store_empty: ")
+
+
+def test_facts_group_does_not_import_httpx() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, affidavit.cli.facts; print('httpx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert "pull" in run("--help").output

@@ -181,11 +181,16 @@ _field_values = st.one_of(
             "public",
             "2026-02-03T04:05:06Z",
             "2026-02-03T04:05:06.123Z",
+            "2026-02-03T04:05:06+00:00",
+            "2026-02-03T04:05:06.5-00:00",
+            "2026-02-03T04:05:06+01:00",
             "urn:x\n",
             HEX,
         ]
     ),
     st.integers(-3, 3),
+    # docs/formats.md "Facts": whole floats in [2^53, 1e21) cannot round-trip and are refused
+    st.sampled_from([1e16, -(2.0**53), 2.0**53 - 1, 9007199254740991, 1e21, -1e300, 5e-324]),
     st.floats(allow_nan=False, allow_infinity=False, min_value=-2, max_value=2),
     st.booleans(),
     st.none(),
@@ -195,9 +200,12 @@ _values = st.fixed_dictionaries(
         "type": st.sampled_from(
             ["string", "text", "number", "boolean", "datetime", "ref", "null", "x"]
         ),
-        "v": _field_values,
     },
-    optional={"interpret_as": st.sampled_from(["content", "instruction", "other"])},
+    # {"type": "null"} may omit v (the Stigmem shape); every other type needs it
+    optional={
+        "v": _field_values,
+        "interpret_as": st.sampled_from(["content", "instruction", "other"]),
+    },
 )
 _entries = st.one_of(
     st.sampled_from([HEX, "f" * 64, HEX.upper(), "abc"]),
@@ -282,10 +290,14 @@ _cid_values = st.one_of(
     st.builds(lambda v: {"type": "number", "v": v}, st.integers(-(2**53) + 1, 2**53 - 1)),
     st.builds(
         lambda v: {"type": "number", "v": v},
-        st.floats(allow_nan=False, allow_infinity=False, width=64),
+        # docs/formats.md "Facts": whole floats in [2^53, 1e21) are refused at the door
+        st.floats(allow_nan=False, allow_infinity=False, width=64).filter(
+            lambda v: not 2.0**53 <= abs(v) < 1e21
+        ),
     ),
     st.builds(lambda v: {"type": "boolean", "v": v}, st.booleans()),
     st.just({"type": "null", "v": None}),
+    st.just({"type": "null"}),
     st.builds(
         lambda v, mode: {"type": "text", "v": v, "interpret_as": mode},
         _text,
@@ -306,16 +318,18 @@ def test_cid_equals_stigmem_node(
 ) -> None:
     cid_module = pytest.importorskip("stigmem_node.cid")
     ingest = pytest.importorskip("stigmem_node.federation.federation_ingest")
+    normalizer = pytest.importorskip("stigmem_node.utility.entity_normalizer")
     entity = "".join(entity.split())
     document = {**BASE, "entity": entity, "value": value, "confidence": confidence, "scope": scope}
     fact = parse_fact(document)
     encoded = ingest._encode_v(value)  # the node's own value_v encoder
+    # The node normalises entity and source on ingest, then computes the CID over them.
     theirs = cid_module.compute_cid(
-        entity=entity,
+        entity=normalizer.normalize_entity_uri(entity),
         relation=BASE["relation"],
         value_type=value["type"],
         value_v=encoded,
-        source=BASE["source"],
+        source=normalizer.normalize_entity_uri(BASE["source"]),
         scope=scope,
         confidence=float(confidence),
         interpret_as=value.get("interpret_as", "content"),

@@ -366,3 +366,88 @@ def test_jsonl_export_record_with_a_wrong_key_is_caught(tmp_path: Path) -> None:
 def test_jsonl_missing_file_is_unreadable(tmp_path: Path) -> None:
     with pytest.raises(errors.FileReadError):
         list(JsonlFactSource(tmp_path / "missing.jsonl").records())
+
+
+# Bounded walks (nodes, bytes, time) -----------------------------------------------------------
+
+
+def _fan(count: int, *, size: int = 10) -> tuple[list[Fact], Fact]:
+    parents = [make_fact(f"p{i} " + "x" * size) for i in range(count)]
+    return parents, make_fact("root", *parents)
+
+
+def test_walk_stops_at_the_node_budget_and_says_truncated() -> None:
+    from affidavit.verify.lineage import WalkLimits
+
+    parents, root = _fan(30)
+    source = MemoryFactSource([*parents, root])
+    full = walk(source, root.hash, depth=1)
+    assert (len(full.nodes), full.truncated) == (31, False)
+    capped = walk(source, root.hash, depth=1, limits=WalkLimits(max_nodes=10))
+    assert capped.truncated is True
+    assert len(capped.nodes) == 10
+    assert [n.hash for n in capped.nodes] == [n.hash for n in full.nodes[:10]]
+    shown = {n.hash for n in capped.nodes}
+    assert all(e.source_hash in shown and e.derived_fact_id in shown for e in capped.edges)
+    assert len(capped.edges) == 9
+
+
+def test_walk_never_loads_more_than_it_may_show() -> None:
+    from affidavit.verify.lineage import WalkLimits
+
+    parents, root = _fan(200)
+    asked: list[int] = []
+
+    class Counting(MemoryFactSource):
+        def get_many(self, fact_hashes: Any) -> Any:
+            asked.append(len(fact_hashes))
+            return super().get_many(fact_hashes)
+
+    walk(Counting([*parents, root]), root.hash, depth=1, limits=WalkLimits(max_nodes=25))
+    assert sum(asked) == 24
+
+
+def test_walk_stops_at_the_byte_budget() -> None:
+    import json as _json
+
+    from affidavit.verify.lineage import WalkLimits
+
+    parents, root = _fan(40, size=1000)
+    source = MemoryFactSource([*parents, root])
+    result = walk(source, root.hash, depth=1, limits=WalkLimits(max_bytes=8000))
+    assert result.truncated is True
+    assert 1 < len(result.nodes) < 10
+    assert len(_json.dumps(result.to_json(), separators=(",", ":"))) <= 8000
+
+
+def test_walk_stops_at_the_time_budget() -> None:
+    from affidavit.verify.lineage import WalkLimits
+
+    facts = chain(6)
+    ticks = iter(range(100))
+    result = walk(
+        MemoryFactSource(facts),
+        facts[-1].hash,
+        depth=5,
+        limits=WalkLimits(max_seconds=2.5),
+        clock=lambda: float(next(ticks)),
+    )
+    # the clock reads 0 at the start, then 1, 2, 3 before each level's load: two levels fit
+    assert result.truncated is True
+    assert [n.depth for n in result.nodes] == [0, 1, 2]
+
+
+def test_walk_fills_its_node_budget_across_load_chunks() -> None:
+    from affidavit.verify.lineage import WalkLimits
+
+    mids = []
+    leaves: list[Fact] = []
+    for i in range(4):
+        mine = [make_fact(f"leaf {i} {j}") for j in range(400)]
+        leaves += mine
+        mids.append(make_fact(f"mid {i}", *mine))
+    root = make_fact("root", *mids)
+    source = MemoryFactSource([*leaves, *mids, root])
+    result = walk(source, root.hash, depth=2, limits=WalkLimits(max_nodes=1200))
+    assert result.truncated is True
+    assert len(result.nodes) == 1200  # more than one load chunk (512) past level 1
