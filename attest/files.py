@@ -1,12 +1,31 @@
-"""Writing files so that a crash leaves either the old bytes or the new ones, never a mix."""
+"""Files Affidavit writes: atomically replaced files, and private files and folders.
+
+Private means owner-only: folders 0700, files 0600, as key files already are. Databases hold
+API-key digests and facts of every scope, so a local user must not be able to read them; SQLite
+creates a database's ``-wal``, ``-shm`` and ``-journal`` files with the mode of the database file,
+so creating the database 0600 keeps those private too.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import Final
 
-__all__ = ["atomic_write"]
+__all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "atomic_write",
+    "private_database",
+    "private_dir",
+    "private_file",
+]
+
+PRIVATE_DIR_MODE: Final = 0o700
+PRIVATE_FILE_MODE: Final = 0o600
+_SQLITE_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
 
 def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
@@ -36,3 +55,70 @@ def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def private_dir(path: str | Path) -> Path:
+    """Make the folder ``path`` (and missing parents) if absent; a folder made here is 0700.
+
+    An existing folder keeps its mode (it may be a shared parent the operator chose); what is
+    private is what Affidavit creates inside it.
+
+    Raises:
+        OSError: it cannot be created, or exists and is not a folder.
+    """
+    target = Path(path)
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(mode=PRIVATE_DIR_MODE)
+    except FileExistsError:
+        if not target.is_dir():
+            raise
+        return target
+    os.chmod(target, PRIVATE_DIR_MODE)  # mkdir's mode is filtered by the umask
+    return target
+
+
+def private_file(path: str | Path) -> bool:
+    """Create ``path`` empty with mode 0600 unless it exists; True when it was created here.
+
+    The file is created with ``O_EXCL`` (never following a symlink), so the mode holds from the
+    first byte on; an existing file is left alone.
+
+    Raises:
+        OSError: the folder is missing or not writable.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        handle = os.open(path, flags, PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(handle, PRIVATE_FILE_MODE)  # the umask cannot widen, but be explicit
+    finally:
+        os.close(handle)
+    return True
+
+
+def private_database(path: str | Path, *, tighten: bool = False) -> bool:
+    """Prepare an SQLite database file to be private: create it empty with mode 0600 when
+    absent (its folder 0700 when that is made too). With ``tighten``, an existing database and
+    its ``-wal``/``-shm``/``-journal`` files lose group and other permissions (files written by
+    an older version). Returns True when the file was created here.
+
+    Raises:
+        OSError: the folder cannot be created, or a file cannot be changed.
+    """
+    target = Path(path)
+    private_dir(target.parent if str(target.parent) else Path("."))
+    created = private_file(target)
+    if tighten and not created:
+        for candidate in (target, *(Path(f"{target}{s}") for s in _SQLITE_SIDE_FILES)):
+            try:
+                mode = candidate.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISREG(mode) and mode & (stat.S_IRWXG | stat.S_IRWXO):
+                os.chmod(candidate, PRIVATE_FILE_MODE)
+    return created

@@ -38,6 +38,14 @@ Durability: appends commit a batch in one ``BEGIN IMMEDIATE`` transaction with `
 (:mod:`affidavit.attest.store`) and return only after COMMIT, so an acknowledged leaf is on disk.
 A head is signed inside a write transaction over the committed size and recorded before it is
 returned: it only ever covers durably committed leaves, and every later head extends it.
+
+Integrity (docs/adr/0005-log-state-binding.md): before a head is signed, the current tree is proven
+consistent (RFC 9162 §2.1.4) with the latest recorded head and with the signed state file beside the
+key (:mod:`affidavit.attest.logstate`), so a damaged node is never signed over (``log.integrity``).
+A log opened with ``state_file`` refuses a store that does not extend the state's head
+(``log.state_mismatch``); :meth:`TransparencyLog.create` refuses to start a new log when the key
+already signed heads of that log ID. The state file is rewritten, inside the write transaction of
+the head (so writers are serialised by the database lock), whenever a head of a new size is signed.
 """
 
 from __future__ import annotations
@@ -46,12 +54,12 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from sqlite3 import Connection, IntegrityError
-from typing import Any, Final
+from typing import Final
 
+from affidavit.attest._logcheck import Reference, audit_nodes, check_extends, latest_recorded
 from affidavit.attest._logtree import (
     NodeReader,
     check_index,
@@ -62,7 +70,14 @@ from affidavit.attest._logtree import (
     inclusion_ranges,
     stored_size,
 )
+from affidavit.attest._logtypes import (
+    ConsistencyProof,
+    InclusionProof,
+    IssuedTreeHead,
+    RecordedHead,
+)
 from affidavit.attest.keyring import SigningKey
+from affidavit.attest.logstate import LogState, read_state, write_state
 from affidavit.attest.store import Store
 from affidavit.verify import errors
 from affidavit.verify.checkpoint import (
@@ -110,93 +125,6 @@ _MIGRATIONS: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class InclusionProof:
-    """An RFC 9162 §2.1.3 inclusion proof: ``path`` runs from the leaf's sibling up to the root."""
-
-    leaf_index: int
-    tree_size: int
-    leaf_hash: bytes
-    root_hash: bytes
-    path: tuple[bytes, ...]
-    sides: tuple[str, ...]  # "left" / "right": where each path hash sits (informative only)
-
-    def to_json(self, log_id: str) -> dict[str, Any]:
-        """The bundle's ``merkle_inclusion`` object (formats.md §4), hashes as lowercase hex."""
-        return {
-            "leaf_hash": self.leaf_hash.hex(),
-            "leaf_index": self.leaf_index,
-            "tree_size": self.tree_size,
-            "merkle_root": self.root_hash.hex(),
-            "proof": [
-                {"position": side, "hash": h.hex()}
-                for side, h in zip(self.sides, self.path, strict=True)
-            ],
-            "log_id": log_id,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ConsistencyProof:
-    """An RFC 9162 §2.1.4 consistency proof between two sizes of this log."""
-
-    first_size: int
-    second_size: int
-    first_root: bytes
-    second_root: bytes
-    path: tuple[bytes, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """``{first_size, second_size, first_root, second_root, proof}``, hashes as hex."""
-        return {
-            "first_size": self.first_size,
-            "second_size": self.second_size,
-            "first_root": self.first_root.hex(),
-            "second_root": self.second_root.hex(),
-            "proof": [h.hex() for h in self.path],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class IssuedTreeHead:
-    """A signed tree head this log issued, in the peer's format (formats.md §4).
-
-    (:class:`affidavit.verify.treehead.SignedTreeHead` is the verifier's parsed form of the same.)
-    """
-
-    log_id: str
-    tree_size: int
-    root_hash: str  # lowercase hex
-    timestamp: str  # "%Y-%m-%dT%H:%M:%SZ"
-    signature: str  # b64 Ed25519 over "{log_id}|{tree_size}|{root_hash}|{timestamp}"
-    key_id: str
-    algorithm: str = "Ed25519"
-
-    def to_json(self) -> dict[str, Any]:
-        """The wire object, keys in the peer's order."""
-        return {
-            "log_id": self.log_id,
-            "tree_size": self.tree_size,
-            "root_hash": self.root_hash,
-            "timestamp": self.timestamp,
-            "signature": self.signature,
-            "key_id": self.key_id,
-            "algorithm": self.algorithm,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedHead:
-    """A head the log handed out: ``kind`` is ``sth`` (document = JSON) or ``checkpoint`` (note)."""
-
-    seq: int
-    kind: str
-    tree_size: int
-    root_hash: str
-    timestamp: str
-    document: str
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -216,16 +144,20 @@ class TransparencyLog:
         key: SigningKey | None = None,
         clock: Callable[[], datetime] = _utc_now,
         owns_store: bool = True,
+        state_file: Path | None = None,
     ) -> None:
         """Wrap an open store that already holds a log; prefer :meth:`open`.
 
         Raises:
             LogNotFound: the store holds no log.
             LogKeyMismatch: ``key`` is not the log's key.
+            LogStateInvalid, LogStateMismatch: ``state_file`` is bad, or the store does not
+                extend the head it records.
         """
         self.store = store
         self._clock = clock
         self._owns_store = owns_store
+        self.state_file = state_file
         store.migrate(COMPONENT, _MIGRATIONS)
         meta = self._meta()
         if "log_id" not in meta:
@@ -237,6 +169,8 @@ class TransparencyLog:
         self._key: SigningKey | None = None
         if key is not None:
             self.set_key(key)
+        if state_file is not None:
+            self._check_state()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -249,18 +183,29 @@ class TransparencyLog:
         *,
         key_path: str | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        state_file: Path | None = None,
     ) -> TransparencyLog:
         """Create an empty log in the database at ``path`` (made if absent), signed by ``key``.
 
         ``log_id`` is signed into every tree head, so it must not contain ``|`` (the STH message
         separator) or whitespace. The head's ``key_id`` is ``key.key_id`` when set, else the first
         16 hex digits of SHA-256 of the public key. ``key_path`` is remembered for the CLI.
+        ``state_file`` (:func:`affidavit.attest.logstate.state_path`) binds the key to this log:
+        when it already exists the key signed heads of this log ID elsewhere, and a new empty log
+        would fork it.
 
         Raises:
-            LogBadLogId, LogExists, StoreUnreadable.
+            LogBadLogId, LogExists, StoreUnreadable, LogStateMismatch.
         """
         if not _LOG_ID.match(log_id):
             raise errors.LogBadLogId(f"invalid log ID {log_id!r}")
+        if state_file is not None and state_file.exists():
+            raise errors.LogStateMismatch(
+                f"the key already signed heads of log {log_id!r} (see {state_file}); "
+                "refusing to start a new, empty log under the same key and log ID (a fork): "
+                "restore the log's database",
+                details={"state_file": str(state_file)},
+            )
         store, owns = _store_for(path, create=True)
         try:
             store.migrate(COMPONENT, _MIGRATIONS)
@@ -270,7 +215,7 @@ class TransparencyLog:
                 meta["key_path"] = key_path
             with store.write() as db:
                 _insert_meta(db, store.path, meta)
-            return cls(store, key=key, clock=clock, owns_store=owns)
+            return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
             if owns:
                 store.close()
@@ -283,15 +228,19 @@ class TransparencyLog:
         key: SigningKey | None = None,
         *,
         clock: Callable[[], datetime] = _utc_now,
+        state_file: Path | None = None,
     ) -> TransparencyLog:
         """Open an existing log; ``key`` (checked against the log's public key) enables signing.
+        With ``state_file`` the store must extend the head recorded there (and signing keeps it
+        current).
 
         Raises:
-            StoreMissing, StoreUnreadable, LogNotFound, LogKeyMismatch.
+            StoreMissing, StoreUnreadable, LogNotFound, LogKeyMismatch, LogStateInvalid,
+            LogStateMismatch.
         """
         store, owns = _store_for(path, create=False)
         try:
-            return cls(store, key=key, clock=clock, owns_store=owns)
+            return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
             if owns:
                 store.close()
@@ -492,8 +441,8 @@ class TransparencyLog:
         key = self._signing_key()
         stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
-            size = stored_size(db)
-            root_hex = NodeReader(db, self.store.path).range_hash(0, size).hex()
+            size, root = self._checked_head(db)
+            root_hex = root.hex()
             message = sth_message(self.log_id, size, root_hex, stamp)
             head = IssuedTreeHead(
                 log_id=self.log_id,
@@ -505,6 +454,7 @@ class TransparencyLog:
             )
             document = json.dumps(head.to_json(), separators=(",", ":"))
             _record(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
+            self._advance_state(key, size, root_hex, stamp)
         return head
 
     def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
@@ -520,13 +470,13 @@ class TransparencyLog:
         name = origin if origin is not None else self.log_id
         stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
-            size = stored_size(db)
-            root = NodeReader(db, self.store.path).range_hash(0, size)
+            size, root = self._checked_head(db)
             body = checkpoint_body(name, size, root)  # formats.md §6, c2sp.org/tlog-checkpoint
             key_id = key_id_c2sp(name, key.public_key.raw)
             line = note_signature_line(name, key_id, key.sign(body.encode("utf-8")))
             note = format_note(body, [line])
             _record(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
+            self._advance_state(key, size, root.hex(), stamp)
         return note
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
@@ -542,6 +492,98 @@ class TransparencyLog:
             RecordedHead(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]), str(r[5]))
             for r in rows
         ]
+
+    # -- integrity (docs/adr/0005) ---------------------------------------------------------------
+
+    def state(self) -> LogState | None:
+        """The verified signed state beside the key (None: unbound, or no head signed yet).
+
+        Raises:
+            LogStateInvalid: the file is malformed or not signed by this log's key.
+        """
+        if self.state_file is None:
+            return None
+        return read_state(self.state_file, self.public_key, self.log_id)
+
+    def _references(self, db: Connection) -> list[Reference]:
+        references = []
+        recorded = latest_recorded(db)
+        if recorded is not None:
+            references.append(recorded)
+        state = self.state()
+        if state is not None:
+            references.append(
+                Reference(state.tree_size, state.root_hash, f"the signed state {self.state_file}")
+            )
+        return references
+
+    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
+        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
+
+        Raises:
+            LogIntegrity: a stored node contradicts a head this log signed.
+        """
+        size = stored_size(db)
+        reader = NodeReader(db, self.store.path)
+        root = reader.range_hash(0, size)
+        check_extends(reader, self.store.path, size, root, self._references(db))
+        return size, root
+
+    def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
+        """Record the head in the state file when it is of a new size (inside the head's write
+        transaction: the database lock serialises every signer of this log)."""
+        if self.state_file is None:
+            return
+        current = self.state()
+        if current is not None and current.tree_size >= size:
+            return
+        state = LogState(self.log_id, size, root_hex, self.public_key.b64, stamp)
+        write_state(self.state_file, key, state)
+
+    def bind_state(self, state_file: Path) -> None:
+        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
+        the store extends the head recorded there; signing keeps it current from now on.
+
+        Raises:
+            LogStateInvalid, LogStateMismatch.
+        """
+        self.state_file = state_file
+        self._check_state()
+
+    def _check_state(self) -> None:
+        """Refuse a store that does not extend the head the state file records."""
+        state = self.state()
+        if state is None:
+            return
+        with self.store.read() as db:
+            size = stored_size(db)
+            ok = size >= state.tree_size
+            if ok:
+                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
+                ok = root.hex() == state.root_hash
+        if not ok:
+            raise errors.LogStateMismatch(
+                f"{self.store.path}: the log key signed a head of log {self.log_id!r} at size "
+                f"{state.tree_size} (root {state.root_hash[:16]}..., {self.state_file}) and this "
+                f"store (size {size}) does not extend it: refusing a forked or damaged log",
+                details={"tree_size": size, "signed_size": state.tree_size},
+            )
+
+    def verify_integrity(self, *, full: bool = False) -> None:
+        """Check the stored tree against the latest recorded head and the state file (O(log n));
+        with ``full``, also every stored node against its children and data (O(n)).
+
+        Raises:
+            LogIntegrity: the tree contradicts a signed head, or a node is damaged.
+        """
+        with self.store.read() as db:
+            size = stored_size(db)
+            reader = NodeReader(db, self.store.path)
+            check_extends(
+                reader, self.store.path, size, reader.range_hash(0, size), self._references(db)
+            )
+            if full:
+                audit_nodes(db, self.store.path)
 
     def _signing_key(self) -> SigningKey:
         if self._key is None:

@@ -23,6 +23,11 @@ The house settings, for every database:
 - One writer: every write is ``BEGIN IMMEDIATE`` (SQLite's RESERVED lock, across processes) inside a
   per-connection lock (across threads), with a busy timeout; a writer that cannot get the lock in
   time gets ``store.busy``.
+- Private files: a database created here is mode 0600 in a folder made 0700
+  (:func:`affidavit.attest.files.private_database`); SQLite gives its ``-wal``/``-shm`` the same
+  mode.
+- Damage: SQLite's "database disk image is malformed" (and a failed :meth:`Store.quick_check`) is
+  ``store.corrupt``, never a bare ``sqlite3`` exception.
 - ``schema_versions(component, version)``: each component (``log``, ``facts``, ``registry``...) owns
   its tables and migrates them with :meth:`Store.migrate`; a database written by a newer version is
   refused with ``store.schema_too_new`` instead of being misread.
@@ -39,9 +44,10 @@ from types import TracebackType
 from typing import Final
 from urllib.parse import quote
 
+from affidavit.attest.files import private_database
 from affidavit.verify import errors
 
-__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "Store"]
+__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "Store", "translate_database_error"]
 
 DEFAULT_BUSY_TIMEOUT_S: Final = 30.0
 
@@ -68,9 +74,16 @@ class Store:
 
     @classmethod
     def open(
-        cls, path: str | Path, *, create: bool = False, timeout: float = DEFAULT_BUSY_TIMEOUT_S
+        cls,
+        path: str | Path,
+        *,
+        create: bool = False,
+        timeout: float = DEFAULT_BUSY_TIMEOUT_S,
+        readonly: bool = False,
     ) -> Store:
-        """Open the database at ``path``; with ``create=True`` make it (and its folder) if absent.
+        """Open the database at ``path``; with ``create=True`` make it (and its folder) if absent,
+        private (0600 file, 0700 folder). ``readonly`` opens a reader that never writes (no
+        schema table, no journal-mode change; the database must already be in WAL mode).
 
         Raises:
             StoreMissing: the file does not exist and ``create`` is false.
@@ -78,11 +91,14 @@ class Store:
             StoreBusy: the database stayed locked for ``timeout`` seconds while being set up.
         """
         target = Path(path)
-        if create:
-            target.parent.mkdir(parents=True, exist_ok=True)
+        if create and not readonly:
+            try:
+                private_database(target)
+            except OSError as e:
+                raise errors.StoreUnreadable(f"{target}: cannot create: {e.strerror}") from e
         elif not target.is_file():
             raise errors.StoreMissing(f"{target}: no such database")
-        mode = "rwc" if create else "rw"
+        mode = "ro" if readonly else ("rwc" if create else "rw")
         uri = f"file:{quote(str(target.resolve()))}?mode={mode}"
         with _translated(target):
             conn = sqlite3.connect(
@@ -90,6 +106,9 @@ class Store:
             )
             try:
                 conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+                if readonly:
+                    conn.execute("PRAGMA query_only=ON")
+                    return cls(target, conn)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute("PRAGMA foreign_keys=ON")
@@ -175,6 +194,21 @@ class Store:
                 if self.conn.in_transaction:
                     self.conn.execute("COMMIT")
 
+    def quick_check(self) -> None:
+        """``PRAGMA quick_check``: SQLite's page-level integrity check (O(size), no index
+        cross-check).
+
+        Raises:
+            StoreCorrupt: SQLite reports damage.
+        """
+        with _translated(self.path), self._lock:
+            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        if rows != ["ok"]:
+            raise errors.StoreCorrupt(
+                f"{self.path}: the database is damaged: {rows[0] if rows else 'no answer'}",
+                details={"problems": rows[:5]},
+            )
+
     def schema_version(self, component: str) -> int:
         """The stored schema version of ``component``; 0 when it has no tables here."""
         with self.read() as db:
@@ -230,10 +264,18 @@ def _translated(path: Path) -> Iterator[None]:
     """Turn sqlite3's errors at the boundary into the store's stable codes."""
     try:
         yield
-    except sqlite3.OperationalError as e:
-        text = str(e)
-        if "locked" in text or "busy" in text:
-            raise errors.StoreBusy(f"{path}: {text}") from e
-        raise errors.StoreUnreadable(f"{path}: {text}") from e
     except sqlite3.DatabaseError as e:
-        raise errors.StoreUnreadable(f"{path}: {e}") from e
+        raise translate_database_error(path, e) from e
+
+
+def translate_database_error(
+    path: Path | str, error: sqlite3.DatabaseError
+) -> errors.AffidavitError:
+    """The stable code for an sqlite3 error: damage is ``store.corrupt``, a file that is not a
+    database ``store.unreadable``, a held lock ``store.busy``."""
+    text = str(error)
+    if "malformed" in text or "corrupt" in text:
+        return errors.StoreCorrupt(f"{path}: the database is damaged: {text}")
+    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return errors.StoreBusy(f"{path}: {text}")
+    return errors.StoreUnreadable(f"{path}: {text}")

@@ -222,6 +222,8 @@ def main() -> None:
                     "create",
                     "--scope",
                     "publish",
+                    "--publisher",
+                    "acme",
                     "--scope",
                     "facts:write",
                     "--data-dir",

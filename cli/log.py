@@ -17,6 +17,13 @@ appended, and the whole command is one batch: either every file becomes a leaf o
 Signing key: ``log init`` records the key file's absolute path in the database; ``log head`` uses
 ``--key`` when given, else that recorded path. Either way the key must be the log's own key
 (``log.key_mismatch``); the private key itself is never copied into the database.
+
+Binding (docs/adr/0005-log-state-binding.md): each head of a new size also rewrites a signed state
+file beside the key file (``KEY.logstate-<hash of log id>.json``). ``log head`` refuses a database
+that does not extend the head recorded there, and ``log init`` refuses to start a new log under a
+key and log ID that already signed heads (``log.state_mismatch``, exit 2): a deleted or emptied
+database is never silently replaced by a second history. Before any head is signed, the tree is
+proven consistent with the last signed head (``log.integrity``, exit 1, when a node was damaged).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 import click
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log import TransparencyLog
+from affidavit.attest.logstate import state_path
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.verify.canonical import py_compact
 from affidavit.verify.errors import JsonError, LogBadTimestamp, LogNoSigningKey, UsageError
@@ -53,7 +61,8 @@ def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
     """Create an empty log in DB, signed by the Ed25519 key in KEYFILE (PKCS#8 PEM)."""
     key = load_signing_key(key_file)
     absolute = str(key_file.resolve())
-    with TransparencyLog.create(db, key, log_id, key_path=absolute) as created:
+    bound = state_path(key_file.resolve(), log_id)
+    with TransparencyLog.create(db, key, log_id, key_path=absolute, state_file=bound) as created:
         document = {
             "ok": True,
             "db": str(db),
@@ -132,6 +141,7 @@ def head(
         if path is None:
             raise LogNoSigningKey(f"{db}: no key path recorded; pass --key KEYFILE")
         opened.set_key(load_signing_key(path))
+        opened.bind_state(state_path(Path(path).resolve(), opened.log_id))
         if checkpoint:
             note = opened.checkpoint(origin, when)
             if as_json:

@@ -2,6 +2,10 @@
 
 Process mode (seed 000 §12.2): commands that talk to a registry exit non-zero with one clear line
 when no URL is configured (``--registry`` or ``AFFIDAVIT_REGISTRY_URL``) or the node probe fails.
+
+``serve`` opens the registry's state (key, database, log checks) before the server starts, so a
+refused start (world-readable key, unusable data folder, damaged or forked database) is one line
+``error: <code>: <message>`` and exit 2, never a server traceback (docs/adr/0005).
 """
 
 from __future__ import annotations
@@ -56,12 +60,15 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     """Run the registry (uvicorn) until SIGTERM or Ctrl-C; shuts down gracefully."""
     import uvicorn  # noqa: PLC0415
     from affidavit.registry.app import create_app  # noqa: PLC0415
+    from affidavit.registry.state import RegistryState  # noqa: PLC0415
 
     settings = _settings(
         host=host, port=port, data_dir=data_dir, contracts_dir=contracts_dir, public_url=public_url
     )
     _configure_logging(access_log)
-    app = create_app(settings)
+    listener = _listen(settings.host, settings.port)  # before anything else: one line, exit 2
+    state = RegistryState.open(settings)  # refusals: AffidavitError -> one line, exit 2
+    app = create_app(settings, state=state)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -71,6 +78,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         access_log=False,  # ours is structured and never logs headers (API keys live there)
         log_config=None,
         timeout_graceful_shutdown=10,
+        timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)),
         lifespan="on",
     )
     if as_json:
@@ -80,7 +88,35 @@ def serve(  # noqa: PLR0917 - click passes options positionally
                 "data_dir": str(settings.data_dir),
             }
         )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def _listen(host: str, port: int) -> Any:
+    """A bound, listening TCP socket for ``host:port``.
+
+    Raises:
+        RegistryBindFailed: the address is in use, not permitted or not valid.
+    """
+    import socket  # noqa: PLC0415
+
+    from affidavit.verify.errors import RegistryBindFailed  # noqa: PLC0415
+
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listener = socket.socket(info[0], socket.SOCK_STREAM)
+    except OSError as e:
+        raise RegistryBindFailed(f"cannot listen on {host}:{port}: {e}") from e
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(info[4])
+        listener.listen(2048)
+    except OSError as e:
+        listener.close()
+        raise RegistryBindFailed(
+            f"cannot listen on {host}:{port}: {e.strerror or e}", details={"port": port}
+        ) from e
+    listener.set_inheritable(True)
+    return listener
 
 
 def _best(module: str, fallback: str) -> str:
@@ -120,21 +156,54 @@ def keys() -> None:
     "scopes",
     multiple=True,
     required=True,
-    help="publish | facts:write | facts:read:<local|team|company|public|*> (repeatable).",
+    help="admin | publish | facts:write | facts:read:<local|team|company|public|*> (repeatable).",
+)
+@click.option(
+    "--publisher",
+    "publishers",
+    multiple=True,
+    help="Adapter-id namespace a publish key may write, e.g. acme (repeatable; required "
+    "with --scope publish).",
 )
 @click.option("--label", default="", help="A note for people (not secret).")
 @click.option(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
 )
 @json_option
-def keys_create(scopes: tuple[str, ...], label: str, data_dir: Path | None, as_json: bool) -> None:
-    """Create an API key. The token is printed once; only its SHA-256 is stored."""
+def keys_create(
+    scopes: tuple[str, ...],
+    publishers: tuple[str, ...],
+    label: str,
+    data_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Create an API key. The token is printed once; only its SHA-256 is stored.
+
+    A publish key writes only contracts whose adapter_id lies in a --publisher namespace
+    (``acme`` covers ``acme.*``); an admin key writes any, and the reserved channels.
+    """
     from datetime import UTC, datetime  # noqa: PLC0415
 
-    from affidavit.registry.auth import ApiKey, hash_token, new_token, parse_scope, parse_token  # noqa: PLC0415
+    from affidavit.registry.auth import (  # noqa: PLC0415
+        ApiKey,
+        hash_token,
+        new_token,
+        parse_publisher,
+        parse_scope,
+        parse_token,
+    )
     from affidavit.registry.db import open_tables  # noqa: PLC0415
+    from affidavit.verify.errors import AuthBadPublisher  # noqa: PLC0415
 
     checked = tuple(dict.fromkeys(parse_scope(s) for s in scopes))
+    bound = tuple(dict.fromkeys(parse_publisher(p) for p in publishers))
+    if "publish" in checked and not bound:
+        raise AuthBadPublisher(
+            "a publish key must be bound to the adapter-id namespaces it may write: "
+            "add --publisher PREFIX (e.g. --publisher acme), or use --scope admin for the operator"
+        )
+    if bound and "publish" not in checked:
+        raise AuthBadPublisher("--publisher applies only to keys with --scope publish")
     settings = _settings(data_dir=data_dir)
     token = new_token()
     key = ApiKey(
@@ -142,21 +211,67 @@ def keys_create(scopes: tuple[str, ...], label: str, data_dir: Path | None, as_j
         token_sha256=hash_token(token),
         scopes=checked,
         label=label,
+        publishers=bound,
     )
-    tables = open_tables(settings.database_path)
+    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
     try:
         tables.add_api_key(key, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     finally:
         tables.close()
     if as_json:
-        emit_json({"key_id": key.key_id, "scopes": list(checked), "label": label, "api_key": token})
+        emit_json(
+            {
+                "key_id": key.key_id,
+                "scopes": list(checked),
+                "publishers": list(bound),
+                "label": label,
+                "api_key": token,
+            }
+        )
         return
     click.echo(token)
     click.echo(
-        f"key {key.key_id} with scopes {', '.join(checked)}: store the token now, "
-        "it is not shown again (export AFFIDAVIT_API_KEY=...)",
+        f"key {key.key_id} with scopes {', '.join(checked)}"
+        + (f" for publishers {', '.join(bound)}" if bound else "")
+        + ": store the token now, it is not shown again (export AFFIDAVIT_API_KEY=...)",
         err=True,
     )
+
+
+@keys.command("bind")
+@click.argument("key_id")
+@click.option(
+    "--publisher",
+    "publishers",
+    multiple=True,
+    required=True,
+    help="Adapter-id namespace the key may write (repeatable).",
+)
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@json_option
+def keys_bind(
+    key_id: str, publishers: tuple[str, ...], data_dir: Path | None, as_json: bool
+) -> None:
+    """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
+    from affidavit.registry.auth import parse_publisher  # noqa: PLC0415
+    from affidavit.registry.db import open_tables  # noqa: PLC0415
+    from affidavit.verify.errors import UsageError  # noqa: PLC0415
+
+    bound = [parse_publisher(p) for p in publishers]
+    settings = _settings(data_dir=data_dir)
+    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
+    try:
+        found = tables.bind_api_key(key_id, bound)
+    finally:
+        tables.close()
+    if not found:
+        raise UsageError(f"no active API key {key_id}")
+    if as_json:
+        emit_json({"key_id": key_id, "publishers": bound})
+    else:
+        click.echo(f"bound {key_id} to {', '.join(bound)}")
 
 
 @keys.command("list")
@@ -168,7 +283,8 @@ def keys_list(data_dir: Path | None, as_json: bool) -> None:
     """List key ids, scopes and labels (never tokens or digests)."""
     from affidavit.registry.db import open_tables  # noqa: PLC0415
 
-    tables = open_tables(_settings(data_dir=data_dir).database_path)
+    settings = _settings(data_dir=data_dir)
+    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
     try:
         listed = tables.list_api_keys()
     finally:
@@ -178,7 +294,10 @@ def keys_list(data_dir: Path | None, as_json: bool) -> None:
         return
     for item in listed:
         state = "revoked" if item["revoked"] else "active"
-        click.echo(f"{item['key_id']}  {state:7}  {','.join(item['scopes'])}  {item['label']}")
+        bound = ",".join(item["publishers"]) or "-"
+        click.echo(
+            f"{item['key_id']}  {state:7}  {','.join(item['scopes'])}  {bound}  {item['label']}"
+        )
 
 
 @keys.command("revoke")
@@ -192,7 +311,8 @@ def keys_revoke(key_id: str, data_dir: Path | None, as_json: bool) -> None:
     from affidavit.registry.db import open_tables  # noqa: PLC0415
     from affidavit.verify.errors import UsageError  # noqa: PLC0415
 
-    tables = open_tables(_settings(data_dir=data_dir).database_path)
+    settings = _settings(data_dir=data_dir)
+    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
     try:
         found = tables.revoke_api_key(key_id)
     finally:

@@ -15,7 +15,7 @@ url="http://127.0.0.1:$port"
 export AFFIDAVIT_REGISTRY_URL="$url"
 
 echo "-- affidavit registry keys create: API keys, shown once, stored as SHA-256 digests"
-publish_key="$(affidavit registry keys create --scope publish --label demo --data-dir "$data")"
+publish_key="$(affidavit registry keys create --scope publish --publisher demo --label demo --data-dir "$data")"
 writer_key="$(affidavit registry keys create --scope facts:write --data-dir "$data" 2>/dev/null)"
 team_key="$(affidavit registry keys create --scope facts:read:team --data-dir "$data" 2>/dev/null)"
 

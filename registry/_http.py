@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from affidavit.registry.auth import ApiKey, parse_token, token_from_headers, verify_token
-from affidavit.verify.errors import HttpBadParameter, HttpBodyTooLarge, JsonWrongType
+from affidavit.verify.errors import (
+    HttpBadParameter,
+    HttpBodyTimeout,
+    HttpBodyTooLarge,
+    JsonWrongType,
+)
 from affidavit.verify.jsonio import loads
 from starlette.requests import Request
 
 __all__ = ["api_key", "int_param", "read_json_body", "read_json_object"]
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused as soon as it passes ``limit`` bytes (never buffered beyond it).
+async def read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
+    """The request body, refused as soon as it passes ``limit`` bytes (never buffered beyond it),
+    and refused when it has not arrived in full within ``timeout`` seconds (a client that
+    announces more than it sends must not hold a worker until it gives up).
 
     Raises:
         HttpBodyTooLarge: Content-Length or the streamed size is over ``limit``.
+        HttpBodyTimeout: the body did not arrive in time (408; the connection is then closed).
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -26,7 +35,21 @@ async def read_body(request: Request, limit: int) -> bytes:
         )
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    stream = request.stream().__aiter__()
+    while True:
+        remaining = None if deadline is None else max(0.0, deadline - loop.time())
+        try:
+            chunk = await asyncio.wait_for(stream.__anext__(), remaining)
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            raise HttpBodyTimeout(
+                f"the request body did not arrive within {timeout:g} s "
+                f"({size} of {declared or 'unknown'} bytes)",
+                details={"timeout_s": timeout, "received": size},
+            ) from None
         size += len(chunk)
         if size > limit:
             raise HttpBodyTooLarge(
@@ -43,8 +66,10 @@ async def read_json_body(request: Request) -> Any:
         HttpBodyTooLarge: over the configured limit (413).
         JsonError: any strict-parser code (400).
     """
-    limit: int = request.app.state.registry.settings.max_body_bytes
-    return loads(await read_body(request, limit), max_bytes=limit)
+    settings = request.app.state.registry.settings
+    limit: int = settings.max_body_bytes
+    body = await read_body(request, limit, settings.body_timeout_s)
+    return loads(body, max_bytes=limit)
 
 
 async def read_json_object(request: Request, what: str) -> dict[str, Any]:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
+from affidavit.attest.store import translate_database_error
 from affidavit.registry import (
     routes_contracts,
     routes_discovery,
@@ -50,16 +52,20 @@ def create_app(
     *,
     clock: Callable[[], datetime] | None = None,
     signing_key: SigningKeyLike | None = None,
+    state: RegistryState | None = None,
 ) -> Starlette:
-    """Build the ASGI application. Nothing is opened until the lifespan starts.
+    """Build the ASGI application. Nothing is opened until the lifespan starts, unless ``state``
+    was opened already (``registry serve`` opens it first, so a refused start is one line and
+    exit 2, not a server traceback); the lifespan then closes it on shutdown.
 
     ``clock`` returns an aware UTC datetime (default: the system clock); ``signing_key`` replaces
     the key file under ``data_dir/keys`` (tests use a fixed TEST-ONLY key).
     """
+    opened = state
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state = RegistryState.open(settings, clock=clock, signing_key=signing_key)
+        state = opened or RegistryState.open(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
         try:
             yield
@@ -78,6 +84,7 @@ def create_app(
         lifespan=lifespan,
         exception_handlers={
             errors.AffidavitError: _affidavit_error,
+            sqlite3.DatabaseError: _database_error,
             HTTPException: _http_exception,
             Exception: _unexpected,
         },
@@ -89,6 +96,17 @@ def create_app(
 async def _affidavit_error(request: Request, exc: Exception) -> Response:  # noqa: ARG001
     assert isinstance(exc, errors.AffidavitError)
     return error_response(exc)
+
+
+async def _database_error(request: Request, exc: Exception) -> Response:
+    """A damaged or unreadable database is the server's fault: 503 with a stable code
+    (``store.corrupt``), never 500 (docs/adr/0005)."""
+    assert isinstance(exc, sqlite3.DatabaseError)
+    state = getattr(request.app.state, "registry", None)
+    path = state.settings.database_path if state is not None else "database"
+    error = translate_database_error(path, exc)
+    _LOG.error("database error on %s %s: %s", request.method, request.url.path, error.message)
+    return error_response(error)
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:

@@ -15,7 +15,15 @@ token, because SHA-256 is preimage resistant at that entropy.
 
 Scopes (issue 6 item 4): ``publish`` (POST/PATCH contracts), ``facts:write`` (PUT facts),
 ``facts:read:<scope>`` for scope ``local|team|company|public`` or ``*`` (all). Facts in scope
-``public`` are readable without a key.
+``public`` are readable without a key. ``admin``: the operator's key, which may write any
+adapter_id and use the reserved distribution channels.
+
+Ownership (docs/adr/0006-publisher-ownership.md): a ``publish`` key is bound to publisher
+namespaces, adapter-id prefixes of whole dot-separated segments (``acme`` covers ``acme.eval.v0``
+and ``acme.x.y``, not ``acmex.y``); it may publish and PATCH only adapter ids inside them
+(``auth.publisher_forbidden``). A ``publish`` key created before bindings existed has none and may
+not write at all (``auth.key_unbound``) until the operator binds it
+(``affidavit registry keys bind KEY_ID --publisher PREFIX``): fail closed.
 """
 
 from __future__ import annotations
@@ -28,15 +36,25 @@ import secrets
 from dataclasses import dataclass
 from typing import Final
 
-from affidavit.verify.errors import AuthBadScope, AuthForbidden, AuthInvalid, AuthMissing
+from affidavit.verify.errors import (
+    AuthBadPublisher,
+    AuthBadScope,
+    AuthForbidden,
+    AuthInvalid,
+    AuthKeyUnbound,
+    AuthMissing,
+    AuthPublisherForbidden,
+)
 
 __all__ = [
     "FACT_SCOPES",
     "ApiKey",
     "ParsedToken",
+    "check_publisher",
     "check_scope",
     "hash_token",
     "new_token",
+    "parse_publisher",
     "parse_scope",
     "parse_token",
     "readable_fact_scopes",
@@ -46,7 +64,8 @@ __all__ = [
 
 FACT_SCOPES: Final = ("local", "team", "company", "public")
 _TOKEN = re.compile(r"^afk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
-_SCOPE = re.compile(r"^(publish|facts:write|facts:read:(local|team|company|public|\*))$")
+_SCOPE = re.compile(r"(admin|publish|facts:write|facts:read:(local|team|company|public|\*))")
+_PUBLISHER = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")  # adapter-id segments (formats.md §2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +84,27 @@ class ApiKey:
     token_sha256: str
     scopes: tuple[str, ...]
     label: str = ""
+    publishers: tuple[str, ...] = ()  # adapter-id namespaces a publish key may write
 
     def has(self, scope: str) -> bool:
-        """True when this key carries ``scope`` (``facts:read:*`` covers every read scope)."""
+        """True when this key carries ``scope`` (``facts:read:*`` covers every read scope;
+        ``admin`` covers ``publish``)."""
         if scope in self.scopes:
             return True
+        if scope == "publish" and "admin" in self.scopes:
+            return True
         return scope.startswith("facts:read:") and "facts:read:*" in self.scopes
+
+    @property
+    def is_admin(self) -> bool:
+        """The operator's key: any adapter_id, reserved channels."""
+        return "admin" in self.scopes
+
+    def may_write(self, adapter_id: str) -> bool:
+        """True when ``adapter_id`` lies in one of the key's publisher namespaces (or admin)."""
+        if self.is_admin:
+            return True
+        return any(adapter_id == p or adapter_id.startswith(p + ".") for p in self.publishers)
 
 
 def parse_scope(text: str) -> str:
@@ -79,12 +113,49 @@ def parse_scope(text: str) -> str:
     Raises:
         AuthBadScope: not ``publish``, ``facts:write`` or ``facts:read:<scope>``.
     """
-    if not _SCOPE.match(text):
+    if not _SCOPE.fullmatch(text):
         raise AuthBadScope(
-            f"scope {text!r} is not publish, facts:write or "
+            f"scope {text!r} is not admin, publish, facts:write or "
             "facts:read:<local|team|company|public|*>"
         )
     return text
+
+
+def parse_publisher(text: str) -> str:
+    """Validate one publisher namespace (an adapter-id prefix of whole segments).
+
+    Raises:
+        AuthBadPublisher: not lowercase dot-separated segments like ``acme`` or ``acme.tools``.
+    """
+    if len(text) > 200 or not _PUBLISHER.fullmatch(text):
+        raise AuthBadPublisher(
+            f"publisher {text!r} must be an adapter-id prefix of whole segments, like 'acme' or "
+            "'acme.tools' (lowercase letters, digits, '_', separated by '.')"
+        )
+    return text
+
+
+def check_publisher(key: ApiKey, adapter_id: str) -> None:
+    """Require that ``key`` may write contracts under ``adapter_id`` (docs/adr/0006).
+
+    Raises:
+        AuthKeyUnbound: a publish key with no publisher binding (created before bindings).
+        AuthPublisherForbidden: the bindings do not cover ``adapter_id``.
+    """
+    if key.is_admin:
+        return
+    if not key.publishers:
+        raise AuthKeyUnbound(
+            f"API key {key.key_id} is bound to no publisher, so it may not write; the operator "
+            f"binds it with: affidavit registry keys bind {key.key_id} --publisher PREFIX",
+            details={"key_id": key.key_id},
+        )
+    if not key.may_write(adapter_id):
+        raise AuthPublisherForbidden(
+            f"API key {key.key_id} may write only under {', '.join(key.publishers)}; "
+            f"not {adapter_id}",
+            details={"adapter_id": adapter_id, "publishers": list(key.publishers)},
+        )
 
 
 def new_token() -> str:
@@ -105,7 +176,7 @@ def parse_token(token: str) -> ParsedToken:
     Raises:
         AuthInvalid: the token is not ``afk_<16 hex>_<43 b64url>``.
     """
-    match = _TOKEN.match(token)
+    match = _TOKEN.fullmatch(token)
     if match is None:
         raise AuthInvalid("the API key is malformed")
     return ParsedToken(key_id=match.group(1), token=token)

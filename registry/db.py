@@ -16,18 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
+from affidavit.attest.factstore import FactStore
+from affidavit.attest.files import private_database
+from affidavit.attest.log import TransparencyLog
 from affidavit.attest.store import Store
 from affidavit.registry.auth import ApiKey
+from affidavit.verify import errors
 
-__all__ = ["ContractRow", "DbThread", "RegistryTables", "open_tables"]
+__all__ = ["ContractRow", "DbThread", "ReadPool", "ReadView", "RegistryTables", "open_tables"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -67,6 +73,11 @@ CREATE TABLE IF NOT EXISTS registry_fact_index (
 );
 CREATE INDEX IF NOT EXISTS registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
 CREATE INDEX IF NOT EXISTS registry_fact_by_relation ON registry_fact_index (relation, scope)
+""",
+    # 2: publish keys are bound to adapter-id namespaces (docs/adr/0006); keys created before
+    # have none and may not write until bound.
+    """
+ALTER TABLE registry_api_keys ADD COLUMN publishers TEXT NOT NULL DEFAULT '[]'
 """,
 )
 
@@ -224,37 +235,66 @@ class RegistryTables:
     # -- API keys -----------------------------------------------------------------------------
 
     def add_api_key(self, key: ApiKey, created_at: str) -> None:
-        """Store a key's digest and scopes (never the token)."""
+        """Store a key's digest, scopes and publisher bindings (never the token)."""
         with self.transaction():
             self.conn.execute(
-                "INSERT INTO registry_api_keys(key_id, token_sha256, scopes, label, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key.key_id, key.token_sha256, json.dumps(list(key.scopes)), key.label, created_at),
+                "INSERT INTO registry_api_keys"
+                "(key_id, token_sha256, scopes, label, created_at, publishers) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key.key_id,
+                    key.token_sha256,
+                    json.dumps(list(key.scopes)),
+                    key.label,
+                    created_at,
+                    json.dumps(list(key.publishers)),
+                ),
             )
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
         """A key that is not revoked, or None."""
         row = self.conn.execute(
-            "SELECT key_id, token_sha256, scopes, label FROM registry_api_keys "
+            "SELECT key_id, token_sha256, scopes, label, publishers FROM registry_api_keys "
             "WHERE key_id = ? AND revoked = 0",
             (key_id,),
         ).fetchone()
         if row is None:
             return None
         return ApiKey(
-            key_id=row[0], token_sha256=row[1], scopes=tuple(json.loads(row[2])), label=row[3]
+            key_id=row[0],
+            token_sha256=row[1],
+            scopes=tuple(json.loads(row[2])),
+            label=row[3],
+            publishers=tuple(json.loads(row[4])),
         )
 
+    def bind_api_key(self, key_id: str, publishers: Sequence[str]) -> bool:
+        """Add publisher bindings to a key that is not revoked; False when there is none."""
+        with self.transaction():
+            row = self.conn.execute(
+                "SELECT publishers FROM registry_api_keys WHERE key_id = ? AND revoked = 0",
+                (key_id,),
+            ).fetchone()
+            if row is None:
+                return False
+            merged = list(dict.fromkeys([*json.loads(row[0]), *publishers]))
+            self.conn.execute(
+                "UPDATE registry_api_keys SET publishers = ? WHERE key_id = ?",
+                (json.dumps(merged), key_id),
+            )
+        return True
+
     def list_api_keys(self) -> list[dict[str, Any]]:
-        """Key ids, scopes, labels and dates (no digests)."""
+        """Key ids, scopes, publisher bindings, labels and dates (no digests)."""
         rows = self.conn.execute(
-            "SELECT key_id, scopes, label, created_at, revoked FROM registry_api_keys "
+            "SELECT key_id, scopes, label, created_at, revoked, publishers FROM registry_api_keys "
             "ORDER BY created_at"
         ).fetchall()
         return [
             {
                 "key_id": r[0],
                 "scopes": json.loads(r[1]),
+                "publishers": json.loads(r[5]),
                 "label": r[2],
                 "created_at": r[3],
                 "revoked": bool(r[4]),
@@ -271,15 +311,44 @@ class RegistryTables:
         return cursor.rowcount > 0
 
 
-def open_tables(path: Path) -> RegistryTables:
+def open_tables(path: Path, *, key_dir: Path | None = None) -> RegistryTables:
     """Open the registry tables of the one database, creating the file in the order the service
     uses (the fact store first: it accepts only a fresh file or its own), for CLI commands that
-    run beside or before the service (``registry keys ...``)."""
-    from affidavit.attest.factstore import FactStore  # noqa: PLC0415
+    run beside or before the service (``registry keys ...``).
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    A missing or empty database is created only while no log key in ``key_dir`` (default: the
+    ``keys`` folder beside the database) has signed heads: otherwise the database was lost, and
+    initialising it would let the service fork its log (docs/adr/0005).
+
+    Raises:
+        LogStateMismatch: the database is missing or empty and a log state file exists.
+    """
+    folder = key_dir if key_dir is not None else path.parent / "keys"
+    refuse_lost_database(path, sorted(folder.glob("*.logstate-*.json")) if folder.is_dir() else [])
+    try:
+        private_database(path, tighten=True)
+    except OSError as e:
+        raise errors.RegistryDataDirInvalid(f"{path}: cannot create: {e.strerror}") from e
     FactStore.open(path, create=True).close()
     return RegistryTables.open(path)
+
+
+def refuse_lost_database(path: Path, state_files: Sequence[Path]) -> None:
+    """Refuse a missing or empty database when a log key has signed heads (its state files).
+
+    Raises:
+        LogStateMismatch: naming the first state file.
+    """
+    if not state_files:
+        return
+    missing = not path.exists()
+    if missing or path.stat().st_size == 0:
+        what = "missing" if missing else "empty"
+        raise errors.LogStateMismatch(
+            f"{path} is {what}, but the log key has signed heads ({state_files[0]}): refusing to "
+            "initialise a new, empty log under the same key (a fork); restore the database",
+            details={"state_file": str(state_files[0])},
+        )
 
 
 def _dump(value: Any) -> str:
@@ -296,6 +365,69 @@ def _contract_row(row: tuple[Any, ...]) -> ContractRow:
         leaf_index=int(row[5]),
         seq=int(row[6]),
     )
+
+
+@dataclass(slots=True)
+class ReadView:
+    """One reader thread's own connections to the database: read only, never write."""
+
+    facts: FactStore
+    tables: RegistryTables
+    log: TransparencyLog
+
+    def close(self) -> None:
+        """Close both connections."""
+        self.facts.close()
+        self.tables.close()
+
+
+class ReadPool:
+    """A few reader threads, each with its own :class:`ReadView`, so long reads (provenance
+    walks, proofs, leaf pages) never queue behind the writer thread or hold it up. In WAL mode a
+    reader sees the last committed snapshot and never blocks the writer (SQLite WAL,
+    "Concurrency")."""
+
+    def __init__(self, path: Path, workers: int) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._views: list[ReadView] = []
+        self._lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="registry-read"
+        )
+
+    def _view(self) -> ReadView:
+        view: ReadView | None = getattr(self._local, "view", None)
+        if view is None:
+            store = Store.open(self._path, readonly=True)
+            facts = FactStore.open_reader(self._path)
+            view = ReadView(facts=facts, tables=RegistryTables(store), log=TransparencyLog(store))
+            self._local.view = view
+            with self._lock:
+                self._views.append(view)
+        return view
+
+    def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        view = self._view()
+        with view.tables.store.read():  # one snapshot for the whole call
+            return fn(view, *args)
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(view, *args)`` on a reader thread and wait."""
+        return self._pool.submit(self._call, fn, *args).result()
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(view, *args)`` on a reader thread without blocking the event loop."""
+        return await asyncio.wrap_future(self._pool.submit(self._call, fn, *args))
+
+    def shutdown(self) -> None:
+        """Finish queued reads, stop the threads, close every reader connection."""
+        self._pool.shutdown(wait=True)
+        with self._lock:
+            for view in self._views:
+                with contextlib.suppress(Exception):  # best effort at shutdown
+                    view.close()
+            self._views.clear()
 
 
 class DbThread:

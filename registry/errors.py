@@ -42,7 +42,23 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "lineage.root_forbidden": 403,
     "log.index_out_of_range": 404,
     "store.busy": 503,
+    # The server's own storage is at fault, not the request (docs/adr/0005): 503, never 500.
+    "store.corrupt": 503,
+    "store.unreadable": 503,
+    "lineage.store_invalid": 503,
+    "log.unhealthy": 503,
+    "log.integrity": 503,
+    "log.state_mismatch": 503,
+    "log.state_invalid": 503,
+    "http.body_timeout": 408,
+    # Ownership (docs/adr/0006).
+    "auth.key_unbound": 403,
+    "auth.publisher_forbidden": 403,
+    "registry.channel_reserved": 403,
 }
+
+# Codes after which the connection is closed: the rest of the request body is unknown.
+_CLOSE_CODES: Final = frozenset({"http.body_timeout"})
 
 
 def http_status(error: errors.AffidavitError) -> int:
@@ -66,5 +82,7 @@ def json_response(
 
 
 def error_response(error: errors.AffidavitError) -> Response:
-    """The ``{code, message, details}`` response for ``error``."""
-    return json_response(error.to_json(), status=http_status(error))
+    """The ``{code, message, details}`` response for ``error`` (``Connection: close`` when the
+    request body was not read to its end)."""
+    headers = {"connection": "close"} if error.code in _CLOSE_CODES else None
+    return json_response(error.to_json(), status=http_status(error), headers=headers)

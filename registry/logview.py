@@ -3,25 +3,51 @@
 Every head handed out is signed by the log over durably committed leaves and recorded by it
 (:meth:`affidavit.attest.log.TransparencyLog.signed_tree_head`). The latest head is cached per tree
 size, so polling ``/latest`` does not sign (or record) a new head until the log grows.
+
+Signing proves the tree extends the last signed head first (docs/adr/0005); when it does not, the
+registry is marked unhealthy and every route that needs a new head answers 503 ``log.unhealthy``.
+Reads that need no signature (recorded heads, proofs) run on the reader threads.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from affidavit.attest.log import TransparencyLog
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.jsonio import load_object
 
-__all__ = ["head_for_size", "inclusion_json", "latest_checkpoint", "latest_head"]
+__all__ = ["head_for_size", "inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
+
+T = TypeVar("T")
+
+
+def _signing(state: RegistryState, sign: Callable[[], T]) -> T:
+    """Sign only while healthy; a tree that contradicts a signed head marks the log unhealthy.
+
+    Raises:
+        LogUnhealthy: 503, now or from an earlier failure.
+    """
+    if state.unhealthy is None:
+        try:
+            return sign()
+        except errors.LogIntegrity as e:
+            state.mark_unhealthy(e)
+    raise errors.LogUnhealthy(state.unhealthy or "the log refuses to sign")
 
 
 def latest_head(state: RegistryState) -> dict[str, Any]:
-    """The signed tree head of the current size (signed once per size). Database thread only."""
+    """The signed tree head of the current size (signed once per size). Database thread only.
+
+    Raises:
+        LogUnhealthy: the stored tree contradicts a signed head (503).
+    """
     size = state.log.size
     cached = state.sth_cache.get(size)
-    if cached is None:
-        cached = state.log.signed_tree_head(state.clock()).to_json()
+    if cached is None or state.unhealthy is not None:
+        cached = _signing(state, lambda: state.log.signed_tree_head(state.clock()).to_json())
         state.sth_cache.clear()  # only the newest size is served from memory
         state.sth_cache[int(cached["tree_size"])] = cached
     return cached
@@ -31,8 +57,8 @@ def latest_checkpoint(state: RegistryState) -> str:
     """The C2SP checkpoint of the current size (signed once per size). Database thread only."""
     size = state.log.size
     note = state.checkpoint_cache.get(size)
-    if note is None:
-        note = state.log.checkpoint(timestamp=state.clock())
+    if note is None or state.unhealthy is not None:
+        note = _signing(state, lambda: state.log.checkpoint(timestamp=state.clock()))
         state.checkpoint_cache.clear()
         state.checkpoint_cache[size] = note
     return note
@@ -47,10 +73,19 @@ def head_for_size(state: RegistryState, tree_size: int) -> dict[str, Any]:
     cached = state.sth_cache.get(tree_size)
     if cached is not None:
         return cached
+    return recorded_head(state.log, tree_size)
+
+
+def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
+    """The most recent recorded signed tree head of ``tree_size`` leaves (any thread's log).
+
+    Raises:
+        RegistryNotFound: no head of that size was ever handed out.
+    """
     found: dict[str, Any] | None = None
     since = 0
     while True:
-        page = state.log.heads(since_seq=since)
+        page = log.heads(since_seq=since)
         if not page:
             break
         for head in page:

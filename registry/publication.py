@@ -12,6 +12,10 @@ Every function here runs on the database thread (:class:`affidavit.registry.db.D
   the row in one go, return the signed entry with an inclusion proof. The same contract again is
   idempotent; another contract under an existing (id, version) is ``registry.version_conflict``.
 - Lifecycle (PATCH): only the seed 003 lifecycle fields; the new signed entry is logged too.
+- Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its publisher
+  namespaces; the operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key.
+- Integrity (docs/adr/0005): nothing is appended while the log is unhealthy, and the tree is
+  proven to extend the last signed head before each append (``log.unhealthy``, 503).
 - Manifest: rebuilt from the snapshot on every change; ``generated_at`` is the time of the last
   change (kept in the database), so the bytes are identical between changes, also across restarts.
 """
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from affidavit.attest.publish import build_entry, build_manifest, set_lifecycle, sign_entry
+from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.catalog import CatalogRecord, Snapshot, declaration_url
 from affidavit.registry.db import ContractRow
 from affidavit.registry.state import RegistryState
@@ -37,10 +42,12 @@ from affidavit.verify.jsonio import load_object
 __all__ = [
     "LEAF_RECORD_TYPE",
     "PATCHABLE_FIELDS",
+    "RESERVED_CHANNELS",
     "PublishResult",
     "leaf_data",
     "patch_lifecycle",
     "publish",
+    "require_healthy",
     "start",
 ]
 
@@ -53,6 +60,9 @@ PATCHABLE_FIELDS: Final = (
     "min_verifier_version",
     "distribution_channel",
 )
+# seed 003 distribution_channel: every value but third_party names the operator's own contracts
+# (built in, shipped examples, the local contracts folder): reserved for an admin key.
+RESERVED_CHANNELS: Final = ("aigentsy.builtin", "aigentsy.examples", "developer.local")
 _CONTRACT_SUFFIX: Final = ".adapter_contract.json"
 _MAX_CONTRACT_BYTES: Final = 1024 * 1024
 
@@ -312,18 +322,51 @@ def _pretty(document: Any) -> str:
 # Publication and lifecycle
 
 
-def publish(state: RegistryState, declaration: dict[str, Any]) -> PublishResult:
-    """Publish one contract (issue 6 item 4). Returns (201, body) or, for the same contract
-    again, (200, body) with the stored entry.
+def require_healthy(state: RegistryState) -> None:
+    """Refuse to append while the log is unhealthy, and prove the stored tree still extends the
+    last signed head (O(log n)); a contradiction marks the log unhealthy (docs/adr/0005).
 
     Raises:
+        LogUnhealthy: the stored tree contradicts a head this log signed (503).
+    """
+    if state.unhealthy is None:
+        try:
+            state.log.verify_integrity()
+        except errors.LogIntegrity as e:
+            state.mark_unhealthy(e)
+    if state.unhealthy is not None:
+        raise errors.LogUnhealthy(state.unhealthy, details={"retry": False})
+
+
+def _check_channel(key: ApiKey, channel: object) -> None:
+    if isinstance(channel, str) and channel in RESERVED_CHANNELS and not key.is_admin:
+        raise errors.RegistryChannelReserved(
+            f"distribution_channel {channel} is reserved for the operator (an admin key); "
+            "publish as third_party",
+            details={"distribution_channel": channel, "reserved": list(RESERVED_CHANNELS)},
+        )
+
+
+def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> PublishResult:
+    """Publish one contract (issue 6 item 4) as ``key``. Returns (201, body) or, for the same
+    contract again, (200, body) with the stored entry.
+
+    Raises:
+        AuthKeyUnbound, AuthPublisherForbidden: ``key`` may not write this adapter_id (403).
+        RegistryChannelReserved: a reserved distribution channel without an admin key (403).
+        LogUnhealthy: the log contradicts a head it signed; nothing is appended (503).
         RegistryContractRejected: it does not lint clean (422).
         RegistryVersionConflict: another contract holds (adapter_id, adapter_version), or the
             adapter_id belongs to a built-in (409).
         EntryLifecycleInvalid: bad status, channel or pointer (400).
     """
+    claimed = declaration.get("adapter_id")
+    if isinstance(claimed, str):
+        check_publisher(key, claimed)  # ownership before anything else (docs/adr/0006)
+    _check_channel(key, declaration.get("distribution_channel"))
     _require_clean(declaration)
     adapter_id = str(declaration["adapter_id"])
+    check_publisher(key, adapter_id)
     version = str(declaration["adapter_version"])
     if adapter_id in state.builtin_ids:
         raise errors.RegistryVersionConflict(
@@ -348,6 +391,7 @@ def publish(state: RegistryState, declaration: dict[str, Any]) -> PublishResult:
     # One transaction: the log and the tables share a connection, so the leaf and the row commit
     # together or not at all (reconcile() stays as a safety net for older databases).
     with state.tables.transaction():
+        require_healthy(state)
         (leaf_index,) = state.log.append([leaf_data(entry, stored)])
         staged = _stage(state, entry, stored, leaf_index)
     _swap(state, staged)
@@ -370,15 +414,20 @@ def _conflict(
 
 
 def patch_lifecycle(
-    state: RegistryState, adapter_id: str, version: str, patch: Mapping[str, Any]
+    state: RegistryState, adapter_id: str, version: str, patch: Mapping[str, Any], key: ApiKey
 ) -> dict[str, Any]:
-    """Change lifecycle fields of a published contract; the new signed entry is logged.
+    """Change lifecycle fields of a published contract as ``key``; the new signed entry is logged.
 
     Raises:
+        AuthKeyUnbound, AuthPublisherForbidden: ``key`` may not write this adapter_id (403).
+        RegistryChannelReserved: a reserved channel, set or current, without an admin key (403).
+        LogUnhealthy: the log contradicts a head it signed; nothing is appended (503).
         RegistryFieldNotPatchable: a key outside :data:`PATCHABLE_FIELDS`, or an empty patch (422).
         RegistryContractNotFound: no published contract with this id and version (404).
         EntryLifecycleInvalid: bad status or pointer (400).
     """
+    check_publisher(key, adapter_id)
+    _check_channel(key, patch.get("distribution_channel"))
     bad = sorted(set(patch) - set(PATCHABLE_FIELDS))
     if bad or not patch:
         raise errors.RegistryFieldNotPatchable(
@@ -386,10 +435,10 @@ def patch_lifecycle(
             + (f"; not {', '.join(bad)}" if bad else ""),
             details={"fields": bad, "patchable": list(PATCHABLE_FIELDS)},
         )
-    for key, value in patch.items():
+    for name, value in patch.items():
         if not isinstance(value, str):
             raise errors.RegistryFieldNotPatchable(
-                f"{key} must be a string", details={"fields": [key]}
+                f"{name} must be a string", details={"fields": [name]}
             )
     row = state.tables.get_contract(adapter_id, version)
     if row is None:
@@ -398,6 +447,7 @@ def patch_lifecycle(
             "change through their files)",
             details={"adapter_id": adapter_id, "adapter_version": version},
         )
+    _check_channel(key, row.entry.get("distribution_channel"))  # the operator's contract
     declaration = dict(row.declaration)
     if "status" in patch or "replaced_by" in patch or "supersedes" in patch:
         declaration = set_lifecycle(
@@ -406,13 +456,15 @@ def patch_lifecycle(
             replaced_by=patch.get("replaced_by"),
             supersedes=patch.get("supersedes"),
         )
-    for key in ("min_verifier_version", "distribution_channel"):
-        if key in patch:
-            declaration[key] = patch[key]
+    for name in ("min_verifier_version", "distribution_channel"):
+        if name in patch:
+            declaration[name] = patch[name]
+    _require_clean(declaration)  # the same lint as publication, before anything is signed
     entry = _entry_for(state, declaration, str(row.entry.get("published_at", "")), "third_party")
     if entry["entry_hash"] == row.entry.get("entry_hash") and declaration == row.declaration:
         return _publication_body(state, row.entry, row.leaf_index, created=False)
     with state.tables.transaction():
+        require_healthy(state)
         (leaf_index,) = state.log.append([leaf_data(entry, declaration)])
         staged = _stage(state, entry, declaration, leaf_index)
     _swap(state, staged)

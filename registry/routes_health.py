@@ -1,6 +1,8 @@
 """Health, node probe and the OpenAPI document (issue 6 item 2; seed 000 §12.3.1; seed 001).
 
-``GET /v1/health`` -> ``{status, version, capabilities}``; ``GET /.well-known/affidavit`` -> the
+``GET /v1/health`` -> ``{status, version, capabilities}``: ``status`` is ``ok`` (200), or
+``unhealthy`` (503, with ``code`` ``log.unhealthy`` and ``reason``) once the stored tree was found
+to contradict a head the log signed (docs/adr/0005); ``GET /.well-known/affidavit`` -> the
 node probe ``{version, node_id, node_url, auth, federation}`` plus where the publisher document, the
 manifest and the log live; ``GET /openapi.yaml`` -> ``specs/registry-v1.yaml`` as shipped.
 """
@@ -37,11 +39,18 @@ def _package_version() -> str:
         return "0.0.0"
 
 
-async def health(request: Request) -> Response:  # noqa: ARG001
-    """``{status: ok, version, capabilities}``."""
-    return json_response(
-        {"status": "ok", "version": _package_version(), "capabilities": list(CAPABILITIES)}
-    )
+async def health(request: Request) -> Response:
+    """``{status: ok, version, capabilities}``; 503 ``unhealthy`` when the log refuses to sign."""
+    document: dict[str, Any] = {
+        "status": "ok",
+        "version": _package_version(),
+        "capabilities": list(CAPABILITIES),
+    }
+    reason = request.app.state.registry.unhealthy
+    if reason is None:
+        return json_response(document)
+    document.update(status="unhealthy", code="log.unhealthy", reason=reason)
+    return json_response(document, status=503)
 
 
 def node_probe(request: Request) -> dict[str, Any]:

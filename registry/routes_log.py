@@ -12,6 +12,8 @@
 - ``GET /protocol/merkle/leaf/{index}``: one leaf.
 
 Leaf data is returned base64 (``leaf_data_b64``) with its leaf hash; registry leaves are JSON.
+Only ``latest`` and ``checkpoint`` may sign, so only they use the writer thread; every other route
+reads on the reader threads (:meth:`RegistryState.read`) and never waits behind a write.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from __future__ import annotations
 import base64
 from typing import Any, Final
 
+from affidavit.attest.log import TransparencyLog
 from affidavit.registry._http import int_param
 from affidavit.registry.errors import json_response
-from affidavit.registry.logview import head_for_size, inclusion_json, latest_checkpoint, latest_head
-from affidavit.registry.state import RegistryState
+from affidavit.registry.logview import latest_checkpoint, latest_head, recorded_head
+from affidavit.registry.state import ReadView
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -54,7 +57,10 @@ async def sth(request: Request) -> Response:
     """A recorded head of one size."""
     state = request.app.state.registry
     size = int_param(request, "tree_size", path=True)
-    return json_response(await state.db.run(head_for_size, state, size))
+    cached = state.sth_cache.get(size)
+    if cached is not None:
+        return json_response(cached)
+    return json_response(await state.read(lambda view: recorded_head(view.log, size)))
 
 
 async def checkpoint(request: Request) -> Response:
@@ -69,11 +75,11 @@ async def inclusion(request: Request) -> Response:
     state = request.app.state.registry
     index = int_param(request, "leaf_index")
 
-    def prove() -> dict[str, Any]:
-        size = int_param(request, "tree_size", default=state.log.size)
-        return inclusion_json(state, index, size)
+    def prove(view: ReadView) -> dict[str, Any]:
+        size = int_param(request, "tree_size", default=view.log.size)
+        return view.log.inclusion_proof(index, size).to_json(view.log.log_id)
 
-    return json_response(await state.db.run(prove))
+    return json_response(await state.read(prove))
 
 
 async def consistency(request: Request) -> Response:
@@ -82,14 +88,14 @@ async def consistency(request: Request) -> Response:
     first = int_param(request, "first")
     second_text = request.query_params.get("second")
     second = int_param(request, "second") if second_text else None
-    proof = await state.db.run(state.log.consistency_proof, first, second)
+    proof = await state.read(lambda view: view.log.consistency_proof(first, second))
     return json_response(proof.to_json())
 
 
-def _leaf_json(state: RegistryState, index: int, data: bytes) -> dict[str, Any]:
+def _leaf_json(log: TransparencyLog, index: int, data: bytes) -> dict[str, Any]:
     return {
         "leaf_index": index,
-        "leaf_hash": state.log.leaf_hash(index).hex(),
+        "leaf_hash": log.leaf_hash(index).hex(),
         "leaf_data_b64": base64.b64encode(data).decode("ascii"),
     }
 
@@ -101,23 +107,24 @@ async def entries(request: Request) -> Response:
     start = int_param(request, "start", default=0)
     end_text = request.query_params.get("end")
 
-    def page() -> dict[str, Any]:
-        size = state.log.size
+    def page(view: ReadView) -> dict[str, Any]:
+        size = view.log.size
         end = int_param(request, "end") if end_text else min(start + limit, size)
         end = min(end, start + limit)
-        leaves = state.log.entries(start, end)
-        items = [_leaf_json(state, start + i, d) for i, d in enumerate(leaves)]
+        leaves = view.log.entries(start, end)
+        items = [_leaf_json(view.log, start + i, d) for i, d in enumerate(leaves)]
         return {"start": start, "end": end, "tree_size": size, "entries": items}
 
-    return json_response(await state.db.run(page))
+    return json_response(await state.read(page))
 
 
 async def leaf(request: Request) -> Response:
     """One leaf."""
     state = request.app.state.registry
     index = int_param(request, "index", path=True)
-    data = await state.db.run(state.log.leaf, index)
-    return json_response(await state.db.run(_leaf_json, state, index, data))
+    return json_response(
+        await state.read(lambda view: _leaf_json(view.log, index, view.log.leaf(index)))
+    )
 
 
 routes: Final = [

@@ -17,6 +17,14 @@ Environment variables (issue 6 item 1; the contracts directory as in seed 003 "R
 - ``AFFIDAVIT_KEY_ID``: the publisher key's id, file ``keys/<id>.key`` (``registry-1``)
 - ``AFFIDAVIT_LOG_ID``: transparency-log id in tree heads (``affidavit-registry``)
 - ``AFFIDAVIT_MAX_BODY_BYTES``: request bodies above this are HTTP 413 (``1048576``)
+- ``AFFIDAVIT_BODY_TIMEOUT``: seconds a request body may take to arrive in full, else HTTP 408
+  ``http.body_timeout`` and the connection is closed (``15``)
+- ``AFFIDAVIT_KEEP_ALIVE_TIMEOUT``: seconds an idle keep-alive connection is held (``5``)
+- ``AFFIDAVIT_READ_THREADS``: reader threads for long reads, beside the one writer thread (``2``)
+- ``AFFIDAVIT_FACTS_STRICT_FORBIDDEN``: ``1``/``true`` answers an unreadable provenance root 403 as
+  seed 002 §20.6.2 says, instead of exactly like an absent one (``false``; docs/adr/0009)
+- ``AFFIDAVIT_WALK_MAX_NODES`` / ``_BYTES`` / ``_SECONDS``: provenance walk bounds; beyond them the
+  walk is ``truncated: true`` (``10000`` / ``4194304`` / ``2.0``)
 
 Nothing here reads the environment unless :meth:`Settings.from_env` is called.
 """
@@ -24,7 +32,7 @@ Nothing here reads the environment unless :meth:`Settings.from_env` is called.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -37,8 +45,19 @@ ENV_PREFIX: Final = "AFFIDAVIT_"
 _PUBLISHER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _KEY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
-# env variable -> (field name, type)
-_ENV: Final[dict[str, tuple[str, type]]] = {
+
+def _boolean(text: str) -> bool:
+    """``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off`` (any case)."""
+    lowered = text.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(text)
+
+
+# env variable -> (field name, parser)
+_ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_REGISTRY_HOST": ("host", str),
     "AFFIDAVIT_REGISTRY_PORT": ("port", int),
     "AFFIDAVIT_DATA_DIR": ("data_dir", Path),
@@ -49,6 +68,13 @@ _ENV: Final[dict[str, tuple[str, type]]] = {
     "AFFIDAVIT_KEY_ID": ("key_id", str),
     "AFFIDAVIT_LOG_ID": ("log_id", str),
     "AFFIDAVIT_MAX_BODY_BYTES": ("max_body_bytes", int),
+    "AFFIDAVIT_BODY_TIMEOUT": ("body_timeout_s", float),
+    "AFFIDAVIT_KEEP_ALIVE_TIMEOUT": ("keep_alive_timeout_s", float),
+    "AFFIDAVIT_READ_THREADS": ("read_threads", int),
+    "AFFIDAVIT_FACTS_STRICT_FORBIDDEN": ("facts_strict_forbidden", _boolean),
+    "AFFIDAVIT_WALK_MAX_NODES": ("walk_max_nodes", int),
+    "AFFIDAVIT_WALK_MAX_BYTES": ("walk_max_bytes", int),
+    "AFFIDAVIT_WALK_MAX_SECONDS": ("walk_max_seconds", float),
 }
 
 
@@ -72,6 +98,16 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     entries_page_limit: int = 1000
     facts_page_limit: int = 1000
+    body_timeout_s: float = 15.0
+    keep_alive_timeout_s: float = 5.0
+    read_threads: int = 2
+    # docs/adr/0009-hidden-equals-absent.md: an unreadable provenance root answers exactly like an
+    # absent one (404 fact_not_found); True restores seed 002 §20.6.2's 403.
+    facts_strict_forbidden: bool = False
+    # Provenance walk bounds (nodes, response bytes, wall time); beyond them truncated: true.
+    walk_max_nodes: int = 10_000
+    walk_max_bytes: int = 4 * 1024 * 1024
+    walk_max_seconds: float = 2.0
     load_builtin_contracts: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -80,6 +116,12 @@ class Settings:
             raise UsageError(f"port {self.port} is not between 0 and 65535")
         if self.max_body_bytes < 1024:
             raise UsageError("max body size must be at least 1024 bytes")
+        if not 0 < self.body_timeout_s <= 3600 or not 0 < self.keep_alive_timeout_s <= 3600:
+            raise UsageError("body and keep-alive timeouts must be between 0 and 3600 seconds")
+        if not 1 <= self.read_threads <= 64:
+            raise UsageError("read threads must be between 1 and 64")
+        if self.walk_max_nodes < 1 or self.walk_max_bytes < 1024 or not self.walk_max_seconds > 0:
+            raise UsageError("walk bounds must be positive (at least 1 node, 1024 bytes)")
         if not _PUBLISHER_ID.match(self.publisher_id):
             raise UsageError(
                 f"publisher id {self.publisher_id!r} must match {_PUBLISHER_ID.pattern}"
@@ -119,7 +161,8 @@ class Settings:
             try:
                 values[name] = kind(raw)
             except ValueError:
-                raise UsageError(f"{variable}={raw!r} is not a valid {kind.__name__}") from None
+                what = getattr(kind, "__name__", "value").lstrip("_")
+                raise UsageError(f"{variable}={raw!r} is not a valid {what}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

@@ -1,33 +1,45 @@
 """The running registry's state: settings, clock, key, database thread, log, fact store, catalog.
 
-Opened once per process by the app's lifespan (:meth:`RegistryState.open`) and closed on shutdown.
-Every database object is created and used on the one database thread (:class:`DbThread`).
+Opened once per process (:meth:`RegistryState.open`, by ``registry serve`` before the server
+starts, or by the app's lifespan) and closed on shutdown. Every writing database object is created
+and used on the one database thread (:class:`DbThread`); long reads run on a small pool of reader
+threads with their own connections (:meth:`RegistryState.read`), so they never stall writes.
 The publisher key signs entries, manifests and tree heads: seed 003 "Contract publication
 attestation" (one key for the signed tree head and the manifest, no second signing model).
+
+Start-up refuses, with one stable code (docs/adr/0005): a data folder that cannot be used
+(``registry.data_dir_invalid``), a damaged database (``store.corrupt``, ``PRAGMA quick_check``), a
+missing, emptied or forked database while the key has signed heads (``log.state_mismatch``), and a
+stored tree that contradicts a signed head or whose nodes are not the hashes of their children
+(``log.unhealthy``). Files it creates are private (folders 0700, files 0600).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from affidavit.attest.factstore import FactStore
+from affidavit.attest.files import private_database, private_dir
 from affidavit.attest.keyring import SigningKey, generate_key_files, load_signing_key
 from affidavit.attest.log import TransparencyLog
+from affidavit.attest.logstate import read_state, state_path
 from affidavit.attest.store import Store
 from affidavit.registry.catalog import Snapshot
-from affidavit.registry.db import DbThread, RegistryTables
+from affidavit.registry.db import DbThread, ReadPool, ReadView, RegistryTables, refuse_lost_database
 from affidavit.registry.settings import Settings
 from affidavit.verify import errors
 
-__all__ = ["RegistryState", "SigningKeyLike", "utc_now"]
+__all__ = ["ReadView", "RegistryState", "SigningKeyLike", "utc_now"]
 
 _LOG = logging.getLogger("affidavit.registry")
 SigningKeyLike = SigningKey
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -53,6 +65,8 @@ class RegistryState:
     log: TransparencyLog
     facts: FactStore
     snapshot: Snapshot
+    readers: ReadPool | None = None
+    unhealthy: str | None = None  # why the log refuses to sign (docs/adr/0005), else None
     builtin_ids: frozenset[str] = frozenset()
     loaded: list[Any] = field(default_factory=list)  # built-in and directory CatalogRecords
     records: dict[tuple[str, str], Any] = field(default_factory=dict)  # CatalogRecords by identity
@@ -64,6 +78,24 @@ class RegistryState:
     def now(self) -> str:
         """The clock as ``%Y-%m-%dT%H:%M:%SZ``."""
         return format_time(self.clock())
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(view, *args)`` on a reader thread (:class:`ReadView`: ``facts``, ``tables``,
+        ``log``, each on that thread's own read-only connection), never on the writer thread.
+        Sees what was committed before the call; must not write."""
+        assert self.readers is not None
+        return await self.readers.run(fn, *args)
+
+    def read_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        """:meth:`read`, blocking (start-up and tests)."""
+        assert self.readers is not None
+        return self.readers.call(fn, *args)
+
+    def mark_unhealthy(self, error: errors.AffidavitError) -> None:
+        """Stop signing: the stored tree contradicts a head this log signed (docs/adr/0005)."""
+        if self.unhealthy is None:
+            _LOG.error("log unhealthy, refusing to sign: %s: %s", error.code, error.message)
+            self.unhealthy = f"the log refuses to sign: {error.message}"
 
     @classmethod
     def open(
@@ -78,13 +110,18 @@ class RegistryState:
         from affidavit.registry import publication  # noqa: PLC0415 - avoids an import cycle
         from affidavit.registry.routes_facts import reindex  # noqa: PLC0415
 
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        _private_folders(settings)
         key = signing_key if signing_key is not None else _load_or_create_key(settings)
         key = key.with_labels(key_id=settings.key_id, publisher_id=settings.publisher_id)
+        state_file = state_path(settings.key_dir / f"{settings.key_id}.key", settings.log_id)
+        if read_state(state_file, key.public_key, settings.log_id) is not None:
+            refuse_lost_database(settings.database_path, [state_file])
         db = DbThread()
+        readers: ReadPool | None = None
         try:
             clock = clock or utc_now
-            tables, log, facts = db.call(_open_storage, settings, key, clock)
+            tables, log, facts = db.call(_open_storage, settings, key, clock, state_file)
+            readers = ReadPool(settings.database_path, settings.read_threads)
             state = cls(
                 settings=settings,
                 clock=clock,
@@ -94,10 +131,13 @@ class RegistryState:
                 log=log,
                 facts=facts,
                 snapshot=Snapshot.build([], node_url=settings.node_url),
+                readers=readers,
             )
             db.call(publication.start, state)
             db.call(reindex, state)
         except BaseException:
+            if readers is not None:
+                readers.shutdown()
             db.shutdown()
             raise
         return state
@@ -105,6 +145,8 @@ class RegistryState:
     def close(self) -> None:
         """Drain the database thread and close every connection."""
         try:
+            if self.readers is not None:
+                self.readers.shutdown()
             self.db.call(self._close_storage)
         finally:
             self.db.shutdown()
@@ -117,32 +159,85 @@ class RegistryState:
                 _LOG.exception("closing %s failed", type(closable).__name__)
 
 
+def _private_folders(settings: Settings) -> None:
+    """The data folder and the key folder, made 0700 when created here.
+
+    Raises:
+        RegistryDataDirInvalid: a folder cannot be created or is not a folder.
+    """
+    for folder in (settings.data_dir, settings.key_dir):
+        try:
+            private_dir(folder)
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as e:
+            raise errors.RegistryDataDirInvalid(
+                f"{folder}: cannot use it as the registry's folder: {e.strerror or e}",
+                details={"path": str(folder)},
+            ) from e
+
+
 def _load_or_create_key(settings: Settings) -> SigningKey:
     path = settings.key_dir / f"{settings.key_id}.key"
     if not path.exists():
         manifest_url = f"{settings.node_url}/specs/adapter-contracts.manifest.json"
-        generate_key_files(settings.key_dir, settings.publisher_id, settings.key_id, manifest_url)
+        try:
+            generate_key_files(
+                settings.key_dir, settings.publisher_id, settings.key_id, manifest_url
+            )
+        except OSError as e:
+            raise errors.RegistryDataDirInvalid(
+                f"{settings.key_dir}: cannot write the publisher key: {e.strerror or e}"
+            ) from e
         _LOG.info("generated publisher key %s in %s", settings.key_id, settings.key_dir)
     return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
 
 
+def _check_pages(path: Path) -> None:
+    """``PRAGMA quick_check`` on an existing database before anything writes to it.
+
+    Raises:
+        StoreCorrupt, StoreUnreadable: SQLite reports damage, or it is not a database.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    reader = Store.open(path, readonly=True)
+    try:
+        reader.quick_check()
+    finally:
+        reader.close()
+
+
 def _open_storage(
-    settings: Settings, key: SigningKey, clock: Callable[[], datetime]
+    settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
     """One database file. The fact store first: it insists on a fresh file or its own marker, and
     keeps its own connection. The log and the registry tables share one :class:`Store` connection,
     so a log append and a row change commit in one transaction."""
     path: Path = settings.database_path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        private_database(path, tighten=True)
+    except OSError as e:
+        raise errors.RegistryDataDirInvalid(f"{path}: cannot create: {e.strerror or e}") from e
+    _check_pages(path)
     facts = FactStore.open(path, create=True)
     store = Store.open(path, create=True)
     tables = RegistryTables.open(path, store=store)
     try:
-        log = TransparencyLog.open(store, key, clock=clock)
+        log = TransparencyLog.open(store, key, clock=clock, state_file=state_file)
     except errors.LogNotFound:
-        log = TransparencyLog.create(store, key, settings.log_id, clock=clock)
+        log = TransparencyLog.create(
+            store, key, settings.log_id, clock=clock, state_file=state_file
+        )
     if log.log_id != settings.log_id:
         raise errors.UsageError(
             f"{path} holds log {log.log_id!r}, the settings say {settings.log_id!r}"
         )
+    try:  # startup: the tree against its latest signed head, and every node (docs/adr/0005)
+        log.verify_integrity(full=True)
+    except errors.LogIntegrity as e:
+        raise errors.LogUnhealthy(
+            f"refusing to start: {e.message}; restore the database from a backup",
+            details=e.details,
+        ) from e
     return tables, log, facts

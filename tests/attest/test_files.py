@@ -33,3 +33,35 @@ def test_a_failed_write_leaves_the_old_bytes_and_no_temporary(
         atomic_write(target, b"new")
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pins.json"]
+
+
+def test_private_helpers_create_owner_only(tmp_path: Path) -> None:
+    import os
+
+    from affidavit.attest.files import private_database, private_dir, private_file
+
+    old = os.umask(0o022)  # a permissive umask must not widen what is created
+    try:
+        folder = private_dir(tmp_path / "a" / "b")
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert private_file(folder / "f") is True
+        assert private_file(folder / "f") is False  # never recreated
+        assert (folder / "f").stat().st_mode & 0o777 == 0o600
+        db = tmp_path / "new" / "x.db"
+        assert private_database(db) is True
+        assert (db.stat().st_mode & 0o777, db.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+        old_db = tmp_path / "old.db"
+        old_db.write_bytes(b"")
+        Path(f"{old_db}-wal").write_bytes(b"")
+        old_db.chmod(0o644)
+        Path(f"{old_db}-wal").chmod(0o644)
+        assert private_database(old_db, tighten=True) is False
+        assert old_db.stat().st_mode & 0o777 == 0o600
+        assert Path(f"{old_db}-wal").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    private_dir(shared)  # an existing folder keeps its mode (it may be the operator's)
+    assert shared.stat().st_mode & 0o777 == 0o755

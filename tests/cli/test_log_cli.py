@@ -174,3 +174,41 @@ def test_head_without_any_key(tmp_path: Path) -> None:
     result = _run("head", str(tmp_path / "l.db"))
     assert result.exit_code == 2
     assert result.stderr.startswith("error: log.no_signing_key:")
+
+
+# -- the signed state beside the key (docs/adr/0005) ---------------------------------------------
+
+
+def test_log_key_is_bound_to_its_log(db: Path, tmp_path: Path) -> None:
+    """Reproduction: with the database deleted, ``log init`` started a second, empty history
+    under the same key and log ID, and ``log head`` signed it."""
+    files = _files(tmp_path)
+    _json(_run("append", str(db), *map(str, files), "--json"))
+    _json(_run("head", str(db), "--json"))
+    states = list(tmp_path.glob("log.key.logstate-*.json"))
+    assert len(states) == 1
+    assert states[0].stat().st_mode & 0o777 == 0o600
+    assert db.stat().st_mode & 0o777 == 0o600
+    db.unlink()
+    again = _run("init", str(db), "--key", str(tmp_path / "log.key"), "--log-id", LOG_ID)
+    assert again.exit_code == 2
+    assert again.output.startswith("error: log.state_mismatch: ")
+    assert not db.exists()
+
+
+def test_head_refuses_a_store_that_does_not_extend_the_signed_state(
+    db: Path, tmp_path: Path
+) -> None:
+    files = _files(tmp_path)
+    _json(_run("append", str(db), *map(str, files), "--json"))
+    _json(_run("head", str(db), "--json"))
+    other = tmp_path / "other"
+    other.mkdir()
+    forked = other / "log.db"  # another history, same key file and log ID, no state of its own
+    from affidavit.attest.log import TransparencyLog
+
+    with TransparencyLog.create(forked, KEY, LOG_ID, key_path=str(tmp_path / "log.key")) as log:
+        log.append([b"something else"])
+    refused = _run("head", str(forked))
+    assert refused.exit_code == 2
+    assert refused.output.startswith("error: log.state_mismatch: ")

@@ -23,6 +23,8 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
         "create",
         "--scope",
         "publish",
+        "--publisher",
+        "acme",
         "--scope",
         "facts:read:team",
         "--label",
@@ -36,6 +38,7 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     token = document["api_key"]
     assert token.startswith("afk_")
     assert document["scopes"] == ["publish", "facts:read:team"]
+    assert document["publishers"] == ["acme"]
     with sqlite3.connect(data / "registry.db") as db:
         rows = db.execute("SELECT token_sha256 FROM registry_api_keys").fetchall()
         everything = b"".join(
@@ -53,9 +56,13 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
 
 
 def test_keys_create_rejects_bad_scope(tmp_path: Path) -> None:
-    result = _run("registry", "keys", "create", "--scope", "admin", "--data-dir", str(tmp_path))
+    result = _run("registry", "keys", "create", "--scope", "root", "--data-dir", str(tmp_path))
     assert result.exit_code == 2  # type: ignore[attr-defined]
     assert "auth.bad_scope" in result.output  # type: ignore[attr-defined]
+    newline = _run(
+        "registry", "keys", "create", "--scope", "publish\n", "--data-dir", str(tmp_path)
+    )
+    assert "error: auth.bad_scope:" in newline.output  # type: ignore[attr-defined]
 
 
 def test_process_mode_without_url_exits_nonzero(tmp_path: Path) -> None:
@@ -79,3 +86,27 @@ def test_publish_reads_strictly(tmp_path: Path) -> None:
     result = _run("registry", "publish", str(contract), "--registry", "http://127.0.0.1:9")
     assert result.exit_code == 2
     assert "json.duplicate_key" in result.output
+
+
+def test_publish_key_needs_a_publisher_binding(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    unbound = _run("registry", "keys", "create", "--scope", "publish", "--data-dir", data)
+    assert unbound.exit_code == 2  # type: ignore[attr-defined]
+    assert unbound.output.startswith("error: auth.bad_publisher: ")  # type: ignore[attr-defined]
+    for bad in ("Acme", "acme.", ".acme", "ac me"):
+        result = _run(
+            "registry",
+            "keys",
+            "create",
+            "--scope",
+            "publish",
+            "--publisher",
+            bad,
+            "--data-dir",
+            data,
+        )
+        assert result.output.startswith("error: auth.bad_publisher: "), bad  # type: ignore[attr-defined]
+    admin = _run("registry", "keys", "create", "--scope", "admin", "--data-dir", data, "--json")
+    assert admin.exit_code == 0  # type: ignore[attr-defined]
+    listed = json.loads(_run("registry", "keys", "list", "--data-dir", data, "--json").output)  # type: ignore[attr-defined]
+    assert [k["scopes"] for k in listed["keys"]] == [["admin"]]

@@ -88,13 +88,16 @@ class SpecClient:
         return self.request("GET", path, **kwargs)
 
 
-def make_key(data_dir: Path, *scopes: str) -> str:
-    """Create an API key directly in the database; returns the token."""
+def make_key(data_dir: Path, *scopes: str, publishers: tuple[str, ...] | None = None) -> str:
+    """Create an API key directly in the database; returns the token. A publish key is bound to
+    the test namespaces ``acme`` and ``affidavit.examples`` unless ``publishers`` says otherwise."""
     token = new_token()
+    if publishers is None:
+        publishers = ("acme", "affidavit.examples") if "publish" in scopes else ()
     tables = open_tables(data_dir / "registry.db")
     try:
         tables.add_api_key(
-            ApiKey(parse_token(token).key_id, hash_token(token), tuple(scopes), "test"),
+            ApiKey(parse_token(token).key_id, hash_token(token), tuple(scopes), "test", publishers),
             "2025-06-01T12:00:00Z",
         )
     finally:

@@ -107,6 +107,8 @@ def _key(data_dir: Path, *scopes: str) -> str:
     args = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data_dir), "--json"]
     for scope in scopes:
         args += ["--scope", scope]
+    if "publish" in scopes:
+        args += ["--publisher", "acme"]
     return str(json.loads(subprocess.run(args, check=True, capture_output=True).stdout)["api_key"])
 
 
