@@ -38,6 +38,7 @@ from affidavit.verify.manifest import (
     ENTRY_HASH_FIELDS,
     ENTRY_SCHEMA_VERSION,
     MANIFEST_SCHEMA_VERSION,
+    check_entry_text,
     check_signature,
     entry_hash,
     manifest_hash,
@@ -120,6 +121,7 @@ def build_entry(
 
     Raises:
         EntryLifecycleInvalid: unknown status or channel, or a malformed adapter_id@semver pointer.
+        EntryControlCharacter: a field would sign a control character (formats.md §3).
     """
     status = _from_declaration(status, declaration, "status", "active")
     channel = _from_declaration(
@@ -151,7 +153,9 @@ def build_entry(
         "publisher_id": publisher_id,
         "publisher_key_id": publisher_key_id,
     }
-    return {key: values[key] for key in ENTRY_HASH_FIELDS}
+    entry = {key: values[key] for key in ENTRY_HASH_FIELDS}
+    check_entry_text(entry)  # every door that signs an entry refuses control characters
+    return entry
 
 
 def sign_entry(entry: Mapping[str, Any], signer: Signer) -> dict[str, Any]:

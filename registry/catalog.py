@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from affidavit.verify.contract import LIFECYCLE_FIELDS
+from affidavit.verify.errors import PinArgumentError
 from affidavit.verify.lifecycle import active_head, exact_match, parse_semver
 
 __all__ = ["STATUSES", "CatalogRecord", "Snapshot", "Source", "declaration_url", "view"]
@@ -91,7 +92,11 @@ def _dump(document: Any) -> bytes:
 
 
 def _order(record: CatalogRecord) -> tuple[str, tuple[int, int, int]]:
-    return record.adapter_id, parse_semver(record.adapter_version)
+    # A row stored before leading zeros were refused (SemVer 2.0.0 §2) still lists, first.
+    try:
+        return record.adapter_id, parse_semver(record.adapter_version)
+    except PinArgumentError:
+        return record.adapter_id, (-1, -1, -1)
 
 
 @dataclass(slots=True)

@@ -48,6 +48,15 @@ def test_entry_fields_are_validated() -> None:
         make_entry(None, make_contract(), replaced_by="not-a-ref")
     with pytest.raises(errors.EntryLifecycleInvalid):
         make_entry(None, make_contract(), distribution_channel="elsewhere")
+    with pytest.raises(errors.EntryControlCharacter) as caught:
+        publish.build_entry(
+            make_contract(),
+            publisher_id=DEMO_PUBLISHER_ID,
+            publisher_key_id=DEMO_KEY_ID,
+            published_at=FIXED_TIME,
+            docs_url="https://example.invalid/\u0000",
+        )
+    assert caught.value.code == "entry.control_character"
 
 
 def test_manifest_orders_by_semver_and_verifies() -> None:

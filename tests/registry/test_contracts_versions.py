@@ -51,3 +51,36 @@ def test_lifecycle_fields_are_linted_on_publication(
     response = _publish(client, keys, contract("acme.x.v0", "1.0.0", **fields))
     assert response.status_code == 422, response.text
     assert [e["code"] for e in response.json()["details"]["errors"]] == [code]
+
+
+@pytest.mark.parametrize(
+    ("patch", "code"),
+    [
+        ({"min_verifier_version": "1.6.3\u0000"}, "contract.lifecycle_invalid"),
+        ({"replaced_by": "acme.x.v0@1.0.0"}, "entry.lifecycle_invalid"),
+        ({"supersedes": "acme.x.v0@1.0.0"}, "entry.lifecycle_invalid"),
+    ],
+)
+def test_lifecycle_patch_is_linted_before_it_is_logged(
+    client: SpecClient, keys: dict[str, str], patch: dict[str, str], code: str
+) -> None:
+    assert _publish(client, keys, contract("acme.x.v0", "1.0.0")).status_code == 201
+    size = client.get("/protocol/merkle/latest").json()["tree_size"]
+    response = client.request(
+        "PATCH", f"{CONTRACTS}/acme.x.v0/1.0.0", json_body=patch, key=keys["publish"]
+    )
+    assert response.status_code in (400, 422), response.text
+    body = response.json()
+    assert code in [body["code"]] + [e["code"] for e in body["details"].get("errors", [])]
+    assert client.get("/protocol/merkle/latest").json()["tree_size"] == size
+
+
+def test_a_legacy_leading_zero_row_still_lists() -> None:
+    from affidavit.registry.catalog import CatalogRecord, Snapshot
+
+    rows = [
+        CatalogRecord({"adapter_id": "acme.x.v0", "adapter_version": v}, {}, "published")
+        for v in ("1.0.0", "01.0.0")
+    ]
+    snapshot = Snapshot.build(rows, node_url="http://127.0.0.1")
+    assert [r.adapter_version for r in snapshot.records] == ["01.0.0", "1.0.0"]
