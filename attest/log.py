@@ -197,7 +197,7 @@ class TransparencyLog:
         Raises:
             LogBadLogId, LogExists, StoreUnreadable, LogStateMismatch.
         """
-        if not _LOG_ID.match(log_id):
+        if not _LOG_ID.fullmatch(log_id):
             raise errors.LogBadLogId(f"invalid log ID {log_id!r}")
         if state_file is not None and state_file.exists():
             raise errors.LogStateMismatch(

@@ -122,11 +122,11 @@ class Settings:
             raise UsageError("read threads must be between 1 and 64")
         if self.walk_max_nodes < 1 or self.walk_max_bytes < 1024 or not self.walk_max_seconds > 0:
             raise UsageError("walk bounds must be positive (at least 1 node, 1024 bytes)")
-        if not _PUBLISHER_ID.match(self.publisher_id):
+        if not _PUBLISHER_ID.fullmatch(self.publisher_id):
             raise UsageError(
                 f"publisher id {self.publisher_id!r} must match {_PUBLISHER_ID.pattern}"
             )
-        if not _KEY_ID.match(self.key_id):
+        if not _KEY_ID.fullmatch(self.key_id):
             raise UsageError(f"key id {self.key_id!r} must match {_KEY_ID.pattern}")
         if self.public_url and not self.public_url.startswith(("http://", "https://")):
             raise UsageError(f"public URL {self.public_url!r} must start with http:// or https://")

@@ -55,7 +55,7 @@ def test_create_refuses_an_existing_log(tmp_path: Path) -> None:
     assert e.value.code == "log.exists"
 
 
-@pytest.mark.parametrize("bad", ["", "a|b", "has space", "tab\there", "é", "x" * 201])
+@pytest.mark.parametrize("bad", ["", "a|b", "has space", "tab\there", "é", "x" * 201, "log\n"])
 def test_bad_log_id(tmp_path: Path, bad: str) -> None:
     with pytest.raises(errors.LogBadLogId):
         TransparencyLog.create(tmp_path / "log.db", KEY, bad)

@@ -94,3 +94,14 @@ def test_generated_key_is_private(tmp_path: Path) -> None:
     key_file = settings.key_dir / f"{settings.key_id}.key"
     assert key_file.stat().st_mode & 0o777 == 0o600
     assert (settings.key_dir / f"{settings.key_id}.pub").read_text().strip() == key
+
+
+@pytest.mark.parametrize(
+    "fields", [{"publisher_id": "acme\n"}, {"key_id": "k1\n"}, {"publisher_id": "Acme"}]
+)
+def test_settings_ids_match_the_whole_string(tmp_path: Path, fields: dict[str, str]) -> None:
+    from affidavit.verify.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        Settings(data_dir=tmp_path, **fields)
+    assert caught.value.code == "usage.invalid"
