@@ -1235,7 +1235,7 @@ class AnchorDigestAlgorithmUnsupported(AnchorError):
     """sth_digest_algorithm is not SHA-256."""
 
     code = "anchor.digest_algorithm_unsupported"
-    description = "sth_digest_algorithm is not \"SHA-256\"."
+    description = 'sth_digest_algorithm is not "SHA-256".'
 
 
 class AnchorDigestMismatch(AnchorError):
@@ -1250,7 +1250,7 @@ class AnchorTsaNotGranted(AnchorError):
 
     code = "anchor.tsa_not_granted"
     description = (
-        "tsa_status is not \"granted\", or the TimeStampResp status is not granted (0) or "
+        'tsa_status is not "granted", or the TimeStampResp status is not granted (0) or '
         "grantedWithMods (1) (RFC 3161 §2.4.2)."
     )
 
@@ -1388,7 +1388,7 @@ class StoreCorrupt(InputError):
     ``PRAGMA quick_check``): the registry refuses to start or answers 503 instead of 500."""
 
     code = "store.corrupt"
-    description = "The database file is damaged (SQLite integrity check failed); refused (HTTP 503)."
+    description = "The database file is damaged (SQLite integrity check failed); HTTP 503."
 
 
 class LogStateMismatch(InputError):
@@ -1511,7 +1511,7 @@ class StigmemRecordRefused(VerificationError):
     """A pulled record cannot be written as a fact (it breaks a rule of the fact format)."""
 
     code = "stigmem.record_refused"
-    description = "A node record cannot be written as a fact (e.g. a number that cannot round-trip)."
+    description = "A node record cannot be written as a fact (e.g. a number that cannot round-trip)"
 
 
 # ------------------------------------------------------------------------------------------------
