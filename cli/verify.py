@@ -12,6 +12,8 @@ __all__ = ["VERIFY_SUBCOMMANDS", "verify"]
 
 # subcommand -> (module, attribute). Each area adds its own line; keep it sorted.
 VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    # --- anchor receipts and RFC 3161 tokens (docs/adr/0010-rfc3161-tokens.md)
+    "anchor": ("affidavit.cli.verify_anchor", "anchor"),
     # --- owned by the bundle/attestation area (issue 4 item 6)
     "attestation": ("affidavit.cli.verify_bundle", "attestation"),
     "bundle": ("affidavit.cli.verify_bundle", "bundle"),
@@ -23,4 +25,4 @@ VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 @click.group("verify", cls=LazyGroup, lazy=VERIFY_SUBCOMMANDS)
 def verify() -> None:
-    """Verify bundles, attestations, checkpoints and Merkle proofs offline."""
+    """Verify bundles, attestations, anchor receipts, checkpoints and Merkle proofs offline."""
