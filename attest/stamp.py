@@ -29,7 +29,13 @@ What a bundle holds (formats.md §4; seed 003 "Artifact binding"):
   chain, so the signed head covers the proofs and the decision too;
 - ``merkle_inclusion`` at the size of ``signed_tree_head``, and ``bundle_hash`` (py-compact);
 - spec ``2.0.0``; ``3.0.0`` when an actor key is given: each event carries ``actor_signature``
-  and the flat ``key_directory`` binds the key to the actor from the stamping time on.
+  and the flat ``key_directory`` binds the key to the actor from the stamping time on;
+- with ``swarm_designate`` (needs an actor key): a signed ``SWARM_POLICY_SET`` event right after
+  ``DEAL_CREATED`` whose ``payload.swarm_policy = {policy_version: "swarm_enforcement/v1",
+  required_signed_event_types}`` designates the event types ``verify bundle --profile
+  swarm-strict`` requires signed; with ``swarm_snapshot`` also the runtime-style
+  ``swarm_enforcement = {snapshot, snapshot_hash}`` section (outside ``bundle_hash``,
+  ``snapshot_hash = H(py-compact(snapshot))``), cross-checked by that profile.
 
 All bundles of one call share one append transaction and one signed tree head. Time is an
 argument; nothing here reads the clock.
@@ -37,6 +43,7 @@ argument; nothing here reads the clock.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,7 +53,7 @@ from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log import TransparencyLog
 from affidavit.verify import errors
 from affidavit.verify.bundle import bundle_hash, proof_hash
-from affidavit.verify.canonical import sha256_hex
+from affidavit.verify.canonical import py_compact, sha256_hex
 from affidavit.verify.contract import contract_hash, input_schema_hash
 from affidavit.verify.contract_schema import schema_issues
 from affidavit.verify.events import event_hash, leaf_data, signing_payload
@@ -56,6 +63,7 @@ from affidavit.verify.validators import get_validator
 __all__ = [
     "DECISION_EVENT_TYPES",
     "StampItem",
+    "SwarmOptions",
     "evaluate_adapter",
     "example_contract",
     "stamp_bundles",
@@ -67,6 +75,17 @@ DECISION_EVENT_TYPES: Final = {
     "auto_reject": "REJECTED",
 }
 TIMESTAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
+SWARM_POLICY_EVENT: Final = "SWARM_POLICY_SET"
+SWARM_POLICY_VERSION: Final = "swarm_enforcement/v1"
+_EVENT_TYPE: Final = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+@dataclass(frozen=True, slots=True)
+class SwarmOptions:
+    """What a stamped bundle designates for the swarm-strict profile (empty: nothing)."""
+
+    designate: tuple[str, ...] = ()
+    snapshot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,12 +201,13 @@ def _actor_key_id(key: SigningKey) -> str:
     return key.key_id or "actor-" + sha256_hex(key.public_key.raw)[:16]
 
 
-def _draft(
+def _draft(  # noqa: PLR0917 - one deal and its stamping context
     item: StampItem,
     policy: AcceptancePolicy,
     timestamp: str,
     actor_id: str,
     actor_key: SigningKey | None,
+    swarm: SwarmOptions,
 ) -> dict[str, Any]:
     """A bundle without its inclusion proof, tree head and hash."""
     evaluation = evaluate_adapter(item.contract, item.adapter_output)
@@ -202,6 +222,13 @@ def _draft(
     binding = {"adapter_id": evaluation["adapter_id"], "contract_hash": evaluation["contract_hash"]}
     chain = _Chain(item.deal_id, actor_id, timestamp, actor_key)
     chain.add("DEAL_CREATED", {**binding, "policy_hash": policy.policy_hash})
+    designation_id = None
+    if swarm.designate:
+        swarm_policy = {
+            "policy_version": SWARM_POLICY_VERSION,
+            "required_signed_event_types": list(swarm.designate),
+        }
+        designation_id = chain.add(SWARM_POLICY_EVENT, {"swarm_policy": swarm_policy})["event_id"]
     chain.add(
         "PROOF_READY",
         {
@@ -233,6 +260,17 @@ def _draft(
         "proofs": [proof],
         "events": chain.events,
     }
+    if swarm.snapshot and designation_id is not None:
+        snapshot = {
+            "policy_version": SWARM_POLICY_VERSION,
+            "designation_event_id": designation_id,
+            "evaluated_at": timestamp,
+            "summary": {"required_signed_event_types": list(swarm.designate)},
+        }
+        draft["swarm_enforcement"] = {
+            "snapshot": snapshot,
+            "snapshot_hash": sha256_hex(py_compact(snapshot)),
+        }
     if actor_key is not None:
         draft["key_directory"] = {
             _actor_key_id(actor_key): {
@@ -253,6 +291,7 @@ def stamp_bundles(
     when: datetime,
     actor_key: SigningKey | None = None,
     actor_id: str = "affidavit",
+    swarm: SwarmOptions = SwarmOptions(),
 ) -> list[dict[str, Any]]:
     """Stamp every item under one signed tree head; returns the bundles in ``items`` order.
 
@@ -260,7 +299,8 @@ def stamp_bundles(
     transaction, then one head is signed and each bundle gets its inclusion proof at that size.
 
     Raises:
-        UsageError: ``when`` is naive, or ``items`` is empty, or a deal id repeats.
+        UsageError: ``when`` is naive, or ``items`` is empty, or a deal id repeats, or a swarm
+            designation has no actor key or a malformed event type.
         ContractSchemaError, ContractHashMismatch, ...: an invalid contract (before any append).
         LogNoSigningKey: the log has no signing key.
     """
@@ -271,8 +311,15 @@ def stamp_bundles(
     deal_ids = [item.deal_id for item in items]
     if len(set(deal_ids)) != len(deal_ids) or not all(deal_ids):
         raise errors.UsageError("deal ids must be non-empty and distinct")
+    if swarm.designate and actor_key is None:
+        raise errors.UsageError("a swarm designation needs an actor key (signed events)")
+    if swarm.snapshot and not swarm.designate:
+        raise errors.UsageError("a swarm snapshot needs a swarm designation")
+    bad = [t for t in swarm.designate if not _EVENT_TYPE.fullmatch(t)]
+    if bad:
+        raise errors.UsageError(f"swarm designation: {bad[0]!r} is not an event type (A-Z, 0-9, _)")
     timestamp = when.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
-    drafts = [_draft(item, policy, timestamp, actor_id, actor_key) for item in items]
+    drafts = [_draft(item, policy, timestamp, actor_id, actor_key, swarm) for item in items]
     indexes = log.append([leaf_data(d["events"][-1]) for d in drafts])
     head = log.signed_tree_head(when)
     bundles = []
@@ -295,6 +342,7 @@ _ORDER: Final = (
     "bundle_hash",
     "signed_tree_head",
     "key_directory",
+    "swarm_enforcement",
     "exported_at",
 )
 

@@ -5,7 +5,9 @@
 ``affidavit stamp batch --contract C --policy P --log DB --key K --out-dir DIR RAW.json...`` stamps
 many under one signed tree head (deal id = ``--deal-prefix`` + file stem, bundle
 ``DIR/<stem>.bundle.json``). ``stamp`` is a group whose own options stamp one deal; ``batch`` is its
-one subcommand. Spec 2.0.0, or 3.0.0 with actor signatures when ``--actor-key`` is given.
+one subcommand. Spec 2.0.0, or 3.0.0 with actor signatures when ``--actor-key`` is given;
+``--swarm-designate TYPE`` (repeatable) adds a signed swarm designation for ``verify bundle
+--profile swarm-strict`` and ``--swarm-snapshot`` its hash-committed snapshot section.
 
 Nothing is appended to the log when an output file already exists (exit 2, ``io.exists``) or the
 contract, policy or adapter output is invalid.
@@ -48,6 +50,19 @@ def _common_options(f: Any) -> Any:
             click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
             click.option("--actor-id", default=None, help="Actor id recorded on the events."),
             click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),
+            click.option(
+                "--swarm-designate",
+                "swarm_designate",
+                multiple=True,
+                metavar="EVENT_TYPE",
+                help="Designate an event type that --profile swarm-strict requires actor-signed"
+                " (repeatable; adds a signed SWARM_POLICY_SET event; needs --actor-key).",
+            ),
+            click.option(
+                "--swarm-snapshot",
+                is_flag=True,
+                help="Also write the hash-committed swarm_enforcement snapshot section.",
+            ),
             click.option("--force", is_flag=True, help="Overwrite existing bundle files."),
             json_option,
         )
@@ -68,7 +83,12 @@ def _run(
     """Load everything, stamp, write; returns (path, bundle) pairs."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
     from affidavit.attest.log import TransparencyLog  # noqa: PLC0415 - lazy
-    from affidavit.attest.stamp import StampItem, stamp_bundles  # noqa: PLC0415 - lazy
+    from affidavit.attest.logstate import state_path  # noqa: PLC0415 - lazy
+    from affidavit.attest.stamp import (  # noqa: PLC0415 - lazy
+        StampItem,
+        SwarmOptions,
+        stamp_bundles,
+    )
     from affidavit.verify.policy import AcceptancePolicy  # noqa: PLC0415 - lazy
 
     if options["actor_key"] is not None and not options["actor_id"]:
@@ -85,6 +105,8 @@ def _run(
     when = _when(options["time_text"])
     stamp_items = [StampItem(deal_id, contract, raw) for deal_id, raw, _ in items]
     with TransparencyLog.open(options["log_path"], key) as log:
+        # The key's signed state binds it to this log: a rolled-back store is refused (ADR 0005).
+        log.bind_state(state_path(Path(options["key_path"]).resolve(), log.log_id))
         bundles = stamp_bundles(
             log,
             stamp_items,
@@ -92,6 +114,7 @@ def _run(
             when=when,
             actor_key=actor_key,
             actor_id=options["actor_id"] or "affidavit",
+            swarm=SwarmOptions(tuple(options["swarm_designate"]), options["swarm_snapshot"]),
         )
     written = []
     for (_, _, out), bundle in zip(items, bundles, strict=True):
@@ -159,7 +182,8 @@ def batch(ctx: click.Context, /, outputs: tuple[str, ...], **options: Any) -> No
     parent: dict[str, Any] = ctx.obj or {}
     merged: dict[str, Any] = {}
     for name, value in options.items():
-        merged[name] = value if value not in (None, False) else parent.get(name, value)
+        unset = value is None or value is False or value == ()
+        merged[name] = parent.get(name, value) if unset else value
     _require(
         contract=merged["contract"],
         policy=merged["policy"],

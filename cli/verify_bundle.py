@@ -5,8 +5,16 @@ unreadable (bad JSON, not a bundle, missing file) or bad usage. With several inp
 code wins. ``--json`` prints one document (``specs/verify-result.schema.json``).
 
 Trust comes only from the caller: ``--public-key-base64 K`` (repeatable), ``--publisher-doc F``
-(a JSON document with ``public_key_base64``) or ``--trusted-keys DIR`` (every ``*.pub``, ``*.json``
-and ``*.pem`` there). Without one, a self-consistent bundle is ``unanchored``, never verified.
+or ``--public-key F`` (a JSON document with ``public_key_base64`` as aigentsy-verify takes it, a
+PEM, or base64 text) or ``--trusted-keys DIR`` (every ``*.pub``, ``*.json`` and ``*.pem`` there).
+Without one, a self-consistent bundle is ``unanchored``, never verified. ``--strict`` is accepted
+for aigentsy-verify scripts and changes nothing: Affidavit is always strict.
+
+Actor signatures verify ``ok`` only under keys the caller trusts (``--trusted-actor-keys PATH``: a
+folder of key files, or a pinned key-directory JSON); under keys only the bundle carries they are
+``self_asserted``. ``--require-actor-signatures`` fails a bundle unless every event is signed
+under a caller-trusted key. ``--profile swarm-strict`` adds the swarm coverage, snapshot and
+decision steps (docs/adr/0008-actor-keys-and-events-after-finality.md).
 
 Start-up is kept small (performance.md): the verifier is imported when the command runs, and
 nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key is read).
@@ -38,7 +46,8 @@ _EXIT: Final = {"verified": 0, "unanchored": 1, "failed": 1, "unreadable": 2}
 
 
 class Option(NamedTuple):
-    """One command-line option. ``kind``: text, file, folder, jobs (1..64) or flag."""
+    """One command-line option. ``kind``: text, file, folder, path (file or folder), choice,
+    jobs (1..64) or flag."""
 
     flag: str
     dest: str
@@ -46,6 +55,7 @@ class Option(NamedTuple):
     help: str
     multiple: bool = False
     metavar: str | None = None
+    choices: tuple[str, ...] = ()  # kind "choice": the first is the default
 
 
 OPTIONS: Final = {
@@ -55,11 +65,30 @@ OPTIONS: Final = {
         Option("--publisher-doc", "publisher_docs", "file",
                "Publisher document (JSON with public_key_base64) whose key is trusted.",
                multiple=True),
+        Option("--public-key", "public_key_files", "file",
+               "A trusted log key file: JSON key document ({\"public_key_base64\": ...}, as"
+               " aigentsy-verify takes), PEM, or base64 text (repeatable).", multiple=True,
+               metavar="FILE"),
         Option("--trusted-keys", "trusted_dir", "folder",
                "Folder of trusted public keys (*.pub, *.json, *.pem)."),
         Option("--fetch-key", "fetch_urls", "text",
                "Fetch a trusted key from a registry or publisher document URL (explicit network"
                " use; pin the key afterwards).", multiple=True, metavar="URL"),
+    ),
+    "bundle": (
+        Option("--strict", "strict", "flag",
+               "Accepted for aigentsy-verify scripts; no effect: verification is always strict"
+               " (no trusted tree-head key means not verified)."),
+        Option("--profile", "profile", "choice",
+               "Verification profile: default, or swarm-strict (every designated swarm event"
+               " signed by an enrolled, valid actor key).", choices=("default", "swarm-strict")),
+        Option("--trusted-actor-keys", "actor_keys_path", "path",
+               "Actor keys the caller trusts: a folder of key files (*.pub, *.json, *.pem; a"
+               " JSON document with actor_id binds the key to that actor) or a pinned key"
+               " directory JSON. Without it actor signatures are only self_asserted.",
+               metavar="PATH"),
+        Option("--require-actor-signatures", "require_actor", "flag",
+               "Fail unless every event carries an actor signature under a caller-trusted key."),
     ),
     "jobs": (Option("--jobs", "jobs", "jobs", "Worker processes."),),
     "json": (Option("--json", "as_json", "flag", "Print one JSON document to stdout."),),
@@ -67,7 +96,7 @@ OPTIONS: Final = {
 _JOBS_RANGE: Final = (1, 64)
 # command -> (option groups, positional argument name, takes several positionals)
 _COMMANDS: Final = {
-    "bundle": (("key", "jobs", "json"), "inputs", True),
+    "bundle": (("key", "bundle", "jobs", "json"), "inputs", True),
     "attestation": (("key", "json"), "source", False),
 }
 
@@ -85,6 +114,8 @@ def _defaults(command: str) -> dict[str, Any]:
             values[option.dest] = ()
         else:
             values[option.dest] = {"jobs": 1, "flag": False}.get(option.kind)
+            if option.kind == "choice":
+                values[option.dest] = option.choices[0]
     return values
 
 
@@ -99,6 +130,8 @@ def _fast_value(option: Option, text: str) -> Any:
     if option.kind == "file" and os.path.isdir(text):
         return None  # click.Path(dir_okay=False) refuses it: let click word the error
     if option.kind == "folder" and os.path.isfile(text):
+        return None
+    if option.kind == "choice" and text not in option.choices:
         return None
     return text
 
@@ -183,6 +216,7 @@ def _trusted_keys(
     publisher_docs: Sequence[str],
     trusted_dir: str | None,
     fetch_urls: Sequence[str] = (),
+    public_key_files: Sequence[str] = (),
 ) -> list[bytes]:
     """Raw 32-byte keys from the key options (validated; a bad key is exit 2).
 
@@ -191,8 +225,8 @@ def _trusted_keys(
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     keys = [Ed25519PublicKey.from_b64(text.strip()).raw for text in keys_b64]
-    if publisher_docs or trusted_dir is not None:
-        keys.extend(_file_keys(publisher_docs, trusted_dir))
+    if publisher_docs or public_key_files or trusted_dir is not None:
+        keys.extend(_file_keys((*publisher_docs, *public_key_files), trusted_dir))
     if fetch_urls:
         from affidavit.registry.client import fetch_public_key  # noqa: PLC0415 - explicit network
 
@@ -243,12 +277,72 @@ def _expand(inputs: Iterable[str]) -> list[str]:
 _VERIFIER: Any = None
 
 
-def _init_worker(raw_keys: list[bytes]) -> None:
+class _Settings(NamedTuple):
+    """What a verifier needs besides the log keys (picklable: sent to --jobs workers)."""
+
+    actor_keys: tuple[Any, ...] = ()  # TrustedActorKey tuples (verify.bundle_actor_trust)
+    require_actor: bool = False
+    profile: str = "default"
+
+
+_DEFAULT_SETTINGS: Final = _Settings()
+
+
+def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS) -> None:
     from affidavit.verify.bundle import BundleVerifier  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
+    trust = None
+    if settings.actor_keys:
+        from affidavit.verify.bundle_actor_trust import ActorTrust  # noqa: PLC0415 - lazy
+
+        trust = ActorTrust(settings.actor_keys)
     global _VERIFIER  # noqa: PLW0603 - one verifier per process, so head checks are memoized
-    _VERIFIER = BundleVerifier([Ed25519PublicKey(raw) for raw in raw_keys])
+    _VERIFIER = BundleVerifier(
+        [Ed25519PublicKey(raw) for raw in raw_keys],
+        actor_trust=trust,
+        require_actor_signatures=settings.require_actor,
+        profile=settings.profile,
+    )
+
+
+def _actor_keys(path: str | None) -> tuple[Any, ...]:
+    """``--trusted-actor-keys``: a folder of key files or a pinned key-directory JSON file.
+
+    Key files are read with the strict key loader (attest.keyring.load_public_key); a JSON file
+    with ``actor_id`` binds its key to that actor; a JSON file without ``public_key_base64`` is
+    read as a pinned key directory. An empty folder is refused (fail closed).
+    """
+    if path is None:
+        return ()
+    from pathlib import Path  # noqa: PLC0415 - lazy (cold start)
+
+    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy (cold start)
+    from affidavit.verify.bundle_actor_trust import (  # noqa: PLC0415 - lazy (cold start)
+        ActorTrust,
+        TrustedActorKey,
+    )
+    from affidavit.verify.jsonio import loads  # noqa: PLC0415 - lazy (cold start)
+
+    target = Path(path)
+    if target.is_file():
+        return ActorTrust.from_directory(loads(read_input(path)), source=path).keys
+    if not target.is_dir():
+        raise errors.FileReadError(f"{target}: no such file or folder")
+    found = sorted(p for p in target.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
+    if not found:
+        raise errors.UsageError(f"{target}: no *.pub, *.json or *.pem key files (fail closed)")
+    keys: list[Any] = []
+    for file in found:
+        document = loads(read_input(str(file))) if file.suffix == ".json" else None
+        if isinstance(document, dict) and "public_key_base64" not in document:
+            keys.extend(ActorTrust.from_directory(document, source=str(file)).keys)
+            continue
+        actor = document.get("actor_id") if isinstance(document, dict) else None
+        if actor is not None and (not isinstance(actor, str) or not actor):
+            raise errors.UsageError(f"{file}: actor_id must be a non-empty string")
+        keys.append(TrustedActorKey(load_public_key(file).raw, actor))
+    return tuple(keys)
 
 
 def _unreadable(source: str, error: errors.AffidavitError, kind: str) -> dict[str, Any]:
@@ -273,15 +367,18 @@ def _verify_one(source: str) -> dict[str, Any]:
     return result
 
 
-def _verify_all(paths: list[str], raw_keys: list[bytes], jobs: int) -> Iterator[dict[str, Any]]:
+def _verify_all(
+    paths: list[str], raw_keys: list[bytes], jobs: int, settings: _Settings = _DEFAULT_SETTINGS
+) -> Iterator[dict[str, Any]]:
     if jobs <= 1 or len(paths) < 2:
-        _init_worker(raw_keys)
+        _init_worker(raw_keys, settings)
         yield from map(_verify_one, paths)
         return
     from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy (cold start)
 
     chunk = max(1, min(256, len(paths) // (jobs * 4)))
-    with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(raw_keys,)) as pool:
+    init = (raw_keys, settings)
+    with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
         yield from pool.map(_verify_one, paths, chunksize=chunk)
 
 
@@ -300,8 +397,16 @@ def _describe(result: dict[str, Any], detailed: bool) -> list[str]:
     if detailed:
         for step in result["steps"]:
             extra = step.get("code") or step.get("message") or ""
-            lines.append(f"  {step['name']:<24} {step['status']:<12} {extra}".rstrip())
+            lines.append(f"  {step['name']:<24} {step['status']:<13} {extra}".rstrip())
+        if result.get("profile", "default") != "default":
+            lines.append(f"  profile: {result['profile']}")
         lines.extend(f"  warning: {w}" for w in result.get("warnings", []))
+        if "policy_layer" in result:
+            from affidavit.verify.policy_layer_view import (  # noqa: PLC0415 - lazy
+                describe_policy_layer,
+            )
+
+            lines.extend(describe_policy_layer(result["policy_layer"]))
     if result["verdict"] == "failed":
         failing = next(s for s in result["steps"] if s["status"] == "failed")
         lines.append(f"  failed at {failing['name']}: {failing['code']}: {failing['message']}")
@@ -356,17 +461,23 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
     fetch_urls: tuple[str, ...],
     keys_b64: tuple[str, ...],
     publisher_docs: tuple[str, ...],
+    public_key_files: tuple[str, ...],
     trusted_dir: str | None,
+    strict: bool,  # noqa: ARG001 - accepted for aigentsy-verify scripts: always strict here
+    profile: str,
+    actor_keys_path: str | None,
+    require_actor: bool,
     jobs: int,
     as_json: bool,
 ) -> int:
-    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
+    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files)
+    settings = _Settings(_actor_keys(actor_keys_path), require_actor, profile)
     paths = _expand(inputs)
     if not paths:
         raise errors.UsageError("no bundle files found in the given inputs")
     progress = _Progress(len(paths))
     results = []
-    for result in _verify_all(paths, raw_keys, min(jobs, os.cpu_count() or 1)):
+    for result in _verify_all(paths, raw_keys, min(jobs, os.cpu_count() or 1), settings):
         results.append(result)
         progress.tick()
     return _finish(results, as_json, "bundle", detailed=len(paths) == 1)
@@ -377,6 +488,7 @@ def _run_attestation(  # noqa: PLR0917 - one parameter per option
     fetch_urls: tuple[str, ...],
     keys_b64: tuple[str, ...],
     publisher_docs: tuple[str, ...],
+    public_key_files: tuple[str, ...],
     trusted_dir: str | None,
     as_json: bool,
 ) -> int:
@@ -384,7 +496,7 @@ def _run_attestation(  # noqa: PLR0917 - one parameter per option
     from affidavit.verify.jsonio import loads  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
-    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls)
+    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files)
     try:
         document = loads(read_input(source))
     except errors.AffidavitError as e:
@@ -434,9 +546,13 @@ def _click_option(option: Option) -> click.Option:
         "jobs": click.IntRange(*_JOBS_RANGE),
         "file": click.Path(dir_okay=False),
         "folder": click.Path(file_okay=False),
+        "path": click.Path(),
+        "choice": click.Choice(option.choices),
         "text": None,
     }
     extra: dict[str, Any] = {"default": 1} if option.kind == "jobs" else {}
+    if option.kind == "choice":
+        extra = {"default": option.choices[0], "show_default": True}
     return click.Option(
         [option.flag, option.dest],
         type=types[option.kind],

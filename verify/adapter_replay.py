@@ -7,7 +7,8 @@ Seed 003 ("Artifact binding", "replay independence"): a bundle carries its own t
 ``adapter_evaluation`` (in ``proof.evidence`` or an ``event.payload``), in order (formats.md §4
 statuses):
 
-1. shape (``adapter_evaluation_shape_invalid``): an object with ``adapter_id``, the embedded
+1. shape (``adapter_evaluation_shape_invalid``): an object with a non-empty ``adapter_id`` (equal
+   to the embedded contract's, checked once the contract passed step 2), the embedded
    ``adapter_contract``, ``contract_hash``, ``input_schema_hash``, ``normalized_policy_inputs``,
    ``validation_result``; without an embedded contract nothing can be replayed, and that fails;
 2. the embedded contract passes the AdapterContract schema (``schema_fail``);
@@ -243,7 +244,17 @@ def _check_evaluation(item: Evaluation, notes: list[str], warnings: list[str]) -
         ae["normalized_policy_inputs"], dict
     ):
         raise _Replay("adapter_evaluation_shape_invalid", f"{item.where}: wrong field types")
+    adapter_id = ae["adapter_id"]
+    if not isinstance(adapter_id, str) or not adapter_id:
+        raise _Replay("adapter_evaluation_shape_invalid", f"{item.where}: adapter_id is empty")
     decl = _check_contract(ae)
+    if adapter_id != decl["adapter_id"]:  # the contract passed its schema: adapter_id is there
+        raise _Replay(
+            "adapter_evaluation_shape_invalid",
+            f"{item.where}: adapter_id is not the embedded contract's",
+            expected=decl["adapter_id"],
+            actual=adapter_id,
+        )
     _check_result(ae, decl, item.raw_output, notes)
     for warning in lifecycle_of(decl).warnings:
         pointer = f", replaced by {warning['replaced_by']}" if warning["replaced_by"] else ""

@@ -16,16 +16,26 @@ Steps, in order; each ends ``ok``, ``failed`` (code, expected/actual) or ``not_c
 ``merkle_inclusion``         RFC 6962 inclusion of ``leaf_hash`` under ``merkle_root``
 ``sth_signature``            the tree head signed by a key the caller trusts; each distinct
                              (key, message, signature) is verified once per verifier
-``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's, and
-                             the proven leaf recomputes from exactly one finality event
-``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory
+``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's, the
+                             proven leaf recomputes from exactly one finality event, no event
+                             follows it, and consequence identities are authorized ones
+                             (:mod:`.bundle_binding`: ``leaf_binding``, ``consequence_binding``)
+``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory;
+                             ``self_asserted`` unless the keys are caller-trusted
+                             (:mod:`.bundle_actor_trust`)
 ``actor_signature_sidecar``  the optional sidecar (:mod:`.bundle_sidecar`)
 ``adapter_replay``           embedded contracts, validators and policy decisions
                              (:mod:`.adapter_replay`)
+``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.bundle_outcome`)
+``swarm_*``                  only with ``profile="swarm-strict"`` (:mod:`.swarm`)
 
+The ``policy_layer`` is shown (:mod:`.policy_layer_view`), never used for the verdict.
 Verdict: ``failed`` when any step failed; otherwise ``verified`` only when inclusion, the tree-head
 signature under a trusted key, and the cross-reference are all ``ok``; else ``unanchored`` (exit 1,
-the message says how to supply a key). Nothing here reads the clock, the environment or the network.
+the message says how to supply a key). A ``self_asserted`` step does not fail the bundle (the
+verdict is about the log anchor) but is never ``ok``; ``require_actor_signatures`` turns it into a
+failure (docs/adr/0008-actor-keys-and-events-after-finality.md). Nothing here reads the clock,
+the environment or the network.
 """
 
 from __future__ import annotations
@@ -35,11 +45,13 @@ import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.adapter_replay import replay_adapter
-from affidavit.verify.bundle_sidecar import check_sidecar
+from affidavit.verify.bundle_binding import cross_reference
+from affidavit.verify.bundle_outcome import check_reconciliation
+from affidavit.verify.bundle_sidecar import SidecarCheck, sidecar_check
 from affidavit.verify.canonical import (
     ITEM_MARK,
     KEY_MARK,
@@ -51,19 +63,22 @@ from affidavit.verify.canonical import (
 )
 from affidavit.verify.events import (
     EVENT_FIELDS,
-    FINALITY_EVENT_TYPES,
-    check_actor_signatures,
+    ActorCheck,
+    actor_signature_check,
     check_event_chain,
-    leaf_data,
 )
 from affidavit.verify.jsonio import loads
 from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.merkle import leaf_hash, verify_inclusion
+from affidavit.verify.merkle import verify_inclusion
 from affidavit.verify.report import BundleResult, StepResult, decide
 from affidavit.verify.signature import verify_ed25519
 from affidavit.verify.treehead import SignedTreeHead, parse_sth
 
+if TYPE_CHECKING:
+    from affidavit.verify.bundle_actor_trust import ActorTrust
+
 __all__ = [
+    "PROFILES",
     "SPEC_VERSIONS",
     "UNANCHORED_HINT",
     "BundleVerifier",
@@ -73,6 +88,12 @@ __all__ = [
 ]
 
 SPEC_VERSIONS: Final = ("1.0.0", "2.0.0", "3.0.0")
+PROFILES: Final = ("default", "swarm-strict")
+SWARM_STEPS: Final = ("swarm_coverage", "swarm_snapshot", "swarm_decision")
+SELF_ASSERTED_WARNING: Final = (
+    "bundle.actor_keys_self_asserted: actor signatures verify only under keys the bundle "
+    "carries; supply --trusted-actor-keys to prove who signed"
+)
 UNANCHORED_HINT: Final = (
     "no tree head signed by a trusted key: supply one with --public-key-base64, --publisher-doc "
     "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
@@ -207,8 +228,20 @@ class BundleVerifier:
     signature), so bundles under one head cost one signature check.
     """
 
-    def __init__(self, trusted_keys: Iterable[Ed25519PublicKey] = ()) -> None:
+    def __init__(
+        self,
+        trusted_keys: Iterable[Ed25519PublicKey] = (),
+        *,
+        actor_trust: ActorTrust | None = None,
+        require_actor_signatures: bool = False,
+        profile: str = "default",
+    ) -> None:
+        if profile not in PROFILES:
+            raise errors.UsageError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
         self.trusted_keys: tuple[Ed25519PublicKey, ...] = tuple(trusted_keys)
+        self.actor_trust = actor_trust
+        self.require_actor_signatures = require_actor_signatures
+        self.profile = profile
         self._sth_memo: dict[tuple[bytes, bytes], Ed25519PublicKey | None] = {}
 
     def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
@@ -217,7 +250,9 @@ class BundleVerifier:
             _parse(unverified_bundle)
         except errors.AffidavitError as e:
             step = StepResult.failed("parse", e)
-            return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
+            return BundleResult(
+                source, "unreadable", (step,), code=e.code, message=e.message, profile=self.profile
+            )
         bundle: dict[str, Any] = unverified_bundle
         warnings: list[str] = []
         encoded = _encode_once(bundle)
@@ -232,14 +267,22 @@ class BundleVerifier:
             steps.append(_proof_binding(bundle, warnings, proof_hashes))
             steps.append(inclusion)
             steps.append(sth_step)
-            steps.append(_cross_reference(bundle, inclusion, sth))
-            steps.append(check_actor_signatures(bundle["events"], bundle.get("key_directory")))
-            steps.append(check_sidecar(bundle))
+            steps.append(cross_reference(bundle, inclusion, sth))
+            steps.extend(self._actor_steps(bundle, warnings))
             steps.append(replay_adapter(bundle, warnings))
+            reconciliation = check_reconciliation(bundle["events"])
+            if reconciliation is not None:
+                steps.append(reconciliation)
+            if self.profile == "swarm-strict":
+                from affidavit.verify.swarm import swarm_steps  # noqa: PLC0415 - lazy (ADR 0003)
+
+                steps.extend(swarm_steps(bundle, self.actor_trust))
         else:
             steps.extend((inclusion, sth_step))
             why = "the event chain did not verify"
             steps.extend(StepResult.not_checked(name, why) for name in _AFTER_CHAIN)
+            if self.profile == "swarm-strict":
+                steps.extend(StepResult.not_checked(name, why) for name in SWARM_STEPS)
         final = tuple(steps)
         anchored = all(
             s.status == "ok"
@@ -248,6 +291,11 @@ class BundleVerifier:
         )
         unanchored = errors.BundleUnanchored(UNANCHORED_HINT)
         verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
+        policy_layer = None
+        if "policy_layer" in bundle:
+            from affidavit.verify.policy_layer_view import view_policy_layer  # noqa: PLC0415
+
+            policy_layer = view_policy_layer(bundle)
         return BundleResult(
             source,
             verdict,
@@ -258,7 +306,24 @@ class BundleVerifier:
             code=code,
             message=message,
             warnings=tuple(dict.fromkeys(warnings)),
+            profile=self.profile,
+            policy_layer=policy_layer,
         )
+
+    def _actor_steps(self, bundle: Mapping[str, Any], warnings: list[str]) -> list[StepResult]:
+        """Steps ``actor_signatures`` and ``actor_signature_sidecar``, with the caller's
+        requirement (``require_actor_signatures``) applied to the first (docs/adr/0008)."""
+        actors = actor_signature_check(
+            bundle["events"], bundle.get("key_directory"), self.actor_trust
+        )
+        sidecar = sidecar_check(bundle, self.actor_trust)
+        warnings.extend(sidecar.warnings)
+        if "self_asserted" in (actors.step.status, sidecar.step.status):
+            warnings.append(SELF_ASSERTED_WARNING)
+        first = actors.step
+        if self.require_actor_signatures and "failed" not in (first.status, sidecar.step.status):
+            first = _required(bundle["events"], actors, sidecar)
+        return [first, sidecar.step]
 
     def verify_bytes(self, data: bytes, *, source: str | None = None) -> BundleResult:
         """Parse ``data`` strictly (:mod:`.jsonio`) and verify; bad JSON gives ``unreadable``."""
@@ -365,47 +430,34 @@ def _inclusion_step(inclusion: Any) -> StepResult:
     return StepResult.ok(name, leaf_index=index, tree_size=size)
 
 
-def _cross_reference(
-    bundle: Mapping[str, Any], inclusion_step: StepResult, sth: SignedTreeHead | None
+def _required(
+    events: Sequence[Mapping[str, Any]], actors: ActorCheck, sidecar: SidecarCheck
 ) -> StepResult:
-    """Step ``cross_reference``: the signed head covers this proof; the leaf is this bundle's."""
-    name = "cross_reference"
-    inclusion = bundle.get("merkle_inclusion")
-    if inclusion is None or inclusion_step.status != "ok":
-        return StepResult.not_checked(name, "no verified inclusion proof")
-    if sth is not None:
-        for field, signed in (
-            ("merkle_root", sth.root_hash),
-            ("tree_size", sth.tree_size),
-            ("log_id", sth.log_id),
-        ):
-            claimed = inclusion.get(field, signed if field == "log_id" else None)
-            if claimed != signed:
-                differs = errors.BundleRootNotSigned(
-                    f"merkle_inclusion.{field} is not the signed tree head's"
-                )
-                return StepResult.failed(name, differs, expected=signed, actual=claimed)
-    claimed_leaf = bytes.fromhex(inclusion["leaf_hash"])
-    matches = [
-        event
-        for event in bundle["events"]
-        if hmac.compare_digest(leaf_hash(leaf_data(event)), claimed_leaf)
-    ]
-    if len(matches) > 1:
-        error: errors.AffidavitError = errors.BundleLeafAmbiguous(
-            f"the proven leaf recomputes from {len(matches)} events"
+    """``actor_signatures`` under the caller's requirement: every event carries an actor
+    signature that verifies under a key the caller trusts (docs/adr/0008)."""
+    name = actors.step.name
+    signed = set(actors.signed)
+    trusted = set(actors.trusted)
+    for index, event in enumerate(events):
+        if event["hash"] in sidecar.signed:
+            signed.add(index)
+        if event["hash"] in sidecar.trusted:
+            trusted.add(index)
+    details = {"events": len(events), "signed_events": len(signed), "trusted_events": len(trusted)}
+    if len(signed) < len(events):
+        missing = errors.BundleActorSignaturesMissing(
+            f"actor signatures are required; {len(events) - len(signed)} of {len(events)} "
+            "event(s) carry none"
         )
-        return StepResult.failed(name, error)
-    if not matches or matches[0]["event_type"] not in FINALITY_EVENT_TYPES:
-        what = "no event" if not matches else f"a {matches[0]['event_type']} (not finality) event"
-        error = errors.BundleLeafUnbound(f"the proven leaf recomputes from {what} of this bundle")
-        return StepResult.failed(name, error, actual=inclusion["leaf_hash"])
-    bound = matches[0]
-    if sth is None:
-        return StepResult.not_checked(
-            name, "leaf bound to a finality event, but no signed tree head to compare the root with"
+        return StepResult.failed(name, missing, **details)
+    if len(trusted) < len(events):
+        untrusted = errors.BundleActorSignaturesUntrusted(
+            f"actor signatures are required under keys the caller trusts; "
+            f"{len(events) - len(trusted)} of {len(events)} event(s) are signed only under keys "
+            "the bundle carries"
         )
-    return StepResult.ok(name, event_id=bound["event_id"], event_type=bound["event_type"])
+        return StepResult.failed(name, untrusted, **details)
+    return StepResult.ok(name, trust="caller_trusted", **details)
 
 
 def _proof_binding(
@@ -441,6 +493,9 @@ def verify_bundle(
     trusted_keys: Iterable[Ed25519PublicKey] = (),
     *,
     source: str | None = None,
+    actor_trust: ActorTrust | None = None,
+    profile: str = "default",
 ) -> BundleResult:
     """One-shot :meth:`BundleVerifier.verify` (prefer a shared verifier for many bundles)."""
-    return BundleVerifier(trusted_keys).verify(unverified_bundle, source=source)
+    verifier = BundleVerifier(trusted_keys, actor_trust=actor_trust, profile=profile)
+    return verifier.verify(unverified_bundle, source=source)

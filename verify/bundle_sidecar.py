@@ -8,29 +8,55 @@ signature_alg: "Ed25519", signatures_by_event_hash: {event hash: [{actor_id, key
 public_key_base64, signature_base64, intent, signed_at, signed_payload_canonical_keys}]},
 sidecar_hash}``, ``sidecar_hash = H(py-compact(sidecar without sidecar_hash))``.
 
-Every signature covers the same py-compact payload as a 3.0.0 actor signature. With a
-``key_directory`` the directory is the source of the key: the entry's key must equal it, the
-directory's actor must be the event's actor, and the signing time (``signed_at``, else the event
-time) must be inside ``issued_at <= t < revoked_at``. Without a directory the entry's own key is
-used, and its ``actor_id`` must still be the event's. Fail closed: one bad signature fails the step.
+The signed event is the truth: every signature covers the event's own ``actor_id`` (the py-compact
+payload of a 3.0.0 actor signature). An entry's ``actor_id`` is a label; one that differs from
+the signed event's is reported (warning ``event.actor_label_mismatch``, naming both) and the
+actor reported is the event's. With a ``key_directory`` (flat ``{key_id: entry}`` or nested
+``keys_by_key_id``) the directory is the source of the key: the entry's key must equal it
+(``event.key_mismatch``), the directory's actor must be the signed event's
+(``event.actor_mismatch``), the key must be active (``event.key_inactive``; in the nested shape
+the status is required) and the signing time (``signed_at``, else the event time) inside
+``issued_at <= t < revoked_at``, compared as RFC 3339 instants (``event.key_not_valid``). Without
+a directory the entry's own key is used. Reported like the peer: ``binding_present``,
+``binding_verified``, ``binding_source``, ``bindings_checked``. Fail closed: one bad signature
+fails the step; all good but not under caller-trusted keys is ``self_asserted`` (docs/adr/0008).
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.canonical import py_compact, sha256_hex
-from affidavit.verify.events import check_directory_signature, directory_entries
+from affidavit.verify.events import (
+    SELF_ASSERTED_REASON,
+    TRUST_BUNDLE,
+    TRUST_CALLER,
+    check_directory_signature,
+    directory_entries,
+)
 from affidavit.verify.report import StepResult
 
-__all__ = ["check_sidecar", "sidecar_hash"]
+if TYPE_CHECKING:
+    from affidavit.verify.bundle_actor_trust import ActorTrust
+
+__all__ = ["SidecarCheck", "check_sidecar", "sidecar_check", "sidecar_hash"]
 
 STEP: Final = "actor_signature_sidecar"
 CANONICALIZATION: Final = "canonical_event_for_signing_v1"
+LABEL_MISMATCH: Final = "event.actor_label_mismatch"
 _ENTRY_FIELDS: Final = ("actor_id", "key_id", "public_key_base64", "signature_base64")
+
+
+class SidecarCheck(NamedTuple):
+    """Step ``actor_signature_sidecar``, the event hashes it proved signed, and its warnings."""
+
+    step: StepResult
+    signed: frozenset[str]
+    trusted: frozenset[str]  # under a key the caller trusts
+    warnings: tuple[str, ...] = ()
 
 
 def sidecar_hash(sidecar: Mapping[str, Any]) -> str:
@@ -38,15 +64,25 @@ def sidecar_hash(sidecar: Mapping[str, Any]) -> str:
     return sha256_hex(py_compact({k: v for k, v in sidecar.items() if k != "sidecar_hash"}))
 
 
-def _fail(error: errors.AffidavitError, **details: Any) -> StepResult:
-    return StepResult.failed(STEP, error, **details)
+def check_sidecar(bundle: Mapping[str, Any], trust: ActorTrust | None = None) -> StepResult:
+    """Step ``actor_signature_sidecar`` only (see :func:`sidecar_check`)."""
+    return sidecar_check(bundle, trust).step
 
 
-def check_sidecar(bundle: Mapping[str, Any]) -> StepResult:
-    """Step ``actor_signature_sidecar`` (events must already have passed the chain check)."""
+_NONE: Final[frozenset[str]] = frozenset()
+
+
+def _fail(error: errors.AffidavitError, **details: Any) -> SidecarCheck:
+    return SidecarCheck(StepResult.failed(STEP, error, **details), _NONE, _NONE)
+
+
+def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) -> SidecarCheck:
+    """The sidecar step (events must already have passed the chain check)."""
     sidecar = bundle.get("actor_signature_sidecar")
     if sidecar is None:
-        return StepResult.not_checked(STEP, "no actor_signature_sidecar")
+        return SidecarCheck(
+            StepResult.not_checked(STEP, "no actor_signature_sidecar"), _NONE, _NONE
+        )
     if not isinstance(sidecar, dict) or not isinstance(
         sidecar.get("signatures_by_event_hash"), dict
     ):
@@ -59,13 +95,20 @@ def check_sidecar(bundle: Mapping[str, Any]) -> StepResult:
     claimed = sidecar.get("sidecar_hash")
     if not isinstance(claimed, str) or not hmac.compare_digest(recomputed, claimed):
         mismatch = errors.BundleSidecarHashMismatch("sidecar_hash does not recompute")
-        return StepResult.failed(STEP, mismatch, expected=recomputed, actual=claimed)
+        failed = StepResult.failed(STEP, mismatch, expected=recomputed, actual=claimed)
+        return SidecarCheck(failed, _NONE, _NONE)
     directory: dict[str, Any] | None = None
+    nested = False
     if "key_directory" in bundle:
         directory = directory_entries(bundle["key_directory"])
         if directory is None:
             return _fail(errors.BundleSidecarMalformed("key_directory is malformed"))
+        nested = "keys_by_key_id" in bundle["key_directory"]
     events = {event["hash"]: event for event in bundle["events"]}
+    warnings: list[str] = []
+    signed: set[str] = set()
+    trusted: set[str] = set()
+    actors: set[str] = set()
     checked = 0
     for event_hash, entries in sidecar["signatures_by_event_hash"].items():
         event = events.get(event_hash)
@@ -76,35 +119,70 @@ def check_sidecar(bundle: Mapping[str, Any]) -> StepResult:
             return _fail(error)
         if not isinstance(entries, list) or not entries:
             return _fail(errors.BundleSidecarMalformed("signatures must be a non-empty array"))
+        all_trusted = True
         for entry in entries:
-            problem = _check_entry(event, entry, directory)
+            problem, key_b64 = _check_entry(event, entry, directory, nested=nested)
             if problem is not None:
-                return _fail(problem, event_hash=event_hash)
+                return _fail(problem, event_hash=event_hash, event_id=event["event_id"])
+            if entry["actor_id"] != event["actor_id"]:
+                warnings.append(
+                    f"{LABEL_MISMATCH}: sidecar entry for event {event['event_id']!r} is labelled "
+                    f"actor {entry['actor_id']!r}; the signed event's actor is "
+                    f"{event['actor_id']!r} (reported)"
+                )
+            when = entry.get("signed_at") or event["timestamp"]
+            if trust is None or not trust.vouches(key_b64, event["actor_id"], when):
+                all_trusted = False
+            actors.add(event["actor_id"])
             checked += 1
+        signed.add(event_hash)
+        if all_trusted:
+            trusted.add(event_hash)
     if not checked:
         return _fail(errors.BundleSidecarMalformed("the sidecar holds no signature"))
-    return StepResult.ok(STEP, signatures=checked)
+    details: dict[str, Any] = {
+        "signatures": checked,
+        "events_signed": len(signed),
+        "actors": sorted(actors),
+        "binding_present": directory is not None,
+        "binding_verified": directory is not None,
+        "binding_source": "bundle_key_directory" if directory is not None else "",
+        "bindings_checked": checked if directory is not None else 0,
+    }
+    if len(trusted) == len(signed):
+        step = StepResult.ok(STEP, trust=TRUST_CALLER, **details)
+    else:
+        step = StepResult.self_asserted(STEP, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details)
+    return SidecarCheck(step, frozenset(signed), frozenset(trusted), tuple(warnings))
 
 
 def _check_entry(
-    event: Mapping[str, Any], entry: Any, directory: dict[str, Any] | None
-) -> errors.AffidavitError | None:
+    event: Mapping[str, Any], entry: Any, directory: dict[str, Any] | None, *, nested: bool
+) -> tuple[errors.AffidavitError | None, str]:
+    """(problem or None, the public key that verified the signature)."""
     if not isinstance(entry, dict) or not all(
         isinstance(entry.get(name), str) and entry.get(name) for name in _ENTRY_FIELDS
     ):
-        return errors.BundleSidecarMalformed("a sidecar signature lacks a required field")
+        return errors.BundleSidecarMalformed("a sidecar signature lacks a required field"), ""
     key_id = entry["key_id"]
     when = entry.get("signed_at") or event["timestamp"]
-    if entry["actor_id"] != event["actor_id"]:
-        return errors.EventActorMismatch(
-            f"sidecar signature names actor {entry['actor_id']!r}, the event {event['actor_id']!r}"
-        )
+    if not isinstance(when, str):
+        return errors.BundleSidecarMalformed("signed_at must be an RFC 3339 string"), ""
     if directory is None:
-        # No directory: the entry's own key, valid from the event on (self-asserted binding).
-        own = {"actor_id": entry["actor_id"], "public_key_base64": entry["public_key_base64"]}
+        # No directory: the entry's own key, bound to the signed event's actor from the signing
+        # time on. The label is not the truth; the signature covers the event's actor.
+        own = {"actor_id": event["actor_id"], "public_key_base64": entry["public_key_base64"]}
         own["issued_at"], own["revoked_at"] = when, None
-        return check_directory_signature(event, own, key_id, entry["signature_base64"], when)
+        signature = entry["signature_base64"]
+        return check_directory_signature(event, own, key_id, signature, when), own[
+            "public_key_base64"
+        ]
     listed = directory.get(key_id)
     if isinstance(listed, dict) and listed.get("public_key_base64") != entry["public_key_base64"]:
-        return errors.EventKeyUnknown(f"sidecar key for {key_id!r} differs from the directory's")
-    return check_directory_signature(event, listed, key_id, entry["signature_base64"], when)
+        return errors.EventKeyMismatch(
+            f"sidecar key for {key_id!r} differs from the key directory's"
+        ), ""
+    problem = check_directory_signature(
+        event, listed, key_id, entry["signature_base64"], when, status_required=nested
+    )
+    return problem, entry["public_key_base64"]

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.canonical import py_compact, py_spaced, sha256_hex
@@ -34,15 +35,22 @@ from affidavit.verify.signature import decode_signature_b64, verify_ed25519
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from affidavit.verify.bundle_actor_trust import ActorTrust
+
 __all__ = [
     "EVENT_FIELDS",
     "FINALITY_EVENT_TYPES",
+    "ActorCheck",
+    "actor_signature_check",
     "check_actor_signatures",
+    "check_directory_signature",
     "check_event_chain",
     "directory_entries",
     "event_hash",
     "key_valid_at",
     "leaf_data",
+    "lifecycle_problem",
+    "parse_instant",
     "signing_payload",
 ]
 
@@ -73,6 +81,8 @@ _ascii: Final = json.encoder.encode_basestring_ascii  # C; what py-compact write
 _LEAF_FORMAT: Final = "{" + ",".join(f'"{key}":%s' for key in _LEAF_KEYS) + "}"
 STEP_CHAIN: Final = "event_chain"
 STEP_ACTORS: Final = "actor_signatures"
+TRUST_CALLER: Final = "caller_trusted"  # also in .bundle_actor_trust
+TRUST_BUNDLE: Final = "bundle_key_directory"
 
 
 def event_hash(event: Mapping[str, Any]) -> str:
@@ -174,29 +184,69 @@ def directory_entries(key_directory: Any) -> dict[str, Any] | None:
     return key_directory
 
 
-def _instant(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
+# RFC 3339 §5.6 date-time: full-date "T" full-time, with a zone (Z or a numeric offset). Python's
+# fromisoformat alone also takes ISO 8601 forms RFC 3339 does not (basic format, week dates).
+_RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})"
+)
+
+
+def parse_instant(text: Any) -> datetime | None:
+    """An RFC 3339 date-time with a zone as an aware datetime; None for anything else.
+
+    Instants are compared as times, never as strings ("2026-01-01T01:00:00+01:00" is midnight
+    UTC). Fractions beyond microseconds are truncated (they never change an order at the
+    microsecond scale the stamps use).
+    """
+    if not isinstance(text, str) or not _RFC3339.fullmatch(text):
         return None
     from datetime import datetime  # noqa: PLC0415 - lazy (cold start, docs/adr/0003)
 
+    body = text.upper()
+    head, dot, rest = body.partition(".")
+    if dot:  # keep at most six fraction digits: fromisoformat takes 1..6 on Python 3.11
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        body = f"{head}.{rest[: min(digits, 6)]}{rest[digits:]}"
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+        moment = datetime.fromisoformat(body.replace("Z", "+00:00"))
+    except ValueError:  # e.g. month 13, second 61
         return None
-    return moment if moment.tzinfo is not None else None
+    return moment
 
 
 def key_valid_at(entry: Mapping[str, Any], when: str) -> bool:
     """``issued_at <= when < revoked_at`` (revoked_at null: no end). Times are RFC 3339 with a
-    zone; anything unparseable is not valid (fail closed)."""
-    moment, issued = _instant(when), _instant(entry.get("issued_at"))
+    zone, compared as instants; anything unparseable is not valid (fail closed)."""
+    moment, issued = parse_instant(when), parse_instant(entry.get("issued_at"))
     if moment is None or issued is None or moment < issued:
         return False
     revoked_text = entry.get("revoked_at")
     if revoked_text is None:
         return True
-    revoked = _instant(revoked_text)
+    revoked = parse_instant(revoked_text)
     return revoked is not None and moment < revoked
+
+
+def lifecycle_problem(
+    entry: Mapping[str, Any], key_id: str, *, status_required: bool
+) -> errors.AffidavitError | None:
+    """The key's ``status`` against its window (formats.md §4 key directory).
+
+    Always: a status other than ``active`` with no ``revoked_at`` offers no time to bound the
+    key's validity: refused (``event.key_lifecycle_malformed``). With ``status_required`` (the
+    sidecar's ``keys_by_key_id`` directory, whose entries carry a status): the status must be
+    ``active`` (``event.key_inactive``); elsewhere an absent status means active.
+    """
+    status = entry.get("status", None if status_required else "active")
+    if status == "active":
+        return None
+    if entry.get("revoked_at") is None and "status" in entry:
+        return errors.EventKeyLifecycleMalformed(
+            f"key {key_id!r} has status {status!r} and no revoked_at"
+        )
+    if status_required:
+        return errors.EventKeyInactive(f"key {key_id!r} has status {status!r}, not 'active'")
+    return None
 
 
 def check_directory_signature(
@@ -205,8 +255,13 @@ def check_directory_signature(
     key_id: str,
     signature_b64: Any,
     when: str,
+    *,
+    status_required: bool = False,
 ) -> errors.AffidavitError | None:
-    """One signature against one directory entry: binding, window, key, signature. None if good."""
+    """One signature against one directory entry: binding, lifecycle, window, key, signature.
+
+    None if good. The actor compared is the signed event's (the signature covers it).
+    """
     if not isinstance(entry, dict):
         return errors.EventKeyUnknown(f"key_id {key_id!r} is not in the key directory")
     if entry.get("actor_id") != event["actor_id"]:
@@ -214,6 +269,9 @@ def check_directory_signature(
             f"key {key_id!r} belongs to {entry.get('actor_id')!r}, the event to "
             f"{event['actor_id']!r}"
         )
+    lifecycle = lifecycle_problem(entry, key_id, status_required=status_required)
+    if lifecycle is not None:
+        return lifecycle
     if not key_valid_at(entry, when):
         return errors.EventKeyNotValid(
             f"key {key_id!r} is not valid at {when!r} (issued_at={entry.get('issued_at')!r}, "
@@ -230,29 +288,72 @@ def check_directory_signature(
     return None
 
 
-def check_actor_signatures(events: Sequence[Mapping[str, Any]], key_directory: Any) -> StepResult:
+class ActorCheck(NamedTuple):
+    """Step ``actor_signatures`` and which events it proved signed (indexes into the events)."""
+
+    step: StepResult
+    signed: frozenset[int]
+    trusted: frozenset[int]  # signed under a key the caller trusts (not only the bundle's)
+
+
+SELF_ASSERTED_REASON: Final = (
+    "the signatures verify only under keys the bundle itself carries (its key_directory), "
+    "not under keys the caller trusts (--trusted-actor-keys)"
+)
+
+
+def actor_signature_check(
+    events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
+) -> ActorCheck:
     """Step ``actor_signatures``: every ``event.actor_signature`` present must verify.
 
     Events without one are attribution-only (mixed bundles); with none at all the step is
-    ``not_checked``. Call it only after the event chain checked (events are well-formed).
+    ``not_checked``. All good: ``ok`` only when every signing key is one ``trust`` vouches for,
+    else ``self_asserted`` (docs/adr/0008). Call it only after the event chain checked.
     """
     signed = [(i, e) for i, e in enumerate(events) if "actor_signature" in e]
+    none: frozenset[int] = frozenset()
     if not signed:
-        return StepResult.not_checked(STEP_ACTORS, "no event carries an actor_signature")
+        step = StepResult.not_checked(STEP_ACTORS, "no event carries an actor_signature")
+        return ActorCheck(step, none, none)
     directory = directory_entries(key_directory)
     if directory is None:
-        return StepResult.failed(
-            STEP_ACTORS, errors.BundleSidecarMalformed("signed events need a key_directory object")
-        )
+        malformed = errors.BundleSidecarMalformed("signed events need a key_directory object")
+        return ActorCheck(StepResult.failed(STEP_ACTORS, malformed), none, none)
+    trusted: set[int] = set()
     for index, event in signed:
         signature = event["actor_signature"]
         key_id = signature.get("key_id") if isinstance(signature, dict) else None
         if not isinstance(key_id, str) or not key_id:
-            malformed = errors.EventMalformed(f"events[{index}].actor_signature lacks a key_id")
-            return StepResult.failed(STEP_ACTORS, malformed, index=index)
+            bad = errors.EventMalformed(f"events[{index}].actor_signature lacks a key_id")
+            return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
+        entry: Any = directory.get(key_id)
         problem = check_directory_signature(
-            event, directory.get(key_id), key_id, signature.get("signature"), event["timestamp"]
+            event, entry, key_id, signature.get("signature"), event["timestamp"]
         )
         if problem is not None:
-            return StepResult.failed(STEP_ACTORS, problem, index=index, key_id=key_id)
-    return StepResult.ok(STEP_ACTORS, signed_events=len(signed), events=len(events))
+            failed = StepResult.failed(STEP_ACTORS, problem, index=index, key_id=key_id)
+            return ActorCheck(failed, none, none)
+        if trust is not None and trust.vouches(
+            entry.get("public_key_base64"), event["actor_id"], event["timestamp"]
+        ):
+            trusted.add(index)
+    indexes = frozenset(i for i, _ in signed)
+    actors = sorted({e["actor_id"] for _, e in signed})
+    details: dict[str, Any] = {"signed_events": len(signed), "events": len(events)}
+    details["actors"] = actors
+    if len(trusted) == len(signed):
+        step = StepResult.ok(STEP_ACTORS, trust=TRUST_CALLER, **details)
+    else:
+        details["trusted_events"] = len(trusted)
+        step = StepResult.self_asserted(
+            STEP_ACTORS, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details
+        )
+    return ActorCheck(step, indexes, frozenset(trusted))
+
+
+def check_actor_signatures(
+    events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
+) -> StepResult:
+    """Step ``actor_signatures`` only (see :func:`actor_signature_check`)."""
+    return actor_signature_check(events, key_directory, trust).step

@@ -13,16 +13,18 @@
 'auto_accept'
 
 formats.md §4: ``{rules: [{conditions: [{field, op, value}], action}], default}``; ops
-``>= <= > < == != in``; actions ``auto_accept | require_review | auto_reject``; the first rule whose
-conditions all hold wins; a missing field fails its condition; ``default`` is ``require_review``
+``>= <= > < == != in``, and ``not_in`` (in the AiGentsy mandate vectors' ``allowed_ops``);
+actions ``auto_accept | require_review | auto_reject``; the first rule whose conditions all hold
+wins; a missing field fails its condition; ``default`` is ``require_review``
 when absent; ``policy_hash = H(py-compact({rules, default}))``. A decision event carries
 ``payload.policy_snapshot = {matched_rule, evaluated_inputs, rule_index}``.
 
 Comparison rules (decided here, where the spec is silent; docs in the report): values compare only
 within one JSON type. Ordering operators need two numbers (booleans are not numbers) or two strings;
-``==``/``!=`` need the same JSON type; ``in`` needs an array and tests typed membership. A condition
-whose types do not fit does not hold, whatever the operator, and ``null`` counts as missing. So a
-rule this module says fires also fires under the peer's Python comparisons.
+``==``/``!=`` need the same JSON type; ``in`` needs an array and tests typed membership,
+``not_in`` its negation (typed non-membership; a missing or null field still never holds). A
+condition whose types do not fit does not hold, whatever the operator, and ``null`` counts as
+missing. So a rule this module says fires also fires under the peer's Python comparisons.
 
 Lifecycle (seed 003, table "Deprecated, superseded, and revoked"): a revoked contract routes to
 ``unknown_adapter`` with no normalized inputs, so the policy falls through to its default action;
@@ -62,7 +64,7 @@ __all__ = [
 
 Action = Literal["auto_accept", "require_review", "auto_reject"]
 ACTIONS: Final[tuple[str, ...]] = ("auto_accept", "require_review", "auto_reject")
-OPERATORS: Final[tuple[str, ...]] = (">=", "<=", ">", "<", "==", "!=", "in")
+OPERATORS: Final[tuple[str, ...]] = (">=", "<=", ">", "<", "==", "!=", "in", "not_in")
 DEFAULT_ACTION: Final = "require_review"  # formats.md §4; seed 003 "falls through to default"
 NO_RULE: Final = -1  # rule_index of a default-action decision
 
@@ -207,8 +209,8 @@ def _parse_condition(raw: Any, where: str) -> Condition:
         raise PolicyUnknownOperator(
             f"{where}.op {op!r} is not one of {' '.join(OPERATORS)}", details={"op": op}
         )
-    if op == "in" and not isinstance(value, list):
-        raise PolicyMalformed(f"{where}: the value of 'in' must be an array")
+    if op in ("in", "not_in") and not isinstance(value, list):
+        raise PolicyMalformed(f"{where}: the value of {op!r} must be an array")
     return Condition(field, op, value)
 
 
@@ -253,6 +255,8 @@ def condition_holds(op: str, actual: Any, expected: Any) -> bool:
     ka, ke = _kind(actual), _kind(expected)
     if op == "in":
         return ke == "array" and any(_json_equal(actual, item) for item in expected)
+    if op == "not_in":
+        return ke == "array" and not any(_json_equal(actual, item) for item in expected)
     if ka != ke:
         return False
     if op == "==":

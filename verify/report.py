@@ -6,12 +6,15 @@
 >>> StepResult.not_checked("sth_signature", "no trusted key").status
 'not_checked'
 
-Every verification step ends in exactly one of three states (issue 4 item 6):
+Every verification step ends in exactly one of these states:
 
 ``ok``           the step ran and the part it covers checks;
 ``failed``       the step ran and found a problem: ``code`` (a stable error code from
                  ``specs/error-codes.json``), a message, and where useful ``expected``/``actual``;
 ``not_checked``  the step could not run or did not apply; ``reason`` says why.
+``self_asserted`` (signature steps) every signature verifies, but only under keys the bundle
+                 itself carries, not under keys the caller trusts: never ``ok``
+                 (docs/adr/0008-actor-keys-and-events-after-finality.md).
 
 A verdict is computed from the steps, never beside them (style.md §5): ``failed`` if any step
 failed, else ``unanchored`` unless the tree head was checked under a trusted key, else
@@ -38,7 +41,7 @@ __all__ = [
 
 RESULT_VERSION: Final = "1.0.0"
 
-StepStatus = Literal["ok", "failed", "not_checked"]
+StepStatus = Literal["ok", "failed", "not_checked", "self_asserted"]
 Verdict = Literal["verified", "unanchored", "failed", "unreadable"]
 
 _EXIT: Final[dict[str, int]] = {"verified": 0, "unanchored": 1, "failed": 1, "unreadable": 2}
@@ -73,6 +76,12 @@ class StepResult(NamedTuple):
     def not_checked(cls, name: str, reason: str, **details: Any) -> StepResult:
         """A step that did not run; ``reason`` says why."""
         return cls(name, "not_checked", message=reason, details=details)
+
+    @classmethod
+    def self_asserted(cls, name: str, reason: str, **details: Any) -> StepResult:
+        """A signature step whose signatures verify only under keys the bundle itself carries:
+        consistent, not proven under a key the caller trusts (never shown as ``ok``)."""
+        return cls(name, "self_asserted", message=reason, details=details)
 
     @classmethod
     def failed(
@@ -120,6 +129,9 @@ class BundleResult(NamedTuple):
     code: str | None = None
     message: str = ""
     warnings: tuple[str, ...] = ()
+    profile: str = "default"
+    # Recorded values shown to the reader, outside bundle_hash and the verdict (formats.md §4).
+    policy_layer: Mapping[str, Any] | None = None
 
     @property
     def verified(self) -> bool:
@@ -152,7 +164,10 @@ class BundleResult(NamedTuple):
             "bundle_hash": self.bundle_hash,
             "steps": [s.to_json() for s in self.steps],
             "warnings": list(self.warnings),
+            "profile": self.profile,
         }
+        if self.policy_layer is not None:
+            out["policy_layer"] = dict(self.policy_layer)
         if self.code is not None:
             out["code"] = self.code
             out["message"] = self.message

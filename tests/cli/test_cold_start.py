@@ -136,6 +136,9 @@ def test_heavy_module_check_can_fail(files: dict[str, str]) -> None:
         [GOOD, "--public-key-base64"],
         [GOOD, "--publisher-doc", str(BUNDLES)],
         [GOOD, "--trusted-keys", GOOD],
+        [GOOD, "--profile", "lenient"],
+        [GOOD, "--profile", "default", "--profile", "swarm-strict"],
+        [GOOD, "--strict=yes"],
         [GOOD, "--", "x"],
         [],
         ["--json"],
@@ -153,7 +156,7 @@ def test_attestation_takes_one_source_only() -> None:
     assert verify_bundle.parse_fast("attestation", [GOOD, GOOD]) is None
     assert verify_bundle.parse_fast("attestation", [GOOD]) == {
         "source": GOOD, "keys_b64": (), "publisher_docs": (), "trusted_dir": None,
-        "fetch_urls": (), "as_json": False,
+        "fetch_urls": (), "as_json": False, "public_key_files": (),
     }  # fmt: skip
 
 

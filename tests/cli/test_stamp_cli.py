@@ -12,6 +12,8 @@ from affidavit.attest.keyring import private_key_pem
 from affidavit.attest.log import TransparencyLog
 from affidavit.attest.stamp import example_contract
 from affidavit.cli.main import affidavit
+from affidavit.verify.bundle import BundleVerifier
+from affidavit.verify.bundle_actor_trust import ActorTrust, TrustedActorKey
 from click.testing import CliRunner
 
 from tests.verify.test_bundle_support import ACTOR_KEY, LOG_KEY, OUTPUTS, POLICY, verifier
@@ -71,7 +73,42 @@ def test_stamp_with_actor_key_is_3_0_0(workdir: Path) -> None:
     bundle = json.loads(out.read_text())
     assert bundle["spec_version"] == "3.0.0"
     assert bundle["events"][0]["actor_id"] == "agent-9"
-    assert verifier().verify(bundle).step("actor_signatures").status == "ok"  # type: ignore[union-attr]
+    # Signed under a key only the bundle carries: self-asserted (docs/adr/0008) ...
+    step = verifier().verify(bundle).step("actor_signatures")
+    assert step is not None
+    assert step.status == "self_asserted"
+    # ... and ok once the caller trusts the actor key.
+    trust = ActorTrust([TrustedActorKey(ACTOR_KEY.public_key.raw, "agent-9")])
+    trusted = BundleVerifier([LOG_KEY.public_key], actor_trust=trust).verify(bundle)
+    assert (trusted.verdict, trusted.step("actor_signatures").status) == ("verified", "ok")  # type: ignore[union-attr]
+
+
+def test_stamp_swarm_designation_verifies_swarm_strict(workdir: Path) -> None:
+    out = workdir / "swarm.json"
+    actor = ["--actor-key", str(workdir / "actor.key"), "--actor-id", "agent-9"]
+    swarm = ["--swarm-designate", "PROOF_READY", "--swarm-designate", "OUTCOME_RECORDED",
+             "--swarm-snapshot"]  # fmt: skip
+    result = _run(["stamp", *_base(workdir), "--adapter-output", str(workdir / "accepted.json"),
+                   "--deal-id", "deal-s", "--out", str(out), *actor, *swarm])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    bundle = json.loads(out.read_text())
+    assert bundle["events"][1]["event_type"] == "SWARM_POLICY_SET"
+    assert bundle["events"][1]["payload"]["swarm_policy"]["required_signed_event_types"] == [
+        "PROOF_READY",
+        "OUTCOME_RECORDED",
+    ]
+    checked = BundleVerifier([LOG_KEY.public_key], profile="swarm-strict").verify(bundle)
+    statuses = {s.name: s.status for s in checked.steps}
+    assert checked.verdict == "verified"
+    assert (statuses["swarm_coverage"], statuses["swarm_snapshot"]) == ("self_asserted", "ok")
+
+
+def test_stamp_swarm_designation_needs_an_actor_key(workdir: Path) -> None:
+    result = _run(["stamp", *_base(workdir), "--adapter-output", str(workdir / "accepted.json"),
+                   "--deal-id", "d", "--out", str(workdir / "o.json"),
+                   "--swarm-designate", "PROOF_READY"])  # fmt: skip
+    assert result.exit_code == 2
+    assert "usage.invalid" in result.output
 
 
 def test_stamp_batch(workdir: Path) -> None:
@@ -105,3 +142,21 @@ def test_stamp_errors_exit_2(workdir: Path, extra: list[str], code: str) -> None
     result = _run(["stamp", *base, *args])
     assert result.exit_code == 2, result.output
     assert code in result.output
+
+
+def test_stamp_refuses_a_log_rolled_back_behind_its_signed_state(workdir: Path) -> None:
+    """A log.db restored from before the key's last signed head would fork the log (ADR 0005)."""
+    early = (workdir / "log.db").read_bytes()
+    for n in (1, 2):
+        args = ["stamp", *_base(workdir), "--adapter-output", str(workdir / "accepted.json"),
+                "--deal-id", f"deal-{n}", "--out", str(workdir / f"b{n}.json")]  # fmt: skip
+        assert _run(args).exit_code == 0
+    for suffix in ("-wal", "-shm"):
+        (workdir / f"log.db{suffix}").unlink(missing_ok=True)
+    (workdir / "log.db").write_bytes(early)  # the store no longer extends the signed head
+    args = ["stamp", *_base(workdir), "--adapter-output", str(workdir / "accepted.json"),
+            "--deal-id", "deal-3", "--out", str(workdir / "b3.json")]  # fmt: skip
+    result = CliRunner().invoke(affidavit, args)
+    assert result.exit_code == 2
+    assert "log.state_mismatch" in result.output
+    assert not (workdir / "b3.json").exists()

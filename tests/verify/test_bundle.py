@@ -95,7 +95,8 @@ def test_stamped_bundles_verify(v2: dict[str, Any], v3: dict[str, Any]) -> None:
         result = check.verify(bundle)
         assert result.verdict == "verified", result.to_json()
         statuses = {s.name: s.status for s in result.steps}
-        expected_actor = "ok" if bundle["spec_version"] == "3.0.0" else "not_checked"
+        # Keys only the bundle carries are self-asserted, never ok (docs/adr/0008).
+        expected_actor = "self_asserted" if bundle["spec_version"] == "3.0.0" else "not_checked"
         assert statuses["actor_signatures"] == expected_actor
         assert statuses["adapter_replay"] == statuses["proof_binding"] == "ok"
         _schema_check(
@@ -358,7 +359,9 @@ def test_sidecar(v3: dict[str, Any]) -> None:
     }
     sidecar["sidecar_hash"] = sidecar_hash(sidecar)
     bundle["actor_signature_sidecar"] = sidecar
-    assert verifier().verify(bundle).step("actor_signature_sidecar").status == "ok"  # type: ignore[union-attr]
+    step = verifier().verify(bundle).step("actor_signature_sidecar")
+    assert step is not None
+    assert (step.status, step.details["trust"]) == ("self_asserted", "bundle_key_directory")
     broken = edit(bundle, lambda b: b["actor_signature_sidecar"].update(sidecar_version="2"))
     assert _failure(verifier().verify(broken)) == (
         "actor_signature_sidecar",

@@ -133,6 +133,17 @@ def test_peer_mandate_vectors(peer_vectors: Path) -> None:
         (
             {
                 "rules": [
+                    {
+                        "conditions": [{"field": "a", "op": "not_in", "value": "a"}],
+                        "action": "auto_accept",
+                    }
+                ]
+            },
+            "policy.malformed",
+        ),
+        (
+            {
+                "rules": [
                     {"conditions": [{"field": "", "op": "==", "value": 1}], "action": "auto_accept"}
                 ]
             },
@@ -174,6 +185,11 @@ def test_comment_keys_allowed_and_outside_hash() -> None:
         ("in", "saas", ["saas", "web"], True),
         ("in", True, [1], False),
         ("in", 1, [1.0], True),
+        ("not_in", "saas", ["gambling"], True),  # the peer's mandate vectors list not_in
+        ("not_in", "saas", ["saas", "web"], False),
+        ("not_in", True, [1], True),  # typed: true is not the number 1
+        ("not_in", None, ["x"], False),  # a missing field never holds
+        ("not_in", "x", "x", False),  # needs an array
         ("==", [1, {"a": True}], [1, {"a": True}], True),
         ("==", {"a": 1}, {"a": True}, False),
         ("==", None, None, False),  # null counts as missing
