@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -439,17 +439,26 @@ def scan_declarations(folders: Iterable[Path]) -> tuple[list[Declaration], list[
     """
     found: list[Declaration] = []
     skipped: list[str] = []
+    for path in json_files_under(folders):
+        body = _read_declaration(path, skipped)
+        if body is not None:
+            found.append(Declaration(source=str(path), body=body))
+    return found, skipped
+
+
+def json_files_under(folders: Iterable[Path]) -> Iterator[Path]:
+    """Every ``*.json`` below ``folders``, sorted, outside hidden and dependency folders.
+
+    Raises:
+        FileReadError: a folder does not exist.
+    """
     for folder in folders:
         if not folder.is_dir():
             raise errors.FileReadError(f"{folder}: not a folder")
         for path in sorted(folder.rglob("*.json")):
             relative = path.relative_to(folder).parts[:-1]
-            if any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
-                continue
-            body = _read_declaration(path, skipped)
-            if body is not None:
-                found.append(Declaration(source=str(path), body=body))
-    return found, skipped
+            if not any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
+                yield path
 
 
 def _read_declaration(path: Path, skipped: list[str]) -> dict[str, Any] | None:

@@ -21,15 +21,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+from affidavit.attest.publish import MAX_CONTRACT_FILE_BYTES, json_files_under
 from affidavit.verify import errors
 from affidavit.verify.jsonio import loads
 from affidavit.verify.pins import BrokenDeclaration, Declaration
 
 __all__ = ["MAX_CONTRACT_FILE_BYTES", "ScanResult", "scan_contract_files"]
 
-MAX_CONTRACT_FILE_BYTES: Final = 1024 * 1024
-# Folders never searched for contracts (tooling and dependencies, not a project's own files).
-_SKIP_DIRS: Final = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
 _CONTRACT_SUFFIX: Final = "adapter_contract.json"
 
 
@@ -55,14 +53,8 @@ def scan_contract_files(folders: Iterable[Path], pinned_ids: Iterable[str]) -> S
     found: list[Declaration] = []
     broken: list[BrokenDeclaration] = []
     skipped: list[str] = []
-    for folder in folders:
-        if not folder.is_dir():
-            raise errors.FileReadError(f"{folder}: not a folder")
-        for path in sorted(folder.rglob("*.json")):
-            relative = path.relative_to(folder).parts[:-1]
-            if any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
-                continue
-            _classify(path, ids, found, broken, skipped)
+    for path in json_files_under(folders):
+        _classify(path, ids, found, broken, skipped)
     return ScanResult(tuple(found), tuple(broken), tuple(skipped))
 
 
