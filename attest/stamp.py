@@ -54,7 +54,7 @@ from affidavit.attest.log import TransparencyLog
 from affidavit.verify import errors
 from affidavit.verify.bundle import bundle_hash, proof_hash
 from affidavit.verify.canonical import py_compact, sha256_hex
-from affidavit.verify.contract import contract_hash, input_schema_hash
+from affidavit.verify.contract import contract_hash, input_schema_hash, lint_contract
 from affidavit.verify.contract_schema import schema_issues
 from affidavit.verify.events import event_hash, leaf_data, signing_payload
 from affidavit.verify.policy import AcceptancePolicy, lifecycle_of
@@ -128,6 +128,8 @@ def _check_contract(contract: Mapping[str, Any]) -> None:
         raise errors.ContractInputSchemaHashMismatch(
             "the contract's input_schema_hash does not recompute"
         )
+    # Then everything else ``adapter lint`` refuses (lifecycle fields: status, pointers, ...).
+    lint_contract(contract).raise_for_errors()
 
 
 def evaluate_adapter(contract: Mapping[str, Any], adapter_output: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from affidavit.verify.errors import (
     PolicyUnknownAction,
     PolicyUnknownOperator,
 )
+from affidavit.verify.lifecycle import lifecycle_state
 
 __all__ = [
     "ACTIONS",
@@ -357,21 +358,16 @@ class Lifecycle(NamedTuple):
 def lifecycle_of(contract: Mapping[str, Any]) -> Lifecycle:
     """Read ``status`` / ``replaced_by`` of a declaration (discovery-only fields, seed 003).
 
-    revoked -> ``revoked`` (route to ``unknown_adapter``) and a ``revoked`` warning; deprecated ->
+    The state is :func:`affidavit.verify.lifecycle.lifecycle_state`, the rule ``pins check`` uses:
+    revoked, and any status that is not active or deprecated, -> ``revoked`` (route to
+    ``unknown_adapter``) and a ``revoked`` warning; deprecated ->
     a ``deprecated`` warning; active with ``replaced_by`` -> a ``superseded`` warning. Every warning
     carries the replacement pointer (``replaced_by``, null when none).
     """
-    status = contract.get("status", "active") or "active"
     replaced_by = contract.get("replaced_by")
     pointer = replaced_by if isinstance(replaced_by, str) and replaced_by else None
-    kind: str | None = None
-    if status == "revoked":
-        kind = "revoked"
-    elif status == "deprecated":
-        kind = "deprecated"
-    elif pointer is not None:
-        kind = "superseded"
-    if kind is None:
+    kind = lifecycle_state(contract)  # the one rule: an unknown status is revoked (fail closed)
+    if kind == "active":
         return Lifecycle(revoked=False, warnings=())
     warning = {"kind": kind, "replaced_by": pointer}
     return Lifecycle(revoked=kind == "revoked", warnings=(warning,))

@@ -106,11 +106,15 @@ def test_second_batch_extends_the_log(tmp_path: Path) -> None:
         ({"contract_hash": "0" * 64}, errors.ContractHashMismatch),
         ({"input_schema_hash": "0" * 64}, errors.ContractInputSchemaHashMismatch),
         ({"adapter_id": "NOT DNS"}, errors.ContractSchemaError),
+        ({"status": "retired"}, errors.ContractLifecycleInvalid),
+        ({"replaced_by": "acme.eval_suite.v0@0.1.0"}, errors.ContractLifecycleSelfReference),
     ],
 )
 def test_invalid_contract_is_refused(change: dict[str, Any], error: type[Exception]) -> None:
-    with pytest.raises(error):
+    """stamp runs the same checks as ``adapter lint`` (lifecycle fields included)."""
+    with pytest.raises(error) as caught:
         evaluate_adapter({**example_contract(), **change}, OUTPUTS["accepted"])
+    assert caught.value.code == error.code  # type: ignore[attr-defined]
 
 
 def test_unknown_validator_routes_to_unknown_adapter() -> None:

@@ -293,6 +293,9 @@ def test_rejected_and_unknown_adapter_fall_through_to_default() -> None:
             True,
             [{"kind": "revoked", "replaced_by": "a.b@2.0.0"}],
         ),
+        # One rule with pins check (verify.lifecycle): an unknown status is revoked, fail closed.
+        ({"status": "retired"}, True, [{"kind": "revoked", "replaced_by": None}]),
+        ({"status": 7}, True, [{"kind": "revoked", "replaced_by": None}]),
     ],
 )
 def test_lifecycle(contract: dict[str, Any], revoked: bool, warnings: list[Any]) -> None:
