@@ -194,7 +194,7 @@ def test_policy_not_in_replay() -> None:
         replay_snapshot(not_firing)
 
 
-# -- events after the logged finality event (issue 15 item 1) ------------------------------------
+# -- events after the logged finality event (red-team finding) -------------------------------------
 
 
 def test_events_after_logged_finality(bundles: dict[str, dict[str, Any]]) -> None:
