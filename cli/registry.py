@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_json_object
@@ -27,10 +28,26 @@ def registry() -> None:
     """The registry service: discovery, publication, the transparency log and facts over HTTP."""
 
 
+_T = TypeVar("_T")
+
+
 def _settings(**overrides: Any) -> Any:
     from affidavit.registry.settings import Settings  # noqa: PLC0415
 
     return Settings.from_env(os.environ, **overrides)
+
+
+def _on_tables(data_dir: Path | None, call: Callable[[Any], _T]) -> _T:
+    """Run ``call`` on the registry tables of ``data_dir`` (opened with the key binding checks of
+    ``open_tables``), closing them afterwards."""
+    from affidavit.registry.db import open_tables  # noqa: PLC0415
+
+    settings = _settings(data_dir=data_dir)
+    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
+    try:
+        return call(tables)
+    finally:
+        tables.close()
 
 
 @registry.command()
@@ -192,7 +209,6 @@ def keys_create(
         parse_scope,
         parse_token,
     )
-    from affidavit.registry.db import open_tables  # noqa: PLC0415
     from affidavit.verify.errors import AuthBadPublisher  # noqa: PLC0415
 
     checked = tuple(dict.fromkeys(parse_scope(s) for s in scopes))
@@ -204,7 +220,6 @@ def keys_create(
         )
     if bound and "publish" not in checked:
         raise AuthBadPublisher("--publisher applies only to keys with --scope publish")
-    settings = _settings(data_dir=data_dir)
     token = new_token()
     key = ApiKey(
         key_id=parse_token(token).key_id,
@@ -213,11 +228,8 @@ def keys_create(
         label=label,
         publishers=bound,
     )
-    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
-    try:
-        tables.add_api_key(key, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    finally:
-        tables.close()
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _on_tables(data_dir, lambda tables: tables.add_api_key(key, stamp))
     if as_json:
         emit_json(
             {
@@ -256,16 +268,10 @@ def keys_bind(
 ) -> None:
     """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
     from affidavit.registry.auth import parse_publisher  # noqa: PLC0415
-    from affidavit.registry.db import open_tables  # noqa: PLC0415
     from affidavit.verify.errors import UsageError  # noqa: PLC0415
 
     bound = [parse_publisher(p) for p in publishers]
-    settings = _settings(data_dir=data_dir)
-    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
-    try:
-        found = tables.bind_api_key(key_id, bound)
-    finally:
-        tables.close()
+    found = _on_tables(data_dir, lambda tables: tables.bind_api_key(key_id, bound))
     if not found:
         raise UsageError(f"no active API key {key_id}")
     if as_json:
@@ -281,14 +287,8 @@ def keys_bind(
 @json_option
 def keys_list(data_dir: Path | None, as_json: bool) -> None:
     """List key ids, scopes and labels (never tokens or digests)."""
-    from affidavit.registry.db import open_tables  # noqa: PLC0415
 
-    settings = _settings(data_dir=data_dir)
-    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
-    try:
-        listed = tables.list_api_keys()
-    finally:
-        tables.close()
+    listed = _on_tables(data_dir, lambda tables: tables.list_api_keys())
     if as_json:
         emit_json({"keys": listed})
         return
@@ -308,15 +308,9 @@ def keys_list(data_dir: Path | None, as_json: bool) -> None:
 @json_option
 def keys_revoke(key_id: str, data_dir: Path | None, as_json: bool) -> None:
     """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
-    from affidavit.registry.db import open_tables  # noqa: PLC0415
     from affidavit.verify.errors import UsageError  # noqa: PLC0415
 
-    settings = _settings(data_dir=data_dir)
-    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
-    try:
-        found = tables.revoke_api_key(key_id)
-    finally:
-        tables.close()
+    found = _on_tables(data_dir, lambda tables: tables.revoke_api_key(key_id))
     if not found:
         raise UsageError(f"no API key {key_id}")
     if as_json:
