@@ -2,7 +2,7 @@
 
 >>> key = derive_test_key("doctest")          # TEST-ONLY: deterministic from a label
 >>> signature = key.sign(b"hello")
->>> from affidavit.verify.signature import verify_ed25519
+>>> from affidavit.verify.crypto.signature import verify_ed25519
 >>> verify_ed25519(key.public_key, b"hello", signature)
 
 Files written by :func:`generate_key_files` into ``DIR`` (formats.md §3):
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
+from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.errors import (
     FileExistsRefusal,
     FileReadError,
@@ -42,8 +43,7 @@ from affidavit.verify.errors import (
     KeyWrongLength,
     UsageError,
 )
-from affidavit.verify.jsonio import load_object
-from affidavit.verify.keys import Ed25519PublicKey
+from affidavit.verify.json.strict import load_object
 
 __all__ = [
     "GeneratedKeyFiles",

@@ -2,9 +2,9 @@
 
 >>> import datetime, pathlib, tempfile
 >>> from affidavit.attest.keyring import derive_test_key
->>> from affidavit.attest.log import TransparencyLog
->>> from affidavit.verify.bundle import BundleVerifier
->>> from affidavit.verify.policy import AcceptancePolicy
+>>> from affidavit.attest.log.transparency import TransparencyLog
+>>> from affidavit.verify.bundles.verifier import BundleVerifier
+>>> from affidavit.verify.contracts.policy import AcceptancePolicy
 >>> key = derive_test_key("stamp doctest")                     # TEST-ONLY key
 >>> log = TransparencyLog.create(pathlib.Path(tempfile.mkdtemp()) / "log.db", key, "doctest-log")
 >>> contract = example_contract()
@@ -50,15 +50,15 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log import TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.verify import errors
-from affidavit.verify.bundle import bundle_hash, proof_hash
-from affidavit.verify.canonical import py_compact, sha256_hex
-from affidavit.verify.contract import contract_hash, input_schema_hash, lint_contract
-from affidavit.verify.contract_schema import schema_issues
-from affidavit.verify.events import event_hash, leaf_data, signing_payload
-from affidavit.verify.policy import AcceptancePolicy, lifecycle_of
-from affidavit.verify.validators import get_validator
+from affidavit.verify.bundles.events import event_hash, leaf_data, signing_payload
+from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
+from affidavit.verify.contracts.contract import contract_hash, input_schema_hash, lint_contract
+from affidavit.verify.contracts.policy import AcceptancePolicy, lifecycle_of
+from affidavit.verify.contracts.schema import schema_issues
+from affidavit.verify.contracts.validators import get_validator
+from affidavit.verify.json.canonical import py_compact, sha256_hex
 
 __all__ = [
     "DECISION_EVENT_TYPES",

@@ -13,8 +13,8 @@ import rfc8785
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ops_per_second, table
-from affidavit.verify.canonical import jcs, py_compact
-from affidavit.verify.jsonio import loads
+from affidavit.verify.json.canonical import jcs, py_compact
+from affidavit.verify.json.strict import loads
 
 CONTRACT = {
     "adapter_contract_version": "1.0.0",

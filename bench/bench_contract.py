@@ -13,14 +13,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ops_per_second, table
-from affidavit.verify.contract import (
+from affidavit.verify.contracts.contract import (
     clear_caches,
     contract_hash,
     contract_hashes,
     input_schema_hash,
     lint_contract,
 )
-from affidavit.verify.contract_schema import _reference_validator, schema_issues
+from affidavit.verify.contracts.schema import _reference_validator, schema_issues
 from aigentsy_verify.adapter import (
     recompute_contract_hash,
     recompute_input_schema_hash,

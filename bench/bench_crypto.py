@@ -17,9 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ops_per_second, table
 from affidavit.attest.keyring import derive_test_key
-from affidavit.verify import merkle
-from affidavit.verify.keys import Ed25519PublicKey, _check_point
-from affidavit.verify.signature import verify_ed25519
+from affidavit.verify.crypto import merkle
+from affidavit.verify.crypto.keys import Ed25519PublicKey, _check_point
+from affidavit.verify.crypto.signature import verify_ed25519
 
 MESSAGE = b"a" * 64  # a hex digest, the size the manifest and tree-head signatures cover
 

@@ -31,10 +31,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from _timing import table
-from affidavit.attest.factstore import FactStore
-from affidavit.verify.facts import Fact, parse_fact
-from affidavit.verify.lineage import walk
-from affidavit.verify.lineage_audit import audit
+from affidavit.attest.stores.facts import FactStore
+from affidavit.verify.lineage.audit import audit
+from affidavit.verify.lineage.facts import Fact, parse_fact
+from affidavit.verify.lineage.walk import walk
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 10_000

@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ops_per_second, table
 from affidavit.attest.keyring import derive_test_key
-from affidavit.attest.log import TransparencyLog
-from affidavit.verify import merkle
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.verify.crypto import merkle
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench-out"

@@ -21,8 +21,8 @@ from typing import Any
 
 import nacl.signing
 from affidavit.attest.keyring import derive_test_key
-from affidavit.attest.publish import build_entry, build_manifest
-from affidavit.verify.manifest import verify_manifest
+from affidavit.attest.publishing.publish import build_entry, build_manifest
+from affidavit.verify.contracts.manifest import verify_manifest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as CryptoKey
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

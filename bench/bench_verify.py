@@ -32,10 +32,10 @@ from typing import Any
 
 from _timing import table
 from affidavit.attest.keyring import derive_test_key
-from affidavit.attest.log import TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
-from affidavit.verify.bundle import BundleVerifier
-from affidavit.verify.policy import AcceptancePolicy
+from affidavit.verify.bundles.verifier import BundleVerifier
+from affidavit.verify.contracts.policy import AcceptancePolicy
 
 POLICY = {
     "rules": [
@@ -106,7 +106,7 @@ def main() -> None:
     parser.add_argument("--bundles", type=int, default=1200)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from affidavit.verify.keys import Ed25519PublicKey
+    from affidavit.verify.crypto.keys import Ed25519PublicKey
     from aigentsy_verify import verify_bundle as peer_verify
     from aigentsy_verify.adapter import verify_adapter_replay as peer_replay
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 from affidavit.cli._input import read_input
 from affidavit.verify import errors
-from affidavit.verify.jsonio import load_object, loads
+from affidavit.verify.json.strict import load_object, loads
 
 __all__ = [
     "emit_json",

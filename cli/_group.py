@@ -55,15 +55,15 @@ def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:
 
 # name -> (module, attribute); each area adds its own line. Kept sorted.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "adapter": ("affidavit.cli.adapter", "adapter"),
+    "adapter": ("affidavit.cli.adapter.group", "adapter"),
     "canon": ("affidavit.cli.canon", "canon"),
-    "facts": ("affidavit.cli.facts", "facts"),
+    "facts": ("affidavit.cli.facts.group", "facts"),
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
     "log": ("affidavit.cli.log", "log"),
     "registry": ("affidavit.cli.registry", "registry"),
     "stamp": ("affidavit.cli.stamp", "stamp"),
-    "verify": ("affidavit.cli.verify", "verify"),
+    "verify": ("affidavit.cli.verify.group", "verify"),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from affidavit.verify import errors
-from affidavit.verify.jsonio import DEFAULT_MAX_BYTES
+from affidavit.verify.json.strict import DEFAULT_MAX_BYTES
 
 __all__ = ["read_input"]
 

@@ -14,9 +14,9 @@ from typing import Any, Final
 import click
 from affidavit.cli._common import read_input
 from affidavit.verify import errors
-from affidavit.verify.jsonio import load_object
-from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.manifest import PublisherDocument, parse_publisher_document
+from affidavit.verify.contracts.manifest import PublisherDocument, parse_publisher_document
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.json.strict import load_object
 
 __all__ = [
     "KEY_OPTIONS",

@@ -6,7 +6,7 @@ import sys
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_json
-from affidavit.verify.canonical import FORMS, Form, canonical_bytes, sha256_hex
+from affidavit.verify.json.canonical import FORMS, Form, canonical_bytes, sha256_hex
 
 __all__ = ["canon", "hash_command"]
 

@@ -34,13 +34,13 @@ from typing import Any
 
 import click
 from affidavit.attest.keyring import load_signing_key
-from affidavit.attest.log import TransparencyLog
-from affidavit.attest.logstate import state_path
+from affidavit.attest.log.state import state_path
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option, read_input
-from affidavit.verify.canonical import py_compact
+from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.errors import JsonError, LogBadTimestamp, LogNoSigningKey, UsageError
-from affidavit.verify.jsonio import loads
-from affidavit.verify.merkle import leaf_hash
+from affidavit.verify.json.canonical import py_compact
+from affidavit.verify.json.strict import loads
 
 __all__ = ["log"]
 

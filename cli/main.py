@@ -5,7 +5,7 @@ Exit codes (style.md §11): 0 ok, 1 verification failed or findings, 2 unreadabl
 
 Cold start (issue 4 item 9): importing this module does not import click. ``main()`` first offers
 ``verify bundle`` / ``verify attestation`` to a click-free fast path
-(:func:`affidavit.cli.verify_bundle.fast_main`), which parses the same option table as the click
+(:func:`affidavit.cli.verify.bundle.fast_main`), which parses the same option table as the click
 commands and hands anything it does not fully understand back to click. The click group lives in
 :mod:`affidavit.cli._group`; ``affidavit.cli.main.affidavit`` still names it (loaded on access).
 """
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Console entry point: the fast path for ``verify bundle|attestation``, else click."""
     args = argv if argv is not None else sys.argv[1:]
     if len(args) >= 2 and args[0] == "verify" and args[1] in _FAST_COMMANDS:
-        from affidavit.cli.verify_bundle import fast_main  # noqa: PLC0415 - lazy (cold start)
+        from affidavit.cli.verify.bundle import fast_main  # noqa: PLC0415 - lazy (cold start)
 
         code = fast_main(args[1], args[2:])
         if code is not None:

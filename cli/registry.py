@@ -332,7 +332,7 @@ _REGISTRY_OPTION = click.option(
 @json_option
 def probe(registry_url: str | None, as_json: bool) -> None:
     """Probe a registry node (GET /.well-known/affidavit); exit 2 when it fails."""
-    from affidavit.registry.client import require_node  # noqa: PLC0415
+    from affidavit.registry.clients.registry import require_node  # noqa: PLC0415
 
     node = require_node(registry_url)
     if as_json:
@@ -350,7 +350,7 @@ def probe(registry_url: str | None, as_json: bool) -> None:
 @json_option
 def publish(contract: str, registry_url: str | None, api_key: str | None, as_json: bool) -> None:
     """Publish CONTRACT (a path, or - for stdin) to a registry; prints the signed entry."""
-    from affidavit.registry.client import RegistryClient, require_node  # noqa: PLC0415
+    from affidavit.registry.clients.registry import RegistryClient, require_node  # noqa: PLC0415
 
     declaration = read_json_object(contract, what="contract")
     node = require_node(registry_url)

@@ -82,14 +82,14 @@ def _run(
 ) -> list[tuple[Path, dict[str, Any]]]:
     """Load everything, stamp, write; returns (path, bundle) pairs."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
-    from affidavit.attest.log import TransparencyLog  # noqa: PLC0415 - lazy
-    from affidavit.attest.logstate import state_path  # noqa: PLC0415 - lazy
+    from affidavit.attest.log.state import state_path  # noqa: PLC0415 - lazy
+    from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
     from affidavit.attest.stamp import (  # noqa: PLC0415 - lazy
         StampItem,
         SwarmOptions,
         stamp_bundles,
     )
-    from affidavit.verify.policy import AcceptancePolicy  # noqa: PLC0415 - lazy
+    from affidavit.verify.contracts.policy import AcceptancePolicy  # noqa: PLC0415 - lazy
 
     if options["actor_key"] is not None and not options["actor_id"]:
         raise errors.UsageError("--actor-key needs --actor-id")

@@ -61,8 +61,8 @@ fi
 echo "-- tamper: turn the rejected decision into an acceptance and repair every hash"
 python - <<'PY'
 import json
-from affidavit.verify.bundle import bundle_hash
-from affidavit.verify.events import event_hash
+from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.events import event_hash
 bundle = json.load(open("bundles/rejected.bundle.json"))
 bundle["events"][-1]["payload"]["decision"] = "auto_accept"
 previous = ""

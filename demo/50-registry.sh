@@ -48,8 +48,8 @@ AFFIDAVIT_API_KEY="$publish_key" affidavit registry publish contract.json
 echo "-- the signed manifest verifies with the key the registry publishes (fetched explicitly)"
 python - "$url" <<'PY'
 import sys
-from affidavit.registry.client import fetch_manifest, fetch_public_key
-from affidavit.verify.manifest import verify_manifest
+from affidavit.registry.clients.registry import fetch_manifest, fetch_public_key
+from affidavit.verify.contracts.manifest import verify_manifest
 key = fetch_public_key(sys.argv[1])
 report = verify_manifest(fetch_manifest(sys.argv[1]), public_key=key)
 print(f"   manifest ok={report.ok} entries={report.entry_count} signature={report.manifest_signature_status}")
@@ -83,8 +83,8 @@ affidavit verify bundle bundle.json --public-key-base64 "$(cat pinned_registry_k
 echo "-- PUT /v1/facts: a decision fact derived from the bundle, and a hidden company fact"
 python - "$url" "$writer_key" "$team_key" <<'PY'
 import json, sys
-from affidavit.registry.client import RegistryClient
-from affidavit.verify.facts import parse_fact
+from affidavit.registry.clients.registry import RegistryClient
+from affidavit.verify.lineage.facts import parse_fact
 url, writer, reader = sys.argv[1:4]
 bundle_hash = json.load(open("bundle.json"))["bundle_hash"]
 base = {"relation": "decision:outcome", "source": "urn:affidavit:demo", "confidence": 1,

@@ -22,15 +22,9 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
-from affidavit.attest.store import translate_database_error
-from affidavit.registry import (
-    routes_contracts,
-    routes_discovery,
-    routes_facts,
-    routes_health,
-    routes_log,
-)
+from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import error_response
+from affidavit.registry.routes import contracts, discovery, facts, health, log
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState, SigningKeyLike
 from affidavit.verify import errors
@@ -73,11 +67,11 @@ def create_app(
             state.close()
 
     routes: list[BaseRoute] = [
-        *routes_health.routes,
-        *routes_discovery.routes,
-        *routes_contracts.routes,
-        *routes_log.routes,
-        *routes_facts.routes,
+        *health.routes,
+        *discovery.routes,
+        *contracts.routes,
+        *log.routes,
+        *facts.routes,
     ]
     app = Starlette(
         routes=routes,

@@ -9,7 +9,7 @@ Precedence (seed 003 "Register"): built-ins first; a directory file whose ``adap
 with a built-in is skipped (built-ins win); a published contract replaces a directory contract with
 the same (id, version) and the same ``contract_hash``. Identity is (adapter_id, adapter_version);
 the active head of an id is the highest semver among its ``active`` rows (seed 003 "Coexistence and
-collision rules"; :func:`affidavit.verify.lifecycle.active_head`).
+collision rules"; :func:`affidavit.verify.contracts.lifecycle.active_head`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from affidavit.verify.contract import LIFECYCLE_FIELDS
+from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS
+from affidavit.verify.contracts.lifecycle import active_head, exact_match, parse_semver
 from affidavit.verify.errors import PinArgumentError
-from affidavit.verify.lifecycle import active_head, exact_match, parse_semver
 
 __all__ = ["STATUSES", "CatalogRecord", "Snapshot", "Source", "declaration_url", "view"]
 

@@ -6,7 +6,8 @@
 True
 
 The transparency log and the fact store keep their own tables in the same file, opened through
-their own classes (:mod:`affidavit.attest.log`, :mod:`affidavit.attest.factstore`); this module
+their own classes (:mod:`affidavit.attest.log.transparency`, :mod:`affidavit.attest.stores.facts`);
+this module
 never touches them. One connection per :class:`RegistryTables`; the service uses every connection
 from one dedicated thread (:class:`DbThread`), so writes are serialised and SQLite never sees a
 connection shared across threads.
@@ -26,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
-from affidavit.attest.factstore import FactStore
 from affidavit.attest.files import private_database
-from affidavit.attest.log import TransparencyLog
-from affidavit.attest.store import Store
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.auth import ApiKey
 from affidavit.verify import errors
 
@@ -38,7 +39,7 @@ __all__ = ["ContractRow", "DbThread", "ReadPool", "ReadView", "RegistryTables", 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-# attest/store.py migrations for component "registry": index i takes version i to i + 1.
+# attest/stores/sqlite.py migrations for component "registry": index i takes version i to i + 1.
 _MIGRATIONS: Final = (
     """
 CREATE TABLE IF NOT EXISTS registry_meta (

@@ -1,7 +1,8 @@
 """Tree heads and proofs in their wire form, shared by the log routes and publication.
 
 Every head handed out is signed by the log over durably committed leaves and recorded by it
-(:meth:`affidavit.attest.log.TransparencyLog.signed_tree_head`). The latest head is cached per tree
+(:meth:`affidavit.attest.log.transparency.TransparencyLog.signed_tree_head`). The latest head is
+cached per tree
 size, so polling ``/latest`` does not sign (or record) a new head until the log grows.
 
 Signing proves the tree extends the last signed head first (docs/adr/0005); when it does not, the
@@ -14,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from affidavit.attest.log import TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
-from affidavit.verify.jsonio import load_object
+from affidavit.verify.json.strict import load_object
 
 __all__ = ["head_for_size", "inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
 

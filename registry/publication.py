@@ -29,15 +29,20 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
-from affidavit.attest.publish import build_entry, build_manifest, set_lifecycle, sign_entry
+from affidavit.attest.publishing.publish import (
+    build_entry,
+    build_manifest,
+    set_lifecycle,
+    sign_entry,
+)
 from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.catalog import CatalogRecord, Snapshot, declaration_url
 from affidavit.registry.db import ContractRow
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
-from affidavit.verify.canonical import jcs
-from affidavit.verify.contract import LIFECYCLE_FIELDS, contract_hash, lint_contract
-from affidavit.verify.jsonio import load_object
+from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS, contract_hash, lint_contract
+from affidavit.verify.json.canonical import jcs
+from affidavit.verify.json.strict import load_object
 
 __all__ = [
     "LEAF_RECORD_TYPE",

@@ -24,12 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from affidavit.attest.factstore import FactStore
 from affidavit.attest.files import private_database, private_dir
 from affidavit.attest.keyring import SigningKey, generate_key_files, load_signing_key
-from affidavit.attest.log import TransparencyLog
-from affidavit.attest.logstate import read_state, state_path
-from affidavit.attest.store import Store
+from affidavit.attest.log.state import read_state, state_path
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import DbThread, ReadPool, ReadView, RegistryTables, refuse_lost_database
 from affidavit.registry.settings import Settings
@@ -108,7 +108,7 @@ class RegistryState:
         """Open the database (creating it), the key (generating it on first start), the log and
         the fact store, load the contracts, and build the first snapshot and manifest."""
         from affidavit.registry import publication  # noqa: PLC0415 - avoids an import cycle
-        from affidavit.registry.routes_facts import reindex  # noqa: PLC0415
+        from affidavit.registry.routes.facts import reindex  # noqa: PLC0415
 
         _private_folders(settings)
         key = signing_key if signing_key is not None else _load_or_create_key(settings)

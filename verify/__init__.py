@@ -18,15 +18,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from affidavit.verify.canonical import (
+    from affidavit.verify.errors import AffidavitError
+    from affidavit.verify.json.canonical import (
         canonical_bytes,
         jcs,
         py_compact,
         py_spaced,
         sha256_hex,
     )
-    from affidavit.verify.errors import AffidavitError
-    from affidavit.verify.jsonio import load_object, loads
+    from affidavit.verify.json.strict import load_object, loads
 
 __all__ = [
     "AffidavitError",
@@ -41,13 +41,13 @@ __all__ = [
 
 _HOME = {
     "AffidavitError": "errors",
-    "canonical_bytes": "canonical",
-    "jcs": "canonical",
-    "load_object": "jsonio",
-    "loads": "jsonio",
-    "py_compact": "canonical",
-    "py_spaced": "canonical",
-    "sha256_hex": "canonical",
+    "canonical_bytes": "json.canonical",
+    "jcs": "json.canonical",
+    "load_object": "json.strict",
+    "loads": "json.strict",
+    "py_compact": "json.canonical",
+    "py_spaced": "json.canonical",
+    "sha256_hex": "json.canonical",
 }
 
 

@@ -751,7 +751,7 @@ class ValidatorRejected(VerificationError):
 
 
 # ---------------------------------------------------------------------------------------------
-# SQLite stores and the transparency log (issue 4 item 3; affidavit.attest.store / .log)
+# SQLite stores and the transparency log (issue 4 item 3; affidavit.attest.stores.sqlite / .log)
 
 
 class StoreMissing(InputError):
@@ -1199,7 +1199,7 @@ class BundleSwarmDecisionInvalid(VerificationError):
 
 
 # ---------------------------------------------------------------------------------------------
-# Anchor receipts and RFC 3161 time-stamp tokens (affidavit.verify.anchor / .rfc3161;
+# Anchor receipts and RFC 3161 time-stamp tokens (affidavit.verify.anchor.receipt / .rfc3161;
 # RFC 3161 §2.4.2, RFC 5652 §5, RFC 5816, docs/adr/0010-rfc3161-tokens.md)
 
 

@@ -13,16 +13,17 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from affidavit.attest import factstore
-from affidavit.attest.factstore import FactStore
+from affidavit.attest.stores import facts as factstore
+from affidavit.attest.stores.facts import FactStore
 from affidavit.cli.main import affidavit
-from affidavit.verify import errors, lineage_audit
-from affidavit.verify.canonical import jcs
-from affidavit.verify.lineage import StoredRecord
-from affidavit.verify.lineage_audit import audit
+from affidavit.verify import errors
+from affidavit.verify.json.canonical import jcs
+from affidavit.verify.lineage import audit as lineage_audit
+from affidavit.verify.lineage.audit import audit
+from affidavit.verify.lineage.walk import StoredRecord
 from click.testing import CliRunner
 
-from tests.verify.test_lineage import ABSENT, _Records, chain, make_fact
+from tests.verify.lineage.test_lineage import ABSENT, _Records, chain, make_fact
 
 
 def _messy_store(path: Path) -> Path:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from affidavit.attest import keyring
 from affidavit.verify import errors
-from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.signature import verify_ed25519
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import verify_ed25519
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 

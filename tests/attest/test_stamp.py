@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from affidavit.attest.log import TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, evaluate_adapter, example_contract, stamp_bundles
 from affidavit.verify import errors
-from affidavit.verify.events import event_hash
+from affidavit.verify.bundles.events import event_hash
 
-from tests.verify.test_bundle_support import LOG_KEY, OUTPUTS, POLICY, WHEN, stamp, verifier
+from tests.verify.bundles.test_bundle_support import LOG_KEY, OUTPUTS, POLICY, WHEN, stamp, verifier
 
 
 def _peer_verify(bundle: dict[str, Any], tmp_path: Path) -> str:
@@ -118,7 +118,7 @@ def test_invalid_contract_is_refused(change: dict[str, Any], error: type[Excepti
 
 
 def test_unknown_validator_routes_to_unknown_adapter() -> None:
-    from affidavit.verify.contract import contract_hash, input_schema_hash
+    from affidavit.verify.contracts.contract import contract_hash, input_schema_hash
 
     declaration = {**example_contract(), "validator_name": "custom_scorer"}
     declaration["input_schema_hash"] = input_schema_hash(declaration)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 import pytest
-from affidavit.cli import verify_bundle
+from affidavit.cli.verify import bundle as verify_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLES = ROOT / "vectors" / "bundles"

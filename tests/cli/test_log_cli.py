@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from affidavit.attest.keyring import derive_test_key, private_key_pem
 from affidavit.cli.main import affidavit
-from affidavit.verify import merkle
-from affidavit.verify.canonical import py_compact
-from affidavit.verify.checkpoint import (
+from affidavit.verify.crypto import merkle
+from affidavit.verify.crypto.checkpoint import (
     parse_verifier_key,
     verifier_key_string,
     verify_checkpoint,
 )
-from affidavit.verify.treehead import verify_sth
+from affidavit.verify.crypto.treehead import verify_sth
+from affidavit.verify.json.canonical import py_compact
 from click.testing import CliRunner, Result
 
 KEY = derive_test_key("affidavit cli log key")  # TEST-ONLY
@@ -168,7 +168,7 @@ def test_failed_batch_appends_nothing(db: Path, tmp_path: Path) -> None:
 
 
 def test_head_without_any_key(tmp_path: Path) -> None:
-    from affidavit.attest.log import TransparencyLog
+    from affidavit.attest.log.transparency import TransparencyLog
 
     TransparencyLog.create(tmp_path / "l.db", KEY, LOG_ID).close()  # no key path recorded
     result = _run("head", str(tmp_path / "l.db"))
@@ -205,7 +205,7 @@ def test_head_refuses_a_store_that_does_not_extend_the_signed_state(
     other = tmp_path / "other"
     other.mkdir()
     forked = other / "log.db"  # another history, same key file and log ID, no state of its own
-    from affidavit.attest.log import TransparencyLog
+    from affidavit.attest.log.transparency import TransparencyLog
 
     with TransparencyLog.create(forked, KEY, LOG_ID, key_path=str(tmp_path / "log.key")) as log:
         log.append([b"something else"])

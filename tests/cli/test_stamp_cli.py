@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 from affidavit.attest.keyring import private_key_pem
-from affidavit.attest.log import TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import example_contract
 from affidavit.cli.main import affidavit
-from affidavit.verify.bundle import BundleVerifier
-from affidavit.verify.bundle_actor_trust import ActorTrust, TrustedActorKey
+from affidavit.verify.bundles.actor_trust import ActorTrust, TrustedActorKey
+from affidavit.verify.bundles.verifier import BundleVerifier
 from click.testing import CliRunner
 
-from tests.verify.test_bundle_support import ACTOR_KEY, LOG_KEY, OUTPUTS, POLICY, verifier
+from tests.verify.bundles.test_bundle_support import ACTOR_KEY, LOG_KEY, OUTPUTS, POLICY, verifier
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from affidavit.verify.canonical import jcs, sha256_hex
-from affidavit.verify.contract import contract_hash, input_schema_hash
+from affidavit.verify.contracts.contract import contract_hash, input_schema_hash
+from affidavit.verify.json.canonical import jcs, sha256_hex
 
 
 def contract(

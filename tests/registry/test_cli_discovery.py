@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import pytest
 from affidavit.attest.keyring import derive_test_key
-from affidavit.attest.log import TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
 from affidavit.cli.main import affidavit
-from affidavit.registry import client as registry_client
-from affidavit.verify.policy import AcceptancePolicy
+from affidavit.registry.clients import registry as registry_client
+from affidavit.verify.contracts.policy import AcceptancePolicy
 from click.testing import CliRunner
 
 from tests.registry.conftest import SpecClient, registry_key

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from affidavit.registry.client import (
+from affidavit.registry.clients.registry import (
     NodeDescription,
     ProbeFailure,
     RegistryClient,
@@ -15,7 +15,7 @@ from affidavit.registry.client import (
     require_node,
 )
 from affidavit.verify import errors
-from affidavit.verify.manifest import verify_manifest
+from affidavit.verify.contracts.manifest import verify_manifest
 
 from tests.registry.conftest import SpecClient, registry_key
 from tests.registry.helpers import contract

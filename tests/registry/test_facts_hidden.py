@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from affidavit.registry.app import create_app
 from affidavit.registry.settings import Settings
-from affidavit.verify.facts import parse_fact
+from affidavit.verify.lineage.facts import parse_fact
 
 from tests.registry.conftest import SpecClient, make_key, registry_key
 from tests.registry.helpers import fact, fact_hash
@@ -145,7 +145,7 @@ def test_hidden_body_is_never_parsed(
     client.request("PUT", "/v1/facts", json_body=big, key=keys["all"])
     client.request("PUT", "/v1/facts", json_body=small, key=keys["all"])
     parsed: list[str] = []
-    from affidavit.attest import factstore
+    from affidavit.attest.stores import facts as factstore
 
     real = factstore._parse_stored
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import httpx
 import pytest
-from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.merkle import verify_consistency
-from affidavit.verify.treehead import verify_sth
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.merkle import verify_consistency
+from affidavit.verify.crypto.treehead import verify_sth
 
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.rawhttp import Connection

@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 from affidavit.cli.main import affidavit
-from affidavit.registry import client as registry_client
+from affidavit.registry.clients import registry as registry_client
 from click.testing import CliRunner, Result
 
-from tests.attest.test_publish_support import other_key
+from tests.attest.publishing.test_publish_support import other_key
 from tests.registry.conftest import SpecClient, registry_key
 from tests.registry.helpers import contract
 

@@ -6,15 +6,15 @@ import base64
 import json
 from pathlib import Path
 
-from affidavit.verify.checkpoint import (
+from affidavit.verify.contracts.manifest import verify_manifest
+from affidavit.verify.crypto.checkpoint import (
     parse_verifier_key,
     verifier_key_string,
     verify_checkpoint,
 )
-from affidavit.verify.keys import Ed25519PublicKey
-from affidavit.verify.manifest import verify_manifest
-from affidavit.verify.merkle import leaf_hash, verify_consistency, verify_inclusion
-from affidavit.verify.treehead import verify_sth
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.merkle import leaf_hash, verify_consistency, verify_inclusion
+from affidavit.verify.crypto.treehead import verify_sth
 
 from tests.conftest import VECTORS, assert_golden
 from tests.registry.conftest import SpecClient, registry_key
@@ -55,7 +55,7 @@ def test_builtins_are_five_lint_clean_examples(client: SpecClient) -> None:
         view = client.get(
             f"{CONTRACTS}/{summary['adapter_id']}/{summary['adapter_version']}"
         ).json()
-        from affidavit.verify.contract import lint_contract
+        from affidavit.verify.contracts.contract import lint_contract
 
         assert lint_contract(view["contract"]).ok
         assert view["contract"]["_example"] is True

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from affidavit.attest.keyring import derive_test_key
-from affidavit.verify.canonical import py_compact
-from affidavit.verify.treehead import sth_message
+from affidavit.verify.crypto.treehead import sth_message
+from affidavit.verify.json.canonical import py_compact
 
 OPENSSL = shutil.which("openssl")
 requires_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl CLI is not installed")
@@ -177,7 +177,7 @@ def resign_for(tsa: LocalTsa, response: bytes, cert: Path) -> bytes:
     Simulates a TSA that signs under a certificate openssl would not let it use (e.g. without a
     critical timeStamping EKU): same key, real RSA PKCS#1 v1.5 signature (RFC 5652 §5.4).
     """
-    from affidavit.verify.rfc3161 import load_certificate, parse_token
+    from affidavit.verify.anchor.rfc3161 import load_certificate, parse_token
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
@@ -202,7 +202,7 @@ def reissue_with_key_of(tsa: LocalTsa, target: LocalTsa) -> None:
     The CA issues it under the same serial so that the token's SignerInfo sid (issuer and
     serial, RFC 5652 §5.3) still names it; only the ESSCertID must be re-pointed.
     """
-    from affidavit.verify.rfc3161 import load_certificate
+    from affidavit.verify.anchor.rfc3161 import load_certificate
 
     serial = load_certificate(tsa.cert.read_bytes()).serial_number
     target.key.write_bytes(tsa.key.read_bytes())
@@ -215,7 +215,7 @@ def reissue_with_key_of(tsa: LocalTsa, target: LocalTsa) -> None:
 
 
 def _der(pem: Path) -> bytes:
-    from affidavit.verify.rfc3161 import load_certificate
+    from affidavit.verify.anchor.rfc3161 import load_certificate
     from cryptography.hazmat.primitives import serialization
 
     return load_certificate(pem.read_bytes()).public_bytes(serialization.Encoding.DER)
@@ -266,7 +266,7 @@ def with_key_identifier_sid(response: bytes, key_id: bytes) -> bytes:
     """The same TimeStampResp, its SignerInfo naming the signer by SubjectKeyIdentifier
     (version 3, ``sid [0]``, RFC 5652 §5.3) instead of issuer and serial. The sid is outside the
     signed attributes, so the signature stays valid; every enclosing length is re-encoded."""
-    from affidavit.verify.rfc3161_der import read_one
+    from affidavit.verify.anchor.der import read_one
 
     status, token = read_one(response).children()
     content_type, wrapper = token.children()

@@ -1,0 +1,131 @@
+"""The signed log state file: binds a log key that has signed heads to the log it signed them for.
+
+A transparency log's history lives in its database; its key lives in a separate folder. If the
+database is deleted or emptied while the key survives, a service that re-initialises an empty log
+under the same key and log ID publishes a second, conflicting history (a fork). So every time the
+log signs a head of a new size, it also writes, beside the key, the latest head it signed
+(docs/adr/0005-log-state-binding.md)::
+
+    <key file>.logstate-<first 16 hex of SHA-256(log_id)>.json
+    {"format": "affidavit.log_state.v1", "log_id": ..., "tree_size": N, "root_hash": "<hex>",
+     "public_key": "<b64>", "signed_at": "YYYY-MM-DDTHH:MM:SSZ", "signature": "<b64>"}
+
+``signature`` is Ed25519 by the log key over the UTF-8 bytes of
+``affidavit.log_state.v1|{log_id}|{tree_size}|{root_hash}|{signed_at}`` (five ``|``-separated
+fields, so it can never be read as a four-field tree-head message, formats.md §4). The file is
+replaced atomically (:func:`affidavit.attest.files.atomic_write`), mode 0600.
+
+A store bound to a state file must *extend* that head: hold the log (same log ID and key), at
+least ``tree_size`` leaves, and the same root at that size; anything else is ``log.state_mismatch``
+and the store is never re-initialised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from affidavit.attest.files import atomic_write
+from affidavit.attest.keyring import SigningKey
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import verify_ed25519_b64
+from affidavit.verify.json.strict import load_object
+
+__all__ = ["STATE_FORMAT", "LogState", "read_state", "state_path", "write_state"]
+
+STATE_FORMAT: Final = "affidavit.log_state.v1"
+_MAX_STATE_BYTES: Final = 16 * 1024
+_FIELDS: Final = ("format", "log_id", "tree_size", "root_hash", "public_key", "signed_at")
+
+
+@dataclass(frozen=True, slots=True)
+class LogState:
+    """The latest head a log key signed for one log (verified when read)."""
+
+    log_id: str
+    tree_size: int
+    root_hash: str  # lowercase hex
+    public_key: str  # b64
+    signed_at: str
+
+
+def state_path(key_file: str | Path, log_id: str) -> Path:
+    """Where the state of log ``log_id`` signed by the key in ``key_file`` lives (beside it)."""
+    key = Path(key_file)
+    tag = hashlib.sha256(log_id.encode("utf-8")).hexdigest()[:16]
+    return key.with_name(f"{key.name}.logstate-{tag}.json")
+
+
+def _message(state: LogState) -> bytes:
+    return (
+        f"{STATE_FORMAT}|{state.log_id}|{state.tree_size}|{state.root_hash}|{state.signed_at}"
+    ).encode()
+
+
+def write_state(path: Path, key: SigningKey, state: LogState) -> None:
+    """Sign ``state`` with ``key`` and replace the file at ``path`` atomically (0600, fsynced)."""
+    document: dict[str, Any] = {
+        "format": STATE_FORMAT,
+        "log_id": state.log_id,
+        "tree_size": state.tree_size,
+        "root_hash": state.root_hash,
+        "public_key": state.public_key,
+        "signed_at": state.signed_at,
+        "signature": key.sign_b64(_message(state)),
+    }
+    atomic_write(path, (json.dumps(document, indent=2) + "\n").encode(), mode=0o600)
+
+
+def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogState | None:
+    """The verified state at ``path``, or None when there is no such file.
+
+    Raises:
+        LogStateInvalid: unreadable, malformed, for another log or key, or a bad signature.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_STATE_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise errors.LogStateInvalid(f"{path}: cannot read the log state: {e.strerror}") from e
+    if len(data) > _MAX_STATE_BYTES:
+        raise errors.LogStateInvalid(f"{path}: the log state file is too large")
+    try:
+        document = load_object(data, what="log state")
+    except errors.JsonError as e:
+        raise errors.LogStateInvalid(f"{path}: {e.code}: {e.message}") from e
+    if set(document) != {*_FIELDS, "signature"} or document.get("format") != STATE_FORMAT:
+        raise errors.LogStateInvalid(f"{path}: not an {STATE_FORMAT} document")
+    size = document["tree_size"]
+    texts = [document[name] for name in ("log_id", "root_hash", "public_key", "signed_at")]
+    if (
+        not isinstance(size, int)
+        or isinstance(size, bool)
+        or size < 0
+        or not all(isinstance(v, str) for v in texts)
+        or not isinstance(document["signature"], str)
+    ):
+        raise errors.LogStateInvalid(f"{path}: a log state field has the wrong type")
+    state = LogState(
+        log_id=document["log_id"],
+        tree_size=size,
+        root_hash=document["root_hash"],
+        public_key=document["public_key"],
+        signed_at=document["signed_at"],
+    )
+    if state.log_id != log_id or state.public_key != public_key.b64:
+        raise errors.LogStateInvalid(
+            f"{path}: the log state is for log {state.log_id!r} under another key or log ID"
+        )
+    try:
+        verify_ed25519_b64(public_key, _message(state), document["signature"])
+    except errors.AffidavitError as e:
+        raise errors.LogStateInvalid(
+            f"{path}: the log state is not signed by the log key ({e.code})"
+        ) from e
+    return state

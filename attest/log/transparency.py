@@ -1,0 +1,629 @@
+"""An append-only RFC 6962 / RFC 9162 transparency log in SQLite.
+
+>>> import tempfile, pathlib, datetime
+>>> from affidavit.attest.keyring import derive_test_key
+>>> key = derive_test_key("log doctest")             # TEST-ONLY key
+>>> db = pathlib.Path(tempfile.mkdtemp()) / "log.db"
+>>> log = TransparencyLog.create(db, key, "example.com/log")
+>>> log.append([b"a", b"b", b"c"])
+[0, 1, 2]
+>>> proof = log.inclusion_proof(1)
+>>> from affidavit.verify.crypto.merkle import verify_inclusion
+>>> verify_inclusion(proof.leaf_hash, 1, 3, list(proof.path), proof.root_hash)
+>>> when = datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+>>> log.signed_tree_head(when).to_json()["timestamp"]
+'2025-01-02T03:04:05Z'
+>>> log.close()
+
+Storage (tables prefixed ``log_`` so the log can share a database with the fact store and the
+registry; schema component ``log``):
+
+- ``log_nodes(level, idx, hash)``: the hash of every *complete* subtree, keyed by its height and its
+  position at that height: ``(0, i)`` is leaf ``i``'s leaf hash, ``(L, j)`` covers leaves
+  ``[j·2^L, (j+1)·2^L)``. A complete subtree never changes in an append-only log, so a node is
+  written once, when its last leaf arrives, and is valid for every later tree size. Appends keep
+  the right edge (one node per set bit of the size) and write about two rows per leaf
+  (:mod:`affidavit.attest.log.tree` has the tree layout).
+- ``log_entries(idx, data)``: leaf data, for :meth:`leaf` and :meth:`entries` (absent for leaves
+  appended by hash only).
+- ``log_heads``: every signed tree head and checkpoint handed out, in order.
+- ``log_meta``: log ID, public key, key ID, optional key path.
+
+Any subtree hash a proof needs is either one stored node or (for the one ragged right edge) a fold
+of at most log2(n) stored nodes, so proofs, roots and heads cost O(log n) point reads and never
+recompute the tree. Reads happen inside one read transaction, so a concurrent append cannot mix two
+sizes into one answer.
+
+Durability: appends commit a batch in one ``BEGIN IMMEDIATE`` transaction with ``synchronous=FULL``
+(:mod:`affidavit.attest.stores.sqlite`) and return only after COMMIT, so an acknowledged leaf is on
+disk.
+A head is signed inside a write transaction over the committed size and recorded before it is
+returned: it only ever covers durably committed leaves, and every later head extends it.
+
+Integrity (docs/adr/0005-log-state-binding.md): before a head is signed, the current tree is proven
+consistent (RFC 9162 §2.1.4) with the latest recorded head and with the signed state file beside the
+key (:mod:`affidavit.attest.log.state`), so a damaged node is never signed over (``log.integrity``).
+A log opened with ``state_file`` refuses a store that does not extend the state's head
+(``log.state_mismatch``); :meth:`TransparencyLog.create` refuses to start a new log when the key
+already signed heads of that log ID. The state file is rewritten, inside the write transaction of
+the head (so writers are serialised by the database lock), whenever a head of a new size is signed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from sqlite3 import Connection, IntegrityError
+from typing import Final
+
+from affidavit.attest.keyring import SigningKey
+from affidavit.attest.log.check import Reference, audit_nodes, check_extends, latest_recorded
+from affidavit.attest.log.state import LogState, read_state, write_state
+from affidavit.attest.log.tree import (
+    NodeReader,
+    check_index,
+    check_size,
+    consistency_ranges,
+    extend,
+    frontier,
+    inclusion_ranges,
+    stored_size,
+)
+from affidavit.attest.log.types import (
+    ConsistencyProof,
+    InclusionProof,
+    IssuedTreeHead,
+    RecordedHead,
+)
+from affidavit.attest.stores.sqlite import Store
+from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import (
+    checkpoint_body,
+    format_note,
+    note_signature_line,
+)
+from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
+from affidavit.verify.crypto.merkle import leaf_hash
+from affidavit.verify.crypto.treehead import sth_message
+
+__all__ = [
+    "MAX_ENTRIES_PER_CALL",
+    "ConsistencyProof",
+    "InclusionProof",
+    "IssuedTreeHead",
+    "RecordedHead",
+    "TransparencyLog",
+]
+
+COMPONENT: Final = "log"
+MAX_ENTRIES_PER_CALL: Final = 1000
+TIMESTAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"  # formats.md §4
+_LOG_ID = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")  # printable ASCII, no space, no '|'
+
+_MIGRATIONS: Final = (
+    """
+    CREATE TABLE log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE log_nodes (
+        level INTEGER NOT NULL,
+        idx   INTEGER NOT NULL,
+        hash  BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE log_entries (idx INTEGER PRIMARY KEY, data BLOB NOT NULL);
+    CREATE TABLE log_heads (
+        seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind      TEXT NOT NULL,
+        tree_size INTEGER NOT NULL,
+        root_hash TEXT NOT NULL,
+        timestamp TEXT NOT NULL,
+        document  TEXT NOT NULL
+    )
+    """,
+)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TransparencyLog:
+    """An append-only Merkle log in one SQLite database; build it with :meth:`create`/:meth:`open`.
+
+    The public surface: :meth:`append`, :meth:`append_leaf_hashes`, :attr:`size`, :meth:`root`,
+    :meth:`inclusion_proof`, :meth:`consistency_proof`, :meth:`leaf`, :meth:`leaf_hash`,
+    :meth:`entries`, :meth:`signed_tree_head`, :meth:`checkpoint`, :meth:`heads`, :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        key: SigningKey | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+        owns_store: bool = True,
+        state_file: Path | None = None,
+    ) -> None:
+        """Wrap an open store that already holds a log; prefer :meth:`open`.
+
+        Raises:
+            LogNotFound: the store holds no log.
+            LogKeyMismatch: ``key`` is not the log's key.
+            LogStateInvalid, LogStateMismatch: ``state_file`` is bad, or the store does not
+                extend the head it records.
+        """
+        self.store = store
+        self._clock = clock
+        self._owns_store = owns_store
+        self.state_file = state_file
+        store.migrate(COMPONENT, _MIGRATIONS)
+        meta = self._meta()
+        if "log_id" not in meta:
+            raise errors.LogNotFound(f"{store.path}: no transparency log here")
+        self.log_id: str = meta["log_id"]
+        self.public_key = Ed25519PublicKey.from_b64(meta["public_key"])
+        self.key_id: str = meta["key_id"]
+        self.key_path: str | None = meta.get("key_path")
+        self._key: SigningKey | None = None
+        if key is not None:
+            self.set_key(key)
+        if state_file is not None:
+            self._check_state()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str | Path | Store,
+        key: SigningKey,
+        log_id: str,
+        *,
+        key_path: str | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+        state_file: Path | None = None,
+    ) -> TransparencyLog:
+        """Create an empty log in the database at ``path`` (made if absent), signed by ``key``.
+
+        ``log_id`` is signed into every tree head, so it must not contain ``|`` (the STH message
+        separator) or whitespace. The head's ``key_id`` is ``key.key_id`` when set, else the first
+        16 hex digits of SHA-256 of the public key. ``key_path`` is remembered for the CLI.
+        ``state_file`` (:func:`affidavit.attest.log.state.state_path`) binds the key to this log:
+        when it already exists the key signed heads of this log ID elsewhere, and a new empty log
+        would fork it.
+
+        Raises:
+            LogBadLogId, LogExists, StoreUnreadable, LogStateMismatch.
+        """
+        if not _LOG_ID.fullmatch(log_id):
+            raise errors.LogBadLogId(f"invalid log ID {log_id!r}")
+        if state_file is not None and state_file.exists():
+            raise errors.LogStateMismatch(
+                f"the key already signed heads of log {log_id!r} (see {state_file}); "
+                "refusing to start a new, empty log under the same key and log ID (a fork): "
+                "restore the log's database",
+                details={"state_file": str(state_file)},
+            )
+        store, owns = _store_for(path, create=True)
+        try:
+            store.migrate(COMPONENT, _MIGRATIONS)
+            key_id = key.key_id or _default_key_id(key.public_key)
+            meta = {"log_id": log_id, "public_key": key.public_key.b64, "key_id": key_id}
+            if key_path is not None:
+                meta["key_path"] = key_path
+            with store.write() as db:
+                _insert_meta(db, store.path, meta)
+            return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
+        except BaseException:
+            if owns:
+                store.close()
+            raise
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | Store,
+        key: SigningKey | None = None,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+        state_file: Path | None = None,
+    ) -> TransparencyLog:
+        """Open an existing log; ``key`` (checked against the log's public key) enables signing.
+        With ``state_file`` the store must extend the head recorded there (and signing keeps it
+        current).
+
+        Raises:
+            StoreMissing, StoreUnreadable, LogNotFound, LogKeyMismatch, LogStateInvalid,
+            LogStateMismatch.
+        """
+        store, owns = _store_for(path, create=False)
+        try:
+            return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
+        except BaseException:
+            if owns:
+                store.close()
+            raise
+
+    def set_key(self, key: SigningKey) -> None:
+        """Use ``key`` to sign heads from now on.
+
+        Raises:
+            LogKeyMismatch: it is not the key the log was created with.
+        """
+        if key.public_key.raw != self.public_key.raw:
+            raise errors.LogKeyMismatch(
+                f"the signing key ({key.public_key.b64}) is not this log's key "
+                f"({self.public_key.b64})"
+            )
+        self._key = key
+
+    def close(self) -> None:
+        """Close the database (when this log opened it)."""
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> TransparencyLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- appending ------------------------------------------------------------------------------
+
+    def append(self, leaf_data: Sequence[bytes]) -> list[int]:
+        """Append leaves (RFC 9162 §2.1.1 leaf hash of each) in one transaction; returns indexes.
+
+        The leaves are durable when this returns; nothing of the batch is stored if it raises.
+        """
+        hashes = [leaf_hash(bytes(data)) for data in leaf_data]
+        return self._append(hashes, leaf_data)
+
+    def append_leaf_hashes(self, hashes: Sequence[bytes]) -> list[int]:
+        """Append precomputed 32-byte leaf hashes (no entry data kept); returns their indexes.
+
+        Raises:
+            LogBadLeafHash: a hash is not 32 bytes.
+        """
+        for position, value in enumerate(hashes):
+            if not isinstance(value, bytes | bytearray) or len(value) != 32:
+                raise errors.LogBadLeafHash(
+                    f"leaf hash #{position} is not 32 bytes", details={"position": position}
+                )
+        return self._append([bytes(h) for h in hashes], None)
+
+    def _append(self, hashes: list[bytes], data: Sequence[bytes] | None) -> list[int]:
+        if not hashes:
+            return []
+        with self.store.write() as db:
+            first = stored_size(db)
+            edge = frontier(db, self.store.path, first)
+            rows = extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
+            try:
+                db.executemany("INSERT INTO log_nodes(level, idx, hash) VALUES (?, ?, ?)", rows)
+            except IntegrityError as e:  # pragma: no cover - only if the table was edited by hand
+                raise errors.LogIntegrity(f"{self.store.path}: node already present: {e}") from e
+            if data is not None:
+                db.executemany(
+                    "INSERT INTO log_entries(idx, data) VALUES (?, ?)",
+                    zip(range(first, first + len(hashes)), map(bytes, data), strict=True),
+                )
+        return list(range(first, first + len(hashes)))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """The number of committed leaves."""
+        with self.store.read() as db:
+            return stored_size(db)
+
+    def root(self, size: int | None = None) -> bytes:
+        """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.
+
+        Raises:
+            LogSizeOutOfRange: ``size`` is negative or beyond the log.
+        """
+        with self.store.read() as db:
+            n = check_size(db, size)
+            return NodeReader(db, self.store.path).range_hash(0, n)
+
+    def leaf_hash(self, index: int) -> bytes:
+        """The leaf hash of leaf ``index``.
+
+        Raises:
+            LogIndexOutOfRange: no such leaf.
+        """
+        with self.store.read() as db:
+            check_index(index, stored_size(db))
+            return NodeReader(db, self.store.path).node(0, index)
+
+    def leaf(self, index: int) -> bytes:
+        """The data of leaf ``index``.
+
+        Raises:
+            LogIndexOutOfRange: no such leaf.
+            LogNoEntryData: the leaf was appended by hash only.
+        """
+        with self.store.read() as db:
+            check_index(index, stored_size(db))
+            row = db.execute("SELECT data FROM log_entries WHERE idx = ?", (index,)).fetchone()
+        if row is None:
+            raise errors.LogNoEntryData(f"leaf {index} was appended by hash; no data stored")
+        return bytes(row[0])
+
+    def entries(self, start: int, end: int) -> list[bytes]:
+        """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
+
+        Raises:
+            LogSizeOutOfRange: the range is empty, reversed or beyond the log.
+            LogRangeTooLarge: more than :data:`MAX_ENTRIES_PER_CALL` entries.
+            LogNoEntryData: a leaf in the range was appended by hash only.
+        """
+        if end - start > MAX_ENTRIES_PER_CALL:
+            raise errors.LogRangeTooLarge(
+                f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}"
+            )
+        with self.store.read() as db:
+            size = stored_size(db)
+            if not 0 <= start < end <= size:
+                raise errors.LogSizeOutOfRange(
+                    f"entries [{start}, {end}) are not a non-empty range within size {size}"
+                )
+            rows = db.execute(
+                "SELECT idx, data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
+                (start, end),
+            ).fetchall()
+        if len(rows) != end - start:
+            present = {int(r[0]) for r in rows}
+            missing = next(i for i in range(start, end) if i not in present)
+            raise errors.LogNoEntryData(f"leaf {missing} was appended by hash; no data stored")
+        return [bytes(r[1]) for r in rows]
+
+    # -- proofs ---------------------------------------------------------------------------------
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> InclusionProof:
+        """The inclusion proof of leaf ``index`` in the tree of ``size`` leaves (default: all).
+
+        Raises:
+            LogSizeOutOfRange, LogIndexOutOfRange.
+        """
+        with self.store.read() as db:
+            n = check_size(db, size)
+            check_index(index, n)
+            reader = NodeReader(db, self.store.path)
+            ranges = inclusion_ranges(index, n)
+            path = tuple(reader.range_hash(a, b) for a, b in ranges)
+            return InclusionProof(
+                leaf_index=index,
+                tree_size=n,
+                leaf_hash=reader.node(0, index),
+                root_hash=reader.range_hash(0, n),
+                path=path,
+                sides=tuple("left" if a <= index else "right" for a, _ in ranges),
+            )
+
+    def consistency_proof(self, first: int, second: int | None = None) -> ConsistencyProof:
+        """The consistency proof from size ``first`` to ``second`` (default: all).
+
+        Needs ``0 < first <= second``.
+
+        Raises:
+            LogSizeOutOfRange: a size is zero, beyond the log, or the two are out of order.
+        """
+        with self.store.read() as db:
+            n = check_size(db, second)
+            if not 0 < first <= n:
+                raise errors.LogSizeOutOfRange(
+                    f"a consistency proof needs 0 < from ({first}) <= to ({n})"
+                )
+            reader = NodeReader(db, self.store.path)
+            return ConsistencyProof(
+                first_size=first,
+                second_size=n,
+                first_root=reader.range_hash(0, first),
+                second_root=reader.range_hash(0, n),
+                path=tuple(reader.range_hash(a, b) for a, b in consistency_ranges(first, n)),
+            )
+
+    # -- heads ----------------------------------------------------------------------------------
+
+    def signed_tree_head(self, timestamp: datetime | None = None) -> IssuedTreeHead:
+        """Sign, record and return the head of everything committed (formats.md §4).
+
+        ``timestamp`` defaults to the log's clock; it must be timezone-aware and is signed as UTC
+        with one-second precision.
+
+        Raises:
+            LogNoSigningKey, LogBadTimestamp.
+        """
+        key = self._signing_key()
+        stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
+        with self.store.write() as db:
+            size, root = self._checked_head(db)
+            root_hex = root.hex()
+            message = sth_message(self.log_id, size, root_hex, stamp)
+            head = IssuedTreeHead(
+                log_id=self.log_id,
+                tree_size=size,
+                root_hash=root_hex,
+                timestamp=stamp,
+                signature=key.sign_b64(message),
+                key_id=self.key_id,
+            )
+            document = json.dumps(head.to_json(), separators=(",", ":"))
+            _record(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
+            self._advance_state(key, size, root_hex, stamp)
+        return head
+
+    def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
+        """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
+
+        The body is ``origin``, the size, the b64 root (formats.md §6); the one signature line is
+        by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record.
+
+        Raises:
+            LogNoSigningKey, LogBadTimestamp, UsageError (an origin that is not a valid key name).
+        """
+        key = self._signing_key()
+        name = origin if origin is not None else self.log_id
+        stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
+        with self.store.write() as db:
+            size, root = self._checked_head(db)
+            body = checkpoint_body(name, size, root)  # formats.md §6, c2sp.org/tlog-checkpoint
+            key_id = key_id_c2sp(name, key.public_key.raw)
+            line = note_signature_line(name, key_id, key.sign(body.encode("utf-8")))
+            note = format_note(body, [line])
+            _record(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
+            self._advance_state(key, size, root.hex(), stamp)
+        return note
+
+    def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
+        """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
+        limit = max(0, min(limit, MAX_ENTRIES_PER_CALL))
+        with self.store.read() as db:
+            rows = db.execute(
+                "SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
+                "WHERE seq > ? ORDER BY seq LIMIT ?",
+                (since_seq, limit),
+            ).fetchall()
+        return [
+            RecordedHead(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]), str(r[5]))
+            for r in rows
+        ]
+
+    # -- integrity (docs/adr/0005) ---------------------------------------------------------------
+
+    def state(self) -> LogState | None:
+        """The verified signed state beside the key (None: unbound, or no head signed yet).
+
+        Raises:
+            LogStateInvalid: the file is malformed or not signed by this log's key.
+        """
+        if self.state_file is None:
+            return None
+        return read_state(self.state_file, self.public_key, self.log_id)
+
+    def _references(self, db: Connection) -> list[Reference]:
+        references = []
+        recorded = latest_recorded(db)
+        if recorded is not None:
+            references.append(recorded)
+        state = self.state()
+        if state is not None:
+            references.append(
+                Reference(state.tree_size, state.root_hash, f"the signed state {self.state_file}")
+            )
+        return references
+
+    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
+        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
+
+        Raises:
+            LogIntegrity: a stored node contradicts a head this log signed.
+        """
+        size = stored_size(db)
+        reader = NodeReader(db, self.store.path)
+        root = reader.range_hash(0, size)
+        check_extends(reader, self.store.path, size, root, self._references(db))
+        return size, root
+
+    def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
+        """Record the head in the state file when it is of a new size (inside the head's write
+        transaction: the database lock serialises every signer of this log)."""
+        if self.state_file is None:
+            return
+        current = self.state()
+        if current is not None and current.tree_size >= size:
+            return
+        state = LogState(self.log_id, size, root_hex, self.public_key.b64, stamp)
+        write_state(self.state_file, key, state)
+
+    def bind_state(self, state_file: Path) -> None:
+        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
+        the store extends the head recorded there; signing keeps it current from now on.
+
+        Raises:
+            LogStateInvalid, LogStateMismatch.
+        """
+        self.state_file = state_file
+        self._check_state()
+
+    def _check_state(self) -> None:
+        """Refuse a store that does not extend the head the state file records."""
+        state = self.state()
+        if state is None:
+            return
+        with self.store.read() as db:
+            size = stored_size(db)
+            ok = size >= state.tree_size
+            if ok:
+                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
+                ok = root.hex() == state.root_hash
+        if not ok:
+            raise errors.LogStateMismatch(
+                f"{self.store.path}: the log key signed a head of log {self.log_id!r} at size "
+                f"{state.tree_size} (root {state.root_hash[:16]}..., {self.state_file}) and this "
+                f"store (size {size}) does not extend it: refusing a forked or damaged log",
+                details={"tree_size": size, "signed_size": state.tree_size},
+            )
+
+    def verify_integrity(self, *, full: bool = False) -> None:
+        """Check the stored tree against the latest recorded head and the state file (O(log n));
+        with ``full``, also every stored node against its children and data (O(n)).
+
+        Raises:
+            LogIntegrity: the tree contradicts a signed head, or a node is damaged.
+        """
+        with self.store.read() as db:
+            size = stored_size(db)
+            reader = NodeReader(db, self.store.path)
+            check_extends(
+                reader, self.store.path, size, reader.range_hash(0, size), self._references(db)
+            )
+            if full:
+                audit_nodes(db, self.store.path)
+
+    def _signing_key(self) -> SigningKey:
+        if self._key is None:
+            raise errors.LogNoSigningKey(f"{self.store.path}: opened without the log's signing key")
+        return self._key
+
+    def _meta(self) -> dict[str, str]:
+        with self.store.read() as db:
+            return {str(k): str(v) for k, v in db.execute("SELECT key, value FROM log_meta")}
+
+
+# -- storage helpers ----------------------------------------------------------------------------
+
+
+def _record(db: Connection, head: RecordedHead) -> None:
+    db.execute(
+        "INSERT INTO log_heads(kind, tree_size, root_hash, timestamp, document) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (head.kind, head.tree_size, head.root_hash, head.timestamp, head.document),
+    )
+
+
+def _insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
+    if db.execute("SELECT 1 FROM log_meta WHERE key = 'log_id'").fetchone():
+        raise errors.LogExists(f"{path}: already holds a transparency log")
+    db.executemany("INSERT INTO log_meta(key, value) VALUES (?, ?)", meta.items())
+
+
+def _format_timestamp(moment: datetime) -> str:
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise errors.LogBadTimestamp("a tree head timestamp must be timezone-aware")
+    return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+
+
+def _default_key_id(public_key: Ed25519PublicKey) -> str:
+    return hashlib.sha256(public_key.raw).hexdigest()[:16]
+
+
+def _store_for(path: str | Path | Store, *, create: bool) -> tuple[Store, bool]:
+    if isinstance(path, Store):
+        return path, False
+    return Store.open(path, create=create), True

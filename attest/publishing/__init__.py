@@ -1,0 +1,1 @@
+"""Signing manifest entries and manifests, and keeping them fresh."""

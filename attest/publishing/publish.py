@@ -1,0 +1,491 @@
+"""Publication: attest entries, sign them, build and sign manifests, write pin files.
+
+>>> from affidavit.attest.keyring import derive_test_key
+>>> from affidavit.attest.publishing.publish import attest_document
+>>> contract = {"adapter_id": "acme.eval_suite.v0", "adapter_version": "0.1.0"}
+>>> doc = attest_document(contract, publisher_id="demo.publisher.v1", publisher_key_id="demo_k1",
+...                       published_at="2025-01-01T00:00:00Z", signing_key=None)
+>>> (doc["ok"], doc["signed"], "entry_signature" in doc)
+(True, False, False)
+
+Shapes follow the peer (formats.md §3): an attest document is ``{ok, entry_hash, entry,
+next_steps}`` plus ``entry_signature`` when signed; a manifest entry is the 15 hashed fields plus
+``entry_hash`` and ``entry_signature``; a manifest orders entries by (adapter_id, semver
+adapter_version) and signs ``manifest_hash``. Signatures are Ed25519 over the UTF-8 bytes of the
+hex hash, standard base64. Time is an argument: nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from affidavit.attest.files import atomic_write
+from affidavit.verify import errors
+from affidavit.verify.contracts.contract import (
+    DISTRIBUTION_CHANNELS,
+    LIFECYCLE_STATUSES,
+    contract_hash,
+    input_schema_hash,
+)
+from affidavit.verify.contracts.lifecycle import parse_adapter_ref, parse_semver
+from affidavit.verify.contracts.manifest import (
+    ENTRY_HASH_FIELDS,
+    ENTRY_SCHEMA_VERSION,
+    MANIFEST_SCHEMA_VERSION,
+    check_entry_text,
+    check_signature,
+    entry_hash,
+    manifest_hash,
+)
+from affidavit.verify.contracts.pins import Declaration, PinFile, parse_pin_file
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.json.strict import loads
+
+__all__ = [
+    "DISTRIBUTION_CHANNELS",
+    "PIN_FILE_NOTE",
+    "Signer",
+    "attest_document",
+    "build_entry",
+    "build_manifest",
+    "entry_from_document",
+    "merge_pin",
+    "order_entries",
+    "read_pin_file",
+    "render_pin_file",
+    "scan_declarations",
+    "set_lifecycle",
+    "sign_entry",
+    "write_pin",
+]
+
+PIN_FILE_NOTE: Final = (
+    "Written by `affidavit adapter pin`. Each pin records (adapter_id, adapter_version, "
+    "contract_hash); when pinned against a manifest it also records entry_hash, publisher_id and "
+    "the entry hash and signature statuses seen at pin time. `affidavit adapter pins check` "
+    "recomputes every pinned contract_hash in CI. Bundle replay does not need this file."
+)
+
+
+class Signer(Protocol):
+    """What publication needs from a private key (``attest.keyring.SigningKey`` fits)."""
+
+    def sign(self, message: bytes) -> bytes:
+        """Return the 64-byte Ed25519 signature of ``message``."""
+        ...
+
+    @property
+    def public_key(self) -> Ed25519PublicKey:
+        """The matching public key."""
+        ...
+
+
+def _sign_hex(signer: Signer, hex_digest: str) -> str:
+    # formats.md §3: Ed25519 over the UTF-8 bytes of the 64-char hex string, standard base64.
+    return base64.b64encode(signer.sign(hex_digest.encode("ascii"))).decode("ascii")
+
+
+def _from_declaration(
+    given: str | None, declaration: Mapping[str, Any], key: str, default: str
+) -> str:
+    # seed 003: lifecycle fields live on the declaration (outside its hashes); a flag overrides.
+    if given is not None:
+        return given
+    value = declaration.get(key)
+    return value if isinstance(value, str) and value else default
+
+
+def build_entry(
+    declaration: Mapping[str, Any],
+    *,
+    publisher_id: str,
+    publisher_key_id: str,
+    published_at: str,
+    status: str | None = None,
+    distribution_channel: str | None = None,
+    docs_url: str | None = None,
+    declaration_url: str | None = None,
+    release_notes: str | None = None,
+    supersedes: str | None = None,
+    replaced_by: str | None = None,
+) -> dict[str, Any]:
+    """The 15 hashed entry fields for a declaration, in the peer's order (formats.md §3).
+
+    The hashes are recomputed from the declaration (never copied from it). Lifecycle values not
+    given default to the declaration's own (``status`` else active, ``distribution_channel``
+    else third_party, ``supersedes``/``replaced_by`` else "").
+
+    Raises:
+        EntryLifecycleInvalid: unknown status or channel, or a malformed adapter_id@semver pointer.
+        EntryControlCharacter: a field would sign a control character (formats.md §3).
+    """
+    status = _from_declaration(status, declaration, "status", "active")
+    channel = _from_declaration(
+        distribution_channel, declaration, "distribution_channel", "third_party"
+    )
+    supersedes = _from_declaration(supersedes, declaration, "supersedes", "")
+    replaced_by = _from_declaration(replaced_by, declaration, "replaced_by", "")
+    if status not in LIFECYCLE_STATUSES:
+        raise errors.EntryLifecycleInvalid(f"status must be one of {LIFECYCLE_STATUSES}")
+    if channel not in DISTRIBUTION_CHANNELS:
+        raise errors.EntryLifecycleInvalid(f"channel must be one of {DISTRIBUTION_CHANNELS}")
+    for pointer in (supersedes, replaced_by):
+        if pointer:
+            parse_adapter_ref(pointer)
+    values = {
+        "entry_schema_version": ENTRY_SCHEMA_VERSION,
+        "adapter_id": declaration.get("adapter_id", ""),
+        "adapter_version": declaration.get("adapter_version", ""),
+        "contract_hash": contract_hash(declaration),
+        "input_schema_hash": input_schema_hash(declaration),
+        "status": status,
+        "distribution_channel": channel,
+        "published_at": published_at,
+        "docs_url": docs_url or "",
+        "declaration_url": declaration_url or "",
+        "release_notes": release_notes or "",
+        "supersedes": supersedes,
+        "replaced_by": replaced_by,
+        "publisher_id": publisher_id,
+        "publisher_key_id": publisher_key_id,
+    }
+    entry = {key: values[key] for key in ENTRY_HASH_FIELDS}
+    check_entry_text(entry)  # every door that signs an entry refuses control characters
+    return entry
+
+
+def sign_entry(entry: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
+    """Return the entry's 15 fields plus ``entry_hash`` and ``entry_signature``.
+
+    An entry that already carries a hash and signature keeps them if they verify under the
+    signer's key (Ed25519 is deterministic: re-signing gives the same bytes).
+
+    Raises:
+        EntryHashMismatch: the entry carries an ``entry_hash`` that does not recompute.
+        EntrySignatureInvalid: it carries an ``entry_signature`` that is not the signer's.
+    """
+    recomputed = entry_hash(entry)
+    claimed = entry.get("entry_hash")
+    if claimed is not None and claimed != recomputed:
+        raise errors.EntryHashMismatch(
+            f"{_label(entry)}: entry_hash {claimed} does not recompute ({recomputed})",
+            details={"expected": claimed, "recomputed": recomputed},
+        )
+    existing = entry.get("entry_signature")
+    if existing is not None and check_signature(signer.public_key, recomputed, existing) != "ok":
+        raise errors.EntrySignatureInvalid(
+            f"{_label(entry)}: existing entry_signature does not verify under the signing key"
+        )
+    signed = {key: entry.get(key, "") for key in ENTRY_HASH_FIELDS}
+    signed["entry_hash"] = recomputed
+    signed["entry_signature"] = existing if existing is not None else _sign_hex(signer, recomputed)
+    return signed
+
+
+def attest_document(
+    declaration: Mapping[str, Any],
+    *,
+    publisher_id: str,
+    publisher_key_id: str,
+    published_at: str,
+    signing_key: Signer | None,
+    **entry_fields: str | None,
+) -> dict[str, Any]:
+    """The attest document for a (linted) declaration: the peer's shape, plus a signature.
+
+    ``entry_fields`` are the optional :func:`build_entry` keywords (status, channel, URLs, ...).
+    Unsigned documents carry ``"signed": false`` and say so in ``next_steps``.
+    """
+    entry = build_entry(
+        declaration,
+        publisher_id=publisher_id,
+        publisher_key_id=publisher_key_id,
+        published_at=published_at,
+        **entry_fields,
+    )
+    digest = entry_hash(entry)
+    document: dict[str, Any] = {"ok": True, "entry_hash": digest, "entry": entry}
+    ident = f"--id {entry['adapter_id']} --version {entry['adapter_version']}"
+    pin_step = f"Pin it: affidavit adapter pin {ident} --hash {entry['contract_hash']}"
+    if signing_key is not None:
+        document["entry_signature"] = _sign_hex(signing_key, digest)
+        document["signed"] = True
+        steps = [
+            "Add it to a manifest: affidavit adapter manifest build ENTRY... --sign-with KEYFILE "
+            "--out adapter-contracts.manifest.json",
+            pin_step + " --manifest MANIFEST --public-key-base64 KEY",
+        ]
+    else:
+        document["signed"] = False
+        steps = [
+            "UNSIGNED: this entry carries no entry_signature and proves nothing about its "
+            "publisher. Sign it with --sign-with KEYFILE, or let `affidavit adapter manifest "
+            "build --sign-with KEYFILE` sign it.",
+            pin_step,
+        ]
+    document["next_steps"] = steps
+    return document
+
+
+def entry_from_document(document: Mapping[str, Any], *, source: str = "entry") -> dict[str, Any]:
+    """Extract an entry from an attest document (``{entry, entry_hash, ...}``) or a bare entry.
+
+    For an attest document, its top-level ``entry_hash``/``entry_signature`` ride with the entry.
+
+    Raises:
+        EntryFormatError: not an object, or an identifying field is missing or not a string.
+    """
+    if not isinstance(document, Mapping):
+        raise errors.EntryFormatError(f"{source}: an entry must be a JSON object")
+    inner = document.get("entry")
+    if isinstance(inner, Mapping):
+        entry = dict(inner)
+        for key in ("entry_hash", "entry_signature"):
+            if key in document and key not in entry:
+                entry[key] = document[key]
+    else:
+        entry = dict(document)
+    for key in ENTRY_HASH_FIELDS:
+        if key in entry and not isinstance(entry[key], str):
+            raise errors.EntryFormatError(f"{source}: {key} must be a string")
+    for key in ("adapter_id", "adapter_version", "contract_hash"):
+        if not entry.get(key):
+            raise errors.EntryFormatError(f"{source}: {key} is missing")
+    for key in ("entry_hash", "entry_signature"):
+        if key in entry and not isinstance(entry[key], str):
+            raise errors.EntryFormatError(f"{source}: {key} must be a string")
+    return entry
+
+
+def _label(entry: Mapping[str, Any]) -> str:
+    return f"{entry.get('adapter_id', '?')}@{entry.get('adapter_version', '?')}"
+
+
+def _order_key(entry: Mapping[str, Any]) -> tuple[str, tuple[int, int, int]]:
+    try:
+        version = parse_semver(entry["adapter_version"])
+    except errors.PinArgumentError:
+        raise errors.EntryFormatError(f"{_label(entry)}: adapter_version is not semver") from None
+    return entry["adapter_id"], version
+
+
+def build_manifest(
+    entries: Iterable[Mapping[str, Any]],
+    signer: Signer,
+    *,
+    publisher_id: str,
+    publisher_key_id: str,
+    generated_at: str,
+    manifest_version: str = "1",
+) -> dict[str, Any]:
+    """Sign each entry (if not yet signed), order them, hash and sign the manifest (formats.md §3).
+
+    Raises:
+        EntryFormatError: an entry's adapter_version is not semver.
+        EntryPublisherMismatch: an entry names another publisher_id or publisher_key_id.
+        ManifestDuplicateEntry: two entries share (adapter_id, adapter_version).
+        EntryHashMismatch, EntrySignatureInvalid: as :func:`sign_entry`.
+    """
+    signed: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for entry in entries:
+        for key, want in (("publisher_id", publisher_id), ("publisher_key_id", publisher_key_id)):
+            if entry.get(key, "") != want:
+                raise errors.EntryPublisherMismatch(
+                    f"{_label(entry)}: {key} is {entry.get(key, '')!r}, the manifest's is {want!r}"
+                )
+        ident = (entry["adapter_id"], entry["adapter_version"])
+        if ident in seen:
+            raise errors.ManifestDuplicateEntry(f"{_label(entry)} is given twice")
+        seen.add(ident)
+        signed.append(sign_entry(entry, signer))
+    signed.sort(key=_order_key)  # issue 3: ordered by (adapter_id, semver adapter_version)
+    manifest: dict[str, Any] = {
+        "manifest_schema_version": MANIFEST_SCHEMA_VERSION,
+        "manifest_version": manifest_version,
+        "generated_at": generated_at,
+        "publisher_id": publisher_id,
+        "publisher_key_id": publisher_key_id,
+        "public_key_base64": signer.public_key.b64,
+        "contracts": signed,
+    }
+    digest = manifest_hash(manifest)
+    manifest["manifest_hash"] = digest
+    manifest["manifest_signature"] = _sign_hex(signer, digest)
+    return manifest
+
+
+def set_lifecycle(
+    declaration: Mapping[str, Any],
+    *,
+    status: str,
+    replaced_by: str | None = None,
+    supersedes: str | None = None,
+) -> dict[str, Any]:
+    """A copy of the declaration with new lifecycle fields (seed 003: outside both hashes).
+
+    ``status`` may be ``superseded``: stored as ``active`` with ``replaced_by`` (required).
+    A ``replaced_by``/``supersedes`` of ``""`` removes the field.
+
+    Raises:
+        EntryLifecycleInvalid: unknown status, a bad pointer, a pointer to itself, or superseded
+            without ``replaced_by``.
+    """
+    stored = "active" if status == "superseded" else status
+    if stored not in LIFECYCLE_STATUSES:
+        raise errors.EntryLifecycleInvalid(
+            f"status must be active, superseded, deprecated or revoked, not {status!r}"
+        )
+    if status == "superseded" and not replaced_by:
+        raise errors.EntryLifecycleInvalid("superseded needs --replaced-by adapter_id@semver")
+    own = f"{declaration.get('adapter_id', '')}@{declaration.get('adapter_version', '')}"
+    updated = dict(declaration)
+    updated["status"] = stored
+    for key, pointer in (("replaced_by", replaced_by), ("supersedes", supersedes)):
+        if pointer is None:
+            continue
+        if pointer == "":
+            updated.pop(key, None)
+            continue
+        parse_adapter_ref(pointer)
+        if pointer == own:
+            raise errors.EntryLifecycleInvalid(f"{key} cannot point at the contract itself")
+        updated[key] = pointer
+    if stored == "active" and status != "superseded" and replaced_by is None:
+        updated.pop("replaced_by", None)  # plain "active" clears a stale supersession pointer
+    return updated
+
+
+# ------------------------------------------------------------------------------------------
+# Pin files (formats.md §3): sorted, atomic, existing pins kept.
+
+
+def merge_pin(existing: PinFile | None, pin: Mapping[str, Any]) -> dict[str, Any]:
+    """The pin-file document with ``pin`` added or replacing the same (id, version).
+
+    Other pins and top-level keys are kept as read; pins are sorted by (adapter_id,
+    adapter_version) as strings, exactly as the peer sorts, so each tool's file reads the same.
+    """
+    kept = [
+        dict(p.raw)
+        for p in (existing.pins if existing else ())
+        if (p.adapter_id, p.adapter_version) != (pin["adapter_id"], pin["adapter_version"])
+    ]
+    kept.append(dict(pin))
+    kept.sort(key=lambda p: (p["adapter_id"], p["adapter_version"]))
+    document: dict[str, Any] = dict(existing.extra) if existing else {}
+    document["pinned_adapters"] = kept
+    document.setdefault("_note", PIN_FILE_NOTE)
+    return document
+
+
+def render_pin_file(document: Mapping[str, Any]) -> bytes:
+    """Pin-file bytes: two-space indented JSON and a newline (the peer's layout)."""
+    return (json.dumps(document, indent=2) + "\n").encode("ascii")
+
+
+def read_pin_file(path: Path) -> PinFile | None:
+    """Parse the pin file at ``path``; None when it does not exist.
+
+    Raises:
+        JsonError: the file is not strict JSON.
+        PinFileError: the file is not a valid pin file (it is left untouched).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return parse_pin_file(loads(data))
+    except errors.AffidavitError as e:
+        e.message = f"{path}: {e.message}"
+        raise
+
+
+def write_pin(path: Path, pin: Mapping[str, Any]) -> dict[str, Any]:
+    """Add or replace ``pin`` in the pin file at ``path`` and write it atomically.
+
+    A malformed existing file is refused and left untouched (nothing is lost); the written
+    bytes are :func:`render_pin_file` of :func:`merge_pin`. Returns the document written.
+
+    Raises:
+        JsonError, PinFileError: the existing file is malformed.
+        OSError: the file cannot be written.
+    """
+    document = merge_pin(read_pin_file(path), pin)
+    atomic_write(path, render_pin_file(document))
+    return document
+
+
+# Folders never searched for contracts (tooling and dependencies, not a project's own files).
+_SKIP_DIRS: Final = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
+MAX_CONTRACT_FILE_BYTES: Final = 1024 * 1024
+
+
+def scan_declarations(folders: Iterable[Path]) -> tuple[list[Declaration], list[str]]:
+    """Find AdapterContract declarations under ``folders`` (recursive ``*.json``).
+
+    A JSON object with string ``adapter_id`` and ``adapter_version`` and an ``output_fields`` key
+    counts as a declaration (manifest entries and attest documents do not). Hidden folders and
+    dependency folders are skipped. Files that are not strict JSON or are over 1 MiB are skipped
+    and listed in the second value (a pin whose contract is only there is "missing": fail closed).
+
+    Raises:
+        FileReadError: a folder does not exist.
+    """
+    found: list[Declaration] = []
+    skipped: list[str] = []
+    for path in json_files_under(folders):
+        body = _read_declaration(path, skipped)
+        if body is not None:
+            found.append(Declaration(source=str(path), body=body))
+    return found, skipped
+
+
+def json_files_under(folders: Iterable[Path]) -> Iterator[Path]:
+    """Every ``*.json`` below ``folders``, sorted, outside hidden and dependency folders.
+
+    Raises:
+        FileReadError: a folder does not exist.
+    """
+    for folder in folders:
+        if not folder.is_dir():
+            raise errors.FileReadError(f"{folder}: not a folder")
+        for path in sorted(folder.rglob("*.json")):
+            relative = path.relative_to(folder).parts[:-1]
+            if not any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
+                yield path
+
+
+def _read_declaration(path: Path, skipped: list[str]) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_FILE_BYTES + 1)
+    except OSError as e:
+        skipped.append(f"{path}: {e.strerror or e}")
+        return None
+    if len(data) > MAX_CONTRACT_FILE_BYTES:
+        skipped.append(f"{path}: over {MAX_CONTRACT_FILE_BYTES} bytes")
+        return None
+    try:
+        body = loads(data)
+    except errors.JsonError as e:
+        skipped.append(f"{path}: {e.code}: {e.message}")
+        return None
+    if (
+        isinstance(body, dict)
+        and isinstance(body.get("adapter_id"), str)
+        and isinstance(body.get("adapter_version"), str)
+        and "output_fields" in body  # a bare manifest entry has no output_fields
+    ):
+        return body
+    return None
+
+
+def order_entries(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Entries sorted as a manifest orders them: (adapter_id, semver adapter_version)."""
+    return sorted(entries, key=_order_key)

@@ -1,0 +1,1 @@
+"""Storage: the SQLite database file and the fact store on it."""

@@ -1,0 +1,468 @@
+"""The SQLite fact store: facts filed under their FactHash, a derivation edge table, WAL.
+
+>>> import os, tempfile
+>>> from affidavit.attest.stores.facts import FactStore
+>>> from affidavit.verify.lineage.facts import parse_fact
+>>> fact = parse_fact({"entity": "urn:x:a", "relation": "memory:role",
+...     "value": {"type": "boolean", "v": True}, "source": "urn:s:1", "scope": "local",
+...     "confidence": 1, "ts": "2026-01-01T00:00:00Z"})
+>>> with FactStore.open(os.path.join(tempfile.mkdtemp(), "facts.db"), create=True) as store:
+...     store.add_batch([fact]).added == (fact.hash,)
+True
+
+Rules enforced on insert (seed 002 §20.6.1), atomically per batch: a batch with one bad fact
+stores nothing, and the error names the fact and the rule.
+
+* rule 2, no cycles: checked fact by fact against the store *and* the earlier facts of the batch
+  (``provenance_cycle_detected``);
+* rule 4, derived_from immutable: a FactHash already stored (or earlier in the batch) with another
+  derived_from is refused (``derived_from_immutable``); the same fact again is a no-op;
+* rule 3, dangling references are stored as they are.
+
+Layout: ``facts(hash BLOB PK, scope, body)`` with ``body`` the RFC 8785 bytes of the document as
+received, and ``edges(source, derived)`` keyed by the source hash, so "who names this fact" is one
+index range. One writer at a time (``BEGIN IMMEDIATE``), readers never block (WAL).
+
+Files: a store created here is mode 0600 (SQLite gives its ``-wal``/``-shm`` files the same
+mode) and a folder created for it 0700, through :func:`affidavit.attest.files.private_database`:
+a store holds facts of every scope, which only the owner may read.
+
+Readers: :meth:`FactStore.open_reader` opens a read-only connection (WAL readers never wait for
+the writer), and :meth:`FactStore.scope_of` / ``get_many(..., scopes=...)`` look at the stored
+scope column before any body is parsed, so a fact the caller may not read costs what an absent
+one costs (docs/adr/0009-hidden-equals-absent.md).
+
+Audits (:meth:`FactStore.audit`, issue 5 item 10) split the key space into ranges; with
+``jobs > 1`` worker processes each open the file read-only, read their ranges straight from SQLite
+and check every body themselves (nothing stored is trusted), and send back plain tuples; this
+process joins them in key order, so the report is the serial one, byte for byte.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO, Final, Self
+
+from affidavit.attest.files import private_database
+from affidavit.verify import errors
+from affidavit.verify.json.canonical import jcs
+from affidavit.verify.json.strict import loads
+from affidavit.verify.lineage.audit import (
+    AuditReport,
+    Checked,
+    EdgeDigest,
+    audit_checked,
+    check_records,
+    with_edge_index_check,
+)
+from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
+from affidavit.verify.lineage.graph import closing_parent
+from affidavit.verify.lineage.walk import StoredRecord
+
+__all__ = ["SQLITE_MAGIC", "AddResult", "FactStore", "is_sqlite_file"]
+
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+FORMAT: Final = "affidavit-facts/1"
+_CHUNK: Final = 500
+_AUDIT_BATCH: Final = 2048
+
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS facts ("
+    " hash BLOB PRIMARY KEY, scope TEXT NOT NULL, body BLOB NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS edges ("
+    " source BLOB NOT NULL, derived BLOB NOT NULL, PRIMARY KEY (source, derived)) WITHOUT ROWID",
+)
+
+
+def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
+    """True when the file starts with the SQLite header (False when it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What a batch did: hashes newly stored, and hashes already stored identically."""
+
+    added: tuple[FactHash, ...]
+    existing: tuple[FactHash, ...]
+
+
+class FactStore:
+    """A :class:`~affidavit.verify.lineage.walk.FactSource` backed by SQLite, and the one that
+    writes."""
+
+    def __init__(self, connection: sqlite3.Connection, path: str) -> None:
+        self._db = connection
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Self:
+        """Open the store at ``path``; with ``create=True`` make it when missing.
+
+        Raises:
+            FileReadError: the file is missing (and ``create`` is false) or unreadable.
+            LineageStoreInvalid: the file is not an Affidavit fact store.
+        """
+        name = os.fspath(path)
+        exists = os.path.exists(name)
+        if not exists and not create:
+            raise errors.FileReadError(f"{name}: no such file")
+        if exists and not is_sqlite_file(name) and os.path.getsize(name) > 0:
+            raise errors.LineageStoreInvalid(f"{name}: not a SQLite fact store")
+        if not exists:
+            try:  # 0600 from the first byte, in a 0700 folder when the folder is made here
+                private_database(name)
+            except OSError as e:
+                raise errors.FileReadError(f"{name}: {e.strerror or e}") from None
+        try:
+            db = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 5000")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if not tables:
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+            elif _format(db) != FORMAT:
+                db.close()
+                raise errors.LineageStoreInvalid(f"{name}: a SQLite file, but not a fact store")
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{name}: {e}") from None
+        return cls(db, name)
+
+    @classmethod
+    def open_reader(cls, path: str | os.PathLike[str]) -> Self:
+        """Open an existing store read-only (its own connection; never blocks the writer).
+
+        The connection may be used from one thread at a time (e.g. a dedicated reader thread).
+
+        Raises:
+            FileReadError: the file is missing.
+            LineageStoreInvalid: the file is not an Affidavit fact store.
+        """
+        name = os.fspath(path)
+        if not os.path.exists(name):
+            raise errors.FileReadError(f"{name}: no such file")
+        try:
+            db = sqlite3.connect(
+                Path(os.path.abspath(name)).as_uri() + "?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            db.execute("PRAGMA busy_timeout = 5000")
+            if _format(db) != FORMAT:
+                db.close()
+                raise errors.LineageStoreInvalid(f"{name}: not a fact store")
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{name}: {e}") from None
+        return cls(db, name)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # FactSource ---------------------------------------------------------------------------
+
+    def get(self, fact_hash: FactHash) -> Fact | None:
+        """The fact filed under ``fact_hash`` (hash recomputed from the body), or None.
+
+        Raises:
+            LineageStoreInvalid: the stored body is not a fact.
+        """
+        return self.get_many([fact_hash]).get(fact_hash)
+
+    def get_many(
+        self, fact_hashes: Sequence[FactHash], *, scopes: frozenset[str] | None = None
+    ) -> Mapping[FactHash, Fact]:
+        """The stored facts among ``fact_hashes``, by key, in one query per 500 keys.
+
+        With ``scopes``, facts whose stored scope is not among them are left out before their
+        body is read (so they cost what an absent fact costs).
+
+        Raises:
+            LineageStoreInvalid: a stored body is not a fact.
+        """
+        found: dict[FactHash, Fact] = {}
+        allowed: list[str] = sorted(scopes) if scopes is not None else []
+        for offset in range(0, len(fact_hashes), _CHUNK):
+            chunk = [bytes.fromhex(h) for h in fact_hashes[offset : offset + _CHUNK]]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT hash, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
+            if scopes is not None:
+                query += f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else " AND 0"
+            for key, body in self._db.execute(query, [*chunk, *allowed]):
+                fact_hash = FactHash(key.hex())
+                found[fact_hash] = _parse_stored(fact_hash, body)
+        return found
+
+    def scope_of(self, fact_hash: FactHash) -> str | None:
+        """The stored scope of ``fact_hash`` (the index column; no body is read), or None."""
+        row = self._db.execute(
+            "SELECT scope FROM facts WHERE hash = ?", (bytes.fromhex(fact_hash),)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        """Hashes of the stored facts whose derived_from names ``fact_hash``."""
+        rows = self._db.execute(
+            "SELECT derived FROM edges WHERE source = ?", (bytes.fromhex(fact_hash),)
+        )
+        return tuple(FactHash(row[0].hex()) for row in rows)
+
+    def derivation_edges(self) -> Iterator[tuple[str, str]]:
+        """Every ``(source, derived)`` pair of the edge index, as stored (hex), in no order.
+
+        Raises:
+            LineageStoreInvalid: the table cannot be read.
+        """
+        try:
+            for source, derived in self._db.execute("SELECT source, derived FROM edges"):
+                yield _hex(source), _hex(derived)
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every stored fact, raw, in FactHash order."""
+        for key, body, where in _raw_rows(self._db, None):
+            yield StoredRecord(key=key, body=body, where=where)
+
+    def audit(self, *, jobs: int = 1, ranges: int | None = None) -> AuditReport:
+        """Audit every stored fact (as :func:`~affidavit.verify.lineage.audit.audit`, no
+        signatures), with ``jobs`` worker processes when ``jobs > 1``.
+
+        The key space is cut into ``ranges`` ranges (default: 8 per job, more for big stores);
+        each worker opens the file read-only and checks its ranges; the report is identical to
+        the serial one. Each range is read in its own transaction, so a write made while a
+        parallel audit runs may be seen by some ranges and not by others.
+
+        Raises:
+            LineageStoreInvalid: the file cannot be read as a store.
+        """
+        digest = EdgeDigest()
+        try:
+            if jobs <= 1:
+                rows = _raw_rows(self._db, None)
+                batches = iter(lambda: list(itertools.islice(rows, _AUDIT_BATCH)), [])
+                report = audit_checked(
+                    digest.add_checked(item) for batch in batches for item in check_records(batch)
+                )
+                return with_edge_index_check(report, self, digest)
+            count = ranges if ranges is not None else _default_ranges(len(self), jobs)
+        except sqlite3.DatabaseError as e:
+            raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
+        bounds = _range_bounds(count)
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for jobs > 1
+
+        path = os.path.abspath(self.path)
+        with ProcessPoolExecutor(jobs) as pool:  # a worker's LineageStoreInvalid is raised here
+            shares = pool.map(_check_range, [path] * len(bounds), bounds)
+            report = audit_checked(digest.add_checked(item) for share in shares for item in share)
+        return with_edge_index_check(report, self, digest)
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM facts").fetchone()[0])
+
+    # Writing ------------------------------------------------------------------------------
+
+    def add_batch(
+        self,
+        facts: Sequence[Fact],
+        *,
+        labels: Sequence[str] | None = None,
+        every_error: bool = False,
+    ) -> AddResult:
+        """Store ``facts`` in one transaction, or none of them.
+
+        ``labels`` name the facts in errors (e.g. "line 3"); by default "fact #1", "fact #2"...
+        With ``every_error``, every fact is checked before the batch is refused, and two or more
+        refusals are raised together as ``fact.batch_invalid`` (one is raised as itself).
+
+        Raises:
+            DerivedFromImmutable: a fact is stored already with another derived_from.
+            ProvenanceCycleDetected: a fact would close a derived_from cycle.
+            FactBatchInvalid: with ``every_error``, several facts were refused.
+        """
+        names = (
+            list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
+        )
+        added: list[FactHash] = []
+        existing: list[FactHash] = []
+        refused: list[errors.AffidavitError] = []
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for fact, name in zip(facts, names, strict=True):
+                try:
+                    stored = self._add_one(fact, name)
+                except (errors.DerivedFromImmutable, errors.ProvenanceCycleDetected) as e:
+                    if not every_error:
+                        raise
+                    refused.append(e)
+                    continue
+                (added if stored else existing).append(fact.hash)
+            if refused:
+                # raised inside the transaction so that the ROLLBACK below runs
+                raise refused[0] if len(refused) == 1 else batch_error(refused)  # noqa: TRY301
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return AddResult(added=tuple(added), existing=tuple(existing))
+
+    def _add_one(self, fact: Fact, name: str) -> bool:
+        """Insert one fact inside the open transaction; False when it was stored already."""
+        db = self._db
+        key = bytes.fromhex(fact.hash)
+        row = db.execute("SELECT body FROM facts WHERE hash = ?", (key,)).fetchone()
+        if row is not None:
+            _check_unchanged(fact, row[0], name)
+            return False
+        _check_acyclic(fact, name, self.children)
+        db.execute(
+            "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+            (key, fact.scope, jcs(dict(fact.document))),
+        )
+        db.executemany(
+            "INSERT INTO edges (source, derived) VALUES (?, ?)",
+            [(bytes.fromhex(parent), key) for parent in fact.derived_from],
+        )
+        return True
+
+    def export_jsonl(self, out: BinaryIO) -> int:
+        """Write every fact as ``{"fact", "fact_hash"}`` JSON Lines (RFC 8785); return the count."""
+        count = 0
+        for record in self.records():
+            out.write(b'{"fact":' + record.body + b',"fact_hash":"' + record.key.encode() + b'"}\n')  # type: ignore[union-attr]
+            count += 1
+        return count
+
+
+_Bound = tuple[bytes | None, bytes | None]
+
+
+def batch_error(refused: Sequence[errors.AffidavitError]) -> errors.FactBatchInvalid:
+    """One ``fact.batch_invalid`` error listing every refusal (its code and message)."""
+    bad = [{"code": e.code, "message": e.message} for e in refused]
+    listed = "; ".join(f"{e.code}: {e.message}" for e in refused)
+    return errors.FactBatchInvalid(
+        f"{len(refused)} facts are bad: {listed}", details={"bad": bad, "count": len(bad)}
+    )
+
+
+def _default_ranges(count: int, jobs: int) -> int:
+    # Enough ranges to keep every worker busy and this process joining as results arrive, each
+    # at most ~25,000 facts (memory per result), at most 4,096 (two-byte key prefixes).
+    return max(8 * jobs, min(4096, count // 25_000 + 1))
+
+
+def _range_bounds(count: int) -> list[_Bound]:
+    """``count`` contiguous key ranges covering everything the ``hash`` column can hold.
+
+    Cut at two-byte prefixes. The first range is open below, so keys that are not 32-byte blobs
+    (text, numbers, short blobs: a tampered store) sort into it, and the last is open above.
+    """
+    count = max(1, min(count, 4096))
+    cuts = [(i * 65536 // count).to_bytes(2, "big") for i in range(1, count)]
+    lows: list[bytes | None] = [None, *cuts]
+    highs: list[bytes | None] = [*cuts, None]
+    return list(zip(lows, highs, strict=True))
+
+
+def _hex(value: object) -> str:
+    return value.hex() if isinstance(value, bytes) else str(value)
+
+
+def _check_range(path: str, bound: _Bound) -> list[Checked]:
+    """Check the records in one key range (runs in a worker process; formats.md §5)."""
+    uri = Path(path).as_uri() + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        return check_records(_raw_rows(db, bound))
+    except sqlite3.DatabaseError as e:
+        raise errors.LineageStoreInvalid(f"{path}: {e}") from None
+    finally:
+        db.close()
+
+
+def _raw_rows(db: sqlite3.Connection, bound: _Bound | None) -> Iterator[tuple[str, bytes, str]]:
+    """``(hex key, body bytes, where)`` for the facts in ``bound`` (all when None), key order."""
+    low, high = bound if bound is not None else (None, None)
+    query = "SELECT hash, body FROM facts"
+    if low is not None and high is not None:
+        rows = db.execute(f"{query} WHERE hash >= ? AND hash < ? ORDER BY hash", (low, high))
+    elif low is not None:
+        rows = db.execute(f"{query} WHERE hash >= ? ORDER BY hash", (low,))
+    elif high is not None:  # NULL sorts first (only in a forged table: the key is NOT NULL)
+        rows = db.execute(f"{query} WHERE hash < ? OR hash IS NULL ORDER BY hash", (high,))
+    else:
+        rows = db.execute(f"{query} ORDER BY hash")
+    for key, body in rows:
+        hex_key = key.hex() if isinstance(key, bytes) else str(key)
+        raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+        yield hex_key, raw, f"fact {hex_key}"
+
+
+def _parse_stored(fact_hash: str, body: bytes | str) -> Fact:
+    try:
+        return parse_fact(loads(body), what=f"stored fact {fact_hash}")
+    except (errors.JsonError, errors.FactInvalid, errors.CanonicalError) as e:
+        raise errors.LineageStoreInvalid(e.message, details={"cause": e.code}) from e
+
+
+def _format(db: sqlite3.Connection) -> str | None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return None if row is None else str(row[0])
+
+
+def _check_acyclic(
+    fact: Fact, name: str, children: Callable[[FactHash], Iterable[FactHash]]
+) -> None:
+    # seed 002 §20.6.1 rule 2: verify acyclicity before persisting.
+    via = closing_parent(fact.hash, fact.derived_from, children)
+    if via is not None:
+        raise errors.ProvenanceCycleDetected(
+            f"{name} ({fact.hash}): deriving it from {via} would close a cycle",
+            details={"fact": fact.hash, "via": via, "at": name},
+        )
+
+
+def _check_unchanged(fact: Fact, stored_body: bytes, name: str) -> None:
+    # seed 002 §20.6.1 rule 4: derived_from is immutable once stored.
+    try:
+        stored = parse_fact(loads(stored_body), what="stored fact")
+        stored_parents = stored.derived_from
+    except errors.AffidavitError:
+        stored_parents = None
+    if stored_parents != fact.derived_from:
+        raise errors.DerivedFromImmutable(
+            f"{name} ({fact.hash}) is stored already with a different derived_from",
+            details={"fact": fact.hash, "at": name},
+        )

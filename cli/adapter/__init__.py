@@ -1,0 +1,1 @@
+"""``affidavit adapter``: author, lint, publish and pin AdapterContracts."""

@@ -1,0 +1,310 @@
+"""``affidavit adapter pin`` and ``affidavit adapter pins check``: pinning and the CI gate.
+
+Thin commands over :mod:`affidavit.verify.contracts.pins` and
+:mod:`affidavit.attest.publishing.publish` (formats.md §3,
+seed 003 "Manifest and pinning" and the lifecycle table). Exit codes: 0 every pin holds, 1 a pin
+does not hold, 2 unreadable input or usage, 3 refused by policy (a revoked contract). Freshness
+(``--max-age``, ``--registry``): docs/adr/0007-pin-gate-freshness.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import click
+from affidavit.attest.publishing import publish
+from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
+from affidavit.cli.adapter.pins_scan import scan_contract_files
+from affidavit.verify import errors
+from affidavit.verify.contracts.freshness import check_freshness, parse_duration
+from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
+from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+
+__all__ = ["pin", "pins"]
+
+DEFAULT_PIN_FILE: Final = "pinned_adapters.json"
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _pin_file_option(*names: str) -> Callable[[_F], _F]:
+    """The pin file option both verbs share (formats.md §3 ``pinned_adapters.json``)."""
+    return click.option(
+        *names,
+        "pin_file",
+        default=DEFAULT_PIN_FILE,
+        show_default=True,
+        type=click.Path(dir_okay=False),
+    )
+
+
+def _verified_manifest(
+    manifest_source: str | None, public_key_base64: str | None, publisher_doc: str | None
+) -> tuple[dict[str, Any] | None, ManifestReport | None]:
+    """The manifest (if one is given) and its verification under the supplied key, if any."""
+    if not manifest_source:
+        return None, None
+    document = read_manifest(manifest_source)
+    key, used = resolve_key(
+        public_key_base64=public_key_base64,
+        publisher_doc=publisher_doc,
+        fetch_url=None,
+        manifest=document,
+    )
+    return document, verify_manifest(document, public_key=key, publisher_document_used=used)
+
+
+# ------------------------------------------------------------------------------------------
+# adapter pin
+
+
+@click.command("pin")
+@click.option("--id", "adapter_id", required=True)
+@click.option("--version", "adapter_version", required=True)
+@click.option(
+    "--hash", "contract_hash_hex", required=True, help="64-char sha256 hex of the contract."
+)
+@_pin_file_option("--file", "--out")
+@click.option(
+    "--manifest",
+    "manifest_source",
+    default=None,
+    metavar="PATH|URL",
+    help="Record entry_hash, publisher_id and statuses from this manifest's entry.",
+)
+@with_key_options
+@click.option(
+    "--allow-revoked-for-legacy-inspection",
+    "allow_revoked",
+    is_flag=True,
+    help="Record a REVOKED entry as an inspection-only pin (never for new work).",
+)
+@json_option
+def pin(  # noqa: PLR0917
+    adapter_id: str,
+    adapter_version: str,
+    contract_hash_hex: str,
+    pin_file: str,
+    manifest_source: str | None,
+    public_key_base64: str | None,
+    publisher_doc: str | None,
+    allow_revoked: bool,
+    as_json: bool,
+) -> None:
+    """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept)."""
+    if not manifest_source and (public_key_base64 or publisher_doc):
+        raise errors.PinArgumentError("a public key is only used with --manifest")
+    document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
+    plan = plan_pin(
+        adapter_id,
+        adapter_version,
+        contract_hash_hex,
+        manifest=document,
+        manifest_report=report,
+        allow_revoked_for_legacy_inspection=allow_revoked,
+    )
+    if plan.message:
+        click.echo(plan.message, err=True)
+    written = publish.write_pin(Path(pin_file), plan.pin)
+    if as_json:
+        emit_json({"ok": True, "pinned": written["pinned_adapters"], "out": pin_file})
+        return
+    click.echo(f"pinned {adapter_id}@{adapter_version} {contract_hash_hex} in {pin_file}")
+    click.echo(
+        f"  entry_hash_status {plan.pin['entry_hash_status']}"
+        + (
+            f", entry_signature_status {plan.pin['entry_signature_status']}"
+            if "entry_signature_status" in plan.pin
+            else ""
+        )
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# adapter pins check (the CI gate)
+
+
+@click.group("pins")
+def pins() -> None:
+    """Pin-file tools: ``check`` is the CI gate (pre-commit hook ``affidavit-pins``)."""
+
+
+_CHECK_HELP: Final = """Check every pin: exit 0 all hold, 1 does not hold, 3 revoked, 2 bad input.
+
+\b
+A pin holds when:
+- every local contract it names (found under --contracts-dir, default: the pin file's folder)
+  lints clean and recomputes to the pinned contract_hash; a *.json file there that may be a
+  contract but is unreadable or not strict JSON fails the gate (exit 1), never a note;
+- with --manifest, the signed entry matches (--require-signed: and its signatures are ok under
+  --public-key-base64 / --publisher-doc);
+- with --max-age, the manifest's signed time (signed_at, proven by its freshness_signature) is
+  no older than the duration; a manifest without a proven signed time fails;
+- with --registry, the registry's live manifest verifies under the same key and lists the pin.
+
+\b
+Lifecycle comes from the signed entries and the contracts, never from pin text: a revoked
+contract exits 3, unless --allow-inspection-only is given and the pin was recorded with
+`adapter pin --allow-revoked-for-legacy-inspection`. See docs/adr/0007-pin-gate-freshness.md.
+"""
+
+
+@pins.command("check", help=_CHECK_HELP)
+@_pin_file_option("--file")
+@click.option(
+    "--contracts-dir",
+    "contracts_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Where contract declarations live (repeatable). Default: the pin file's folder.",
+)
+@click.option("--manifest", "manifest_source", default=None, metavar="PATH|URL")
+@with_key_options
+@click.option("--require-signed", is_flag=True, help="Every pin needs an ok manifest signature.")
+@click.option(
+    "--allow-inspection-only",
+    is_flag=True,
+    help="Let revoked pins recorded as inspection-only pass (legacy or forensic review only).",
+)
+@click.option(
+    "--max-age",
+    default=None,
+    metavar="DURATION",
+    help="Refuse a manifest signed longer ago than this (e.g. 36h, 7d; units s m h d w).",
+)
+@click.option(
+    "--registry",
+    "registry_url",
+    default=None,
+    metavar="URL",
+    help="Also check the registry's live manifest (explicit network use; needs a key).",
+)
+@json_option
+def pins_check(  # noqa: PLR0917
+    pin_file: str,
+    contracts_dirs: tuple[str, ...],
+    manifest_source: str | None,
+    public_key_base64: str | None,
+    publisher_doc: str | None,
+    require_signed: bool,
+    allow_inspection_only: bool,
+    max_age: str | None,
+    registry_url: str | None,
+    as_json: bool,
+) -> None:
+    pin_path = Path(pin_file)
+    max_age_delta = parse_duration(max_age) if max_age is not None else None
+    if max_age_delta is not None and not manifest_source:
+        raise errors.UsageError("--max-age needs --manifest (the manifest whose age is checked)")
+    parsed = read_object(pin_file, what="pin file")
+    try:
+        pin_set = parse_pin_file(parsed)
+    except errors.PinFileError as e:
+        e.message = f"{pin_file}: {e.message}"
+        raise
+    document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
+    live_document, live_report = _live_manifest(registry_url, public_key_base64, publisher_doc)
+    manifest_problems = _freshness_problems(
+        document, public_key_base64, publisher_doc, max_age_delta
+    )
+    folders = [Path(d) for d in contracts_dirs] or [pin_path.parent]
+    scan = scan_contract_files(folders, (p.adapter_id for p in pin_set.pins))
+    result = check_pins(
+        pin_set,
+        scan.declarations,
+        manifest=document,
+        manifest_report=report,
+        require_signed=require_signed,
+        broken=scan.broken,
+        live_manifest=live_document,
+        live_report=live_report,
+        allow_inspection_only=allow_inspection_only,
+        manifest_problems=manifest_problems,
+    )
+    skipped = list(scan.skipped)
+    if as_json:
+        emit_json({**result.to_json(), "pin_file": pin_file, "skipped_files": skipped})
+    else:
+        _print_check(pin_file, result, skipped)
+    failing = [f"{v.adapter_id}@{v.adapter_version}" for v in result.pins if not v.holds]
+    if result.exit_code == 1:
+        raise errors.PinCheckFailed(
+            f"{pin_file}: pins do not hold: " + (", ".join(failing) or "; ".join(result.problems))
+        )
+    if result.exit_code == 3:
+        raise errors.PinCheckRevoked(f"{pin_file}: revoked: " + ", ".join(failing))
+    sys.stdout.flush()
+
+
+def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> None:
+    click.echo(f"pins check: {pin_file} ({len(result.pins)} pins)")
+    for verdict in result.pins:
+        mark = "ok" if verdict.holds else ("REVOKED" if not verdict.problems else "FAIL")
+        label = f"{verdict.adapter_id}@{verdict.adapter_version}"
+        sources = ", ".join(verdict.sources) or "no source"
+        click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
+        for line in verdict.problems:
+            click.echo(f"          problem: {line}")
+        for line in verdict.notes:
+            click.echo(f"          note: {line}")
+    for line in result.problems:
+        click.echo(f"  problem: {line}")
+    for line in (*result.notes, *(f"skipped {s}" for s in skipped)):
+        click.echo(f"  note: {line}")
+    click.echo(f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})")
+
+
+def _trusted_key(
+    public_key_base64: str | None, publisher_doc: str | None
+) -> Ed25519PublicKey | None:
+    key, _ = resolve_key(
+        public_key_base64=public_key_base64,
+        publisher_doc=publisher_doc,
+        fetch_url=None,
+        manifest=None,
+    )
+    return key
+
+
+def _freshness_problems(
+    document: dict[str, Any] | None,
+    public_key_base64: str | None,
+    publisher_doc: str | None,
+    max_age: datetime.timedelta | None,
+) -> list[str]:
+    """The manifest's freshness findings (docs/adr/0007-pin-gate-freshness.md)."""
+    if document is None:
+        return []
+    freshness = check_freshness(document, _trusted_key(public_key_base64, publisher_doc))
+    problems = []
+    # A statement that is present must verify, with or without --max-age (tamper evidence).
+    if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
+        problems.append(f"manifest freshness: {freshness.problem}")
+    if max_age is not None:
+        stale = freshness.age_problem(max_age, datetime.datetime.now(datetime.UTC))
+        if stale is not None and f"manifest freshness: {stale}" not in problems:
+            problems.append(f"manifest freshness: {stale}")
+    return problems
+
+
+def _live_manifest(
+    registry_url: str | None, public_key_base64: str | None, publisher_doc: str | None
+) -> tuple[dict[str, Any] | None, ManifestReport | None]:
+    """The registry's live manifest, verified under the caller's key (never the registry's)."""
+    if registry_url is None:
+        return None, None
+    key = _trusted_key(public_key_base64, publisher_doc)
+    if key is None:
+        raise errors.UsageError(
+            "--registry needs --public-key-base64 or --publisher-doc: the live manifest is "
+            "only evidence under a key you trust"
+        )
+    from affidavit.registry.clients.registry import fetch_manifest  # noqa: PLC0415 - network path only
+
+    live = fetch_manifest(registry_url)
+    return live, verify_manifest(live, public_key=key)

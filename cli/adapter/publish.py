@@ -1,0 +1,565 @@
+"""``affidavit adapter attest|manifest|list|lifecycle``: publication.
+
+Thin commands over :mod:`affidavit.attest.publishing.publish`,
+:mod:`affidavit.verify.contracts.manifest` and
+:mod:`affidavit.verify.contracts.pins` (formats.md §3, seed 003 "Adoption workflow"). Flags mirror
+the
+peer's ``aigentsy adapter`` verbs where the peer has them.
+
+Network: none, except for an explicit ``https://`` MANIFEST argument or ``--fetch-publisher``;
+then one GET through httpx (imported only on that path) with a timeout and a size cap.
+Exit codes: 0 ok, 1 does not verify / a pin does not hold, 2 unreadable input or usage,
+3 refused by policy (pinning or keeping a revoked contract).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import click
+from affidavit.attest.files import atomic_write
+from affidavit.attest.publishing import publish
+from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._sources import (
+    read_manifest,
+    read_object,
+    resolve_key,
+    utc_now,
+    well_known_url,
+    with_key_options,
+)
+from affidavit.verify import errors
+from affidavit.verify.contracts.contract import LIFECYCLE_STATUSES, contract_hash, input_schema_hash
+from affidavit.verify.contracts.freshness import FreshnessReport, check_freshness
+from affidavit.verify.contracts.manifest import (
+    ManifestReport,
+    check_entry_text,
+    contracts_of,
+    verify_entry,
+    verify_manifest,
+)
+
+__all__ = ["attest", "lifecycle", "list_command", "manifest"]
+
+DEFAULT_MANIFEST: Final = "adapter-contracts.manifest.json"
+
+
+# ------------------------------------------------------------------------------------------
+# adapter attest
+
+
+def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
+    from affidavit.verify.contracts.contract import lint_contract  # noqa: PLC0415 - lazy
+
+    report = lint_contract(declaration)
+    if report.ok:
+        return
+    if as_json:
+        emit_json(report.to_json())
+    messages = [issue.message for issue in report.errors]
+    raise errors.EntryLintFailed(
+        f"{source}: does not lint clean, so no entry is attested: " + "; ".join(messages[:3]),
+        details={"errors": [issue.to_json() for issue in report.errors]},
+    )
+
+
+@click.command("attest")
+@click.argument("contract", metavar="CONTRACT")
+@click.option("--sign-with", type=click.Path(dir_okay=False), help="Private key file (.key).")
+@click.option(
+    "--publisher-id", default=None, help="Default: from the publisher doc beside the key."
+)
+@click.option(
+    "--publisher-key-id",
+    "--key-id",
+    "publisher_key_id",
+    default=None,
+    help="Default: the key file name without .key.",
+)
+@click.option(
+    "--status",
+    type=click.Choice(LIFECYCLE_STATUSES),
+    default=None,
+    help="Default: the contract's status, else active.",
+)
+@click.option(
+    "--channel",
+    type=click.Choice(publish.DISTRIBUTION_CHANNELS),
+    default=None,
+    help="Default: the contract's distribution_channel, else third_party.",
+)
+@click.option("--docs-url", default="")
+@click.option("--declaration-url", default="")
+@click.option("--release-notes", default="")
+@click.option("--supersedes", default=None, metavar="ID@X.Y.Z", help="Default: the contract's.")
+@click.option("--replaced-by", default=None, metavar="ID@X.Y.Z", help="Default: the contract's.")
+@click.option("--published-at", default=None, help="ISO-8601 UTC; default: now.")
+@click.option(
+    "--out", type=click.Path(dir_okay=False), default=None, help="Write here, not stdout."
+)
+@json_option
+def attest(  # noqa: PLR0917 - one parameter per click option
+    contract: str,
+    sign_with: str | None,
+    publisher_id: str | None,
+    publisher_key_id: str | None,
+    status: str | None,
+    channel: str | None,
+    docs_url: str,
+    declaration_url: str,
+    release_notes: str,
+    supersedes: str | None,
+    replaced_by: str | None,
+    published_at: str | None,
+    out: str | None,
+    as_json: bool,
+) -> None:
+    """Lint CONTRACT and emit its manifest entry (attest document), signed with --sign-with.
+
+    Without a key the entry is UNSIGNED and says so ("signed": false). Lifecycle fields not
+    given as flags come from the contract (seed 003: they are outside its hashes).
+    """
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+
+    declaration = read_object(contract, what="AdapterContract")
+    _lint(declaration, contract, as_json)
+    key = load_signing_key(sign_with) if sign_with else None
+    publisher_id = publisher_id or (key.publisher_id if key else None)
+    publisher_key_id = publisher_key_id or (key.key_id if key else None)
+    if not publisher_id or not publisher_key_id:
+        raise errors.UsageError("give --publisher-id and --key-id (or a key with a publisher doc)")
+    fields: dict[str, Any] = {
+        "status": status,
+        "distribution_channel": channel,
+        "docs_url": docs_url,
+        "declaration_url": declaration_url,
+        "release_notes": release_notes,
+        "supersedes": supersedes,
+        "replaced_by": replaced_by,
+    }
+    when = published_at or utc_now()
+    # formats.md §3: every hashed entry field is signed; refuse control characters before any
+    # signature is made (the entry is built once unsigned, checked, then attested).
+    check_entry_text(
+        publish.build_entry(
+            declaration,
+            publisher_id=publisher_id,
+            publisher_key_id=publisher_key_id,
+            published_at=when,
+            **fields,
+        )
+    )
+    document = publish.attest_document(
+        declaration,
+        publisher_id=publisher_id,
+        publisher_key_id=publisher_key_id,
+        published_at=when,
+        signing_key=key,
+        **fields,
+    )
+    rendered = json.dumps(document, indent=2) + "\n"
+    if out is None:
+        click.echo(rendered, nl=False)
+        return
+    atomic_write(out, rendered.encode("ascii"))
+    if as_json:
+        emit_json(
+            {
+                "ok": True,
+                "out": out,
+                "entry_hash": document["entry_hash"],
+                "signed": document["signed"],
+            }
+        )
+    else:
+        state = "signed" if document["signed"] else "UNSIGNED"
+        click.echo(f"wrote {out}: {state} entry {document['entry_hash']}")
+
+
+# ------------------------------------------------------------------------------------------
+# adapter manifest build | verify | verify-entry
+
+
+@click.group("manifest")
+def manifest() -> None:
+    """Build, sign and verify adapter-contract manifests (formats.md §3)."""
+
+
+@manifest.command("build")
+@click.argument("entries", nargs=-1, required=True, metavar="ENTRY...")
+@click.option(
+    "--sign-with", required=True, type=click.Path(dir_okay=False), help="Private key file."
+)
+@click.option(
+    "--out", required=True, type=click.Path(dir_okay=False), help="Manifest file to write."
+)
+@click.option("--publisher-id", default=None, help="Default: the entries' publisher_id.")
+@click.option(
+    "--publisher-key-id",
+    "--key-id",
+    "publisher_key_id",
+    default=None,
+    help="Default: the entries' publisher_key_id.",
+)
+@click.option("--manifest-version", default="1", show_default=True)
+@click.option("--generated-at", default=None, help="ISO-8601 UTC; default: now.")
+@click.option(
+    "--signed-at",
+    default=None,
+    help="Signed time for `pins check --max-age` (YYYY-MM-DDTHH:MM:SSZ); default: --generated-at.",
+)
+@json_option
+def manifest_build(  # noqa: PLR0917
+    entries: tuple[str, ...],
+    sign_with: str,
+    out: str,
+    publisher_id: str | None,
+    publisher_key_id: str | None,
+    manifest_version: str,
+    generated_at: str | None,
+    signed_at: str | None,
+    as_json: bool,
+) -> None:
+    """Sign ENTRY files (attest documents or bare entries) into one ordered, signed manifest.
+
+    The manifest also carries a signed freshness statement (signed_at, freshness_hash,
+    freshness_signature; docs/adr/0007-pin-gate-freshness.md) that the peer ignores.
+    """
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.publishing.freshness import sign_freshness  # noqa: PLC0415 - lazy
+
+    parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
+    for source, entry in zip(entries, parsed, strict=True):
+        try:
+            check_entry_text(entry)  # formats.md §3: nothing with a control character is signed
+        except errors.EntryControlCharacter as e:
+            e.message = f"{source}: {e.message}"
+            raise
+    key = load_signing_key(sign_with)
+    publisher_id = publisher_id or _agreed(parsed, "publisher_id")
+    publisher_key_id = publisher_key_id or _agreed(parsed, "publisher_key_id")
+    generated_at = generated_at or utc_now()
+    document = publish.build_manifest(
+        parsed,
+        key,
+        publisher_id=publisher_id,
+        publisher_key_id=publisher_key_id,
+        generated_at=generated_at,
+        manifest_version=manifest_version,
+    )
+    document = sign_freshness(document, key, signed_at=signed_at or generated_at)
+    atomic_write(out, (json.dumps(document, indent=2) + "\n").encode("ascii"))
+    summary = {
+        "ok": True,
+        "out": out,
+        "entry_count": len(document["contracts"]),
+        "manifest_hash": document["manifest_hash"],
+        "publisher_id": publisher_id,
+        "publisher_key_id": publisher_key_id,
+        "public_key_base64": key.public_key.b64,
+    }
+    if as_json:
+        emit_json(summary)
+    else:
+        count, digest = summary["entry_count"], summary["manifest_hash"]
+        click.echo(f"wrote {out}: {count} signed entries, manifest_hash {digest}")
+
+
+def _agreed(entries: list[dict[str, Any]], key: str) -> str:
+    values = {e.get(key, "") for e in entries}
+    if len(values) != 1 or not next(iter(values)):
+        raise errors.EntryPublisherMismatch(
+            f"the entries do not agree on one {key} ({sorted(values)}); pass it explicitly"
+        )
+    return str(values.pop())
+
+
+def _print_report(report: ManifestReport, source: str) -> None:
+    click.echo(f"manifest: {source}")
+    click.echo(f"  manifest_hash:      {report.manifest_hash_status}")
+    click.echo(f"  manifest_signature: {report.manifest_signature_status}")
+    key = "supplied" if report.public_key_supplied else "NONE"
+    if report.publisher_document_used:
+        key += f" (publisher document {report.publisher_document_used})"
+    click.echo(f"  public key:         {key}")
+    click.echo(f"  entries:            {report.entry_count}")
+    for e in report.entries:
+        click.echo(
+            f"    [{e.index}] {e.adapter_id}@{e.adapter_version} ({e.status}): "
+            f"hash {e.entry_hash_status}, signature {e.entry_signature_status}"
+        )
+    for reason in report.failures():
+        click.echo(f"  FAIL: {reason}")
+    if report.manifest_signature_status == "no_public_key":
+        click.echo("  note: no public key: signatures were NOT checked (this is not trust)")
+
+
+def _freshness_failures(freshness: FreshnessReport | None) -> list[str]:
+    # A statement that is present must verify; an absent one is not a failure here (the peer's
+    # manifests have none). `pins check --max-age` is where a missing one fails.
+    if freshness is None or freshness.hash_status == "absent":
+        return []
+    failures = []
+    if freshness.hash_status != "ok":
+        failures.append(f"freshness_hash {freshness.hash_status}")
+    if freshness.signature_status == "bad":
+        failures.append("freshness_signature bad")
+    return failures
+
+
+def _finish(
+    report: ManifestReport, as_json: bool, source: str, freshness: FreshnessReport | None = None
+) -> None:
+    failures = report.failures() + _freshness_failures(freshness)
+    if as_json:
+        document = report.to_json()
+        if freshness is not None:
+            document["freshness"] = freshness.to_json()
+            document["failures"] = failures
+            document["ok"] = not failures
+        emit_json(document)
+    else:
+        _print_report(report, source)
+        if freshness is not None:
+            proven = "proven" if freshness.proven else "NOT proven"
+            click.echo(
+                f"  signed_at:          {freshness.claimed_signed_at or '-'} ({proven}; "
+                f"freshness_hash {freshness.hash_status}, "
+                f"signature {freshness.signature_status})"
+            )
+            for reason in _freshness_failures(freshness):
+                click.echo(f"  FAIL: {reason}")
+        click.echo(f"result: {'OK' if not failures else 'FAILED'}")
+    if failures:
+        raise errors.ManifestVerificationFailed(
+            f"{source}: {len(failures)} check(s) failed: "
+            + "; ".join(failures[:3])
+            + (" ..." if len(failures) > 3 else "")
+        )
+
+
+@manifest.command("verify")
+@click.argument("target", metavar="MANIFEST|URL")
+@with_key_options
+@click.option(
+    "--fetch-publisher",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[URL]",
+    help="Fetch the publisher document over HTTPS for the key. Without URL: "
+    "--from-publisher-document, else /.well-known/<publisher_id>-publisher.json on the host.",
+)
+@click.option(
+    "--from-publisher-document",
+    default=None,
+    metavar="URL",
+    help="Publisher document URL for a bare --fetch-publisher (the peer's flag).",
+)
+@click.option("--allow-unsigned", is_flag=True, help="Accept absent/unchecked signatures (unsafe).")
+@json_option
+def manifest_verify(  # noqa: PLR0917
+    target: str,
+    public_key_base64: str | None,
+    publisher_doc: str | None,
+    fetch_publisher: str | None,
+    from_publisher_document: str | None,
+    allow_unsigned: bool,
+    as_json: bool,
+) -> None:
+    """Verify a manifest offline: entry hashes, signatures, manifest hash, collisions.
+
+    Without a public key nothing is trusted: signatures report no_public_key and the exit code
+    is 1 unless --allow-unsigned is given.
+    """
+    document = read_manifest(target)
+    fetch_url = None
+    if fetch_publisher is not None:
+        fetch_url = (
+            fetch_publisher
+            if fetch_publisher != "-"
+            else from_publisher_document or well_known_url(target, document)
+        )
+    key, used = resolve_key(
+        public_key_base64=public_key_base64,
+        publisher_doc=publisher_doc,
+        fetch_url=fetch_url,
+        manifest=document,
+    )
+    report = verify_manifest(
+        document, public_key=key, allow_unsigned=allow_unsigned, publisher_document_used=used
+    )
+    _finish(report, as_json, target, check_freshness(document, key))
+
+
+@manifest.command("verify-entry")
+@click.argument("entry", metavar="ENTRY")
+@with_key_options
+@click.option(
+    "--allow-unsigned", is_flag=True, help="Accept an absent/unchecked signature (unsafe)."
+)
+@json_option
+def manifest_verify_entry(
+    entry: str,
+    public_key_base64: str | None,
+    publisher_doc: str | None,
+    allow_unsigned: bool,
+    as_json: bool,
+) -> None:
+    """Verify one entry (attest document or bare entry): its hash and signature."""
+    parsed = publish.entry_from_document(read_object(entry, what="entry"), source=entry)
+    key, _ = resolve_key(
+        public_key_base64=public_key_base64,
+        publisher_doc=publisher_doc,
+        fetch_url=None,
+        manifest=None,
+    )
+    report = verify_entry(parsed, key)
+    sig_ok = report.entry_signature_status == "ok" or (
+        allow_unsigned and report.entry_signature_status in ("absent", "no_public_key")
+    )
+    ok = report.entry_hash_status == "ok" and sig_ok and report.status_valid
+    if as_json:
+        emit_json({"ok": ok, **report.to_json()})
+    else:
+        click.echo(
+            f"{report.adapter_id}@{report.adapter_version}: entry_hash {report.entry_hash_status}, "
+            f"entry_signature {report.entry_signature_status}"
+        )
+    if not ok:
+        raise errors.ManifestVerificationFailed(
+            f"{entry}: entry_hash {report.entry_hash_status}, "
+            f"entry_signature {report.entry_signature_status}"
+        )
+
+
+# ------------------------------------------------------------------------------------------
+# adapter list
+
+
+@click.command("list")
+@click.option(
+    "--manifest",
+    "source",
+    default=None,
+    metavar="PATH|URL",
+    help=f"Manifest to read (default: ./{DEFAULT_MANIFEST}).",
+)
+@click.option(
+    "--registry",
+    "registry_url",
+    default=None,
+    metavar="URL",
+    help="Read the signed manifest from an Affidavit registry (explicit network use).",
+)
+@json_option
+def list_command(source: str | None, registry_url: str | None, as_json: bool) -> None:
+    """List the entries of a manifest (a discovery surface; this does not verify it)."""
+    if source and registry_url:
+        raise errors.UsageError("give --manifest or --registry, not both")
+    if registry_url:
+        from affidavit.registry.clients.registry import fetch_manifest  # noqa: PLC0415 - network path only
+
+        source = registry_url
+        document = fetch_manifest(registry_url)
+    else:
+        source = source or DEFAULT_MANIFEST
+        document = read_manifest(source)
+    rows = contracts_of(document)
+    if as_json:
+        emit_json(
+            {
+                "ok": True,
+                "manifest": source,
+                "manifest_version": document.get("manifest_version"),
+                "publisher_id": document.get("publisher_id"),
+                "entry_count": len(rows),
+                "contracts": rows,
+                "verified": False,
+            }
+        )
+        return
+    header = ("STATUS", "ADAPTER", "VERSION", "CHANNEL", "CONTRACT_HASH", "REPLACED_BY")
+    table = [header] + [
+        (
+            _marker(r),
+            str(r.get("adapter_id", "")),
+            str(r.get("adapter_version", "")),
+            str(r.get("distribution_channel") or "-"),
+            str(r.get("contract_hash", ""))[:16],
+            str(r.get("replaced_by") or "-"),
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    click.echo(
+        f"{len(rows)} entries from {source} (publisher {document.get('publisher_id', '?')}); "
+        "not verified: run `affidavit adapter manifest verify`."
+    )
+
+
+def _marker(row: Mapping[str, Any]) -> str:
+    status = str(row.get("status") or "active")
+    if status == "active" and row.get("replaced_by"):
+        return "superseded"
+    return status.upper() if status in ("deprecated", "revoked") else status
+
+
+# ------------------------------------------------------------------------------------------
+# adapter lifecycle
+
+
+@click.command("lifecycle")
+@click.argument("contract", metavar="CONTRACT", type=click.Path(dir_okay=False))
+@click.option(
+    "--status", required=True, type=click.Choice(("active", "superseded", "deprecated", "revoked"))
+)
+@click.option("--replaced-by", default=None, metavar="ID@X.Y.Z", help='"" removes it.')
+@click.option("--supersedes", default=None, metavar="ID@X.Y.Z", help='"" removes it.')
+@click.option("--out", default=None, type=click.Path(dir_okay=False), help="Default: in place.")
+@json_option
+def lifecycle(  # noqa: PLR0917
+    contract: str,
+    status: str,
+    replaced_by: str | None,
+    supersedes: str | None,
+    out: str | None,
+    as_json: bool,
+) -> None:
+    """Edit CONTRACT's lifecycle fields (seed 003) and show that both hashes are unchanged."""
+    declaration = read_object(contract, what="AdapterContract")
+    updated = publish.set_lifecycle(
+        declaration, status=status, replaced_by=replaced_by, supersedes=supersedes
+    )
+    before = (contract_hash(declaration), input_schema_hash(declaration))
+    after = (contract_hash(updated), input_schema_hash(updated))
+    target = out or contract
+    atomic_write(target, (json.dumps(updated, indent=2) + "\n").encode("ascii"))
+    changed = {
+        k: {"old": declaration.get(k), "new": updated.get(k)}
+        for k in ("status", "replaced_by", "supersedes")
+        if declaration.get(k) != updated.get(k)
+    }
+    result = {
+        "ok": True,
+        "out": target,
+        "changes": changed,
+        "contract_hash": after[0],
+        "input_schema_hash": after[1],
+        "hashes_unchanged": before == after,
+    }
+    if as_json:
+        emit_json(result)
+        return
+    pointer = f", replaced_by {updated['replaced_by']}" if updated.get("replaced_by") else ""
+    click.echo(f"wrote {target}: status {updated['status']}{pointer}")
+    for name, old, new in (
+        ("contract_hash", before[0], after[0]),
+        ("input_schema_hash", before[1], after[1]),
+    ):
+        verdict = "unchanged" if old == new else "CHANGED"
+        click.echo(f"  {name:<17} {old} -> {new} ({verdict})")

@@ -1,0 +1,1 @@
+"""``affidavit facts``: record, walk, audit and pull facts."""

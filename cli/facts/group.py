@@ -1,0 +1,362 @@
+"""``affidavit facts``: hash, add, sign, walk, audit, export and pull facts (docs/formats.md
+"Facts").
+
+Stores are named by path: a SQLite fact store (recognised by its header) or a JSON Lines file.
+Input documents are one fact (a JSON object), a JSON array of facts, or JSON Lines of facts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._group import LazyGroup
+from affidavit.cli.render.lineage import FORMATS, Format, render
+from affidavit.verify import errors
+from affidavit.verify.json.canonical import jcs
+from affidavit.verify.json.strict import loads
+from affidavit.verify.lineage.facts import SCOPES, Fact, parse_fact
+from affidavit.verify.lineage.walk import DEFAULT_DEPTH, FactSource, check_depth, walk
+
+__all__ = ["facts"]
+
+
+@click.group(
+    "facts",
+    cls=LazyGroup,
+    # imported on first use: `pull` needs httpx (the registry extra), the rest never does
+    lazy={"pull": ("affidavit.cli.facts.pull", "pull_command")},
+)
+def facts() -> None:
+    """Facts and their lineage: FactHash, derived_from rules, provenance walks, audits, and
+    pulls from a Stigmem node."""
+
+
+# Reading inputs ---------------------------------------------------------------------------
+
+
+def read_documents(
+    source: str, refused: list[errors.AffidavitError] | None = None
+) -> list[tuple[str, Any]]:
+    """``(label, document)`` for each fact in ``source``: one object, an array, or JSON Lines.
+
+    With ``refused``, JSON Lines that are not strict JSON are appended there (every one) and the
+    readable lines are returned; without it they are raised (one as itself, several together).
+
+    Raises:
+        JsonError: a document (or line) is not strict JSON; the message names the line.
+        FactBatchInvalid: several lines are not strict JSON.
+    """
+    data = read_input(source)
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return []  # an empty input: the caller says "no facts read"
+    try:
+        value = loads(data)
+    except errors.JsonTrailingData:
+        value = None
+    except errors.JsonError:
+        if len(lines) < 2:
+            raise
+        value = None  # JSON Lines with a bad line: every line is read and every bad one named
+    if isinstance(value, list):
+        return [(f"{source} item {index + 1}", item) for index, item in enumerate(value)]
+    if value is not None:
+        return [(source, value)]
+    from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
+
+    documents = []
+    bad: list[errors.AffidavitError] = [] if refused is None else refused
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            documents.append((f"{source} line {number}", loads(line)))
+        except errors.JsonError as e:  # every bad line is reported, not only the first
+            e.message = f"{source} line {number}: {e.message}"
+            bad.append(e)
+    if bad and refused is None:
+        raise bad[0] if len(bad) == 1 else batch_error(bad)
+    return documents
+
+
+def parse_documents(
+    documents: Sequence[tuple[str, Any]], refused: Sequence[errors.AffidavitError] = ()
+) -> list[Fact]:
+    """Parse every document as a fact (export records ``{fact_hash, fact}`` are unwrapped).
+
+    Every document is checked before anything is refused: one bad fact is raised as itself,
+    several together as ``fact.batch_invalid`` listing each (after ``refused``: lines already
+    found unreadable).
+
+    Raises:
+        FactInvalid, FactDerivedFromMalformed, CanonicalError: the one bad fact, labelled.
+        FactBatchInvalid: two or more bad facts.
+    """
+    from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
+    from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
+
+    parsed = []
+    bad = list(refused)
+    for label, document in documents:
+        try:
+            parsed.append(parse_fact(split_record(document)[1], what=label))
+        except (errors.FactInvalid, errors.CanonicalError) as e:
+            if not e.message.startswith(label):
+                e.message = f"{label}: {e.message}"
+            bad.append(e)
+    if bad:
+        raise bad[0] if len(bad) == 1 else batch_error(bad)
+    return parsed
+
+
+def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
+    """Read and parse every fact of ``source``; every bad line and bad fact is reported.
+
+    Raises:
+        FactInputEmpty: no facts at all.
+        JsonError, FactInvalid, CanonicalError: the one bad line or fact.
+        FactBatchInvalid: several.
+    """
+    refused: list[errors.AffidavitError] = []
+    documents = read_documents(source, refused)
+    if not documents and not refused:
+        raise errors.FactInputEmpty(f"{source}: no facts read (the input is empty)")
+    return documents, parse_documents(documents, refused)
+
+
+def open_source(path: str) -> FactSource:
+    """The fact store at ``path``: SQLite when it has the SQLite header, else JSON Lines.
+
+    Raises:
+        FileReadError: no such file.
+        LineageStoreInvalid: a SQLite file that is not a fact store.
+    """
+    from affidavit.attest.stores.facts import FactStore, is_sqlite_file  # noqa: PLC0415
+    from affidavit.verify.lineage.jsonl import JsonlFactSource  # noqa: PLC0415
+
+    if not os.path.isfile(path):
+        raise errors.FileReadError(f"{path}: no such file")
+    if is_sqlite_file(path):
+        return FactStore.open(path)
+    return JsonlFactSource(path)
+
+
+def _checker(paths: Sequence[str]) -> Any:
+    if not paths:
+        return None
+    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415
+    from affidavit.verify.lineage.signing import TrustedFactKeys  # noqa: PLC0415
+
+    keys = {}
+    for path in paths:
+        keys[_key_id_of(path)] = load_public_key(path)
+    return TrustedFactKeys(keys).check
+
+
+def _key_id_of(path: str) -> str:
+    """A trusted key's id: ``publisher_key_id`` of a JSON key document, else the file's stem."""
+    target = Path(path)
+    if target.suffix == ".json":
+        try:
+            document = loads(target.read_bytes())
+        except (errors.JsonError, OSError):
+            document = None
+        if isinstance(document, dict) and isinstance(document.get("publisher_key_id"), str):
+            return str(document["publisher_key_id"])
+    return target.name.removesuffix(".pub").removesuffix(".pem").removesuffix(".json")
+
+
+_trusted_key_option = click.option(
+    "--trusted-key",
+    "trusted_keys",
+    multiple=True,
+    metavar="FILE",
+    help="A public key whose fact signatures count (repeatable); its key id is the file's stem "
+    "(or publisher_key_id of a JSON key document).",
+)
+
+
+# Commands ---------------------------------------------------------------------------------
+
+
+@facts.command("hash")
+@json_option
+@click.argument("source", metavar="FILE|-")
+def hash_command(as_json: bool, source: str) -> None:
+    """Print the FactHash of each fact (one fact, an array, or JSON Lines)."""
+    _documents, parsed = read_facts(source)
+    if as_json:
+        emit_json(
+            {"ok": True, "facts": [{"fact_hash": f.hash, "stigmem_cid": f.cid} for f in parsed]}
+        )
+        return
+    for fact in parsed:
+        click.echo(fact.hash)
+
+
+@facts.command("add")
+@json_option
+@click.argument("database", metavar="DB")
+@click.argument("source", metavar="FILE|-")
+def add_command(as_json: bool, database: str, source: str) -> None:
+    """Insert facts into the SQLite store DB (created when missing), all or none."""
+    from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
+
+    documents, parsed = read_facts(source)
+    with FactStore.open(database, create=True) as store:
+        result = store.add_batch(parsed, labels=[label for label, _ in documents], every_error=True)
+    if as_json:
+        emit_json({"ok": True, "added": list(result.added), "existing": list(result.existing)})
+        return
+    for fact_hash in result.added:
+        click.echo(f"added {fact_hash}")
+    for fact_hash in result.existing:
+        click.echo(f"already stored {fact_hash}")
+
+
+@facts.command("sign")
+@json_option
+@click.option(
+    "--key", "key_path", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
+)
+@click.option("--key-id", default=None, help="Key id to record (default: the key file's stem).")
+@click.argument("source", metavar="FILE|-")
+def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) -> None:
+    """Sign each fact's FactHash (Ed25519, b64url); print the signed facts."""
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415
+    from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
+    from affidavit.verify.lineage.signing import signed_document, signing_message  # noqa: PLC0415
+
+    documents, parsed = read_facts(source)
+    key = load_signing_key(key_path, refuse_world_readable=False, key_id=key_id)
+    if key.key_id is None:  # pragma: no cover - load_signing_key always names the key
+        raise errors.UsageError("the key has no key id; pass --key-id")
+    signed = [
+        signed_document(
+            split_record(doc)[1], key_id=key.key_id, signature=key.sign(signing_message(f.hash))
+        )
+        for (_, doc), f in zip(documents, parsed, strict=True)
+    ]
+    if as_json:
+        emit_json({"ok": True, "key_id": key.key_id, "facts": signed})
+    elif len(signed) == 1:
+        emit_json(signed[0])
+    else:
+        for document in signed:
+            click.echo(jcs(document).decode("utf-8"))
+
+
+@facts.command("walk")
+@json_option
+@click.argument("root", metavar="HASH")
+@click.option("--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to walk.")
+@click.option("--depth", type=int, default=DEFAULT_DEPTH, show_default=True, help="Hops, 0..5.")
+@click.option(
+    "--readable-scopes",
+    default=None,
+    metavar="a,b",
+    help="Scopes the caller may read (default: all); others look exactly like absent facts.",
+)
+@click.option("--format", "form", type=click.Choice(FORMATS), default="json", show_default=True)
+@_trusted_key_option
+def walk_command(  # noqa: PLR0917 - click passes options positionally by name
+    as_json: bool,
+    root: str,
+    store_path: str,
+    depth: int,
+    readable_scopes: str | None,
+    form: Format,
+    trusted_keys: tuple[str, ...],
+) -> None:
+    """Walk a fact's provenance (formats.md §5): json, text, dot, mermaid, svg or html."""
+    check_depth(depth)
+    scopes = _parse_scopes(readable_scopes)
+    checker = _checker(trusted_keys)
+    source = open_source(store_path)
+    try:
+        result = walk(source, root, depth=depth, readable_scopes=scopes, check_signature=checker)
+    finally:
+        _close(source)
+    sys.stdout.write(render(result, "json" if as_json else form))
+    sys.stdout.flush()
+
+
+@facts.command("audit")
+@json_option
+@click.option(
+    "--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to audit."
+)
+@_trusted_key_option
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    help="Worker processes for the per-fact checks of a SQLite store; each reads its share of "
+    "the store itself (not used with --trusted-key, nor for JSON Lines, read in one pass).",
+)
+def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...], jobs: int) -> None:
+    """Recompute every FactHash, check every rule. Exit 0 clean, 1 findings, 2 unreadable."""
+    from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
+    from affidavit.verify.lineage.audit import audit  # noqa: PLC0415
+
+    checker = _checker(trusted_keys)
+    source = open_source(store_path)
+    try:
+        if isinstance(source, FactStore) and checker is None:
+            report = source.audit(jobs=jobs)
+        else:  # signatures need each Fact here; JSON Lines has no ranges to share out
+            report = audit(source, check_signature=checker)
+    finally:
+        _close(source)
+    if report.facts == 0 and report.ok:
+        # Nothing was checked, so nothing can be called ok.
+        raise errors.LineageStoreEmpty(f"{store_path}: no facts read (the store is empty)")
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for finding in report.findings:
+            click.echo(f"FAIL {finding.code} {finding.where}: {finding.message}")
+        for note in report.info:
+            click.echo(f"info {note.code} {note.where}: {note.message}")
+        if report.signatures is not None:
+            counts = ", ".join(f"{v} {k}" for k, v in report.signatures.items())
+            click.echo(f"signatures: {counts}")
+        verdict = "ok" if report.ok else f"{len(report.findings)} finding(s)"
+        click.echo(f"audited {report.facts} facts: {verdict}")
+    if not report.ok:
+        click.get_current_context().exit(1)
+
+
+@facts.command("export")
+@click.argument("database", metavar="DB")
+def export_command(database: str) -> None:
+    """Write the SQLite store DB as JSON Lines ``{fact, fact_hash}`` to stdout."""
+    from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
+
+    with FactStore.open(database) as store:
+        store.export_jsonl(sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+
+
+def _parse_scopes(text: str | None) -> frozenset[str] | None:
+    if text is None:
+        return None
+    scopes = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(scopes - SCOPES)
+    if unknown:
+        raise errors.UsageError(
+            f"unknown scope(s) {', '.join(unknown)}; choose from {', '.join(sorted(SCOPES))}"
+        )
+    return scopes
+
+
+def _close(source: FactSource) -> None:
+    close = getattr(source, "close", None)
+    if callable(close):
+        close()

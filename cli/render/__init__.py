@@ -1,0 +1,1 @@
+"""Presentation: lineage rendered as text, DOT, Mermaid, SVG or HTML."""

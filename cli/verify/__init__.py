@@ -1,0 +1,1 @@
+"""``affidavit verify``: the offline verifier's commands."""

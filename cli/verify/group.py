@@ -1,0 +1,28 @@
+"""``affidavit verify``: the offline verifier's commands, each loaded only when used.
+
+Exit codes: 0 verified, 1 not verified, 2 unreadable input or usage.
+"""
+
+from __future__ import annotations
+
+import click
+from affidavit.cli._group import LazyGroup
+
+__all__ = ["VERIFY_SUBCOMMANDS", "verify"]
+
+# subcommand -> (module, attribute). Each area adds its own line; keep it sorted.
+VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    # --- anchor receipts and RFC 3161 tokens (docs/adr/0010-rfc3161-tokens.md)
+    "anchor": ("affidavit.cli.verify.anchor", "anchor"),
+    # --- owned by the bundle/attestation area (issue 4 item 6)
+    "attestation": ("affidavit.cli.verify.bundle", "attestation"),
+    "bundle": ("affidavit.cli.verify.bundle", "bundle"),
+    # --- crypto primitives (issue 4 item 1)
+    "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
+    "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
+}
+
+
+@click.group("verify", cls=LazyGroup, lazy=VERIFY_SUBCOMMANDS)
+def verify() -> None:
+    """Verify bundles, attestations, anchor receipts, checkpoints and Merkle proofs offline."""

@@ -1,0 +1,1 @@
+"""HTTP clients: the registry's own API and Stigmem nodes."""

@@ -1,0 +1,328 @@
+"""The registry client (httpx): node probe, discovery, publication, facts, the log.
+
+>>> from affidavit.registry.clients.registry import probe, ProbeFailure
+>>> isinstance(probe(None, env={}), ProbeFailure)        # no URL configured: a typed failure
+True
+
+Two kinds of caller (seed 000 §12.2-12.3):
+
+- **process mode** (the CLI, a batch job): :func:`require_node` raises ``registry.url_missing``
+  when no URL is configured and ``registry.unavailable`` / ``registry.bad_response`` when the probe
+  fails; the CLI turns that into a clear message and a non-zero exit.
+- **middleware mode** (a library inside someone else's agent): :func:`middleware_probe` never
+  raises and returns None when there is no URL or no node; the host process carries on unchanged.
+
+:func:`probe` itself never raises: it returns a :class:`NodeDescription` or a :class:`ProbeFailure`.
+Configuration: ``AFFIDAVIT_REGISTRY_URL`` and ``AFFIDAVIT_API_KEY`` (the key is sent as
+``Authorization: Bearer``, never logged). Every response is size-capped and parsed strictly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import httpx
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.json.strict import loads
+
+__all__ = [
+    "API_KEY_ENV",
+    "URL_ENV",
+    "NodeDescription",
+    "ProbeFailure",
+    "RegistryClient",
+    "fetch_manifest",
+    "fetch_public_key",
+    "middleware_probe",
+    "probe",
+    "require_node",
+    "resolve_url",
+]
+
+URL_ENV: Final = "AFFIDAVIT_REGISTRY_URL"
+API_KEY_ENV: Final = "AFFIDAVIT_API_KEY"
+PROBE_PATH: Final = "/.well-known/affidavit"
+MANIFEST_PATH: Final = "/specs/adapter-contracts.manifest.json"
+PUBLIC_KEY_PATH: Final = "/protocol/merkle/public-key"
+DEFAULT_TIMEOUT: Final = 10.0
+MAX_RESPONSE_BYTES: Final = 16 * 1024 * 1024
+_PROBE_FIELDS: Final = ("version", "node_id", "node_url", "auth", "federation")
+_LOG = logging.getLogger("affidavit.registry.clients.registry")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDescription:
+    """A successful node probe (seed 000 §12.3.1 required fields, plus the raw document)."""
+
+    url: str
+    version: str
+    node_id: str
+    node_url: str
+    auth: str
+    federation: str
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeFailure:
+    """Why a probe failed: ``code`` is ``registry.url_missing``, ``registry.unavailable`` or
+    ``registry.bad_response``; ``message`` is for people."""
+
+    url: str | None
+    code: str
+    message: str
+
+    def to_error(self) -> errors.AffidavitError:
+        """The matching error, for process-mode callers."""
+        kinds: dict[str, type[errors.AffidavitError]] = {
+            "registry.url_missing": errors.RegistryUrlMissing,
+            "registry.bad_response": errors.RegistryBadResponse,
+        }
+        return kinds.get(self.code, errors.RegistryUnavailable)(
+            self.message, details={"url": self.url}
+        )
+
+
+def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
+    """``url`` or ``$AFFIDAVIT_REGISTRY_URL``, without a trailing slash.
+
+    Raises:
+        RegistryUrlMissing: neither is set, or the URL is not http(s).
+    """
+    environment = os.environ if env is None else env
+    chosen = url or environment.get(URL_ENV, "")
+    if not chosen:
+        raise errors.RegistryUrlMissing(f"no registry URL: pass --registry URL or set {URL_ENV}")
+    if urlsplit(chosen).scheme not in ("http", "https"):
+        raise errors.RegistryUrlMissing(f"registry URL must be http:// or https://, not {chosen!r}")
+    return chosen.rstrip("/")
+
+
+def _get_json(client: httpx.Client, url: str) -> Any:
+    """GET ``url`` and parse strictly; transport and shape problems become registry errors."""
+    return _send(client, "GET", url, url)
+
+
+def _send(client: httpx.Client, method: str, url: str, target: str, **kwargs: Any) -> Any:
+    """One request with a capped body, parsed strictly; ``target`` names it in errors."""
+    try:
+        with client.stream(method, url, **kwargs) as response:
+            data = _read_capped(response)
+            status = response.status_code
+    except httpx.HTTPError as e:
+        raise errors.RegistryUnavailable(
+            f"{target}: {type(e).__name__}: {e}", details={"url": target}
+        ) from None
+    return _decode(target, status, data)
+
+
+def _read_capped(response: httpx.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise errors.RegistryBadResponse(f"response over {MAX_RESPONSE_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _decode(url: str, status: int, data: bytes) -> Any:
+    try:
+        document = loads(data) if data else None
+    except errors.JsonError as e:
+        raise errors.RegistryBadResponse(
+            f"{url}: HTTP {status}, not strict JSON: {e.message}"
+        ) from None
+    if status >= 400:
+        if isinstance(document, dict) and isinstance(document.get("code"), str):
+            raise errors.RegistryRemoteError(
+                f"{url}: HTTP {status}: {document['code']}: {document.get('message', '')}",
+                details={"status": status, "error": document},
+            )
+        raise errors.RegistryUnavailable(f"{url}: HTTP {status}", details={"status": status})
+    return document
+
+
+def probe(
+    url: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    transport: httpx.BaseTransport | None = None,
+) -> NodeDescription | ProbeFailure:
+    """``GET {url}/.well-known/affidavit`` and check the required fields. Never raises."""
+    try:
+        base = resolve_url(url, env)
+    except errors.RegistryUrlMissing as e:
+        return ProbeFailure(url, e.code, e.message)
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            document = _get_json(client, base + PROBE_PATH)
+    except errors.AffidavitError as e:
+        code = (
+            "registry.bad_response"
+            if isinstance(e, errors.RegistryBadResponse)
+            else "registry.unavailable"
+        )
+        return ProbeFailure(base, code, e.message)
+    if not isinstance(document, dict):
+        return ProbeFailure(base, "registry.bad_response", f"{base}{PROBE_PATH}: not a JSON object")
+    missing = [k for k in _PROBE_FIELDS if not isinstance(document.get(k), str) or not document[k]]
+    if missing:
+        message = f"{base}{PROBE_PATH}: node probe lacks {', '.join(missing)}"
+        return ProbeFailure(base, "registry.bad_response", message)
+    values = {k: str(document[k]) for k in _PROBE_FIELDS}
+    return NodeDescription(url=base, document=document, **values)
+
+
+def require_node(url: str | None = None, **kwargs: Any) -> NodeDescription:
+    """Process mode: the node description, or an error the CLI reports and exits on.
+
+    Raises:
+        RegistryUrlMissing, RegistryUnavailable, RegistryBadResponse: as :class:`ProbeFailure`.
+    """
+    result = probe(url, **kwargs)
+    if isinstance(result, ProbeFailure):
+        raise result.to_error()
+    return result
+
+
+def middleware_probe(url: str | None = None, **kwargs: Any) -> NodeDescription | None:
+    """Middleware mode: the node description, or None (no URL, unreachable, malformed). Never
+    raises, never exits; a failure is logged at debug level only."""
+    try:
+        result = probe(url, **kwargs)
+    except Exception:  # defensive: middleware must never break its host
+        _LOG.debug("registry probe raised", exc_info=True)
+        return None
+    if isinstance(result, ProbeFailure):
+        _LOG.debug("registry probe failed: %s: %s", result.code, result.message)
+        return None
+    return result
+
+
+def _with_default_path(url: str, path: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise errors.UsageError(f"URL must be http:// or https://, not {url!r}")
+    return url.rstrip("/") + path if parts.path in ("", "/") else url
+
+
+def fetch_manifest(
+    url: str, *, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None
+) -> dict[str, Any]:
+    """Fetch a manifest: ``url`` itself, or ``{url}/specs/adapter-contracts.manifest.json`` when
+    ``url`` is a bare node URL. Returns the parsed object; verifying it is the caller's job
+    (:func:`affidavit.verify.contracts.manifest.verify_manifest`).
+
+    Raises:
+        RegistryUnavailable, RegistryBadResponse, RegistryRemoteError: fetch or parse failed.
+    """
+    target = _with_default_path(url, MANIFEST_PATH)
+    with httpx.Client(timeout=timeout, transport=transport) as client:
+        document = _get_json(client, target)
+    if not isinstance(document, dict):
+        raise errors.RegistryBadResponse(f"{target}: the manifest is not a JSON object")
+    return document
+
+
+def fetch_public_key(
+    url: str, *, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None
+) -> Ed25519PublicKey:
+    """Fetch a public key from ``/protocol/merkle/public-key`` or a publisher document (any JSON
+    object with ``public_key_base64``); a bare node URL means its ``/protocol/merkle/public-key``.
+    Explicit only: nothing calls this unless asked (formats.md §3).
+
+    Raises:
+        RegistryUnavailable, RegistryBadResponse, RegistryRemoteError: fetch or parse failed.
+        KeyFormatError: the key is malformed or weak.
+    """
+    target = _with_default_path(url, PUBLIC_KEY_PATH)
+    with httpx.Client(timeout=timeout, transport=transport) as client:
+        document = _get_json(client, target)
+    if not isinstance(document, dict) or not isinstance(document.get("public_key_base64"), str):
+        raise errors.RegistryBadResponse(f"{target}: no public_key_base64 in the response")
+    return Ed25519PublicKey.from_b64(document["public_key_base64"])
+
+
+class RegistryClient:
+    """A small synchronous client for one registry. Errors from the registry raise
+    ``registry.remote_error`` with its ``{code, message, details}`` in ``details["error"]``."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        api_key: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        environment = os.environ if env is None else env
+        self.url = resolve_url(url, environment)
+        token = api_key if api_key is not None else environment.get(API_KEY_ENV) or None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(
+            base_url=self.url, timeout=timeout, transport=transport, headers=headers
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Send one request; return the parsed JSON body (None for an empty body)."""
+        kwargs: dict[str, Any] = {
+            "params": {k: v for k, v in (params or {}).items() if v is not None}
+        }
+        if json_body is not None:
+            import json  # noqa: PLC0415
+
+            kwargs["content"] = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
+            kwargs["headers"] = {"Content-Type": "application/json"}
+        return _send(self._http, method, path, self.url + path, **kwargs)
+
+    def get(self, path: str, **params: Any) -> Any:
+        """GET ``path`` with query ``params``."""
+        return self.request("GET", path, params=params)
+
+    def publish(self, declaration: Mapping[str, Any]) -> dict[str, Any]:
+        """POST a contract; returns``{created, entry, leaf_index, inclusion, signed_tree_head}``."""
+        return dict(
+            self.request("POST", "/protocol/adapter-contracts", json_body=dict(declaration))
+        )
+
+    def set_lifecycle(self, adapter_id: str, version: str, **fields: str) -> dict[str, Any]:
+        """PATCH lifecycle fields of a published contract."""
+        path = f"/protocol/adapter-contracts/{adapter_id}/{version}"
+        return dict(self.request("PATCH", path, json_body=fields))
+
+    def put_facts(self, facts: list[Mapping[str, Any]]) -> dict[str, Any]:
+        """PUT a batch of facts; returns ``{added, existing}``."""
+        return dict(self.request("PUT", "/v1/facts", json_body={"facts": [dict(f) for f in facts]}))
+
+    def provenance(
+        self, fact_id: str, *, depth: int | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """The provenance walk of ``fact_id``."""
+        return dict(self.get(f"/v1/facts/{fact_id}/provenance", depth=depth, scope=scope))

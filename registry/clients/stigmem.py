@@ -1,0 +1,144 @@
+"""Read a Stigmem node's facts over HTTP (httpx): ``GET /v1/facts``, page by page.
+
+The node pages with an opaque ``cursor`` (the last row's id) and at most 500 facts a page; a page
+whose facts were all filtered (e.g. contradicted ones) can be empty while ``cursor`` is not, so
+paging stops only when ``cursor`` is null. Responses are size-capped and parsed strictly.
+
+stigmem-node 0.9.0a12 sorts a listing by ``timestamp DESC, id DESC`` but its cursor selects
+``id > cursor``, so across a page boundary facts can be skipped or repeated. Repeats are dropped
+here (by id) and counted; :class:`NodeListing` says how many pages were read, so the caller can
+report that a listing of more than one page may be incomplete.
+
+The key is sent as ``Authorization: Bearer`` (the node's scheme) and never logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import httpx
+from affidavit.verify import errors
+from affidavit.verify.json.strict import loads
+
+__all__ = ["PAGE_SIZE", "NodeListing", "fetch_node_facts", "iter_node_facts"]
+
+PAGE_SIZE: Final = 500  # the node's maximum `limit`
+MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
+MAX_PAGES: Final = 100_000
+DEFAULT_TIMEOUT: Final = 30.0
+
+
+@dataclass(slots=True)
+class NodeListing:
+    """Every record read (first occurrence of each id, node order), pages read, repeats dropped."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    pages: int = 0
+    repeated: int = 0
+
+
+def fetch_node_facts(
+    url: str,
+    *,
+    api_key: str | None = None,
+    include_contradicted: bool = False,
+    page_size: int = PAGE_SIZE,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> NodeListing:
+    """Read every page of the node's listing (see :func:`iter_node_facts`).
+
+    Raises:
+        StigmemNodeUnreachable, StigmemNodeError: as :func:`iter_node_facts`.
+    """
+    listing = NodeListing()
+    seen: set[object] = set()
+    for page in _pages(url, api_key, include_contradicted, page_size, timeout, None):
+        listing.pages += 1  # every page read counts, an empty one too
+        for record in page:
+            key = record.get("id")
+            if key in seen:
+                listing.repeated += 1
+                continue
+            seen.add(key)
+            listing.records.append(record)
+    return listing
+
+
+def iter_node_facts(
+    url: str,
+    *,
+    api_key: str | None = None,
+    include_contradicted: bool = False,
+    page_size: int = PAGE_SIZE,
+    timeout: float = DEFAULT_TIMEOUT,
+    transport: httpx.BaseTransport | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Every fact record the node shows this key, in the node's order.
+
+    Raises:
+        StigmemNodeUnreachable: the node cannot be reached.
+        StigmemNodeError: an HTTP error, or a body that is not the node's fact listing.
+    """
+    for page in _pages(url, api_key, include_contradicted, page_size, timeout, transport):
+        yield from page
+
+
+def _pages(  # noqa: PLR0917 - private; both callers pass every argument
+    url: str,
+    api_key: str | None,
+    include_contradicted: bool,
+    page_size: int,
+    timeout: float,
+    transport: httpx.BaseTransport | None,
+) -> Iterator[list[dict[str, Any]]]:
+    base = url.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise errors.UsageError(f"{url!r} is not an http(s) URL")
+    headers = {"Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    cursor: str | None = None
+    seen: set[str] = set()
+    with httpx.Client(timeout=timeout, headers=headers, transport=transport) as client:
+        for _ in range(MAX_PAGES):
+            params: dict[str, Any] = {"limit": page_size}
+            if include_contradicted:
+                params["include_contradicted"] = "true"
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = _get_page(client, f"{base}/v1/facts", params)
+            yield page["facts"]
+            cursor = page.get("cursor")
+            if cursor is None:
+                return
+            if not isinstance(cursor, str) or cursor in seen:
+                raise errors.StigmemNodeError(f"{base}: the cursor {cursor!r} does not advance")
+            seen.add(cursor)
+        raise errors.StigmemNodeError(f"{base}: more than {MAX_PAGES} pages")
+
+
+def _get_page(client: httpx.Client, url: str, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        with client.stream("GET", url, params=params) as response:
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_PAGE_BYTES:
+                    raise errors.StigmemNodeError(f"{url}: a page is over {MAX_PAGE_BYTES} bytes")
+            status = response.status_code
+    except httpx.HTTPError as e:
+        raise errors.StigmemNodeUnreachable(f"{url}: {type(e).__name__}: {e}") from None
+    if status != 200:
+        detail = bytes(body[:200]).decode("utf-8", "replace")
+        raise errors.StigmemNodeError(f"{url}: HTTP {status}: {detail}", details={"status": status})
+    try:
+        page = loads(bytes(body))
+    except errors.JsonError as e:
+        raise errors.StigmemNodeError(f"{url}: the body is not strict JSON: {e.message}") from None
+    if not isinstance(page, dict) or not isinstance(page.get("facts"), list):
+        raise errors.StigmemNodeError(f"{url}: the body is not a fact listing {{facts, cursor}}")
+    if not all(isinstance(item, dict) for item in page["facts"]):
+        raise errors.StigmemNodeError(f"{url}: a listed fact is not a JSON object")
+    return page

@@ -1,0 +1,269 @@
+"""Facts and their provenance (seed 002 §20.6; docs/formats.md "Facts").
+
+- ``PUT /v1/facts`` (scope ``facts:write``): one fact, or ``{"facts": [...]}`` stored atomically.
+  Cycles are 400 ``provenance_cycle_detected``; another ``derived_from`` for a stored fact is 422
+  ``derived_from_immutable`` (the fact store's rules). 201 when something was added, else 200.
+- ``POST /v1/facts`` (scope ``facts:write``): one fact as a Stigmem client writes it (the node's
+  AssertRequest: ``timestamp`` for ``ts``, the server's clock when both are absent, confidence 1
+  and scope ``local`` by default). The answer is the node's FactRecord shape, ``id`` = FactHash.
+- ``GET /v1/facts/{id}``: one fact. A fact the key may not read is byte-identical to an absent one
+  (404 ``fact_not_found``).
+- ``GET /v1/facts?entity=&relation=&scope=&min_confidence=&limit=``: matching readable facts.
+- ``GET /v1/facts/{id}/provenance?depth=&scope=``: the walk; unreadable nodes look absent, and an
+  unreadable root is answered exactly as an absent one (404 ``fact_not_found``), unless the
+  setting ``facts_strict_forbidden`` asks for seed 002 §20.6.2's 403 (docs/adr/0009). The walk is
+  bounded in nodes, bytes and time (``truncated: true`` when cut).
+
+Hidden equals absent (docs/adr/0009-hidden-equals-absent.md): scopes are checked on the stored
+scope column before a body is parsed, and a writer that cannot read a scope gets, for a fact that
+is already stored there, the answer it would get for a new one (201 ``added``).
+
+Readable scopes: ``public`` always; others with ``facts:read:<scope>`` (or ``facts:read:*``).
+A ``scope`` query parameter narrows the readable set, never widens it. Reads run on the reader
+threads (``state.read``) when the registry has them, never on the writer's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from affidavit.attest.stores.facts import AddResult, FactStore
+from affidavit.registry.auth import check_scope, readable_fact_scopes
+from affidavit.registry.errors import json_response
+from affidavit.registry.routes._http import api_key, int_param, read_json_body
+from affidavit.registry.state import RegistryState
+from affidavit.verify import errors
+from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
+from affidavit.verify.lineage.stigmem import assert_request_to_fact, fact_record
+from affidavit.verify.lineage.walk import DEFAULT_DEPTH, StoredRecord, WalkLimits, walk
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["MAX_BATCH", "routes"]
+
+MAX_BATCH: Final = 1000
+T = TypeVar("T")
+
+
+def _parse_batch(body: Any) -> list[Fact]:
+    items = body.get("facts") if isinstance(body, dict) and "facts" in body else [body]
+    if not isinstance(items, list) or not items:
+        raise errors.FactInvalid("facts must be a non-empty array of fact objects")
+    if len(items) > MAX_BATCH:
+        raise errors.FactInvalid(f"at most {MAX_BATCH} facts per request")
+    return [parse_fact(item, what=f"fact #{i + 1}") for i, item in enumerate(items)]
+
+
+def _store(state: RegistryState, facts: list[Fact], readable: frozenset[str]) -> AddResult:
+    """Store the batch. A fact already stored in a scope the writer cannot read is answered as
+    added, exactly as a new one would be, and left as it is (docs/adr/0009)."""
+    hidden = {
+        f.hash
+        for f in facts
+        if f.scope not in readable and state.facts.scope_of(f.hash) is not None
+    }
+    result = state.facts.add_batch([f for f in facts if f.hash not in hidden])
+    rows = [(f.hash, f.entity, f.relation, f.scope, float(f.confidence)) for f in facts]
+    state.tables.index_facts(rows)
+    if not hidden:
+        return result
+    added = set(result.added) | hidden
+    return AddResult(
+        added=tuple(dict.fromkeys(f.hash for f in facts if f.hash in added)),
+        existing=result.existing,
+    )
+
+
+def reindex(state: RegistryState) -> int:
+    """Index facts stored but not indexed (a crash between the two commits). Returns the count."""
+    if state.tables.fact_index_size() == len(state.facts):
+        return 0
+    rows = []
+    for record in state.facts.records():
+        fact = state.facts.get(FactHash(str(record.key)))
+        if fact is not None:
+            rows.append((fact.hash, fact.entity, fact.relation, fact.scope, float(fact.confidence)))
+    before = state.tables.fact_index_size()
+    state.tables.index_facts(rows)
+    return state.tables.fact_index_size() - before
+
+
+async def put_facts(request: Request) -> Response:
+    """Store one fact or a batch, all or nothing."""
+    key = await api_key(request)
+    check_scope(key, "facts:write")
+    facts = _parse_batch(await read_json_body(request))
+    state = request.app.state.registry
+    result = await state.db.run(_store, state, facts, readable_fact_scopes(key))
+    body = {"added": list(result.added), "existing": list(result.existing)}
+    return json_response(body, status=201 if result.added else 200)
+
+
+async def post_fact(request: Request) -> Response:
+    """Store one fact sent as a Stigmem client sends it; answer the stored record."""
+    key = await api_key(request)
+    check_scope(key, "facts:write")
+    state = request.app.state.registry
+    document = assert_request_to_fact(await read_json_body(request), now=state.now())
+    fact = parse_fact(document, what="fact")
+    result = await state.db.run(_store, state, [fact], readable_fact_scopes(key))
+    return json_response(fact_record(fact), status=201 if result.added else 200)
+
+
+def _not_found(fact_id: str) -> errors.FactNotFound:
+    # One message for absent and unreadable alike (formats.md §5: hidden == absent, byte for byte).
+    return errors.FactNotFound(f"fact {fact_id} not found", details={"fact": fact_id})
+
+
+def _fact_view(fact: Fact) -> dict[str, Any]:
+    return {"id": fact.hash, "fact": dict(fact.document)}
+
+
+class _Readable:
+    """A fact source that shows only facts whose stored scope is readable; the scope column is
+    checked before a body is parsed, so a hidden fact costs what an absent one costs."""
+
+    def __init__(self, store: FactStore, scopes: frozenset[str]) -> None:
+        self._store = store
+        self._scopes = scopes
+
+    def get(self, fact_hash: FactHash) -> Fact | None:
+        return self.get_many([fact_hash]).get(fact_hash)
+
+    def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
+        return self._store.get_many(fact_hashes, scopes=self._scopes)
+
+    def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        return self._store.children(fact_hash)
+
+    def records(self) -> Iterator[StoredRecord]:  # pragma: no cover - walks never list
+        return self._store.records()
+
+
+async def _read(state: RegistryState, fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn(view, *args)`` on a reader thread; on the database thread when there is none.
+    ``view`` has ``facts`` and ``tables``."""
+    if getattr(state, "readers", None) is not None:
+        return await state.read(fn, *args)
+    return await state.db.run(fn, state, *args)
+
+
+def _get_readable(view: Any, fact_hash: FactHash, readable: frozenset[str]) -> Fact | None:
+    fact: Fact | None = _Readable(view.facts, readable).get(fact_hash)
+    return fact if fact is not None and fact.scope in readable else None
+
+
+async def get_fact(request: Request) -> Response:
+    """One readable fact, else 404."""
+    fact_id = request.path_params["fact_id"]
+    readable = readable_fact_scopes(await api_key(request))
+    if not is_fact_hash(fact_id):
+        raise _not_found(fact_id)
+    fact = await _read(request.app.state.registry, _get_readable, FactHash(fact_id), readable)
+    if fact is None:
+        raise _not_found(fact_id)
+    return json_response(_fact_view(fact))
+
+
+def _narrow(readable: frozenset[str], scope: str | None) -> frozenset[str]:
+    return readable if scope is None else readable & {scope}
+
+
+def _query(view: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
+    hashes = view.tables.query_facts(**filters)
+    found = view.facts.get_many([FactHash(h) for h in hashes], scopes=filters["scopes"])
+    return [_fact_view(found[FactHash(h)]) for h in hashes if FactHash(h) in found]
+
+
+async def list_facts(request: Request) -> Response:
+    """Readable facts filtered by entity, relation, scope and confidence, oldest first."""
+    state = request.app.state.registry
+    readable = readable_fact_scopes(await api_key(request))
+    params = request.query_params
+    limit = int_param(
+        request, "limit", default=100, minimum=1, maximum=state.settings.facts_page_limit
+    )
+    min_confidence = _confidence(params.get("min_confidence"))
+    filters = {
+        "entity": params.get("entity"),
+        "relation": params.get("relation"),
+        "scopes": _narrow(readable, params.get("scope")),
+        "min_confidence": min_confidence,
+        "limit": limit,
+    }
+    facts = await _read(state, _query, filters)
+    return json_response({"facts": facts, "count": len(facts)})
+
+
+def _confidence(raw: str | None) -> float:
+    if raw is None or raw == "":
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise errors.HttpBadParameter(
+            "min_confidence must be a number in [0, 1]", details={"parameter": "min_confidence"}
+        )
+    return value
+
+
+def walk_limits(settings: Any) -> WalkLimits:
+    """The walk bounds from the registry settings (defaults when a field is absent)."""
+    default = WalkLimits()
+    return WalkLimits(
+        max_nodes=int(getattr(settings, "walk_max_nodes", default.max_nodes)),
+        max_bytes=int(getattr(settings, "walk_max_bytes", default.max_bytes)),
+        max_seconds=float(getattr(settings, "walk_max_seconds", default.max_seconds)),
+    )
+
+
+def _walk(
+    view: Any,
+    root: FactHash,
+    *,
+    depth: int,
+    scopes: frozenset[str],
+    strict: bool,
+    limits: WalkLimits,
+) -> dict[str, Any]:
+    if strict:  # seed 002 §20.6.2 as written: an unreadable root is 403 with no data
+        scope = view.facts.scope_of(root)
+        if scope is not None and scope not in scopes:
+            raise errors.LineageRootForbidden(f"fact {root} is in a scope you may not read")
+    result = walk(
+        _Readable(view.facts, scopes), root, depth=depth, readable_scopes=scopes, limits=limits
+    )
+    return result.to_json()
+
+
+async def provenance(request: Request) -> Response:
+    """The provenance walk with the caller's access rules (seed 002 §20.6.2; docs/adr/0009)."""
+    fact_id = request.path_params["fact_id"]
+    readable = readable_fact_scopes(await api_key(request))
+    depth = int_param(request, "depth", default=DEFAULT_DEPTH)
+    if not is_fact_hash(fact_id):
+        raise _not_found(fact_id)
+    state = request.app.state.registry
+    scopes = _narrow(readable, request.query_params.get("scope"))
+    strict = bool(getattr(state.settings, "facts_strict_forbidden", False))
+    limits = walk_limits(state.settings)
+    body = await _read(
+        state,
+        lambda view: _walk(
+            view, FactHash(fact_id), depth=depth, scopes=scopes, strict=strict, limits=limits
+        ),
+    )
+    return json_response(body)
+
+
+routes: Final = [
+    Route("/v1/facts", put_facts, methods=["PUT"]),
+    Route("/v1/facts", post_fact, methods=["POST"]),
+    Route("/v1/facts", list_facts, methods=["GET"]),
+    Route("/v1/facts/{fact_id}", get_fact, methods=["GET"]),
+    Route("/v1/facts/{fact_id}/provenance", provenance, methods=["GET"]),
+]

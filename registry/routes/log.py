@@ -1,0 +1,139 @@
+"""The transparency log over HTTP (issue 6 item 5; formats.md §4, §6; RFC 9162 §2.1).
+
+- ``GET /protocol/merkle/public-key``: ``{public_key_base64, algorithm, key_id, log_id,
+  publisher_id}`` (the shape ``aigentsy-verify --fetch-key`` reads).
+- ``GET /protocol/merkle/latest``: the signed tree head of the current size.
+- ``GET /protocol/merkle/sth/{tree_size}``: a head of that size that was handed out, else 404.
+- ``GET /protocol/merkle/checkpoint``: a C2SP tlog-checkpoint signed note (text/plain).
+- ``GET /protocol/merkle/inclusion?leaf_index=&tree_size=``: ``merkle_inclusion``.
+- ``GET /protocol/merkle/consistency?first=&second=``: ``{first_size, second_size, first_root,
+  second_root, proof}``.
+- ``GET /protocol/merkle/entries?start=&end=``: ``[start, end)``, at most the page limit.
+- ``GET /protocol/merkle/leaf/{index}``: one leaf.
+
+Leaf data is returned base64 (``leaf_data_b64``) with its leaf hash; registry leaves are JSON.
+Only ``latest`` and ``checkpoint`` may sign, so only they use the writer thread; every other route
+reads on the reader threads (:meth:`RegistryState.read`) and never waits behind a write.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Final
+
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.registry.errors import json_response
+from affidavit.registry.logview import latest_checkpoint, latest_head, recorded_head
+from affidavit.registry.routes._http import int_param
+from affidavit.registry.state import ReadView
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["routes"]
+
+
+async def public_key(request: Request) -> Response:
+    """The log's (and publisher's) Ed25519 public key."""
+    state = request.app.state.registry
+    return json_response(
+        {
+            "public_key_base64": state.key.public_key.b64,
+            "algorithm": "Ed25519",
+            "key_id": state.settings.key_id,
+            "log_id": state.settings.log_id,
+            "publisher_id": state.settings.publisher_id,
+        }
+    )
+
+
+async def latest(request: Request) -> Response:
+    """The current signed tree head."""
+    state = request.app.state.registry
+    return json_response(await state.db.run(latest_head, state))
+
+
+async def sth(request: Request) -> Response:
+    """A recorded head of one size."""
+    state = request.app.state.registry
+    size = int_param(request, "tree_size", path=True)
+    cached = state.sth_cache.get(size)
+    if cached is not None:
+        return json_response(cached)
+    return json_response(await state.read(lambda view: recorded_head(view.log, size)))
+
+
+async def checkpoint(request: Request) -> Response:
+    """A C2SP checkpoint of the current size."""
+    state = request.app.state.registry
+    note = await state.db.run(latest_checkpoint, state)
+    return Response(note.encode("utf-8"), media_type="text/plain; charset=utf-8")
+
+
+async def inclusion(request: Request) -> Response:
+    """An inclusion proof."""
+    state = request.app.state.registry
+    index = int_param(request, "leaf_index")
+
+    def prove(view: ReadView) -> dict[str, Any]:
+        size = int_param(request, "tree_size", default=view.log.size)
+        return view.log.inclusion_proof(index, size).to_json(view.log.log_id)
+
+    return json_response(await state.read(prove))
+
+
+async def consistency(request: Request) -> Response:
+    """A consistency proof between two sizes."""
+    state = request.app.state.registry
+    first = int_param(request, "first")
+    second_text = request.query_params.get("second")
+    second = int_param(request, "second") if second_text else None
+    proof = await state.read(lambda view: view.log.consistency_proof(first, second))
+    return json_response(proof.to_json())
+
+
+def _leaf_json(log: TransparencyLog, index: int, data: bytes) -> dict[str, Any]:
+    return {
+        "leaf_index": index,
+        "leaf_hash": log.leaf_hash(index).hex(),
+        "leaf_data_b64": base64.b64encode(data).decode("ascii"),
+    }
+
+
+async def entries(request: Request) -> Response:
+    """Leaves ``[start, end)``; ``end`` defaults to start + page limit, capped at the size."""
+    state = request.app.state.registry
+    limit = state.settings.entries_page_limit
+    start = int_param(request, "start", default=0)
+    end_text = request.query_params.get("end")
+
+    def page(view: ReadView) -> dict[str, Any]:
+        size = view.log.size
+        end = int_param(request, "end") if end_text else min(start + limit, size)
+        end = min(end, start + limit)
+        leaves = view.log.entries(start, end)
+        items = [_leaf_json(view.log, start + i, d) for i, d in enumerate(leaves)]
+        return {"start": start, "end": end, "tree_size": size, "entries": items}
+
+    return json_response(await state.read(page))
+
+
+async def leaf(request: Request) -> Response:
+    """One leaf."""
+    state = request.app.state.registry
+    index = int_param(request, "index", path=True)
+    return json_response(
+        await state.read(lambda view: _leaf_json(view.log, index, view.log.leaf(index)))
+    )
+
+
+routes: Final = [
+    Route("/protocol/merkle/public-key", public_key, methods=["GET"]),
+    Route("/protocol/merkle/latest", latest, methods=["GET"]),
+    Route("/protocol/merkle/sth/{tree_size}", sth, methods=["GET"]),
+    Route("/protocol/merkle/checkpoint", checkpoint, methods=["GET"]),
+    Route("/protocol/merkle/inclusion", inclusion, methods=["GET"]),
+    Route("/protocol/merkle/consistency", consistency, methods=["GET"]),
+    Route("/protocol/merkle/entries", entries, methods=["GET"]),
+    Route("/protocol/merkle/leaf/{index}", leaf, methods=["GET"]),
+]

@@ -1,0 +1,146 @@
+"""Lineage pictures: hidden == absent in every format, well-formed SVG, escaped HTML, Chromium."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from affidavit.cli.render.lineage import FORMATS, render
+from affidavit.verify.lineage.walk import MemoryFactSource, WalkResult, walk
+
+from tests.verify.lineage.test_lineage import ABSENT, make_fact
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def _hidden_and_absent() -> tuple[WalkResult, WalkResult]:
+    grandparent = make_fact("gp")
+    secret = make_fact("secret", grandparent, scope="local")
+    other = make_fact("other", ABSENT)
+    root = make_fact("root", secret, other)
+    hidden = walk(
+        MemoryFactSource([grandparent, secret, other, root]),
+        root.hash,
+        readable_scopes=frozenset({"team"}),
+    )
+    absent = walk(MemoryFactSource([grandparent, other, root]), root.hash)
+    return hidden, absent
+
+
+@pytest.mark.parametrize("form", FORMATS)
+def test_hidden_and_absent_render_byte_identical(form: str) -> None:
+    hidden, absent = _hidden_and_absent()
+    assert render(hidden, form).encode() == render(absent, form).encode()  # type: ignore[arg-type]
+
+
+def _diamond() -> WalkResult:
+    a = make_fact("a")
+    b = make_fact("b", a)
+    c = make_fact("c <&> \"quoted\" 'x'", a)
+    root = make_fact("root", b, c, ABSENT)
+    return walk(MemoryFactSource([a, b, c, root]), root.hash, depth=5)
+
+
+def test_svg_is_well_formed_and_has_every_node() -> None:
+    result = _diamond()
+    tree = ET.fromstring(render(result, "svg"))
+    assert tree.tag == SVG_NS + "svg"
+    groups = tree.findall(f"{SVG_NS}g")
+    assert {g.get("data-hash") for g in groups} == {n.hash for n in result.nodes}
+    assert len(tree.findall(f"{SVG_NS}line")) == len(result.edges)
+    hidden = [g for g in groups if "hidden" in (g.get("class") or "")]
+    assert [g.get("data-hash") for g in hidden] == [ABSENT]
+
+
+def test_svg_boxes_do_not_overlap() -> None:
+    tree = ET.fromstring(render(_diamond(), "svg"))
+    boxes = [
+        (
+            float(r.get("x", 0)),
+            float(r.get("y", 0)),
+            float(r.get("width", 0)),
+            float(r.get("height", 0)),
+        )
+        for r in tree.iter(f"{SVG_NS}rect")
+        if r.get("rx")
+    ]
+    for i, (x1, y1, w1, h1) in enumerate(boxes):
+        for x2, y2, w2, h2 in boxes[i + 1 :]:
+            assert x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1
+
+
+def test_html_escapes_fact_text_and_is_self_contained() -> None:
+    html = render(_diamond(), "html")
+    assert "<&>" not in html
+    assert "&lt;&amp;&gt;" in html
+    assert "&quot;quoted&quot;" in html
+    assert "<script" not in html
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in html
+    assert "default-src 'none'" in html
+
+
+def test_dot_and_mermaid_escape_quotes() -> None:
+    result = _diamond()
+    dot = render(result, "dot")
+    assert '\\"quoted\\"' in dot
+    assert dot.count("->") == len(result.edges)
+    mermaid = render(result, "mermaid")
+    assert '"quoted"' not in mermaid
+    assert "#34;quoted#34;" in mermaid
+    assert mermaid.count("-->") == len(result.edges)
+
+
+def test_text_lists_every_node() -> None:
+    result = _diamond()
+    text = render(result, "text")
+    for node in result.nodes:
+        assert node.hash in text
+
+
+def test_control_characters_do_not_break_the_svg() -> None:
+    root = make_fact("bell\x07 and \x1b escape")
+    svg = render(walk(MemoryFactSource([root]), root.hash), "svg")
+    ET.fromstring(svg)
+
+
+@pytest.mark.browser
+def test_html_renders_in_headless_chromium() -> None:
+    chromium = shutil.which("chromium") or (
+        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+    )
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    out = Path(tempfile.mkdtemp(prefix="affidavit-lineage-"))
+    page = out / "lineage.html"
+    page.write_text(render(_diamond(), "html"), encoding="utf-8")
+    shot = out / "lineage.png"
+    completed = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={out / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,900",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert shot.exists()
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 5000  # a blank page is a few hundred bytes
+    print(f"lineage screenshot: {shot}")

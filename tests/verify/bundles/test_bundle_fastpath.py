@@ -1,0 +1,183 @@
+"""The bundle verifier's fast paths (issue 4 item 9) give the plain paths' bytes and verdicts.
+
+Independent sources: ``py_compact`` / ``py_spaced`` (json.dumps) and the plain ``bundle_hash``,
+``event_hash`` and ``proof_hash``; memos are checked against tampered second bundles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from affidavit.verify.bundles import adapter_replay
+from affidavit.verify.bundles import verifier as bundle
+from affidavit.verify.bundles.events import event_hash
+from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
+from affidavit.verify.json.canonical import py_compact, py_marked, py_spaced, unmark
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.verify.bundles.test_bundle_support import OUTPUTS, edit, reseal, stamp, verifier
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)  # any code point, separators and control characters included
+)
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_marked_text_is_py_compact_and_py_spaced(value: Any) -> None:
+    text = py_marked(value)
+    assert unmark(text, "py-compact") == py_compact(value)
+    assert unmark(text, "py-spaced") == py_spaced(value)
+
+
+def _event(payload: Any, prev: str, **extra: Any) -> dict[str, Any]:
+    event = {
+        "event_id": "e:1\x01",
+        "event_type": 'PROOF_READY"hash": ',
+        "deal_id": "d, 1",
+        "actor_id": "a\x02",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "payload": payload,
+        "prev_hash": prev,
+        **extra,
+    }
+    event["hash"] = event_hash(event)
+    return event
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    payloads=st.lists(st.dictionaries(st.text(max_size=8), _JSON, max_size=4), max_size=3),
+    proofs=st.lists(_JSON, max_size=3),
+    spec=st.sampled_from([None, "2.0.0"]),
+)
+def test_encode_once_equals_the_plain_functions(
+    payloads: list[dict[str, Any]], proofs: list[Any], spec: str | None
+) -> None:
+    events, previous = [], ""
+    for payload in payloads:
+        events.append(_event(payload, previous))
+        previous = events[-1]["hash"]
+    document: dict[str, Any] = {"deal_id": "d, 1", "proofs": proofs, "events": events}
+    document["merkle_inclusion"] = {"leaf_hash": "00" * 32, "proof": [{"hash": "ab" * 32}]}
+    if spec is not None:
+        document["spec_version"] = spec
+    encoded = bundle._encode_once(document)
+    assert encoded is not None
+    assert encoded.bundle_hash == bundle_hash(document)
+    assert list(encoded.event_hashes) == [event_hash(e) for e in events]
+    assert list(encoded.proof_hashes) == [proof_hash(p) for p in proofs]
+
+
+def test_encode_once_leaves_odd_events_to_the_chain() -> None:
+    nested = _event({"hash": "x"}, "")
+    nested["event_type"] = {"hash": nested["hash"]}  # a "hash" key before the top-level one
+    extra = _event({}, "", actor_signature={"hash": "y"})
+    document = {"deal_id": "d", "proofs": [], "events": [nested, extra], "merkle_inclusion": None}
+    encoded = bundle._encode_once(document)
+    assert encoded is not None
+    assert encoded.event_hashes[0] is None
+    assert encoded.event_hashes[1] is None  # a ninth key: the chain encodes the event itself
+    assert encoded.bundle_hash == bundle_hash(document)
+
+
+def test_unencodable_bundle_takes_the_plain_path() -> None:
+    document = {"deal_id": "d", "proofs": [float("nan")], "events": [], "bundle_hash": "0" * 64}
+    assert bundle._encode_once(document) is None
+    result = verifier().verify(document)
+    assert result.failed_step is not None
+    assert (result.failed_step.name, result.failed_step.code) == (
+        "bundle_hash",
+        "canonical.non_finite",
+    )
+
+
+# -- memos ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def good() -> dict[str, Any]:
+    return stamp({"accepted": OUTPUTS["accepted"]})["accepted"]
+
+
+def _decision(document: dict[str, Any]) -> dict[str, Any]:
+    return next(e for e in document["events"] if "policy" in e["payload"])
+
+
+def test_policy_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, Any]) -> None:
+    checker = verifier()
+    assert checker.verify(good).verified
+
+    def loosen(document: dict[str, Any]) -> None:  # same policy_hash claimed, other policy
+        _decision(document)["payload"]["policy"]["rules"][0]["conditions"].pop()
+
+    tampered = reseal(edit(good, loosen), anchor=True)
+    result = checker.verify(tampered)
+    assert result.failed_step is not None
+    assert result.failed_step.code == "adapter.matched_rule_does_not_fire"
+    assert "policy_hash does not recompute" in result.failed_step.message
+    assert checker.verify(good).verified  # and the memo still serves the honest one
+
+
+def test_policy_memo_is_keyed_on_exact_types() -> None:
+    def policy(value: Any) -> dict[str, Any]:
+        condition = {"field": "f", "op": "==", "value": value}
+        return {"rules": [{"conditions": [condition], "action": "auto_accept"}]}
+
+    hashes = {adapter_replay._policy_and_hash(policy(v))[1] for v in (True, 1, 1.0, "1")}
+    assert len(hashes) == 4
+    raw = policy(["a"])
+    raw["rules"][0]["conditions"][0]["op"] = "in"
+    parsed, first = adapter_replay._policy_and_hash(raw)
+    raw["rules"][0]["conditions"][0]["value"].append("b")  # the caller mutates its document
+    assert parsed.rules[0].conditions[0].value == ["a"]  # the memo shares nothing with it
+    assert adapter_replay._policy_and_hash(raw)[1] != first
+
+
+def test_contract_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, Any]) -> None:
+    checker = verifier()
+    assert checker.verify(good).verified
+
+    def widen(document: dict[str, Any]) -> None:  # contract_hash kept, contract changed
+        contract = document["proofs"][0]["evidence"]["adapter_evaluation"]["adapter_contract"]
+        contract["adapter_version"] = "0.1.1"
+        for event in document["events"]:  # the proofs stay bound: only the contract is wrong
+            if "proof_hashes" in event["payload"]:
+                event["payload"]["proof_hashes"] = [proof_hash(p) for p in document["proofs"]]
+
+    result = checker.verify(reseal(edit(good, widen), anchor=True))
+    assert result.failed_step is not None
+    assert result.failed_step.code == "adapter.contract_hash_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"x": True}, {"x": True}, True),
+        ({"x": True}, {"x": 1}, False),
+        ({"x": 1}, {"x": 1.0}, False),
+        ({"x": 0.0}, {"x": -0.0}, False),
+        ([1, [2]], [1, [2]], True),
+        ({"x": None}, {}, False),
+    ],
+)
+def test_strict_equality_never_claims_more_than_the_bytes(a: Any, b: Any, same: bool) -> None:
+    assert adapter_replay._strictly_equal(a, b) is same
+    assert adapter_replay._same_bytes(a, b) is (py_compact(a) == py_compact(b))
+
+
+def test_nan_inputs_still_reach_the_encoder() -> None:
+    assert adapter_replay._strictly_equal({"x": float("nan")}, {"x": float("nan")}) is False

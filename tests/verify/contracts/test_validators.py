@@ -1,0 +1,214 @@
+"""The validator registry and the boolean family (seed 003 "Fail-closed defaults")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from affidavit.verify import errors
+from affidavit.verify.contracts.validators import (
+    BooleanValidator,
+    ValidationResult,
+    Validator,
+    ValidatorRegistry,
+    boolean_validator_family,
+    get_validator,
+    known_validators,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.verify.contracts.test_contract_schema import FAST, json_values
+
+CONTRACT: dict[str, Any] = {
+    "output_fields": ["tests_passed", "coverage_met", "reviewer_ok"],
+    "allowed_policy_fields": ["tests_passed", "reviewer_ok"],
+    "validator_name": "starter_boolean_validator",
+    "validator_version": "1.0.0",
+}
+GOOD = {"tests_passed": True, "coverage_met": False, "reviewer_ok": False}
+
+
+def _boolean() -> Validator:
+    validator = get_validator("starter_boolean_validator", "1.0.0")
+    assert validator is not None
+    return validator
+
+
+def test_accepts_booleans_and_emits_only_allowed_fields() -> None:
+    result = _boolean().validate({**GOOD, "extra": 5}, CONTRACT)
+    assert result == ValidationResult("accepted", {"reviewer_ok": False, "tests_passed": True}, ())
+    assert result.accepted
+    assert result.validation_result == "passed"
+    assert list(result.normalized_policy_inputs) == ["reviewer_ok", "tests_passed"]
+
+
+@pytest.mark.parametrize("bad", [1, 0, "true", None, [True], {"v": True}, 1.0])
+def test_a_non_boolean_rejects_everything(bad: Any) -> None:
+    result = _boolean().validate({**GOOD, "coverage_met": bad}, CONTRACT)
+    assert result.status == "rejected"
+    assert result.normalized_policy_inputs == {}
+    assert result.errors == ("coverage_met: not a boolean",)
+    assert result.validation_result == "rejected"
+
+
+def test_a_missing_field_rejects() -> None:
+    result = _boolean().validate({"tests_passed": True}, CONTRACT)
+    assert result.errors == ("coverage_met: missing", "reviewer_ok: missing")
+    assert result.normalized_policy_inputs == {}
+
+
+@pytest.mark.parametrize(
+    "contract",
+    [
+        {**CONTRACT, "validator_name": "other_validator"},
+        {**CONTRACT, "validator_version": "2.0.0"},
+        {**CONTRACT, "output_fields": "tests_passed"},
+        {**CONTRACT, "output_fields": []},
+        {**CONTRACT, "allowed_policy_fields": None},
+        ["not", "a", "mapping"],
+    ],
+)
+def test_a_malformed_or_foreign_contract_rejects(contract: Any) -> None:
+    result = _boolean().validate(GOOD, contract)
+    assert result.status == "rejected"
+    assert result.normalized_policy_inputs == {}
+
+
+def test_an_allowed_field_not_in_output_never_leaks() -> None:
+    contract = {**CONTRACT, "allowed_policy_fields": ["tests_passed", "secret"]}
+    result = _boolean().validate({**GOOD, "secret": True}, contract)
+    assert result.normalized_policy_inputs == {"tests_passed": True}
+
+
+@FAST
+@given(st.dictionaries(st.sampled_from([*CONTRACT["output_fields"], "x"]), json_values))
+def test_never_raises_and_fails_closed(raw: dict[str, Any]) -> None:
+    result = _boolean().validate(raw, CONTRACT)
+    allowed = set(CONTRACT["allowed_policy_fields"])
+    assert set(result.normalized_policy_inputs) <= allowed
+    if result.status == "rejected":
+        assert result.normalized_policy_inputs == {}
+        assert result.errors
+    else:
+        assert all(type(raw[f]) is bool for f in CONTRACT["output_fields"])
+        assert result.to_json()["normalized_policy_inputs"] == {f: raw[f] for f in sorted(allowed)}
+
+
+def test_registry_lookup_by_name_and_version() -> None:
+    assert ("starter_boolean_validator", "1.0.0") in known_validators()
+    assert get_validator("starter_boolean_validator", "9.9.9") is None
+    assert get_validator("no_such_validator_anywhere", "1.0.0") is None
+    assert isinstance(_boolean(), BooleanValidator)
+
+
+def test_the_declared_entry_point_resolves_to_the_family() -> None:
+    import importlib.metadata
+
+    points = importlib.metadata.entry_points(
+        group="affidavit.validators", name="starter_boolean_validator"
+    )
+    (point,) = points
+    assert point.load() is boolean_validator_family
+
+
+def test_entry_points_are_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    from affidavit.verify.contracts import validators
+
+    calls: list[str] = []
+    real = validators._entry_points
+    monkeypatch.setattr(validators, "_entry_points", lambda: calls.append("scan") or real())
+    registry = ValidatorRegistry()
+    assert registry.get("starter_boolean_validator", "1.0.0") is not None
+    assert calls == []  # built-in: no metadata scan
+    assert registry.get("plugin_only_validator", "1.0.0") is None
+    assert registry.get("plugin_only_validator", "2.0.0") is None
+    assert calls == ["scan"]  # scanned once per unknown name
+
+
+def test_a_sealed_registry_knows_only_its_families() -> None:
+    registry = ValidatorRegistry({}, entry_points=False)
+    assert registry.get("starter_boolean_validator", "1.0.0") is None
+    assert registry.known() == ()
+
+
+def test_a_broken_family_is_a_load_error() -> None:
+    def broken() -> list[Validator]:
+        raise RuntimeError("boom")
+
+    def impostor() -> list[Validator]:
+        return [BooleanValidator("other_name", "1.0.0")]
+
+    registry = ValidatorRegistry({"x_validator": broken, "y_validator": impostor})
+    with pytest.raises(errors.ValidatorLoadFailed):
+        registry.get("x_validator", "1.0.0")
+    with pytest.raises(errors.ValidatorLoadFailed):
+        registry.get("y_validator", "1.0.0")
+
+
+def test_ambiguous_entry_points_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from affidavit.verify.contracts import validators
+
+    twins = [
+        importlib.metadata.EntryPoint("dup_validator", "pkg_a:family", "affidavit.validators"),
+        importlib.metadata.EntryPoint("dup_validator", "pkg_b:family", "affidavit.validators"),
+    ]
+    monkeypatch.setattr(validators, "_entry_points", lambda: twins)
+    with pytest.raises(errors.ValidatorLoadFailed):
+        ValidatorRegistry().get("dup_validator", "1.0.0")
+
+
+def plugin_family() -> list[Validator]:
+    """A third-party family, loaded through a (simulated) entry point."""
+    return [BooleanValidator("plugin_validator", "2.0.0")]
+
+
+def _points(*values: str) -> Any:
+    import importlib.metadata
+
+    return lambda: [
+        importlib.metadata.EntryPoint("plugin_validator", value, "affidavit.validators")
+        for value in values
+    ]
+
+
+def test_a_plugin_family_loads_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    from affidavit.verify.contracts import validators
+
+    monkeypatch.setattr(validators, "_entry_points", _points(f"{__name__}:plugin_family"))
+    registry = ValidatorRegistry()
+    assert registry.get("plugin_validator", "2.0.0") is not None
+    assert registry.known() == (
+        ("plugin_validator", "2.0.0"),
+        ("starter_boolean_validator", "1.0.0"),
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["no_such_module_anywhere:family", "affidavit.verify.contracts.validators:ENTRY_POINT_GROUP"],
+)
+def test_a_broken_entry_point_is_a_load_error(monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+    from affidavit.verify.contracts import validators
+
+    monkeypatch.setattr(validators, "_entry_points", _points(target))
+    with pytest.raises(errors.ValidatorLoadFailed):
+        ValidatorRegistry().get("plugin_validator", "1.0.0")
+
+
+def test_lint_turns_a_load_failure_into_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    from affidavit.verify.contracts import contract, validators
+
+    from tests.verify.contracts.test_contract_golden import BASE, sealed
+
+    monkeypatch.setattr(validators, "_entry_points", _points("no_such_module_anywhere:f"))
+    monkeypatch.setattr(validators, "default_registry", ValidatorRegistry())
+    monkeypatch.setattr(contract, "get_validator", validators.default_registry.get)
+    report = contract.lint_contract(
+        sealed({**BASE, "validator_name": "plugin_validator"}), cache=False
+    )
+    assert report.ok
+    assert [w.code for w in report.warnings] == ["validator.unknown"]
+    assert "could not be loaded" in report.warnings[0].message

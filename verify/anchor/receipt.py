@@ -1,0 +1,336 @@
+"""Anchor receipts: a signed tree head time-stamped by an RFC 3161 TSA, verified offline.
+
+>>> result = verify_anchor_receipt({"receipt_version": "1.0"})
+>>> result.verdict, result.code
+('unreadable', 'anchor.malformed')
+
+A receipt (the shape AiGentsy serves at ``/protocol/merkle/anchors``) carries ``receipt_version,
+anchor_id, sth, sth_digest, sth_digest_algorithm, anchor_method, tsa_url, tsa_status,
+anchored_at`` and the TSA's response as ``tsr_base64``; ``sth`` has at least ``tree_size,
+root_hash, timestamp, signature`` (formats.md §4). Steps, each ``ok``, ``failed`` with a stable
+code, or ``not_checked`` with why (:mod:`affidavit.verify.results`):
+
+``receipt_fields``  the fields above are present, ``sth`` an object   (``anchor.malformed``, exit 2)
+``sth_match``       with ``expected_sth``: the receipt anchors that very tree head
+``sth_digest``      ``sth_digest == H(py-compact(sth))`` (formats.md §1), algorithm ``SHA-256``
+``tsa_status``      ``"granted"``
+``sth_signature``   with a log key: the tree head's Ed25519 signature (formats.md §4)
+``timestamp_token`` with trusted TSA certificates: the RFC 3161 token itself
+                    (:mod:`affidavit.verify.anchor.rfc3161`), its imprint over ``py-compact(sth)``
+
+Fail closed (docs/adr/0010-rfc3161-tokens.md): the receipt's own fields are claims anyone can
+write, so without a TSA certificate the caller trusts the verdict is ``unanchored``
+(``anchor.token_unchecked``, exit 1), never ``verified``. Importing this module does not import
+``cryptography``: the token module loads only when certificates are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import b64decode_strict
+from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.results import StepResult, Verdict, verdict_exit_code
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.keys import Ed25519PublicKey
+
+__all__ = [
+    "RECEIPT_FIELDS",
+    "STH_FIELDS",
+    "AnchorResult",
+    "verify_anchor_receipt",
+]
+
+# The fields the peer requires (aigentsy-verify 1.6.3, verify_anchor_receipt).
+RECEIPT_FIELDS: Final = (
+    "receipt_version", "anchor_id", "sth", "sth_digest", "sth_digest_algorithm",
+    "anchor_method", "tsa_url", "tsa_status", "anchored_at",
+)  # fmt: skip
+STH_FIELDS: Final = ("tree_size", "root_hash", "timestamp", "signature")
+MAX_TOKEN_BYTES: Final = 1 << 20
+STEP_NAMES: Final = (
+    "receipt_fields", "sth_match", "sth_digest", "tsa_status", "sth_signature", "timestamp_token",
+)  # fmt: skip
+
+
+class AnchorResult(NamedTuple):
+    """The verification of one anchor receipt."""
+
+    source: str | None
+    verdict: Verdict
+    steps: tuple[StepResult, ...]
+    anchor_id: str | None = None
+    anchored_at: str | None = None
+    tsa_url: str | None = None
+    sth_digest: str | None = None  # recomputed, lowercase hex
+    token: Mapping[str, Any] | None = None  # VerifiedToken.to_json() when the token verified
+    code: str | None = None
+    message: str = ""
+
+    @property
+    def verified(self) -> bool:
+        """True only for the verdict ``verified``."""
+        return self.verdict == "verified"
+
+    @property
+    def exit_code(self) -> int:
+        """0 verified, 1 not verified, 2 unreadable."""
+        return verdict_exit_code(self.verdict)
+
+    @property
+    def gen_time(self) -> str | None:
+        """The TSA's genTime (RFC 3339, UTC) when the token verified."""
+        return None if self.token is None else str(self.token["gen_time"])
+
+    def step(self, name: str) -> StepResult | None:
+        """The step called ``name``."""
+        return next((s for s in self.steps if s.name == name), None)
+
+    def peer_details(self) -> dict[str, bool]:
+        """The peer's booleans, computed from our steps for parity reports.
+
+        The peer stops at its first failure (fields, then digest, then status), so each of its
+        flags is true only when every earlier check passed too; ours are derived the same way.
+        """
+
+        def ok(name: str) -> bool:
+            step = self.step(name)
+            return step is not None and step.status == "ok"
+
+        fields = self.step("receipt_fields")
+        fields_present = ok("receipt_fields")
+        digest = fields_present and ok("sth_digest")
+        return {
+            "fields_present": fields_present,
+            "sth_digest_match": digest,
+            "tsa_granted": digest and ok("tsa_status"),
+            "tsr_present": bool(fields is not None and fields.details.get("tsr_present")),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The result object of ``specs/verify-anchor-result.schema.json``."""
+        out: dict[str, Any] = {
+            "kind": "anchor",
+            "source": self.source,
+            "verdict": self.verdict,
+            "verified": self.verified,
+            "anchor_id": self.anchor_id,
+            "anchored_at": self.anchored_at,
+            "tsa_url": self.tsa_url,
+            "sth_digest": self.sth_digest,
+            "token": None if self.token is None else dict(self.token),
+            "steps": [s.to_json() for s in self.steps],
+            "peer": self.peer_details(),
+        }
+        if self.code is not None:
+            out["code"] = self.code
+            out["message"] = self.message
+        return out
+
+
+def verify_anchor_receipt(
+    receipt: object,
+    *,
+    tsa_certs: Sequence[bytes] = (),
+    ca_certs: Sequence[bytes] = (),
+    log_key: Ed25519PublicKey | None = None,
+    expected_sth: Mapping[str, Any] | None = None,
+    source: str | None = None,
+) -> AnchorResult:
+    """Verify an anchor receipt; every problem in it is a step of the result, never raised.
+
+    ``tsa_certs`` are PEM or DER certificates of TSAs the caller trusts; ``ca_certs`` optional
+    trust anchors the TSA certificate must chain to (at genTime). ``log_key`` also verifies the
+    tree head's own signature. ``expected_sth`` (a bundle's ``signed_tree_head``) must be the
+    tree head the receipt anchors.
+
+    Raises:
+        AnchorTsaCertUnreadable: a certificate argument is not a certificate (caller error).
+    """
+    trusted: list[Any] = []
+    anchors: list[Any] = []
+    if tsa_certs or ca_certs:
+        from affidavit.verify.anchor import rfc3161  # noqa: PLC0415 - lazy: cryptography x509
+
+        trusted = [rfc3161.load_certificate(c, "TSA certificate") for c in tsa_certs]
+        anchors = [rfc3161.load_certificate(c, "CA certificate") for c in ca_certs]
+    fields = _fields_step(receipt)
+    if fields.status == "failed" or not isinstance(receipt, Mapping):
+        return AnchorResult(
+            source, "unreadable", (fields,), code=fields.code, message=fields.message
+        )
+    sth: Mapping[str, Any] = receipt["sth"]
+    steps: list[StepResult] = [fields]
+    if expected_sth is not None:
+        steps.append(_sth_match_step(sth, expected_sth))
+    try:
+        sth_bytes = py_compact(sth)
+    except errors.CanonicalError as e:  # pragma: no cover - strict JSON cannot produce these
+        return AnchorResult(source, "unreadable", (fields,), code=e.code, message=e.message)
+    computed = sha256_hex(sth_bytes)
+    steps.append(_digest_step(receipt, computed))
+    steps.append(_status_step(receipt))
+    steps.append(_sth_signature_step(sth, log_key))
+    token: dict[str, Any] | None = None
+    if not tsa_certs:
+        steps.append(
+            StepResult.not_checked(
+                "timestamp_token",
+                "no trusted TSA certificate given (--tsa-cert): the RFC 3161 token is not proven",
+            )
+        )
+    else:
+        step, token = _token_step(receipt, sth_bytes, trusted, anchors)
+        steps.append(step)
+    failure = next((s for s in steps if s.status == "failed"), None)
+    verdict: Verdict
+    if failure is not None:
+        verdict, code, message = "failed", failure.code, f"{failure.name}: {failure.message}"
+    elif token is None:
+        unchecked = errors.AnchorTokenUnchecked(
+            "the time-stamp token was not verified: give the TSA certificate you trust"
+        )
+        verdict, code, message = "unanchored", unchecked.code, unchecked.message
+    else:
+        verdict, code, message = "verified", None, ""
+    return AnchorResult(
+        source,
+        verdict,
+        tuple(steps),
+        anchor_id=_text(receipt.get("anchor_id")),
+        anchored_at=_text(receipt.get("anchored_at")),
+        tsa_url=_text(receipt.get("tsa_url")),
+        sth_digest=computed,
+        token=token,
+        code=code,
+        message=message,
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _fields_step(receipt: object) -> StepResult:
+    name = "receipt_fields"
+    if not isinstance(receipt, Mapping):
+        return StepResult.failed(name, errors.AnchorReceiptMalformed("receipt is not an object"))
+    missing = [f for f in RECEIPT_FIELDS if f not in receipt]
+    if missing:
+        return StepResult.failed(
+            name,
+            errors.AnchorReceiptMalformed(f"receipt lacks {', '.join(missing)}"),
+            missing=missing,
+        )
+    sth = receipt["sth"]
+    if not isinstance(sth, Mapping):
+        return StepResult.failed(name, errors.AnchorReceiptMalformed("sth is not an object"))
+    missing = [f for f in STH_FIELDS if f not in sth]
+    if missing:
+        return StepResult.failed(
+            name,
+            errors.AnchorReceiptMalformed(f"sth lacks {', '.join(missing)}"),
+            missing=[f"sth.{f}" for f in missing],
+        )
+    for key in ("sth_digest", "sth_digest_algorithm", "tsa_status"):
+        if not isinstance(receipt[key], str):
+            return StepResult.failed(name, errors.AnchorReceiptMalformed(f"{key} is not a string"))
+    tsr = receipt.get("tsr_base64")
+    if tsr is not None and not isinstance(tsr, str):
+        return StepResult.failed(name, errors.AnchorReceiptMalformed("tsr_base64 is not a string"))
+    return StepResult.ok(name, tsr_present=bool(tsr))
+
+
+def _sth_match_step(sth: Mapping[str, Any], expected: Mapping[str, Any]) -> StepResult:
+    name = "sth_match"
+    try:
+        same = py_compact(sth) == py_compact(expected)
+    except errors.CanonicalError as e:
+        return StepResult.failed(name, errors.AnchorSthMismatch(e.message))
+    if same:
+        return StepResult.ok(name)
+    return StepResult.failed(
+        name,
+        errors.AnchorSthMismatch("the receipt anchors another tree head than the expected one"),
+        expected={k: expected.get(k) for k in ("tree_size", "root_hash")},
+        actual={k: sth.get(k) for k in ("tree_size", "root_hash")},
+    )
+
+
+def _digest_step(receipt: Mapping[str, Any], computed: str) -> StepResult:
+    name = "sth_digest"
+    algorithm = receipt["sth_digest_algorithm"]
+    if algorithm != "SHA-256":
+        return StepResult.failed(
+            name,
+            errors.AnchorDigestAlgorithmUnsupported(
+                f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'"
+            ),
+        )
+    claimed = receipt["sth_digest"]
+    if claimed != computed:  # exact text, as the peer compares (formats.md: lowercase hex)
+        return StepResult.failed(
+            name,
+            errors.AnchorDigestMismatch("sth_digest is not H(py-compact(sth))"),
+            expected=computed,
+            actual=claimed,
+        )
+    return StepResult.ok(name, sth_digest=computed)
+
+
+def _status_step(receipt: Mapping[str, Any]) -> StepResult:
+    status = receipt["tsa_status"]
+    if status == "granted":
+        return StepResult.ok("tsa_status")
+    return StepResult.failed(
+        "tsa_status",
+        errors.AnchorTsaNotGranted(f"tsa_status is {status!r}, not 'granted'"),
+        actual=status,
+    )
+
+
+def _sth_signature_step(sth: Mapping[str, Any], log_key: Ed25519PublicKey | None) -> StepResult:
+    name = "sth_signature"
+    if log_key is None:
+        return StepResult.not_checked(
+            name, "no log key given (--log-key): the tree head's own signature is not checked"
+        )
+    from affidavit.verify.crypto.treehead import verify_sth  # noqa: PLC0415 - only with a log key
+
+    try:
+        verify_sth(sth, log_key)
+    except (errors.TreeHeadMalformed, errors.TreeHeadSignatureInvalid) as e:
+        return StepResult.failed(name, e)
+    return StepResult.ok(name, key=log_key.b64)
+
+
+def _token_step(
+    receipt: Mapping[str, Any], sth_bytes: bytes, trusted: Sequence[Any], anchors: Sequence[Any]
+) -> tuple[StepResult, dict[str, Any] | None]:
+    from affidavit.verify.anchor import rfc3161  # noqa: PLC0415 - lazy: cryptography x509
+
+    name = "timestamp_token"
+    text = receipt.get("tsr_base64")
+    if not text:
+        return StepResult.failed(
+            name, errors.AnchorTokenAbsent("the receipt carries no tsr_base64 token")
+        ), None
+    if len(text) > MAX_TOKEN_BYTES * 4 // 3 + 4:
+        return StepResult.failed(
+            name, errors.AnchorTokenMalformed("tsr_base64 is larger than 1 MiB")
+        ), None
+    try:
+        der = b64decode_strict(text)
+    except (ValueError, UnicodeError) as e:
+        return StepResult.failed(name, errors.AnchorTokenMalformed(f"tsr_base64: {e}")), None
+    try:
+        parsed = rfc3161.parse_token(der)
+        verified = rfc3161.verify_token(parsed, sth_bytes, trusted, anchors)
+    except errors.AnchorError as e:
+        return StepResult.failed(name, e), None
+    summary = verified.to_json()
+    shown = {k: summary[k] for k in ("gen_time", "tsa_subject", "imprint_algorithm")}
+    return StepResult.ok(name, **shown), summary

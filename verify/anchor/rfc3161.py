@@ -1,0 +1,446 @@
+"""RFC 3161 time-stamp tokens, verified offline against a TSA certificate the caller trusts.
+
+A token is a CMS SignedData (RFC 5652 §5) whose encapsulated content is a TSTInfo (RFC 3161
+§2.4.2). :func:`parse_token` reads one strictly (DER, :mod:`affidavit.verify.anchor.der`) from a
+TimeStampResp or a bare TimeStampToken; :func:`verify_token` then checks, in this order, each
+failure with its own code (``specs/error-codes.json``):
+
+1. the signer is the given TSA certificate: SignerInfo ``sid`` (RFC 5652 §5.3) and the first
+   ESSCertID / ESSCertIDv2 of the signing-certificate attribute(s) (RFC 2634 §5.4, RFC 5035,
+   RFC 5816) -> ``anchor.tsa_cert_mismatch``;
+2. the certificate is a TSA certificate: extendedKeyUsage critical and only id-kp-timeStamping,
+   keyUsage (if present) only digitalSignature/nonRepudiation (RFC 3161 §2.3)
+   -> ``anchor.tsa_cert_eku_invalid``;
+3. the messageDigest signed attribute is the hash of the TSTInfo bytes (RFC 5652 §5.4)
+   -> ``anchor.message_digest_mismatch``;
+4. the signature over the DER signed attributes verifies under the certificate's key
+   (RFC 5652 §5.4; RSA PKCS#1 v1.5 or ECDSA, with SHA-256/384/512)
+   -> ``anchor.tsa_signature_invalid``;
+5. genTime lies within the certificate's validity -> ``anchor.tsa_cert_not_valid``;
+6. with CA certificates: an RFC 5280 path from the TSA certificate to one of them at genTime
+   -> ``anchor.tsa_chain_invalid``;
+7. the message imprint: SHA-256/384/512 only (SHA-1 is refused:
+   ``anchor.imprint_algorithm_unsupported``), and ``hashedMessage`` equals the hash of the data
+   under that algorithm -> ``anchor.imprint_mismatch``.
+
+Certificates embedded in the token are never trusted; they only serve as untrusted
+intermediates when a path to a CA is built. The certificate side lives in
+:mod:`affidavit.verify.anchor.certs`. Imports ``cryptography`` (not its x509 part, which loads
+only when a token is verified); load this module lazily: it is not on the ``verify bundle`` path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.anchor.certs import (
+    CertId,
+    check_carried,
+    check_chain,
+    check_tsa_usage,
+    check_validity,
+    load_certificate,
+    signer_certificate,
+)
+from affidavit.verify.anchor.der import (
+    INTEGER,
+    SEQUENCE,
+    SET,
+    DerError,
+    Element,
+    context,
+    read_one,
+)
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+
+if TYPE_CHECKING:
+    from cryptography import x509
+
+__all__ = [
+    "ParsedToken",
+    "VerifiedToken",
+    "load_certificate",
+    "parse_token",
+    "rfc3339",
+    "verify_token",
+]
+
+# Object identifiers (RFC 5652 §14, RFC 3161 §2.4.2, RFC 5754, RFC 8017, RFC 5758, RFC 8410).
+ID_SIGNED_DATA: Final = "1.2.840.113549.1.7.2"
+ID_CT_TSTINFO: Final = "1.2.840.113549.1.9.16.1.4"
+ID_CONTENT_TYPE: Final = "1.2.840.113549.1.9.3"
+ID_MESSAGE_DIGEST: Final = "1.2.840.113549.1.9.4"
+ID_SIGNING_CERTIFICATE: Final = "1.2.840.113549.1.9.16.2.12"
+ID_SIGNING_CERTIFICATE_V2: Final = "1.2.840.113549.1.9.16.2.47"
+
+HASHES: Final[dict[str, str]] = {
+    "1.3.14.3.2.26": "sha1",
+    "2.16.840.1.101.3.4.2.1": "sha256",
+    "2.16.840.1.101.3.4.2.2": "sha384",
+    "2.16.840.1.101.3.4.2.3": "sha512",
+    "2.16.840.1.101.3.4.2.4": "sha224",
+    "2.16.840.1.101.3.4.2.6": "sha512_256",
+}
+STRONG_HASHES: Final = frozenset({"sha256", "sha384", "sha512"})
+_CRYPTO_HASH: Final[dict[str, type[hashes.HashAlgorithm]]] = {
+    "sha256": hashes.SHA256,
+    "sha384": hashes.SHA384,
+    "sha512": hashes.SHA512,
+}
+# signatureAlgorithm OID -> (key kind, hash it implies or None = the SignerInfo digestAlgorithm)
+_SIGNATURES: Final[dict[str, tuple[str, str | None]]] = {
+    "1.2.840.113549.1.1.1": ("rsa", None),
+    "1.2.840.113549.1.1.11": ("rsa", "sha256"),
+    "1.2.840.113549.1.1.12": ("rsa", "sha384"),
+    "1.2.840.113549.1.1.13": ("rsa", "sha512"),
+    "1.2.840.10045.4.3.2": ("ecdsa", "sha256"),
+    "1.2.840.10045.4.3.3": ("ecdsa", "sha384"),
+    "1.2.840.10045.4.3.4": ("ecdsa", "sha512"),
+}
+
+
+class ParsedToken(NamedTuple):
+    """A token read strictly; nothing in it is verified yet."""
+
+    status: int | None  # PKIStatus when read from a TimeStampResp, None for a bare token
+    policy: str
+    imprint_oid: str
+    hashed_message: bytes
+    serial_number: int
+    gen_time: datetime
+    accuracy: dict[str, int] | None
+    ordering: bool
+    nonce: int | None
+    tst_info: bytes  # the eContent octets the messageDigest attribute covers
+    sid_issuer: bytes | None  # IssuerAndSerialNumber: DER issuer Name ...
+    sid_serial: int | None  # ... and serial
+    sid_key_id: bytes | None  # or SubjectKeyIdentifier
+    digest_oid: str
+    signed_attrs: bytes  # DER of SignedAttributes with the SET tag (RFC 5652 §5.4)
+    message_digest: bytes
+    cert_ids: tuple[CertId, ...]
+    signature_oid: str
+    signature: bytes
+    certificates: tuple[bytes, ...]  # carried in the token, untrusted
+    crls: tuple[bytes, ...]  # carried in the token, unused
+
+
+class VerifiedToken(NamedTuple):
+    """What a verified token proves: the TSA vouches that the imprint existed at ``gen_time``."""
+
+    gen_time: datetime
+    serial_number: int
+    policy: str
+    imprint_algorithm: str
+    nonce: int | None
+    accuracy: dict[str, int] | None
+    tsa_subject: str
+    tsa_cert_sha256: str
+    chained_to: str | None  # subject of the CA the path ends at, when CAs were given
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form (genTime as RFC 3339 UTC)."""
+        return {
+            "gen_time": rfc3339(self.gen_time),
+            "serial_number": str(self.serial_number),
+            "policy": self.policy,
+            "imprint_algorithm": self.imprint_algorithm,
+            "nonce": None if self.nonce is None else str(self.nonce),
+            "accuracy": self.accuracy,
+            "tsa_subject": self.tsa_subject,
+            "tsa_cert_sha256": self.tsa_cert_sha256,
+            "chained_to": self.chained_to,
+        }
+
+
+def rfc3339(moment: datetime) -> str:
+    """``YYYY-MM-DDThh:mm:ss[.ffffff]Z`` for an aware UTC datetime."""
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing (RFC 3161 §2.4.2, RFC 5652 §5)
+
+
+def parse_token(der: bytes) -> ParsedToken:
+    """Read a DER TimeStampResp or TimeStampToken strictly.
+
+    Raises:
+        AnchorTokenMalformed: not strict DER of the RFC 3161 / RFC 5652 structures.
+        AnchorTsaNotGranted: a TimeStampResp whose status is not granted or grantedWithMods.
+    """
+    try:
+        return _parse(der)
+    except (ValueError, IndexError) as e:  # DerError, or a structure of the wrong arity
+        raise errors.AnchorTokenMalformed(f"time-stamp token: {e or 'truncated'}") from None
+
+
+def _parse(der: bytes) -> ParsedToken:
+    top = read_one(der).expect(SEQUENCE, "TimeStampResp or ContentInfo")
+    parts = top.children()
+    status: int | None = None
+    if parts and parts[0].tag == SEQUENCE:  # TimeStampResp ::= SEQUENCE {status, token OPTIONAL}
+        if len(parts) > 2:
+            raise DerError("TimeStampResp has extra elements")
+        status = parts[0].children()[0].as_int()
+        if status not in (0, 1):  # granted, grantedWithMods (RFC 3161 §2.4.2)
+            raise errors.AnchorTsaNotGranted(
+                f"TimeStampResp status is {status}, not granted (0) or grantedWithMods (1)",
+                details={"pki_status": status},
+            )
+        if len(parts) < 2:
+            raise DerError("TimeStampResp is granted but carries no timeStampToken")
+        parts = parts[1].expect(SEQUENCE, "timeStampToken").children()
+    # ContentInfo ::= SEQUENCE { contentType, content [0] EXPLICIT }  (RFC 5652 §3)
+    if len(parts) != 2 or parts[0].as_oid() != ID_SIGNED_DATA:
+        raise DerError("timeStampToken is not a ContentInfo of id-signedData")
+    (signed_data,) = parts[1].expect(context(0), "ContentInfo content").children()
+    return _parse_signed_data(signed_data.expect(SEQUENCE, "SignedData"), status)
+
+
+def _parse_signed_data(signed_data: Element, status: int | None) -> ParsedToken:
+    items = signed_data.children()
+    if items[0].as_int() not in (3, 4, 5):  # RFC 5652 §5.1: eContentType is not id-data
+        raise DerError("SignedData version is not 3, 4 or 5")
+    digests = {_algorithm(a) for a in items[1].expect(SET, "digestAlgorithms").children()}
+    encap = items[2].expect(SEQUENCE, "encapContentInfo").children()
+    if len(encap) != 2 or encap[0].as_oid() != ID_CT_TSTINFO:
+        raise DerError("encapContentInfo is not an eContent of id-ct-TSTInfo")
+    (econtent,) = encap[1].expect(context(0), "eContent").children()
+    tst_info = econtent.as_octets()
+    rest = items[3:]
+    certificates: tuple[bytes, ...] = ()
+    if rest and rest[0].tag == context(0):  # certificates [0] IMPLICIT CertificateSet
+        # CertificateChoices: only plain X.509 certificates; the obsolete and attribute-
+        # certificate choices ([0]..[3], RFC 5652 §10.2.2) have no use in a time-stamp token.
+        certificates = tuple(c.expect(SEQUENCE, "Certificate").encoded for c in rest[0].children())
+        rest = rest[1:]
+    crls: tuple[bytes, ...] = ()
+    if rest and rest[0].tag == context(1):  # crls [1] IMPLICIT RevocationInfoChoices (unused)
+        crls = tuple(c.expect(SEQUENCE, "CertificateList").encoded for c in rest[0].children())
+        rest = rest[1:]
+    if len(rest) != 1:
+        raise DerError("SignedData has no signerInfos or extra elements")
+    signers = rest[0].expect(SET, "signerInfos").children()
+    if len(signers) != 1:  # RFC 3161 §2.4.2: exactly one signer, the TSA
+        raise DerError(f"a time-stamp token has exactly one SignerInfo, found {len(signers)}")
+    signer = _parse_signer(signers[0].expect(SEQUENCE, "SignerInfo"))
+    if signer["digest_oid"] not in digests:  # RFC 5652 §5.1: digestAlgorithms lists the signer's
+        raise DerError("the signer's digestAlgorithm is not among SignedData digestAlgorithms")
+    tst = _parse_tst_info(tst_info)
+    return ParsedToken(status=status, tst_info=tst_info, certificates=certificates, crls=crls,
+                       **tst, **signer)  # fmt: skip
+
+
+def _parse_tst_info(data: bytes) -> dict[str, Any]:
+    """TSTInfo (RFC 3161 §2.4.2)."""
+    items = read_one(data).expect(SEQUENCE, "TSTInfo").children()
+    if items[0].as_int() != 1:
+        raise DerError("TSTInfo version is not 1")
+    imprint = items[2].expect(SEQUENCE, "messageImprint").children()
+    if len(imprint) != 2:
+        raise DerError("messageImprint is not {hashAlgorithm, hashedMessage}")
+    out: dict[str, Any] = {
+        "policy": items[1].as_oid(),
+        "imprint_oid": _algorithm(imprint[0]),
+        "hashed_message": imprint[1].as_octets(),
+        "serial_number": items[3].as_int(),
+        "gen_time": items[4].as_generalized_time(),
+        "accuracy": None,
+        "ordering": False,
+        "nonce": None,
+    }
+    rest = items[5:]
+    if rest and rest[0].tag == SEQUENCE:  # accuracy
+        out["accuracy"] = _accuracy(rest[0])
+        rest = rest[1:]
+    if rest and rest[0].tag == 0x01:  # ordering BOOLEAN DEFAULT FALSE
+        out["ordering"] = rest[0].as_bool()
+        rest = rest[1:]
+    if rest and rest[0].tag == INTEGER:  # nonce
+        out["nonce"] = rest[0].as_int()
+        rest = rest[1:]
+    if rest and rest[0].tag == context(0):  # tsa [0] GeneralName (reported via the cert)
+        rest = rest[1:]
+    if rest and rest[0].tag == context(1):  # extensions [1] IMPLICIT
+        rest = rest[1:]
+    if rest:
+        raise DerError("TSTInfo has unexpected trailing elements")
+    return out
+
+
+def _accuracy(element: Element) -> dict[str, int]:
+    names = {INTEGER: "seconds", 0x80: "millis", 0x81: "micros"}
+    out: dict[str, int] = {}
+    for part in element.children():
+        name = names.get(part.tag)
+        if name is None or name in out:
+            raise DerError("Accuracy has an unexpected element")
+        out[name] = part._replace(tag=INTEGER).as_int()
+    return out
+
+
+def _parse_signer(signer: Element) -> dict[str, Any]:
+    """SignerInfo (RFC 5652 §5.3) of a time-stamp token."""
+    items = signer.children()
+    version = items[0].as_int()
+    sid = items[1]
+    out: dict[str, Any] = {"sid_issuer": None, "sid_serial": None, "sid_key_id": None}
+    if sid.tag == SEQUENCE and version == 1:  # IssuerAndSerialNumber
+        issuer, serial = sid.children()
+        out["sid_issuer"] = issuer.expect(SEQUENCE, "sid issuer").encoded
+        out["sid_serial"] = serial.as_int()
+    elif sid.tag == 0x80 and version == 3:  # [0] SubjectKeyIdentifier
+        out["sid_key_id"] = sid.content
+    else:
+        raise DerError("SignerInfo sid and version disagree (RFC 5652 §5.3)")
+    out["digest_oid"] = _algorithm(items[2])
+    attrs = items[3].expect(context(0), "signedAttrs (required for TSTInfo, RFC 5652 §5.3)")
+    out["signed_attrs"] = bytes([SET]) + attrs.encoded[1:]  # RFC 5652 §5.4: sign as SET OF
+    out["signature_oid"] = _algorithm(items[4])
+    out["signature"] = items[5].as_octets()
+    if len(items) > 7 or (len(items) == 7 and items[6].tag != context(1)):
+        raise DerError("SignerInfo has unexpected trailing elements")
+    values: dict[str, Element] = {}
+    for attribute in attrs.children():
+        kind, value_set = attribute.expect(SEQUENCE, "Attribute").children()
+        oid = kind.as_oid()
+        found = value_set.expect(SET, "attrValues").children()
+        if oid in values or len(found) != 1:  # RFC 5652 §5.3: one value, no repeats
+            raise DerError(f"signed attribute {oid} is repeated or has {len(found)} values")
+        values[oid] = found[0]
+    if ID_CONTENT_TYPE not in values or values[ID_CONTENT_TYPE].as_oid() != ID_CT_TSTINFO:
+        raise DerError("signed contentType attribute is absent or not id-ct-TSTInfo")
+    if ID_MESSAGE_DIGEST not in values:
+        raise DerError("signed attributes carry no messageDigest")
+    out["message_digest"] = values[ID_MESSAGE_DIGEST].as_octets()
+    cert_ids: list[CertId] = []
+    if ID_SIGNING_CERTIFICATE in values:
+        cert_ids.append(_first_cert_id(values[ID_SIGNING_CERTIFICATE], v2=False))
+    if ID_SIGNING_CERTIFICATE_V2 in values:
+        cert_ids.append(_first_cert_id(values[ID_SIGNING_CERTIFICATE_V2], v2=True))
+    if not cert_ids:  # RFC 3161 §2.4.1, RFC 5816 §2.2.1
+        raise DerError("no signingCertificate(V2) attribute identifies the TSA certificate")
+    out["cert_ids"] = tuple(cert_ids)
+    return out
+
+
+def _first_cert_id(value: Element, *, v2: bool) -> CertId:
+    """The first ESSCertID(v2) of a SigningCertificate(V2): it names the signer (RFC 5035)."""
+    certs = value.expect(SEQUENCE, "SigningCertificate").children()[0].expect(SEQUENCE, "certs")
+    parts = certs.children()[0].expect(SEQUENCE, "ESSCertID").children()
+    hash_name = "sha1"
+    if v2:
+        hash_name = "sha256"  # DEFAULT id-sha256 (RFC 5035 §5.4.1.1)
+        if parts[0].tag == SEQUENCE:
+            hash_name = HASHES.get(_algorithm(parts[0]), "unknown")
+            parts = parts[1:]
+    cert_hash = parts[0].as_octets()
+    issuer: bytes | None = None
+    serial: int | None = None
+    if len(parts) > 1:  # IssuerSerial ::= SEQUENCE { issuer GeneralNames, serialNumber }
+        names, serial_element = parts[1].expect(SEQUENCE, "IssuerSerial").children()
+        serial = serial_element.as_int()
+        for name in names.expect(SEQUENCE, "GeneralNames").children():
+            if name.tag == context(4):  # directoryName [4] EXPLICIT Name
+                issuer = name.children()[0].expect(SEQUENCE, "Name").encoded
+    return CertId(hash_name, cert_hash, issuer, serial)
+
+
+def _algorithm(element: Element) -> str:
+    """An AlgorithmIdentifier's OID; parameters absent or NULL only (RFC 5754 §2)."""
+    parts = element.expect(SEQUENCE, "AlgorithmIdentifier").children()
+    if not parts or len(parts) > 2 or (len(parts) == 2 and parts[1].encoded != b"\x05\x00"):
+        raise DerError("AlgorithmIdentifier parameters are not absent or NULL")
+    return parts[0].as_oid()
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification
+
+
+def verify_token(
+    token: ParsedToken,
+    data: bytes,
+    tsa_certs: Sequence[x509.Certificate],
+    ca_certs: Sequence[x509.Certificate] = (),
+) -> VerifiedToken:
+    """Verify ``token`` as a time-stamp of ``data`` by one of ``tsa_certs`` (see module doc).
+
+    Raises:
+        AnchorError: the subclass whose code names the first check that fails.
+    """
+    cert = signer_certificate(tsa_certs, sid_issuer=token.sid_issuer, sid_serial=token.sid_serial,
+                              sid_key_id=token.sid_key_id, cert_ids=token.cert_ids)  # fmt: skip
+    carried = check_carried(token.certificates, token.crls)
+    check_tsa_usage(cert)
+    digest_name = HASHES.get(token.digest_oid)
+    if digest_name not in STRONG_HASHES:
+        raise errors.AnchorAlgorithmUnsupported(
+            f"SignerInfo digestAlgorithm {token.digest_oid} is not SHA-256/384/512"
+        )
+    if hashlib.new(digest_name, token.tst_info).digest() != token.message_digest:
+        raise errors.AnchorMessageDigestMismatch(
+            "the signed messageDigest is not the hash of the TSTInfo (content altered)"
+        )
+    _check_signature(token, cert, digest_name)
+    check_validity(cert, token.gen_time, rfc3339(token.gen_time))
+    chained_to = check_chain(cert, carried, ca_certs, token.gen_time) if ca_certs else None
+    imprint_name = HASHES.get(token.imprint_oid)
+    if imprint_name not in STRONG_HASHES:
+        raise errors.AnchorImprintAlgorithmUnsupported(
+            f"messageImprint hash {imprint_name or token.imprint_oid} is not SHA-256/384/512",
+            details={"imprint_algorithm": imprint_name or token.imprint_oid},
+        )
+    expected = hashlib.new(imprint_name, data).digest()
+    if expected != token.hashed_message:
+        raise errors.AnchorImprintMismatch(
+            f"the token time-stamps {token.hashed_message.hex()}, not the {imprint_name} of the "
+            f"tree head ({expected.hex()})",
+            details={"imprint_algorithm": imprint_name},
+        )
+    return VerifiedToken(
+        gen_time=token.gen_time,
+        serial_number=token.serial_number,
+        policy=token.policy,
+        imprint_algorithm=imprint_name,
+        nonce=token.nonce,
+        accuracy=token.accuracy,
+        tsa_subject=cert.subject.rfc4514_string(),
+        tsa_cert_sha256=cert.fingerprint(hashes.SHA256()).hex(),
+        chained_to=chained_to,
+    )
+
+
+def _check_signature(token: ParsedToken, cert: x509.Certificate, digest_name: str) -> None:
+    """The signature over the DER signed attributes (RFC 5652 §5.4) under the cert's key."""
+    algorithm = _SIGNATURES.get(token.signature_oid)
+    if algorithm is None or (algorithm[1] is not None and algorithm[1] != digest_name):
+        raise errors.AnchorAlgorithmUnsupported(
+            f"signatureAlgorithm {token.signature_oid} with digest {digest_name} is not supported"
+        )
+    kind = algorithm[0]
+    key = cert.public_key()
+    chosen = _CRYPTO_HASH[digest_name]()
+    try:
+        if kind == "rsa" and isinstance(key, rsa.RSAPublicKey):
+            key.verify(token.signature, token.signed_attrs, padding.PKCS1v15(), chosen)
+        elif kind == "ecdsa" and isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(token.signature, token.signed_attrs, ec.ECDSA(chosen))
+        else:
+            raise errors.AnchorTsaSignatureInvalid(
+                f"the TSA certificate's key does not fit signature algorithm {kind}"
+            )
+    except InvalidSignature:
+        raise errors.AnchorTsaSignatureInvalid(
+            "the TSA signature over the signed attributes does not verify"
+        ) from None

@@ -1,0 +1,102 @@
+"""OutcomeAttestation verification (formats.md §4, the peer's ``sample_attestation.json``).
+
+>>> result = verify_attestation({"attestation": {}, "payload_hash": "", "signature": "",
+...                              "algorithm": "Ed25519"})
+>>> result.verdict, result.code
+('failed', 'attestation.payload_hash_mismatch')
+
+``{attestation, payload_hash, signature, algorithm, public_key_base64, verify_url}``;
+``payload_hash = H(py-compact(attestation))``; the Ed25519 signature covers the same py-compact
+bytes, standard base64.
+
+Fail closed: the embedded ``public_key_base64`` proves nothing by itself (anyone can sign and
+embed their own key), so the verdict is ``verified`` only when the signature verifies under a key
+the caller trusts; without one it is ``unanchored``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterable
+from typing import Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
+from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.results import AttestationResult, StepResult, decide
+
+__all__ = ["AttestationResult", "verify_attestation"]
+
+_UNANCHORED: Final = (
+    "no trusted key: supply one with --public-key-base64, --publisher-doc or --trusted-keys "
+    "(the key embedded in the attestation is not trusted on its own)"
+)
+
+
+def _parse(unverified: Any) -> tuple[dict[str, Any], str, str]:
+    if not isinstance(unverified, dict):
+        raise errors.AttestationMalformed("an OutcomeAttestation must be a JSON object")
+    body = unverified.get("attestation")
+    if not isinstance(body, dict):
+        raise errors.AttestationMalformed("attestation must be an object")
+    claimed, signature = unverified.get("payload_hash"), unverified.get("signature")
+    if not isinstance(claimed, str) or not isinstance(signature, str):
+        raise errors.AttestationMalformed("payload_hash and signature must be strings")
+    if unverified.get("algorithm", "Ed25519") != "Ed25519":
+        raise errors.AttestationMalformed(f"unsupported algorithm {unverified.get('algorithm')!r}")
+    return body, claimed, signature
+
+
+def verify_attestation(
+    unverified_attestation: Any,
+    trusted_keys: Iterable[Ed25519PublicKey] = (),
+    *,
+    source: str | None = None,
+) -> AttestationResult:
+    """Verify an OutcomeAttestation; never raises for any JSON value.
+
+    Steps: ``parse``, ``payload_hash``, ``signature`` (under each trusted key in turn).
+    """
+    try:
+        body, claimed, signature_text = _parse(unverified_attestation)
+    except errors.AffidavitError as e:
+        step = StepResult.failed("parse", e)
+        return AttestationResult(source, "unreadable", (step,), code=e.code, message=e.message)
+    message = py_compact(body)
+    recomputed = sha256_hex(message)
+    steps = [StepResult.ok("parse")]
+    if hmac.compare_digest(recomputed, claimed):
+        steps.append(StepResult.ok("payload_hash"))
+    else:
+        mismatch = errors.AttestationHashMismatch("payload_hash does not match the attestation")
+        steps.append(
+            StepResult.failed("payload_hash", mismatch, expected=recomputed, actual=claimed)
+        )
+    steps.append(_signature_step(message, signature_text, tuple(trusted_keys)))
+    final = tuple(steps)
+    anchored = final[-1].status == "ok"
+    unanchored = errors.AttestationUnanchored(_UNANCHORED)
+    verdict, code, text = decide(final, anchored=anchored, unanchored_error=unanchored)
+    return AttestationResult(source, verdict, final, recomputed, code, text)
+
+
+def _signature_step(
+    message: bytes, signature_text: str, trusted: tuple[Ed25519PublicKey, ...]
+) -> StepResult:
+    try:
+        signature = decode_signature_b64(signature_text)
+    except errors.AffidavitError as e:
+        return StepResult.failed("signature", e)
+    if not trusted:
+        return StepResult.not_checked("signature", _UNANCHORED)
+    for key in trusted:
+        try:
+            verify_ed25519(key, message, signature)
+        except errors.AffidavitError:
+            continue
+        return StepResult.ok("signature", key=key.b64)
+    bad = errors.AttestationSignatureBad(
+        f"the signature verifies under none of the {len(trusted)} trusted key(s)"
+    )
+    return StepResult.failed("signature", bad)

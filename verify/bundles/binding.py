@@ -1,0 +1,170 @@
+"""Step ``cross_reference``: what the signed log covers of this bundle (formats.md §4).
+
+>>> consequence_binding([])
+'no_consequence_authorization_claimed'
+
+Three questions, reported together (the peer's five-step contract keeps them in one step):
+
+1. **Root**: ``merkle_inclusion.{merkle_root, tree_size, log_id}`` equal the signed head's.
+2. **Leaf binding** (``details.leaf_binding``): the proven leaf recomputes from exactly one event
+   (``bound``), from none (``anchor_unbound`` -> ``bundle.leaf_unbound``), from several
+   (``anchor_ambiguous`` -> ``bundle.leaf_ambiguous``), or no leaf is claimed
+   (``no_anchor_claimed`` -> not checked, the verdict is at best ``unanchored``). The bound event
+   must be a finality event, and it must be the **last** event: each event commits to its
+   predecessors through ``prev_hash``, so the logged event covers the chain up to itself and
+   nothing after it. Events after it fail with ``bundle.events_after_finality``, however well
+   they are chained (docs/adr/0008-actor-keys-and-events-after-finality.md).
+3. **Consequence identity** (``details.consequence_binding``): when the bundle records an
+   authorization (``CONSEQUENCE_AUTHORIZED`` with ``decision: "authorized"`` and an
+   ``identity_hash``), every other event naming a consequence identity
+   (``payload.consequence_identity_hash``, else ``payload.identity_hash``) must name an
+   authorized one. Statuses: ``no_consequence_authorization_claimed``,
+   ``consequence_authorized_not_dispatched``, ``consequence_bound``, and
+   ``consequence_identity_mismatch``, which fails the bundle
+   (``bundle.consequence_identity_mismatch``) with or without an anchor: it is computed from the
+   event bytes alone.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify.bundles.events import FINALITY_EVENT_TYPES, leaf_data
+from affidavit.verify.crypto.merkle import leaf_hash
+from affidavit.verify.results import StepResult
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.treehead import SignedTreeHead
+
+__all__ = [
+    "CONSEQUENCE_STATUSES",
+    "LEAF_STATUSES",
+    "bind_leaf",
+    "consequence_binding",
+    "cross_reference",
+]
+
+STEP: Final = "cross_reference"
+BOUND, UNBOUND, AMBIGUOUS, NO_ANCHOR = (
+    "bound",
+    "anchor_unbound",
+    "anchor_ambiguous",
+    ("no_anchor_claimed"),
+)
+LEAF_STATUSES: Final = (BOUND, UNBOUND, AMBIGUOUS, NO_ANCHOR)
+NONE_CLAIMED: Final = "no_consequence_authorization_claimed"
+NOT_DISPATCHED: Final = "consequence_authorized_not_dispatched"
+CONSEQUENCE_BOUND: Final = "consequence_bound"
+MISMATCH: Final = "consequence_identity_mismatch"
+CONSEQUENCE_STATUSES: Final = (NONE_CLAIMED, NOT_DISPATCHED, CONSEQUENCE_BOUND, MISMATCH)
+AUTHORIZATION_TYPE: Final = "CONSEQUENCE_AUTHORIZED"
+_REFERENCE_KEYS: Final = ("consequence_identity_hash", "identity_hash")  # first present wins
+_HEX64: Final = re.compile(r"[a-f0-9]{64}")
+
+
+def consequence_binding(events: Sequence[Mapping[str, Any]]) -> str:
+    """The consequence-identity status of well-formed (chain-checked) events."""
+    authorized: set[str] = set()
+    referenced: list[str] = []
+    for event in events:
+        payload = event["payload"]
+        if event["event_type"] == AUTHORIZATION_TYPE:
+            identity = payload.get("identity_hash")
+            # Only an authorized decision confers authority; a denial is not a reference either.
+            if isinstance(identity, str) and identity and payload.get("decision") == "authorized":
+                authorized.add(identity)
+            continue
+        for key in _REFERENCE_KEYS:
+            value = payload.get(key)
+            if isinstance(value, str) and value:
+                referenced.append(value)
+                break
+    if not authorized:
+        return NONE_CLAIMED
+    if not referenced:
+        return NOT_DISPATCHED
+    if any(value not in authorized for value in referenced):
+        return MISMATCH
+    return CONSEQUENCE_BOUND
+
+
+def bind_leaf(events: Sequence[Mapping[str, Any]], inclusion: Any) -> tuple[str, int | None]:
+    """(leaf-binding status, index of the one event the claimed leaf recomputes from)."""
+    claimed = inclusion.get("leaf_hash") if isinstance(inclusion, dict) else None
+    if not claimed:
+        return NO_ANCHOR, None
+    if not isinstance(claimed, str) or not _HEX64.fullmatch(claimed):
+        return UNBOUND, None
+    target = bytes.fromhex(claimed)
+    matches = [
+        index
+        for index, event in enumerate(events)
+        if hmac.compare_digest(leaf_hash(leaf_data(event)), target)
+    ]
+    if len(matches) == 1:
+        return BOUND, matches[0]
+    return (UNBOUND if not matches else AMBIGUOUS), None
+
+
+def cross_reference(
+    bundle: Mapping[str, Any], inclusion_step: StepResult, sth: SignedTreeHead | None
+) -> StepResult:
+    """Step ``cross_reference`` (see the module docstring); events must be chain-checked."""
+    events: Sequence[Mapping[str, Any]] = bundle["events"]
+    inclusion = bundle.get("merkle_inclusion")
+    leaf_status, bound = bind_leaf(events, inclusion)
+    details: dict[str, Any] = {
+        "leaf_binding": leaf_status,
+        "consequence_binding": consequence_binding(events),
+    }
+    if details["consequence_binding"] == MISMATCH:
+        error: errors.AffidavitError = errors.BundleConsequenceIdentityMismatch(
+            "an event names a consequence identity that no CONSEQUENCE_AUTHORIZED event of the "
+            "bundle authorized"
+        )
+        return StepResult.failed(STEP, error, **details)
+    if inclusion is None or inclusion_step.status != "ok":
+        return StepResult.not_checked(STEP, "no verified inclusion proof", **details)
+    if sth is not None:
+        for field, signed in (
+            ("merkle_root", sth.root_hash),
+            ("tree_size", sth.tree_size),
+            ("log_id", sth.log_id),
+        ):
+            claimed = inclusion.get(field, signed if field == "log_id" else None)
+            if claimed != signed:
+                differs = errors.BundleRootNotSigned(
+                    f"merkle_inclusion.{field} is not the signed tree head's"
+                )
+                return StepResult.failed(STEP, differs, expected=signed, actual=claimed, **details)
+    if leaf_status == AMBIGUOUS:
+        error = errors.BundleLeafAmbiguous("the proven leaf recomputes from several events")
+        return StepResult.failed(STEP, error, **details)
+    if bound is None or events[bound]["event_type"] not in FINALITY_EVENT_TYPES:
+        what = (
+            "no event" if bound is None else f"a {events[bound]['event_type']} (not finality) event"
+        )
+        error = errors.BundleLeafUnbound(f"the proven leaf recomputes from {what} of this bundle")
+        return StepResult.failed(STEP, error, actual=inclusion["leaf_hash"], **details)
+    event = events[bound]
+    details["covered_events"] = bound + 1
+    details["events_after_finality"] = len(events) - bound - 1
+    if details["events_after_finality"]:
+        error = errors.BundleEventsAfterFinality(
+            f"{details['events_after_finality']} event(s) follow the logged "
+            f"{event['event_type']} event {event['event_id']!r}; nothing signed covers them"
+        )
+        return StepResult.failed(STEP, error, **details)
+    if sth is None:
+        return StepResult.not_checked(
+            STEP,
+            "leaf bound to a finality event, but no signed tree head to compare the root with",
+            **details,
+        )
+    return StepResult.ok(
+        STEP, event_id=event["event_id"], event_type=event["event_type"], **details
+    )

@@ -1,0 +1,359 @@
+"""ProofPack events: hashes, the chain, finality leaves and per-actor signatures (formats.md §4).
+
+>>> event = {"event_id": "e1", "event_type": "DEAL_CREATED", "deal_id": "d", "actor_id": "a",
+...          "timestamp": "2026-01-01T00:00:00Z", "payload": {}, "prev_hash": ""}
+>>> len(event_hash(event))
+64
+>>> leaf_data(dict(event, hash="00" * 32))[:12]
+b'{"deal_id":"'
+
+- ``hash = H(py-spaced({event_id, event_type, deal_id, actor_id, timestamp, payload, prev_hash}))``;
+  the first event has ``prev_hash ""``, every other the previous event's ``hash``.
+- Merkle leaf data of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
+  timestamp})``.
+- Spec 3.0.0 ``event.actor_signature = {key_id, signature}`` over ``py-compact({event_id,
+  event_type, deal_id, actor_id, timestamp, payload, prev_hash, key_id})``; the key directory binds
+  each key to an actor and a window ``issued_at <= timestamp < revoked_at``.
+
+Events are checked strictly: all eight fields present, seven strings and an object payload.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
+from affidavit.verify.json.canonical import py_compact, py_spaced, sha256_hex
+from affidavit.verify.results import StepResult
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from affidavit.verify.bundles.actor_trust import ActorTrust
+
+__all__ = [
+    "EVENT_FIELDS",
+    "FINALITY_EVENT_TYPES",
+    "ActorCheck",
+    "actor_signature_check",
+    "check_actor_signatures",
+    "check_directory_signature",
+    "check_event_chain",
+    "directory_entries",
+    "event_hash",
+    "key_valid_at",
+    "leaf_data",
+    "lifecycle_problem",
+    "parse_instant",
+    "signing_payload",
+]
+
+# formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
+HASHED_FIELDS: Final = (
+    "event_id",
+    "event_type",
+    "deal_id",
+    "actor_id",
+    "timestamp",
+    "payload",
+    "prev_hash",
+)
+EVENT_FIELDS: Final = (*HASHED_FIELDS, "hash")
+FINALITY_EVENT_TYPES: Final = frozenset(
+    {
+        "PROOF_READY",
+        "PROOF_VERIFIED",
+        "GO_APPROVED",
+        "AUTO_GO_APPROVED",
+        "SETTLED",
+        "PAYOUT_CONFIRMED",
+        "OUTCOME_RECORDED",
+    }
+)
+_LEAF_KEYS: Final = ("deal_id", "event_hash", "event_id", "event_type", "timestamp")  # sorted
+_ascii: Final = json.encoder.encode_basestring_ascii  # C; what py-compact writes for a string
+_LEAF_FORMAT: Final = "{" + ",".join(f'"{key}":%s' for key in _LEAF_KEYS) + "}"
+STEP_CHAIN: Final = "event_chain"
+STEP_ACTORS: Final = "actor_signatures"
+TRUST_CALLER: Final = "caller_trusted"  # also in .bundle_actor_trust
+TRUST_BUNDLE: Final = "bundle_key_directory"
+
+
+def event_hash(event: Mapping[str, Any]) -> str:
+    """``H(py-spaced({event_id, event_type, deal_id, actor_id, timestamp, payload, prev_hash}))``"""
+    return sha256_hex(py_spaced({name: event[name] for name in HASHED_FIELDS}))
+
+
+def leaf_data(event: Mapping[str, Any]) -> bytes:
+    """Leaf bytes of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
+    timestamp})`` (formats.md §4 "Merkle log")."""
+    values: tuple[Any, ...] = (event["deal_id"], event["hash"], event["event_id"])
+    values += (event["event_type"], event["timestamp"])
+    if all(type(v) is str for v in values):
+        # Fast path, byte-identical to py-compact: keys in sorted order, ASCII string escapes.
+        return (_LEAF_FORMAT % tuple(map(_ascii, values))).encode("ascii")
+    return py_compact(dict(zip(_LEAF_KEYS, values, strict=True)))
+
+
+def signing_payload(event: Mapping[str, Any], key_id: str) -> bytes:
+    """Bytes an actor signature covers: py-compact of the hashed fields plus ``key_id``."""
+    body = {name: event[name] for name in HASHED_FIELDS}
+    body["key_id"] = key_id
+    return py_compact(body)
+
+
+def _shape_problem(event: Any, index: int) -> str | None:
+    if not isinstance(event, dict):
+        return f"events[{index}] is not an object"
+    for name in EVENT_FIELDS:
+        if name not in event:
+            return f"events[{index}] lacks {name}"
+        expected = dict if name == "payload" else str
+        if not isinstance(event[name], expected):
+            return (
+                f"events[{index}].{name} must be {'an object' if expected is dict else 'a string'}"
+            )
+    return None
+
+
+def check_event_chain(
+    events: Sequence[Any],
+    deal_id: str,
+    *,
+    known_hashes: Sequence[str | None] | None = None,
+) -> StepResult:
+    """Step ``event_chain``: shape, deal, unique ids, each hash, each ``prev_hash`` link.
+
+    ``known_hashes``: :func:`event_hash` of each event, already recomputed from these very event
+    objects by the caller (one encoding pass per bundle); None entries are recomputed here. Never
+    pass hashes read from a document (formats.md §1).
+    """
+    seen: set[str] = set()
+    previous = ""
+    for index, event in enumerate(events):
+        problem = _shape_problem(event, index)
+        if problem is not None:
+            return StepResult.failed(STEP_CHAIN, errors.EventMalformed(problem), index=index)
+        if event["deal_id"] != deal_id:
+            error: errors.AffidavitError = errors.EventDealMismatch(
+                f"events[{index}].deal_id is not the bundle's deal_id"
+            )
+            return StepResult.failed(
+                STEP_CHAIN, error, expected=deal_id, actual=event["deal_id"], index=index
+            )
+        if event["event_id"] in seen:
+            error = errors.EventDuplicateId(f"events[{index}].event_id repeats an earlier event")
+            return StepResult.failed(STEP_CHAIN, error, index=index)
+        seen.add(event["event_id"])
+        if event["prev_hash"] != previous:
+            error = errors.EventChainBroken(f"events[{index}].prev_hash does not link")
+            return StepResult.failed(
+                STEP_CHAIN, error, expected=previous, actual=event["prev_hash"], index=index
+            )
+        known = known_hashes[index] if known_hashes is not None else None
+        recomputed = event_hash(event) if known is None else known
+        if not hmac.compare_digest(recomputed, event["hash"]):
+            error = errors.EventHashMismatch(f"events[{index}].hash does not match its fields")
+            return StepResult.failed(
+                STEP_CHAIN, error, expected=recomputed, actual=event["hash"], index=index
+            )
+        previous = event["hash"]
+    return StepResult.ok(STEP_CHAIN, event_count=len(events))
+
+
+# ------------------------------------------------------------------------------------------
+# Per-actor signatures (spec 3.0.0) and key directories
+
+
+def directory_entries(key_directory: Any) -> dict[str, Any] | None:
+    """``{key_id: entry}`` from either directory shape: flat (3.0.0 ``key_directory[key_id]``) or
+    ``{key_directory_version, keys_by_key_id}`` (sidecar). None when the value is not a mapping."""
+    if not isinstance(key_directory, dict):
+        return None
+    nested = key_directory.get("keys_by_key_id")
+    if isinstance(nested, dict):
+        return nested
+    if "keys_by_key_id" in key_directory:
+        return None
+    return key_directory
+
+
+# RFC 3339 §5.6 date-time: full-date "T" full-time, with a zone (Z or a numeric offset). Python's
+# fromisoformat alone also takes ISO 8601 forms RFC 3339 does not (basic format, week dates).
+_RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})"
+)
+
+
+def parse_instant(text: Any) -> datetime | None:
+    """An RFC 3339 date-time with a zone as an aware datetime; None for anything else.
+
+    Instants are compared as times, never as strings ("2026-01-01T01:00:00+01:00" is midnight
+    UTC). Fractions beyond microseconds are truncated (they never change an order at the
+    microsecond scale the stamps use).
+    """
+    if not isinstance(text, str) or not _RFC3339.fullmatch(text):
+        return None
+    from datetime import datetime  # noqa: PLC0415 - lazy (cold start, docs/adr/0003)
+
+    body = text.upper()
+    head, dot, rest = body.partition(".")
+    if dot:  # keep at most six fraction digits: fromisoformat takes 1..6 on Python 3.11
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        body = f"{head}.{rest[: min(digits, 6)]}{rest[digits:]}"
+    try:
+        moment = datetime.fromisoformat(body.replace("Z", "+00:00"))
+    except ValueError:  # e.g. month 13, second 61
+        return None
+    return moment
+
+
+def key_valid_at(entry: Mapping[str, Any], when: str) -> bool:
+    """``issued_at <= when < revoked_at`` (revoked_at null: no end). Times are RFC 3339 with a
+    zone, compared as instants; anything unparseable is not valid (fail closed)."""
+    moment, issued = parse_instant(when), parse_instant(entry.get("issued_at"))
+    if moment is None or issued is None or moment < issued:
+        return False
+    revoked_text = entry.get("revoked_at")
+    if revoked_text is None:
+        return True
+    revoked = parse_instant(revoked_text)
+    return revoked is not None and moment < revoked
+
+
+def lifecycle_problem(
+    entry: Mapping[str, Any], key_id: str, *, status_required: bool
+) -> errors.AffidavitError | None:
+    """The key's ``status`` against its window (formats.md §4 key directory).
+
+    Always: a status other than ``active`` with no ``revoked_at`` offers no time to bound the
+    key's validity: refused (``event.key_lifecycle_malformed``). With ``status_required`` (the
+    sidecar's ``keys_by_key_id`` directory, whose entries carry a status): the status must be
+    ``active`` (``event.key_inactive``); elsewhere an absent status means active.
+    """
+    status = entry.get("status", None if status_required else "active")
+    if status == "active":
+        return None
+    if entry.get("revoked_at") is None and "status" in entry:
+        return errors.EventKeyLifecycleMalformed(
+            f"key {key_id!r} has status {status!r} and no revoked_at"
+        )
+    if status_required:
+        return errors.EventKeyInactive(f"key {key_id!r} has status {status!r}, not 'active'")
+    return None
+
+
+def check_directory_signature(
+    event: Mapping[str, Any],
+    entry: Any,
+    key_id: str,
+    signature_b64: Any,
+    when: str,
+    *,
+    status_required: bool = False,
+) -> errors.AffidavitError | None:
+    """One signature against one directory entry: binding, lifecycle, window, key, signature.
+
+    None if good. The actor compared is the signed event's (the signature covers it).
+    """
+    if not isinstance(entry, dict):
+        return errors.EventKeyUnknown(f"key_id {key_id!r} is not in the key directory")
+    if entry.get("actor_id") != event["actor_id"]:
+        return errors.EventActorMismatch(
+            f"key {key_id!r} belongs to {entry.get('actor_id')!r}, the event to "
+            f"{event['actor_id']!r}"
+        )
+    lifecycle = lifecycle_problem(entry, key_id, status_required=status_required)
+    if lifecycle is not None:
+        return lifecycle
+    if not key_valid_at(entry, when):
+        return errors.EventKeyNotValid(
+            f"key {key_id!r} is not valid at {when!r} (issued_at={entry.get('issued_at')!r}, "
+            f"revoked_at={entry.get('revoked_at')!r})"
+        )
+    try:
+        key = Ed25519PublicKey.from_b64(entry.get("public_key_base64", ""))
+        signature = decode_signature_b64(signature_b64 if isinstance(signature_b64, str) else "")
+        verify_ed25519(key, signing_payload(event, key_id), signature)
+    except errors.SignatureInvalid:
+        return errors.EventSignatureBad(f"actor signature by key {key_id!r} does not verify")
+    except errors.AffidavitError as e:
+        return e
+    return None
+
+
+class ActorCheck(NamedTuple):
+    """Step ``actor_signatures`` and which events it proved signed (indexes into the events)."""
+
+    step: StepResult
+    signed: frozenset[int]
+    trusted: frozenset[int]  # signed under a key the caller trusts (not only the bundle's)
+
+
+SELF_ASSERTED_REASON: Final = (
+    "the signatures verify only under keys the bundle itself carries (its key_directory), "
+    "not under keys the caller trusts (--trusted-actor-keys)"
+)
+
+
+def actor_signature_check(
+    events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
+) -> ActorCheck:
+    """Step ``actor_signatures``: every ``event.actor_signature`` present must verify.
+
+    Events without one are attribution-only (mixed bundles); with none at all the step is
+    ``not_checked``. All good: ``ok`` only when every signing key is one ``trust`` vouches for,
+    else ``self_asserted`` (docs/adr/0008). Call it only after the event chain checked.
+    """
+    signed = [(i, e) for i, e in enumerate(events) if "actor_signature" in e]
+    none: frozenset[int] = frozenset()
+    if not signed:
+        step = StepResult.not_checked(STEP_ACTORS, "no event carries an actor_signature")
+        return ActorCheck(step, none, none)
+    directory = directory_entries(key_directory)
+    if directory is None:
+        malformed = errors.BundleSidecarMalformed("signed events need a key_directory object")
+        return ActorCheck(StepResult.failed(STEP_ACTORS, malformed), none, none)
+    trusted: set[int] = set()
+    for index, event in signed:
+        signature = event["actor_signature"]
+        key_id = signature.get("key_id") if isinstance(signature, dict) else None
+        if not isinstance(key_id, str) or not key_id:
+            bad = errors.EventMalformed(f"events[{index}].actor_signature lacks a key_id")
+            return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
+        entry: Any = directory.get(key_id)
+        problem = check_directory_signature(
+            event, entry, key_id, signature.get("signature"), event["timestamp"]
+        )
+        if problem is not None:
+            failed = StepResult.failed(STEP_ACTORS, problem, index=index, key_id=key_id)
+            return ActorCheck(failed, none, none)
+        if trust is not None and trust.vouches(
+            entry.get("public_key_base64"), event["actor_id"], event["timestamp"]
+        ):
+            trusted.add(index)
+    indexes = frozenset(i for i, _ in signed)
+    actors = sorted({e["actor_id"] for _, e in signed})
+    details: dict[str, Any] = {"signed_events": len(signed), "events": len(events)}
+    details["actors"] = actors
+    if len(trusted) == len(signed):
+        step = StepResult.ok(STEP_ACTORS, trust=TRUST_CALLER, **details)
+    else:
+        details["trusted_events"] = len(trusted)
+        step = StepResult.self_asserted(
+            STEP_ACTORS, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details
+        )
+    return ActorCheck(step, indexes, frozenset(trusted))
+
+
+def check_actor_signatures(
+    events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
+) -> StepResult:
+    """Step ``actor_signatures`` only (see :func:`actor_signature_check`)."""
+    return actor_signature_check(events, key_directory, trust).step

@@ -1,0 +1,501 @@
+"""ProofPack bundle verification, offline and fail-closed (formats.md §4, seed 003, issue 4 item 6).
+
+>>> verifier = BundleVerifier(trusted_keys=())
+>>> result = verifier.verify({"deal_id": "d", "proofs": [], "events": [],
+...                           "merkle_inclusion": None, "bundle_hash": "0" * 64})
+>>> result.verdict, result.failed_step.name, result.failed_step.code
+('failed', 'bundle_hash', 'bundle.hash_mismatch')
+
+Steps, in order; each ends ``ok``, ``failed`` (code, expected/actual) or ``not_checked`` (why):
+
+``parse``                    strict shape of the top level (else the bundle is *unreadable*, exit 2)
+``bundle_hash``              py-compact with ``spec_version``, or py-spaced for legacy bundles
+``event_chain``              every event's hash and ``prev_hash`` link (:mod:`.events`)
+``proof_binding``            proofs bound by ``payload.proof_hashes`` of an event (Affidavit
+                             bundles): ``bundle_hash`` alone covers proofs but nothing signs it
+``merkle_inclusion``         RFC 6962 inclusion of ``leaf_hash`` under ``merkle_root``
+``sth_signature``            the tree head signed by a key the caller trusts; each distinct
+                             (key, message, signature) is verified once per verifier
+``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's, the
+                             proven leaf recomputes from exactly one finality event, no event
+                             follows it, and consequence identities are authorized ones
+                             (:mod:`.bundle_binding`: ``leaf_binding``, ``consequence_binding``)
+``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory;
+                             ``self_asserted`` unless the keys are caller-trusted
+                             (:mod:`.bundle_actor_trust`)
+``actor_signature_sidecar``  the optional sidecar (:mod:`.bundle_sidecar`)
+``adapter_replay``           embedded contracts, validators and policy decisions
+                             (:mod:`.adapter_replay`)
+``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.bundle_outcome`)
+``swarm_*``                  only with ``profile="swarm-strict"`` (:mod:`.swarm`)
+
+The ``policy_layer`` is shown (:mod:`.policy_layer_view`), never used for the verdict.
+Verdict: ``failed`` when any step failed; otherwise ``verified`` only when inclusion, the tree-head
+signature under a trusted key, and the cross-reference are all ``ok``; else ``unanchored`` (exit 1,
+the message says how to supply a key). A ``self_asserted`` step does not fail the bundle (the
+verdict is about the log anchor) but is never ``ok``; ``require_actor_signatures`` turns it into a
+failure (docs/adr/0008-actor-keys-and-events-after-finality.md). Nothing here reads the clock,
+the environment or the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.bundles.adapter_replay import replay_adapter
+from affidavit.verify.bundles.binding import cross_reference
+from affidavit.verify.bundles.events import (
+    EVENT_FIELDS,
+    ActorCheck,
+    actor_signature_check,
+    check_event_chain,
+)
+from affidavit.verify.bundles.outcome import check_reconciliation
+from affidavit.verify.bundles.sidecar import SidecarCheck, sidecar_check
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.merkle import verify_inclusion
+from affidavit.verify.crypto.signature import verify_ed25519
+from affidavit.verify.crypto.treehead import SignedTreeHead, parse_sth
+from affidavit.verify.json.canonical import (
+    ITEM_MARK,
+    KEY_MARK,
+    py_compact,
+    py_marked,
+    py_spaced,
+    sha256_hex,
+    unmark,
+)
+from affidavit.verify.json.strict import loads
+from affidavit.verify.results import BundleResult, StepResult, decide
+
+if TYPE_CHECKING:
+    from affidavit.verify.bundles.actor_trust import ActorTrust
+
+__all__ = [
+    "PROFILES",
+    "SPEC_VERSIONS",
+    "UNANCHORED_HINT",
+    "BundleVerifier",
+    "bundle_hash",
+    "proof_hash",
+    "verify_bundle",
+]
+
+SPEC_VERSIONS: Final = ("1.0.0", "2.0.0", "3.0.0")
+PROFILES: Final = ("default", "swarm-strict")
+SWARM_STEPS: Final = ("swarm_coverage", "swarm_snapshot", "swarm_decision")
+SELF_ASSERTED_WARNING: Final = (
+    "bundle.actor_keys_self_asserted: actor signatures verify only under keys the bundle "
+    "carries; supply --trusted-actor-keys to prove who signed"
+)
+UNANCHORED_HINT: Final = (
+    "no tree head signed by a trusted key: supply one with --public-key-base64, --publisher-doc "
+    "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
+)
+_HEX64: Final = re.compile(r"[a-f0-9]{64}")
+_HEX_RUN: Final = re.compile(r"[a-f0-9]*")
+_AFTER_CHAIN: Final = (
+    "proof_binding",
+    "cross_reference",
+    "actor_signatures",
+    "actor_signature_sidecar",
+    "adapter_replay",
+)
+_TOP_TYPES: Final = (("deal_id", str), ("proofs", list), ("events", list), ("bundle_hash", str))
+
+# One encoding pass (issue 4 item 9): events and proofs are written once as marked py-* text
+# (canonical.py_marked) and reused for the bundle hash, the event hashes and the proof hashes.
+_ascii: Final = json.encoder.encode_basestring_ascii  # how the encoder writes a str key or value
+
+
+_HASH_PAIR: Final = f'{ITEM_MARK}"hash"{KEY_MARK}'
+_EVENT_KEYS: Final = frozenset(EVENT_FIELDS)
+
+
+def bundle_hash(unverified_bundle: Mapping[str, Any]) -> str:
+    """Recompute ``bundle_hash`` (formats.md §4): py-compact of ``{spec_version, deal_id, proofs,
+    events, merkle_inclusion}``, or for a legacy bundle (no ``spec_version``) py-spaced without it.
+    """
+    body = {
+        k: unverified_bundle.get(k) for k in ("deal_id", "proofs", "events", "merkle_inclusion")
+    }
+    if "spec_version" in unverified_bundle:
+        body["spec_version"] = unverified_bundle["spec_version"]
+        return sha256_hex(py_compact(body))
+    return sha256_hex(py_spaced(body))
+
+
+def proof_hash(proof: Any) -> str:
+    """``H(py-compact(proof))``: what an Affidavit PROOF_READY event lists in ``proof_hashes``."""
+    return sha256_hex(py_compact(proof))
+
+
+class _Encoded(NamedTuple):
+    """What one encoding pass over a bundle yields: recomputed hashes, never read from it."""
+
+    bundle_hash: str
+    event_hashes: tuple[str | None, ...]  # None: not a plain eight-field event (chain recomputes)
+    proof_hashes: tuple[str, ...]
+
+
+def _marked_sha256(text: str, *, spaced: bool) -> str:
+    """SHA-256 hex of marked text written as py-spaced (True) or py-compact (False) bytes."""
+    return hashlib.sha256(unmark(text, "py-spaced" if spaced else "py-compact")).hexdigest()
+
+
+def _hashed_fields_text(event: Any, text: str) -> str | None:
+    """The marked text of an event's seven hashed fields, cut from the text of the whole event.
+
+    Only for an object of exactly the eight event fields whose ``hash`` and the four keys sorted
+    before it hold strings (no separator inside): the first marked ``"hash"`` key is then the
+    top-level one. None otherwise (the chain step then encodes the event).
+    """
+    if type(event) is not dict or event.keys() != _EVENT_KEYS:
+        return None
+    if not (  # the keys sorted before "hash", and "hash"
+        type(event["actor_id"]) is str
+        and type(event["deal_id"]) is str
+        and type(event["event_id"]) is str
+        and type(event["event_type"]) is str
+        and type(event["hash"]) is str
+    ):
+        return None
+    pair = _HASH_PAIR + _ascii(event["hash"])
+    start = text.find(_HASH_PAIR)
+    if start < 0 or not text.startswith(pair + ITEM_MARK, start):
+        return None
+    return text[:start] + text[start + len(pair) :]
+
+
+def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
+    """``bundle_hash`` (formats.md §4), every event hash and every proof hash from one encoding
+    of each event and proof. None when a value has no encoding: the plain path then reports it.
+    """
+    try:
+        events = [py_marked(event) for event in bundle["events"]]
+        proofs = [py_marked(proof) for proof in bundle["proofs"]]
+        pairs = [
+            ("deal_id", py_marked(bundle["deal_id"])),
+            ("events", "[" + ITEM_MARK.join(events) + "]"),
+            ("merkle_inclusion", py_marked(bundle.get("merkle_inclusion"))),
+            ("proofs", "[" + ITEM_MARK.join(proofs) + "]"),
+        ]
+        if "spec_version" in bundle:
+            pairs.append(("spec_version", py_marked(bundle["spec_version"])))
+    except (ValueError, TypeError, RecursionError):
+        return None
+    # The body's keys, already in sorted order, framed as the encoder frames an object.
+    body = "{" + ITEM_MARK.join(_ascii(key) + KEY_MARK + value for key, value in pairs) + "}"
+    event_hashes = []
+    for event, text in zip(bundle["events"], events, strict=True):
+        hashed = _hashed_fields_text(event, text)
+        event_hashes.append(None if hashed is None else _marked_sha256(hashed, spaced=True))
+    return _Encoded(
+        _marked_sha256(body, spaced="spec_version" not in bundle),
+        tuple(event_hashes),
+        tuple(_marked_sha256(text, spaced=False) for text in proofs),
+    )
+
+
+def _parse(unverified: Any) -> None:
+    """Step ``parse``. Raises BundleMalformed / BundleUnsupportedVersion (exit 2)."""
+    if not isinstance(unverified, dict):
+        raise errors.BundleMalformed("a bundle must be a JSON object")
+    for name, kind in _TOP_TYPES:
+        if not isinstance(unverified.get(name), kind):
+            raise errors.BundleMalformed(
+                f"bundle.{name} is missing or not {'a string' if kind is str else 'an array'}"
+            )
+    if "spec_version" in unverified and unverified["spec_version"] not in SPEC_VERSIONS:
+        raise errors.BundleUnsupportedVersion(
+            f"spec_version {unverified['spec_version']!r} is not one of {', '.join(SPEC_VERSIONS)}"
+        )
+    inclusion = unverified.get("merkle_inclusion")
+    if inclusion is not None and not isinstance(inclusion, dict):
+        raise errors.BundleMalformed("bundle.merkle_inclusion must be an object or null")
+
+
+class BundleVerifier:
+    """Verifies bundles against a fixed set of trusted tree-head keys.
+
+    Reuse one verifier for many bundles: tree-head signatures are memoized on (key, message,
+    signature), so bundles under one head cost one signature check.
+    """
+
+    def __init__(
+        self,
+        trusted_keys: Iterable[Ed25519PublicKey] = (),
+        *,
+        actor_trust: ActorTrust | None = None,
+        require_actor_signatures: bool = False,
+        profile: str = "default",
+    ) -> None:
+        if profile not in PROFILES:
+            raise errors.UsageError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
+        self.trusted_keys: tuple[Ed25519PublicKey, ...] = tuple(trusted_keys)
+        self.actor_trust = actor_trust
+        self.require_actor_signatures = require_actor_signatures
+        self.profile = profile
+        self._sth_memo: dict[tuple[bytes, bytes], Ed25519PublicKey | None] = {}
+
+    def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
+        """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
+        try:
+            _parse(unverified_bundle)
+        except errors.AffidavitError as e:
+            step = StepResult.failed("parse", e)
+            return BundleResult(
+                source, "unreadable", (step,), code=e.code, message=e.message, profile=self.profile
+            )
+        bundle: dict[str, Any] = unverified_bundle
+        warnings: list[str] = []
+        encoded = _encode_once(bundle)
+        steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
+        known = None if encoded is None else encoded.event_hashes
+        chain = check_event_chain(bundle["events"], bundle["deal_id"], known_hashes=known)
+        steps.append(chain)
+        inclusion = _inclusion_step(bundle.get("merkle_inclusion"))
+        sth, sth_step = self._sth_step(bundle.get("signed_tree_head"))
+        if chain.status == "ok":
+            proof_hashes = None if encoded is None else encoded.proof_hashes
+            steps.append(_proof_binding(bundle, warnings, proof_hashes))
+            steps.append(inclusion)
+            steps.append(sth_step)
+            steps.append(cross_reference(bundle, inclusion, sth))
+            steps.extend(self._actor_steps(bundle, warnings))
+            steps.append(replay_adapter(bundle, warnings))
+            reconciliation = check_reconciliation(bundle["events"])
+            if reconciliation is not None:
+                steps.append(reconciliation)
+            if self.profile == "swarm-strict":
+                from affidavit.verify.bundles.swarm import swarm_steps  # noqa: PLC0415 - lazy (ADR 0003)
+
+                steps.extend(swarm_steps(bundle, self.actor_trust))
+        else:
+            steps.extend((inclusion, sth_step))
+            why = "the event chain did not verify"
+            steps.extend(StepResult.not_checked(name, why) for name in _AFTER_CHAIN)
+            if self.profile == "swarm-strict":
+                steps.extend(StepResult.not_checked(name, why) for name in SWARM_STEPS)
+        final = tuple(steps)
+        anchored = all(
+            s.status == "ok"
+            for s in final
+            if s.name in ("merkle_inclusion", "sth_signature", "cross_reference")
+        )
+        unanchored = errors.BundleUnanchored(UNANCHORED_HINT)
+        verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
+        policy_layer = None
+        if "policy_layer" in bundle:
+            from affidavit.verify.bundles.policy_layer import view_policy_layer  # noqa: PLC0415
+
+            policy_layer = view_policy_layer(bundle)
+        return BundleResult(
+            source,
+            verdict,
+            final,
+            deal_id=bundle["deal_id"],
+            spec_version=bundle.get("spec_version"),
+            bundle_hash=bundle["bundle_hash"],
+            code=code,
+            message=message,
+            warnings=tuple(dict.fromkeys(warnings)),
+            profile=self.profile,
+            policy_layer=policy_layer,
+        )
+
+    def _actor_steps(self, bundle: Mapping[str, Any], warnings: list[str]) -> list[StepResult]:
+        """Steps ``actor_signatures`` and ``actor_signature_sidecar``, with the caller's
+        requirement (``require_actor_signatures``) applied to the first (docs/adr/0008)."""
+        actors = actor_signature_check(
+            bundle["events"], bundle.get("key_directory"), self.actor_trust
+        )
+        sidecar = sidecar_check(bundle, self.actor_trust)
+        warnings.extend(sidecar.warnings)
+        if "self_asserted" in (actors.step.status, sidecar.step.status):
+            warnings.append(SELF_ASSERTED_WARNING)
+        first = actors.step
+        if self.require_actor_signatures and "failed" not in (first.status, sidecar.step.status):
+            first = _required(bundle["events"], actors, sidecar)
+        return [first, sidecar.step]
+
+    def verify_bytes(self, data: bytes, *, source: str | None = None) -> BundleResult:
+        """Parse ``data`` strictly (:mod:`.jsonio`) and verify; bad JSON gives ``unreadable``."""
+        try:
+            document = loads(data)
+        except errors.JsonError as e:
+            step = StepResult.failed("parse", e)
+            return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
+        return self.verify(document, source=source)
+
+    # -- steps --------------------------------------------------------------------------
+
+    @staticmethod
+    def _bundle_hash(bundle: Mapping[str, Any], encoded: _Encoded | None) -> StepResult:
+        try:
+            recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
+        except errors.CanonicalError as e:
+            return StepResult.failed("bundle_hash", e)
+        if not hmac.compare_digest(recomputed, bundle["bundle_hash"]):
+            error = errors.BundleHashMismatch("bundle_hash does not match the bundle")
+            return StepResult.failed(
+                "bundle_hash", error, expected=recomputed, actual=bundle["bundle_hash"]
+            )
+        form = "py-compact" if "spec_version" in bundle else "py-spaced (legacy)"
+        return StepResult.ok("bundle_hash", form=form)
+
+    def _sth_step(self, raw: Any) -> tuple[SignedTreeHead | None, StepResult]:
+        """Step ``sth_signature``: parse the head; verify under the trusted keys (memoized)."""
+        name = "sth_signature"
+        if raw is None:
+            return None, StepResult.not_checked(name, "the bundle carries no signed_tree_head")
+        try:
+            sth = parse_sth(raw)
+        except errors.AffidavitError as e:
+            return None, StepResult.failed(name, e)
+        if not self.trusted_keys:
+            return sth, StepResult.not_checked(name, UNANCHORED_HINT)
+        message = sth.message()
+        memo_key = (message, sth.signature)
+        if memo_key not in self._sth_memo:
+            self._sth_memo[memo_key] = self._find_signer(message, sth.signature)
+        signer = self._sth_memo[memo_key]
+        if signer is None:
+            error = errors.TreeHeadSignatureInvalid(
+                f"the tree head of {sth.log_id!r} at size {sth.tree_size} is not signed by any "
+                f"of the {len(self.trusted_keys)} trusted key(s)"
+            )
+            return None, StepResult.failed(name, error)
+        return sth, StepResult.ok(name, key=signer.b64, key_id=sth.key_id)
+
+    def _find_signer(self, message: bytes, signature: bytes) -> Ed25519PublicKey | None:
+        for key in self.trusted_keys:
+            try:
+                verify_ed25519(key, message, signature)
+            except errors.AffidavitError:
+                continue
+            return key
+        return None
+
+
+def _inclusion_fields(inclusion: Mapping[str, Any]) -> tuple[bytes, int, int, list[bytes], bytes]:
+    """Strictly read ``merkle_inclusion``. Raises BundleInclusionMalformed."""
+
+    def hex32(value: Any, what: str) -> bytes:
+        if not isinstance(value, str) or not _HEX64.fullmatch(value):
+            raise errors.BundleInclusionMalformed(f"{what} must be 64 lowercase hex characters")
+        return bytes.fromhex(value)
+
+    def count(value: Any, what: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise errors.BundleInclusionMalformed(f"{what} must be a non-negative integer")
+        return value
+
+    raw_proof = inclusion.get("proof")
+    if not isinstance(raw_proof, list):
+        raise errors.BundleInclusionMalformed("merkle_inclusion.proof must be an array")
+    # left/right comes from the index, never from "position" (formats.md §4)
+    texts: list[Any] = [node.get("hash") if isinstance(node, dict) else node for node in raw_proof]
+    joined = "".join(texts) if all(isinstance(t, str) and len(t) == 64 for t in texts) else None
+    if joined is not None and _HEX_RUN.fullmatch(joined):  # every node well-formed: one pass
+        nodes = bytes.fromhex(joined)
+        proof = [nodes[start : start + 32] for start in range(0, len(nodes), 32)]
+    else:  # name the first bad node
+        proof = [hex32(text, f"proof[{i}]") for i, text in enumerate(texts)]
+    return (
+        hex32(inclusion.get("leaf_hash"), "leaf_hash"),
+        count(inclusion.get("leaf_index"), "leaf_index"),
+        count(inclusion.get("tree_size"), "tree_size"),
+        proof,
+        hex32(inclusion.get("merkle_root"), "merkle_root"),
+    )
+
+
+def _inclusion_step(inclusion: Any) -> StepResult:
+    """Step ``merkle_inclusion`` (RFC 9162 §2.1.3.2 via :mod:`.merkle`)."""
+    name = "merkle_inclusion"
+    if inclusion is None:
+        return StepResult.not_checked(name, "the bundle carries no merkle_inclusion")
+    try:
+        leaf, index, size, proof, root = _inclusion_fields(inclusion)
+        verify_inclusion(leaf, index, size, proof, root)
+    except errors.AffidavitError as e:
+        return StepResult.failed(name, e)
+    return StepResult.ok(name, leaf_index=index, tree_size=size)
+
+
+def _required(
+    events: Sequence[Mapping[str, Any]], actors: ActorCheck, sidecar: SidecarCheck
+) -> StepResult:
+    """``actor_signatures`` under the caller's requirement: every event carries an actor
+    signature that verifies under a key the caller trusts (docs/adr/0008)."""
+    name = actors.step.name
+    signed = set(actors.signed)
+    trusted = set(actors.trusted)
+    for index, event in enumerate(events):
+        if event["hash"] in sidecar.signed:
+            signed.add(index)
+        if event["hash"] in sidecar.trusted:
+            trusted.add(index)
+    details = {"events": len(events), "signed_events": len(signed), "trusted_events": len(trusted)}
+    if len(signed) < len(events):
+        missing = errors.BundleActorSignaturesMissing(
+            f"actor signatures are required; {len(events) - len(signed)} of {len(events)} "
+            "event(s) carry none"
+        )
+        return StepResult.failed(name, missing, **details)
+    if len(trusted) < len(events):
+        untrusted = errors.BundleActorSignaturesUntrusted(
+            f"actor signatures are required under keys the caller trusts; "
+            f"{len(events) - len(trusted)} of {len(events)} event(s) are signed only under keys "
+            "the bundle carries"
+        )
+        return StepResult.failed(name, untrusted, **details)
+    return StepResult.ok(name, trust="caller_trusted", **details)
+
+
+def _proof_binding(
+    bundle: Mapping[str, Any], warnings: list[str], recomputed: Sequence[str] | None = None
+) -> StepResult:
+    """Step ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
+
+    ``recomputed``: the proofs' hashes from this bundle's encoding pass, if it ran.
+    """
+    name = "proof_binding"
+    binders = [
+        (i, e["payload"]["proof_hashes"])
+        for i, e in enumerate(bundle["events"])
+        if "proof_hashes" in e["payload"]
+    ]
+    if not binders:
+        if bundle["proofs"]:
+            warnings.append("proofs are covered by bundle_hash only; no event binds them")
+        return StepResult.not_checked(name, "no event binds the proofs (proof_hashes)")
+    proofs = bundle["proofs"]
+    expected = [proof_hash(p) for p in proofs] if recomputed is None else list(recomputed)
+    for index, listed in binders:
+        if listed != expected:
+            error = errors.BundleProofUnbound(
+                f"events[{index}].payload.proof_hashes do not match the bundle's proofs"
+            )
+            return StepResult.failed(name, error, expected=expected, actual=listed, index=index)
+    return StepResult.ok(name, proofs=len(expected))
+
+
+def verify_bundle(
+    unverified_bundle: Any,
+    trusted_keys: Iterable[Ed25519PublicKey] = (),
+    *,
+    source: str | None = None,
+    actor_trust: ActorTrust | None = None,
+    profile: str = "default",
+) -> BundleResult:
+    """One-shot :meth:`BundleVerifier.verify` (prefer a shared verifier for many bundles)."""
+    verifier = BundleVerifier(trusted_keys, actor_trust=actor_trust, profile=profile)
+    return verifier.verify(unverified_bundle, source=source)

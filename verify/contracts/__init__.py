@@ -1,0 +1,2 @@
+"""AdapterContracts: the contract, its schema, validators, acceptance policy, lifecycle, manifests
+and pins."""

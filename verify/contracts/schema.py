@@ -1,0 +1,257 @@
+"""AdapterContract schema checks: a compiled fast path, and the jsonschema reference it must match.
+
+>>> from affidavit.verify.contracts.schema import schema_issues
+>>> [issue.code for issue in schema_issues({"adapter_id": "Not-DNS"})][:2]
+['contract.missing_field', 'contract.missing_field']
+>>> schema_issues([])[0].code
+'contract.not_object'
+
+``schema_issues`` implements ``specs/adapter-contract.schema.json`` (formats.md §2) with
+hand-written checks and precompiled regexes, and adds the one rule JSON Schema cannot express:
+``allowed_policy_fields`` must be a subset of ``output_fields``. It never imports jsonschema (that
+import alone costs ~130 ms, performance.md). ``reference_issue_codes`` runs the same schema through
+``jsonschema.Draft7Validator`` (imported on first use) and is what the tests compare against.
+
+Regexes are applied with ``fullmatch``: a trailing newline never passes, as in ECMA-262 where
+``$`` means end of input (the shipped schema says the same with ``not: {pattern: "\\n"}``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+__all__ = [
+    "ADAPTER_ID_PATTERN",
+    "ARRAY_FIELDS",
+    "HASH_FIELDS",
+    "REQUIRED_FIELDS",
+    "SEMVER_FIELDS",
+    "SEMVER_PATTERN",
+    "Issue",
+    "is_adapter_id",
+    "is_field_name",
+    "is_semver",
+    "is_sha256_hex",
+    "reference_issue_codes",
+    "schema_issues",
+]
+
+# formats.md §2: required fields, in the order the schema lists them.
+REQUIRED_FIELDS: Final = (
+    "adapter_contract_version",
+    "adapter_id",
+    "adapter_version",
+    "input_schema_version",
+    "input_schema_hash",
+    "output_fields",
+    "allowed_policy_fields",
+    "validator_name",
+    "validator_version",
+    "contract_hash",
+)
+SEMVER_FIELDS: Final = (
+    "adapter_contract_version",
+    "adapter_version",
+    "input_schema_version",
+    "validator_version",
+)
+HASH_FIELDS: Final = ("input_schema_hash", "contract_hash")
+ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
+
+# formats.md §2 patterns, compiled once. A version is a SemVer 2.0.0 core version: SemVer §2
+# "A normal version number MUST take the form X.Y.Z where X, Y, and Z are non-negative integers,
+# and MUST NOT contain leading zeroes" (else 1.0.0, 01.0.0 and 001.0.0 would be three versions
+# that compare equal).
+SEMVER_PATTERN: Final = r"(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)"
+ADAPTER_ID_PATTERN: Final = r"[a-z][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_]*)+"
+_SEMVER: Final = re.compile(SEMVER_PATTERN)
+_DIGITS_DOTTED: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")  # only to word the message
+_ADAPTER_ID: Final = re.compile(ADAPTER_ID_PATTERN)
+_SNAKE: Final = re.compile(r"[a-z][a-z0-9_]*")
+_SHA256_HEX: Final = re.compile(r"[a-f0-9]{64}")
+
+
+class Issue(NamedTuple):
+    """One finding of a check: a stable ``code`` (specs/error-codes.json), a message, the field."""
+
+    code: str
+    message: str
+    field: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        """``{code, message, field}``."""
+        return {"code": self.code, "message": self.message, "field": self.field}
+
+
+def is_semver(value: Any) -> bool:
+    """``MAJOR.MINOR.PATCH`` digits only, no leading zeros (formats.md §2; SemVer 2.0.0 §2)."""
+    return isinstance(value, str) and _SEMVER.fullmatch(value) is not None
+
+
+def _semver_message(name: str, value: Any) -> str:
+    if isinstance(value, str) and _DIGITS_DOTTED.fullmatch(value):
+        return f"{name} is not MAJOR.MINOR.PATCH (SemVer 2.0.0 §2: no leading zeros)"
+    return f"{name} is not MAJOR.MINOR.PATCH"
+
+
+def is_adapter_id(value: Any) -> bool:
+    """Reverse-DNS adapter id, e.g. ``acme.eval_suite.v0`` (formats.md §2)."""
+    return isinstance(value, str) and _ADAPTER_ID.fullmatch(value) is not None
+
+
+def is_field_name(value: Any) -> bool:
+    """snake_case name ``^[a-z][a-z0-9_]*$`` (field names and validator names)."""
+    return isinstance(value, str) and _SNAKE.fullmatch(value) is not None
+
+
+def is_sha256_hex(value: Any) -> bool:
+    """64 lowercase hex characters."""
+    return isinstance(value, str) and _SHA256_HEX.fullmatch(value) is not None
+
+
+def schema_issues(declaration: Any) -> tuple[Issue, ...]:
+    """Check ``declaration`` against the AdapterContract schema plus allowed ⊆ output.
+
+    Returns every issue found (empty when the declaration conforms); never raises on any JSON
+    value. Missing fields are reported and the present ones are still checked.
+    """
+    if not isinstance(declaration, Mapping):
+        return (Issue("contract.not_object", "declaration is not a JSON object"),)
+    issues: list[Issue] = [
+        Issue("contract.missing_field", f"missing required field: {name}", name)
+        for name in REQUIRED_FIELDS
+        if name not in declaration
+    ]
+    issues.extend(
+        Issue("contract.bad_semver", _semver_message(name, declaration[name]), name)
+        for name in SEMVER_FIELDS
+        if name in declaration and not is_semver(declaration[name])
+    )
+    if "adapter_id" in declaration and not is_adapter_id(declaration["adapter_id"]):
+        issues.append(
+            Issue("contract.bad_adapter_id", "adapter_id is not reverse-DNS", "adapter_id")
+        )
+    for name in ARRAY_FIELDS:
+        if name in declaration:
+            issues.extend(_array_issues(name, declaration[name]))
+    if "validator_name" in declaration and not is_field_name(declaration["validator_name"]):
+        issues.append(
+            Issue(
+                "contract.bad_validator_name", "validator_name is not snake_case", "validator_name"
+            )
+        )
+    issues.extend(
+        Issue("contract.bad_hash_format", f"{name} is not 64 lowercase hex", name)
+        for name in HASH_FIELDS
+        if name in declaration and not is_sha256_hex(declaration[name])
+    )
+    issues.extend(_subset_issues(declaration))
+    return tuple(issues)
+
+
+def _array_issues(name: str, value: Any) -> list[Issue]:
+    if not isinstance(value, list):
+        return [Issue("contract.fields_not_array", f"{name} is not an array", name)]
+    issues: list[Issue] = []
+    if name == "output_fields" and not value:
+        issues.append(Issue("contract.output_fields_empty", "output_fields is empty", name))
+    seen: set[str] = set()
+    duplicates: set[str] = set()
+    for item in value:
+        if not is_field_name(item):
+            issues.append(
+                Issue("contract.bad_field_name", f"{name} entry {item!r} is not snake_case", name)
+            )
+        elif item in seen:
+            duplicates.add(item)
+        else:
+            seen.add(item)
+    if duplicates:
+        issues.append(
+            Issue(
+                "contract.duplicate_field",
+                f"{name} lists {', '.join(sorted(duplicates))} more than once",
+                name,
+            )
+        )
+    return issues
+
+
+def _subset_issues(declaration: Mapping[str, Any]) -> list[Issue]:
+    # formats.md §2: allowed_policy_fields ⊆ output_fields (not expressible in JSON Schema).
+    output = declaration.get("output_fields")
+    allowed = declaration.get("allowed_policy_fields")
+    if not isinstance(output, list) or not isinstance(allowed, list):
+        return []
+    declared = {item for item in output if isinstance(item, str)}
+    leaked = sorted({item for item in allowed if isinstance(item, str) and item not in declared})
+    if not leaked:
+        return []
+    return [
+        Issue(
+            "contract.policy_fields_not_subset",
+            f"allowed_policy_fields not in output_fields: {', '.join(leaked)}",
+            "allowed_policy_fields",
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference check (tests, benchmarks): the shipped schema through jsonschema's Draft 7 validator.
+
+_CODE_BY_FIELD: Final = {
+    **dict.fromkeys(SEMVER_FIELDS, "contract.bad_semver"),
+    "adapter_id": "contract.bad_adapter_id",
+    "validator_name": "contract.bad_validator_name",
+    **dict.fromkeys(HASH_FIELDS, "contract.bad_hash_format"),
+}
+
+
+@functools.cache
+def _reference_validator() -> Any:
+    import jsonschema  # noqa: PLC0415 - deliberately lazy: never on the verify path
+    from affidavit.specs import read_spec  # noqa: PLC0415
+    from affidavit.verify.json.strict import loads  # noqa: PLC0415
+
+    schema = loads(read_spec("adapter-contract.schema.json"))
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
+
+
+def reference_issue_codes(declaration: Any) -> frozenset[str]:
+    """The issue codes jsonschema finds with the shipped schema, plus the subset rule.
+
+    Slow (imports jsonschema on first call); for tests and benchmarks, not the verify path.
+    """
+    codes: set[str] = set()
+    for error in _reference_validator().iter_errors(declaration):
+        path = list(error.absolute_path)
+        codes.add(_reference_code(error.validator, path))
+    if isinstance(declaration, dict):
+        output = declaration.get("output_fields")
+        allowed = declaration.get("allowed_policy_fields")
+        if isinstance(output, list) and isinstance(allowed, list):
+            strings = {x for x in allowed if isinstance(x, str)} - {
+                x for x in output if isinstance(x, str)
+            }
+            if strings:
+                codes.add("contract.policy_fields_not_subset")
+    return frozenset(codes)
+
+
+def _reference_code(keyword: str, path: list[Any]) -> str:
+    if not path:
+        return "contract.missing_field" if keyword == "required" else "contract.not_object"
+    field = path[0]
+    if field in ARRAY_FIELDS:
+        if len(path) > 1:
+            return "contract.bad_field_name"
+        return {
+            "type": "contract.fields_not_array",
+            "minItems": "contract.output_fields_empty",
+            "uniqueItems": "contract.duplicate_field",
+        }.get(keyword, f"unmapped:{keyword}")
+    return _CODE_BY_FIELD.get(str(field), f"unmapped:{field}")

@@ -1,0 +1,259 @@
+"""Deterministic validators: type an adapter's raw output against its AdapterContract (seed 003).
+
+>>> from affidavit.verify.contracts.validators import get_validator
+>>> contract = {"output_fields": ["tests_passed", "coverage_met"],
+...             "allowed_policy_fields": ["tests_passed"],
+...             "validator_name": "starter_boolean_validator", "validator_version": "1.0.0"}
+>>> validator = get_validator("starter_boolean_validator", "1.0.0")
+>>> result = validator.validate({"tests_passed": True, "coverage_met": False}, contract)
+>>> result.status, result.normalized_policy_inputs
+('accepted', {'tests_passed': True})
+>>> validator.validate({"tests_passed": 1, "coverage_met": False}, contract).status
+'rejected'
+
+A validator is identified by ``(name, version)``; the contract names it in ``validator_name`` /
+``validator_version``. Validators are pure functions of (raw output, contract): no clock, no
+network, no randomness, so a verifier can re-run one on the raw output a bundle carries and must
+get the same normalized inputs.
+
+Fail closed (seed 003 "Fail-closed defaults"): a rejected result emits no normalized inputs, and an
+accepted one emits only ``allowed_policy_fields``.
+
+Plug-ins: a distribution may add validators through the entry-point group ``affidavit.validators``;
+the entry point's name is the validator name and its object is a *family*, a zero-argument callable
+returning the validators (one per version) of that name. Built-ins are looked up first; entry
+points are read (``importlib.metadata``) only for a name that is not built in, once per name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
+
+from affidavit.verify import errors
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BooleanValidator",
+    "ValidationResult",
+    "Validator",
+    "ValidatorRegistry",
+    "boolean_validator_family",
+    "default_registry",
+    "get_validator",
+    "known_validators",
+]
+
+ENTRY_POINT_GROUP: Final = "affidavit.validators"
+BOOLEAN_VALIDATOR_NAME: Final = "starter_boolean_validator"
+
+Status = Literal["accepted", "rejected"]
+
+
+class ValidationResult(NamedTuple):
+    """The outcome of running a validator on one raw output.
+
+    ``normalized_policy_inputs`` holds only ``allowed_policy_fields`` and is empty unless
+    ``status == "accepted"``; treat it as read-only. ``errors`` says why an output was rejected.
+    """
+
+    status: Status
+    normalized_policy_inputs: Mapping[str, Any] = MappingProxyType({})  # read-only, shared
+    errors: tuple[str, ...] = ()
+
+    @property
+    def accepted(self) -> bool:
+        """True iff the output was accepted."""
+        return self.status == "accepted"
+
+    @property
+    def validation_result(self) -> str:
+        """The peer's wire word for ``adapter_evaluation.validation_result``: passed | rejected."""
+        return "passed" if self.accepted else "rejected"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{status, normalized_policy_inputs, errors}``."""
+        return {
+            "status": self.status,
+            "normalized_policy_inputs": dict(self.normalized_policy_inputs),
+            "errors": list(self.errors),
+        }
+
+
+@runtime_checkable
+class Validator(Protocol):
+    """A deterministic validator named by ``(name, version)``."""
+
+    @property
+    def name(self) -> str:
+        """The ``validator_name`` this validator answers to."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """The ``validator_version`` this validator answers to."""
+        ...
+
+    def validate(
+        self, raw_output: Mapping[str, Any], contract: Mapping[str, Any]
+    ) -> ValidationResult:
+        """Type ``raw_output`` against ``contract``; never raises on any JSON input."""
+        ...
+
+
+def _reject(*reasons: str) -> ValidationResult:
+    return ValidationResult("rejected", {}, tuple(reasons))
+
+
+class BooleanValidator(NamedTuple):
+    """The boolean family: every output field present and a real JSON boolean.
+
+    Extra keys in the raw output are ignored (they never reach policy); a missing field, a
+    non-boolean (``1``, ``"true"``, ``null``), a malformed contract or a contract naming another
+    validator rejects the whole output.
+    """
+
+    name: str = BOOLEAN_VALIDATOR_NAME
+    version: str = "1.0.0"
+
+    def validate(
+        self, raw_output: Mapping[str, Any], contract: Mapping[str, Any]
+    ) -> ValidationResult:
+        """Accept iff every ``output_fields`` entry is present and boolean (seed 003)."""
+        return self._check(raw_output, contract)
+
+    def _check(self, raw_output: Any, contract: Any) -> ValidationResult:
+        # Typed Any on purpose: callers pass untrusted JSON, and nothing here may raise.
+        if not isinstance(contract, Mapping):
+            return _reject("contract is not an object")
+        named = (contract.get("validator_name"), contract.get("validator_version"))
+        if named != (self.name, self.version):
+            return _reject(f"contract names validator {named[0]!r} {named[1]!r}, not this one")
+        output_fields: Any = contract.get("output_fields")
+        allowed: Any = contract.get("allowed_policy_fields")
+        if not (_string_list(output_fields) and output_fields and _string_list(allowed)):
+            return _reject("contract output_fields / allowed_policy_fields are malformed")
+        if not isinstance(raw_output, Mapping):
+            return _reject("adapter output is not an object")
+        problems = [
+            f"{name}: missing" if name not in raw_output else f"{name}: not a boolean"
+            for name in output_fields
+            if type(raw_output.get(name)) is not bool
+        ]
+        if problems:
+            return _reject(*problems)
+        # Only allowed fields the contract also declares, in sorted order (fail closed).
+        chosen = sorted(set(allowed) & set(output_fields))
+        return ValidationResult("accepted", {name: raw_output[name] for name in chosen}, ())
+
+
+def _string_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def boolean_validator_family() -> tuple[Validator, ...]:
+    """Every version of ``starter_boolean_validator`` (the entry point pyproject declares)."""
+    return (BooleanValidator(BOOLEAN_VALIDATOR_NAME, "1.0.0"),)
+
+
+Family = Callable[[], Iterable[Validator]]
+_BUILTIN_FAMILIES: Final[dict[str, Family]] = {BOOLEAN_VALIDATOR_NAME: boolean_validator_family}
+
+
+class ValidatorRegistry:
+    """Validators by ``(name, version)``: built-in families first, then entry points (lazily).
+
+    ``entry_points=False`` gives a registry of the given families only (tests, sealed verifiers).
+    """
+
+    def __init__(
+        self, families: Mapping[str, Family] | None = None, *, entry_points: bool = True
+    ) -> None:
+        self._families = dict(_BUILTIN_FAMILIES if families is None else families)
+        self._entry_points = entry_points
+        self._loaded: dict[str, dict[str, Validator]] = {}
+
+    def get(self, name: str, version: str) -> Validator | None:
+        """The validator ``(name, version)``, or None when none is installed.
+
+        Raises:
+            ValidatorLoadFailed: an entry point for ``name`` exists but cannot be loaded, is
+                ambiguous, or yields something that is not a validator of that name.
+        """
+        return self._versions(name).get(version)
+
+    def known(self) -> tuple[tuple[str, str], ...]:
+        """Every ``(name, version)`` available, sorted; reads all entry points of the group."""
+        names = set(self._families)
+        if self._entry_points:
+            names.update(point.name for point in _entry_points())
+        return tuple(sorted((n, v) for n in names for v in self._versions(n)))
+
+    def _versions(self, name: str) -> dict[str, Validator]:
+        cached = self._loaded.get(name)
+        if cached is None:
+            cached = self._load(name)
+            self._loaded[name] = cached
+        return cached
+
+    def _load(self, name: str) -> dict[str, Validator]:
+        family = self._families.get(name)
+        if family is None:
+            if not self._entry_points:
+                return {}
+            family = _family_from_entry_point(name)
+            if family is None:
+                return {}
+        try:
+            validators = tuple(family())
+        except Exception as e:
+            raise errors.ValidatorLoadFailed(f"validator family {name!r} failed: {e}") from e
+        versions: dict[str, Validator] = {}
+        for validator in validators:
+            if not isinstance(validator, Validator) or validator.name != name:
+                raise errors.ValidatorLoadFailed(
+                    f"validator family {name!r} yielded something that is not a {name} validator"
+                )
+            versions.setdefault(validator.version, validator)
+        return versions
+
+
+def _entry_points() -> list[Any]:
+    import importlib.metadata  # noqa: PLC0415 - only when a name is not built in
+
+    return sorted(
+        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+        key=lambda point: (point.name, point.value),
+    )
+
+
+def _family_from_entry_point(name: str) -> Family | None:
+    points = {point.value: point for point in _entry_points() if point.name == name}
+    if not points:
+        return None
+    if len(points) > 1:  # two distributions claim one name: refuse rather than pick one
+        raise errors.ValidatorLoadFailed(
+            f"validator {name!r} is provided by several entry points: {', '.join(sorted(points))}"
+        )
+    (point,) = points.values()
+    try:
+        family = point.load()
+    except Exception as e:
+        raise errors.ValidatorLoadFailed(f"entry point {point.value!r} failed to load: {e}") from e
+    if not callable(family):
+        raise errors.ValidatorLoadFailed(f"entry point {point.value!r} is not a validator family")
+    return family  # type: ignore[no-any-return]
+
+
+default_registry: Final = ValidatorRegistry()
+
+
+def get_validator(name: str, version: str) -> Validator | None:
+    """The installed validator ``(name, version)`` or None (see ``ValidatorRegistry.get``)."""
+    return default_registry.get(name, version)
+
+
+def known_validators() -> tuple[tuple[str, str], ...]:
+    """Every installed ``(name, version)``, sorted."""
+    return default_registry.known()

@@ -1,0 +1,337 @@
+"""C2SP signed notes and checkpoints (formats.md §6): what ``verify checkpoint`` and the log use.
+
+Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tlog-checkpoint):
+
+- a note is UTF-8 text without control characters other than newline; the text ends in a newline
+  and is separated from the signature lines by the *last* blank line;
+- a signature line is ``— <name> base64(4-byte key ID || signature)``;
+- a verifier key string is ``<name>+<8 hex key ID>+base64(0x01 || 32-byte Ed25519 key)`` and its key
+  ID must be ``SHA-256(name || 0x0A || 0x01 || key)[:4]``;
+- signatures from unknown (name, key ID) pairs are ignored; a signature from a known key that does
+  not verify rejects the whole note (the spec's SHOULD, taken); at least one trusted signature must
+  verify, and an empty trust set is a usage error, never a pass;
+- a checkpoint body is origin, tree size (decimal, no leading zeros), base64 root hash (32 bytes),
+  then optional non-empty extension lines.
+
+The AiGentsy signed tree head (formats.md §4), which bundles carry, lives in
+:mod:`affidavit.verify.crypto.treehead`; this module is not on the ``verify bundle`` path, so it
+may use
+dataclasses (docs/adr/0003-cold-start.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from affidavit.verify.crypto.keys import Ed25519PublicKey, b64decode_strict, key_id_c2sp
+from affidavit.verify.crypto.signature import verify_ed25519
+from affidavit.verify.errors import (
+    CheckpointMalformed,
+    CheckpointNoTrustedSignature,
+    CheckpointOriginMismatch,
+    CheckpointSignatureInvalid,
+    SignatureInvalid,
+    SignatureMalformed,
+    UsageError,
+    VerifierKeyMalformed,
+)
+
+__all__ = [
+    "MAX_NOTE_BYTES",
+    "MAX_NOTE_SIGNATURES",
+    "Checkpoint",
+    "NoteSignature",
+    "NoteVerifier",
+    "SignedNote",
+    "VerifiedCheckpoint",
+    "VerifiedNote",
+    "checkpoint_body",
+    "format_note",
+    "note_signature_line",
+    "parse_checkpoint_body",
+    "parse_note",
+    "parse_verifier_key",
+    "verifier_key_string",
+    "verify_checkpoint",
+    "verify_note",
+]
+
+_EM_DASH = "\u2014 "
+MAX_NOTE_SIGNATURES = 100  # signed-note: MUST accept at least 16
+MAX_NOTE_BYTES = 1 << 20
+
+# ---------------------------------------------------------------------------------------------
+# C2SP signed notes (formats.md §6, https://c2sp.org/signed-note)
+
+
+@dataclass(frozen=True, slots=True)
+class NoteVerifier:
+    """A trusted note key: its name, 4-byte key ID and Ed25519 public key."""
+
+    name: str
+    key_id: bytes
+    key: Ed25519PublicKey
+
+
+@dataclass(frozen=True, slots=True)
+class NoteSignature:
+    """One signature line: key name, 4-byte key ID, and the signature bytes after the ID."""
+
+    name: str
+    key_id: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SignedNote:
+    """A parsed (unverified) note: its text (with the final newline) and its signature lines."""
+
+    text: str
+    signatures: tuple[NoteSignature, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedNote:
+    """A note with at least one verified trusted signature."""
+
+    text: str
+    verified_by: tuple[str, ...]  # "name+hexkeyid" of each trusted key that verified
+    ignored_signatures: int  # lines from keys outside the trust set
+
+
+def _valid_name(name: str) -> bool:
+    # signed-note: key names are non-empty and contain no Unicode spaces and no '+'.
+    return bool(name) and "+" not in name and not any(c.isspace() for c in name)
+
+
+def parse_verifier_key(vkey: str) -> NoteVerifier:
+    """Parse ``name+hexkeyid+base64(0x01 || key)`` and check the key ID rule.
+
+    Raises:
+        VerifierKeyMalformed: wrong shape, unknown signature type, or key ID mismatch.
+        KeyFormatError: the embedded Ed25519 key is malformed or weak (``key.*``).
+    """
+    parts = vkey.split("+", 2)  # the base64 part may itself contain "+"
+    if len(parts) != 3 or not _valid_name(parts[0]):
+        raise VerifierKeyMalformed("verifier key must be name+hexkeyid+base64 with a valid name")
+    name, hex_id, encoded = parts
+    if not re.fullmatch(r"[0-9a-fA-F]{8}", hex_id):
+        raise VerifierKeyMalformed("verifier key ID must be 8 hex characters")
+    try:
+        blob = b64decode_strict(encoded)
+    except (ValueError, UnicodeError) as e:
+        raise VerifierKeyMalformed(f"verifier key data: {e}") from None
+    if len(blob) != 33 or blob[0] != 0x01:
+        raise VerifierKeyMalformed(
+            "verifier key data must be 0x01 (Ed25519) followed by 32 key bytes"
+        )
+    key = Ed25519PublicKey(blob[1:])
+    key_id = bytes.fromhex(hex_id)
+    if key_id_c2sp(name, key.raw) != key_id:
+        raise VerifierKeyMalformed("verifier key ID does not match SHA-256(name, 0x0A, 0x01, key)")
+    return NoteVerifier(name, key_id, key)
+
+
+def verifier_key_string(name: str, key: Ed25519PublicKey) -> str:
+    """The verifier key string of ``key`` under ``name`` (for ``--vkey``)."""
+    encoded = base64.b64encode(b"\x01" + key.raw).decode("ascii")
+    return f"{name}+{key_id_c2sp(name, key.raw).hex()}+{encoded}"
+
+
+def parse_note(note: str | bytes) -> SignedNote:
+    """Split a signed note into text and signature lines (no signature is checked).
+
+    Raises:
+        CheckpointMalformed: not valid UTF-8, control characters, no blank line, no signature,
+            a malformed signature line, or too many signatures.
+    """
+    text = _decode_note(note)
+    cut = text.rfind("\n\n")
+    if cut < 0:
+        raise CheckpointMalformed("note has no blank line before its signatures")
+    body, block = text[: cut + 1], text[cut + 2 :]
+    if not block.endswith("\n"):
+        raise CheckpointMalformed("note must end with a newline after the last signature line")
+    lines = block[:-1].split("\n")
+    if len(lines) > MAX_NOTE_SIGNATURES:
+        raise CheckpointMalformed(f"note has more than {MAX_NOTE_SIGNATURES} signatures")
+    return SignedNote(body, tuple(_parse_signature_line(line) for line in lines))
+
+
+def _decode_note(note: str | bytes) -> str:
+    if len(note) > MAX_NOTE_BYTES:
+        raise CheckpointMalformed("note is larger than 1 MiB")
+    if isinstance(note, bytes):
+        try:
+            note = note.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CheckpointMalformed(f"note is not valid UTF-8: {e.reason}") from None
+    if any(ord(c) < 0x20 and c != "\n" for c in note):
+        raise CheckpointMalformed("note contains a control character other than newline")
+    return note
+
+
+def _parse_signature_line(line: str) -> NoteSignature:
+    if not line.startswith(_EM_DASH):
+        raise CheckpointMalformed("signature line must start with an em dash and a space")
+    parts = line[len(_EM_DASH) :].split(" ")
+    if len(parts) != 2 or not _valid_name(parts[0]):
+        raise CheckpointMalformed("signature line must be '— <name> <base64>'")
+    try:
+        blob = b64decode_strict(parts[1])
+    except (ValueError, UnicodeError) as e:
+        raise CheckpointMalformed(f"signature line of {parts[0]!r}: {e}") from None
+    if len(blob) < 5:
+        raise CheckpointMalformed(f"signature line of {parts[0]!r} is too short")
+    return NoteSignature(parts[0], blob[:4], blob[4:])
+
+
+def verify_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> VerifiedNote:
+    """Verify a signed note against trusted ``verifiers`` (module docstring for the rules).
+
+    Raises:
+        UsageError: ``verifiers`` is empty.
+        CheckpointMalformed: see :func:`parse_note`; also a trusted key signing twice.
+        CheckpointSignatureInvalid: a signature from a trusted key does not verify.
+        CheckpointNoTrustedSignature: no signature line is from a trusted key.
+    """
+    trusted = {(v.name, v.key_id): v for v in verifiers}
+    if not trusted:
+        raise UsageError("no trusted verifier keys given; a note cannot be checked without one")
+    parsed = parse_note(note)
+    message = parsed.text.encode("utf-8")
+    verified: list[str] = []
+    ignored = 0
+    for line in parsed.signatures:
+        verifier = trusted.get((line.name, line.key_id))
+        if verifier is None:  # unknown key: ignored, even if name or ID alone matches
+            ignored += 1
+            continue
+        label = f"{verifier.name}+{verifier.key_id.hex()}"
+        if label in verified:
+            raise CheckpointMalformed(f"trusted key {label} signs the note twice")
+        try:
+            verify_ed25519(verifier.key, message, line.signature)
+        except (SignatureInvalid, SignatureMalformed):
+            raise CheckpointSignatureInvalid(
+                f"signature by trusted key {label} does not verify", details={"key": label}
+            ) from None
+        verified.append(label)
+    if not verified:
+        raise CheckpointNoTrustedSignature(
+            "no signature on the note is from a trusted key",
+            details={"signatures": [f"{s.name}+{s.key_id.hex()}" for s in parsed.signatures]},
+        )
+    return VerifiedNote(parsed.text, tuple(verified), ignored)
+
+
+def note_signature_line(name: str, key_id: bytes, signature: bytes) -> str:
+    """``— <name> base64(key_id || signature)`` plus newline, for a log that signs notes.
+
+    Raises:
+        UsageError: invalid name or a key ID that is not 4 bytes.
+    """
+    if not _valid_name(name) or len(key_id) != 4:
+        raise UsageError("note signature needs a valid key name and a 4-byte key ID")
+    return f"{_EM_DASH}{name} {base64.b64encode(key_id + signature).decode('ascii')}\n"
+
+
+def format_note(text: str, signature_lines: Sequence[str]) -> str:
+    """Assemble a signed note: ``text`` (ending in newline), a blank line, the signature lines.
+
+    Raises:
+        UsageError: ``text`` does not end in a newline, or there is no signature line.
+    """
+    if not text.endswith("\n") or not signature_lines:
+        raise UsageError("a note's text must end with a newline and have at least one signature")
+    return text + "\n" + "".join(signature_lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# C2SP tlog-checkpoint (formats.md §6, https://c2sp.org/tlog-checkpoint)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A checkpoint body: origin, tree size, 32-byte root hash, extension lines."""
+
+    origin: str
+    tree_size: int
+    root_hash: bytes
+    extensions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedCheckpoint:
+    """A checkpoint whose note carried at least one verified trusted signature."""
+
+    checkpoint: Checkpoint
+    verified_by: tuple[str, ...]
+    ignored_signatures: int
+
+
+def checkpoint_body(
+    origin: str, tree_size: int, root_hash: bytes, extensions: Sequence[str] = ()
+) -> str:
+    """The note text of a checkpoint (each line ends in a newline).
+
+    Raises:
+        UsageError: empty or multi-line origin/extension, negative size, root not 32 bytes.
+    """
+    lines = [origin, *extensions]
+    if any(not line or "\n" in line for line in lines) or tree_size < 0 or len(root_hash) != 32:
+        raise UsageError("checkpoint needs a one-line origin, size >= 0 and a 32-byte root")
+    encoded_root = base64.b64encode(root_hash).decode("ascii")
+    return "".join(f"{line}\n" for line in [origin, str(tree_size), encoded_root, *extensions])
+
+
+def parse_checkpoint_body(text: str) -> Checkpoint:
+    """Parse checkpoint note text (tlog-checkpoint "Note text").
+
+    Raises:
+        CheckpointMalformed: fewer than three lines, an empty line, a bad size or root.
+    """
+    if not text.endswith("\n"):
+        raise CheckpointMalformed("checkpoint text must end with a newline")
+    lines = text[:-1].split("\n")
+    if len(lines) < 3 or any(not line for line in lines):
+        raise CheckpointMalformed("checkpoint needs origin, size and root lines, none empty")
+    origin, size_text, root_text, *extensions = lines
+    if not re.fullmatch(r"0|[1-9][0-9]{0,19}", size_text):
+        raise CheckpointMalformed("checkpoint tree size must be decimal without leading zeros")
+    tree_size = int(size_text)
+    if tree_size >= 1 << 64:
+        raise CheckpointMalformed("checkpoint tree size does not fit in 64 bits")
+    try:
+        root_hash = b64decode_strict(root_text)
+    except (ValueError, UnicodeError) as e:
+        raise CheckpointMalformed(f"checkpoint root hash: {e}") from None
+    if len(root_hash) != 32:
+        raise CheckpointMalformed("checkpoint root hash must be 32 bytes (SHA-256)")
+    return Checkpoint(origin, tree_size, root_hash, tuple(extensions))
+
+
+def verify_checkpoint(
+    note: str | bytes, verifiers: Iterable[NoteVerifier], *, origin: str | None = None
+) -> VerifiedCheckpoint:
+    """Verify a checkpoint note's signatures, then parse its body; optionally pin the origin.
+
+    The body is parsed only after a trusted signature verified (signed-note: ignore the text
+    otherwise).
+
+    Raises:
+        everything :func:`verify_note` raises, and
+        CheckpointMalformed: the body is not a checkpoint.
+        CheckpointOriginMismatch: ``origin`` is given and differs from the origin line.
+    """
+    verified = verify_note(note, verifiers)
+    checkpoint = parse_checkpoint_body(verified.text)
+    if origin is not None and checkpoint.origin != origin:
+        raise CheckpointOriginMismatch(
+            f"checkpoint origin {checkpoint.origin!r} is not {origin!r}",
+            details={"expected": origin, "actual": checkpoint.origin},
+        )
+    return VerifiedCheckpoint(checkpoint, verified.verified_by, verified.ignored_signatures)

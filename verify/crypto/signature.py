@@ -1,0 +1,109 @@
+"""Strict Ed25519 signature verification through libsodium (PyNaCl).
+
+>>> from affidavit.verify.crypto.keys import Ed25519PublicKey
+>>> key = Ed25519PublicKey.from_hex(
+...     "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+>>> signature = bytes.fromhex(
+...     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+...     "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+>>> verify_ed25519(key, b"", signature)  # RFC 8032 §7.1 test 1: returns None
+
+Policy (docs/adr/0002-ed25519-strictness.md), checked against Wycheproof and ed25519-speccheck:
+
+- signatures are exactly 64 bytes, ``S < L`` (no malleable S, RFC 8032 §5.1.7);
+- small-order public keys are refused where the key is parsed (``Ed25519PublicKey``,
+  ``key.weak``), non-canonical key encodings likewise (``key.non_canonical``);
+- small-order R and non-canonical R are refused (libsodium's default build does so);
+- the equation is the cofactorless one, ``[S]B = R + [k]A``, as in libsodium.
+
+On the 12 speccheck cases this gives ``X X X V X X X X X X X X`` (only case 3, mixed-order A and R
+that satisfies both equations, is accepted). pyca/cryptography would accept cases 0-3 and 11.
+"""
+
+from __future__ import annotations
+
+import nacl.bindings
+import nacl.exceptions
+from affidavit.verify.crypto.keys import Ed25519PublicKey, b64decode_strict, b64url_decode_strict
+from affidavit.verify.errors import SignatureInvalid, SignatureMalformed
+
+__all__ = [
+    "ED25519_SIGNATURE_BYTES",
+    "decode_signature_b64",
+    "decode_signature_b64url",
+    "verify_ed25519",
+    "verify_ed25519_b64",
+]
+
+ED25519_SIGNATURE_BYTES = 64
+
+# RFC 8032 §5.1: L, the order of the prime-order subgroup; S must be below it.
+_L = 2**252 + 27742317777372353535851937790883648493
+
+
+def verify_ed25519(key: Ed25519PublicKey, message: bytes, signature: bytes) -> None:
+    """Verify an Ed25519 ``signature`` of ``message`` under ``key`` (strict, see module docstring).
+
+    Returns None on success.
+
+    Raises:
+        SignatureMalformed: ``signature`` is not 64 bytes.
+        SignatureInvalid: the signature does not verify (``signature.bad``).
+    """
+    if len(signature) != ED25519_SIGNATURE_BYTES:
+        raise SignatureMalformed(
+            f"an Ed25519 signature is 64 bytes, got {len(signature)}",
+            details={"length": len(signature)},
+        )
+    if int.from_bytes(signature[32:], "little") >= _L:  # RFC 8032 §5.1.7 step 1
+        raise SignatureInvalid("signature S is not reduced modulo L (malleable)")
+    try:
+        nacl.bindings.crypto_sign_open(signature + message, key.raw)
+    except nacl.exceptions.BadSignatureError:
+        raise SignatureInvalid("Ed25519 signature does not verify") from None
+    except (nacl.exceptions.ValueError, nacl.exceptions.TypeError) as e:  # pragma: no cover
+        raise SignatureInvalid(f"Ed25519 signature rejected: {e}") from None
+
+
+def decode_signature_b64(text: str | bytes) -> bytes:
+    """Strict standard base64 of exactly 64 bytes (formats.md §3: signatures are ``b64``).
+
+    Raises:
+        SignatureMalformed: not canonical base64, or not 64 bytes (``signature.malformed``).
+    """
+    try:
+        raw = b64decode_strict(text)
+    except (ValueError, UnicodeError) as e:
+        raise SignatureMalformed(f"signature: {e}") from None
+    return _exactly_64(raw)
+
+
+def decode_signature_b64url(text: str) -> bytes:
+    """Strict URL-safe base64 (padded or not) of exactly 64 bytes (formats.md §5, fact signatures).
+
+    Raises:
+        SignatureMalformed: not canonical base64url, or not 64 bytes.
+    """
+    try:
+        raw = b64url_decode_strict(text)
+    except ValueError as e:
+        raise SignatureMalformed(f"signature: {e}") from None
+    return _exactly_64(raw)
+
+
+def verify_ed25519_b64(key: Ed25519PublicKey, message: bytes, signature_b64: str) -> None:
+    """Decode a standard-base64 signature strictly, then :func:`verify_ed25519`.
+
+    Raises:
+        SignatureMalformed: the signature text is malformed (exit 2).
+        SignatureInvalid: the signature does not verify (exit 1).
+    """
+    verify_ed25519(key, message, decode_signature_b64(signature_b64))
+
+
+def _exactly_64(raw: bytes) -> bytes:
+    if len(raw) != ED25519_SIGNATURE_BYTES:
+        raise SignatureMalformed(
+            f"an Ed25519 signature is 64 bytes, got {len(raw)}", details={"length": len(raw)}
+        )
+    return raw

@@ -1,0 +1,140 @@
+"""The AiGentsy signed tree head (formats.md §4): the head a ProofPack bundle is anchored to.
+
+>>> sth_message("log-1", 3, "ab" * 32, "2026-01-01T00:00:00Z")[:16]
+b'log-1|3|abababab'
+
+C2SP signed notes and checkpoints (formats.md §6) live in
+:mod:`affidavit.verify.crypto.checkpoint`; their
+names are still importable from here (loaded on first access, PEP 562). This module is on the
+``verify bundle`` path, so its record is a ``NamedTuple``, not a dataclass (docs/adr/0003).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
+from affidavit.verify.errors import (
+    SignatureInvalid,
+    SignatureMalformed,
+    TreeHeadMalformed,
+    TreeHeadSignatureInvalid,
+)
+
+__all__ = ["SignedTreeHead", "parse_sth", "sth_message", "verify_sth"]
+
+# formats.md §4: "%Y-%m-%dT%H:%M:%SZ"
+_TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+_HEX64 = re.compile(r"^[a-f0-9]{64}$")
+
+
+class SignedTreeHead(NamedTuple):
+    """A tree head whose fields were parsed strictly (and, from :func:`verify_sth`, verified)."""
+
+    log_id: str
+    tree_size: int
+    root_hash: str  # 64 lowercase hex
+    timestamp: str
+    key_id: str | None
+    signature: bytes
+    algorithm: str = "Ed25519"
+
+    @property
+    def root(self) -> bytes:
+        """The root hash as 32 raw bytes."""
+        return bytes.fromhex(self.root_hash)
+
+    def message(self) -> bytes:
+        """The signed bytes, ``"{log_id}|{tree_size}|{root_hash}|{timestamp}"`` (UTF-8)."""
+        return sth_message(self.log_id, self.tree_size, self.root_hash, self.timestamp)
+
+
+def sth_message(log_id: str, tree_size: int, root_hash: str, timestamp: str) -> bytes:
+    """The bytes an AiGentsy tree-head signature covers (formats.md §4)."""
+    return f"{log_id}|{tree_size}|{root_hash}|{timestamp}".encode()
+
+
+def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
+    """Parse a signed tree head strictly; the signature is NOT checked (see :func:`verify_sth`).
+
+    ``algorithm`` may be absent (the peer defaults it to Ed25519) but if present must be
+    ``"Ed25519"``. ``log_id`` may not contain ``|`` or control characters, so the signed message
+    has exactly one reading.
+
+    Raises:
+        TreeHeadMalformed: a field is missing, of the wrong type or form (``treehead.malformed``).
+    """
+    if not isinstance(unverified_sth, Mapping):
+        raise TreeHeadMalformed("signed tree head is not an object")
+    log_id = _field(unverified_sth, "log_id", str)
+    if not log_id or "|" in log_id or any(ord(c) < 0x20 for c in log_id):
+        raise TreeHeadMalformed("log_id must be non-empty, without '|' or control characters")
+    tree_size = _field(unverified_sth, "tree_size", int)
+    if isinstance(tree_size, bool) or tree_size < 0:
+        raise TreeHeadMalformed("tree_size must be a non-negative integer")
+    root_hash = _field(unverified_sth, "root_hash", str)
+    if not _HEX64.fullmatch(root_hash):
+        raise TreeHeadMalformed("root_hash must be 64 lowercase hex characters")
+    timestamp = _field(unverified_sth, "timestamp", str)
+    if not _TIMESTAMP.fullmatch(timestamp):
+        raise TreeHeadMalformed("timestamp must have the form YYYY-MM-DDTHH:MM:SSZ")
+    algorithm = unverified_sth.get("algorithm", "Ed25519")
+    if algorithm != "Ed25519":
+        raise TreeHeadMalformed(f"unsupported tree-head algorithm {algorithm!r}")
+    key_id = unverified_sth.get("key_id")
+    if key_id is not None and not isinstance(key_id, str):
+        raise TreeHeadMalformed("key_id must be a string")
+    try:
+        signature = decode_signature_b64(_field(unverified_sth, "signature", str))
+    except SignatureMalformed as e:
+        raise TreeHeadMalformed(f"tree-head {e.message}") from None
+    return SignedTreeHead(log_id, tree_size, root_hash, timestamp, key_id, signature)
+
+
+def verify_sth(unverified_sth: Mapping[str, Any], key: Ed25519PublicKey) -> SignedTreeHead:
+    """Parse a signed tree head and verify its Ed25519 signature under ``key``.
+
+    Raises:
+        TreeHeadMalformed: see :func:`parse_sth` (exit 2).
+        TreeHeadSignatureInvalid: the signature does not verify (``treehead.signature_bad``).
+    """
+    sth = parse_sth(unverified_sth)
+    try:
+        verify_ed25519(key, sth.message(), sth.signature)
+    except SignatureInvalid as e:
+        raise TreeHeadSignatureInvalid(
+            f"tree head of {sth.log_id!r} at size {sth.tree_size}: {e.message}",
+            details={"log_id": sth.log_id, "tree_size": sth.tree_size},
+        ) from None
+    return sth
+
+
+def _field(document: Mapping[str, Any], name: str, kind: type) -> Any:
+    if name not in document:
+        raise TreeHeadMalformed(f"signed tree head has no {name}")
+    value = document[name]
+    if not isinstance(value, kind):
+        raise TreeHeadMalformed(f"{name} must be a {kind.__name__}")
+    return value
+
+
+# Names that moved to affidavit.verify.crypto.checkpoint (kept importable from here; loaded lazily).
+_MOVED = frozenset({
+    "MAX_NOTE_BYTES", "MAX_NOTE_SIGNATURES", "Checkpoint", "NoteSignature", "NoteVerifier",
+    "SignedNote", "VerifiedCheckpoint", "VerifiedNote", "checkpoint_body", "format_note",
+    "note_signature_line", "parse_checkpoint_body", "parse_note", "parse_verifier_key",
+    "verifier_key_string", "verify_checkpoint", "verify_note",
+})  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The signed-note and checkpoint names, from :mod:`affidavit.verify.crypto.checkpoint` (PEP
+    562)."""
+    if name in _MOVED:
+        from affidavit.verify.crypto import checkpoint  # noqa: PLC0415 - lazy (cold start)
+
+        return getattr(checkpoint, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,2 @@
+"""Strict JSON parsing and the canonical encodings (RFC 8785 JCS, the AiGentsy `json.dumps`
+forms)."""

@@ -1,0 +1,343 @@
+"""Strict JSON input: the one loader every command uses for untrusted documents.
+
+>>> from affidavit.verify.json.strict import loads
+>>> loads(b'{"a": [1, 2.5, "x"]}')
+{'a': [1, 2.5, 'x']}
+
+A document is rejected, with a distinct :mod:`~affidavit.verify.errors` code and a 1-based
+line and column, when it has any of (formats.md §1 "Strict input"):
+
+* a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
+* more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
+* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), checked before parsing, so
+  10,000-deep input costs one linear scan and never reaches the recursive parser;
+* a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
+* ``NaN``/``Infinity`` literals or a number that overflows a double (``json.non_finite``);
+* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``): CPython
+  refuses to convert one (``int_max_str_digits``), and conversion time grows with the square of its
+  length; the cap is ours, so the verdict never depends on the interpreter's setting;
+* an unpaired UTF-16 surrogate, raw or ``\\ud800``-escaped (``json.lone_surrogate``);
+* anything after the value but whitespace (``json.trailing_data``), or bad syntax (``json.syntax``).
+
+The parser is the standard library's C scanner with hooks; the size check comes first, so
+memory stays within a small multiple of ``max_bytes``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any, Final, NoReturn
+
+from affidavit.verify import errors
+
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "MAX_INT_DIGITS", "load_object", "loads"]
+
+DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+DEFAULT_MAX_DEPTH: Final = 128
+# CPython's default int_max_str_digits (Python 3.11+): the longest integer literal read.
+MAX_INT_DIGITS: Final = 4300
+
+# Strings are skipped when measuring depth: brackets inside them do not nest.
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
+_ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
+# Any escaped surrogate (paired or not): only then can the parsed value hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A raw lone surrogate cannot come from valid UTF-8; json only makes one from an escape.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A run of digits longer than MAX_INT_DIGITS anywhere: only then can an integer be too long.
+_LONG_DIGITS: Final = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+# Strings (skipped) and number tokens, to locate a too-long integer literal.
+_STRING_OR_NUMBER: Final = re.compile(
+    r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?', re.DOTALL
+)
+
+
+def loads(
+    data: bytes | bytearray | memoryview | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """Parse one strict JSON document and return plain Python values.
+
+    Objects become ``dict`` (key order as in the document), arrays ``list``, numbers ``int``
+    or ``float``. Text passed as ``str`` is re-encoded as UTF-8 and checked the same way.
+
+    Raises:
+        JsonError: one of its subclasses, each with its own code (see the module docstring).
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) > max_bytes:
+        raise errors.JsonTooLarge(
+            f"document is {len(raw)} bytes, over the limit of {max_bytes}",
+            details={"size": len(raw), "limit": max_bytes},
+        )
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise errors.JsonByteOrderMark(
+            "document starts with a UTF-8 byte-order mark", line=1, column=1
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line, column = _position_of_byte(raw, e.start)
+        kind = (
+            errors.JsonLoneSurrogate
+            if _is_encoded_surrogate(raw, e.start)
+            else errors.JsonInvalidUtf8
+        )
+        raise kind(f"invalid UTF-8 at byte {e.start}", line=line, column=column) from e
+    _check_depth(raw, max_depth)
+    try:
+        value = _decode(text)
+    except _DuplicateKey as e:
+        _raise_duplicate(text, e.key)
+    except _NonFinite as e:
+        _raise_non_finite(text, e.literal)
+    except _IntegerTooLong:
+        _raise_integer_too_long(text, _digit_limit())
+    except json.JSONDecodeError as e:
+        if e.msg == "Extra data":
+            raise errors.JsonTrailingData(
+                "data after the JSON value", line=e.lineno, column=e.colno
+            ) from None
+        raise errors.JsonSyntaxError(e.msg, line=e.lineno, column=e.colno) from None
+    except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
+        raise errors.JsonTooDeep("nesting too deep") from None
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        _raise_lone_surrogate(text)
+    return value
+
+
+def _digit_limit() -> int:
+    # Ours, or the interpreter's when it is set lower (it can be lowered to 640).
+    limit = sys.get_int_max_str_digits()
+    return MAX_INT_DIGITS if limit == 0 else min(limit, MAX_INT_DIGITS)
+
+
+def _decode(text: str) -> Any:
+    # The C fast path converts integers itself. Under CPython's default int_max_str_digits
+    # (== MAX_INT_DIGITS) it raises ValueError for a longer one, and only then is the document
+    # read again through the checking hook, which names the literal. An interpreter without that
+    # limit (or a higher one) gets the hook whenever a long digit run is present, so the verdict
+    # never depends on the interpreter (formats.md §1: a value is read one way, or not at all).
+    limit = sys.get_int_max_str_digits()
+    if (limit == 0 or limit > MAX_INT_DIGITS) and _LONG_DIGITS.search(text):
+        return _CHECKED_DECODER.decode(text)
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # "Exceeds the limit (N digits) for integer string conversion"
+        return _CHECKED_DECODER.decode(text)
+
+
+def load_object(
+    data: bytes | bytearray | memoryview | str, *, what: str = "document", **limits: int
+) -> dict[str, Any]:
+    """Like :func:`loads`, but the top-level value must be an object.
+
+    Raises:
+        JsonError: as :func:`loads`; ``json.wrong_type`` when the value is not an object.
+    """
+    value = loads(data, **limits)
+    if not isinstance(value, dict):
+        raise errors.JsonWrongType(
+            f"{what} must be a JSON object, not {_json_type(value)}", line=1, column=1
+        )
+    return value
+
+
+# ------------------------------------------------------------------------------------------
+# Hooks. Exceptions raised inside the C scanner's hooks propagate out of decode() unchanged.
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+class _NonFinite(Exception):
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+class _IntegerTooLong(Exception):
+    pass
+
+
+def _parse_int(literal: str) -> int:
+    if len(literal.removeprefix("-")) > MAX_INT_DIGITS:
+        raise _IntegerTooLong
+    try:
+        return int(literal)
+    except ValueError:  # an interpreter whose own limit is set lower than ours
+        raise _IntegerTooLong from None
+
+
+def _reject_constant(literal: str) -> NoReturn:
+    raise _NonFinite(literal)
+
+
+def _parse_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):  # e.g. 1e400: not representable, and never silently infinite
+        raise _NonFinite(literal)
+    return value
+
+
+_DECODER: Final = json.JSONDecoder(
+    object_pairs_hook=_object_pairs,
+    parse_constant=_reject_constant,
+    parse_float=_parse_float,
+    strict=True,  # control characters inside strings are errors (RFC 8259 §7)
+)
+_CHECKED_DECODER: Final = json.JSONDecoder(
+    object_pairs_hook=_object_pairs,
+    parse_constant=_reject_constant,
+    parse_float=_parse_float,
+    parse_int=_parse_int,
+    strict=True,
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Checks and error locations.
+
+
+def _check_depth(raw: bytes, max_depth: int) -> None:
+    # Fast path: a document with fewer brackets than the limit cannot nest past it.
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(raw):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                line, column = _position_of_byte(raw, match.start())
+                raise errors.JsonTooDeep(
+                    f"nesting deeper than {max_depth}",
+                    line=line,
+                    column=column,
+                    details={"limit": max_depth},
+                )
+        elif token in (b"]", b"}"):
+            depth -= 1
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _raise_lone_surrogate(text: str) -> NoReturn:
+    # Walk escapes in order: a high surrogate must be followed directly by a low one.
+    matches = list(_ESCAPE.finditer(text))
+    i = 0
+    while i < len(matches):
+        m = matches[i]
+        unit = m.group(1)
+        if unit is None:
+            i += 1
+            continue
+        code = int(unit, 16)
+        nxt = matches[i + 1] if i + 1 < len(matches) else None
+        if _is_pair(code, nxt, m.end()):
+            i += 2
+            continue
+        line, column = _position_of_char(text, m.start())
+        raise errors.JsonLoneSurrogate(
+            f"unpaired surrogate \\u{unit.lower()}", line=line, column=column
+        )
+    raise errors.JsonLoneSurrogate("unpaired surrogate")  # pragma: no cover - found above
+
+
+def _is_pair(code: int, nxt: re.Match[str] | None, end: int) -> bool:
+    # RFC 8259 §7: a high surrogate escape directly followed by a low surrogate escape.
+    if not 0xD800 <= code <= 0xDBFF or nxt is None or nxt.start() != end or not nxt.group(1):
+        return False
+    return 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF
+
+
+def _raise_duplicate(text: str, key: str) -> NoReturn:
+    needle = json.dumps(key)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    line, column = _position_of_char(text, second) if second >= 0 else (0, 0)
+    raise errors.JsonDuplicateKey(
+        f"duplicate key {needle}", line=line, column=column, details={"key": key}
+    )
+
+
+def _raise_non_finite(text: str, literal: str) -> NoReturn:
+    at = text.find(literal)
+    line, column = _position_of_char(text, at) if at >= 0 else (0, 0)
+    raise errors.JsonNonFinite(f"non-finite number {literal}", line=line, column=column)
+
+
+def _raise_integer_too_long(text: str, limit: int) -> NoReturn:
+    # The first number token outside strings that is a plain integer over the limit: the
+    # scanner reads in document order, so it is the one the hook refused.
+    line, column = 0, 0
+    for match in _STRING_OR_NUMBER.finditer(text):
+        token = match.group()
+        digits = token.removeprefix("-")
+        if token[0] != '"' and digits.isdigit() and len(digits) > limit:
+            line, column = _position_of_char(text, match.start())
+            break
+    raise errors.JsonNumberTooLarge(
+        f"integer literal longer than {limit} digits",
+        line=line,
+        column=column,
+        details={"limit": limit},
+    )
+
+
+def _position_of_char(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _position_of_byte(raw: bytes, index: int) -> tuple[int, int]:
+    line = raw.count(b"\n", 0, index) + 1
+    start = raw.rfind(b"\n", 0, index) + 1
+    return line, len(raw[start:index].decode("utf-8", "replace")) + 1
+
+
+def _is_encoded_surrogate(raw: bytes, index: int) -> bool:
+    # UTF-8 encodings of U+D800..U+DFFF start with 0xED followed by 0xA0..0xBF.
+    return (
+        raw[index : index + 1] == b"\xed"
+        and 0xA0 <= (raw[index + 1 : index + 2] or b"\x00")[0] <= 0xBF
+    )
+
+
+def _json_type(value: Any) -> str:
+    names: dict[type, str] = {list: "an array", str: "a string", bool: "a boolean", int: "a number"}
+    names[float] = "a number"
+    return "null" if value is None else names.get(type(value), type(value).__name__)

@@ -1,0 +1,2 @@
+"""Facts and their lineage: FactHash, derivation links, provenance walks, audits, fact sources and
+signatures."""

@@ -1,0 +1,352 @@
+"""Provenance walks over any fact store (formats.md §5; seed 002 §20.6.2).
+
+>>> from affidavit.verify.lineage.walk import MemoryFactSource, walk
+>>> from affidavit.verify.lineage.facts import parse_fact
+>>> base = {"entity": "urn:x:a", "relation": "memory:role", "value": {"type": "text", "v": "a"},
+...         "source": "urn:src:1", "scope": "team", "confidence": 1, "ts": "2026-01-01T00:00:00Z"}
+>>> parent = parse_fact(base)
+>>> child = parse_fact({**base, "entity": "urn:x:b", "derived_from": [parent.hash]})
+>>> result = walk(MemoryFactSource([parent, child]), child.hash, depth=1)
+>>> [node.exists for node in result.nodes], result.truncated
+([True, True], False)
+
+The walk goes breadth-first from the root along ``derived_from``; a fact reachable twice appears
+once, at its shortest distance. A fact the caller may not read is represented exactly as an absent
+one, ``{hash, exists: false}``, and is never expanded, so nothing about it (not even whether it has
+parents) reaches the result. An unreadable root is refused with no data; an unknown root is
+``fact_not_found``.
+
+Bounds (:class:`WalkLimits`): a walk stops at a number of nodes, an estimate of its JSON size and a
+wall-clock budget, whichever comes first, and then says ``truncated: true``; it never loads more
+facts than it may still show. Edges are kept only between nodes of the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol
+
+from affidavit.verify import errors
+from affidavit.verify.json.canonical import jcs
+from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash
+
+__all__ = [
+    "DEFAULT_DEPTH",
+    "MAX_DEPTH",
+    "FactSource",
+    "MemoryFactSource",
+    "SignatureStatus",
+    "StoredRecord",
+    "WalkEdge",
+    "WalkLimits",
+    "WalkNode",
+    "WalkResult",
+    "check_depth",
+    "walk",
+]
+
+DEFAULT_DEPTH: Final = 3  # seed 002 §20.6.2: default 3
+MAX_DEPTH: Final = 5  # seed 002 §20.6.2: max 5
+
+SignatureStatus = Literal["signed", "unsigned", "bad"]
+_EDGE_BYTES: Final = 2 * 64 + 40  # {"derived_fact_id":"…","source_hash":"…"},
+_ABSENT_BYTES: Final = 64 + 30  # {"hash":"…","exists":false},
+
+
+@dataclass(frozen=True, slots=True)
+class WalkLimits:
+    """How much one walk may return: nodes, bytes of JSON (estimated from the nodes and edges it
+    holds), and wall-clock seconds. Beyond any of them the walk stops and is ``truncated``."""
+
+    max_nodes: int = 10_000
+    max_bytes: int = 4 * 1024 * 1024
+    max_seconds: float = 2.0
+
+
+UNLIMITED: Final = WalkLimits(max_nodes=2**62, max_bytes=2**62, max_seconds=float("inf"))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """One stored fact as the store holds it, for audits: the key it is filed under (``None``
+    when the store keeps no key, e.g. a plain JSON Lines file), its raw bytes, and where it is."""
+
+    key: str | None
+    body: bytes
+    where: str
+
+
+class FactSource(Protocol):
+    """Anything that holds facts: a JSON Lines export, the SQLite store, a dict in a test."""
+
+    def get(self, fact_hash: FactHash) -> Fact | None:
+        """The fact filed under ``fact_hash``, or ``None`` when there is none.
+
+        The returned fact's ``hash`` is recomputed from its content; a store that was tampered
+        with may return a fact whose ``hash`` differs from ``fact_hash``.
+        """
+        ...
+
+    def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
+        """The facts filed under any of ``fact_hashes`` (absent ones left out), by key.
+
+        One call per walk level lets a database answer a whole level in one query.
+        """
+        ...
+
+    def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        """The keys of the facts whose derived_from names ``fact_hash``."""
+        ...
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every stored fact, raw, in storage order (for audits)."""
+        ...
+
+
+class MemoryFactSource:
+    """A :class:`FactSource` over facts held in memory, filed under their FactHash."""
+
+    def __init__(self, facts: Iterable[Fact]) -> None:
+        self._facts: dict[FactHash, Fact] = {}
+        self._children: dict[FactHash, list[FactHash]] = {}
+        for fact in facts:
+            self._facts.setdefault(fact.hash, fact)
+        for fact in self._facts.values():
+            for parent in fact.derived_from:
+                self._children.setdefault(parent, []).append(fact.hash)
+
+    def get(self, fact_hash: FactHash) -> Fact | None:
+        """See :meth:`FactSource.get`."""
+        return self._facts.get(fact_hash)
+
+    def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
+        """See :meth:`FactSource.get_many`."""
+        return {h: self._facts[h] for h in fact_hashes if h in self._facts}
+
+    def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        """See :meth:`FactSource.children`."""
+        return tuple(self._children.get(fact_hash, ()))
+
+    def records(self) -> Iterator[StoredRecord]:
+        """See :meth:`FactSource.records`."""
+        for index, (key, fact) in enumerate(self._facts.items()):
+            yield StoredRecord(key=key, body=jcs(dict(fact.document)), where=f"fact {index}")
+
+
+@dataclass(frozen=True, slots=True)
+class WalkNode:
+    """A node of a walk. ``fact is None`` means absent *or* hidden: the two are one state."""
+
+    hash: FactHash
+    depth: int
+    fact: Fact | None
+    signature: SignatureStatus | None = None
+
+    @property
+    def exists(self) -> bool:
+        """True when the fact is present and readable."""
+        return self.fact is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{id, entity, relation, value, confidence, exists: true}`` or ``{hash, exists: false}``.
+
+        A ``signature`` status is added to an existing node when signatures were checked.
+        """
+        if self.fact is None:
+            return {"hash": self.hash, "exists": False}  # formats.md §5: hidden == absent
+        out: dict[str, Any] = {
+            "id": self.hash,
+            "entity": self.fact.entity,
+            "relation": self.fact.relation,
+            "value": self.fact.value.to_json(),
+            "confidence": self.fact.confidence,
+            "exists": True,
+        }
+        if self.signature is not None:
+            out["signature"] = self.signature
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEdge:
+    """``derived_fact_id`` was derived from ``source_hash`` (formats.md §5)."""
+
+    derived_fact_id: FactHash
+    source_hash: FactHash
+
+    def to_json(self) -> dict[str, str]:
+        """``{derived_fact_id, source_hash}``."""
+        return {"derived_fact_id": self.derived_fact_id, "source_hash": self.source_hash}
+
+
+@dataclass(frozen=True, slots=True)
+class WalkResult:
+    """A provenance walk: nodes in breadth-first order (root first), edges in discovery order."""
+
+    root: FactHash
+    depth_limit: int
+    nodes: tuple[WalkNode, ...]
+    edges: tuple[WalkEdge, ...]
+    truncated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """``{root_fact_id, depth_limit, nodes, edges, truncated}`` (formats.md §5)."""
+        return {
+            "root_fact_id": self.root,
+            "depth_limit": self.depth_limit,
+            "nodes": [node.to_json() for node in self.nodes],
+            "edges": [edge.to_json() for edge in self.edges],
+            "truncated": self.truncated,
+        }
+
+
+def check_depth(depth: int) -> int:
+    """Return ``depth`` when it is within 0..5.
+
+    Raises:
+        GraphDepthExceeded: outside 0..MAX_DEPTH (seed 002 §20.8).
+    """
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
+        raise errors.GraphDepthExceeded(
+            f"depth {depth} is outside 0..{MAX_DEPTH}", details={"depth": depth, "max": MAX_DEPTH}
+        )
+    return depth
+
+
+def walk(
+    source: FactSource,
+    root: str,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    readable_scopes: frozenset[str] | None = None,
+    check_signature: Callable[[Fact], SignatureStatus] | None = None,
+    limits: WalkLimits = UNLIMITED,
+    clock: Callable[[], float] = time.monotonic,
+) -> WalkResult:
+    """Walk ``root``'s provenance up to ``depth`` derivation hops.
+
+    ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given,
+    marks each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes,
+    time); a walk cut by them is ``truncated``. The CLI walks a local file unbounded; the
+    registry passes its settings.
+
+    Raises:
+        GraphDepthExceeded: depth outside 0..5.
+        UsageError: ``root`` is not a 64-character lowercase hex FactHash.
+        FactNotFound: the root is not in the store.
+        LineageRootForbidden: the root's scope is not readable (no data is returned).
+        LineageFactHashMismatch: a stored fact does not hash to the key it is filed under.
+    """
+    check_depth(depth)
+    if not is_fact_hash(root):
+        raise errors.UsageError("the root must be a 64-character lowercase hex FactHash")
+    root_hash = FactHash(root)
+    root_fact = _load(source, root_hash)
+    if root_fact is None:
+        raise errors.FactNotFound(f"fact {root} not found", details={"fact": root})
+    if readable_scopes is not None and root_fact.scope not in readable_scopes:
+        # seed 002 §20.6.2: unauthorized root -> 403 with no node or edge data
+        raise errors.LineageRootForbidden(f"fact {root} is in a scope you may not read")
+
+    def visible(fact: Fact | None) -> Fact | None:
+        if fact is None or (readable_scopes is not None and fact.scope not in readable_scopes):
+            return None  # formats.md §5: a hidden fact looks exactly like a missing one
+        return fact
+
+    def node(fact_hash: FactHash, level: int, fact: Fact | None) -> WalkNode:
+        status = check_signature(fact) if (check_signature and fact is not None) else None
+        return WalkNode(hash=fact_hash, depth=level, fact=fact, signature=status)
+
+    deadline = clock() + limits.max_seconds
+    nodes = [node(root_hash, 0, root_fact)]
+    size = _node_bytes(nodes[0])
+    edges: list[WalkEdge] = []
+    seen = {root_hash}
+    frontier = [root_fact]
+    truncated = False
+    for level in range(1, depth + 1):
+        wanted: list[FactHash] = []
+        room = limits.max_nodes - len(nodes)
+        for fact in frontier:
+            for parent in fact.derived_from:
+                if parent not in seen:  # shortest path wins: breadth-first meets it first
+                    if len(wanted) >= room:
+                        truncated = True  # node budget spent: this parent is not shown
+                        continue
+                    seen.add(parent)
+                    wanted.append(parent)
+                edges.append(WalkEdge(derived_fact_id=fact.hash, source_hash=parent))
+        frontier = []
+        spent = False  # the byte or time budget ran out during this level
+        for offset in range(0, len(wanted), _LOAD_CHUNK):
+            chunk = wanted[offset : offset + _LOAD_CHUNK]
+            if clock() > deadline:
+                spent = True
+                break
+            found = _load_many(source, chunk)
+            for parent in chunk:
+                parent_fact = visible(found.get(parent))
+                parent_node = node(parent, level, parent_fact)
+                grown = size + _node_bytes(parent_node) + _EDGE_BYTES
+                if grown > limits.max_bytes:
+                    spent = True
+                    break
+                size = grown
+                nodes.append(parent_node)
+                if parent_fact is not None:
+                    frontier.append(parent_fact)
+            if spent:
+                break
+        truncated = truncated or spent
+        if truncated or not frontier:
+            break
+    else:
+        truncated = any(fact.derived_from for fact in frontier)
+    if truncated:  # edges only between nodes the result holds
+        shown = {n.hash for n in nodes}
+        edges = [e for e in edges if e.source_hash in shown and e.derived_fact_id in shown]
+    return WalkResult(
+        root=root_hash,
+        depth_limit=depth,
+        nodes=tuple(nodes),
+        edges=tuple(edges),
+        truncated=truncated,
+    )
+
+
+_LOAD_CHUNK: Final = 512
+
+
+def _node_bytes(node: WalkNode) -> int:
+    """The node's share of the response: its JSON size (exact for the fact's own fields)."""
+    if node.fact is None:
+        return _ABSENT_BYTES
+    return len(jcs(node.to_json())) + 2
+
+
+def _check_key(fact_hash: FactHash, fact: Fact) -> None:
+    if fact.hash != fact_hash:
+        # formats.md §1 "verify over what you received": never trust the store's key
+        raise errors.LineageFactHashMismatch(
+            f"the fact filed under {fact_hash} hashes to {fact.hash}: the store was altered "
+            "(run facts audit)",
+            details={"key": fact_hash, "recomputed": fact.hash},
+        )
+
+
+def _load(source: FactSource, fact_hash: FactHash) -> Fact | None:
+    fact = source.get(fact_hash)
+    if fact is not None:
+        _check_key(fact_hash, fact)
+    return fact
+
+
+def _load_many(source: FactSource, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
+    if not fact_hashes:
+        return {}
+    found = source.get_many(fact_hashes)
+    for fact_hash, fact in found.items():
+        _check_key(fact_hash, fact)
+    return found
