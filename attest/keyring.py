@@ -32,17 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
+from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.errors import (
-    FileExistsRefusal,
-    FileReadError,
-    JsonError,
-    KeyFormatError,
-    KeyInsecurePermissions,
-    KeyUnrecognized,
-    KeyWrongLength,
-    UsageError,
-)
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -85,7 +76,9 @@ class SigningKey:
 
     def __post_init__(self) -> None:
         if len(self.seed) != SEED_BYTES:
-            raise KeyWrongLength(f"an Ed25519 private key seed is 32 bytes, got {len(self.seed)}")
+            raise errors.KeyMaterialError(
+                "key.wrong_length", f"an Ed25519 private key seed is 32 bytes, got {len(self.seed)}"
+            )
         public, secret = nacl.bindings.crypto_sign_seed_keypair(bytes(self.seed))
         object.__setattr__(self, "public_key", Ed25519PublicKey(public))
         object.__setattr__(self, "_secret", secret)
@@ -177,13 +170,15 @@ def generate_key_files(
     Nothing is overwritten: if any of the three files exists, nothing is written.
 
     Raises:
-        UsageError: ``publisher_id`` or ``key_id`` is not a safe file-name identifier.
-        FileExistsRefusal: one of the target files exists (``io.exists``).
+        ``usage.invalid``: ``publisher_id`` or ``key_id`` is not a safe file-name identifier.
+        ``io.exists``: one of the target files exists (``io.exists``).
         OSError: the folder cannot be created or written.
     """
     for what, value in (("publisher id", publisher_id), ("key id", key_id)):
         if not _ID.match(value):
-            raise UsageError(f"{what} {value!r} must match {_ID.pattern} (it becomes a file name)")
+            raise errors.UsageError(
+                f"{what} {value!r} must match {_ID.pattern} (it becomes a file name)"
+            )
     folder = Path(directory)
     targets = (
         folder / f"{key_id}.key",
@@ -192,7 +187,7 @@ def generate_key_files(
     )
     for target in targets:
         if target.exists() or target.is_symlink():
-            raise FileExistsRefusal(f"{target} exists; refusing to overwrite it")
+            raise errors.ParseError("io.exists", f"{target} exists; refusing to overwrite it")
     folder.mkdir(parents=True, exist_ok=True)
     key = generate_keypair(key_id=key_id, publisher_id=publisher_id)
     document = publisher_document(key.public_key, publisher_id, key_id, manifest_url)
@@ -220,7 +215,7 @@ def _write_exclusive(path: Path, data: bytes, mode: int) -> None:
             path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode
         )
     except FileExistsError:
-        raise FileExistsRefusal(f"{path} exists; refusing to overwrite it") from None
+        raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it") from None
     try:
         os.fchmod(fd, mode)  # the umask may have removed bits; never adds any for 0600
         with os.fdopen(fd, "wb") as out:
@@ -252,16 +247,18 @@ def load_signing_key(
     ``refuse_world_readable`` the error ``key.insecure_permissions``.
 
     Raises:
-        FileReadError: the file cannot be read.
-        KeyInsecurePermissions: insecure mode and ``refuse_world_readable``.
-        KeyUnrecognized: not an unencrypted PKCS#8 PEM Ed25519 private key.
+        ``io.unreadable``: the file cannot be read.
+        ``key.insecure_permissions``: insecure mode and ``refuse_world_readable``.
+        ``key.unrecognized``: not an unencrypted PKCS#8 PEM Ed25519 private key.
     """
     target = Path(path)
     data = _read_small(target)
     if key_file_is_insecure(target):
         message = f"{target}: private key file is readable by group or others (chmod 600 it)"
         if refuse_world_readable:
-            raise KeyInsecurePermissions(message, details={"path": str(target)})
+            raise errors.KeyMaterialError(
+                "key.insecure_permissions", message, details={"path": str(target)}
+            )
         warnings.warn(message, InsecureKeyFileWarning, stacklevel=2)
     seed = _seed_from_pem(data, target)
     key = SigningKey(seed, key_id=key_id or target.name.removesuffix(".key"))
@@ -276,15 +273,21 @@ def _seed_from_pem(data: bytes, target: Path) -> bytes:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415 - lazy
 
     if b"-----BEGIN" not in data:
-        raise KeyUnrecognized(f"{target}: not a PEM private key (expected PKCS#8 PEM)")
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{target}: not a PEM private key (expected PKCS#8 PEM)"
+        )
     try:
         private = serialization.load_pem_private_key(data, password=None)
     except TypeError:
-        raise KeyUnrecognized(f"{target}: encrypted private keys are not supported") from None
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{target}: encrypted private keys are not supported"
+        ) from None
     except (ValueError, UnsupportedAlgorithm) as e:
-        raise KeyUnrecognized(f"{target}: unreadable PEM private key: {e}") from None
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{target}: unreadable PEM private key: {e}"
+        ) from None
     if not isinstance(private, Ed25519PrivateKey):
-        raise KeyUnrecognized(f"{target}: not an Ed25519 private key")
+        raise errors.KeyMaterialError("key.unrecognized", f"{target}: not an Ed25519 private key")
     return private.private_bytes_raw()
 
 
@@ -294,7 +297,7 @@ def _publisher_beside(folder: Path, key: SigningKey) -> str | None:
     for candidate in sorted(folder.glob("*-publisher.json")):
         try:
             document = load_object(_read_small(candidate), what="publisher document")
-        except (JsonError, FileReadError):
+        except errors.ParseError:
             continue
         if (
             document.get("publisher_key_id") == key.key_id
@@ -310,9 +313,9 @@ def load_public_key(path: str | Path) -> Ed25519PublicKey:
     ``public_key_base64`` (publisher document, AiGentsy key file), or a SubjectPublicKeyInfo PEM.
 
     Raises:
-        FileReadError: the file cannot be read.
-        KeyUnrecognized: none of the accepted forms.
-        KeyFormatError: the key itself is malformed (``key.bad_base64``, ``key.wrong_length``,
+        ``io.unreadable``: the file cannot be read.
+        ``key.unrecognized``: none of the accepted forms.
+        ``key.invalid``: the key itself is malformed (``key.bad_base64``, ``key.wrong_length``,
             ``key.weak``, ...).
     """
     target = Path(path)
@@ -321,12 +324,14 @@ def load_public_key(path: str | Path) -> Ed25519PublicKey:
     if text.startswith(b"{"):
         try:
             document = load_object(data, what="public key document")
-        except JsonError as e:
+        except errors.ParseError as e:
             e.message = f"{target}: {e.message}"
             raise
         value = document.get("public_key_base64")
         if not isinstance(value, str):
-            raise KeyUnrecognized(f"{target}: JSON document has no string public_key_base64")
+            raise errors.KeyMaterialError(
+                "key.unrecognized", f"{target}: JSON document has no string public_key_base64"
+            )
         return _with_path(target, lambda: Ed25519PublicKey.from_b64(value))
     if text.startswith(b"-----BEGIN"):
         return _public_from_pem(data, target)
@@ -341,16 +346,18 @@ def _public_from_pem(data: bytes, target: Path) -> Ed25519PublicKey:
     try:
         public = serialization.load_pem_public_key(data)
     except (ValueError, UnsupportedAlgorithm) as e:
-        raise KeyUnrecognized(f"{target}: unreadable PEM public key: {e}") from None
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{target}: unreadable PEM public key: {e}"
+        ) from None
     if not isinstance(public, _CryptoKey):
-        raise KeyUnrecognized(f"{target}: not an Ed25519 public key")
+        raise errors.KeyMaterialError("key.unrecognized", f"{target}: not an Ed25519 public key")
     return _with_path(target, lambda: Ed25519PublicKey(public.public_bytes_raw()))
 
 
 def _with_path(target: Path, build: Callable[[], Ed25519PublicKey]) -> Ed25519PublicKey:
     try:
         key = build()
-    except KeyFormatError as e:
+    except errors.KeyMaterialError as e:
         e.message = f"{target}: {e.message}"
         raise
     return key
@@ -361,7 +368,7 @@ def _read_small(path: Path) -> bytes:
         with open(path, "rb") as handle:
             data = handle.read(MAX_KEY_FILE_BYTES + 1)
     except OSError as e:
-        raise FileReadError(f"{path}: {e.strerror or e}") from None
+        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
     if len(data) > MAX_KEY_FILE_BYTES:
-        raise KeyUnrecognized(f"{path}: too large for a key file")
+        raise errors.KeyMaterialError("key.unrecognized", f"{path}: too large for a key file")
     return data

@@ -118,15 +118,19 @@ def _check_contract(contract: Mapping[str, Any]) -> None:
     issues = schema_issues(contract)
     if issues:
         first = issues[0]
-        raise errors.ContractSchemaError(
+        raise errors.ContractError(
+            "contract.schema_invalid",
             f"the contract does not pass the schema: {first.code}: {first.message}",
             details={"codes": sorted({i.code for i in issues})},
         )
     if contract["contract_hash"] != contract_hash(contract):
-        raise errors.ContractHashMismatch("the contract's contract_hash does not recompute")
+        raise errors.ContractError(
+            "contract.hash_mismatch", "the contract's contract_hash does not recompute"
+        )
     if contract["input_schema_hash"] != input_schema_hash(contract):
-        raise errors.ContractInputSchemaHashMismatch(
-            "the contract's input_schema_hash does not recompute"
+        raise errors.ContractError(
+            "contract.input_schema_hash_mismatch",
+            "the contract's input_schema_hash does not recompute",
         )
     # Then everything else ``adapter lint`` refuses (lifecycle fields: status, pointers, ...).
     lint_contract(contract).raise_for_errors()

@@ -44,7 +44,7 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
     data = read_input(source)
     try:
         return parse(data)
-    except errors.JsonError as e:
+    except errors.ParseError as e:
         e.message = f"{source}: {e.message}"
         e.details.setdefault("source", source)
         raise

@@ -11,7 +11,8 @@ from typing import Any, NoReturn
 
 import click
 from affidavit.cli.main import format_error
-from affidavit.verify.errors import AffidavitError, FileReadError
+from affidavit.verify import errors
+from affidavit.verify.errors import AffidavitError
 
 __all__ = ["SUBCOMMANDS", "LazyGroup", "affidavit"]
 
@@ -45,7 +46,10 @@ class LazyGroup(click.Group):
         except AffidavitError as e:
             _fail(ctx, e)
         except OSError as e:
-            _fail(ctx, FileReadError(f"{e.filename or 'input'}: {e.strerror or e}"))
+            _fail(
+                ctx,
+                errors.ParseError("io.unreadable", f"{e.filename or 'input'}: {e.strerror or e}"),
+            )
 
 
 def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:

@@ -25,7 +25,9 @@ def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
             with open(source, "rb") as handle:
                 data = handle.read(max_bytes + 1)
     except OSError as e:
-        raise errors.FileReadError(f"{source}: {e.strerror or e}") from None
+        raise errors.ParseError("io.unreadable", f"{source}: {e.strerror or e}") from None
     if len(data) > max_bytes:
-        raise errors.JsonTooLarge(f"{source}: over the size limit of {max_bytes} bytes")
+        raise errors.ParseError(
+            "json.too_large", f"{source}: over the size limit of {max_bytes} bytes"
+        )
     return data

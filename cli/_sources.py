@@ -48,12 +48,14 @@ def fetch(url: str) -> bytes:
         ManifestFetchError: not https, httpx missing, an HTTP/transport error, or over the cap.
     """
     if not url.startswith("https://"):
-        raise errors.ManifestFetchError(f"{url}: only https:// URLs are fetched")
+        raise errors.ContractError(
+            "manifest.fetch_failed", f"{url}: only https:// URLs are fetched"
+        )
     try:
         import httpx  # noqa: PLC0415 - only on the explicit network path
     except ImportError:  # pragma: no cover - httpx ships with the [registry] extra
-        raise errors.ManifestFetchError(
-            "fetching needs httpx: pip install 'affidavit[registry]'"
+        raise errors.ContractError(
+            "manifest.fetch_failed", "fetching needs httpx: pip install 'affidavit[registry]'"
         ) from None
     try:
         with (
@@ -63,19 +65,27 @@ def fetch(url: str) -> bytes:
             client.stream("GET", url) as response,
         ):
             if response.url.scheme != "https":
-                raise errors.ManifestFetchError(f"{url}: redirected away from https")
+                raise errors.ContractError(
+                    "manifest.fetch_failed", f"{url}: redirected away from https"
+                )
             response.raise_for_status()
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > MAX_FETCH_BYTES:
-                    raise errors.ManifestFetchError(f"{url}: over {MAX_FETCH_BYTES} bytes")
+                    raise errors.ContractError(
+                        "manifest.fetch_failed", f"{url}: over {MAX_FETCH_BYTES} bytes"
+                    )
             return bytes(body)
     except httpx.HTTPStatusError as e:
-        raise errors.ManifestFetchError(f"{url}: HTTP {e.response.status_code}") from None
+        raise errors.ContractError(
+            "manifest.fetch_failed", f"{url}: HTTP {e.response.status_code}"
+        ) from None
     except httpx.HTTPError as e:
         first_line = (str(e).splitlines() or [""])[0]
-        raise errors.ManifestFetchError(f"{url}: {type(e).__name__}: {first_line}") from None
+        raise errors.ContractError(
+            "manifest.fetch_failed", f"{url}: {type(e).__name__}: {first_line}"
+        ) from None
 
 
 def read_object(source: str, *, what: str) -> dict[str, Any]:
@@ -83,7 +93,7 @@ def read_object(source: str, *, what: str) -> dict[str, Any]:
     data = fetch(source) if source.startswith(("https://", "http://")) else read_input(source)
     try:
         return load_object(data, what=what)
-    except errors.JsonError as e:
+    except errors.ParseError as e:
         e.message = f"{source}: {e.message}"
         raise
 
@@ -92,8 +102,10 @@ def read_manifest(source: str) -> dict[str, Any]:
     """A manifest object from a path, ``-`` or an explicit https URL."""
     try:
         return read_object(source, what="manifest")
-    except errors.JsonWrongType as e:
-        raise errors.ManifestFormatError(e.message) from None
+    except errors.ParseError as e:
+        if e.code != "json.wrong_type":
+            raise
+        raise errors.ContractError("manifest.invalid", e.message) from None
 
 
 def publisher_document(source: str) -> PublisherDocument:
@@ -101,7 +113,9 @@ def publisher_document(source: str) -> PublisherDocument:
     document = read_object(source, what="publisher document")
     try:
         return parse_publisher_document(document)
-    except errors.PublisherDocumentError as e:
+    except errors.ContractError as e:
+        if e.code != "manifest.publisher_document_invalid":
+            raise
         e.message = f"{source}: {e.message}"
         raise
 

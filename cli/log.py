@@ -33,12 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash
-from affidavit.verify.errors import JsonError, LogBadTimestamp, LogNoSigningKey, UsageError
 from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.strict import loads
 
@@ -111,7 +112,7 @@ def _leaf_data(source: str, leaf_form: str) -> bytes:
         return data
     try:
         return py_compact(loads(data))  # formats.md §1 py-compact, §4 leaf data
-    except JsonError as e:
+    except errors.ParseError as e:
         e.message = f"{source}: {e.message}"
         raise
 
@@ -134,12 +135,12 @@ def head(
 ) -> None:
     """Sign and print the tree head of everything committed (formats.md §4, or §6 checkpoint)."""
     if origin is not None and not checkpoint:
-        raise UsageError("--origin only applies with --checkpoint")
+        raise errors.UsageError("--origin only applies with --checkpoint")
     when = _parse_timestamp(timestamp) if timestamp is not None else None
     with TransparencyLog.open(db) as opened:
         path = key_file if key_file is not None else opened.key_path
         if path is None:
-            raise LogNoSigningKey(f"{db}: no key path recorded; pass --key KEYFILE")
+            raise LogError("log.no_signing_key", f"{db}: no key path recorded; pass --key KEYFILE")
         opened.set_key(load_signing_key(path))
         opened.bind_state(state_path(Path(path).resolve(), opened.log_id))
         if checkpoint:
@@ -161,7 +162,9 @@ def _parse_timestamp(text: str) -> dt.datetime:
     try:
         return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     except ValueError:
-        raise LogBadTimestamp(f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ") from None
+        raise LogError(
+            "log.bad_timestamp", f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ"
+        ) from None
 
 
 @log.command("prove")

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_json_object
+from affidavit.registry.errors import AuthError, RegistryError
 
 __all__ = ["registry"]
 
@@ -112,25 +113,25 @@ def _listen(host: str, port: int) -> Any:
     """A bound, listening TCP socket for ``host:port``.
 
     Raises:
-        RegistryBindFailed: the address is in use, not permitted or not valid.
+        ``registry.bind_failed``: the address is in use, not permitted or not valid.
     """
     import socket  # noqa: PLC0415
-
-    from affidavit.verify.errors import RegistryBindFailed  # noqa: PLC0415
 
     try:
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         listener = socket.socket(info[0], socket.SOCK_STREAM)
     except OSError as e:
-        raise RegistryBindFailed(f"cannot listen on {host}:{port}: {e}") from e
+        raise RegistryError("registry.bind_failed", f"cannot listen on {host}:{port}: {e}") from e
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(info[4])
         listener.listen(2048)
     except OSError as e:
         listener.close()
-        raise RegistryBindFailed(
-            f"cannot listen on {host}:{port}: {e.strerror or e}", details={"port": port}
+        raise RegistryError(
+            "registry.bind_failed",
+            f"cannot listen on {host}:{port}: {e.strerror or e}",
+            details={"port": port},
         ) from e
     listener.set_inheritable(True)
     return listener
@@ -209,17 +210,19 @@ def keys_create(
         parse_scope,
         parse_token,
     )
-    from affidavit.verify.errors import AuthBadPublisher  # noqa: PLC0415
 
     checked = tuple(dict.fromkeys(parse_scope(s) for s in scopes))
     bound = tuple(dict.fromkeys(parse_publisher(p) for p in publishers))
     if "publish" in checked and not bound:
-        raise AuthBadPublisher(
+        raise AuthError(
+            "auth.bad_publisher",
             "a publish key must be bound to the adapter-id namespaces it may write: "
-            "add --publisher PREFIX (e.g. --publisher acme), or use --scope admin for the operator"
+            "add --publisher PREFIX (e.g. --publisher acme), or use --scope admin for the operator",
         )
     if bound and "publish" not in checked:
-        raise AuthBadPublisher("--publisher applies only to keys with --scope publish")
+        raise AuthError(
+            "auth.bad_publisher", "--publisher applies only to keys with --scope publish"
+        )
     token = new_token()
     key = ApiKey(
         key_id=parse_token(token).key_id,
@@ -268,12 +271,12 @@ def keys_bind(
 ) -> None:
     """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
     from affidavit.registry.auth import parse_publisher  # noqa: PLC0415
-    from affidavit.verify.errors import UsageError  # noqa: PLC0415
+    from affidavit.verify import errors  # noqa: PLC0415
 
     bound = [parse_publisher(p) for p in publishers]
     found = _on_tables(data_dir, lambda tables: tables.bind_api_key(key_id, bound))
     if not found:
-        raise UsageError(f"no active API key {key_id}")
+        raise errors.UsageError(f"no active API key {key_id}")
     if as_json:
         emit_json({"key_id": key_id, "publishers": bound})
     else:
@@ -308,11 +311,11 @@ def keys_list(data_dir: Path | None, as_json: bool) -> None:
 @json_option
 def keys_revoke(key_id: str, data_dir: Path | None, as_json: bool) -> None:
     """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
-    from affidavit.verify.errors import UsageError  # noqa: PLC0415
+    from affidavit.verify import errors  # noqa: PLC0415
 
     found = _on_tables(data_dir, lambda tables: tables.revoke_api_key(key_id))
     if not found:
-        raise UsageError(f"no API key {key_id}")
+        raise errors.UsageError(f"no API key {key_id}")
     if as_json:
         emit_json({"key_id": key_id, "revoked": True})
     else:

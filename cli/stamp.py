@@ -95,7 +95,9 @@ def _run(
         raise errors.UsageError("--actor-key needs --actor-id")
     for _, _, out in items:
         if out.exists() and not options["force"]:
-            raise errors.FileExistsRefusal(f"{out} exists; refusing to overwrite (use --force)")
+            raise errors.ParseError(
+                "io.exists", f"{out} exists; refusing to overwrite (use --force)"
+            )
     contract = read_json_object(options["contract"], what="contract")
     policy = AcceptancePolicy.from_json(read_json(options["policy"]))
     key = load_signing_key(options["key_path"], refuse_world_readable=False)

@@ -23,8 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from affidavit.attest.stores.sqlite import translate_database_error
-from affidavit.registry.errors import error_response
+from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes import contracts, discovery, facts, health, log
+from affidavit.registry.routes._http import error_response
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState, SigningKeyLike
 from affidavit.verify import errors
@@ -107,14 +108,16 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
         return error_response(
-            errors.HttpMethodNotAllowed(f"{request.method} is not allowed on this route")
+            RegistryError(
+                "http.method_not_allowed", f"{request.method} is not allowed on this route"
+            )
         )
-    return error_response(errors.HttpNotFound(f"no route for {request.url.path}"))
+    return error_response(RegistryError("http.not_found", f"no route for {request.url.path}"))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:  # noqa: ARG001
     _LOG.exception("unexpected error on %s %s", request.method, request.url.path)
-    return error_response(errors.HttpInternalError("internal error; nothing was written"))
+    return error_response(RegistryError("http.internal", "internal error; nothing was written"))
 
 
 class AccessLog:

@@ -36,15 +36,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Final
 
-from affidavit.verify.errors import (
-    AuthBadPublisher,
-    AuthBadScope,
-    AuthForbidden,
-    AuthInvalid,
-    AuthKeyUnbound,
-    AuthMissing,
-    AuthPublisherForbidden,
-)
+from affidavit.registry.errors import AuthError
 
 __all__ = [
     "FACT_SCOPES",
@@ -111,12 +103,13 @@ def parse_scope(text: str) -> str:
     """Validate one scope string.
 
     Raises:
-        AuthBadScope: not ``publish``, ``facts:write`` or ``facts:read:<scope>``.
+        ``auth.bad_scope``: not ``publish``, ``facts:write`` or ``facts:read:<scope>``.
     """
     if not _SCOPE.fullmatch(text):
-        raise AuthBadScope(
+        raise AuthError(
+            "auth.bad_scope",
             f"scope {text!r} is not admin, publish, facts:write or "
-            "facts:read:<local|team|company|public|*>"
+            "facts:read:<local|team|company|public|*>",
         )
     return text
 
@@ -125,12 +118,14 @@ def parse_publisher(text: str) -> str:
     """Validate one publisher namespace (an adapter-id prefix of whole segments).
 
     Raises:
-        AuthBadPublisher: not lowercase dot-separated segments like ``acme`` or ``acme.tools``.
+        ``auth.bad_publisher``: not lowercase dot-separated segments like ``acme`` or
+        ``acme.tools``.
     """
     if len(text) > 200 or not _PUBLISHER.fullmatch(text):
-        raise AuthBadPublisher(
+        raise AuthError(
+            "auth.bad_publisher",
             f"publisher {text!r} must be an adapter-id prefix of whole segments, like 'acme' or "
-            "'acme.tools' (lowercase letters, digits, '_', separated by '.')"
+            "'acme.tools' (lowercase letters, digits, '_', separated by '.')",
         )
     return text
 
@@ -139,19 +134,21 @@ def check_publisher(key: ApiKey, adapter_id: str) -> None:
     """Require that ``key`` may write contracts under ``adapter_id`` (docs/adr/0006).
 
     Raises:
-        AuthKeyUnbound: a publish key with no publisher binding (created before bindings).
-        AuthPublisherForbidden: the bindings do not cover ``adapter_id``.
+        ``auth.key_unbound``: a publish key with no publisher binding (created before bindings).
+        ``auth.publisher_forbidden``: the bindings do not cover ``adapter_id``.
     """
     if key.is_admin:
         return
     if not key.publishers:
-        raise AuthKeyUnbound(
+        raise AuthError(
+            "auth.key_unbound",
             f"API key {key.key_id} is bound to no publisher, so it may not write; the operator "
             f"binds it with: affidavit registry keys bind {key.key_id} --publisher PREFIX",
             details={"key_id": key.key_id},
         )
     if not key.may_write(adapter_id):
-        raise AuthPublisherForbidden(
+        raise AuthError(
+            "auth.publisher_forbidden",
             f"API key {key.key_id} may write only under {', '.join(key.publishers)}; "
             f"not {adapter_id}",
             details={"adapter_id": adapter_id, "publishers": list(key.publishers)},
@@ -174,11 +171,11 @@ def parse_token(token: str) -> ParsedToken:
     """Check the token's shape (cheap, before any lookup).
 
     Raises:
-        AuthInvalid: the token is not ``afk_<16 hex>_<43 b64url>``.
+        ``auth.invalid``: the token is not ``afk_<16 hex>_<43 b64url>``.
     """
     match = _TOKEN.fullmatch(token)
     if match is None:
-        raise AuthInvalid("the API key is malformed")
+        raise AuthError("auth.invalid", "the API key is malformed")
     return ParsedToken(key_id=match.group(1), token=token)
 
 
@@ -187,7 +184,7 @@ def token_from_headers(authorization: str | None, x_api_key: str | None) -> str 
     if authorization:
         scheme, _, value = authorization.partition(" ")
         if scheme.lower() != "bearer" or not value.strip():
-            raise AuthInvalid("the Authorization header must be 'Bearer <api key>'")
+            raise AuthError("auth.invalid", "the Authorization header must be 'Bearer <api key>'")
         return value.strip()
     if x_api_key:
         return x_api_key.strip()
@@ -198,13 +195,13 @@ def verify_token(token: str, stored: ApiKey | None) -> ApiKey:
     """Compare ``token`` with the stored digest in constant time.
 
     Raises:
-        AuthInvalid: no such key, or the digest differs.
+        ``auth.invalid``: no such key, or the digest differs.
     """
     # Hash even when the key is unknown, so both paths cost the same.
     digest = hash_token(token)
     expected = stored.token_sha256 if stored is not None else "0" * 64
     if not hmac.compare_digest(digest, expected) or stored is None:
-        raise AuthInvalid("the API key is not valid")
+        raise AuthError("auth.invalid", "the API key is not valid")
     return stored
 
 
@@ -212,13 +209,15 @@ def check_scope(key: ApiKey | None, scope: str) -> ApiKey:
     """Require ``scope``.
 
     Raises:
-        AuthMissing: no key was sent.
-        AuthForbidden: the key lacks ``scope``.
+        ``auth.missing``: no key was sent.
+        ``auth.forbidden``: the key lacks ``scope``.
     """
     if key is None:
-        raise AuthMissing(f"this route needs an API key with scope {scope}")
+        raise AuthError("auth.missing", f"this route needs an API key with scope {scope}")
     if not key.has(scope):
-        raise AuthForbidden(f"the API key lacks scope {scope}", details={"needed": scope})
+        raise AuthError(
+            "auth.forbidden", f"the API key lacks scope {scope}", details={"needed": scope}
+        )
     return key
 
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from affidavit.verify import errors
 from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS
 from affidavit.verify.contracts.lifecycle import active_head, exact_match, parse_semver
-from affidavit.verify.errors import PinArgumentError
 
 __all__ = ["STATUSES", "CatalogRecord", "Snapshot", "Source", "declaration_url", "view"]
 
@@ -95,7 +95,9 @@ def _order(record: CatalogRecord) -> tuple[str, tuple[int, int, int]]:
     # A row stored before leading zeros were refused (SemVer 2.0.0 §2) still lists, first.
     try:
         return record.adapter_id, parse_semver(record.adapter_version)
-    except PinArgumentError:
+    except errors.ContractError as e:
+        if e.code != "pin.invalid_argument":
+            raise
         return record.adapter_id, (-1, -1, -1)
 
 

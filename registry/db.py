@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.files import private_database
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.auth import ApiKey
-from affidavit.verify import errors
+from affidavit.registry.errors import RegistryError
 
 __all__ = ["ContractRow", "DbThread", "ReadPool", "ReadView", "RegistryTables", "open_tables"]
 
@@ -329,7 +330,9 @@ def open_tables(path: Path, *, key_dir: Path | None = None) -> RegistryTables:
     try:
         private_database(path, tighten=True)
     except OSError as e:
-        raise errors.RegistryDataDirInvalid(f"{path}: cannot create: {e.strerror}") from e
+        raise RegistryError(
+            "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror}"
+        ) from e
     FactStore.open(path, create=True).close()
     return RegistryTables.open(path)
 
@@ -345,7 +348,8 @@ def refuse_lost_database(path: Path, state_files: Sequence[Path]) -> None:
     missing = not path.exists()
     if missing or path.stat().st_size == 0:
         what = "missing" if missing else "empty"
-        raise errors.LogStateMismatch(
+        raise LogError(
+            "log.state_mismatch",
             f"{path} is {what}, but the log key has signed heads ({state_files[0]}): refusing to "
             "initialise a new, empty log under the same key (a fork); restore the database",
             details={"state_file": str(state_files[0])},

@@ -1,24 +1,168 @@
-"""Errors on the wire: every failure is ``{code, message, details}`` with a fitting HTTP status.
+"""The registry's errors, and the one map from error code to HTTP status.
 
->>> from affidavit.verify.errors import HttpBodyTooLarge
->>> http_status(HttpBodyTooLarge("too big"))
+::
+
+    AffidavitError (affidavit.verify.errors)
+    ├── RegistryError     registry.*, http.*, stigmem.node_*: the service and its clients
+    └── AuthError         auth.*: API keys and their scopes
+
+>>> http_status(RegistryError("http.body_too_large", "too big"))
 413
 
-Codes come from the one error tree (``specs/error-codes.json``, seed 001 "errors are
-{code, message, details}"). The status is looked up by code first, then by the branch of the tree:
-bad input 400, does not verify 422, refused by policy 403. Unexpected exceptions become
-``http.internal`` (500) with no details, so nothing internal leaks.
+Every failure on the wire is ``{code, message, details}`` (seed 001, "errors are
+{code, message, details}") with the status :func:`http_status` gives: by code first, then by the
+exit code (2 bad input 400, 1 does not verify 422, 3 refused by policy 403). Unexpected exceptions
+become ``http.internal`` (500) with no details, so nothing internal leaks.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Final
+from collections.abc import Iterator
+from typing import Final
 
-from affidavit.verify import errors
-from starlette.responses import Response
+from affidavit.verify._code import FAILED, INPUT, REFUSED, Code, catalogue
+from affidavit.verify.errors import AffidavitError
 
-__all__ = ["error_response", "http_status", "json_response"]
+__all__ = ["CLOSE_CODES", "AuthError", "RegistryError", "families", "http_status", "status_for"]
+
+REGISTRY: Final = (
+    Code(
+        "http.bad_parameter",
+        INPUT,
+        "A path or query parameter is missing or malformed (HTTP 400).",
+    ),
+    Code(
+        "http.body_timeout",
+        INPUT,
+        "The request body did not arrive within the body-read timeout (HTTP 408).",
+    ),
+    Code(
+        "http.body_too_large",
+        INPUT,
+        "The request body is larger than the registry's limit (HTTP 413).",
+    ),
+    Code(
+        "http.internal",
+        INPUT,
+        "The registry failed unexpectedly; nothing was written (HTTP 500).",
+    ),
+    Code(
+        "http.method_not_allowed",
+        INPUT,
+        "The route does not accept this HTTP method (HTTP 405).",
+    ),
+    Code("http.not_found", INPUT, "No such route (HTTP 404)."),
+    Code(
+        "registry.bad_response",
+        INPUT,
+        "The registry answered with something other than the documented shape.",
+    ),
+    Code(
+        "registry.bind_failed",
+        INPUT,
+        "The registry cannot listen on the configured host and port; refused to start.",
+    ),
+    Code(
+        "registry.channel_reserved",
+        REFUSED,
+        "The distribution channel is reserved for the operator (admin key) (HTTP 403).",
+    ),
+    Code(
+        "registry.contract_not_found",
+        INPUT,
+        "No contract with this adapter_id (and version) (HTTP 404).",
+    ),
+    Code(
+        "registry.contract_rejected",
+        FAILED,
+        "The contract does not lint clean; details carry the lint report (HTTP 422).",
+    ),
+    Code(
+        "registry.data_dir_invalid",
+        INPUT,
+        "The registry data folder cannot be created or used; refused to start.",
+    ),
+    Code(
+        "registry.field_not_patchable",
+        INPUT,
+        "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422).",
+    ),
+    Code(
+        "registry.not_found",
+        INPUT,
+        "The registry holds no such record, tree head or leaf (HTTP 404).",
+    ),
+    Code(
+        "registry.remote_error",
+        INPUT,
+        "The registry refused the request; details carry its {code, message, details}.",
+    ),
+    Code(
+        "registry.unavailable",
+        INPUT,
+        "The registry could not be reached or its node probe failed.",
+    ),
+    Code(
+        "registry.url_missing",
+        INPUT,
+        "No registry URL: pass --registry or set AFFIDAVIT_REGISTRY_URL.",
+    ),
+    Code(
+        "registry.version_conflict",
+        REFUSED,
+        "Another contract holds this (adapter_id, adapter_version) (HTTP 409).",
+    ),
+    Code(
+        "stigmem.node_error",
+        INPUT,
+        "The Stigmem node answered with an error or an unexpected body.",
+    ),
+    Code("stigmem.node_unreachable", INPUT, "The Stigmem node could not be reached."),
+)
+
+AUTH: Final = (
+    Code(
+        "auth.bad_publisher",
+        INPUT,
+        "A publish key needs --publisher PREFIX (dot-separated adapter-id segments).",
+    ),
+    Code(
+        "auth.bad_scope",
+        INPUT,
+        "Not a valid API-key scope (publish, facts:write, facts:read:<scope>).",
+    ),
+    Code("auth.forbidden", REFUSED, "The API key lacks the scope this route needs (HTTP 403)."),
+    Code("auth.invalid", REFUSED, "The API key is unknown or malformed (HTTP 401)."),
+    Code(
+        "auth.key_unbound",
+        REFUSED,
+        "The publish key is bound to no publisher namespace; bind it first (HTTP 403).",
+    ),
+    Code("auth.missing", REFUSED, "The route needs an API key and none was sent (HTTP 401)."),
+    Code(
+        "auth.publisher_forbidden",
+        REFUSED,
+        "The API key may not write contracts under this adapter_id (HTTP 403).",
+    ),
+)
+
+
+class RegistryError(AffidavitError):
+    """The registry service, or a client of it or of a Stigmem node, failed or refused."""
+
+    codes = catalogue(REGISTRY)
+
+
+class AuthError(AffidavitError):
+    """An API key is missing, unknown, or lacks the scope or namespace the request needs."""
+
+    codes = catalogue(AUTH)
+
+
+def families() -> Iterator[type[AffidavitError]]:
+    """Every family of this layer."""
+    yield from (RegistryError, AuthError)
+
 
 # Status by code (issue 6; seed 002 §20.8 for the fact codes).
 _STATUS_BY_CODE: Final[dict[str, int]] = {
@@ -58,31 +202,17 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
 }
 
 # Codes after which the connection is closed: the rest of the request body is unknown.
-_CLOSE_CODES: Final = frozenset({"http.body_timeout"})
+CLOSE_CODES: Final = frozenset({"http.body_timeout"})
 
 
-def http_status(error: errors.AffidavitError) -> int:
-    """The HTTP status for ``error``: by its code, else by its branch of the error tree."""
-    status = _STATUS_BY_CODE.get(error.code)
+def status_for(code: str, exit_code: int) -> int:
+    """The HTTP status for an error code: by the code, else by its exit code."""
+    status = _STATUS_BY_CODE.get(code)
     if status is not None:
         return status
-    if isinstance(error, errors.PolicyRefusal):
-        return 403
-    if isinstance(error, errors.VerificationError):
-        return 422
-    return 400
+    return {FAILED: 422, REFUSED: 403}.get(exit_code, 400)
 
 
-def json_response(
-    document: Any, status: int = 200, headers: dict[str, str] | None = None
-) -> Response:
-    """A compact JSON response (key order as built; non-ASCII kept as UTF-8)."""
-    body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Response(body, status_code=status, headers=headers, media_type="application/json")
-
-
-def error_response(error: errors.AffidavitError) -> Response:
-    """The ``{code, message, details}`` response for ``error`` (``Connection: close`` when the
-    request body was not read to its end)."""
-    headers = {"connection": "close"} if error.code in _CLOSE_CODES else None
-    return json_response(error.to_json(), status=http_status(error), headers=headers)
+def http_status(error: AffidavitError) -> int:
+    """The HTTP status the registry answers ``error`` with."""
+    return status_for(error.code, error.exit_code)

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.registry.errors import RegistryError
 from affidavit.registry.state import RegistryState
-from affidavit.verify import errors
 from affidavit.verify.json.strict import load_object
 
 __all__ = ["head_for_size", "inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
@@ -34,9 +35,11 @@ def _signing(state: RegistryState, sign: Callable[[], T]) -> T:
     if state.unhealthy is None:
         try:
             return sign()
-        except errors.LogIntegrity as e:
+        except LogError as e:
+            if e.code != "log.integrity":
+                raise
             state.mark_unhealthy(e)
-    raise errors.LogUnhealthy(state.unhealthy or "the log refuses to sign")
+    raise LogError("log.unhealthy", state.unhealthy or "the log refuses to sign")
 
 
 def latest_head(state: RegistryState) -> dict[str, Any]:
@@ -94,7 +97,8 @@ def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
                 found = load_object(head.document, what="recorded head")
         since = page[-1].seq
     if found is None:
-        raise errors.RegistryNotFound(
+        raise RegistryError(
+            "registry.not_found",
             f"no signed tree head of size {tree_size} was handed out",
             details={"tree_size": tree_size},
         )

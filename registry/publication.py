@@ -29,6 +29,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.publishing.publish import (
     build_entry,
     build_manifest,
@@ -38,6 +39,7 @@ from affidavit.attest.publishing.publish import (
 from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.catalog import CatalogRecord, Snapshot, declaration_url
 from affidavit.registry.db import ContractRow
+from affidavit.registry.errors import RegistryError
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS, contract_hash, lint_contract
@@ -115,7 +117,7 @@ def reconcile(state: RegistryState) -> int:
     for index in range(start, size):
         try:
             record = load_object(state.log.leaf(index), what=f"leaf {index}")
-        except errors.JsonError:
+        except errors.ParseError:
             continue
         if record.get("record_type") != LEAF_RECORD_TYPE:
             continue
@@ -180,7 +182,7 @@ def _read_contract(path: Path) -> dict[str, Any]:
     with path.open("rb") as handle:
         data = handle.read(_MAX_CONTRACT_BYTES + 1)
     if len(data) > _MAX_CONTRACT_BYTES:
-        raise errors.JsonTooLarge(f"over {_MAX_CONTRACT_BYTES} bytes")
+        raise errors.ParseError("json.too_large", f"over {_MAX_CONTRACT_BYTES} bytes")
     declaration = load_object(data, what="contract")
     _require_clean(declaration)
     return declaration
@@ -191,12 +193,14 @@ def _require_clean(declaration: Mapping[str, Any]) -> None:
     if not report.ok:
         problems = [issue.to_json() for issue in report.errors]
         first = problems[0]["message"] if problems else "lint failed"
-        raise errors.RegistryContractRejected(
-            f"the contract does not lint clean: {first}", details={"errors": problems}
+        raise RegistryError(
+            "registry.contract_rejected",
+            f"the contract does not lint clean: {first}",
+            details={"errors": problems},
         )
     for field_name in ("status", "distribution_channel"):
         if field_name in declaration and not isinstance(declaration[field_name], str):
-            raise errors.RegistryContractRejected(f"{field_name} must be a string")
+            raise RegistryError("registry.contract_rejected", f"{field_name} must be a string")
 
 
 def _entry_for(
@@ -337,15 +341,18 @@ def require_healthy(state: RegistryState) -> None:
     if state.unhealthy is None:
         try:
             state.log.verify_integrity()
-        except errors.LogIntegrity as e:
+        except LogError as e:
+            if e.code != "log.integrity":
+                raise
             state.mark_unhealthy(e)
     if state.unhealthy is not None:
-        raise errors.LogUnhealthy(state.unhealthy, details={"retry": False})
+        raise LogError("log.unhealthy", state.unhealthy, details={"retry": False})
 
 
 def _check_channel(key: ApiKey, channel: object) -> None:
     if isinstance(channel, str) and channel in RESERVED_CHANNELS and not key.is_admin:
-        raise errors.RegistryChannelReserved(
+        raise RegistryError(
+            "registry.channel_reserved",
             f"distribution_channel {channel} is reserved for the operator (an admin key); "
             "publish as third_party",
             details={"distribution_channel": channel, "reserved": list(RESERVED_CHANNELS)},
@@ -374,7 +381,8 @@ def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> P
     check_publisher(key, adapter_id)
     version = str(declaration["adapter_version"])
     if adapter_id in state.builtin_ids:
-        raise errors.RegistryVersionConflict(
+        raise RegistryError(
+            "registry.version_conflict",
             f"{adapter_id} is a built-in contract (built-ins win)",
             details={"adapter_id": adapter_id},
         )
@@ -403,11 +411,10 @@ def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> P
     return 201, _publication_body(state, entry, leaf_index, created=True)
 
 
-def _conflict(
-    adapter_id: str, version: str, held: str, offered: str
-) -> errors.RegistryVersionConflict:
+def _conflict(adapter_id: str, version: str, held: str, offered: str) -> RegistryError:
     # formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is loud.
-    return errors.RegistryVersionConflict(
+    return RegistryError(
+        "registry.version_conflict",
         f"{adapter_id}@{version} is already published with another contract_hash",
         details={
             "adapter_id": adapter_id,
@@ -435,19 +442,23 @@ def patch_lifecycle(
     _check_channel(key, patch.get("distribution_channel"))
     bad = sorted(set(patch) - set(PATCHABLE_FIELDS))
     if bad or not patch:
-        raise errors.RegistryFieldNotPatchable(
+        raise RegistryError(
+            "registry.field_not_patchable",
             f"PATCH may change only {', '.join(PATCHABLE_FIELDS)}"
             + (f"; not {', '.join(bad)}" if bad else ""),
             details={"fields": bad, "patchable": list(PATCHABLE_FIELDS)},
         )
     for name, value in patch.items():
         if not isinstance(value, str):
-            raise errors.RegistryFieldNotPatchable(
-                f"{name} must be a string", details={"fields": [name]}
+            raise RegistryError(
+                "registry.field_not_patchable",
+                f"{name} must be a string",
+                details={"fields": [name]},
             )
     row = state.tables.get_contract(adapter_id, version)
     if row is None:
-        raise errors.RegistryContractNotFound(
+        raise RegistryError(
+            "registry.contract_not_found",
             f"{adapter_id}@{version} is not a published contract (built-in and directory contracts "
             "change through their files)",
             details={"adapter_id": adapter_id, "adapter_version": version},

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from affidavit.verify.errors import UsageError
+from affidavit.verify import errors
 
 __all__ = ["ENV_PREFIX", "Settings"]
 
@@ -113,23 +113,27 @@ class Settings:
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
-            raise UsageError(f"port {self.port} is not between 0 and 65535")
+            raise errors.UsageError(f"port {self.port} is not between 0 and 65535")
         if self.max_body_bytes < 1024:
-            raise UsageError("max body size must be at least 1024 bytes")
+            raise errors.UsageError("max body size must be at least 1024 bytes")
         if not 0 < self.body_timeout_s <= 3600 or not 0 < self.keep_alive_timeout_s <= 3600:
-            raise UsageError("body and keep-alive timeouts must be between 0 and 3600 seconds")
+            raise errors.UsageError(
+                "body and keep-alive timeouts must be between 0 and 3600 seconds"
+            )
         if not 1 <= self.read_threads <= 64:
-            raise UsageError("read threads must be between 1 and 64")
+            raise errors.UsageError("read threads must be between 1 and 64")
         if self.walk_max_nodes < 1 or self.walk_max_bytes < 1024 or not self.walk_max_seconds > 0:
-            raise UsageError("walk bounds must be positive (at least 1 node, 1024 bytes)")
+            raise errors.UsageError("walk bounds must be positive (at least 1 node, 1024 bytes)")
         if not _PUBLISHER_ID.fullmatch(self.publisher_id):
-            raise UsageError(
+            raise errors.UsageError(
                 f"publisher id {self.publisher_id!r} must match {_PUBLISHER_ID.pattern}"
             )
         if not _KEY_ID.fullmatch(self.key_id):
-            raise UsageError(f"key id {self.key_id!r} must match {_KEY_ID.pattern}")
+            raise errors.UsageError(f"key id {self.key_id!r} must match {_KEY_ID.pattern}")
         if self.public_url and not self.public_url.startswith(("http://", "https://")):
-            raise UsageError(f"public URL {self.public_url!r} must start with http:// or https://")
+            raise errors.UsageError(
+                f"public URL {self.public_url!r} must start with http:// or https://"
+            )
 
     @property
     def node_url(self) -> str:
@@ -151,7 +155,7 @@ class Settings:
         """Defaults, then ``AFFIDAVIT_*`` variables from ``env``, then non-None ``overrides``.
 
         Raises:
-            UsageError: a variable has the wrong type or a value is out of range.
+            errors.UsageError: a variable has the wrong type or a value is out of range.
         """
         values: dict[str, Any] = {}
         for variable, (name, kind) in _ENV.items():
@@ -162,7 +166,7 @@ class Settings:
                 values[name] = kind(raw)
             except ValueError:
                 what = getattr(kind, "__name__", "value").lstrip("_")
-                raise UsageError(f"{variable}={raw!r} is not a valid {what}") from None
+                raise errors.UsageError(f"{variable}={raw!r} is not a valid {what}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

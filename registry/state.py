@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.files import private_database, private_dir
 from affidavit.attest.keyring import SigningKey, generate_key_files, load_signing_key
 from affidavit.attest.log.state import read_state, state_path
@@ -32,6 +33,7 @@ from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import DbThread, ReadPool, ReadView, RegistryTables, refuse_lost_database
+from affidavit.registry.errors import RegistryError
 from affidavit.registry.settings import Settings
 from affidavit.verify import errors
 
@@ -171,7 +173,8 @@ def _private_folders(settings: Settings) -> None:
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise PermissionError(13, "not writable")
         except OSError as e:
-            raise errors.RegistryDataDirInvalid(
+            raise RegistryError(
+                "registry.data_dir_invalid",
                 f"{folder}: cannot use it as the registry's folder: {e.strerror or e}",
                 details={"path": str(folder)},
             ) from e
@@ -186,8 +189,9 @@ def _load_or_create_key(settings: Settings) -> SigningKey:
                 settings.key_dir, settings.publisher_id, settings.key_id, manifest_url
             )
         except OSError as e:
-            raise errors.RegistryDataDirInvalid(
-                f"{settings.key_dir}: cannot write the publisher key: {e.strerror or e}"
+            raise RegistryError(
+                "registry.data_dir_invalid",
+                f"{settings.key_dir}: cannot write the publisher key: {e.strerror or e}",
             ) from e
         _LOG.info("generated publisher key %s in %s", settings.key_id, settings.key_dir)
     return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
@@ -218,14 +222,18 @@ def _open_storage(
     try:
         private_database(path, tighten=True)
     except OSError as e:
-        raise errors.RegistryDataDirInvalid(f"{path}: cannot create: {e.strerror or e}") from e
+        raise RegistryError(
+            "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
+        ) from e
     _check_pages(path)
     facts = FactStore.open(path, create=True)
     store = Store.open(path, create=True)
     tables = RegistryTables.open(path, store=store)
     try:
         log = TransparencyLog.open(store, key, clock=clock, state_file=state_file)
-    except errors.LogNotFound:
+    except LogError as e:
+        if e.code != "log.not_found":
+            raise
         log = TransparencyLog.create(
             store, key, settings.log_id, clock=clock, state_file=state_file
         )
@@ -235,8 +243,11 @@ def _open_storage(
         )
     try:  # startup: the tree against its latest signed head, and every node (docs/adr/0005)
         log.verify_integrity(full=True)
-    except errors.LogIntegrity as e:
-        raise errors.LogUnhealthy(
+    except LogError as e:
+        if e.code != "log.integrity":
+            raise
+        raise LogError(
+            "log.unhealthy",
             f"refusing to start: {e.message}; restore the database from a backup",
             details=e.details,
         ) from e

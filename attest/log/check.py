@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import NamedTuple
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.log.tree import EMPTY_ROOT, NodeReader, consistency_ranges
 from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash, node_hash, verify_consistency
@@ -49,7 +50,8 @@ def check_extends(
     """
     for ref in references:
         if ref.tree_size > size:
-            raise errors.LogIntegrity(
+            raise LogError(
+                "log.integrity",
                 f"{path}: the stored tree has {size} leaves, {ref.source} covers {ref.tree_size}",
                 details={"tree_size": size, "signed_size": ref.tree_size},
             )
@@ -67,7 +69,8 @@ def check_extends(
             except errors.AffidavitError:
                 ok = False
         if not ok:
-            raise errors.LogIntegrity(
+            raise LogError(
+                "log.integrity",
                 f"{path}: the stored tree of size {size} does not extend {ref.source} "
                 f"(size {ref.tree_size}, root {ref.root_hash[:16]}...): a stored node differs",
                 details={"tree_size": size, "signed_size": ref.tree_size},
@@ -123,8 +126,9 @@ def _next_child(children: Iterator[tuple[int, bytes]], wanted: int) -> bytes | N
     return None
 
 
-def _bad(path: Path, level: int, index: int) -> errors.LogIntegrity:
-    return errors.LogIntegrity(
+def _bad(path: Path, level: int, index: int) -> LogError:
+    return LogError(
+        "log.integrity",
         f"{path}: stored node ({level}, {index}) is not the hash of what it covers",
         details={"level": level, "index": index},
     )

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.files import atomic_write
 from affidavit.attest.keyring import SigningKey
 from affidavit.verify import errors
@@ -92,15 +93,17 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise errors.LogStateInvalid(f"{path}: cannot read the log state: {e.strerror}") from e
+        raise LogError(
+            "log.state_invalid", f"{path}: cannot read the log state: {e.strerror}"
+        ) from e
     if len(data) > _MAX_STATE_BYTES:
-        raise errors.LogStateInvalid(f"{path}: the log state file is too large")
+        raise LogError("log.state_invalid", f"{path}: the log state file is too large")
     try:
         document = load_object(data, what="log state")
-    except errors.JsonError as e:
-        raise errors.LogStateInvalid(f"{path}: {e.code}: {e.message}") from e
+    except errors.ParseError as e:
+        raise LogError("log.state_invalid", f"{path}: {e.code}: {e.message}") from e
     if set(document) != {*_FIELDS, "signature"} or document.get("format") != STATE_FORMAT:
-        raise errors.LogStateInvalid(f"{path}: not an {STATE_FORMAT} document")
+        raise LogError("log.state_invalid", f"{path}: not an {STATE_FORMAT} document")
     size = document["tree_size"]
     texts = [document[name] for name in ("log_id", "root_hash", "public_key", "signed_at")]
     if (
@@ -110,7 +113,7 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
         or not all(isinstance(v, str) for v in texts)
         or not isinstance(document["signature"], str)
     ):
-        raise errors.LogStateInvalid(f"{path}: a log state field has the wrong type")
+        raise LogError("log.state_invalid", f"{path}: a log state field has the wrong type")
     state = LogState(
         log_id=document["log_id"],
         tree_size=size,
@@ -119,13 +122,14 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
         signed_at=document["signed_at"],
     )
     if state.log_id != log_id or state.public_key != public_key.b64:
-        raise errors.LogStateInvalid(
-            f"{path}: the log state is for log {state.log_id!r} under another key or log ID"
+        raise LogError(
+            "log.state_invalid",
+            f"{path}: the log state is for log {state.log_id!r} under another key or log ID",
         )
     try:
         verify_ed25519_b64(public_key, _message(state), document["signature"])
     except errors.AffidavitError as e:
-        raise errors.LogStateInvalid(
-            f"{path}: the log state is not signed by the log key ({e.code})"
+        raise LogError(
+            "log.state_invalid", f"{path}: the log state is not signed by the log key ({e.code})"
         ) from e
     return state

@@ -60,6 +60,7 @@ from pathlib import Path
 from sqlite3 import Connection, IntegrityError
 from typing import Final
 
+from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.check import Reference, audit_nodes, check_extends, latest_recorded
 from affidavit.attest.log.state import LogState, read_state, write_state
@@ -80,7 +81,6 @@ from affidavit.attest.log.types import (
     RecordedHead,
 )
 from affidavit.attest.stores.sqlite import Store
-from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
     checkpoint_body,
     format_note,
@@ -162,7 +162,7 @@ class TransparencyLog:
         store.migrate(COMPONENT, _MIGRATIONS)
         meta = self._meta()
         if "log_id" not in meta:
-            raise errors.LogNotFound(f"{store.path}: no transparency log here")
+            raise LogError("log.not_found", f"{store.path}: no transparency log here")
         self.log_id: str = meta["log_id"]
         self.public_key = Ed25519PublicKey.from_b64(meta["public_key"])
         self.key_id: str = meta["key_id"]
@@ -199,9 +199,10 @@ class TransparencyLog:
             LogBadLogId, LogExists, StoreUnreadable, LogStateMismatch.
         """
         if not _LOG_ID.fullmatch(log_id):
-            raise errors.LogBadLogId(f"invalid log ID {log_id!r}")
+            raise LogError("log.bad_log_id", f"invalid log ID {log_id!r}")
         if state_file is not None and state_file.exists():
-            raise errors.LogStateMismatch(
+            raise LogError(
+                "log.state_mismatch",
                 f"the key already signed heads of log {log_id!r} (see {state_file}); "
                 "refusing to start a new, empty log under the same key and log ID (a fork): "
                 "restore the log's database",
@@ -254,9 +255,10 @@ class TransparencyLog:
             LogKeyMismatch: it is not the key the log was created with.
         """
         if key.public_key.raw != self.public_key.raw:
-            raise errors.LogKeyMismatch(
+            raise LogError(
+                "log.key_mismatch",
                 f"the signing key ({key.public_key.b64}) is not this log's key "
-                f"({self.public_key.b64})"
+                f"({self.public_key.b64})",
             )
         self._key = key
 
@@ -289,8 +291,10 @@ class TransparencyLog:
         """
         for position, value in enumerate(hashes):
             if not isinstance(value, bytes | bytearray) or len(value) != 32:
-                raise errors.LogBadLeafHash(
-                    f"leaf hash #{position} is not 32 bytes", details={"position": position}
+                raise LogError(
+                    "log.bad_leaf_hash",
+                    f"leaf hash #{position} is not 32 bytes",
+                    details={"position": position},
                 )
         return self._append([bytes(h) for h in hashes], None)
 
@@ -304,7 +308,9 @@ class TransparencyLog:
             try:
                 db.executemany("INSERT INTO log_nodes(level, idx, hash) VALUES (?, ?, ?)", rows)
             except IntegrityError as e:  # pragma: no cover - only if the table was edited by hand
-                raise errors.LogIntegrity(f"{self.store.path}: node already present: {e}") from e
+                raise LogError(
+                    "log.integrity", f"{self.store.path}: node already present: {e}"
+                ) from e
             if data is not None:
                 db.executemany(
                     "INSERT INTO log_entries(idx, data) VALUES (?, ?)",
@@ -351,7 +357,9 @@ class TransparencyLog:
             check_index(index, stored_size(db))
             row = db.execute("SELECT data FROM log_entries WHERE idx = ?", (index,)).fetchone()
         if row is None:
-            raise errors.LogNoEntryData(f"leaf {index} was appended by hash; no data stored")
+            raise LogError(
+                "log.no_entry_data", f"leaf {index} was appended by hash; no data stored"
+            )
         return bytes(row[0])
 
     def entries(self, start: int, end: int) -> list[bytes]:
@@ -363,14 +371,16 @@ class TransparencyLog:
             LogNoEntryData: a leaf in the range was appended by hash only.
         """
         if end - start > MAX_ENTRIES_PER_CALL:
-            raise errors.LogRangeTooLarge(
-                f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}"
+            raise LogError(
+                "log.range_too_large",
+                f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}",
             )
         with self.store.read() as db:
             size = stored_size(db)
             if not 0 <= start < end <= size:
-                raise errors.LogSizeOutOfRange(
-                    f"entries [{start}, {end}) are not a non-empty range within size {size}"
+                raise LogError(
+                    "log.size_out_of_range",
+                    f"entries [{start}, {end}) are not a non-empty range within size {size}",
                 )
             rows = db.execute(
                 "SELECT idx, data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
@@ -379,7 +389,9 @@ class TransparencyLog:
         if len(rows) != end - start:
             present = {int(r[0]) for r in rows}
             missing = next(i for i in range(start, end) if i not in present)
-            raise errors.LogNoEntryData(f"leaf {missing} was appended by hash; no data stored")
+            raise LogError(
+                "log.no_entry_data", f"leaf {missing} was appended by hash; no data stored"
+            )
         return [bytes(r[1]) for r in rows]
 
     # -- proofs ---------------------------------------------------------------------------------
@@ -416,8 +428,9 @@ class TransparencyLog:
         with self.store.read() as db:
             n = check_size(db, second)
             if not 0 < first <= n:
-                raise errors.LogSizeOutOfRange(
-                    f"a consistency proof needs 0 < from ({first}) <= to ({n})"
+                raise LogError(
+                    "log.size_out_of_range",
+                    f"a consistency proof needs 0 < from ({first}) <= to ({n})",
                 )
             reader = NodeReader(db, self.store.path)
             return ConsistencyProof(
@@ -563,7 +576,8 @@ class TransparencyLog:
                 root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
                 ok = root.hex() == state.root_hash
         if not ok:
-            raise errors.LogStateMismatch(
+            raise LogError(
+                "log.state_mismatch",
                 f"{self.store.path}: the log key signed a head of log {self.log_id!r} at size "
                 f"{state.tree_size} (root {state.root_hash[:16]}..., {self.state_file}) and this "
                 f"store (size {size}) does not extend it: refusing a forked or damaged log",
@@ -588,7 +602,9 @@ class TransparencyLog:
 
     def _signing_key(self) -> SigningKey:
         if self._key is None:
-            raise errors.LogNoSigningKey(f"{self.store.path}: opened without the log's signing key")
+            raise LogError(
+                "log.no_signing_key", f"{self.store.path}: opened without the log's signing key"
+            )
         return self._key
 
     def _meta(self) -> dict[str, str]:
@@ -609,13 +625,13 @@ def _record(db: Connection, head: RecordedHead) -> None:
 
 def _insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
     if db.execute("SELECT 1 FROM log_meta WHERE key = 'log_id'").fetchone():
-        raise errors.LogExists(f"{path}: already holds a transparency log")
+        raise LogError("log.exists", f"{path}: already holds a transparency log")
     db.executemany("INSERT INTO log_meta(key, value) VALUES (?, ?)", meta.items())
 
 
 def _format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise errors.LogBadTimestamp("a tree head timestamp must be timezone-aware")
+        raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
     return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import Final
 
-from affidavit.verify import errors
+from affidavit.attest.errors import LogError
 from affidavit.verify.crypto.merkle import node_hash
 
 __all__ = [
@@ -53,7 +53,8 @@ class NodeReader:
             "SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index)
         ).fetchone()
         if row is None:
-            raise errors.LogIntegrity(
+            raise LogError(
+                "log.integrity",
                 f"{self._path}: stored node ({level}, {index}) is missing",
                 details={"level": level, "index": index},
             )
@@ -144,7 +145,8 @@ def check_size(db: Connection, size: int | None) -> int:
     if size is None:
         return current
     if not 0 <= size <= current:
-        raise errors.LogSizeOutOfRange(
+        raise LogError(
+            "log.size_out_of_range",
             f"tree size {size} is beyond the log (size {current})",
             details={"size": size, "log_size": current},
         )
@@ -154,7 +156,8 @@ def check_size(db: Connection, size: int | None) -> int:
 def check_index(index: int, size: int) -> None:
     """Raises LogIndexOutOfRange unless ``0 <= index < size``."""
     if not 0 <= index < size:
-        raise errors.LogIndexOutOfRange(
+        raise LogError(
+            "log.index_out_of_range",
             f"leaf index {index} is not below tree size {size}",
             details={"index": index, "size": size},
         )

@@ -49,11 +49,14 @@ def sign_freshness(
     """
     when = signed_at if signed_at is not None else manifest.get("generated_at")
     if parse_utc(when) is None:
-        raise errors.ManifestFormatError(
-            f"signed_at must be an ISO-8601 UTC time like 2025-01-01T00:00:00Z, not {when!r}"
+        raise errors.ContractError(
+            "manifest.invalid",
+            f"signed_at must be an ISO-8601 UTC time like 2025-01-01T00:00:00Z, not {when!r}",
         )
     if manifest.get("manifest_hash") != manifest_hash(manifest):
-        raise errors.ManifestFormatError("the manifest's manifest_hash does not recompute")
+        raise errors.ContractError(
+            "manifest.invalid", "the manifest's manifest_hash does not recompute"
+        )
     signed = {
         k: v
         for k, v in manifest.items()

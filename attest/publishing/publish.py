@@ -130,9 +130,13 @@ def build_entry(
     supersedes = _from_declaration(supersedes, declaration, "supersedes", "")
     replaced_by = _from_declaration(replaced_by, declaration, "replaced_by", "")
     if status not in LIFECYCLE_STATUSES:
-        raise errors.EntryLifecycleInvalid(f"status must be one of {LIFECYCLE_STATUSES}")
+        raise errors.ContractError(
+            "entry.lifecycle_invalid", f"status must be one of {LIFECYCLE_STATUSES}"
+        )
     if channel not in DISTRIBUTION_CHANNELS:
-        raise errors.EntryLifecycleInvalid(f"channel must be one of {DISTRIBUTION_CHANNELS}")
+        raise errors.ContractError(
+            "entry.lifecycle_invalid", f"channel must be one of {DISTRIBUTION_CHANNELS}"
+        )
     for pointer in (supersedes, replaced_by):
         if pointer:
             parse_adapter_ref(pointer)
@@ -171,14 +175,16 @@ def sign_entry(entry: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
     recomputed = entry_hash(entry)
     claimed = entry.get("entry_hash")
     if claimed is not None and claimed != recomputed:
-        raise errors.EntryHashMismatch(
+        raise errors.ContractError(
+            "entry.hash_mismatch",
             f"{_label(entry)}: entry_hash {claimed} does not recompute ({recomputed})",
             details={"expected": claimed, "recomputed": recomputed},
         )
     existing = entry.get("entry_signature")
     if existing is not None and check_signature(signer.public_key, recomputed, existing) != "ok":
-        raise errors.EntrySignatureInvalid(
-            f"{_label(entry)}: existing entry_signature does not verify under the signing key"
+        raise errors.ContractError(
+            "entry.signature_invalid",
+            f"{_label(entry)}: existing entry_signature does not verify under the signing key",
         )
     signed = {key: entry.get(key, "") for key in ENTRY_HASH_FIELDS}
     signed["entry_hash"] = recomputed
@@ -240,7 +246,7 @@ def entry_from_document(document: Mapping[str, Any], *, source: str = "entry") -
         EntryFormatError: not an object, or an identifying field is missing or not a string.
     """
     if not isinstance(document, Mapping):
-        raise errors.EntryFormatError(f"{source}: an entry must be a JSON object")
+        raise errors.ContractError("entry.invalid", f"{source}: an entry must be a JSON object")
     inner = document.get("entry")
     if isinstance(inner, Mapping):
         entry = dict(inner)
@@ -251,13 +257,13 @@ def entry_from_document(document: Mapping[str, Any], *, source: str = "entry") -
         entry = dict(document)
     for key in ENTRY_HASH_FIELDS:
         if key in entry and not isinstance(entry[key], str):
-            raise errors.EntryFormatError(f"{source}: {key} must be a string")
+            raise errors.ContractError("entry.invalid", f"{source}: {key} must be a string")
     for key in ("adapter_id", "adapter_version", "contract_hash"):
         if not entry.get(key):
-            raise errors.EntryFormatError(f"{source}: {key} is missing")
+            raise errors.ContractError("entry.invalid", f"{source}: {key} is missing")
     for key in ("entry_hash", "entry_signature"):
         if key in entry and not isinstance(entry[key], str):
-            raise errors.EntryFormatError(f"{source}: {key} must be a string")
+            raise errors.ContractError("entry.invalid", f"{source}: {key} must be a string")
     return entry
 
 
@@ -268,8 +274,12 @@ def _label(entry: Mapping[str, Any]) -> str:
 def _order_key(entry: Mapping[str, Any]) -> tuple[str, tuple[int, int, int]]:
     try:
         version = parse_semver(entry["adapter_version"])
-    except errors.PinArgumentError:
-        raise errors.EntryFormatError(f"{_label(entry)}: adapter_version is not semver") from None
+    except errors.ContractError as e:
+        if e.code != "pin.invalid_argument":
+            raise
+        raise errors.ContractError(
+            "entry.invalid", f"{_label(entry)}: adapter_version is not semver"
+        ) from None
     return entry["adapter_id"], version
 
 
@@ -295,12 +305,15 @@ def build_manifest(
     for entry in entries:
         for key, want in (("publisher_id", publisher_id), ("publisher_key_id", publisher_key_id)):
             if entry.get(key, "") != want:
-                raise errors.EntryPublisherMismatch(
-                    f"{_label(entry)}: {key} is {entry.get(key, '')!r}, the manifest's is {want!r}"
+                raise errors.ContractError(
+                    "entry.publisher_mismatch",
+                    f"{_label(entry)}: {key} is {entry.get(key, '')!r}, the manifest's is {want!r}",
                 )
         ident = (entry["adapter_id"], entry["adapter_version"])
         if ident in seen:
-            raise errors.ManifestDuplicateEntry(f"{_label(entry)} is given twice")
+            raise errors.ContractError(
+                "manifest.duplicate_entry", f"{_label(entry)} is given twice"
+            )
         seen.add(ident)
         signed.append(sign_entry(entry, signer))
     signed.sort(key=_order_key)  # issue 3: ordered by (adapter_id, semver adapter_version)
@@ -337,11 +350,14 @@ def set_lifecycle(
     """
     stored = "active" if status == "superseded" else status
     if stored not in LIFECYCLE_STATUSES:
-        raise errors.EntryLifecycleInvalid(
-            f"status must be active, superseded, deprecated or revoked, not {status!r}"
+        raise errors.ContractError(
+            "entry.lifecycle_invalid",
+            f"status must be active, superseded, deprecated or revoked, not {status!r}",
         )
     if status == "superseded" and not replaced_by:
-        raise errors.EntryLifecycleInvalid("superseded needs --replaced-by adapter_id@semver")
+        raise errors.ContractError(
+            "entry.lifecycle_invalid", "superseded needs --replaced-by adapter_id@semver"
+        )
     own = f"{declaration.get('adapter_id', '')}@{declaration.get('adapter_version', '')}"
     updated = dict(declaration)
     updated["status"] = stored
@@ -353,7 +369,9 @@ def set_lifecycle(
             continue
         parse_adapter_ref(pointer)
         if pointer == own:
-            raise errors.EntryLifecycleInvalid(f"{key} cannot point at the contract itself")
+            raise errors.ContractError(
+                "entry.lifecycle_invalid", f"{key} cannot point at the contract itself"
+            )
         updated[key] = pointer
     if stored == "active" and status != "superseded" and replaced_by is None:
         updated.pop("replaced_by", None)  # plain "active" clears a stale supersession pointer
@@ -454,7 +472,7 @@ def json_files_under(folders: Iterable[Path]) -> Iterator[Path]:
     """
     for folder in folders:
         if not folder.is_dir():
-            raise errors.FileReadError(f"{folder}: not a folder")
+            raise errors.ParseError("io.unreadable", f"{folder}: not a folder")
         for path in sorted(folder.rglob("*.json")):
             relative = path.relative_to(folder).parts[:-1]
             if not any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
@@ -473,7 +491,7 @@ def _read_declaration(path: Path, skipped: list[str]) -> dict[str, Any] | None:
         return None
     try:
         body = loads(data)
-    except errors.JsonError as e:
+    except errors.ParseError as e:
         skipped.append(f"{path}: {e.code}: {e.message}")
         return None
     if (

@@ -117,14 +117,14 @@ class FactStore:
         name = os.fspath(path)
         exists = os.path.exists(name)
         if not exists and not create:
-            raise errors.FileReadError(f"{name}: no such file")
+            raise errors.ParseError("io.unreadable", f"{name}: no such file")
         if exists and not is_sqlite_file(name) and os.path.getsize(name) > 0:
-            raise errors.LineageStoreInvalid(f"{name}: not a SQLite fact store")
+            raise errors.LineageError("lineage.store_invalid", f"{name}: not a SQLite fact store")
         if not exists:
             try:  # 0600 from the first byte, in a 0700 folder when the folder is made here
                 private_database(name)
             except OSError as e:
-                raise errors.FileReadError(f"{name}: {e.strerror or e}") from None
+                raise errors.ParseError("io.unreadable", f"{name}: {e.strerror or e}") from None
         try:
             db = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA busy_timeout = 5000")
@@ -137,9 +137,11 @@ class FactStore:
                 db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
             elif _format(db) != FORMAT:
                 db.close()
-                raise errors.LineageStoreInvalid(f"{name}: a SQLite file, but not a fact store")
+                raise errors.LineageError(
+                    "lineage.store_invalid", f"{name}: a SQLite file, but not a fact store"
+                )
         except sqlite3.DatabaseError as e:
-            raise errors.LineageStoreInvalid(f"{name}: {e}") from None
+            raise errors.LineageError("lineage.store_invalid", f"{name}: {e}") from None
         return cls(db, name)
 
     @classmethod
@@ -154,7 +156,7 @@ class FactStore:
         """
         name = os.fspath(path)
         if not os.path.exists(name):
-            raise errors.FileReadError(f"{name}: no such file")
+            raise errors.ParseError("io.unreadable", f"{name}: no such file")
         try:
             db = sqlite3.connect(
                 Path(os.path.abspath(name)).as_uri() + "?mode=ro",
@@ -165,9 +167,9 @@ class FactStore:
             db.execute("PRAGMA busy_timeout = 5000")
             if _format(db) != FORMAT:
                 db.close()
-                raise errors.LineageStoreInvalid(f"{name}: not a fact store")
+                raise errors.LineageError("lineage.store_invalid", f"{name}: not a fact store")
         except sqlite3.DatabaseError as e:
-            raise errors.LineageStoreInvalid(f"{name}: {e}") from None
+            raise errors.LineageError("lineage.store_invalid", f"{name}: {e}") from None
         return cls(db, name)
 
     def close(self) -> None:
@@ -243,7 +245,7 @@ class FactStore:
             for source, derived in self._db.execute("SELECT source, derived FROM edges"):
                 yield _hex(source), _hex(derived)
         except sqlite3.DatabaseError as e:
-            raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
+            raise errors.LineageError("lineage.store_invalid", f"{self.path}: {e}") from None
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored fact, raw, in FactHash order."""
@@ -273,7 +275,7 @@ class FactStore:
                 return with_edge_index_check(report, self, digest)
             count = ranges if ranges is not None else _default_ranges(len(self), jobs)
         except sqlite3.DatabaseError as e:
-            raise errors.LineageStoreInvalid(f"{self.path}: {e}") from None
+            raise errors.LineageError("lineage.store_invalid", f"{self.path}: {e}") from None
         bounds = _range_bounds(count)
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for jobs > 1
 
@@ -318,7 +320,9 @@ class FactStore:
             for fact, name in zip(facts, names, strict=True):
                 try:
                     stored = self._add_one(fact, name)
-                except (errors.DerivedFromImmutable, errors.ProvenanceCycleDetected) as e:
+                except errors.LineageError as e:
+                    if e.code not in ("derived_from_immutable", "provenance_cycle_detected"):
+                        raise
                     if not every_error:
                         raise
                     refused.append(e)
@@ -364,12 +368,14 @@ class FactStore:
 _Bound = tuple[bytes | None, bytes | None]
 
 
-def batch_error(refused: Sequence[errors.AffidavitError]) -> errors.FactBatchInvalid:
+def batch_error(refused: Sequence[errors.AffidavitError]) -> errors.LineageError:
     """One ``fact.batch_invalid`` error listing every refusal (its code and message)."""
     bad = [{"code": e.code, "message": e.message} for e in refused]
     listed = "; ".join(f"{e.code}: {e.message}" for e in refused)
-    return errors.FactBatchInvalid(
-        f"{len(refused)} facts are bad: {listed}", details={"bad": bad, "count": len(bad)}
+    return errors.LineageError(
+        "fact.batch_invalid",
+        f"{len(refused)} facts are bad: {listed}",
+        details={"bad": bad, "count": len(bad)},
     )
 
 
@@ -404,7 +410,7 @@ def _check_range(path: str, bound: _Bound) -> list[Checked]:
         db.execute("PRAGMA busy_timeout = 5000")
         return check_records(_raw_rows(db, bound))
     except sqlite3.DatabaseError as e:
-        raise errors.LineageStoreInvalid(f"{path}: {e}") from None
+        raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
     finally:
         db.close()
 
@@ -430,8 +436,10 @@ def _raw_rows(db: sqlite3.Connection, bound: _Bound | None) -> Iterator[tuple[st
 def _parse_stored(fact_hash: str, body: bytes | str) -> Fact:
     try:
         return parse_fact(loads(body), what=f"stored fact {fact_hash}")
-    except (errors.JsonError, errors.FactInvalid, errors.CanonicalError) as e:
-        raise errors.LineageStoreInvalid(e.message, details={"cause": e.code}) from e
+    except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
+        raise errors.LineageError(
+            "lineage.store_invalid", e.message, details={"cause": e.code}
+        ) from e
 
 
 def _format(db: sqlite3.Connection) -> str | None:
@@ -448,7 +456,8 @@ def _check_acyclic(
     # seed 002 §20.6.1 rule 2: verify acyclicity before persisting.
     via = closing_parent(fact.hash, fact.derived_from, children)
     if via is not None:
-        raise errors.ProvenanceCycleDetected(
+        raise errors.LineageError(
+            "provenance_cycle_detected",
             f"{name} ({fact.hash}): deriving it from {via} would close a cycle",
             details={"fact": fact.hash, "via": via, "at": name},
         )
@@ -462,7 +471,8 @@ def _check_unchanged(fact: Fact, stored_body: bytes, name: str) -> None:
     except errors.AffidavitError:
         stored_parents = None
     if stored_parents != fact.derived_from:
-        raise errors.DerivedFromImmutable(
+        raise errors.LineageError(
+            "derived_from_immutable",
             f"{name} ({fact.hash}) is stored already with a different derived_from",
             details={"fact": fact.hash, "at": name},
         )

@@ -44,6 +44,7 @@ from types import TracebackType
 from typing import Final
 from urllib.parse import quote
 
+from affidavit.attest.errors import StoreError
 from affidavit.attest.files import private_database
 from affidavit.verify import errors
 
@@ -95,9 +96,11 @@ class Store:
             try:
                 private_database(target)
             except OSError as e:
-                raise errors.StoreUnreadable(f"{target}: cannot create: {e.strerror}") from e
+                raise StoreError(
+                    "store.unreadable", f"{target}: cannot create: {e.strerror}"
+                ) from e
         elif not target.is_file():
-            raise errors.StoreMissing(f"{target}: no such database")
+            raise StoreError("store.missing", f"{target}: no such database")
         mode = "ro" if readonly else ("rwc" if create else "rw")
         uri = f"file:{quote(str(target.resolve()))}?mode={mode}"
         with _translated(target):
@@ -204,7 +207,8 @@ class Store:
         with _translated(self.path), self._lock:
             rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
         if rows != ["ok"]:
-            raise errors.StoreCorrupt(
+            raise StoreError(
+                "store.corrupt",
                 f"{self.path}: the database is damaged: {rows[0] if rows else 'no answer'}",
                 details={"problems": rows[:5]},
             )
@@ -235,7 +239,8 @@ class Store:
             ).fetchone()
             current = 0 if row is None else int(row[0])
             if current > target:
-                raise errors.StoreSchemaTooNew(
+                raise StoreError(
+                    "store.schema_too_new",
                     f"{self.path}: {component} schema is version {current}; "
                     f"this Affidavit understands up to {target}",
                     details={"component": component, "found": current, "supported": target},
@@ -275,7 +280,7 @@ def translate_database_error(
     database ``store.unreadable``, a held lock ``store.busy``."""
     text = str(error)
     if "malformed" in text or "corrupt" in text:
-        return errors.StoreCorrupt(f"{path}: the database is damaged: {text}")
+        return StoreError("store.corrupt", f"{path}: the database is damaged: {text}")
     if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return errors.StoreBusy(f"{path}: {text}")
-    return errors.StoreUnreadable(f"{path}: {text}")
+        return StoreError("store.busy", f"{path}: {text}")
+    return StoreError("store.unreadable", f"{path}: {text}")

@@ -141,7 +141,7 @@ def scaffold(
     folder.mkdir(parents=True, exist_ok=True)
     target = (folder / CONTRACT_FILE).resolve()
     if target.exists() and not force:
-        raise errors.FileExistsRefusal(f"{target} exists; pass --force to overwrite it")
+        raise errors.ParseError("io.exists", f"{target} exists; pass --force to overwrite it")
     atomic_write(target, _dump({"_comment": _SCAFFOLD_NOTE, **declaration}))
     document = {
         "ok": True,
@@ -211,7 +211,8 @@ def bump(path: str, adapter_version: str, output_format: str, as_json: bool) -> 
     declaration = read_json_object(path, what="adapter contract")
     previous = declaration.get("adapter_version", "")
     if is_semver(previous) and _version_tuple(adapter_version) <= _version_tuple(previous):
-        raise errors.ContractVersionNotIncreasing(
+        raise errors.ContractError(
+            "contract.version_not_increasing",
             f"{path}: adapter_version {previous} -> {adapter_version} does not increase",
             details={"previous_version": previous, "new_version": adapter_version},
         )

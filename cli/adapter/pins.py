@@ -98,7 +98,9 @@ def pin(  # noqa: PLR0917
 ) -> None:
     """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept)."""
     if not manifest_source and (public_key_base64 or publisher_doc):
-        raise errors.PinArgumentError("a public key is only used with --manifest")
+        raise errors.ContractError(
+            "pin.invalid_argument", "a public key is only used with --manifest"
+        )
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     plan = plan_pin(
         adapter_id,
@@ -204,7 +206,9 @@ def pins_check(  # noqa: PLR0917
     parsed = read_object(pin_file, what="pin file")
     try:
         pin_set = parse_pin_file(parsed)
-    except errors.PinFileError as e:
+    except errors.ContractError as e:
+        if e.code != "pin.file_invalid":
+            raise
         e.message = f"{pin_file}: {e.message}"
         raise
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
@@ -233,11 +237,14 @@ def pins_check(  # noqa: PLR0917
         _print_check(pin_file, result, skipped)
     failing = [f"{v.adapter_id}@{v.adapter_version}" for v in result.pins if not v.holds]
     if result.exit_code == 1:
-        raise errors.PinCheckFailed(
-            f"{pin_file}: pins do not hold: " + (", ".join(failing) or "; ".join(result.problems))
+        raise errors.ContractError(
+            "pin.check_failed",
+            f"{pin_file}: pins do not hold: " + (", ".join(failing) or "; ".join(result.problems)),
         )
     if result.exit_code == 3:
-        raise errors.PinCheckRevoked(f"{pin_file}: revoked: " + ", ".join(failing))
+        raise errors.ContractError(
+            "pin.check_revoked", f"{pin_file}: revoked: " + ", ".join(failing)
+        )
     sys.stdout.flush()
 
 

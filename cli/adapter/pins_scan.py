@@ -77,7 +77,7 @@ def _classify(
         else:
             try:
                 body = loads(data)
-            except errors.JsonError as e:
+            except errors.ParseError as e:
                 reason = f"{e.code}: {e.message}"  # the message carries line and column
             else:
                 if (

@@ -59,7 +59,8 @@ def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_json())
     messages = [issue.message for issue in report.errors]
-    raise errors.EntryLintFailed(
+    raise errors.ContractError(
+        "entry.lint_failed",
         f"{source}: does not lint clean, so no entry is attested: " + "; ".join(messages[:3]),
         details={"errors": [issue.to_json() for issue in report.errors]},
     )
@@ -234,7 +235,9 @@ def manifest_build(  # noqa: PLR0917
     for source, entry in zip(entries, parsed, strict=True):
         try:
             check_entry_text(entry)  # formats.md §3: nothing with a control character is signed
-        except errors.EntryControlCharacter as e:
+        except errors.ContractError as e:
+            if e.code != "entry.control_character":
+                raise
             e.message = f"{source}: {e.message}"
             raise
     key = load_signing_key(sign_with)
@@ -270,8 +273,9 @@ def manifest_build(  # noqa: PLR0917
 def _agreed(entries: list[dict[str, Any]], key: str) -> str:
     values = {e.get(key, "") for e in entries}
     if len(values) != 1 or not next(iter(values)):
-        raise errors.EntryPublisherMismatch(
-            f"the entries do not agree on one {key} ({sorted(values)}); pass it explicitly"
+        raise errors.ContractError(
+            "entry.publisher_mismatch",
+            f"the entries do not agree on one {key} ({sorted(values)}); pass it explicitly",
         )
     return str(values.pop())
 
@@ -333,10 +337,11 @@ def _finish(
                 click.echo(f"  FAIL: {reason}")
         click.echo(f"result: {'OK' if not failures else 'FAILED'}")
     if failures:
-        raise errors.ManifestVerificationFailed(
+        raise errors.ContractError(
+            "manifest.verification_failed",
             f"{source}: {len(failures)} check(s) failed: "
             + "; ".join(failures[:3])
-            + (" ..." if len(failures) > 3 else "")
+            + (" ..." if len(failures) > 3 else ""),
         )
 
 
@@ -429,9 +434,10 @@ def manifest_verify_entry(
             f"entry_signature {report.entry_signature_status}"
         )
     if not ok:
-        raise errors.ManifestVerificationFailed(
+        raise errors.ContractError(
+            "manifest.verification_failed",
             f"{entry}: entry_hash {report.entry_hash_status}, "
-            f"entry_signature {report.entry_signature_status}"
+            f"entry_signature {report.entry_signature_status}",
         )
 
 

@@ -58,10 +58,8 @@ def read_documents(
         return []  # an empty input: the caller says "no facts read"
     try:
         value = loads(data)
-    except errors.JsonTrailingData:
-        value = None
-    except errors.JsonError:
-        if len(lines) < 2:
+    except errors.ParseError as e:
+        if e.code != "json.trailing_data" and len(lines) < 2:
             raise
         value = None  # JSON Lines with a bad line: every line is read and every bad one named
     if isinstance(value, list):
@@ -77,7 +75,7 @@ def read_documents(
             continue
         try:
             documents.append((f"{source} line {number}", loads(line)))
-        except errors.JsonError as e:  # every bad line is reported, not only the first
+        except errors.ParseError as e:  # every bad line is reported, not only the first
             e.message = f"{source} line {number}: {e.message}"
             bad.append(e)
     if bad and refused is None:
@@ -106,7 +104,7 @@ def parse_documents(
     for label, document in documents:
         try:
             parsed.append(parse_fact(split_record(document)[1], what=label))
-        except (errors.FactInvalid, errors.CanonicalError) as e:
+        except (errors.LineageError, errors.CanonicalError) as e:
             if not e.message.startswith(label):
                 e.message = f"{label}: {e.message}"
             bad.append(e)
@@ -126,7 +124,9 @@ def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
     refused: list[errors.AffidavitError] = []
     documents = read_documents(source, refused)
     if not documents and not refused:
-        raise errors.FactInputEmpty(f"{source}: no facts read (the input is empty)")
+        raise errors.LineageError(
+            "fact.input_empty", f"{source}: no facts read (the input is empty)"
+        )
     return documents, parse_documents(documents, refused)
 
 
@@ -141,7 +141,7 @@ def open_source(path: str) -> FactSource:
     from affidavit.verify.lineage.jsonl import JsonlFactSource  # noqa: PLC0415
 
     if not os.path.isfile(path):
-        raise errors.FileReadError(f"{path}: no such file")
+        raise errors.ParseError("io.unreadable", f"{path}: no such file")
     if is_sqlite_file(path):
         return FactStore.open(path)
     return JsonlFactSource(path)
@@ -165,7 +165,7 @@ def _key_id_of(path: str) -> str:
     if target.suffix == ".json":
         try:
             document = loads(target.read_bytes())
-        except (errors.JsonError, OSError):
+        except (errors.ParseError, OSError):
             document = None
         if isinstance(document, dict) and isinstance(document.get("publisher_key_id"), str):
             return str(document["publisher_key_id"])
@@ -316,7 +316,9 @@ def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...],
         _close(source)
     if report.facts == 0 and report.ok:
         # Nothing was checked, so nothing can be called ok.
-        raise errors.LineageStoreEmpty(f"{store_path}: no facts read (the store is empty)")
+        raise errors.LineageError(
+            "lineage.store_empty", f"{store_path}: no facts read (the store is empty)"
+        )
     if as_json:
         emit_json(report.to_json())
     else:

@@ -73,7 +73,7 @@ def pull_command(  # noqa: PLR0917 - click passes options positionally by name
     if listing.pages > 1:  # the node's cursor cannot prove the listing complete
         report.findings.append(
             Finding(
-                errors.StigmemPagingUnreliable.code,
+                "stigmem.paging_unreliable",
                 "error",
                 url,
                 None,
@@ -84,7 +84,9 @@ def pull_command(  # noqa: PLR0917 - click passes options positionally by name
             )
         )
     if not report.records:
-        raise errors.FactInputEmpty(f"{url}: no facts read (the node lists none for this key)")
+        raise errors.LineageError(
+            "fact.input_empty", f"{url}: no facts read (the node lists none for this key)"
+        )
     # 0600: a node's facts may be of any scope
     atomic_write(out_path, b"".join(jcs(d) + b"\n" for d in report.documents), mode=0o600)
     if as_json:

@@ -67,7 +67,7 @@ def anchor(
         raise errors.UsageError("--ca-cert needs --tsa-cert (the certificate it anchors)")
     try:
         document = read_json(receipt)
-    except (errors.FileReadError, errors.JsonError) as e:
+    except errors.ParseError as e:
         if not as_json:
             raise
         emit_json({"verify_result_version": RESULT_VERSION, **unreadable(receipt, e)})

@@ -191,7 +191,9 @@ def fast_main(command: str, argv: Sequence[str]) -> int | None:
     except errors.AffidavitError as e:
         return _print_error(e)
     except OSError as e:
-        return _print_error(errors.FileReadError(f"{e.filename or 'input'}: {e.strerror or e}"))
+        return _print_error(
+            errors.ParseError("io.unreadable", f"{e.filename or 'input'}: {e.strerror or e}")
+        )
 
 
 def _print_error(error: errors.AffidavitError) -> int:
@@ -250,7 +252,7 @@ def _file_keys(publisher_docs: Sequence[str], trusted_dir: str | None) -> list[b
     if trusted_dir is not None:
         folder = Path(trusted_dir)
         if not folder.is_dir():
-            raise errors.FileReadError(f"{folder}: not a folder")
+            raise errors.ParseError("io.unreadable", f"{folder}: not a folder")
         found = sorted(p for p in folder.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
         if not found:
             raise errors.UsageError(f"{folder}: no *.pub, *.json or *.pem key files (fail closed)")
@@ -328,7 +330,7 @@ def _actor_keys(path: str | None) -> tuple[Any, ...]:
     if target.is_file():
         return ActorTrust.from_directory(loads(read_input(path)), source=path).keys
     if not target.is_dir():
-        raise errors.FileReadError(f"{target}: no such file or folder")
+        raise errors.ParseError("io.unreadable", f"{target}: no such file or folder")
     found = sorted(p for p in target.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
     if not found:
         raise errors.UsageError(f"{target}: no *.pub, *.json or *.pem key files (fail closed)")

@@ -14,8 +14,9 @@ from typing import Any
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.verify import errors
+from affidavit.verify._code import FAILED
 from affidavit.verify.crypto.keys import b64decode_strict
-from affidavit.verify.errors import MerkleBadHashLength, UsageError, VerificationError
 
 __all__ = ["checkpoint", "inclusion", "parse_hash"]
 
@@ -27,27 +28,30 @@ def parse_hash(text: str, what: str) -> bytes:
     """A 32-byte hash from 64 hex characters or strict base64.
 
     Raises:
-        MerkleBadHashLength: it decodes, but not to 32 bytes.
-        UsageError: neither hex nor base64.
+        ``merkle.bad_hash_length``: it decodes, but not to 32 bytes.
+        ``usage.invalid``: neither hex nor base64.
     """
     if _HEX64.fullmatch(text):
         return bytes.fromhex(text)
     try:
         raw = b64decode_strict(text)
     except (ValueError, UnicodeError):
-        raise UsageError(f"{what}: not 64 hex characters nor base64") from None
+        raise errors.UsageError(f"{what}: not 64 hex characters nor base64") from None
     if len(raw) != 32:
-        raise MerkleBadHashLength(f"{what}: {len(raw)} bytes, not 32")
+        raise errors.ProofError("merkle.bad_hash_length", f"{what}: {len(raw)} bytes, not 32")
     return raw
 
 
 def _report(
     as_json: bool, run: Callable[[], dict[str, Any]], summary: Callable[[Any], str]
 ) -> None:
-    """Run a check; print the verdict; a VerificationError becomes exit 1 (JSON kept on stdout)."""
+    """Run a check; print the verdict; an error that does not verify becomes exit 1 (JSON kept on
+    stdout)."""
     try:
         result = run()
-    except VerificationError as e:
+    except errors.AffidavitError as e:
+        if e.exit_code != FAILED:
+            raise
         if not as_json:
             raise
         emit_json({"ok": False, "verdict": "failed", "error": e.to_json()})

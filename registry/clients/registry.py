@@ -27,6 +27,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
+from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.json.strict import loads
@@ -80,13 +81,9 @@ class ProbeFailure:
 
     def to_error(self) -> errors.AffidavitError:
         """The matching error, for process-mode callers."""
-        kinds: dict[str, type[errors.AffidavitError]] = {
-            "registry.url_missing": errors.RegistryUrlMissing,
-            "registry.bad_response": errors.RegistryBadResponse,
-        }
-        return kinds.get(self.code, errors.RegistryUnavailable)(
-            self.message, details={"url": self.url}
-        )
+        known = ("registry.url_missing", "registry.bad_response")
+        code = self.code if self.code in known else "registry.unavailable"
+        return RegistryError(code, self.message, details={"url": self.url})
 
 
 def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
@@ -98,9 +95,13 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
     environment = os.environ if env is None else env
     chosen = url or environment.get(URL_ENV, "")
     if not chosen:
-        raise errors.RegistryUrlMissing(f"no registry URL: pass --registry URL or set {URL_ENV}")
+        raise RegistryError(
+            "registry.url_missing", f"no registry URL: pass --registry URL or set {URL_ENV}"
+        )
     if urlsplit(chosen).scheme not in ("http", "https"):
-        raise errors.RegistryUrlMissing(f"registry URL must be http:// or https://, not {chosen!r}")
+        raise RegistryError(
+            "registry.url_missing", f"registry URL must be http:// or https://, not {chosen!r}"
+        )
     return chosen.rstrip("/")
 
 
@@ -116,8 +117,8 @@ def _send(client: httpx.Client, method: str, url: str, target: str, **kwargs: An
             data = _read_capped(response)
             status = response.status_code
     except httpx.HTTPError as e:
-        raise errors.RegistryUnavailable(
-            f"{target}: {type(e).__name__}: {e}", details={"url": target}
+        raise RegistryError(
+            "registry.unavailable", f"{target}: {type(e).__name__}: {e}", details={"url": target}
         ) from None
     return _decode(target, status, data)
 
@@ -128,7 +129,9 @@ def _read_capped(response: httpx.Response) -> bytes:
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
-            raise errors.RegistryBadResponse(f"response over {MAX_RESPONSE_BYTES} bytes")
+            raise RegistryError(
+                "registry.bad_response", f"response over {MAX_RESPONSE_BYTES} bytes"
+            )
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -136,17 +139,20 @@ def _read_capped(response: httpx.Response) -> bytes:
 def _decode(url: str, status: int, data: bytes) -> Any:
     try:
         document = loads(data) if data else None
-    except errors.JsonError as e:
-        raise errors.RegistryBadResponse(
-            f"{url}: HTTP {status}, not strict JSON: {e.message}"
+    except errors.ParseError as e:
+        raise RegistryError(
+            "registry.bad_response", f"{url}: HTTP {status}, not strict JSON: {e.message}"
         ) from None
     if status >= 400:
         if isinstance(document, dict) and isinstance(document.get("code"), str):
-            raise errors.RegistryRemoteError(
+            raise RegistryError(
+                "registry.remote_error",
                 f"{url}: HTTP {status}: {document['code']}: {document.get('message', '')}",
                 details={"status": status, "error": document},
             )
-        raise errors.RegistryUnavailable(f"{url}: HTTP {status}", details={"status": status})
+        raise RegistryError(
+            "registry.unavailable", f"{url}: HTTP {status}", details={"status": status}
+        )
     return document
 
 
@@ -160,16 +166,16 @@ def probe(
     """``GET {url}/.well-known/affidavit`` and check the required fields. Never raises."""
     try:
         base = resolve_url(url, env)
-    except errors.RegistryUrlMissing as e:
+    except RegistryError as e:
+        if e.code != "registry.url_missing":
+            raise
         return ProbeFailure(url, e.code, e.message)
     try:
         with httpx.Client(timeout=timeout, transport=transport) as client:
             document = _get_json(client, base + PROBE_PATH)
     except errors.AffidavitError as e:
         code = (
-            "registry.bad_response"
-            if isinstance(e, errors.RegistryBadResponse)
-            else "registry.unavailable"
+            "registry.bad_response" if e.code == "registry.bad_response" else "registry.unavailable"
         )
         return ProbeFailure(base, code, e.message)
     if not isinstance(document, dict):
@@ -229,7 +235,7 @@ def fetch_manifest(
     with httpx.Client(timeout=timeout, transport=transport) as client:
         document = _get_json(client, target)
     if not isinstance(document, dict):
-        raise errors.RegistryBadResponse(f"{target}: the manifest is not a JSON object")
+        raise RegistryError("registry.bad_response", f"{target}: the manifest is not a JSON object")
     return document
 
 
@@ -248,7 +254,9 @@ def fetch_public_key(
     with httpx.Client(timeout=timeout, transport=transport) as client:
         document = _get_json(client, target)
     if not isinstance(document, dict) or not isinstance(document.get("public_key_base64"), str):
-        raise errors.RegistryBadResponse(f"{target}: no public_key_base64 in the response")
+        raise RegistryError(
+            "registry.bad_response", f"{target}: no public_key_base64 in the response"
+        )
     return Ed25519PublicKey.from_b64(document["public_key_base64"])
 
 

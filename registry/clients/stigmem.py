@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
+from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.strict import loads
 
@@ -114,9 +115,11 @@ def _pages(  # noqa: PLR0917 - private; both callers pass every argument
             if cursor is None:
                 return
             if not isinstance(cursor, str) or cursor in seen:
-                raise errors.StigmemNodeError(f"{base}: the cursor {cursor!r} does not advance")
+                raise RegistryError(
+                    "stigmem.node_error", f"{base}: the cursor {cursor!r} does not advance"
+                )
             seen.add(cursor)
-        raise errors.StigmemNodeError(f"{base}: more than {MAX_PAGES} pages")
+        raise RegistryError("stigmem.node_error", f"{base}: more than {MAX_PAGES} pages")
 
 
 def _get_page(client: httpx.Client, url: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -126,19 +129,27 @@ def _get_page(client: httpx.Client, url: str, params: dict[str, Any]) -> dict[st
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > MAX_PAGE_BYTES:
-                    raise errors.StigmemNodeError(f"{url}: a page is over {MAX_PAGE_BYTES} bytes")
+                    raise RegistryError(
+                        "stigmem.node_error", f"{url}: a page is over {MAX_PAGE_BYTES} bytes"
+                    )
             status = response.status_code
     except httpx.HTTPError as e:
-        raise errors.StigmemNodeUnreachable(f"{url}: {type(e).__name__}: {e}") from None
+        raise RegistryError("stigmem.node_unreachable", f"{url}: {type(e).__name__}: {e}") from None
     if status != 200:
         detail = bytes(body[:200]).decode("utf-8", "replace")
-        raise errors.StigmemNodeError(f"{url}: HTTP {status}: {detail}", details={"status": status})
+        raise RegistryError(
+            "stigmem.node_error", f"{url}: HTTP {status}: {detail}", details={"status": status}
+        )
     try:
         page = loads(bytes(body))
-    except errors.JsonError as e:
-        raise errors.StigmemNodeError(f"{url}: the body is not strict JSON: {e.message}") from None
+    except errors.ParseError as e:
+        raise RegistryError(
+            "stigmem.node_error", f"{url}: the body is not strict JSON: {e.message}"
+        ) from None
     if not isinstance(page, dict) or not isinstance(page.get("facts"), list):
-        raise errors.StigmemNodeError(f"{url}: the body is not a fact listing {{facts, cursor}}")
+        raise RegistryError(
+            "stigmem.node_error", f"{url}: the body is not a fact listing {{facts, cursor}}"
+        )
     if not all(isinstance(item, dict) for item in page["facts"]):
-        raise errors.StigmemNodeError(f"{url}: a listed fact is not a JSON object")
+        raise RegistryError("stigmem.node_error", f"{url}: a listed fact is not a JSON object")
     return page

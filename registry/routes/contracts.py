@@ -18,8 +18,7 @@ from typing import Final
 
 from affidavit.registry import publication
 from affidavit.registry.auth import check_publisher, check_scope
-from affidavit.registry.errors import json_response
-from affidavit.registry.routes._http import api_key, read_json_object
+from affidavit.registry.routes._http import api_key, json_response, read_json_object
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route

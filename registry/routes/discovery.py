@@ -18,9 +18,9 @@ from typing import Final
 
 from affidavit.attest.keyring import publisher_document
 from affidavit.registry.catalog import STATUSES
-from affidavit.registry.errors import json_response
+from affidavit.registry.errors import RegistryError
 from affidavit.registry.publication import ensure_manifest
-from affidavit.verify.errors import HttpBadParameter, HttpNotFound, RegistryContractNotFound
+from affidavit.registry.routes._http import json_response
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -35,7 +35,7 @@ async def publisher(request: Request) -> Response:
     state = request.app.state.registry
     settings = state.settings
     if request.path_params["publisher_id"] != settings.publisher_id:
-        raise HttpNotFound(f"this node publishes as {settings.publisher_id}")
+        raise RegistryError("http.not_found", f"this node publishes as {settings.publisher_id}")
     cached = state.documents.get("publisher")
     if cached is not None:
         return Response(cached, media_type=_JSON)
@@ -55,8 +55,10 @@ async def list_contracts(request: Request) -> Response:
     """Contract summaries, optionally filtered by lifecycle status."""
     status = request.query_params.get("status")
     if status is not None and status not in STATUSES:
-        raise HttpBadParameter(
-            f"status must be one of {', '.join(STATUSES)}", details={"parameter": "status"}
+        raise RegistryError(
+            "http.bad_parameter",
+            f"status must be one of {', '.join(STATUSES)}",
+            details={"parameter": "status"},
         )
     return Response(request.app.state.registry.snapshot.list_bytes(status), media_type=_JSON)
 
@@ -66,8 +68,10 @@ def _record(request: Request, version: str | None) -> Response:
     body = request.app.state.registry.snapshot.record_bytes(adapter_id, version)
     if body is None:
         what = f"{adapter_id}@{version}" if version else f"an active version of {adapter_id}"
-        raise RegistryContractNotFound(
-            f"no contract {what}", details={"adapter_id": adapter_id, "adapter_version": version}
+        raise RegistryError(
+            "registry.contract_not_found",
+            f"no contract {what}",
+            details={"adapter_id": adapter_id, "adapter_version": version},
         )
     return Response(body, media_type=_JSON)
 

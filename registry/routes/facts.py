@@ -30,8 +30,8 @@ from typing import Any, Final, TypeVar
 
 from affidavit.attest.stores.facts import AddResult, FactStore
 from affidavit.registry.auth import check_scope, readable_fact_scopes
-from affidavit.registry.errors import json_response
-from affidavit.registry.routes._http import api_key, int_param, read_json_body
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
@@ -50,9 +50,9 @@ T = TypeVar("T")
 def _parse_batch(body: Any) -> list[Fact]:
     items = body.get("facts") if isinstance(body, dict) and "facts" in body else [body]
     if not isinstance(items, list) or not items:
-        raise errors.FactInvalid("facts must be a non-empty array of fact objects")
+        raise errors.LineageError("fact.invalid", "facts must be a non-empty array of fact objects")
     if len(items) > MAX_BATCH:
-        raise errors.FactInvalid(f"at most {MAX_BATCH} facts per request")
+        raise errors.LineageError("fact.invalid", f"at most {MAX_BATCH} facts per request")
     return [parse_fact(item, what=f"fact #{i + 1}") for i, item in enumerate(items)]
 
 
@@ -112,9 +112,11 @@ async def post_fact(request: Request) -> Response:
     return json_response(fact_record(fact), status=201 if result.added else 200)
 
 
-def _not_found(fact_id: str) -> errors.FactNotFound:
+def _not_found(fact_id: str) -> errors.LineageError:
     # One message for absent and unreadable alike (formats.md §5: hidden == absent, byte for byte).
-    return errors.FactNotFound(f"fact {fact_id} not found", details={"fact": fact_id})
+    return errors.LineageError(
+        "fact_not_found", f"fact {fact_id} not found", details={"fact": fact_id}
+    )
 
 
 def _fact_view(fact: Fact) -> dict[str, Any]:
@@ -205,8 +207,10 @@ def _confidence(raw: str | None) -> float:
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:
-        raise errors.HttpBadParameter(
-            "min_confidence must be a number in [0, 1]", details={"parameter": "min_confidence"}
+        raise RegistryError(
+            "http.bad_parameter",
+            "min_confidence must be a number in [0, 1]",
+            details={"parameter": "min_confidence"},
         )
     return value
 
@@ -233,7 +237,9 @@ def _walk(
     if strict:  # seed 002 §20.6.2 as written: an unreadable root is 403 with no data
         scope = view.facts.scope_of(root)
         if scope is not None and scope not in scopes:
-            raise errors.LineageRootForbidden(f"fact {root} is in a scope you may not read")
+            raise errors.LineageError(
+                "lineage.root_forbidden", f"fact {root} is in a scope you may not read"
+            )
     result = walk(
         _Readable(view.facts, scopes), root, depth=depth, readable_scopes=scopes, limits=limits
     )

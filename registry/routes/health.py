@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from affidavit.registry.errors import json_response
+from affidavit.registry.routes._http import json_response
 from affidavit.specs import read_spec
 from starlette.requests import Request
 from starlette.responses import Response

@@ -16,13 +16,13 @@ import pytest
 from affidavit.attest.stores import facts as factstore
 from affidavit.attest.stores.facts import FactStore
 from affidavit.cli.main import affidavit
-from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.lineage import audit as lineage_audit
 from affidavit.verify.lineage.audit import audit
 from affidavit.verify.lineage.walk import StoredRecord
 from click.testing import CliRunner
 
+from tests.conftest import raises_code
 from tests.verify.lineage.test_lineage import ABSENT, _Records, chain, make_fact
 
 
@@ -183,7 +183,7 @@ def test_an_unreadable_store_is_store_invalid(tmp_path: Path) -> None:
         db.commit()
         db.close()
         for jobs in (1, 2):
-            with pytest.raises(errors.LineageStoreInvalid) as caught:
+            with raises_code("lineage.store_invalid") as caught:
                 store.audit(jobs=jobs)
             assert caught.value.code == "lineage.store_invalid"
 

@@ -16,6 +16,8 @@ from affidavit.verify.crypto.signature import verify_ed25519
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from tests.conftest import raises_code
+
 
 def test_generate_key_files(tmp_path: Path) -> None:
     written = keyring.generate_key_files(
@@ -51,7 +53,7 @@ def test_private_key_file_is_pkcs8_readable_by_cryptography(tmp_path: Path) -> N
 def test_refuses_to_overwrite_and_keeps_old_files(tmp_path: Path) -> None:
     first = keyring.generate_key_files(tmp_path, "p", "k")
     before = first.private_key.read_bytes()
-    with pytest.raises(errors.FileExistsRefusal) as caught:
+    with raises_code("io.exists") as caught:
         keyring.generate_key_files(tmp_path, "p", "k")
     assert caught.value.code == "io.exists"
     assert first.private_key.read_bytes() == before
@@ -59,7 +61,7 @@ def test_refuses_to_overwrite_and_keeps_old_files(tmp_path: Path) -> None:
 
 def test_refuses_when_only_the_publisher_document_exists(tmp_path: Path) -> None:
     (tmp_path / "p-publisher.json").write_text("{}")
-    with pytest.raises(errors.FileExistsRefusal):
+    with raises_code("io.exists"):
         keyring.generate_key_files(tmp_path, "p", "k2")
     assert not (tmp_path / "k2.key").exists()
     assert not (tmp_path / "k2.pub").exists()
@@ -80,7 +82,7 @@ def test_world_readable_key_warns_or_refuses(tmp_path: Path) -> None:
     with pytest.warns(keyring.InsecureKeyFileWarning, match="chmod 600"):
         key = keyring.load_signing_key(written.private_key)
     assert key.public_key == written.public_key
-    with pytest.raises(errors.KeyInsecurePermissions) as caught:
+    with raises_code("key.insecure_permissions") as caught:
         keyring.load_signing_key(written.private_key, refuse_world_readable=True)
     assert caught.value.code == "key.insecure_permissions"
     assert caught.value.exit_code == 2
@@ -151,9 +153,9 @@ def test_load_public_key_peer_sample_key(peer_vectors: Path) -> None:
 def test_load_public_key_errors(tmp_path: Path, content: bytes, code: str) -> None:
     path = tmp_path / "bad.pub"
     path.write_bytes(content)
-    with pytest.raises(errors.InputError) as caught:
+    with raises_code(code) as caught:
         keyring.load_public_key(path)
-    assert caught.value.code == code
+    assert caught.value.exit_code == 2
     assert str(path) in caught.value.message
 
 
@@ -167,23 +169,23 @@ def test_load_public_key_rejects_non_ed25519_pem(tmp_path: Path) -> None:
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
     )
-    with pytest.raises(errors.KeyUnrecognized):
+    with raises_code("key.unrecognized"):
         keyring.load_public_key(path)
 
 
 def test_load_signing_key_errors(tmp_path: Path) -> None:
     missing = tmp_path / "missing.key"
-    with pytest.raises(errors.FileReadError):
+    with raises_code("io.unreadable"):
         keyring.load_signing_key(missing)
     garbage = tmp_path / "g.key"
     garbage.write_bytes(b"hello")
     garbage.chmod(0o600)
-    with pytest.raises(errors.KeyUnrecognized):
+    with raises_code("key.unrecognized"):
         keyring.load_signing_key(garbage)
     broken = tmp_path / "b.key"
     broken.write_bytes(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
     broken.chmod(0o600)
-    with pytest.raises(errors.KeyUnrecognized):
+    with raises_code("key.unrecognized"):
         keyring.load_signing_key(broken)
     encrypted = tmp_path / "e.key"
     encrypted.write_bytes(
@@ -194,17 +196,17 @@ def test_load_signing_key_errors(tmp_path: Path) -> None:
         )
     )
     encrypted.chmod(0o600)
-    with pytest.raises(errors.KeyUnrecognized, match="encrypted"):
+    with raises_code("key.unrecognized", match="encrypted"):
         keyring.load_signing_key(encrypted)
 
 
 def test_signing_key_seed_length() -> None:
-    with pytest.raises(errors.KeyWrongLength):
+    with raises_code("key.wrong_length"):
         keyring.SigningKey(b"\x00" * 31)
 
 
 def test_signature_from_keyring_fails_under_another_key() -> None:
     a, b = keyring.derive_test_key("a"), keyring.derive_test_key("b")
-    with pytest.raises(errors.SignatureInvalid):
+    with raises_code("signature.bad"):
         verify_ed25519(b.public_key, b"m", a.sign(b"m"))
     assert isinstance(a.public_key, Ed25519PublicKey)

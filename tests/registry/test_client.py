@@ -17,6 +17,7 @@ from affidavit.registry.clients.registry import (
 from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import verify_manifest
 
+from tests.conftest import raises_code
 from tests.registry.conftest import SpecClient, registry_key
 from tests.registry.helpers import contract
 
@@ -83,9 +84,9 @@ def test_fetch_public_key_and_manifest(client: SpecClient) -> None:
     assert doc_key.raw == key.raw
     manifest = fetch_manifest(BASE, transport=_transport(client))
     assert verify_manifest(manifest, public_key=key).ok
-    with pytest.raises(errors.RegistryBadResponse):
+    with raises_code("registry.bad_response"):
         fetch_public_key(BASE, transport=_mock(200, b'{"nothing": 1}'))
-    with pytest.raises(errors.KeyFormatError):
+    with pytest.raises(errors.KeyMaterialError):
         fetch_public_key(BASE, transport=_mock(200, b'{"public_key_base64": "AAAA"}'))
 
 
@@ -95,6 +96,6 @@ def test_registry_client_round_trip(client: SpecClient, keys: dict[str, str]) ->
         assert result["created"] is True
         patched = rc.set_lifecycle("acme.eval_suite.v0", "0.1.0", status="deprecated")
         assert patched["entry"]["status"] == "deprecated"
-        with pytest.raises(errors.RegistryRemoteError) as caught:
+        with raises_code("registry.remote_error") as caught:
             rc.put_facts([{"entity": "x"}])
         assert caught.value.details["error"]["code"] == "auth.forbidden"

@@ -100,8 +100,8 @@ def test_generated_key_is_private(tmp_path: Path) -> None:
     "fields", [{"publisher_id": "acme\n"}, {"key_id": "k1\n"}, {"publisher_id": "Acme"}]
 )
 def test_settings_ids_match_the_whole_string(tmp_path: Path, fields: dict[str, str]) -> None:
-    from affidavit.verify.errors import UsageError
+    from affidavit.verify import errors
 
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(errors.UsageError) as caught:
         Settings(data_dir=tmp_path, **fields)
     assert caught.value.code == "usage.invalid"

@@ -57,7 +57,9 @@ def load_certificate(data: bytes, what: str = "certificate") -> x509.Certificate
     try:
         return _strict_load(data)
     except _unreadable() as e:
-        raise errors.AnchorTsaCertUnreadable(f"{what}: not an X.509 certificate ({e})") from None
+        raise errors.ProofError(
+            "anchor.tsa_cert_unreadable", f"{what}: not an X.509 certificate ({e})"
+        ) from None
 
 
 def _unreadable() -> tuple[type[Exception], ...]:
@@ -102,15 +104,15 @@ def check_carried(certificates: Sequence[bytes], crls: Sequence[bytes]) -> list[
         try:
             carried.append(_strict_load(blob))
         except _unreadable() as e:
-            raise errors.AnchorTokenMalformed(
-                f"a certificate carried in the token is unreadable ({e})"
+            raise errors.ProofError(
+                "anchor.token_malformed", f"a certificate carried in the token is unreadable ({e})"
             ) from None
     for blob in crls:
         try:
             x509.load_der_x509_crl(blob)
         except ValueError as e:
-            raise errors.AnchorTokenMalformed(
-                f"a CRL carried in the token is unreadable ({e})"
+            raise errors.ProofError(
+                "anchor.token_malformed", f"a CRL carried in the token is unreadable ({e})"
             ) from None
     return carried
 
@@ -136,9 +138,10 @@ def signer_certificate(
             _cert_id_matches(cert_id, der, issuer, cert) for cert_id in cert_ids
         ):
             return cert
-    raise errors.AnchorTsaCertMismatch(
+    raise errors.ProofError(
+        "anchor.tsa_cert_mismatch",
         "the token's signer (sid and signing-certificate attribute) is not the given TSA "
-        "certificate"
+        "certificate",
     )
 
 
@@ -190,12 +193,13 @@ def check_tsa_usage(cert: x509.Certificate) -> None:
     try:
         eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
     except x509.ExtensionNotFound:
-        raise errors.AnchorTsaCertEkuInvalid(
-            "the TSA certificate has no extendedKeyUsage"
+        raise errors.ProofError(
+            "anchor.tsa_cert_eku_invalid", "the TSA certificate has no extendedKeyUsage"
         ) from None
     if not eku.critical or list(eku.value) != [ExtendedKeyUsageOID.TIME_STAMPING]:
-        raise errors.AnchorTsaCertEkuInvalid(
-            "the TSA certificate's extendedKeyUsage is not critical id-kp-timeStamping only"
+        raise errors.ProofError(
+            "anchor.tsa_cert_eku_invalid",
+            "the TSA certificate's extendedKeyUsage is not critical id-kp-timeStamping only",
         )
     try:
         usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
@@ -207,8 +211,9 @@ def check_tsa_usage(cert: x509.Certificate) -> None:
         or usage.key_cert_sign or usage.crl_sign
     )  # fmt: skip
     if not allowed or others:
-        raise errors.AnchorTsaCertEkuInvalid(
-            "the TSA certificate's keyUsage is not digitalSignature/nonRepudiation only"
+        raise errors.ProofError(
+            "anchor.tsa_cert_eku_invalid",
+            "the TSA certificate's keyUsage is not digitalSignature/nonRepudiation only",
         )
 
 
@@ -219,9 +224,10 @@ def check_validity(cert: x509.Certificate, at: datetime, when: str) -> None:
         AnchorTsaCertNotValid: otherwise.
     """
     if not cert.not_valid_before_utc <= at <= cert.not_valid_after_utc:
-        raise errors.AnchorTsaCertNotValid(
+        raise errors.ProofError(
+            "anchor.tsa_cert_not_valid",
             f"genTime {when} is outside the TSA certificate's validity "
-            f"({cert.not_valid_before_utc.isoformat()} .. {cert.not_valid_after_utc.isoformat()})"
+            f"({cert.not_valid_before_utc.isoformat()} .. {cert.not_valid_after_utc.isoformat()})",
         )
 
 
@@ -251,7 +257,7 @@ def check_chain(
     try:
         chain = builder.build_client_verifier().verify(cert, list(carried)).chain
     except verification.VerificationError as e:
-        raise errors.AnchorTsaChainInvalid(
-            f"the TSA certificate does not chain to a given CA: {e}"
+        raise errors.ProofError(
+            "anchor.tsa_chain_invalid", f"the TSA certificate does not chain to a given CA: {e}"
         ) from None
     return chain[-1].subject.rfc4514_string()

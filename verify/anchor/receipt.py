@@ -190,8 +190,9 @@ def verify_anchor_receipt(
     if failure is not None:
         verdict, code, message = "failed", failure.code, f"{failure.name}: {failure.message}"
     elif token is None:
-        unchecked = errors.AnchorTokenUnchecked(
-            "the time-stamp token was not verified: give the TSA certificate you trust"
+        unchecked = errors.ProofError(
+            "anchor.token_unchecked",
+            "the time-stamp token was not verified: give the TSA certificate you trust",
         )
         verdict, code, message = "unanchored", unchecked.code, unchecked.message
     else:
@@ -217,30 +218,38 @@ def _text(value: object) -> str | None:
 def _fields_step(receipt: object) -> StepResult:
     name = "receipt_fields"
     if not isinstance(receipt, Mapping):
-        return StepResult.failed(name, errors.AnchorReceiptMalformed("receipt is not an object"))
+        return StepResult.failed(
+            name, errors.ProofError("anchor.malformed", "receipt is not an object")
+        )
     missing = [f for f in RECEIPT_FIELDS if f not in receipt]
     if missing:
         return StepResult.failed(
             name,
-            errors.AnchorReceiptMalformed(f"receipt lacks {', '.join(missing)}"),
+            errors.ProofError("anchor.malformed", f"receipt lacks {', '.join(missing)}"),
             missing=missing,
         )
     sth = receipt["sth"]
     if not isinstance(sth, Mapping):
-        return StepResult.failed(name, errors.AnchorReceiptMalformed("sth is not an object"))
+        return StepResult.failed(
+            name, errors.ProofError("anchor.malformed", "sth is not an object")
+        )
     missing = [f for f in STH_FIELDS if f not in sth]
     if missing:
         return StepResult.failed(
             name,
-            errors.AnchorReceiptMalformed(f"sth lacks {', '.join(missing)}"),
+            errors.ProofError("anchor.malformed", f"sth lacks {', '.join(missing)}"),
             missing=[f"sth.{f}" for f in missing],
         )
     for key in ("sth_digest", "sth_digest_algorithm", "tsa_status"):
         if not isinstance(receipt[key], str):
-            return StepResult.failed(name, errors.AnchorReceiptMalformed(f"{key} is not a string"))
+            return StepResult.failed(
+                name, errors.ProofError("anchor.malformed", f"{key} is not a string")
+            )
     tsr = receipt.get("tsr_base64")
     if tsr is not None and not isinstance(tsr, str):
-        return StepResult.failed(name, errors.AnchorReceiptMalformed("tsr_base64 is not a string"))
+        return StepResult.failed(
+            name, errors.ProofError("anchor.malformed", "tsr_base64 is not a string")
+        )
     return StepResult.ok(name, tsr_present=bool(tsr))
 
 
@@ -249,12 +258,14 @@ def _sth_match_step(sth: Mapping[str, Any], expected: Mapping[str, Any]) -> Step
     try:
         same = py_compact(sth) == py_compact(expected)
     except errors.CanonicalError as e:
-        return StepResult.failed(name, errors.AnchorSthMismatch(e.message))
+        return StepResult.failed(name, errors.ProofError("anchor.sth_mismatch", e.message))
     if same:
         return StepResult.ok(name)
     return StepResult.failed(
         name,
-        errors.AnchorSthMismatch("the receipt anchors another tree head than the expected one"),
+        errors.ProofError(
+            "anchor.sth_mismatch", "the receipt anchors another tree head than the expected one"
+        ),
         expected={k: expected.get(k) for k in ("tree_size", "root_hash")},
         actual={k: sth.get(k) for k in ("tree_size", "root_hash")},
     )
@@ -266,15 +277,16 @@ def _digest_step(receipt: Mapping[str, Any], computed: str) -> StepResult:
     if algorithm != "SHA-256":
         return StepResult.failed(
             name,
-            errors.AnchorDigestAlgorithmUnsupported(
-                f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'"
+            errors.ProofError(
+                "anchor.digest_algorithm_unsupported",
+                f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'",
             ),
         )
     claimed = receipt["sth_digest"]
     if claimed != computed:  # exact text, as the peer compares (formats.md: lowercase hex)
         return StepResult.failed(
             name,
-            errors.AnchorDigestMismatch("sth_digest is not H(py-compact(sth))"),
+            errors.ProofError("anchor.digest_mismatch", "sth_digest is not H(py-compact(sth))"),
             expected=computed,
             actual=claimed,
         )
@@ -287,7 +299,7 @@ def _status_step(receipt: Mapping[str, Any]) -> StepResult:
         return StepResult.ok("tsa_status")
     return StepResult.failed(
         "tsa_status",
-        errors.AnchorTsaNotGranted(f"tsa_status is {status!r}, not 'granted'"),
+        errors.ProofError("anchor.tsa_not_granted", f"tsa_status is {status!r}, not 'granted'"),
         actual=status,
     )
 
@@ -302,7 +314,9 @@ def _sth_signature_step(sth: Mapping[str, Any], log_key: Ed25519PublicKey | None
 
     try:
         verify_sth(sth, log_key)
-    except (errors.TreeHeadMalformed, errors.TreeHeadSignatureInvalid) as e:
+    except errors.SignatureError as e:
+        if not e.code.startswith("treehead."):
+            raise
         return StepResult.failed(name, e)
     return StepResult.ok(name, key=log_key.b64)
 
@@ -316,20 +330,23 @@ def _token_step(
     text = receipt.get("tsr_base64")
     if not text:
         return StepResult.failed(
-            name, errors.AnchorTokenAbsent("the receipt carries no tsr_base64 token")
+            name,
+            errors.ProofError("anchor.token_absent", "the receipt carries no tsr_base64 token"),
         ), None
     if len(text) > MAX_TOKEN_BYTES * 4 // 3 + 4:
         return StepResult.failed(
-            name, errors.AnchorTokenMalformed("tsr_base64 is larger than 1 MiB")
+            name, errors.ProofError("anchor.token_malformed", "tsr_base64 is larger than 1 MiB")
         ), None
     try:
         der = b64decode_strict(text)
     except (ValueError, UnicodeError) as e:
-        return StepResult.failed(name, errors.AnchorTokenMalformed(f"tsr_base64: {e}")), None
+        return StepResult.failed(
+            name, errors.ProofError("anchor.token_malformed", f"tsr_base64: {e}")
+        ), None
     try:
         parsed = rfc3161.parse_token(der)
         verified = rfc3161.verify_token(parsed, sth_bytes, trusted, anchors)
-    except errors.AnchorError as e:
+    except errors.ProofError as e:
         return StepResult.failed(name, e), None
     summary = verified.to_json()
     shown = {k: summary[k] for k in ("gen_time", "tsa_subject", "imprint_algorithm")}

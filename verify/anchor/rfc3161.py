@@ -181,7 +181,9 @@ def parse_token(der: bytes) -> ParsedToken:
     try:
         return _parse(der)
     except (ValueError, IndexError) as e:  # DerError, or a structure of the wrong arity
-        raise errors.AnchorTokenMalformed(f"time-stamp token: {e or 'truncated'}") from None
+        raise errors.ProofError(
+            "anchor.token_malformed", f"time-stamp token: {e or 'truncated'}"
+        ) from None
 
 
 def _parse(der: bytes) -> ParsedToken:
@@ -193,7 +195,8 @@ def _parse(der: bytes) -> ParsedToken:
             raise DerError("TimeStampResp has extra elements")
         status = parts[0].children()[0].as_int()
         if status not in (0, 1):  # granted, grantedWithMods (RFC 3161 §2.4.2)
-            raise errors.AnchorTsaNotGranted(
+            raise errors.ProofError(
+                "anchor.tsa_not_granted",
                 f"TimeStampResp status is {status}, not granted (0) or grantedWithMods (1)",
                 details={"pki_status": status},
             )
@@ -385,25 +388,29 @@ def verify_token(
     check_tsa_usage(cert)
     digest_name = HASHES.get(token.digest_oid)
     if digest_name not in STRONG_HASHES:
-        raise errors.AnchorAlgorithmUnsupported(
-            f"SignerInfo digestAlgorithm {token.digest_oid} is not SHA-256/384/512"
+        raise errors.ProofError(
+            "anchor.algorithm_unsupported",
+            f"SignerInfo digestAlgorithm {token.digest_oid} is not SHA-256/384/512",
         )
     if hashlib.new(digest_name, token.tst_info).digest() != token.message_digest:
-        raise errors.AnchorMessageDigestMismatch(
-            "the signed messageDigest is not the hash of the TSTInfo (content altered)"
+        raise errors.ProofError(
+            "anchor.message_digest_mismatch",
+            "the signed messageDigest is not the hash of the TSTInfo (content altered)",
         )
     _check_signature(token, cert, digest_name)
     check_validity(cert, token.gen_time, rfc3339(token.gen_time))
     chained_to = check_chain(cert, carried, ca_certs, token.gen_time) if ca_certs else None
     imprint_name = HASHES.get(token.imprint_oid)
     if imprint_name not in STRONG_HASHES:
-        raise errors.AnchorImprintAlgorithmUnsupported(
+        raise errors.ProofError(
+            "anchor.imprint_algorithm_unsupported",
             f"messageImprint hash {imprint_name or token.imprint_oid} is not SHA-256/384/512",
             details={"imprint_algorithm": imprint_name or token.imprint_oid},
         )
     expected = hashlib.new(imprint_name, data).digest()
     if expected != token.hashed_message:
-        raise errors.AnchorImprintMismatch(
+        raise errors.ProofError(
+            "anchor.imprint_mismatch",
             f"the token time-stamps {token.hashed_message.hex()}, not the {imprint_name} of the "
             f"tree head ({expected.hex()})",
             details={"imprint_algorithm": imprint_name},
@@ -425,8 +432,9 @@ def _check_signature(token: ParsedToken, cert: x509.Certificate, digest_name: st
     """The signature over the DER signed attributes (RFC 5652 §5.4) under the cert's key."""
     algorithm = _SIGNATURES.get(token.signature_oid)
     if algorithm is None or (algorithm[1] is not None and algorithm[1] != digest_name):
-        raise errors.AnchorAlgorithmUnsupported(
-            f"signatureAlgorithm {token.signature_oid} with digest {digest_name} is not supported"
+        raise errors.ProofError(
+            "anchor.algorithm_unsupported",
+            f"signatureAlgorithm {token.signature_oid} with digest {digest_name} is not supported",
         )
     kind = algorithm[0]
     key = cert.public_key()
@@ -437,10 +445,12 @@ def _check_signature(token: ParsedToken, cert: x509.Certificate, digest_name: st
         elif kind == "ecdsa" and isinstance(key, ec.EllipticCurvePublicKey):
             key.verify(token.signature, token.signed_attrs, ec.ECDSA(chosen))
         else:
-            raise errors.AnchorTsaSignatureInvalid(
-                f"the TSA certificate's key does not fit signature algorithm {kind}"
+            raise errors.ProofError(
+                "anchor.tsa_signature_invalid",
+                f"the TSA certificate's key does not fit signature algorithm {kind}",
             )
     except InvalidSignature:
-        raise errors.AnchorTsaSignatureInvalid(
-            "the TSA signature over the signed attributes does not verify"
+        raise errors.ProofError(
+            "anchor.tsa_signature_invalid",
+            "the TSA signature over the signed attributes does not verify",
         ) from None

@@ -55,16 +55,16 @@ __all__ = ["STATUS_CODES", "Evaluation", "iter_evaluations", "replay_adapter"]
 STEP: Final = "adapter_replay"
 VALIDATION_RESULTS: Final = frozenset({"passed", "rejected", "unknown_adapter"})
 
-# formats.md §4 replay status -> error class (one stable code per status).
-STATUS_CODES: Final[dict[str, type[errors.VerificationError]]] = {
-    "adapter_evaluation_shape_invalid": errors.AdapterShapeInvalid,
-    "schema_fail": errors.AdapterSchemaFail,
-    "contract_hash_mismatch": errors.AdapterContractHashMismatch,
-    "input_schema_hash_mismatch": errors.AdapterInputSchemaHashMismatch,
-    "normalized_inputs_not_in_allowed_policy_fields": errors.AdapterInputsNotAllowed,
-    "validator_declaration_missing": errors.AdapterValidatorMissing,
-    "validator_result_inconsistent": errors.AdapterValidatorInconsistent,
-    "matched_rule_does_not_fire_against_evaluated_inputs": errors.AdapterRuleDoesNotFire,
+# formats.md §4 replay status -> its stable error code (one per status).
+STATUS_CODES: Final[dict[str, str]] = {
+    "adapter_evaluation_shape_invalid": "adapter.shape_invalid",
+    "schema_fail": "adapter.schema_fail",
+    "contract_hash_mismatch": "adapter.contract_hash_mismatch",
+    "input_schema_hash_mismatch": "adapter.input_schema_hash_mismatch",
+    "normalized_inputs_not_in_allowed_policy_fields": "adapter.normalized_inputs_not_allowed",
+    "validator_declaration_missing": "adapter.validator_declaration_missing",
+    "validator_result_inconsistent": "adapter.validator_result_inconsistent",
+    "matched_rule_does_not_fire_against_evaluated_inputs": "adapter.matched_rule_does_not_fire",
 }
 _REQUIRED: Final = (
     "adapter_id",
@@ -131,7 +131,7 @@ def _policy_and_hash(raw: Any) -> tuple[AcceptancePolicy, str]:
     policy's exact py-compact bytes; anything those bytes cannot carry takes the plain path."""
     try:
         return _policy_facts(py_compact(raw))
-    except (errors.CanonicalError, errors.JsonError):
+    except (errors.CanonicalError, errors.ParseError):
         policy = AcceptancePolicy.from_json(raw)
         return policy, policy.policy_hash
 
@@ -329,7 +329,7 @@ def replay_adapter(bundle: Mapping[str, Any], warnings: list[str] | None = None)
                 _check_decision(index, payload, by_contract)
                 decisions += 1
     except _Replay as failure:
-        error = STATUS_CODES[failure.status](failure.message)
+        error = errors.ContractError(STATUS_CODES[failure.status], failure.message)
         return StepResult.failed(
             STEP,
             error,

@@ -36,15 +36,21 @@ _UNANCHORED: Final = (
 
 def _parse(unverified: Any) -> tuple[dict[str, Any], str, str]:
     if not isinstance(unverified, dict):
-        raise errors.AttestationMalformed("an OutcomeAttestation must be a JSON object")
+        raise errors.BundleError(
+            "attestation.malformed", "an OutcomeAttestation must be a JSON object"
+        )
     body = unverified.get("attestation")
     if not isinstance(body, dict):
-        raise errors.AttestationMalformed("attestation must be an object")
+        raise errors.BundleError("attestation.malformed", "attestation must be an object")
     claimed, signature = unverified.get("payload_hash"), unverified.get("signature")
     if not isinstance(claimed, str) or not isinstance(signature, str):
-        raise errors.AttestationMalformed("payload_hash and signature must be strings")
+        raise errors.BundleError(
+            "attestation.malformed", "payload_hash and signature must be strings"
+        )
     if unverified.get("algorithm", "Ed25519") != "Ed25519":
-        raise errors.AttestationMalformed(f"unsupported algorithm {unverified.get('algorithm')!r}")
+        raise errors.BundleError(
+            "attestation.malformed", f"unsupported algorithm {unverified.get('algorithm')!r}"
+        )
     return body, claimed, signature
 
 
@@ -69,14 +75,16 @@ def verify_attestation(
     if hmac.compare_digest(recomputed, claimed):
         steps.append(StepResult.ok("payload_hash"))
     else:
-        mismatch = errors.AttestationHashMismatch("payload_hash does not match the attestation")
+        mismatch = errors.BundleError(
+            "attestation.payload_hash_mismatch", "payload_hash does not match the attestation"
+        )
         steps.append(
             StepResult.failed("payload_hash", mismatch, expected=recomputed, actual=claimed)
         )
     steps.append(_signature_step(message, signature_text, tuple(trusted_keys)))
     final = tuple(steps)
     anchored = final[-1].status == "ok"
-    unanchored = errors.AttestationUnanchored(_UNANCHORED)
+    unanchored = errors.BundleError("attestation.unanchored", _UNANCHORED)
     verdict, code, text = decide(final, anchored=anchored, unanchored_error=unanchored)
     return AttestationResult(source, verdict, final, recomputed, code, text)
 
@@ -96,7 +104,8 @@ def _signature_step(
         except errors.AffidavitError:
             continue
         return StepResult.ok("signature", key=key.b64)
-    bad = errors.AttestationSignatureBad(
-        f"the signature verifies under none of the {len(trusted)} trusted key(s)"
+    bad = errors.BundleError(
+        "attestation.signature_bad",
+        f"the signature verifies under none of the {len(trusted)} trusted key(s)",
     )
     return StepResult.failed("signature", bad)

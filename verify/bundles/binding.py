@@ -122,9 +122,10 @@ def cross_reference(
         "consequence_binding": consequence_binding(events),
     }
     if details["consequence_binding"] == MISMATCH:
-        error: errors.AffidavitError = errors.BundleConsequenceIdentityMismatch(
+        error: errors.AffidavitError = errors.BundleError(
+            "bundle.consequence_identity_mismatch",
             "an event names a consequence identity that no CONSEQUENCE_AUTHORIZED event of the "
-            "bundle authorized"
+            "bundle authorized",
         )
         return StepResult.failed(STEP, error, **details)
     if inclusion is None or inclusion_step.status != "ok":
@@ -137,26 +138,32 @@ def cross_reference(
         ):
             claimed = inclusion.get(field, signed if field == "log_id" else None)
             if claimed != signed:
-                differs = errors.BundleRootNotSigned(
-                    f"merkle_inclusion.{field} is not the signed tree head's"
+                differs = errors.BundleError(
+                    "bundle.root_not_signed",
+                    f"merkle_inclusion.{field} is not the signed tree head's",
                 )
                 return StepResult.failed(STEP, differs, expected=signed, actual=claimed, **details)
     if leaf_status == AMBIGUOUS:
-        error = errors.BundleLeafAmbiguous("the proven leaf recomputes from several events")
+        error = errors.BundleError(
+            "bundle.leaf_ambiguous", "the proven leaf recomputes from several events"
+        )
         return StepResult.failed(STEP, error, **details)
     if bound is None or events[bound]["event_type"] not in FINALITY_EVENT_TYPES:
         what = (
             "no event" if bound is None else f"a {events[bound]['event_type']} (not finality) event"
         )
-        error = errors.BundleLeafUnbound(f"the proven leaf recomputes from {what} of this bundle")
+        error = errors.BundleError(
+            "bundle.leaf_unbound", f"the proven leaf recomputes from {what} of this bundle"
+        )
         return StepResult.failed(STEP, error, actual=inclusion["leaf_hash"], **details)
     event = events[bound]
     details["covered_events"] = bound + 1
     details["events_after_finality"] = len(events) - bound - 1
     if details["events_after_finality"]:
-        error = errors.BundleEventsAfterFinality(
+        error = errors.BundleError(
+            "bundle.events_after_finality",
             f"{details['events_after_finality']} event(s) follow the logged "
-            f"{event['event_type']} event {event['event_id']!r}; nothing signed covers them"
+            f"{event['event_type']} event {event['event_id']!r}; nothing signed covers them",
         )
         return StepResult.failed(STEP, error, **details)
     if sth is None:

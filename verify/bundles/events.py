@@ -139,27 +139,35 @@ def check_event_chain(
     for index, event in enumerate(events):
         problem = _shape_problem(event, index)
         if problem is not None:
-            return StepResult.failed(STEP_CHAIN, errors.EventMalformed(problem), index=index)
+            return StepResult.failed(
+                STEP_CHAIN, errors.BundleError("event.malformed", problem), index=index
+            )
         if event["deal_id"] != deal_id:
-            error: errors.AffidavitError = errors.EventDealMismatch(
-                f"events[{index}].deal_id is not the bundle's deal_id"
+            error: errors.AffidavitError = errors.BundleError(
+                "event.deal_mismatch", f"events[{index}].deal_id is not the bundle's deal_id"
             )
             return StepResult.failed(
                 STEP_CHAIN, error, expected=deal_id, actual=event["deal_id"], index=index
             )
         if event["event_id"] in seen:
-            error = errors.EventDuplicateId(f"events[{index}].event_id repeats an earlier event")
+            error = errors.BundleError(
+                "event.duplicate_id", f"events[{index}].event_id repeats an earlier event"
+            )
             return StepResult.failed(STEP_CHAIN, error, index=index)
         seen.add(event["event_id"])
         if event["prev_hash"] != previous:
-            error = errors.EventChainBroken(f"events[{index}].prev_hash does not link")
+            error = errors.BundleError(
+                "event.chain_broken", f"events[{index}].prev_hash does not link"
+            )
             return StepResult.failed(
                 STEP_CHAIN, error, expected=previous, actual=event["prev_hash"], index=index
             )
         known = known_hashes[index] if known_hashes is not None else None
         recomputed = event_hash(event) if known is None else known
         if not hmac.compare_digest(recomputed, event["hash"]):
-            error = errors.EventHashMismatch(f"events[{index}].hash does not match its fields")
+            error = errors.BundleError(
+                "event.hash_mismatch", f"events[{index}].hash does not match its fields"
+            )
             return StepResult.failed(
                 STEP_CHAIN, error, expected=recomputed, actual=event["hash"], index=index
             )
@@ -241,11 +249,14 @@ def lifecycle_problem(
     if status == "active":
         return None
     if entry.get("revoked_at") is None and "status" in entry:
-        return errors.EventKeyLifecycleMalformed(
-            f"key {key_id!r} has status {status!r} and no revoked_at"
+        return errors.BundleError(
+            "event.key_lifecycle_malformed",
+            f"key {key_id!r} has status {status!r} and no revoked_at",
         )
     if status_required:
-        return errors.EventKeyInactive(f"key {key_id!r} has status {status!r}, not 'active'")
+        return errors.BundleError(
+            "event.key_inactive", f"key {key_id!r} has status {status!r}, not 'active'"
+        )
     return None
 
 
@@ -263,28 +274,34 @@ def check_directory_signature(
     None if good. The actor compared is the signed event's (the signature covers it).
     """
     if not isinstance(entry, dict):
-        return errors.EventKeyUnknown(f"key_id {key_id!r} is not in the key directory")
+        return errors.BundleError(
+            "event.key_unknown", f"key_id {key_id!r} is not in the key directory"
+        )
     if entry.get("actor_id") != event["actor_id"]:
-        return errors.EventActorMismatch(
+        return errors.BundleError(
+            "event.actor_mismatch",
             f"key {key_id!r} belongs to {entry.get('actor_id')!r}, the event to "
-            f"{event['actor_id']!r}"
+            f"{event['actor_id']!r}",
         )
     lifecycle = lifecycle_problem(entry, key_id, status_required=status_required)
     if lifecycle is not None:
         return lifecycle
     if not key_valid_at(entry, when):
-        return errors.EventKeyNotValid(
+        return errors.BundleError(
+            "event.key_not_valid",
             f"key {key_id!r} is not valid at {when!r} (issued_at={entry.get('issued_at')!r}, "
-            f"revoked_at={entry.get('revoked_at')!r})"
+            f"revoked_at={entry.get('revoked_at')!r})",
         )
     try:
         key = Ed25519PublicKey.from_b64(entry.get("public_key_base64", ""))
         signature = decode_signature_b64(signature_b64 if isinstance(signature_b64, str) else "")
         verify_ed25519(key, signing_payload(event, key_id), signature)
-    except errors.SignatureInvalid:
-        return errors.EventSignatureBad(f"actor signature by key {key_id!r} does not verify")
     except errors.AffidavitError as e:
-        return e
+        if e.code != "signature.bad":
+            return e
+        return errors.BundleError(
+            "event.signature_bad", f"actor signature by key {key_id!r} does not verify"
+        )
     return None
 
 
@@ -318,14 +335,18 @@ def actor_signature_check(
         return ActorCheck(step, none, none)
     directory = directory_entries(key_directory)
     if directory is None:
-        malformed = errors.BundleSidecarMalformed("signed events need a key_directory object")
+        malformed = errors.BundleError(
+            "bundle.sidecar_malformed", "signed events need a key_directory object"
+        )
         return ActorCheck(StepResult.failed(STEP_ACTORS, malformed), none, none)
     trusted: set[int] = set()
     for index, event in signed:
         signature = event["actor_signature"]
         key_id = signature.get("key_id") if isinstance(signature, dict) else None
         if not isinstance(key_id, str) or not key_id:
-            bad = errors.EventMalformed(f"events[{index}].actor_signature lacks a key_id")
+            bad = errors.BundleError(
+                "event.malformed", f"events[{index}].actor_signature lacks a key_id"
+            )
             return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
         entry: Any = directory.get(key_id)
         problem = check_directory_signature(

@@ -59,9 +59,10 @@ def check_reconciliation(events: Sequence[Mapping[str, Any]]) -> StepResult | No
     if not records:
         return None
     if unknown:
-        error = errors.BundleReconciliationVocabularyUnknown(
+        error = errors.BundleError(
+            "bundle.reconciliation_vocabulary_unknown",
             f"{len(unknown)} value(s) outside the OUTCOME_RECONCILED vocabularies: "
-            + ", ".join(unknown[:5])
+            + ", ".join(unknown[:5]),
         )
         return StepResult.failed(STEP, error, unknown=unknown, records=records)
     return StepResult.ok(STEP, records=records)

@@ -86,15 +86,23 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
     if not isinstance(sidecar, dict) or not isinstance(
         sidecar.get("signatures_by_event_hash"), dict
     ):
-        return _fail(errors.BundleSidecarMalformed("actor_signature_sidecar is malformed"))
+        return _fail(
+            errors.BundleError("bundle.sidecar_malformed", "actor_signature_sidecar is malformed")
+        )
     if sidecar.get("signature_alg") != "Ed25519" or sidecar.get("canonicalization") != (
         CANONICALIZATION
     ):
-        return _fail(errors.BundleSidecarMalformed("unsupported signature_alg or canonicalization"))
+        return _fail(
+            errors.BundleError(
+                "bundle.sidecar_malformed", "unsupported signature_alg or canonicalization"
+            )
+        )
     recomputed = sidecar_hash(sidecar)
     claimed = sidecar.get("sidecar_hash")
     if not isinstance(claimed, str) or not hmac.compare_digest(recomputed, claimed):
-        mismatch = errors.BundleSidecarHashMismatch("sidecar_hash does not recompute")
+        mismatch = errors.BundleError(
+            "bundle.sidecar_hash_mismatch", "sidecar_hash does not recompute"
+        )
         failed = StepResult.failed(STEP, mismatch, expected=recomputed, actual=claimed)
         return SidecarCheck(failed, _NONE, _NONE)
     directory: dict[str, Any] | None = None
@@ -102,7 +110,9 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
     if "key_directory" in bundle:
         directory = directory_entries(bundle["key_directory"])
         if directory is None:
-            return _fail(errors.BundleSidecarMalformed("key_directory is malformed"))
+            return _fail(
+                errors.BundleError("bundle.sidecar_malformed", "key_directory is malformed")
+            )
         nested = "keys_by_key_id" in bundle["key_directory"]
     events = {event["hash"]: event for event in bundle["events"]}
     warnings: list[str] = []
@@ -113,12 +123,16 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
     for event_hash, entries in sidecar["signatures_by_event_hash"].items():
         event = events.get(event_hash)
         if event is None:
-            error = errors.BundleSidecarUnknownEvent(
-                f"signed event {event_hash[:16]}... not in chain"
+            error = errors.BundleError(
+                "bundle.sidecar_unknown_event", f"signed event {event_hash[:16]}... not in chain"
             )
             return _fail(error)
         if not isinstance(entries, list) or not entries:
-            return _fail(errors.BundleSidecarMalformed("signatures must be a non-empty array"))
+            return _fail(
+                errors.BundleError(
+                    "bundle.sidecar_malformed", "signatures must be a non-empty array"
+                )
+            )
         all_trusted = True
         for entry in entries:
             problem, key_b64 = _check_entry(event, entry, directory, nested=nested)
@@ -139,7 +153,9 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
         if all_trusted:
             trusted.add(event_hash)
     if not checked:
-        return _fail(errors.BundleSidecarMalformed("the sidecar holds no signature"))
+        return _fail(
+            errors.BundleError("bundle.sidecar_malformed", "the sidecar holds no signature")
+        )
     details: dict[str, Any] = {
         "signatures": checked,
         "events_signed": len(signed),
@@ -163,11 +179,15 @@ def _check_entry(
     if not isinstance(entry, dict) or not all(
         isinstance(entry.get(name), str) and entry.get(name) for name in _ENTRY_FIELDS
     ):
-        return errors.BundleSidecarMalformed("a sidecar signature lacks a required field"), ""
+        return errors.BundleError(
+            "bundle.sidecar_malformed", "a sidecar signature lacks a required field"
+        ), ""
     key_id = entry["key_id"]
     when = entry.get("signed_at") or event["timestamp"]
     if not isinstance(when, str):
-        return errors.BundleSidecarMalformed("signed_at must be an RFC 3339 string"), ""
+        return errors.BundleError(
+            "bundle.sidecar_malformed", "signed_at must be an RFC 3339 string"
+        ), ""
     if directory is None:
         # No directory: the entry's own key, bound to the signed event's actor from the signing
         # time on. The label is not the truth; the signature covers the event's actor.
@@ -179,8 +199,8 @@ def _check_entry(
         ]
     listed = directory.get(key_id)
     if isinstance(listed, dict) and listed.get("public_key_base64") != entry["public_key_base64"]:
-        return errors.EventKeyMismatch(
-            f"sidecar key for {key_id!r} differs from the key directory's"
+        return errors.BundleError(
+            "event.key_mismatch", f"sidecar key for {key_id!r} differs from the key directory's"
         ), ""
     problem = check_directory_signature(
         event, listed, key_id, entry["signature_base64"], when, status_required=nested

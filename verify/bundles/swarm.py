@@ -106,7 +106,9 @@ def _coverage(
     events: Sequence[Mapping[str, Any]] = bundle["events"]
     index = find_designation(events)
     if index is None:
-        missing = errors.BundleSwarmDesignationMissing("no event carries payload.swarm_policy")
+        missing = errors.BundleError(
+            "bundle.swarm_designation_missing", "no event carries payload.swarm_policy"
+        )
         return StepResult.failed(COVERAGE, missing), None
     designation = events[index]
     policy = designation["payload"]["swarm_policy"]
@@ -126,7 +128,7 @@ def _coverage(
         "required_signed_event_types": list(required),
     }
     if problems:
-        invalid = errors.BundleSwarmDesignationInvalid("; ".join(problems))
+        invalid = errors.BundleError("bundle.swarm_designation_invalid", "; ".join(problems))
         return StepResult.failed(COVERAGE, invalid, errors=problems, **details), required
     per_type: dict[str, dict[str, int]] = {}
     for event_type in dict.fromkeys(t for t in required if isinstance(t, str)):
@@ -145,8 +147,9 @@ def _coverage(
         problems.append("required_signed_event_types holds a non-string")
     details["per_type"] = per_type
     if problems:
-        incomplete = errors.BundleSwarmCoverageIncomplete(
-            f"{len(problems)} problem(s): " + "; ".join(problems[:3])
+        incomplete = errors.BundleError(
+            "bundle.swarm_coverage_incomplete",
+            f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
         )
         return StepResult.failed(COVERAGE, incomplete, errors=problems, **details), required
     if strict.untrusted:
@@ -164,8 +167,8 @@ def _snapshot(bundle: Mapping[str, Any], required: list[Any] | None) -> StepResu
     section = bundle["swarm_enforcement"]
     snapshot = section.get("snapshot") if isinstance(section, dict) else None
     if not isinstance(snapshot, dict):
-        malformed = errors.BundleSwarmSnapshotMismatch(
-            "swarm_enforcement.snapshot is not an object"
+        malformed = errors.BundleError(
+            "bundle.swarm_snapshot_mismatch", "swarm_enforcement.snapshot is not an object"
         )
         return StepResult.failed(SNAPSHOT, malformed)
     try:
@@ -174,13 +177,16 @@ def _snapshot(bundle: Mapping[str, Any], required: list[Any] | None) -> StepResu
         return StepResult.failed(SNAPSHOT, e)
     claimed = section.get("snapshot_hash")
     if claimed != recomputed:
-        mismatch = errors.BundleSwarmSnapshotMismatch("snapshot_hash does not recompute")
+        mismatch = errors.BundleError(
+            "bundle.swarm_snapshot_mismatch", "snapshot_hash does not recompute"
+        )
         return StepResult.failed(SNAPSHOT, mismatch, expected=recomputed, actual=claimed)
     summary = snapshot.get("summary")
     listed = summary.get("required_signed_event_types") if isinstance(summary, dict) else None
     if required is not None and isinstance(listed, list) and _as_set(listed) != _as_set(required):
-        differs = errors.BundleSwarmSnapshotMismatch(
-            "the snapshot's designation differs from the signed designation"
+        differs = errors.BundleError(
+            "bundle.swarm_snapshot_mismatch",
+            "the snapshot's designation differs from the signed designation",
         )
         return StepResult.failed(SNAPSHOT, differs, expected=required, actual=listed)
     return StepResult.ok(SNAPSHOT, snapshot_hash=recomputed)

@@ -187,8 +187,9 @@ def check_swarm_decision(bundle: Mapping[str, Any], required: list[Any] | None) 
         )
     if problems:
         first = next(r for r in records if r["errors"])
-        invalid = errors.BundleSwarmDecisionInvalid(
-            f"{problems} problem(s); event {first['event_id']!r}: {first['errors'][0]}"
+        invalid = errors.BundleError(
+            "bundle.swarm_decision_invalid",
+            f"{problems} problem(s); event {first['event_id']!r}: {first['errors'][0]}",
         )
         return StepResult.failed(STEP, invalid, records=records)
     return StepResult.ok(STEP, records=records)

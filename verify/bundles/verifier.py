@@ -206,19 +206,23 @@ def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
 def _parse(unverified: Any) -> None:
     """Step ``parse``. Raises BundleMalformed / BundleUnsupportedVersion (exit 2)."""
     if not isinstance(unverified, dict):
-        raise errors.BundleMalformed("a bundle must be a JSON object")
+        raise errors.BundleError("bundle.malformed", "a bundle must be a JSON object")
     for name, kind in _TOP_TYPES:
         if not isinstance(unverified.get(name), kind):
-            raise errors.BundleMalformed(
-                f"bundle.{name} is missing or not {'a string' if kind is str else 'an array'}"
+            raise errors.BundleError(
+                "bundle.malformed",
+                f"bundle.{name} is missing or not {'a string' if kind is str else 'an array'}",
             )
     if "spec_version" in unverified and unverified["spec_version"] not in SPEC_VERSIONS:
-        raise errors.BundleUnsupportedVersion(
-            f"spec_version {unverified['spec_version']!r} is not one of {', '.join(SPEC_VERSIONS)}"
+        raise errors.BundleError(
+            "bundle.unsupported_version",
+            f"spec_version {unverified['spec_version']!r} is not one of {', '.join(SPEC_VERSIONS)}",
         )
     inclusion = unverified.get("merkle_inclusion")
     if inclusion is not None and not isinstance(inclusion, dict):
-        raise errors.BundleMalformed("bundle.merkle_inclusion must be an object or null")
+        raise errors.BundleError(
+            "bundle.malformed", "bundle.merkle_inclusion must be an object or null"
+        )
 
 
 class BundleVerifier:
@@ -289,7 +293,7 @@ class BundleVerifier:
             for s in final
             if s.name in ("merkle_inclusion", "sth_signature", "cross_reference")
         )
-        unanchored = errors.BundleUnanchored(UNANCHORED_HINT)
+        unanchored = errors.BundleError("bundle.unanchored", UNANCHORED_HINT)
         verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
         policy_layer = None
         if "policy_layer" in bundle:
@@ -329,7 +333,7 @@ class BundleVerifier:
         """Parse ``data`` strictly (:mod:`.jsonio`) and verify; bad JSON gives ``unreadable``."""
         try:
             document = loads(data)
-        except errors.JsonError as e:
+        except errors.ParseError as e:
             step = StepResult.failed("parse", e)
             return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
         return self.verify(document, source=source)
@@ -343,7 +347,9 @@ class BundleVerifier:
         except errors.CanonicalError as e:
             return StepResult.failed("bundle_hash", e)
         if not hmac.compare_digest(recomputed, bundle["bundle_hash"]):
-            error = errors.BundleHashMismatch("bundle_hash does not match the bundle")
+            error = errors.BundleError(
+                "bundle.hash_mismatch", "bundle_hash does not match the bundle"
+            )
             return StepResult.failed(
                 "bundle_hash", error, expected=recomputed, actual=bundle["bundle_hash"]
             )
@@ -367,9 +373,10 @@ class BundleVerifier:
             self._sth_memo[memo_key] = self._find_signer(message, sth.signature)
         signer = self._sth_memo[memo_key]
         if signer is None:
-            error = errors.TreeHeadSignatureInvalid(
+            error = errors.SignatureError(
+                "treehead.signature_bad",
                 f"the tree head of {sth.log_id!r} at size {sth.tree_size} is not signed by any "
-                f"of the {len(self.trusted_keys)} trusted key(s)"
+                f"of the {len(self.trusted_keys)} trusted key(s)",
             )
             return None, StepResult.failed(name, error)
         return sth, StepResult.ok(name, key=signer.b64, key_id=sth.key_id)
@@ -389,17 +396,23 @@ def _inclusion_fields(inclusion: Mapping[str, Any]) -> tuple[bytes, int, int, li
 
     def hex32(value: Any, what: str) -> bytes:
         if not isinstance(value, str) or not _HEX64.fullmatch(value):
-            raise errors.BundleInclusionMalformed(f"{what} must be 64 lowercase hex characters")
+            raise errors.BundleError(
+                "bundle.inclusion_malformed", f"{what} must be 64 lowercase hex characters"
+            )
         return bytes.fromhex(value)
 
     def count(value: Any, what: str) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise errors.BundleInclusionMalformed(f"{what} must be a non-negative integer")
+            raise errors.BundleError(
+                "bundle.inclusion_malformed", f"{what} must be a non-negative integer"
+            )
         return value
 
     raw_proof = inclusion.get("proof")
     if not isinstance(raw_proof, list):
-        raise errors.BundleInclusionMalformed("merkle_inclusion.proof must be an array")
+        raise errors.BundleError(
+            "bundle.inclusion_malformed", "merkle_inclusion.proof must be an array"
+        )
     # left/right comes from the index, never from "position" (formats.md §4)
     texts: list[Any] = [node.get("hash") if isinstance(node, dict) else node for node in raw_proof]
     joined = "".join(texts) if all(isinstance(t, str) and len(t) == 64 for t in texts) else None
@@ -445,16 +458,18 @@ def _required(
             trusted.add(index)
     details = {"events": len(events), "signed_events": len(signed), "trusted_events": len(trusted)}
     if len(signed) < len(events):
-        missing = errors.BundleActorSignaturesMissing(
+        missing = errors.BundleError(
+            "bundle.actor_signatures_missing",
             f"actor signatures are required; {len(events) - len(signed)} of {len(events)} "
-            "event(s) carry none"
+            "event(s) carry none",
         )
         return StepResult.failed(name, missing, **details)
     if len(trusted) < len(events):
-        untrusted = errors.BundleActorSignaturesUntrusted(
+        untrusted = errors.BundleError(
+            "bundle.actor_signatures_untrusted",
             f"actor signatures are required under keys the caller trusts; "
             f"{len(events) - len(trusted)} of {len(events)} event(s) are signed only under keys "
-            "the bundle carries"
+            "the bundle carries",
         )
         return StepResult.failed(name, untrusted, **details)
     return StepResult.ok(name, trust="caller_trusted", **details)
@@ -481,8 +496,9 @@ def _proof_binding(
     expected = [proof_hash(p) for p in proofs] if recomputed is None else list(recomputed)
     for index, listed in binders:
         if listed != expected:
-            error = errors.BundleProofUnbound(
-                f"events[{index}].payload.proof_hashes do not match the bundle's proofs"
+            error = errors.BundleError(
+                "bundle.proof_unbound",
+                f"events[{index}].payload.proof_hashes do not match the bundle's proofs",
             )
             return StepResult.failed(name, error, expected=expected, actual=listed, index=index)
     return StepResult.ok(name, proofs=len(expected))

@@ -285,8 +285,9 @@ class ContractReport(NamedTuple):
         if self.ok:
             return
         first = self.errors[0]
-        raise _error_class(first.code)(
-            first.message, details={"errors": [issue.to_json() for issue in self.errors]}
+        code = first.code if first.code in errors.ContractError.codes else "contract.schema_invalid"
+        raise errors.ContractError(
+            code, first.message, details={"errors": [issue.to_json() for issue in self.errors]}
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -453,7 +454,9 @@ def _warnings(declaration: Mapping[str, Any]) -> list[Issue]:
         try:
             known = get_validator(name, version) is not None
             why = "is not installed"
-        except errors.ValidatorLoadFailed as e:
+        except errors.ContractError as e:
+            if e.code != "validator.load_failed":
+                raise
             known, why = False, f"could not be loaded ({e.message})"
         if not known:
             warnings.append(
@@ -494,12 +497,3 @@ def _lifecycle_warnings(declaration: Mapping[str, Any]) -> list[Issue]:
         message = f"contract is superseded by {replacement}; adoption allowed, consider migrating"
         return [Issue("contract.superseded", message, "replaced_by")]
     return []
-
-
-_ERROR_CLASSES: dict[str, type[errors.AffidavitError]] = {}
-
-
-def _error_class(code: str) -> type[errors.AffidavitError]:
-    if not _ERROR_CLASSES:
-        _ERROR_CLASSES.update((cls.code, cls) for cls in errors.all_error_classes())
-    return _ERROR_CLASSES.get(code, errors.ContractSchemaError)

@@ -68,7 +68,9 @@ def parse_semver(version: str) -> tuple[int, int, int]:
         PinArgumentError: the text is not ``MAJOR.MINOR.PATCH`` digits without leading zeros.
     """
     if not isinstance(version, str) or not SEMVER_RE.fullmatch(version):
-        raise errors.PinArgumentError(f"not a semver MAJOR.MINOR.PATCH: {version!r}")
+        raise errors.ContractError(
+            "pin.invalid_argument", f"not a semver MAJOR.MINOR.PATCH: {version!r}"
+        )
     major, minor, patch = (int(part) for part in version.split("."))
     return major, minor, patch
 
@@ -80,10 +82,14 @@ def parse_adapter_ref(ref: str) -> tuple[str, str]:
         EntryLifecycleInvalid: not ``adapter_id@semver``.
     """
     if not isinstance(ref, str):
-        raise errors.EntryLifecycleInvalid(f"expected adapter_id@MAJOR.MINOR.PATCH, got {ref!r}")
+        raise errors.ContractError(
+            "entry.lifecycle_invalid", f"expected adapter_id@MAJOR.MINOR.PATCH, got {ref!r}"
+        )
     adapter_id, at, version = ref.rpartition("@")
     if not at or not ADAPTER_ID_RE.fullmatch(adapter_id) or not SEMVER_RE.fullmatch(version):
-        raise errors.EntryLifecycleInvalid(f"expected adapter_id@MAJOR.MINOR.PATCH, got {ref!r}")
+        raise errors.ContractError(
+            "entry.lifecycle_invalid", f"expected adapter_id@MAJOR.MINOR.PATCH, got {ref!r}"
+        )
     return adapter_id, version
 
 
@@ -108,7 +114,9 @@ def lifecycle_advice(state: Lifecycle) -> str | None:
 def _version_key(row: Mapping[str, Any]) -> tuple[int, int, int]:
     try:
         return parse_semver(row.get("adapter_version", ""))
-    except errors.PinArgumentError:
+    except errors.ContractError as e:
+        if e.code != "pin.invalid_argument":
+            raise
         return (-1, -1, -1)
 
 

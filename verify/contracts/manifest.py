@@ -103,7 +103,8 @@ def check_entry_text(entry: Mapping[str, Any]) -> None:
         pattern = _CONTROL_BUT_LINES if key == "release_notes" else _CONTROL
         found = pattern.search(value)
         if found is not None:
-            raise errors.EntryControlCharacter(
+            raise errors.ContractError(
+                "entry.control_character",
                 f"{key} holds control character U+{ord(found.group()):04X} at offset "
                 f"{found.start()}; nothing is signed",
                 details={"field": key, "offset": found.start()},
@@ -152,11 +153,13 @@ def contracts_of(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if contracts is None:
         return []
     if not isinstance(contracts, list):
-        raise errors.ManifestFormatError("manifest 'contracts' must be an array")
+        raise errors.ContractError("manifest.invalid", "manifest 'contracts' must be an array")
     for index, item in enumerate(contracts):
         if not isinstance(item, dict):
-            raise errors.ManifestFormatError(
-                f"manifest contracts[{index}] must be an object", details={"index": index}
+            raise errors.ContractError(
+                "manifest.invalid",
+                f"manifest contracts[{index}] must be an object",
+                details={"index": index},
             )
     return contracts
 
@@ -179,7 +182,9 @@ def check_signature(
         return "bad"
     try:
         verify_ed25519(public_key, hex_digest.encode("ascii"), decode_signature_b64(signature_b64))
-    except (errors.SignatureInvalid, errors.SignatureMalformed):
+    except errors.SignatureError as e:
+        if not e.code.startswith("signature."):
+            raise
         return "bad"
     return "ok"
 
@@ -365,7 +370,7 @@ def verify_manifest(
         ManifestFormatError: the manifest is not an object or ``contracts`` is malformed.
     """
     if not isinstance(unverified_manifest, Mapping):
-        raise errors.ManifestFormatError("a manifest must be a JSON object")
+        raise errors.ContractError("manifest.invalid", "a manifest must be a JSON object")
     entries = contracts_of(unverified_manifest)
     reports = tuple(verify_entry(e, public_key, index=i) for i, e in enumerate(entries))
     loud, duplicate = _collisions(entries)
@@ -414,7 +419,8 @@ class PublisherDocument:
         ):
             got = unverified_manifest.get(key)
             if got != want:
-                raise errors.ManifestPublisherMismatch(
+                raise errors.ContractError(
+                    "manifest.publisher_mismatch",
                     f"the manifest's {key} is {got!r}, the publisher document's is {want!r}",
                     details={"field": key, "manifest": got, "publisher_document": want},
                 )
@@ -427,23 +433,31 @@ def parse_publisher_document(document: Any) -> PublisherDocument:
         PublisherDocumentError: a field is missing or not a string, or the key is malformed.
     """
     if not isinstance(document, Mapping):
-        raise errors.PublisherDocumentError("a publisher document must be a JSON object")
+        raise errors.ContractError(
+            "manifest.publisher_document_invalid", "a publisher document must be a JSON object"
+        )
     values: dict[str, str] = {}
     for key in ("publisher_id", "publisher_key_id", "public_key_base64"):
         value = document.get(key)
         if not isinstance(value, str) or not value:
-            raise errors.PublisherDocumentError(
-                f"publisher document: {key} missing or not a string"
+            raise errors.ContractError(
+                "manifest.publisher_document_invalid",
+                f"publisher document: {key} missing or not a string",
             )
         values[key] = value
     manifest_url = document.get("manifest_url")
     if manifest_url is not None and not isinstance(manifest_url, str):
-        raise errors.PublisherDocumentError("publisher document: manifest_url must be a string")
+        raise errors.ContractError(
+            "manifest.publisher_document_invalid",
+            "publisher document: manifest_url must be a string",
+        )
     try:
         public_key = Ed25519PublicKey.from_b64(values["public_key_base64"])
-    except errors.KeyFormatError as e:
-        raise errors.PublisherDocumentError(
-            f"publisher document: public_key_base64: {e.message}", details={"cause": e.code}
+    except errors.KeyMaterialError as e:
+        raise errors.ContractError(
+            "manifest.publisher_document_invalid",
+            f"publisher document: public_key_base64: {e.message}",
+            details={"cause": e.code},
         ) from None
     return PublisherDocument(
         publisher_id=values["publisher_id"],

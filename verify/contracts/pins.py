@@ -62,13 +62,18 @@ def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: 
         PinArgumentError: id not reverse-DNS, version not semver, or hash not 64 lowercase hex.
     """
     if not ADAPTER_ID_RE.fullmatch(adapter_id):
-        raise errors.PinArgumentError(f"adapter id must be reverse-DNS style: {adapter_id!r}")
+        raise errors.ContractError(
+            "pin.invalid_argument", f"adapter id must be reverse-DNS style: {adapter_id!r}"
+        )
     if not SEMVER_RE.fullmatch(adapter_version):
-        raise errors.PinArgumentError(
-            f"version must be semver MAJOR.MINOR.PATCH without leading zeros: {adapter_version!r}"
+        raise errors.ContractError(
+            "pin.invalid_argument",
+            f"version must be semver MAJOR.MINOR.PATCH without leading zeros: {adapter_version!r}",
         )
     if not SHA256_HEX_RE.fullmatch(contract_hash_hex):
-        raise errors.PinArgumentError("contract hash must be 64 lowercase hex characters")
+        raise errors.ContractError(
+            "pin.invalid_argument", "contract hash must be 64 lowercase hex characters"
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -120,24 +125,32 @@ class PinFile:
 def _optional_text(raw: Mapping[str, Any], key: str, where: str) -> str | None:
     value = raw.get(key)
     if value is not None and not isinstance(value, str):
-        raise errors.PinFileError(f"{where}: {key} must be a string or null")
+        raise errors.ContractError("pin.file_invalid", f"{where}: {key} must be a string or null")
     return value
 
 
 def _parse_pin(raw: Any, index: int) -> Pin:
     where = f"pinned_adapters[{index}]"
     if not isinstance(raw, dict):
-        raise errors.PinFileError(f"{where} must be an object", details={"index": index})
+        raise errors.ContractError(
+            "pin.file_invalid", f"{where} must be an object", details={"index": index}
+        )
     values = {}
     for key in ("adapter_id", "adapter_version", "contract_hash"):
         value = raw.get(key)
         if not isinstance(value, str):
-            raise errors.PinFileError(f"{where}: {key} missing or not a string")
+            raise errors.ContractError(
+                "pin.file_invalid", f"{where}: {key} missing or not a string"
+            )
         values[key] = value
     try:
         validate_pin_args(values["adapter_id"], values["adapter_version"], values["contract_hash"])
-    except errors.PinArgumentError as e:
-        raise errors.PinFileError(f"{where}: {e.message}", details={"index": index}) from None
+    except errors.ContractError as e:
+        if e.code != "pin.invalid_argument":
+            raise
+        raise errors.ContractError(
+            "pin.file_invalid", f"{where}: {e.message}", details={"index": index}
+        ) from None
     return Pin(
         adapter_id=values["adapter_id"],
         adapter_version=values["adapter_version"],
@@ -159,17 +172,19 @@ def parse_pin_file(document: Any) -> PinFile:
             (adapter_id, adapter_version) pinned twice.
     """
     if not isinstance(document, dict):
-        raise errors.PinFileError("a pin file must be a JSON object")
+        raise errors.ContractError("pin.file_invalid", "a pin file must be a JSON object")
     raw_pins = document.get("pinned_adapters")
     if raw_pins is None:
         raw_pins = []
     if not isinstance(raw_pins, list):
-        raise errors.PinFileError("pinned_adapters must be an array")
+        raise errors.ContractError("pin.file_invalid", "pinned_adapters must be an array")
     pins = tuple(_parse_pin(raw, i) for i, raw in enumerate(raw_pins))
     seen: set[tuple[str, str]] = set()
     for pin in pins:
         if pin.key in seen:
-            raise errors.PinFileError(f"{pin.adapter_id}@{pin.adapter_version} is pinned twice")
+            raise errors.ContractError(
+                "pin.file_invalid", f"{pin.adapter_id}@{pin.adapter_version} is pinned twice"
+            )
         seen.add(pin.key)
     extra = {k: v for k, v in document.items() if k != "pinned_adapters"}
     return PinFile(pins=pins, extra=extra)
@@ -578,16 +593,20 @@ def plan_pin(
     entry = contracts[index]
     failures = _entry_failures(manifest_report, index)
     if failures:
-        raise errors.PinEntryUnverified(f"{label}: not pinned: " + "; ".join(failures))
+        raise errors.ContractError(
+            "pin.entry_unverified", f"{label}: not pinned: " + "; ".join(failures)
+        )
     if entry.get("contract_hash") != contract_hash_hex:
-        raise errors.PinHashMismatch(
+        raise errors.ContractError(
+            "pin.hash_mismatch",
             f"{label}: the manifest entry has contract_hash {entry.get('contract_hash')}, "
             f"not {contract_hash_hex}",
             details={"manifest": entry.get("contract_hash"), "pinned": contract_hash_hex},
         )
     state = lifecycle_state(entry)
     if state == "revoked" and not allow_revoked_for_legacy_inspection:
-        raise errors.PinRevoked(
+        raise errors.ContractError(
+            "pin.revoked",
             f"{label} is REVOKED: refusing to pin it for new work (replacement: "
             f"{entry.get('replaced_by') or 'none declared'}); for legacy or forensic review only, "
             "re-run with --allow-revoked-for-legacy-inspection",

@@ -38,14 +38,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal, NamedTuple
 
+from affidavit.verify import errors
 from affidavit.verify.contracts.lifecycle import lifecycle_state
-from affidavit.verify.errors import (
-    PolicyMalformed,
-    PolicyReplayMismatch,
-    PolicySnapshotMalformed,
-    PolicyUnknownAction,
-    PolicyUnknownOperator,
-)
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 
 __all__ = [
@@ -133,22 +127,25 @@ class AcceptancePolicy(NamedTuple):
         and ``value``.
 
         Raises:
-            PolicyMalformed: wrong structure or types (``policy.malformed``).
-            PolicyUnknownOperator: an ``op`` outside :data:`OPERATORS`.
-            PolicyUnknownAction: an action outside :data:`ACTIONS`.
+            ``policy.malformed``: wrong structure or types (``policy.malformed``).
+            ``policy.unknown_operator``: an ``op`` outside :data:`OPERATORS`.
+            ``policy.unknown_action``: an action outside :data:`ACTIONS`.
         """
         if not isinstance(unverified_policy, dict):
-            raise PolicyMalformed("an AcceptancePolicy must be a JSON object")
+            raise errors.PolicyError(
+                "policy.malformed", "an AcceptancePolicy must be a JSON object"
+            )
         extra = [k for k in unverified_policy if k not in ("rules", "default")]
         extra = [k for k in extra if not k.startswith("_")]
         if extra:
-            raise PolicyMalformed(
+            raise errors.PolicyError(
+                "policy.malformed",
                 f"unknown policy field(s): {', '.join(sorted(extra))}",
                 details={"fields": sorted(extra)},
             )
         raw_rules = unverified_policy.get("rules")
         if not isinstance(raw_rules, list):
-            raise PolicyMalformed("policy.rules must be an array")
+            raise errors.PolicyError("policy.malformed", "policy.rules must be an array")
         default = unverified_policy.get("default", DEFAULT_ACTION)
         _check_action(default, "policy.default")
         rules = tuple(_parse_rule(raw, i) for i, raw in enumerate(raw_rules))
@@ -181,18 +178,22 @@ class AcceptancePolicy(NamedTuple):
 
 def _check_action(action: Any, where: str) -> None:
     if not isinstance(action, str) or action not in ACTIONS:
-        raise PolicyUnknownAction(
-            f"{where} {action!r} is not one of {', '.join(ACTIONS)}", details={"action": action}
+        raise errors.PolicyError(
+            "policy.unknown_action",
+            f"{where} {action!r} is not one of {', '.join(ACTIONS)}",
+            details={"action": action},
         )
 
 
 def _parse_rule(raw: Any, index: int) -> Rule:
     where = f"policy.rules[{index}]"
     if not isinstance(raw, dict) or set(raw) != _RULE_KEYS:
-        raise PolicyMalformed(f"{where} must be an object with exactly conditions and action")
+        raise errors.PolicyError(
+            "policy.malformed", f"{where} must be an object with exactly conditions and action"
+        )
     conditions = raw["conditions"]
     if not isinstance(conditions, list):
-        raise PolicyMalformed(f"{where}.conditions must be an array")
+        raise errors.PolicyError("policy.malformed", f"{where}.conditions must be an array")
     _check_action(raw["action"], f"{where}.action")
     parsed = tuple(
         _parse_condition(c, f"{where}.conditions[{j}]") for j, c in enumerate(conditions)
@@ -202,16 +203,22 @@ def _parse_rule(raw: Any, index: int) -> Rule:
 
 def _parse_condition(raw: Any, where: str) -> Condition:
     if not isinstance(raw, dict) or set(raw) != _CONDITION_KEYS:
-        raise PolicyMalformed(f"{where} must be an object with exactly field, op and value")
+        raise errors.PolicyError(
+            "policy.malformed", f"{where} must be an object with exactly field, op and value"
+        )
     field, op, value = raw["field"], raw["op"], raw["value"]
     if not isinstance(field, str) or not field:
-        raise PolicyMalformed(f"{where}.field must be a non-empty string")
+        raise errors.PolicyError("policy.malformed", f"{where}.field must be a non-empty string")
     if not isinstance(op, str) or op not in OPERATORS:
-        raise PolicyUnknownOperator(
-            f"{where}.op {op!r} is not one of {' '.join(OPERATORS)}", details={"op": op}
+        raise errors.PolicyError(
+            "policy.unknown_operator",
+            f"{where}.op {op!r} is not one of {' '.join(OPERATORS)}",
+            details={"op": op},
         )
     if op in ("in", "not_in") and not isinstance(value, list):
-        raise PolicyMalformed(f"{where}: the value of {op!r} must be an array")
+        raise errors.PolicyError(
+            "policy.malformed", f"{where}: the value of {op!r} must be an array"
+        )
     return Condition(field, op, value)
 
 
@@ -292,31 +299,39 @@ def replay_snapshot(unverified_snapshot: Any, policy: AcceptancePolicy | None = 
     decision carries the policy's default (or ``require_review``).
 
     Raises:
-        PolicySnapshotMalformed: not ``{matched_rule, evaluated_inputs, rule_index}`` of the right
+        ``policy.snapshot_malformed``: not ``{matched_rule, evaluated_inputs, rule_index}`` of the
+        right
             types, or a matched rule that is not a well-formed rule.
-        PolicyReplayMismatch: the matched rule does not fire, or the full replay differs.
+        ``policy.replay_mismatch``: the matched rule does not fire, or the full replay differs.
     """
     snap = unverified_snapshot
     if not isinstance(snap, dict) or not {"matched_rule", "evaluated_inputs", "rule_index"} <= set(
         snap
     ):
-        raise PolicySnapshotMalformed(
-            "policy_snapshot must hold matched_rule, evaluated_inputs and rule_index"
+        raise errors.PolicyError(
+            "policy.snapshot_malformed",
+            "policy_snapshot must hold matched_rule, evaluated_inputs and rule_index",
         )
     inputs, index, matched = snap["evaluated_inputs"], snap["rule_index"], snap["matched_rule"]
     if not isinstance(inputs, dict):
-        raise PolicySnapshotMalformed("policy_snapshot.evaluated_inputs must be an object")
+        raise errors.PolicyError(
+            "policy.snapshot_malformed", "policy_snapshot.evaluated_inputs must be an object"
+        )
     if not isinstance(index, int) or isinstance(index, bool) or index < NO_RULE:
-        raise PolicySnapshotMalformed("policy_snapshot.rule_index must be an integer >= -1")
+        raise errors.PolicyError(
+            "policy.snapshot_malformed", "policy_snapshot.rule_index must be an integer >= -1"
+        )
     if (index == NO_RULE) != (matched is None):
-        raise PolicySnapshotMalformed(
-            "policy_snapshot: matched_rule must be null exactly when rule_index is -1"
+        raise errors.PolicyError(
+            "policy.snapshot_malformed",
+            "policy_snapshot: matched_rule must be null exactly when rule_index is -1",
         )
     decision = _snapshot_decision(matched, index, inputs, policy)
     if policy is not None:
         full = policy.evaluate(inputs)
         if (full.rule_index, full.matched_rule) != (decision.rule_index, decision.matched_rule):
-            raise PolicyReplayMismatch(
+            raise errors.PolicyError(
+                "policy.replay_mismatch",
                 f"the policy selects rule {full.rule_index}, the snapshot records rule {index}",
                 details={"expected": full.rule_index, "actual": index},
             )
@@ -330,10 +345,13 @@ def _snapshot_decision(
         return Decision(policy.default if policy else DEFAULT_ACTION, NO_RULE, None, inputs)
     try:
         rule = _parse_rule(matched, index)
-    except PolicyMalformed as e:
-        raise PolicySnapshotMalformed(f"policy_snapshot.matched_rule: {e.message}") from None
+    except errors.PolicyError as e:
+        raise errors.PolicyError(
+            "policy.snapshot_malformed", f"policy_snapshot.matched_rule: {e.message}"
+        ) from None
     if not rule_fires(rule, inputs):
-        raise PolicyReplayMismatch(
+        raise errors.PolicyError(
+            "policy.replay_mismatch",
             f"matched rule {index} does not fire against the evaluated inputs",
             details={"rule_index": index},
         )

@@ -208,12 +208,15 @@ class ValidatorRegistry:
         try:
             validators = tuple(family())
         except Exception as e:
-            raise errors.ValidatorLoadFailed(f"validator family {name!r} failed: {e}") from e
+            raise errors.ContractError(
+                "validator.load_failed", f"validator family {name!r} failed: {e}"
+            ) from e
         versions: dict[str, Validator] = {}
         for validator in validators:
             if not isinstance(validator, Validator) or validator.name != name:
-                raise errors.ValidatorLoadFailed(
-                    f"validator family {name!r} yielded something that is not a {name} validator"
+                raise errors.ContractError(
+                    "validator.load_failed",
+                    f"validator family {name!r} yielded something that is not a {name} validator",
                 )
             versions.setdefault(validator.version, validator)
         return versions
@@ -233,16 +236,21 @@ def _family_from_entry_point(name: str) -> Family | None:
     if not points:
         return None
     if len(points) > 1:  # two distributions claim one name: refuse rather than pick one
-        raise errors.ValidatorLoadFailed(
-            f"validator {name!r} is provided by several entry points: {', '.join(sorted(points))}"
+        raise errors.ContractError(
+            "validator.load_failed",
+            f"validator {name!r} is provided by several entry points: {', '.join(sorted(points))}",
         )
     (point,) = points.values()
     try:
         family = point.load()
     except Exception as e:
-        raise errors.ValidatorLoadFailed(f"entry point {point.value!r} failed to load: {e}") from e
+        raise errors.ContractError(
+            "validator.load_failed", f"entry point {point.value!r} failed to load: {e}"
+        ) from e
     if not callable(family):
-        raise errors.ValidatorLoadFailed(f"entry point {point.value!r} is not a validator family")
+        raise errors.ContractError(
+            "validator.load_failed", f"entry point {point.value!r} is not a validator family"
+        )
     return family  # type: ignore[no-any-return]
 
 

@@ -26,18 +26,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey, b64decode_strict, key_id_c2sp
 from affidavit.verify.crypto.signature import verify_ed25519
-from affidavit.verify.errors import (
-    CheckpointMalformed,
-    CheckpointNoTrustedSignature,
-    CheckpointOriginMismatch,
-    CheckpointSignatureInvalid,
-    SignatureInvalid,
-    SignatureMalformed,
-    UsageError,
-    VerifierKeyMalformed,
-)
 
 __all__ = [
     "MAX_NOTE_BYTES",
@@ -111,27 +102,34 @@ def parse_verifier_key(vkey: str) -> NoteVerifier:
     """Parse ``name+hexkeyid+base64(0x01 || key)`` and check the key ID rule.
 
     Raises:
-        VerifierKeyMalformed: wrong shape, unknown signature type, or key ID mismatch.
+        ``key.vkey_malformed``: wrong shape, unknown signature type, or key ID mismatch.
         KeyFormatError: the embedded Ed25519 key is malformed or weak (``key.*``).
     """
     parts = vkey.split("+", 2)  # the base64 part may itself contain "+"
     if len(parts) != 3 or not _valid_name(parts[0]):
-        raise VerifierKeyMalformed("verifier key must be name+hexkeyid+base64 with a valid name")
+        raise errors.KeyMaterialError(
+            "key.vkey_malformed", "verifier key must be name+hexkeyid+base64 with a valid name"
+        )
     name, hex_id, encoded = parts
     if not re.fullmatch(r"[0-9a-fA-F]{8}", hex_id):
-        raise VerifierKeyMalformed("verifier key ID must be 8 hex characters")
+        raise errors.KeyMaterialError(
+            "key.vkey_malformed", "verifier key ID must be 8 hex characters"
+        )
     try:
         blob = b64decode_strict(encoded)
     except (ValueError, UnicodeError) as e:
-        raise VerifierKeyMalformed(f"verifier key data: {e}") from None
+        raise errors.KeyMaterialError("key.vkey_malformed", f"verifier key data: {e}") from None
     if len(blob) != 33 or blob[0] != 0x01:
-        raise VerifierKeyMalformed(
-            "verifier key data must be 0x01 (Ed25519) followed by 32 key bytes"
+        raise errors.KeyMaterialError(
+            "key.vkey_malformed",
+            "verifier key data must be 0x01 (Ed25519) followed by 32 key bytes",
         )
     key = Ed25519PublicKey(blob[1:])
     key_id = bytes.fromhex(hex_id)
     if key_id_c2sp(name, key.raw) != key_id:
-        raise VerifierKeyMalformed("verifier key ID does not match SHA-256(name, 0x0A, 0x01, key)")
+        raise errors.KeyMaterialError(
+            "key.vkey_malformed", "verifier key ID does not match SHA-256(name, 0x0A, 0x01, key)"
+        )
     return NoteVerifier(name, key_id, key)
 
 
@@ -145,47 +143,65 @@ def parse_note(note: str | bytes) -> SignedNote:
     """Split a signed note into text and signature lines (no signature is checked).
 
     Raises:
-        CheckpointMalformed: not valid UTF-8, control characters, no blank line, no signature,
+        ``checkpoint.malformed``: not valid UTF-8, control characters, no blank line, no signature,
             a malformed signature line, or too many signatures.
     """
     text = _decode_note(note)
     cut = text.rfind("\n\n")
     if cut < 0:
-        raise CheckpointMalformed("note has no blank line before its signatures")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "note has no blank line before its signatures"
+        )
     body, block = text[: cut + 1], text[cut + 2 :]
     if not block.endswith("\n"):
-        raise CheckpointMalformed("note must end with a newline after the last signature line")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "note must end with a newline after the last signature line"
+        )
     lines = block[:-1].split("\n")
     if len(lines) > MAX_NOTE_SIGNATURES:
-        raise CheckpointMalformed(f"note has more than {MAX_NOTE_SIGNATURES} signatures")
+        raise errors.SignatureError(
+            "checkpoint.malformed", f"note has more than {MAX_NOTE_SIGNATURES} signatures"
+        )
     return SignedNote(body, tuple(_parse_signature_line(line) for line in lines))
 
 
 def _decode_note(note: str | bytes) -> str:
     if len(note) > MAX_NOTE_BYTES:
-        raise CheckpointMalformed("note is larger than 1 MiB")
+        raise errors.SignatureError("checkpoint.malformed", "note is larger than 1 MiB")
     if isinstance(note, bytes):
         try:
             note = note.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CheckpointMalformed(f"note is not valid UTF-8: {e.reason}") from None
+            raise errors.SignatureError(
+                "checkpoint.malformed", f"note is not valid UTF-8: {e.reason}"
+            ) from None
     if any(ord(c) < 0x20 and c != "\n" for c in note):
-        raise CheckpointMalformed("note contains a control character other than newline")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "note contains a control character other than newline"
+        )
     return note
 
 
 def _parse_signature_line(line: str) -> NoteSignature:
     if not line.startswith(_EM_DASH):
-        raise CheckpointMalformed("signature line must start with an em dash and a space")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "signature line must start with an em dash and a space"
+        )
     parts = line[len(_EM_DASH) :].split(" ")
     if len(parts) != 2 or not _valid_name(parts[0]):
-        raise CheckpointMalformed("signature line must be '— <name> <base64>'")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "signature line must be '— <name> <base64>'"
+        )
     try:
         blob = b64decode_strict(parts[1])
     except (ValueError, UnicodeError) as e:
-        raise CheckpointMalformed(f"signature line of {parts[0]!r}: {e}") from None
+        raise errors.SignatureError(
+            "checkpoint.malformed", f"signature line of {parts[0]!r}: {e}"
+        ) from None
     if len(blob) < 5:
-        raise CheckpointMalformed(f"signature line of {parts[0]!r} is too short")
+        raise errors.SignatureError(
+            "checkpoint.malformed", f"signature line of {parts[0]!r} is too short"
+        )
     return NoteSignature(parts[0], blob[:4], blob[4:])
 
 
@@ -193,14 +209,16 @@ def verify_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Verifie
     """Verify a signed note against trusted ``verifiers`` (module docstring for the rules).
 
     Raises:
-        UsageError: ``verifiers`` is empty.
-        CheckpointMalformed: see :func:`parse_note`; also a trusted key signing twice.
-        CheckpointSignatureInvalid: a signature from a trusted key does not verify.
-        CheckpointNoTrustedSignature: no signature line is from a trusted key.
+        ``usage.invalid``: ``verifiers`` is empty.
+        ``checkpoint.malformed``: see :func:`parse_note`; also a trusted key signing twice.
+        ``checkpoint.signature_bad``: a signature from a trusted key does not verify.
+        ``checkpoint.no_trusted_signature``: no signature line is from a trusted key.
     """
     trusted = {(v.name, v.key_id): v for v in verifiers}
     if not trusted:
-        raise UsageError("no trusted verifier keys given; a note cannot be checked without one")
+        raise errors.UsageError(
+            "no trusted verifier keys given; a note cannot be checked without one"
+        )
     parsed = parse_note(note)
     message = parsed.text.encode("utf-8")
     verified: list[str] = []
@@ -212,16 +230,23 @@ def verify_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Verifie
             continue
         label = f"{verifier.name}+{verifier.key_id.hex()}"
         if label in verified:
-            raise CheckpointMalformed(f"trusted key {label} signs the note twice")
+            raise errors.SignatureError(
+                "checkpoint.malformed", f"trusted key {label} signs the note twice"
+            )
         try:
             verify_ed25519(verifier.key, message, line.signature)
-        except (SignatureInvalid, SignatureMalformed):
-            raise CheckpointSignatureInvalid(
-                f"signature by trusted key {label} does not verify", details={"key": label}
+        except errors.SignatureError as e:
+            if not e.code.startswith("signature."):
+                raise
+            raise errors.SignatureError(
+                "checkpoint.signature_bad",
+                f"signature by trusted key {label} does not verify",
+                details={"key": label},
             ) from None
         verified.append(label)
     if not verified:
-        raise CheckpointNoTrustedSignature(
+        raise errors.SignatureError(
+            "checkpoint.no_trusted_signature",
             "no signature on the note is from a trusted key",
             details={"signatures": [f"{s.name}+{s.key_id.hex()}" for s in parsed.signatures]},
         )
@@ -232,10 +257,10 @@ def note_signature_line(name: str, key_id: bytes, signature: bytes) -> str:
     """``— <name> base64(key_id || signature)`` plus newline, for a log that signs notes.
 
     Raises:
-        UsageError: invalid name or a key ID that is not 4 bytes.
+        ``usage.invalid``: invalid name or a key ID that is not 4 bytes.
     """
     if not _valid_name(name) or len(key_id) != 4:
-        raise UsageError("note signature needs a valid key name and a 4-byte key ID")
+        raise errors.UsageError("note signature needs a valid key name and a 4-byte key ID")
     return f"{_EM_DASH}{name} {base64.b64encode(key_id + signature).decode('ascii')}\n"
 
 
@@ -243,10 +268,12 @@ def format_note(text: str, signature_lines: Sequence[str]) -> str:
     """Assemble a signed note: ``text`` (ending in newline), a blank line, the signature lines.
 
     Raises:
-        UsageError: ``text`` does not end in a newline, or there is no signature line.
+        ``usage.invalid``: ``text`` does not end in a newline, or there is no signature line.
     """
     if not text.endswith("\n") or not signature_lines:
-        raise UsageError("a note's text must end with a newline and have at least one signature")
+        raise errors.UsageError(
+            "a note's text must end with a newline and have at least one signature"
+        )
     return text + "\n" + "".join(signature_lines)
 
 
@@ -279,11 +306,11 @@ def checkpoint_body(
     """The note text of a checkpoint (each line ends in a newline).
 
     Raises:
-        UsageError: empty or multi-line origin/extension, negative size, root not 32 bytes.
+        ``usage.invalid``: empty or multi-line origin/extension, negative size, root not 32 bytes.
     """
     lines = [origin, *extensions]
     if any(not line or "\n" in line for line in lines) or tree_size < 0 or len(root_hash) != 32:
-        raise UsageError("checkpoint needs a one-line origin, size >= 0 and a 32-byte root")
+        raise errors.UsageError("checkpoint needs a one-line origin, size >= 0 and a 32-byte root")
     encoded_root = base64.b64encode(root_hash).decode("ascii")
     return "".join(f"{line}\n" for line in [origin, str(tree_size), encoded_root, *extensions])
 
@@ -292,25 +319,35 @@ def parse_checkpoint_body(text: str) -> Checkpoint:
     """Parse checkpoint note text (tlog-checkpoint "Note text").
 
     Raises:
-        CheckpointMalformed: fewer than three lines, an empty line, a bad size or root.
+        ``checkpoint.malformed``: fewer than three lines, an empty line, a bad size or root.
     """
     if not text.endswith("\n"):
-        raise CheckpointMalformed("checkpoint text must end with a newline")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "checkpoint text must end with a newline"
+        )
     lines = text[:-1].split("\n")
     if len(lines) < 3 or any(not line for line in lines):
-        raise CheckpointMalformed("checkpoint needs origin, size and root lines, none empty")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "checkpoint needs origin, size and root lines, none empty"
+        )
     origin, size_text, root_text, *extensions = lines
     if not re.fullmatch(r"0|[1-9][0-9]{0,19}", size_text):
-        raise CheckpointMalformed("checkpoint tree size must be decimal without leading zeros")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "checkpoint tree size must be decimal without leading zeros"
+        )
     tree_size = int(size_text)
     if tree_size >= 1 << 64:
-        raise CheckpointMalformed("checkpoint tree size does not fit in 64 bits")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "checkpoint tree size does not fit in 64 bits"
+        )
     try:
         root_hash = b64decode_strict(root_text)
     except (ValueError, UnicodeError) as e:
-        raise CheckpointMalformed(f"checkpoint root hash: {e}") from None
+        raise errors.SignatureError("checkpoint.malformed", f"checkpoint root hash: {e}") from None
     if len(root_hash) != 32:
-        raise CheckpointMalformed("checkpoint root hash must be 32 bytes (SHA-256)")
+        raise errors.SignatureError(
+            "checkpoint.malformed", "checkpoint root hash must be 32 bytes (SHA-256)"
+        )
     return Checkpoint(origin, tree_size, root_hash, tuple(extensions))
 
 
@@ -324,13 +361,14 @@ def verify_checkpoint(
 
     Raises:
         everything :func:`verify_note` raises, and
-        CheckpointMalformed: the body is not a checkpoint.
-        CheckpointOriginMismatch: ``origin`` is given and differs from the origin line.
+        ``checkpoint.malformed``: the body is not a checkpoint.
+        ``checkpoint.origin_mismatch``: ``origin`` is given and differs from the origin line.
     """
     verified = verify_note(note, verifiers)
     checkpoint = parse_checkpoint_body(verified.text)
     if origin is not None and checkpoint.origin != origin:
-        raise CheckpointOriginMismatch(
+        raise errors.SignatureError(
+            "checkpoint.origin_mismatch",
             f"checkpoint origin {checkpoint.origin!r} is not {origin!r}",
             details={"expected": origin, "actual": checkpoint.origin},
         )

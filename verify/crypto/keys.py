@@ -27,13 +27,7 @@ import binascii
 import hashlib
 from functools import lru_cache
 
-from affidavit.verify.errors import (
-    KeyBadBase64,
-    KeyNonCanonical,
-    KeyNotOnCurve,
-    KeyWeak,
-    KeyWrongLength,
-)
+from affidavit.verify import errors
 
 __all__ = [
     "ED25519_KEY_BYTES",
@@ -112,7 +106,8 @@ class Ed25519PublicKey:
     dataclass: this module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 
     Raises (on construction):
-        KeyWrongLength, KeyNonCanonical, KeyNotOnCurve, KeyWeak: see the module docstring.
+        ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: see the
+        module docstring.
     """
 
     __slots__ = ("_raw",)
@@ -122,7 +117,8 @@ class Ed25519PublicKey:
     def __init__(self, raw: bytes) -> None:
         if not isinstance(raw, bytes) or len(raw) != ED25519_KEY_BYTES:
             length = len(raw) if isinstance(raw, bytes | bytearray) else "?"
-            raise KeyWrongLength(
+            raise errors.KeyMaterialError(
+                "key.wrong_length",
                 f"an Ed25519 public key is 32 bytes, got {length}",
                 details={"length": length},
             )
@@ -164,13 +160,14 @@ class Ed25519PublicKey:
         """Parse strict standard base64 of 32 bytes.
 
         Raises:
-            KeyBadBase64: not canonical base64.
-            KeyWrongLength, KeyNonCanonical, KeyNotOnCurve, KeyWeak: as for the constructor.
+            ``key.bad_base64``: not canonical base64.
+            ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: as for
+            the constructor.
         """
         try:
             raw = b64decode_strict(text)
         except (ValueError, UnicodeError) as e:
-            raise KeyBadBase64(f"public key: {e}") from None
+            raise errors.KeyMaterialError("key.bad_base64", f"public key: {e}") from None
         return cls(raw)
 
     @classmethod
@@ -178,12 +175,12 @@ class Ed25519PublicKey:
         """Parse 64 hex characters (any case) as a public key.
 
         Raises:
-            KeyBadBase64: not hex (the code covers every text encoding of a key).
+            ``key.bad_base64``: not hex (the code covers every text encoding of a key).
         """
         try:
             raw = bytes.fromhex(text)
         except ValueError as e:
-            raise KeyBadBase64(f"public key: not hex: {e}") from None
+            raise errors.KeyMaterialError("key.bad_base64", f"public key: not hex: {e}") from None
         return cls(raw)
 
     @property
@@ -208,7 +205,10 @@ def _check_point(raw: bytes) -> None:
     y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
     sign = raw[31] >> 7
     if y >= _P:
-        raise KeyNonCanonical("public key: y coordinate is not reduced modulo p (RFC 8032 §5.1.3)")
+        raise errors.KeyMaterialError(
+            "key.non_canonical",
+            "public key: y coordinate is not reduced modulo p (RFC 8032 §5.1.3)",
+        )
     y2 = y * y % _P
     u = (y2 - 1) % _P
     v = (_D * y2 + 1) % _P
@@ -218,16 +218,20 @@ def _check_point(raw: bytes) -> None:
     if vx2 == (-u) % _P:
         x = x * _SQRT_M1 % _P
     elif vx2 != u:
-        raise KeyNotOnCurve("public key: not a point of edwards25519")
+        raise errors.KeyMaterialError("key.not_on_curve", "public key: not a point of edwards25519")
     if x == 0 and sign == 1:
-        raise KeyNonCanonical("public key: x = 0 with the sign bit set (RFC 8032 §5.1.3 step 4)")
+        raise errors.KeyMaterialError(
+            "key.non_canonical", "public key: x = 0 with the sign bit set (RFC 8032 §5.1.3 step 4)"
+        )
     if x & 1 != sign:
         x = _P - x
     px, py, pz = x, y, 1
     for _ in range(3):  # 8·A = identity  <=>  A has small order
         px, py, pz = _double(px, py, pz)
     if px == 0 and py == pz:
-        raise KeyWeak("public key: small-order point (refused, docs/adr/0002)")
+        raise errors.KeyMaterialError(
+            "key.weak", "public key: small-order point (refused, docs/adr/0002)"
+        )
 
 
 def _double(x: int, y: int, z: int) -> tuple[int, int, int]:

@@ -25,14 +25,7 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 
-from affidavit.verify.errors import (
-    MerkleBadHashLength,
-    MerkleBadProofLength,
-    MerkleConsistencyFromZero,
-    MerkleIndexOutOfRange,
-    MerkleRootMismatch,
-    MerkleSizeOrder,
-)
+from affidavit.verify import errors
 
 __all__ = [
     "EMPTY_ROOT",
@@ -105,13 +98,14 @@ def root_from_inclusion_proof(leaf: bytes, index: int, size: int, proof: Sequenc
     """The root implied by an inclusion proof (RFC 9162 §2.1.3.2 steps 1-5, without the compare).
 
     Raises:
-        MerkleBadHashLength: ``leaf`` or a proof hash is not 32 bytes.
-        MerkleIndexOutOfRange: ``index`` is negative or not below ``size``.
-        MerkleBadProofLength: the proof length does not fit ``index`` and ``size``.
+        ``merkle.bad_hash_length``: ``leaf`` or a proof hash is not 32 bytes.
+        ``merkle.index_out_of_range``: ``index`` is negative or not below ``size``.
+        ``merkle.bad_proof_length``: the proof length does not fit ``index`` and ``size``.
     """
     _check_hash(leaf, "leaf hash")
     if index < 0 or index >= size:
-        raise MerkleIndexOutOfRange(
+        raise errors.ProofError(
+            "merkle.index_out_of_range",
             f"leaf index {index} is not in a tree of size {size}",
             details={"index": index, "size": size},
         )
@@ -138,13 +132,15 @@ def verify_inclusion(
     Returns None on success.
 
     Raises:
-        MerkleBadHashLength, MerkleIndexOutOfRange, MerkleBadProofLength: as for
+        ``merkle.bad_hash_length``, ``merkle.index_out_of_range``, ``merkle.bad_proof_length``: as
+        for
             :func:`root_from_inclusion_proof`.
-        MerkleRootMismatch: the proof leads to another root.
+        ``merkle.root_mismatch``: the proof leads to another root.
     """
     computed = root_from_inclusion_proof(leaf, index, size, proof)
     if not hmac.compare_digest(computed, root):
-        raise MerkleRootMismatch(
+        raise errors.ProofError(
+            "merkle.root_mismatch",
             "inclusion proof leads to another root",
             details={"expected": root.hex(), "computed": computed.hex()},
         )
@@ -158,20 +154,24 @@ def verify_consistency(
     RFC 9162 §2.1.4.2, strict (module docstring). Returns None on success.
 
     Raises:
-        MerkleConsistencyFromZero: ``size1`` is 0.
-        MerkleSizeOrder: ``size1 > size2`` (or a negative size).
-        MerkleBadProofLength: wrong number of proof hashes (non-empty for equal sizes included).
-        MerkleBadHashLength: a proof hash is not 32 bytes.
-        MerkleRootMismatch: the proof does not lead to ``root1`` and ``root2``.
+        ``merkle.consistency_from_zero``: ``size1`` is 0.
+        ``merkle.size_order``: ``size1 > size2`` (or a negative size).
+        ``merkle.bad_proof_length``: wrong number of proof hashes (non-empty for equal sizes
+        included).
+        ``merkle.bad_hash_length``: a proof hash is not 32 bytes.
+        ``merkle.root_mismatch``: the proof does not lead to ``root1`` and ``root2``.
     """
     if size1 < 0 or size2 < size1:
-        raise MerkleSizeOrder(
+        raise errors.ProofError(
+            "merkle.size_order",
             f"consistency from size {size1} to size {size2}: the first size must be at most "
             "the second",
             details={"size1": size1, "size2": size2},
         )
     if size1 == 0:
-        raise MerkleConsistencyFromZero("a consistency proof from size 0 proves nothing")
+        raise errors.ProofError(
+            "merkle.consistency_from_zero", "a consistency proof from size 0 proves nothing"
+        )
     if size1 == size2:
         _check_proof(proof, 0)
         _compare_root(root1, root2, "the two roots of equal-size trees differ")
@@ -206,12 +206,13 @@ def inclusion_proof(leaves: Sequence[bytes], index: int, size: int | None = None
     RFC 9162 §2.1.3.1 (PATH). ``size`` defaults to ``len(leaves)``. Reference implementation: O(n).
 
     Raises:
-        MerkleIndexOutOfRange: ``index`` not below ``size``, or ``size`` beyond the leaves.
+        ``merkle.index_out_of_range``: ``index`` not below ``size``, or ``size`` beyond the leaves.
     """
     n = len(leaves) if size is None else size
     if not 0 <= index < n <= len(leaves):
-        raise MerkleIndexOutOfRange(
-            f"no leaf {index} in a tree of size {n} ({len(leaves)} leaves known)"
+        raise errors.ProofError(
+            "merkle.index_out_of_range",
+            f"no leaf {index} in a tree of size {n} ({len(leaves)} leaves known)",
         )
     return _path(index, leaves[:n])
 
@@ -223,14 +224,18 @@ def consistency_proof(leaves: Sequence[bytes], size1: int, size2: int | None = N
     an empty proof. Reference implementation: O(n).
 
     Raises:
-        MerkleConsistencyFromZero: ``size1`` is 0.
-        MerkleSizeOrder: ``size1 > size2`` or ``size2`` beyond the leaves.
+        ``merkle.consistency_from_zero``: ``size1`` is 0.
+        ``merkle.size_order``: ``size1 > size2`` or ``size2`` beyond the leaves.
     """
     n = len(leaves) if size2 is None else size2
     if size1 == 0:
-        raise MerkleConsistencyFromZero("a consistency proof from size 0 proves nothing")
+        raise errors.ProofError(
+            "merkle.consistency_from_zero", "a consistency proof from size 0 proves nothing"
+        )
     if not 0 < size1 <= n <= len(leaves):
-        raise MerkleSizeOrder(f"no consistency proof from size {size1} to size {n}")
+        raise errors.ProofError(
+            "merkle.size_order", f"no consistency proof from size {size1} to size {n}"
+        )
     if size1 == n:
         return []
     return _subproof(size1, leaves[:n], complete=True)
@@ -263,14 +268,17 @@ def _split(n: int) -> int:
 
 def _check_hash(value: bytes, what: str) -> None:
     if len(value) != HASH_BYTES:
-        raise MerkleBadHashLength(
-            f"{what} is {len(value)} bytes, not 32", details={"length": len(value)}
+        raise errors.ProofError(
+            "merkle.bad_hash_length",
+            f"{what} is {len(value)} bytes, not 32",
+            details={"length": len(value)},
         )
 
 
 def _check_proof(proof: Sequence[bytes], expected: int) -> None:
     if len(proof) != expected:
-        raise MerkleBadProofLength(
+        raise errors.ProofError(
+            "merkle.bad_proof_length",
             f"proof has {len(proof)} hashes, expected {expected}",
             details={"expected": expected, "actual": len(proof)},
         )
@@ -280,6 +288,8 @@ def _check_proof(proof: Sequence[bytes], expected: int) -> None:
 
 def _compare_root(computed: bytes, expected: bytes, message: str) -> None:
     if not hmac.compare_digest(computed, expected):
-        raise MerkleRootMismatch(
-            message, details={"expected": expected.hex(), "computed": computed.hex()}
+        raise errors.ProofError(
+            "merkle.root_mismatch",
+            message,
+            details={"expected": expected.hex(), "computed": computed.hex()},
         )

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import nacl.bindings
 import nacl.exceptions
+from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey, b64decode_strict, b64url_decode_strict
-from affidavit.verify.errors import SignatureInvalid, SignatureMalformed
 
 __all__ = [
     "ED25519_SIGNATURE_BYTES",
@@ -47,34 +47,37 @@ def verify_ed25519(key: Ed25519PublicKey, message: bytes, signature: bytes) -> N
     Returns None on success.
 
     Raises:
-        SignatureMalformed: ``signature`` is not 64 bytes.
-        SignatureInvalid: the signature does not verify (``signature.bad``).
+        ``signature.malformed``: ``signature`` is not 64 bytes.
+        ``signature.bad``: the signature does not verify (``signature.bad``).
     """
     if len(signature) != ED25519_SIGNATURE_BYTES:
-        raise SignatureMalformed(
+        raise errors.SignatureError(
+            "signature.malformed",
             f"an Ed25519 signature is 64 bytes, got {len(signature)}",
             details={"length": len(signature)},
         )
     if int.from_bytes(signature[32:], "little") >= _L:  # RFC 8032 §5.1.7 step 1
-        raise SignatureInvalid("signature S is not reduced modulo L (malleable)")
+        raise errors.SignatureError(
+            "signature.bad", "signature S is not reduced modulo L (malleable)"
+        )
     try:
         nacl.bindings.crypto_sign_open(signature + message, key.raw)
     except nacl.exceptions.BadSignatureError:
-        raise SignatureInvalid("Ed25519 signature does not verify") from None
+        raise errors.SignatureError("signature.bad", "Ed25519 signature does not verify") from None
     except (nacl.exceptions.ValueError, nacl.exceptions.TypeError) as e:  # pragma: no cover
-        raise SignatureInvalid(f"Ed25519 signature rejected: {e}") from None
+        raise errors.SignatureError("signature.bad", f"Ed25519 signature rejected: {e}") from None
 
 
 def decode_signature_b64(text: str | bytes) -> bytes:
     """Strict standard base64 of exactly 64 bytes (formats.md §3: signatures are ``b64``).
 
     Raises:
-        SignatureMalformed: not canonical base64, or not 64 bytes (``signature.malformed``).
+        ``signature.malformed``: not canonical base64, or not 64 bytes (``signature.malformed``).
     """
     try:
         raw = b64decode_strict(text)
     except (ValueError, UnicodeError) as e:
-        raise SignatureMalformed(f"signature: {e}") from None
+        raise errors.SignatureError("signature.malformed", f"signature: {e}") from None
     return _exactly_64(raw)
 
 
@@ -82,12 +85,12 @@ def decode_signature_b64url(text: str) -> bytes:
     """Strict URL-safe base64 (padded or not) of exactly 64 bytes (formats.md §5, fact signatures).
 
     Raises:
-        SignatureMalformed: not canonical base64url, or not 64 bytes.
+        ``signature.malformed``: not canonical base64url, or not 64 bytes.
     """
     try:
         raw = b64url_decode_strict(text)
     except ValueError as e:
-        raise SignatureMalformed(f"signature: {e}") from None
+        raise errors.SignatureError("signature.malformed", f"signature: {e}") from None
     return _exactly_64(raw)
 
 
@@ -95,15 +98,17 @@ def verify_ed25519_b64(key: Ed25519PublicKey, message: bytes, signature_b64: str
     """Decode a standard-base64 signature strictly, then :func:`verify_ed25519`.
 
     Raises:
-        SignatureMalformed: the signature text is malformed (exit 2).
-        SignatureInvalid: the signature does not verify (exit 1).
+        ``signature.malformed``: the signature text is malformed (exit 2).
+        ``signature.bad``: the signature does not verify (exit 1).
     """
     verify_ed25519(key, message, decode_signature_b64(signature_b64))
 
 
 def _exactly_64(raw: bytes) -> bytes:
     if len(raw) != ED25519_SIGNATURE_BYTES:
-        raise SignatureMalformed(
-            f"an Ed25519 signature is 64 bytes, got {len(raw)}", details={"length": len(raw)}
+        raise errors.SignatureError(
+            "signature.malformed",
+            f"an Ed25519 signature is 64 bytes, got {len(raw)}",
+            details={"length": len(raw)},
         )
     return raw

@@ -15,14 +15,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
-from affidavit.verify.errors import (
-    SignatureInvalid,
-    SignatureMalformed,
-    TreeHeadMalformed,
-    TreeHeadSignatureInvalid,
-)
 
 __all__ = ["SignedTreeHead", "parse_sth", "sth_message", "verify_sth"]
 
@@ -65,32 +60,45 @@ def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
     has exactly one reading.
 
     Raises:
-        TreeHeadMalformed: a field is missing, of the wrong type or form (``treehead.malformed``).
+        ``treehead.malformed``: a field is missing, of the wrong type or form
+        (``treehead.malformed``).
     """
     if not isinstance(unverified_sth, Mapping):
-        raise TreeHeadMalformed("signed tree head is not an object")
+        raise errors.SignatureError("treehead.malformed", "signed tree head is not an object")
     log_id = _field(unverified_sth, "log_id", str)
     if not log_id or "|" in log_id or any(ord(c) < 0x20 for c in log_id):
-        raise TreeHeadMalformed("log_id must be non-empty, without '|' or control characters")
+        raise errors.SignatureError(
+            "treehead.malformed", "log_id must be non-empty, without '|' or control characters"
+        )
     tree_size = _field(unverified_sth, "tree_size", int)
     if isinstance(tree_size, bool) or tree_size < 0:
-        raise TreeHeadMalformed("tree_size must be a non-negative integer")
+        raise errors.SignatureError(
+            "treehead.malformed", "tree_size must be a non-negative integer"
+        )
     root_hash = _field(unverified_sth, "root_hash", str)
     if not _HEX64.fullmatch(root_hash):
-        raise TreeHeadMalformed("root_hash must be 64 lowercase hex characters")
+        raise errors.SignatureError(
+            "treehead.malformed", "root_hash must be 64 lowercase hex characters"
+        )
     timestamp = _field(unverified_sth, "timestamp", str)
     if not _TIMESTAMP.fullmatch(timestamp):
-        raise TreeHeadMalformed("timestamp must have the form YYYY-MM-DDTHH:MM:SSZ")
+        raise errors.SignatureError(
+            "treehead.malformed", "timestamp must have the form YYYY-MM-DDTHH:MM:SSZ"
+        )
     algorithm = unverified_sth.get("algorithm", "Ed25519")
     if algorithm != "Ed25519":
-        raise TreeHeadMalformed(f"unsupported tree-head algorithm {algorithm!r}")
+        raise errors.SignatureError(
+            "treehead.malformed", f"unsupported tree-head algorithm {algorithm!r}"
+        )
     key_id = unverified_sth.get("key_id")
     if key_id is not None and not isinstance(key_id, str):
-        raise TreeHeadMalformed("key_id must be a string")
+        raise errors.SignatureError("treehead.malformed", "key_id must be a string")
     try:
         signature = decode_signature_b64(_field(unverified_sth, "signature", str))
-    except SignatureMalformed as e:
-        raise TreeHeadMalformed(f"tree-head {e.message}") from None
+    except errors.SignatureError as e:
+        if e.code != "signature.malformed":
+            raise
+        raise errors.SignatureError("treehead.malformed", f"tree-head {e.message}") from None
     return SignedTreeHead(log_id, tree_size, root_hash, timestamp, key_id, signature)
 
 
@@ -98,14 +106,17 @@ def verify_sth(unverified_sth: Mapping[str, Any], key: Ed25519PublicKey) -> Sign
     """Parse a signed tree head and verify its Ed25519 signature under ``key``.
 
     Raises:
-        TreeHeadMalformed: see :func:`parse_sth` (exit 2).
-        TreeHeadSignatureInvalid: the signature does not verify (``treehead.signature_bad``).
+        ``treehead.malformed``: see :func:`parse_sth` (exit 2).
+        ``treehead.signature_bad``: the signature does not verify (``treehead.signature_bad``).
     """
     sth = parse_sth(unverified_sth)
     try:
         verify_ed25519(key, sth.message(), sth.signature)
-    except SignatureInvalid as e:
-        raise TreeHeadSignatureInvalid(
+    except errors.SignatureError as e:
+        if e.code != "signature.bad":
+            raise
+        raise errors.SignatureError(
+            "treehead.signature_bad",
             f"tree head of {sth.log_id!r} at size {sth.tree_size}: {e.message}",
             details={"log_id": sth.log_id, "tree_size": sth.tree_size},
         ) from None
@@ -114,10 +125,10 @@ def verify_sth(unverified_sth: Mapping[str, Any], key: Ed25519PublicKey) -> Sign
 
 def _field(document: Mapping[str, Any], name: str, kind: type) -> Any:
     if name not in document:
-        raise TreeHeadMalformed(f"signed tree head has no {name}")
+        raise errors.SignatureError("treehead.malformed", f"signed tree head has no {name}")
     value = document[name]
     if not isinstance(value, kind):
-        raise TreeHeadMalformed(f"{name} must be a {kind.__name__}")
+        raise errors.SignatureError("treehead.malformed", f"{name} must be a {kind.__name__}")
     return value
 
 

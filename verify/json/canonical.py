@@ -122,7 +122,9 @@ def jcs(value: Any) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise errors.CanonicalLoneSurrogate("a string holds an unpaired surrogate") from e
+        raise errors.CanonicalError(
+            "canonical.lone_surrogate", "a string holds an unpaired surrogate"
+        ) from e
 
 
 def py_compact(value: Any) -> bytes:
@@ -177,7 +179,7 @@ def es6_number(value: float) -> str:
         CanonicalNonFinite: NaN or an infinity.
     """
     if math.isnan(value) or math.isinf(value):
-        raise errors.CanonicalNonFinite(f"{value!r} has no JSON form")
+        raise errors.CanonicalError("canonical.non_finite", f"{value!r} has no JSON form")
     if value == 0:
         return "0"  # both +0 and -0 (ES6 §7.1.12.1 step 2)
     text = repr(value)
@@ -213,11 +215,15 @@ def _encode_python(encode: Callable[[Any], str], value: Any) -> bytes:
     try:
         return encode(value).encode("ascii")
     except ValueError as e:  # allow_nan=False
-        raise errors.CanonicalNonFinite("NaN and infinities have no JSON form") from e
+        raise errors.CanonicalError(
+            "canonical.non_finite", "NaN and infinities have no JSON form"
+        ) from e
     except TypeError as e:
-        raise errors.CanonicalUnsupportedType(str(e)) from e
+        raise errors.CanonicalError("canonical.unsupported_type", str(e)) from e
     except RecursionError as e:
-        raise errors.CanonicalUnsupportedType("the value is cyclic or nested too deeply") from e
+        raise errors.CanonicalError(
+            "canonical.unsupported_type", "the value is cyclic or nested too deeply"
+        ) from e
 
 
 def es6_repr(value: float) -> str | None:
@@ -251,7 +257,9 @@ def _scan(value: Any) -> _Path:
         if kind is dict:
             for key in item:
                 if type(key) is not str:
-                    raise errors.CanonicalNonStringKey(f"object key {key!r} is not a string")
+                    raise errors.CanonicalError(
+                        "canonical.non_string_key", f"object key {key!r} is not a string"
+                    )
                 if not key.isascii() and max(key) > "\uffff":
                     astral = True  # UTF-16 order may differ from code points (RFC 8785 §3.2.3)
             extend(item.values())
@@ -259,19 +267,23 @@ def _scan(value: Any) -> _Path:
             extend(item)
         elif kind is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                raise errors.CanonicalUnsafeInteger(
-                    f"integer {item} is outside +-(2^53-1)", details={"value": str(item)}
+                raise errors.CanonicalError(
+                    "canonical.unsafe_integer",
+                    f"integer {item} is outside +-(2^53-1)",
+                    details={"value": str(item)},
                 )
         elif kind is float:
             if math.isnan(item) or math.isinf(item):
-                raise errors.CanonicalNonFinite(f"{item!r} has no JSON form")
+                raise errors.CanonicalError("canonical.non_finite", f"{item!r} has no JSON form")
             if es6_repr(item) is None:
                 floats = True
         elif kind is tuple:
             extend(item)
             astral = True  # written by the pure-Python encoder, which treats tuples as arrays
         else:
-            raise errors.CanonicalUnsupportedType(f"{type(item).__name__} is not a JSON type")
+            raise errors.CanonicalError(
+                "canonical.unsupported_type", f"{type(item).__name__} is not a JSON type"
+            )
     if astral:
         return _Path.PYTHON
     return _Path.FLOAT_PLACEHOLDERS if floats else _Path.C_ENCODER

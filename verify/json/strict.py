@@ -72,24 +72,23 @@ def loads(
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
-        raise errors.JsonTooLarge(
+        raise errors.ParseError(
+            "json.too_large",
             f"document is {len(raw)} bytes, over the limit of {max_bytes}",
             details={"size": len(raw), "limit": max_bytes},
         )
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise errors.JsonByteOrderMark(
-            "document starts with a UTF-8 byte-order mark", line=1, column=1
+        raise errors.ParseError(
+            "json.bom", "document starts with a UTF-8 byte-order mark", line=1, column=1
         )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line, column = _position_of_byte(raw, e.start)
-        kind = (
-            errors.JsonLoneSurrogate
-            if _is_encoded_surrogate(raw, e.start)
-            else errors.JsonInvalidUtf8
-        )
-        raise kind(f"invalid UTF-8 at byte {e.start}", line=line, column=column) from e
+        code = "json.lone_surrogate" if _is_encoded_surrogate(raw, e.start) else "json.invalid_utf8"
+        raise errors.ParseError(
+            code, f"invalid UTF-8 at byte {e.start}", line=line, column=column
+        ) from e
     _check_depth(raw, max_depth)
     try:
         value = _decode(text)
@@ -101,12 +100,12 @@ def loads(
         _raise_integer_too_long(text, _digit_limit())
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
-            raise errors.JsonTrailingData(
-                "data after the JSON value", line=e.lineno, column=e.colno
+            raise errors.ParseError(
+                "json.trailing_data", "data after the JSON value", line=e.lineno, column=e.colno
             ) from None
-        raise errors.JsonSyntaxError(e.msg, line=e.lineno, column=e.colno) from None
+        raise errors.ParseError("json.syntax", e.msg, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
-        raise errors.JsonTooDeep("nesting too deep") from None
+        raise errors.ParseError("json.too_deep", "nesting too deep") from None
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
@@ -145,8 +144,11 @@ def load_object(
     """
     value = loads(data, **limits)
     if not isinstance(value, dict):
-        raise errors.JsonWrongType(
-            f"{what} must be a JSON object, not {_json_type(value)}", line=1, column=1
+        raise errors.ParseError(
+            "json.wrong_type",
+            f"{what} must be a JSON object, not {_json_type(value)}",
+            line=1,
+            column=1,
         )
     return value
 
@@ -230,7 +232,8 @@ def _check_depth(raw: bytes, max_depth: int) -> None:
             depth += 1
             if depth > max_depth:
                 line, column = _position_of_byte(raw, match.start())
-                raise errors.JsonTooDeep(
+                raise errors.ParseError(
+                    "json.too_deep",
                     f"nesting deeper than {max_depth}",
                     line=line,
                     column=column,
@@ -271,10 +274,12 @@ def _raise_lone_surrogate(text: str) -> NoReturn:
             i += 2
             continue
         line, column = _position_of_char(text, m.start())
-        raise errors.JsonLoneSurrogate(
-            f"unpaired surrogate \\u{unit.lower()}", line=line, column=column
+        raise errors.ParseError(
+            "json.lone_surrogate", f"unpaired surrogate \\u{unit.lower()}", line=line, column=column
         )
-    raise errors.JsonLoneSurrogate("unpaired surrogate")  # pragma: no cover - found above
+    raise errors.ParseError(
+        "json.lone_surrogate", "unpaired surrogate"
+    )  # pragma: no cover - found above
 
 
 def _is_pair(code: int, nxt: re.Match[str] | None, end: int) -> bool:
@@ -289,15 +294,21 @@ def _raise_duplicate(text: str, key: str) -> NoReturn:
     first = text.find(needle)
     second = text.find(needle, first + 1) if first >= 0 else -1
     line, column = _position_of_char(text, second) if second >= 0 else (0, 0)
-    raise errors.JsonDuplicateKey(
-        f"duplicate key {needle}", line=line, column=column, details={"key": key}
+    raise errors.ParseError(
+        "json.duplicate_key",
+        f"duplicate key {needle}",
+        line=line,
+        column=column,
+        details={"key": key},
     )
 
 
 def _raise_non_finite(text: str, literal: str) -> NoReturn:
     at = text.find(literal)
     line, column = _position_of_char(text, at) if at >= 0 else (0, 0)
-    raise errors.JsonNonFinite(f"non-finite number {literal}", line=line, column=column)
+    raise errors.ParseError(
+        "json.non_finite", f"non-finite number {literal}", line=line, column=column
+    )
 
 
 def _raise_integer_too_long(text: str, limit: int) -> NoReturn:
@@ -310,7 +321,8 @@ def _raise_integer_too_long(text: str, limit: int) -> NoReturn:
         if token[0] != '"' and digits.isdigit() and len(digits) > limit:
             line, column = _position_of_char(text, match.start())
             break
-    raise errors.JsonNumberTooLarge(
+    raise errors.ParseError(
+        "json.number_too_large",
         f"integer literal longer than {limit} digits",
         line=line,
         column=column,

@@ -111,10 +111,15 @@ class AuditReport:
         }
 
 
-def _error(
-    cls: type[errors.AffidavitError], where: str, fact: str | None, message: str, **details: Any
-) -> Finding:
-    return Finding(cls.code, "error", where, fact, message, details)
+def _error(code: str, where: str, fact: str | None, message: str, **details: Any) -> Finding:
+    return Finding(code, "error", where, fact, message, details)
+
+
+def _malformed(error: errors.AffidavitError, where: str, fact: str | None) -> Finding:
+    """The finding for a record that does not parse: a bad reference, or a malformed fact."""
+    if error.code == "fact.derived_from_malformed":
+        return _error("lineage.reference_malformed", where, fact, error.message)
+    return _error("lineage.fact_malformed", where, fact, error.message, cause=error.code)
 
 
 RawRecord = tuple[str | None, bytes, str]
@@ -138,10 +143,8 @@ def check_records(records: Iterable[RawRecord]) -> list[Checked]:
     for key, body, where in records:
         try:
             fact_hash, parents = fact_hash_and_parents(loads(body), what=where)
-        except errors.FactDerivedFromMalformed as e:
-            problem = _error(errors.LineageReferenceMalformed, where, key, e.message)
-        except (errors.JsonError, errors.FactInvalid, errors.CanonicalError) as e:
-            problem = _error(errors.LineageFactMalformed, where, key, e.message, cause=e.code)
+        except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
+            problem = _malformed(e, where, key)
         else:
             if key == fact_hash:  # the key itself: one string, pickled once from a worker
                 fact_hash = cast("FactHash", key)
@@ -295,7 +298,7 @@ def with_edge_index_check(
     stored = set(source.derivation_edges())
     missing, extra = sorted(expected - stored), sorted(stored - expected)
     finding = _error(
-        errors.LineageEdgeIndexMismatch,
+        "lineage.edge_index_mismatch",
         "edges",
         None,
         f"the edge index lacks {len(missing)} and adds {len(extra)} derivation edge(s)",
@@ -331,7 +334,7 @@ def _audit_signed(
                 if status == "bad":
                     assembly.findings.append(
                         _error(
-                            errors.LineageSignatureBad,
+                            "lineage.signature_bad",
                             item.where,
                             item.key if item.key is not None else item.fact.hash,
                             "signature does not verify",
@@ -363,7 +366,7 @@ class _Assembly:
         elif key != fact_hash:  # formats.md §1: verify over what you received
             self.findings.append(
                 _error(
-                    errors.LineageFactHashMismatch,
+                    "lineage.fact_hash_mismatch",
                     where,
                     key,
                     f"content hashes to {fact_hash}, not to the FactHash it is filed under",
@@ -375,7 +378,7 @@ class _Assembly:
             if graph[key] != derived:  # seed 002 §20.6.1 rule 4
                 self.findings.append(
                     _error(
-                        errors.LineageDerivedFromChanged,
+                        "lineage.derived_from_changed",
                         where,
                         key,
                         "stored again with a different derived_from "
@@ -394,7 +397,7 @@ class _Assembly:
         candidates, dangling = _graph_scan(self.graph)
         findings.extend(
             _error(
-                errors.LineageCycleFound,
+                "lineage.cycle_found",
                 where_of[members[0]],
                 members[0],
                 f"derived_from cycle through {len(members)} fact(s)",
@@ -461,8 +464,6 @@ def _graph_scan(
 def _read(body: bytes, where: str, key: str | None, findings: list[Finding]) -> Fact | None:
     try:
         return parse_fact(loads(body), what=where)
-    except errors.FactDerivedFromMalformed as e:
-        findings.append(_error(errors.LineageReferenceMalformed, where, key, e.message))
-    except (errors.JsonError, errors.FactInvalid, errors.CanonicalError) as e:
-        findings.append(_error(errors.LineageFactMalformed, where, key, e.message, cause=e.code))
+    except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
+        findings.append(_malformed(e, where, key))
     return None

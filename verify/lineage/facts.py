@@ -291,12 +291,12 @@ def stigmem_cid(fact: Fact, *, value_v: str | None = None) -> StigmemCid:
 
 def _document(unverified: object, what: str) -> dict[str, Any]:
     if not isinstance(unverified, dict):
-        raise errors.FactInvalid(f"{what} must be a JSON object")
+        raise errors.LineageError("fact.invalid", f"{what} must be a JSON object")
     doc: dict[str, Any] = unverified
     if not doc.keys() >= _HASHED_SET:
         missing = [name for name in HASHED_FIELDS if name not in doc]
-        raise errors.FactInvalid(
-            f"{what}: missing {', '.join(missing)}", details={"missing": missing}
+        raise errors.LineageError(
+            "fact.invalid", f"{what}: missing {', '.join(missing)}", details={"missing": missing}
         )
     return doc
 
@@ -462,7 +462,8 @@ def _unsafe_float(v: float) -> bool:
 
 
 def _unsafe_number(v: float, what: str, name: str) -> NoReturn:
-    raise errors.CanonicalUnsafeInteger(
+    raise errors.CanonicalError(
+        "canonical.unsafe_integer",
         f"{what}: {name} {v!r} is a whole number outside +-(2^53-1): RFC 8785 writes it as the "
         f"integer {int(v)}, which strict readers refuse; send it as a string or a smaller number",
         details={"field": name, "value": repr(v)},
@@ -477,7 +478,8 @@ def _check_numbers(value: object, what: str, name: str) -> None:
         if type(item) is float and _unsafe_float(item):
             _unsafe_number(item, what, name)
         elif type(item) is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-            raise errors.CanonicalUnsafeInteger(
+            raise errors.CanonicalError(
+                "canonical.unsafe_integer",
                 f"{what}: {name} holds the integer {item}, outside +-(2^53-1)",
                 details={"field": name, "value": str(item)},
             )
@@ -488,7 +490,7 @@ def _check_numbers(value: object, what: str, name: str) -> None:
 
 
 def _bad(what: str, name: str, rule: str) -> NoReturn:
-    raise errors.FactInvalid(f"{what}: {name} {rule}", details={"field": name})
+    raise errors.LineageError("fact.invalid", f"{what}: {name} {rule}", details={"field": name})
 
 
 def _uri(value: object, what: str, name: str) -> str:
@@ -528,10 +530,12 @@ def _value(value: object, what: str) -> FactValue:
 def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
     # seed 002 §20.6.1 rule 1: each entry a 64-character lowercase hex FactHash.
     if not isinstance(entries, list):
-        raise errors.FactDerivedFromMalformed(f"{what}: derived_from must be an array")
+        raise errors.LineageError(
+            "fact.derived_from_malformed", f"{what}: derived_from must be an array"
+        )
     if len(entries) > _MAX_DERIVED:
-        raise errors.FactDerivedFromMalformed(
-            f"{what}: derived_from has over {_MAX_DERIVED} entries"
+        raise errors.LineageError(
+            "fact.derived_from_malformed", f"{what}: derived_from has over {_MAX_DERIVED} entries"
         )
     hashes: list[FactHash] = []
     for index, entry in enumerate(entries):
@@ -546,14 +550,17 @@ def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
                 "fact_id" in entry or str(entry.get("hash", "")).startswith("sha256:")
             ):
                 hint = " (a Stigmem node reference: map it with affidavit facts pull)"
-            raise errors.FactDerivedFromMalformed(
+            raise errors.LineageError(
+                "fact.derived_from_malformed",
                 f"{what}: derived_from[{index}] is not a 64-character lowercase hex FactHash"
                 + hint,
                 details={"index": index},
             )
         hashes.append(FactHash(str(candidate)))
     if len(set(hashes)) != len(hashes):
-        raise errors.FactDerivedFromMalformed(f"{what}: derived_from lists the same hash twice")
+        raise errors.LineageError(
+            "fact.derived_from_malformed", f"{what}: derived_from lists the same hash twice"
+        )
     return tuple(hashes)
 
 

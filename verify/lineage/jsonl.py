@@ -98,7 +98,7 @@ class JsonlFactSource:
             body = line
             try:
                 key_value, document = split_record(loads(line))
-            except errors.JsonError:
+            except errors.ParseError:
                 yield StoredRecord(key=None, body=line, where=f"line {number}")
                 continue
             if key_value is not None:
@@ -115,7 +115,7 @@ class JsonlFactSource:
         try:
             return open(self.path, "rb")
         except OSError as e:
-            raise errors.FileReadError(f"{self.path}: {e.strerror or e}") from None
+            raise errors.ParseError("io.unreadable", f"{self.path}: {e.strerror or e}") from None
 
     def _lines(self) -> Iterator[tuple[int, int, bytes]]:
         offset = 0
@@ -123,7 +123,9 @@ class JsonlFactSource:
             for number, line in enumerate(handle, start=1):
                 size = len(line)
                 if size > _MAX_LINE:
-                    raise errors.LineageStoreInvalid(f"{self.path}: line {number} is too long")
+                    raise errors.LineageError(
+                        "lineage.store_invalid", f"{self.path}: line {number} is too long"
+                    )
                 if line.strip():
                     yield number, offset, line
                 offset += size
@@ -132,14 +134,18 @@ class JsonlFactSource:
         try:
             key, document = split_record(loads(line))
             fact = parse_fact(document, what=f"{self.path} {where}")
-        except (errors.JsonError, errors.FactInvalid, errors.CanonicalError) as e:
-            raise errors.LineageStoreInvalid(
-                f"{self.path} {where}: {e.message}", details={"cause": e.code}
+        except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
+            raise errors.LineageError(
+                "lineage.store_invalid",
+                f"{self.path} {where}: {e.message}",
+                details={"cause": e.code},
             ) from e
         if key is None:
             return fact.hash, fact
         if not is_fact_hash(key):
-            raise errors.LineageStoreInvalid(f"{self.path} {where}: fact_hash is not a FactHash")
+            raise errors.LineageError(
+                "lineage.store_invalid", f"{self.path} {where}: fact_hash is not a FactHash"
+            )
         return str(key), fact
 
     def _facts(self) -> Iterator[tuple[str, Fact]]:

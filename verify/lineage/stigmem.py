@@ -67,14 +67,18 @@ def assert_request_to_fact(body: object, *, now: str) -> dict[str, Any]:
             ``timestamp``.
     """
     if not isinstance(body, dict):
-        raise errors.FactInvalid("fact must be a JSON object (one fact per POST; batches: PUT)")
+        raise errors.LineageError(
+            "fact.invalid", "fact must be a JSON object (one fact per POST; batches: PUT)"
+        )
     document = dict(body)
     timestamp = document.pop("timestamp", None)
     if "ts" not in document:
         document["ts"] = timestamp if timestamp is not None else now
     elif timestamp is not None and timestamp != document["ts"]:
-        raise errors.FactInvalid(
-            "fact: ts and timestamp differ; send one of them", details={"field": "timestamp"}
+        raise errors.LineageError(
+            "fact.invalid",
+            "fact: ts and timestamp differ; send one of them",
+            details={"field": "timestamp"},
         )
     document.setdefault("confidence", 1.0)
     document.setdefault("scope", "local")
@@ -203,7 +207,7 @@ def _first_pass(index: int, record: Mapping[str, Any], report: PullReport) -> _P
     except errors.AffidavitError as e:
         report.findings.append(
             Finding(
-                errors.StigmemRecordRefused.code,
+                "stigmem.record_refused",
                 "error",
                 where,
                 None,
@@ -219,21 +223,25 @@ def _first_pass(index: int, record: Mapping[str, Any], report: PullReport) -> _P
 def _document(record: object, where: str) -> tuple[dict[str, Any], list[Any]]:
     """The fact document for one node record, and its raw derived_from references."""
     if not isinstance(record, Mapping):
-        raise errors.FactInvalid(f"{where}: not a JSON object")
+        raise errors.LineageError("fact.invalid", f"{where}: not a JSON object")
     missing = [
         k for k in ("id", "entity", "relation", "value", "source", "scope") if k not in record
     ]
     if missing:
-        raise errors.FactInvalid(f"{where}: missing {', '.join(missing)}")
+        raise errors.LineageError("fact.invalid", f"{where}: missing {', '.join(missing)}")
     ts = node_timestamp_to_ts(record.get("timestamp"))
     if ts is None:
-        raise errors.FactInvalid(f"{where}: timestamp is not RFC 3339: {record.get('timestamp')!r}")
+        raise errors.LineageError(
+            "fact.invalid", f"{where}: timestamp is not RFC 3339: {record.get('timestamp')!r}"
+        )
     value = record["value"]
     if isinstance(value, Mapping):  # "content" is the default: left out (normal form)
         value = {k: v for k, v in value.items() if not (k == "interpret_as" and v == "content")}
     refs = record.get("derived_from") or []
     if not isinstance(refs, list):
-        raise errors.FactDerivedFromMalformed(f"{where}: derived_from must be an array")
+        raise errors.LineageError(
+            "fact.derived_from_malformed", f"{where}: derived_from must be an array"
+        )
     meta: dict[str, Any] = {
         "cid": record.get("cid"),
         "contradicted": bool(record.get("contradicted")),
@@ -276,7 +284,7 @@ def _check_cid(
             return parse_fact(document, what=where)
     report.findings.append(
         Finding(
-            errors.StigmemCidMismatch.code,
+            "stigmem.cid_mismatch",
             "error",
             where,
             fact.hash,

@@ -209,8 +209,10 @@ def check_depth(depth: int) -> int:
         GraphDepthExceeded: outside 0..MAX_DEPTH (seed 002 §20.8).
     """
     if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
-        raise errors.GraphDepthExceeded(
-            f"depth {depth} is outside 0..{MAX_DEPTH}", details={"depth": depth, "max": MAX_DEPTH}
+        raise errors.LineageError(
+            "graph_depth_exceeded",
+            f"depth {depth} is outside 0..{MAX_DEPTH}",
+            details={"depth": depth, "max": MAX_DEPTH},
         )
     return depth
 
@@ -245,10 +247,14 @@ def walk(
     root_hash = FactHash(root)
     root_fact = _load(source, root_hash)
     if root_fact is None:
-        raise errors.FactNotFound(f"fact {root} not found", details={"fact": root})
+        raise errors.LineageError(
+            "fact_not_found", f"fact {root} not found", details={"fact": root}
+        )
     if readable_scopes is not None and root_fact.scope not in readable_scopes:
         # seed 002 §20.6.2: unauthorized root -> 403 with no node or edge data
-        raise errors.LineageRootForbidden(f"fact {root} is in a scope you may not read")
+        raise errors.LineageError(
+            "lineage.root_forbidden", f"fact {root} is in a scope you may not read"
+        )
 
     def visible(fact: Fact | None) -> Fact | None:
         if fact is None or (readable_scopes is not None and fact.scope not in readable_scopes):
@@ -329,7 +335,8 @@ def _node_bytes(node: WalkNode) -> int:
 def _check_key(fact_hash: FactHash, fact: Fact) -> None:
     if fact.hash != fact_hash:
         # formats.md §1 "verify over what you received": never trust the store's key
-        raise errors.LineageFactHashMismatch(
+        raise errors.LineageError(
+            "lineage.fact_hash_mismatch",
             f"the fact filed under {fact_hash} hashes to {fact.hash}: the store was altered "
             "(run facts audit)",
             details={"key": fact_hash, "recomputed": fact.hash},

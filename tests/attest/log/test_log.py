@@ -12,12 +12,13 @@ import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import MAX_ENTRIES_PER_CALL, TransparencyLog
 from affidavit.attest.stores.sqlite import Store
-from affidavit.verify import errors
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.treehead import sth_message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.conftest import raises_code
 
 KEY = derive_test_key("affidavit test log key")  # TEST-ONLY
 OTHER_KEY = derive_test_key("some other key")  # TEST-ONLY
@@ -45,35 +46,35 @@ def test_create_open_and_meta(tmp_path: Path) -> None:
         assert reopened.key_path == "/keys/log.key"
         assert reopened.size == 0
         assert reopened.root() == merkle.root_of([])  # RFC 9162 §2.1.1: empty root H("")
-        with pytest.raises(errors.LogNoSigningKey):
+        with raises_code("log.no_signing_key"):
             reopened.signed_tree_head(WHEN)
 
 
 def test_create_refuses_an_existing_log(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
     TransparencyLog.create(path, KEY, LOG_ID).close()
-    with pytest.raises(errors.LogExists) as e:
+    with raises_code("log.exists") as e:
         TransparencyLog.create(path, KEY, "other")
     assert e.value.code == "log.exists"
 
 
 @pytest.mark.parametrize("bad", ["", "a|b", "has space", "tab\there", "é", "x" * 201, "log\n"])
 def test_bad_log_id(tmp_path: Path, bad: str) -> None:
-    with pytest.raises(errors.LogBadLogId):
+    with raises_code("log.bad_log_id"):
         TransparencyLog.create(tmp_path / "log.db", KEY, bad)
 
 
 def test_open_without_log_and_missing_file(tmp_path: Path) -> None:
     Store.open(tmp_path / "empty.db", create=True).close()
-    with pytest.raises(errors.LogNotFound):
+    with raises_code("log.not_found"):
         TransparencyLog.open(tmp_path / "empty.db")
-    with pytest.raises(errors.StoreMissing):
+    with raises_code("store.missing"):
         TransparencyLog.open(tmp_path / "absent.db")
 
 
 def test_key_mismatch(tmp_path: Path) -> None:
     TransparencyLog.create(tmp_path / "log.db", KEY, LOG_ID).close()
-    with pytest.raises(errors.LogKeyMismatch) as e:
+    with raises_code("log.key_mismatch") as e:
         TransparencyLog.open(tmp_path / "log.db", OTHER_KEY)
     assert e.value.exit_code == 2
 
@@ -86,15 +87,15 @@ def test_append_leaf_entries(log: TransparencyLog) -> None:
     assert log.leaf(1) == _data(1)
     assert log.leaf_hash(1) == merkle.leaf_hash(_data(1))
     assert log.entries(0, 3) == [_data(0), _data(1), _data(2)]
-    with pytest.raises(errors.LogIndexOutOfRange):
+    with raises_code("log.index_out_of_range"):
         log.leaf(3)
-    with pytest.raises(errors.LogIndexOutOfRange):
+    with raises_code("log.index_out_of_range"):
         log.leaf_hash(-1)
-    with pytest.raises(errors.LogSizeOutOfRange):
+    with raises_code("log.size_out_of_range"):
         log.entries(2, 4)
-    with pytest.raises(errors.LogSizeOutOfRange):
+    with raises_code("log.size_out_of_range"):
         log.entries(2, 2)
-    with pytest.raises(errors.LogRangeTooLarge):
+    with raises_code("log.range_too_large"):
         log.entries(0, MAX_ENTRIES_PER_CALL + 1)
 
 
@@ -102,11 +103,11 @@ def test_append_leaf_hashes(log: TransparencyLog) -> None:
     hashes = [merkle.leaf_hash(_data(i)) for i in range(5)]
     assert log.append_leaf_hashes(hashes) == [0, 1, 2, 3, 4]
     assert log.root() == merkle.root_of(hashes)
-    with pytest.raises(errors.LogNoEntryData):
+    with raises_code("log.no_entry_data"):
         log.leaf(2)
-    with pytest.raises(errors.LogNoEntryData):
+    with raises_code("log.no_entry_data"):
         log.entries(0, 2)
-    with pytest.raises(errors.LogBadLeafHash) as e:
+    with raises_code("log.bad_leaf_hash") as e:
         log.append_leaf_hashes([hashes[0], b"\x00" * 31])
     assert e.value.details == {"position": 1}
     assert log.size == 5  # nothing of the refused batch was stored
@@ -179,17 +180,17 @@ def test_proofs_equal_reference_random(
 
 def test_proof_argument_errors(log: TransparencyLog) -> None:
     _build(log, 4, [4])
-    with pytest.raises(errors.LogIndexOutOfRange):
+    with raises_code("log.index_out_of_range"):
         log.inclusion_proof(4)
-    with pytest.raises(errors.LogIndexOutOfRange):
+    with raises_code("log.index_out_of_range"):
         log.inclusion_proof(2, 2)
-    with pytest.raises(errors.LogSizeOutOfRange):
+    with raises_code("log.size_out_of_range"):
         log.inclusion_proof(0, 5)
-    with pytest.raises(errors.LogSizeOutOfRange):
+    with raises_code("log.size_out_of_range"):
         log.consistency_proof(0, 4)  # from an empty tree proves nothing
-    with pytest.raises(errors.LogSizeOutOfRange):
+    with raises_code("log.size_out_of_range"):
         log.consistency_proof(3, 2)
-    with pytest.raises(errors.LogSizeOutOfRange):
+    with raises_code("log.size_out_of_range"):
         log.root(5)
     assert log.consistency_proof(4).path == ()  # same size: empty proof
 
@@ -229,7 +230,7 @@ def test_sth_accepted_by_the_peer_verifier(log: TransparencyLog) -> None:
 
 
 def test_naive_timestamp_refused(log: TransparencyLog) -> None:
-    with pytest.raises(errors.LogBadTimestamp):
+    with raises_code("log.bad_timestamp"):
         log.signed_tree_head(dt.datetime(2025, 1, 1))
     assert log.heads() == []
 
@@ -244,7 +245,7 @@ def test_missing_node_is_an_integrity_error(log: TransparencyLog) -> None:
     with log.store.write() as db:
         db.execute("DELETE FROM log_nodes WHERE level = 1 AND idx = 1")
     assert log.root() == merkle.root_of([merkle.leaf_hash(_data(i)) for i in range(8)])
-    with pytest.raises(errors.LogIntegrity) as e:
+    with raises_code("log.integrity") as e:
         log.inclusion_proof(0)  # needs node (1, 1): leaves 2-3
     assert e.value.exit_code == 1
     assert e.value.details == {"level": 1, "index": 1}
@@ -275,7 +276,7 @@ def test_checkpoint_is_a_verifiable_c2sp_note(log: TransparencyLog) -> None:
     assert verified.checkpoint.tree_size == 7
     assert verified.checkpoint.root_hash == merkle.root_of(leaves)
     other = parse_verifier_key(verifier_key_string(LOG_ID, OTHER_KEY.public_key))
-    with pytest.raises(errors.CheckpointNoTrustedSignature):
+    with raises_code("checkpoint.no_trusted_signature"):
         verify_checkpoint(note, [other])
     custom = log.checkpoint("example.com/other-origin", WHEN)
     assert custom.startswith("example.com/other-origin\n7\n")

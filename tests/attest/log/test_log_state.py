@@ -12,7 +12,8 @@ import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.verify import errors
+
+from tests.conftest import raises_code
 
 KEY = derive_test_key("affidavit log state key")  # TEST-ONLY
 OTHER = derive_test_key("affidavit log state other key")  # TEST-ONLY
@@ -53,7 +54,7 @@ def test_signing_writes_a_verified_state(tmp_path: Path) -> None:
 def test_deleted_store_cannot_be_recreated_under_the_same_key(tmp_path: Path) -> None:
     db, state = _bound(tmp_path)
     db.unlink()
-    with pytest.raises(errors.LogStateMismatch):
+    with raises_code("log.state_mismatch"):
         TransparencyLog.create(db, KEY, LOG_ID, state_file=state)
 
 
@@ -63,7 +64,7 @@ def test_store_that_does_not_extend_the_state_is_refused(tmp_path: Path, leaves:
     other = tmp_path / "other.db"  # a second history under the same key and log ID
     with TransparencyLog.create(other, KEY, LOG_ID) as log:
         log.append([f"other-{i}".encode() for i in range(leaves)])
-    with pytest.raises(errors.LogStateMismatch):
+    with raises_code("log.state_mismatch"):
         TransparencyLog.open(other, KEY, state_file=state)
 
 
@@ -72,7 +73,7 @@ def test_same_size_other_root_is_refused(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with TransparencyLog.create(other, KEY, LOG_ID) as log:
         log.append([f"other-{i}".encode() for i in range(5)])
-    with pytest.raises(errors.LogStateMismatch):
+    with raises_code("log.state_mismatch"):
         TransparencyLog.open(other, KEY, state_file=state)
 
 
@@ -91,10 +92,10 @@ def test_tampered_or_foreign_state_is_invalid(tmp_path: Path) -> None:
     document = json.loads(state.read_text())
     document["tree_size"] = 1
     state.write_text(json.dumps(document))
-    with pytest.raises(errors.LogStateInvalid):
+    with raises_code("log.state_invalid"):
         TransparencyLog.open(db, KEY, state_file=state)
     assert read_state(tmp_path / "absent.json", KEY.public_key, LOG_ID) is None
-    with pytest.raises(errors.LogStateInvalid):  # signed by another key
+    with raises_code("log.state_invalid"):  # signed by another key
         read_state(state, OTHER.public_key, LOG_ID)
 
 
@@ -107,12 +108,12 @@ def test_flipped_interior_node_is_never_signed(tmp_path: Path) -> None:
         before = log.signed_tree_head(WHEN)
     _flip_node(db, 2, 0)  # covers leaves 0-3: read for the root of size 7 (and kept in size 8)
     with TransparencyLog.open(db, KEY) as log:
-        with pytest.raises(errors.LogIntegrity):
+        with raises_code("log.integrity"):
             log.signed_tree_head(WHEN)
         log.append([b"later"])  # a bigger tree must still extend the head of size 8
-        with pytest.raises(errors.LogIntegrity):
+        with raises_code("log.integrity"):
             log.checkpoint(timestamp=WHEN)
-        with pytest.raises(errors.LogIntegrity):
+        with raises_code("log.integrity"):
             log.verify_integrity()
         assert [h.tree_size for h in log.heads()] == [before.tree_size]  # nothing new recorded
 
@@ -125,7 +126,7 @@ def test_full_audit_finds_a_node_off_the_root_path(tmp_path: Path) -> None:
     _flip_node(db, 1, 1)  # below the stored (2, 0): the root of size 8 does not read it
     with TransparencyLog.open(db, KEY) as log:
         log.verify_integrity()  # the O(log n) check cannot see it...
-        with pytest.raises(errors.LogIntegrity) as caught:
+        with raises_code("log.integrity") as caught:
             log.verify_integrity(full=True)  # ...the start-up audit does
         assert caught.value.details == {"level": 1, "index": 1}
 
@@ -136,7 +137,7 @@ def test_audit_checks_leaf_data(tmp_path: Path) -> None:
         log.append([b"a", b"b", b"c"])
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE log_entries SET data = ? WHERE idx = 2", (b"C",))
-    with TransparencyLog.open(db) as log, pytest.raises(errors.LogIntegrity) as caught:
+    with TransparencyLog.open(db) as log, raises_code("log.integrity") as caught:
         log.verify_integrity(full=True)
     assert caught.value.code == "log.integrity"
     assert caught.value.details == {"level": 0, "index": 2}

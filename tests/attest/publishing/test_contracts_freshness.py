@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from affidavit.attest.publishing.freshness import sign_freshness
-from affidavit.verify import errors
 from affidavit.verify.contracts.freshness import check_freshness, freshness_hash, parse_duration
 
 from tests.attest.publishing.test_publish_peer import PEER, _peer_verify
@@ -23,6 +22,7 @@ from tests.attest.publishing.test_publish_support import (
     make_manifest,
     other_key,
 )
+from tests.conftest import raises_code
 
 KEY = demo_key().public_key
 SIGNED_AT = "2025-03-01T00:00:00Z"
@@ -97,7 +97,7 @@ def test_age_and_future_times(manifest: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("bad", ["2025-03-01", "2025-03-01T00:00:00+00:00", "x", ""])
 def test_signed_at_must_be_utc_z(bad: str) -> None:
-    with pytest.raises(errors.ManifestFormatError):
+    with raises_code("manifest.invalid"):
         sign_freshness(make_manifest(demo_key(), [make_contract()]), demo_key(), signed_at=bad)
 
 

@@ -23,6 +23,7 @@ from tests.attest.publishing.test_publish_support import (
     make_manifest,
     other_key,
 )
+from tests.conftest import raises_code
 
 
 def test_attest_document_signed_and_unsigned() -> None:
@@ -42,13 +43,13 @@ def test_attest_document_signed_and_unsigned() -> None:
 
 
 def test_entry_fields_are_validated() -> None:
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         make_entry(None, make_contract(), status="retired")
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         make_entry(None, make_contract(), replaced_by="not-a-ref")
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         make_entry(None, make_contract(), distribution_channel="elsewhere")
-    with pytest.raises(errors.EntryControlCharacter) as caught:
+    with raises_code("entry.control_character") as caught:
         publish.build_entry(
             make_contract(),
             publisher_id=DEMO_PUBLISHER_ID,
@@ -81,16 +82,16 @@ def test_build_refuses_duplicates_other_publishers_and_foreign_signatures() -> N
         "publisher_key_id": DEMO_KEY_ID,
         "generated_at": FIXED_TIME,
     }
-    with pytest.raises(errors.ManifestDuplicateEntry):
+    with raises_code("manifest.duplicate_entry"):
         publish.build_manifest([entry, dict(entry)], demo_key(), **kwargs)
-    with pytest.raises(errors.EntryPublisherMismatch):
+    with raises_code("entry.publisher_mismatch"):
         publish.build_manifest([{**entry, "publisher_id": "x"}], demo_key(), **kwargs)
     foreign = publish.sign_entry(entry, other_key())
-    with pytest.raises(errors.EntrySignatureInvalid):
+    with raises_code("entry.signature_invalid"):
         publish.build_manifest([foreign], demo_key(), **kwargs)
-    with pytest.raises(errors.EntryHashMismatch):
+    with raises_code("entry.hash_mismatch"):
         publish.build_manifest([{**entry, "entry_hash": "0" * 64}], demo_key(), **kwargs)
-    with pytest.raises(errors.EntryFormatError):
+    with pytest.raises(errors.ContractError):
         publish.build_manifest([{**entry, "adapter_version": "1.0"}], demo_key(), **kwargs)
 
 
@@ -100,9 +101,9 @@ def test_entry_from_document_accepts_attest_docs_and_bare_entries() -> None:
     assert entry["entry_hash"] == document["entry_hash"]
     assert entry["entry_signature"] == document["entry_signature"]
     assert publish.entry_from_document(document["entry"]) == document["entry"]
-    with pytest.raises(errors.EntryFormatError):
+    with pytest.raises(errors.ContractError):
         publish.entry_from_document({"adapter_id": "a.b"})
-    with pytest.raises(errors.EntryFormatError):
+    with pytest.raises(errors.ContractError):
         publish.entry_from_document({**document["entry"], "status": 1})
 
 
@@ -121,13 +122,13 @@ def test_set_lifecycle_keeps_both_hashes() -> None:
         "acme.eval_suite.v0@0.2.0",
     )
     assert "replaced_by" not in publish.set_lifecycle(superseded, status="active")
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         publish.set_lifecycle(declaration, status="superseded")
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         publish.set_lifecycle(
             declaration, status="deprecated", replaced_by="acme.eval_suite.v0@0.1.0"
         )
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         publish.set_lifecycle(declaration, status="gone")
 
 
@@ -157,8 +158,9 @@ def test_write_pin_keeps_sorts_and_replaces(tmp_path: Path) -> None:
 def test_write_pin_refuses_a_malformed_file_and_keeps_it(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "pinned_adapters.json"
     path.write_bytes(content)
-    with pytest.raises(errors.InputError):
+    with pytest.raises(errors.AffidavitError) as caught:
         publish.write_pin(path, _pin("a.a", "1.0.0"))
+    assert caught.value.exit_code == 2, caught.value.code
     assert path.read_bytes() == content
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
@@ -176,5 +178,5 @@ def test_scan_declarations(tmp_path: Path) -> None:
     assert [Path(d.source).name for d in found] == ["a.json"]
     assert len(skipped) == 1
     assert "json.duplicate_key" in skipped[0]
-    with pytest.raises(errors.FileReadError):
+    with raises_code("io.unreadable"):
         publish.scan_declarations([tmp_path / "missing"])

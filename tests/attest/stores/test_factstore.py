@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from affidavit.attest.stores.facts import FactStore
-from affidavit.verify import errors
 from affidavit.verify.lineage.audit import audit
 from affidavit.verify.lineage.jsonl import JsonlFactSource
 from affidavit.verify.lineage.walk import walk
 
+from tests.conftest import raises_code
 from tests.verify.lineage.test_lineage import ABSENT, chain, make_fact
 
 
@@ -47,7 +47,7 @@ def test_the_same_fact_again_is_a_no_op(store: FactStore) -> None:
 def test_derived_from_is_immutable(store: FactStore) -> None:
     # seed 002 §20.6.1 rule 4
     store.add_batch([make_fact("a", ABSENT)])
-    with pytest.raises(errors.DerivedFromImmutable) as caught:
+    with raises_code("derived_from_immutable") as caught:
         store.add_batch([make_fact("a")], labels=["line 7"])
     assert caught.value.code == "derived_from_immutable"
     assert "line 7" in caught.value.message
@@ -55,7 +55,7 @@ def test_derived_from_is_immutable(store: FactStore) -> None:
 
 
 def test_derived_from_immutable_within_one_batch(store: FactStore) -> None:
-    with pytest.raises(errors.DerivedFromImmutable):
+    with raises_code("derived_from_immutable"):
         store.add_batch([make_fact("a"), make_fact("a", ABSENT)])
     assert len(store) == 0
 
@@ -63,7 +63,7 @@ def test_derived_from_immutable_within_one_batch(store: FactStore) -> None:
 def test_self_reference_is_a_cycle(store: FactStore) -> None:
     plain = make_fact("self")
     selfish = make_fact("self", plain.hash)
-    with pytest.raises(errors.ProvenanceCycleDetected) as caught:
+    with raises_code("provenance_cycle_detected") as caught:
         store.add_batch([selfish])
     assert caught.value.code == "provenance_cycle_detected"
 
@@ -74,7 +74,7 @@ def test_cycle_against_the_store_is_refused(store: FactStore) -> None:
     c = make_fact("c", b)
     store.add_batch([b, c])  # b names a, which is not stored yet (dangling is valid)
     a_cyclic = make_fact("a", c)  # a derived from c closes a -> c -> b -> a
-    with pytest.raises(errors.ProvenanceCycleDetected) as caught:
+    with raises_code("provenance_cycle_detected") as caught:
         store.add_batch([a_cyclic])
     assert caught.value.details["fact"] == a.hash
     assert store.get(a.hash) is None
@@ -86,7 +86,7 @@ def test_cycle_across_a_batch_stores_nothing(store: FactStore) -> None:
     b = make_fact("b", a)
     a_cyclic = make_fact("a", b)
     good = make_fact("good")
-    with pytest.raises(errors.ProvenanceCycleDetected) as caught:
+    with raises_code("provenance_cycle_detected") as caught:
         store.add_batch([good, b, a_cyclic], labels=["line 1", "line 2", "line 3"])
     assert "line 3" in caught.value.message
     assert len(store) == 0  # atomic: the good fact is not stored either
@@ -122,7 +122,7 @@ def test_audit_finds_a_body_edited_in_place(store: FactStore) -> None:
     assert [(f.code, f.fact) for f in report.findings] == [
         ("lineage.fact_hash_mismatch", facts[0].hash)
     ]
-    with pytest.raises(errors.LineageFactHashMismatch):
+    with raises_code("lineage.fact_hash_mismatch"):
         walk(store, facts[1].hash)
 
 
@@ -141,13 +141,13 @@ def test_export_is_readable_as_jsonl(store: FactStore, tmp_path: Path) -> None:
 def test_open_refuses_other_files(tmp_path: Path) -> None:
     text = tmp_path / "x.db"
     text.write_text("hello")
-    with pytest.raises(errors.LineageStoreInvalid):
+    with raises_code("lineage.store_invalid"):
         FactStore.open(text)
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
-    with pytest.raises(errors.LineageStoreInvalid):
+    with raises_code("lineage.store_invalid"):
         FactStore.open(other)
-    with pytest.raises(errors.FileReadError):
+    with raises_code("io.unreadable"):
         FactStore.open(tmp_path / "missing.db")
 
 
@@ -204,11 +204,11 @@ def test_reader_is_read_only_and_sees_commits(store: FactStore, tmp_path: Path) 
             reader.add_batch([make_fact("new")])
     finally:
         reader.close()
-    with pytest.raises(errors.FileReadError):
+    with raises_code("io.unreadable"):
         FactStore.open_reader(tmp_path / "missing.db")
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
-    with pytest.raises(errors.LineageStoreInvalid):
+    with raises_code("lineage.store_invalid"):
         FactStore.open_reader(other)
 
 
@@ -230,14 +230,14 @@ def test_every_error_collects_all_rule_breaks(store: FactStore) -> None:
     assert moved.hash == a.hash
     loop = make_fact("loop")
     self_loop = make_fact("loop", loop.hash)
-    with pytest.raises(errors.DerivedFromImmutable):  # default: the first one
+    with raises_code("derived_from_immutable"):  # default: the first one
         store.add_batch([moved, self_loop])
-    with pytest.raises(errors.FactBatchInvalid) as caught:
+    with raises_code("fact.batch_invalid") as caught:
         store.add_batch([moved, b, self_loop], labels=["x", "y", "z"], every_error=True)
     assert [bad["code"] for bad in caught.value.details["bad"]] == [
         "derived_from_immutable",
         "provenance_cycle_detected",
     ]
     assert store.get(b.hash) is None  # all or nothing
-    with pytest.raises(errors.ProvenanceCycleDetected):  # one refusal is raised as itself
+    with raises_code("provenance_cycle_detected"):  # one refusal is raised as itself
         store.add_batch([b, self_loop], every_error=True)

@@ -10,6 +10,8 @@ import pytest
 from affidavit.attest.stores.sqlite import Store
 from affidavit.verify import errors
 
+from tests.conftest import raises_code
+
 V1 = "CREATE TABLE t_items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)"
 V2 = "ALTER TABLE t_items ADD COLUMN note TEXT; CREATE INDEX t_items_name ON t_items(name)"
 
@@ -34,7 +36,7 @@ def test_house_pragmas(store: Store) -> None:
 
 def test_missing_file_is_not_created(tmp_path: Path) -> None:
     target = tmp_path / "absent.db"
-    with pytest.raises(errors.StoreMissing) as e:
+    with raises_code("store.missing") as e:
         Store.open(target)
     assert e.value.code == "store.missing"
     assert not target.exists()
@@ -43,7 +45,7 @@ def test_missing_file_is_not_created(tmp_path: Path) -> None:
 def test_not_a_database(tmp_path: Path) -> None:
     target = tmp_path / "junk.db"
     target.write_bytes(b"this is not sqlite at all, not even close" * 100)
-    with pytest.raises(errors.StoreUnreadable) as e:
+    with raises_code("store.unreadable") as e:
         Store.open(target)
     assert e.value.code == "store.unreadable"
     assert e.value.exit_code == 2
@@ -65,7 +67,7 @@ def test_migrations_apply_once_and_in_order(store: Store) -> None:
 
 def test_newer_schema_refused(store: Store) -> None:
     store.migrate("t", [V1, V2])
-    with pytest.raises(errors.StoreSchemaTooNew) as e:
+    with raises_code("store.schema_too_new") as e:
         store.migrate("t", [V1])
     assert e.value.details == {"component": "t", "found": 2, "supported": 1}
 
@@ -117,7 +119,7 @@ def test_one_writer_busy_error(tmp_path: Path) -> None:
     try:
         with first.write() as db:
             db.execute("INSERT INTO t_items(name) VALUES ('held')")
-            with pytest.raises(errors.StoreBusy) as e, second.write():
+            with raises_code("store.busy") as e, second.write():
                 pass  # pragma: no cover
             assert e.value.code == "store.busy"
         with second.write() as db:  # lock released: the second writer proceeds

@@ -16,6 +16,7 @@ from affidavit.verify.anchor.rfc3161 import (
     verify_token,
 )
 
+from tests.conftest import raises_code
 from tests.verify.anchor_tsa import (
     LocalTsa,
     TestCa,
@@ -59,7 +60,7 @@ def _verify(
 
 
 def _code(response: bytes, tsa: LocalTsa, **kwargs: object) -> str:
-    with pytest.raises(errors.AnchorError) as caught:
+    with pytest.raises(errors.ProofError) as caught:
         _verify(response, tsa, **kwargs)  # type: ignore[arg-type]
     return caught.value.code
 
@@ -275,7 +276,7 @@ def test_rejected_request_is_not_granted(tsa: LocalTsa) -> None:
     # sha224 is not among the TSA's accepted digests: openssl answers with status rejection (2).
     response = tsa.stamp(DATA, digest="sha224", expect_granted=False)
     assert not tsa.openssl_verify(DATA, response)
-    with pytest.raises(errors.AnchorTsaNotGranted) as caught:
+    with raises_code("anchor.tsa_not_granted") as caught:
         parse_token(response)
     assert caught.value.details["pki_status"] == 2
 
@@ -285,7 +286,7 @@ def test_truncated_and_padded_tokens_are_malformed(tsa: LocalTsa) -> None:
     granted_without_token = bytes.fromhex("30053003020100")
     for broken in (response[:-1], response + b"\x00", b"", b"\x30\x80\x00\x00",
                    granted_without_token):  # fmt: skip
-        with pytest.raises(errors.AnchorTokenMalformed):
+        with raises_code("anchor.token_malformed"):
             parse_token(broken)
 
 
@@ -296,7 +297,7 @@ def _flipped(response: bytes, at: int, mask: int = 0x04) -> bytes:
 def _ours(response: bytes, tsa: LocalTsa) -> dict[str, object] | None:
     try:
         return _verify(response, tsa)
-    except errors.AnchorError:
+    except errors.ProofError:
         return None
 
 
@@ -341,9 +342,9 @@ def test_never_laxer_than_openssl_on_flipped_bytes(tsa: LocalTsa, with_cert: boo
 
 
 def test_load_certificate_refuses_non_certificates(tsa: LocalTsa) -> None:
-    with pytest.raises(errors.AnchorTsaCertUnreadable):
+    with raises_code("anchor.tsa_cert_unreadable"):
         load_certificate(tsa.key.read_bytes())
-    with pytest.raises(errors.AnchorTsaCertUnreadable):
+    with raises_code("anchor.tsa_cert_unreadable"):
         load_certificate(b"\x30\x03\x02\x01\x01")
     der = tsa.folder / "cert.der"
     _ = openssl("x509", "-in", str(tsa.cert), "-outform", "DER", "-out", str(der), cwd=tsa.folder)

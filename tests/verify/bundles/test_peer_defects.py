@@ -22,6 +22,7 @@ from aigentsy_verify.adapter import replay_policy_decision
 from aigentsy_verify.bundle import verify_actor_signature_sidecar
 from aigentsy_verify.merkle import verify_consistency as peer_verify_consistency
 
+from tests.conftest import raises_code
 from tests.verify.peer_bundle_cases import handmade_cases
 from tests.verify.peer_bundle_gen import (
     LOG_ID,
@@ -187,10 +188,9 @@ def test_policy_not_in_replay() -> None:
     assert replay_policy_decision(firing)["status"] == mismatch  # wrong: saas is not_in the list
     assert replay_policy_decision(not_firing)["status"] == mismatch
     from affidavit.verify.contracts.policy import replay_snapshot
-    from affidavit.verify.errors import PolicyReplayMismatch
 
     assert replay_snapshot(firing).action == "auto_accept"
-    with pytest.raises(PolicyReplayMismatch):
+    with raises_code("policy.replay_mismatch"):
         replay_snapshot(not_firing)
 
 

@@ -7,7 +7,6 @@ import copy
 from typing import Any
 
 import pytest
-from affidavit.verify import errors
 from affidavit.verify.contracts.contract import (
     LIFECYCLE_FIELDS,
     clear_caches,
@@ -20,6 +19,7 @@ from aigentsy_verify.adapter import recompute_contract_hash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import raises_code
 from tests.verify.contracts.test_contract_golden import BASE, VALID, sealed
 from tests.verify.contracts.test_contract_schema import FAST, valid_contracts
 
@@ -65,9 +65,9 @@ def test_every_hashed_field_changes_the_hash(
     assert "contract.hash_mismatch" in report.error_codes
     assert report.contract_hash == recompute_contract_hash(changed)
     assert ("contract.input_schema_hash_mismatch" in report.error_codes) is input_schema_changes
-    with pytest.raises(errors.VerificationError) as caught:
+    with raises_code(report.error_codes[0]) as caught:
         report.raise_for_errors()
-    assert caught.value.code == report.error_codes[0]
+    assert caught.value.exit_code == 1
 
 
 def test_neither_hash_covers_the_other() -> None:
@@ -152,7 +152,7 @@ def test_non_object_declaration() -> None:
     report = lint_contract(["not", "an", "object"])
     assert report.error_codes == ("contract.not_object",)
     assert report.contract_hash == ""
-    with pytest.raises(errors.ContractNotObject):
+    with raises_code("contract.not_object"):
         report.raise_for_errors()
 
 

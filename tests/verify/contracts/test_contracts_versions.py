@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, input_schema_hash, lint_contract
 from affidavit.verify.contracts.lifecycle import parse_adapter_ref, parse_semver
 from affidavit.verify.contracts.manifest import check_entry_text, check_signature
 from affidavit.verify.contracts.pins import validate_pin_args
 from affidavit.verify.contracts.schema import is_semver, reference_issue_codes, schema_issues
+
+from tests.conftest import raises_code
 
 HEX = "ab" * 32
 LEADING_ZEROS = ["01.0.0", "001.0.0", "1.00.0", "1.0.01", "00.0.0"]
@@ -51,12 +52,12 @@ def test_leading_zeros_and_trailing_text_are_not_semver_anywhere(version: str) -
     assert [i.code for i in schema_issues(_contract(adapter_version=version))] == [
         "contract.bad_semver"
     ]
-    with pytest.raises(errors.PinArgumentError):
+    with raises_code("pin.invalid_argument"):
         parse_semver(version)
-    with pytest.raises(errors.PinArgumentError) as caught:
+    with raises_code("pin.invalid_argument") as caught:
         validate_pin_args("acme.x.v0", version, HEX)
     assert caught.value.code == "pin.invalid_argument"
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         parse_adapter_ref(f"acme.x.v0@{version}")
     pointer = lint_contract(_contract(replaced_by=f"acme.y.v0@{version}"))
     assert pointer.error_codes == ("contract.lifecycle_invalid",)
@@ -66,11 +67,11 @@ def test_leading_zeros_and_trailing_text_are_not_semver_anywhere(version: str) -
 
 @pytest.mark.parametrize("suffix", ["\n", "\r\n", "\x00"])
 def test_identifiers_and_hashes_never_match_with_a_trailing_character(suffix: str) -> None:
-    with pytest.raises(errors.PinArgumentError):
+    with raises_code("pin.invalid_argument"):
         validate_pin_args("acme.x.v0" + suffix, "1.0.0", HEX)
-    with pytest.raises(errors.PinArgumentError):
+    with raises_code("pin.invalid_argument"):
         validate_pin_args("acme.x.v0", "1.0.0", HEX + suffix)
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         parse_adapter_ref("acme.x.v0" + suffix + "@1.0.0")
     # A signature over "hex\n" is never checked as a signature over the hex digest.
     assert check_signature(None, HEX + suffix, "AAAA") == "no_public_key"
@@ -84,7 +85,7 @@ def test_identifiers_and_hashes_never_match_with_a_trailing_character(suffix: st
 def test_a_contract_cannot_name_itself(field: str) -> None:
     report = lint_contract(_contract(**{field: "acme.x.v0@1.0.0"}))
     assert report.error_codes == ("contract.lifecycle_self_reference",)
-    with pytest.raises(errors.ContractLifecycleSelfReference):
+    with raises_code("contract.lifecycle_self_reference"):
         report.raise_for_errors()
     # The same id at another version is a real pointer.
     assert lint_contract(_contract(**{field: "acme.x.v0@1.0.1"})).ok
@@ -127,7 +128,7 @@ def test_signed_entry_text_refuses_control_characters(field: str, char: str) -> 
     if char == "\u2028":  # a line separator is printable text, not a C0/C1 control
         check_entry_text(entry)
         return
-    with pytest.raises(errors.EntryControlCharacter) as caught:
+    with raises_code("entry.control_character") as caught:
         check_entry_text(entry)
     assert caught.value.code == "entry.control_character"
     assert caught.value.exit_code == 2
@@ -135,7 +136,7 @@ def test_signed_entry_text_refuses_control_characters(field: str, char: str) -> 
 
 def test_release_notes_may_hold_newlines_and_tabs() -> None:
     check_entry_text({"release_notes": "line one\n\tline two\r\n"})
-    with pytest.raises(errors.EntryControlCharacter):
+    with raises_code("entry.control_character"):
         check_entry_text({"docs_url": "https://x.invalid/\n"})
 
 

@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import (
     ENTRY_HASH_FIELDS,
     entry_hash,
@@ -26,6 +25,7 @@ from tests.attest.publishing.test_publish_support import (
     make_manifest,
     other_key,
 )
+from tests.conftest import raises_code
 
 
 def _independent_hash(value: Any) -> str:
@@ -181,7 +181,7 @@ def test_unknown_status_is_invalid() -> None:
     "document", [[], {"contracts": {}}, {"contracts": [1]}, {"contracts": "x"}]
 )
 def test_malformed_manifest_is_an_input_error(document: Any) -> None:
-    with pytest.raises(errors.ManifestFormatError) as info:
+    with raises_code("manifest.invalid") as info:
         verify_manifest(document, public_key=None)
     assert info.value.code == "manifest.invalid"
     assert info.value.exit_code == 2
@@ -211,7 +211,7 @@ def test_publisher_document_parse_and_binding(manifest: dict[str, Any]) -> None:
         }
     )
     document.check_matches(manifest)
-    with pytest.raises(errors.ManifestPublisherMismatch):
+    with raises_code("manifest.publisher_mismatch"):
         document.check_matches({**manifest, "publisher_key_id": "demo-k2"})
 
 
@@ -226,6 +226,6 @@ def test_publisher_document_parse_and_binding(manifest: dict[str, Any]) -> None:
     ],
 )
 def test_bad_publisher_documents(document: Any) -> None:
-    with pytest.raises(errors.PublisherDocumentError) as info:
+    with raises_code("manifest.publisher_document_invalid") as info:
         parse_publisher_document(document)
     assert info.value.code == "manifest.publisher_document_invalid"

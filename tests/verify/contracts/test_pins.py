@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 import pytest
-from affidavit.verify import errors
 from affidavit.verify.contracts.lifecycle import (
     active_head,
     exact_match,
@@ -17,6 +16,7 @@ from affidavit.verify.contracts.manifest import entry_hash, verify_manifest
 from affidavit.verify.contracts.pins import Declaration, check_pins, parse_pin_file, plan_pin
 
 from tests.attest.publishing.test_publish_support import demo_key, make_contract, make_manifest
+from tests.conftest import raises_code
 
 HASH = make_contract()["contract_hash"]
 
@@ -77,7 +77,7 @@ def test_active_head_uses_semver_not_string_order() -> None:
 
 @pytest.mark.parametrize("ref", ["a.b@1.0", "a.b", "A.b@1.0.0", "a.b@1.0.0@x"])
 def test_bad_adapter_refs(ref: str) -> None:
-    with pytest.raises(errors.EntryLifecycleInvalid):
+    with raises_code("entry.lifecycle_invalid"):
         parse_adapter_ref(ref)
 
 
@@ -113,7 +113,7 @@ def test_bad_adapter_refs(ref: str) -> None:
     ],
 )
 def test_malformed_pin_files(document: Any) -> None:
-    with pytest.raises(errors.PinFileError) as info:
+    with raises_code("pin.file_invalid") as info:
         parse_pin_file(document)
     assert (info.value.code, info.value.exit_code) == ("pin.file_invalid", 2)
 
@@ -145,7 +145,7 @@ def test_plan_superseded_deprecated_revoked() -> None:
     assert deprecated.message.startswith("WARNING:")
     assert "DEPRECATED" in deprecated.pin["lifecycle_advice"]
     revoked = _manifest(status="revoked")
-    with pytest.raises(errors.PinRevoked) as info:
+    with raises_code("pin.revoked") as info:
         _plan(revoked)
     assert info.value.exit_code == 3
     inspection = _plan(revoked, allow=True)
@@ -155,7 +155,7 @@ def test_plan_superseded_deprecated_revoked() -> None:
 
 def test_plan_refuses_unverified_or_different_entries() -> None:
     document = _manifest()
-    with pytest.raises(errors.PinHashMismatch):
+    with raises_code("pin.hash_mismatch"):
         plan_pin(
             "acme.eval_suite.v0",
             "0.1.0",
@@ -165,7 +165,7 @@ def test_plan_refuses_unverified_or_different_entries() -> None:
         )
     tampered = copy.deepcopy(document)
     tampered["contracts"][0]["release_notes"] = "edited"
-    with pytest.raises(errors.PinEntryUnverified) as info:
+    with raises_code("pin.entry_unverified") as info:
         _plan(tampered)
     assert "entry_hash mismatch" in info.value.message
     missing = _plan({**document, "contracts": []} | {"manifest_hash": None}, key=False)

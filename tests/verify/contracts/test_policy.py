@@ -19,6 +19,8 @@ from affidavit.verify.contracts.policy import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import raises_code
+
 POLICY: dict[str, Any] = {
     "rules": [
         {
@@ -156,7 +158,7 @@ def test_peer_mandate_vectors(peer_vectors: Path) -> None:
     ],
 )
 def test_strict_parse(document: Any, code: str) -> None:
-    with pytest.raises(errors.PolicyMalformed) as caught:
+    with pytest.raises(errors.PolicyError) as caught:
         AcceptancePolicy.from_json(document)
     assert caught.value.code == code
     assert caught.value.exit_code == 2
@@ -231,14 +233,14 @@ def test_replay_round_trip_and_mismatch() -> None:
 
     forged = decision.snapshot()
     forged["evaluated_inputs"]["coverage_met"] = False
-    with pytest.raises(errors.PolicyReplayMismatch):
+    with raises_code("policy.replay_mismatch"):
         replay_snapshot(forged)
 
     # A default decision whose inputs would have fired rule 0: only the full replay catches it.
     hidden = default.snapshot()
     hidden["evaluated_inputs"]["coverage_met"] = True
     assert replay_snapshot(hidden).rule_index == -1
-    with pytest.raises(errors.PolicyReplayMismatch):
+    with raises_code("policy.replay_mismatch"):
         replay_snapshot(hidden, policy)
 
 
@@ -264,7 +266,7 @@ def test_replay_round_trip_and_mismatch() -> None:
     ],
 )
 def test_replay_malformed(snapshot: Any) -> None:
-    with pytest.raises(errors.PolicySnapshotMalformed):
+    with raises_code("policy.snapshot_malformed"):
         replay_snapshot(snapshot)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.verify import errors
 from affidavit.verify.contracts.validators import (
     BooleanValidator,
     ValidationResult,
@@ -18,6 +17,7 @@ from affidavit.verify.contracts.validators import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import raises_code
 from tests.verify.contracts.test_contract_schema import FAST, json_values
 
 CONTRACT: dict[str, Any] = {
@@ -140,9 +140,9 @@ def test_a_broken_family_is_a_load_error() -> None:
         return [BooleanValidator("other_name", "1.0.0")]
 
     registry = ValidatorRegistry({"x_validator": broken, "y_validator": impostor})
-    with pytest.raises(errors.ValidatorLoadFailed):
+    with raises_code("validator.load_failed"):
         registry.get("x_validator", "1.0.0")
-    with pytest.raises(errors.ValidatorLoadFailed):
+    with raises_code("validator.load_failed"):
         registry.get("y_validator", "1.0.0")
 
 
@@ -156,7 +156,7 @@ def test_ambiguous_entry_points_are_refused(monkeypatch: pytest.MonkeyPatch) -> 
         importlib.metadata.EntryPoint("dup_validator", "pkg_b:family", "affidavit.validators"),
     ]
     monkeypatch.setattr(validators, "_entry_points", lambda: twins)
-    with pytest.raises(errors.ValidatorLoadFailed):
+    with raises_code("validator.load_failed"):
         ValidatorRegistry().get("dup_validator", "1.0.0")
 
 
@@ -194,7 +194,7 @@ def test_a_broken_entry_point_is_a_load_error(monkeypatch: pytest.MonkeyPatch, t
     from affidavit.verify.contracts import validators
 
     monkeypatch.setattr(validators, "_entry_points", _points(target))
-    with pytest.raises(errors.ValidatorLoadFailed):
+    with raises_code("validator.load_failed"):
         ValidatorRegistry().get("plugin_validator", "1.0.0")
 
 

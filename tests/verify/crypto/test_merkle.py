@@ -14,6 +14,8 @@ from affidavit.verify.crypto import merkle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import raises_code
+
 
 def _mth(leaves: list[bytes]) -> bytes:
     """RFC 6962 §2.1 MTH, written out recursively from the RFC text (independent of root_of)."""
@@ -74,7 +76,7 @@ def test_inclusion_vectors(peer_vectors: Path) -> None:
                 _b64(case["root"]),
             )
             failed = False
-        except (errors.MerkleError, errors.MerkleBadHashLength):
+        except errors.ProofError:
             failed = True
         if failed != case["wantErr"]:
             wrong.append(name)
@@ -95,7 +97,7 @@ def test_consistency_vectors(peer_vectors: Path) -> None:
                 _b64(case["root2"]),
             )
             failed = False
-        except (errors.MerkleError, errors.MerkleBadHashLength):
+        except errors.ProofError:
             failed = True
         if failed != case["wantErr"]:
             wrong.append(name)
@@ -114,7 +116,7 @@ def test_inclusion_round_trip(n: int, data: st.DataObject) -> None:
     merkle.verify_inclusion(leaves[index], index, n, proof, root)
     other = (index + 1) % n
     if other != index:
-        with pytest.raises(errors.MerkleError):
+        with pytest.raises(errors.ProofError):
             merkle.verify_inclusion(leaves[index], other, n, proof, root)
 
 
@@ -128,7 +130,7 @@ def test_consistency_round_trip(n: int, data: st.DataObject) -> None:
         assert len(proof) == merkle.consistency_proof_length(m, n)
     merkle.verify_consistency(m, n, proof, _mth(leaves[:m]), _mth(leaves))
     if proof:
-        with pytest.raises(errors.MerkleRootMismatch):
+        with raises_code("merkle.root_mismatch"):
             merkle.verify_consistency(
                 m, n, proof, _mth(leaves[:m]), _mth([*leaves[:-1], b"x" * 32])
             )
@@ -145,7 +147,7 @@ def test_any_flipped_proof_bit_fails_with_root_mismatch(n: int, data: st.DataObj
     tampered = bytearray(proof[which])
     tampered[bit // 8] ^= 1 << (bit % 8)
     proof[which] = bytes(tampered)
-    with pytest.raises(errors.MerkleRootMismatch) as caught:
+    with raises_code("merkle.root_mismatch") as caught:
         merkle.verify_inclusion(leaves[index], index, n, proof, merkle.root_of(leaves))
     assert caught.value.code == "merkle.root_mismatch"
 
@@ -198,5 +200,5 @@ def test_error_codes() -> None:
 
 
 def test_bad_hash_length_is_input_error() -> None:
-    assert errors.MerkleBadHashLength.exit_code == 2
-    assert errors.MerkleRootMismatch.exit_code == 1
+    assert errors.ProofError.codes["merkle.bad_hash_length"].exit_code == 2
+    assert errors.ProofError.codes["merkle.root_mismatch"].exit_code == 1

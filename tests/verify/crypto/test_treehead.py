@@ -29,6 +29,8 @@ from affidavit.verify.crypto.treehead import (
     verify_sth,
 )
 
+from tests.conftest import raises_code
+
 KEY = derive_test_key("TEST-ONLY treehead log key")
 OTHER = derive_test_key("TEST-ONLY treehead other key")
 ROOT_HEX = "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"
@@ -87,13 +89,13 @@ def test_sth_peer_accepts_ours() -> None:
     ],
 )
 def test_sth_tampered_field_fails(change: dict[str, Any]) -> None:
-    with pytest.raises(errors.TreeHeadSignatureInvalid) as caught:
+    with raises_code("treehead.signature_bad") as caught:
         verify_sth(_sth(**change), KEY.public_key)
     assert caught.value.code == "treehead.signature_bad"
 
 
 def test_sth_wrong_key_fails() -> None:
-    with pytest.raises(errors.TreeHeadSignatureInvalid):
+    with raises_code("treehead.signature_bad"):
         verify_sth(_sth(), OTHER.public_key)
 
 
@@ -119,7 +121,7 @@ def test_sth_wrong_key_fails() -> None:
     ],
 )
 def test_sth_malformed(change: dict[str, Any]) -> None:
-    with pytest.raises(errors.TreeHeadMalformed) as caught:
+    with raises_code("treehead.malformed") as caught:
         parse_sth(_sth(**change))
     assert caught.value.code == "treehead.malformed"
     assert caught.value.exit_code == 2
@@ -129,12 +131,12 @@ def test_sth_malformed(change: dict[str, Any]) -> None:
 def test_sth_missing_field(missing: str) -> None:
     document = _sth()
     del document[missing]
-    with pytest.raises(errors.TreeHeadMalformed, match=missing):
+    with raises_code("treehead.malformed", match=missing):
         parse_sth(document)
 
 
 def test_sth_not_an_object() -> None:
-    with pytest.raises(errors.TreeHeadMalformed):
+    with raises_code("treehead.malformed"):
         parse_sth([])  # type: ignore[arg-type]
 
 
@@ -160,7 +162,7 @@ def test_c2sp_example_verifies(peer_vectors: Path) -> None:
 def test_c2sp_example_tampered_text_fails(peer_vectors: Path) -> None:
     example = _example(peer_vectors)
     verifier = parse_verifier_key(example["verifier_key"])
-    with pytest.raises(errors.CheckpointSignatureInvalid) as caught:
+    with raises_code("checkpoint.signature_bad") as caught:
         verify_note(example["note"].replace("example", "exampel", 1), [verifier])
     assert caught.value.code == "checkpoint.signature_bad"
 
@@ -169,7 +171,7 @@ def test_c2sp_example_other_key_is_not_trusted(peer_vectors: Path) -> None:
     example = _example(peer_vectors)
     # Same name, different key (so different key ID): the signature is ignored, nothing verifies.
     stranger = parse_verifier_key(verifier_key_string("example.com/foo", OTHER.public_key))
-    with pytest.raises(errors.CheckpointNoTrustedSignature) as caught:
+    with raises_code("checkpoint.no_trusted_signature") as caught:
         verify_note(example["note"], [stranger])
     assert caught.value.code == "checkpoint.no_trusted_signature"
 
@@ -204,14 +206,14 @@ def test_bad_signature_from_trusted_key_rejects_the_note() -> None:
     # A second line under the same trusted key with a broken signature: whole note rejected.
     key_id = KEY.public_key.key_id_c2sp("log.example")
     bad_line = note_signature_line("log.example", key_id, b"\x00" * 64)
-    with pytest.raises(errors.CheckpointSignatureInvalid):
+    with raises_code("checkpoint.signature_bad"):
         verify_note(good.replace("\n\n", "\n\n" + bad_line), [_verifier("log.example", KEY)])
 
 
 def test_trusted_key_signing_twice_is_malformed() -> None:
     good = _signed("hello\n", ("log.example", KEY))
     doubled = good + good.split("\n\n", 1)[1]
-    with pytest.raises(errors.CheckpointMalformed):
+    with raises_code("checkpoint.malformed"):
         verify_note(doubled, [_verifier("log.example", KEY)])
 
 
@@ -241,18 +243,18 @@ def test_text_may_contain_blank_lines() -> None:
     ],
 )
 def test_malformed_notes(note: str) -> None:
-    with pytest.raises(errors.CheckpointMalformed) as caught:
+    with raises_code("checkpoint.malformed") as caught:
         parse_note(note)
     assert caught.value.exit_code == 2
 
 
 def test_invalid_utf8_note() -> None:
-    with pytest.raises(errors.CheckpointMalformed):
+    with raises_code("checkpoint.malformed"):
         parse_note(b"\xff\n\n\xe2\x80\x94 a AAAAAAA=\n")
 
 
 def test_too_many_signatures() -> None:
-    with pytest.raises(errors.CheckpointMalformed):
+    with raises_code("checkpoint.malformed"):
         parse_note("t\n\n" + "— a AAAAAAA=\n" * 101)
 
 
@@ -270,14 +272,14 @@ def test_too_many_signatures() -> None:
     ],
 )
 def test_malformed_verifier_keys(vkey: str) -> None:
-    with pytest.raises(errors.VerifierKeyMalformed) as caught:
+    with raises_code("key.vkey_malformed") as caught:
         parse_verifier_key(vkey)
     assert caught.value.code == "key.vkey_malformed"
 
 
 def test_weak_key_in_verifier_key() -> None:
     blob = base64.b64encode(b"\x01" + bytes.fromhex("01" + "00" * 31)).decode()
-    with pytest.raises(errors.KeyWeak):
+    with raises_code("key.weak"):
         parse_verifier_key(f"weak.example+00000000+{blob}")
 
 
@@ -309,7 +311,7 @@ def test_checkpoint_round_trip() -> None:
 
 def test_checkpoint_origin_mismatch() -> None:
     note = _signed(checkpoint_body("log.example/1", 1, b"\x00" * 32), ("log.example/1", KEY))
-    with pytest.raises(errors.CheckpointOriginMismatch) as caught:
+    with raises_code("checkpoint.origin_mismatch") as caught:
         verify_checkpoint(note, [_verifier("log.example/1", KEY)], origin="log.example/2")
     assert caught.value.code == "checkpoint.origin_mismatch"
 
@@ -338,7 +340,7 @@ def test_tlog_checkpoint_spec_example_body() -> None:
     ],
 )
 def test_malformed_checkpoint_bodies(body: str) -> None:
-    with pytest.raises(errors.CheckpointMalformed):
+    with raises_code("checkpoint.malformed"):
         parse_checkpoint_body(body)
 
 

@@ -22,6 +22,8 @@ from affidavit.verify.json.canonical import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import raises_code
+
 SAFE_INT = 2**53 - 1
 # Keys and strings that stress UTF-16 ordering and escapes: astral characters sort before
 # U+E000..U+FFFF in UTF-16 but after them by code point.
@@ -177,9 +179,9 @@ def test_safe_integer_bounds_are_accepted() -> None:
 
 
 def test_py_forms_reject_non_finite_and_unsupported() -> None:
-    with pytest.raises(errors.CanonicalNonFinite):
+    with raises_code("canonical.non_finite"):
         py_compact(float("nan"))
-    with pytest.raises(errors.CanonicalUnsupportedType):
+    with raises_code("canonical.unsupported_type"):
         py_spaced({"k": object()})
 
 
@@ -210,7 +212,7 @@ def test_canonical_bytes_dispatches_and_rejects_unknown_forms() -> None:
 def test_es6_number_equals_rfc8785_for_any_bit_pattern(bits: int) -> None:
     value = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
     if math.isnan(value) or math.isinf(value):
-        with pytest.raises(errors.CanonicalNonFinite):
+        with raises_code("canonical.non_finite"):
             es6_number(value)
         return
     assert es6_number(value) == rfc8785.dumps(value).decode()

@@ -19,6 +19,8 @@ from affidavit.verify.lineage.stigmem import (
     node_timestamp_to_ts,
 )
 
+from tests.conftest import raises_code
+
 BASE: dict[str, Any] = {
     "entity": "urn:s:alice",
     "relation": "memory:role",
@@ -50,7 +52,7 @@ def test_null_without_v_is_the_null_value() -> None:
     assert bare.hash == full.hash
     assert bare.cid == full.cid
     assert bare.value.to_json() == {"type": "null", "v": None}
-    with pytest.raises(errors.FactInvalid):
+    with pytest.raises(errors.LineageError):
         parse_fact({**BASE, "value": {"type": "text"}})  # only null may omit v
 
 
@@ -61,7 +63,7 @@ def test_plus_zero_offset_is_utc_and_hashed_as_received() -> None:
     assert offset.hash != zulu.hash  # the string is hashed, as received
     assert offset.cid == zulu.cid  # the node's CID has no time in it
     for other in ("2026-05-01T10:00:00-00:00", "2026-05-01T10:00:00+01:00", "2026-05-01T10:00:00"):
-        with pytest.raises(errors.FactInvalid):
+        with pytest.raises(errors.LineageError):
             parse_fact({**BASE, "ts": other})
 
 
@@ -83,7 +85,7 @@ def test_cid_is_computed_over_the_lowercased_entity_and_source() -> None:
 
 def test_node_references_are_refused_at_the_door_with_a_hint() -> None:
     for entry in ({"hash": "sha256:" + "a" * 64}, {"fact_id": str(uuid.uuid4())}):
-        with pytest.raises(errors.FactDerivedFromMalformed) as caught:
+        with raises_code("fact.derived_from_malformed") as caught:
             parse_fact({**BASE, "derived_from": [entry]})
         assert "facts pull" in caught.value.message
     ok = parse_fact({**BASE, "derived_from": [{"hash": "a" * 64, "fact_id": "n1"}]})
@@ -106,9 +108,9 @@ def test_assert_request_mapping() -> None:
     )
     assert timestamped["ts"] == "2026-02-02T00:00:00+00:00"
     assert "timestamp" not in timestamped
-    with pytest.raises(errors.FactInvalid):
+    with pytest.raises(errors.LineageError):
         assert_request_to_fact([request], now="x")
-    with pytest.raises(errors.FactInvalid):
+    with pytest.raises(errors.LineageError):
         assert_request_to_fact({**BASE, "timestamp": "2026-02-02T00:00:00Z"}, now="x")
 
 

@@ -17,6 +17,8 @@ from affidavit.verify.lineage.walk import MemoryFactSource, StoredRecord, walk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import raises_code
+
 ABSENT = FactHash("e" * 64)
 
 
@@ -70,7 +72,7 @@ def test_depth_zero_is_the_root_alone() -> None:
 @pytest.mark.parametrize("depth", [6, -1, 100])
 def test_depth_beyond_five_is_graph_depth_exceeded(depth: int) -> None:
     facts = chain(2)
-    with pytest.raises(errors.GraphDepthExceeded) as caught:
+    with raises_code("graph_depth_exceeded") as caught:
         walk(MemoryFactSource(facts), facts[-1].hash, depth=depth)
     assert caught.value.code == "graph_depth_exceeded"
     assert caught.value.exit_code == 2
@@ -138,14 +140,14 @@ def test_hidden_fact_at_the_depth_limit_does_not_leak_truncation() -> None:
 
 def test_unreadable_root_is_refused_with_no_data() -> None:
     root = make_fact("root", scope="company")
-    with pytest.raises(errors.LineageRootForbidden) as caught:
+    with raises_code("lineage.root_forbidden") as caught:
         walk(MemoryFactSource([root]), root.hash, readable_scopes=frozenset({"team"}))
     assert caught.value.exit_code == 3
     assert caught.value.details == {}
 
 
 def test_unknown_root_is_fact_not_found() -> None:
-    with pytest.raises(errors.FactNotFound) as caught:
+    with raises_code("fact_not_found") as caught:
         walk(MemoryFactSource([]), ABSENT)
     assert caught.value.code == "fact_not_found"
 
@@ -171,7 +173,7 @@ class _Tampered(MemoryFactSource):
 
 
 def test_walk_refuses_a_fact_filed_under_another_hash() -> None:
-    with pytest.raises(errors.LineageFactHashMismatch) as caught:
+    with raises_code("lineage.fact_hash_mismatch") as caught:
         walk(_Tampered(ABSENT, make_fact("x")), ABSENT)
     assert caught.value.exit_code == 1
     root = make_fact("root", ABSENT)
@@ -180,7 +182,7 @@ def test_walk_refuses_a_fact_filed_under_another_hash() -> None:
         def get(self, fact_hash: FactHash) -> Fact | None:
             return root if fact_hash == root.hash else super().get(fact_hash)
 
-    with pytest.raises(errors.LineageFactHashMismatch):
+    with raises_code("lineage.fact_hash_mismatch"):
         walk(_TamperedParent(ABSENT, make_fact("x")), root.hash)
 
 
@@ -348,7 +350,7 @@ def test_jsonl_source_reads_plain_and_export_lines(tmp_path: Path) -> None:
 def test_jsonl_source_refuses_a_corrupt_line_when_walking(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
     path.write_bytes(jcs(dict(make_fact("a").document)) + b"\n{oops\n")
-    with pytest.raises(errors.LineageStoreInvalid, match="line 2"):
+    with raises_code("lineage.store_invalid", match="line 2"):
         walk(JsonlFactSource(path), make_fact("a").hash)
     report = audit(JsonlFactSource(path))
     assert [(f.code, f.where) for f in report.findings] == [("lineage.fact_malformed", "line 2")]
@@ -359,12 +361,12 @@ def test_jsonl_export_record_with_a_wrong_key_is_caught(tmp_path: Path) -> None:
     altered = {**fact.document, "confidence": 0.9}
     path = _write_jsonl(tmp_path / "f.jsonl", [{"fact_hash": fact.hash, "fact": altered}])
     assert [f.code for f in audit(JsonlFactSource(path)).findings] == ["lineage.fact_hash_mismatch"]
-    with pytest.raises(errors.LineageFactHashMismatch):
+    with raises_code("lineage.fact_hash_mismatch"):
         walk(JsonlFactSource(path), fact.hash)
 
 
 def test_jsonl_missing_file_is_unreadable(tmp_path: Path) -> None:
-    with pytest.raises(errors.FileReadError):
+    with raises_code("io.unreadable"):
         list(JsonlFactSource(tmp_path / "missing.jsonl").records())
 
 

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from affidavit.cli.render.lineage import render
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.lineage.audit import audit
@@ -19,7 +18,7 @@ from affidavit.verify.lineage.jsonl import JsonlFactSource
 from affidavit.verify.lineage.signing import TrustedFactKeys, signed_document, signing_message
 from affidavit.verify.lineage.walk import walk
 
-from tests.conftest import VECTORS, assert_golden
+from tests.conftest import VECTORS, assert_golden, raises_code
 
 HERE = VECTORS / "lineage"
 TEST_KEY_LABEL = "TEST-ONLY affidavit lineage vectors"
@@ -220,7 +219,6 @@ def test_hidden_and_absent_vectors_are_byte_identical() -> None:
 
 def test_cycle_vector_is_refused_on_insert(tmp_path: Path) -> None:
     from affidavit.attest.stores.facts import FactStore
-    from affidavit.verify import errors
 
     facts = [
         parse_fact(json.loads(line)["fact"])
@@ -228,6 +226,6 @@ def test_cycle_vector_is_refused_on_insert(tmp_path: Path) -> None:
     ]
     with (
         FactStore.open(tmp_path / "c.db", create=True) as store,
-        pytest.raises(errors.ProvenanceCycleDetected),
+        raises_code("provenance_cycle_detected"),
     ):
         store.add_batch(facts)

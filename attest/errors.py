@@ -1,0 +1,129 @@
+"""The storage layer's errors: the database file and the transparency log.
+
+::
+
+    AffidavitError (affidavit.verify.errors)
+    ├── StoreError      store.*: the SQLite file is missing, busy, damaged or too new
+    └── LogError        log.*: the transparency log refused an operation or found itself unsound
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from affidavit.verify._code import FAILED, INPUT, Code, catalogue
+from affidavit.verify.errors import AffidavitError
+
+__all__ = ["LogError", "StoreError", "families"]
+
+STORE: Final = (
+    Code(
+        "store.busy",
+        INPUT,
+        "Another writer held the database longer than the busy timeout; retry later.",
+    ),
+    Code(
+        "store.corrupt",
+        INPUT,
+        "The database file is damaged (SQLite integrity check failed); HTTP 503.",
+    ),
+    Code(
+        "store.missing",
+        INPUT,
+        "The database file does not exist (and creating it was not asked for).",
+    ),
+    Code(
+        "store.schema_too_new",
+        INPUT,
+        "The database holds a newer schema version than this Affidavit understands.",
+    ),
+    Code(
+        "store.unreadable",
+        INPUT,
+        "The file cannot be opened as an SQLite database (not a database, or corrupt).",
+    ),
+)
+
+LOG: Final = (
+    Code("log.bad_leaf_hash", INPUT, "A leaf hash given to the log is not exactly 32 bytes."),
+    Code(
+        "log.bad_log_id",
+        INPUT,
+        "A log ID must be 1-200 printable ASCII characters without '|' or whitespace.",
+    ),
+    Code(
+        "log.bad_timestamp",
+        INPUT,
+        "A tree head timestamp must be a timezone-aware datetime (it is signed as UTC).",
+    ),
+    Code(
+        "log.exists",
+        INPUT,
+        "The database already holds a transparency log; refused to create another.",
+    ),
+    Code("log.index_out_of_range", INPUT, "The leaf index is not below the tree size asked for."),
+    Code(
+        "log.integrity",
+        FAILED,
+        "The stored tree is inconsistent (a node is missing or a recorded head differs).",
+    ),
+    Code(
+        "log.key_mismatch",
+        INPUT,
+        "The signing key given is not the key this log was created with.",
+    ),
+    Code(
+        "log.no_entry_data",
+        INPUT,
+        "The leaf was appended by its hash only; the log holds no data for it.",
+    ),
+    Code(
+        "log.no_signing_key",
+        INPUT,
+        "Signing a tree head needs the log's private key (open the log with a key).",
+    ),
+    Code(
+        "log.not_found",
+        INPUT,
+        "The database holds no transparency log (run `affidavit log init` first).",
+    ),
+    Code("log.range_too_large", INPUT, "Too many entries asked for at once; page through them."),
+    Code(
+        "log.size_out_of_range",
+        INPUT,
+        "A tree size is beyond the log's size, or the sizes are out of order, or zero.",
+    ),
+    Code(
+        "log.state_invalid",
+        INPUT,
+        "The log state file beside the key is malformed or not signed by the log key.",
+    ),
+    Code(
+        "log.state_mismatch",
+        INPUT,
+        "The store does not extend the head the log key signed last (a fork); refused.",
+    ),
+    Code(
+        "log.unhealthy",
+        INPUT,
+        "The stored tree contradicts a signed head; the log refuses to sign (HTTP 503).",
+    ),
+)
+
+
+class StoreError(AffidavitError):
+    """The database file cannot be used: missing, unreadable, busy, damaged or too new."""
+
+    codes = catalogue(STORE)
+
+
+class LogError(AffidavitError):
+    """The transparency log refused an operation, or its stored tree contradicts a signed head."""
+
+    codes = catalogue(LOG)
+
+
+def families() -> Iterator[type[AffidavitError]]:
+    """Every family of this layer."""
+    yield from (StoreError, LogError)
