@@ -4,12 +4,20 @@
 >>> sha256_hex(jcs(loads(b'{"b": 1.0, "a": true}')))
 'a3f44886ecd0b8667b0c6a4652d41e1f9e8205fb8d35d299fd20577f5268adb6'
 
+The names in ``__all__`` are the library's public API (docs/architecture.md, "Public API"):
+verify a bundle, an attestation, a manifest, pins, a checkpoint, a Merkle proof or an anchor
+receipt; walk and audit lineage; parse strictly and hash canonically. The rooms below
+(``json``, ``crypto``, ``anchor``, ``contracts``, ``bundles``, ``lineage``) are the
+implementation, free to change between releases; ``affidavit.verify.errors`` is public too, for
+its families and codes.
+
 Nothing in this package reads the network, the environment or the clock on its own: trust
 inputs and time are arguments. It never imports ``affidavit.attest``, ``affidavit.registry``,
-``affidavit.cli``, httpx, socket or urllib (a test walks its imports).
+``affidavit.cli``, httpx, socket or urllib (tests/verify/test_offline_imports.py).
 
-The re-exports below load on first use (PEP 562), so importing one submodule (say
-``affidavit.verify.errors``) does not import the others: it keeps CLI start-up small.
+Fast path: the names load on first use (PEP 562), so ``import affidavit.verify`` costs one small
+module, and the ``verify bundle`` command imports only what a bundle needs, not jsonschema (the
+contracts room) or cryptography (PEM keys, RFC 3161). docs/adr/0003-cold-start.md has the numbers.
 """
 
 from __future__ import annotations
@@ -18,6 +26,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from affidavit.verify.anchor.receipt import AnchorResult, verify_anchor_receipt
+    from affidavit.verify.bundles.attestation import verify_attestation
+    from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash, verify_bundle
+    from affidavit.verify.contracts.contract import (
+        ContractReport,
+        contract_hash,
+        input_schema_hash,
+        lint_contract,
+    )
+    from affidavit.verify.contracts.manifest import ManifestReport, verify_entry, verify_manifest
+    from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file
+    from affidavit.verify.crypto.checkpoint import parse_verifier_key, verify_checkpoint
+    from affidavit.verify.crypto.keys import Ed25519PublicKey
+    from affidavit.verify.crypto.merkle import verify_consistency, verify_inclusion
     from affidavit.verify.errors import AffidavitError
     from affidavit.verify.json.canonical import (
         canonical_bytes,
@@ -27,35 +49,106 @@ if TYPE_CHECKING:
         sha256_hex,
     )
     from affidavit.verify.json.strict import load_object, loads
+    from affidavit.verify.lineage.audit import AuditReport, audit
+    from affidavit.verify.lineage.facts import fact_hash_of, parse_fact
+    from affidavit.verify.lineage.walk import MemoryFactSource, WalkLimits, WalkResult, walk
+    from affidavit.verify.results import BundleResult, StepResult
 
-__all__ = [
-    "AffidavitError",
-    "canonical_bytes",
-    "jcs",
-    "load_object",
-    "loads",
-    "py_compact",
-    "py_spaced",
-    "sha256_hex",
-]
-
+# name -> the module (below affidavit.verify) that defines it. Keep sorted by name.
 _HOME = {
     "AffidavitError": "errors",
+    "AnchorResult": "anchor.receipt",
+    "AuditReport": "lineage.audit",
+    "BundleResult": "results",
+    "BundleVerifier": "bundles.verifier",
+    "ContractReport": "contracts.contract",
+    "Ed25519PublicKey": "crypto.keys",
+    "ManifestReport": "contracts.manifest",
+    "MemoryFactSource": "lineage.walk",
+    "PinCheckReport": "contracts.pins",
+    "StepResult": "results",
+    "WalkLimits": "lineage.walk",
+    "WalkResult": "lineage.walk",
+    "audit": "lineage.audit",
+    "bundle_hash": "bundles.verifier",
     "canonical_bytes": "json.canonical",
+    "check_pins": "contracts.pins",
+    "contract_hash": "contracts.contract",
+    "fact_hash_of": "lineage.facts",
+    "input_schema_hash": "contracts.contract",
     "jcs": "json.canonical",
+    "lint_contract": "contracts.contract",
     "load_object": "json.strict",
     "loads": "json.strict",
+    "parse_fact": "lineage.facts",
+    "parse_pin_file": "contracts.pins",
+    "parse_verifier_key": "crypto.checkpoint",
     "py_compact": "json.canonical",
     "py_spaced": "json.canonical",
     "sha256_hex": "json.canonical",
+    "verify_anchor_receipt": "anchor.receipt",
+    "verify_attestation": "bundles.attestation",
+    "verify_bundle": "bundles.verifier",
+    "verify_checkpoint": "crypto.checkpoint",
+    "verify_consistency": "crypto.merkle",
+    "verify_entry": "contracts.manifest",
+    "verify_inclusion": "crypto.merkle",
+    "verify_manifest": "contracts.manifest",
+    "walk": "lineage.walk",
 }
+
+__all__ = [
+    "AffidavitError",
+    "AnchorResult",
+    "AuditReport",
+    "BundleResult",
+    "BundleVerifier",
+    "ContractReport",
+    "Ed25519PublicKey",
+    "ManifestReport",
+    "MemoryFactSource",
+    "PinCheckReport",
+    "StepResult",
+    "WalkLimits",
+    "WalkResult",
+    "audit",
+    "bundle_hash",
+    "canonical_bytes",
+    "check_pins",
+    "contract_hash",
+    "fact_hash_of",
+    "input_schema_hash",
+    "jcs",
+    "lint_contract",
+    "load_object",
+    "loads",
+    "parse_fact",
+    "parse_pin_file",
+    "parse_verifier_key",
+    "py_compact",
+    "py_spaced",
+    "sha256_hex",
+    "verify_anchor_receipt",
+    "verify_attestation",
+    "verify_bundle",
+    "verify_checkpoint",
+    "verify_consistency",
+    "verify_entry",
+    "verify_inclusion",
+    "verify_manifest",
+    "walk",
+]  # the same names as _HOME (a test checks)
 
 
 def __getattr__(name: str) -> Any:
-    """Import a re-exported name from its submodule on first access."""
+    """Import a public name from its module on first access (PEP 562)."""
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
