@@ -1,6 +1,6 @@
 """Canonical encodings: Affidavit's jcs vs the rfc8785 package, measured in the same run.
 
-Target (issue 2): >= 2x rfc8785.dumps on a 4 KiB bundle-like document, byte-identical.
+Target: >= 2x rfc8785.dumps on a 4 KiB bundle-like document, byte-identical.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """AdapterContract hashing and checking per second, against the peer and jsonschema, same run.
 
-Targets (issue 2 item 9): >= 100k contract hashes/s; >= 20k/s including the schema check.
+Targets: >= 100k contract hashes/s; >= 20k/s including the schema check.
 Rows: both hashes (memoized and not) vs aigentsy_verify's recompute functions; the compiled schema
 check vs the peer's hand-written one and jsonschema's Draft7Validator (pre-built); full lint
 (schema + both hashes compared + lifecycle + validator lookup), memoized and not.

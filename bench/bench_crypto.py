@@ -1,8 +1,8 @@
 """Crypto primitives, measured in the same run: Ed25519 through PyNaCl vs cryptography, signing,
 key checks, and Merkle proof verification at 1,000,000 leaves.
 
-Issue 4 item 2 expects PyNaCl about 2x faster than cryptography on verify; item 9 asks for
-inclusion and consistency proof time at 1,000,000 leaves (target <= 1 ms each).
+Expected: PyNaCl about 2x faster than cryptography on verify (docs/adr/0002-ed25519-strictness.md);
+inclusion and consistency proofs at 1,000,000 leaves in <= 1 ms each.
 """
 
 from __future__ import annotations

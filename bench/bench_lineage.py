@@ -13,7 +13,7 @@ bench-out/ and reused. Insert (with cycle checks) and audit are measured on a fr
   ``FactStore.audit(jobs=2)`` (workers read their own key ranges; the pool start is timed too);
 * insert: parsing and hashing the same facts without storing them.
 
-Targets (issue 5): walk p99 <= 5 ms, audit >= 50,000 facts/s.
+Targets: walk p99 <= 5 ms, audit >= 50,000 facts/s.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Transparency log: append throughput and proof time at 1,000,000 leaves, vs the SHA-256 floor.
 
-Targets (issue 4 item 9): append >= 20,000 leaves/s (batched, durable: synchronous=FULL), and
+Targets: append >= 20,000 leaves/s (batched, durable: synchronous=FULL), and
 inclusion and consistency proofs <= 1 ms each at 1,000,000 leaves.
 
 The floor is the work no log can avoid, measured in this run: hashing the same leaves and interior

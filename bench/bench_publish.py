@@ -1,4 +1,4 @@
-"""Publication benchmarks (issue 3 §9): manifest verify of 10,000 signed entries (target <= 1 s),
+"""Publication benchmarks: manifest verify of 10,000 signed entries (target <= 1 s),
 entries signed per second, Ed25519 verify through PyNaCl vs cryptography, and the peer's manifest
 verify on the same manifest, all measured in this run. Keys are TEST-ONLY (derive_test_key).
 

@@ -3,7 +3,7 @@
 Run: ``python bench/bench_registry.py [--seconds 5] [--connections 64]``. The server runs as
 ``affidavit registry serve`` (uvicorn; uvloop + httptools when installed) in one process; the load
 generator runs in a second process and speaks raw HTTP/1.1 keep-alive over asyncio (so the
-client's own cost stays small). Targets (issue 6 item 10): >= 3,000 req/s, p99 <= 25 ms for
+client's own cost stays small). Targets: >= 3,000 req/s, p99 <= 25 ms for
 discovery GETs. The floor printed beside it is the same generator against a minimal ASGI app on the
 same server stack, measured in the same run: the ratio is what the registry's own code costs.
 """

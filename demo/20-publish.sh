@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Publication and pinning (issue 3): a publisher key, two attested and signed contracts, a signed
+# Publication and pinning: a publisher key, two attested and signed contracts, a signed
 # manifest verified offline with the pinned publisher document, a pin, and the CI gate
 # (`adapter pins check`) passing, then failing once a pinned contract is tampered with.
 # Uses $VECTORS_DIR/publication/contracts (two AdapterContracts); writes into $DEMO_DIR/publish.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Step 25: the transparency log (issue 4 item 3). A log in one SQLite file: init with a fresh key,
+# Step 25: the transparency log. A log in one SQLite file: init with a fresh key,
 # append artefacts (one batch, durable), sign a tree head (formats.md §4) and a C2SP checkpoint
 # (§6), prove inclusion and consistency, and check both with the offline verifier commands.
 # Standalone: uses only `affidavit` (and the venv's python to build a verifier key string);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Step 30: stamp ProofPack bundles and verify them offline (issue 4 items 5, 6, 10).
+# Step 30: stamp ProofPack bundles and verify them offline.
 # A log, three adapter outputs run through the contract's validator and an AcceptancePolicy
 # (accepted, review, rejected), stamped under one signed tree head; verified offline with the pinned
 # key; then one bundle is tampered with and the failing step is shown.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The registry (issue 6): start it in the background on a free port with a temp data dir, probe
+# The registry: start it in the background on a free port with a temp data dir, probe
 # it, publish a contract, stamp a bundle into the registry's own transparency log, verify it with
 # the key discovered from the registry and then pinned, record and walk facts through the API, and
 # stop the registry (a trap stops it whatever happens). Needs nothing from earlier steps; writes
