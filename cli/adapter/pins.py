@@ -25,10 +25,21 @@ from affidavit.verify.contracts.freshness import check_freshness, parse_duration
 from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
 from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.results import render_problems
 
 __all__ = ["pin", "pins"]
 
 DEFAULT_PIN_FILE: Final = "pinned_adapters.json"
+# The library names the caller's settings by parameter; these are the options that set them here.
+CHECK_FLAGS: Final = {
+    "require_signed": "--require-signed",
+    "manifest": "--manifest",
+    "live_manifest": "--registry",
+    "allow_inspection_only": "--allow-inspection-only",
+}
+REVOKED_HINT: Final = (
+    "; for legacy or forensic review only, re-run with --allow-revoked-for-legacy-inspection"
+)
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -102,14 +113,19 @@ def pin(  # noqa: PLR0917
             "pin.invalid_argument", "a public key is only used with --manifest"
         )
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
-    plan = plan_pin(
-        adapter_id,
-        adapter_version,
-        contract_hash_hex,
-        manifest=document,
-        manifest_report=report,
-        allow_revoked_for_legacy_inspection=allow_revoked,
-    )
+    try:
+        plan = plan_pin(
+            adapter_id,
+            adapter_version,
+            contract_hash_hex,
+            manifest=document,
+            manifest_report=report,
+            allow_revoked_for_legacy_inspection=allow_revoked,
+        )
+    except errors.ContractError as e:
+        if e.code == "pin.revoked":
+            e.message += REVOKED_HINT
+        raise
     if plan.message:
         click.echo(plan.message, err=True)
     written = publish.write_pin(Path(pin_file), plan.pin)
@@ -232,14 +248,15 @@ def pins_check(  # noqa: PLR0917
     )
     skipped = list(scan.skipped)
     if as_json:
-        emit_json({**result.to_json(), "pin_file": pin_file, "skipped_files": skipped})
+        emit_json({**result.to_json(CHECK_FLAGS), "pin_file": pin_file, "skipped_files": skipped})
     else:
         _print_check(pin_file, result, skipped)
     failing = [f"{v.adapter_id}@{v.adapter_version}" for v in result.pins if not v.holds]
     if result.exit_code == 1:
         raise errors.ContractError(
             "pin.check_failed",
-            f"{pin_file}: pins do not hold: " + (", ".join(failing) or "; ".join(result.problems)),
+            f"{pin_file}: pins do not hold: "
+            + (", ".join(failing) or "; ".join(render_problems(result.problems, CHECK_FLAGS))),
         )
     if result.exit_code == 3:
         raise errors.ContractError(
@@ -255,13 +272,14 @@ def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> N
         label = f"{verdict.adapter_id}@{verdict.adapter_version}"
         sources = ", ".join(verdict.sources) or "no source"
         click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
-        for line in verdict.problems:
+        for line in render_problems(verdict.problems, CHECK_FLAGS):
             click.echo(f"          problem: {line}")
-        for line in verdict.notes:
+        for line in render_problems(verdict.notes, CHECK_FLAGS):
             click.echo(f"          note: {line}")
-    for line in result.problems:
+    for line in render_problems(result.problems, CHECK_FLAGS):
         click.echo(f"  problem: {line}")
-    for line in (*result.notes, *(f"skipped {s}" for s in skipped)):
+    notes = render_problems(result.notes, CHECK_FLAGS)
+    for line in (*notes, *(f"skipped {s}" for s in skipped)):
         click.echo(f"  note: {line}")
     click.echo(f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})")
 

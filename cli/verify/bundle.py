@@ -17,7 +17,11 @@ under a caller-trusted key. ``--profile swarm-strict`` adds the swarm coverage, 
 decision steps (docs/adr/0008-actor-keys-and-events-after-finality.md).
 
 Start-up is kept small (performance.md): the verifier is imported when the command runs, and
-nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key is read).
+nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key is read). The
+options are declared once (:data:`OPTIONS`, :data:`COMMANDS`); the private
+:mod:`affidavit.cli.verify._fastpath` builds the click commands from them and runs the common
+command lines without click (:func:`fast_main`; what that buys is measured there). Results are
+typed (:mod:`affidavit.verify.results`) and render themselves; this module only prints them.
 """
 
 from __future__ import annotations
@@ -25,37 +29,23 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Final, NamedTuple
 
 from affidavit.cli._input import read_input
+from affidavit.cli.verify import _fastpath
+from affidavit.cli.verify._fastpath import Command, Option
+from affidavit.cli.verify._fastpath import echo as _echo
 from affidavit.verify import errors
+from affidavit.verify.results import Result, UnreadableInput, VerifyReport
 
-if TYPE_CHECKING:
-    import click
+# + bundle, attestation: the click commands, built on first access
+__all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast"]
 
-__all__ = ["OPTIONS", "Option", "fast_main", "parse_fast"]  # + bundle, attestation (lazy)
-
-RESULT_VERSION: Final = "1.0.0"
 _KEY_SUFFIXES: Final = (".pub", ".json", ".pem")
-_VERDICTS: Final = ("verified", "unanchored", "failed", "unreadable")
-_EXIT: Final = {"verified": 0, "unanchored": 1, "failed": 1, "unreadable": 2}
 
 
 # -- the options, declared once: they build both the click commands and the fast parser ---------
-
-
-class Option(NamedTuple):
-    """One command-line option. ``kind``: text, file, folder, path (file or folder), choice,
-    jobs (1..64) or flag."""
-
-    flag: str
-    dest: str
-    kind: str
-    help: str
-    multiple: bool = False
-    metavar: str | None = None
-    choices: tuple[str, ...] = ()  # kind "choice": the first is the default
 
 
 OPTIONS: Final = {
@@ -93,124 +83,9 @@ OPTIONS: Final = {
     "jobs": (Option("--jobs", "jobs", "jobs", "Worker processes."),),
     "json": (Option("--json", "as_json", "flag", "Print one JSON document to stdout."),),
 }  # fmt: skip
-_JOBS_RANGE: Final = (1, 64)
-# command -> (option groups, positional argument name, takes several positionals)
-_COMMANDS: Final = {
-    "bundle": (("key", "bundle", "jobs", "json"), "inputs", True),
-    "attestation": (("key", "json"), "source", False),
-}
 
 
-def _options_for(command: str) -> list[Option]:
-    groups, _, _ = _COMMANDS[command]
-    return [option for group in groups for option in OPTIONS[group]]
-
-
-def _defaults(command: str) -> dict[str, Any]:
-    """The value of every option when it is not given (what click passes)."""
-    values: dict[str, Any] = {}
-    for option in _options_for(command):
-        if option.multiple:
-            values[option.dest] = ()
-        else:
-            values[option.dest] = {"jobs": 1, "flag": False}.get(option.kind)
-            if option.kind == "choice":
-                values[option.dest] = option.choices[0]
-    return values
-
-
-# -- the click-free fast path (cold start, issue 4 item 9) ---------------------------------------
-
-
-def _fast_value(option: Option, text: str) -> Any:
-    """``text`` converted as click would, or ``None`` where click would complain (fall back)."""
-    if option.kind == "jobs":
-        ok = text.isascii() and text.isdigit() and _JOBS_RANGE[0] <= int(text) <= _JOBS_RANGE[1]
-        return int(text) if ok else None
-    if option.kind == "file" and os.path.isdir(text):
-        return None  # click.Path(dir_okay=False) refuses it: let click word the error
-    if option.kind == "folder" and os.path.isfile(text):
-        return None
-    if option.kind == "choice" and text not in option.choices:
-        return None
-    return text
-
-
-def parse_fast(command: str, argv: Sequence[str]) -> dict[str, Any] | None:
-    """Parse ``argv`` (after ``verify <command>``) into the click keyword arguments.
-
-    Returns ``None`` for anything not fully understood (``--help``, unknown or repeated flags,
-    missing values, bad numbers, a missing input), so the caller hands the line to click.
-    """
-    by_flag = {option.flag: option for option in _options_for(command)}
-    values = _defaults(command)
-    positional: list[str] = []
-    seen: set[str] = set()
-    items, index = list(argv), 0
-    while index < len(items):
-        token = items[index]
-        index += 1
-        if token == "-" or not token.startswith("-"):  # noqa: S105 - "-" is stdin, not a secret
-            positional.append(token)
-            continue
-        flag, has_inline, inline = token.partition("=")
-        option = by_flag.get(flag)
-        if option is None or (option.kind == "flag" and has_inline):
-            return None  # --help, --, unknown flags, --json=...: click decides
-        if option.kind == "flag":
-            values[option.dest] = True
-            continue
-        if not has_inline:
-            if index >= len(items):
-                return None
-            inline, index = items[index], index + 1
-        value = _fast_value(option, inline)
-        if value is None or (not option.multiple and flag in seen):
-            return None
-        seen.add(flag)
-        values[option.dest] = (*values[option.dest], value) if option.multiple else value
-    _, name, several = _COMMANDS[command]
-    if not positional or (len(positional) > 1 and not several):
-        return None
-    values[name] = tuple(positional) if several else positional[0]
-    return values
-
-
-def fast_main(command: str, argv: Sequence[str]) -> int | None:
-    """Run ``verify <command>`` without click; ``None`` when click must handle ``argv``.
-
-    Output and exit codes are the click path's, byte for byte (tests/cli/test_cold_start.py):
-    both call the same ``_run_*`` function, and failures print the group's one-line error.
-    """
-    values = parse_fast(command, argv)
-    if values is None:
-        return None
-    run: Callable[..., int] = _run_bundle if command == "bundle" else _run_attestation
-    try:
-        return run(**values)
-    except errors.AffidavitError as e:
-        return _print_error(e)
-    except OSError as e:
-        return _print_error(
-            errors.ParseError("io.unreadable", f"{e.filename or 'input'}: {e.strerror or e}")
-        )
-
-
-def _print_error(error: errors.AffidavitError) -> int:
-    from affidavit.cli.main import format_error  # noqa: PLC0415 - main imports this module lazily
-
-    _echo(format_error(error), err=True)
-    return error.exit_code
-
-
-# -- input and output without click --------------------------------------------------------------
-
-
-def _echo(text: str, *, err: bool = False) -> None:
-    """``click.echo`` for text: the line, a newline, flushed."""
-    stream = sys.stderr if err else sys.stdout
-    stream.write(text + "\n")
-    stream.flush()
+# -- input ----------------------------------------------------------------------------------------
 
 
 def _trusted_keys(
@@ -347,31 +222,18 @@ def _actor_keys(path: str | None) -> tuple[Any, ...]:
     return tuple(keys)
 
 
-def _unreadable(source: str, error: errors.AffidavitError, kind: str) -> dict[str, Any]:
-    step = {"name": "parse", "status": "failed", "code": error.code, "message": error.message}
-    return {
-        "kind": kind,
-        "source": source,
-        "verdict": "unreadable",
-        "verified": False,
-        "steps": [step],
-        "code": error.code,
-        "message": error.message,
-    }
-
-
-def _verify_one(source: str) -> dict[str, Any]:
+def _verify_one(source: str) -> Result:
     try:
         data = read_input(source)
     except errors.AffidavitError as e:
-        return _unreadable(source, e, "bundle")
-    result: dict[str, Any] = _VERIFIER.verify_bytes(data, source=source).to_json()
+        return UnreadableInput.of("bundle", source, e)
+    result: Result = _VERIFIER.verify_bytes(data, source=source)
     return result
 
 
 def _verify_all(
     paths: list[str], raw_keys: list[bytes], jobs: int, settings: _Settings = _DEFAULT_SETTINGS
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Result]:
     if jobs <= 1 or len(paths) < 2:
         _init_worker(raw_keys, settings)
         yield from map(_verify_one, paths)
@@ -385,36 +247,6 @@ def _verify_all(
 
 
 # -- output -------------------------------------------------------------------------------------
-
-
-def _summary(results: Sequence[dict[str, Any]]) -> dict[str, int]:
-    counts = dict.fromkeys(_VERDICTS, 0)
-    for result in results:
-        counts[result["verdict"]] += 1
-    return {"total": len(results), **counts}
-
-
-def _describe(result: dict[str, Any], detailed: bool) -> list[str]:
-    lines = [f"{result['source']}: {result['verdict']}"]
-    if detailed:
-        for step in result["steps"]:
-            extra = step.get("code") or step.get("message") or ""
-            lines.append(f"  {step['name']:<24} {step['status']:<13} {extra}".rstrip())
-        if result.get("profile", "default") != "default":
-            lines.append(f"  profile: {result['profile']}")
-        lines.extend(f"  warning: {w}" for w in result.get("warnings", []))
-        if "policy_layer" in result:
-            from affidavit.verify.bundles.policy_layer import (  # noqa: PLC0415 - lazy
-                describe_policy_layer,
-            )
-
-            lines.extend(describe_policy_layer(result["policy_layer"]))
-    if result["verdict"] == "failed":
-        failing = next(s for s in result["steps"] if s["status"] == "failed")
-        lines.append(f"  failed at {failing['name']}: {failing['code']}: {failing['message']}")
-    elif result["verdict"] == "unanchored":
-        lines.append(f"  {result['code']}: {result['message']}")
-    return lines
 
 
 class _Progress:
@@ -435,27 +267,16 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _finish(results: list[dict[str, Any]], as_json: bool, kind: str, detailed: bool) -> int:
-    """Print the results; return the exit code (the largest of the verdicts')."""
-    summary = _summary(results)
+def _finish(results: Sequence[Result], as_json: bool, kind: str, detailed: bool) -> int:
+    """Print the report (rendered by :class:`~affidavit.verify.results.VerifyReport`); return
+    its exit code, the largest of the verdicts'."""
+    report = VerifyReport(kind, tuple(results))
     if as_json:
-        document = {"verify_result_version": RESULT_VERSION, "kind": kind, "results": results,
-                    "summary": summary}  # fmt: skip
-        _echo(json.dumps(document, indent=2, ensure_ascii=False))
+        _echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
-        for result in results:
-            if result["verdict"] == "unreadable":
-                # Input that cannot be read is one line on stderr, as for every command.
-                source = (
-                    f"{result['source']}: " if result["source"] not in result["message"] else ""
-                )
-                _echo(f"error: {result['code']}: {source}{result['message']}", err=True)
-            elif detailed or result["verdict"] != "verified":
-                _echo("\n".join(_describe(result, detailed)))
-        if len(results) > 1 or summary["unreadable"] == 0:
-            parts = ", ".join(f"{summary[v]} {v}" for v in _VERDICTS if summary[v])
-            _echo(f"{summary['total']} {kind}(s): {parts}")
-    return max((_EXIT[r["verdict"]] for r in results), default=0)
+        for text, to_stderr in report.render(detailed=detailed):
+            _echo(text, err=to_stderr)
+    return report.exit_code
 
 
 def _run_bundle(  # noqa: PLR0917 - one parameter per option
@@ -478,7 +299,7 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
     if not paths:
         raise errors.UsageError("no bundle files found in the given inputs")
     progress = _Progress(len(paths))
-    results = []
+    results: list[Result] = []
     for result in _verify_all(paths, raw_keys, min(jobs, os.cpu_count() or 1), settings):
         results.append(result)
         progress.tick()
@@ -499,76 +320,63 @@ def _run_attestation(  # noqa: PLR0917 - one parameter per option
     from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy (cold start)
 
     raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files)
+    result: Result
     try:
         document = loads(read_input(source))
     except errors.AffidavitError as e:
-        result = _unreadable(source, e, "attestation")
+        result = UnreadableInput.of("attestation", source, e)
     else:
         keys = [Ed25519PublicKey(raw) for raw in raw_keys]
-        result = verify_attestation(document, keys, source=source).to_json()
+        result = verify_attestation(document, keys, source=source)
     return _finish([result], as_json, "attestation", detailed=True)
 
 
-# -- the click commands (built on first access, so the fast path never imports click) -----------
+# -- the commands, declared once (docs/adr/0003-cold-start.md) ------------------------------------
 
-_DOCS: Final = {
-    "bundle": "Verify ProofPack bundles (files, or folders of *.json) offline.\n\n"
-    "Verified only when every part checks and the tree head is signed by a trusted key.",
-    "attestation": (
-        "Verify an OutcomeAttestation: payload hash, then the signature under a trusted key."
+
+def _options(*groups: str) -> tuple[Option, ...]:
+    return tuple(option for group in groups for option in OPTIONS[group])
+
+
+COMMANDS: Final = {
+    "bundle": Command(
+        "bundle",
+        _options("key", "bundle", "jobs", "json"),
+        "inputs",
+        several=True,
+        run=_run_bundle,
+        help="Verify ProofPack bundles (files, or folders of *.json) offline.\n\n"
+        "Verified only when every part checks and the tree head is signed by a trusted key.",
+    ),
+    "attestation": Command(
+        "attestation",
+        _options("key", "json"),
+        "source",
+        several=False,
+        run=_run_attestation,
+        help="Verify an OutcomeAttestation: payload hash, then the signature under a trusted key.",
     ),
 }
 
 
-def _click_command(command: str) -> click.Command:
-    """The click command for ``command``, its options built from :data:`OPTIONS`."""
-    import click  # noqa: PLC0415 - lazy (cold start)
-
-    run: Callable[..., int] = _run_bundle if command == "bundle" else _run_attestation
-
-    def callback(**values: Any) -> None:
-        code = run(**values)
-        if code:
-            click.get_current_context().exit(code)
-
-    _, name, several = _COMMANDS[command]
-    params: list[click.Parameter] = [
-        click.Argument([name], nargs=-1 if several else 1, required=True)
-    ]
-    params.extend(_click_option(option) for option in _options_for(command))
-    return click.Command(command, callback=callback, params=params, help=_DOCS[command])
+def parse_fast(command: str, argv: Sequence[str]) -> dict[str, Any] | None:
+    """``argv`` (after ``verify <command>``) as the click keyword arguments, or ``None`` when
+    click must read it (:func:`affidavit.cli.verify._fastpath.parse`)."""
+    return _fastpath.parse(COMMANDS[command], argv)
 
 
-def _click_option(option: Option) -> click.Option:
-    import click  # noqa: PLC0415 - lazy (cold start)
+def fast_main(command: str, argv: Sequence[str]) -> int | None:
+    """Run ``verify <command>`` without click; ``None`` when click must handle ``argv``.
 
-    if option.kind == "flag":
-        return click.Option([option.flag, option.dest], is_flag=True, help=option.help)
-    types = {
-        "jobs": click.IntRange(*_JOBS_RANGE),
-        "file": click.Path(dir_okay=False),
-        "folder": click.Path(file_okay=False),
-        "path": click.Path(),
-        "choice": click.Choice(option.choices),
-        "text": None,
-    }
-    extra: dict[str, Any] = {"default": 1} if option.kind == "jobs" else {}
-    if option.kind == "choice":
-        extra = {"default": option.choices[0], "show_default": True}
-    return click.Option(
-        [option.flag, option.dest],
-        type=types[option.kind],
-        multiple=option.multiple,
-        metavar=option.metavar,
-        help=option.help,
-        **extra,
-    )
+    Output and exit codes are the click path's, byte for byte (tests/cli/test_cold_start.py).
+    """
+    return _fastpath.run(COMMANDS[command], argv)
 
 
 def __getattr__(name: str) -> Any:
     """``bundle`` and ``attestation`` (click commands) are built on first access (PEP 562)."""
-    if name in _COMMANDS:
-        command = _click_command(name)
+    if name in COMMANDS:
+        command = _fastpath.click_command(COMMANDS[name])
         globals()[name] = command
         return command
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.canonical import py_compact, sha256_hex
-from affidavit.verify.results import StepResult, Verdict, verdict_exit_code
+from affidavit.verify.results import StepResult, Verdict, decide, step_named, verdict_exit_code
 
 if TYPE_CHECKING:
     from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -70,6 +70,12 @@ class AnchorResult(NamedTuple):
     code: str | None = None
     message: str = ""
 
+    @classmethod
+    def unreadable(cls, source: str | None, error: errors.AffidavitError) -> AnchorResult:
+        """The result for a receipt that could not be read at all (not strict JSON)."""
+        step = StepResult("parse", "failed", error.code, error.message)
+        return cls(source, "unreadable", (step,), code=error.code, message=error.message)
+
     @property
     def verified(self) -> bool:
         """True only for the verdict ``verified``."""
@@ -87,7 +93,7 @@ class AnchorResult(NamedTuple):
 
     def step(self, name: str) -> StepResult | None:
         """The step called ``name``."""
-        return next((s for s in self.steps if s.name == name), None)
+        return step_named(self.steps, name)
 
     def peer_details(self) -> dict[str, bool]:
         """The peer's booleans, computed from our steps for parity reports.
@@ -185,22 +191,17 @@ def verify_anchor_receipt(
     else:
         step, token = _token_step(receipt, sth_bytes, trusted, anchors)
         steps.append(step)
-    failure = next((s for s in steps if s.status == "failed"), None)
-    verdict: Verdict
-    if failure is not None:
-        verdict, code, message = "failed", failure.code, f"{failure.name}: {failure.message}"
-    elif token is None:
-        unchecked = errors.ProofError(
-            "anchor.token_unchecked",
-            "the time-stamp token was not verified: give the TSA certificate you trust",
-        )
-        verdict, code, message = "unanchored", unchecked.code, unchecked.message
-    else:
-        verdict, code, message = "verified", None, ""
+    # The verdict from the steps, as for every result (affidavit.verify.results.decide).
+    unchecked = errors.ProofError(
+        "anchor.token_unchecked",
+        "the time-stamp token was not verified: give the TSA certificate you trust",
+    )
+    final = tuple(steps)
+    verdict, code, message = decide(final, anchored=token is not None, unanchored_error=unchecked)
     return AnchorResult(
         source,
         verdict,
-        tuple(steps),
+        final,
         anchor_id=_text(receipt.get("anchor_id")),
         anchored_at=_text(receipt.get("anchored_at")),
         tsa_url=_text(receipt.get("tsa_url")),

@@ -196,7 +196,7 @@ def _check_result(
 ) -> None:
     """Step 6: self-consistency, lifecycle, and a re-run of the validator when possible."""
     result, inputs = ae["validation_result"], ae["normalized_policy_inputs"]
-    if result not in VALIDATION_RESULTS:
+    if not isinstance(result, str) or result not in VALIDATION_RESULTS:  # a list is unhashable
         raise _Replay("validator_result_inconsistent", f"unknown validation_result {result!r}")
     if result != "passed" and inputs:
         raise _Replay(

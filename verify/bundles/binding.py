@@ -23,13 +23,15 @@ Three questions, reported together (the peer's five-step contract keeps them in 
    ``consequence_identity_mismatch``, which fails the bundle
    (``bundle.consequence_identity_mismatch``) with or without an anchor: it is computed from the
    event bytes alone.
+
+It reads the bundle's typed views (:mod:`.views`): the claimed leaf hash was decoded once, when
+``merkle_inclusion`` was read, and is not decoded again here.
 """
 
 from __future__ import annotations
 
 import hmac
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
@@ -38,6 +40,7 @@ from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.results import StepResult
 
 if TYPE_CHECKING:
+    from affidavit.verify.bundles.views import BundleView, Event, Inclusion
     from affidavit.verify.crypto.treehead import SignedTreeHead
 
 __all__ = [
@@ -63,16 +66,15 @@ MISMATCH: Final = "consequence_identity_mismatch"
 CONSEQUENCE_STATUSES: Final = (NONE_CLAIMED, NOT_DISPATCHED, CONSEQUENCE_BOUND, MISMATCH)
 AUTHORIZATION_TYPE: Final = "CONSEQUENCE_AUTHORIZED"
 _REFERENCE_KEYS: Final = ("consequence_identity_hash", "identity_hash")  # first present wins
-_HEX64: Final = re.compile(r"[a-f0-9]{64}")
 
 
-def consequence_binding(events: Sequence[Mapping[str, Any]]) -> str:
+def consequence_binding(events: Sequence[Event]) -> str:
     """The consequence-identity status of well-formed (chain-checked) events."""
     authorized: set[str] = set()
     referenced: list[str] = []
     for event in events:
-        payload = event["payload"]
-        if event["event_type"] == AUTHORIZATION_TYPE:
+        payload = event.payload
+        if event.event_type == AUTHORIZATION_TYPE:
             identity = payload.get("identity_hash")
             # Only an authorized decision confers authority; a denial is not a reference either.
             if isinstance(identity, str) and identity and payload.get("decision") == "authorized":
@@ -92,18 +94,17 @@ def consequence_binding(events: Sequence[Mapping[str, Any]]) -> str:
     return CONSEQUENCE_BOUND
 
 
-def bind_leaf(events: Sequence[Mapping[str, Any]], inclusion: Any) -> tuple[str, int | None]:
+def bind_leaf(events: Sequence[Event], inclusion: Inclusion) -> tuple[str, int | None]:
     """(leaf-binding status, index of the one event the claimed leaf recomputes from)."""
-    claimed = inclusion.get("leaf_hash") if isinstance(inclusion, dict) else None
-    if not claimed:
+    if not inclusion.leaf_claimed:
         return NO_ANCHOR, None
-    if not isinstance(claimed, str) or not _HEX64.fullmatch(claimed):
+    target = inclusion.claimed_leaf
+    if target is None:  # claimed, but not 64 lowercase hex
         return UNBOUND, None
-    target = bytes.fromhex(claimed)
     matches = [
         index
         for index, event in enumerate(events)
-        if hmac.compare_digest(leaf_hash(leaf_data(event)), target)
+        if hmac.compare_digest(leaf_hash(leaf_data(event.raw)), target)
     ]
     if len(matches) == 1:
         return BOUND, matches[0]
@@ -111,11 +112,14 @@ def bind_leaf(events: Sequence[Mapping[str, Any]], inclusion: Any) -> tuple[str,
 
 
 def cross_reference(
-    bundle: Mapping[str, Any], inclusion_step: StepResult, sth: SignedTreeHead | None
+    bundle: BundleView, inclusion_step: StepResult, sth: SignedTreeHead | None
 ) -> StepResult:
-    """Step ``cross_reference`` (see the module docstring); events must be chain-checked."""
-    events: Sequence[Mapping[str, Any]] = bundle["events"]
-    inclusion = bundle.get("merkle_inclusion")
+    """Step ``cross_reference`` (see the module docstring); events must be chain-checked.
+
+    ``sth`` is the tree head the ``sth_signature`` step vouches for (None when it failed).
+    """
+    events = bundle.events.items
+    inclusion = bundle.inclusion
     leaf_status, bound = bind_leaf(events, inclusion)
     details: dict[str, Any] = {
         "leaf_binding": leaf_status,
@@ -128,15 +132,18 @@ def cross_reference(
             "bundle authorized",
         )
         return StepResult.failed(STEP, error, **details)
-    if inclusion is None or inclusion_step.status != "ok":
+    proof = inclusion.proof
+    if proof is None or inclusion_step.status != "ok":
         return StepResult.not_checked(STEP, "no verified inclusion proof", **details)
     if sth is not None:
-        for field, signed in (
-            ("merkle_root", sth.root_hash),
-            ("tree_size", sth.tree_size),
-            ("log_id", sth.log_id),
-        ):
-            claimed = inclusion.get(field, signed if field == "log_id" else None)
+        # An absent merkle_inclusion.log_id claims no log; a present one must be the head's.
+        log_id = inclusion.log_id if inclusion.log_id_claimed else sth.log_id
+        claims: tuple[tuple[str, Any, Any], ...] = (
+            ("merkle_root", proof.root_hash.hex(), sth.root_hash),
+            ("tree_size", proof.tree_size, sth.tree_size),
+            ("log_id", log_id, sth.log_id),
+        )
+        for field, claimed, signed in claims:
             if claimed != signed:
                 differs = errors.BundleError(
                     "bundle.root_not_signed",
@@ -148,14 +155,12 @@ def cross_reference(
             "bundle.leaf_ambiguous", "the proven leaf recomputes from several events"
         )
         return StepResult.failed(STEP, error, **details)
-    if bound is None or events[bound]["event_type"] not in FINALITY_EVENT_TYPES:
-        what = (
-            "no event" if bound is None else f"a {events[bound]['event_type']} (not finality) event"
-        )
+    if bound is None or events[bound].event_type not in FINALITY_EVENT_TYPES:
+        what = "no event" if bound is None else f"a {events[bound].event_type} (not finality) event"
         error = errors.BundleError(
             "bundle.leaf_unbound", f"the proven leaf recomputes from {what} of this bundle"
         )
-        return StepResult.failed(STEP, error, actual=inclusion["leaf_hash"], **details)
+        return StepResult.failed(STEP, error, actual=proof.leaf_hash.hex(), **details)
     event = events[bound]
     details["covered_events"] = bound + 1
     details["events_after_finality"] = len(events) - bound - 1
@@ -163,7 +168,7 @@ def cross_reference(
         error = errors.BundleError(
             "bundle.events_after_finality",
             f"{details['events_after_finality']} event(s) follow the logged "
-            f"{event['event_type']} event {event['event_id']!r}; nothing signed covers them",
+            f"{event.event_type} event {event.event_id!r}; nothing signed covers them",
         )
         return StepResult.failed(STEP, error, **details)
     if sth is None:
@@ -172,6 +177,4 @@ def cross_reference(
             "leaf bound to a finality event, but no signed tree head to compare the root with",
             **details,
         )
-    return StepResult.ok(
-        STEP, event_id=event["event_id"], event_type=event["event_type"], **details
-    )
+    return StepResult.ok(STEP, event_id=event.event_id, event_type=event.event_type, **details)

@@ -15,7 +15,8 @@ b'{"deal_id":"'
   event_type, deal_id, actor_id, timestamp, payload, prev_hash, key_id})``; the key directory binds
   each key to an actor and a window ``issued_at <= timestamp < revoked_at``.
 
-Events are checked strictly: all eight fields present, seven strings and an object payload.
+Events are checked strictly: all eight fields present, seven strings and an object payload
+(read once into :class:`~.views.Event` views by :func:`~.views.parse_events`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
+from affidavit.verify.bundles.views import EVENT_FIELDS, HASHED_FIELDS, Events, parse_events
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, py_spaced, sha256_hex
@@ -42,6 +44,7 @@ __all__ = [
     "FINALITY_EVENT_TYPES",
     "ActorCheck",
     "actor_signature_check",
+    "chain_step",
     "check_actor_signatures",
     "check_directory_signature",
     "check_event_chain",
@@ -54,17 +57,6 @@ __all__ = [
     "signing_payload",
 ]
 
-# formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
-HASHED_FIELDS: Final = (
-    "event_id",
-    "event_type",
-    "deal_id",
-    "actor_id",
-    "timestamp",
-    "payload",
-    "prev_hash",
-)
-EVENT_FIELDS: Final = (*HASHED_FIELDS, "hash")
 FINALITY_EVENT_TYPES: Final = frozenset(
     {
         "PROOF_READY",
@@ -108,22 +100,18 @@ def signing_payload(event: Mapping[str, Any], key_id: str) -> bytes:
     return py_compact(body)
 
 
-def _shape_problem(event: Any, index: int) -> str | None:
-    if not isinstance(event, dict):
-        return f"events[{index}] is not an object"
-    for name in EVENT_FIELDS:
-        if name not in event:
-            return f"events[{index}] lacks {name}"
-        expected = dict if name == "payload" else str
-        if not isinstance(event[name], expected):
-            return (
-                f"events[{index}].{name} must be {'an object' if expected is dict else 'a string'}"
-            )
-    return None
-
-
 def check_event_chain(
     events: Sequence[Any],
+    deal_id: str,
+    *,
+    known_hashes: Sequence[str | None] | None = None,
+) -> StepResult:
+    """Step ``event_chain`` over raw events (:func:`chain_step` after :func:`parse_events`)."""
+    return chain_step(parse_events(events), deal_id, known_hashes=known_hashes)
+
+
+def chain_step(
+    events: Events,
     deal_id: str,
     *,
     known_hashes: Sequence[str | None] | None = None,
@@ -136,43 +124,40 @@ def check_event_chain(
     """
     seen: set[str] = set()
     previous = ""
-    for index, event in enumerate(events):
-        problem = _shape_problem(event, index)
-        if problem is not None:
-            return StepResult.failed(
-                STEP_CHAIN, errors.BundleError("event.malformed", problem), index=index
-            )
-        if event["deal_id"] != deal_id:
+    for index, event in enumerate(events.items):
+        if event.deal_id != deal_id:
             error: errors.AffidavitError = errors.BundleError(
                 "event.deal_mismatch", f"events[{index}].deal_id is not the bundle's deal_id"
             )
             return StepResult.failed(
-                STEP_CHAIN, error, expected=deal_id, actual=event["deal_id"], index=index
+                STEP_CHAIN, error, expected=deal_id, actual=event.deal_id, index=index
             )
-        if event["event_id"] in seen:
+        if event.event_id in seen:
             error = errors.BundleError(
                 "event.duplicate_id", f"events[{index}].event_id repeats an earlier event"
             )
             return StepResult.failed(STEP_CHAIN, error, index=index)
-        seen.add(event["event_id"])
-        if event["prev_hash"] != previous:
+        seen.add(event.event_id)
+        if event.prev_hash != previous:
             error = errors.BundleError(
                 "event.chain_broken", f"events[{index}].prev_hash does not link"
             )
             return StepResult.failed(
-                STEP_CHAIN, error, expected=previous, actual=event["prev_hash"], index=index
+                STEP_CHAIN, error, expected=previous, actual=event.prev_hash, index=index
             )
         known = known_hashes[index] if known_hashes is not None else None
-        recomputed = event_hash(event) if known is None else known
-        if not hmac.compare_digest(recomputed, event["hash"]):
+        recomputed = event_hash(event.raw) if known is None else known
+        if not hmac.compare_digest(recomputed, event.hash):
             error = errors.BundleError(
                 "event.hash_mismatch", f"events[{index}].hash does not match its fields"
             )
             return StepResult.failed(
-                STEP_CHAIN, error, expected=recomputed, actual=event["hash"], index=index
+                STEP_CHAIN, error, expected=recomputed, actual=event.hash, index=index
             )
-        previous = event["hash"]
-    return StepResult.ok(STEP_CHAIN, event_count=len(events))
+        previous = event.hash
+    if events.problem is not None:  # the first malformed event, after the ones before it
+        return StepResult.failed(STEP_CHAIN, events.problem, index=len(events.items))
+    return StepResult.ok(STEP_CHAIN, event_count=len(events.items))
 
 
 # ------------------------------------------------------------------------------------------

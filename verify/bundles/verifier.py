@@ -1,4 +1,4 @@
-"""ProofPack bundle verification, offline and fail-closed (formats.md §4, seed 003, issue 4 item 6).
+"""ProofPack bundle verification, offline and fail-closed (formats.md §4, seed 003).
 
 >>> verifier = BundleVerifier(trusted_keys=())
 >>> result = verifier.verify({"deal_id": "d", "proofs": [], "events": [],
@@ -6,30 +6,43 @@
 >>> result.verdict, result.failed_step.name, result.failed_step.code
 ('failed', 'bundle_hash', 'bundle.hash_mismatch')
 
-Steps, in order; each ends ``ok``, ``failed`` (code, expected/actual) or ``not_checked`` (why):
+The step plan. Each step ends ``ok``, ``failed`` (code, expected/actual), ``not_checked`` (why)
+or ``self_asserted`` (:mod:`affidavit.verify.results`); the code below carries each number.
+Names and order are part of the ``--json`` output (``specs/verify-result.schema.json``):
 
-``parse``                    strict shape of the top level (else the bundle is *unreadable*, exit 2)
-``bundle_hash``              py-compact with ``spec_version``, or py-spaced for legacy bundles
-``event_chain``              every event's hash and ``prev_hash`` link (:mod:`.events`)
-``proof_binding``            proofs bound by ``payload.proof_hashes`` of an event (Affidavit
-                             bundles): ``bundle_hash`` alone covers proofs but nothing signs it
-``merkle_inclusion``         RFC 6962 inclusion of ``leaf_hash`` under ``merkle_root``
-``sth_signature``            the tree head signed by a key the caller trusts; each distinct
-                             (key, message, signature) is verified once per verifier
-``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's, the
-                             proven leaf recomputes from exactly one finality event, no event
-                             follows it, and consequence identities are authorized ones
-                             (:mod:`.bundle_binding`: ``leaf_binding``, ``consequence_binding``)
-``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory;
-                             ``self_asserted`` unless the keys are caller-trusted
-                             (:mod:`.bundle_actor_trust`)
-``actor_signature_sidecar``  the optional sidecar (:mod:`.bundle_sidecar`)
-``adapter_replay``           embedded contracts, validators and policy decisions
-                             (:mod:`.adapter_replay`)
-``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.bundle_outcome`)
-``swarm_*``                  only with ``profile="swarm-strict"`` (:mod:`.swarm`)
+ 1. ``parse``                    strict top level (else *unreadable*, exit 2); then the events,
+                                 ``merkle_inclusion`` and tree head are read once (:mod:`.views`)
+ 2. ``bundle_hash``              py-compact with ``spec_version``, or py-spaced for legacy bundles
+                                 (formats.md §4)
+ 3. ``event_chain``              every event's shape, deal, id, hash and ``prev_hash`` link
+                                 (formats.md §4 "Event"; :mod:`.events`)
+ 4. ``proof_binding``            proofs bound by ``payload.proof_hashes`` of an event (Affidavit
+                                 bundles): ``bundle_hash`` alone covers proofs but nothing signs it
+ 5. ``merkle_inclusion``         RFC 9162 §2.1.3 inclusion of ``leaf_hash`` under ``merkle_root``
+                                 (formats.md §4 "Merkle log")
+ 6. ``sth_signature``            the tree head signed by a key the caller trusts (formats.md §4
+                                 "Signed tree head"), once per (key, message, signature)
+ 7. ``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's,
+                                 the proven leaf recomputes from exactly one finality event, no
+                                 event follows it, and consequence identities are authorized ones
+                                 (formats.md §4 "Cross-reference", docs/adr/0008; :mod:`.binding`:
+                                 ``leaf_binding``, ``consequence_binding``)
+ 8. ``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory;
+                                 ``self_asserted`` unless the keys are caller-trusted
+                                 (docs/adr/0008; :mod:`.actor_trust`)
+ 9. ``actor_signature_sidecar``  the optional sidecar (formats.md §4; :mod:`.sidecar`)
+10. ``adapter_replay``           embedded contracts, validators and policy decisions
+                                 (formats.md §4 ``adapter_evaluation``; :mod:`.adapter_replay`)
+11. ``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.outcome`)
+12. ``swarm_coverage``,          only with ``profile="swarm-strict"`` (docs/adr/0008;
+13. ``swarm_snapshot``,          :mod:`.swarm`, :mod:`.swarm_decision`)
+14. ``swarm_decision``
 
-The ``policy_layer`` is shown (:mod:`.policy_layer_view`), never used for the verdict.
+Steps 4 and 7 to 14 need a verified chain (step 3). When it fails, steps 5 and 6 are still
+reported (they do not read the events), then 4 and 7 to 10 (and 12 to 14) as ``not_checked``,
+in that order.
+
+The ``policy_layer`` is shown (:mod:`.policy_layer`), never used for the verdict.
 Verdict: ``failed`` when any step failed; otherwise ``verified`` only when inclusion, the tree-head
 signature under a trusted key, and the cross-reference are all ``ok``; else ``unanchored`` (exit 1,
 the message says how to supply a key). A ``self_asserted`` step does not fail the bundle (the
@@ -50,14 +63,18 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from affidavit.verify import errors
 from affidavit.verify.bundles.adapter_replay import replay_adapter
 from affidavit.verify.bundles.binding import cross_reference
-from affidavit.verify.bundles.events import (
-    EVENT_FIELDS,
-    ActorCheck,
-    actor_signature_check,
-    check_event_chain,
-)
+from affidavit.verify.bundles.events import ActorCheck, actor_signature_check, chain_step
 from affidavit.verify.bundles.outcome import check_reconciliation
 from affidavit.verify.bundles.sidecar import SidecarCheck, sidecar_check
+from affidavit.verify.bundles.views import (
+    EVENT_FIELDS,
+    BundleView,
+    Event,
+    Inclusion,
+    InclusionProof,
+    TreeHead,
+    parse_events,
+)
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.merkle import verify_inclusion
 from affidavit.verify.crypto.signature import verify_ed25519
@@ -109,8 +126,8 @@ _AFTER_CHAIN: Final = (
 )
 _TOP_TYPES: Final = (("deal_id", str), ("proofs", list), ("events", list), ("bundle_hash", str))
 
-# One encoding pass (issue 4 item 9): events and proofs are written once as marked py-* text
-# (canonical.py_marked) and reused for the bundle hash, the event hashes and the proof hashes.
+# One encoding pass (docs/adr/0003-cold-start.md): events and proofs are written once as marked
+# py-* text (canonical.py_marked) and reused for the bundle hash, event hashes and proof hashes.
 _ascii: Final = json.encoder.encode_basestring_ascii  # how the encoder writes a str key or value
 
 
@@ -204,7 +221,8 @@ def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
 
 
 def _parse(unverified: Any) -> None:
-    """Step ``parse``. Raises BundleMalformed / BundleUnsupportedVersion (exit 2)."""
+    """Step 1, ``parse``: the top level. Raises ``bundle.malformed`` /
+    ``bundle.unsupported_version`` (exit 2)."""
     if not isinstance(unverified, dict):
         raise errors.BundleError("bundle.malformed", "a bundle must be a JSON object")
     for name, kind in _TOP_TYPES:
@@ -223,6 +241,23 @@ def _parse(unverified: Any) -> None:
         raise errors.BundleError(
             "bundle.malformed", "bundle.merkle_inclusion must be an object or null"
         )
+
+
+_NO_TREE_HEAD: Final = TreeHead()
+_NO_INCLUSION: Final = Inclusion()
+
+
+def _read_parts(bundle: dict[str, Any]) -> BundleView:
+    """Step 1, continued: read the parts the anchor rests on, once (:mod:`.views`)."""
+    raw_head = bundle.get("signed_tree_head")
+    try:
+        tree_head = _NO_TREE_HEAD if raw_head is None else TreeHead(parse_sth(raw_head))
+    except errors.AffidavitError as e:
+        tree_head = TreeHead(error=e)
+    inclusion = _read_inclusion(bundle.get("merkle_inclusion"))
+    return BundleView(
+        bundle, bundle["deal_id"], parse_events(bundle["events"]), inclusion, tree_head
+    )
 
 
 class BundleVerifier:
@@ -250,6 +285,7 @@ class BundleVerifier:
 
     def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
         """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
+        # 1. parse: the top level (formats.md §4), else unreadable; then the typed views.
         try:
             _parse(unverified_bundle)
         except errors.AffidavitError as e:
@@ -257,36 +293,48 @@ class BundleVerifier:
             return BundleResult(
                 source, "unreadable", (step,), code=e.code, message=e.message, profile=self.profile
             )
-        bundle: dict[str, Any] = unverified_bundle
+        view = _read_parts(unverified_bundle)
+        bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
         encoded = _encode_once(bundle)
+        # 2. bundle_hash: recomputed from the bytes received (formats.md §1, §4).
         steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
+        # 3. event_chain: shape, deal, ids, hashes, prev_hash links (formats.md §4 "Event").
         known = None if encoded is None else encoded.event_hashes
-        chain = check_event_chain(bundle["events"], bundle["deal_id"], known_hashes=known)
+        chain = chain_step(view.events, view.deal_id, known_hashes=known)
         steps.append(chain)
-        inclusion = _inclusion_step(bundle.get("merkle_inclusion"))
-        sth, sth_step = self._sth_step(bundle.get("signed_tree_head"))
+        # 5. merkle_inclusion and 6. sth_signature read no event: computed here, reported in order.
+        inclusion = _inclusion_step(view.inclusion)
+        sth, sth_step = self._sth_step(view.tree_head)
         if chain.status == "ok":
+            # 4. proof_binding: events listing proof_hashes list exactly these proofs.
             proof_hashes = None if encoded is None else encoded.proof_hashes
-            steps.append(_proof_binding(bundle, warnings, proof_hashes))
-            steps.append(inclusion)
-            steps.append(sth_step)
-            steps.append(cross_reference(bundle, inclusion, sth))
-            steps.extend(self._actor_steps(bundle, warnings))
+            steps.append(_proof_binding(view, warnings, proof_hashes))
+            steps.append(inclusion)  # 5.
+            steps.append(sth_step)  # 6.
+            # 7. cross_reference: root, leaf and consequence binding (formats.md §4, ADR 0008).
+            steps.append(cross_reference(view, inclusion, sth))
+            # 8. actor_signatures and 9. actor_signature_sidecar (docs/adr/0008).
+            steps.extend(self._actor_steps(view, warnings))
+            # 10. adapter_replay: embedded contracts, validators, policy decisions.
             steps.append(replay_adapter(bundle, warnings))
+            # 11. outcome_reconciliation: only with an OUTCOME_RECONCILED event.
             reconciliation = check_reconciliation(bundle["events"])
             if reconciliation is not None:
                 steps.append(reconciliation)
+            # 12.-14. swarm_coverage, swarm_snapshot, swarm_decision: profile swarm-strict only.
             if self.profile == "swarm-strict":
-                from affidavit.verify.bundles.swarm import swarm_steps  # noqa: PLC0415 - lazy (ADR 0003)
+                from affidavit.verify.bundles.swarm import swarm_steps  # noqa: PLC0415 - lazy: only this profile needs it (docs/adr/0003)
 
                 steps.extend(swarm_steps(bundle, self.actor_trust))
         else:
+            # A broken chain: 5. and 6. as computed, then 4., 7.-10. (12.-14.) not checked.
             steps.extend((inclusion, sth_step))
             why = "the event chain did not verify"
             steps.extend(StepResult.not_checked(name, why) for name in _AFTER_CHAIN)
             if self.profile == "swarm-strict":
                 steps.extend(StepResult.not_checked(name, why) for name in SWARM_STEPS)
+        # The verdict, from the steps (style.md §5): anchored needs 5., 6. and 7. ok.
         final = tuple(steps)
         anchored = all(
             s.status == "ok"
@@ -297,7 +345,7 @@ class BundleVerifier:
         verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
         policy_layer = None
         if "policy_layer" in bundle:
-            from affidavit.verify.bundles.policy_layer import view_policy_layer  # noqa: PLC0415
+            from affidavit.verify.bundles.policy_layer import view_policy_layer  # noqa: PLC0415 - lazy: only a bundle that has one
 
             policy_layer = view_policy_layer(bundle)
         return BundleResult(
@@ -314,9 +362,10 @@ class BundleVerifier:
             policy_layer=policy_layer,
         )
 
-    def _actor_steps(self, bundle: Mapping[str, Any], warnings: list[str]) -> list[StepResult]:
-        """Steps ``actor_signatures`` and ``actor_signature_sidecar``, with the caller's
+    def _actor_steps(self, view: BundleView, warnings: list[str]) -> list[StepResult]:
+        """Steps 8, ``actor_signatures``, and 9, ``actor_signature_sidecar``, with the caller's
         requirement (``require_actor_signatures``) applied to the first (docs/adr/0008)."""
+        bundle = view.raw
         actors = actor_signature_check(
             bundle["events"], bundle.get("key_directory"), self.actor_trust
         )
@@ -326,7 +375,7 @@ class BundleVerifier:
             warnings.append(SELF_ASSERTED_WARNING)
         first = actors.step
         if self.require_actor_signatures and "failed" not in (first.status, sidecar.step.status):
-            first = _required(bundle["events"], actors, sidecar)
+            first = _required(view.events.items, actors, sidecar)
         return [first, sidecar.step]
 
     def verify_bytes(self, data: bytes, *, source: str | None = None) -> BundleResult:
@@ -342,6 +391,7 @@ class BundleVerifier:
 
     @staticmethod
     def _bundle_hash(bundle: Mapping[str, Any], encoded: _Encoded | None) -> StepResult:
+        """Step 2, ``bundle_hash`` (formats.md §4), from the one encoding pass when it ran."""
         try:
             recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
         except errors.CanonicalError as e:
@@ -356,15 +406,15 @@ class BundleVerifier:
         form = "py-compact" if "spec_version" in bundle else "py-spaced (legacy)"
         return StepResult.ok("bundle_hash", form=form)
 
-    def _sth_step(self, raw: Any) -> tuple[SignedTreeHead | None, StepResult]:
-        """Step ``sth_signature``: parse the head; verify under the trusted keys (memoized)."""
+    def _sth_step(self, tree_head: TreeHead) -> tuple[SignedTreeHead | None, StepResult]:
+        """Step 6, ``sth_signature``: the head (read in step 1) verified under the trusted keys
+        (memoized; formats.md §4 "Signed tree head")."""
         name = "sth_signature"
-        if raw is None:
+        if tree_head.error is not None:
+            return None, StepResult.failed(name, tree_head.error)
+        sth = tree_head.head
+        if sth is None:
             return None, StepResult.not_checked(name, "the bundle carries no signed_tree_head")
-        try:
-            sth = parse_sth(raw)
-        except errors.AffidavitError as e:
-            return None, StepResult.failed(name, e)
         if not self.trusted_keys:
             return sth, StepResult.not_checked(name, UNANCHORED_HINT)
         message = sth.message()
@@ -391,15 +441,42 @@ class BundleVerifier:
         return None
 
 
-def _inclusion_fields(inclusion: Mapping[str, Any]) -> tuple[bytes, int, int, list[bytes], bytes]:
-    """Strictly read ``merkle_inclusion``. Raises BundleInclusionMalformed."""
+def _hex32(value: Any) -> bytes | None:
+    """32 bytes from 64 lowercase hex characters; None for anything else."""
+    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+        return None
+    return bytes.fromhex(value)
+
+
+def _read_inclusion(raw: Mapping[str, Any] | None) -> Inclusion:
+    """Step 1, continued: read ``merkle_inclusion`` once (formats.md §4). The claimed leaf hash is
+    decoded here even when another field is malformed: the leaf binding reports it either way."""
+    if raw is None:
+        return _NO_INCLUSION
+    claimed = raw.get("leaf_hash")
+    leaf = _hex32(claimed)
+    proof: InclusionProof | None = None
+    error: errors.AffidavitError | None = None
+    try:
+        proof = _inclusion_proof(raw, leaf)
+    except errors.AffidavitError as e:
+        error = e
+    # proof, error, leaf_claimed, claimed_leaf, log_id, log_id_claimed (positional: per bundle)
+    return Inclusion(proof, error, bool(claimed), leaf, raw.get("log_id"), "log_id" in raw)
+
+
+def _inclusion_proof(inclusion: Mapping[str, Any], leaf: bytes | None) -> InclusionProof:
+    """The proof's fields, strictly, in this order: ``proof``, each node, ``leaf_hash`` (already
+    decoded: ``leaf``), ``leaf_index``, ``tree_size``, ``merkle_root``. Raises
+    ``bundle.inclusion_malformed`` naming the first bad one."""
 
     def hex32(value: Any, what: str) -> bytes:
-        if not isinstance(value, str) or not _HEX64.fullmatch(value):
+        decoded = _hex32(value)
+        if decoded is None:
             raise errors.BundleError(
                 "bundle.inclusion_malformed", f"{what} must be 64 lowercase hex characters"
             )
-        return bytes.fromhex(value)
+        return decoded
 
     def count(value: Any, what: str) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -421,40 +498,47 @@ def _inclusion_fields(inclusion: Mapping[str, Any]) -> tuple[bytes, int, int, li
         proof = [nodes[start : start + 32] for start in range(0, len(nodes), 32)]
     else:  # name the first bad node
         proof = [hex32(text, f"proof[{i}]") for i, text in enumerate(texts)]
-    return (
-        hex32(inclusion.get("leaf_hash"), "leaf_hash"),
+    if leaf is None:
+        raise errors.BundleError(
+            "bundle.inclusion_malformed", "leaf_hash must be 64 lowercase hex characters"
+        )
+    return InclusionProof(
+        leaf,
         count(inclusion.get("leaf_index"), "leaf_index"),
         count(inclusion.get("tree_size"), "tree_size"),
-        proof,
+        tuple(proof),
         hex32(inclusion.get("merkle_root"), "merkle_root"),
     )
 
 
-def _inclusion_step(inclusion: Any) -> StepResult:
-    """Step ``merkle_inclusion`` (RFC 9162 §2.1.3.2 via :mod:`.merkle`)."""
+def _inclusion_step(inclusion: Inclusion) -> StepResult:
+    """Step 5, ``merkle_inclusion``: RFC 9162 §2.1.3.2 (:mod:`~affidavit.verify.crypto.merkle`)
+    over the proof read in step 1."""
     name = "merkle_inclusion"
-    if inclusion is None:
+    if inclusion.error is not None:
+        return StepResult.failed(name, inclusion.error)
+    proof = inclusion.proof
+    if proof is None:
         return StepResult.not_checked(name, "the bundle carries no merkle_inclusion")
     try:
-        leaf, index, size, proof, root = _inclusion_fields(inclusion)
-        verify_inclusion(leaf, index, size, proof, root)
+        verify_inclusion(
+            proof.leaf_hash, proof.leaf_index, proof.tree_size, proof.path, proof.root_hash
+        )
     except errors.AffidavitError as e:
         return StepResult.failed(name, e)
-    return StepResult.ok(name, leaf_index=index, tree_size=size)
+    return StepResult.ok(name, leaf_index=proof.leaf_index, tree_size=proof.tree_size)
 
 
-def _required(
-    events: Sequence[Mapping[str, Any]], actors: ActorCheck, sidecar: SidecarCheck
-) -> StepResult:
+def _required(events: Sequence[Event], actors: ActorCheck, sidecar: SidecarCheck) -> StepResult:
     """``actor_signatures`` under the caller's requirement: every event carries an actor
     signature that verifies under a key the caller trusts (docs/adr/0008)."""
     name = actors.step.name
     signed = set(actors.signed)
     trusted = set(actors.trusted)
     for index, event in enumerate(events):
-        if event["hash"] in sidecar.signed:
+        if event.hash in sidecar.signed:
             signed.add(index)
-        if event["hash"] in sidecar.trusted:
+        if event.hash in sidecar.trusted:
             trusted.add(index)
     details = {"events": len(events), "signed_events": len(signed), "trusted_events": len(trusted)}
     if len(signed) < len(events):
@@ -476,23 +560,23 @@ def _required(
 
 
 def _proof_binding(
-    bundle: Mapping[str, Any], warnings: list[str], recomputed: Sequence[str] | None = None
+    view: BundleView, warnings: list[str], recomputed: Sequence[str] | None = None
 ) -> StepResult:
-    """Step ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
+    """Step 4, ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
 
     ``recomputed``: the proofs' hashes from this bundle's encoding pass, if it ran.
     """
     name = "proof_binding"
     binders = [
-        (i, e["payload"]["proof_hashes"])
-        for i, e in enumerate(bundle["events"])
-        if "proof_hashes" in e["payload"]
+        (i, e.payload["proof_hashes"])
+        for i, e in enumerate(view.events.items)
+        if "proof_hashes" in e.payload
     ]
+    proofs = view.raw["proofs"]
     if not binders:
-        if bundle["proofs"]:
+        if proofs:
             warnings.append("proofs are covered by bundle_hash only; no event binds them")
         return StepResult.not_checked(name, "no event binds the proofs (proof_hashes)")
-    proofs = bundle["proofs"]
     expected = [proof_hash(p) for p in proofs] if recomputed is None else list(recomputed)
     for index, listed in binders:
         if listed != expected:

@@ -17,6 +17,11 @@ Verification recomputes every hash from what it received and never trusts a hash
 itself. Without a public key no signature counts as checked: the status is ``no_public_key`` and
 the verdict is not ``ok`` unless the caller passes ``allow_unsigned=True`` (a loud name for an
 unsafe choice). A ``bad`` signature or any hash ``mismatch`` always fails.
+
+The statuses keep the peer's words (``ok``/``mismatch``/``absent``, ``ok``/``bad``/``absent``/
+``no_public_key``: they are its JSON); each failed check is also a
+:class:`~affidavit.verify.results.Problem` (:meth:`ManifestReport.problems`), the type every
+report of ``affidavit.verify`` uses for findings that are not steps.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from affidavit.verify.contracts.contract import LIFECYCLE_STATUSES
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.results import Problem, render_problems
 
 __all__ = [
     "ENTRY_HASH_FIELDS",
@@ -247,8 +253,8 @@ class ManifestReport:
         """Number of entries checked."""
         return len(self.entries)
 
-    def failures(self) -> list[str]:
-        """One short reason per failed check (empty when ``ok``)."""
+    def problems(self) -> tuple[Problem, ...]:
+        """One problem per failed check (empty when ``ok``)."""
         reasons: list[str] = []
         if self.manifest_hash_status != "ok":
             reasons.append(f"manifest_hash {self.manifest_hash_status}")
@@ -264,7 +270,11 @@ class ManifestReport:
                 reasons.append(f"{where} entry_signature {e.entry_signature_status}")
             if not e.status_valid:
                 reasons.append(f"{where} status {e.status!r} invalid")
-        return reasons
+        return tuple(Problem(reason) for reason in reasons)
+
+    def failures(self) -> list[str]:
+        """One short reason per failed check (empty when ``ok``): the problems' sentences."""
+        return render_problems(self.problems())
 
     def to_json(self) -> dict[str, Any]:
         """The peer's report fields, in the peer's order, plus Affidavit's extras."""
@@ -393,7 +403,7 @@ def verify_manifest(
         manifest_hash_expected=expected,
         manifest_hash_recomputed=got,
     )
-    if partial.failures():
+    if partial.problems():
         return partial
     return dataclasses.replace(partial, ok=True)
 

@@ -239,6 +239,17 @@ def _rebind(b: dict[str, Any]) -> None:
             lambda b: _evaluation(b).update(validation_result="rejected"),
             "adapter.validator_result_inconsistent",
         ),
+        # Not a string: once a TypeError (unhashable) out of a verifier that never raises.
+        (
+            "result_is_a_list",
+            lambda b: _evaluation(b).update(validation_result=["passed"]),
+            "adapter.validator_result_inconsistent",
+        ),
+        (
+            "result_is_an_object",
+            lambda b: _evaluation(b).update(validation_result={"passed": True}),
+            "adapter.validator_result_inconsistent",
+        ),
         (
             "validator_renamed",
             lambda b: _evaluation(b).update(validator_version="9.9.9"),

@@ -1,4 +1,4 @@
-"""The bundle verifier's fast paths (issue 4 item 9) give the plain paths' bytes and verdicts.
+"""The bundle verifier's fast paths (docs/adr/0003) give the plain paths' bytes and verdicts.
 
 Independent sources: ``py_compact`` / ``py_spaced`` (json.dumps) and the plain ``bundle_hash``,
 ``event_hash`` and ``proof_hash``; memos are checked against tampered second bundles.
@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.verify.bundles import adapter_replay
+from affidavit.verify.bundles import adapter_replay, views
 from affidavit.verify.bundles import verifier as bundle
 from affidavit.verify.bundles.events import event_hash
 from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
+from affidavit.verify.bundles.views import EVENT_FIELDS, parse_events
 from affidavit.verify.json.canonical import py_compact, py_marked, py_spaced, unmark
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,43 @@ def test_unencodable_bundle_takes_the_plain_path() -> None:
         "bundle_hash",
         "canonical.non_finite",
     )
+
+
+# -- the events view: its plain-type fast path keeps the exact shape rule -----------------------
+
+
+class _Text(str):
+    """A str subclass: not a plain JSON type, still a string to the shape rule."""
+
+
+class _Object(dict[str, Any]):
+    """A dict subclass: not a plain JSON type, still an object to the shape rule."""
+
+
+_FIELD_VALUES: st.SearchStrategy[Any] = st.sampled_from(
+    ["s", _Text("t"), {}, _Object(), 1, None, [], "MISSING"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(*(_FIELD_VALUES for _ in EVENT_FIELDS), st.booleans()), max_size=3))
+def test_events_view_follows_the_shape_rule(drafts: list[tuple[Any, ...]]) -> None:
+    raw: list[Any] = []
+    for *values, subclass in drafts:
+        event = {k: v for k, v in zip(EVENT_FIELDS, values, strict=True) if v != "MISSING"}
+        raw.append(_Object(event) if subclass else event)
+    parsed = parse_events(raw)
+    first_bad = next(
+        ((i, p) for i, e in enumerate(raw) if (p := views._shape_problem(e, i)) is not None), None
+    )
+    if first_bad is None:
+        assert parsed.problem is None
+    else:
+        assert parsed.problem is not None
+        assert (len(parsed.items), parsed.problem.message) == first_bad
+    for view, event in zip(parsed.items, raw, strict=False):
+        assert view.raw is event
+        assert tuple(view[: len(EVENT_FIELDS)]) == tuple(event[k] for k in EVENT_FIELDS)
 
 
 # -- memos ------------------------------------------------------------------------------------

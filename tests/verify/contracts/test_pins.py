@@ -14,6 +14,7 @@ from affidavit.verify.contracts.lifecycle import (
 )
 from affidavit.verify.contracts.manifest import entry_hash, verify_manifest
 from affidavit.verify.contracts.pins import Declaration, check_pins, parse_pin_file, plan_pin
+from affidavit.verify.results import Problem
 
 from tests.attest.publishing.test_publish_support import demo_key, make_contract, make_manifest
 from tests.conftest import raises_code
@@ -185,10 +186,10 @@ def test_check_pins_outcomes() -> None:
     edited = make_contract(output_fields=["signal_a", "signal_b"])
     mismatch = check_pins(_pins(PIN), [Declaration("c.json", edited)])
     assert mismatch.exit_code == 1
-    assert any("declares contract_hash" in p for p in mismatch.pins[0].problems)
+    assert any("declares contract_hash" in p.message for p in mismatch.pins[0].problems)
     missing = check_pins(_pins(PIN), [])
     assert missing.exit_code == 1
-    assert "declaration missing" in missing.pins[0].problems[0]
+    assert "declaration missing" in missing.pins[0].problems[0].message
     revoked = check_pins(_pins(PIN), [Declaration("c.json", make_contract(status="revoked"))])
     assert (revoked.exit_code, revoked.pins[0].revoked_refused) == (3, True)
     inspection = {**PIN, "status": "revoked", "lifecycle_advice": "REVOKED — inspection-only pin."}
@@ -211,7 +212,7 @@ def test_check_pins_with_manifest() -> None:
     unsigned = verify_manifest(document, public_key=None)
     soft = check_pins(_pins(PIN), [], manifest=document, manifest_report=unsigned)
     assert soft.exit_code == 0
-    assert "manifest_signature no_public_key" in soft.notes
+    assert Problem("manifest_signature no_public_key") in soft.notes
     strict = check_pins(
         _pins(PIN), [], manifest=document, manifest_report=unsigned, require_signed=True
     )
@@ -226,7 +227,7 @@ def test_check_pins_with_manifest() -> None:
         manifest_report=verify_manifest(tampered, public_key=demo_key().public_key),
     )
     assert bad.exit_code == 1
-    problems = " ".join((*bad.problems, *bad.pins[0].problems))
+    problems = " ".join(map(str, (*bad.problems, *bad.pins[0].problems)))
     assert "manifest_hash mismatch" in problems
     assert "entry_signature bad" in problems
     assert "differs from the pin" in problems
@@ -236,3 +237,62 @@ def test_check_pins_rejects_pins_recorded_against_bad_entries() -> None:
     recorded_bad = {**PIN, "entry_hash_status": "mismatch", "entry_signature_status": "ok"}
     result = check_pins(_pins(recorded_bad), [Declaration("c.json", make_contract())])
     assert result.exit_code == 1
+
+
+# -- library text names settings, never command-line flags; the CLI names its flags ------------
+
+INSPECTION = {**PIN, "status": "revoked", "inspection_only": True}
+
+
+def _flag_findings() -> list[Any]:
+    """Findings about the caller's settings: require_signed without a manifest, and a recorded
+    inspection-only pin without allow_inspection_only."""
+    good = Declaration("c.json", make_contract(status="revoked"))
+    report = check_pins(_pins(PIN, {**INSPECTION, "adapter_version": "0.2.0"}), [good],
+                        require_signed=True)  # fmt: skip
+    return [*report.problems, *(p for v in report.pins for p in (*v.problems, *v.notes))]
+
+
+def test_library_findings_name_parameters_not_flags() -> None:
+    texts = [str(problem) for problem in _flag_findings()]
+    assert "require_signed needs manifest (or live_manifest) and a public key" in texts
+    assert "require_signed needs a signed manifest entry (no manifest given)" in texts
+    assert "recorded inspection-only: passes only with allow_inspection_only" in texts
+    assert not [text for text in texts if "--" in text]
+    with raises_code("pin.revoked") as info:
+        _plan(_manifest(status="revoked"))
+    assert "--" not in info.value.message
+    assert info.value.message.endswith("(replacement: none declared)")
+
+
+def test_the_cli_words_the_same_findings_with_its_flags(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from affidavit.cli.main import affidavit
+    from click.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pinned_adapters.json").write_text(json.dumps({"pinned_adapters": [PIN]}))
+    runner = CliRunner()
+    checked = runner.invoke(affidavit, ["adapter", "pins", "check", "--require-signed", "--json"])
+    assert checked.exit_code == 1
+    document = json.loads(checked.stdout)
+    assert document["problems"] == [
+        "--require-signed needs --manifest (or --registry) and a public key"
+    ]
+    assert document["pins"][0]["problems"][0] == (
+        "--require-signed needs a signed manifest entry (no manifest given)"
+    )
+    (tmp_path / "manifest.json").write_text(json.dumps(_manifest(status="revoked")))
+    pinned = runner.invoke(affidavit, ["adapter", "pin", "--id", PIN["adapter_id"], "--version",
+                                       PIN["adapter_version"], "--hash", HASH, "--manifest",
+                                       "manifest.json", "--public-key-base64",
+                                       demo_key().public_key.b64])  # fmt: skip
+    assert pinned.exit_code == 3
+    assert pinned.stderr.strip() == (
+        "error: pin.revoked: acme.eval_suite.v0@0.1.0 is REVOKED: refusing to pin it for new work "
+        "(replacement: none declared); for legacy or forensic review only, re-run with "
+        "--allow-revoked-for-legacy-inspection"
+    )

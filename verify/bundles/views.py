@@ -1,0 +1,181 @@
+"""Typed views of a bundle's parts, read once before the steps run (formats.md §4).
+
+>>> events = parse_events([{"event_id": "e1"}])
+>>> events.items, events.problem.code, events.problem.message
+((), 'event.malformed', 'events[0] lacks event_type')
+
+The verifier reads the parts the anchor rests on here, once, at the boundary: the events, the
+Merkle inclusion proof (``merkle_inclusion``) and the signed tree head. The steps then work on
+these views, never on the raw values again. The raw bundle is kept for what must be byte-exact:
+``bundle_hash``, the event and proof hashes (formats.md §1: hash what was received, never a
+re-encoding), and the steps that read parts of their own (actor signatures, sidecar, adapter
+replay, outcome, swarm).
+
+A part that does not parse keeps its error, with the code its step reports
+(``event.malformed``, ``bundle.inclusion_malformed``, ``treehead.malformed``): reading never
+decides a verdict by itself, the step does. NamedTuples, not dataclasses: this module is on the
+``verify bundle`` path (docs/adr/0003-cold-start.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.treehead import SignedTreeHead
+
+__all__ = [
+    "EVENT_FIELDS",
+    "HASHED_FIELDS",
+    "BundleView",
+    "Event",
+    "Events",
+    "Inclusion",
+    "InclusionProof",
+    "TreeHead",
+    "parse_events",
+]
+
+# formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
+HASHED_FIELDS: Final = (
+    "event_id",
+    "event_type",
+    "deal_id",
+    "actor_id",
+    "timestamp",
+    "payload",
+    "prev_hash",
+)
+EVENT_FIELDS: Final = (*HASHED_FIELDS, "hash")
+
+
+class Event(NamedTuple):
+    """One event whose eight fields are present with their types: seven strings and an object
+    ``payload`` (formats.md §4). ``raw`` is the object as read: it is what gets hashed and
+    signed."""
+
+    event_id: str
+    event_type: str
+    deal_id: str
+    actor_id: str
+    timestamp: str
+    payload: Mapping[str, Any]
+    prev_hash: str
+    hash: str
+    raw: Mapping[str, Any]
+
+
+class Events(NamedTuple):
+    """``bundle.events`` read in order: ``items`` up to the first malformed event, and why that
+    one is malformed (``event.malformed``; ``None`` when every event is well-formed)."""
+
+    items: tuple[Event, ...]
+    problem: errors.AffidavitError | None = None
+
+
+def _shape_problem(event: Any, index: int) -> str | None:
+    if not isinstance(event, dict):
+        return f"events[{index}] is not an object"
+    for name in EVENT_FIELDS:
+        if name not in event:
+            return f"events[{index}] lacks {name}"
+        expected = dict if name == "payload" else str
+        if not isinstance(event[name], expected):
+            return (
+                f"events[{index}].{name} must be {'an object' if expected is dict else 'a string'}"
+            )
+    return None
+
+
+def _view(event: dict[str, Any]) -> Event:
+    get: Callable[[str], Any] = event.get  # a missing field reads as None: never let through
+    return Event(
+        get("event_id"),
+        get("event_type"),
+        get("deal_id"),
+        get("actor_id"),
+        get("timestamp"),
+        get("payload"),
+        get("prev_hash"),
+        get("hash"),
+        event,
+    )
+
+
+def parse_events(raw_events: Sequence[Any]) -> Events:
+    """Read each event's eight fields strictly, stopping at the first malformed one."""
+    items: list[Event] = []
+    for index, event in enumerate(raw_events):
+        # Fast path (the common case, once per event of every bundle): plain JSON types.
+        if type(event) is dict:
+            view = _view(event)
+            if (
+                type(view.event_id) is str
+                and type(view.event_type) is str
+                and type(view.deal_id) is str
+                and type(view.actor_id) is str
+                and type(view.timestamp) is str
+                and type(view.payload) is dict
+                and type(view.prev_hash) is str
+                and type(view.hash) is str
+            ):
+                items.append(view)
+                continue
+        problem = _shape_problem(event, index)  # the exact rule, and the first problem's words
+        if problem is not None:
+            return Events(tuple(items), errors.BundleError("event.malformed", problem))
+        items.append(_view(event))
+    return Events(tuple(items))
+
+
+class InclusionProof(NamedTuple):
+    """A well-formed ``merkle_inclusion`` (RFC 9162 §2.1.3): the proven leaf's hash, its index,
+    the tree size, the audit path and the root, every hash as 32 raw bytes. Left or right comes
+    from the index, never from a node's ``position`` (formats.md §4)."""
+
+    leaf_hash: bytes
+    leaf_index: int
+    tree_size: int
+    path: tuple[bytes, ...]
+    root_hash: bytes
+
+
+class Inclusion(NamedTuple):
+    """``merkle_inclusion`` as claimed.
+
+    ``proof`` is set when every field is well-formed, else ``error`` says which is not
+    (``bundle.inclusion_malformed``); both are ``None`` when the bundle carries none (or null).
+    ``claimed_leaf`` is the claimed ``leaf_hash`` whenever that one field is 64 lowercase hex,
+    even if another field is malformed: the leaf binding is reported either way
+    (:mod:`.binding`). ``log_id`` is the claimed log id, ``None`` when absent or null
+    (``log_id_claimed`` tells them apart).
+    """
+
+    proof: InclusionProof | None = None
+    error: errors.AffidavitError | None = None
+    leaf_claimed: bool = False  # a (non-empty) leaf_hash is claimed, well-formed or not
+    claimed_leaf: bytes | None = None
+    log_id: Any = None
+    log_id_claimed: bool = False
+
+
+class TreeHead(NamedTuple):
+    """``signed_tree_head`` as claimed: parsed strictly
+    (:func:`~affidavit.verify.crypto.treehead.parse_sth`), its signature not yet checked. ``head``
+    or ``error``; both ``None`` when the bundle has none (or null)."""
+
+    head: SignedTreeHead | None = None
+    error: errors.AffidavitError | None = None
+
+
+class BundleView(NamedTuple):
+    """A bundle whose top level parsed (step 1), with its parts read once."""
+
+    raw: Mapping[str, Any]  # the bundle as read: hashed byte-exact, and read by later steps
+    deal_id: str
+    events: Events
+    inclusion: Inclusion
+    tree_head: TreeHead
