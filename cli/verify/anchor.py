@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     from affidavit.verify.anchor.receipt import AnchorResult
     from affidavit.verify.crypto.keys import Ed25519PublicKey
 
-__all__ = ["RESULT_VERSION", "anchor", "describe", "unreadable"]
-
-RESULT_VERSION: Final = "1.0.0"
+__all__ = ["anchor", "describe"]
 MAX_CERT_BYTES: Final = 1 << 20
 
 
@@ -58,7 +56,11 @@ def anchor(
     as_json: bool,
 ) -> None:
     """Verify an anchor receipt: sth_digest, TSA status and (with --tsa-cert) the RFC 3161 token."""
-    from affidavit.verify.anchor.receipt import verify_anchor_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.anchor.receipt import (  # noqa: PLC0415 - lazy: cryptography x509
+        AnchorResult,
+        verify_anchor_receipt,
+    )
+    from affidavit.verify.results import RESULT_VERSION  # noqa: PLC0415 - lazy, with the rest
 
     key = _log_key(log_key, log_key_base64)
     tsa = [read_input(path, max_bytes=MAX_CERT_BYTES) for path in tsa_certs]
@@ -70,7 +72,12 @@ def anchor(
     except errors.ParseError as e:
         if not as_json:
             raise
-        emit_json({"verify_result_version": RESULT_VERSION, **unreadable(receipt, e)})
+        emit_json(
+            {
+                "verify_result_version": RESULT_VERSION,
+                **AnchorResult.unreadable(receipt, e).to_json(),
+            }
+        )
         click.get_current_context().exit(e.exit_code)
     result = verify_anchor_receipt(
         document, tsa_certs=tsa, ca_certs=cas, log_key=key, source=receipt
@@ -82,19 +89,6 @@ def anchor(
     else:
         click.echo("\n".join(describe(result, verbose=verbose)))
     click.get_current_context().exit(result.exit_code)
-
-
-def unreadable(source: str, error: errors.AffidavitError) -> dict[str, Any]:
-    """The JSON result for a receipt that could not be read at all (verdict ``unreadable``)."""
-    step = {"name": "parse", "status": "failed", "code": error.code, "message": error.message}
-    return {
-        "kind": "anchor", "source": source, "verdict": "unreadable", "verified": False,
-        "anchor_id": None, "anchored_at": None, "tsa_url": None, "sth_digest": None,
-        "token": None, "steps": [step],
-        "peer": {"fields_present": False, "sth_digest_match": False, "tsa_granted": False,
-                 "tsr_present": False},
-        "code": error.code, "message": error.message,
-    }  # fmt: skip
 
 
 def _log_key(path: str | None, text: str | None) -> Ed25519PublicKey | None:

@@ -12,7 +12,6 @@ import json
 import pickle
 from pathlib import Path
 
-from affidavit.cli.verify import anchor as anchor_cli
 from affidavit.cli.verify import bundle as bundle_cli
 from affidavit.verify import errors
 from affidavit.verify.anchor.receipt import AnchorResult
@@ -59,11 +58,17 @@ def test_unreadable_input_keeps_its_json_shape() -> None:
     assert result.steps[0].to_json() == result.to_json()["steps"][0]
 
 
-def test_anchor_unreadable_result_is_the_cli_document() -> None:
+def test_anchor_unreadable_result_keeps_its_wire_form() -> None:
     error = errors.ParseError("io.unreadable", "r.json: No such file or directory")
-    assert AnchorResult.unreadable("r.json", error).to_json() == anchor_cli.unreadable(
-        "r.json", error
-    )
+    step = {"name": "parse", "status": "failed", "code": error.code, "message": error.message}
+    assert AnchorResult.unreadable("r.json", error).to_json() == {
+        "kind": "anchor", "source": "r.json", "verdict": "unreadable", "verified": False,
+        "anchor_id": None, "anchored_at": None, "tsa_url": None, "sth_digest": None,
+        "token": None, "steps": [step],
+        "peer": {"fields_present": False, "sth_digest_match": False, "tsa_granted": False,
+                 "tsr_present": False},
+        "code": error.code, "message": error.message,
+    }  # fmt: skip
 
 
 def test_report_renders_json_and_text_and_exit_code() -> None:
