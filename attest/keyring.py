@@ -14,7 +14,9 @@ Files written by :func:`generate_key_files` into ``DIR`` (formats.md §3):
 - ``<publisher-id>-publisher.json``: ``{publisher_id, publisher_key_id, public_key_base64,
   manifest_url?}``, the document served at ``/.well-known/<publisher>-publisher.json``.
 
-Signing goes through PyNaCl (libsodium); cryptography is imported only to read and write PEM.
+Signing goes through PyNaCl (libsodium); cryptography is imported only to read a private key and
+to write PEM. Trusted public keys are read by :mod:`affidavit.verify.crypto.trusted_keys`
+(:func:`load_public_key` is its short form).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 import nacl.bindings
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.trusted_keys import load_key_file, read_key_bytes
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -52,7 +54,6 @@ __all__ = [
 ]
 
 SEED_BYTES = 32
-MAX_KEY_FILE_BYTES = 64 * 1024
 # Identifiers become file names: no separators, no leading dot, bounded length.
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -252,7 +253,7 @@ def load_signing_key(
         ``key.unrecognized``: not an unencrypted PKCS#8 PEM Ed25519 private key.
     """
     target = Path(path)
-    data = _read_small(target)
+    data = read_key_bytes(target)
     if key_file_is_insecure(target):
         message = f"{target}: private key file is readable by group or others (chmod 600 it)"
         if refuse_world_readable:
@@ -296,7 +297,7 @@ def _publisher_beside(folder: Path, key: SigningKey) -> str | None:
     found: set[str] = set()
     for candidate in sorted(folder.glob("*-publisher.json")):
         try:
-            document = load_object(_read_small(candidate), what="publisher document")
+            document = load_object(read_key_bytes(candidate), what="publisher document")
         except errors.ParseError:
             continue
         if (
@@ -309,66 +310,8 @@ def _publisher_beside(folder: Path, key: SigningKey) -> str | None:
 
 
 def load_public_key(path: str | Path) -> Ed25519PublicKey:
-    """Load a public key from a ``.pub`` file (base64 text), a JSON document with
-    ``public_key_base64`` (publisher document, AiGentsy key file), or a SubjectPublicKeyInfo PEM.
-
-    Raises:
-        ``io.unreadable``: the file cannot be read.
-        ``key.unrecognized``: none of the accepted forms.
-        ``key.invalid``: the key itself is malformed (``key.bad_base64``, ``key.wrong_length``,
-            ``key.weak``, ...).
+    """The key of a trusted public key file, read by the one strict loader
+    (:func:`affidavit.verify.crypto.trusted_keys.load_key_file`: a JSON key document, a PEM, base64
+    text or a C2SP verifier key; the forms and the errors are described there).
     """
-    target = Path(path)
-    data = _read_small(target)
-    text = data.strip()
-    if text.startswith(b"{"):
-        try:
-            document = load_object(data, what="public key document")
-        except errors.ParseError as e:
-            e.message = f"{target}: {e.message}"
-            raise
-        value = document.get("public_key_base64")
-        if not isinstance(value, str):
-            raise errors.KeyMaterialError(
-                "key.unrecognized", f"{target}: JSON document has no string public_key_base64"
-            )
-        return _with_path(target, lambda: Ed25519PublicKey.from_b64(value))
-    if text.startswith(b"-----BEGIN"):
-        return _public_from_pem(data, target)
-    return _with_path(target, lambda: Ed25519PublicKey.from_b64(text))
-
-
-def _public_from_pem(data: bytes, target: Path) -> Ed25519PublicKey:
-    from cryptography.exceptions import UnsupportedAlgorithm  # noqa: PLC0415 - lazy
-    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as _CryptoKey  # noqa: PLC0415 - lazy
-
-    try:
-        public = serialization.load_pem_public_key(data)
-    except (ValueError, UnsupportedAlgorithm) as e:
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{target}: unreadable PEM public key: {e}"
-        ) from None
-    if not isinstance(public, _CryptoKey):
-        raise errors.KeyMaterialError("key.unrecognized", f"{target}: not an Ed25519 public key")
-    return _with_path(target, lambda: Ed25519PublicKey(public.public_bytes_raw()))
-
-
-def _with_path(target: Path, build: Callable[[], Ed25519PublicKey]) -> Ed25519PublicKey:
-    try:
-        key = build()
-    except errors.KeyMaterialError as e:
-        e.message = f"{target}: {e.message}"
-        raise
-    return key
-
-
-def _read_small(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_KEY_FILE_BYTES + 1)
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise errors.KeyMaterialError("key.unrecognized", f"{path}: too large for a key file")
-    return data
+    return load_key_file(path).key

@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 from affidavit.attest.keyring import SigningKey
@@ -59,6 +59,7 @@ from affidavit.verify.contracts.policy import AcceptancePolicy, lifecycle_of
 from affidavit.verify.contracts.schema import schema_issues
 from affidavit.verify.contracts.validators import get_validator
 from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.json.forms import format_utc
 
 __all__ = [
     "DECISION_EVENT_TYPES",
@@ -74,7 +75,6 @@ DECISION_EVENT_TYPES: Final = {
     "require_review": "REVIEW_REQUIRED",
     "auto_reject": "REJECTED",
 }
-TIMESTAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
 SWARM_POLICY_EVENT: Final = "SWARM_POLICY_SET"
 SWARM_POLICY_VERSION: Final = "swarm_enforcement/v1"
 _EVENT_TYPE: Final = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
@@ -324,7 +324,7 @@ def stamp_bundles(
     bad = [t for t in swarm.designate if not _EVENT_TYPE.fullmatch(t)]
     if bad:
         raise errors.UsageError(f"swarm designation: {bad[0]!r} is not an event type (A-Z, 0-9, _)")
-    timestamp = when.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+    timestamp = format_utc(when)
     drafts = [_draft(item, policy, timestamp, actor_id, actor_key, swarm) for item in items]
     indexes = log.append([leaf_data(d["events"][-1]) for d in drafts])
     head = log.signed_tree_head(when)

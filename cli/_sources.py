@@ -1,13 +1,13 @@
 """Where publication commands read from: files, stdin, or (only when asked) one HTTPS GET.
 
 Shared by ``affidavit adapter`` publication and pinning commands. Network: none, except for an
-explicit ``https://`` argument or ``--fetch-publisher``; then one GET through httpx (imported only
-on that path) with a timeout and a size cap (issue 3 §3).
+explicit ``https://`` argument or ``--fetch-publisher``; then one GET through the one fetcher
+(:mod:`affidavit.registry.clients.https`: httpx, imported only on that path, a timeout and a size
+cap).
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -16,6 +16,8 @@ from affidavit.cli._common import read_input
 from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import PublisherDocument, parse_publisher_document
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.trusted_keys import key_from_base64
+from affidavit.verify.json.forms import utc_now  # re-exported: the publication commands' clock
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -36,56 +38,29 @@ FETCH_TIMEOUT_SECONDS: Final = 10.0
 _HTTP_TRANSPORT: Any = None
 
 
-def utc_now() -> str:
-    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def fetch(url: str) -> bytes:
-    """One HTTPS GET with a timeout and a size cap (issue 3 §3). The only network path here.
+    """One HTTPS GET with a timeout and a size cap: the only network path here, through the one
+    fetcher (:func:`affidavit.registry.clients.https.get`).
 
     Raises:
         ManifestFetchError: not https, httpx missing, an HTTP/transport error, or over the cap.
     """
-    if not url.startswith("https://"):
-        raise errors.ContractError(
-            "manifest.fetch_failed", f"{url}: only https:// URLs are fetched"
+    from affidavit.registry.clients.https import get  # noqa: PLC0415 - only on the network path
+
+    try:
+        response = get(
+            url,
+            https_only=True,
+            follow_redirects=True,
+            timeout=FETCH_TIMEOUT_SECONDS,
+            max_bytes=MAX_FETCH_BYTES,
+            transport=_HTTP_TRANSPORT,
         )
-    try:
-        import httpx  # noqa: PLC0415 - only on the explicit network path
-    except ImportError:  # pragma: no cover - httpx ships with the [registry] extra
-        raise errors.ContractError(
-            "manifest.fetch_failed", "fetching needs httpx: pip install 'affidavit[registry]'"
-        ) from None
-    try:
-        with (
-            httpx.Client(
-                timeout=FETCH_TIMEOUT_SECONDS, follow_redirects=True, transport=_HTTP_TRANSPORT
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            if response.url.scheme != "https":
-                raise errors.ContractError(
-                    "manifest.fetch_failed", f"{url}: redirected away from https"
-                )
-            response.raise_for_status()
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_FETCH_BYTES:
-                    raise errors.ContractError(
-                        "manifest.fetch_failed", f"{url}: over {MAX_FETCH_BYTES} bytes"
-                    )
-            return bytes(body)
-    except httpx.HTTPStatusError as e:
-        raise errors.ContractError(
-            "manifest.fetch_failed", f"{url}: HTTP {e.response.status_code}"
-        ) from None
-    except httpx.HTTPError as e:
-        first_line = (str(e).splitlines() or [""])[0]
-        raise errors.ContractError(
-            "manifest.fetch_failed", f"{url}: {type(e).__name__}: {first_line}"
-        ) from None
+    except errors.AffidavitError as e:
+        raise errors.ContractError("manifest.fetch_failed", e.message) from None
+    if not response.ok:
+        raise errors.ContractError("manifest.fetch_failed", f"{url}: HTTP {response.status}")
+    return response.body
 
 
 def read_object(source: str, *, what: str) -> dict[str, Any]:
@@ -143,7 +118,7 @@ def resolve_key(
             "give one of --public-key-base64, --publisher-doc, --fetch-publisher"
         )
     if public_key_base64:
-        return Ed25519PublicKey.from_b64(public_key_base64), None
+        return key_from_base64(public_key_base64), None
     source = publisher_doc or fetch_url
     if not source:
         return None, None

@@ -41,6 +41,7 @@ from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.json.canonical import py_compact
+from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
 
 __all__ = ["log"]
@@ -159,12 +160,10 @@ def head(
 
 def _parse_timestamp(text: str) -> dt.datetime:
 
-    try:
-        return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
-    except ValueError:
-        raise LogError(
-            "log.bad_timestamp", f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ"
-        ) from None
+    moment = parse_utc(text)
+    if moment is None:
+        raise LogError("log.bad_timestamp", f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ")
+    return moment
 
 
 @log.command("prove")

@@ -200,8 +200,6 @@ def keys_create(
     A publish key writes only contracts whose adapter_id lies in a --publisher namespace
     (``acme`` covers ``acme.*``); an admin key writes any, and the reserved channels.
     """
-    from datetime import UTC, datetime  # noqa: PLC0415
-
     from affidavit.registry.auth import (  # noqa: PLC0415
         ApiKey,
         hash_token,
@@ -210,6 +208,7 @@ def keys_create(
         parse_scope,
         parse_token,
     )
+    from affidavit.verify.json.forms import utc_now  # noqa: PLC0415
 
     checked = tuple(dict.fromkeys(parse_scope(s) for s in scopes))
     bound = tuple(dict.fromkeys(parse_publisher(p) for p in publishers))
@@ -231,7 +230,7 @@ def keys_create(
         label=label,
         publishers=bound,
     )
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = utc_now()
     _on_tables(data_dir, lambda tables: tables.add_api_key(key, stamp))
     if as_json:
         emit_json(

@@ -89,6 +89,7 @@ from affidavit.verify.crypto.checkpoint import (
 from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
 from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.crypto.treehead import sth_message
+from affidavit.verify.json.forms import format_utc
 
 __all__ = [
     "MAX_ENTRIES_PER_CALL",
@@ -101,7 +102,6 @@ __all__ = [
 
 COMPONENT: Final = "log"
 MAX_ENTRIES_PER_CALL: Final = 1000
-TIMESTAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"  # formats.md §4
 _LOG_ID = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")  # printable ASCII, no space, no '|'
 
 _MIGRATIONS: Final = (
@@ -632,7 +632,7 @@ def _insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
 def _format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
-    return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+    return format_utc(moment)  # formats.md §4
 
 
 def _default_key_id(public_key: Ed25519PublicKey) -> str:

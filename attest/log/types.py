@@ -68,7 +68,7 @@ class IssuedTreeHead:
     log_id: str
     tree_size: int
     root_hash: str  # lowercase hex
-    timestamp: str  # "%Y-%m-%dT%H:%M:%SZ"
+    timestamp: str  # YYYY-MM-DDTHH:MM:SSZ (verify/json/forms.py, formats.md §4)
     signature: str  # b64 Ed25519 over "{log_id}|{tree_size}|{root_hash}|{timestamp}"
     key_id: str
     algorithm: str = "Ed25519"

@@ -150,26 +150,22 @@ def open_source(path: str) -> FactSource:
 def _checker(paths: Sequence[str]) -> Any:
     if not paths:
         return None
-    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415
+    from affidavit.verify.crypto.trusted_keys import load_key_file  # noqa: PLC0415
     from affidavit.verify.lineage.signing import TrustedFactKeys  # noqa: PLC0415
 
     keys = {}
     for path in paths:
-        keys[_key_id_of(path)] = load_public_key(path)
+        trusted = load_key_file(path)
+        keys[_key_id_of(path, trusted.document)] = trusted.key
     return TrustedFactKeys(keys).check
 
 
-def _key_id_of(path: str) -> str:
+def _key_id_of(path: str, document: dict[str, Any] | None) -> str:
     """A trusted key's id: ``publisher_key_id`` of a JSON key document, else the file's stem."""
-    target = Path(path)
-    if target.suffix == ".json":
-        try:
-            document = loads(target.read_bytes())
-        except (errors.ParseError, OSError):
-            document = None
-        if isinstance(document, dict) and isinstance(document.get("publisher_key_id"), str):
-            return str(document["publisher_key_id"])
-    return target.name.removesuffix(".pub").removesuffix(".pem").removesuffix(".json")
+    if document is not None and isinstance(document.get("publisher_key_id"), str):
+        return str(document["publisher_key_id"])
+    name = Path(path).name
+    return name.removesuffix(".pub").removesuffix(".pem").removesuffix(".json")
 
 
 _trusted_key_option = click.option(

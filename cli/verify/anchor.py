@@ -95,15 +95,13 @@ def _log_key(path: str | None, text: str | None) -> Ed25519PublicKey | None:
     if path and text:
         raise errors.UsageError("give one of --log-key and --log-key-base64")
     if text:
-        from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
+        from affidavit.verify.crypto.trusted_keys import key_from_base64  # noqa: PLC0415 - lazy
 
-        return Ed25519PublicKey.from_b64(text.strip())
+        return key_from_base64(text)
     if path:
-        from pathlib import Path  # noqa: PLC0415 - lazy
+        from affidavit.verify.crypto.trusted_keys import load_key_file  # noqa: PLC0415 - lazy
 
-        from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy
-
-        return load_public_key(Path(path))
+        return load_key_file(path).key
     return None
 
 

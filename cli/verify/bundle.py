@@ -42,8 +42,6 @@ from affidavit.verify.results import Result, UnreadableInput, VerifyReport
 # + bundle, attestation: the click commands, built on first access
 __all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast"]
 
-_KEY_SUFFIXES: Final = (".pub", ".json", ".pem")
-
 
 # -- the options, declared once: they build both the click commands and the fast parser ---------
 
@@ -99,9 +97,9 @@ def _trusted_keys(
 
     ``--fetch-key`` is the only network path of this command: one GET per URL, only when given.
     """
-    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
+    from affidavit.verify.crypto.trusted_keys import key_from_base64  # noqa: PLC0415 - lazy (cold start)
 
-    keys = [Ed25519PublicKey.from_b64(text.strip()).raw for text in keys_b64]
+    keys = [key_from_base64(text).raw for text in keys_b64]
     if publisher_docs or public_key_files or trusted_dir is not None:
         keys.extend(_file_keys((*publisher_docs, *public_key_files), trusted_dir))
     if fetch_urls:
@@ -115,24 +113,17 @@ def _trusted_keys(
 
 
 def _file_keys(publisher_docs: Sequence[str], trusted_dir: str | None) -> list[bytes]:
-    """Raw keys from ``--publisher-doc`` files and a ``--trusted-keys`` folder.
+    """Raw keys from ``--publisher-doc``/``--public-key`` files and a ``--trusted-keys`` folder,
+    read by the one strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`).
 
-    Only these options import pathlib and the key-file reader (cold start, docs/adr/0003).
+    Only these options import the key-file reader (cold start, docs/adr/0003).
     """
-    from pathlib import Path  # noqa: PLC0415 - lazy (cold start: pathlib costs ~4 ms)
+    from affidavit.verify.crypto.trusted_keys import load_key_file, load_key_folder  # noqa: PLC0415 - lazy (cold start)
 
-    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy (cold start)
-
-    paths = [Path(p) for p in publisher_docs]
+    loaded = [load_key_file(path) for path in publisher_docs]
     if trusted_dir is not None:
-        folder = Path(trusted_dir)
-        if not folder.is_dir():
-            raise errors.ParseError("io.unreadable", f"{folder}: not a folder")
-        found = sorted(p for p in folder.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
-        if not found:
-            raise errors.UsageError(f"{folder}: no *.pub, *.json or *.pem key files (fail closed)")
-        paths.extend(found)
-    return [load_public_key(path).raw for path in paths]
+        loaded.extend(load_key_folder(trusted_dir))
+    return [trusted.key.raw for trusted in loaded]
 
 
 def _expand(inputs: Iterable[str]) -> list[str]:
@@ -186,39 +177,35 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
 def _actor_keys(path: str | None) -> tuple[Any, ...]:
     """``--trusted-actor-keys``: a folder of key files or a pinned key-directory JSON file.
 
-    Key files are read with the strict key loader (attest.keyring.load_public_key); a JSON file
-    with ``actor_id`` binds its key to that actor; a JSON file without ``public_key_base64`` is
-    read as a pinned key directory. An empty folder is refused (fail closed).
+    Key files are read with the strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`); a
+    JSON file with ``actor_id`` binds its key to that actor; a JSON file without
+    ``public_key_base64`` is read as a pinned key directory. An empty folder is refused (fail
+    closed).
     """
     if path is None:
         return ()
-    from pathlib import Path  # noqa: PLC0415 - lazy (cold start)
-
-    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.bundles.actor_trust import (  # noqa: PLC0415 - lazy (cold start)
         ActorTrust,
         TrustedActorKey,
     )
+    from affidavit.verify.crypto.trusted_keys import key_files, parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy (cold start)
 
-    target = Path(path)
-    if target.is_file():
+    if os.path.isfile(path):
         return ActorTrust.from_directory(loads(read_input(path)), source=path).keys
-    if not target.is_dir():
-        raise errors.ParseError("io.unreadable", f"{target}: no such file or folder")
-    found = sorted(p for p in target.iterdir() if p.suffix in _KEY_SUFFIXES and p.is_file())
-    if not found:
-        raise errors.UsageError(f"{target}: no *.pub, *.json or *.pem key files (fail closed)")
+    if not os.path.isdir(path):
+        raise errors.ParseError("io.unreadable", f"{path}: no such file or folder")
     keys: list[Any] = []
-    for file in found:
-        document = loads(read_input(str(file))) if file.suffix == ".json" else None
+    for file in key_files(path):
+        data = read_input(file)
+        document = loads(data) if file.endswith(".json") else None
         if isinstance(document, dict) and "public_key_base64" not in document:
-            keys.extend(ActorTrust.from_directory(document, source=str(file)).keys)
+            keys.extend(ActorTrust.from_directory(document, source=file).keys)
             continue
         actor = document.get("actor_id") if isinstance(document, dict) else None
         if actor is not None and (not isinstance(actor, str) or not actor):
             raise errors.UsageError(f"{file}: actor_id must be a non-empty string")
-        keys.append(TrustedActorKey(load_public_key(file).raw, actor))
+        keys.append(TrustedActorKey(parse_key_bytes(data, source=file).key.raw, actor))
     return tuple(keys)
 
 

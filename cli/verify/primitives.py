@@ -8,7 +8,6 @@ accepted as 64 hex characters or as standard base64 of 32 bytes. Exit 0 verified
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,10 +16,10 @@ from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.verify import errors
 from affidavit.verify._code import FAILED
 from affidavit.verify.crypto.keys import b64decode_strict
+from affidavit.verify.json.forms import is_hex64
 
 __all__ = ["checkpoint", "inclusion", "parse_hash"]
 
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 MAX_CHECKPOINT_BYTES = 1 << 20
 
 
@@ -31,7 +30,7 @@ def parse_hash(text: str, what: str) -> bytes:
         ``merkle.bad_hash_length``: it decodes, but not to 32 bytes.
         ``usage.invalid``: neither hex nor base64.
     """
-    if _HEX64.fullmatch(text):
+    if is_hex64(text, any_case=True):
         return bytes.fromhex(text)
     try:
         raw = b64decode_strict(text)
@@ -69,18 +68,17 @@ def _report(
     "vkeys",
     multiple=True,
     required=True,
-    help="Trusted verifier key name+keyid+base64 (repeatable; at least one).",
+    help="Trusted verifier key name+keyid+base64, or a key file or folder of them (repeatable;"
+    " at least one).",
 )
 @click.option("--origin", default=None, help="Require this origin line.")
 @json_option
 def checkpoint(source: str, vkeys: tuple[str, ...], origin: str | None, as_json: bool) -> None:
     """Verify a C2SP tlog-checkpoint (signed note) against trusted verifier keys."""
-    from affidavit.verify.crypto.checkpoint import (  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
-        parse_verifier_key,
-        verify_checkpoint,
-    )
+    from affidavit.verify.crypto.checkpoint import verify_checkpoint  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
+    from affidavit.verify.crypto.trusted_keys import note_verifiers  # noqa: PLC0415 - lazy
 
-    verifiers = [parse_verifier_key(vkey) for vkey in vkeys]
+    verifiers = [verifier for vkey in vkeys for verifier in note_verifiers(vkey)]
     note = read_input(source, max_bytes=MAX_CHECKPOINT_BYTES)
 
     def run() -> dict[str, Any]:

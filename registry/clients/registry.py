@@ -27,9 +27,11 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
+from affidavit.registry.clients.https import DEFAULT_TIMEOUT, get, send
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.trusted_keys import key_from_document
 from affidavit.verify.json.strict import loads
 
 __all__ = [
@@ -51,8 +53,6 @@ API_KEY_ENV: Final = "AFFIDAVIT_API_KEY"
 PROBE_PATH: Final = "/.well-known/affidavit"
 MANIFEST_PATH: Final = "/specs/adapter-contracts.manifest.json"
 PUBLIC_KEY_PATH: Final = "/protocol/merkle/public-key"
-DEFAULT_TIMEOUT: Final = 10.0
-MAX_RESPONSE_BYTES: Final = 16 * 1024 * 1024
 _PROBE_FIELDS: Final = ("version", "node_id", "node_url", "auth", "federation")
 _LOG = logging.getLogger("affidavit.registry.clients.registry")
 
@@ -105,35 +105,16 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
     return chosen.rstrip("/")
 
 
-def _get_json(client: httpx.Client, url: str) -> Any:
-    """GET ``url`` and parse strictly; transport and shape problems become registry errors."""
-    return _send(client, "GET", url, url)
+def _get_json(url: str, *, timeout: float, transport: httpx.BaseTransport | None) -> Any:
+    """GET ``url`` (:func:`affidavit.registry.clients.https.get`) and parse strictly."""
+    response = get(url, timeout=timeout, transport=transport)
+    return _decode(url, response.status, response.body)
 
 
 def _send(client: httpx.Client, method: str, url: str, target: str, **kwargs: Any) -> Any:
     """One request with a capped body, parsed strictly; ``target`` names it in errors."""
-    try:
-        with client.stream(method, url, **kwargs) as response:
-            data = _read_capped(response)
-            status = response.status_code
-    except httpx.HTTPError as e:
-        raise RegistryError(
-            "registry.unavailable", f"{target}: {type(e).__name__}: {e}", details={"url": target}
-        ) from None
-    return _decode(target, status, data)
-
-
-def _read_capped(response: httpx.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise RegistryError(
-                "registry.bad_response", f"response over {MAX_RESPONSE_BYTES} bytes"
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
+    response = send(client, method, url, target=target, **kwargs)
+    return _decode(target, response.status, response.body)
 
 
 def _decode(url: str, status: int, data: bytes) -> Any:
@@ -171,8 +152,7 @@ def probe(
             raise
         return ProbeFailure(url, e.code, e.message)
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as client:
-            document = _get_json(client, base + PROBE_PATH)
+        document = _get_json(base + PROBE_PATH, timeout=timeout, transport=transport)
     except errors.AffidavitError as e:
         code = (
             "registry.bad_response" if e.code == "registry.bad_response" else "registry.unavailable"
@@ -232,8 +212,7 @@ def fetch_manifest(
         RegistryUnavailable, RegistryBadResponse, RegistryRemoteError: fetch or parse failed.
     """
     target = _with_default_path(url, MANIFEST_PATH)
-    with httpx.Client(timeout=timeout, transport=transport) as client:
-        document = _get_json(client, target)
+    document = _get_json(target, timeout=timeout, transport=transport)
     if not isinstance(document, dict):
         raise RegistryError("registry.bad_response", f"{target}: the manifest is not a JSON object")
     return document
@@ -251,13 +230,12 @@ def fetch_public_key(
         KeyFormatError: the key is malformed or weak.
     """
     target = _with_default_path(url, PUBLIC_KEY_PATH)
-    with httpx.Client(timeout=timeout, transport=transport) as client:
-        document = _get_json(client, target)
+    document = _get_json(target, timeout=timeout, transport=transport)
     if not isinstance(document, dict) or not isinstance(document.get("public_key_base64"), str):
         raise RegistryError(
             "registry.bad_response", f"{target}: no public_key_base64 in the response"
         )
-    return Ed25519PublicKey.from_b64(document["public_key_base64"])
+    return key_from_document(document, source=target)
 
 
 class RegistryClient:

@@ -130,6 +130,8 @@ def test_head_checkpoint_verifies(db: Path, tmp_path: Path) -> None:
         (["consistency", "{db}", "--from", "1", "--to", "3"], "log.size_out_of_range"),
         (["head", "{db}", "--key", "{other}"], "log.key_mismatch"),
         (["head", "{db}", "--timestamp", "yesterday"], "log.bad_timestamp"),
+        # strict YYYY-MM-DDTHH:MM:SSZ (verify/json/forms.py); strptime took unpadded fields
+        (["head", "{db}", "--timestamp", "2025-2-3T4:5:6Z"], "log.bad_timestamp"),
         (["head", "{db}", "--origin", "x"], "usage.invalid"),
         (["append", "{db}", "--leaf-form", "py-compact", "{bad}"], "json.syntax"),
         (["append", "{absent}", "{bad}"], "store.missing"),

@@ -55,6 +55,7 @@ from affidavit.verify.anchor.der import (
     context,
     read_one,
 )
+from affidavit.verify.json.forms import format_utc_fraction
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
@@ -161,10 +162,7 @@ class VerifiedToken(NamedTuple):
 
 def rfc3339(moment: datetime) -> str:
     """``YYYY-MM-DDThh:mm:ss[.ffffff]Z`` for an aware UTC datetime."""
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond:
-        text += f".{moment.microsecond:06d}".rstrip("0")
-    return text + "Z"
+    return format_utc_fraction(moment)
 
 
 # ---------------------------------------------------------------------------------------------

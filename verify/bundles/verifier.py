@@ -88,6 +88,7 @@ from affidavit.verify.json.canonical import (
     sha256_hex,
     unmark,
 )
+from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.json.strict import loads
 from affidavit.verify.results import BundleResult, StepResult, decide
 
@@ -115,7 +116,6 @@ UNANCHORED_HINT: Final = (
     "no tree head signed by a trusted key: supply one with --public-key-base64, --publisher-doc "
     "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
 )
-_HEX64: Final = re.compile(r"[a-f0-9]{64}")
 _HEX_RUN: Final = re.compile(r"[a-f0-9]*")
 _AFTER_CHAIN: Final = (
     "proof_binding",
@@ -443,7 +443,7 @@ class BundleVerifier:
 
 def _hex32(value: Any) -> bytes | None:
     """32 bytes from 64 lowercase hex characters; None for anything else."""
-    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+    if not is_hex64(value):
         return None
     return bytes.fromhex(value)
 

@@ -32,6 +32,7 @@ from typing import Any, Final, Literal
 from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import check_signature, manifest_hash
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.json import forms
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 
 __all__ = [
@@ -52,7 +53,6 @@ FRESHNESS_FIELDS: Final = ("manifest_hash", "manifest_version", "generated_at", 
 MAX_CLOCK_SKEW: Final = datetime.timedelta(minutes=5)
 _DURATION: Final = re.compile(r"([1-9][0-9]{0,6})([smhdw])")
 _UNIT_SECONDS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_UTC: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z")
 
 FreshnessStatus = Literal["ok", "mismatch", "absent"]
 
@@ -72,12 +72,7 @@ def freshness_hash(manifest: Mapping[str, Any]) -> str:
 
 def parse_utc(text: Any) -> datetime.datetime | None:
     """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` as an aware UTC datetime; None for anything else."""
-    if not isinstance(text, str) or not _UTC.fullmatch(text):
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text[:-1]).replace(tzinfo=datetime.UTC)
-    except ValueError:
-        return None
+    return forms.parse_utc(text, fraction=True)
 
 
 def parse_duration(text: str) -> datetime.timedelta:

@@ -36,6 +36,7 @@ from affidavit.verify.contracts.contract import LIFECYCLE_STATUSES
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.results import Problem, render_problems
 
 __all__ = [
@@ -83,7 +84,6 @@ ENTRY_HASH_FIELDS: Final = (
     "publisher_id",
     "publisher_key_id",
 )
-_HEX64: Final = re.compile(r"[a-f0-9]{64}")  # always with fullmatch: no trailing newline
 
 
 # C0 and C1 controls and DEL. release_notes may span lines (TAB, LF, CR); nothing else may hold one.
@@ -182,7 +182,7 @@ def check_signature(
         return "absent"
     if public_key is None:
         return "no_public_key"
-    if not isinstance(hex_digest, str) or not _HEX64.fullmatch(hex_digest):
+    if not is_hex64(hex_digest):
         return "bad"
     if not isinstance(signature_b64, str):
         return "bad"

@@ -12,12 +12,12 @@ check is :mod:`affidavit.verify.contracts.pins`, pinning one contract
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from affidavit.verify import errors
 from affidavit.verify.contracts.lifecycle import ADAPTER_ID_RE, SEMVER_RE
+from affidavit.verify.json.forms import HEX64
 
 __all__ = [
     "SHA256_HEX_RE",
@@ -32,7 +32,7 @@ _RECORDED_INSPECTION_ADVICE: Final = (
     "REVOKED \u2014 inspection-only pin",
     "REVOKED - inspection-only pin",
 )
-SHA256_HEX_RE: Final = re.compile(r"\A[a-f0-9]{64}\Z")  # \Z: no trailing newline
+SHA256_HEX_RE: Final = HEX64  # the one hex64 form (verify/json/forms.py); anchored
 
 
 def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: str) -> None:

@@ -23,6 +23,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
+from affidavit.verify.json.forms import is_hex64
+
 __all__ = [
     "ADAPTER_ID_PATTERN",
     "ARRAY_FIELDS",
@@ -71,7 +73,6 @@ _SEMVER: Final = re.compile(SEMVER_PATTERN)
 _DIGITS_DOTTED: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")  # only to word the message
 _ADAPTER_ID: Final = re.compile(ADAPTER_ID_PATTERN)
 _SNAKE: Final = re.compile(r"[a-z][a-z0-9_]*")
-_SHA256_HEX: Final = re.compile(r"[a-f0-9]{64}")
 
 
 class Issue(NamedTuple):
@@ -109,7 +110,7 @@ def is_field_name(value: Any) -> bool:
 
 def is_sha256_hex(value: Any) -> bool:
     """64 lowercase hex characters."""
-    return isinstance(value, str) and _SHA256_HEX.fullmatch(value) is not None
+    return is_hex64(value)
 
 
 def schema_issues(declaration: Any) -> tuple[Issue, ...]:

@@ -11,19 +11,15 @@ names are still importable from here (loaded on first access, PEP 562). This mod
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
+from affidavit.verify.json.forms import UTC_TIMESTAMP, is_hex64
 
 __all__ = ["SignedTreeHead", "parse_sth", "sth_message", "verify_sth"]
-
-# formats.md §4: "%Y-%m-%dT%H:%M:%SZ"
-_TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
-_HEX64 = re.compile(r"^[a-f0-9]{64}$")
 
 
 class SignedTreeHead(NamedTuple):
@@ -76,12 +72,12 @@ def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
             "treehead.malformed", "tree_size must be a non-negative integer"
         )
     root_hash = _field(unverified_sth, "root_hash", str)
-    if not _HEX64.fullmatch(root_hash):
+    if not is_hex64(root_hash):
         raise errors.SignatureError(
             "treehead.malformed", "root_hash must be 64 lowercase hex characters"
         )
     timestamp = _field(unverified_sth, "timestamp", str)
-    if not _TIMESTAMP.fullmatch(timestamp):
+    if not UTC_TIMESTAMP.fullmatch(timestamp):  # formats.md §4: the form only
         raise errors.SignatureError(
             "treehead.malformed", "timestamp must have the form YYYY-MM-DDTHH:MM:SSZ"
         )

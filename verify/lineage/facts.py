@@ -46,6 +46,7 @@ from typing import Any, Final, NewType, NoReturn, cast
 
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import MAX_SAFE_INTEGER, es6_repr, jcs, sha256_hex
+from affidavit.verify.json.forms import HEX64_PATTERN, is_hex64
 
 __all__ = [
     "HASHED_FIELDS",
@@ -84,7 +85,6 @@ _MAX_SIG: Final = 256
 
 # The same patterns as specs/fact.schema.json; fullmatch also refuses a trailing newline, which the
 # schema refuses with its "not": {"pattern": "\n"} clauses.
-_HEX64: Final = re.compile(r"[a-f0-9]{64}")
 _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]+")
 _RELATION: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)+")
 _TS: Final = re.compile(
@@ -97,7 +97,7 @@ _B64URL: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 _QUICK_STRINGS: Final = re.compile(
     "\n".join((_URI.pattern, _RELATION.pattern, _URI.pattern, _TS.pattern))
 )
-_HEX64_LIST: Final = re.compile(r"[a-f0-9]{64}(?:,[a-f0-9]{64})*")
+_HEX64_LIST: Final = re.compile(f"{HEX64_PATTERN}(?:,{HEX64_PATTERN})*")
 _encode_string: Final = json.encoder.encode_basestring  # C; RFC 8785 §3.2.2.2 escapes
 _KNOWN_KEYS: Final = _HASHED_SET | {"id", "derived_from", "signature"}
 _TWO_53: Final = float(2**53)
@@ -183,7 +183,7 @@ class Fact:
 
 def is_fact_hash(value: object) -> bool:
     """True when ``value`` is a 64-character lowercase hex string (seed 002 §20.6.1 rule 1)."""
-    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
+    return is_hex64(value)
 
 
 def fact_hash_of(document: Mapping[str, Any]) -> FactHash:

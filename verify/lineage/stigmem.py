@@ -22,10 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 from affidavit.verify import errors
+from affidavit.verify.json.forms import HEX64_PATTERN, format_utc
 from affidavit.verify.lineage.audit import Finding
 from affidavit.verify.lineage.facts import (
     Fact,
@@ -52,7 +53,7 @@ CID_ABSENT: Final = "stigmem.cid_absent"
 _NODE_TS: Final = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})"
 )
-_CID: Final = re.compile(r"sha256:[a-f0-9]{64}")
+_CID: Final = re.compile(f"sha256:{HEX64_PATTERN}")
 
 
 def assert_request_to_fact(body: object, *, now: str) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def node_timestamp_to_ts(text: object) -> str | None:
             parsed = datetime.fromisoformat(whole + offset)
         except ValueError:
             return None
-        moment = parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        moment = format_utc(parsed)[:-1]  # the fraction and the "Z" are added below
     try:
         datetime.fromisoformat(moment)
     except ValueError:

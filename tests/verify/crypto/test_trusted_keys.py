@@ -1,0 +1,245 @@
+"""The one strict trusted-key loader (verify/crypto/trusted_keys.py): four forms, folders, refusals.
+
+Every command that takes a trusted key file reads it here; the CLI tests check that each does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from affidavit.attest.keyring import derive_test_key, public_key_pem
+from affidavit.verify.crypto import trusted_keys
+from affidavit.verify.crypto.checkpoint import verifier_key_string
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from tests.conftest import raises_code
+
+KEY = derive_test_key("TEST-ONLY trusted keys").public_key
+OTHER = derive_test_key("TEST-ONLY trusted keys, other").public_key
+# A small-order point (identity) and a non-canonical encoding (y = p): refused in every form.
+WEAK_B64 = base64.b64encode(bytes.fromhex("01" + "00" * 31)).decode()
+NON_CANONICAL_B64 = base64.b64encode((2**255 - 19).to_bytes(32, "little")).decode()
+VKEY = verifier_key_string("example.com/log", KEY)
+
+
+def _pem(raw_b64: str) -> bytes:
+    """A PUBLIC KEY PEM block around the Ed25519 SubjectPublicKeyInfo of ``raw_b64``."""
+    der = bytes.fromhex("302a300506032b6570032100") + base64.b64decode(raw_b64)
+    body = base64.b64encode(der).decode()
+    return f"-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n".encode()
+
+
+def _doc(key_b64: str, **fields: object) -> str:
+    """A JSON key document: ``public_key_base64`` and ``fields``."""
+    return json.dumps({"public_key_base64": key_b64, **fields})
+
+
+def _write(folder: Path, name: str, data: bytes | str) -> Path:
+    path = folder / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "form"),
+    [
+        (KEY.b64 + "\n", "base64"),
+        ("  " + KEY.b64 + "\r\n", "base64"),
+        (json.dumps({"public_key_base64": KEY.b64}), "json"),
+        (
+            json.dumps(
+                {
+                    "publisher_id": "acme",
+                    "publisher_key_id": "k1",
+                    "public_key_base64": KEY.b64,
+                    "manifest_url": "https://acme.example/m.json",
+                }
+            ),
+            "json",
+        ),
+        (  # the AiGentsy key file (aigentsy-verify --public-key)
+            json.dumps({"key_id": "k", "algorithm": "Ed25519", "public_key_base64": KEY.b64}),
+            "json",
+        ),
+        (public_key_pem(KEY), "pem"),
+        (public_key_pem(KEY).replace(b"\n", b"\r\n"), "pem"),
+        (VKEY + "\n", "vkey"),
+    ],
+)
+def test_every_form_gives_the_key(tmp_path: Path, content: bytes | str, form: str) -> None:
+    loaded = trusted_keys.load_key_file(_write(tmp_path, "k.any", content))
+    assert (loaded.key, loaded.form, loaded.source) == (KEY, form, str(tmp_path / "k.any"))
+    assert (loaded.document is not None) == (form == "json")
+    assert (loaded.verifier is not None) == (form == "vkey")
+
+
+def test_pem_is_read_without_cryptography(tmp_path: Path) -> None:
+    path = _write(tmp_path, "k.pem", public_key_pem(KEY))
+    script = (
+        "import sys\nfrom affidavit.verify.crypto.trusted_keys import load_key_file\n"
+        f"key = load_key_file({str(path)!r}).key\n"
+        "print(key.b64, 'cryptography' in sys.modules, 'dataclasses' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == [KEY.b64, "False", "False"]
+
+
+def test_json_document_is_kept_for_its_other_fields(tmp_path: Path) -> None:
+    document = {"public_key_base64": KEY.b64, "actor_id": "agent-1", "note": "x"}
+    loaded = trusted_keys.load_key_file(_write(tmp_path, "a.json", json.dumps(document)))
+    assert loaded.document == document
+
+
+def test_verifier_key_keeps_its_name(tmp_path: Path) -> None:
+    loaded = trusted_keys.load_key_file(_write(tmp_path, "log.pub", VKEY))
+    assert loaded.verifier is not None
+    assert (loaded.verifier.name, loaded.verifier.key) == ("example.com/log", KEY)
+
+
+# -- refusals: what the lenient loader of attest.keyring used to accept is marked "was accepted" --
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        # strict JSON
+        (f'{{"public_key_base64": "{KEY.b64}", "public_key_base64": "{OTHER.b64}"}}',
+         "json.duplicate_key"),
+        (f'{{"public_key_base64": "{KEY.b64}",}}', "json.syntax"),
+        ('{"public_key_base64": NaN}', "json.non_finite"),
+        ('{"public_key_base64": 5}', "key.unrecognized"),
+        (json.dumps({"key": KEY.b64}), "key.unrecognized"),
+        # fields a key document names must be well formed (was accepted)
+        (_doc(KEY.b64, algorithm="RSA"), "key.unrecognized"),
+        (_doc(KEY.b64, key_id=""), "key.unrecognized"),
+        (_doc(KEY.b64, publisher_id=5),
+         "manifest.publisher_document_invalid"),
+        (_doc(KEY.b64, publisher_key_id=""),
+         "manifest.publisher_document_invalid"),
+        (_doc(KEY.b64, manifest_url=1),
+         "manifest.publisher_document_invalid"),
+        # the key itself, in every form
+        (_doc(WEAK_B64), "key.weak"),
+        (_doc(NON_CANONICAL_B64), "key.non_canonical"),
+        (_doc(KEY.b64.rstrip("=")), "key.bad_base64"),
+        (WEAK_B64, "key.weak"),
+        (NON_CANONICAL_B64, "key.non_canonical"),
+        (base64.b64encode(b"\x01" * 31).decode(), "key.wrong_length"),
+        (base64.b64encode(b"\x01" * 33).decode(), "key.wrong_length"),
+        ("not base64!!", "key.bad_base64"),
+        (KEY.b64 + "\n" + OTHER.b64 + "\n", "key.bad_base64"),
+        (_pem(WEAK_B64), "key.weak"),
+        (_pem(NON_CANONICAL_B64), "key.non_canonical"),
+        # PEM: one PUBLIC KEY block and nothing else (was accepted: trailing text, two blocks)
+        (public_key_pem(KEY) + b"trailing text\n", "key.unrecognized"),
+        (public_key_pem(KEY) + public_key_pem(OTHER), "key.unrecognized"),
+        (b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "key.unrecognized"),
+        (b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "key.unrecognized"),
+        (b"-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----\n", "key.unrecognized"),
+        # verifier keys
+        ("example.com/log+00000000+" + base64.b64encode(b"\x02" + KEY.raw).decode(),
+         "key.vkey_malformed"),
+        ("example.com/log+00000000+" + base64.b64encode(b"\x01" + KEY.raw).decode(),
+         "key.vkey_malformed"),
+        ("name+00000000+" + base64.b64encode(b"\x01" + base64.b64decode(WEAK_B64)).decode(),
+         "key.weak"),
+    ],
+)  # fmt: skip
+def test_refused_with_a_stable_code_naming_the_file(
+    tmp_path: Path, content: bytes | str, code: str
+) -> None:
+    path = _write(tmp_path, "bad.key", content)
+    with raises_code(code) as caught:
+        trusted_keys.load_key_file(path)
+    assert caught.value.exit_code == 2
+    assert caught.value.message.startswith(f"{path}: ")
+
+
+def test_pem_of_another_algorithm_is_refused(tmp_path: Path) -> None:
+    other = ec.generate_private_key(ec.SECP256R1()).public_key()
+    pem = other.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    with raises_code("key.unrecognized", match="not an Ed25519 public key"):
+        trusted_keys.load_key_file(_write(tmp_path, "ec.pem", pem))
+
+
+def test_files_that_are_not_key_files(tmp_path: Path) -> None:
+    with raises_code("io.unreadable"):
+        trusted_keys.load_key_file(tmp_path / "missing.pub")
+    with raises_code("io.unreadable"):
+        trusted_keys.load_key_file(tmp_path)  # a folder is not a key file
+    big = _write(tmp_path, "big.pub", KEY.b64 + " " * trusted_keys.MAX_KEY_FILE_BYTES)
+    with raises_code("key.unrecognized", match="too large"):
+        trusted_keys.load_key_file(big)
+
+
+def test_a_folder_is_its_key_files_in_name_order(tmp_path: Path) -> None:
+    _write(tmp_path, "b.pem", public_key_pem(OTHER))
+    _write(tmp_path, "a.json", json.dumps({"public_key_base64": KEY.b64}))
+    _write(tmp_path, "c.pub", VKEY)
+    _write(tmp_path, "notes.txt", "not a key")  # other suffixes are not read
+    (tmp_path / "sub.pub").mkdir()  # nor folders
+    loaded = trusted_keys.load_key_folder(tmp_path)
+    assert [(Path(k.source).name, k.key) for k in loaded] == [
+        ("a.json", KEY),
+        ("b.pem", OTHER),
+        ("c.pub", KEY),
+    ]
+    assert trusted_keys.load_trusted_keys([tmp_path / "b.pem", tmp_path]) == [
+        loaded[1],
+        *loaded,
+    ]
+
+
+def test_a_folder_without_key_files_trusts_nothing(tmp_path: Path) -> None:
+    _write(tmp_path, "readme.txt", "nothing here")
+    with raises_code("usage.invalid", match="fail closed"):
+        trusted_keys.load_key_folder(tmp_path)
+    with raises_code("io.unreadable", match="not a folder"):
+        trusted_keys.load_key_folder(tmp_path / "readme.txt")
+
+
+def test_one_bad_file_refuses_the_folder(tmp_path: Path) -> None:
+    _write(tmp_path, "a.pub", KEY.b64)
+    _write(tmp_path, "b.pub", WEAK_B64)
+    with raises_code("key.weak"):
+        trusted_keys.load_key_folder(tmp_path)
+
+
+def test_key_from_base64_and_key_from_document() -> None:
+    assert trusted_keys.key_from_base64(f" {KEY.b64}\n") == KEY
+    with raises_code("key.bad_base64"):
+        trusted_keys.key_from_base64(KEY.b64[:-1])
+    assert trusted_keys.key_from_document({"public_key_base64": KEY.b64}) == KEY
+    with raises_code("key.weak") as caught:
+        trusted_keys.key_from_document({"public_key_base64": WEAK_B64}, source="https://x/k")
+    assert caught.value.message.startswith("https://x/k: ")
+
+
+def test_note_verifiers_from_a_string_a_file_or_a_folder(tmp_path: Path) -> None:
+    (verifier,) = trusted_keys.note_verifiers(VKEY)
+    assert (verifier.name, verifier.key) == ("example.com/log", KEY)
+    path = _write(tmp_path, "log.pub", VKEY + "\n")
+    assert trusted_keys.note_verifiers(str(path)) == [verifier]
+    assert trusted_keys.note_verifiers(str(tmp_path)) == [verifier]
+    with raises_code("key.vkey_malformed"):
+        trusted_keys.note_verifiers("not-a-key")
+    bare = _write(tmp_path, "bare.pub", KEY.b64)
+    with raises_code("key.vkey_malformed", match="not a verifier key"):
+        trusted_keys.note_verifiers(str(bare))
+
+
+def test_keys_are_validated_objects() -> None:
+    loaded = trusted_keys.parse_key_bytes(KEY.b64.encode(), source="-")
+    assert isinstance(loaded.key, Ed25519PublicKey)
+    assert loaded == trusted_keys.TrustedKey(KEY, "-", "base64")

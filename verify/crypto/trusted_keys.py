@@ -1,0 +1,335 @@
+"""Trusted public keys from the files a caller names: the one strict loader of every command.
+
+>>> loaded = parse_key_bytes(b"11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\\n", source="log.pub")
+>>> (loaded.form, loaded.key.b64)
+('base64', '11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=')
+
+Trust comes only from the caller, and keys are checked where they enter (docs/adr/0002). A key
+file holds at most 64 KiB and is in one of four forms, told apart by its content, never by its
+name (surrounding whitespace aside, nothing else may be in the file):
+
+- **JSON**: a strict JSON object (formats.md §1: duplicate keys, NaN, BOM... refused) with a
+  string ``public_key_base64`` (formats.md §3): a publisher document, the key file
+  aigentsy-verify takes (``key_id``, ``algorithm``), an actor key file (``actor_id``). Fields it
+  names must be well formed: ``algorithm`` is ``"Ed25519"``; ``key_id``, ``publisher_id`` and
+  ``publisher_key_id`` are non-empty strings and ``manifest_url`` a string (the rule of
+  :func:`affidavit.verify.contracts.manifest.parse_publisher_document`). Other fields are the
+  caller's (:attr:`TrustedKey.document`).
+- **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) holding an Ed25519 SubjectPublicKeyInfo, whose
+  DER is exactly the 12-byte prefix of RFC 8410 §4 and the 32 key bytes (the algorithm has no
+  parameters, so the DER form is unique). Read without cryptography.
+- **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file, formats.md §3).
+- **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (formats.md §6; what ``verify
+  checkpoint --vkey`` takes), checked by
+  :func:`affidavit.verify.crypto.checkpoint.parse_verifier_key`.
+
+Every key is an :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`: exactly 32 bytes, a
+canonical point of the curve, not of small order. A folder stands for its ``*.pub``, ``*.json`` and
+``*.pem`` files in name order; a folder without one is refused (fail closed).
+
+Errors (exit 2), each message naming the file: ``io.unreadable`` (cannot be read),
+``key.unrecognized`` (none of the forms, too large, a field of a JSON key document wrong),
+``key.bad_base64``, ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``,
+``key.weak``, ``key.vkey_malformed`` (the key itself), ``json.*`` (not strict JSON),
+``manifest.publisher_document_invalid`` (a publisher field malformed), ``usage.invalid`` (an empty
+folder).
+
+This module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports neither
+pathlib nor dataclasses, and the signed-note module only when a verifier key is read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import ED25519_KEY_BYTES, Ed25519PublicKey, b64decode_strict
+from affidavit.verify.json.strict import load_object
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.checkpoint import NoteVerifier
+
+__all__ = [
+    "KEY_FILE_SUFFIXES",
+    "MAX_KEY_FILE_BYTES",
+    "TrustedKey",
+    "key_files",
+    "key_from_base64",
+    "key_from_document",
+    "load_key_file",
+    "load_key_folder",
+    "load_trusted_keys",
+    "note_verifiers",
+    "parse_key_bytes",
+    "read_key_bytes",
+]
+
+MAX_KEY_FILE_BYTES: Final = 64 * 1024
+KEY_FILE_SUFFIXES: Final = (".pub", ".json", ".pem")
+# RFC 8410 §4: SEQUENCE { SEQUENCE { OID 1.3.101.112 (id-Ed25519) }, BIT STRING (0 unused bits) }.
+_SPKI_ED25519_PREFIX: Final = bytes.fromhex("302a300506032b6570032100")
+_PEM_LABEL: Final = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)-----")
+# The shape of a verifier key (formats.md §6); parse_verifier_key checks the rest.
+_VKEY_SHAPE: Final = re.compile(rb"[^+\s]+\+[0-9A-Fa-f]{8}\+[A-Za-z0-9+/=]+")
+_PUBLISHER_ID_FIELDS: Final = ("publisher_id", "publisher_key_id")
+
+
+class TrustedKey(NamedTuple):
+    """A key the caller trusts, and where and how it was read.
+
+    ``form`` is ``"json"``, ``"pem"``, ``"base64"`` or ``"vkey"``; ``document`` is the JSON key
+    document (for the caller's own fields, e.g. ``actor_id``), ``verifier`` the parsed verifier
+    key (its name and key ID) of the ``vkey`` form.
+    """
+
+    key: Ed25519PublicKey
+    source: str
+    form: str
+    document: dict[str, Any] | None = None
+    verifier: NoteVerifier | None = None
+
+
+def read_key_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a key file, at most :data:`MAX_KEY_FILE_BYTES` (never more is read).
+
+    Raises:
+        ``io.unreadable``: the file cannot be read (a folder included).
+        ``key.unrecognized``: it is larger than a key file.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_KEY_FILE_BYTES + 1)
+    except OSError as e:
+        raise errors.ParseError("io.unreadable", f"{os.fspath(path)}: {e.strerror or e}") from None
+    _check_size(data, os.fspath(path))
+    return data
+
+
+def load_key_file(path: str | os.PathLike[str]) -> TrustedKey:
+    """Read one key file in any of the four forms (module docstring).
+
+    Raises:
+        See the module docstring; every message starts with the path.
+    """
+    return parse_key_bytes(read_key_bytes(path), source=os.fspath(path))
+
+
+def key_files(folder: str | os.PathLike[str]) -> list[str]:
+    """The ``*.pub``, ``*.json`` and ``*.pem`` files of ``folder``, in name order.
+
+    Raises:
+        ``io.unreadable``: ``folder`` is not a folder.
+        ``usage.invalid``: it holds no key file (fail closed: an empty trust set trusts nothing).
+    """
+    path = os.fspath(folder)
+    if not os.path.isdir(path):
+        raise errors.ParseError("io.unreadable", f"{path}: not a folder")
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as e:
+        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
+    found = [
+        os.path.join(path, name)
+        for name in names
+        if os.path.splitext(name)[1] in KEY_FILE_SUFFIXES
+        and os.path.isfile(os.path.join(path, name))
+    ]
+    if not found:
+        raise errors.UsageError(f"{path}: no *.pub, *.json or *.pem key files (fail closed)")
+    return found
+
+
+def load_key_folder(folder: str | os.PathLike[str]) -> list[TrustedKey]:
+    """Every key file of ``folder`` (:func:`key_files`), each read by :func:`load_key_file`."""
+    return [load_key_file(path) for path in key_files(folder)]
+
+
+def load_trusted_keys(paths: Iterable[str | os.PathLike[str]]) -> list[TrustedKey]:
+    """Key files and folders, in the order given (a folder's files in name order)."""
+    loaded: list[TrustedKey] = []
+    for path in paths:
+        if os.path.isdir(path):
+            loaded.extend(load_key_folder(path))
+        else:
+            loaded.append(load_key_file(path))
+    return loaded
+
+
+def parse_key_bytes(data: bytes, *, source: str) -> TrustedKey:
+    """Read the content of a key file; ``source`` names it in errors.
+
+    Raises:
+        See the module docstring.
+    """
+    _check_size(data, source)
+    text = data.strip()
+    if text.startswith(b"{"):
+        try:
+            document = load_object(data, what="public key document")
+        except errors.ParseError as e:
+            e.message = f"{source}: {e.message}"
+            raise
+        return TrustedKey(key_from_document(document, source=source), source, "json", document)
+    if text.startswith(b"-----BEGIN"):
+        return TrustedKey(_key_from_pem(text, source), source, "pem")
+    try:
+        raw = b64decode_strict(text)
+    except ValueError:
+        raw = None
+    if raw is not None and len(raw) == ED25519_KEY_BYTES:
+        return TrustedKey(_named(source, Ed25519PublicKey, raw), source, "base64")
+    if _VKEY_SHAPE.fullmatch(text):
+        verifier = _verifier(text, source)
+        return TrustedKey(verifier.key, source, "vkey", verifier=verifier)
+    # Not a key in any form: the base64 parser says why (bad_base64, wrong_length).
+    return TrustedKey(_named(source, Ed25519PublicKey.from_b64, text), source, "base64")
+
+
+def key_from_base64(text: str) -> Ed25519PublicKey:
+    """A key given as base64 text on a command line (surrounding whitespace ignored).
+
+    Raises:
+        ``key.bad_base64``, ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``,
+        ``key.weak``: see :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`.
+    """
+    return Ed25519PublicKey.from_b64(text.strip())
+
+
+def key_from_document(
+    document: Mapping[str, Any], *, source: str | None = None
+) -> Ed25519PublicKey:
+    """The key of a JSON key document (module docstring: the fields it may name, and how).
+
+    Raises:
+        ``key.unrecognized``: no string ``public_key_base64``, another ``algorithm``, a malformed
+            ``key_id``.
+        ``manifest.publisher_document_invalid``: a malformed ``publisher_id``,
+            ``publisher_key_id`` or ``manifest_url``.
+        ``key.*``: the key itself.
+    """
+    where = f"{source}: " if source else ""
+    value = document.get("public_key_base64")
+    if not isinstance(value, str):
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{where}JSON document has no string public_key_base64"
+        )
+    key = _named(source, Ed25519PublicKey.from_b64, value)
+    algorithm = document.get("algorithm", "Ed25519")
+    if algorithm != "Ed25519":
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{where}algorithm is {algorithm!r}, not 'Ed25519'"
+        )
+    if "key_id" in document and not _non_empty_string(document["key_id"]):
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{where}key_id must be a non-empty string"
+        )
+    for field in _PUBLISHER_ID_FIELDS:
+        if field in document and not _non_empty_string(document[field]):
+            raise errors.ContractError(
+                "manifest.publisher_document_invalid",
+                f"{where}publisher document: {field} must be a non-empty string",
+            )
+    if "manifest_url" in document and not isinstance(document["manifest_url"], str):
+        raise errors.ContractError(
+            "manifest.publisher_document_invalid",
+            f"{where}publisher document: manifest_url must be a string",
+        )
+    return key
+
+
+def note_verifiers(value: str) -> list[NoteVerifier]:
+    """``verify checkpoint --vkey VALUE``: a verifier key string, or a key file or folder whose
+    keys are all verifier keys (a checkpoint signature names its key by name and key ID).
+
+    Raises:
+        ``key.vkey_malformed``: not a verifier key (a file: one of another form).
+        See the module docstring for files.
+    """
+    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
+
+    encoded = value.encode("utf-8", "surrogateescape")
+    if _VKEY_SHAPE.fullmatch(encoded) or not os.path.exists(value):
+        return [parse_verifier_key(value)]
+    verifiers: list[NoteVerifier] = []
+    for loaded in load_trusted_keys([value]):
+        if loaded.verifier is None:
+            raise errors.KeyMaterialError(
+                "key.vkey_malformed",
+                f"{loaded.source}: a {loaded.form} key, not a verifier key name+keyid+base64"
+                " (a checkpoint needs the key's name)",
+            )
+        verifiers.append(loaded.verifier)
+    return verifiers
+
+
+def _check_size(data: bytes, source: str) -> None:
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise errors.KeyMaterialError("key.unrecognized", f"{source}: too large for a key file")
+
+
+def _non_empty_string(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _key_from_pem(text: bytes, source: str) -> Ed25519PublicKey:
+    """The key of one ``PUBLIC KEY`` PEM block holding an Ed25519 SubjectPublicKeyInfo."""
+    lines = [line.strip() for line in text.splitlines()]
+    label = _PEM_LABEL.fullmatch(lines[0])
+    kind = label.group(1).decode("ascii") if label else ""
+    if kind != "PUBLIC KEY":
+        hint = " (give the public key, never the private one)" if "PRIVATE" in kind else ""
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{source}: a PEM {kind or 'block'}, not a PUBLIC KEY{hint}"
+        )
+    body = lines[1:-1]
+    if (
+        len(lines) < 3
+        or lines[-1] != b"-----END PUBLIC KEY-----"
+        or any(line.startswith(b"-----") for line in body)
+    ):
+        raise errors.KeyMaterialError(
+            "key.unrecognized",
+            f"{source}: not exactly one PEM PUBLIC KEY block and nothing else (RFC 7468)",
+        )
+    try:
+        der = b64decode_strict(b"".join(body))
+    except ValueError as e:
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{source}: unreadable PEM public key: {e}"
+        ) from None
+    if len(der) != len(_SPKI_ED25519_PREFIX) + ED25519_KEY_BYTES or not der.startswith(
+        _SPKI_ED25519_PREFIX
+    ):
+        raise errors.KeyMaterialError(
+            "key.unrecognized",
+            f"{source}: not an Ed25519 public key (RFC 8410 §4 SubjectPublicKeyInfo)",
+        )
+    return _named(source, Ed25519PublicKey, der[len(_SPKI_ED25519_PREFIX) :])
+
+
+def _verifier(text: bytes, source: str) -> NoteVerifier:
+    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
+
+    try:
+        return parse_verifier_key(text.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise errors.KeyMaterialError(
+            "key.vkey_malformed", f"{source}: verifier key is not UTF-8"
+        ) from None
+    except errors.KeyMaterialError as e:
+        e.message = f"{source}: {e.message}"
+        raise
+
+
+def _named(source: str | None, build: Any, value: Any) -> Ed25519PublicKey:
+    """``build(value)``, its key error messages starting with ``source``."""
+    try:
+        key: Ed25519PublicKey = build(value)
+    except errors.KeyMaterialError as e:
+        if source:
+            e.message = f"{source}: {e.message}"
+        raise
+    return key

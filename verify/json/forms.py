@@ -1,0 +1,104 @@
+"""The textual forms of hashes and times: one definition each, for every layer.
+
+>>> is_hex64("ab" * 32), is_hex64("AB" * 32), is_hex64("AB" * 32, any_case=True)
+(True, False, True)
+>>> from datetime import datetime, timezone
+>>> format_utc(datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=timezone.utc))
+'2026-01-02T03:04:05Z'
+>>> parse_utc("2026-01-02T03:04:05Z")
+datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+>>> parse_utc("2026-1-2T03:04:05Z") is None
+True
+
+- **hex64**: a SHA-256 digest as 64 lowercase hex characters (formats.md, Notation: ``H(x)``,
+  the form of every hex digest in every format). :data:`HEX64` is anchored (``\\A...\\Z``), so
+  no method of it lets a trailing newline through; :data:`HEX64_PATTERN` is the bare fragment
+  for larger patterns.
+- **UTC timestamp**: ``YYYY-MM-DDTHH:MM:SSZ`` (:data:`UTC_TIMESTAMP_FORMAT`; formats.md §4, the
+  tree-head form, used for every time Affidavit writes). Some readers also take a fraction of one
+  to six digits (``fraction=True``: the form of RFC 3161 genTime and of signed freshness times).
+
+Parsing is strict: the digits are ASCII, zero-padded, the zone is ``Z``, and the calendar is
+checked (``2026-02-30`` is refused). This module is on the ``verify bundle`` path
+(docs/adr/0003-cold-start.md): it imports :mod:`datetime` only when a time is parsed or made.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = [
+    "HEX64",
+    "HEX64_PATTERN",
+    "UTC_TIMESTAMP",
+    "UTC_TIMESTAMP_FORMAT",
+    "UTC_TIMESTAMP_FRACTION",
+    "format_utc",
+    "format_utc_fraction",
+    "is_hex64",
+    "parse_utc",
+    "utc_now",
+]
+
+HEX64_PATTERN: Final = "[0-9a-f]{64}"
+HEX64: Final = re.compile(rf"\A{HEX64_PATTERN}\Z")
+_HEX64_ANY_CASE: Final = re.compile(rf"\A{HEX64_PATTERN}\Z", re.IGNORECASE | re.ASCII)
+
+UTC_TIMESTAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
+_UTC_SECONDS: Final = "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+UTC_TIMESTAMP: Final = re.compile(rf"\A{_UTC_SECONDS}Z\Z")
+UTC_TIMESTAMP_FRACTION: Final = re.compile(rf"\A{_UTC_SECONDS}(?:\.[0-9]{{1,6}})?Z\Z")
+
+
+def is_hex64(value: object, *, any_case: bool = False) -> bool:
+    """``value`` is a string of 64 hex characters, lowercase unless ``any_case``."""
+    if not isinstance(value, str):
+        return False
+    return (_HEX64_ANY_CASE if any_case else HEX64).fullmatch(value) is not None
+
+
+def format_utc(moment: datetime) -> str:
+    """``moment`` as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the fraction of a second dropped).
+
+    A naive ``moment`` is taken as local time, as :meth:`datetime.astimezone` does.
+    """
+    from datetime import UTC  # noqa: PLC0415 - lazy (cold start)
+
+    return moment.astimezone(UTC).strftime(UTC_TIMESTAMP_FORMAT)
+
+
+def format_utc_fraction(moment: datetime) -> str:
+    """``moment`` as ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` in UTC: the fraction kept, without
+    trailing zeros (RFC 3161 §2.4.2 genTime in RFC 3339 form)."""
+    from datetime import UTC  # noqa: PLC0415 - lazy (cold start)
+
+    utc = moment.astimezone(UTC)
+    text = utc.strftime(UTC_TIMESTAMP_FORMAT[:-1])
+    if utc.microsecond:
+        text += f".{utc.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def utc_now() -> str:
+    """The current time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    from datetime import UTC, datetime  # noqa: PLC0415 - lazy (cold start)
+
+    return format_utc(datetime.now(UTC))
+
+
+def parse_utc(text: object, *, fraction: bool = False) -> datetime | None:
+    """``YYYY-MM-DDTHH:MM:SSZ`` (with ``fraction``, also ``...SS.ffffffZ``, one to six digits) as
+    an aware UTC datetime; None for anything else, an impossible date or time included."""
+    form = UTC_TIMESTAMP_FRACTION if fraction else UTC_TIMESTAMP
+    if not isinstance(text, str) or not form.fullmatch(text):
+        return None
+    from datetime import UTC, datetime  # noqa: PLC0415 - lazy (cold start)
+
+    try:
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
+    except ValueError:
+        return None
