@@ -10,7 +10,7 @@ import importlib
 from typing import Any, NoReturn
 
 import click
-from affidavit.cli.main import format_error
+from affidavit.cli._errors import format_error
 from affidavit.verify import errors
 from affidavit.verify.errors import AffidavitError
 

@@ -10,6 +10,7 @@ refused start (world-readable key, unusable data folder, damaged or forked datab
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import sys
@@ -20,6 +21,8 @@ from typing import Any, TypeVar
 import click
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.registry.errors import AuthError, RegistryError
+from affidavit.verify import errors
+from affidavit.verify.json.forms import utc_now
 
 __all__ = ["registry"]
 
@@ -33,7 +36,7 @@ _T = TypeVar("_T")
 
 
 def _settings(**overrides: Any) -> Any:
-    from affidavit.registry.settings import Settings  # noqa: PLC0415
+    from affidavit.registry.settings import Settings  # noqa: PLC0415 - lazy: ~2 ms, not for probe, publish, --help
 
     return Settings.from_env(os.environ, **overrides)
 
@@ -41,7 +44,7 @@ def _settings(**overrides: Any) -> Any:
 def _on_tables(data_dir: Path | None, call: Callable[[Any], _T]) -> _T:
     """Run ``call`` on the registry tables of ``data_dir`` (opened with the key binding checks of
     ``open_tables``), closing them afterwards."""
-    from affidavit.registry.db import open_tables  # noqa: PLC0415
+    from affidavit.registry.db import open_tables  # noqa: PLC0415 - lazy: ~50 ms, only the keys commands
 
     settings = _settings(data_dir=data_dir)
     tables = open_tables(settings.database_path, key_dir=settings.key_dir)
@@ -76,16 +79,16 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     as_json: bool,
 ) -> None:
     """Run the registry (uvicorn) until SIGTERM or Ctrl-C; shuts down gracefully."""
-    import uvicorn  # noqa: PLC0415
-    from affidavit.registry.app import create_app  # noqa: PLC0415
-    from affidavit.registry.state import RegistryState  # noqa: PLC0415
+    import uvicorn  # noqa: PLC0415 - lazy: the server stack (~100 ms) only for serve
+    from affidavit.registry.app import create_app  # noqa: PLC0415 - lazy: the server stack only for serve
+    from affidavit.registry.startup import open_state  # noqa: PLC0415 - lazy: the server stack only for serve
 
     settings = _settings(
         host=host, port=port, data_dir=data_dir, contracts_dir=contracts_dir, public_url=public_url
     )
     _configure_logging(access_log)
     listener = _listen(settings.host, settings.port)  # before anything else: one line, exit 2
-    state = RegistryState.open(settings)  # refusals: AffidavitError -> one line, exit 2
+    state = open_state(settings)  # refusals: AffidavitError -> one line, exit 2
     app = create_app(settings, state=state)
     config = uvicorn.Config(
         app,
@@ -115,7 +118,7 @@ def _listen(host: str, port: int) -> Any:
     Raises:
         ``registry.bind_failed``: the address is in use, not permitted or not valid.
     """
-    import socket  # noqa: PLC0415
+    import socket  # noqa: PLC0415 - lazy: ~2 ms, only serve listens
 
     try:
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -138,8 +141,6 @@ def _listen(host: str, port: int) -> Any:
 
 
 def _best(module: str, fallback: str) -> str:
-    import importlib.util  # noqa: PLC0415
-
     return module if importlib.util.find_spec(module) is not None else fallback
 
 
@@ -200,7 +201,7 @@ def keys_create(
     A publish key writes only contracts whose adapter_id lies in a --publisher namespace
     (``acme`` covers ``acme.*``); an admin key writes any, and the reserved channels.
     """
-    from affidavit.registry.auth import (  # noqa: PLC0415
+    from affidavit.registry.auth import (  # noqa: PLC0415 - lazy: ~7 ms, only the keys commands
         ApiKey,
         hash_token,
         new_token,
@@ -208,7 +209,6 @@ def keys_create(
         parse_scope,
         parse_token,
     )
-    from affidavit.verify.json.forms import utc_now  # noqa: PLC0415
 
     checked = tuple(dict.fromkeys(parse_scope(s) for s in scopes))
     bound = tuple(dict.fromkeys(parse_publisher(p) for p in publishers))
@@ -269,8 +269,7 @@ def keys_bind(
     key_id: str, publishers: tuple[str, ...], data_dir: Path | None, as_json: bool
 ) -> None:
     """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
-    from affidavit.registry.auth import parse_publisher  # noqa: PLC0415
-    from affidavit.verify import errors  # noqa: PLC0415
+    from affidavit.registry.auth import parse_publisher  # noqa: PLC0415 - lazy: ~7 ms, only the keys commands
 
     bound = [parse_publisher(p) for p in publishers]
     found = _on_tables(data_dir, lambda tables: tables.bind_api_key(key_id, bound))
@@ -310,8 +309,6 @@ def keys_list(data_dir: Path | None, as_json: bool) -> None:
 @json_option
 def keys_revoke(key_id: str, data_dir: Path | None, as_json: bool) -> None:
     """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
-    from affidavit.verify import errors  # noqa: PLC0415
-
     found = _on_tables(data_dir, lambda tables: tables.revoke_api_key(key_id))
     if not found:
         raise errors.UsageError(f"no API key {key_id}")
@@ -334,7 +331,7 @@ _REGISTRY_OPTION = click.option(
 @json_option
 def probe(registry_url: str | None, as_json: bool) -> None:
     """Probe a registry node (GET /.well-known/affidavit); exit 2 when it fails."""
-    from affidavit.registry.clients.registry import require_node  # noqa: PLC0415
+    from affidavit.registry.clients.registry import require_node  # noqa: PLC0415 - lazy: httpx (~35 ms), registry calls only
 
     node = require_node(registry_url)
     if as_json:
@@ -352,7 +349,10 @@ def probe(registry_url: str | None, as_json: bool) -> None:
 @json_option
 def publish(contract: str, registry_url: str | None, api_key: str | None, as_json: bool) -> None:
     """Publish CONTRACT (a path, or - for stdin) to a registry; prints the signed entry."""
-    from affidavit.registry.clients.registry import RegistryClient, require_node  # noqa: PLC0415
+    from affidavit.registry.clients.registry import (  # noqa: PLC0415 - lazy: httpx (~35 ms), registry calls only
+        RegistryClient,
+        require_node,
+    )
 
     declaration = read_json_object(contract, what="contract")
     node = require_node(registry_url)

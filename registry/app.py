@@ -27,6 +27,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes import contracts, discovery, facts, health, log
 from affidavit.registry.routes._http import error_response
 from affidavit.registry.settings import Settings
+from affidavit.registry.startup import open_state
 from affidavit.registry.state import RegistryState, SigningKeyLike
 from affidavit.verify import errors
 from starlette.applications import Starlette
@@ -60,7 +61,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state = opened or RegistryState.open(settings, clock=clock, signing_key=signing_key)
+        state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
         try:
             yield

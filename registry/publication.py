@@ -2,15 +2,16 @@
 
 Every function here runs on the database thread (:class:`affidavit.registry.db.DbThread`).
 
-- Start-up (issue 6 item 3; seed 003 "Register"): the five built-in example contracts, then every
+- Start-up (seed 003 "Register"): the five built-in example contracts, then every
   ``*.adapter_contract.json`` under the contracts directory. A file that does not parse or does not
   lint clean is logged and skipped; one whose ``adapter_id`` collides with a built-in is skipped
   (built-ins win). Loaded contracts are signed with the publisher key but not logged: they are
   configuration, re-read at every start. Published contracts are rows in the database and leaves
   in the log.
-- Publication (item 4): lint, build the entry (formats.md §3), sign it, append the leaf and store
-  the row in one go, return the signed entry with an inclusion proof. The same contract again is
-  idempotent; another contract under an existing (id, version) is ``registry.version_conflict``.
+- Publication (formats.md §3 "Publication in the registry's log"): lint, build the entry, sign
+  it, append the leaf and store the row in one go, return the signed entry with an inclusion
+  proof. The same contract again is idempotent; another contract under an existing (id,
+  version) is ``registry.version_conflict``.
 - Lifecycle (PATCH): only the seed 003 lifecycle fields; the new signed entry is logged too.
 - Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its publisher
   namespaces; the operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key.
@@ -23,6 +24,7 @@ Every function here runs on the database thread (:class:`affidavit.registry.db.D
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Mapping
 from importlib.resources import files
@@ -40,6 +42,7 @@ from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.catalog import CatalogRecord, Snapshot, declaration_url
 from affidavit.registry.db import ContractRow
 from affidavit.registry.errors import RegistryError
+from affidavit.registry.logview import inclusion_json, latest_head
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS, contract_hash, lint_contract
@@ -322,8 +325,6 @@ def ensure_manifest(state: RegistryState) -> tuple[bytes, str]:
 
 
 def _pretty(document: Any) -> str:
-    import json  # noqa: PLC0415
-
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
@@ -360,7 +361,7 @@ def _check_channel(key: ApiKey, channel: object) -> None:
 
 
 def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> PublishResult:
-    """Publish one contract (issue 6 item 4) as ``key``. Returns (201, body) or, for the same
+    """Publish one contract (formats.md §3) as ``key``. Returns (201, body) or, for the same
     contract again, (200, body) with the stored entry.
 
     Raises:
@@ -490,8 +491,6 @@ def patch_lifecycle(
 def _publication_body(
     state: RegistryState, entry: Mapping[str, Any], leaf_index: int, *, created: bool
 ) -> dict[str, Any]:
-    from affidavit.registry.logview import inclusion_json, latest_head  # noqa: PLC0415
-
     head = latest_head(state)
     return {
         "created": created,

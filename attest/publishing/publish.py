@@ -316,7 +316,7 @@ def build_manifest(
             )
         seen.add(ident)
         signed.append(sign_entry(entry, signer))
-    signed.sort(key=_order_key)  # issue 3: ordered by (adapter_id, semver adapter_version)
+    signed.sort(key=_order_key)  # formats.md §3 "Manifest": by (adapter_id, semver adapter_version)
     manifest: dict[str, Any] = {
         "manifest_schema_version": MANIFEST_SCHEMA_VERSION,
         "manifest_version": manifest_version,

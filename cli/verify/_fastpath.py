@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from affidavit.cli._errors import format_error
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
@@ -145,8 +146,6 @@ def run(command: Command, argv: Sequence[str]) -> int | None:
 
 
 def _print_error(error: errors.AffidavitError) -> int:
-    from affidavit.cli.main import format_error  # noqa: PLC0415 - main imports this path lazily
-
     echo(format_error(error), err=True)
     return error.exit_code
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.events import (
+from affidavit.verify.bundles.actor_keys import (
     TRUST_BUNDLE,
     TRUST_CALLER,
     directory_entries,

@@ -29,13 +29,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.events import (
-    SELF_ASSERTED_REASON,
-    TRUST_BUNDLE,
-    TRUST_CALLER,
-    check_directory_signature,
-    directory_entries,
-)
+from affidavit.verify.bundles.actor_keys import TRUST_BUNDLE, TRUST_CALLER, directory_entries
+from affidavit.verify.bundles.events import SELF_ASSERTED_REASON, check_directory_signature
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 from affidavit.verify.results import StepResult
 

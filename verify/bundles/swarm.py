@@ -35,13 +35,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.events import (
-    SELF_ASSERTED_REASON,
-    TRUST_BUNDLE,
-    TRUST_CALLER,
-    check_directory_signature,
-    directory_entries,
-)
+from affidavit.verify.bundles.actor_keys import TRUST_BUNDLE, TRUST_CALLER, directory_entries
+from affidavit.verify.bundles.events import SELF_ASSERTED_REASON, check_directory_signature
 from affidavit.verify.bundles.swarm_decision import check_swarm_decision
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 from affidavit.verify.results import StepResult

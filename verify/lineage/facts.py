@@ -27,12 +27,12 @@ Validation is compiled (precompiled regexes, no jsonschema import on this path);
 ``specs/fact.schema.json`` exactly, and a test proves the two agree. It also refuses a hash listed
 twice in one ``derived_from``, which JSON Schema cannot say.
 
-Speed (issue 5 item 10; audits parse every stored fact): a quick pass checks the usual shape with
-one combined regex and exact type tests, and writes the hashed body's RFC 8785 bytes directly (its
-keys are fixed, so only strings and numbers need encoding). Anything unusual falls back to the
-field-by-field checks, which raise the precise error, and to
-:func:`~affidavit.verify.json.canonical.jcs`;
-tests compare both paths.
+Speed (audits parse every stored fact; docs/architecture.md "Fast paths"): a quick pass checks
+the usual shape with one combined regex and exact type tests, and writes the hashed body's RFC 8785
+bytes directly (its keys are fixed, so only strings and numbers need encoding). Anything unusual
+falls back to the field-by-field checks, which raise the precise error, and to
+:func:`~affidavit.verify.json.canonical.jcs`; tests compare both paths
+(tests/verify/lineage/test_lineage_fastpath.py).
 """
 
 from __future__ import annotations

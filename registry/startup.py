@@ -1,0 +1,176 @@
+"""Opening the registry's state, and the start-up refusals (docs/adr/0005).
+
+:func:`open_state` opens the database (creating it), the key (generating it on first start), the
+log and the fact store, loads the contracts (:func:`affidavit.registry.publication.start`) and
+indexes the stored facts (:func:`affidavit.registry.routes.facts.reindex`). It sits above both,
+and above :mod:`affidavit.registry.state`, which they take: no module imports back
+(tests/test_layering.py).
+
+Start-up refuses, with one stable code (docs/adr/0005): a data folder that cannot be used
+(``registry.data_dir_invalid``), a damaged database (``store.corrupt``, ``PRAGMA quick_check``), a
+missing, emptied or forked database while the key has signed heads (``log.state_mismatch``), and a
+stored tree that contradicts a signed head or whose nodes are not the hashes of their children
+(``log.unhealthy``). Files it creates are private (folders 0700, files 0600).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.files import private_database, private_dir
+from affidavit.attest.keyring import SigningKey, generate_key_files, load_signing_key
+from affidavit.attest.log.state import read_state, state_path
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.sqlite import Store
+from affidavit.registry import publication
+from affidavit.registry.catalog import Snapshot
+from affidavit.registry.db import DbThread, ReadPool, RegistryTables, refuse_lost_database
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.routes.facts import reindex
+from affidavit.registry.settings import Settings
+from affidavit.registry.state import RegistryState, utc_now
+from affidavit.verify import errors
+
+__all__ = ["open_state"]
+
+_LOG = logging.getLogger("affidavit.registry")
+
+
+def open_state(
+    settings: Settings,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    signing_key: SigningKey | None = None,
+) -> RegistryState:
+    """Open the database (creating it), the key (generating it on first start), the log and
+    the fact store, load the contracts, and build the first snapshot and manifest."""
+    _private_folders(settings)
+    key = signing_key if signing_key is not None else _load_or_create_key(settings)
+    key = key.with_labels(key_id=settings.key_id, publisher_id=settings.publisher_id)
+    state_file = state_path(settings.key_dir / f"{settings.key_id}.key", settings.log_id)
+    if read_state(state_file, key.public_key, settings.log_id) is not None:
+        refuse_lost_database(settings.database_path, [state_file])
+    db = DbThread()
+    readers: ReadPool | None = None
+    try:
+        clock = clock or utc_now
+        tables, log, facts = db.call(_open_storage, settings, key, clock, state_file)
+        readers = ReadPool(settings.database_path, settings.read_threads)
+        state = RegistryState(
+            settings=settings,
+            clock=clock,
+            key=key,
+            db=db,
+            tables=tables,
+            log=log,
+            facts=facts,
+            snapshot=Snapshot.build([], node_url=settings.node_url),
+            readers=readers,
+        )
+        db.call(publication.start, state)
+        db.call(reindex, state)
+    except BaseException:
+        if readers is not None:
+            readers.shutdown()
+        db.shutdown()
+        raise
+    return state
+
+
+def _private_folders(settings: Settings) -> None:
+    """The data folder and the key folder, made 0700 when created here.
+
+    Raises:
+        RegistryDataDirInvalid: a folder cannot be created or is not a folder.
+    """
+    for folder in (settings.data_dir, settings.key_dir):
+        try:
+            private_dir(folder)
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as e:
+            raise RegistryError(
+                "registry.data_dir_invalid",
+                f"{folder}: cannot use it as the registry's folder: {e.strerror or e}",
+                details={"path": str(folder)},
+            ) from e
+
+
+def _load_or_create_key(settings: Settings) -> SigningKey:
+    path = settings.key_dir / f"{settings.key_id}.key"
+    if not path.exists():
+        manifest_url = f"{settings.node_url}/specs/adapter-contracts.manifest.json"
+        try:
+            generate_key_files(
+                settings.key_dir, settings.publisher_id, settings.key_id, manifest_url
+            )
+        except OSError as e:
+            raise RegistryError(
+                "registry.data_dir_invalid",
+                f"{settings.key_dir}: cannot write the publisher key: {e.strerror or e}",
+            ) from e
+        _LOG.info("generated publisher key %s in %s", settings.key_id, settings.key_dir)
+    return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
+
+
+def _check_pages(path: Path) -> None:
+    """``PRAGMA quick_check`` on an existing database before anything writes to it.
+
+    Raises:
+        StoreCorrupt, StoreUnreadable: SQLite reports damage, or it is not a database.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    reader = Store.open(path, readonly=True)
+    try:
+        reader.quick_check()
+    finally:
+        reader.close()
+
+
+def _open_storage(
+    settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
+) -> tuple[RegistryTables, TransparencyLog, FactStore]:
+    """One database file. The fact store first: it insists on a fresh file or its own marker, and
+    keeps its own connection. The log and the registry tables share one :class:`Store` connection,
+    so a log append and a row change commit in one transaction."""
+    path: Path = settings.database_path
+    try:
+        private_database(path, tighten=True)
+    except OSError as e:
+        raise RegistryError(
+            "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
+        ) from e
+    _check_pages(path)
+    facts = FactStore.open(path, create=True)
+    store = Store.open(path, create=True)
+    tables = RegistryTables.open(path, store=store)
+    try:
+        log = TransparencyLog.open(store, key, clock=clock, state_file=state_file)
+    except LogError as e:
+        if e.code != "log.not_found":
+            raise
+        log = TransparencyLog.create(
+            store, key, settings.log_id, clock=clock, state_file=state_file
+        )
+    if log.log_id != settings.log_id:
+        raise errors.UsageError(
+            f"{path} holds log {log.log_id!r}, the settings say {settings.log_id!r}"
+        )
+    try:  # startup: the tree against its latest signed head, and every node (docs/adr/0005)
+        log.verify_integrity(full=True)
+    except LogError as e:
+        if e.code != "log.integrity":
+            raise
+        raise LogError(
+            "log.unhealthy",
+            f"refusing to start: {e.message}; restore the database from a backup",
+            details=e.details,
+        ) from e
+    return tables, log, facts
