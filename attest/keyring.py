@@ -5,7 +5,7 @@
 >>> from affidavit.verify.crypto.signature import verify_ed25519
 >>> verify_ed25519(key.public_key, b"hello", signature)
 
-Files written by :func:`generate_key_files` into ``DIR`` (formats.md §3):
+Files written by :func:`generate_key_files` into ``DIR`` (docs/formats.md §3):
 
 - ``<key-id>.key``: the private key, unencrypted PKCS#8 PEM (``-----BEGIN PRIVATE KEY-----``), mode
   0600, created exclusively (never overwrites). PKCS#8 is what OpenSSL, cryptography and most tools
@@ -90,7 +90,7 @@ class SigningKey:
         return signed[:64]
 
     def sign_b64(self, message: bytes) -> str:
-        """:meth:`sign`, as standard base64 (formats.md §3)."""
+        """:meth:`sign`, as standard base64 (docs/formats.md §3)."""
         return base64.b64encode(self.sign(message)).decode("ascii")
 
     def with_labels(self, *, key_id: str | None, publisher_id: str | None) -> SigningKey:
@@ -152,7 +152,7 @@ def public_key_pem(key: Ed25519PublicKey) -> bytes:
 def publisher_document(
     public_key: Ed25519PublicKey, publisher_id: str, key_id: str, manifest_url: str | None = None
 ) -> dict[str, Any]:
-    """The publisher document (formats.md §3), ``manifest_url`` only when given."""
+    """The publisher document (docs/formats.md §3), ``manifest_url`` only when given."""
     document: dict[str, Any] = {
         "publisher_id": publisher_id,
         "publisher_key_id": key_id,

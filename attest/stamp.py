@@ -16,7 +16,7 @@
 'verified'
 >>> log.close()
 
-What a bundle holds (formats.md §4; seed 003 "Artifact binding"):
+What a bundle holds (docs/formats.md §4; seed 003 "Artifact binding"):
 
 - ``proofs[0] = {proof_id, proof_type: "adapter_evaluation", evidence: {adapter_evaluation,
   adapter_output}}``: the full evaluation with the embedded contract, and the raw adapter output so
@@ -176,7 +176,7 @@ def evaluate_adapter(contract: Mapping[str, Any], adapter_output: Any) -> dict[s
 
 
 class _Chain:
-    """Builds one bundle's hash-chained events (formats.md §4)."""
+    """Builds one bundle's hash-chained events (docs/formats.md §4)."""
 
     def __init__(self, deal_id: str, actor_id: str, timestamp: str, actor_key: SigningKey | None):
         self.deal_id, self.actor_id, self.timestamp = deal_id, actor_id, timestamp

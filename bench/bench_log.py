@@ -33,7 +33,7 @@ BATCH = 1000
 
 
 def leaf_payloads(count: int, start: int = 0) -> list[bytes]:
-    """Leaf data shaped like formats.md §4 finality leaves (~170 bytes of py-compact JSON)."""
+    """Leaf data shaped like docs/formats.md §4 finality leaves (~170 bytes of py-compact JSON)."""
     return [
         (
             f'{{"deal_id":"deal_{i:08d}","event_hash":"{i:064x}","event_id":"evt_{i:08d}",'

@@ -84,7 +84,7 @@ def read_manifest(source: str) -> dict[str, Any]:
 
 
 def publisher_document(source: str) -> PublisherDocument:
-    """Read and parse a publisher document (formats.md §3)."""
+    """Read and parse a publisher document (docs/formats.md §3)."""
     document = read_object(source, what="publisher document")
     try:
         return parse_publisher_document(document)
@@ -97,7 +97,7 @@ def publisher_document(source: str) -> PublisherDocument:
 
 def well_known_url(manifest_source: str, manifest: Mapping[str, Any]) -> str:
     """The publisher document URL beside an https manifest."""
-    # formats.md §3: /.well-known/<publisher>-publisher.json on the manifest's host.
+    # docs/formats.md §3: /.well-known/<publisher>-publisher.json on the manifest's host.
     if not manifest_source.startswith("https://"):
         raise errors.UsageError("--fetch-publisher without a URL needs an https:// MANIFEST")
     origin = "/".join(manifest_source.split("/", 3)[:3])

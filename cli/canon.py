@@ -1,4 +1,5 @@
-"""``affidavit canon`` and ``affidavit hash``: canonical bytes and their SHA-256 (formats.md §1)."""
+"""``affidavit canon`` and ``affidavit hash``: canonical bytes and their SHA-256 (docs/formats.md
+§1)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@
 
 Leaf data (``log append``): by default the file's exact bytes, so any artefact can be logged and a
 verifier hashes what it holds. ``--leaf-form py-compact`` parses each file as strict JSON and logs
-its py-compact bytes instead: the form AiGentsy uses for its Merkle leaves (formats.md §4), so two
+its py-compact bytes instead: the form AiGentsy uses for its Merkle leaves (docs/formats.md §4), so
+two
 spellings of one document give one leaf. All files are read (and parsed) before anything is
 appended, and the whole command is one batch: either every file becomes a leaf or none does.
 
@@ -112,7 +113,7 @@ def _leaf_data(source: str, leaf_form: str) -> bytes:
     if leaf_form == "raw":
         return data
     try:
-        return py_compact(loads(data))  # formats.md §1 py-compact, §4 leaf data
+        return py_compact(loads(data))  # docs/formats.md §1 py-compact, §4 leaf data
     except errors.ParseError as e:
         e.message = f"{source}: {e.message}"
         raise
@@ -134,7 +135,8 @@ def head(
     timestamp: str | None,
     as_json: bool,
 ) -> None:
-    """Sign and print the tree head of everything committed (formats.md §4, or §6 checkpoint)."""
+    """Sign and print the tree head of everything committed (docs/formats.md §4, or §6
+    checkpoint)."""
     if origin is not None and not checkpoint:
         raise errors.UsageError("--origin only applies with --checkpoint")
     when = _parse_timestamp(timestamp) if timestamp is not None else None

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Step 10: author an AdapterContract (formats.md §2, seed 003): scaffold, lint, bump, diff.
+# Step 10: author an AdapterContract (docs/formats.md §2, seed 003): scaffold, lint, bump, diff.
 # Uses only `affidavit` and $DEMO_DIR; leaves $DEMO_DIR/contracts/adapter_contract.json (0.2.0)
 # and $DEMO_DIR/contracts/adapter_contract.v0.1.0.json for later steps.
 set -euo pipefail

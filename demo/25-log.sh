@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Step 25: the transparency log. A log in one SQLite file: init with a fresh key,
-# append artefacts (one batch, durable), sign a tree head (formats.md §4) and a C2SP checkpoint
+# append artefacts (one batch, durable), sign a tree head (docs/formats.md §4) and a C2SP checkpoint
 # (§6), prove inclusion and consistency, and check both with the offline verifier commands.
 # Standalone: uses only `affidavit` (and the venv's python to build a verifier key string);
 # leaves $DEMO_DIR/log/log.db and $DEMO_DIR/log/keys/demo-log.key for anyone who wants a log.

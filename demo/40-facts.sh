@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Step 40: facts derived from a stamped decision, their lineage walked and drawn, a tampered fact
-# caught by the audit (formats.md §5).
+# caught by the audit (docs/formats.md §5).
 # Uses `affidavit` and $DEMO_DIR. Reads the bundle_hash of $DEMO_DIR/bundles/*.json when an earlier
 # step left a bundle there; otherwise a fixed stand-in hash. Writes into $DEMO_DIR/facts.
 set -euo pipefail

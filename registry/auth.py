@@ -57,7 +57,8 @@ __all__ = [
 FACT_SCOPES: Final = ("local", "team", "company", "public")
 _TOKEN = re.compile(r"^afk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
 _SCOPE = re.compile(r"(admin|publish|facts:write|facts:read:(local|team|company|public|\*))")
-_PUBLISHER = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")  # adapter-id segments (formats.md §2)
+# Adapter-id segments (docs/formats.md §2).
+_PUBLISHER = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
 
 
 @dataclass(frozen=True, slots=True)

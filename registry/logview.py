@@ -106,5 +106,5 @@ def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
 
 
 def inclusion_json(state: RegistryState, leaf_index: int, tree_size: int) -> dict[str, Any]:
-    """The ``merkle_inclusion`` object (formats.md §4) of a leaf in a tree of ``tree_size``."""
+    """The ``merkle_inclusion`` object (docs/formats.md §4) of a leaf in a tree of ``tree_size``."""
     return state.log.inclusion_proof(leaf_index, tree_size).to_json(state.log.log_id)

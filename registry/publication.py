@@ -8,7 +8,7 @@ Every function here runs on the database thread (:class:`affidavit.registry.db.D
   (built-ins win). Loaded contracts are signed with the publisher key but not logged: they are
   configuration, re-read at every start. Published contracts are rows in the database and leaves
   in the log.
-- Publication (formats.md §3 "Publication in the registry's log"): lint, build the entry, sign
+- Publication (docs/formats.md §3 "Publication in the registry's log"): lint, build the entry, sign
   it, append the leaf and store the row in one go, return the signed entry with an inclusion
   proof. The same contract again is idempotent; another contract under an existing (id,
   version) is ``registry.version_conflict``.
@@ -80,7 +80,8 @@ PublishResult = tuple[int, dict[str, Any]]  # (HTTP status, body)
 
 
 def leaf_data(entry: Mapping[str, Any], declaration: Mapping[str, Any]) -> bytes:
-    """The log leaf for a signed entry: ``jcs({record_type, entry, declaration})`` (formats.md §1:
+    """The log leaf for a signed entry: ``jcs({record_type, entry, declaration})`` (docs/formats.md
+    §1:
     jcs for registry records). The leaf hash is ``SHA256(0x00 || leaf_data)`` (RFC 6962 §2.1).
     The declaration rides along so the log alone can rebuild the registry (:func:`reconcile`)."""
     return jcs(
@@ -361,7 +362,7 @@ def _check_channel(key: ApiKey, channel: object) -> None:
 
 
 def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> PublishResult:
-    """Publish one contract (formats.md §3) as ``key``. Returns (201, body) or, for the same
+    """Publish one contract (docs/formats.md §3) as ``key``. Returns (201, body) or, for the same
     contract again, (200, body) with the stored entry.
 
     Raises:
@@ -413,7 +414,8 @@ def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> P
 
 
 def _conflict(adapter_id: str, version: str, held: str, offered: str) -> RegistryError:
-    # formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is loud.
+    # docs/formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is
+    # loud.
     return RegistryError(
         "registry.version_conflict",
         f"{adapter_id}@{version} is already published with another contract_hash",

@@ -67,7 +67,7 @@ class RegistryState:
 
     def now(self) -> str:
         """The clock as ``%Y-%m-%dT%H:%M:%SZ``."""
-        return format_utc(self.clock())  # formats.md §4: the tree-head timestamp form
+        return format_utc(self.clock())  # docs/formats.md §4: the tree-head timestamp form
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(view, *args)`` on a reader thread (:class:`ReadView`: ``facts``, ``tables``,

@@ -170,7 +170,7 @@ class BundleResult(NamedTuple):
     message: str = ""
     warnings: tuple[str, ...] = ()
     profile: str = "default"
-    # Recorded values shown to the reader, outside bundle_hash and the verdict (formats.md §4).
+    # Recorded values shown to the reader, outside bundle_hash and the verdict (docs/formats.md §4).
     policy_layer: Mapping[str, Any] | None = None
 
     @property
@@ -215,7 +215,7 @@ class BundleResult(NamedTuple):
 
     def render(self, *, detailed: bool) -> list[str]:
         """The human report: the verdict line; with ``detailed`` every step, the profile, the
-        warnings and the policy layer (shown, never trusted: formats.md §4); then why it is not
+        warnings and the policy layer (shown, never trusted: docs/formats.md §4); then why it is not
         verified."""
         extra: list[str] = []
         if detailed:
@@ -232,7 +232,7 @@ class BundleResult(NamedTuple):
 
 
 class AttestationResult(NamedTuple):
-    """The verification of one OutcomeAttestation (formats.md §4)."""
+    """The verification of one OutcomeAttestation (docs/formats.md §4)."""
 
     source: str | None
     verdict: Verdict

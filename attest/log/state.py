@@ -12,7 +12,7 @@ log signs a head of a new size, it also writes, beside the key, the latest head 
 
 ``signature`` is Ed25519 by the log key over the UTF-8 bytes of
 ``affidavit.log_state.v1|{log_id}|{tree_size}|{root_hash}|{signed_at}`` (five ``|``-separated
-fields, so it can never be read as a four-field tree-head message, formats.md §4). The file is
+fields, so it can never be read as a four-field tree-head message, docs/formats.md §4). The file is
 replaced atomically (:func:`affidavit.attest.files.atomic_write`), mode 0600.
 
 A store bound to a state file must *extend* that head: hold the log (same log ID and key), at

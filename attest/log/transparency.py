@@ -444,7 +444,7 @@ class TransparencyLog:
     # -- heads ----------------------------------------------------------------------------------
 
     def signed_tree_head(self, timestamp: datetime | None = None) -> IssuedTreeHead:
-        """Sign, record and return the head of everything committed (formats.md §4).
+        """Sign, record and return the head of everything committed (docs/formats.md §4).
 
         ``timestamp`` defaults to the log's clock; it must be timezone-aware and is signed as UTC
         with one-second precision.
@@ -474,7 +474,8 @@ class TransparencyLog:
     def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
         """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
 
-        The body is ``origin``, the size, the b64 root (formats.md §6); the one signature line is
+        The body is ``origin``, the size, the b64 root (docs/formats.md §6); the one signature line
+        is
         by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record.
 
         Raises:
@@ -485,7 +486,7 @@ class TransparencyLog:
         stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
             size, root = self._checked_head(db)
-            body = checkpoint_body(name, size, root)  # formats.md §6, c2sp.org/tlog-checkpoint
+            body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
             key_id = key_id_c2sp(name, key.public_key.raw)
             line = note_signature_line(name, key_id, key.sign(body.encode("utf-8")))
             note = format_note(body, [line])
@@ -632,7 +633,7 @@ def _insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
 def _format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
-    return format_utc(moment)  # formats.md §4
+    return format_utc(moment)  # docs/formats.md §4
 
 
 def _default_key_id(public_key: Ed25519PublicKey) -> str:

@@ -1,5 +1,5 @@
 """The wire objects of the transparency log: proofs and heads (private to
-:mod:`affidavit.attest.log.transparency`, which re-exports them; formats.md §4, RFC 9162
+:mod:`affidavit.attest.log.transparency`, which re-exports them; docs/formats.md §4, RFC 9162
 §2.1.3-§2.1.4)."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ class InclusionProof:
     sides: tuple[str, ...]  # "left" / "right": where each path hash sits (informative only)
 
     def to_json(self, log_id: str) -> dict[str, Any]:
-        """The bundle's ``merkle_inclusion`` object (formats.md §4), hashes as lowercase hex."""
+        """The bundle's ``merkle_inclusion`` object (docs/formats.md §4), hashes as lowercase
+        hex."""
         return {
             "leaf_hash": self.leaf_hash.hex(),
             "leaf_index": self.leaf_index,
@@ -59,7 +60,7 @@ class ConsistencyProof:
 
 @dataclass(frozen=True, slots=True)
 class IssuedTreeHead:
-    """A signed tree head this log issued, in the peer's format (formats.md §4).
+    """A signed tree head this log issued, in the peer's format (docs/formats.md §4).
 
     (:class:`affidavit.verify.crypto.treehead.SignedTreeHead` is the verifier's parsed form of the
     same.)
@@ -68,7 +69,7 @@ class IssuedTreeHead:
     log_id: str
     tree_size: int
     root_hash: str  # lowercase hex
-    timestamp: str  # YYYY-MM-DDTHH:MM:SSZ (verify/json/forms.py, formats.md §4)
+    timestamp: str  # YYYY-MM-DDTHH:MM:SSZ (verify/json/forms.py, docs/formats.md §4)
     signature: str  # b64 Ed25519 over "{log_id}|{tree_size}|{root_hash}|{timestamp}"
     key_id: str
     algorithm: str = "Ed25519"

@@ -1,4 +1,4 @@
-"""Sign a manifest's freshness statement (formats.md §3; affidavit.verify.contracts.freshness).
+"""Sign a manifest's freshness statement (docs/formats.md §3; affidavit.verify.contracts.freshness).
 
 >>> from affidavit.attest.keyring import derive_test_key
 >>> from affidavit.attest.publishing.publish import build_manifest
@@ -65,7 +65,7 @@ def sign_freshness(
     signed["signed_at"] = when
     digest = freshness_hash(signed)
     signed["freshness_hash"] = digest
-    # formats.md §3: Ed25519 over the UTF-8 bytes of the 64-character hex string, b64.
+    # docs/formats.md §3: Ed25519 over the UTF-8 bytes of the 64-character hex string, b64.
     signed["freshness_signature"] = base64.b64encode(signer.sign(digest.encode("ascii"))).decode(
         "ascii"
     )

@@ -8,7 +8,7 @@
 >>> (doc["ok"], doc["signed"], "entry_signature" in doc)
 (True, False, False)
 
-Shapes follow the peer (formats.md §3): an attest document is ``{ok, entry_hash, entry,
+Shapes follow the peer (docs/formats.md §3): an attest document is ``{ok, entry_hash, entry,
 next_steps}`` plus ``entry_signature`` when signed; a manifest entry is the 15 hashed fields plus
 ``entry_hash`` and ``entry_signature``; a manifest orders entries by (adapter_id, semver
 adapter_version) and signs ``manifest_hash``. Signatures are Ed25519 over the UTF-8 bytes of the
@@ -85,7 +85,7 @@ class Signer(Protocol):
 
 
 def _sign_hex(signer: Signer, hex_digest: str) -> str:
-    # formats.md §3: Ed25519 over the UTF-8 bytes of the 64-char hex string, standard base64.
+    # docs/formats.md §3: Ed25519 over the UTF-8 bytes of the 64-char hex string, standard base64.
     return base64.b64encode(signer.sign(hex_digest.encode("ascii"))).decode("ascii")
 
 
@@ -113,7 +113,7 @@ def build_entry(
     supersedes: str | None = None,
     replaced_by: str | None = None,
 ) -> dict[str, Any]:
-    """The 15 hashed entry fields for a declaration, in the peer's order (formats.md §3).
+    """The 15 hashed entry fields for a declaration, in the peer's order (docs/formats.md §3).
 
     The hashes are recomputed from the declaration (never copied from it). Lifecycle values not
     given default to the declaration's own (``status`` else active, ``distribution_channel``
@@ -121,7 +121,7 @@ def build_entry(
 
     Raises:
         EntryLifecycleInvalid: unknown status or channel, or a malformed adapter_id@semver pointer.
-        EntryControlCharacter: a field would sign a control character (formats.md §3).
+        EntryControlCharacter: a field would sign a control character (docs/formats.md §3).
     """
     status = _from_declaration(status, declaration, "status", "active")
     channel = _from_declaration(
@@ -292,7 +292,8 @@ def build_manifest(
     generated_at: str,
     manifest_version: str = "1",
 ) -> dict[str, Any]:
-    """Sign each entry (if not yet signed), order them, hash and sign the manifest (formats.md §3).
+    """Sign each entry (if not yet signed), order them, hash and sign the manifest (docs/formats.md
+    §3).
 
     Raises:
         EntryFormatError: an entry's adapter_version is not semver.
@@ -316,7 +317,8 @@ def build_manifest(
             )
         seen.add(ident)
         signed.append(sign_entry(entry, signer))
-    signed.sort(key=_order_key)  # formats.md §3 "Manifest": by (adapter_id, semver adapter_version)
+    # docs/formats.md §3 "Manifest": by (adapter_id, semver adapter_version)
+    signed.sort(key=_order_key)
     manifest: dict[str, Any] = {
         "manifest_schema_version": MANIFEST_SCHEMA_VERSION,
         "manifest_version": manifest_version,
@@ -379,7 +381,7 @@ def set_lifecycle(
 
 
 # ------------------------------------------------------------------------------------------
-# Pin files (formats.md §3): sorted, atomic, existing pins kept.
+# Pin files (docs/formats.md §3): sorted, atomic, existing pins kept.
 
 
 def merge_pin(existing: PinFile | None, pin: Mapping[str, Any]) -> dict[str, Any]:

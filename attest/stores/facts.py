@@ -32,7 +32,7 @@ the writer), and :meth:`FactStore.scope_of` / ``get_many(..., scopes=...)`` look
 scope column before any body is parsed, so a fact the caller may not read costs what an absent
 one costs (docs/adr/0009-hidden-equals-absent.md).
 
-Audits (:meth:`FactStore.audit`, formats.md §5 "Lineage") split the key space into ranges; with
+Audits (:meth:`FactStore.audit`, docs/formats.md §5 "Lineage") split the key space into ranges; with
 ``jobs > 1`` worker processes each open the file read-only, read their ranges straight from SQLite
 and check every body themselves (nothing stored is trusted), and send back plain tuples; this
 process joins them in key order, so the report is the serial one, byte for byte.
@@ -403,7 +403,7 @@ def _hex(value: object) -> str:
 
 
 def _check_range(path: str, bound: _Bound) -> list[Checked]:
-    """Check the records in one key range (runs in a worker process; formats.md §5)."""
+    """Check the records in one key range (runs in a worker process; docs/formats.md §5)."""
     uri = Path(path).as_uri() + "?mode=ro"
     db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     try:

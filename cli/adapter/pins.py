@@ -1,7 +1,7 @@
 """``affidavit adapter pin`` and ``affidavit adapter pins check``: pinning and the CI gate.
 
 Thin commands over :mod:`affidavit.verify.contracts.pins` and
-:mod:`affidavit.attest.publishing.publish` (formats.md §3,
+:mod:`affidavit.attest.publishing.publish` (docs/formats.md §3,
 seed 003 "Manifest and pinning" and the lifecycle table). Exit codes: 0 every pin holds, 1 a pin
 does not hold, 2 unreadable input or usage, 3 refused by policy (a revoked contract). Freshness
 (``--max-age``, ``--registry``): docs/adr/0007-pin-gate-freshness.md.
@@ -44,7 +44,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _pin_file_option(*names: str) -> Callable[[_F], _F]:
-    """The pin file option both verbs share (formats.md §3 ``pinned_adapters.json``)."""
+    """The pin file option both verbs share (docs/formats.md §3 ``pinned_adapters.json``)."""
     return click.option(
         *names,
         "pin_file",

@@ -1,4 +1,4 @@
-"""Find the local contract files the pin gate must check (seed 003 "Register"; formats.md §1).
+"""Find the local contract files the pin gate must check (seed 003 "Register"; docs/formats.md §1).
 
 The runtime loads every ``*.adapter_contract.json`` under its contracts folder with a lenient
 parser (the last of two duplicate keys wins), so a file the strict parser refuses may still be the

@@ -2,7 +2,8 @@
 
 Thin commands over :mod:`affidavit.attest.publishing.publish`,
 :mod:`affidavit.verify.contracts.manifest` and
-:mod:`affidavit.verify.contracts.pins` (formats.md §3, seed 003 "Adoption workflow"). Flags mirror
+:mod:`affidavit.verify.contracts.pins` (docs/formats.md §3, seed 003 "Adoption workflow"). Flags
+mirror
 the
 peer's ``aigentsy adapter`` verbs where the peer has them.
 
@@ -141,7 +142,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
         "replaced_by": replaced_by,
     }
     when = published_at or utc_now()
-    # formats.md §3: every hashed entry field is signed; refuse control characters before any
+    # docs/formats.md §3: every hashed entry field is signed; refuse control characters before any
     # signature is made (the entry is built once unsigned, checked, then attested).
     check_entry_text(
         publish.build_entry(
@@ -185,7 +186,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
 
 @click.group("manifest")
 def manifest() -> None:
-    """Build, sign and verify adapter-contract manifests (formats.md §3)."""
+    """Build, sign and verify adapter-contract manifests (docs/formats.md §3)."""
 
 
 @manifest.command("build")
@@ -234,7 +235,8 @@ def manifest_build(  # noqa: PLR0917
     parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
     for source, entry in zip(entries, parsed, strict=True):
         try:
-            check_entry_text(entry)  # formats.md §3: nothing with a control character is signed
+            # docs/formats.md §3: nothing with a control character is signed
+            check_entry_text(entry)
         except errors.ContractError as e:
             if e.code != "entry.control_character":
                 raise

@@ -270,7 +270,7 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     form: Format,
     trusted_keys: tuple[str, ...],
 ) -> None:
-    """Walk a fact's provenance (formats.md §5): json, text, dot, mermaid, svg or html."""
+    """Walk a fact's provenance (docs/formats.md §5): json, text, dot, mermaid, svg or html."""
     check_depth(depth)
     scopes = _parse_scopes(readable_scopes)
     checker = _checker(trusted_keys)

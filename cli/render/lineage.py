@@ -9,7 +9,7 @@
 Every renderer reads only :class:`~affidavit.verify.lineage.walk.WalkResult`, where a hidden fact
 and
 an absent one are the same value (``fact is None``), so they come out byte-identical in every
-format (formats.md §5). No network, no external binary: the SVG layout is drawn here (layers by
+format (docs/formats.md §5). No network, no external binary: the SVG layout is drawn here (layers by
 walk depth, root on top, one barycentre pass to reduce crossings), and the HTML page embeds it
 with a table of the facts and a Content-Security-Policy that forbids every fetch and script.
 """

@@ -1,6 +1,7 @@
 """``affidavit verify checkpoint`` and ``affidavit verify inclusion``: for users of any log.
 
-Checkpoints are C2SP signed notes (formats.md §6); inclusion proofs are RFC 9162 §2.1.3. Hashes are
+Checkpoints are C2SP signed notes (docs/formats.md §6); inclusion proofs are RFC 9162 §2.1.3.
+Hashes are
 accepted as 64 hex characters or as standard base64 of 32 bytes. Exit 0 verified, 1 not verified,
 2 unreadable input or usage.
 """

@@ -223,7 +223,7 @@ def fetch_public_key(
 ) -> Ed25519PublicKey:
     """Fetch a public key from ``/protocol/merkle/public-key`` or a publisher document (any JSON
     object with ``public_key_base64``); a bare node URL means its ``/protocol/merkle/public-key``.
-    Explicit only: nothing calls this unless asked (formats.md §3).
+    Explicit only: nothing calls this unless asked (docs/formats.md §3).
 
     Raises:
         RegistryUnavailable, RegistryBadResponse, RegistryRemoteError: fetch or parse failed.

@@ -70,7 +70,7 @@ async def read_body(request: Request, limit: int, timeout: float | None = None) 
 
 
 async def read_json_body(request: Request) -> Any:
-    """The body parsed by the strict parser (formats.md §1 "Strict input").
+    """The body parsed by the strict parser (docs/formats.md §1 "Strict input").
 
     Raises:
         ``http.body_too_large``: over the configured limit (413).

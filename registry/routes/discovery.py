@@ -2,7 +2,7 @@
 "Publisher document").
 
 - ``GET /.well-known/{publisher_id}-publisher.json``: ``{publisher_id, publisher_key_id,
-  public_key_base64, manifest_url, verify_url}`` (formats.md §3).
+  public_key_base64, manifest_url, verify_url}`` (docs/formats.md §3).
 - ``GET /protocol/adapter-contracts[?status=active|deprecated|revoked]``: summaries.
 - ``GET /protocol/adapter-contracts/{adapter_id}``: the active head (highest semver among active).
 - ``GET /protocol/adapter-contracts/{adapter_id}/{version}``: exact match.

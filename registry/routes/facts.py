@@ -113,7 +113,8 @@ async def post_fact(request: Request) -> Response:
 
 
 def _not_found(fact_id: str) -> errors.LineageError:
-    # One message for absent and unreadable alike (formats.md §5: hidden == absent, byte for byte).
+    # One message for absent and unreadable alike (docs/formats.md §5: hidden == absent, byte for
+    # byte).
     return errors.LineageError(
         "fact_not_found", f"fact {fact_id} not found", details={"fact": fact_id}
     )

@@ -50,6 +50,6 @@ def fact(
 
 
 def fact_hash(document: dict[str, Any]) -> str:
-    """FactHash recomputed independently of the server (formats.md §5)."""
+    """FactHash recomputed independently of the server (docs/formats.md §5)."""
     keys = ("entity", "relation", "value", "scope", "source", "confidence", "ts")
     return sha256_hex(jcs({k: document[k] for k in keys}))

@@ -298,7 +298,7 @@ def test_facts_and_access_rules_golden(client: SpecClient, keys: dict[str, str])
 def test_hidden_parent_walk_equals_absent_parent_walk(
     client: SpecClient, keys: dict[str, str]
 ) -> None:
-    # formats.md §5: a fact the caller may not read looks exactly like a missing one.
+    # docs/formats.md §5: a fact the caller may not read looks exactly like a missing one.
     parent = fact("urn:y:p", scope="company")
     child = fact("urn:y:c", derived_from=[fact_hash(parent)])
     client.request("PUT", "/v1/facts", json_body=child, key=keys["write"])

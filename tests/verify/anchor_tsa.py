@@ -222,7 +222,7 @@ def _der(pem: Path) -> bytes:
 
 
 def signed_sth(tree_size: int = 7, *, log_id: str = "affidavit.test/anchor-log") -> dict[str, Any]:
-    """A tree head signed by :data:`LOG_KEY` (formats.md §4)."""
+    """A tree head signed by :data:`LOG_KEY` (docs/formats.md §4)."""
     root = hashlib.sha256(f"root {tree_size}".encode()).hexdigest()
     timestamp = "2026-03-01T12:00:00Z"
     signature = LOG_KEY.sign(sth_message(log_id, tree_size, root, timestamp))
@@ -231,7 +231,7 @@ def signed_sth(tree_size: int = 7, *, log_id: str = "affidavit.test/anchor-log")
 
 
 def sth_bytes(sth: dict[str, Any]) -> bytes:
-    """The bytes an anchor time-stamps: py-compact of the tree head (formats.md §1)."""
+    """The bytes an anchor time-stamps: py-compact of the tree head (docs/formats.md §1)."""
     return py_compact(sth)
 
 

@@ -1,6 +1,6 @@
 """Differential-test bundles in the published ProofPack shapes, signed by TEST-ONLY keys.
 
-The shapes are the ones formats.md §4 documents and the pinned peer (``aigentsy-verify`` 1.6.3)
+The shapes are the ones docs/formats.md §4 documents and the pinned peer (``aigentsy-verify`` 1.6.3)
 reads: hash-chained events, the finality leaf, ``merkle_inclusion``, the signed tree head,
 spec 3.0.0 ``actor_signature`` with a ``key_directory`` (flat ``{key_id: entry}`` or nested
 ``{key_directory_version, keys_by_key_id}``), the ``actor_signature_sidecar``, consequence
@@ -69,7 +69,7 @@ def ts(seconds: float) -> str:
 
 
 def py_compact_hash(value: Any) -> str:
-    """``H(py-compact(value))`` (formats.md §1), the peer's convention for snapshot digests."""
+    """``H(py-compact(value))`` (docs/formats.md §1), the peer's convention for snapshot digests."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 

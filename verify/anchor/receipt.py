@@ -7,14 +7,14 @@
 A receipt (the shape AiGentsy serves at ``/protocol/merkle/anchors``) carries ``receipt_version,
 anchor_id, sth, sth_digest, sth_digest_algorithm, anchor_method, tsa_url, tsa_status,
 anchored_at`` and the TSA's response as ``tsr_base64``; ``sth`` has at least ``tree_size,
-root_hash, timestamp, signature`` (formats.md §4). Steps, each ``ok``, ``failed`` with a stable
+root_hash, timestamp, signature`` (docs/formats.md §4). Steps, each ``ok``, ``failed`` with a stable
 code, or ``not_checked`` with why (:mod:`affidavit.verify.results`):
 
 ``receipt_fields``  the fields above are present, ``sth`` an object   (``anchor.malformed``, exit 2)
 ``sth_match``       with ``expected_sth``: the receipt anchors that very tree head
-``sth_digest``      ``sth_digest == H(py-compact(sth))`` (formats.md §1), algorithm ``SHA-256``
+``sth_digest``      ``sth_digest == H(py-compact(sth))`` (docs/formats.md §1), algorithm ``SHA-256``
 ``tsa_status``      ``"granted"``
-``sth_signature``   with a log key: the tree head's Ed25519 signature (formats.md §4)
+``sth_signature``   with a log key: the tree head's Ed25519 signature (docs/formats.md §4)
 ``timestamp_token`` with trusted TSA certificates: the RFC 3161 token itself
                     (:mod:`affidavit.verify.anchor.rfc3161`), its imprint over ``py-compact(sth)``
 
@@ -284,7 +284,7 @@ def _digest_step(receipt: Mapping[str, Any], computed: str) -> StepResult:
             ),
         )
     claimed = receipt["sth_digest"]
-    if claimed != computed:  # exact text, as the peer compares (formats.md: lowercase hex)
+    if claimed != computed:  # exact text, as the peer compares (docs/formats.md: lowercase hex)
         return StepResult.failed(
             name,
             errors.ProofError("anchor.digest_mismatch", "sth_digest is not H(py-compact(sth))"),

@@ -89,7 +89,7 @@ def key_valid_at(entry: Mapping[str, Any], when: str) -> bool:
 def lifecycle_problem(
     entry: Mapping[str, Any], key_id: str, *, status_required: bool
 ) -> errors.AffidavitError | None:
-    """The key's ``status`` against its window (formats.md §4 key directory).
+    """The key's ``status`` against its window (docs/formats.md §4 key directory).
 
     Always: a status other than ``active`` with no ``revoked_at`` offers no time to bound the
     key's validity: refused (``event.key_lifecycle_malformed``). With ``status_required`` (the

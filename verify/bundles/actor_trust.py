@@ -1,4 +1,4 @@
-"""Which actor keys the caller trusts, as opposed to the keys a bundle carries (formats.md §4).
+"""Which actor keys the caller trusts, as opposed to the keys a bundle carries (docs/formats.md §4).
 
 >>> trust = ActorTrust.from_directory({"k1": {"actor_id": "a", "issued_at": "2026-01-01T00:00:00Z",
 ...     "revoked_at": None, "public_key_base64": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}})
@@ -85,7 +85,7 @@ class ActorTrust:
 
     @classmethod
     def from_directory(cls, document: Any, *, source: str = "pinned directory") -> ActorTrust:
-        """A pinned key directory, either shape (formats.md §4), checked strictly.
+        """A pinned key directory, either shape (docs/formats.md §4), checked strictly.
 
         Raises:
             UsageError: not a directory, or an entry lacks ``actor_id``/``issued_at`` or has an

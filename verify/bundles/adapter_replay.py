@@ -4,7 +4,7 @@
 'not_checked'
 
 Seed 003 ("Artifact binding", "replay independence"): a bundle carries its own truth. For every
-``adapter_evaluation`` (in ``proof.evidence`` or an ``event.payload``), in order (formats.md §4
+``adapter_evaluation`` (in ``proof.evidence`` or an ``event.payload``), in order (docs/formats.md §4
 statuses):
 
 1. shape (``adapter_evaluation_shape_invalid``): an object with a non-empty ``adapter_id`` (equal
@@ -55,7 +55,7 @@ __all__ = ["STATUS_CODES", "Evaluation", "iter_evaluations", "replay_adapter"]
 STEP: Final = "adapter_replay"
 VALIDATION_RESULTS: Final = frozenset({"passed", "rejected", "unknown_adapter"})
 
-# formats.md §4 replay status -> its stable error code (one per status).
+# docs/formats.md §4 replay status -> its stable error code (one per status).
 STATUS_CODES: Final[dict[str, str]] = {
     "adapter_evaluation_shape_invalid": "adapter.shape_invalid",
     "schema_fail": "adapter.schema_fail",
@@ -127,7 +127,7 @@ def _policy_facts(canonical: bytes) -> tuple[AcceptancePolicy, str]:
 
 
 def _policy_and_hash(raw: Any) -> tuple[AcceptancePolicy, str]:
-    """Parse an embedded policy and recompute ``policy_hash`` (formats.md §4), memoized on the
+    """Parse an embedded policy and recompute ``policy_hash`` (docs/formats.md §4), memoized on the
     policy's exact py-compact bytes; anything those bytes cannot carry takes the plain path."""
     try:
         return _policy_facts(py_compact(raw))

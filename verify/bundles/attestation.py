@@ -1,4 +1,4 @@
-"""OutcomeAttestation verification (formats.md §4, the peer's ``sample_attestation.json``).
+"""OutcomeAttestation verification (docs/formats.md §4, the peer's ``sample_attestation.json``).
 
 >>> result = verify_attestation({"attestation": {}, "payload_hash": "", "signature": "",
 ...                              "algorithm": "Ed25519"})

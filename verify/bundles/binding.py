@@ -1,4 +1,4 @@
-"""Step ``cross_reference``: what the signed log covers of this bundle (formats.md §4).
+"""Step ``cross_reference``: what the signed log covers of this bundle (docs/formats.md §4).
 
 >>> consequence_binding([])
 'no_consequence_authorization_claimed'

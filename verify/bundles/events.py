@@ -1,4 +1,5 @@
-"""ProofPack events: hashes, the chain, finality leaves and per-actor signatures (formats.md §4).
+"""ProofPack events: hashes, the chain, finality leaves and per-actor signatures (docs/formats.md
+§4).
 
 >>> event = {"event_id": "e1", "event_type": "DEAL_CREATED", "deal_id": "d", "actor_id": "a",
 ...          "timestamp": "2026-01-01T00:00:00Z", "payload": {}, "prev_hash": ""}
@@ -82,7 +83,7 @@ def event_hash(event: Mapping[str, Any]) -> str:
 
 def leaf_data(event: Mapping[str, Any]) -> bytes:
     """Leaf bytes of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
-    timestamp})`` (formats.md §4 "Merkle log")."""
+    timestamp})`` (docs/formats.md §4 "Merkle log")."""
     values: tuple[Any, ...] = (event["deal_id"], event["hash"], event["event_id"])
     values += (event["event_type"], event["timestamp"])
     if all(type(v) is str for v in values):
@@ -118,7 +119,7 @@ def chain_step(
 
     ``known_hashes``: :func:`event_hash` of each event, already recomputed from these very event
     objects by the caller (one encoding pass per bundle); None entries are recomputed here. Never
-    pass hashes read from a document (formats.md §1).
+    pass hashes read from a document (docs/formats.md §1).
     """
     seen: set[str] = set()
     previous = ""

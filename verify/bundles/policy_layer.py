@@ -3,7 +3,8 @@
 >>> view_policy_layer({"policy_layer": {"sla": {"delivery_hours": 24}}})["sections"]
 ['sla']
 
-``policy_layer`` sits outside ``bundle_hash`` (formats.md §4): anyone holding the bundle can edit
+``policy_layer`` sits outside ``bundle_hash`` (docs/formats.md §4): anyone holding the bundle can
+edit
 it without breaking any hash or signature. It is parsed like the peer's ProofPack v2 reader
 (sections ``sla``, ``mandate``, ``spawn``, ``attestation``, ``outcome`` as objects, and a non-empty
 ``referral_chain`` array) and shown in the text and ``--json`` reports, marked

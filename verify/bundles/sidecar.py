@@ -1,4 +1,4 @@
-"""The actor-signature sidecar of a ProofPack bundle (formats.md §4, any spec version).
+"""The actor-signature sidecar of a ProofPack bundle (docs/formats.md §4, any spec version).
 
 >>> check_sidecar({"events": []}).status
 'not_checked'

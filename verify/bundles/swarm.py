@@ -1,5 +1,5 @@
 """Profile ``swarm-strict``: complete, temporally valid actor-signature coverage of the events a
-bundle designates (``affidavit verify bundle --profile swarm-strict``; formats.md §4 actor
+bundle designates (``affidavit verify bundle --profile swarm-strict``; docs/formats.md §4 actor
 signatures; behaviour of aigentsy-verify 1.6.3 ``--swarm-strict``).
 
 >>> [s.name for s in swarm_steps({"events": []}, None)]

@@ -1,4 +1,4 @@
-"""ProofPack bundle verification, offline and fail-closed (formats.md §4, seed 003).
+"""ProofPack bundle verification, offline and fail-closed (docs/formats.md §4, seed 003).
 
 >>> verifier = BundleVerifier(trusted_keys=())
 >>> result = verifier.verify({"deal_id": "d", "proofs": [], "events": [],
@@ -13,26 +13,27 @@ Names and order are part of the ``--json`` output (``specs/verify-result.schema.
  1. ``parse``                    strict top level (else *unreadable*, exit 2); then the events,
                                  ``merkle_inclusion`` and tree head are read once (:mod:`.views`)
  2. ``bundle_hash``              py-compact with ``spec_version``, or py-spaced for legacy bundles
-                                 (formats.md §4)
+                                 (docs/formats.md §4)
  3. ``event_chain``              every event's shape, deal, id, hash and ``prev_hash`` link
-                                 (formats.md §4 "Event"; :mod:`.events`)
+                                 (docs/formats.md §4 "Event"; :mod:`.events`)
  4. ``proof_binding``            proofs bound by ``payload.proof_hashes`` of an event (Affidavit
                                  bundles): ``bundle_hash`` alone covers proofs but nothing signs it
  5. ``merkle_inclusion``         RFC 9162 §2.1.3 inclusion of ``leaf_hash`` under ``merkle_root``
-                                 (formats.md §4 "Merkle log")
- 6. ``sth_signature``            the tree head signed by a key the caller trusts (formats.md §4
+                                 (docs/formats.md §4 "Merkle log")
+ 6. ``sth_signature``            the tree head signed by a key the caller trusts (docs/formats.md §4
                                  "Signed tree head"), once per (key, message, signature)
  7. ``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's,
                                  the proven leaf recomputes from exactly one finality event, no
                                  event follows it, and consequence identities are authorized ones
-                                 (formats.md §4 "Cross-reference", docs/adr/0008; :mod:`.binding`:
+                                 (docs/formats.md §4 "Cross-reference", docs/adr/0008;
+                                 :mod:`.binding`:
                                  ``leaf_binding``, ``consequence_binding``)
  8. ``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory;
                                  ``self_asserted`` unless the keys are caller-trusted
                                  (docs/adr/0008; :mod:`.actor_trust`)
- 9. ``actor_signature_sidecar``  the optional sidecar (formats.md §4; :mod:`.sidecar`)
+ 9. ``actor_signature_sidecar``  the optional sidecar (docs/formats.md §4; :mod:`.sidecar`)
 10. ``adapter_replay``           embedded contracts, validators and policy decisions
-                                 (formats.md §4 ``adapter_evaluation``; :mod:`.adapter_replay`)
+                                 (docs/formats.md §4 ``adapter_evaluation``; :mod:`.adapter_replay`)
 11. ``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.outcome`)
 12. ``swarm_coverage``,          only with ``profile="swarm-strict"`` (docs/adr/0008;
 13. ``swarm_snapshot``,          :mod:`.swarm`, :mod:`.swarm_decision`)
@@ -136,7 +137,8 @@ _EVENT_KEYS: Final = frozenset(EVENT_FIELDS)
 
 
 def bundle_hash(unverified_bundle: Mapping[str, Any]) -> str:
-    """Recompute ``bundle_hash`` (formats.md §4): py-compact of ``{spec_version, deal_id, proofs,
+    """Recompute ``bundle_hash`` (docs/formats.md §4): py-compact of ``{spec_version, deal_id,
+    proofs,
     events, merkle_inclusion}``, or for a legacy bundle (no ``spec_version``) py-spaced without it.
     """
     body = {
@@ -191,7 +193,7 @@ def _hashed_fields_text(event: Any, text: str) -> str | None:
 
 
 def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
-    """``bundle_hash`` (formats.md §4), every event hash and every proof hash from one encoding
+    """``bundle_hash`` (docs/formats.md §4), every event hash and every proof hash from one encoding
     of each event and proof. None when a value has no encoding: the plain path then reports it.
     """
     try:
@@ -285,7 +287,7 @@ class BundleVerifier:
 
     def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
         """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
-        # 1. parse: the top level (formats.md §4), else unreadable; then the typed views.
+        # 1. parse: the top level (docs/formats.md §4), else unreadable; then the typed views.
         try:
             _parse(unverified_bundle)
         except errors.AffidavitError as e:
@@ -297,9 +299,9 @@ class BundleVerifier:
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
         encoded = _encode_once(bundle)
-        # 2. bundle_hash: recomputed from the bytes received (formats.md §1, §4).
+        # 2. bundle_hash: recomputed from the bytes received (docs/formats.md §1, §4).
         steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
-        # 3. event_chain: shape, deal, ids, hashes, prev_hash links (formats.md §4 "Event").
+        # 3. event_chain: shape, deal, ids, hashes, prev_hash links (docs/formats.md §4 "Event").
         known = None if encoded is None else encoded.event_hashes
         chain = chain_step(view.events, view.deal_id, known_hashes=known)
         steps.append(chain)
@@ -312,7 +314,7 @@ class BundleVerifier:
             steps.append(_proof_binding(view, warnings, proof_hashes))
             steps.append(inclusion)  # 5.
             steps.append(sth_step)  # 6.
-            # 7. cross_reference: root, leaf and consequence binding (formats.md §4, ADR 0008).
+            # 7. cross_reference: root, leaf and consequence binding (docs/formats.md §4, ADR 0008).
             steps.append(cross_reference(view, inclusion, sth))
             # 8. actor_signatures and 9. actor_signature_sidecar (docs/adr/0008).
             steps.extend(self._actor_steps(view, warnings))
@@ -391,7 +393,7 @@ class BundleVerifier:
 
     @staticmethod
     def _bundle_hash(bundle: Mapping[str, Any], encoded: _Encoded | None) -> StepResult:
-        """Step 2, ``bundle_hash`` (formats.md §4), from the one encoding pass when it ran."""
+        """Step 2, ``bundle_hash`` (docs/formats.md §4), from the one encoding pass when it ran."""
         try:
             recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
         except errors.CanonicalError as e:
@@ -408,7 +410,7 @@ class BundleVerifier:
 
     def _sth_step(self, tree_head: TreeHead) -> tuple[SignedTreeHead | None, StepResult]:
         """Step 6, ``sth_signature``: the head (read in step 1) verified under the trusted keys
-        (memoized; formats.md §4 "Signed tree head")."""
+        (memoized; docs/formats.md §4 "Signed tree head")."""
         name = "sth_signature"
         if tree_head.error is not None:
             return None, StepResult.failed(name, tree_head.error)
@@ -449,7 +451,8 @@ def _hex32(value: Any) -> bytes | None:
 
 
 def _read_inclusion(raw: Mapping[str, Any] | None) -> Inclusion:
-    """Step 1, continued: read ``merkle_inclusion`` once (formats.md §4). The claimed leaf hash is
+    """Step 1, continued: read ``merkle_inclusion`` once (docs/formats.md §4). The claimed leaf
+    hash is
     decoded here even when another field is malformed: the leaf binding reports it either way."""
     if raw is None:
         return _NO_INCLUSION
@@ -490,7 +493,7 @@ def _inclusion_proof(inclusion: Mapping[str, Any], leaf: bytes | None) -> Inclus
         raise errors.BundleError(
             "bundle.inclusion_malformed", "merkle_inclusion.proof must be an array"
         )
-    # left/right comes from the index, never from "position" (formats.md §4)
+    # left/right comes from the index, never from "position" (docs/formats.md §4)
     texts: list[Any] = [node.get("hash") if isinstance(node, dict) else node for node in raw_proof]
     joined = "".join(texts) if all(isinstance(t, str) and len(t) == 64 for t in texts) else None
     if joined is not None and _HEX_RUN.fullmatch(joined):  # every node well-formed: one pass

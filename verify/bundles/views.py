@@ -1,4 +1,4 @@
-"""Typed views of a bundle's parts, read once before the steps run (formats.md §4).
+"""Typed views of a bundle's parts, read once before the steps run (docs/formats.md §4).
 
 >>> events = parse_events([{"event_id": "e1"}])
 >>> events.items, events.problem.code, events.problem.message
@@ -7,7 +7,7 @@
 The verifier reads the parts the anchor rests on here, once, at the boundary: the events, the
 Merkle inclusion proof (``merkle_inclusion``) and the signed tree head. The steps then work on
 these views, never on the raw values again. The raw bundle is kept for what must be byte-exact:
-``bundle_hash``, the event and proof hashes (formats.md §1: hash what was received, never a
+``bundle_hash``, the event and proof hashes (docs/formats.md §1: hash what was received, never a
 re-encoding), and the steps that read parts of their own (actor signatures, sidecar, adapter
 replay, outcome, swarm).
 
@@ -39,7 +39,7 @@ __all__ = [
     "parse_events",
 ]
 
-# formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
+# docs/formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
 HASHED_FIELDS: Final = (
     "event_id",
     "event_type",
@@ -54,7 +54,7 @@ EVENT_FIELDS: Final = (*HASHED_FIELDS, "hash")
 
 class Event(NamedTuple):
     """One event whose eight fields are present with their types: seven strings and an object
-    ``payload`` (formats.md §4). ``raw`` is the object as read: it is what gets hashed and
+    ``payload`` (docs/formats.md §4). ``raw`` is the object as read: it is what gets hashed and
     signed."""
 
     event_id: str
@@ -134,7 +134,7 @@ def parse_events(raw_events: Sequence[Any]) -> Events:
 class InclusionProof(NamedTuple):
     """A well-formed ``merkle_inclusion`` (RFC 9162 §2.1.3): the proven leaf's hash, its index,
     the tree size, the audit path and the root, every hash as 32 raw bytes. Left or right comes
-    from the index, never from a node's ``position`` (formats.md §4)."""
+    from the index, never from a node's ``position`` (docs/formats.md §4)."""
 
     leaf_hash: bytes
     leaf_index: int

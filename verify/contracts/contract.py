@@ -1,4 +1,4 @@
-"""AdapterContract: the two hashes and lint (formats.md §2; seed 003).
+"""AdapterContract: the two hashes and lint (docs/formats.md §2; seed 003).
 
 >>> from affidavit.verify.contracts.contract import contract_hash, input_schema_hash, lint_contract
 >>> declaration = {
@@ -64,7 +64,7 @@ __all__ = [
     "lint_contract",
 ]
 
-# formats.md §2: the exact key sets each hash covers.
+# docs/formats.md §2: the exact key sets each hash covers.
 CONTRACT_HASH_FIELDS: Final = (
     "adapter_contract_version",
     "adapter_id",
@@ -113,7 +113,7 @@ def _sort_key(item: Any) -> tuple[str, str]:
 
 
 def _text(declaration: Mapping[str, Any], key: str, default: str = "") -> Any:
-    # Missing counts as "" (formats.md §2); a present value, even null, is hashed as it is.
+    # Missing counts as "" (docs/formats.md §2); a present value, even null, is hashed as it is.
     return declaration.get(key, default)
 
 
@@ -144,12 +144,12 @@ def contract_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def input_schema_hash(declaration: Mapping[str, Any]) -> str:
-    """Recompute ``input_schema_hash`` from a declaration (formats.md §2)."""
+    """Recompute ``input_schema_hash`` from a declaration (docs/formats.md §2)."""
     return sha256_hex(py_compact(input_schema_hash_body(declaration)))
 
 
 def contract_hash(declaration: Mapping[str, Any]) -> str:
-    """Recompute ``contract_hash`` from a declaration (formats.md §2)."""
+    """Recompute ``contract_hash`` from a declaration (docs/formats.md §2)."""
     return sha256_hex(py_compact(contract_hash_body(declaration)))
 
 
@@ -158,7 +158,7 @@ def contract_hash(declaration: Mapping[str, Any]) -> str:
 
 
 class ContractHashes(NamedTuple):
-    """Both recomputed hashes of one declaration (formats.md §2)."""
+    """Both recomputed hashes of one declaration (docs/formats.md §2)."""
 
     contract_hash: str
     input_schema_hash: str
@@ -200,7 +200,7 @@ def _hash_key(declaration: Mapping[str, Any]) -> tuple[Any, ...] | None:
 
 
 def contract_hashes(declaration: Mapping[str, Any]) -> ContractHashes:
-    """Both hashes of ``declaration``, memoized on the hashed values (formats.md §2).
+    """Both hashes of ``declaration``, memoized on the hashed values (docs/formats.md §2).
 
     Raises:
         CanonicalError: a hashed value has no JSON form (only possible for non-JSON input).
@@ -248,7 +248,7 @@ WARNING_CODES: Final = (
 )
 # seed 003: supersedes / replaced_by are adapter_id@semver (SemVer 2.0.0 §2, no leading zeros).
 _POINTER: Final = re.compile(f"{ADAPTER_ID_PATTERN}@{SEMVER_PATTERN}")
-# C0 and C1 controls and DEL: never inside a lifecycle value (it may be signed, formats.md §3).
+# C0 and C1 controls and DEL: never inside a lifecycle value (it may be signed, docs/formats.md §3).
 _CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 

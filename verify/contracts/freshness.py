@@ -1,4 +1,5 @@
-"""Manifest freshness: a signed statement of when the publisher signed a manifest (formats.md §3).
+"""Manifest freshness: a signed statement of when the publisher signed a manifest (docs/formats.md
+§3).
 
 >>> from affidavit.verify.contracts.freshness import freshness_hash_body, parse_duration
 >>> sorted(freshness_hash_body({"manifest_hash": "ab" * 32, "signed_at": "2025-01-01T00:00:00Z"}))
@@ -6,7 +7,8 @@
 >>> parse_duration("36h").total_seconds()
 129600.0
 
-``manifest_hash`` covers the publisher fields and the ordered entry hashes only (formats.md §3, as
+``manifest_hash`` covers the publisher fields and the ordered entry hashes only (docs/formats.md
+§3, as
 the peer computes it): nothing signed says *when*. A manifest from before a revocation therefore
 still verifies. Affidavit adds three top-level fields, which the peer ignores, so its manifests stay
 readable by the peer and the peer's (which lack them) stay readable here:
@@ -15,7 +17,7 @@ readable by the peer and the peer's (which lack them) stay readable here:
 * ``freshness_hash`` = ``H(py-compact({freshness_schema_version: "1.0.0", manifest_hash,
   manifest_version, generated_at, signed_at}))`` (a missing value as ``""``);
 * ``freshness_signature``: Ed25519 over the UTF-8 bytes of that hex string, ``b64`` (the same rule
-  as every other signature in formats.md §3, under the manifest's key).
+  as every other signature in docs/formats.md §3, under the manifest's key).
 
 The statement binds the time to this exact ``manifest_hash``: it cannot be moved to another
 manifest. A gate compares ``signed_at`` with its own clock (docs/adr/0007-pin-gate-freshness.md).

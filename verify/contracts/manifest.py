@@ -1,4 +1,4 @@
-"""Manifest entries and manifests: hashes and offline verification (formats.md §3, seed 003).
+"""Manifest entries and manifests: hashes and offline verification (docs/formats.md §3, seed 003).
 
 >>> from affidavit.verify.contracts.manifest import entry_hash, verify_manifest
 >>> entry = {"entry_schema_version": "1.0.0", "adapter_id": "acme.eval_suite.v0"}
@@ -66,7 +66,7 @@ SignatureStatus = Literal["ok", "bad", "absent", "no_public_key"]
 
 ENTRY_SCHEMA_VERSION: Final = "1.0.0"
 MANIFEST_SCHEMA_VERSION: Final = "1.0.0"
-# formats.md §3: the exact key set entry_hash covers, a missing key counting as "".
+# docs/formats.md §3: the exact key set entry_hash covers, a missing key counting as "".
 ENTRY_HASH_FIELDS: Final = (
     "entry_schema_version",
     "adapter_id",
@@ -94,7 +94,7 @@ _CONTROL_BUT_LINES: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 def check_entry_text(entry: Mapping[str, Any]) -> None:
     """Refuse an entry whose hashed text holds a control character, before it is signed.
 
-    formats.md §3: every one of the 15 hashed fields is signed. A NUL, an escape sequence or a
+    docs/formats.md §3: every one of the 15 hashed fields is signed. A NUL, an escape sequence or a
     stray newline would be signed as part of a value that displays as something else (or, with
     a trailing newline, passes a ``$`` pattern as its neighbour), so they are refused outright.
     ``release_notes`` alone may hold TAB, LF and CR.
@@ -118,7 +118,7 @@ def check_entry_text(entry: Mapping[str, Any]) -> None:
 
 
 def entry_hash_body(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``entry_hash`` covers (formats.md §3)."""
+    """The object whose py-compact bytes ``entry_hash`` covers (docs/formats.md §3)."""
     return {key: entry.get(key, "") for key in ENTRY_HASH_FIELDS}
 
 
@@ -128,7 +128,7 @@ def entry_hash(entry: Mapping[str, Any]) -> str:
 
 
 def manifest_hash_body(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``manifest_hash`` covers (formats.md §3).
+    """The object whose py-compact bytes ``manifest_hash`` covers (docs/formats.md §3).
 
     As the peer does, a missing ``manifest_schema_version`` counts as ``"1.0.0"``, missing
     publisher fields and entry hashes as ``""``.
@@ -173,7 +173,7 @@ def contracts_of(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def check_signature(
     public_key: Ed25519PublicKey | None, hex_digest: Any, signature_b64: Any
 ) -> SignatureStatus:
-    """Status of an Ed25519 signature over the UTF-8 bytes of ``hex_digest`` (formats.md §3).
+    """Status of an Ed25519 signature over the UTF-8 bytes of ``hex_digest`` (docs/formats.md §3).
 
     ``signature_b64`` None means absent. A signature that is not base64, not 64 bytes, or made
     over anything but a 64-character lowercase hex string is ``bad``, never an exception.
@@ -233,7 +233,7 @@ class ManifestReport:
 
     ``duplicate_keys`` lists (adapter_id, adapter_version) pairs that occur more than once with
     the same contract_hash (ambiguous lifecycle; Affidavit fails them), ``loud_collisions`` those
-    that occur with different contract hashes (formats.md §3).
+    that occur with different contract hashes (docs/formats.md §3).
     """
 
     ok: bool
@@ -318,7 +318,7 @@ def _hash_status(claimed: Any, recomputed: str) -> tuple[HashStatus, str | None,
 def verify_entry(
     unverified_entry: Mapping[str, Any], public_key: Ed25519PublicKey | None, *, index: int = 0
 ) -> EntryReport:
-    """Recompute one entry's hash and check its signature (formats.md §3).
+    """Recompute one entry's hash and check its signature (docs/formats.md §3).
 
     ``entry_hash`` and ``entry_signature`` are read from the entry itself; a missing one is
     ``absent``. Never raises for a wrong value: that is a status.
@@ -347,7 +347,8 @@ def verify_entry(
 def _collisions(
     entries: Sequence[Mapping[str, Any]],
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    # formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is loud.
+    # docs/formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is
+    # loud.
     first_hash: dict[tuple[str, str], Any] = {}
     loud: dict[tuple[str, str], None] = {}
     duplicate: dict[tuple[str, str], None] = {}
@@ -369,7 +370,7 @@ def verify_manifest(
     allow_unsigned: bool = False,
     publisher_document_used: str | None = None,
 ) -> ManifestReport:
-    """Verify a parsed manifest offline and return what was checked (formats.md §3).
+    """Verify a parsed manifest offline and return what was checked (docs/formats.md §3).
 
     Every entry hash and the manifest hash are recomputed; every signature is checked under
     ``public_key`` (the caller's trusted key; the manifest's own ``public_key_base64`` is never
@@ -410,7 +411,7 @@ def verify_manifest(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class PublisherDocument:
-    """A parsed publisher document (formats.md §3): who publishes, under which key."""
+    """A parsed publisher document (docs/formats.md §3): who publishes, under which key."""
 
     publisher_id: str
     publisher_key_id: str

@@ -1,4 +1,5 @@
-"""Pin files (formats.md §3 ``pinned_adapters.json``): the three identifying values and parsing.
+"""Pin files (docs/formats.md §3 ``pinned_adapters.json``): the three identifying values and
+parsing.
 
 >>> parse_pin_file({"pinned_adapters": []}).pins
 ()
@@ -57,7 +58,7 @@ def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: 
 
 
 # ------------------------------------------------------------------------------------------
-# Pin file model (formats.md §3 pinned_adapters.json)
+# Pin file model (docs/formats.md §3 pinned_adapters.json)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Pinning one contract (formats.md §3; seed 003 "Adoption workflow", lifecycle table).
+"""Pinning one contract (docs/formats.md §3; seed 003 "Adoption workflow", lifecycle table).
 
 :func:`plan_pin` decides what to record, in the peer's pin shape, from the verified manifest entry;
 the CLI writes it. Pure: no file, no network.
@@ -66,7 +66,7 @@ def plan_pin(
     manifest_report: ManifestReport | None = None,
     allow_revoked_for_legacy_inspection: bool = False,
 ) -> PinPlan:
-    """Decide what to pin, in the peer's pin shape (formats.md §3, seed 003 lifecycle table).
+    """Decide what to pin, in the peer's pin shape (docs/formats.md §3, seed 003 lifecycle table).
 
     Without a manifest the pin says ``entry_hash_status: no_manifest_supplied``. With one, the
     matching entry must verify (its hash, no ``bad`` signature, no tampered manifest) and carry

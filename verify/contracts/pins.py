@@ -1,4 +1,4 @@
-"""The pin check behind the CI gate (formats.md §3, seed 003 "Manifest and pinning").
+"""The pin check behind the CI gate (docs/formats.md §3, seed 003 "Manifest and pinning").
 
 Pin files are parsed by :mod:`affidavit.verify.contracts.pin_file`, one contract is pinned by
 :mod:`affidavit.verify.contracts.pin_plan` (their names are importable from here too); lifecycle
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 # ------------------------------------------------------------------------------------------
-# The pin check (formats.md §3, docs/adr/0007-pin-gate-freshness.md): pure; the CLI gathers
+# The pin check (docs/formats.md §3, docs/adr/0007-pin-gate-freshness.md): pure; the CLI gathers
 # the declarations and the manifest report.
 
 
@@ -232,7 +232,7 @@ def _check_one(
 ) -> PinVerdict:
     problems: list[Problem] = []
     notes: list[Problem] = []
-    # formats.md §1: a file that cannot be read strictly is never "not found" (fail closed).
+    # docs/formats.md §1: a file that cannot be read strictly is never "not found" (fail closed).
     problems.extend(
         Problem(f"{b.source} cannot be checked ({b.reason}): it may be this contract, tampered")
         for b in broken

@@ -12,7 +12,7 @@
 >>> replay_snapshot(decision.snapshot()).action
 'auto_accept'
 
-formats.md §4: ``{rules: [{conditions: [{field, op, value}], action}], default}``; ops
+docs/formats.md §4: ``{rules: [{conditions: [{field, op, value}], action}], default}``; ops
 ``>= <= > < == != in``, and ``not_in`` (in the AiGentsy mandate vectors' ``allowed_ops``);
 actions ``auto_accept | require_review | auto_reject``; the first rule whose conditions all hold
 wins; a missing field fails its condition; ``default`` is ``require_review``
@@ -60,7 +60,7 @@ __all__ = [
 Action = Literal["auto_accept", "require_review", "auto_reject"]
 ACTIONS: Final[tuple[str, ...]] = ("auto_accept", "require_review", "auto_reject")
 OPERATORS: Final[tuple[str, ...]] = (">=", "<=", ">", "<", "==", "!=", "in", "not_in")
-DEFAULT_ACTION: Final = "require_review"  # formats.md §4; seed 003 "falls through to default"
+DEFAULT_ACTION: Final = "require_review"  # docs/formats.md §4; seed 003 "falls through to default"
 NO_RULE: Final = -1  # rule_index of a default-action decision
 
 _RULE_KEYS: Final = frozenset({"conditions", "action"})
@@ -104,7 +104,7 @@ class Decision(NamedTuple):
         return self.rule_index != NO_RULE
 
     def snapshot(self) -> dict[str, Any]:
-        """``policy_snapshot`` for a decision event (formats.md §4)."""
+        """``policy_snapshot`` for a decision event (docs/formats.md §4)."""
         return {
             "matched_rule": self.matched_rule,
             "evaluated_inputs": dict(self.evaluated_inputs),
@@ -157,7 +157,7 @@ class AcceptancePolicy(NamedTuple):
 
     @property
     def policy_hash(self) -> str:
-        """``H(py-compact({rules, default}))`` (formats.md §4)."""
+        """``H(py-compact({rules, default}))`` (docs/formats.md §4)."""
         return sha256_hex(py_compact(self.to_json()))
 
     def evaluate(

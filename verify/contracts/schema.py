@@ -6,7 +6,7 @@
 >>> schema_issues([])[0].code
 'contract.not_object'
 
-``schema_issues`` implements ``specs/adapter-contract.schema.json`` (formats.md §2) with
+``schema_issues`` implements ``specs/adapter-contract.schema.json`` (docs/formats.md §2) with
 hand-written checks and precompiled regexes, and adds the one rule JSON Schema cannot express:
 ``allowed_policy_fields`` must be a subset of ``output_fields``. It never imports jsonschema (that
 import alone costs ~130 ms, performance.md). ``reference_issue_codes`` runs the same schema through
@@ -41,7 +41,7 @@ __all__ = [
     "schema_issues",
 ]
 
-# formats.md §2: required fields, in the order the schema lists them.
+# docs/formats.md §2: required fields, in the order the schema lists them.
 REQUIRED_FIELDS: Final = (
     "adapter_contract_version",
     "adapter_id",
@@ -63,7 +63,7 @@ SEMVER_FIELDS: Final = (
 HASH_FIELDS: Final = ("input_schema_hash", "contract_hash")
 ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
 
-# formats.md §2 patterns, compiled once. A version is a SemVer 2.0.0 core version: SemVer §2
+# docs/formats.md §2 patterns, compiled once. A version is a SemVer 2.0.0 core version: SemVer §2
 # "A normal version number MUST take the form X.Y.Z where X, Y, and Z are non-negative integers,
 # and MUST NOT contain leading zeroes" (else 1.0.0, 01.0.0 and 001.0.0 would be three versions
 # that compare equal).
@@ -88,7 +88,7 @@ class Issue(NamedTuple):
 
 
 def is_semver(value: Any) -> bool:
-    """``MAJOR.MINOR.PATCH`` digits only, no leading zeros (formats.md §2; SemVer 2.0.0 §2)."""
+    """``MAJOR.MINOR.PATCH`` digits only, no leading zeros (docs/formats.md §2; SemVer 2.0.0 §2)."""
     return isinstance(value, str) and _SEMVER.fullmatch(value) is not None
 
 
@@ -99,7 +99,7 @@ def _semver_message(name: str, value: Any) -> str:
 
 
 def is_adapter_id(value: Any) -> bool:
-    """Reverse-DNS adapter id, e.g. ``acme.eval_suite.v0`` (formats.md §2)."""
+    """Reverse-DNS adapter id, e.g. ``acme.eval_suite.v0`` (docs/formats.md §2)."""
     return isinstance(value, str) and _ADAPTER_ID.fullmatch(value) is not None
 
 
@@ -182,7 +182,7 @@ def _array_issues(name: str, value: Any) -> list[Issue]:
 
 
 def _subset_issues(declaration: Mapping[str, Any]) -> list[Issue]:
-    # formats.md §2: allowed_policy_fields ⊆ output_fields (not expressible in JSON Schema).
+    # docs/formats.md §2: allowed_policy_fields ⊆ output_fields (not expressible in JSON Schema).
     output = declaration.get("output_fields")
     allowed = declaration.get("allowed_policy_fields")
     if not isinstance(output, list) or not isinstance(allowed, list):

@@ -1,4 +1,5 @@
-"""C2SP signed notes and checkpoints (formats.md §6): what ``verify checkpoint`` and the log use.
+"""C2SP signed notes and checkpoints (docs/formats.md §6): what ``verify checkpoint`` and the log
+use.
 
 Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tlog-checkpoint):
 
@@ -13,7 +14,7 @@ Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tl
 - a checkpoint body is origin, tree size (decimal, no leading zeros), base64 root hash (32 bytes),
   then optional non-empty extension lines.
 
-The AiGentsy signed tree head (formats.md §4), which bundles carry, lives in
+The AiGentsy signed tree head (docs/formats.md §4), which bundles carry, lives in
 :mod:`affidavit.verify.crypto.treehead`; this module is not on the ``verify bundle`` path, so it
 may use
 dataclasses (docs/adr/0003-cold-start.md).
@@ -55,7 +56,7 @@ MAX_NOTE_SIGNATURES = 100  # signed-note: MUST accept at least 16
 MAX_NOTE_BYTES = 1 << 20
 
 # ---------------------------------------------------------------------------------------------
-# C2SP signed notes (formats.md §6, https://c2sp.org/signed-note)
+# C2SP signed notes (docs/formats.md §6, https://c2sp.org/signed-note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +279,7 @@ def format_note(text: str, signature_lines: Sequence[str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# C2SP tlog-checkpoint (formats.md §6, https://c2sp.org/tlog-checkpoint)
+# C2SP tlog-checkpoint (docs/formats.md §6, https://c2sp.org/tlog-checkpoint)
 
 
 @dataclass(frozen=True, slots=True)

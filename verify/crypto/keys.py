@@ -185,16 +185,17 @@ class Ed25519PublicKey:
 
     @property
     def b64(self) -> str:
-        """Standard base64 with padding (formats.md §3: ``public_key_base64``)."""
+        """Standard base64 with padding (docs/formats.md §3: ``public_key_base64``)."""
         return base64.b64encode(self.raw).decode("ascii")
 
     def key_id_c2sp(self, name: str) -> bytes:
-        """The 4-byte C2SP key ID of this key under ``name`` (formats.md §6)."""
+        """The 4-byte C2SP key ID of this key under ``name`` (docs/formats.md §6)."""
         return key_id_c2sp(name, self.raw)
 
 
 def key_id_c2sp(name: str, raw: bytes) -> bytes:
-    """First 4 bytes of SHA-256(name || 0x0A || 0x01 || public key) (formats.md §6, signed-note)."""
+    """First 4 bytes of SHA-256(name || 0x0A || 0x01 || public key) (docs/formats.md §6,
+    signed-note)."""
     digest = hashlib.sha256(name.encode("utf-8") + b"\n" + C2SP_ED25519_TYPE + raw).digest()
     return digest[:4]
 

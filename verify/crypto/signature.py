@@ -69,7 +69,7 @@ def verify_ed25519(key: Ed25519PublicKey, message: bytes, signature: bytes) -> N
 
 
 def decode_signature_b64(text: str | bytes) -> bytes:
-    """Strict standard base64 of exactly 64 bytes (formats.md §3: signatures are ``b64``).
+    """Strict standard base64 of exactly 64 bytes (docs/formats.md §3: signatures are ``b64``).
 
     Raises:
         ``signature.malformed``: not canonical base64, or not 64 bytes (``signature.malformed``).
@@ -82,7 +82,8 @@ def decode_signature_b64(text: str | bytes) -> bytes:
 
 
 def decode_signature_b64url(text: str) -> bytes:
-    """Strict URL-safe base64 (padded or not) of exactly 64 bytes (formats.md §5, fact signatures).
+    """Strict URL-safe base64 (padded or not) of exactly 64 bytes (docs/formats.md §5, fact
+    signatures).
 
     Raises:
         ``signature.malformed``: not canonical base64url, or not 64 bytes.

@@ -1,9 +1,9 @@
-"""The AiGentsy signed tree head (formats.md §4): the head a ProofPack bundle is anchored to.
+"""The AiGentsy signed tree head (docs/formats.md §4): the head a ProofPack bundle is anchored to.
 
 >>> sth_message("log-1", 3, "ab" * 32, "2026-01-01T00:00:00Z")[:16]
 b'log-1|3|abababab'
 
-C2SP signed notes and checkpoints (formats.md §6) live in
+C2SP signed notes and checkpoints (docs/formats.md §6) live in
 :mod:`affidavit.verify.crypto.checkpoint`; their
 names are still importable from here (loaded on first access, PEP 562). This module is on the
 ``verify bundle`` path, so its record is a ``NamedTuple``, not a dataclass (docs/adr/0003).
@@ -44,7 +44,7 @@ class SignedTreeHead(NamedTuple):
 
 
 def sth_message(log_id: str, tree_size: int, root_hash: str, timestamp: str) -> bytes:
-    """The bytes an AiGentsy tree-head signature covers (formats.md §4)."""
+    """The bytes an AiGentsy tree-head signature covers (docs/formats.md §4)."""
     return f"{log_id}|{tree_size}|{root_hash}|{timestamp}".encode()
 
 
@@ -77,7 +77,7 @@ def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
             "treehead.malformed", "root_hash must be 64 lowercase hex characters"
         )
     timestamp = _field(unverified_sth, "timestamp", str)
-    if not UTC_TIMESTAMP.fullmatch(timestamp):  # formats.md §4: the form only
+    if not UTC_TIMESTAMP.fullmatch(timestamp):  # docs/formats.md §4: the form only
         raise errors.SignatureError(
             "treehead.malformed", "timestamp must have the form YYYY-MM-DDTHH:MM:SSZ"
         )

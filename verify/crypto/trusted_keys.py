@@ -8,8 +8,8 @@ Trust comes only from the caller, and keys are checked where they enter (docs/ad
 file holds at most 64 KiB and is in one of four forms, told apart by its content, never by its
 name (surrounding whitespace aside, nothing else may be in the file):
 
-- **JSON**: a strict JSON object (formats.md §1: duplicate keys, NaN, BOM... refused) with a
-  string ``public_key_base64`` (formats.md §3): a publisher document, the key file
+- **JSON**: a strict JSON object (docs/formats.md §1: duplicate keys, NaN, BOM... refused) with a
+  string ``public_key_base64`` (docs/formats.md §3): a publisher document, the key file
   aigentsy-verify takes (``key_id``, ``algorithm``), an actor key file (``actor_id``). Fields it
   names must be well formed: ``algorithm`` is ``"Ed25519"``; ``key_id``, ``publisher_id`` and
   ``publisher_key_id`` are non-empty strings and ``manifest_url`` a string (the rule of
@@ -18,8 +18,8 @@ name (surrounding whitespace aside, nothing else may be in the file):
 - **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) holding an Ed25519 SubjectPublicKeyInfo, whose
   DER is exactly the 12-byte prefix of RFC 8410 §4 and the 32 key bytes (the algorithm has no
   parameters, so the DER form is unique). Read without cryptography.
-- **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file, formats.md §3).
-- **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (formats.md §6; what ``verify
+- **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file, docs/formats.md §3).
+- **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (docs/formats.md §6; what ``verify
   checkpoint --vkey`` takes), checked by
   :func:`affidavit.verify.crypto.checkpoint.parse_verifier_key`.
 
@@ -72,7 +72,7 @@ KEY_FILE_SUFFIXES: Final = (".pub", ".json", ".pem")
 # RFC 8410 §4: SEQUENCE { SEQUENCE { OID 1.3.101.112 (id-Ed25519) }, BIT STRING (0 unused bits) }.
 _SPKI_ED25519_PREFIX: Final = bytes.fromhex("302a300506032b6570032100")
 _PEM_LABEL: Final = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)-----")
-# The shape of a verifier key (formats.md §6); parse_verifier_key checks the rest.
+# The shape of a verifier key (docs/formats.md §6); parse_verifier_key checks the rest.
 _VKEY_SHAPE: Final = re.compile(rb"[^+\s]+\+[0-9A-Fa-f]{8}\+[A-Za-z0-9+/=]+")
 _PUBLISHER_ID_FIELDS: Final = ("publisher_id", "publisher_key_id")
 

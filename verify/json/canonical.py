@@ -1,4 +1,4 @@
-r"""The three canonical encodings of formats.md §1, named and never mixed up.
+r"""The three canonical encodings of docs/formats.md §1, named and never mixed up.
 
 >>> from affidavit.verify.json.canonical import jcs, py_compact, py_spaced
 >>> jcs({"b": 1.0, "a": "é"})
@@ -139,7 +139,7 @@ def canonical_bytes(value: Any, form: Form) -> bytes:
 
 
 def sha256_hex(data: bytes) -> str:
-    """Lowercase hex SHA-256 of ``data`` (formats.md notation ``H(x)``)."""
+    """Lowercase hex SHA-256 of ``data`` (docs/formats.md notation ``H(x)``)."""
     return hashlib.sha256(data).hexdigest()
 
 

@@ -10,11 +10,11 @@ datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
 >>> parse_utc("2026-1-2T03:04:05Z") is None
 True
 
-- **hex64**: a SHA-256 digest as 64 lowercase hex characters (formats.md, Notation: ``H(x)``,
+- **hex64**: a SHA-256 digest as 64 lowercase hex characters (docs/formats.md, Notation: ``H(x)``,
   the form of every hex digest in every format). :data:`HEX64` is anchored (``\\A...\\Z``), so
   no method of it lets a trailing newline through; :data:`HEX64_PATTERN` is the bare fragment
   for larger patterns.
-- **UTC timestamp**: ``YYYY-MM-DDTHH:MM:SSZ`` (:data:`UTC_TIMESTAMP_FORMAT`; formats.md §4, the
+- **UTC timestamp**: ``YYYY-MM-DDTHH:MM:SSZ`` (:data:`UTC_TIMESTAMP_FORMAT`; docs/formats.md §4, the
   tree-head form, used for every time Affidavit writes). Some readers also take a fraction of one
   to six digits (``fraction=True``: the form of RFC 3161 genTime and of signed freshness times).
 

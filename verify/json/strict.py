@@ -5,7 +5,7 @@
 {'a': [1, 2.5, 'x']}
 
 A document is rejected, with a distinct :mod:`~affidavit.verify.errors` code and a 1-based
-line and column, when it has any of (formats.md §1 "Strict input"):
+line and column, when it has any of (docs/formats.md §1 "Strict input"):
 
 * a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
 * more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
@@ -122,7 +122,7 @@ def _decode(text: str) -> Any:
     # (== MAX_INT_DIGITS) it raises ValueError for a longer one, and only then is the document
     # read again through the checking hook, which names the literal. An interpreter without that
     # limit (or a higher one) gets the hook whenever a long digit run is present, so the verdict
-    # never depends on the interpreter (formats.md §1: a value is read one way, or not at all).
+    # never depends on the interpreter (docs/formats.md §1: a value is read one way, or not at all).
     limit = sys.get_int_max_str_digits()
     if (limit == 0 or limit > MAX_INT_DIGITS) and _LONG_DIGITS.search(text):
         return _CHECKED_DECODER.decode(text)

@@ -7,14 +7,14 @@ True
 
 Findings (errors, each with the code of its :mod:`~affidavit.verify.errors` class):
 
-* ``lineage.fact_malformed``: a stored record is not strict JSON or not a fact (formats.md §5);
+* ``lineage.fact_malformed``: a stored record is not strict JSON or not a fact (docs/formats.md §5);
 * ``lineage.reference_malformed``: a derived_from entry is not a FactHash (seed 002 §20.6.1 rule 1);
 * ``lineage.fact_hash_mismatch``: the content does not hash to the key it is filed under, i.e. the
-  content or the key was altered (formats.md §1 "verify over what you received");
+  content or the key was altered (docs/formats.md §1 "verify over what you received");
 * ``lineage.derived_from_changed``: one FactHash stored twice with different derived_from
   (seed 002 §20.6.1 rule 4);
 * ``lineage.cycle_found``: the stored graph has a cycle (seed 002 §20.6.1 rule 2);
-* ``lineage.signature_bad``: a signature fails against the trusted keys (formats.md §5).
+* ``lineage.signature_bad``: a signature fails against the trusted keys (docs/formats.md §5).
 
 Information, never an error: ``lineage.dangling_reference``, a derived_from entry naming a fact
 the store does not hold (seed 002 §20.6.1 rule 3: dangling references are valid).
@@ -134,7 +134,7 @@ tuple, cheap to send from a worker process.
 
 
 def check_records(records: Iterable[RawRecord]) -> list[Checked]:
-    """Parse, validate and hash each record (formats.md §5): the per-record part of an audit.
+    """Parse, validate and hash each record (docs/formats.md §5): the per-record part of an audit.
 
     Pure: no clock, no I/O; bad content becomes a finding, never an exception.
     """
@@ -172,7 +172,7 @@ _BATCH: Final = 2048
 
 
 def examine(records: Sequence[StoredRecord]) -> list[Examined]:
-    """Parse each record into a Fact, recomputing its FactHash (formats.md §5)."""
+    """Parse each record into a Fact, recomputing its FactHash (docs/formats.md §5)."""
     out: list[Examined] = []
     for record in records:
         problems: list[Finding] = []
@@ -311,7 +311,7 @@ def with_edge_index_check(
 def audit_checked(checked: Iterable[Checked]) -> AuditReport:
     """The report from every record's :func:`check_records` result, taken in store order.
 
-    Checks keys (formats.md §1), derived_from immutability (seed 002 §20.6.1 rule 4), cycles
+    Checks keys (docs/formats.md §1), derived_from immutability (seed 002 §20.6.1 rule 4), cycles
     (rule 2) and dangling references (rule 3, information only). Signatures are not checked.
     """
     assembly = _Assembly()
@@ -363,7 +363,7 @@ class _Assembly:
             return False
         if key is None:
             key = fact_hash
-        elif key != fact_hash:  # formats.md §1: verify over what you received
+        elif key != fact_hash:  # docs/formats.md §1: verify over what you received
             self.findings.append(
                 _error(
                     "lineage.fact_hash_mismatch",

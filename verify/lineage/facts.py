@@ -1,4 +1,4 @@
-"""Facts: the typed, immutable fact model, FactHash and the Stigmem CID (formats.md §5).
+"""Facts: the typed, immutable fact model, FactHash and the Stigmem CID (docs/formats.md §5).
 
 >>> from affidavit.verify.lineage.facts import parse_fact
 >>> fact = parse_fact({
@@ -70,7 +70,7 @@ FactHash = NewType("FactHash", str)
 StigmemCid = NewType("StigmemCid", str)
 """``"sha256:" + 64 lowercase hex``: the Stigmem node's CID v2."""
 
-# formats.md §5: exactly the keys FactHash covers.
+# docs/formats.md §5: exactly the keys FactHash covers.
 HASHED_FIELDS: Final = ("entity", "relation", "value", "scope", "source", "confidence", "ts")
 SCOPES: Final = frozenset({"local", "team", "company", "public"})
 VALUE_TYPES: Final = frozenset({"string", "text", "number", "boolean", "datetime", "ref", "null"})
@@ -131,7 +131,7 @@ class FactValue:
 
 @dataclass(frozen=True, slots=True)
 class FactSignature:
-    """An optional Ed25519 signature over the FactHash hex string (formats.md §5), b64url."""
+    """An optional Ed25519 signature over the FactHash hex string (docs/formats.md §5), b64url."""
 
     key_id: str
     sig: str
@@ -165,11 +165,11 @@ class Fact:
 
     @property
     def cid(self) -> StigmemCid:
-        """The Stigmem node's CID v2 of this fact (formats.md §5)."""
+        """The Stigmem node's CID v2 of this fact (docs/formats.md §5)."""
         return stigmem_cid(self)
 
     def hashed_body(self) -> dict[str, Any]:
-        """The object FactHash covers (formats.md §5)."""
+        """The object FactHash covers (docs/formats.md §5)."""
         return {
             "entity": self.entity,
             "relation": self.relation,
@@ -194,7 +194,8 @@ def fact_hash_of(document: Mapping[str, Any]) -> FactHash:
     Raises:
         CanonicalError: a hashed value has no RFC 8785 form.
     """
-    # formats.md §5: only these keys; id, derived_from, signature are outside the hash. The value
+    # docs/formats.md §5: only these keys; id, derived_from, signature are outside the hash. The
+    # value
     # in its normal form (docs/formats.md "Facts"): interpret_as "content" is the default and a
     # null value may omit v; neither changes the FactHash.
     body = {name: document[name] for name in HASHED_FIELDS}
@@ -252,7 +253,7 @@ def fact_hash_and_parents(
 def stigmem_value_v(value: FactValue) -> str:
     """The Stigmem node's string form of ``v``: "null", "true"/"false", else ``str(v)``.
 
-    Mirrors the node's encoder (formats.md §5): a boolean is judged by truthiness, and a number
+    Mirrors the node's encoder (docs/formats.md §5): a boolean is judged by truthiness, and a number
     keeps Python's ``str`` (``1.0`` stays ``"1.0"``).
     """
     if value.type == "null":
@@ -317,7 +318,8 @@ def _validated(doc: dict[str, Any], what: str) -> tuple[tuple[FactHash, ...], by
 
 
 def _hash_of(doc: dict[str, Any], body: bytes | None) -> FactHash:
-    # formats.md §5: FactHash = H(jcs(hashed fields)); jcs decides whenever the quick pass did not.
+    # docs/formats.md §5: FactHash = H(jcs(hashed fields)); jcs decides whenever the quick pass did
+    # not.
     return fact_hash_of(doc) if body is None else FactHash(hashlib.sha256(body).hexdigest())
 
 
@@ -386,7 +388,7 @@ def _quick(doc: dict[str, Any]) -> tuple[tuple[FactHash, ...], bytes | None] | N
     confidence_text = es6_repr(confidence) if type(confidence) is float else repr(confidence)
     if confidence_text is None:
         return derived, None  # 1e-05, 0.0, 1.0: not their ES6 form (RFC 8785 §3.2.2.3)
-    # formats.md §5, RFC 8785 §3.2.3: fixed ASCII keys, written in sorted order.
+    # docs/formats.md §5, RFC 8785 §3.2.3: fixed ASCII keys, written in sorted order.
     text = (
         f'{{"confidence":{confidence_text},"entity":{_encode_string(entity)},'
         f'"relation":{_encode_string(relation)},"scope":"{scope}",'

@@ -1,7 +1,8 @@
 """Cycle checks on the derived_from graph (seed 002 §20.6.1 rule 2).
 
 Edges point from a derived fact to the facts it was derived from. Because derived_from is outside
-FactHash (formats.md §5), two facts can name each other, and a fact can even name itself: cycles
+FactHash (docs/formats.md §5), two facts can name each other, and a fact can even name itself:
+cycles
 are possible and must be refused on insert and found by an audit.
 
 >>> from affidavit.verify.lineage.graph import find_cycles

@@ -1,4 +1,4 @@
-"""Fact signatures: Ed25519 over the FactHash hex string, b64url (formats.md §5).
+"""Fact signatures: Ed25519 over the FactHash hex string, b64url (docs/formats.md §5).
 
 >>> from affidavit.verify.lineage.signing import signing_message
 >>> signing_message("ab" * 32)[:8]
@@ -32,7 +32,7 @@ __all__ = ["TrustedFactKeys", "signed_document", "signing_message"]
 
 
 def signing_message(fact_hash: str) -> bytes:
-    """The bytes a fact signature covers: the UTF-8 FactHash hex string (formats.md §5)."""
+    """The bytes a fact signature covers: the UTF-8 FactHash hex string (docs/formats.md §5)."""
     return fact_hash.encode("ascii")
 
 

@@ -1,4 +1,4 @@
-"""Provenance walks over any fact store (formats.md §5; seed 002 §20.6.2).
+"""Provenance walks over any fact store (docs/formats.md §5; seed 002 §20.6.2).
 
 >>> from affidavit.verify.lineage.walk import MemoryFactSource, walk
 >>> from affidavit.verify.lineage.facts import parse_fact
@@ -155,7 +155,7 @@ class WalkNode:
         A ``signature`` status is added to an existing node when signatures were checked.
         """
         if self.fact is None:
-            return {"hash": self.hash, "exists": False}  # formats.md §5: hidden == absent
+            return {"hash": self.hash, "exists": False}  # docs/formats.md §5: hidden == absent
         out: dict[str, Any] = {
             "id": self.hash,
             "entity": self.fact.entity,
@@ -171,7 +171,7 @@ class WalkNode:
 
 @dataclass(frozen=True, slots=True)
 class WalkEdge:
-    """``derived_fact_id`` was derived from ``source_hash`` (formats.md §5)."""
+    """``derived_fact_id`` was derived from ``source_hash`` (docs/formats.md §5)."""
 
     derived_fact_id: FactHash
     source_hash: FactHash
@@ -192,7 +192,7 @@ class WalkResult:
     truncated: bool
 
     def to_json(self) -> dict[str, Any]:
-        """``{root_fact_id, depth_limit, nodes, edges, truncated}`` (formats.md §5)."""
+        """``{root_fact_id, depth_limit, nodes, edges, truncated}`` (docs/formats.md §5)."""
         return {
             "root_fact_id": self.root,
             "depth_limit": self.depth_limit,
@@ -258,7 +258,7 @@ def walk(
 
     def visible(fact: Fact | None) -> Fact | None:
         if fact is None or (readable_scopes is not None and fact.scope not in readable_scopes):
-            return None  # formats.md §5: a hidden fact looks exactly like a missing one
+            return None  # docs/formats.md §5: a hidden fact looks exactly like a missing one
         return fact
 
     def node(fact_hash: FactHash, level: int, fact: Fact | None) -> WalkNode:
@@ -334,7 +334,7 @@ def _node_bytes(node: WalkNode) -> int:
 
 def _check_key(fact_hash: FactHash, fact: Fact) -> None:
     if fact.hash != fact_hash:
-        # formats.md §1 "verify over what you received": never trust the store's key
+        # docs/formats.md §1 "verify over what you received": never trust the store's key
         raise errors.LineageError(
             "lineage.fact_hash_mismatch",
             f"the fact filed under {fact_hash} hashes to {fact.hash}: the store was altered "

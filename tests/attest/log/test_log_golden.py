@@ -39,7 +39,7 @@ REJECTED = [
 
 
 def _leaves() -> list[bytes]:
-    """Finality-leaf-shaped data (formats.md §4: py-compact of deal_id, event_type, ...)."""
+    """Finality-leaf-shaped data (docs/formats.md §4: py-compact of deal_id, event_type, ...)."""
     return [
         json.dumps(
             {
@@ -78,7 +78,7 @@ def _generate(folder: Path) -> dict[str, Any]:
                     "kind": "inclusion",
                     "input": {"index": index, "size": size},
                     "expected": log.inclusion_proof(index, size).to_json(LOG_ID),
-                    "clause": "RFC 9162 §2.1.3.1; formats.md §4 merkle_inclusion",
+                    "clause": "RFC 9162 §2.1.3.1; docs/formats.md §4 merkle_inclusion",
                 }
             )
         for first, second in CONSISTENCY:
@@ -102,7 +102,7 @@ def _generate(folder: Path) -> dict[str, Any]:
                 "kind": "sth",
                 "input": {"timestamp": "2026-01-02T03:04:05Z"},
                 "expected": log.signed_tree_head().to_json(),
-                "clause": "formats.md §4 signed tree head",
+                "clause": "docs/formats.md §4 signed tree head",
             }
         )
         cases.append(
@@ -111,7 +111,7 @@ def _generate(folder: Path) -> dict[str, Any]:
                 "kind": "checkpoint",
                 "input": {"origin": LOG_ID},
                 "expected": log.checkpoint(),
-                "clause": "formats.md §6; c2sp.org/tlog-checkpoint",
+                "clause": "docs/formats.md §6; c2sp.org/tlog-checkpoint",
             }
         )
     return {

@@ -104,7 +104,7 @@ def generate() -> dict[str, bytes]:
             make_entry(key, declaration)
         )
     rows = []
-    row, data = _case("valid", manifest, "formats.md §3", ("ok", "ok"))
+    row, data = _case("valid", manifest, "docs/formats.md §3", ("ok", "ok"))
     rows.append((row, data))
     for field in ENTRY_HASH_FIELDS:
         tampered = copy.deepcopy(manifest)
@@ -114,7 +114,7 @@ def generate() -> dict[str, bytes]:
             _case(
                 f"tamper-entry-{field}",
                 tampered,
-                "formats.md §3 entry_hash (15 keys)",
+                "docs/formats.md §3 entry_hash (15 keys)",
                 ("ok", "ok"),
                 ("mismatch", "ok", f"{field} changed after signing"),
             )
@@ -128,17 +128,22 @@ def generate() -> dict[str, bytes]:
         _case(
             "tamper-entry-order",
             reordered,
-            "formats.md §3 ordered_entry_hashes",
+            "docs/formats.md §3 ordered_entry_hashes",
             ("mismatch", "ok"),
         )
     )
     rehashed = {**manifest, "manifest_hash": "0" * 64}
     rows.append(
-        _case("tamper-manifest-hash", rehashed, "formats.md §3 manifest_hash", ("mismatch", "bad"))
+        _case(
+            "tamper-manifest-hash",
+            rehashed,
+            "docs/formats.md §3 manifest_hash",
+            ("mismatch", "bad"),
+        )
     )
     resigned = {**manifest, "manifest_signature": _flip_b64(manifest["manifest_signature"])}
     rows.append(
-        _case("tamper-manifest-signature", resigned, "formats.md §3 signatures", ("ok", "bad"))
+        _case("tamper-manifest-signature", resigned, "docs/formats.md §3 signatures", ("ok", "bad"))
     )
     entry_sig = copy.deepcopy(manifest)
     entry_sig["contracts"][0]["entry_signature"] = _flip_b64(
@@ -148,7 +153,7 @@ def generate() -> dict[str, bytes]:
         _case(
             "tamper-entry-signature",
             entry_sig,
-            "formats.md §3 signatures",
+            "docs/formats.md §3 signatures",
             ("ok", "ok"),
             ("ok", "bad", "entry_signature bit flipped"),
         )

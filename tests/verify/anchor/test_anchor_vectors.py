@@ -125,7 +125,7 @@ def test_generate_anchor_vectors(tmp_path: Path) -> None:
         cas=(), clause="docs/adr/0010-rfc3161-tokens.md (fail closed)")  # fmt: skip
     add("no-token", receipt_for(sth, None), "anchor.token_absent", clause="RFC 3161 §2.4.2")
     add("digest-mismatch", receipt_for(sth, good, sth_digest="0" * 64), "anchor.digest_mismatch",
-        clause="formats.md §1 (py-compact)")  # fmt: skip
+        clause="docs/formats.md §1 (py-compact)")  # fmt: skip
     add("tsa-status-rejection", receipt_for(sth, good, tsa_status="rejection"),
         "anchor.tsa_not_granted", clause="RFC 3161 §2.4.2 PKIStatus")  # fmt: skip
     claimed = signed_sth(tree_size=43)

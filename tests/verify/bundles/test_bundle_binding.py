@@ -1,5 +1,6 @@
 """cross_reference: the logged leaf covers the events up to its finality event, nothing after it,
-and consequence identities must be ones the bundle authorized (formats.md §4 cross-reference)."""
+and consequence identities must be ones the bundle authorized (docs/formats.md §4
+cross-reference)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OUTCOME_RECONCILED vocabularies and the ProofPack v2 policy_layer (formats.md §4)."""
+"""OUTCOME_RECONCILED vocabularies and the ProofPack v2 policy_layer (docs/formats.md §4)."""
 
 from __future__ import annotations
 

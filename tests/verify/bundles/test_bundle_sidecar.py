@@ -1,4 +1,4 @@
-"""Actor-signature sidecars: the signed event is the truth (formats.md §4 sidecar).
+"""Actor-signature sidecars: the signed event is the truth (docs/formats.md §4 sidecar).
 
 AiGentsy's published sidecar fixture (``sample_bundle_with_actor_sigs.json``, aigentsy-verify's
 own tests) labels its entry ``actor_id: "test:acceptance_runtime_agent"`` while the signed event

@@ -12,7 +12,7 @@ snapshot):
 Outside every check by design, so not mutated: ``exported_at`` (export metadata), the tree head's
 ``key_id`` and optional ``algorithm`` (unsigned; dropping them changes nothing, trust comes from
 the caller's keys) and a proof node's ``position``
-(left/right comes from the index, formats.md §4) in the repaired property.
+(left/right comes from the index, docs/formats.md §4) in the repaired property.
 """
 
 from __future__ import annotations

@@ -56,8 +56,8 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     ok = {"verdict": "verified"}
     cases: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
     for deal in ("accepted", "review", "rejected", "invalid_output"):
-        cases.append((f"stamped-{deal}-2.0.0", v2[deal], ok, "formats.md §4; seed 003"))
-        cases.append((f"stamped-{deal}-3.0.0", v3[deal], ok, "formats.md §4 spec 3.0.0"))
+        cases.append((f"stamped-{deal}-2.0.0", v2[deal], ok, "docs/formats.md §4; seed 003"))
+        cases.append((f"stamped-{deal}-3.0.0", v3[deal], ok, "docs/formats.md §4 spec 3.0.0"))
     cases.append(("stamped-revoked-contract", revoked["revoked"], ok, "seed 003 lifecycle table"))
 
     def fail(step: str, code: str) -> dict[str, Any]:
@@ -68,13 +68,13 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
             "tamper-payload-without-rehash",
             edit(v2["rejected"], _flip_decision),
             fail("bundle_hash", "bundle.hash_mismatch"),
-            "formats.md §4 bundle_hash",
+            "docs/formats.md §4 bundle_hash",
         ),
         (
             "attack-rewritten-events-replayed-proof",
             reseal(edit(v2["rejected"], _flip_decision)),
             fail("cross_reference", "bundle.leaf_unbound"),
-            "formats.md §4 cross-reference",
+            "docs/formats.md §4 cross-reference",
         ),
         (
             "attack-proof-swapped-bundle-hash-repaired",
@@ -102,7 +102,7 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
                 anchor=True,
             ),
             fail("adapter_replay", "adapter.validator_result_inconsistent"),
-            "formats.md §4 adapter replay (validator re-run)",
+            "docs/formats.md §4 adapter replay (validator re-run)",
         ),
         (
             "attack-contract-edited-reanchored",
@@ -116,7 +116,7 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
                 anchor=True,
             ),
             fail("adapter_replay", "adapter.contract_hash_mismatch"),
-            "formats.md §2, §4",
+            "docs/formats.md §2, §4",
         ),
         (
             "attack-snapshot-inputs-forged-reanchored",
@@ -133,7 +133,7 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
                 anchor=True,
             ),
             fail("adapter_replay", "adapter.matched_rule_does_not_fire"),
-            "formats.md §4 policy_snapshot replay",
+            "docs/formats.md §4 policy_snapshot replay",
         ),
         (
             "attack-actor-key-revoked-before-signing",
@@ -144,7 +144,7 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
                 ),
             ),
             fail("actor_signatures", "event.key_not_valid"),
-            "formats.md §4 key_directory window",
+            "docs/formats.md §4 key_directory window",
         ),
     ]
     pairs = []

@@ -240,7 +240,8 @@ def test_peer_cli_ignores_a_forged_sidecar(
 @pytest.mark.parametrize("name", ["window_fraction", "window_offset"])
 def test_peer_compares_key_windows_as_text(bundles: dict[str, dict[str, Any]], name: str) -> None:
     """RFC 3339 times with fractions or offsets: the peer's string comparison accepts a key
-    outside its window; Affidavit compares instants (formats.md §4: issued_at <= t < revoked_at)."""
+    outside its window; Affidavit compares instants (docs/formats.md §4: issued_at <= t <
+    revoked_at)."""
     bundle = bundles[name]
     peer = peer_verify_bundle(bundle, public_key_base64=KEY_B64)
     assert peer["verified"] is True

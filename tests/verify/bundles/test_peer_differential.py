@@ -1,7 +1,7 @@
 """Differential tests: each generated bundle gets the same verified / not-verified decision from
 the pinned peer (``aigentsy-verify`` 1.6.3) and from Affidavit, or docs/parity.md says why not.
 
-Bundles are written from the published formats (formats.md §4) by
+Bundles are written from the published formats (docs/formats.md §4) by
 :mod:`tests.verify.peer_bundle_gen`, signed by TEST-ONLY keys and logged in Affidavit's own log,
 so the tree head verifies under the log key both verifiers are given. The peer decides through
 its own command line (``--json --strict --public-key``, plus its library sidecar check, see

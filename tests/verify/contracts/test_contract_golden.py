@@ -21,7 +21,7 @@ from tests.conftest import UPDATE_GOLDENS, VECTORS, assert_golden
 
 FOLDER = VECTORS / "contracts"
 
-# formats.md §2 check value: scaffold --id acme.eval_suite.v0 --version 0.1.0, fields a,b,c.
+# docs/formats.md §2 check value: scaffold --id acme.eval_suite.v0 --version 0.1.0, fields a,b,c.
 BASE: dict[str, Any] = {
     "adapter_contract_version": "1.0.0",
     "adapter_id": "acme.eval_suite.v0",
@@ -57,10 +57,10 @@ def _doc(value: Any) -> bytes:
 VALID = sealed(BASE)
 # id -> (raw bytes, spec clause, what it pins)
 CASES: dict[str, tuple[bytes, str, str]] = {
-    "valid-check-value": (_doc(VALID), "formats.md §2", "the documented check value"),
+    "valid-check-value": (_doc(VALID), "docs/formats.md §2", "the documented check value"),
     "valid-comment-keys": (
         _doc({"_comment": "ignored", "_layer_boundary": "also ignored", **VALID}),
-        "formats.md §2",
+        "docs/formats.md §2",
         "'_' keys are outside both hashes and the schema",
     ),
     "valid-lifecycle-deprecated": (
@@ -90,76 +90,76 @@ CASES: dict[str, tuple[bytes, str, str]] = {
     ),
     "valid-policy-subset": (
         _doc(sealed({**BASE, "allowed_policy_fields": ["signal_b"]})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "allowed_policy_fields may be a strict subset, even empty",
     ),
     "valid-unsorted-fields": (
         _doc(sealed({**BASE, "output_fields": ["signal_c", "signal_a", "signal_b"]})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "arrays are hashed sorted: declaration order does not matter",
     ),
-    "reject-not-object": (b"[]\n", "formats.md §2", "a contract is a JSON object"),
-    "reject-missing-field": (_doc(_without("validator_version")), "formats.md §2", "required"),
+    "reject-not-object": (b"[]\n", "docs/formats.md §2", "a contract is a JSON object"),
+    "reject-missing-field": (_doc(_without("validator_version")), "docs/formats.md §2", "required"),
     "reject-bad-semver": (
         _doc(sealed({**BASE, "adapter_version": "1.0"})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "versions are MAJOR.MINOR.PATCH",
     ),
     "reject-bad-adapter-id": (
         _doc(sealed({**BASE, "adapter_id": "Acme-Eval"})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "adapter_id is reverse-DNS",
     ),
     "reject-adapter-id-trailing-newline": (
         _doc(sealed({**BASE, "adapter_id": "acme.eval_suite.v0\n"})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "look-alike id: Python's '$' would accept a trailing newline; ECMA-262 does not",
     ),
     "reject-fields-not-array": (
         _doc(sealed({**BASE, "output_fields": "signal_a"})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "output_fields is an array",
     ),
     "reject-output-fields-empty": (
         _doc(sealed({**BASE, "output_fields": [], "allowed_policy_fields": []})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "at least one output field",
     ),
     "reject-duplicate-field": (
         _doc(
             sealed({**BASE, "output_fields": ["signal_a", "signal_a"], "allowed_policy_fields": []})
         ),
-        "formats.md §2",
+        "docs/formats.md §2",
         "fields are unique",
     ),
     "reject-bad-field-name": (
         _doc(sealed({**BASE, "output_fields": ["Signal-A"], "allowed_policy_fields": []})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "fields are snake_case",
     ),
     "reject-bad-validator-name": (
         _doc(sealed({**BASE, "validator_name": "Boolean Validator"})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "validator_name is snake_case",
     ),
     "reject-bad-hash-format": (
         _doc({**VALID, "contract_hash": VALID["contract_hash"].upper()}),
-        "formats.md §2",
+        "docs/formats.md §2",
         "hashes are lowercase hex",
     ),
     "reject-policy-field-leak": (
         _doc(sealed({**BASE, "allowed_policy_fields": ["signal_a", "secret_score"]})),
-        "formats.md §2",
+        "docs/formats.md §2",
         "a field not declared as output cannot enter policy",
     ),
     "reject-contract-hash-mismatch": (
         _doc({**VALID, "adapter_version": "0.1.1"}),
-        "formats.md §2",
+        "docs/formats.md §2",
         "a hashed field edited without recomputing contract_hash",
     ),
     "reject-input-schema-hash-mismatch": (
         _doc({**VALID, "input_schema_hash": "0" * 64}),
-        "formats.md §2",
+        "docs/formats.md §2",
         "input_schema_hash must be recomputed, never trusted",
     ),
     "reject-lifecycle-invalid": (
@@ -169,7 +169,7 @@ CASES: dict[str, tuple[bytes, str, str]] = {
     ),
     "reject-semver-leading-zero": (
         _doc(sealed({**BASE, "adapter_version": "00.1.0"})),
-        "formats.md §2; SemVer 2.0.0 §2",
+        "docs/formats.md §2; SemVer 2.0.0 §2",
         "no leading zeros: 0.1.0 and 00.1.0 would be two versions that compare equal",
     ),
     "reject-lifecycle-self-reference": (
@@ -179,18 +179,18 @@ CASES: dict[str, tuple[bytes, str, str]] = {
     ),
     "reject-lifecycle-control-character": (
         _doc({**VALID, "min_verifier_version": "1.6.3\u0000"}),
-        "seed 003 lifecycle fields; formats.md §3",
+        "seed 003 lifecycle fields; docs/formats.md §3",
         "a NUL is never accepted into a value that may be signed",
     ),
     "reject-strict-duplicate-key": (
         b'{"adapter_id": "acme.eval_suite.v0", "adapter_id": "evil.other.v0"}\n',
-        "formats.md §1",
+        "docs/formats.md §1",
         "a document that could be read two ways is never hashed",
     ),
-    "reject-strict-nan": (b'{"adapter_version": NaN}\n', "formats.md §1", "NaN literal"),
+    "reject-strict-nan": (b'{"adapter_version": NaN}\n', "docs/formats.md §1", "NaN literal"),
     "reject-strict-too-deep": (
         b'{"x": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n",
-        "formats.md §1",
+        "docs/formats.md §1",
         "10,000-deep nesting",
     ),
 }
@@ -239,7 +239,7 @@ def _manifest() -> bytes:
         entries.append(entry)
     document = {
         "description": (
-            "AdapterContract lint vectors (formats.md §1-2, seed 003). Generated by "
+            "AdapterContract lint vectors (docs/formats.md §1-2, seed 003). Generated by "
             "tests/verify/contracts/test_contract_golden.py; rewrite with UPDATE_GOLDENS=1."
         ),
         "vectors": entries,

@@ -1,5 +1,6 @@
 """Versions and lifecycle pointers: SemVer 2.0.0 §2 core versions, whole-string matching, no
-self-pointers, no control characters in anything that is signed (seed 003; formats.md §2-§3)."""
+self-pointers, no control characters in anything that is signed (seed 003; docs/formats.md
+§2-§3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""verify.manifest: entry and manifest hashes, statuses, tamper cases (formats.md §3)."""
+"""verify.manifest: entry and manifest hashes, statuses, tamper cases (docs/formats.md §3)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from tests.conftest import raises_code
 
 
 def _independent_hash(value: Any) -> str:
-    # formats.md §1 py-compact, written out here independently of affidavit.verify.json.canonical.
+    # docs/formats.md §1 py-compact, written out here independently of
+    # affidavit.verify.json.canonical.
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 

@@ -1,4 +1,5 @@
-"""AcceptancePolicy (formats.md §4): strict parsing, first match, typed ops, replay, lifecycle."""
+"""AcceptancePolicy (docs/formats.md §4): strict parsing, first match, typed ops, replay,
+lifecycle."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_first_match_wins_and_default() -> None:
 
 
 def test_policy_hash_is_py_compact_of_rules_and_default() -> None:
-    # Independent recomputation with the standard library (formats.md §4).
+    # Independent recomputation with the standard library (docs/formats.md §4).
     expected = hashlib.sha256(
         json.dumps(
             {"rules": POLICY["rules"], "default": POLICY["default"]},

@@ -127,7 +127,7 @@ def test_any_32_bytes_give_a_key_or_a_key_error(raw: bytes) -> None:
 
 
 def test_key_id_c2sp_matches_the_formula() -> None:
-    # formats.md §6 / signed-note: SHA-256(name || 0x0A || 0x01 || key)[:4]
+    # docs/formats.md §6 / signed-note: SHA-256(name || 0x0A || 0x01 || key)[:4]
     expected = hashlib.sha256(b"example.com/log\n\x01" + RFC8032_PK).digest()[:4]
     assert key_id_c2sp("example.com/log", RFC8032_PK) == expected
     assert Ed25519PublicKey(RFC8032_PK).key_id_c2sp("example.com/log") == expected

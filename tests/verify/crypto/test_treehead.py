@@ -56,7 +56,7 @@ def _sth(**changes: Any) -> dict[str, Any]:
 
 
 def test_sth_message_format() -> None:
-    # formats.md §4: "{log_id}|{tree_size}|{root_hash}|{timestamp}"
+    # docs/formats.md §4: "{log_id}|{tree_size}|{root_hash}|{timestamp}"
     assert sth_message("L", 3, "ab", "T") == b"L|3|ab|T"
 
 

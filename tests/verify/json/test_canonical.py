@@ -186,7 +186,7 @@ def test_py_forms_reject_non_finite_and_unsupported() -> None:
 
 
 def test_py_compact_matches_the_documented_contract_check_value() -> None:
-    # formats.md §2 check value, computed through py-compact.
+    # docs/formats.md §2 check value, computed through py-compact.
     body = {
         "input_schema_version": "1.0.0",
         "output_fields": ["signal_a", "signal_b", "signal_c"],

@@ -1,4 +1,5 @@
-"""The fact model: validation, FactHash, Stigmem CID, derived_from entry rules (formats.md §5)."""
+"""The fact model: validation, FactHash, Stigmem CID, derived_from entry rules (docs/formats.md
+§5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Provenance walks, cycles, audits and the JSON Lines source (formats.md §5, seed 002 §20.6)."""
+"""Provenance walks, cycles, audits and the JSON Lines source (docs/formats.md §5, seed 002
+§20.6)."""
 
 from __future__ import annotations
 

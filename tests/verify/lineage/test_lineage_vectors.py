@@ -55,7 +55,7 @@ def generate() -> tuple[dict[str, bytes], list[dict[str, Any]]]:
     """Every vector file's bytes, and the manifest entries."""
     files: dict[str, bytes] = {}
     manifest: list[dict[str, Any]] = []
-    # Single facts: FactHash and Stigmem CID for each value type (formats.md §5).
+    # Single facts: FactHash and Stigmem CID for each value type (docs/formats.md §5).
     singles = [
         _fact("text", type="text", v="Zürich \u2603"),
         _fact("number-int", type="number", v=250),
@@ -72,7 +72,7 @@ def generate() -> tuple[dict[str, bytes], list[dict[str, Any]]]:
             "id": f"fact-hash-{index}",
             "input": f"facts.jsonl#line{index + 1}",
             "expected": {"fact_hash": f.hash, "stigmem_cid": f.cid},
-            "clause": "formats.md §5 FactHash; Stigmem CID v2",
+            "clause": "docs/formats.md §5 FactHash; Stigmem CID v2",
         }
         for index, f in enumerate(singles)
     )
@@ -91,7 +91,14 @@ def generate() -> tuple[dict[str, bytes], list[dict[str, Any]]]:
     walks = [
         ("walk-chain-depth3", "store.jsonl", chain[5], 3, None, "seed 002 §20.6.2 default depth 3"),
         ("walk-chain-depth5", "store.jsonl", chain[5], 5, None, "seed 002 §20.6.2 max depth 5"),
-        ("walk-top-shortest-path", "store.jsonl", top, 5, None, "formats.md §5 shortest path wins"),
+        (
+            "walk-top-shortest-path",
+            "store.jsonl",
+            top,
+            5,
+            None,
+            "docs/formats.md §5 shortest path wins",
+        ),
         ("walk-hidden-scope", "store.jsonl", leaf, 3, "team", "seed 002 §20.6.2 hidden == absent"),
         ("walk-absent", "store-without-secret.jsonl", leaf, 3, None, "seed 002 §20.6.2 absent"),
     ]
@@ -131,7 +138,7 @@ def generate() -> tuple[dict[str, bytes], list[dict[str, Any]]]:
             "input": "tampered.jsonl",
             "expected": "audit-tampered.json",
             "expected_codes": ["lineage.fact_hash_mismatch"],
-            "clause": "formats.md §1 verify over what you received",
+            "clause": "docs/formats.md §1 verify over what you received",
         }
     )
     # Signed facts, a TEST-ONLY key; the second signature was moved onto another fact.
@@ -151,7 +158,7 @@ def generate() -> tuple[dict[str, bytes], list[dict[str, Any]]]:
             "trusted_key": "test-lineage.pub",
             "expected": "audit-signed.json",
             "expected_codes": ["lineage.signature_bad"],
-            "clause": "formats.md §5 optional fact signature",
+            "clause": "docs/formats.md §5 optional fact signature",
         }
     )
     return files, manifest
