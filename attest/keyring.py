@@ -1,4 +1,4 @@
-"""Private Ed25519 keys: generate, store (0600), load, sign; publisher documents (issue 3 item 1).
+"""Private Ed25519 keys: generate, store (0600), load, sign; publisher documents.
 
 >>> key = derive_test_key("doctest")          # TEST-ONLY: deterministic from a label
 >>> signature = key.sign(b"hello")

@@ -1,4 +1,4 @@
-"""``affidavit keys``: publisher key management (issue 3 item 1)."""
+"""``affidavit keys``: publisher key management."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``affidavit log``: an append-only RFC 6962 transparency log in one SQLite file (issue 4 item 3).
+"""``affidavit log``: an append-only RFC 6962 transparency log in one SQLite file.
 
 ::
 

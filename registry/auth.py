@@ -13,7 +13,7 @@ Why plain SHA-256 and not a password hash (bcrypt, scrypt, Argon2): the secret i
 slow down; a slow hash would only cost every request time. A stolen database still yields no usable
 token, because SHA-256 is preimage resistant at that entropy.
 
-Scopes (issue 6 item 4): ``publish`` (POST/PATCH contracts), ``facts:write`` (PUT facts),
+Scopes: ``publish`` (POST/PATCH contracts), ``facts:write`` (PUT facts),
 ``facts:read:<scope>`` for scope ``local|team|company|public`` or ``*`` (all). Facts in scope
 ``public`` are readable without a key. ``admin``: the operator's key, which may write any
 adapter_id and use the reserved distribution channels.

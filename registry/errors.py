@@ -164,7 +164,7 @@ def families() -> Iterator[type[AffidavitError]]:
     yield from (RegistryError, AuthError)
 
 
-# Status by code (issue 6; seed 002 §20.8 for the fact codes).
+# Status by code (seed 002 §20.8 for the fact codes).
 _STATUS_BY_CODE: Final[dict[str, int]] = {
     "http.body_too_large": 413,
     "json.too_large": 413,

@@ -4,7 +4,7 @@
 >>> s.port, s.node_url
 (9000, 'http://127.0.0.1:9000')
 
-Environment variables (issue 6 item 1; the contracts directory as in seed 003 "Register"):
+Environment variables (the contracts directory as in seed 003 "Register"):
 
 - ``AFFIDAVIT_REGISTRY_HOST``: address to bind (``127.0.0.1``)
 - ``AFFIDAVIT_REGISTRY_PORT``: port (``8080``)

@@ -14,10 +14,10 @@ __all__ = ["VERIFY_SUBCOMMANDS", "verify"]
 VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
     # --- anchor receipts and RFC 3161 tokens (docs/adr/0010-rfc3161-tokens.md)
     "anchor": ("affidavit.cli.verify.anchor", "anchor"),
-    # --- owned by the bundle/attestation area (issue 4 item 6)
+    # --- owned by the bundle/attestation area
     "attestation": ("affidavit.cli.verify.bundle", "attestation"),
     "bundle": ("affidavit.cli.verify.bundle", "bundle"),
-    # --- crypto primitives (issue 4 item 1)
+    # --- crypto primitives
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
     "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
 }

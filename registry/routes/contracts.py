@@ -1,4 +1,4 @@
-"""Publication (API key with scope ``publish``; issue 6 item 4).
+"""Publication (API key with scope ``publish``).
 
 Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its publisher namespaces
 (403 ``auth.publisher_forbidden``; an unbound legacy key 403 ``auth.key_unbound``); reserved

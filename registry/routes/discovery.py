@@ -1,4 +1,4 @@
-"""Public discovery, no auth (issue 6 item 2; seed 003 "Discover", "Manifest and pinning",
+"""Public discovery, no auth (seed 003 "Discover", "Manifest and pinning",
 "Publisher document").
 
 - ``GET /.well-known/{publisher_id}-publisher.json``: ``{publisher_id, publisher_key_id,

@@ -1,4 +1,4 @@
-"""Health, node probe and the OpenAPI document (issue 6 item 2; seed 000 §12.3.1; seed 001).
+"""Health, node probe and the OpenAPI document (seed 000 §12.3.1; seed 001).
 
 ``GET /v1/health`` -> ``{status, version, capabilities}``: ``status`` is ``ok`` (200), or
 ``unhealthy`` (503, with ``code`` ``log.unhealthy`` and ``reason``) once the stored tree was found

@@ -1,4 +1,4 @@
-"""The transparency log over HTTP (issue 6 item 5; docs/formats.md §4, §6; RFC 9162 §2.1).
+"""The transparency log over HTTP (docs/formats.md §4, §6; RFC 9162 §2.1).
 
 - ``GET /protocol/merkle/public-key``: ``{public_key_base64, algorithm, key_id, log_id,
   publisher_id}`` (the shape ``aigentsy-verify --fetch-key`` reads).

@@ -1,6 +1,6 @@
 """``FactStore.audit(jobs=N)`` and ``facts audit --jobs N`` give exactly the serial audit's report.
 
-The per-record checks move to worker processes (issue 5 item 10); the report must not change by a
+The per-record checks move to worker processes; the report must not change by a
 byte, whatever the store holds: tampered bodies, altered keys, cycles, dangling references,
 malformed records, a changed derived_from, keys SQLite sorts outside the blob ranges, an empty
 store. ``FactStore.audit`` workers read their own key ranges from the file.

@@ -1,4 +1,4 @@
-"""Load and faults against a real server on 127.0.0.1 (issue 6 item 9). Bounded loops only.
+"""Load and faults against a real server on 127.0.0.1. Bounded loops only.
 
 Knobs (environment): ``AFFIDAVIT_LOAD_CLIENTS`` (default 200 concurrent clients) and
 ``AFFIDAVIT_LOAD_SECONDS`` (default 5; the issue's full run is 30: set it in CI when time allows).

@@ -5,8 +5,7 @@
 >>> verify_inclusion(leaves[3], 3, 5, inclusion_proof(leaves, 3), root)
 >>> verify_consistency(2, 5, consistency_proof(leaves, 2, 5), root_of(leaves[:2]), root)
 
-Verification follows RFC 9162 §2.1.3.2 and §2.1.4.2, with these strict rules (docs/formats.md §4,
-issue 4):
+Verification follows RFC 9162 §2.1.3.2 and §2.1.4.2, with these strict rules (docs/formats.md §4):
 
 - a leaf hash and every proof hash must be exactly 32 bytes (``merkle.bad_hash_length``, exit 2);
 - the proof must have exactly the length the (index, size) or (size1, size2) pair implies

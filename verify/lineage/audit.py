@@ -19,7 +19,7 @@ Findings (errors, each with the code of its :mod:`~affidavit.verify.errors` clas
 Information, never an error: ``lineage.dangling_reference``, a derived_from entry naming a fact
 the store does not hold (seed 002 §20.6.1 rule 3: dangling references are valid).
 
-The work splits in two (issue 5 item 10): :func:`check_records` reads, validates and hashes each
+The work splits in two: :func:`check_records` reads, validates and hashes each
 record on its own (pure, so a worker process can run it over its share of a store and send back
 plain tuples), and :func:`audit_checked` joins the results in store order: key checks, the graph,
 cycles, dangling references. Every path gives the same report, byte for byte.

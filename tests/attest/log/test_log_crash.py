@@ -1,4 +1,4 @@
-"""Crash safety (issue 4 item 3): a writer killed with SIGKILL at random points loses nothing it
+"""Crash safety: a writer killed with SIGKILL at random points loses nothing it
 acknowledged, and the next tree head is consistent with every head handed out before."""
 
 from __future__ import annotations

@@ -94,7 +94,13 @@ def _generate(folder: Path) -> dict[str, Any]:
         for case_id, kind, args, code in REJECTED:
             assert _attempt(log, kind, args) == code
             cases.append(
-                {"id": case_id, "kind": kind, "input": args, "expected": code, "clause": "issue 4"}
+                {
+                    "id": case_id,
+                    "kind": kind,
+                    "input": args,
+                    "expected": code,
+                    "clause": "RFC 9162 §2.1",
+                }
             )
         cases.append(
             {

@@ -1,4 +1,4 @@
-"""Interop with the pinned peer CLI (aigentsy==1.17.2), both ways (issue 3 §7).
+"""Interop with the pinned peer CLI (aigentsy==1.17.2), both ways.
 
 The peer runs as a subprocess (its own process, its own code); Affidavit runs in-process.
 """

@@ -162,7 +162,7 @@ def generate() -> dict[str, bytes]:
         files[f"vectors/publication/{row['input']}"] = data
     files["vectors/publication/manifest.json"] = _bytes(
         {
-            "_note": "Publication vectors (issue 3 §8). Verify each input with the key in "
+            "_note": "Publication vectors. Verify each input with the key in "
             "demo-publisher-key.json. Regenerate: UPDATE_GOLDENS=1 make vectors.",
             "public_key_base64": key.public_key.b64,
             "cases": [row for row, _ in rows],

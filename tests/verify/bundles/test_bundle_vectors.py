@@ -86,7 +86,7 @@ def _build() -> list[tuple[dict[str, Any], dict[str, Any]]]:
             "attack-untrusted-log-key",
             foreign,
             fail("sth_signature", "treehead.signature_bad"),
-            "issue 4 item 7: untrusted head never verified",
+            "docs/formats.md §4: an untrusted head is never verified",
         ),
         (
             "attack-forged-raw-output-reanchored",

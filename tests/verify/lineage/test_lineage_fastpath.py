@@ -1,4 +1,4 @@
-"""The audit's fast paths agree with the slow ones (issue 5 item 10; docs/formats.md §5).
+"""The audit's fast paths agree with the slow ones (docs/formats.md §5).
 
 * ``fact_hash_and_parents`` / ``parse_fact``: the quick pass (combined regex, the hashed body
   written directly) gives the same FactHash, derived_from and error (code and message) as the
