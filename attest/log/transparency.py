@@ -15,19 +15,7 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage (tables prefixed ``log_`` so the log can share a database with the fact store and the
-registry; schema component ``log``):
-
-- ``log_nodes(level, idx, hash)``: the hash of every *complete* subtree, keyed by its height and its
-  position at that height: ``(0, i)`` is leaf ``i``'s leaf hash, ``(L, j)`` covers leaves
-  ``[j·2^L, (j+1)·2^L)``. A complete subtree never changes in an append-only log, so a node is
-  written once, when its last leaf arrives, and is valid for every later tree size. Appends keep
-  the right edge (one node per set bit of the size) and write about two rows per leaf
-  (:mod:`affidavit.attest.log.tree` has the tree layout).
-- ``log_entries(idx, data)``: leaf data, for :meth:`leaf` and :meth:`entries` (absent for leaves
-  appended by hash only).
-- ``log_heads``: every signed tree head and checkpoint handed out, in order.
-- ``log_meta``: log ID, public key, key ID, optional key path.
+Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree).
 
 Any subtree hash a proof needs is either one stored node or (for the one ragged right edge) a fold
 of at most log2(n) stored nodes, so proofs, roots and heads cost O(log n) point reads and never
@@ -64,6 +52,13 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.check import Reference, audit_nodes, check_extends, latest_recorded
 from affidavit.attest.log.state import LogState, read_state, write_state
+from affidavit.attest.log.storage import (
+    COMPONENT,
+    MIGRATIONS,
+    insert_meta,
+    record_head,
+    store_for,
+)
 from affidavit.attest.log.tree import (
     NodeReader,
     check_index,
@@ -100,30 +95,8 @@ __all__ = [
     "TransparencyLog",
 ]
 
-COMPONENT: Final = "log"
 MAX_ENTRIES_PER_CALL: Final = 1000
 _LOG_ID = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")  # printable ASCII, no space, no '|'
-
-_MIGRATIONS: Final = (
-    """
-    CREATE TABLE log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE log_nodes (
-        level INTEGER NOT NULL,
-        idx   INTEGER NOT NULL,
-        hash  BLOB NOT NULL,
-        PRIMARY KEY (level, idx)
-    ) WITHOUT ROWID;
-    CREATE TABLE log_entries (idx INTEGER PRIMARY KEY, data BLOB NOT NULL);
-    CREATE TABLE log_heads (
-        seq       INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind      TEXT NOT NULL,
-        tree_size INTEGER NOT NULL,
-        root_hash TEXT NOT NULL,
-        timestamp TEXT NOT NULL,
-        document  TEXT NOT NULL
-    )
-    """,
-)
 
 
 def _utc_now() -> datetime:
@@ -159,7 +132,7 @@ class TransparencyLog:
         self._clock = clock
         self._owns_store = owns_store
         self.state_file = state_file
-        store.migrate(COMPONENT, _MIGRATIONS)
+        store.migrate(COMPONENT, MIGRATIONS)
         meta = self._meta()
         if "log_id" not in meta:
             raise LogError("log.not_found", f"{store.path}: no transparency log here")
@@ -208,15 +181,15 @@ class TransparencyLog:
                 "restore the log's database",
                 details={"state_file": str(state_file)},
             )
-        store, owns = _store_for(path, create=True)
+        store, owns = store_for(path, create=True)
         try:
-            store.migrate(COMPONENT, _MIGRATIONS)
+            store.migrate(COMPONENT, MIGRATIONS)
             key_id = key.key_id or _default_key_id(key.public_key)
             meta = {"log_id": log_id, "public_key": key.public_key.b64, "key_id": key_id}
             if key_path is not None:
                 meta["key_path"] = key_path
             with store.write() as db:
-                _insert_meta(db, store.path, meta)
+                insert_meta(db, store.path, meta)
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
             if owns:
@@ -240,7 +213,7 @@ class TransparencyLog:
             StoreMissing, StoreUnreadable, LogNotFound, LogKeyMismatch, LogStateInvalid,
             LogStateMismatch.
         """
-        store, owns = _store_for(path, create=False)
+        store, owns = store_for(path, create=False)
         try:
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
@@ -467,7 +440,7 @@ class TransparencyLog:
                 key_id=self.key_id,
             )
             document = json.dumps(head.to_json(), separators=(",", ":"))
-            _record(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
+            record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
             self._advance_state(key, size, root_hex, stamp)
         return head
 
@@ -490,7 +463,7 @@ class TransparencyLog:
             key_id = key_id_c2sp(name, key.public_key.raw)
             line = note_signature_line(name, key_id, key.sign(body.encode("utf-8")))
             note = format_note(body, [line])
-            _record(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
+            record_head(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
             self._advance_state(key, size, root.hex(), stamp)
         return note
 
@@ -616,20 +589,6 @@ class TransparencyLog:
 # -- storage helpers ----------------------------------------------------------------------------
 
 
-def _record(db: Connection, head: RecordedHead) -> None:
-    db.execute(
-        "INSERT INTO log_heads(kind, tree_size, root_hash, timestamp, document) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (head.kind, head.tree_size, head.root_hash, head.timestamp, head.document),
-    )
-
-
-def _insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
-    if db.execute("SELECT 1 FROM log_meta WHERE key = 'log_id'").fetchone():
-        raise LogError("log.exists", f"{path}: already holds a transparency log")
-    db.executemany("INSERT INTO log_meta(key, value) VALUES (?, ?)", meta.items())
-
-
 def _format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
@@ -638,9 +597,3 @@ def _format_timestamp(moment: datetime) -> str:
 
 def _default_key_id(public_key: Ed25519PublicKey) -> str:
     return hashlib.sha256(public_key.raw).hexdigest()[:16]
-
-
-def _store_for(path: str | Path | Store, *, create: bool) -> tuple[Store, bool]:
-    if isinstance(path, Store):
-        return path, False
-    return Store.open(path, create=create), True
