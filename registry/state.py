@@ -66,7 +66,7 @@ class RegistryState:
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
 
     def now(self) -> str:
-        """The clock as ``%Y-%m-%dT%H:%M:%SZ``."""
+        """The clock as ``YYYY-MM-DDTHH:MM:SSZ`` (verify/json/forms.py)."""
         return format_utc(self.clock())  # docs/formats.md §4: the tree-head timestamp form
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
