@@ -126,12 +126,33 @@ def test_idle_keep_alive_connection_is_closed(server: tuple[int, str]) -> None:
     port, _ = server
     with socket.create_connection(("127.0.0.1", port), timeout=BOUND) as sock:
         sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        first = sock.recv(65536)
+        first = _read_response(sock)  # the whole answer, however the bytes arrive
         assert first.startswith(b"HTTP/1.1 200")
         started = time.monotonic()
         rest = _read_all(sock)  # returns once the server closes the idle connection
         assert rest == b""
         assert time.monotonic() - started < BOUND
+
+
+def _read_response(sock: socket.socket) -> bytes:
+    """One HTTP/1.1 response with a Content-Length body: headers, then exactly that many bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, "closed before the headers ended"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")[1:]
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "closed before the body ended"
+        body += chunk
+    assert len(body) == length, "more bytes than announced"
+    return head + b"\r\n\r\n" + body
 
 
 def test_announced_body_on_a_route_without_body(server: tuple[int, str]) -> None:
