@@ -16,16 +16,10 @@ from pathlib import Path
 
 import affidavit.verify
 
+from tests.test_layering import NETWORK
+
 FORBIDDEN = (
-    "httpx",
-    "httpcore",
-    "requests",
-    "urllib3",
-    "aiohttp",
-    "urllib.request",
-    "http.client",
-    "socket",
-    "ssl",
+    *NETWORK,
     "affidavit.attest",
     "affidavit.registry",
     "affidavit.cli",
