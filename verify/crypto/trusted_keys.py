@@ -12,7 +12,7 @@ name (surrounding whitespace aside, nothing else may be in the file):
   string ``public_key_base64`` (docs/formats.md §3): a publisher document, the key file
   aigentsy-verify takes (``key_id``, ``algorithm``), an actor key file (``actor_id``). Fields it
   names must be well formed: ``algorithm`` is ``"Ed25519"``; ``key_id``, ``publisher_id`` and
-  ``publisher_key_id`` are non-empty strings and ``manifest_url`` a string (the rule of
+  ``publisher_key_id`` are non-empty strings and ``manifest_url`` a string or null (the rule of
   :func:`affidavit.verify.contracts.manifest.parse_publisher_document`). Other fields are the
   caller's (:attr:`TrustedKey.document`).
 - **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) holding an Ed25519 SubjectPublicKeyInfo, whose
@@ -232,7 +232,8 @@ def key_from_document(
                 "manifest.publisher_document_invalid",
                 f"{where}publisher document: {field} must be a non-empty string",
             )
-    if "manifest_url" in document and not isinstance(document["manifest_url"], str):
+    manifest_url = document.get("manifest_url")
+    if manifest_url is not None and not isinstance(manifest_url, str):
         raise errors.ContractError(
             "manifest.publisher_document_invalid",
             f"{where}publisher document: manifest_url must be a string",

@@ -64,6 +64,17 @@ def _write(folder: Path, name: str, data: bytes | str) -> Path:
             ),
             "json",
         ),
+        (  # manifest_url null is absent, as parse_publisher_document reads it
+            json.dumps(
+                {
+                    "publisher_id": "acme",
+                    "publisher_key_id": "k1",
+                    "public_key_base64": KEY.b64,
+                    "manifest_url": None,
+                }
+            ),
+            "json",
+        ),
         (  # the AiGentsy key file (aigentsy-verify --public-key)
             json.dumps({"key_id": "k", "algorithm": "Ed25519", "public_key_base64": KEY.b64}),
             "json",
