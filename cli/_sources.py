@@ -9,7 +9,7 @@ cap).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 import click
 from affidavit.cli._common import read_input
@@ -32,8 +32,6 @@ __all__ = [
     "with_key_options",
 ]
 
-MAX_FETCH_BYTES: Final = 16 * 1024 * 1024
-FETCH_TIMEOUT_SECONDS: Final = 10.0
 # Tests replace this with an httpx.MockTransport; None means the real network.
 _HTTP_TRANSPORT: Any = None
 
@@ -52,8 +50,6 @@ def fetch(url: str) -> bytes:
             url,
             https_only=True,
             follow_redirects=True,
-            timeout=FETCH_TIMEOUT_SECONDS,
-            max_bytes=MAX_FETCH_BYTES,
             transport=_HTTP_TRANSPORT,
         )
     except errors.AffidavitError as e:

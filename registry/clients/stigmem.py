@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
+from affidavit.registry.clients.https import send
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.strict import loads
@@ -124,24 +125,21 @@ def _pages(  # noqa: PLR0917 - private; both callers pass every argument
 
 def _get_page(client: httpx.Client, url: str, params: dict[str, Any]) -> dict[str, Any]:
     try:
-        with client.stream("GET", url, params=params) as response:
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_PAGE_BYTES:
-                    raise RegistryError(
-                        "stigmem.node_error", f"{url}: a page is over {MAX_PAGE_BYTES} bytes"
-                    )
-            status = response.status_code
-    except httpx.HTTPError as e:
-        raise RegistryError("stigmem.node_unreachable", f"{url}: {type(e).__name__}: {e}") from None
+        response = send(client, "GET", url, max_bytes=MAX_PAGE_BYTES, params=params)
+    except RegistryError as e:  # the one fetcher's codes, in the node client's words
+        if e.code == "registry.unavailable":
+            raise RegistryError("stigmem.node_unreachable", e.message) from None
+        raise RegistryError(
+            "stigmem.node_error", f"{url}: a page is over {MAX_PAGE_BYTES} bytes"
+        ) from None
+    body, status = response.body, response.status
     if status != 200:
-        detail = bytes(body[:200]).decode("utf-8", "replace")
+        detail = body[:200].decode("utf-8", "replace")
         raise RegistryError(
             "stigmem.node_error", f"{url}: HTTP {status}: {detail}", details={"status": status}
         )
     try:
-        page = loads(bytes(body))
+        page = loads(body)
     except errors.ParseError as e:
         raise RegistryError(
             "stigmem.node_error", f"{url}: the body is not strict JSON: {e.message}"

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from affidavit.cli import _sources
 from affidavit.cli.main import affidavit
+from affidavit.registry.clients.https import MAX_RESPONSE_BYTES
 from click.testing import CliRunner, Result
 
 from tests.attest.publishing.test_publish_support import (
@@ -358,7 +359,7 @@ def test_url_manifest_and_fetch_publisher(
         if request.url.path == "/.well-known/demo.publisher-publisher.json":
             return httpx.Response(200, content=publisher_bytes)
         if request.url.path == "/big.json":
-            return httpx.Response(200, content=b" " * (_sources.MAX_FETCH_BYTES + 1))
+            return httpx.Response(200, content=b" " * (MAX_RESPONSE_BYTES + 1))
         return httpx.Response(404)
 
     monkeypatch.setattr(_sources, "_HTTP_TRANSPORT", httpx.MockTransport(handler))
