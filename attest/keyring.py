@@ -46,6 +46,7 @@ __all__ = [
     "generate_key_files",
     "generate_keypair",
     "key_file_is_insecure",
+    "load_private_pem",
     "load_public_key",
     "load_signing_key",
     "private_key_pem",
@@ -269,16 +270,30 @@ def load_signing_key(
 
 
 def _seed_from_pem(data: bytes, target: Path) -> bytes:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415 - lazy
+
+    private = load_private_pem(data, target)
+    if not isinstance(private, Ed25519PrivateKey):
+        raise errors.KeyMaterialError("key.unrecognized", f"{target}: not an Ed25519 private key")
+    return private.private_bytes_raw()
+
+
+def load_private_pem(data: bytes, target: str | Path) -> object:
+    """The private key of an unencrypted PKCS#8 PEM file's bytes (any algorithm ``cryptography``
+    reads); the caller checks it is the kind it expects.
+
+    Raises:
+        ``key.unrecognized``: not PEM, encrypted, or unreadable (the message names ``target``).
+    """
     from cryptography.exceptions import UnsupportedAlgorithm  # noqa: PLC0415 - lazy
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415 - lazy
 
     if b"-----BEGIN" not in data:
         raise errors.KeyMaterialError(
             "key.unrecognized", f"{target}: not a PEM private key (expected PKCS#8 PEM)"
         )
     try:
-        private = serialization.load_pem_private_key(data, password=None)
+        return serialization.load_pem_private_key(data, password=None)
     except TypeError:
         raise errors.KeyMaterialError(
             "key.unrecognized", f"{target}: encrypted private keys are not supported"
@@ -287,9 +302,6 @@ def _seed_from_pem(data: bytes, target: Path) -> bytes:
         raise errors.KeyMaterialError(
             "key.unrecognized", f"{target}: unreadable PEM private key: {e}"
         ) from None
-    if not isinstance(private, Ed25519PrivateKey):
-        raise errors.KeyMaterialError("key.unrecognized", f"{target}: not an Ed25519 private key")
-    return private.private_bytes_raw()
 
 
 def _publisher_beside(folder: Path, key: SigningKey) -> str | None:

@@ -17,9 +17,10 @@ from sqlite3 import Connection
 from typing import NamedTuple
 
 from affidavit.attest.errors import LogError
-from affidavit.attest.log.tree import EMPTY_ROOT, NodeReader, consistency_ranges
+from affidavit.attest.log.tree import EMPTY_ROOT, NodeReader
 from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash, node_hash, verify_consistency
+from affidavit.verify.crypto.tree_ranges import consistency_ranges
 
 __all__ = ["Reference", "audit_nodes", "check_extends", "latest_recorded"]
 

@@ -5,35 +5,27 @@ A node ``(level, index)`` is the hash of the complete subtree over leaves
 ``[index·2^level, (index+1)·2^level)``. Every subtree hash that an RFC 9162 root or proof needs
 covers ``[start, end)`` with ``start`` a multiple of a power of two at least ``end - start``; such a
 range is a left-to-right run of at most log2(n) complete subtrees (:func:`decompose`), folded right
-to left. The range planners below list, for a proof, which subtrees it is made of, in proof order.
+to left. Which ranges a proof is made of is planned by :mod:`affidavit.verify.crypto.tree_ranges`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from sqlite3 import Connection
-from typing import Final
 
 from affidavit.attest.errors import LogError
-from affidavit.verify.crypto.merkle import node_hash
+from affidavit.verify.crypto.merkle import EMPTY_ROOT, node_hash
+from affidavit.verify.crypto.tree_ranges import decompose
 
 __all__ = [
     "EMPTY_ROOT",
     "NodeReader",
     "check_index",
     "check_size",
-    "consistency_ranges",
-    "decompose",
     "extend",
     "frontier",
-    "inclusion_ranges",
-    "split",
     "stored_size",
 ]
-
-EMPTY_ROOT: Final = bytes.fromhex(
-    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-)  # RFC 9162 §2.1.1: MTH({}) = SHA-256("")
 
 
 class NodeReader:
@@ -72,66 +64,10 @@ class NodeReader:
         return result
 
 
-def decompose(start: int, end: int) -> list[tuple[int, int]]:
-    """The complete subtrees ``(level, index)`` covering ``[start, end)``, left to right."""
-    nodes: list[tuple[int, int]] = []
-    position = start
-    while position < end:
-        width = 1 << ((end - position).bit_length() - 1)  # largest power of two that fits
-        if position:
-            width = min(width, position & -position)  # and keeps the subtree aligned
-        level = width.bit_length() - 1
-        nodes.append((level, position >> level))
-        position += width
-    return nodes
-
-
 def frontier(db: Connection, path: Path, size: int) -> list[bytes]:
     """The right edge of the tree of ``size`` leaves: a complete subtree per set bit, left first."""
     reader = NodeReader(db, path)
     return [reader.node(level, index) for level, index in decompose(0, size)]
-
-
-def split(n: int) -> int:
-    """The largest power of two strictly below ``n`` (n >= 2), RFC 9162 §2.1.1."""
-    return 1 << ((n - 1).bit_length() - 1)
-
-
-def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
-    """The subtrees of PATH(index, D[size]) (RFC 9162 §2.1.3.1), leaf end first."""
-    ranges: list[tuple[int, int]] = []
-    start, end = 0, size
-    while end - start > 1:
-        k = split(end - start)
-        if index < start + k:
-            ranges.append((start + k, end))
-            end = start + k
-        else:
-            ranges.append((start, start + k))
-            start += k
-    ranges.reverse()
-    return ranges
-
-
-def consistency_ranges(first: int, size: int) -> list[tuple[int, int]]:
-    """The subtrees of PROOF(m, D[n]) = SUBPROOF(m, D[n], true) (RFC 9162 §2.1.4.1)."""
-    ranges: list[tuple[int, int]] = []
-    start, end, whole = 0, size, True
-    m = first
-    while m != end - start:
-        k = split(end - start)
-        if m <= k:
-            ranges.append((start + k, end))
-            end = start + k
-        else:
-            ranges.append((start, start + k))
-            start += k
-            m -= k
-            whole = False
-    if not whole:
-        ranges.append((start, end))
-    ranges.reverse()
-    return ranges
 
 
 def stored_size(db: Connection) -> int:

@@ -16,18 +16,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.processes import free_port
+
 pytestmark = pytest.mark.network_local
 
 AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 BODY_TIMEOUT = 1.0
 KEEP_ALIVE = 1.0
 BOUND = 15.0  # generous: the answer must come long before a client would give up
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -55,7 +51,7 @@ def server(tmp_path: Path) -> Iterator[tuple[int, str]]:
             timeout=60,
         ).stdout
     )["api_key"]
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "AFFIDAVIT_BODY_TIMEOUT": str(BODY_TIMEOUT),

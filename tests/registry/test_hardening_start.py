@@ -22,22 +22,17 @@ with warnings.catch_warnings():
 from affidavit.registry.app import create_app
 from affidavit.registry.settings import Settings
 
+from tests.processes import free_port
 from tests.registry.conftest import Clock, make_key
 from tests.registry.helpers import contract, fact
 
 AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _serve(settings: Settings, port: int | None = None) -> subprocess.CompletedProcess[str]:
     """``registry serve``; a refused start returns before serving (bounded by the timeout)."""
     env = {**os.environ, "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(settings.contracts_dir)}
-    chosen = str(port if port is not None else _free_port())
+    chosen = str(port if port is not None else free_port())
     return subprocess.run(
         [AFFIDAVIT, "registry", "serve", "--port", chosen, "--data-dir", str(settings.data_dir)],
         env=env,

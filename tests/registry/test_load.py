@@ -11,9 +11,6 @@ import json
 import os
 import random
 import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +23,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.merkle import verify_consistency
 from affidavit.verify.crypto.treehead import verify_sth
 
+from tests.processes import RegistryProcess, api_key
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.rawhttp import Connection
 
@@ -33,90 +31,13 @@ pytestmark = pytest.mark.network_local
 
 CLIENTS = int(os.environ.get("AFFIDAVIT_LOAD_CLIENTS", "200"))
 SECONDS = float(os.environ.get("AFFIDAVIT_LOAD_SECONDS", "5"))
-AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """``affidavit registry serve`` in a subprocess on 127.0.0.1."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {**os.environ, "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(self.data_dir / "none")}
-        self.process = subprocess.Popen(
-            [
-                AFFIDAVIT,
-                "registry",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--data-dir",
-                str(self.data_dir),
-                "--no-access-log",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        self.stop()
-        raise AssertionError(f"the registry did not start: {self.stderr_text[-2000:]!r}")
-
-    stderr_text = b""
-
-    def _reap(self, timeout: float) -> int:
-        assert self.process is not None
-        code = self.process.wait(timeout)
-        if self.process.stderr is not None and not self.process.stderr.closed:
-            self.stderr_text += self.process.stderr.read()
-            self.process.stderr.close()
-        return code
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self._reap(10)
-
-    def stop(self) -> int:
-        if self.process is None:
-            return 0
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        return self._reap(15)
-
-
-def _key(data_dir: Path, *scopes: str) -> str:
-    args = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data_dir), "--json"]
-    for scope in scopes:
-        args += ["--scope", scope]
-    if "publish" in scopes:
-        args += ["--publisher", "acme"]
-    return str(json.loads(subprocess.run(args, check=True, capture_output=True).stdout)["api_key"])
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    instance = Server(tmp_path / "data")
+def server(tmp_path: Path) -> Iterator[RegistryProcess]:
+    instance = RegistryProcess(tmp_path / "data")
     instance.data_dir.mkdir()
-    instance.token = _key(instance.data_dir, "publish", "facts:write", "facts:read:*")  # type: ignore[attr-defined]
+    instance.token = api_key(instance.data_dir, "publish", "facts:write", "facts:read:*")
     instance.start()
     try:
         yield instance
@@ -231,8 +152,8 @@ def _check_readable(url: str, token: str, record: Record) -> None:
             )
 
 
-def test_concurrent_clients_mixing_reads_and_writes(server: Server) -> None:
-    token = server.token  # type: ignore[attr-defined]
+def test_concurrent_clients_mixing_reads_and_writes(server: RegistryProcess) -> None:
+    token = server.token
     record = asyncio.run(_load(server.port, token, CLIENTS, SECONDS))
     assert not record.server_errors, record.server_errors[:5]
     assert record.facts
@@ -252,8 +173,8 @@ def test_concurrent_clients_mixing_reads_and_writes(server: Server) -> None:
     assert b"Application shutdown complete" in server.stderr_text
 
 
-def test_sigkill_during_writes_loses_nothing_acknowledged(server: Server) -> None:
-    token = server.token  # type: ignore[attr-defined]
+def test_sigkill_during_writes_loses_nothing_acknowledged(server: RegistryProcess) -> None:
+    token = server.token
     record = Record()
 
     async def write_then_kill() -> None:

@@ -19,7 +19,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tarfile
@@ -34,6 +33,8 @@ import pytest
 from affidavit.cli.main import affidavit
 from affidavit.verify.lineage.facts import parse_fact
 from click.testing import CliRunner
+
+from tests.processes import free_port
 
 pytestmark = pytest.mark.network_local
 
@@ -95,12 +96,6 @@ def _migrations() -> Path:
     return target
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     pytest.importorskip("stigmem_node")
@@ -116,7 +111,7 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     shutil.copytree(_migrations(), root / "lib" / "migrations")  # = db.py's parent x3 / migrations
     run_dir = root / "run"
     run_dir.mkdir()
-    port = _free_port()
+    port = free_port()
     key = secrets.token_hex(32)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -326,7 +321,7 @@ def test_node_errors_exit_2_with_one_line(node: Node, tmp_path: Path) -> None:
     assert wrong.stderr.startswith("error: stigmem.node_error: ")
     assert "401" in wrong.stderr
     assert wrong.stderr.count("\n") == 1
-    closed = f"http://127.0.0.1:{_free_port()}"
+    closed = f"http://127.0.0.1:{free_port()}"
     gone = runner.invoke(affidavit, ["facts", "pull", closed, "--out", out, "--timeout", "2"])
     assert gone.exit_code == 2
     assert gone.stderr.startswith("error: stigmem.node_unreachable: ")
