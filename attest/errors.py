@@ -69,9 +69,35 @@ LOG: Final = (
         "The stored tree is inconsistent (a node is missing or a recorded head differs).",
     ),
     Code(
+        "log.checkpoint_foreign",
+        INPUT,
+        "A checkpoint's size or root is not a tree head of this log.",
+    ),
+    Code(
         "log.key_mismatch",
         INPUT,
         "The signing key given is not the key this log was created with.",
+    ),
+    Code(
+        "log.key_history_invalid",
+        INPUT,
+        "The log's recorded key history does not verify (a rotation not signed by the key it"
+        " replaced, or edited).",
+    ),
+    Code(
+        "log.key_outside_window",
+        INPUT,
+        "A log key signs only heads dated inside its validity window [valid_from, valid_until).",
+    ),
+    Code(
+        "log.leaf_mismatch",
+        INPUT,
+        "The bundle's leaf (hash, index or log) is not this log's leaf at that index.",
+    ),
+    Code(
+        "log.no_checkpoint",
+        INPUT,
+        "No recorded checkpoint covers the leaf; sign one (`affidavit log head DB --checkpoint`).",
     ),
     Code(
         "log.no_entry_data",
@@ -90,6 +116,12 @@ LOG: Final = (
     ),
     Code("log.range_too_large", INPUT, "Too many entries asked for at once; page through them."),
     Code(
+        "log.rotation_invalid",
+        INPUT,
+        "A key rotation would reuse a key, lie in the future, or overlap the current key's window"
+        " or the heads it signed.",
+    ),
+    Code(
         "log.size_out_of_range",
         INPUT,
         "A tree size is beyond the log's size, or the sizes are out of order, or zero.",
@@ -103,6 +135,11 @@ LOG: Final = (
         "log.state_mismatch",
         INPUT,
         "The store does not extend the head the log key signed last (a fork); refused.",
+    ),
+    Code(
+        "log.tiles_conflict",
+        INPUT,
+        "The tile folder holds another log's (or a newer or forked) tree; nothing overwritten.",
     ),
     Code(
         "log.unhealthy",

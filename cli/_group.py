@@ -64,10 +64,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "facts": ("affidavit.cli.facts.group", "facts"),
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
-    "log": ("affidavit.cli.log", "log"),
+    "log": ("affidavit.cli.log.group", "log"),
     "registry": ("affidavit.cli.registry", "registry"),
     "stamp": ("affidavit.cli.stamp", "stamp"),
     "verify": ("affidavit.cli.verify.group", "verify"),
+    "witness": ("affidavit.cli.witness", "witness"),
 }
 
 

@@ -194,6 +194,8 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "log.integrity": 503,
     "log.state_mismatch": 503,
     "log.state_invalid": 503,
+    "log.key_outside_window": 503,
+    "log.key_history_invalid": 503,
     "http.body_timeout": 408,
     # Ownership (docs/adr/0006).
     "auth.key_unbound": 403,

@@ -163,6 +163,12 @@ def _open_storage(
         raise errors.UsageError(
             f"{path} holds log {log.log_id!r}, the settings say {settings.log_id!r}"
         )
+    if log.public_key.raw != key.public_key.raw:  # an earlier key of a rotated log (adr/0011)
+        raise LogError(
+            "log.key_mismatch",
+            f"{path}: the log was rotated to key {log.key_id!r}; start with that key "
+            f"(AFFIDAVIT_KEY_ID={log.key_id})",
+        )
     try:  # startup: the tree against its latest signed head, and every node (docs/adr/0005)
         log.verify_integrity(full=True)
     except LogError as e:

@@ -18,12 +18,18 @@ replaced atomically (:func:`affidavit.attest.files.atomic_write`), mode 0600.
 A store bound to a state file must *extend* that head: hold the log (same log ID and key), at
 least ``tree_size`` leaves, and the same root at that size; anything else is ``log.state_mismatch``
 and the store is never re-initialised.
+
+Key rotation (docs/adr/0011-log-key-rotation.md): each key keeps its own state file beside it,
+signed by that key. A rotation writes the new key's state, starting from the tree the old key
+handed over, so the binding continues across the rotation; a log reads a state file signed by any
+key of its history (:func:`read_state_of`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -36,7 +42,15 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519_b64
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["STATE_FORMAT", "LogState", "read_state", "state_path", "write_state"]
+__all__ = [
+    "STATE_FORMAT",
+    "LogState",
+    "read_state",
+    "read_state_of",
+    "start_state",
+    "state_path",
+    "write_state",
+]
 
 STATE_FORMAT: Final = "affidavit.log_state.v1"
 _MAX_STATE_BYTES: Final = 16 * 1024
@@ -87,6 +101,18 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
     Raises:
         LogStateInvalid: unreadable, malformed, for another log or key, or a bad signature.
     """
+    return read_state_of(path, [public_key], log_id)
+
+
+def read_state_of(
+    path: Path, public_keys: Sequence[Ed25519PublicKey], log_id: str
+) -> LogState | None:
+    """The verified state at ``path`` signed by one of ``public_keys`` (a log's key history), or
+    None when there is no such file.
+
+    Raises:
+        LogStateInvalid: unreadable, malformed, for another log or key, or a bad signature.
+    """
     try:
         with path.open("rb") as handle:
             data = handle.read(_MAX_STATE_BYTES + 1)
@@ -121,7 +147,8 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
         public_key=document["public_key"],
         signed_at=document["signed_at"],
     )
-    if state.log_id != log_id or state.public_key != public_key.b64:
+    public_key = next((k for k in public_keys if k.b64 == state.public_key), None)
+    if state.log_id != log_id or public_key is None:
         raise LogError(
             "log.state_invalid",
             f"{path}: the log state is for log {state.log_id!r} under another key or log ID",
@@ -133,3 +160,30 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
             "log.state_invalid", f"{path}: the log state is not signed by the log key ({e.code})"
         ) from e
     return state
+
+
+def start_state(
+    path: Path, key: SigningKey, state: LogState, root_at: Callable[[int], bytes]
+) -> None:
+    """Write a new key's first state (after a rotation, docs/adr/0011). A state already there (a
+    rotation retried after a crash) must be of this log and key and one the tree extends:
+    ``root_at(n)`` is the tree's root at size ``n <= state.tree_size``.
+
+    Raises:
+        LogStateInvalid: the file there is not a state of this log signed by ``key``.
+        LogStateMismatch: it records a head the tree does not extend (a fork).
+    """
+    existing = read_state_of(path, [key.public_key], state.log_id)
+    if existing is not None:
+        if existing.tree_size > state.tree_size or (
+            existing.tree_size > 0 and root_at(existing.tree_size).hex() != existing.root_hash
+        ):
+            raise LogError(
+                "log.state_mismatch",
+                f"{path}: the new key already signed a head of log {state.log_id!r} at size "
+                f"{existing.tree_size} that this log does not extend: refusing a fork",
+                details={"tree_size": state.tree_size, "signed_size": existing.tree_size},
+            )
+        if existing.tree_size == state.tree_size:
+            return
+    write_state(path, key, state)

@@ -12,7 +12,14 @@ registry; schema component ``log``):
 - ``log_entries(idx, data)``: leaf data, for :meth:`leaf` and :meth:`entries` (absent for leaves
   appended by hash only).
 - ``log_heads``: every signed tree head and checkpoint handed out, in order.
-- ``log_meta``: log ID, public key, key ID, optional key path.
+- ``log_meta``: log ID, the *current* public key and key ID, optional key path (of the current
+  key).
+- ``log_keys`` (version 2): the key history, append-only: row 0 is the key the log was created
+  with (no ``valid_from``: valid from the start); row ``n`` is the key the ``n``-th rotation
+  introduced, with its ``valid_from`` (the rotation time T, RFC 3339 UTC), the tree it took over
+  (``tree_size``, ``root_hash``) and the rotation ``statement`` signed by the key it replaced
+  (:mod:`affidavit.attest.log.keys`). A key's window ends where the next row's begins, so windows
+  can neither overlap nor leave a gap. Migrating a version-1 log copies its key into row 0.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.types import RecordedHead
 from affidavit.attest.stores.sqlite import Store
 
-__all__ = ["COMPONENT", "MIGRATIONS", "insert_meta", "record_head", "store_for"]
+__all__ = ["COMPONENT", "MIGRATIONS", "insert_meta", "record_head", "store_for", "update_meta"]
 
 COMPONENT: Final = "log"
 
@@ -48,6 +55,22 @@ MIGRATIONS: Final = (
         document  TEXT NOT NULL
     )
     """,
+    # Version 2: the key history (docs/adr/0011-log-key-rotation.md). Never edit a migration
+    # above: add one.
+    """
+    CREATE TABLE log_keys (
+        seq        INTEGER PRIMARY KEY,
+        key_id     TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL UNIQUE,
+        valid_from TEXT,
+        tree_size  INTEGER,
+        root_hash  TEXT,
+        statement  TEXT
+    );
+    INSERT INTO log_keys(seq, key_id, public_key)
+        SELECT 0, k.value, p.value FROM log_meta AS k, log_meta AS p
+        WHERE k.key = 'key_id' AND p.key = 'public_key'
+    """,
 )
 
 
@@ -65,6 +88,19 @@ def insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
     if db.execute("SELECT 1 FROM log_meta WHERE key = 'log_id'").fetchone():
         raise LogError("log.exists", f"{path}: already holds a transparency log")
     db.executemany("INSERT INTO log_meta(key, value) VALUES (?, ?)", meta.items())
+
+
+def update_meta(db: Connection, values: dict[str, str | None]) -> None:
+    """Set (or, for None, delete) metadata values in the caller's write transaction."""
+    for key, value in values.items():
+        if value is None:
+            db.execute("DELETE FROM log_meta WHERE key = ?", (key,))
+        else:
+            db.execute(
+                "INSERT INTO log_meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
 
 def store_for(path: str | Path | Store, *, create: bool) -> tuple[Store, bool]:

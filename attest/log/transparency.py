@@ -35,6 +35,12 @@ A log opened with ``state_file`` refuses a store that does not extend the state'
 (``log.state_mismatch``); :meth:`TransparencyLog.create` refuses to start a new log when the key
 already signed heads of that log ID. The state file is rewritten, inside the write transaction of
 the head (so writers are serialised by the database lock), whenever a head of a new size is signed.
+
+Keys (docs/adr/0011-log-key-rotation.md, :mod:`affidavit.attest.log.keys`): :meth:`rotate_key`
+closes the current key's window at T and opens a new key's at T (half-open windows, no gap, no
+overlap), recorded with a statement signed by the old key. A key signs a head only when the head's
+timestamp is inside its window (``log.key_outside_window``); :attr:`public_key` is the current key
+and :meth:`key_history` lists every key with its window.
 """
 
 from __future__ import annotations
@@ -51,22 +57,35 @@ from typing import Final
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.check import Reference, audit_nodes, check_extends, latest_recorded
-from affidavit.attest.log.state import LogState, read_state, write_state
+from affidavit.attest.log.keys import (
+    HistoryCache,
+    LogKey,
+    Rotation,
+    check_name,
+    check_rotation,
+    entry_for,
+    insert_first_key,
+    insert_rotation,
+    latest_head_time,
+    load_history,
+    rotation_time,
+    signing_entry,
+)
+from affidavit.attest.log.state import LogState, read_state_of, start_state, write_state
 from affidavit.attest.log.storage import (
     COMPONENT,
     MIGRATIONS,
     insert_meta,
     record_head,
     store_for,
+    update_meta,
 )
 from affidavit.attest.log.tree import (
     NodeReader,
     check_index,
     check_size,
-    consistency_ranges,
     extend,
     frontier,
-    inclusion_ranges,
     stored_size,
 )
 from affidavit.attest.log.types import (
@@ -77,12 +96,16 @@ from affidavit.attest.log.types import (
 )
 from affidavit.attest.stores.sqlite import Store
 from affidavit.verify.crypto.checkpoint import (
+    NoteVerifier,
     checkpoint_body,
     format_note,
     note_signature_line,
+    parse_note,
+    verify_checkpoint,
 )
 from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
-from affidavit.verify.crypto.merkle import leaf_hash
+from affidavit.verify.crypto.merkle import EMPTY_ROOT, leaf_hash
+from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
 from affidavit.verify.crypto.treehead import sth_message
 from affidavit.verify.json.forms import format_utc
 
@@ -91,6 +114,7 @@ __all__ = [
     "ConsistencyProof",
     "InclusionProof",
     "IssuedTreeHead",
+    "LogKey",
     "RecordedHead",
     "TransparencyLog",
 ]
@@ -108,7 +132,8 @@ class TransparencyLog:
 
     The public surface: :meth:`append`, :meth:`append_leaf_hashes`, :attr:`size`, :meth:`root`,
     :meth:`inclusion_proof`, :meth:`consistency_proof`, :meth:`leaf`, :meth:`leaf_hash`,
-    :meth:`entries`, :meth:`signed_tree_head`, :meth:`checkpoint`, :meth:`heads`, :meth:`close`.
+    :meth:`entries`, :meth:`signed_tree_head`, :meth:`checkpoint`, :meth:`heads`,
+    :meth:`key_history`, :meth:`rotate_key`, :meth:`close`.
     """
 
     def __init__(
@@ -124,7 +149,8 @@ class TransparencyLog:
 
         Raises:
             LogNotFound: the store holds no log.
-            LogKeyMismatch: ``key`` is not the log's key.
+            LogKeyHistoryInvalid: the recorded key history does not verify.
+            LogKeyMismatch: ``key`` is not a key of the log.
             LogStateInvalid, LogStateMismatch: ``state_file`` is bad, or the store does not
                 extend the head it records.
         """
@@ -137,10 +163,12 @@ class TransparencyLog:
         if "log_id" not in meta:
             raise LogError("log.not_found", f"{store.path}: no transparency log here")
         self.log_id: str = meta["log_id"]
-        self.public_key = Ed25519PublicKey.from_b64(meta["public_key"])
+        self.public_key = Ed25519PublicKey.from_b64(meta["public_key"])  # the current key
         self.key_id: str = meta["key_id"]
         self.key_path: str | None = meta.get("key_path")
         self._key: SigningKey | None = None
+        self._verified = HistoryCache()
+        self.key_history()  # verified now: a log whose history does not verify is not opened
         if key is not None:
             self.set_key(key)
         if state_file is not None:
@@ -190,6 +218,7 @@ class TransparencyLog:
                 meta["key_path"] = key_path
             with store.write() as db:
                 insert_meta(db, store.path, meta)
+                insert_first_key(db, key_id, key.public_key)
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
             if owns:
@@ -222,12 +251,13 @@ class TransparencyLog:
             raise
 
     def set_key(self, key: SigningKey) -> None:
-        """Use ``key`` to sign heads from now on.
+        """Use ``key`` to sign heads from now on: the current key, or an earlier key of the
+        history (which signs only heads dated inside its window).
 
         Raises:
-            LogKeyMismatch: it is not the key the log was created with.
+            LogKeyMismatch: it is not a key of this log.
         """
-        if key.public_key.raw != self.public_key.raw:
+        if entry_for(self.key_history(), key.public_key) is None:
             raise LogError(
                 "log.key_mismatch",
                 f"the signing key ({key.public_key.b64}) is not this log's key "
@@ -424,10 +454,13 @@ class TransparencyLog:
 
         Raises:
             LogNoSigningKey, LogBadTimestamp.
+            LogKeyOutsideWindow: the key's window does not contain ``timestamp`` (after a
+                rotation: the old key after T, the new key before T).
         """
         key = self._signing_key()
         stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
+            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
             size, root = self._checked_head(db)
             root_hex = root.hex()
             message = sth_message(self.log_id, size, root_hex, stamp)
@@ -437,7 +470,7 @@ class TransparencyLog:
                 root_hash=root_hex,
                 timestamp=stamp,
                 signature=key.sign_b64(message),
-                key_id=self.key_id,
+                key_id=signer.key_id,
             )
             document = json.dumps(head.to_json(), separators=(",", ":"))
             record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
@@ -451,13 +484,18 @@ class TransparencyLog:
         is
         by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record.
 
+        The key's window must contain the record's time (a checkpoint body carries no time, so
+        the log holds its keys to the time it signs at).
+
         Raises:
             LogNoSigningKey, LogBadTimestamp, UsageError (an origin that is not a valid key name).
+            LogKeyOutsideWindow: the key's window does not contain ``timestamp``.
         """
         key = self._signing_key()
         name = origin if origin is not None else self.log_id
         stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
+            signing_entry(self.key_history(), key, stamp, "checkpoint", self.store.path)
             size, root = self._checked_head(db)
             body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
             key_id = key_id_c2sp(name, key.public_key.raw)
@@ -466,6 +504,55 @@ class TransparencyLog:
             record_head(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
             self._advance_state(key, size, root.hex(), stamp)
         return note
+
+    def latest_checkpoint(self) -> RecordedHead | None:
+        """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
+        with self.store.read() as db:
+            row = db.execute(
+                "SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
+                "WHERE kind = 'checkpoint' ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        if row is None:
+            return None
+        return RecordedHead(int(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), row[5])
+
+    def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
+        """Record ``note`` (a checkpoint of this log) again with witness signature ``lines`` added.
+
+        The caller has verified the lines against the witness keys it trusts (tlog-witness: "it
+        can move the valid signatures to its own view of the checkpoint"); this checks that the
+        note is this log's: signed by one of its keys (a checkpoint signed before a rotation stays
+        the log's), its size within the log and its root the log's root at that size. Lines
+        already on the note are not added twice. Returns the new note.
+
+        Raises:
+            ``checkpoint.*``: the note is malformed or not signed by the log's key.
+            LogError ``log.checkpoint_foreign``: the size or root is not this log's.
+        """
+        parsed = parse_note(note)
+        name = parsed.signatures[0].name if parsed.signatures else self.log_id
+        verifiers = [
+            NoteVerifier(name, key_id_c2sp(name, entry.public_key.raw), entry.public_key)
+            for entry in self.key_history()
+        ]
+        checkpoint = verify_checkpoint(note, verifiers).checkpoint
+        with self.store.write() as db:
+            size, wanted = stored_size(db), checkpoint.tree_size
+            if wanted > size or checkpoint.root_hash != (
+                NodeReader(db, self.store.path).range_hash(0, wanted) if wanted else EMPTY_ROOT
+            ):
+                raise LogError(
+                    "log.checkpoint_foreign",
+                    f"checkpoint of size {checkpoint.tree_size} is not a tree head of this log",
+                )
+            present = set(note.splitlines(keepends=True))
+            added = [line for line in lines if line not in present]
+            cosigned = note + "".join(dict.fromkeys(added))
+            stamp = _format_timestamp(self._clock())
+            root_hex = checkpoint.root_hash.hex()
+            head = RecordedHead(0, "checkpoint", checkpoint.tree_size, root_hex, stamp, cosigned)
+            record_head(db, head)
+        return cosigned
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
         """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
@@ -481,23 +568,126 @@ class TransparencyLog:
             for r in rows
         ]
 
+    # -- keys (docs/adr/0011) ---------------------------------------------------------------------
+
+    def key_history(self) -> list[LogKey]:
+        """Every key of the log with its window, oldest first (the last is :attr:`public_key`),
+        read and verified now (each rotation signed by the key it replaced).
+
+        Raises:
+            LogKeyHistoryInvalid: the recorded history does not verify.
+        """
+        with self.store.read() as db:
+            return load_history(db, self.store.path, self.log_id, self._meta(), self._verified)
+
+    def rotate_key(
+        self,
+        new_key: SigningKey,
+        at: datetime | None = None,
+        *,
+        new_key_path: str | None = None,
+        new_state_file: Path | None = None,
+    ) -> LogKey:
+        """Close the current key's window at ``at`` (default: now, whole seconds) and open
+        ``new_key``'s at ``at``: ``[.., at)`` then ``[at, ..)``, no gap, no overlap. The log must
+        be open with its current key (:meth:`set_key`), which signs the rotation; ``new_key``
+        countersigns it.
+
+        The rotation records the tree the old key hands over (proven to extend every head signed
+        so far, RFC 9162 §2.1.4): later heads must extend it. With a bound state file the old
+        key's state moves to that tree, and ``new_state_file`` (the new key's, beside it) starts
+        from it, so the binding of docs/adr/0005 continues. ``new_key_path`` is recorded as the
+        key path (``log head`` without ``--key``); without it the recorded path is dropped.
+        Afterwards this log signs with ``new_key``.
+
+        Raises:
+            LogNoSigningKey: no key set.
+            LogKeyMismatch: the key set is not the current key (only it may hand over).
+            LogRotationInvalid: ``new_key`` is already a key of the log (or its key ID is
+                taken, or malformed); ``at`` is in the future, not after the current key's
+                ``valid_from``, or not after a head already recorded (which would fall outside
+                the old key's window).
+            LogBadTimestamp: ``at`` is naive.
+            LogIntegrity, LogStateInvalid, LogStateMismatch: see :meth:`signed_tree_head`;
+                ``new_state_file`` records a head this tree does not extend.
+        """
+        old = self._signing_key()
+        # Default: now, to the second (the precision heads are signed with, docs/formats.md §4),
+        # so a head signed in the same second is already the new key's.
+        moment = self._clock().replace(microsecond=0) if at is None else at
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            raise LogError("log.bad_timestamp", "a rotation time must be timezone-aware")
+        valid_from = rotation_time(moment)
+        new_id = new_key.key_id or _default_key_id(new_key.public_key)
+        check_name(new_id)
+        new_key = new_key.with_labels(key_id=new_id, publisher_id=new_key.publisher_id)
+        with self.store.write() as db:
+            history = self.key_history()
+            check_rotation(history, old, new_key, moment, self._clock())
+            latest = latest_head_time(db)
+            if latest is not None and moment <= latest:
+                raise LogError(
+                    "log.rotation_invalid",
+                    f"{self.store.path}: a head dated {format_utc(latest)} was already signed; "
+                    f"a rotation at {valid_from} would leave it outside the window of the key "
+                    "that signed it: rotate at a later time",
+                )
+            size, root = self._checked_head(db)
+            rotation = Rotation(
+                self.log_id,
+                history[-1].seq + 1,
+                old.public_key,
+                new_key.public_key,
+                new_id,
+                valid_from,
+                size,
+                root.hex(),
+            )
+            entry = LogKey(
+                rotation.seq,
+                new_id,
+                new_key.public_key,
+                valid_from,
+                None,
+                size,
+                root.hex(),
+                rotation.sign(old, new_key),
+            )
+            insert_rotation(db, entry)
+            meta = {"public_key": new_key.public_key.b64, "key_id": new_id}
+            update_meta(db, {**meta, "key_path": new_key_path})
+            stamp = _format_timestamp(self._clock())
+            if new_state_file is not None:  # first: it may refuse (a fork under the new key)
+                reader = NodeReader(db, self.store.path)
+                state = LogState(self.log_id, size, root.hex(), new_key.public_key.b64, stamp)
+                start_state(new_state_file, new_key, state, lambda n: reader.range_hash(0, n))
+            self._advance_state(old, size, root.hex(), stamp)
+        self.public_key, self.key_id, self.key_path = new_key.public_key, new_id, new_key_path
+        self._key, self.state_file = new_key, new_state_file
+        return entry
+
     # -- integrity (docs/adr/0005) ---------------------------------------------------------------
 
     def state(self) -> LogState | None:
         """The verified signed state beside the key (None: unbound, or no head signed yet).
 
         Raises:
-            LogStateInvalid: the file is malformed or not signed by this log's key.
+            LogStateInvalid: the file is malformed or not signed by a key of this log.
         """
         if self.state_file is None:
             return None
-        return read_state(self.state_file, self.public_key, self.log_id)
+        keys = [entry.public_key for entry in self.key_history()]
+        return read_state_of(self.state_file, keys, self.log_id)
 
     def _references(self, db: Connection) -> list[Reference]:
         references = []
         recorded = latest_recorded(db)
         if recorded is not None:
             references.append(recorded)
+        rotated = self.key_history()[-1]  # the tree the last rotation handed over
+        if rotated.tree_size is not None and rotated.root_hash is not None:
+            source = f"the rotation to key {rotated.key_id!r}"
+            references.append(Reference(rotated.tree_size, rotated.root_hash, source))
         state = self.state()
         if state is not None:
             references.append(
@@ -525,7 +715,7 @@ class TransparencyLog:
         current = self.state()
         if current is not None and current.tree_size >= size:
             return
-        state = LogState(self.log_id, size, root_hex, self.public_key.b64, stamp)
+        state = LogState(self.log_id, size, root_hex, key.public_key.b64, stamp)
         write_state(self.state_file, key, state)
 
     def bind_state(self, state_file: Path) -> None:

@@ -1,18 +1,12 @@
-"""``affidavit log``: an append-only RFC 6962 transparency log in one SQLite file.
+"""``affidavit log`` basics: an append-only RFC 6962 transparency log in one SQLite file.
 
-::
-
-    affidavit log init DB --key KEYFILE --log-id ID
-    affidavit log append DB FILE... [--leaf-form raw|py-compact]
-    affidavit log head DB [--checkpoint [--origin O]] [--key KEYFILE] [--timestamp T]
-    affidavit log prove DB --index I [--size N]
-    affidavit log consistency DB --from M [--to N]
+``init``, ``append``, ``head``, ``vkey``, ``prove`` and ``consistency`` (the verbs are listed in
+:mod:`affidavit.cli.log.group`).
 
 Leaf data (``log append``): by default the file's exact bytes, so any artefact can be logged and a
 verifier hashes what it holds. ``--leaf-form py-compact`` parses each file as strict JSON and logs
 its py-compact bytes instead: the form AiGentsy uses for its Merkle leaves (docs/formats.md §4), so
-two
-spellings of one document give one leaf. All files are read (and parsed) before anything is
+two spellings of one document give one leaf. All files are read (and parsed) before anything is
 appended, and the whole command is one batch: either every file becomes a leaf or none does.
 
 Signing key: ``log init`` records the key file's absolute path in the database; ``log head`` uses
@@ -40,22 +34,18 @@ from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import verifier_key_string
 from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
 
-__all__ = ["log"]
+__all__ = ["append", "consistency", "head", "init", "prove", "vkey"]
 
 _db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
 
 
-@click.group("log")
-def log() -> None:
-    """Append-only RFC 6962 transparency log: init, append, head, prove, consistency."""
-
-
-@log.command("init")
+@click.command("init")
 @_db_argument
 @click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--log-id", required=True, help="Signed into every tree head; no '|' or spaces.")
@@ -80,7 +70,7 @@ def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
         click.echo(f"created log {log_id!r} in {db} (key {created.key_id})")
 
 
-@log.command("append")
+@click.command("append")
 @_db_argument
 @click.argument("files", nargs=-1, required=True)
 @click.option(
@@ -119,12 +109,26 @@ def _leaf_data(source: str, leaf_form: str) -> bytes:
         raise
 
 
-@log.command("head")
+@click.command("head")
 @_db_argument
 @click.option("--checkpoint", is_flag=True, help="A C2SP tlog-checkpoint signed note instead.")
 @click.option("--origin", help="Checkpoint origin line and key name (default: the log ID).")
 @click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--timestamp", help="UTC time to sign, YYYY-MM-DDTHH:MM:SSZ (default: now).")
+@click.option(
+    "--witness",
+    "witnesses",
+    multiple=True,
+    metavar="URL#VKEY",
+    help="Ask this C2SP witness to cosign the checkpoint (repeatable; VKEY: witness vkey).",
+)
+@click.option(
+    "--require-witnesses",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="Exit 1 (tlog.quorum_not_met) unless at least K witnesses cosigned.",
+)
 @json_option
 def head(
     *,
@@ -133,12 +137,27 @@ def head(
     origin: str | None,
     key_file: Path | None,
     timestamp: str | None,
+    witnesses: tuple[str, ...],
+    require_witnesses: int | None,
     as_json: bool,
 ) -> None:
     """Sign and print the tree head of everything committed (docs/formats.md §4, or §6
-    checkpoint)."""
+    checkpoint).
+
+    With ``--witness`` the checkpoint is submitted to each witness (C2SP tlog-witness), the
+    cosignatures that verify under the witness's key are recorded and printed with it; a witness
+    that is down or refuses is reported on stderr (and in ``--json``), never failing the command
+    unless ``--require-witnesses``.
+    """
     if origin is not None and not checkpoint:
         raise errors.UsageError("--origin only applies with --checkpoint")
+    if (witnesses or require_witnesses is not None) and not checkpoint:
+        raise errors.UsageError("--witness and --require-witnesses only apply with --checkpoint")
+    parsed = _parse_witnesses(witnesses)  # before signing: a bad URL#VKEY is exit 2, no head
+    if require_witnesses is not None and require_witnesses > len(parsed):
+        raise errors.UsageError(
+            f"--require-witnesses {require_witnesses} but only {len(parsed)} witness(es) given"
+        )
     when = _parse_timestamp(timestamp) if timestamp is not None else None
     with TransparencyLog.open(db) as opened:
         path = key_file if key_file is not None else opened.key_path
@@ -148,6 +167,9 @@ def head(
         opened.bind_state(state_path(Path(path).resolve(), opened.log_id))
         if checkpoint:
             note = opened.checkpoint(origin, when)
+            if parsed:
+                _witnessed(opened, note, parsed, require_witnesses, as_json)
+                return
             if as_json:
                 emit_json({"ok": True, "checkpoint": note})
             else:
@@ -160,6 +182,75 @@ def head(
         emit_json(sth)
 
 
+def _parse_witnesses(witnesses: tuple[str, ...]) -> tuple[Any, ...]:
+    if not witnesses:
+        return ()
+    from affidavit.registry.clients.witness import parse_witnesses  # noqa: PLC0415 - lazy: only with --witness
+
+    return parse_witnesses(witnesses)
+
+
+def _witnessed(
+    opened: TransparencyLog,
+    note: str,
+    witnesses: tuple[Any, ...],
+    required: int | None,
+    as_json: bool,
+) -> None:
+    """Collect, record and print the cosignatures of ``witnesses`` (C2SP tlog-witness)."""
+    from affidavit.registry.witnessing import collect, record_cosignatures  # noqa: PLC0415 - lazy: httpx only with --witness
+
+    reports = collect(witnesses, note, lambda old, new: opened.consistency_proof(old, new).path)
+    lines = [line for report in reports for line in report.lines]
+    cosigned = note
+    if lines:
+        recorded = record_cosignatures(opened, note, lines)
+        cosigned = recorded if recorded is not None else note + "".join(dict.fromkeys(lines))
+    count = sum(report.ok for report in reports)
+    met = required is None or count >= required
+    if as_json:
+        emit_json(
+            {
+                "ok": met,
+                "checkpoint": cosigned,
+                "cosigned_by": count,
+                "witnesses": [report.to_json() for report in reports],
+            }
+        )
+    else:
+        click.echo(cosigned, nl=False)
+        for report in reports:
+            if report.ok:
+                click.echo(
+                    f"witness {report.witness.url}: cosigned by {', '.join(report.cosigners)}",
+                    err=True,
+                )
+            elif report.error is not None:
+                click.echo(
+                    f"witness {report.witness.url}: {report.error.code}: {report.error.message}",
+                    err=True,
+                )
+    if not met:
+        raise errors.ProofError(
+            "tlog.quorum_not_met",
+            f"{count} of {len(reports)} witnesses cosigned the checkpoint; {required} required",
+            details={"cosigned": count, "required": required},
+        )
+
+
+@click.command("vkey")
+@_db_argument
+@click.option("--origin", help="The checkpoint origin the key signs as (default: the log ID).")
+def vkey(db: Path, origin: str | None) -> None:
+    """Print the log's C2SP verifier key, ``name+keyid+base64(0x01 || key)`` (signed-note).
+
+    What a witness (``witness serve --log-vkey``), a tlog-policy ``log`` line and ``log monitor
+    --vkey`` take. No private key is read.
+    """
+    with TransparencyLog.open(db) as opened:
+        click.echo(verifier_key_string(origin or opened.log_id, opened.public_key))
+
+
 def _parse_timestamp(text: str) -> dt.datetime:
 
     moment = parse_utc(text)
@@ -168,7 +259,7 @@ def _parse_timestamp(text: str) -> dt.datetime:
     return moment
 
 
-@log.command("prove")
+@click.command("prove")
 @_db_argument
 @click.option("--index", type=click.IntRange(min=0), required=True)
 @click.option("--size", type=click.IntRange(min=0), help="Tree size (default: the current size).")
@@ -186,7 +277,7 @@ def prove(db: Path, index: int, size: int | None, as_json: bool) -> None:
         click.echo(f"proof: {step['position']} {step['hash']}")
 
 
-@log.command("consistency")
+@click.command("consistency")
 @_db_argument
 @click.option("--from", "first", type=click.IntRange(min=1), required=True)
 @click.option("--to", "second", type=click.IntRange(min=1), help="Default: the current size.")

@@ -105,3 +105,25 @@ def test_settings_ids_match_the_whole_string(tmp_path: Path, fields: dict[str, s
     with pytest.raises(errors.UsageError) as caught:
         Settings(data_dir=tmp_path, **fields)
     assert caught.value.code == "usage.invalid"
+
+
+def test_a_rotated_log_refuses_to_start_with_its_earlier_key(settings: Settings) -> None:
+    import datetime
+
+    from affidavit.attest.keyring import derive_test_key
+    from affidavit.attest.log.transparency import TransparencyLog
+    from affidavit.registry.startup import open_state
+
+    from tests.conftest import raises_code
+
+    old = registry_key()
+    new = derive_test_key("registry rotation: the new key").with_labels(  # TEST-ONLY
+        key_id="registry-2", publisher_id=settings.publisher_id
+    )
+    open_state(settings, signing_key=old).close()
+    when = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    with TransparencyLog.open(settings.database_path, old) as log:
+        log.rotate_key(new, when)
+    with raises_code("log.key_mismatch"):
+        open_state(settings, signing_key=old)
+    open_state(settings, signing_key=new).close()

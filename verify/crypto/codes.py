@@ -42,6 +42,17 @@ KEY: Final = (
         INPUT,
         "The Ed25519 public key is a small-order point (accepts forged signatures).",
     ),
+    Code(
+        "key.window_invalid",
+        INPUT,
+        "A key document's valid_from/valid_until is not an RFC 3339 date-time with an offset,"
+        " or the window is empty.",
+    ),
+    Code(
+        "key.window_unsupported",
+        INPUT,
+        "A key with a validity window was given to a command that cannot honour it (fail closed).",
+    ),
     Code("key.wrong_length", INPUT, "An Ed25519 key must be exactly 32 bytes."),
 )
 
@@ -72,6 +83,11 @@ SIGNATURE: Final = (
         "The Ed25519 signature does not verify under the given key (strict rules).",
     ),
     Code("signature.malformed", INPUT, "A signature is not strict base64 of exactly 64 bytes."),
+    Code(
+        "treehead.key_outside_window",
+        FAILED,
+        "The tree head is dated outside the validity window of the trusted key that signed it.",
+    ),
     Code(
         "treehead.malformed",
         INPUT,

@@ -11,13 +11,16 @@ names are still importable from here (loaded on first access, PEP 562). This mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.forms import UTC_TIMESTAMP, is_hex64
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.windows import KeyWindow
 
 __all__ = ["SignedTreeHead", "parse_sth", "sth_message", "verify_sth"]
 
@@ -98,12 +101,20 @@ def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
     return SignedTreeHead(log_id, tree_size, root_hash, timestamp, key_id, signature)
 
 
-def verify_sth(unverified_sth: Mapping[str, Any], key: Ed25519PublicKey) -> SignedTreeHead:
-    """Parse a signed tree head and verify its Ed25519 signature under ``key``.
+def verify_sth(
+    unverified_sth: Mapping[str, Any],
+    key: Ed25519PublicKey,
+    *,
+    windows: Sequence[KeyWindow] = (),
+) -> SignedTreeHead:
+    """Parse a signed tree head and verify its Ed25519 signature under ``key``; with ``windows``
+    (the key's validity windows, :mod:`affidavit.verify.crypto.windows`) its timestamp must also
+    lie inside one of them.
 
     Raises:
         ``treehead.malformed``: see :func:`parse_sth` (exit 2).
         ``treehead.signature_bad``: the signature does not verify (``treehead.signature_bad``).
+        ``treehead.key_outside_window``: the head is dated outside every window (exit 1).
     """
     sth = parse_sth(unverified_sth)
     try:
@@ -116,6 +127,12 @@ def verify_sth(unverified_sth: Mapping[str, Any], key: Ed25519PublicKey) -> Sign
             f"tree head of {sth.log_id!r} at size {sth.tree_size}: {e.message}",
             details={"log_id": sth.log_id, "tree_size": sth.tree_size},
         ) from None
+    if windows:
+        from affidavit.verify.crypto.windows import check_head_time  # noqa: PLC0415 - lazy
+
+        check_head_time(
+            windows, sth.timestamp, key_b64=key.b64, log_id=sth.log_id, tree_size=sth.tree_size
+        )
     return sth
 
 

@@ -13,8 +13,10 @@ name (surrounding whitespace aside, nothing else may be in the file):
   aigentsy-verify takes (``key_id``, ``algorithm``), an actor key file (``actor_id``). Fields it
   names must be well formed: ``algorithm`` is ``"Ed25519"``; ``key_id``, ``publisher_id`` and
   ``publisher_key_id`` are non-empty strings and ``manifest_url`` a string or null (the rule of
-  :func:`affidavit.verify.contracts.manifest.parse_publisher_document`). Other fields are the
-  caller's (:attr:`TrustedKey.document`).
+  :func:`affidavit.verify.contracts.manifest.parse_publisher_document`). ``valid_from`` and
+  ``valid_until`` bound the key's validity window (:mod:`affidavit.verify.crypto.windows`: RFC 3339
+  with an offset, half-open, compared as instants; :attr:`TrustedKey.window`). Other fields are
+  the caller's (:attr:`TrustedKey.document`).
 - **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) holding an Ed25519 SubjectPublicKeyInfo, whose
   DER is exactly the 12-byte prefix of RFC 8410 §4 and the 32 key bytes (the algorithm has no
   parameters, so the DER form is unique). Read without cryptography.
@@ -31,8 +33,10 @@ Errors (exit 2), each message naming the file: ``io.unreadable`` (cannot be read
 ``key.unrecognized`` (none of the forms, too large, a field of a JSON key document wrong),
 ``key.bad_base64``, ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``,
 ``key.weak``, ``key.vkey_malformed`` (the key itself), ``json.*`` (not strict JSON),
-``manifest.publisher_document_invalid`` (a publisher field malformed), ``usage.invalid`` (an empty
-folder).
+``manifest.publisher_document_invalid`` (a publisher field malformed), ``key.window_invalid`` (a
+malformed window), ``key.window_unsupported`` (a windowed key read by a caller that did not ask
+for windows: fail closed, a command that cannot check the window must not trust the key beyond
+it), ``usage.invalid`` (an empty folder).
 
 This module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports neither
 pathlib nor dataclasses, and the signed-note module only when a verifier key is read.
@@ -47,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import ED25519_KEY_BYTES, Ed25519PublicKey, b64decode_strict
+from affidavit.verify.crypto.windows import KeyWindow, merge_windows
 from affidavit.verify.json.strict import load_object
 
 if TYPE_CHECKING:
@@ -59,6 +64,7 @@ __all__ = [
     "key_files",
     "key_from_base64",
     "key_from_document",
+    "key_windows",
     "load_key_file",
     "load_key_folder",
     "load_trusted_keys",
@@ -82,7 +88,8 @@ class TrustedKey(NamedTuple):
 
     ``form`` is ``"json"``, ``"pem"``, ``"base64"`` or ``"vkey"``; ``document`` is the JSON key
     document (for the caller's own fields, e.g. ``actor_id``), ``verifier`` the parsed verifier
-    key (its name and key ID) of the ``vkey`` form.
+    key (its name and key ID) of the ``vkey`` form, ``window`` the validity window a JSON document
+    names (None: valid at every time; only when the caller asked for windows).
     """
 
     key: Ed25519PublicKey
@@ -90,6 +97,7 @@ class TrustedKey(NamedTuple):
     form: str
     document: dict[str, Any] | None = None
     verifier: NoteVerifier | None = None
+    window: KeyWindow | None = None
 
 
 def read_key_bytes(path: str | os.PathLike[str]) -> bytes:
@@ -108,13 +116,14 @@ def read_key_bytes(path: str | os.PathLike[str]) -> bytes:
     return data
 
 
-def load_key_file(path: str | os.PathLike[str]) -> TrustedKey:
-    """Read one key file in any of the four forms (module docstring).
+def load_key_file(path: str | os.PathLike[str], *, windows: bool = False) -> TrustedKey:
+    """Read one key file in any of the four forms (module docstring). With ``windows`` the caller
+    honours validity windows (:attr:`TrustedKey.window`); without, a windowed key is refused.
 
     Raises:
         See the module docstring; every message starts with the path.
     """
-    return parse_key_bytes(read_key_bytes(path), source=os.fspath(path))
+    return parse_key_bytes(read_key_bytes(path), source=os.fspath(path), windows=windows)
 
 
 def key_files(folder: str | os.PathLike[str]) -> list[str]:
@@ -142,24 +151,34 @@ def key_files(folder: str | os.PathLike[str]) -> list[str]:
     return found
 
 
-def load_key_folder(folder: str | os.PathLike[str]) -> list[TrustedKey]:
+def load_key_folder(folder: str | os.PathLike[str], *, windows: bool = False) -> list[TrustedKey]:
     """Every key file of ``folder`` (:func:`key_files`), each read by :func:`load_key_file`."""
-    return [load_key_file(path) for path in key_files(folder)]
+    return [load_key_file(path, windows=windows) for path in key_files(folder)]
 
 
-def load_trusted_keys(paths: Iterable[str | os.PathLike[str]]) -> list[TrustedKey]:
+def load_trusted_keys(
+    paths: Iterable[str | os.PathLike[str]], *, windows: bool = False
+) -> list[TrustedKey]:
     """Key files and folders, in the order given (a folder's files in name order)."""
     loaded: list[TrustedKey] = []
     for path in paths:
         if os.path.isdir(path):
-            loaded.extend(load_key_folder(path))
+            loaded.extend(load_key_folder(path, windows=windows))
         else:
-            loaded.append(load_key_file(path))
+            loaded.append(load_key_file(path, windows=windows))
     return loaded
 
 
-def parse_key_bytes(data: bytes, *, source: str) -> TrustedKey:
-    """Read the content of a key file; ``source`` names it in errors.
+def key_windows(loaded: Iterable[TrustedKey]) -> dict[bytes, tuple[KeyWindow, ...]]:
+    """``{raw key: its windows}`` for the keys that are trusted only within windows: a key
+    listed by several files is trusted within any of them, and at every time when one of them
+    names no window (:func:`affidavit.verify.crypto.windows.merge_windows`)."""
+    return merge_windows((trusted.key.raw, trusted.window) for trusted in loaded)
+
+
+def parse_key_bytes(data: bytes, *, source: str, windows: bool = False) -> TrustedKey:
+    """Read the content of a key file; ``source`` names it in errors. ``windows``: the caller
+    honours a JSON document's validity window (else a windowed key is ``key.window_unsupported``).
 
     Raises:
         See the module docstring.
@@ -172,7 +191,9 @@ def parse_key_bytes(data: bytes, *, source: str) -> TrustedKey:
         except errors.ParseError as e:
             e.message = f"{source}: {e.message}"
             raise
-        return TrustedKey(key_from_document(document, source=source), source, "json", document)
+        key = key_from_document(document, source=source, windows=windows)
+        window = KeyWindow.parse(document, source=source)
+        return TrustedKey(key, source, "json", document, window=window)
     if text.startswith(b"-----BEGIN"):
         return TrustedKey(_key_from_pem(text, source), source, "pem")
     try:
@@ -199,15 +220,20 @@ def key_from_base64(text: str) -> Ed25519PublicKey:
 
 
 def key_from_document(
-    document: Mapping[str, Any], *, source: str | None = None
+    document: Mapping[str, Any], *, source: str | None = None, windows: bool = False
 ) -> Ed25519PublicKey:
     """The key of a JSON key document (module docstring: the fields it may name, and how).
+
+    A document with ``valid_from``/``valid_until`` is refused unless ``windows`` says the caller
+    honours them (:func:`parse_key_bytes` returns the window with the key).
 
     Raises:
         ``key.unrecognized``: no string ``public_key_base64``, another ``algorithm``, a malformed
             ``key_id``.
         ``manifest.publisher_document_invalid``: a malformed ``publisher_id``,
             ``publisher_key_id`` or ``manifest_url``.
+        ``key.window_invalid``, ``key.window_unsupported``: a malformed window, or one the
+            caller cannot honour.
         ``key.*``: the key itself.
     """
     where = f"{source}: " if source else ""
@@ -237,6 +263,13 @@ def key_from_document(
         raise errors.ContractError(
             "manifest.publisher_document_invalid",
             f"{where}publisher document: manifest_url must be a string",
+        )
+    if KeyWindow.parse(document, source=source) is not None and not windows:
+        raise errors.KeyMaterialError(
+            "key.window_unsupported",
+            f"{where}the key has a validity window (valid_from/valid_until) and this command "
+            "cannot check it: refused rather than trusted at every time (windows apply to "
+            "signed tree heads: verify bundle)",
         )
     return key
 

@@ -1,0 +1,1 @@
+"""``affidavit log``: the transparency log, its tiles, checkpoints, proofs and monitor."""

@@ -1,0 +1,206 @@
+"""Validity windows of trusted tree-head keys: when a log key may have signed a head.
+
+>>> window = KeyWindow.parse({"valid_until": "2026-01-01T01:00:00+01:00"}, source="k.json")
+>>> window.contains(parse_rfc3339("2025-12-31T23:59:59Z")), window.contains(
+...     parse_rfc3339("2026-01-01T00:30:00Z"))
+(True, False)
+
+A log that rotates its key (docs/adr/0011-log-key-rotation.md) closes the old key's window at the
+rotation time T and opens the new key's at T. A trusted key document (a JSON key file, see
+:mod:`affidavit.verify.crypto.trusted_keys`) may carry that window::
+
+    {"public_key_base64": "...", "valid_from": "2026-01-01T00:00:00Z",
+     "valid_until": "2026-07-01T00:00:00+02:00"}
+
+- The window is **half-open**: ``valid_from <= t < valid_until``. Two windows that meet at T have
+  no gap and no overlap: a head dated T belongs to the new key only.
+- Either bound may be absent or ``null``: unbounded on that side. A key without either field has
+  no window and is trusted at every time (exactly as before windows existed).
+- Each bound is an RFC 3339 §5.6 ``date-time`` with a **mandatory** offset (``Z`` or ``±hh:mm``),
+  parsed strictly (ASCII digits, a real calendar date, no leap second ``:60``, which Python cannot
+  represent) and compared as an instant, never as text: ``2026-01-01T01:00:00+01:00`` *equals*
+  ``2026-01-01T00:00:00Z``. A fraction of more than six digits is rounded *up* to the next
+  microsecond, which is exact for every time on the microsecond grid (a tree-head timestamp is
+  whole seconds): ``t < x`` exactly when ``t < ceil(x)``.
+- An empty window (``valid_from >= valid_until``) is refused: a key trusted at no time is a typo.
+
+What the window limits: a signed tree head (docs/formats.md §4) verified by that key must carry a
+timestamp inside it, else ``treehead.key_outside_window`` (exit 1). A C2SP checkpoint carries no
+time (docs/formats.md §6), so a window cannot be applied to it; windowed keys are never verifier
+keys (a verifier key ``name+id+key`` has no fields), so a checkpoint cannot be accepted under a
+windowed key by mistake.
+
+Malformed window fields are ``key.window_invalid`` (exit 2). This module is on the ``verify
+bundle`` path (docs/adr/0003-cold-start.md): it imports :mod:`datetime` only to parse a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = [
+    "WINDOW_FIELDS",
+    "KeyWindow",
+    "check_head_time",
+    "format_window",
+    "merge_windows",
+    "parse_rfc3339",
+]
+
+WINDOW_FIELDS: Final = ("valid_from", "valid_until")
+# RFC 3339 §5.6: full-date "T" full-time, time-offset mandatory ("Z" / ("+" / "-") hh ":" mm).
+# The ABNF is case-insensitive, so "t" and "z" are the same characters.
+_RFC3339: Final = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?"
+    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))",
+    re.ASCII,
+)
+
+
+def parse_rfc3339(text: object) -> datetime | None:
+    """An RFC 3339 ``date-time`` with its offset as an aware datetime; None for anything else
+    (no offset, a space for ``T``, non-ASCII digits, an impossible date, ``:60``, an offset
+    minute above 59)."""
+    if not isinstance(text, str):
+        return None
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    from datetime import datetime, timedelta, timezone  # noqa: PLC0415 - lazy (cold start)
+
+    date, clock, fraction, zulu, sign, hours, minutes = match.groups()
+    if zulu is None and (int(hours) > 23 or int(minutes) > 59):
+        return None
+    try:
+        moment = datetime.fromisoformat(f"{date}T{clock}")
+    except ValueError:  # month 13, February 30, second 60...
+        return None
+    if fraction:
+        micros = int(fraction[:6].ljust(6, "0"))
+        moment = moment.replace(microsecond=micros)
+        if fraction[6:].strip("0"):  # round up past the microsecond grid (module docstring)
+            moment += timedelta(microseconds=1)
+    offset = timedelta(0)
+    if zulu is None:
+        offset = timedelta(hours=int(hours), minutes=int(minutes))
+        if sign == "-":
+            offset = -offset
+    return moment.replace(tzinfo=timezone(offset))
+
+
+class KeyWindow(NamedTuple):
+    """``valid_from <= t < valid_until``; a None bound is unbounded on that side."""
+
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+
+    @classmethod
+    def parse(cls, document: Mapping[str, Any], *, source: str | None = None) -> KeyWindow | None:
+        """The window a key document names, or None when it names neither bound.
+
+        Raises:
+            ``key.window_invalid``: a bound is not an RFC 3339 date-time with an offset (or
+                null), or the window is empty.
+        """
+        if not any(name in document for name in WINDOW_FIELDS):
+            return None
+        where = f"{source}: " if source else ""
+        bounds: list[datetime | None] = []
+        for name in WINDOW_FIELDS:
+            value = document.get(name)
+            moment = None if value is None else parse_rfc3339(value)
+            if value is not None and moment is None:
+                raise errors.KeyMaterialError(
+                    "key.window_invalid",
+                    f"{where}{name} must be an RFC 3339 date-time with an offset (Z or +hh:mm), "
+                    f"e.g. 2026-01-01T00:00:00Z, or null; got {value!r}",
+                    details={"field": name},
+                )
+            bounds.append(moment)
+        start, end = bounds
+        if start is not None and end is not None and start >= end:
+            raise errors.KeyMaterialError(
+                "key.window_invalid",
+                f"{where}valid_from ({document['valid_from']}) is not before valid_until "
+                f"({document['valid_until']}): the key would be valid at no time",
+                details={"field": "valid_until"},
+            )
+        return cls(start, end)
+
+    def contains(self, moment: datetime) -> bool:
+        """``valid_from <= moment < valid_until`` (as instants)."""
+        if self.valid_from is not None and moment < self.valid_from:
+            return False
+        return self.valid_until is None or moment < self.valid_until
+
+
+def format_window(window: KeyWindow) -> str:
+    """``[from, until)`` in UTC, ``-inf``/``+inf`` for an open side (for messages)."""
+    from affidavit.verify.json.forms import format_utc_fraction  # noqa: PLC0415 - lazy
+
+    start = "-inf" if window.valid_from is None else format_utc_fraction(window.valid_from)
+    end = "+inf" if window.valid_until is None else format_utc_fraction(window.valid_until)
+    return f"[{start}, {end})"
+
+
+def check_head_time(
+    windows: Sequence[KeyWindow],
+    timestamp: str,
+    *,
+    key_b64: str,
+    log_id: str,
+    tree_size: int,
+) -> None:
+    """Refuse a tree head dated outside every window of the key that verified it.
+
+    ``windows`` are the key's windows (a key trusted by several documents is trusted within any
+    of them); an empty sequence means no window: nothing to check. ``timestamp`` is the head's
+    (docs/formats.md §4, ``YYYY-MM-DDTHH:MM:SSZ``).
+
+    Raises:
+        ``treehead.malformed``: the timestamp is not a real UTC time (exit 2).
+        ``treehead.key_outside_window``: it lies outside every window (exit 1).
+    """
+    if not windows:
+        return
+    from affidavit.verify.json.forms import parse_utc  # noqa: PLC0415 - lazy
+
+    moment = parse_utc(timestamp)
+    if moment is None:
+        raise errors.SignatureError(
+            "treehead.malformed", f"tree-head timestamp {timestamp!r} is not a real UTC time"
+        )
+    if any(window.contains(moment) for window in windows):
+        return
+    spans = ", ".join(format_window(window) for window in windows)
+    raise errors.SignatureError(
+        "treehead.key_outside_window",
+        f"the tree head of {log_id!r} at size {tree_size} is dated {timestamp}, outside the "
+        f"validity window {spans} of the trusted key {key_b64} that signed it",
+        details={"log_id": log_id, "tree_size": tree_size, "timestamp": timestamp},
+    )
+
+
+def merge_windows(
+    entries: Iterable[tuple[bytes, KeyWindow | None]],
+) -> dict[bytes, tuple[KeyWindow, ...]]:
+    """``{raw key: windows}`` from (raw key, window) pairs, for keys that only have windows.
+
+    A key listed once without a window is trusted at every time, so it gets no entry; a key
+    listed with several windows is trusted within any of them.
+    """
+    windows: dict[bytes, list[KeyWindow]] = {}
+    unbounded: set[bytes] = set()
+    for raw, window in entries:
+        if window is None:
+            unbounded.add(raw)
+        else:
+            windows.setdefault(raw, []).append(window)
+    return {raw: tuple(found) for raw, found in windows.items() if raw not in unbounded}
