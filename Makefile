@@ -40,7 +40,7 @@ lint: install-dev
 	$(BIN)/ruff format --check .
 
 typecheck: install-dev
-	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.specs
+	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.witness -p affidavit.specs
 
 pytest: install-dev
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report=term $(PYTEST_ARGS)

@@ -36,7 +36,13 @@ import pytest
 ROOT: Final = Path(__file__).resolve().parents[1]
 
 # Lowest first: a package may import only itself and the packages before it.
-LAYERS: Final = ("affidavit.verify", "affidavit.attest", "affidavit.registry", "affidavit.cli")
+LAYERS: Final = (
+    "affidavit.verify",
+    "affidavit.attest",
+    "affidavit.registry",
+    "affidavit.witness",
+    "affidavit.cli",
+)
 _FOLDERS: Final = {package: ROOT / package.split(".")[1] for package in LAYERS}
 
 NETWORK: Final = (

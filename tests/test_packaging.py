@@ -18,11 +18,12 @@ PACKAGES = [
     "affidavit.attest",
     "affidavit.cli",
     "affidavit.registry",
+    "affidavit.witness",
     "affidavit.specs",
 ]
 
 
-@pytest.mark.parametrize("bare", ["verify", "attest", "cli", "registry", "specs"])
+@pytest.mark.parametrize("bare", ["verify", "attest", "cli", "registry", "witness", "specs"])
 def test_bare_folder_names_do_not_import(bare: str) -> None:
     # Run from a neutral folder so the checkout root is not on sys.path.
     completed = subprocess.run(

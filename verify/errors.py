@@ -8,7 +8,7 @@
     ├── CanonicalError              canonical.*    a value has no canonical form
     ├── KeyMaterialError            key.*          malformed key material
     ├── SignatureError              signature.*, treehead.*, checkpoint.*
-    ├── ProofError                  merkle.*, anchor.*   a Merkle or time-stamp proof
+    ├── ProofError                  merkle.*, anchor.*, tlog.*   a Merkle, time-stamp or tlog proof
     ├── ContractError               contract.*, entry.*, manifest.*, pin.*, validator.*, adapter.*
     ├── PolicyError                 policy.*
     ├── BundleError                 bundle.*, event.*, attestation.*
@@ -46,6 +46,7 @@ from affidavit.verify.contracts.codes import CONTRACT, POLICY
 from affidavit.verify.crypto.codes import KEY, MERKLE, SIGNATURE
 from affidavit.verify.json.codes import CANONICAL, PARSE
 from affidavit.verify.lineage.codes import LINEAGE
+from affidavit.verify.tlog.codes import TLOG
 
 __all__ = [
     "AffidavitError",
@@ -149,9 +150,9 @@ class SignatureError(AffidavitError):
 
 
 class ProofError(AffidavitError):
-    """A Merkle inclusion or consistency proof, or an RFC 3161 anchor, does not verify."""
+    """A Merkle proof, an RFC 3161 anchor, a tile, cosignature or tlog-proof does not verify."""
 
-    codes = catalogue(MERKLE, ANCHOR)
+    codes = catalogue(MERKLE, ANCHOR, TLOG)
 
 
 class ContractError(AffidavitError):

@@ -41,9 +41,9 @@ def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
-    pattern = re.sub(
-        r"\{[a-z_]+\}", "[^/]+", re.escape(template).replace(r"\{", "{").replace(r"\}", "}")
-    )
+    escaped = re.escape(template).replace(r"\{", "{").replace(r"\}", "}")
+    # {path} (a tlog tile path) spans several segments; every other parameter is one segment.
+    pattern = re.sub(r"\{[a-z_]+\}", "[^/]+", escaped.replace("{path}", ".+"))
     return re.compile("^" + pattern + "$")
 
 
@@ -93,6 +93,8 @@ def check_response(method: str, path: str, status: int, content_type: str, raw: 
         return None
     media = content_type.split(";", maxsplit=1)[0].strip()
     assert media in response["content"], f"{method} {template} -> {status}: {media} not documented"
+    if media == "application/octet-stream":
+        return raw
     if media != "application/json":
         return raw.decode("utf-8")
     document = json.loads(raw)

@@ -377,6 +377,12 @@ def test_every_route_in_the_document_is_exercised(
     }
     posted = client.request("POST", "/v1/facts", json_body=stigmem, key=keys["write"])
     assert posted.status_code == 201
+    # The tiled log (tests/registry/test_tlog_routes.py tests it in depth): 200, 404 and 400.
+    size = int(client.get("/tlog/checkpoint").text.split("\n")[1])
+    tile = client.get(f"/tlog/tile/0/000.p/{size}")
+    assert (tile.status_code, len(tile.content)) == (200, 32 * size)
+    assert client.get(f"/tlog/tile/0/000.p/{size + 1}").status_code == 404
+    assert client.get("/tlog/tile/0/0000").status_code == 400
     assert coverage.seen == all_operations()  # type: ignore[attr-defined]
 
 

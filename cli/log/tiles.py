@@ -1,0 +1,85 @@
+"""``affidavit log tiles DB DIR``: publish the log as C2SP tlog-tiles static files.
+
+Writes into DIR every tile and entry bundle of the current tree that DIR's previous checkpoint did
+not cover, the partial tiles of the current size, then ``DIR/checkpoint`` last
+(:func:`affidavit.attest.log.tiles.write_tiles` has the atomic and never-overwrite rules). DIR
+can then be served as is, or copied to object storage or a CDN.
+
+The checkpoint: the log's latest recorded checkpoint when it covers the current size under the
+origin asked for (it may carry witness cosignatures), else a new one signed here, with the same
+key rules as ``log head --checkpoint``: ``--key``, else the key path recorded by ``log init``; the
+key must be the log's, and the head is bound to the signed state file beside the key
+(docs/adr/0005-log-state-binding.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from affidavit.attest.errors import LogError
+from affidavit.attest.keyring import load_signing_key
+from affidavit.attest.log.state import state_path
+from affidavit.attest.log.tiles import TilesReport, write_tiles
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.cli._common import emit_json, json_option
+from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
+
+__all__ = ["current_checkpoint", "tiles"]
+
+
+@click.command("tiles")
+@click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--origin", help="Checkpoint origin line and key name (default: the log ID).")
+@json_option
+def tiles(
+    db: Path, directory: Path, key_file: Path | None, origin: str | None, as_json: bool
+) -> None:
+    """Write the log in DB as C2SP tlog-tiles into DIR (tiles, entry bundles, checkpoint)."""
+    with TransparencyLog.open(db) as opened:
+        note, signed = current_checkpoint(opened, db, key_file, origin)
+        report = write_tiles(opened, directory, note)
+    if as_json:
+        emit_json({"ok": True, "checkpoint_signed": signed, **report.to_json()})
+        return
+    click.echo(_summary(report, signed))
+
+
+def current_checkpoint(
+    log: TransparencyLog, db: Path, key_file: Path | None, origin: str | None
+) -> tuple[str, bool]:
+    """The checkpoint of the log's current size under ``origin`` (default: the log ID): the
+    latest recorded one when it covers the size (cosignatures kept), else one signed now (the
+    ``log head --checkpoint`` key rules). Returns the note and whether it was signed here.
+
+    Raises:
+        LogError ``log.no_signing_key``: a new checkpoint is needed and no key path is known.
+        LogError ``log.key_mismatch``, ``log.state_*``: as ``log head``.
+    """
+    name = origin if origin is not None else log.log_id
+    latest = log.latest_checkpoint()
+    if latest is not None and latest.tree_size == log.size:
+        recorded = parse_checkpoint_body(parse_note(latest.document).text)
+        if recorded.origin == name:
+            return latest.document, False
+    path = key_file if key_file is not None else log.key_path
+    if path is None:
+        raise LogError("log.no_signing_key", f"{db}: no key path recorded; pass --key KEYFILE")
+    log.set_key(load_signing_key(path))
+    log.bind_state(state_path(Path(path).resolve(), log.log_id))
+    return log.checkpoint(name), True
+
+
+def _summary(report: TilesReport, signed: bool) -> str:
+    kept = report.tiles_kept + report.bundles_kept
+    return (
+        f"size {report.tree_size} (from {report.previous_size}): "
+        f"{report.tiles_written} tiles, {report.bundles_written} entry bundles written"
+        + (f", {kept} already present" if kept else "")
+        + f", {report.bundles_skipped} bundles skipped (a leaf without data or over 65,535 bytes)"
+        + f"; checkpoint {'signed' if signed else 'recorded'}"
+        + ("" if report.checkpoint_written else ", unchanged")
+        + f" in {report.directory}"
+    )

@@ -1,0 +1,103 @@
+"""The registry's transparency log as C2SP tlog-tiles (https://c2sp.org/tlog-tiles), prefix
+``/tlog/``: the same bytes ``affidavit log tiles`` writes to a folder, computed from the database.
+
+- ``GET /tlog/checkpoint``: the latest recorded checkpoint when it covers the current size
+  (with any witness cosignatures), else one signed on the writer thread as
+  ``/protocol/merkle/checkpoint`` does. ``text/plain; charset=utf-8``, ``max-age=5``: the spec's
+  "SHOULD prevent caching beyond a few seconds".
+- ``GET /tlog/tile/<L>/<N>[.p/<W>]`` and ``GET /tlog/tile/entries/<N>[.p/<W>]``:
+  ``application/octet-stream``, ``Cache-Control: public, max-age=31536000, immutable`` (a full
+  tile never changes, nor does a given ``.p/<W>``). Any tile up to the current size is served,
+  partial ones of every earlier size included. Entry bundles are gzip-compressed when the client
+  accepts it (tlog-tiles, "Log entries": SHOULD be compressed at the HTTP layer).
+
+Errors: a path that is not a canonical tile path is 400 ``tlog.tile_path_invalid``; a tile beyond
+the current tree, or a bundle with a leaf appended by hash only (no data), is 404
+``registry.not_found``. Tiles and bundles are read on the reader threads, never the writer.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Final
+
+from affidavit.attest.log.tiles import tile_bytes
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.logview import latest_checkpoint
+from affidavit.registry.state import ReadView, RegistryState
+from affidavit.verify.tlog.tiles import parse_tile_path
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["CHECKPOINT_CACHE", "TILE_CACHE", "routes"]
+
+CHECKPOINT_CACHE: Final = "public, max-age=5"  # tlog-tiles, "Checkpoints": mutable
+TILE_CACHE: Final = "public, max-age=31536000, immutable"  # tlog-tiles: immutable endpoints
+_OCTETS: Final = "application/octet-stream"
+
+
+def _recorded(view: ReadView) -> str | None:
+    """The latest recorded checkpoint if it covers the current size (read view)."""
+    latest = view.log.latest_checkpoint()
+    if latest is not None and latest.tree_size == view.log.size:
+        return latest.document
+    return None
+
+
+def _current(state: RegistryState) -> str:
+    """On the writer thread: the recorded checkpoint of the current size, else a new one."""
+    latest = state.log.latest_checkpoint()
+    if latest is not None and latest.tree_size == state.log.size:
+        return latest.document
+    return latest_checkpoint(state)
+
+
+async def checkpoint(request: Request) -> Response:
+    """The checkpoint of the current size."""
+    state = request.app.state.registry
+    note = await state.read(_recorded)
+    if note is None:
+        note = await state.db.run(_current, state)
+    return Response(
+        note.encode("utf-8"),
+        media_type="text/plain; charset=utf-8",
+        headers={"Cache-Control": CHECKPOINT_CACHE},
+    )
+
+
+async def tile(request: Request) -> Response:
+    """A tile or an entry bundle."""
+    state = request.app.state.registry
+    ref = parse_tile_path("tile/" + request.path_params["path"])  # 400 tlog.tile_path_invalid
+    data = await state.read(lambda view: tile_bytes(view.log, ref))
+    if data is None:
+        raise RegistryError(
+            "registry.not_found",
+            f"{ref.path} is not in the tree"
+            + (" (or a leaf of it has no data)" if ref.entries else ""),
+            details={"path": ref.path},
+        )
+    headers = {"Cache-Control": TILE_CACHE}
+    if ref.entries:
+        headers["Vary"] = "Accept-Encoding"
+        if _accepts_gzip(request.headers.get("accept-encoding", "")):
+            data = gzip.compress(data, mtime=0)
+            headers["Content-Encoding"] = "gzip"
+    return Response(data, media_type=_OCTETS, headers=headers)
+
+
+def _accepts_gzip(header: str) -> bool:
+    """Whether ``Accept-Encoding`` lists gzip with a non-zero q-value (RFC 9110 §12.5.3)."""
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() == "gzip":
+            quality = params.strip().lower().removeprefix("q=").strip()
+            return not quality or quality.strip("0.") != ""
+    return False
+
+
+routes: Final = [
+    Route("/tlog/checkpoint", checkpoint, methods=["GET"]),
+    Route("/tlog/tile/{path:path}", tile, methods=["GET"]),
+]
