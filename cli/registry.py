@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_json_object
+from affidavit.cli._listen import listen
 from affidavit.registry.errors import AuthError, RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.forms import utc_now
@@ -68,6 +69,20 @@ def _on_tables(data_dir: Path | None, call: Callable[[Any], _T]) -> _T:
 )
 @click.option("--public-url", default=None, help="URL clients use (node probe node_url).")
 @click.option("--access-log/--no-access-log", default=True, help="JSON access log on stderr.")
+@click.option(
+    "--witness",
+    "witnesses",
+    multiple=True,
+    metavar="URL#VKEY",
+    help="A C2SP witness that cosigns the log's checkpoints (repeatable) "
+    "[default: $AFFIDAVIT_WITNESSES].",
+)
+@click.option(
+    "--witness-interval",
+    type=float,
+    default=None,
+    help="Seconds between cosigning rounds [default: 10].",
+)
 @json_option
 def serve(  # noqa: PLR0917 - click passes options positionally
     host: str | None,
@@ -76,6 +91,8 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     contracts_dir: Path | None,
     public_url: str | None,
     access_log: bool,
+    witnesses: tuple[str, ...],
+    witness_interval: float | None,
     as_json: bool,
 ) -> None:
     """Run the registry (uvicorn) until SIGTERM or Ctrl-C; shuts down gracefully."""
@@ -84,10 +101,23 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     from affidavit.registry.startup import open_state  # noqa: PLC0415 - lazy: the server stack only for serve
 
     settings = _settings(
-        host=host, port=port, data_dir=data_dir, contracts_dir=contracts_dir, public_url=public_url
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        contracts_dir=contracts_dir,
+        public_url=public_url,
+        witnesses=witnesses or None,
+        witness_interval_s=witness_interval,
     )
     _configure_logging(access_log)
-    listener = _listen(settings.host, settings.port)  # before anything else: one line, exit 2
+    listener = listen(  # before anything else: one line, exit 2
+        settings.host,
+        settings.port,
+        backlog=2048,
+        refused=lambda message, port: RegistryError(
+            "registry.bind_failed", message, details={"port": port}
+        ),
+    )
     state = open_state(settings)  # refusals: AffidavitError -> one line, exit 2
     app = create_app(settings, state=state)
     config = uvicorn.Config(
@@ -110,34 +140,6 @@ def serve(  # noqa: PLR0917 - click passes options positionally
             }
         )
     uvicorn.Server(config).run(sockets=[listener])
-
-
-def _listen(host: str, port: int) -> Any:
-    """A bound, listening TCP socket for ``host:port``.
-
-    Raises:
-        ``registry.bind_failed``: the address is in use, not permitted or not valid.
-    """
-    import socket  # noqa: PLC0415 - lazy: ~2 ms, only serve listens
-
-    try:
-        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        listener = socket.socket(info[0], socket.SOCK_STREAM)
-    except OSError as e:
-        raise RegistryError("registry.bind_failed", f"cannot listen on {host}:{port}: {e}") from e
-    try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(info[4])
-        listener.listen(2048)
-    except OSError as e:
-        listener.close()
-        raise RegistryError(
-            "registry.bind_failed",
-            f"cannot listen on {host}:{port}: {e.strerror or e}",
-            details={"port": port},
-        ) from e
-    listener.set_inheritable(True)
-    return listener
 
 
 def _best(module: str, fallback: str) -> str:

@@ -24,11 +24,12 @@ from typing import Any
 
 from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.routes import contracts, discovery, facts, health, log
+from affidavit.registry.routes import contracts, discovery, facts, health, log, tlog
 from affidavit.registry.routes._http import error_response
 from affidavit.registry.settings import Settings
 from affidavit.registry.startup import open_state
 from affidavit.registry.state import RegistryState, SigningKeyLike
+from affidavit.registry.witnessing import start_cosigning
 from affidavit.verify import errors
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -64,7 +65,13 @@ def create_app(
         state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
         try:
-            yield
+            # C2SP witnesses cosign the log's checkpoints in the background (settings.witnesses)
+            cosigning = start_cosigning(state)
+            try:
+                yield
+            finally:
+                if cosigning is not None:
+                    await cosigning.stop()
         finally:
             state.close()
 
@@ -74,6 +81,7 @@ def create_app(
         *contracts.routes,
         *log.routes,
         *facts.routes,
+        *tlog.routes,
     ]
     app = Starlette(
         routes=routes,

@@ -25,6 +25,10 @@ Environment variables (the contracts directory as in seed 003 "Register"):
   seed 002 §20.6.2 says, instead of exactly like an absent one (``false``; docs/adr/0009)
 - ``AFFIDAVIT_WALK_MAX_NODES`` / ``_BYTES`` / ``_SECONDS``: provenance walk bounds; beyond them the
   walk is ``truncated: true`` (``10000`` / ``4194304`` / ``2.0``)
+- ``AFFIDAVIT_WITNESSES``: C2SP witnesses that cosign the log's checkpoints, ``URL#VKEY`` separated
+  by whitespace (none; :mod:`affidavit.registry.witnessing`)
+- ``AFFIDAVIT_WITNESS_INTERVAL``: seconds between cosigning rounds (``10``)
+- ``AFFIDAVIT_WITNESS_TIMEOUT``: seconds one add-checkpoint request may take (``5``)
 
 Nothing here reads the environment unless :meth:`Settings.from_env` is called.
 """
@@ -56,6 +60,11 @@ def _boolean(text: str) -> bool:
     raise ValueError(text)
 
 
+def _witness_list(text: str) -> tuple[str, ...]:
+    """``URL#VKEY`` items separated by whitespace (neither a URL nor a vkey contains any)."""
+    return tuple(text.split())
+
+
 # env variable -> (field name, parser)
 _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_REGISTRY_HOST": ("host", str),
@@ -75,6 +84,9 @@ _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_WALK_MAX_NODES": ("walk_max_nodes", int),
     "AFFIDAVIT_WALK_MAX_BYTES": ("walk_max_bytes", int),
     "AFFIDAVIT_WALK_MAX_SECONDS": ("walk_max_seconds", float),
+    "AFFIDAVIT_WITNESSES": ("witnesses", _witness_list),
+    "AFFIDAVIT_WITNESS_INTERVAL": ("witness_interval_s", float),
+    "AFFIDAVIT_WITNESS_TIMEOUT": ("witness_timeout_s", float),
 }
 
 
@@ -109,6 +121,10 @@ class Settings:
     walk_max_bytes: int = 4 * 1024 * 1024
     walk_max_seconds: float = 2.0
     load_builtin_contracts: bool = True
+    # C2SP witnesses (URL#VKEY) cosigning the log's checkpoints in the background.
+    witnesses: tuple[str, ...] = ()
+    witness_interval_s: float = 10.0
+    witness_timeout_s: float = 5.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -130,6 +146,14 @@ class Settings:
             )
         if not _KEY_ID.fullmatch(self.key_id):
             raise errors.UsageError(f"key id {self.key_id!r} must match {_KEY_ID.pattern}")
+        if not 0.05 <= self.witness_interval_s <= 86400 or not 0 < self.witness_timeout_s <= 60:
+            raise errors.UsageError(
+                "witness interval must be 0.05 to 86400 seconds, the timeout 0 to 60 seconds"
+            )
+        if self.witnesses:
+            from affidavit.registry.clients.witness import parse_witnesses  # noqa: PLC0415 - only with witnesses
+
+            parse_witnesses(self.witnesses)  # a bad URL#VKEY refuses the start (exit 2)
         if self.public_url and not self.public_url.startswith(("http://", "https://")):
             raise errors.UsageError(
                 f"public URL {self.public_url!r} must start with http:// or https://"

@@ -1,0 +1,176 @@
+"""``affidavit witness``: a C2SP tlog-witness (https://c2sp.org/tlog-witness).
+
+::
+
+    affidavit witness keygen --key FILE [--ml-dsa-key FILE] [--name NAME]
+    affidavit witness vkey --name NAME --key FILE [--ml-dsa-key FILE]
+    affidavit witness serve --name NAME --key FILE --log-vkey VKEY [--log-vkey ...] --state DIR
+        [--ml-dsa-key FILE] [--host 127.0.0.1] [--port 8081]
+
+``serve`` checks its keys, the log keys and the state folder before the server starts, so a
+refused start is one line ``error: <code>: <message>`` and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+from pathlib import Path
+
+import click
+from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._listen import listen
+from affidavit.verify import errors
+
+__all__ = ["witness"]
+
+_PATH = click.Path(dir_okay=False, path_type=Path)
+_NAME_HELP = "Cosigner name (a note key name, e.g. witness.example.com/w1)."
+
+
+@click.group("witness", context_settings={"help_option_names": ["-h", "--help"]})
+def witness() -> None:
+    """A transparency-log witness: cosigns checkpoints of the logs it trusts (C2SP)."""
+
+
+@witness.command("keygen")
+@click.option("--key", "key_file", type=_PATH, help="Write a new Ed25519 key here (PKCS#8 PEM).")
+@click.option(
+    "--ml-dsa-key", "ml_dsa_file", type=_PATH, help="Write a new ML-DSA-44 key here (PKCS#8 PEM)."
+)
+@click.option("--name", default=None, help=_NAME_HELP + " Prints the vkeys under it.")
+@json_option
+def keygen(
+    key_file: Path | None, ml_dsa_file: Path | None, name: str | None, as_json: bool
+) -> None:
+    """Generate witness keys: mode 0600 files that are never overwritten (exit 2 if one exists)."""
+    from affidavit.verify.tlog.cosignature import cosigner_vkey  # noqa: PLC0415 - lazy
+    from affidavit.witness.cosigner import write_key_files  # noqa: PLC0415 - lazy
+
+    if name is not None:
+        _check_name(name)
+    made = write_key_files(key_file, ml_dsa_file)
+    files = [str(p) for p in (key_file, ml_dsa_file) if p is not None]
+    vkeys = [cosigner_vkey(name, a, public) for a, public in made] if name is not None else []
+    if as_json:
+        emit_json({"ok": True, "files": files, "vkeys": vkeys})
+        return
+    for path in files:
+        click.echo(f"wrote {path} (mode 0600; keep it secret)", err=True)
+    for line in vkeys:
+        click.echo(line)
+
+
+@witness.command("vkey")
+@click.option("--name", required=True, help=_NAME_HELP)
+@click.option("--key", "key_file", required=True, type=_PATH, help="The Ed25519 key file.")
+@click.option("--ml-dsa-key", "ml_dsa_file", type=_PATH, help="The ML-DSA-44 key file.")
+@json_option
+def vkey(name: str, key_file: Path, ml_dsa_file: Path | None, as_json: bool) -> None:
+    """Print the cosigner verifier keys (type 0x04 Ed25519, then 0x06 ML-DSA-44) for policies
+    and for ``log head --witness URL#VKEY``."""
+    from affidavit.witness.cosigner import load_witness_keys  # noqa: PLC0415 - lazy
+
+    vkeys = load_witness_keys(name, key_file, ml_dsa_file).vkeys()
+    if as_json:
+        emit_json({"name": name, "vkeys": vkeys})
+        return
+    for line in vkeys:
+        click.echo(line)
+
+
+@witness.command("serve")
+@click.option("--name", required=True, help=_NAME_HELP)
+@click.option("--key", "key_file", required=True, type=_PATH, help="The Ed25519 key file.")
+@click.option("--ml-dsa-key", "ml_dsa_file", type=_PATH, help="Also cosign with ML-DSA-44.")
+@click.option(
+    "--log-vkey",
+    "log_vkeys",
+    multiple=True,
+    required=True,
+    help="A trusted log's verifier key (affidavit log vkey); its name is the origin. Repeatable.",
+)
+@click.option(
+    "--state",
+    "state_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder of witness.db (made 0700 when absent).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8081, show_default=True)
+@json_option
+def serve(  # noqa: PLR0917 - click passes options positionally
+    name: str,
+    key_file: Path,
+    ml_dsa_file: Path | None,
+    log_vkeys: tuple[str, ...],
+    state_dir: Path,
+    host: str,
+    port: int,
+    as_json: bool,
+) -> None:
+    """Run the witness (uvicorn) until SIGTERM or Ctrl-C: POST /add-checkpoint and
+    GET /<origin hash>/checkpoint."""
+    import uvicorn  # noqa: PLC0415 - lazy: the server stack only for serve
+    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
+    from affidavit.witness.app import WitnessConfig, create_app, origin_paths  # noqa: PLC0415 - lazy
+    from affidavit.witness.cosigner import check_distinct, load_witness_keys  # noqa: PLC0415 - lazy
+    from affidavit.witness.state import WitnessState  # noqa: PLC0415 - lazy
+
+    logs = tuple(dict.fromkeys(parse_verifier_key(v) for v in log_vkeys))
+    keys = load_witness_keys(name, key_file, ml_dsa_file)
+    check_distinct(keys, logs)
+    _configure_logging()
+    listener = listen(
+        host, port, backlog=1024, refused=lambda message, _port: errors.UsageError(message)
+    )
+    state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
+    config = WitnessConfig(keys=keys, logs=logs, state_dir=state_dir)
+    app = create_app(config, state=state)
+    server = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        loop=_best("uvloop", "auto"),
+        http=_best("httptools", "h11"),
+        access_log=False,
+        log_config=None,
+        timeout_graceful_shutdown=10,
+        timeout_keep_alive=5,
+        lifespan="on",
+    )
+    bound = listener.getsockname()
+    banner = {
+        "listening": f"http://{host}:{bound[1]}",
+        "name": name,
+        "vkeys": keys.vkeys(),
+        "logs": origin_paths(list(config.trusted)),
+        "state": str(state_dir),
+    }
+    if as_json:
+        emit_json(banner)
+    else:
+        click.echo(f"witness {name} on {banner['listening']}", err=True)
+    uvicorn.Server(server).run(sockets=[listener])
+
+
+def _check_name(name: str) -> None:
+    if not name or "+" in name or any(c.isspace() for c in name):
+        raise errors.UsageError(f"name {name!r} must be a note key name: no spaces and no '+'")
+
+
+def _best(module: str, fallback: str) -> str:
+    return module if importlib.util.find_spec(module) is not None else fallback
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    for name in ("affidavit.witness", "uvicorn"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    logging.getLogger("uvicorn.error").handlers[:] = []  # propagates to "uvicorn"

@@ -1,0 +1,452 @@
+"""The log collects witness cosignatures (C2SP tlog-witness, the client's side).
+
+For each witness (:class:`~affidavit.registry.clients.witness.Witness`, ``URL#VKEY``),
+:func:`request_cosignature` submits the log's checkpoint with a consistency proof and verifies the
+answer under the witness's cosigner keys:
+
+- the client keeps no state: it starts from a size hint (0 when it knows nothing; tlog-witness:
+  "a client ... MAY initially make a request with a old size of zero"); on 409 it reads the
+  witness's size and sends again from there with the log's consistency proof from that size;
+- the witness cosigned a size beyond the log's: ``tlog.rollback`` (the log lost leaves, or another
+  log signs under this key and origin); the witness refuses the proof from its size (422):
+  ``tlog.fork`` (its tree at that size is not this log's);
+- the returned lines are verified (:func:`~affidavit.verify.tlog.cosignature.verify_cosignatures`);
+  lines from keys not configured for the witness are dropped (the spec's "MUST ignore"), and an
+  answer without one verified line is ``tlog.witness_bad_response``;
+- transport failures and 5xx answers are retried a few times with a short backoff; any other
+  failure is final for this attempt. Failures are reported (:class:`WitnessReport`), never raised:
+  a witness that is down never fails the checkpoint.
+
+:func:`record_cosignatures` then re-records the checkpoint with the verified lines
+(:meth:`TransparencyLog.add_cosignatures`), unless a newer checkpoint was signed meanwhile.
+
+:class:`CosigningTask` is the registry's background loop (``AFFIDAVIT_WITNESSES``): every
+``witness_interval_s`` it asks the reader threads for the log's size; when a witness has not
+cosigned that size yet (and is not backing off) it takes the current checkpoint (signed on the
+writer thread, as ``/protocol/merkle/checkpoint`` does), talks to the witnesses on worker threads
+(never inside a database transaction, never on the writer thread), and records the lines on the
+writer thread. A witness that fails is retried on a later round, with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.registry.clients.https import httpx_module
+from affidavit.registry.clients.witness import (
+    Conflict,
+    Witness,
+    add_checkpoint,
+    parse_witnesses,
+)
+from affidavit.registry.logview import latest_checkpoint
+from affidavit.registry.state import RegistryState
+from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import (
+    format_note,
+    note_signature_line,
+    parse_checkpoint_body,
+    parse_note,
+)
+from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
+from affidavit.verify.tlog.cosignature import verify_cosignatures
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TRIES",
+    "CosigningTask",
+    "ProofSource",
+    "WitnessReport",
+    "collect",
+    "log_signed_note",
+    "record_cosignatures",
+    "request_cosignature",
+    "start_cosigning",
+]
+
+_LOG = logging.getLogger("affidavit.registry")
+DEFAULT_TIMEOUT: Final = 5.0  # seconds per request
+DEFAULT_TRIES: Final = 3  # tries per witness (transport failures and 5xx only)
+_BACKOFF: Final = 0.25  # seconds before the second try; x3 before each later one
+_MAX_CONFLICTS: Final = 3  # 409 answers followed per try (the witness's size moves under us)
+_MAX_BACKOFF: Final = 300.0  # the background task retries a failing witness at least this often
+
+ProofSource = Callable[[int, int], Sequence[bytes]]
+"""``proof(old, new)``: the log's consistency proof from size ``old`` to ``new`` (0 < old < new)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WitnessReport:
+    """What one witness did with the checkpoint: verified lines, or the error that stopped it."""
+
+    witness: Witness
+    lines: tuple[str, ...] = ()
+    cosigners: tuple[str, ...] = ()  # labels (name+keyid) of the cosignatures that verified
+    witness_size: int | None = None  # the witness's size before, when a 409 told it
+    error: errors.AffidavitError | None = None
+    requests: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """At least one cosignature verified."""
+        return bool(self.lines)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{url, cosigned, cosigners, requests, witness_size?, error?}`` for ``--json``."""
+        document: dict[str, Any] = {
+            "url": self.witness.url,
+            "cosigned": self.ok,
+            "cosigners": list(self.cosigners),
+            "requests": self.requests,
+        }
+        if self.witness_size is not None:
+            document["witness_size"] = self.witness_size
+        if self.error is not None:
+            document["error"] = self.error.to_json()
+        return document
+
+
+def log_signed_note(note: str, log_key: Ed25519PublicKey) -> str:
+    """``note`` with only the log's own signature line(s) (name = origin, the log key's ID):
+    what is submitted to witnesses, whatever cosignatures a recorded copy already carries.
+
+    Raises:
+        ``checkpoint.malformed``: the note is malformed or has no line of the log's key.
+    """
+    parsed = parse_note(note)
+    origin = parse_checkpoint_body(parsed.text).origin
+    key_id = key_id_c2sp(origin, log_key.raw)
+    own = [
+        note_signature_line(s.name, s.key_id, s.signature)
+        for s in parsed.signatures
+        if s.name == origin and s.key_id == key_id
+    ]
+    if not own:
+        raise errors.SignatureError(
+            "checkpoint.malformed", "the checkpoint carries no signature of the log's key"
+        )
+    return format_note(parsed.text, own)
+
+
+def request_cosignature(
+    witness: Witness,
+    note: str,
+    proof: ProofSource,
+    *,
+    client: Any,
+    old_size: int = 0,
+    tries: int = DEFAULT_TRIES,
+    sleep: Callable[[float], None] = time.sleep,
+) -> WitnessReport:
+    """Submit ``note`` (signed by the log only) to ``witness`` and verify what it returns
+    (module docstring). ``old_size`` is a hint of the witness's size (0: unknown). Never raises
+    for the witness's failures: they are in the report.
+
+    Raises:
+        ``checkpoint.malformed``: ``note`` itself is malformed (the caller's bug).
+    """
+    size = parse_checkpoint_body(parse_note(note).text).tree_size
+    old = old_size if 0 <= old_size <= size else 0
+    learned: int | None = None
+    sent = 0
+    error: errors.AffidavitError | None = None
+    for attempt in range(max(1, tries)):
+        if attempt:
+            sleep(_BACKOFF * 3 ** (attempt - 1))
+        try:
+            for _ in range(_MAX_CONFLICTS):
+                if old > size:
+                    raise _rollback(witness, old, size)
+                hashes = proof(old, size) if 0 < old < size else ()
+                sent += 1
+                try:
+                    answer = add_checkpoint(client, witness, old, hashes, note)
+                except errors.ProofError as e:
+                    if e.code == "tlog.witness_refused" and e.details.get("status") == 422 and old:
+                        raise _fork(witness, old, e) from None
+                    raise
+                if isinstance(answer, Conflict):
+                    if answer.size == old:
+                        raise _bad(witness, f"it answered 409 with the old size {old} it was sent")
+                    old = learned = answer.size
+                    continue
+                lines, labels = _verified(witness, note, answer.lines)
+                return WitnessReport(witness, lines, labels, learned, None, sent)
+            raise _bad(witness, f"its size kept changing ({_MAX_CONFLICTS} answers 409)")
+        except errors.AffidavitError as e:
+            error = e
+            if not _transient(e):
+                break
+    return WitnessReport(witness, witness_size=learned, error=error, requests=sent)
+
+
+def _transient(error: errors.AffidavitError) -> bool:
+    """Worth another try soon: no answer, or the witness's own failure (5xx)."""
+    if error.code == "registry.unavailable":
+        return True
+    status = error.details.get("status")
+    return error.code == "tlog.witness_refused" and isinstance(status, int) and status >= 500
+
+
+def _verified(
+    witness: Witness, note: str, lines: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The lines of the witness's configured keys, verified over the checkpoint, and their
+    labels; lines of other keys are dropped (tlog-witness: "MUST ignore")."""
+    trusted = {(c.name, c.key_id) for c in witness.cosigners}
+    text = parse_note(note).text
+    kept: list[str] = []
+    for line in lines:
+        try:
+            signature = parse_note(text + "\n" + line).signatures[0]
+        except errors.SignatureError:
+            raise _bad(witness, "it returned a malformed signature line") from None
+        if (signature.name, signature.key_id) in trusted and line not in kept:
+            kept.append(line)
+    if not kept:
+        raise _bad(witness, "no line it returned is from its configured cosigner key(s)")
+    found = verify_cosignatures(note + "".join(kept), witness.cosigners)  # tlog.cosignature_*
+    if any(v.timestamp == 0 for v in found):
+        raise _bad(witness, "a cosignature has a zero timestamp (tlog-witness forbids it)")
+    return tuple(kept), tuple(v.cosigner.label for v in found)
+
+
+def _rollback(witness: Witness, witness_size: int, size: int) -> errors.ProofError:
+    return errors.ProofError(
+        "tlog.rollback",
+        f"{witness.url} cosigned size {witness_size} of this log, beyond its size {size}: the "
+        "log lost leaves, or another log signs under this key and origin",
+        details={"url": witness.url, "witness_size": witness_size, "tree_size": size},
+    )
+
+
+def _fork(witness: Witness, witness_size: int, refused: errors.AffidavitError) -> errors.ProofError:
+    return errors.ProofError(
+        "tlog.fork",
+        f"{witness.url} refused the consistency proof from its size {witness_size}: the tree it "
+        f"cosigned at that size is not this log's ({refused.message})",
+        details={"url": witness.url, "witness_size": witness_size},
+    )
+
+
+def _bad(witness: Witness, message: str) -> errors.ProofError:
+    return errors.ProofError(
+        "tlog.witness_bad_response", f"{witness.url}: {message}", details={"url": witness.url}
+    )
+
+
+def collect(
+    witnesses: Sequence[Witness],
+    note: str,
+    proof: ProofSource,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    tries: int = DEFAULT_TRIES,
+    hints: dict[str, int] | None = None,
+) -> list[WitnessReport]:
+    """Ask every witness at once (one thread and one keep-alive client each); reports in the
+    order of ``witnesses``. ``hints`` maps a witness URL to its size, when known."""
+    if not witnesses:
+        return []
+    httpx = httpx_module()
+
+    def one(witness: Witness) -> WitnessReport:
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+            return request_cosignature(
+                witness,
+                note,
+                proof,
+                client=client,
+                old_size=(hints or {}).get(witness.url, 0),
+                tries=tries,
+            )
+
+    with concurrent.futures.ThreadPoolExecutor(
+        len(witnesses), thread_name_prefix="witness"
+    ) as pool:
+        return list(pool.map(one, witnesses))
+
+
+def record_cosignatures(log: TransparencyLog, note: str, lines: Sequence[str]) -> str | None:
+    """Record the log's checkpoint ``note`` again with the verified witness ``lines`` added (to
+    the latest recorded copy of it, so lines of earlier rounds are kept); returns the recorded
+    note, or None when the latest recorded checkpoint is another one (a newer checkpoint was
+    signed meanwhile: recording would make an older head the latest).
+
+    Raises:
+        as :meth:`TransparencyLog.add_cosignatures`.
+    """
+    text = parse_note(note).text
+    checkpoint = parse_checkpoint_body(text)
+    latest = log.latest_checkpoint()
+    if (
+        latest is None
+        or latest.tree_size != checkpoint.tree_size
+        or latest.root_hash != checkpoint.root_hash.hex()
+    ):
+        return None
+    base = latest.document if parse_note(latest.document).text == text else note
+    return log.add_cosignatures(base, lines)
+
+
+def start_cosigning(state: RegistryState) -> CosigningTask | None:
+    """Start the background task when witnesses are configured (None otherwise).
+
+    Raises:
+        as :func:`~affidavit.registry.clients.witness.parse_witnesses` (the settings validated
+        them already).
+    """
+    witnesses = parse_witnesses(state.settings.witnesses)
+    if not witnesses:
+        return None
+    task = CosigningTask(
+        state,
+        witnesses,
+        interval=state.settings.witness_interval_s,
+        timeout=state.settings.witness_timeout_s,
+    )
+    task.start()
+    return task
+
+
+class CosigningTask:
+    """The registry's background cosigning loop (module docstring)."""
+
+    def __init__(
+        self,
+        state: RegistryState,
+        witnesses: Sequence[Witness],
+        *,
+        interval: float,
+        timeout: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.state = state
+        self.witnesses = tuple(witnesses)
+        self.interval = interval
+        self.timeout = timeout
+        self._clock = clock
+        self._cosigned: dict[str, int] = {}  # witness URL -> size it cosigned
+        self._hints: dict[str, int] = {}  # witness URL -> its last known size
+        self._failures: dict[str, int] = {}
+        self._next_try: dict[str, float] = {}
+        self._clients: dict[str, Any] = {}
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.last_reports: list[WitnessReport] = []
+
+    def start(self) -> None:
+        """Run the loop on the current event loop."""
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="cosigning")
+
+    async def stop(self) -> None:
+        """Stop after the round in flight (at most one request timeout), then close clients."""
+        self._stopping.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(self._task, self.timeout + 2)
+            except TimeoutError:  # pragma: no cover - a round stuck past its timeouts
+                _LOG.warning("cosigning: the last round did not finish; abandoned")
+        for client in self._clients.values():
+            client.close()
+
+    async def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.run_round()
+            except Exception:  # the loop must survive anything; the next round tries again
+                _LOG.exception("cosigning round failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.interval)
+
+    async def run_round(self) -> list[WitnessReport]:
+        """One round: the witnesses that have not cosigned the current size (and are not
+        backing off) are asked; returns their reports."""
+        state = self.state
+        if state.unhealthy is not None:
+            return []
+        size = await state.read(lambda view: view.log.size)
+        now = self._clock()
+        due = [
+            w
+            for w in self.witnesses
+            if self._cosigned.get(w.url) != size and self._next_try.get(w.url, 0.0) <= now
+        ]
+        if not due:
+            return []
+        signed = await state.db.run(latest_checkpoint, state)  # log.unhealthy: the loop logs it
+        note = log_signed_note(signed, state.key.public_key)
+        loop = asyncio.get_running_loop()
+        reports = await asyncio.gather(
+            *(loop.run_in_executor(None, self._ask, witness, note) for witness in due)
+        )
+        lines = [line for report in reports for line in report.lines]
+        if lines:
+            await state.db.run(_record_in_state, state, note, lines)
+        cosigned_size = parse_checkpoint_body(parse_note(note).text).tree_size
+        for report in reports:
+            self._account(report, cosigned_size)
+        self.last_reports = list(reports)
+        return self.last_reports
+
+    def _ask(self, witness: Witness, note: str) -> WitnessReport:
+        """One witness, on a worker thread: no database transaction is open here; proofs come
+        from the reader threads."""
+        client = self._clients.get(witness.url)
+        if client is None:
+            client = httpx_module().Client(timeout=self.timeout, follow_redirects=False)
+            self._clients[witness.url] = client
+        return request_cosignature(
+            witness,
+            note,
+            self._proof,
+            client=client,
+            old_size=self._hints.get(witness.url, 0),
+            tries=1,  # the next round is the retry
+        )
+
+    def _proof(self, old: int, new: int) -> Sequence[bytes]:
+        return self.state.read_sync(lambda view: view.log.consistency_proof(old, new).path)
+
+    def _account(self, report: WitnessReport, size: int) -> None:
+        url = report.witness.url
+        if report.ok:
+            self._cosigned[url] = self._hints[url] = size
+            if self._failures.pop(url, 0):
+                _LOG.info("cosigning: %s cosigns again", url)
+            self._next_try.pop(url, None)
+            return
+        if report.witness_size is not None:
+            self._hints[url] = report.witness_size
+        failures = self._failures.get(url, 0) + 1
+        self._failures[url] = failures
+        delay = min(self.interval * 2 ** (failures - 1), _MAX_BACKOFF)
+        self._next_try[url] = self._clock() + delay
+        error = report.error
+        _LOG.warning(
+            "cosigning: %s did not cosign size %d (%s: %s); retry in %.0f s",
+            url,
+            size,
+            error.code if error else "-",
+            error.message if error else "-",
+            delay,
+        )
+
+
+def _record_in_state(state: RegistryState, note: str, lines: Sequence[str]) -> None:
+    """On the writer thread: record the lines, and serve the cosigned note from the checkpoint
+    cache when it still holds that size."""
+    recorded = record_cosignatures(state.log, note, lines)
+    if recorded is None:
+        return
+    size = parse_checkpoint_body(parse_note(note).text).tree_size
+    if size in state.checkpoint_cache:
+        state.checkpoint_cache[size] = recorded

@@ -1,0 +1,207 @@
+"""The witness's Starlette application (C2SP tlog-witness).
+
+- ``POST /add-checkpoint``: the body of :mod:`affidavit.witness.protocol`; 200 with the
+  cosignature lines (``text/plain; charset=utf-8``), 409 with ``<size>\\n`` (``Content-Type:
+  text/x.tlog.size``, exactly), or 400/403/404/422 with a one-line reason (``text/plain``).
+  A body over the limit (1 MiB by default: a checkpoint is small, a note at most 1 MiB) is 413;
+  a body that does not arrive within the body timeout is 408 and the connection is closed.
+- ``GET /<lowercase hex SHA-256 of the origin>/checkpoint``: the latest checkpoint this witness
+  cosigned for that log, with the log's verified signature(s) and the witness's cosignature(s)
+  (tlog-witness, "Monitor Retrieval Mechanism"); 404 when it never cosigned one.
+- Any other method on these paths is 405 (with ``Allow``), any other path 404.
+
+The prefixes of the spec (submission, monitoring) are both the server's root. Every database call
+runs on one database thread (:class:`WitnessState` does the check-sign-record step in one
+transaction); signatures are checked on the event loop before that. A refusal after the log's
+signature verified (409, 422) is logged on ``affidavit.witness`` with the submitted checkpoint
+(public data; never a key): a 422 may be evidence that the log forked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.routes._http import read_body
+from affidavit.verify.crypto.checkpoint import NoteVerifier
+from affidavit.verify.errors import AffidavitError
+from affidavit.witness.cosigner import WitnessKeys
+from affidavit.witness.protocol import (
+    SIZE_CONTENT_TYPE,
+    Authenticated,
+    Refusal,
+    authenticate,
+    origin_hash,
+    parse_request,
+    trusted_by_origin,
+)
+from affidavit.witness.state import WitnessState
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "WitnessConfig", "create_app", "origin_paths"]
+
+_LOG = logging.getLogger("affidavit.witness")
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+_TEXT: Final = "text/plain; charset=utf-8"
+_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class WitnessConfig:
+    """What the witness serves with: its keys, the logs it trusts, its state folder, limits."""
+
+    keys: WitnessKeys
+    logs: tuple[NoteVerifier, ...]
+    state_dir: Path
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout_s: float = 15.0
+    trusted: dict[str, tuple[NoteVerifier, ...]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "trusted", trusted_by_origin(self.logs))
+
+
+class _Runtime:
+    """The open state and its one database thread (made in the lifespan)."""
+
+    def __init__(self, state: WitnessState) -> None:
+        self.state = state
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="witness-db")
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        self.state.close()
+
+
+def create_app(config: WitnessConfig, *, state: WitnessState | None = None) -> Starlette:
+    """The ASGI app. ``state`` is opened here (``witness serve`` opens it first, so a refused
+    start is one line and exit 2) or by the lifespan; the lifespan closes it on shutdown."""
+    opened = state
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        runtime = _Runtime(opened or WitnessState.open(config.state_dir))
+        app.state.witness = runtime
+        try:
+            yield
+        finally:
+            runtime.close()
+
+    async def add_checkpoint(request: Request) -> Response:
+        try:
+            body = await read_body(request, config.max_body_bytes, config.body_timeout_s)
+        except RegistryError as e:
+            if e.code == "http.body_timeout":
+                return _text(408, e.message, close=True)
+            return _text(413, e.message)  # http.body_too_large
+        authenticated: Authenticated | None = None
+        try:
+            authenticated = authenticate(parse_request(body), config.trusted)
+            runtime: _Runtime = request.app.state.witness
+            lines = await runtime.run(runtime.state.cosign, authenticated, config.keys)
+        except Refusal as refusal:
+            if refusal.signed and authenticated is not None:
+                _log_refusal(refusal, authenticated)
+            if refusal.status == 409:
+                return Response(
+                    f"{refusal.conflict_size}\n".encode("ascii"),
+                    status_code=409,
+                    headers={"content-type": SIZE_CONTENT_TYPE},
+                )
+            return _text(refusal.status, refusal.reason)
+        except AffidavitError as e:  # store.busy, store.corrupt...: the witness's own fault
+            _LOG.error("add-checkpoint failed: %s: %s", e.code, e.message)
+            return _text(503, f"{e.code}: {e.message}")
+        checkpoint = authenticated.checkpoint
+        _event(
+            logging.INFO,
+            "cosigned",
+            origin=checkpoint.origin,
+            old=authenticated.submission.old_size,
+            size=checkpoint.tree_size,
+        )
+        return Response("".join(lines).encode("utf-8"), media_type=_TEXT)
+
+    async def monitoring(request: Request) -> Response:
+        digest = str(request.path_params["digest"])
+        if not _DIGEST.fullmatch(digest):
+            return _text(404, "not a lowercase hex SHA-256 origin hash")
+        runtime: _Runtime = request.app.state.witness
+        note = await runtime.run(runtime.state.latest_note, digest)
+        if note is None:
+            return _text(404, "this witness never cosigned a checkpoint of that log")
+        return Response(note.encode("utf-8"), media_type=_TEXT)
+
+    routes = [
+        Route("/add-checkpoint", add_checkpoint, methods=["POST"]),
+        Route("/{digest}/checkpoint", monitoring, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_exception, Exception: _unexpected},
+    )
+
+
+def _text(status: int, message: str, *, close: bool = False) -> Response:
+    headers = {"connection": "close"} if close else None
+    return Response((message + "\n").encode("utf-8"), status, headers, media_type=_TEXT)
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        response = _text(405, f"{request.method} is not allowed on {request.url.path}")
+        response.headers.update(exc.headers or {})
+        return response
+    return _text(404 if exc.status_code == 404 else exc.status_code, exc.detail)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    _LOG.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _text(500, "internal error; nothing was cosigned")
+
+
+def _log_refusal(refusal: Refusal, request: Authenticated) -> None:
+    """A refusal of a checkpoint the log did sign: 409 is a stale client (INFO), 422 a possible
+    fork (WARNING, with the checkpoint as evidence)."""
+    checkpoint = request.checkpoint
+    fields: dict[str, Any] = {
+        "status": refusal.status,
+        "origin": checkpoint.origin,
+        "old": request.submission.old_size,
+        "size": checkpoint.tree_size,
+        "reason": refusal.reason,
+    }
+    if refusal.status == 422:
+        fields["checkpoint"] = request.text + "\n" + "".join(request.log_signatures)
+        _event(logging.WARNING, "refused_signed_checkpoint", **fields)
+    else:
+        _event(logging.INFO, "refused", **fields)
+
+
+def _event(level: int, event: str, **fields: Any) -> None:
+    if _LOG.isEnabledFor(level):
+        _LOG.log(level, json.dumps({"event": event, **fields}, separators=(",", ":")))
+
+
+def origin_paths(origins: Sequence[str]) -> dict[str, str]:
+    """``origin -> /<origin hash>/checkpoint`` (for the start-up banner)."""
+    return {origin: f"/{origin_hash(origin)}/checkpoint" for origin in origins}

@@ -1,0 +1,239 @@
+"""The witness's keys and the cosignature lines they make (C2SP tlog-cosignature).
+
+Two keys, both PKCS#8 PEM files of mode 0600 (what OpenSSL and ``cryptography`` read):
+
+- ``--key``: Ed25519 (``-----BEGIN PRIVATE KEY-----``, the project's key file format,
+  :func:`affidavit.attest.keyring.load_signing_key`); it makes ``cosignature/v1`` lines (vkey
+  type 0x04). Always present.
+- ``--ml-dsa-key``: ML-DSA-44 in the seed-only PKCS#8 form (RFC 9881 private key, the 32-byte
+  seed; OpenSSL 3.5 writes and reads it); it makes ``subtree/v1`` lines for the whole tree (start 0,
+  end = size; vkey type 0x06). tlog-witness: "Witnesses SHOULD use ML-DSA-44 cosignatures".
+
+Both are made by ``affidavit witness keygen`` (:func:`write_key_files`). One name, two keys: the
+key IDs differ by their type byte, so the two lines never collide; the Ed25519 key must be this
+cosigner's own (tlog-cosignature: an operator of several Ed25519 cosigners uses distinct keys),
+and it must not be a log key the witness trusts (:func:`check_distinct`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from affidavit.attest.files import private_file
+from affidavit.attest.keyring import (
+    SigningKey,
+    generate_keypair,
+    key_file_is_insecure,
+    load_private_pem,
+    load_signing_key,
+    private_key_pem,
+)
+from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import Checkpoint, NoteVerifier
+from affidavit.verify.crypto.trusted_keys import read_key_bytes
+from affidavit.verify.tlog.cosignature import (
+    ED25519,
+    ML_DSA_44,
+    Algorithm,
+    Cosigner,
+    cosignature_line,
+    cosigner_key_id,
+    cosigner_vkey,
+    ed25519_cosigned_message,
+    ml_dsa_44_available,
+    ml_dsa_44_cosigned_message,
+)
+
+__all__ = [
+    "WitnessKeys",
+    "check_distinct",
+    "load_ml_dsa_44_key",
+    "load_witness_keys",
+    "write_key_files",
+]
+
+_SEED_BYTES = 32
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WitnessKeys:
+    """A cosigner name with its Ed25519 key and, optionally, an ML-DSA-44 key (``cryptography``
+    object). Secrets never appear in ``repr``."""
+
+    name: str
+    ed25519: SigningKey = field(repr=False)
+    ml_dsa_44: Any = field(default=None, repr=False)
+    cosigners: tuple[Cosigner, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not _valid_name(self.name):
+            raise errors.UsageError(
+                f"witness name {self.name!r} must be a note key name: no spaces and no '+'"
+            )
+        if len(self.name.encode("utf-8")) > 255:
+            raise errors.UsageError("witness name must be at most 255 bytes (subtree/v1)")
+        raw = self.ed25519.public_key.raw
+        found = [Cosigner(self.name, cosigner_key_id(self.name, ED25519, raw), ED25519, raw)]
+        if self.ml_dsa_44 is not None:
+            public = self.ml_dsa_44.public_key().public_bytes_raw()
+            key_id = cosigner_key_id(self.name, ML_DSA_44, public)
+            found.append(Cosigner(self.name, key_id, ML_DSA_44, public))
+        object.__setattr__(self, "cosigners", tuple(found))
+
+    def vkeys(self) -> list[str]:
+        """The cosigner verifier keys (signed-note vkeys of type 0x04, then 0x06) for policies."""
+        return [cosigner_vkey(c.name, c.algorithm, c.public_key) for c in self.cosigners]
+
+    def cosign(self, text: str, checkpoint: Checkpoint, timestamp: int) -> list[str]:
+        """The cosignature lines over a checkpoint (``text`` its note text), time ``timestamp``.
+
+        tlog-witness: the timestamp must not be zero; the ML-DSA-44 cosignature covers the
+        whole tree (start 0, end = size).
+
+        Raises:
+            ``usage.invalid``: a timestamp of zero or beyond 2^63 - 1.
+        """
+        if timestamp <= 0:
+            raise errors.UsageError("a witness cosignature never has a zero timestamp")
+        ed25519 = self.cosigners[0]
+        signature = self.ed25519.sign(ed25519_cosigned_message(text, timestamp))
+        lines = [cosignature_line(ed25519, timestamp, signature)]
+        if self.ml_dsa_44 is not None:
+            message = ml_dsa_44_cosigned_message(self.name, timestamp, checkpoint)
+            lines.append(
+                cosignature_line(self.cosigners[1], timestamp, self.ml_dsa_44.sign(message))
+            )
+        return lines
+
+
+def _valid_name(name: str) -> bool:
+    # signed-note: key names are non-empty and contain no Unicode spaces and no '+'.
+    return bool(name) and "+" not in name and not any(c.isspace() for c in name)
+
+
+def load_witness_keys(name: str, key: Path, ml_dsa_key: Path | None = None) -> WitnessKeys:
+    """Load the witness's keys (0600 enforced on both files).
+
+    Raises:
+        ``key.insecure_permissions``: a key file is readable or writable by group or others.
+        ``key.unrecognized``: not a PKCS#8 PEM key of the expected algorithm.
+        ``io.unreadable``: a file cannot be read.
+        ``tlog.cosigner_unsupported``: an ML-DSA-44 key where ``cryptography`` lacks ML-DSA.
+        ``usage.invalid``: the name is not a note key name.
+    """
+    ed25519 = load_signing_key(key, refuse_world_readable=True)
+    ml_dsa = load_ml_dsa_44_key(ml_dsa_key) if ml_dsa_key is not None else None
+    return WitnessKeys(name, ed25519, ml_dsa)
+
+
+def load_ml_dsa_44_key(path: Path) -> Any:
+    """An ML-DSA-44 private key from a PKCS#8 PEM file (seed form), mode 0600.
+
+    Raises:
+        as :func:`load_witness_keys`.
+    """
+    if not ml_dsa_44_available():  # pragma: no cover - cryptography releases before ML-DSA
+        raise errors.ProofError(
+            "tlog.cosigner_unsupported", "this cryptography build cannot sign ML-DSA-44"
+        )
+    from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey  # noqa: PLC0415 - lazy
+
+    data = read_key_bytes(path)
+    if key_file_is_insecure(path):
+        raise errors.KeyMaterialError(
+            "key.insecure_permissions",
+            f"{path}: private key file is readable by group or others (chmod 600 it)",
+            details={"path": str(path)},
+        )
+    private = load_private_pem(data, path)
+    if not isinstance(private, MLDSA44PrivateKey):
+        raise errors.KeyMaterialError("key.unrecognized", f"{path}: not an ML-DSA-44 private key")
+    return private
+
+
+def check_distinct(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
+    """Refuse a witness key that is also a log key it trusts: a log's note signature and a
+    cosignature by one key are confusable, and a log cannot witness itself.
+
+    Raises:
+        ``usage.invalid``: the witness's Ed25519 key is one of the log keys.
+    """
+    raw = keys.ed25519.public_key.raw
+    for log in logs:
+        if log.key.raw == raw:
+            raise errors.UsageError(
+                f"the witness key is the key of log {log.name!r}: a witness needs its own key"
+            )
+
+
+def write_key_files(ed25519: Path | None, ml_dsa_44: Path | None) -> list[tuple[Algorithm, bytes]]:
+    """Generate fresh keys into new PKCS#8 PEM files (0600, never overwriting); returns the
+    algorithm and raw public key of each key written (for its vkey).
+
+    Raises:
+        ``io.exists``: a target file exists (nothing is written then).
+        ``usage.invalid``: no target given.
+        ``tlog.cosigner_unsupported``: ML-DSA-44 asked for where ``cryptography`` lacks it.
+    """
+    if ed25519 is None and ml_dsa_44 is None:
+        raise errors.UsageError("give --key FILE, --ml-dsa-key FILE, or both")
+    for target in (p for p in (ed25519, ml_dsa_44) if p is not None):
+        if target.exists() or target.is_symlink():
+            raise errors.ParseError("io.exists", f"{target} exists; refusing to overwrite it")
+    planned: list[tuple[Path, bytes, Algorithm, bytes]] = []
+    if ed25519 is not None:
+        ed_key = generate_keypair()
+        planned.append((ed25519, private_key_pem(ed_key), ED25519, ed_key.public_key.raw))
+    if ml_dsa_44 is not None:
+        ml_key = _new_ml_dsa_44()
+        public = ml_key.public_key().public_bytes_raw()
+        planned.append((ml_dsa_44, _ml_dsa_pem(ml_key), ML_DSA_44, public))
+    written: list[Path] = []
+    try:
+        for path, pem, _, _ in planned:
+            _write_private(path, pem)
+            written.append(path)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    return [(algorithm, public) for _, _, algorithm, public in planned]
+
+
+def _new_ml_dsa_44() -> Any:
+    if not ml_dsa_44_available():  # pragma: no cover - cryptography releases before ML-DSA
+        raise errors.ProofError(
+            "tlog.cosigner_unsupported", "this cryptography build cannot make ML-DSA-44 keys"
+        )
+    from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey  # noqa: PLC0415 - lazy
+
+    return MLDSA44PrivateKey.from_seed_bytes(os.urandom(_SEED_BYTES))
+
+
+def _ml_dsa_pem(key: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
+
+    pem: bytes = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return pem
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Create ``path`` 0600 exclusively (never following a symlink), write, fsync."""
+    if not private_file(path):
+        raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it")
+    try:
+        with open(path, "r+b") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise

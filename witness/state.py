@@ -1,0 +1,132 @@
+"""The witness's memory: the latest checkpoint it cosigned for each log, in ``DIR/witness.db``.
+
+tlog-witness asks the witness to keep, per origin, the latest checkpoint it verified and cosigned,
+to persist it before answering, and to check-and-update atomically ("the following race can
+occur: ... rolling back K leaves"). Here one SQLite database (the house settings of
+:mod:`affidavit.attest.stores.sqlite`: WAL, ``synchronous=FULL``, private 0600 file) holds one row
+per origin, and :meth:`WitnessState.cosign` runs the whole decision in ONE ``BEGIN IMMEDIATE``
+transaction: read the row, check the old size and the proof, sign, write the row, COMMIT (the WAL
+is fsynced). Only then is the answer sent. ``BEGIN IMMEDIATE`` takes SQLite's write lock across
+processes, so several witness processes may share one state folder: their transactions run one
+after the other and each sees what the previous one committed.
+
+Table ``witness_checkpoints``: ``origin`` (primary key), ``origin_sha256`` (the monitoring path),
+``tree_size``, ``root_hash`` (32 bytes), ``note`` (the checkpoint with the log's verified
+signatures and this witness's cosignatures, as ``GET /<origin hash>/checkpoint`` serves it),
+``cosigned_at`` (the cosignature's POSIX time).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from affidavit.attest.stores.sqlite import Store
+from affidavit.witness.cosigner import WitnessKeys
+from affidavit.witness.protocol import Authenticated, Stored, check_against, origin_hash
+
+__all__ = ["DATABASE_NAME", "WitnessState"]
+
+DATABASE_NAME: Final = "witness.db"
+COMPONENT: Final = "witness"
+MIGRATIONS: Final = [
+    "CREATE TABLE witness_checkpoints ("
+    "origin TEXT PRIMARY KEY, "
+    "origin_sha256 TEXT NOT NULL UNIQUE, "
+    "tree_size INTEGER NOT NULL CHECK (tree_size >= 0), "
+    "root_hash BLOB NOT NULL CHECK (length(root_hash) = 32), "
+    "note TEXT NOT NULL, "
+    "cosigned_at INTEGER NOT NULL)"
+]
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+class WitnessState:
+    """The witness database; open it with :meth:`open`, close it with :meth:`close`.
+
+    The connection is used from one thread at a time (the store's lock); the server runs every
+    call on its one database thread.
+    """
+
+    def __init__(self, store: Store, clock: Callable[[], int] = _now) -> None:
+        self.store = store
+        self._clock = clock
+
+    @classmethod
+    def open(cls, folder: Path, *, clock: Callable[[], int] = _now) -> WitnessState:
+        """Open (creating it, private) ``folder/witness.db``.
+
+        Raises:
+            StoreUnreadable: the folder or the file cannot be used, or is not a database.
+            StoreSchemaTooNew: written by a newer Affidavit.
+        """
+        store = Store.open(Path(folder) / DATABASE_NAME, create=True)
+        try:
+            store.migrate(COMPONENT, MIGRATIONS)
+        except BaseException:
+            store.close()
+            raise
+        return cls(store, clock)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.store.close()
+
+    def cosign(self, request: Authenticated, keys: WitnessKeys) -> list[str]:
+        """Check ``request`` against the stored checkpoint of its origin, cosign it and record it,
+        in one write transaction committed (fsynced) before this returns the cosignature lines.
+
+        Raises:
+            Refusal: 409 or 422 (:func:`affidavit.witness.protocol.check_against`); nothing is
+                written then.
+            StoreBusy: another process held the write lock past the busy timeout.
+        """
+        checkpoint = request.checkpoint
+        with self.store.write() as db:
+            row = db.execute(
+                "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = ?",
+                (checkpoint.origin,),
+            ).fetchone()
+            stored = Stored(int(row[0]), bytes(row[1])) if row is not None else None
+            check_against(request, stored)
+            timestamp = max(1, self._clock())  # tlog-witness: the timestamp is never zero
+            lines = keys.cosign(request.text, checkpoint, timestamp)
+            note = request.text + "\n" + "".join(request.log_signatures) + "".join(lines)
+            db.execute(
+                "INSERT INTO witness_checkpoints"
+                "(origin, origin_sha256, tree_size, root_hash, note, cosigned_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(origin) DO UPDATE SET "
+                "tree_size = excluded.tree_size, root_hash = excluded.root_hash, "
+                "note = excluded.note, cosigned_at = excluded.cosigned_at",
+                (
+                    checkpoint.origin,
+                    origin_hash(checkpoint.origin),
+                    checkpoint.tree_size,
+                    checkpoint.root_hash,
+                    note,
+                    timestamp,
+                ),
+            )
+        return lines
+
+    def latest_note(self, digest: str) -> str | None:
+        """The cosigned checkpoint of the origin whose SHA-256 is ``digest`` (lowercase hex),
+        or None when this witness never cosigned one."""
+        with self.store.read() as db:
+            row = db.execute(
+                "SELECT note FROM witness_checkpoints WHERE origin_sha256 = ?", (digest,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def latest(self, origin: str) -> Stored | None:
+        """The latest cosigned size and root of ``origin``, or None."""
+        with self.store.read() as db:
+            row = db.execute(
+                "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = ?", (origin,)
+            ).fetchone()
+        return None if row is None else Stored(int(row[0]), bytes(row[1]))
