@@ -8,7 +8,10 @@ from tests.conftest import VECTORS, assert_golden
 
 
 def _areas() -> list[str]:
-    return sorted(p.parent.name for p in VECTORS.glob("*/manifest.json"))
+    # An area is a folder with a manifest, at any depth (tlog/tiles, tlog/proofs).
+    return sorted(
+        p.parent.relative_to(VECTORS).as_posix() for p in VECTORS.glob("*/**/manifest.json")
+    )
 
 
 def _index() -> bytes:

@@ -14,7 +14,11 @@ Actor signatures verify ``ok`` only under keys the caller trusts (``--trusted-ac
 folder of key files, or a pinned key-directory JSON); under keys only the bundle carries they are
 ``self_asserted``. ``--require-actor-signatures`` fails a bundle unless every event is signed
 under a caller-trusted key. ``--profile swarm-strict`` adds the swarm coverage, snapshot and
-decision steps (docs/adr/0008-actor-keys-and-events-after-finality.md).
+decision steps (docs/adr/0008-actor-keys-and-events-after-finality.md). ``--policy POLICY`` (a
+C2SP tlog-policy file) adds the ``tlog_proof`` step and requires it: the bundle's tlog-proof of its
+finality leaf, under a checkpoint of a policy log cosigned by the policy's witness quorum
+(:mod:`affidavit.verify.bundles.tlog_step`); without it a bundle is not verified
+(``bundle.tlog_proof_missing``).
 
 Start-up is kept small (performance.md): the verifier is imported when the command runs, and
 nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key is read). The
@@ -40,7 +44,7 @@ from affidavit.verify import errors
 from affidavit.verify.results import Result, UnreadableInput, VerifyReport
 
 # + bundle, attestation: the click commands, built on first access
-__all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast"]
+__all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast", "read_policy"]
 
 
 # -- the options, declared once: they build both the click commands and the fast parser ---------
@@ -77,6 +81,10 @@ OPTIONS: Final = {
                metavar="PATH"),
         Option("--require-actor-signatures", "require_actor", "flag",
                "Fail unless every event carries an actor signature under a caller-trusted key."),
+        Option("--policy", "policy_file", "file",
+               "A C2SP tlog-policy file: also require the bundle's tlog_proof, its checkpoint"
+               " signed by a policy log and cosigned by the policy's witness quorum.",
+               metavar="POLICY"),
     ),
     "jobs": (Option("--jobs", "jobs", "jobs", "Worker processes."),),
     "json": (Option("--json", "as_json", "flag", "Print one JSON document to stdout."),),
@@ -92,16 +100,20 @@ def _trusted_keys(
     trusted_dir: str | None,
     fetch_urls: Sequence[str] = (),
     public_key_files: Sequence[str] = (),
+    *,
+    windows: dict[bytes, Any] | None = None,
 ) -> list[bytes]:
-    """Raw 32-byte keys from the key options (validated; a bad key is exit 2).
+    """Raw 32-byte keys from the key options (validated; a bad key is exit 2). With ``windows``,
+    key files may carry validity windows, collected there by raw key (docs/adr/0011).
 
     ``--fetch-key`` is the only network path of this command: one GET per URL, only when given.
     """
     from affidavit.verify.crypto.trusted_keys import key_from_base64  # noqa: PLC0415 - lazy (cold start)
 
     keys = [key_from_base64(text).raw for text in keys_b64]
+    plain = list(keys)
     if publisher_docs or public_key_files or trusted_dir is not None:
-        keys.extend(_file_keys((*publisher_docs, *public_key_files), trusted_dir))
+        keys.extend(_file_keys((*publisher_docs, *public_key_files), trusted_dir, windows))
     if fetch_urls:
         from affidavit.registry.clients.registry import fetch_public_key  # noqa: PLC0415 - explicit network
 
@@ -109,20 +121,30 @@ def _trusted_keys(
             fetched = fetch_public_key(url)
             _echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
             keys.append(fetched.raw)
+            plain.append(fetched.raw)
+    if windows:  # a key also given without a window is trusted at every time
+        for raw in plain:
+            windows.pop(raw, None)
     return list(dict.fromkeys(keys))
 
 
-def _file_keys(publisher_docs: Sequence[str], trusted_dir: str | None) -> list[bytes]:
+def _file_keys(
+    publisher_docs: Sequence[str], trusted_dir: str | None, windows: dict[bytes, Any] | None = None
+) -> list[bytes]:
     """Raw keys from ``--publisher-doc``/``--public-key`` files and a ``--trusted-keys`` folder,
-    read by the one strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`).
+    read by the one strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`); their
+    validity windows into ``windows`` (without it a windowed key is refused: fail closed).
 
     Only these options import the key-file reader (cold start, docs/adr/0003).
     """
-    from affidavit.verify.crypto.trusted_keys import load_key_file, load_key_folder  # noqa: PLC0415 - lazy (cold start)
+    from affidavit.verify.crypto.trusted_keys import key_windows, load_key_file, load_key_folder  # noqa: PLC0415 - lazy (cold start)
 
-    loaded = [load_key_file(path) for path in publisher_docs]
+    honour = windows is not None
+    loaded = [load_key_file(path, windows=honour) for path in publisher_docs]
     if trusted_dir is not None:
-        loaded.extend(load_key_folder(trusted_dir))
+        loaded.extend(load_key_folder(trusted_dir, windows=honour))
+    if windows is not None:
+        windows.update(key_windows(loaded))
     return [trusted.key.raw for trusted in loaded]
 
 
@@ -140,6 +162,31 @@ def _expand(inputs: Iterable[str]) -> list[str]:
     return out
 
 
+def read_policy(source: str) -> Any:
+    """Read and parse a tlog-policy file (a path or ``-``): a
+    :class:`~affidavit.verify.tlog.policy.Policy`.
+
+    Raises:
+        ``tlog.policy_malformed``: not a valid policy, or larger than the limit.
+        ``io.unreadable``: the file cannot be read.
+    """
+    from affidavit.verify.tlog.policy import MAX_POLICY_BYTES, parse_policy  # noqa: PLC0415 - lazy
+
+    try:
+        data = read_input(source, max_bytes=MAX_POLICY_BYTES)
+    except errors.ParseError as e:
+        if e.code != "json.too_large":
+            raise
+        raise errors.ProofError(
+            "tlog.policy_malformed", f"{source}: larger than {MAX_POLICY_BYTES} bytes"
+        ) from None
+    try:
+        return parse_policy(data)
+    except errors.ProofError as e:
+        e.message = f"{source}: {e.message}"
+        raise
+
+
 # -- work (runs in this process or in --jobs worker processes) ---------------------------------
 
 _VERIFIER: Any = None
@@ -151,6 +198,8 @@ class _Settings(NamedTuple):
     actor_keys: tuple[Any, ...] = ()  # TrustedActorKey tuples (verify.bundle_actor_trust)
     require_actor: bool = False
     profile: str = "default"
+    policy: Any = None  # a parsed tlog-policy (verify.tlog.policy.Policy), only with --policy
+    key_windows: tuple[tuple[bytes, tuple[Any, ...]], ...] = ()  # (raw key, KeyWindows), ADR 0011
 
 
 _DEFAULT_SETTINGS: Final = _Settings()
@@ -171,6 +220,8 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
         actor_trust=trust,
         require_actor_signatures=settings.require_actor,
         profile=settings.profile,
+        tlog_policy=settings.policy,
+        key_windows=dict(settings.key_windows),
     )
 
 
@@ -277,11 +328,19 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
     profile: str,
     actor_keys_path: str | None,
     require_actor: bool,
+    policy_file: str | None,
     jobs: int,
     as_json: bool,
 ) -> int:
-    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files)
-    settings = _Settings(_actor_keys(actor_keys_path), require_actor, profile)
+    windows: dict[bytes, Any] = {}  # tree-head keys' validity windows (docs/adr/0011)
+    raw_keys = _trusted_keys(
+        keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files, windows=windows
+    )
+    policy = None
+    if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
+        policy = read_policy(policy_file)
+    actor_keys = _actor_keys(actor_keys_path)
+    settings = _Settings(actor_keys, require_actor, profile, policy, tuple(windows.items()))
     paths = _expand(inputs)
     if not paths:
         raise errors.UsageError("no bundle files found in the given inputs")

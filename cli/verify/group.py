@@ -20,6 +20,8 @@ VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
     # --- crypto primitives
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
     "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
+    # --- C2SP transparency-log proofs under a tlog-policy
+    "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
 }
 
 

@@ -156,6 +156,16 @@ BUNDLE: Final = (
         ),
     ),
     Code(
+        "bundle.tlog_proof_mismatch",
+        FAILED,
+        "The bundle's tlog_proof is for another leaf index than its merkle_inclusion.",
+    ),
+    Code(
+        "bundle.tlog_proof_missing",
+        FAILED,
+        "A tlog-policy was given (--policy), and the bundle carries no tlog_proof.",
+    ),
+    Code(
         "bundle.unanchored",
         FAILED,
         "No tree head signed by a trusted key anchors the bundle (supply a trusted key).",

@@ -38,6 +38,9 @@ Names and order are part of the ``--json`` output (``specs/verify-result.schema.
 12. ``swarm_coverage``,          only with ``profile="swarm-strict"`` (docs/adr/0008;
 13. ``swarm_snapshot``,          :mod:`.swarm`, :mod:`.swarm_decision`)
 14. ``swarm_decision``
+15. ``tlog_proof``               only with a ``tlog_policy`` (or ``not_checked`` for a bundle that
+                                 carries one): its C2SP tlog-proof of the finality leaf, cosigned
+                                 by the policy's witness quorum (:mod:`.tlog_step`)
 
 Steps 4 and 7 to 14 need a verified chain (step 3). When it fails, steps 5 and 6 are still
 reported (they do not read the events), then 4 and 7 to 10 (and 12 to 14) as ``not_checked``,
@@ -45,9 +48,10 @@ in that order.
 
 The ``policy_layer`` is shown (:mod:`.policy_layer`), never used for the verdict.
 Verdict: ``failed`` when any step failed; otherwise ``verified`` only when inclusion, the tree-head
-signature under a trusted key, and the cross-reference are all ``ok``; else ``unanchored`` (exit 1,
-the message says how to supply a key). A ``self_asserted`` step does not fail the bundle (the
-verdict is about the log anchor) but is never ``ok``; ``require_actor_signatures`` turns it into a
+signature under a trusted key, and the cross-reference (and, with a ``tlog_policy``, the
+``tlog_proof``) are all ``ok``; else ``unanchored`` (exit 1, the message says how to supply a
+key). A ``self_asserted`` step does not fail the bundle (the verdict is about the log anchor) but
+is never ``ok``; ``require_actor_signatures`` turns it into a
 failure (docs/adr/0008-actor-keys-and-events-after-finality.md). Nothing here reads the clock,
 the environment or the network.
 """
@@ -95,6 +99,8 @@ from affidavit.verify.results import BundleResult, StepResult, decide
 
 if TYPE_CHECKING:
     from affidavit.verify.bundles.actor_trust import ActorTrust
+    from affidavit.verify.crypto.windows import KeyWindow
+    from affidavit.verify.tlog.policy import Policy
 
 __all__ = [
     "PROFILES",
@@ -276,6 +282,8 @@ class BundleVerifier:
         actor_trust: ActorTrust | None = None,
         require_actor_signatures: bool = False,
         profile: str = "default",
+        tlog_policy: Policy | None = None,
+        key_windows: Mapping[bytes, Sequence[KeyWindow]] | None = None,
     ) -> None:
         if profile not in PROFILES:
             raise errors.UsageError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
@@ -283,7 +291,10 @@ class BundleVerifier:
         self.actor_trust = actor_trust
         self.require_actor_signatures = require_actor_signatures
         self.profile = profile
+        self.tlog_policy = tlog_policy  # C2SP tlog-policy: step 15 required (fail closed)
         self._sth_memo: dict[tuple[bytes, bytes], Ed25519PublicKey | None] = {}
+        # Validity windows of trusted keys, by raw key (verify/crypto/windows.py; none: always).
+        self.key_windows = {raw: tuple(found) for raw, found in (key_windows or {}).items()}
 
     def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
         """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
@@ -336,13 +347,18 @@ class BundleVerifier:
             steps.extend(StepResult.not_checked(name, why) for name in _AFTER_CHAIN)
             if self.profile == "swarm-strict":
                 steps.extend(StepResult.not_checked(name, why) for name in SWARM_STEPS)
-        # The verdict, from the steps (style.md §5): anchored needs 5., 6. and 7. ok.
+        # 15. tlog_proof: under a tlog-policy, or shown not_checked when the bundle carries one.
+        if self.tlog_policy is not None or "tlog_proof" in bundle:
+            from affidavit.verify.bundles.tlog_step import tlog_proof_step  # noqa: PLC0415 - lazy: only these bundles (docs/adr/0003)
+
+            chained = chain.status == "ok"
+            steps.append(tlog_proof_step(view, self.tlog_policy, chained=chained))
+        # The verdict, from the steps (style.md §5): anchored needs 5., 6. and 7. ok (and 15.).
         final = tuple(steps)
-        anchored = all(
-            s.status == "ok"
-            for s in final
-            if s.name in ("merkle_inclusion", "sth_signature", "cross_reference")
-        )
+        required: tuple[str, ...] = ("merkle_inclusion", "sth_signature", "cross_reference")
+        if self.tlog_policy is not None:
+            required = (*required, "tlog_proof")
+        anchored = all(s.status == "ok" for s in final if s.name in required)
         unanchored = errors.BundleError("bundle.unanchored", UNANCHORED_HINT)
         verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
         policy_layer = None
@@ -431,6 +447,20 @@ class BundleVerifier:
                 f"of the {len(self.trusted_keys)} trusted key(s)",
             )
             return None, StepResult.failed(name, error)
+        windows = self.key_windows.get(signer.raw)
+        if windows:  # the head's timestamp inside the signer's validity window (ADR 0011)
+            from affidavit.verify.crypto.windows import check_head_time  # noqa: PLC0415 - lazy: only windowed keys
+
+            try:
+                check_head_time(
+                    windows,
+                    sth.timestamp,
+                    key_b64=signer.b64,
+                    log_id=sth.log_id,
+                    tree_size=sth.tree_size,
+                )
+            except errors.SignatureError as e:
+                return None, StepResult.failed(name, e)
         return sth, StepResult.ok(name, key=signer.b64, key_id=sth.key_id)
 
     def _find_signer(self, message: bytes, signature: bytes) -> Ed25519PublicKey | None:

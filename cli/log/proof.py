@@ -1,0 +1,93 @@
+"""``affidavit log proof``: a C2SP tlog-proof of one leaf, or a stamped bundle carrying its own.
+
+::
+
+    affidavit log proof DB --index I [--extra-file F] [--out FILE] [--json]
+    affidavit log proof DB --bundle BUNDLE.json [--out OUT.json]
+
+The proof (https://c2sp.org/tlog-proof) is built under the checkpoint the log recorded last, with
+the witness cosignatures collected for it (:mod:`affidavit.attest.log.proofs`); when that
+checkpoint does not cover the leaf yet, sign a new one first (``affidavit log head DB
+--checkpoint``): ``log.no_checkpoint``, exit 2. ``--bundle`` reads a stamped bundle, checks that its
+``merkle_inclusion`` leaf is this log's leaf at that index (``log.leaf_mismatch``), and writes the
+bundle with the proof added as the string field ``tlog_proof`` (outside ``bundle_hash``;
+``affidavit verify bundle --policy POLICY`` checks it). Output goes to stdout unless ``--out``
+names a file (written atomically). No private key is read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from affidavit.attest.files import atomic_write
+from affidavit.attest.log.proofs import attach_proof, build_proof
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.cli._common import emit_json, json_option, read_input, read_json_object
+from affidavit.verify import errors
+from affidavit.verify.tlog.proof import MAX_EXTRA_BYTES
+
+__all__ = ["proof"]
+
+
+@click.command("proof")
+@click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--index", type=click.IntRange(min=0), help="The leaf to prove.")
+@click.option(
+    "--bundle",
+    "bundle_file",
+    type=click.Path(dir_okay=False),
+    help="A stamped bundle: write it with the tlog-proof of its leaf added (tlog_proof).",
+)
+@click.option(
+    "--extra-file",
+    type=click.Path(dir_okay=False),
+    help="Opaque extra data for the proof's 'extra' line (not authenticated).",
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@json_option
+def proof(
+    *,
+    db: Path,
+    index: int | None,
+    bundle_file: str | None,
+    extra_file: str | None,
+    out: str | None,
+    as_json: bool,
+) -> None:
+    """Print the C2SP tlog-proof of leaf INDEX, or add one to a stamped bundle (--bundle)."""
+    if (index is None) == (bundle_file is None):
+        raise errors.UsageError("give exactly one of --index I and --bundle BUNDLE.json")
+    if as_json and (bundle_file is not None or out is not None):
+        raise errors.UsageError("--json prints the proof of --index to stdout (no --bundle, --out)")
+    extra = None
+    if extra_file is not None:
+        extra = read_input(extra_file, max_bytes=MAX_EXTRA_BYTES)
+        if not extra:
+            raise errors.UsageError(f"{extra_file}: the extra data is empty")
+    if index is None:
+        bundle = read_json_object(str(bundle_file), what="bundle")
+        with TransparencyLog.open(db) as opened:
+            stamped = attach_proof(opened, bundle, extra=extra)
+        _write((json.dumps(stamped, indent=2) + "\n").encode("utf-8"), out)
+        if out is not None:
+            leaf = stamped["merkle_inclusion"]["leaf_index"]
+            click.echo(f"wrote {out}: the bundle with the tlog-proof of leaf {leaf}")
+        return
+    with TransparencyLog.open(db) as opened:
+        built = build_proof(opened, index, extra=extra)
+    text = built.to_text()
+    if as_json:
+        emit_json({"ok": True, "index": built.index, "tlog_proof": text})
+        return
+    _write(text.encode("utf-8"), out)
+    if out is not None:
+        click.echo(f"wrote {out}: the tlog-proof of leaf {index}")
+
+
+def _write(data: bytes, out: str | None) -> None:
+    if out is None:
+        click.echo(data.decode("utf-8"), nl=False)
+    else:
+        atomic_write(out, data)

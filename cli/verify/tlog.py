@@ -1,0 +1,102 @@
+"""``affidavit verify tlog-proof``: a C2SP tlog-proof, offline, under a tlog-policy.
+
+::
+
+    affidavit verify tlog-proof PROOF (--entry FILE | --leaf-hash HASH) --policy POLICY [--json]
+
+The proof (https://c2sp.org/tlog-proof) is checked as the spec's "Verifying a tlog proof" asks
+(:mod:`affidavit.verify.tlog.proof`): the entry's RFC 6962 leaf hash (``--entry``: the logged
+bytes; ``--leaf-hash``: the 32-byte leaf hash, 64 hex characters or base64, when the caller
+computed it), the checkpoint signed by a log of the policy named by its origin, every cosignature
+from a policy witness, the policy's quorum, and the inclusion of the leaf at the proof's index
+under the checkpoint's root. The proof's ``extra`` data is shown, never trusted.
+
+Exit codes: 0 verified; 1 not verified (``tlog.log_untrusted``, ``tlog.quorum_not_met``,
+``tlog.entry_mismatch``, ``checkpoint.*``, ``tlog.cosignature_bad``, ``merkle.*``); 2 unreadable
+input or usage (``tlog.proof_malformed``, ``tlog.policy_malformed``, ``checkpoint.malformed``,
+``io.*``). ``--json`` prints one document with every step (for exit 0 and 1).
+"""
+
+from __future__ import annotations
+
+import click
+from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli.verify.bundle import read_policy
+from affidavit.cli.verify.primitives import parse_hash
+from affidavit.verify import errors
+from affidavit.verify._code import FAILED
+
+__all__ = ["tlog_proof"]
+
+
+@click.command("tlog-proof")
+@click.argument("source", metavar="PROOF|-")
+@click.option(
+    "--entry",
+    "entry_file",
+    type=click.Path(dir_okay=False),
+    help="The logged entry: its bytes are hashed as the RFC 6962 leaf.",
+)
+@click.option(
+    "--leaf-hash",
+    metavar="HASH",
+    help="The leaf hash instead of --entry (hex or base64, 32 bytes).",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The C2SP tlog-policy: trusted logs, witnesses and the quorum.",
+)
+@json_option
+def tlog_proof(
+    *,
+    source: str,
+    entry_file: str | None,
+    leaf_hash: str | None,
+    policy_file: str,
+    as_json: bool,
+) -> None:
+    """Verify a C2SP tlog-proof of an entry under a tlog-policy (witness quorum included)."""
+    from affidavit.verify.tlog.proof import MAX_PROOF_BYTES, check_proof  # noqa: PLC0415 - lazy
+
+    if (entry_file is None) == (leaf_hash is None):
+        raise errors.UsageError("give exactly one of --entry FILE and --leaf-hash HASH")
+    policy = read_policy(policy_file)
+    entry = None if entry_file is None else read_input(entry_file)
+    leaf = None if leaf_hash is None else parse_hash(leaf_hash, "--leaf-hash")
+    data = _read_proof(source, MAX_PROOF_BYTES)
+    report = check_proof(data, policy, entry=entry, leaf_hash=leaf)
+    steps = [step.to_json() for step in report.steps]
+    error = report.error
+    if error is not None:
+        if error.exit_code != FAILED or not as_json:
+            raise error
+        emit_json({"ok": False, "verdict": "failed", "error": error.to_json(), "steps": steps})
+        click.get_current_context().exit(error.exit_code)
+    result = report.result
+    if result is None:  # pragma: no cover - a report holds a result or an error
+        raise errors.UsageError("the proof was neither verified nor refused")
+    document = result.to_json()
+    if as_json:
+        emit_json({"ok": True, "verdict": "verified", **document, "steps": steps})
+        return
+    witnesses = ", ".join(document["witnesses"]) or "no witness"
+    extra = "" if result.extra is None else "; extra data present (not authenticated)"
+    click.echo(
+        f"verified: leaf {document['index']} of {document['origin']} (tree size "
+        f"{document['tree_size']}, root {document['root_hash']}), cosigned by {witnesses}; "
+        f"quorum {document['quorum']} met{extra}"
+    )
+
+
+def _read_proof(source: str, limit: int) -> bytes:
+    try:
+        return read_input(source, max_bytes=limit)
+    except errors.ParseError as e:
+        if e.code != "json.too_large":
+            raise
+        raise errors.ProofError(
+            "tlog.proof_malformed", f"{source}: larger than {limit} bytes"
+        ) from None

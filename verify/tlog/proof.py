@@ -1,0 +1,380 @@
+"""C2SP tlog-proof: an offline proof that an entry is in a log whose checkpoint witnesses cosigned.
+
+The text format (https://c2sp.org/tlog-proof, "Format"), read strictly by :func:`parse_proof` and
+written by :func:`format_proof`::
+
+    c2sp.org/tlog-proof@v1
+    extra <base64>                  optional, opaque, never trusted
+    index <decimal, no leading zeros>
+    <base64 of a 32-byte hash>      zero or more: the RFC 6962 inclusion proof, leaf to root
+                                    (an empty line)
+    <the checkpoint note, verbatim>
+
+Limits: the whole proof is at most :data:`MAX_PROOF_BYTES`, the extra data at most
+:data:`MAX_EXTRA_BYTES` once decoded, the path at most :data:`MAX_PROOF_HASHES` hashes (a tree of
+fewer than 2^64 leaves needs no more), the index below 2^64. Anything else is
+``tlog.proof_malformed``; the checkpoint itself must be a signed note and a checkpoint body
+(``checkpoint.malformed``).
+
+Verification ("Verifying a tlog proof", :func:`verify_proof`, or :func:`check_proof` for every
+step's outcome):
+
+1. ``leaf_hash``: the RFC 6962 leaf hash of the entry the caller holds (or a leaf hash it gives);
+2. ``log_signature``: the checkpoint is signed by a policy log named by its origin
+   (:func:`~affidavit.verify.tlog.policy.verify_log_signature`);
+3. ``cosignatures`` and ``quorum``: every policy witness's cosignature verifies, and those that
+   did meet the policy's quorum (:mod:`affidavit.verify.tlog.policy`);
+4. ``inclusion``: the path leads from the leaf hash at ``index`` to the checkpoint's root
+   (RFC 9162 §2.1.3.2). A proof that leads elsewhere does not bind the entry
+   (``tlog.entry_mismatch``); a path of the wrong length (``merkle.bad_proof_length``) or an index
+   not below the tree size (``merkle.index_out_of_range``) keep their ``merkle.*`` codes.
+
+The extra data is returned with the result, never trusted or interpreted ("Applications MUST NOT
+implicitly trust the extra data"). Cosignature timestamps are verified, then not used ("Use of
+timestamps").
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify._code import INPUT
+from affidavit.verify.crypto import merkle
+from affidavit.verify.crypto.checkpoint import Checkpoint, parse_checkpoint_body, parse_note
+from affidavit.verify.crypto.keys import b64decode_strict
+from affidavit.verify.results import StepResult
+from affidavit.verify.tlog.policy import (
+    Policy,
+    PolicyCheckpoint,
+    display_name,
+    require_quorum,
+    verify_log_signature,
+    verify_witnesses,
+)
+
+__all__ = [
+    "HEADER",
+    "MAX_EXTRA_BYTES",
+    "MAX_PROOF_BYTES",
+    "MAX_PROOF_HASHES",
+    "STEPS",
+    "ProofReport",
+    "TlogProof",
+    "VerifiedProof",
+    "check_proof",
+    "format_proof",
+    "parse_proof",
+    "proof_leaf_hash",
+    "verify_proof",
+    "verify_proof_inclusion",
+]
+
+HEADER: Final = "c2sp.org/tlog-proof@v1"  # "The first line MUST be the string ..."
+MAX_PROOF_BYTES: Final = 2 * 1024 * 1024  # a checkpoint note is at most 1 MiB
+MAX_EXTRA_BYTES: Final = 64 * 1024
+MAX_PROOF_HASHES: Final = 64
+STEPS: Final = ("parse", "leaf_hash", "log_signature", "cosignatures", "quorum", "inclusion")
+_INDEX: Final = re.compile(r"0|[1-9][0-9]{0,19}")  # "no leading zeroes (unless the index is 0)"
+
+
+@dataclass(frozen=True, slots=True)
+class TlogProof:
+    """A parsed tlog-proof: the leaf index, the inclusion path, the checkpoint note verbatim and
+    the optional extra data (opaque, unauthenticated)."""
+
+    index: int
+    path: tuple[bytes, ...]
+    checkpoint: str
+    extra: bytes | None = None
+
+    def to_text(self) -> str:
+        """The proof's text form (:func:`format_proof`)."""
+        return format_proof(self)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedProof:
+    """A proof that verified under a policy: the leaf hash bound, the checkpoint that binds it."""
+
+    proof: TlogProof
+    leaf_hash: bytes
+    verified: PolicyCheckpoint
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        """The checkpoint body (origin, size, root) the policy vouches for."""
+        return self.verified.checkpoint
+
+    @property
+    def extra(self) -> bytes | None:
+        """The proof's extra data: carried along, NOT authenticated by anything verified here."""
+        return self.proof.extra
+
+    def to_json(self) -> dict[str, Any]:
+        """What a ``--json`` report shows of it."""
+        checkpoint = self.checkpoint
+        return {
+            "index": self.proof.index,
+            "leaf_hash": self.leaf_hash.hex(),
+            "origin": checkpoint.origin,
+            "tree_size": checkpoint.tree_size,
+            "root_hash": checkpoint.root_hash.hex(),
+            "log_keys": [log.label for log in self.verified.logs],
+            "witnesses": [display_name(name) for name in self.verified.witnesses],
+            "quorum": display_name(self.verified.quorum),
+            "ignored_signatures": self.verified.ignored_signatures,
+            "extra_base64": None if self.extra is None else _b64(self.extra),
+        }
+
+
+def _malformed(message: str) -> errors.ProofError:
+    return errors.ProofError("tlog.proof_malformed", message)
+
+
+def parse_proof(data: bytes | str) -> TlogProof:
+    """Parse a tlog-proof strictly (module docstring).
+
+    Raises:
+        ``tlog.proof_malformed``: not the format, or over a limit.
+        ``checkpoint.malformed``: the part after the empty line is not a checkpoint note.
+    """
+    size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else len(data)
+    if size > MAX_PROOF_BYTES:
+        raise _malformed(f"a tlog-proof is at most {MAX_PROOF_BYTES} bytes")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise _malformed(f"a tlog-proof is UTF-8 text: {e.reason}") from None
+    lines = _Lines(data)
+    if lines.next("the header") != HEADER:
+        raise _malformed(f"the first line must be {HEADER!r}")
+    line = lines.next("the index line")
+    extra = None
+    if line.startswith("extra "):
+        extra = _decode(line[len("extra ") :], "the extra data")
+        if not extra or len(extra) > MAX_EXTRA_BYTES:
+            raise _malformed(f"the extra data must be 1 to {MAX_EXTRA_BYTES} bytes")
+        line = lines.next("the index line")
+    if not line.startswith("index ") or not _INDEX.fullmatch(line[len("index ") :]):
+        raise _malformed("expected 'index <decimal without leading zeros>' after the header")
+    index = int(line[len("index ") :])
+    if index >= 1 << 64:
+        raise _malformed("the index does not fit in 64 bits")
+    path: list[bytes] = []
+    while (line := lines.next("the empty line before the checkpoint")) != "":
+        if len(path) == MAX_PROOF_HASHES:
+            raise _malformed(f"more than {MAX_PROOF_HASHES} inclusion proof hashes")
+        value = _decode(line, f"inclusion proof hash {len(path)}")
+        if len(value) != merkle.HASH_BYTES:
+            raise _malformed(f"inclusion proof hash {len(path)} is {len(value)} bytes, not 32")
+        path.append(value)
+    note = lines.rest()
+    if not note:
+        raise _malformed("no checkpoint after the empty line")
+    parse_checkpoint_body(parse_note(note).text)  # checkpoint.malformed
+    return TlogProof(index, tuple(path), note, extra)
+
+
+class _Lines:
+    """Newline-terminated lines of a text, then the rest verbatim."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position = text, 0
+
+    def next(self, what: str) -> str:
+        end = self.text.find("\n", self.position)
+        if end < 0:
+            raise _malformed(f"the proof ends before {what}")
+        line, self.position = self.text[self.position : end], end + 1
+        return line
+
+    def rest(self) -> str:
+        return self.text[self.position :]
+
+
+def _decode(text: str, what: str) -> bytes:
+    try:
+        return b64decode_strict(text)
+    except (ValueError, UnicodeError) as e:
+        raise _malformed(f"{what} is not standard base64: {e}") from None
+
+
+def _b64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+def format_proof(proof: TlogProof) -> str:
+    """The text of ``proof`` (module docstring); :func:`parse_proof` reads it back unchanged.
+
+    Raises:
+        ``usage.invalid``: an index outside 0..2^64-1, a hash that is not 32 bytes, too many
+            hashes, empty or oversized extra data, or a checkpoint that is not a note.
+    """
+    if not 0 <= proof.index < 1 << 64:
+        raise errors.UsageError("a tlog-proof index is from 0 to 2^64 - 1")
+    if len(proof.path) > MAX_PROOF_HASHES or any(len(h) != 32 for h in proof.path):
+        raise errors.UsageError(f"a tlog-proof path is at most {MAX_PROOF_HASHES} 32-byte hashes")
+    if proof.extra is not None and not 0 < len(proof.extra) <= MAX_EXTRA_BYTES:
+        raise errors.UsageError(f"tlog-proof extra data is 1 to {MAX_EXTRA_BYTES} bytes")
+    try:
+        parse_checkpoint_body(parse_note(proof.checkpoint).text)
+    except errors.SignatureError as e:
+        raise errors.UsageError(f"the checkpoint is not a checkpoint note: {e.message}") from None
+    lines = [HEADER]
+    if proof.extra is not None:
+        lines.append(f"extra {_b64(proof.extra)}")
+    lines.append(f"index {proof.index}")
+    lines.extend(_b64(value) for value in proof.path)
+    return "\n".join(lines) + "\n\n" + proof.checkpoint
+
+
+def proof_leaf_hash(*, entry: bytes | None = None, leaf_hash: bytes | None = None) -> bytes:
+    """Step 1: the leaf hash, ``SHA-256(0x00 || entry)`` (RFC 6962 §2.1), or the one given.
+
+    Raises:
+        ``usage.invalid``: neither or both given.
+        ``merkle.bad_hash_length``: ``leaf_hash`` is not 32 bytes.
+    """
+    if entry is not None and leaf_hash is None:
+        return merkle.leaf_hash(entry)
+    if entry is not None or leaf_hash is None:
+        raise errors.UsageError("give exactly one of the entry and its leaf hash")
+    if len(leaf_hash) != merkle.HASH_BYTES:
+        raise errors.ProofError(
+            "merkle.bad_hash_length", f"the leaf hash is {len(leaf_hash)} bytes, not 32"
+        )
+    return leaf_hash
+
+
+def verify_proof_inclusion(proof: TlogProof, leaf_hash: bytes, checkpoint: Checkpoint) -> None:
+    """Step 4: the inclusion path binds ``leaf_hash`` at ``proof.index`` to the checkpoint's root.
+
+    Raises:
+        ``tlog.entry_mismatch``: the path leads to another root (the entry, index or a proof hash
+            is not the one the checkpoint covers).
+        ``merkle.index_out_of_range``: the index is not below the checkpoint's tree size.
+        ``merkle.bad_proof_length``: the path has the wrong length for the index and size.
+    """
+    try:
+        merkle.verify_inclusion(
+            leaf_hash, proof.index, checkpoint.tree_size, proof.path, checkpoint.root_hash
+        )
+    except errors.ProofError as e:
+        if e.code != "merkle.root_mismatch":
+            raise
+        raise errors.ProofError(
+            "tlog.entry_mismatch",
+            f"the inclusion proof does not bind this leaf at index {proof.index} to the root of "
+            f"{checkpoint.origin} at size {checkpoint.tree_size}",
+            details={**e.details, "index": proof.index, "leaf_hash": leaf_hash.hex()},
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ProofReport:
+    """Every step of one verification (:data:`STEPS`), and the outcome: the verified proof, or
+    the error of the first step that failed (the later steps are then ``not_checked``)."""
+
+    steps: tuple[StepResult, ...]
+    outcome: VerifiedProof | errors.AffidavitError
+
+    @property
+    def result(self) -> VerifiedProof | None:
+        """The verified proof, or None."""
+        return self.outcome if isinstance(self.outcome, VerifiedProof) else None
+
+    @property
+    def error(self) -> errors.AffidavitError | None:
+        """The first failing step's error, or None."""
+        return self.outcome if isinstance(self.outcome, errors.AffidavitError) else None
+
+    @property
+    def verdict(self) -> str:
+        """``verified``, ``failed`` (exit 1), or ``unreadable`` (an error of exit code 2)."""
+        if isinstance(self.outcome, VerifiedProof):
+            return "verified"
+        return "unreadable" if self.outcome.exit_code == INPUT else "failed"
+
+
+def check_proof(
+    proof: TlogProof | bytes | str,
+    policy: Policy,
+    *,
+    entry: bytes | None = None,
+    leaf_hash: bytes | None = None,
+) -> ProofReport:
+    """Run the verification steps (module docstring) and report each; never raises for a proof
+    that does not verify (``usage.invalid`` still raises for neither or both of ``entry`` and
+    ``leaf_hash``)."""
+    if (entry is None) == (leaf_hash is None):
+        raise errors.UsageError("give exactly one of the entry and its leaf hash")
+    steps: list[StepResult] = []
+
+    def fail(name: str, error: errors.AffidavitError) -> ProofReport:
+        steps.append(StepResult.failed(name, error))
+        later = STEPS[STEPS.index(name) + 1 :]
+        steps.extend(StepResult.not_checked(s, f"the {name} step failed") for s in later)
+        return ProofReport(tuple(steps), error)
+
+    try:
+        parsed = proof if isinstance(proof, TlogProof) else parse_proof(proof)
+    except errors.AffidavitError as e:
+        return fail("parse", e)
+    steps.append(StepResult.ok("parse", index=parsed.index, proof_hashes=len(parsed.path)))
+    try:
+        leaf = proof_leaf_hash(entry=entry, leaf_hash=leaf_hash)
+    except errors.AffidavitError as e:
+        return fail("leaf_hash", e)
+    source = "entry" if entry is not None else "given"
+    steps.append(StepResult.ok("leaf_hash", leaf_hash=leaf.hex(), source=source))
+    try:
+        checkpoint, labels = verify_log_signature(parsed.checkpoint, policy)
+    except errors.AffidavitError as e:
+        return fail("log_signature", e)
+    steps.append(StepResult.ok("log_signature", origin=checkpoint.origin, log_keys=list(labels)))
+    try:
+        cosignatures = verify_witnesses(parsed.checkpoint, policy)
+    except errors.AffidavitError as e:
+        return fail("cosignatures", e)
+    names = [c.witness.name for c in cosignatures]
+    steps.append(StepResult.ok("cosignatures", witnesses=[display_name(n) for n in names]))
+    try:
+        require_quorum(policy, names)
+    except errors.AffidavitError as e:
+        return fail("quorum", e)
+    steps.append(StepResult.ok("quorum", quorum=display_name(policy.quorum)))
+    try:
+        verify_proof_inclusion(parsed, leaf, checkpoint)
+    except errors.AffidavitError as e:
+        return fail("inclusion", e)
+    steps.append(StepResult.ok("inclusion", index=parsed.index, tree_size=checkpoint.tree_size))
+    verified = PolicyCheckpoint.assemble(
+        parsed.checkpoint, policy, checkpoint, labels, cosignatures
+    )
+    return ProofReport(tuple(steps), VerifiedProof(parsed, leaf, verified))
+
+
+def verify_proof(
+    proof: TlogProof | bytes | str,
+    policy: Policy,
+    *,
+    entry: bytes | None = None,
+    leaf_hash: bytes | None = None,
+) -> VerifiedProof:
+    """Verify a tlog-proof for ``entry`` (or its ``leaf_hash``) under ``policy``.
+
+    Raises:
+        the first failing step's error (module docstring): ``tlog.proof_malformed``,
+        ``checkpoint.*``, ``tlog.log_untrusted``, ``tlog.cosignature_*``, ``tlog.quorum_not_met``,
+        ``tlog.entry_mismatch``, ``merkle.*``; ``usage.invalid`` for neither or both of ``entry``
+        and ``leaf_hash``.
+    """
+    outcome = check_proof(proof, policy, entry=entry, leaf_hash=leaf_hash).outcome
+    if isinstance(outcome, errors.AffidavitError):
+        raise outcome
+    return outcome
