@@ -1,0 +1,106 @@
+"""``affidavit log monitor URL --vkey VKEY --state FILE [--policy POLICY] [--entries]``.
+
+One round of a monitor of a tiled log (:mod:`affidavit.verify.tlog.monitor` has the checks):
+fetch ``URL/checkpoint`` and only the tiles the checks need, compare the new tree with the one in
+``--state``, and keep the new one there (written atomically, only after every check passed).
+Run it from cron or CI: exit 0 when the log extends what was trusted, 1 on a rollback, a fork
+(split view), tiles that do not match, a bad signature or an unmet witness quorum (the state file
+is then left as it was, the evidence in the message), 2 on unreadable input or a log that cannot
+be reached.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from affidavit.attest.files import atomic_write
+from affidavit.cli._common import emit_json, json_option
+from affidavit.registry.clients.tiles import TileReader
+from affidavit.verify import errors
+from affidavit.verify.tlog.monitor import (
+    MAX_STATE_BYTES,
+    RoundReport,
+    check_round,
+    normalized_vkey,
+    parse_state,
+    state_json,
+)
+
+__all__ = ["monitor"]
+
+
+@click.command("monitor")
+@click.argument("url")
+@click.option("--vkey", required=True, help="The log's verifier key (`affidavit log vkey`).")
+@click.option(
+    "--state",
+    "state_file",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The tree trusted last; created on the first round.",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A C2SP tlog-policy: the checkpoint must also meet its witness quorum.",
+)
+@click.option("--entries", is_flag=True, help="Also read every new entry and check its hash.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True)
+@json_option
+def monitor(
+    *,
+    url: str,
+    vkey: str,
+    state_file: Path,
+    policy_file: Path | None,
+    entries: bool,
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Check a tiled log's new checkpoint against the tree trusted last (C2SP tlog-tiles)."""
+    if not url.startswith(("https://", "http://")):
+        raise errors.UsageError(f"{url}: the log's URL prefix must be http:// or https://")
+    vkey = normalized_vkey(vkey)
+    previous = None
+    if state_file.exists():
+        data = state_file.read_bytes()
+        if len(data) > MAX_STATE_BYTES:
+            raise errors.ProofError("tlog.monitor_state_invalid", f"{state_file}: over 1 MiB")
+        previous = parse_state(data, vkey=vkey)
+    policy = None
+    if policy_file is not None:
+        from affidavit.verify.tlog.policy import parse_policy  # noqa: PLC0415 - only with --policy
+
+        policy = parse_policy(policy_file.read_bytes())
+    with TileReader(url, timeout=timeout) as reader:
+        try:
+            report, state = check_round(
+                reader.checkpoint(), vkey, reader.tile, previous, policy=policy, entries=entries
+            )
+        except errors.AffidavitError as e:
+            if not as_json:
+                raise
+            emit_json({"ok": False, "error": e.to_json()})
+            click.get_current_context().exit(e.exit_code)
+    atomic_write(state_file, state_json(state))
+    if as_json:
+        emit_json({"ok": True, **report.to_json()})
+    else:
+        click.echo(_summary(report))
+
+
+def _summary(report: RoundReport) -> str:
+    if report.previous_size is None:
+        what = f"first round: trusting size {report.tree_size}"
+    elif report.previous_size == report.tree_size:
+        what = f"unchanged at size {report.tree_size}"
+    else:
+        what = f"size {report.previous_size} -> {report.tree_size} extends the trusted tree"
+    witnesses = f"; cosigned by {', '.join(report.cosigned_by)}" if report.cosigned_by else ""
+    checked = f"; {report.entries_checked} entries checked" if report.entries_checked else ""
+    return (
+        f"ok: {report.origin} {what} ({report.tiles_read} tiles, {report.bytes_read} bytes"
+        f" read{checked}{witnesses})"
+    )

@@ -1,0 +1,171 @@
+"""The monitor's round: first use, extension, rollback, fork, bad tiles and state, each by code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from affidavit.attest.keyring import SigningKey, derive_test_key
+from affidavit.attest.log.tiles import folder_fetch, write_tiles
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.verify.crypto.checkpoint import verifier_key_string
+from affidavit.verify.tlog.monitor import (
+    MonitorState,
+    check_round,
+    normalized_vkey,
+    parse_state,
+    state_json,
+)
+
+from tests.conftest import raises_code
+
+ORIGIN = "monitor.example/log"
+
+
+@pytest.fixture
+def key() -> SigningKey:
+    return derive_test_key("monitor test log")  # TEST-ONLY key
+
+
+def _vkey(key: SigningKey) -> str:
+    return verifier_key_string(ORIGIN, key.public_key)
+
+
+def _log(path: Path, key: SigningKey, leaves: list[bytes]) -> TransparencyLog:
+    log = TransparencyLog.create(path, key, ORIGIN)
+    if leaves:
+        log.append(leaves)
+    return log
+
+
+def _publish(log: TransparencyLog, folder: Path) -> bytes:
+    note = log.checkpoint()
+    write_tiles(log, folder, note)
+    return note.encode("utf-8")
+
+
+def _leaves(start: int, stop: int, tag: str = "") -> list[bytes]:
+    return [f"entry {i}{tag}".encode() for i in range(start, stop)]
+
+
+def test_first_round_trusts_then_extension_passes_and_reads_few_tiles(
+    tmp_path: Path, key: SigningKey
+) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 300))
+    folder = tmp_path / "tiles"
+    note = _publish(log, folder)
+    report, state = check_round(note, _vkey(key), folder_fetch(folder), None, entries=True)
+    assert (report.previous_size, report.tree_size, report.entries_checked) == (None, 300, 300)
+    assert state.tree_size == 300
+    assert state.checkpoint == note.decode()
+
+    log.append(_leaves(300, 1000))
+    note = _publish(log, folder)
+    report, state = check_round(note, _vkey(key), folder_fetch(folder), state)
+    assert (report.previous_size, report.tree_size) == (300, 1000)
+    assert report.root_hash == log.root()
+    # Without --entries only hash tiles are read: a handful, never the whole tree.
+    assert 0 < report.tiles_read <= 8
+    assert report.entries_checked == 0
+
+    again, same = check_round(note, _vkey(key), folder_fetch(folder), state)
+    assert (again.previous_size, again.tree_size) == (1000, 1000)
+    assert same == state
+
+
+def test_rollback_is_refused(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 10))
+    folder = tmp_path / "tiles"
+    old_note = _publish(log, folder)
+    log.append(_leaves(10, 20))
+    new_note = _publish(log, folder)
+    _, state = check_round(new_note, _vkey(key), folder_fetch(folder), None)
+    with raises_code("tlog.rollback"):
+        check_round(old_note, _vkey(key), folder_fetch(folder), state)
+
+
+def test_split_view_is_a_fork(tmp_path: Path, key: SigningKey) -> None:
+    # Two logs under one key and origin that share 5 leaves and then diverge: a split view.
+    honest = _log(tmp_path / "a.db", key, _leaves(0, 5))
+    evil = _log(tmp_path / "b.db", key, _leaves(0, 5))
+    honest.append(_leaves(5, 9))
+    evil.append(_leaves(5, 12, tag=" (other branch)"))
+    seen_a = _publish(honest, tmp_path / "a")
+    seen_b = _publish(evil, tmp_path / "b")
+    _, state = check_round(seen_a, _vkey(key), folder_fetch(tmp_path / "a"), None)
+    with raises_code("tlog.fork") as caught:
+        check_round(seen_b, _vkey(key), folder_fetch(tmp_path / "b"), state)
+    assert caught.value.details["trusted_checkpoint"] == seen_a.decode()
+    assert caught.value.details["served_checkpoint"] == seen_b.decode()
+
+
+def test_same_size_other_root_is_a_fork(tmp_path: Path, key: SigningKey) -> None:
+    a = _log(tmp_path / "a.db", key, _leaves(0, 7))
+    b = _log(tmp_path / "b.db", key, _leaves(0, 7, tag="!"))
+    _, state = check_round(
+        _publish(a, tmp_path / "a"), _vkey(key), folder_fetch(tmp_path / "a"), None
+    )
+    with raises_code("tlog.fork"):
+        check_round(_publish(b, tmp_path / "b"), _vkey(key), folder_fetch(tmp_path / "b"), state)
+
+
+def test_tiles_that_do_not_match_the_checkpoint(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 3))
+    folder = tmp_path / "tiles"
+    note = _publish(log, folder)
+    tile = folder / "tile" / "0" / "000.p" / "3"
+    data = bytearray(tile.read_bytes())
+    data[0] ^= 1
+    tile.write_bytes(bytes(data))
+    with raises_code("tlog.tile_mismatch"):
+        check_round(note, _vkey(key), folder_fetch(folder), None)
+
+
+def test_bad_signature_and_foreign_key(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 3))
+    folder = tmp_path / "tiles"
+    note = _publish(log, folder).decode()
+    body, signature = note.split("\n\n")
+    forged = body.replace("\n3\n", "\n4\n") + "\n\n" + signature
+    with raises_code("checkpoint.signature_bad"):
+        check_round(forged.encode(), _vkey(key), folder_fetch(folder), None)
+    other = verifier_key_string(ORIGIN, derive_test_key("someone else").public_key)
+    with raises_code("checkpoint.no_trusted_signature"):
+        check_round(note.encode(), other, folder_fetch(folder), None)
+
+
+def test_state_round_trip_and_tampering(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 4))
+    folder = tmp_path / "tiles"
+    _, state = check_round(_publish(log, folder), _vkey(key), folder_fetch(folder), None)
+    data = state_json(state)
+    assert parse_state(data, vkey=_vkey(key)) == state
+    # The key ID may be spelled in upper case by a user; the state records one spelling.
+    name, key_id, rest = _vkey(key).split("+", 2)
+    assert parse_state(data, vkey=f"{name}+{key_id.upper()}+{rest}") == state
+    assert normalized_vkey(f"{name}+{key_id.upper()}+{rest}") == _vkey(key)
+
+    other = verifier_key_string(ORIGIN, derive_test_key("another").public_key)
+    with raises_code("tlog.monitor_state_invalid"):
+        parse_state(data, vkey=other)
+    document = json.loads(data)
+    document["tree_size"] = 3  # no longer the size of its checkpoint
+    with raises_code("tlog.monitor_state_invalid"):
+        parse_state(json.dumps(document).encode(), vkey=_vkey(key))
+    document = json.loads(data)
+    document["extra"] = 1
+    with raises_code("tlog.monitor_state_invalid"):
+        parse_state(json.dumps(document).encode(), vkey=_vkey(key))
+    with raises_code("json.duplicate_key"):
+        parse_state(b'{"format": 1, "format": 2}', vkey=_vkey(key))
+
+
+def test_state_of_another_origin_is_refused(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 2))
+    folder = tmp_path / "tiles"
+    note = _publish(log, folder)
+    _, state = check_round(note, _vkey(key), folder_fetch(folder), None)
+    elsewhere = MonitorState("other.example/log", state.vkey, 1, state.root_hash, state.checkpoint)
+    with raises_code("tlog.monitor_state_invalid"):
+        check_round(note, _vkey(key), folder_fetch(folder), elsewhere)
