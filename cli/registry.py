@@ -42,13 +42,22 @@ def _settings(**overrides: Any) -> Any:
     return Settings.from_env(os.environ, **overrides)
 
 
-def _on_tables(data_dir: Path | None, call: Callable[[Any], _T]) -> _T:
-    """Run ``call`` on the registry tables of ``data_dir`` (opened with the key binding checks of
+_database_url_option = click.option(
+    "--database-url",
+    default=None,
+    metavar="URL",
+    help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
+    "[default: $AFFIDAVIT_DATABASE_URL, else DATA_DIR/registry.db].",
+)
+
+
+def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[Any], _T]) -> _T:
+    """Run ``call`` on the registry tables of the store (opened with the key binding checks of
     ``open_tables``), closing them afterwards."""
     from affidavit.registry.db import open_tables  # noqa: PLC0415 - lazy: ~50 ms, only the keys commands
 
-    settings = _settings(data_dir=data_dir)
-    tables = open_tables(settings.database_path, key_dir=settings.key_dir)
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+    tables = open_tables(settings.database, key_dir=settings.key_dir)
     try:
         return call(tables)
     finally:
@@ -61,6 +70,7 @@ def _on_tables(data_dir: Path | None, call: Callable[[Any], _T]) -> _T:
 @click.option(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="Database and key folder."
 )
+@_database_url_option
 @click.option(
     "--contracts-dir",
     type=click.Path(path_type=Path),
@@ -88,6 +98,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     host: str | None,
     port: int | None,
     data_dir: Path | None,
+    database_url: str | None,
     contracts_dir: Path | None,
     public_url: str | None,
     access_log: bool,
@@ -104,6 +115,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         host=host,
         port=port,
         data_dir=data_dir,
+        database_url=database_url,
         contracts_dir=contracts_dir,
         public_url=public_url,
         witnesses=witnesses or None,
@@ -190,12 +202,14 @@ def keys() -> None:
 @click.option(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
 )
+@_database_url_option
 @json_option
-def keys_create(
+def keys_create(  # noqa: PLR0917 - click passes options positionally
     scopes: tuple[str, ...],
     publishers: tuple[str, ...],
     label: str,
     data_dir: Path | None,
+    database_url: str | None,
     as_json: bool,
 ) -> None:
     """Create an API key. The token is printed once; only its SHA-256 is stored.
@@ -233,7 +247,7 @@ def keys_create(
         publishers=bound,
     )
     stamp = utc_now()
-    _on_tables(data_dir, lambda tables: tables.add_api_key(key, stamp))
+    _on_tables(data_dir, database_url, lambda tables: tables.add_api_key(key, stamp))
     if as_json:
         emit_json(
             {
@@ -266,15 +280,20 @@ def keys_create(
 @click.option(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
 )
+@_database_url_option
 @json_option
 def keys_bind(
-    key_id: str, publishers: tuple[str, ...], data_dir: Path | None, as_json: bool
+    key_id: str,
+    publishers: tuple[str, ...],
+    data_dir: Path | None,
+    database_url: str | None,
+    as_json: bool,
 ) -> None:
     """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
     from affidavit.registry.auth import parse_publisher  # noqa: PLC0415 - lazy: ~7 ms, only the keys commands
 
     bound = [parse_publisher(p) for p in publishers]
-    found = _on_tables(data_dir, lambda tables: tables.bind_api_key(key_id, bound))
+    found = _on_tables(data_dir, database_url, lambda tables: tables.bind_api_key(key_id, bound))
     if not found:
         raise errors.UsageError(f"no active API key {key_id}")
     if as_json:
@@ -287,11 +306,12 @@ def keys_bind(
 @click.option(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
 )
+@_database_url_option
 @json_option
-def keys_list(data_dir: Path | None, as_json: bool) -> None:
+def keys_list(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """List key ids, scopes and labels (never tokens or digests)."""
 
-    listed = _on_tables(data_dir, lambda tables: tables.list_api_keys())
+    listed = _on_tables(data_dir, database_url, lambda tables: tables.list_api_keys())
     if as_json:
         emit_json({"keys": listed})
         return
@@ -308,10 +328,13 @@ def keys_list(data_dir: Path | None, as_json: bool) -> None:
 @click.option(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
 )
+@_database_url_option
 @json_option
-def keys_revoke(key_id: str, data_dir: Path | None, as_json: bool) -> None:
+def keys_revoke(
+    key_id: str, data_dir: Path | None, database_url: str | None, as_json: bool
+) -> None:
     """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
-    found = _on_tables(data_dir, lambda tables: tables.revoke_api_key(key_id))
+    found = _on_tables(data_dir, database_url, lambda tables: tables.revoke_api_key(key_id))
     if not found:
         raise errors.UsageError(f"no API key {key_id}")
     if as_json:

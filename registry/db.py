@@ -31,6 +31,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.files import private_database
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.postgres import is_postgres_url
 from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.auth import ApiKey
 from affidavit.registry.errors import RegistryError
@@ -310,10 +311,10 @@ class RegistryTables:
             cursor = self.conn.execute(
                 "UPDATE registry_api_keys SET revoked = 1 WHERE key_id = ?", (key_id,)
             )
-        return cursor.rowcount > 0
+        return bool(cursor.rowcount > 0)
 
 
-def open_tables(path: Path, *, key_dir: Path | None = None) -> RegistryTables:
+def open_tables(path: Path | str, *, key_dir: Path | None = None) -> RegistryTables:
     """Open the registry tables of the one database, creating the file in the order the service
     uses (the fact store first: it accepts only a fresh file or its own), for CLI commands that
     run beside or before the service (``registry keys ...``).
@@ -325,6 +326,10 @@ def open_tables(path: Path, *, key_dir: Path | None = None) -> RegistryTables:
     Raises:
         LogStateMismatch: the database is missing or empty and a log state file exists.
     """
+    if is_postgres_url(path):  # a PostgreSQL database: the log refuses a lost one itself
+        FactStore.connect(str(path)).close()
+        return RegistryTables.open(Path("postgresql"), store=Store.connect(str(path)))
+    path = Path(path)
     folder = key_dir if key_dir is not None else path.parent / "keys"
     refuse_lost_database(path, sorted(folder.glob("*.logstate-*.json")) if folder.is_dir() else [])
     try:
@@ -392,8 +397,8 @@ class ReadPool:
     reader sees the last committed snapshot and never blocks the writer (SQLite WAL,
     "Concurrency")."""
 
-    def __init__(self, path: Path, workers: int) -> None:
-        self._path = path
+    def __init__(self, location: Path | str, workers: int) -> None:
+        self._path = location  # a SQLite file, or a postgresql:// URL
         self._local = threading.local()
         self._views: list[ReadView] = []
         self._lock = threading.Lock()
@@ -404,8 +409,13 @@ class ReadPool:
     def _view(self) -> ReadView:
         view: ReadView | None = getattr(self._local, "view", None)
         if view is None:
-            store = Store.open(self._path, readonly=True)
-            facts = FactStore.open_reader(self._path)
+            if is_postgres_url(self._path):
+                store, facts = Store.connect(str(self._path)), FactStore.connect(str(self._path))
+            else:
+                store, facts = (
+                    Store.open(self._path, readonly=True),
+                    FactStore.open_reader(self._path),
+                )
             view = ReadView(facts=facts, tables=RegistryTables(store), log=TransparencyLog(store))
             self._local.view = view
             with self._lock:

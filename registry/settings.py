@@ -9,6 +9,8 @@ Environment variables (the contracts directory as in seed 003 "Register"):
 - ``AFFIDAVIT_REGISTRY_HOST``: address to bind (``127.0.0.1``)
 - ``AFFIDAVIT_REGISTRY_PORT``: port (``8080``)
 - ``AFFIDAVIT_DATA_DIR``: the SQLite database and the publisher key (``data``)
+- ``AFFIDAVIT_DATABASE_URL``: the store: ``sqlite:///path`` or ``postgresql://user@host:port/db``
+  (default: ``DATA_DIR/registry.db``; docs/adr/0013-postgresql.md)
 - ``AFFIDAVIT_ADAPTER_CONTRACTS_DIR``: ``*.adapter_contract.json`` loaded at start
   (``data/adapter_contracts``)
 - ``AFFIDAVIT_NODE_ID``: node probe ``node_id``, a URI (``urn:affidavit:node:local``)
@@ -70,6 +72,7 @@ _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_REGISTRY_HOST": ("host", str),
     "AFFIDAVIT_REGISTRY_PORT": ("port", int),
     "AFFIDAVIT_DATA_DIR": ("data_dir", Path),
+    "AFFIDAVIT_DATABASE_URL": ("database_url", str),
     "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": ("contracts_dir", Path),
     "AFFIDAVIT_NODE_ID": ("node_id", str),
     "AFFIDAVIT_PUBLIC_URL": ("public_url", str),
@@ -101,6 +104,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     data_dir: Path = Path("data")
+    database_url: str = ""  # "" = DATA_DIR/registry.db
     contracts_dir: Path = Path("data/adapter_contracts")
     node_id: str = "urn:affidavit:node:local"
     public_url: str = ""
@@ -146,6 +150,12 @@ class Settings:
             )
         if not _KEY_ID.fullmatch(self.key_id):
             raise errors.UsageError(f"key id {self.key_id!r} must match {_KEY_ID.pattern}")
+        if self.database_url and not self.database_url.startswith(
+            ("sqlite:///", "postgresql://", "postgres://")
+        ):
+            raise errors.UsageError(
+                "database URL must be sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
+            )
         if not 0.05 <= self.witness_interval_s <= 86400 or not 0 < self.witness_timeout_s <= 60:
             raise errors.UsageError(
                 "witness interval must be 0.05 to 86400 seconds, the timeout 0 to 60 seconds"
@@ -168,6 +178,19 @@ class Settings:
     def database_path(self) -> Path:
         """The one SQLite database: contracts, entries, log, facts, API keys."""
         return self.data_dir / "registry.db"
+
+    @property
+    def database(self) -> str:
+        """Where the store is: ``postgresql://...`` as given, else the SQLite file's path."""
+        url = self.database_url
+        if url.startswith("sqlite://"):
+            return url.removeprefix("sqlite://")
+        return url or str(self.database_path)
+
+    @property
+    def uses_postgres(self) -> bool:
+        """The store is a PostgreSQL database."""
+        return self.database_url.startswith(("postgresql://", "postgres://"))
 
     @property
     def key_dir(self) -> Path:

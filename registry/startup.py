@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.files import private_database, private_dir
@@ -54,14 +55,15 @@ def open_state(
     key = signing_key if signing_key is not None else _load_or_create_key(settings)
     key = key.with_labels(key_id=settings.key_id, publisher_id=settings.publisher_id)
     state_file = state_path(settings.key_dir / f"{settings.key_id}.key", settings.log_id)
-    if read_state(state_file, key.public_key, settings.log_id) is not None:
+    signed_before = read_state(state_file, key.public_key, settings.log_id) is not None
+    if signed_before and not settings.uses_postgres:  # PostgreSQL: TransparencyLog.create refuses
         refuse_lost_database(settings.database_path, [state_file])
     db = DbThread()
     readers: ReadPool | None = None
     try:
         clock = clock or utc_now
         tables, log, facts = db.call(_open_storage, settings, key, clock, state_file)
-        readers = ReadPool(settings.database_path, settings.read_threads)
+        readers = ReadPool(settings.database, settings.read_threads)
         state = RegistryState(
             settings=settings,
             clock=clock,
@@ -75,6 +77,7 @@ def open_state(
         )
         db.call(publication.start, state)
         db.call(reindex, state)
+        state.store = db.call(_store_report, tables.store)
     except BaseException:
         if readers is not None:
             readers.shutdown()
@@ -100,6 +103,14 @@ def _private_folders(settings: Settings) -> None:
                 f"{folder}: cannot use it as the registry's folder: {e.strerror or e}",
                 details={"path": str(folder)},
             ) from e
+
+
+def _store_report(store: Store) -> dict[str, Any]:
+    """What ``/v1/health`` says of the store: its kind and each component's schema version."""
+    return {
+        "kind": store.kind,
+        "schema": {component: store.schema_version(component) for component in ("log", "registry")},
+    }
 
 
 def _load_or_create_key(settings: Settings) -> SigningKey:
@@ -137,20 +148,27 @@ def _check_pages(path: Path) -> None:
 def _open_storage(
     settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
-    """One database file. The fact store first: it insists on a fresh file or its own marker, and
-    keeps its own connection. The log and the registry tables share one :class:`Store` connection,
-    so a log append and a row change commit in one transaction."""
-    path: Path = settings.database_path
-    try:
-        private_database(path, tighten=True)
-    except OSError as e:
-        raise RegistryError(
-            "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
-        ) from e
-    _check_pages(path)
-    facts = FactStore.open(path, create=True)
-    store = Store.open(path, create=True)
-    tables = RegistryTables.open(path, store=store)
+    """One database (a SQLite file, or a PostgreSQL database). The fact store first: it insists on
+    a fresh file or its own marker, and keeps its own connection. The log and the registry tables
+    share one :class:`Store` connection, so a log append and a row change commit in one
+    transaction."""
+    path: Path | str = settings.database
+    if settings.uses_postgres:
+        facts = FactStore.connect(settings.database_url)
+        store = Store.connect(settings.database_url)
+        path = store.path
+    else:
+        path = settings.database_path
+        try:
+            private_database(path, tighten=True)
+        except OSError as e:
+            raise RegistryError(
+                "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
+            ) from e
+        _check_pages(path)
+        facts = FactStore.open(path, create=True)
+        store = Store.open(path, create=True)
+    tables = RegistryTables.open(settings.database_path, store=store)
     try:
         log = TransparencyLog.open(store, key, clock=clock, state_file=state_file)
     except LogError as e:

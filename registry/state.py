@@ -57,6 +57,7 @@ class RegistryState:
     snapshot: Snapshot
     readers: ReadPool | None = None
     unhealthy: str | None = None  # why the log refuses to sign (docs/adr/0005), else None
+    store: dict[str, Any] = field(default_factory=dict)  # {kind, schema}: what health reports
     builtin_ids: frozenset[str] = frozenset()
     loaded: list[Any] = field(default_factory=list)  # built-in and directory CatalogRecords
     records: dict[tuple[str, str], Any] = field(default_factory=dict)  # CatalogRecords by identity

@@ -6,9 +6,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from affidavit.verify.errors import AffidavitError
+
+if TYPE_CHECKING:
+    from tests.pg import PgCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "vectors"
@@ -46,3 +50,58 @@ def raises_code(
     with pytest.raises(AffidavitError, match=match) as caught:
         yield caught
     assert caught.value.code == code, f"raised {caught.value.code}, expected {code}"
+
+
+POSTGRES_MISSING = "PostgreSQL is not installed: apt-get install postgresql (CI installs it)"
+
+
+def postgres_bindir() -> Path:
+    """The PostgreSQL server binaries' folder, installing Debian's package when root with apt-get.
+
+    When PostgreSQL is unavailable the test is skipped, or fails when
+    ``AFFIDAVIT_REQUIRE_POSTGRES=1`` (CI sets it: the PostgreSQL tests must run there).
+    """
+    require = os.environ.get("AFFIDAVIT_REQUIRE_POSTGRES") == "1"
+    problem = POSTGRES_MISSING
+    try:
+        from tests import pg  # imports psycopg, which the [postgres] extra provides
+    except ImportError as exc:
+        problem = f"psycopg is not installed ({exc}): pip install -e '.[postgres]'"
+    else:
+        bindir = pg.find_bindir()
+        if bindir is None and pg.can_install():
+            try:
+                pg.install_debian_postgresql()
+            except pg.PostgresMissing as exc:
+                problem = f"{POSTGRES_MISSING}; installing it failed: {exc}"
+            bindir = pg.find_bindir()
+        if bindir is not None:
+            return bindir
+    if require:
+        pytest.fail(f"{problem} (AFFIDAVIT_REQUIRE_POSTGRES=1 forbids skipping)", pytrace=False)
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One throwaway PostgreSQL cluster for the session (tests/pg.py), started on first use.
+
+    Skipped when PostgreSQL is absent (a failure under ``AFFIDAVIT_REQUIRE_POSTGRES=1``).
+    """
+    from tests.pg import PgCluster
+
+    cluster = PgCluster(postgres_bindir())
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a fresh, empty database for this test (``postgresql://postgres@127.0.0.1:
+    PORT/t<N>_<test name>``); dropped afterwards, closing connections still open."""
+    name = pg_cluster.new_database_name(request.node.name)
+    url = pg_cluster.create_database(name)
+    yield url
+    pg_cluster.drop_database(name)

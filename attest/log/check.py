@@ -42,7 +42,7 @@ def latest_recorded(db: Connection) -> Reference | None:
 
 
 def check_extends(
-    reader: NodeReader, path: Path, size: int, root: bytes, references: list[Reference]
+    reader: NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
 ) -> None:
     """Prove the tree of ``size`` leaves and root ``root`` extends every reference head.
 
@@ -85,7 +85,7 @@ def _level(db: Connection, level: int) -> Iterator[tuple[int, bytes]]:
         yield int(index), bytes(value)
 
 
-def audit_nodes(db: Connection, path: Path) -> int:
+def audit_nodes(db: Connection, path: Path | str) -> int:
     """Check every stored node against its children and every leaf against its data; returns
     the number of nodes checked.
 
@@ -127,7 +127,7 @@ def _next_child(children: Iterator[tuple[int, bytes]], wanted: int) -> bytes | N
     return None
 
 
-def _bad(path: Path, level: int, index: int) -> LogError:
+def _bad(path: Path | str, level: int, index: int) -> LogError:
     return LogError(
         "log.integrity",
         f"{path}: stored node ({level}, {index}) is not the hash of what it covers",

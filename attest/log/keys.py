@@ -217,7 +217,7 @@ class HistoryCache:
 
 def load_history(
     db: Connection,
-    path: Path,
+    path: Path | str,
     log_id: str,
     meta: dict[str, str],
     cache: HistoryCache | None = None,
@@ -264,7 +264,7 @@ def load_history(
     return history
 
 
-def _check_statement(path: Path, log_id: str, previous: LogKey, entry: LogKey) -> None:
+def _check_statement(path: Path | str, log_id: str, previous: LogKey, entry: LogKey) -> None:
     """``entry``'s rotation statement: well formed, about exactly this row, signed by the key
     before it and by its own key, and starting after the previous key's window began."""
     where = f"rotation #{entry.seq}"
@@ -308,14 +308,14 @@ def _check_statement(path: Path, log_id: str, previous: LogKey, entry: LogKey) -
             raise _invalid(path, f"{where}: {field} is not by key #{signer.seq} ({e.code})") from e
 
 
-def _public_key(path: Path, seq: int, value: object) -> Ed25519PublicKey:
+def _public_key(path: Path | str, seq: int, value: object) -> Ed25519PublicKey:
     try:
         return Ed25519PublicKey.from_b64(str(value))
     except errors.AffidavitError as e:
         raise _invalid(path, f"key #{seq}: {e.code}") from e
 
 
-def _invalid(path: Path, reason: str) -> LogError:
+def _invalid(path: Path | str, reason: str) -> LogError:
     return LogError(
         "log.key_history_invalid",
         f"{path}: the log's key history does not verify: {reason}; restore the database",
@@ -328,7 +328,7 @@ def entry_for(history: Sequence[LogKey], public_key: Ed25519PublicKey) -> LogKey
 
 
 def signing_entry(
-    history: Sequence[LogKey], key: SigningKey, stamp: str, what: str, path: Path
+    history: Sequence[LogKey], key: SigningKey, stamp: str, what: str, path: Path | str
 ) -> LogKey:
     """The entry of the key that signs a head dated ``stamp``: it must be a key of the log and
     ``stamp`` inside its window.

@@ -83,7 +83,7 @@ def record_head(db: Connection, head: RecordedHead) -> None:
     )
 
 
-def insert_meta(db: Connection, path: Path, meta: dict[str, str]) -> None:
+def insert_meta(db: Connection, path: Path | str, meta: dict[str, str]) -> None:
     """Write a new log's metadata, refusing a database that already holds a log."""
     if db.execute("SELECT 1 FROM log_meta WHERE key = 'log_id'").fetchone():
         raise LogError("log.exists", f"{path}: already holds a transparency log")

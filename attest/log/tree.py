@@ -31,7 +31,7 @@ __all__ = [
 class NodeReader:
     """Point reads of stored nodes inside one read transaction, with subtree folding."""
 
-    def __init__(self, db: Connection, path: Path) -> None:
+    def __init__(self, db: Connection, path: Path | str) -> None:
         self._db = db
         self._path = path
 
@@ -64,7 +64,7 @@ class NodeReader:
         return result
 
 
-def frontier(db: Connection, path: Path, size: int) -> list[bytes]:
+def frontier(db: Connection, path: Path | str, size: int) -> list[bytes]:
     """The right edge of the tree of ``size`` leaves: a complete subtree per set bit, left first."""
     reader = NodeReader(db, path)
     return [reader.node(level, index) for level, index in decompose(0, size)]

@@ -47,9 +47,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Final, Self
+from typing import Any, BinaryIO, Final, Self
 
 from affidavit.attest.files import private_database
+from affidavit.attest.stores.postgres import PgConnection, connect, is_postgres_url
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
@@ -102,9 +103,51 @@ class FactStore:
     """A :class:`~affidavit.verify.lineage.walk.FactSource` backed by SQLite, and the one that
     writes."""
 
-    def __init__(self, connection: sqlite3.Connection, path: str) -> None:
-        self._db = connection
-        self.path = path
+    def __init__(self, connection: sqlite3.Connection | PgConnection, path: str) -> None:
+        self._db: Any = connection
+        self.path = path  # the file, or the redacted URL of a PostgreSQL database
+
+    @classmethod
+    def at(cls, location: str | os.PathLike[str], *, create: bool = False) -> Self:
+        """:meth:`connect` for a ``postgresql://`` URL, else :meth:`open` (a file path)."""
+        if is_postgres_url(location):
+            return cls.connect(str(location))
+        return cls.open(location, create=create)
+
+    @classmethod
+    def connect(cls, url: str) -> Self:
+        """Open (creating its tables when absent) the fact store in a PostgreSQL database, which
+        it may share with the log and the registry (docs/adr/0013-postgresql.md).
+
+        Raises:
+            StoreUnreadable: the server cannot be reached (or psycopg is missing).
+            LineageStoreInvalid: the database holds tables named like the store's that are not
+                an Affidavit fact store.
+        """
+        db = connect(url)
+        try:
+            db.execute("BEGIN IMMEDIATE")  # one creator at a time across instances
+            try:
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            stored_format = _format(db)
+        except sqlite3.DatabaseError as e:
+            db.close()
+            raise errors.LineageError("lineage.store_invalid", f"{db.label}: {e}") from None
+        except BaseException:
+            db.close()
+            raise
+        if stored_format != FORMAT:
+            db.close()
+            raise errors.LineageError(
+                "lineage.store_invalid", f"{db.label}: a database, but not a fact store"
+            )
+        return cls(db, db.label)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Self:
@@ -215,7 +258,8 @@ class FactStore:
             marks = ",".join("?" * len(chunk))
             query = f"SELECT hash, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
             if scopes is not None:
-                query += f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else " AND 0"
+                nothing = " AND 1 = 0"  # no scope allowed: no row (portable: no bare 0)
+                query += f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else nothing
             for key, body in self._db.execute(query, [*chunk, *allowed]):
                 fact_hash = FactHash(key.hex())
                 found[fact_hash] = _parse_stored(fact_hash, body)
@@ -265,6 +309,8 @@ class FactStore:
             LineageStoreInvalid: the file cannot be read as a store.
         """
         digest = EdgeDigest()
+        if isinstance(self._db, PgConnection):
+            jobs = 1  # the worker processes open the SQLite file; PostgreSQL reads serially
         try:
             if jobs <= 1:
                 rows = _raw_rows(self._db, None)
@@ -442,7 +488,7 @@ def _parse_stored(fact_hash: str, body: bytes | str) -> Fact:
         ) from e
 
 
-def _format(db: sqlite3.Connection) -> str | None:
+def _format(db: sqlite3.Connection | PgConnection) -> str | None:
     try:
         row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     except sqlite3.DatabaseError:

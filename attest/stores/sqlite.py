@@ -41,11 +41,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 from urllib.parse import quote
 
 from affidavit.attest.errors import StoreError
 from affidavit.attest.files import private_database
+from affidavit.attest.stores.postgres import PgConnection, connect, is_postgres_url, redact
 from affidavit.verify import errors
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_S", "Store", "translate_database_error"]
@@ -66,9 +67,10 @@ class Store:
     hold the store's lock. Not shareable across ``fork()``: open a new :class:`Store` in the child.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
-        self.path = path
-        self.conn = conn
+    def __init__(self, path: Path | str, conn: sqlite3.Connection | PgConnection) -> None:
+        self.path = path  # the file, or the redacted URL of a PostgreSQL database
+        self.conn: Any = conn
+        self.kind: Final = "postgresql" if isinstance(conn, PgConnection) else "sqlite"
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
@@ -120,6 +122,34 @@ class Store:
                 conn.close()
                 raise
         return cls(target, conn)
+
+    @classmethod
+    def connect(cls, url: str, *, timeout: float = DEFAULT_BUSY_TIMEOUT_S) -> Store:
+        """Open the PostgreSQL database at ``url`` (``postgresql://user@host:port/db``) with the
+        same surface: one writer at a time across every process on the database (an advisory
+        lock), read snapshots, versioned migrations (:mod:`affidavit.attest.stores.postgres`).
+
+        Raises:
+            StoreUnreadable: psycopg is missing, or the server cannot be reached.
+        """
+        conn = connect(url, timeout=timeout)
+        try:
+            conn.execute(f"SET lock_timeout = {int(timeout * 1000)}")
+            conn.execute(_VERSIONS_DDL)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(redact(url), conn)
+
+    @classmethod
+    def at(cls, location: str | Path, *, create: bool = False, readonly: bool = False) -> Store:
+        """:meth:`connect` for a ``postgresql://`` URL, else :meth:`open` (a file path or
+        ``sqlite:///path``)."""
+        if is_postgres_url(location):
+            return cls.connect(str(location))
+        text = str(location)
+        path = Path(text.removeprefix("sqlite://")) if text.startswith("sqlite://") else Path(text)
+        return cls.open(path, create=create, readonly=readonly)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -265,7 +295,7 @@ def _statements(script: str) -> Iterator[str]:
 
 
 @contextmanager
-def _translated(path: Path) -> Iterator[None]:
+def _translated(path: Path | str) -> Iterator[None]:
     """Turn sqlite3's errors at the boundary into the store's stable codes."""
     try:
         yield

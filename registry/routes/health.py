@@ -1,6 +1,7 @@
 """Health, node probe and the OpenAPI document (seed 000 §12.3.1; seed 001).
 
-``GET /v1/health`` -> ``{status, version, capabilities}``: ``status`` is ``ok`` (200), or
+``GET /v1/health`` -> ``{status, version, capabilities, store}`` (``store``: ``{kind: sqlite |
+postgresql, schema: {component: version}}``, docs/adr/0013): ``status`` is ``ok`` (200), or
 ``unhealthy`` (503, with ``code`` ``log.unhealthy`` and ``reason``) once the stored tree was found
 to contradict a head the log signed (docs/adr/0005); ``GET /.well-known/affidavit`` -> the
 node probe ``{version, node_id, node_url, auth, federation}`` plus where the publisher document, the
@@ -45,6 +46,7 @@ async def health(request: Request) -> Response:
         "status": "ok",
         "version": _package_version(),
         "capabilities": list(CAPABILITIES),
+        "store": request.app.state.registry.store,
     }
     reason = request.app.state.registry.unhealthy
     if reason is None:

@@ -88,13 +88,19 @@ class SpecClient:
         return self.request("GET", path, **kwargs)
 
 
-def make_key(data_dir: Path, *scopes: str, publishers: tuple[str, ...] | None = None) -> str:
-    """Create an API key directly in the database; returns the token. A publish key is bound to
-    the test namespaces ``acme`` and ``affidavit.examples`` unless ``publishers`` says otherwise."""
+def make_key(
+    where: Settings | Path, *scopes: str, publishers: tuple[str, ...] | None = None
+) -> str:
+    """Create an API key directly in the store (the settings' database, or the data folder's
+    SQLite file); returns the token. A publish key is bound to the test namespaces ``acme`` and
+    ``affidavit.examples`` unless ``publishers`` says otherwise."""
     token = new_token()
     if publishers is None:
         publishers = ("acme", "affidavit.examples") if "publish" in scopes else ()
-    tables = open_tables(data_dir / "registry.db")
+    if isinstance(where, Settings):
+        tables = open_tables(where.database, key_dir=where.key_dir)
+    else:
+        tables = open_tables(where / "registry.db")
     try:
         tables.add_api_key(
             ApiKey(parse_token(token).key_id, hash_token(token), tuple(scopes), "test", publishers),
@@ -131,8 +137,8 @@ def client(settings: Settings, clock: Clock, coverage: Coverage) -> Iterator[Spe
 def keys(client: SpecClient, settings: Settings) -> dict[str, str]:
     """Tokens per scope (the database exists once the client started)."""
     return {
-        "publish": make_key(settings.data_dir, "publish"),
-        "write": make_key(settings.data_dir, "facts:write"),
-        "team": make_key(settings.data_dir, "facts:read:team"),
-        "all": make_key(settings.data_dir, "facts:read:*", "facts:write"),
+        "publish": make_key(settings, "publish"),
+        "write": make_key(settings, "facts:write"),
+        "team": make_key(settings, "facts:read:team"),
+        "all": make_key(settings, "facts:read:*", "facts:write"),
     }
