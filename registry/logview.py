@@ -19,6 +19,8 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.state import RegistryState
+from affidavit.verify.crypto.checkpoint import parse_note
+from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
 
 __all__ = ["head_for_size", "inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
@@ -43,29 +45,52 @@ def _signing(state: RegistryState, sign: Callable[[], T]) -> T:
 
 
 def latest_head(state: RegistryState) -> dict[str, Any]:
-    """The signed tree head of the current size (signed once per size). Database thread only.
+    """The signed tree head of the current size, signed once per size. Database thread only.
+
+    One head per size, whoever signed it: another instance on the same database, or this one
+    before a restart, is served as recorded (docs/adr/0013: every instance serves the same bytes).
 
     Raises:
         LogUnhealthy: the stored tree contradicts a signed head (503).
     """
     size = state.log.size
     cached = state.sth_cache.get(size)
-    if cached is None or state.unhealthy is not None:
+    if cached is not None and state.unhealthy is None:
+        return cached
+    recorded = state.log.recorded_head("sth", size) if state.unhealthy is None else None
+    document = load_object(recorded.document, what="recorded head") if recorded else None
+    if document is not None and document.get("key_id") == state.log.key_id:  # not a rotated key
+        cached = document
+    else:
         cached = _signing(state, lambda: state.log.signed_tree_head(state.clock()).to_json())
-        state.sth_cache.clear()  # only the newest size is served from memory
-        state.sth_cache[int(cached["tree_size"])] = cached
+    state.sth_cache.clear()  # only the newest size is served from memory
+    state.sth_cache[int(cached["tree_size"])] = cached
     return cached
 
 
 def latest_checkpoint(state: RegistryState) -> str:
-    """The C2SP checkpoint of the current size (signed once per size). Database thread only."""
+    """The C2SP checkpoint of the current size, signed once per size (the recorded one, with any
+    cosignatures, when there is one). Database thread only."""
     size = state.log.size
     note = state.checkpoint_cache.get(size)
-    if note is None or state.unhealthy is not None:
+    if note is not None and state.unhealthy is None:
+        return note
+    recorded = state.log.recorded_head("checkpoint", size) if state.unhealthy is None else None
+    if recorded is not None and _signed_by_current_key(state, str(recorded.document)):
+        note = str(recorded.document)
+    else:
         note = _signing(state, lambda: state.log.checkpoint(timestamp=state.clock()))
-        state.checkpoint_cache.clear()
-        state.checkpoint_cache[size] = note
+    state.checkpoint_cache.clear()
+    state.checkpoint_cache[size] = note
     return note
+
+
+def _signed_by_current_key(state: RegistryState, note: str) -> bool:
+    """Whether the log's own signature line on ``note`` is by its current key (not a key it
+    rotated away from, docs/adr/0011)."""
+    signatures = parse_note(note).signatures
+    own = signatures[0] if signatures else None
+    return own is not None and own.key_id == key_id_c2sp(own.name, state.log.public_key.raw)
 
 
 def head_for_size(state: RegistryState, tree_size: int) -> dict[str, Any]:

@@ -244,15 +244,16 @@ def _digest(snapshot: Snapshot) -> str:
     ).hexdigest()
 
 
-def _bump_manifest(state: RegistryState, snapshot: Snapshot) -> None:
+def _bump_manifest(state: RegistryState, snapshot: Snapshot) -> str:
     """Record a change: the next manifest gets a new version and generated_at (in the caller's
-    transaction, so the change and its record commit together)."""
+    transaction, so the change and its record commit together). Returns the new version."""
     tables = state.tables
     with tables.transaction():
-        version = int(tables.get_meta("manifest_version") or "0") + 1
-        tables.set_meta("manifest_version", str(version))
+        version = str(int(tables.get_meta("manifest_version") or "0") + 1)
+        tables.set_meta("manifest_version", version)
         tables.set_meta("manifest_generated_at", state.now())
         tables.set_meta("manifest_entries_digest", _digest(snapshot))
+    return version
 
 
 def refresh(state: RegistryState) -> None:
@@ -272,6 +273,30 @@ def refresh(state: RegistryState) -> None:
     state.records = records
     state.snapshot = snapshot
     state.manifest = None
+    state.catalog_version = state.tables.get_meta("manifest_version")
+
+
+def sync(state: RegistryState) -> bool:
+    """Rebuild the snapshot when another instance on the same database changed the catalog since
+    it was built (its ``manifest_version`` moved; docs/adr/0013: version checks, not
+    notifications, so an answer never lags a committed write). Database thread only; inside a
+    write transaction it runs after the writer lock, so a publish decides on the latest rows.
+    Returns whether it rebuilt."""
+    current = state.tables.get_meta("manifest_version")
+    if current == state.catalog_version:
+        return False
+    records: dict[tuple[str, str], CatalogRecord] = {
+        (record.adapter_id, record.adapter_version): record for record in state.loaded
+    }
+    for row in state.tables.contracts():
+        records[(row.adapter_id, row.adapter_version)] = _published(
+            row.declaration, row.entry, row.leaf_index
+        )
+    state.records = records
+    state.snapshot = Snapshot.build(records.values(), node_url=state.settings.node_url)
+    state.manifest = None
+    state.catalog_version = current
+    return True
 
 
 def _published(
@@ -284,7 +309,7 @@ def _published(
 
 def _stage(
     state: RegistryState, entry: Mapping[str, Any], declaration: Mapping[str, Any], leaf: int
-) -> tuple[dict[tuple[str, str], CatalogRecord], Snapshot]:
+) -> tuple[dict[tuple[str, str], CatalogRecord], Snapshot, str]:
     """Inside the publishing transaction: store the row, record the manifest change, and return
     the records and snapshot to swap in once the transaction committed."""
     _apply_entry(state, entry, declaration, leaf)
@@ -293,20 +318,21 @@ def _stage(
         declaration, entry, leaf
     )
     snapshot = Snapshot.build(records.values(), node_url=state.settings.node_url)
-    _bump_manifest(state, snapshot)
-    return records, snapshot
+    version = _bump_manifest(state, snapshot)
+    return records, snapshot, version
 
 
 def _swap(
-    state: RegistryState, staged: tuple[dict[tuple[str, str], CatalogRecord], Snapshot]
+    state: RegistryState, staged: tuple[dict[tuple[str, str], CatalogRecord], Snapshot, str]
 ) -> None:
-    state.records, state.snapshot = staged
+    state.records, state.snapshot, state.catalog_version = staged
     state.manifest = None  # rebuilt on the next GET
 
 
 def ensure_manifest(state: RegistryState) -> tuple[bytes, str]:
     """The manifest bytes and ETag of the current snapshot, built (and signed) on first use after
     a change. Database thread only."""
+    sync(state)
     cached = state.manifest
     if cached is not None:
         return cached
@@ -389,23 +415,26 @@ def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> P
             details={"adapter_id": adapter_id},
         )
     recomputed = contract_hash(declaration)
-    existing = state.tables.get_contract(adapter_id, version)
-    if existing is not None:
-        if existing.contract_hash != recomputed:
-            raise _conflict(adapter_id, version, existing.contract_hash, recomputed)
-        return 200, _publication_body(state, existing.entry, existing.leaf_index, created=False)
-    loaded = state.snapshot.find(adapter_id, version)
-    if loaded is not None and loaded.entry.get("contract_hash") != recomputed:
-        raise _conflict(adapter_id, version, str(loaded.entry.get("contract_hash")), recomputed)
-    published_at = state.now()
-    stored = dict(declaration.items())
-    stored["published_at"] = published_at
-    entry = _entry_for(state, stored, published_at, "third_party")
-    stored["status"] = entry["status"]
-    stored["distribution_channel"] = entry["distribution_channel"]
     # One transaction: the log and the tables share a connection, so the leaf and the row commit
-    # together or not at all (reconcile() stays as a safety net for older databases).
+    # together or not at all (reconcile() stays as a safety net for older databases). Every
+    # check of what is stored runs inside it, after the writer lock: another instance on the
+    # same database may have published the same version a moment ago (docs/adr/0013).
     with state.tables.transaction():
+        sync(state)
+        existing = state.tables.get_contract(adapter_id, version)
+        if existing is not None:
+            if existing.contract_hash != recomputed:
+                raise _conflict(adapter_id, version, existing.contract_hash, recomputed)
+            return 200, _publication_body(state, existing.entry, existing.leaf_index, created=False)
+        loaded = state.snapshot.find(adapter_id, version)
+        if loaded is not None and loaded.entry.get("contract_hash") != recomputed:
+            raise _conflict(adapter_id, version, str(loaded.entry.get("contract_hash")), recomputed)
+        published_at = state.now()
+        stored = dict(declaration.items())
+        stored["published_at"] = published_at
+        entry = _entry_for(state, stored, published_at, "third_party")
+        stored["status"] = entry["status"]
+        stored["distribution_channel"] = entry["distribution_channel"]
         require_healthy(state)
         (leaf_index,) = state.log.append([leaf_data(entry, stored)])
         staged = _stage(state, entry, stored, leaf_index)
@@ -458,31 +487,33 @@ def patch_lifecycle(
                 f"{name} must be a string",
                 details={"fields": [name]},
             )
-    row = state.tables.get_contract(adapter_id, version)
-    if row is None:
-        raise RegistryError(
-            "registry.contract_not_found",
-            f"{adapter_id}@{version} is not a published contract (built-in and directory contracts "
-            "change through their files)",
-            details={"adapter_id": adapter_id, "adapter_version": version},
-        )
-    _check_channel(key, row.entry.get("distribution_channel"))  # the operator's contract
-    declaration = dict(row.declaration)
-    if "status" in patch or "replaced_by" in patch or "supersedes" in patch:
-        declaration = set_lifecycle(
-            declaration,
-            status=str(patch.get("status", declaration.get("status") or "active")),
-            replaced_by=patch.get("replaced_by"),
-            supersedes=patch.get("supersedes"),
-        )
-    for name in ("min_verifier_version", "distribution_channel"):
-        if name in patch:
-            declaration[name] = patch[name]
-    _require_clean(declaration)  # the same lint as publication, before anything is signed
-    entry = _entry_for(state, declaration, str(row.entry.get("published_at", "")), "third_party")
-    if entry["entry_hash"] == row.entry.get("entry_hash") and declaration == row.declaration:
-        return _publication_body(state, row.entry, row.leaf_index, created=False)
-    with state.tables.transaction():
+    with state.tables.transaction():  # the checks after the writer lock (docs/adr/0013)
+        sync(state)
+        row = state.tables.get_contract(adapter_id, version)
+        if row is None:
+            raise RegistryError(
+                "registry.contract_not_found",
+                f"{adapter_id}@{version} is not a published contract (built-in and directory "
+                "contracts change through their files)",
+                details={"adapter_id": adapter_id, "adapter_version": version},
+            )
+        _check_channel(key, row.entry.get("distribution_channel"))  # the operator's contract
+        declaration = dict(row.declaration)
+        if "status" in patch or "replaced_by" in patch or "supersedes" in patch:
+            declaration = set_lifecycle(
+                declaration,
+                status=str(patch.get("status", declaration.get("status") or "active")),
+                replaced_by=patch.get("replaced_by"),
+                supersedes=patch.get("supersedes"),
+            )
+        for name in ("min_verifier_version", "distribution_channel"):
+            if name in patch:
+                declaration[name] = patch[name]
+        _require_clean(declaration)  # the same lint as publication, before anything is signed
+        published_at = str(row.entry.get("published_at", ""))
+        entry = _entry_for(state, declaration, published_at, "third_party")
+        if entry["entry_hash"] == row.entry.get("entry_hash") and declaration == row.declaration:
+            return _publication_body(state, row.entry, row.leaf_index, created=False)
         require_healthy(state)
         (leaf_index,) = state.log.append([leaf_data(entry, declaration)])
         staged = _stage(state, entry, declaration, leaf_index)

@@ -62,6 +62,9 @@ class RegistryState:
     loaded: list[Any] = field(default_factory=list)  # built-in and directory CatalogRecords
     records: dict[tuple[str, str], Any] = field(default_factory=dict)  # CatalogRecords by identity
     manifest: tuple[bytes, str] | None = None  # (bytes, ETag) of the current snapshot, built lazily
+    # The manifest_version the snapshot was built at: another instance on the same database bumps
+    # it when it publishes (docs/adr/0013), and publication.sync rebuilds the snapshot then.
+    catalog_version: str | None = None
     sth_cache: dict[int, dict[str, Any]] = field(default_factory=dict)
     checkpoint_cache: dict[int, str] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies

@@ -28,9 +28,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def api_key(data_dir: Path, *scopes: str, publisher: str = "acme") -> str:
+def api_key(
+    data_dir: Path, *scopes: str, publisher: str = "acme", database_url: str | None = None
+) -> str:
     """A registry API key with ``scopes`` (``affidavit registry keys create``), shown once."""
     args = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data_dir), "--json"]
+    if database_url is not None:
+        args += ["--database-url", database_url]
     for scope in scopes:
         args += ["--scope", scope]
     if "publish" in scopes:

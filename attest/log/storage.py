@@ -71,6 +71,10 @@ MIGRATIONS: Final = (
         SELECT 0, k.value, p.value FROM log_meta AS k, log_meta AS p
         WHERE k.key = 'key_id' AND p.key = 'public_key'
     """,
+    # 3: heads looked up by kind and size (a registry instance serves the head another signed)
+    """
+    CREATE INDEX IF NOT EXISTS log_heads_by_size ON log_heads (kind, tree_size, seq)
+    """,
 )
 
 

@@ -505,6 +505,19 @@ class TransparencyLog:
             self._advance_state(key, size, root.hex(), stamp)
         return note
 
+    def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
+        """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
+        recorded last, or None: what this log (or another process on its database) handed out."""
+        with self.store.read() as db:
+            row = db.execute(
+                "SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
+                "WHERE kind = ? AND tree_size = ? ORDER BY seq DESC LIMIT 1",
+                (kind, tree_size),
+            ).fetchone()
+        if row is None:
+            return None
+        return RecordedHead(int(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), row[5])
+
     def latest_checkpoint(self) -> RecordedHead | None:
         """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
         with self.store.read() as db:

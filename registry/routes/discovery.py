@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import Final
 
 from affidavit.attest.keyring import publisher_document
-from affidavit.registry.catalog import STATUSES
+from affidavit.registry.catalog import STATUSES, Snapshot
+from affidavit.registry.db import ReadView
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.publication import ensure_manifest
+from affidavit.registry.publication import ensure_manifest, sync
 from affidavit.registry.routes._http import json_response
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,6 +29,24 @@ from starlette.routing import Route
 __all__ = ["routes"]
 
 _JSON: Final = "application/json"
+
+
+async def _catalog(request: Request) -> Snapshot:
+    """The current snapshot. On PostgreSQL, where other instances may publish to the same
+    database, the catalog's version is read first (one indexed row, on a reader thread) and the
+    snapshot rebuilt when it moved (docs/adr/0013: version checks, so an answer never lags a
+    write another instance committed)."""
+    state = request.app.state.registry
+    if state.settings.uses_postgres and state.readers is not None:
+        version = await state.readers.run(_catalog_version)
+        if version != state.catalog_version:
+            await state.db.run(sync, state)
+    snapshot: Snapshot = state.snapshot
+    return snapshot
+
+
+def _catalog_version(view: ReadView) -> str | None:
+    return view.tables.get_meta("manifest_version")
 
 
 async def publisher(request: Request) -> Response:
@@ -60,12 +79,12 @@ async def list_contracts(request: Request) -> Response:
             f"status must be one of {', '.join(STATUSES)}",
             details={"parameter": "status"},
         )
-    return Response(request.app.state.registry.snapshot.list_bytes(status), media_type=_JSON)
+    return Response((await _catalog(request)).list_bytes(status), media_type=_JSON)
 
 
-def _record(request: Request, version: str | None) -> Response:
+async def _record(request: Request, version: str | None) -> Response:
     adapter_id = request.path_params["adapter_id"]
-    body = request.app.state.registry.snapshot.record_bytes(adapter_id, version)
+    body = (await _catalog(request)).record_bytes(adapter_id, version)
     if body is None:
         what = f"{adapter_id}@{version}" if version else f"an active version of {adapter_id}"
         raise RegistryError(
@@ -78,17 +97,18 @@ def _record(request: Request, version: str | None) -> Response:
 
 async def active_head(request: Request) -> Response:
     """The active head of an adapter_id (seed 003: highest semver among active)."""
-    return _record(request, None)
+    return await _record(request, None)
 
 
 async def exact(request: Request) -> Response:
     """One (adapter_id, adapter_version)."""
-    return _record(request, request.path_params["version"])
+    return await _record(request, request.path_params["version"])
 
 
 async def manifest(request: Request) -> Response:
     """The signed manifest; 304 when If-None-Match carries the current ETag."""
     state = request.app.state.registry
+    await _catalog(request)
     current = state.manifest
     if current is None:
         current = await state.db.run(ensure_manifest, state)
