@@ -76,9 +76,7 @@ def test_both_instances_serve_one_catalog_and_one_log(
 
     # Concurrent publishes on both: the log stays gap-free and every instance serves one head.
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        results = list(
-            pool.map(lambda i: _publish((a, b)[i % 2], f"acme.burst_{i}.v0"), range(24))
-        )
+        results = list(pool.map(lambda i: _publish((a, b)[i % 2], f"acme.burst_{i}.v0"), range(24)))
     assert all(r.status_code == 201 for r in results)
     leaves = sorted(r.json()["leaf_index"] for r in results)
     assert len(set(leaves)) == 24
