@@ -143,3 +143,24 @@ def test_load_on_both_and_sigkill_one_mid_burst(
     _check_readable(b.url, a.token, record)  # every acknowledged write, from either instance
     _check_heads(b.url, record.heads)  # the next head extends every head handed out
     a.process = None
+
+
+def test_load_spread_over_both_instances(pair: tuple[RegistryProcess, RegistryProcess]) -> None:
+    a, b = pair
+    record = Record()
+
+    async def load() -> None:
+        stop = time.monotonic() + SECONDS
+        await asyncio.gather(
+            *(_worker((a, b)[n % 2].port, n, stop, record, a.token) for n in range(32))
+        )
+
+    asyncio.run(asyncio.wait_for(load(), SECONDS + 60))
+    assert not record.server_errors, record.server_errors[:5]
+    assert record.contracts
+    assert record.facts
+    for server in (a, b):
+        _check_readable(server.url, a.token, record)
+        _check_heads(server.url, record.heads)
+    latest = [httpx.get(s.url + "/protocol/merkle/latest").content for s in (a, b)]
+    assert latest[0] == latest[1]
