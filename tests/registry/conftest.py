@@ -116,6 +116,19 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "data", contracts_dir=tmp_path / "contracts", port=8080)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def settings_on_each_store(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """The registry's settings on each store (PostgreSQL: a fresh database of the test cluster);
+    a module runs on both by defining ``settings`` from it."""
+    database_url = request.getfixturevalue("pg_url") if request.param == "postgresql" else ""
+    return Settings(
+        data_dir=tmp_path / "data",
+        contracts_dir=tmp_path / "contracts",
+        port=8080,
+        database_url=database_url,
+    )
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock()

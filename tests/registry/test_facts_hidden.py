@@ -29,6 +29,12 @@ with warnings.catch_warnings():
 ABSENT = "f" * 64
 
 
+@pytest.fixture
+def settings(settings_on_each_store: Settings) -> Settings:
+    """The API's rules hold on both stores (hidden ≡ absent, byte for byte)."""
+    return settings_on_each_store
+
+
 def _same_shape(hidden: Any, hidden_hash: str, absent: Any) -> None:
     """Status and body identical once the two hashes are blanked."""
     assert hidden.status_code == absent.status_code

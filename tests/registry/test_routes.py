@@ -29,16 +29,10 @@ GOLDEN = VECTORS / "registry"
 CONTRACTS = "/protocol/adapter-contracts"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    """The registry's settings on each store (PostgreSQL: a fresh database of the test cluster)."""
-    database_url = request.getfixturevalue("pg_url") if request.param == "postgresql" else ""
-    return Settings(
-        data_dir=tmp_path / "data",
-        contracts_dir=tmp_path / "contracts",
-        port=8080,
-        database_url=database_url,
-    )
+@pytest.fixture
+def settings(settings_on_each_store: Settings) -> Settings:
+    """This module runs on both stores."""
+    return settings_on_each_store
 
 
 def golden(name: str, response: object) -> None:
