@@ -38,7 +38,7 @@ async def _catalog(request: Request) -> Snapshot:
     write another instance committed)."""
     state = request.app.state.registry
     if state.settings.uses_postgres and state.readers is not None:
-        version = await state.readers.run(_catalog_version)
+        version = await state.readers.run_single(_catalog_version)
         if version != state.catalog_version:
             await state.db.run(sync, state)
     snapshot: Snapshot = state.snapshot

@@ -1,0 +1,632 @@
+"""PostgreSQL against SQLite: registry throughput, and provenance walks over 1,000,000 facts.
+
+Usage: python bench/bench_postgres.py [--quick] [--seconds S] [--connections N] [--facts N]
+[--rebuild] [--skip-registry] [--skip-walk]
+
+Everything runs on 127.0.0.1 against a throwaway PostgreSQL cluster (tests/pg.py ``PgCluster``,
+``fsync`` on, ``shared_buffers`` raised to 128MB, PostgreSQL's own default), which is stopped and
+removed at the end, as is every registry process. Each ratio compares two numbers measured in
+this run; SQLite is the baseline (1.00).
+
+1. Registry (``affidavit registry serve``): five operations, each for ``--seconds``, against one
+   instance on SQLite, one on PostgreSQL, and two instances sharing one PostgreSQL database (the
+   client connections alternate between them). Reads (``--connections`` clients, 32): ``GET
+   /.well-known/affidavit`` (a cached document: no store read, the control row), ``GET
+   /protocol/adapter-contracts`` and ``GET /protocol/merkle/latest``; writes (16 clients): ``POST
+   /protocol/adapter-contracts`` with a distinct lint-clean contract per request (sign, log,
+   store) and ``PUT /v1/facts`` with a distinct fact per request. Every client sends its own slice
+   of the requests, so no write repeats one already sent. Each configuration starts on a fresh
+   database holding the same 16 seed contracts. After the writes the two instances are asked for
+   the contract count and the log's tree size, and each for a fact written through the other;
+   they must agree (printed under the table).
+2. Provenance walks at depth 5 over ``--facts`` facts (bench_lineage's generator: fact i derived
+   from fact i-1 and one seeded random earlier fact). The SQLite store is built once through
+   ``FactStore.add_batch`` into bench-out/lineage-N.db (shared with bench_lineage); the
+   PostgreSQL store gets the same rows (hash, scope, RFC 8785 body; edges) by ``COPY`` in key
+   order, then ``VACUUM ANALYZE``. Both stores' files are read once (warm page cache), then the
+   same seeded roots are walked on each, alternately, through ``affidavit.verify.lineage.walk``;
+   each walk on PostgreSQL must return exactly the SQLite walk. ``add_batch`` (cycle checks on) is
+   timed on a small fresh sample of each store too.
+
+Targets: walk p99 <= 5 ms on either store. The machine is shared by the client, the servers and
+PostgreSQL: on 2 cores, two instances add CPU contention, not capacity.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from _timing import table  # noqa: E402 - bench/ is the script's folder
+from affidavit.attest.stores.facts import FactStore  # noqa: E402
+from affidavit.verify.lineage.walk import walk  # noqa: E402
+from bench_lineage import build, facts, percentile  # noqa: E402
+
+from tests.pg import PgCluster, PostgresMissing  # noqa: E402
+from tests.processes import AFFIDAVIT, free_port  # noqa: E402
+from tests.registry.helpers import contract, fact, fact_hash  # noqa: E402
+
+NODE_PROBE = "/.well-known/affidavit"
+CONTRACTS = "/protocol/adapter-contracts"
+LATEST = "/protocol/merkle/latest"
+SEED_CONTRACTS = 16
+WRITE_CLIENTS = 16
+MAX_WRITE_RATE = 4000  # requests/s provisioned per write row; beyond it clients would repeat
+PG_SETTINGS = {"shared_buffers": "128MB"}  # PostgreSQL's default (tests/pg.py keeps 16MB)
+COPY_BATCH = 50_000
+
+
+# -- registry processes ---------------------------------------------------------------------
+
+
+class Instance:
+    """``affidavit registry serve`` on 127.0.0.1 with its log in a file (a pipe could fill up
+    under load and stall the server), stopped by :meth:`stop`."""
+
+    def __init__(self, data_dir: Path, database_url: str, public_url: str = "") -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data_dir.parent / f"{data_dir.name}.log"
+        self.env = {
+            **_env(database_url),
+            "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(data_dir / "none"),
+            # docs/postgresql.md "Several instances": one public URL (the load balancer's)
+            "AFFIDAVIT_PUBLIC_URL": public_url or self.url,
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Instance:
+        """Start and wait (at most 30 s) until ``/v1/health`` answers 200."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    AFFIDAVIT,
+                    "registry",
+                    "serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--data-dir",
+                    str(self.data_dir),
+                    "--no-access-log",
+                ],
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.process.poll() is None:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    return self
+            time.sleep(0.05)
+        self.stop()
+        raise SystemExit(f"the registry did not start:\n{self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        """SIGTERM and wait (SIGKILL after 30 s)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# -- load -----------------------------------------------------------------------------------
+
+
+def _request(method: str, path: str, headers: str = "", body: bytes | None = None) -> bytes:
+    extra = ""
+    if body is not None:
+        extra = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}{extra}\r\n"
+    return head.encode() + (body or b"")
+
+
+async def _client(
+    port: int, requests: Sequence[bytes], stop: float, latencies: list[float], codes: Counter[int]
+) -> int:
+    """Send ``requests`` in order on one keep-alive connection until ``stop``; returns how many
+    were sent again after the list ran out (0 when every request was distinct)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    sent = 0
+    try:
+        while time.monotonic() < stop:
+            raw = requests[sent % len(requests)]
+            sent += 1
+            started = time.perf_counter()
+            writer.write(raw)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            if length:
+                await reader.readexactly(length)
+            latencies.append(time.perf_counter() - started)
+            codes[int(head.split(b" ", 2)[1])] += 1
+    finally:
+        writer.close()
+    return max(0, sent - len(requests))
+
+
+def _load_process(
+    ports: Sequence[int], shares: Sequence[Sequence[bytes]], seconds: float, out: Any
+) -> None:
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    latencies: list[float] = []
+    codes: Counter[int] = Counter()
+
+    async def run() -> list[int]:
+        stop = time.monotonic() + seconds
+        return await asyncio.gather(
+            *(
+                _client(ports[i % len(ports)], share, stop, latencies, codes)
+                for i, share in enumerate(shares)
+            )
+        )
+
+    repeated = asyncio.run(run())
+    out.send((latencies, dict(codes), sum(repeated)))
+
+
+def drive(
+    ports: Sequence[int], shares: Sequence[Sequence[bytes]], seconds: float
+) -> dict[str, Any]:
+    """Run one client per share (client i on ``ports[i % len(ports)]``) for ``seconds`` in a
+    separate process; rate, p50/p99 latency, status counts, and repeated requests."""
+    parent, child = multiprocessing.Pipe()
+    process = multiprocessing.Process(target=_load_process, args=(ports, shares, seconds, child))
+    process.start()
+    try:
+        latencies, codes, repeated = parent.recv()
+    finally:
+        process.join()
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "rps": n / seconds,
+        "p50_ms": latencies[n // 2] * 1000 if n else 0.0,
+        "p99_ms": latencies[min(n - 1, int(n * 0.99))] * 1000 if n else 0.0,
+        "codes": codes,
+        "repeated": repeated,
+    }
+
+
+def _slices(items: Sequence[bytes], clients: int) -> list[list[bytes]]:
+    return [list(items[i::clients]) for i in range(clients)]
+
+
+# -- section 1: the registry ----------------------------------------------------------------
+
+
+def _api_key(data_dir: Path, database_url: str) -> str:
+    """A ``publish`` (namespace ``acme``), ``facts:write`` and ``facts:read:*`` key, stored
+    where the instances will look for it."""
+    command = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data_dir), "--json"]
+    command += ["--scope", "publish", "--publisher", "acme", "--scope", "facts:write"]
+    command += ["--scope", "facts:read:*"]
+    if database_url:
+        command += ["--database-url", database_url]
+    done = subprocess.run(command, check=True, capture_output=True, env=_env(database_url))
+    return str(json.loads(done.stdout)["api_key"])
+
+
+def _env(database_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "AFFIDAVIT_DATABASE_URL"}
+    if database_url:
+        env["AFFIDAVIT_DATABASE_URL"] = database_url
+    return env
+
+
+def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[Instance], str]:
+    """``count`` instances on one store (the later ones with a copy of the first one's keys, as
+    on another machine), an API key (:func:`_api_key`), and the seed contracts."""
+    first = folder / "i0"
+    first.mkdir(parents=True)
+    token = _api_key(first, database_url)
+    instances: list[Instance] = []
+    try:
+        instances.append(Instance(first, database_url).start())
+        for i in range(1, count):
+            other = folder / f"i{i}"
+            shutil.copytree(first / "keys", other / "keys")
+            instances.append(Instance(other, database_url, instances[0].url).start())
+        _seed(instances, token)
+    except BaseException:
+        for instance in instances:
+            instance.stop()
+        raise
+    return instances, token
+
+
+def _seed(instances: Sequence[Instance], token: str) -> None:
+    """Publish the seed contracts, spread over the instances."""
+    auth = {"Authorization": f"Bearer {token}"}
+    for i in range(SEED_CONTRACTS):
+        url = instances[i % len(instances)].url + CONTRACTS
+        response = httpx.post(url, json=contract(f"acme.seed_{i}.v0"), headers=auth)
+        if response.status_code != 201:
+            raise SystemExit(f"seed publish: {response.status_code} {response.text[:300]}")
+
+
+def _agreement(
+    instances: Sequence[Instance], token: str, written: Sequence[bytes], wait: float = 5.0
+) -> str:
+    """Whether every instance answers the same contract list (byte for byte) and the same log
+    size and root (polled up to ``wait`` seconds), and serves the facts ``written[i]`` that
+    instance ``i`` stored (each client's first request; client ``i`` talks to instance ``i % n``)
+    when read from the next instance; a few words for the report."""
+    auth = {"Authorization": f"Bearer {token}"}
+    missing = 0
+    for i, body in enumerate(written[: len(instances)]):
+        other = instances[(i + 1) % len(instances)]
+        path = f"/v1/facts/{fact_hash(json.loads(body))}"
+        missing += httpx.get(other.url + path, headers=auth, timeout=30).status_code != 200
+    if missing:
+        return f"DISAGREE: {missing} facts written on one instance are not found on another"
+    start = time.monotonic()
+    while True:
+        seen = []
+        for instance in instances:
+            listed = httpx.get(instance.url + CONTRACTS, timeout=30).content
+            latest = httpx.get(instance.url + LATEST, timeout=30).json()
+            seen.append((listed, latest["tree_size"], latest["root_hash"]))
+        elapsed = time.monotonic() - start
+        if len(set(seen)) == 1:
+            count = len(json.loads(seen[0][0])["contracts"])
+            return (
+                f"agree: the same contract list ({count} contracts) and tree_size {seen[0][1]} "
+                f"({elapsed:.1f} s); facts written on one instance are read on the other"
+            )
+        if elapsed > wait:
+            views = [(len(json.loads(b)["contracts"]), size, root[:8]) for b, size, root in seen]
+            return f"DISAGREE after {elapsed:.1f} s: (contracts, tree_size, root) = {views}"
+        time.sleep(0.2)
+
+
+def bench_registry(
+    cluster: PgCluster, seconds: float, connections: int
+) -> tuple[list[list[object]], list[str]]:
+    """The registry table and notes (agreement, repeated requests)."""
+    per_row = int(MAX_WRITE_RATE * seconds)
+    contract_bodies = [json.dumps(contract(f"acme.bench_{i}.v0")).encode() for i in range(per_row)]
+    fact_bodies = [json.dumps(fact(f"urn:bench:pg:{i}")).encode() for i in range(per_row)]
+    configs = [
+        ("sqlite, 1 instance", "", 1),
+        ("postgresql, 1 instance", cluster.create_database("registry_one"), 1),
+        ("postgresql, 2 instances", cluster.create_database("registry_two"), 2),
+    ]
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    notes: list[str] = []
+    operations = [
+        "GET node probe (control)",
+        "GET contracts list",
+        "GET merkle/latest",
+        "POST contract",
+        "PUT fact",
+    ]
+    with tempfile.TemporaryDirectory(prefix="bench-postgres-") as tmp:
+        for index, (label, url, count) in enumerate(configs):
+            instances, token = _start_config(Path(tmp) / f"c{index}", url, count)
+            try:
+                ports = [i.port for i in instances]
+                auth = f"Authorization: Bearer {token}\r\n"
+                reads = {
+                    "GET node probe (control)": _request("GET", NODE_PROBE),
+                    "GET contracts list": _request("GET", CONTRACTS),
+                    "GET merkle/latest": _request("GET", LATEST),
+                }
+                for name, raw in reads.items():
+                    results[name, label] = drive(ports, [[raw]] * connections, seconds)
+                writes = {
+                    "POST contract": [
+                        _request("POST", CONTRACTS, auth, b) for b in contract_bodies
+                    ],
+                    "PUT fact": [_request("PUT", "/v1/facts", auth, b) for b in fact_bodies],
+                }
+                for name, requests in writes.items():
+                    result = drive(ports, _slices(requests, WRITE_CLIENTS), seconds)
+                    results[name, label] = result
+                    if result["repeated"]:
+                        notes.append(f"{label}, {name}: {result['repeated']} requests repeated")
+                if count > 1:
+                    notes.append(f"{label}: {_agreement(instances, token, fact_bodies)}")
+            finally:
+                for instance in instances:
+                    instance.stop()
+    rows: list[list[object]] = []
+    for name in operations:
+        base = results[name, configs[0][0]]
+        for label, _url, _count in configs:
+            r = results[name, label]
+            codes = " ".join(f"{code}:{n}" for code, n in sorted(r["codes"].items()))
+            rows.append(
+                [
+                    name,
+                    label,
+                    r["rps"],
+                    r["p50_ms"],
+                    r["p99_ms"],
+                    f"{r['rps'] / max(base['rps'], 1e-9):.2f}",
+                    f"{r['p99_ms'] / max(base['p99_ms'], 1e-9):.2f}",
+                    codes,
+                ]
+            )
+    return rows, notes
+
+
+# -- section 2: provenance walks ------------------------------------------------------------
+
+
+def sqlite_store(count: int, rebuild: bool) -> tuple[Path, float | None]:
+    """bench-out/lineage-N.db, built (into a temporary name, then renamed) when missing; the
+    build rate in facts/s when built in this run."""
+    path = ROOT / "bench-out" / f"lineage-{count}.db"
+    if path.exists() and not rebuild:
+        return path, None
+    print(f"building {path} ({count:,} facts, once)...", file=sys.stderr)
+    partial = path.with_name(path.name + ".partial")
+    rate = build(partial, count)
+    partial.replace(path)
+    return path, rate
+
+
+def _copy_rows(db: sqlite3.Connection, query: str) -> Iterator[tuple[Any, ...]]:
+    cursor = db.execute(query)
+    while rows := cursor.fetchmany(COPY_BATCH):
+        yield from rows
+
+
+def load_postgres(sqlite_path: Path, url: str) -> float:
+    """Copy every fact and edge of the SQLite store into the (empty) PostgreSQL store at
+    ``url`` with ``COPY``, in key order; then ``VACUUM ANALYZE``. Returns facts/s."""
+    import psycopg
+
+    FactStore.connect(url).close()  # the store's own schema (attest/stores/facts.py)
+    source = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
+    start = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        with conn.transaction(), conn.cursor() as cursor:
+            with cursor.copy("COPY facts (hash, scope, body) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["bytea", "text", "bytea"])
+                for row in _copy_rows(source, "SELECT hash, scope, body FROM facts ORDER BY hash"):
+                    copy.write_row(row)
+            with cursor.copy("COPY edges (source, derived) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["bytea", "bytea"])
+                query = "SELECT source, derived FROM edges ORDER BY source, derived"
+                for row in _copy_rows(source, query):
+                    copy.write_row(row)
+        conn.execute("VACUUM (ANALYZE) facts")
+        conn.execute("VACUUM (ANALYZE) edges")
+        stored = conn.execute("SELECT count(*) FROM facts").fetchone()
+    count = int(source.execute("SELECT count(*) FROM facts").fetchone()[0])
+    source.close()
+    if stored is None or stored[0] != count:
+        raise SystemExit(f"PostgreSQL holds {stored} facts, SQLite {count}")
+    return count / (time.perf_counter() - start)
+
+
+def _read_files(paths: Sequence[Path]) -> None:
+    """Read files once so the walks measure the store, not the disk (as bench_lineage)."""
+    for path in paths:
+        with path.open("rb") as handle:
+            while handle.read(1 << 24):
+                pass
+
+
+def _pg_files(cluster: PgCluster, name: str) -> list[Path]:
+    with cluster.connect(name) as conn:
+        row = conn.execute("SELECT oid FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    assert row is not None
+    return [p for p in (cluster.data / "base" / str(row[0])).iterdir() if p.is_file()]
+
+
+def _roots(path: Path, count: int, seed: int) -> list[str]:
+    """``count`` uniform random stored FactHashes (as bench_lineage picks them)."""
+    rng = random.Random(seed)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    query = "SELECT hash FROM facts WHERE hash >= ? ORDER BY hash LIMIT 1"
+    keys = [row[0].hex() for _ in range(count) for row in db.execute(query, (rng.randbytes(32),))]
+    db.close()
+    return keys
+
+
+def _walk_json(store: FactStore, key: str) -> dict[str, Any]:
+    return walk(store, key, depth=5).to_json()
+
+
+def bench_walks(cluster: PgCluster, path: Path, url: str, name: str, roots: int) -> dict[str, Any]:
+    """Walk latencies (ms) on both stores for the same roots, alternating; sizes; mismatches."""
+    _read_files([path, *_pg_files(cluster, name)])
+    keys = _roots(path, roots, seed=7)
+    warm = _roots(path, 100, seed=8)
+    out: dict[str, Any] = {"sqlite": [], "postgresql": [], "nodes": [], "mismatches": 0}
+    with FactStore.open(path) as lite, FactStore.connect(url) as pg:
+        for key in warm:  # connections, prepared statements, code paths
+            walk(lite, key, depth=5)
+            walk(pg, key, depth=5)
+        for key in keys:
+            start = time.perf_counter()
+            result = walk(lite, key, depth=5)
+            out["sqlite"].append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            walk(pg, key, depth=5)
+            out["postgresql"].append((time.perf_counter() - start) * 1000)
+            out["nodes"].append(len(result.nodes))
+        for key in keys:  # the answers, outside the timed loop
+            if _walk_json(lite, key) != _walk_json(pg, key):
+                out["mismatches"] += 1
+    return out
+
+
+def bench_add_batch(url: str, sample: int) -> tuple[float, float]:
+    """``add_batch`` facts/s (cycle checks on) on a fresh SQLite store and a fresh PostgreSQL
+    database, the same facts in batches of 1,000."""
+    parsed = list(facts(sample, seed=11))
+    rates = []
+    with tempfile.TemporaryDirectory() as folder:
+        for store in (
+            FactStore.open(Path(folder) / "sample.db", create=True),
+            FactStore.connect(url),
+        ):
+            with store:
+                start = time.perf_counter()
+                for offset in range(0, sample, 1000):
+                    store.add_batch(parsed[offset : offset + 1000])
+                rates.append(sample / (time.perf_counter() - start))
+    return rates[0], rates[1]
+
+
+def lineage_rows(
+    cluster: PgCluster, count: int, roots: int, sample: int, rebuild: bool
+) -> list[list[object]]:
+    """The walk table."""
+    path, build_rate = sqlite_store(count, rebuild)
+    name = "lineage"
+    url = cluster.create_database(name)
+    copy_rate = load_postgres(path, url)
+    rows: list[list[object]] = []
+    if build_rate is not None:
+        rows.append(
+            [f"load {count:,} facts, facts/s", build_rate, copy_rate, "", "add_batch vs COPY"]
+        )
+    else:
+        rows.append([f"load {count:,} facts, facts/s", "cached", copy_rate, "", "PostgreSQL: COPY"])
+    lite_rate, pg_rate = bench_add_batch(cluster.create_database("sample"), sample)
+    rows.append(
+        [
+            f"add_batch facts/s ({sample:,}, cycle checks)",
+            lite_rate,
+            pg_rate,
+            f"{pg_rate / lite_rate:.2f}",
+            "",
+        ]
+    )
+    walks = bench_walks(cluster, path, url, name, roots)
+    if walks["mismatches"]:
+        raise SystemExit(f"{walks['mismatches']} walks differ between SQLite and PostgreSQL")
+    lite, pg = walks["sqlite"], walks["postgresql"]
+    for label, fraction in (("p50", 0.5), ("p99", 0.99)):
+        a, b = percentile(lite, fraction), percentile(pg, fraction)
+        rows.append(
+            [f"walk depth 5, {label} ms", a, b, f"{b / a:.2f}", "<= 5" if label == "p99" else ""]
+        )
+    rows.append(
+        [
+            "nodes per walk (median)",
+            int(statistics.median(walks["nodes"])),
+            "same",
+            "",
+            f"{roots} roots, equal answers",
+        ]
+    )
+    return rows
+
+
+# -- main -----------------------------------------------------------------------------------
+
+
+def start_cluster() -> PgCluster:
+    """A throwaway cluster (tests/pg.py) with PG_SETTINGS appended before it starts."""
+    cluster = PgCluster()
+    try:
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("# bench/bench_postgres.py\n")
+            conf.writelines(f"{key} = {value}\n" for key, value in PG_SETTINGS.items())
+        cluster.start()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run both sections and print one table each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 facts, 1.5 s rows.")
+    parser.add_argument("--seconds", type=float, default=None, help="Per registry row [4; 1.5].")
+    parser.add_argument("--connections", type=int, default=32, help="Read clients [32].")
+    parser.add_argument("--facts", type=int, default=None, help="[1,000,000; 100,000].")
+    parser.add_argument("--rebuild", action="store_true", help="Rebuild the SQLite store.")
+    parser.add_argument("--skip-registry", action="store_true")
+    parser.add_argument("--skip-walk", action="store_true")
+    args, _unknown = parser.parse_known_args(argv)
+    seconds = args.seconds or (1.5 if args.quick else 4.0)
+    count = args.facts or (100_000 if args.quick else 1_000_000)
+    roots = 500 if args.quick else 1000
+    sample = 2000 if args.quick else 5000
+    began = time.monotonic()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    try:
+        cluster = start_cluster()
+    except PostgresMissing as e:  # e.g. no server binaries: skipped, as run.sh goes on
+        print(f"skipped: {e} (apt-get install postgresql)")
+        return
+    try:
+        if not args.skip_registry:
+            rows, notes = bench_registry(cluster, seconds, args.connections)
+            print(
+                f"registry: {seconds:g} s per row; reads {args.connections} clients, "
+                f"writes {WRITE_CLIENTS}; ratios vs SQLite (req/s: higher is better, p99: lower)"
+            )
+            print(
+                table(
+                    [
+                        "operation",
+                        "store",
+                        "req/s",
+                        "p50 ms",
+                        "p99 ms",
+                        "ratio req/s",
+                        "ratio p99",
+                        "statuses",
+                    ],
+                    rows,
+                )
+            )
+            for note in notes:
+                print(f"  {note}")
+            print()
+        if not args.skip_walk:
+            rows = lineage_rows(cluster, count, roots, sample, args.rebuild)
+            print(f"provenance walks over {count:,} facts; ratio = PostgreSQL / SQLite")
+            print(table(["measure", "sqlite", "postgresql", "ratio", "target / note"], rows))
+    finally:
+        cluster.stop()
+    print(f"(bench_postgres: {time.monotonic() - began:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
