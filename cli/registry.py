@@ -394,3 +394,77 @@ def publish(contract: str, registry_url: str | None, api_key: str | None, as_jso
         f"entry_hash {entry['entry_hash']} leaf {result['leaf_index']} "
         f"tree_size {result['signed_tree_head']['tree_size']}"
     )
+
+
+# -- operations: migrate, export, import (docs/postgresql.md) ---------------------------------
+
+
+def _store_location(data_dir: Path | None, database_url: str | None) -> str:
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+    return str(settings.database)
+
+
+@registry.command("migrate")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@_database_url_option
+@json_option
+def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+    """Bring the store's schemas to this version (the service also does it at start)."""
+    from affidavit.registry.transfer import migrate_store  # noqa: PLC0415 - lazy: only here
+
+    versions = migrate_store(_store_location(data_dir, database_url))
+    if as_json:
+        emit_json({"ok": True, "schema": versions})
+        return
+    for component, seen in versions.items():
+        click.echo(f"{component}: schema {seen['before']} -> {seen['after']}")
+
+
+@registry.command("export")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@_database_url_option
+@json_option
+def export_command(
+    directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
+) -> None:
+    """Write a portable, verifiable dump of the store into the new folder DIRECTORY."""
+    from affidavit.registry.transfer import export_store  # noqa: PLC0415 - lazy: only here
+
+    manifest = export_store(_store_location(data_dir, database_url), directory)
+    log = manifest["log"]
+    if as_json:
+        emit_json({"ok": True, "directory": str(directory), "manifest": manifest})
+        return
+    click.echo(
+        f"exported {log['log_id']} (tree size {log['tree_size']}, root {log['root_hash']}), "
+        f"{manifest['counts']['registry_contracts']} contracts, "
+        f"{manifest['counts']['facts']} facts into {directory}"
+    )
+
+
+@registry.command("import")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@_database_url_option
+@json_option
+def import_command(
+    directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
+) -> None:
+    """Check a dump, then restore it into an empty store (the log's root is proven unchanged)."""
+    from affidavit.registry.transfer import import_store  # noqa: PLC0415 - lazy: only here
+
+    result = import_store(_store_location(data_dir, database_url), directory)
+    if as_json:
+        emit_json({"ok": True, **result})
+        return
+    click.echo(
+        f"imported tree size {result['tree_size']}, root {result['root_hash']} (unchanged), "
+        f"{result['counts']['registry_contracts']} contracts, {result['counts']['facts']} facts"
+    )

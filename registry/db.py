@@ -36,13 +36,21 @@ from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.auth import ApiKey
 from affidavit.registry.errors import RegistryError
 
-__all__ = ["ContractRow", "DbThread", "ReadPool", "ReadView", "RegistryTables", "open_tables"]
+__all__ = [
+    "REGISTRY_MIGRATIONS",
+    "ContractRow",
+    "DbThread",
+    "ReadPool",
+    "ReadView",
+    "RegistryTables",
+    "open_tables",
+]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 # attest/stores/sqlite.py migrations for component "registry": index i takes version i to i + 1.
-_MIGRATIONS: Final = (
+REGISTRY_MIGRATIONS: Final = (
     """
 CREATE TABLE IF NOT EXISTS registry_meta (
     key   TEXT PRIMARY KEY,
@@ -110,7 +118,7 @@ class RegistryTables:
         """Open (creating the database and the tables when absent). With ``store``, share that
         connection (so a log append and a row insert can be one transaction)."""
         store = store if store is not None else Store.open(path, create=True)
-        store.migrate("registry", _MIGRATIONS)
+        store.migrate("registry", REGISTRY_MIGRATIONS)
         return cls(store)
 
     def close(self) -> None:

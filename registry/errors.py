@@ -88,6 +88,16 @@ REGISTRY: Final = (
         "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422).",
     ),
     Code(
+        "registry.dump_invalid",
+        INPUT,
+        "A registry export is incomplete, edited, or does not prove its own log; nothing imported.",
+    ),
+    Code(
+        "registry.store_not_empty",
+        INPUT,
+        "Import restores into an empty store; this one already holds a log, contracts or facts.",
+    ),
+    Code(
         "registry.not_found",
         INPUT,
         "The registry holds no such record, tree head or leaf (HTTP 404).",

@@ -1,0 +1,165 @@
+"""Export, import and migrate: round trips between the two store kinds with the root unchanged,
+every tampered dump refused with its code, and nothing written when it is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from affidavit.registry.app import create_app
+from affidavit.registry.settings import Settings
+from affidavit.registry.transfer import export_store, import_store, migrate_store
+
+from tests.conftest import raises_code
+from tests.registry.conftest import Clock, make_key, registry_key
+from tests.registry.helpers import contract, fact, fact_hash
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+ROUTES = (
+    "/protocol/adapter-contracts",
+    "/specs/adapter-contracts.manifest.json",
+    "/protocol/merkle/latest",
+    "/tlog/checkpoint",
+)
+
+
+def _settings(tmp_path: Path, name: str, database_url: str = "") -> Settings:
+    return Settings(
+        data_dir=tmp_path / name, contracts_dir=tmp_path / "none", database_url=database_url
+    )
+
+
+def _fill(settings: Settings) -> dict[str, bytes]:
+    """Publish contracts and facts through the API; return what the routes answer."""
+    with TestClient(create_app(settings, clock=Clock(), signing_key=registry_key())) as client:
+        publish = make_key(settings, "publish")
+        write = make_key(settings, "facts:write", "facts:read:*")
+        for i in range(3):
+            answer = client.post(
+                "/protocol/adapter-contracts",
+                json=contract(f"acme.moved_{i}.v0"),
+                headers={"Authorization": f"Bearer {publish}"},
+            )
+            assert answer.status_code == 201
+        parent = fact("urn:moved:parent")
+        child = fact("urn:moved:child", derived_from=[fact_hash(parent)])
+        answer = client.put(
+            "/v1/facts",
+            json={"facts": [parent, child]},
+            headers={"Authorization": f"Bearer {write}"},
+        )
+        assert answer.status_code in (200, 201), answer.text
+        return {route: client.get(route).content for route in ROUTES}
+
+
+def _serve(settings: Settings) -> dict[str, bytes]:
+    with TestClient(create_app(settings, clock=Clock(), signing_key=registry_key())) as client:
+        return {route: client.get(route).content for route in ROUTES}
+
+
+@pytest.mark.parametrize(("source", "target"), [("sqlite", "postgresql"), ("postgresql", "sqlite")])
+def test_round_trip_between_store_kinds(
+    tmp_path: Path, pg_url: str, source: str, target: str
+) -> None:
+    urls = {"sqlite": "", "postgresql": pg_url}
+    origin = _settings(tmp_path, "origin", urls[source])
+    before = _fill(origin)
+    manifest = export_store(origin.database, tmp_path / "dump")
+    assert manifest["counts"]["registry_contracts"] == 3
+    assert manifest["counts"]["facts"] == 2
+    # The key folder moves with the data folder (docs/postgresql.md).
+    moved = _settings(tmp_path, "moved", urls[target])
+    (moved.data_dir).mkdir()
+    (origin.data_dir / "keys").rename(moved.data_dir / "keys")
+    if not urls[target]:
+        moved = _settings(tmp_path, "moved")
+    result = import_store(moved.database, tmp_path / "dump")
+    assert (result["tree_size"], result["root_hash"]) == (
+        manifest["log"]["tree_size"],
+        manifest["log"]["root_hash"],
+    )
+    assert _serve(moved) == before  # the same catalog, manifest, head and checkpoint bytes
+
+
+def _dump(tmp_path: Path) -> tuple[Settings, Path]:
+    origin = _settings(tmp_path, "origin")
+    _fill(origin)
+    export_store(origin.database, tmp_path / "dump")
+    return origin, tmp_path / "dump"
+
+
+def _rewrite(path: Path, edit: Any) -> None:
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(edit(lines)) + "\n")
+
+
+def _rehash(dump: Path, name: str) -> None:
+    """Make the manifest agree with an edited file (so only the deeper checks can catch it)."""
+    manifest = json.loads((dump / "manifest.json").read_text())
+    manifest["files"][name] = hashlib.sha256((dump / name).read_bytes()).hexdigest()
+    (dump / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _swap_fact_keys(lines: list[str]) -> list[str]:
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    first[0], second[0] = second[0], first[0]
+    return [json.dumps(first), json.dumps(second), *lines[2:]]
+
+
+def test_tampered_dumps_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    _, dump = _dump(tmp_path)
+    target = tmp_path / "target.db"
+
+    copies = iter(range(100))
+
+    def refused(edit: Any, name: str, *, rehash: bool) -> None:
+        copy = tmp_path / f"copy-{next(copies)}"
+        shutil.copytree(dump, copy)
+        _rewrite(copy / name, edit)
+        if rehash:
+            _rehash(copy, name)
+        with raises_code("registry.dump_invalid"):
+            import_store(target, copy)
+
+    # An edited file, caught by its hash; then the same edit with the hash updated, caught by
+    # the root, the checkpoint or the fact's own hash.
+    flip = lambda lines: [lines[0].replace('"b64": "', '"b64": "A', 1), *lines[1:]]  # noqa: E731
+    refused(flip, "log_nodes.jsonl", rehash=False)
+    refused(flip, "log_nodes.jsonl", rehash=True)
+    refused(lambda lines: lines[:-1], "log_nodes.jsonl", rehash=True)  # a leaf dropped
+    refused(_swap_fact_keys, "facts.jsonl", rehash=True)  # a body filed under another hash
+    if target.exists():  # a refusal inside the import's transaction left no row behind
+        with sqlite3.connect(target) as db:
+            for table in ("log_meta", "log_nodes", "registry_contracts", "facts"):
+                assert db.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+    with raises_code("registry.dump_invalid"):
+        import_store(target, tmp_path)  # not a dump at all
+
+
+def test_import_refuses_a_store_that_is_not_empty(tmp_path: Path) -> None:
+    origin, dump = _dump(tmp_path)
+    with raises_code("registry.store_not_empty"):
+        import_store(origin.database, dump)
+    with raises_code("usage.invalid"):
+        export_store(origin.database, dump)  # the folder exists and is not empty
+
+
+def test_migrate_is_idempotent_and_refuses_a_newer_schema(tmp_path: Path) -> None:
+    location = tmp_path / "fresh.db"
+    first = migrate_store(location)
+    assert {c: v["before"] for c, v in first.items()} == {"log": 0, "registry": 0}
+    again = migrate_store(location)
+    assert all(v["before"] == v["after"] for v in again.values())
+    with sqlite3.connect(location) as db:
+        db.execute("UPDATE schema_versions SET version = 99 WHERE component = 'log'")
+    with raises_code("store.schema_too_new"):
+        migrate_store(location)
