@@ -59,6 +59,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _http import exchange  # noqa: E402 - bench/ is the script's folder
 from _timing import table  # noqa: E402 - bench/ is the script's folder
 from affidavit.attest.stores.facts import FactStore  # noqa: E402
 from affidavit.verify.lineage.walk import walk  # noqa: E402
@@ -160,19 +161,10 @@ async def _client(
     sent = 0
     try:
         while time.monotonic() < stop:
-            raw = requests[sent % len(requests)]
+            status, seconds = await exchange(reader, writer, requests[sent % len(requests)])
             sent += 1
-            started = time.perf_counter()
-            writer.write(raw)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            if length:
-                await reader.readexactly(length)
-            latencies.append(time.perf_counter() - started)
-            codes[int(head.split(b" ", 2)[1])] += 1
+            latencies.append(seconds)
+            codes[status] += 1
     finally:
         writer.close()
     return max(0, sent - len(requests))

@@ -26,6 +26,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _http import exchange  # noqa: E402 - bench/ is the script's folder
 
 AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 
@@ -56,19 +58,9 @@ async def _connection(
     i = 0
     try:
         while time.monotonic() < stop:
-            raw = requests[i % len(requests)]
+            status, seconds = await exchange(reader, writer, requests[i % len(requests)])
             i += 1
-            started = time.perf_counter()
-            writer.write(raw)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            if length:
-                await reader.readexactly(length)
-            latencies.append(time.perf_counter() - started)
+            latencies.append(seconds)
             if status >= 400:
                 errors.append(status)
     finally:

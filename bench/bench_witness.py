@@ -30,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _http import exchange  # noqa: E402 - bench/ is the script's folder
 from _timing import ops_per_second, table  # noqa: E402
 from bench_registry import free_port, wait_ready  # noqa: E402
 
@@ -67,17 +68,8 @@ async def _connection(
         for raw in requests:
             if time.monotonic() >= stop:
                 break
-            started = time.perf_counter()
-            writer.write(raw)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            if length:
-                await reader.readexactly(length)
-            latencies.append(time.perf_counter() - started)
+            status, seconds = await exchange(reader, writer, raw)
+            latencies.append(seconds)
             if status != 200:
                 errors.append(status)
     finally:
