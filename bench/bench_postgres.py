@@ -42,7 +42,6 @@ import multiprocessing
 import os
 import random
 import shutil
-import signal
 import sqlite3
 import statistics
 import subprocess
@@ -66,7 +65,7 @@ from affidavit.verify.lineage.walk import walk  # noqa: E402
 from bench_lineage import build, facts, percentile  # noqa: E402
 
 from tests.pg import PgCluster, PostgresMissing  # noqa: E402
-from tests.processes import AFFIDAVIT, free_port  # noqa: E402
+from tests.processes import AFFIDAVIT, RegistryProcess  # noqa: E402
 from tests.registry.helpers import contract, fact, fact_hash  # noqa: E402
 
 NODE_PROBE = "/.well-known/affidavit"
@@ -82,63 +81,18 @@ COPY_BATCH = 50_000
 # -- registry processes ---------------------------------------------------------------------
 
 
-class Instance:
-    """``affidavit registry serve`` on 127.0.0.1 with its log in a file (a pipe could fill up
-    under load and stall the server), stopped by :meth:`stop`."""
-
-    def __init__(self, data_dir: Path, database_url: str, public_url: str = "") -> None:
-        self.data_dir = data_dir
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = data_dir.parent / f"{data_dir.name}.log"
-        self.env = {
-            **_env(database_url),
-            "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(data_dir / "none"),
-            # docs/postgresql.md "Several instances": one public URL (the load balancer's)
-            "AFFIDAVIT_PUBLIC_URL": public_url or self.url,
-        }
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Instance:
-        """Start and wait (at most 30 s) until ``/v1/health`` answers 200."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [
-                    AFFIDAVIT,
-                    "registry",
-                    "serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(self.port),
-                    "--data-dir",
-                    str(self.data_dir),
-                    "--no-access-log",
-                ],
-                env=self.env,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.process.poll() is None:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
-                    return self
-            time.sleep(0.05)
-        self.stop()
-        raise SystemExit(f"the registry did not start:\n{self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        """SIGTERM and wait (SIGKILL after 30 s)."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+def _instance(data_dir: Path, database_url: str, public_url: str = "") -> RegistryProcess:
+    """``affidavit registry serve`` on 127.0.0.1, started, with its log in a file (a pipe could
+    fill up under load and stall the server)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = RegistryProcess(data_dir, log_file=data_dir.parent / f"{data_dir.name}.log")
+    server.env.pop("AFFIDAVIT_DATABASE_URL", None)
+    if database_url:
+        server.env["AFFIDAVIT_DATABASE_URL"] = database_url
+    # docs/postgresql.md "Several instances": one public URL (the load balancer's)
+    server.env["AFFIDAVIT_PUBLIC_URL"] = public_url or server.url
+    server.start()
+    return server
 
 
 # -- load -----------------------------------------------------------------------------------
@@ -242,19 +196,19 @@ def _env(database_url: str) -> dict[str, str]:
     return env
 
 
-def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[Instance], str]:
+def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[RegistryProcess], str]:
     """``count`` instances on one store (the later ones with a copy of the first one's keys, as
     on another machine), an API key (:func:`_api_key`), and the seed contracts."""
     first = folder / "i0"
     first.mkdir(parents=True)
     token = _api_key(first, database_url)
-    instances: list[Instance] = []
+    instances: list[RegistryProcess] = []
     try:
-        instances.append(Instance(first, database_url).start())
+        instances.append(_instance(first, database_url))
         for i in range(1, count):
             other = folder / f"i{i}"
             shutil.copytree(first / "keys", other / "keys")
-            instances.append(Instance(other, database_url, instances[0].url).start())
+            instances.append(_instance(other, database_url, instances[0].url))
         _seed(instances, token)
     except BaseException:
         for instance in instances:
@@ -263,7 +217,7 @@ def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[Ins
     return instances, token
 
 
-def _seed(instances: Sequence[Instance], token: str) -> None:
+def _seed(instances: Sequence[RegistryProcess], token: str) -> None:
     """Publish the seed contracts, spread over the instances."""
     auth = {"Authorization": f"Bearer {token}"}
     for i in range(SEED_CONTRACTS):
@@ -274,7 +228,7 @@ def _seed(instances: Sequence[Instance], token: str) -> None:
 
 
 def _agreement(
-    instances: Sequence[Instance], token: str, written: Sequence[bytes], wait: float = 5.0
+    instances: Sequence[RegistryProcess], token: str, written: Sequence[bytes], wait: float = 5.0
 ) -> str:
     """Whether every instance answers the same contract list (byte for byte) and the same log
     size and root (polled up to ``wait`` seconds), and serves the facts ``written[i]`` that

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -47,8 +48,13 @@ class RegistryProcess:
 
     stderr_text = b""
 
-    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, env: Mapping[str, str] | None = None, *, log_file: Path | None = None
+    ) -> None:
+        """``log_file``: stderr goes there instead of a pipe (a pipe can fill up under a long
+        load and stall the server; the benchmarks use a file)."""
         self.data_dir = data_dir
+        self.log_file = log_file
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -61,6 +67,9 @@ class RegistryProcess:
 
     def start(self) -> None:
         """Start it and wait (at most 20 s) until ``/v1/health`` answers 200."""
+        stderr: Any = subprocess.PIPE
+        if self.log_file is not None:
+            stderr = self.log_file.open("ab")
         self.process = subprocess.Popen(
             [
                 AFFIDAVIT,
@@ -76,8 +85,10 @@ class RegistryProcess:
             ],
             env=self.env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
         )
+        if self.log_file is not None:
+            stderr.close()  # the child holds its own descriptor
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -91,7 +102,9 @@ class RegistryProcess:
     def _reap(self, timeout: float) -> int:
         assert self.process is not None
         code = self.process.wait(timeout)
-        if self.process.stderr is not None and not self.process.stderr.closed:
+        if self.log_file is not None:
+            self.stderr_text = self.log_file.read_bytes()
+        elif self.process.stderr is not None and not self.process.stderr.closed:
             self.stderr_text += self.process.stderr.read()
             self.process.stderr.close()
         return code
