@@ -96,18 +96,23 @@ class _Rows:
 
     def __init__(self, rows: list[tuple[Any, ...]], rowcount: int = -1) -> None:
         self._rows = rows
+        self._next = 0  # rows before it were handed out (an index: popping the front is O(n))
         self.rowcount = rowcount
 
     def fetchone(self) -> tuple[Any, ...] | None:
-        return self._rows.pop(0) if self._rows else None
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        rows, self._rows = self._rows, []
+        rows, self._next = self._rows[self._next :], len(self._rows)
         return rows
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        while self._rows:
-            yield self._rows.pop(0)
+        while self._next < len(self._rows):
+            self._next += 1
+            yield self._rows[self._next - 1]
 
 
 class PgConnection:
