@@ -27,6 +27,7 @@ history onto the log; the history is verified, statement by statement, whenever 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -109,6 +110,12 @@ class LogKey:
 
 def _instant(text: str | None) -> datetime | None:
     return None if text is None else parse_rfc3339(text)
+
+
+def key_label(key: SigningKey) -> str:
+    """The key ID a log records for ``key``: its own label, else the first 16 hex digits of
+    SHA-256 of the public key."""
+    return key.key_id or hashlib.sha256(key.public_key.raw).hexdigest()[:16]
 
 
 def check_name(key_id: str) -> None:

@@ -24,8 +24,9 @@ registry; schema component ``log``):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from sqlite3 import Connection
+from sqlite3 import Connection, IntegrityError
 from typing import Final
 
 from affidavit.attest.errors import LogError
@@ -78,6 +79,78 @@ MIGRATIONS: Final = (
 )
 
 
+_HEAD_COLUMNS: Final = "seq, kind, tree_size, root_hash, timestamp, document"
+
+
+def _head(row: Sequence[object]) -> RecordedHead:
+    seq, kind, size, root, stamp, document = row
+    return RecordedHead(
+        int(str(seq)), str(kind), int(str(size)), str(root), str(stamp), str(document)
+    )
+
+
+def head_of_size(db: Connection, kind: str, tree_size: int) -> RecordedHead | None:
+    """The head of ``kind`` and exactly ``tree_size`` leaves recorded last, or None."""
+    row = db.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
+        "WHERE kind = ? AND tree_size = ? ORDER BY seq DESC LIMIT 1",
+        (kind, tree_size),
+    ).fetchone()
+    return None if row is None else _head(row)
+
+
+def latest_head(db: Connection, kind: str) -> RecordedHead | None:
+    """The head of ``kind`` recorded last (a cosigned copy counts as recorded), or None."""
+    row = db.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
+        "WHERE kind = ? ORDER BY seq DESC LIMIT 1",
+        (kind,),
+    ).fetchone()
+    return None if row is None else _head(row)
+
+
+def heads_after(db: Connection, since_seq: int, limit: int) -> list[RecordedHead]:
+    """The heads recorded with ``seq > since_seq``, oldest first, at most ``limit``."""
+    rows = db.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
+        "WHERE seq > ? ORDER BY seq LIMIT ?",
+        (since_seq, limit),
+    ).fetchall()
+    return [_head(row) for row in rows]
+
+
+def insert_nodes(db: Connection, path: Path | str, rows: Iterable[tuple[int, int, bytes]]) -> None:
+    """Store new complete-subtree hashes ``(level, idx, hash)`` in the caller's transaction."""
+    try:
+        db.executemany("INSERT INTO log_nodes(level, idx, hash) VALUES (?, ?, ?)", rows)
+    except IntegrityError as e:  # pragma: no cover - only if the table was edited by hand
+        raise LogError("log.integrity", f"{path}: node already present: {e}") from e
+
+
+def insert_entries(db: Connection, first: int, data: Sequence[bytes]) -> None:
+    """Store the data of leaves ``first, first + 1, ...`` in the caller's transaction."""
+    db.executemany(
+        "INSERT INTO log_entries(idx, data) VALUES (?, ?)",
+        zip(range(first, first + len(data)), map(bytes, data), strict=True),
+    )
+
+
+def entry_data(db: Connection, start: int, end: int) -> list[bytes]:
+    """The data of leaves ``[start, end)`` (the caller checked the range is in the tree).
+
+    Raises:
+        LogNoEntryData: a leaf of the range was appended by hash only.
+    """
+    rows = db.execute(
+        "SELECT idx, data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx", (start, end)
+    ).fetchall()
+    if len(rows) != end - start:
+        present = {int(r[0]) for r in rows}
+        missing = next(i for i in range(start, end) if i not in present)
+        raise LogError("log.no_entry_data", f"leaf {missing} was appended by hash; no data stored")
+    return [bytes(r[1]) for r in rows]
+
+
 def record_head(db: Connection, head: RecordedHead) -> None:
     """Record a head handed out (``log_heads``), in the caller's write transaction."""
     db.execute(
@@ -92,6 +165,11 @@ def insert_meta(db: Connection, path: Path | str, meta: dict[str, str]) -> None:
     if db.execute("SELECT 1 FROM log_meta WHERE key = 'log_id'").fetchone():
         raise LogError("log.exists", f"{path}: already holds a transparency log")
     db.executemany("INSERT INTO log_meta(key, value) VALUES (?, ?)", meta.items())
+
+
+def read_meta(db: Connection) -> dict[str, str]:
+    """The log's metadata (``log_id``, ``public_key``, ``key_id``, ``key_path``)."""
+    return {str(k): str(v) for k, v in db.execute("SELECT key, value FROM log_meta")}
 
 
 def update_meta(db: Connection, values: dict[str, str | None]) -> None:

@@ -24,17 +24,13 @@ sizes into one answer.
 
 Durability: appends commit a batch in one ``BEGIN IMMEDIATE`` transaction with ``synchronous=FULL``
 (:mod:`affidavit.attest.stores.sqlite`) and return only after COMMIT, so an acknowledged leaf is on
-disk.
-A head is signed inside a write transaction over the committed size and recorded before it is
-returned: it only ever covers durably committed leaves, and every later head extends it.
+disk. A head is signed inside a write transaction over the committed size and recorded before it
+is returned: it only ever covers durably committed leaves, and every later head extends it.
 
-Integrity (docs/adr/0005-log-state-binding.md): before a head is signed, the current tree is proven
-consistent (RFC 9162 §2.1.4) with the latest recorded head and with the signed state file beside the
-key (:mod:`affidavit.attest.log.state`), so a damaged node is never signed over (``log.integrity``).
-A log opened with ``state_file`` refuses a store that does not extend the state's head
-(``log.state_mismatch``); :meth:`TransparencyLog.create` refuses to start a new log when the key
-already signed heads of that log ID. The state file is rewritten, inside the write transaction of
-the head (so writers are serialised by the database lock), whenever a head of a new size is signed.
+Integrity (docs/adr/0005-log-state-binding.md, :mod:`affidavit.attest.log.binding`): before a
+head is signed, the tree is proven to extend every head signed so far and the signed state file
+beside the key; :meth:`TransparencyLog.create` refuses to start a new log when the key already
+signed heads of that log ID.
 
 Keys (docs/adr/0011-log-key-rotation.md, :mod:`affidavit.attest.log.keys`): :meth:`rotate_key`
 closes the current key's window at T and opens a new key's at T (half-open windows, no gap, no
@@ -45,18 +41,16 @@ and :meth:`key_history` lists every key with its window.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from sqlite3 import Connection, IntegrityError
 from typing import Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.check import Reference, audit_nodes, check_extends, latest_recorded
+from affidavit.attest.log.binding import StateBinding
 from affidavit.attest.log.keys import (
     HistoryCache,
     LogKey,
@@ -66,16 +60,24 @@ from affidavit.attest.log.keys import (
     entry_for,
     insert_first_key,
     insert_rotation,
+    key_label,
     latest_head_time,
     load_history,
     rotation_time,
     signing_entry,
 )
-from affidavit.attest.log.state import LogState, read_state_of, start_state, write_state
+from affidavit.attest.log.state import LogState, start_state
 from affidavit.attest.log.storage import (
     COMPONENT,
     MIGRATIONS,
+    entry_data,
+    head_of_size,
+    heads_after,
+    insert_entries,
     insert_meta,
+    insert_nodes,
+    latest_head,
+    read_meta,
     record_head,
     store_for,
     update_meta,
@@ -127,13 +129,18 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class TransparencyLog:
+def _format_timestamp(moment: datetime) -> str:
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
+    return format_utc(moment)  # docs/formats.md §4
+
+
+class TransparencyLog(StateBinding):
     """An append-only Merkle log in one SQLite database; build it with :meth:`create`/:meth:`open`.
 
-    The public surface: :meth:`append`, :meth:`append_leaf_hashes`, :attr:`size`, :meth:`root`,
-    :meth:`inclusion_proof`, :meth:`consistency_proof`, :meth:`leaf`, :meth:`leaf_hash`,
-    :meth:`entries`, :meth:`signed_tree_head`, :meth:`checkpoint`, :meth:`heads`,
-    :meth:`key_history`, :meth:`rotate_key`, :meth:`close`.
+    Append (:meth:`append`), read (:attr:`size`, :meth:`root`, :meth:`leaf`, :meth:`entries`),
+    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`), sign heads (:meth:`checkpoint`,
+    :meth:`signed_tree_head`) and manage keys (:meth:`key_history`, :meth:`rotate_key`).
     """
 
     def __init__(
@@ -212,7 +219,7 @@ class TransparencyLog:
         store, owns = store_for(path, create=True)
         try:
             store.migrate(COMPONENT, MIGRATIONS)
-            key_id = key.key_id or _default_key_id(key.public_key)
+            key_id = key_label(key)
             meta = {"log_id": log_id, "public_key": key.public_key.b64, "key_id": key_id}
             if key_path is not None:
                 meta["key_path"] = key_path
@@ -308,17 +315,9 @@ class TransparencyLog:
             first = stored_size(db)
             edge = frontier(db, self.store.path, first)
             rows = extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
-            try:
-                db.executemany("INSERT INTO log_nodes(level, idx, hash) VALUES (?, ?, ?)", rows)
-            except IntegrityError as e:  # pragma: no cover - only if the table was edited by hand
-                raise LogError(
-                    "log.integrity", f"{self.store.path}: node already present: {e}"
-                ) from e
+            insert_nodes(db, self.store.path, rows)
             if data is not None:
-                db.executemany(
-                    "INSERT INTO log_entries(idx, data) VALUES (?, ?)",
-                    zip(range(first, first + len(hashes)), map(bytes, data), strict=True),
-                )
+                insert_entries(db, first, data)
         return list(range(first, first + len(hashes)))
 
     # -- reading --------------------------------------------------------------------------------
@@ -358,12 +357,7 @@ class TransparencyLog:
         """
         with self.store.read() as db:
             check_index(index, stored_size(db))
-            row = db.execute("SELECT data FROM log_entries WHERE idx = ?", (index,)).fetchone()
-        if row is None:
-            raise LogError(
-                "log.no_entry_data", f"leaf {index} was appended by hash; no data stored"
-            )
-        return bytes(row[0])
+            return entry_data(db, index, index + 1)[0]
 
     def entries(self, start: int, end: int) -> list[bytes]:
         """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
@@ -385,17 +379,7 @@ class TransparencyLog:
                     "log.size_out_of_range",
                     f"entries [{start}, {end}) are not a non-empty range within size {size}",
                 )
-            rows = db.execute(
-                "SELECT idx, data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
-                (start, end),
-            ).fetchall()
-        if len(rows) != end - start:
-            present = {int(r[0]) for r in rows}
-            missing = next(i for i in range(start, end) if i not in present)
-            raise LogError(
-                "log.no_entry_data", f"leaf {missing} was appended by hash; no data stored"
-            )
-        return [bytes(r[1]) for r in rows]
+            return entry_data(db, start, end)
 
     # -- proofs ---------------------------------------------------------------------------------
 
@@ -481,11 +465,8 @@ class TransparencyLog:
         """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
 
         The body is ``origin``, the size, the b64 root (docs/formats.md §6); the one signature line
-        is
-        by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record.
-
-        The key's window must contain the record's time (a checkpoint body carries no time, so
-        the log holds its keys to the time it signs at).
+        is by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record,
+        and the key's window must contain it (a checkpoint body carries no time).
 
         Raises:
             LogNoSigningKey, LogBadTimestamp, UsageError (an origin that is not a valid key name).
@@ -509,25 +490,12 @@ class TransparencyLog:
         """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
         recorded last, or None: what this log (or another process on its database) handed out."""
         with self.store.read() as db:
-            row = db.execute(
-                "SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
-                "WHERE kind = ? AND tree_size = ? ORDER BY seq DESC LIMIT 1",
-                (kind, tree_size),
-            ).fetchone()
-        if row is None:
-            return None
-        return RecordedHead(int(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), row[5])
+            return head_of_size(db, kind, tree_size)
 
     def latest_checkpoint(self) -> RecordedHead | None:
         """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
         with self.store.read() as db:
-            row = db.execute(
-                "SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
-                "WHERE kind = 'checkpoint' ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-        if row is None:
-            return None
-        return RecordedHead(int(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), row[5])
+            return latest_head(db, "checkpoint")
 
     def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
         """Record ``note`` (a checkpoint of this log) again with witness signature ``lines`` added.
@@ -569,17 +537,8 @@ class TransparencyLog:
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
         """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
-        limit = max(0, min(limit, MAX_ENTRIES_PER_CALL))
         with self.store.read() as db:
-            rows = db.execute(
-                "SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
-                "WHERE seq > ? ORDER BY seq LIMIT ?",
-                (since_seq, limit),
-            ).fetchall()
-        return [
-            RecordedHead(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]), str(r[5]))
-            for r in rows
-        ]
+            return heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
 
     # -- keys (docs/adr/0011) ---------------------------------------------------------------------
 
@@ -631,7 +590,7 @@ class TransparencyLog:
         if moment.tzinfo is None or moment.utcoffset() is None:
             raise LogError("log.bad_timestamp", "a rotation time must be timezone-aware")
         valid_from = rotation_time(moment)
-        new_id = new_key.key_id or _default_key_id(new_key.public_key)
+        new_id = key_label(new_key)
         check_name(new_id)
         new_key = new_key.with_labels(key_id=new_id, publisher_id=new_key.publisher_id)
         with self.store.write() as db:
@@ -679,104 +638,6 @@ class TransparencyLog:
         self._key, self.state_file = new_key, new_state_file
         return entry
 
-    # -- integrity (docs/adr/0005) ---------------------------------------------------------------
-
-    def state(self) -> LogState | None:
-        """The verified signed state beside the key (None: unbound, or no head signed yet).
-
-        Raises:
-            LogStateInvalid: the file is malformed or not signed by a key of this log.
-        """
-        if self.state_file is None:
-            return None
-        keys = [entry.public_key for entry in self.key_history()]
-        return read_state_of(self.state_file, keys, self.log_id)
-
-    def _references(self, db: Connection) -> list[Reference]:
-        references = []
-        recorded = latest_recorded(db)
-        if recorded is not None:
-            references.append(recorded)
-        rotated = self.key_history()[-1]  # the tree the last rotation handed over
-        if rotated.tree_size is not None and rotated.root_hash is not None:
-            source = f"the rotation to key {rotated.key_id!r}"
-            references.append(Reference(rotated.tree_size, rotated.root_hash, source))
-        state = self.state()
-        if state is not None:
-            references.append(
-                Reference(state.tree_size, state.root_hash, f"the signed state {self.state_file}")
-            )
-        return references
-
-    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
-        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
-
-        Raises:
-            LogIntegrity: a stored node contradicts a head this log signed.
-        """
-        size = stored_size(db)
-        reader = NodeReader(db, self.store.path)
-        root = reader.range_hash(0, size)
-        check_extends(reader, self.store.path, size, root, self._references(db))
-        return size, root
-
-    def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
-        """Record the head in the state file when it is of a new size (inside the head's write
-        transaction: the database lock serialises every signer of this log)."""
-        if self.state_file is None:
-            return
-        current = self.state()
-        if current is not None and current.tree_size >= size:
-            return
-        state = LogState(self.log_id, size, root_hex, key.public_key.b64, stamp)
-        write_state(self.state_file, key, state)
-
-    def bind_state(self, state_file: Path) -> None:
-        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
-        the store extends the head recorded there; signing keeps it current from now on.
-
-        Raises:
-            LogStateInvalid, LogStateMismatch.
-        """
-        self.state_file = state_file
-        self._check_state()
-
-    def _check_state(self) -> None:
-        """Refuse a store that does not extend the head the state file records."""
-        state = self.state()
-        if state is None:
-            return
-        with self.store.read() as db:
-            size = stored_size(db)
-            ok = size >= state.tree_size
-            if ok:
-                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
-                ok = root.hex() == state.root_hash
-        if not ok:
-            raise LogError(
-                "log.state_mismatch",
-                f"{self.store.path}: the log key signed a head of log {self.log_id!r} at size "
-                f"{state.tree_size} (root {state.root_hash[:16]}..., {self.state_file}) and this "
-                f"store (size {size}) does not extend it: refusing a forked or damaged log",
-                details={"tree_size": size, "signed_size": state.tree_size},
-            )
-
-    def verify_integrity(self, *, full: bool = False) -> None:
-        """Check the stored tree against the latest recorded head and the state file (O(log n));
-        with ``full``, also every stored node against its children and data (O(n)).
-
-        Raises:
-            LogIntegrity: the tree contradicts a signed head, or a node is damaged.
-        """
-        with self.store.read() as db:
-            size = stored_size(db)
-            reader = NodeReader(db, self.store.path)
-            check_extends(
-                reader, self.store.path, size, reader.range_hash(0, size), self._references(db)
-            )
-            if full:
-                audit_nodes(db, self.store.path)
-
     def _signing_key(self) -> SigningKey:
         if self._key is None:
             raise LogError(
@@ -786,17 +647,4 @@ class TransparencyLog:
 
     def _meta(self) -> dict[str, str]:
         with self.store.read() as db:
-            return {str(k): str(v) for k, v in db.execute("SELECT key, value FROM log_meta")}
-
-
-# -- storage helpers ----------------------------------------------------------------------------
-
-
-def _format_timestamp(moment: datetime) -> str:
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
-    return format_utc(moment)  # docs/formats.md §4
-
-
-def _default_key_id(public_key: Ed25519PublicKey) -> str:
-    return hashlib.sha256(public_key.raw).hexdigest()[:16]
+            return read_meta(db)

@@ -1,0 +1,133 @@
+"""The log's binding to the signed state file of its key (docs/adr/0005-log-state-binding.md).
+
+Before a head is signed, the current tree is proven consistent (RFC 9162 §2.1.4) with the latest
+recorded head, the tree the last key rotation handed over, and the signed state file beside the
+key (:mod:`affidavit.attest.log.state`): a damaged node is never signed over (``log.integrity``),
+and a store that does not extend the state's head is refused (``log.state_mismatch``).
+
+:class:`StateBinding` is that half of :class:`affidavit.attest.log.transparency.TransparencyLog`,
+kept here so the log's module holds appending, proofs, heads and keys.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from sqlite3 import Connection
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.keyring import SigningKey
+from affidavit.attest.log.check import Reference, audit_nodes, check_extends, latest_recorded
+from affidavit.attest.log.keys import LogKey
+from affidavit.attest.log.state import LogState, read_state_of, write_state
+from affidavit.attest.log.tree import NodeReader, stored_size
+from affidavit.attest.stores.sqlite import Store
+
+__all__ = ["StateBinding"]
+
+
+class StateBinding:
+    """Integrity checks of a log against the heads it signed and its key's state file."""
+
+    store: Store
+    log_id: str
+    state_file: Path | None
+
+    def key_history(self) -> list[LogKey]:  # pragma: no cover - provided by the log
+        """Every key of the log with its window (the log's own, verified)."""
+        raise NotImplementedError
+
+    def state(self) -> LogState | None:
+        """The verified signed state beside the key (None: unbound, or no head signed yet).
+
+        Raises:
+            LogStateInvalid: the file is malformed or not signed by a key of this log.
+        """
+        if self.state_file is None:
+            return None
+        keys = [entry.public_key for entry in self.key_history()]
+        return read_state_of(self.state_file, keys, self.log_id)
+
+    def _references(self, db: Connection) -> list[Reference]:
+        references = []
+        recorded = latest_recorded(db)
+        if recorded is not None:
+            references.append(recorded)
+        rotated = self.key_history()[-1]  # the tree the last rotation handed over
+        if rotated.tree_size is not None and rotated.root_hash is not None:
+            source = f"the rotation to key {rotated.key_id!r}"
+            references.append(Reference(rotated.tree_size, rotated.root_hash, source))
+        state = self.state()
+        if state is not None:
+            references.append(
+                Reference(state.tree_size, state.root_hash, f"the signed state {self.state_file}")
+            )
+        return references
+
+    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
+        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
+
+        Raises:
+            LogIntegrity: a stored node contradicts a head this log signed.
+        """
+        size = stored_size(db)
+        reader = NodeReader(db, self.store.path)
+        root = reader.range_hash(0, size)
+        check_extends(reader, self.store.path, size, root, self._references(db))
+        return size, root
+
+    def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
+        """Record the head in the state file when it is of a new size (inside the head's write
+        transaction: the database lock serialises every signer of this log)."""
+        if self.state_file is None:
+            return
+        current = self.state()
+        if current is not None and current.tree_size >= size:
+            return
+        state = LogState(self.log_id, size, root_hex, key.public_key.b64, stamp)
+        write_state(self.state_file, key, state)
+
+    def bind_state(self, state_file: Path) -> None:
+        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
+        the store extends the head recorded there; signing keeps it current from now on.
+
+        Raises:
+            LogStateInvalid, LogStateMismatch.
+        """
+        self.state_file = state_file
+        self._check_state()
+
+    def _check_state(self) -> None:
+        """Refuse a store that does not extend the head the state file records."""
+        state = self.state()
+        if state is None:
+            return
+        with self.store.read() as db:
+            size = stored_size(db)
+            ok = size >= state.tree_size
+            if ok:
+                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
+                ok = root.hex() == state.root_hash
+        if not ok:
+            raise LogError(
+                "log.state_mismatch",
+                f"{self.store.path}: the log key signed a head of log {self.log_id!r} at size "
+                f"{state.tree_size} (root {state.root_hash[:16]}..., {self.state_file}) and this "
+                f"store (size {size}) does not extend it: refusing a forked or damaged log",
+                details={"tree_size": size, "signed_size": state.tree_size},
+            )
+
+    def verify_integrity(self, *, full: bool = False) -> None:
+        """Check the stored tree against the latest recorded head and the state file (O(log n));
+        with ``full``, also every stored node against its children and data (O(n)).
+
+        Raises:
+            LogIntegrity: the tree contradicts a signed head, or a node is damaged.
+        """
+        with self.store.read() as db:
+            size = stored_size(db)
+            reader = NodeReader(db, self.store.path)
+            check_extends(
+                reader, self.store.path, size, reader.range_hash(0, size), self._references(db)
+            )
+            if full:
+                audit_nodes(db, self.store.path)
