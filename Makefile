@@ -9,7 +9,7 @@ STAMP_DEV     := $(VENV)/.installed-dev
 # sets PYTHONDONTWRITEBYTECODE (Python still reads compiled files; it only stops writing them).
 COMPILE := $(PY) -m compileall -q build/__editable__.affidavit-* >/dev/null
 
-.PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test clean
+.PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,16 +19,24 @@ $(STAMP_RUNTIME): pyproject.toml | $(PY)
 	flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet -e '.[registry]' --config-settings editable_mode=strict
 	touch $@
 
+ORACLES := build/oracles/.downloaded
+
 $(STAMP_DEV): pyproject.toml | $(PY)
 	flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $@ $(STAMP_RUNTIME)
+
+# Oracles used as files (tests/oracles.txt): downloaded by hash, never installed.
+$(ORACLES): tests/oracles.txt | $(PY)
+	mkdir -p build/oracles
+	flock /tmp/affidavit-pip.lock $(PY) -m pip download --quiet --no-deps --require-hashes -r tests/oracles.txt -d build/oracles
+	touch $@
 
 # A strict editable install sees new files only after it is re-run: refresh it (fast, no deps).
 install: $(STAMP_RUNTIME)
 	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
 	@$(COMPILE)
 
-install-dev: $(STAMP_DEV)
+install-dev: $(STAMP_DEV) $(ORACLES)
 	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
 	@$(COMPILE)
 
@@ -49,6 +57,12 @@ test: lint typecheck pytest
 
 vectors: install-dev
 	UPDATE_GOLDENS=1 $(PY) -m pytest -q tests -k golden
+
+# The documentation site: MkDocs Material, --strict (a warning fails the build). The CLI reference
+# and the error-code pages are generated from the click commands and specs/error-codes.json.
+docs: install-dev
+	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	@echo "docs ok: build/site/index.html"
 
 bench: install-dev
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash bench/run.sh
