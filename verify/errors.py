@@ -13,6 +13,8 @@
     ├── PolicyError                 policy.*
     ├── BundleError                 bundle.*, event.*, attestation.*
     ├── LineageError                lineage.*, fact.*, stigmem.* and seed 002's bare codes
+    ├── EnvelopeError               dsse.*, statement.*   a DSSE envelope or in-toto Statement
+    ├── ReceiptError                receipt.*, transform.*   a transformation receipt (seed 004)
     │
     ├── attest.errors.StoreError    store.*        (the storage layer, affidavit.attest.errors)
     ├── attest.errors.LogError      log.*
@@ -44,20 +46,25 @@ from affidavit.verify.anchor.codes import ANCHOR
 from affidavit.verify.bundles.codes import BUNDLE
 from affidavit.verify.contracts.codes import CONTRACT, POLICY
 from affidavit.verify.crypto.codes import KEY, MERKLE, SIGNATURE
+from affidavit.verify.dsse.codes import ENVELOPE, PREDICATE, STATEMENT
 from affidavit.verify.json.codes import CANONICAL, PARSE
 from affidavit.verify.lineage.codes import LINEAGE
+from affidavit.verify.receipts.codes import RECEIPT
 from affidavit.verify.tlog.codes import TLOG
+from affidavit.verify.transforms.codes import TRANSFORM
 
 __all__ = [
     "AffidavitError",
     "BundleError",
     "CanonicalError",
     "ContractError",
+    "EnvelopeError",
     "KeyMaterialError",
     "LineageError",
     "ParseError",
     "PolicyError",
     "ProofError",
+    "ReceiptError",
     "SignatureError",
     "UsageError",
     "families",
@@ -179,6 +186,18 @@ class LineageError(AffidavitError):
     codes = catalogue(LINEAGE)
 
 
+class EnvelopeError(AffidavitError):
+    """A DSSE envelope, its signatures or the in-toto Statement it carries is malformed or fails."""
+
+    codes = catalogue(ENVELOPE, STATEMENT, PREDICATE)
+
+
+class ReceiptError(AffidavitError):
+    """A transformation receipt, or a declared transformation it replays, is malformed or fails."""
+
+    codes = catalogue(RECEIPT, TRANSFORM)
+
+
 def families() -> Iterator[type[AffidavitError]]:
     """Every family of this layer, in the order of the tree above."""
     yield from (
@@ -192,4 +211,6 @@ def families() -> Iterator[type[AffidavitError]]:
         PolicyError,
         BundleError,
         LineageError,
+        EnvelopeError,
+        ReceiptError,
     )

@@ -1,0 +1,63 @@
+"""``affidavit transform``: replay declared content transformations (docs/formats.md "Declared
+transformations"; seed 004, RFC 002 §1.4).
+
+::
+
+    affidavit transform apply NAME...  < SOURCE > OUTPUT
+    affidavit transform list [--json]
+
+``apply`` reads the source bytes on stdin and writes, as bytes, what the chain of transformations
+``NAME...`` (in that order) makes of them; nothing is written to stdout on error. Exit 2 when a
+name is not a transformation name (``transform.name_invalid``), has no implementation here
+(``transform.unimplemented``: the adapter-specific reserved names, or a plugin that is not
+installed), or the input is not UTF-8 and the chain does not start with ``utf8_replace_invalid``
+(``transform.not_utf8``).
+
+``list`` prints each transformation this process can replay, ``NAME<TAB>KIND`` (``reference``
+for the seven built in, ``plugin`` for those of entry-point group ``affidavit.transforms``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from affidavit.cli._common import emit_json, json_option
+
+__all__ = ["transform"]
+
+
+@click.group("transform")
+def transform() -> None:
+    """Declared content transformations (RFC 002 §1.4): replay a chain, list what is available."""
+
+
+@transform.command("apply")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+def apply(names: tuple[str, ...]) -> None:
+    """Apply the transformations NAME... in order to stdin's bytes; write the result to stdout."""
+    from affidavit.verify.transforms import apply_chain  # noqa: PLC0415 - lazy
+
+    source = sys.stdin.buffer.read()
+    out = apply_chain(names, source)  # raises before anything is written
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+
+
+@transform.command("list")
+@json_option
+def list_(as_json: bool) -> None:
+    """List the transformations this process can replay, and the reserved names it cannot."""
+    from affidavit.verify.transforms import (  # noqa: PLC0415 - lazy
+        RESERVED_ADAPTER_SPECIFIC,
+        available_transforms,
+    )
+
+    available = available_transforms()
+    rows = [{"name": name, "kind": available.kind(name)} for name in available.names()]
+    unimplemented = [name for name in RESERVED_ADAPTER_SPECIFIC if name not in available]
+    if as_json:
+        emit_json({"ok": True, "transforms": rows, "reserved_unimplemented": unimplemented})
+        return
+    for row in rows:
+        click.echo(f"{row['name']}\t{row['kind']}")

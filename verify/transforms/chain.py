@@ -1,0 +1,111 @@
+"""Replaying a declared chain of transformations over source bytes (RFC 002 §7.3: "Apply each
+declared transformation ... in the order declared by the adapter"); docs/formats.md "Declared
+transformations", "Chains".
+
+The empty chain is the identity on bytes (RFC 002 §1.4 ``byte_preserving``). A non-empty chain
+works on text: the source is decoded as UTF-8, replacing invalid sequences when (and only when)
+the first step is ``utf8_replace_invalid``, strictly otherwise; every step then maps text to text,
+in order; the result is encoded as UTF-8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from affidavit.verify import errors
+from affidavit.verify.transforms.reference import RESERVED_REFERENCE, utf8_replace_invalid
+from affidavit.verify.transforms.registry import (
+    Transform,
+    TransformSet,
+    available_transforms,
+    check_name,
+)
+
+__all__ = ["apply_chain"]
+
+_REFERENCE_ONLY = frozenset(RESERVED_REFERENCE)
+
+
+def _transforms_for(names: Sequence[str], given: TransformSet | None) -> TransformSet:
+    if given is not None:
+        return given
+    if _REFERENCE_ONLY.issuperset(names):
+        # Plugins are not loaded for a chain that needs none of them.
+        return TransformSet.of()
+    return available_transforms()
+
+
+def apply_chain(
+    names: Sequence[str], source: bytes, *, transforms: TransformSet | None = None
+) -> bytes:
+    """``source`` after the transformations ``names``, applied in order.
+
+    ``transforms`` defaults to :func:`.available_transforms` (reference set plus plugins). Every
+    name is checked before any step runs.
+
+    Raises:
+        ``transform.name_invalid``: a name is not a transformation name.
+        ``transform.unimplemented``: a name has no implementation in ``transforms``; never the
+            identity.
+        ``transform.not_utf8``: the first step is not ``utf8_replace_invalid`` and ``source`` is
+            not valid UTF-8.
+        ``transform.plugin_invalid``: a plugin raised, or returned something other than text that
+            encodes as UTF-8.
+    """
+    names = tuple(names)
+    if not names:
+        return bytes(source)
+    for name in names:
+        check_name(name)
+    available = _transforms_for(names, transforms)
+    missing = available.missing(names)
+    if missing:
+        raise errors.ReceiptError(
+            "transform.unimplemented",
+            f"no implementation of {', '.join(missing)}"
+            " (adapter-specific: install the adapter's transforms plugin)",
+            details={"names": list(missing)},
+        )
+    steps = [(name, available.resolve(name)) for name in names]
+    if names[0] == "utf8_replace_invalid":
+        text = utf8_replace_invalid(bytes(source))
+        steps = steps[1:]
+    else:
+        try:
+            text = bytes(source).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise errors.ReceiptError(
+                "transform.not_utf8",
+                f"source is not UTF-8 at byte {e.start} and the chain does not start with "
+                "utf8_replace_invalid",
+                details={"offset": e.start},
+            ) from None
+    for name, fn in steps:
+        assert fn is not None  # missing() was empty
+        text = fn(text) if name in _REFERENCE_ONLY else _run_plugin(name, fn, text)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.ReceiptError(
+            "transform.plugin_invalid",
+            "the chain produced text that is not encodable as UTF-8 (a lone surrogate)",
+            details={"names": list(names)},
+        ) from None
+
+
+def _run_plugin(name: str, fn: Transform, text: str) -> str:
+    try:
+        out: object = fn(text)
+    except Exception as e:  # a third-party transformation's failure is reported, not propagated
+        raise errors.ReceiptError(
+            "transform.plugin_invalid",
+            f"transformation {name!r} failed: {type(e).__name__}: {e}",
+            details={"name": name},
+        ) from None
+    if not isinstance(out, str):
+        raise errors.ReceiptError(
+            "transform.plugin_invalid",
+            f"transformation {name!r} returned {type(out).__name__}, not text",
+            details={"name": name},
+        )
+    return out
