@@ -296,18 +296,44 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     help="Worker processes for the per-fact checks of a SQLite store; each reads its share of "
     "the store itself (not used with --trusted-key, nor for JSON Lines, read in one pass).",
 )
-def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...], jobs: int) -> None:
+@click.option(
+    "--receipts",
+    "receipts_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also check every receipt fact (receipt fact) against the receipt files under DIR, "
+    "found by receipt_hash; a missing, altered or disagreeing receipt is a finding.",
+)
+@click.option(
+    "--receipt-trusted-keys",
+    "receipt_keys_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="With --receipts: also check each receipt's signature under the keys in DIR.",
+)
+def audit_command(  # noqa: PLR0917 - click passes options positionally by name
+    as_json: bool,
+    store_path: str,
+    trusted_keys: tuple[str, ...],
+    jobs: int,
+    receipts_dir: str | None,
+    receipt_keys_dir: str | None,
+) -> None:
     """Recompute every FactHash, check every rule. Exit 0 clean, 1 findings, 2 unreadable."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
     from affidavit.verify.lineage.audit import audit  # noqa: PLC0415
 
+    if receipt_keys_dir is not None and receipts_dir is None:
+        raise errors.UsageError("--receipt-trusted-keys applies only with --receipts")
     checker = _checker(trusted_keys)
+    receipt_check = _receipt_checker(receipts_dir, receipt_keys_dir)
     source = open_source(store_path)
     try:
         if isinstance(source, FactStore) and checker is None:
             report = source.audit(jobs=jobs)
         else:  # signatures need each Fact here; JSON Lines has no ranges to share out
             report = audit(source, check_signature=checker)
+        receipts = None if receipt_check is None else _check_receipts(source, receipt_check)
     finally:
         _close(source)
     if report.facts == 0 and report.ok:
@@ -315,8 +341,18 @@ def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...],
         raise errors.LineageError(
             "lineage.store_empty", f"{store_path}: no facts read (the store is empty)"
         )
+    failed_receipts = 0 if receipts is None else sum(not check.ok for check in receipts)
+    ok = report.ok and failed_receipts == 0
     if as_json:
-        emit_json(report.to_json())
+        document = report.to_json()
+        if receipts is not None:  # only with --receipts: the output is otherwise unchanged
+            document["ok"] = ok
+            document["receipts"] = {
+                "checked": len(receipts),
+                "failed": failed_receipts,
+                "results": [check.to_json() for check in receipts],
+            }
+        emit_json(document)
     else:
         for finding in report.findings:
             click.echo(f"FAIL {finding.code} {finding.where}: {finding.message}")
@@ -325,10 +361,53 @@ def audit_command(as_json: bool, store_path: str, trusted_keys: tuple[str, ...],
         if report.signatures is not None:
             counts = ", ".join(f"{v} {k}" for k, v in report.signatures.items())
             click.echo(f"signatures: {counts}")
-        verdict = "ok" if report.ok else f"{len(report.findings)} finding(s)"
+        if receipts is not None:
+            for check in receipts:
+                if check.ok:
+                    click.echo(f"receipt ok {check.receipt_hash} fact {check.fact}")
+                else:
+                    click.echo(
+                        f"FAIL {check.code} receipt {check.receipt_hash} fact {check.fact}: "
+                        f"{check.message}"
+                    )
+            click.echo(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
+        count = len(report.findings) + failed_receipts
+        verdict = "ok" if ok else f"{count} finding(s)"
         click.echo(f"audited {report.facts} facts: {verdict}")
-    if not report.ok:
+    if not ok:
         click.get_current_context().exit(1)
+
+
+def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
+    """``fact -> ReceiptFactCheck | None`` over the receipts under ``receipts_dir``
+    (:mod:`affidavit.verify.receipts.facts`), or None without ``--receipts``."""
+    if receipts_dir is None:
+        return None
+    from functools import partial  # noqa: PLC0415
+
+    from affidavit.verify.crypto.trusted_keys import load_key_folder  # noqa: PLC0415
+    from affidavit.verify.receipts.facts import ReceiptIndex, check_receipt_fact  # noqa: PLC0415
+
+    keys = () if keys_dir is None else tuple(t.key for t in load_key_folder(keys_dir))
+    index = ReceiptIndex.of_folder(receipts_dir)
+    return partial(check_receipt_fact, index=index, trusted_keys=keys)
+
+
+def _check_receipts(source: FactSource, check: Any) -> list[Any]:
+    """Every receipt fact of ``source``, checked, in storage order; records that are not facts
+    are left to the audit, which reports them."""
+    from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
+
+    checks = []
+    for record in source.records():
+        try:
+            fact = parse_fact(split_record(loads(record.body))[1], what=record.where)
+        except errors.AffidavitError:
+            continue
+        result = check(fact)
+        if result is not None:
+            checks.append(result)
+    return checks
 
 
 @facts.command("export")

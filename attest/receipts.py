@@ -1,0 +1,123 @@
+"""Make and sign transformation receipts (docs/formats.md "Transformation receipts"; seed 004,
+RFC 002 §1.4 and §7).
+
+>>> from affidavit.attest.keyring import derive_test_key
+>>> key = derive_test_key("doctest receipts")
+>>> receipt = make_receipt(b"a\\r\\nb", b"a\\nb", adapter="demo", adapter_version="1",
+...                        transformations=["newline_normalize"], key=key,
+...                        issued_at="2026-01-01T00:00:00Z")
+>>> receipt["capability"], receipt["signature"]["alg"]
+('declared_lossy', 'Ed25519')
+
+The signer refuses to sign what it cannot stand behind, with no override:
+
+- a content that the declared transformations, replayed in order on the source, do not produce
+  (``receipt.replay_mismatch``, exit 1): a receipt is a statement that the content is reproducible
+  from the source by exactly those transformations (RFC 002 §7.3); signing a false one is worse
+  than signing none, and a verifier would reject it anyway;
+- a transformation the signer has no implementation of (``transform.unimplemented``; its exit code
+  is the transforms room's, 2): it cannot check the claim, so it does not make it. Install the
+  plugin that implements it;
+- chunks that do not concatenate to the content (``receipt.chunk_mismatch``, exit 1; §7.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from affidavit.attest.keyring import SigningKey
+from affidavit.verify import errors
+from affidavit.verify.receipts.format import (
+    key_id_of,
+    parse_receipt,
+    receipt_body,
+    receipt_hash_of,
+    signing_message,
+)
+from affidavit.verify.transforms import TransformSet, apply_chain
+
+__all__ = ["make_receipt", "sign_receipt_body"]
+
+
+def make_receipt(
+    source: bytes,
+    content: bytes | None,
+    *,
+    adapter: str,
+    adapter_version: str,
+    transformations: Sequence[str],
+    key: SigningKey,
+    chunks: Sequence[bytes] | None = None,
+    source_uri: str | None = None,
+    issued_at: str | None = None,
+    transforms: TransformSet | None = None,
+) -> dict[str, Any]:
+    """A signed receipt saying ``adapter`` turned ``source`` into ``content`` by
+    ``transformations`` in order.
+
+    ``content`` is the whole stored output; ``chunks`` (optional) are its records in chunk order
+    and must concatenate to it. With ``content`` ``None``, the chunks concatenated are the content.
+
+    Raises:
+        ``usage.invalid``: neither content nor chunks.
+        ``receipt.malformed``, ``transform.name_invalid``: a field is not well formed (exit 2).
+        ``transform.unimplemented``: a declared transformation has no implementation here.
+        ``transform.not_utf8``: the chain cannot read the source (not UTF-8, and the chain does
+            not start with utf8_replace_invalid).
+        ``receipt.chunk_mismatch``: the chunks do not concatenate to the content.
+        ``receipt.replay_mismatch``: the replay does not give the content (module docstring).
+    """
+    if content is None:
+        if chunks is None:
+            raise errors.UsageError("give the content, its chunks, or both")
+        content = b"".join(chunks)
+    elif chunks is not None and b"".join(chunks) != content:
+        raise errors.ReceiptError(
+            "receipt.chunk_mismatch",
+            f"the {len(chunks)} chunk(s) do not concatenate to the content (RFC 002 §7.2)",
+        )
+    body = receipt_body(
+        source=source,
+        content=content,
+        adapter=adapter,
+        adapter_version=adapter_version,
+        transformations=transformations,
+        chunks=chunks,
+        source_uri=source_uri,
+        issued_at=issued_at,
+    )
+    try:
+        replayed = apply_chain(tuple(transformations), source, transforms=transforms)
+    except errors.ReceiptError as e:  # transform.unimplemented, not_utf8, plugin_*: no receipt
+        e.message = f"refusing to sign: {e.message}"
+        raise
+    if replayed != content:
+        chain = ", ".join(transformations) or "the identity (byte_preserving)"
+        raise errors.ReceiptError(
+            "receipt.replay_mismatch",
+            f"replaying {chain} on the source does not give the content: the adapter applied a "
+            "transformation it does not declare; refusing to sign",
+        )
+    return sign_receipt_body(body, key)
+
+
+def sign_receipt_body(body: dict[str, Any], key: SigningKey) -> dict[str, Any]:
+    """``body`` with its ``signature`` (docs/formats.md "Transformation receipts"), no replay:
+    :func:`make_receipt` is the checked way. Tests use this to build receipts that lie.
+
+    Raises:
+        ``receipt.malformed`` etc.: the signed document would not parse.
+    """
+    unsigned = {k: v for k, v in body.items() if k != "signature"}
+    receipt_hash = receipt_hash_of(unsigned)
+    signed = {
+        **unsigned,
+        "signature": {
+            "alg": "Ed25519",
+            "key_id": key_id_of(key.public_key.raw),
+            "sig": key.sign_b64(signing_message(receipt_hash)),
+        },
+    }
+    parse_receipt(signed)  # what is signed always reads back
+    return signed

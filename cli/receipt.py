@@ -1,0 +1,256 @@
+"""``affidavit receipt``: make, log and record transformation receipts (docs/formats.md
+"Transformation receipts"; seed 004, RFC 002 §1.4 and §7).
+
+::
+
+    affidavit receipt make --source SRC (--content OUT | --chunk FILE ...) --adapter NAME
+        --adapter-version V [--transform T ...] [--source-uri URI] [--issued-at TS]
+        --key KEYFILE --out RECEIPT.json [--json]
+    affidavit receipt log RECEIPT --log DB [--json]
+    affidavit receipt fact RECEIPT --source-fact HASH --store DB [--scope S] [--ts TS] [--json]
+
+``make``: ``--content`` is the whole stored output; ``--chunk`` (repeatable, in chunk order) are
+its records, which must concatenate to it (RFC 002 §7.2/§7.3); give either or both (chunks alone:
+their concatenation is the content). ``--transform`` names the declared transformations in the
+order the adapter applied them; none means byte_preserving. The signer replays the chain and
+refuses, with no override, a content that does not replay (``receipt.replay_mismatch``, exit 1)
+or a transformation it has no implementation of (``transform.unimplemented``, exit 2)
+(:mod:`affidavit.attest.receipts`). Write to ``CONTENT.receipt.json`` to get the layout that
+``verify receipt DIR`` reads.
+
+``log``: appends the receipt's RFC 8785 bytes (the whole signed document) as one leaf of a
+transparency log (``log init``), printing ``index<TAB>leaf_hash<TAB>receipt_hash``.
+
+``fact``: records the receipt in a SQLite fact store as a fact derived from the source's fact
+(:mod:`affidavit.verify.receipts.facts`), so ``facts walk`` shows content <- transformations <-
+source and ``facts audit --receipts DIR`` can check it against the receipt file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.verify import errors
+
+if TYPE_CHECKING:
+    from affidavit.verify.receipts.format import Receipt
+
+__all__ = ["receipt"]
+
+
+@click.group("receipt")
+def receipt() -> None:
+    """Transformation receipts: what an adapter did to source bytes, signed and replayable."""
+
+
+def _read_artefact(path: str) -> bytes:
+    from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES  # noqa: PLC0415 - lazy
+
+    try:
+        return read_input(path, max_bytes=MAX_ARTEFACT_BYTES)
+    except errors.ParseError as e:
+        if e.code == "json.too_large":  # read_input's size code; an artefact is not JSON
+            raise errors.ParseError("io.unreadable", e.message) from None
+        raise
+
+
+def _read_receipt(path: str) -> Receipt:
+    from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
+
+    data = read_input(path, max_bytes=MAX_RECEIPT_BYTES)
+    try:
+        return load_receipt(data, what=path)
+    except errors.ParseError as e:
+        e.message = f"{path}: {e.message}"
+        raise
+
+
+@receipt.command("make")
+@click.option("--source", "source_file", required=True, metavar="SRC", help="The source bytes.")
+@click.option(
+    "--content",
+    "content_file",
+    metavar="OUT",
+    help="The whole stored output (with --chunk: what the chunks must concatenate to).",
+)
+@click.option(
+    "--chunk",
+    "chunk_files",
+    multiple=True,
+    metavar="FILE",
+    help="A stored record of the output, in chunk order (repeatable).",
+)
+@click.option("--adapter", required=True, metavar="NAME", help="The adapter's name.")
+@click.option("--adapter-version", required=True, metavar="V", help="The adapter's version.")
+@click.option(
+    "--transform",
+    "transformations",
+    multiple=True,
+    metavar="T",
+    help="A declared transformation, in the order applied (repeatable; none: byte_preserving).",
+)
+@click.option("--source-uri", metavar="URI", help="Where the source is (relative path for bulk).")
+@click.option(
+    "--issued-at", metavar="TS", help="UTC time YYYY-MM-DDTHH:MM:SSZ to record (default: now)."
+)
+@click.option(
+    "--key", "key_file", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
+)
+@click.option("--out", "out_file", required=True, metavar="RECEIPT.json", help="Where to write.")
+@json_option
+def make_command(  # noqa: PLR0917 - one parameter per option
+    source_file: str,
+    content_file: str | None,
+    chunk_files: tuple[str, ...],
+    adapter: str,
+    adapter_version: str,
+    transformations: tuple[str, ...],
+    source_uri: str | None,
+    issued_at: str | None,
+    key_file: str,
+    out_file: str,
+    as_json: bool,
+) -> None:
+    """Replay, then sign a receipt of SRC -> OUT; refuse a content that does not replay."""
+    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.receipts import make_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.json.forms import utc_now  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.format import parse_receipt  # noqa: PLC0415 - lazy
+
+    if content_file is None and not chunk_files:
+        raise errors.UsageError("give --content OUT, --chunk FILE (repeatable), or both")
+    stdin_uses = [source_file, content_file, *chunk_files].count("-")
+    if stdin_uses > 1:
+        raise errors.UsageError("standard input (-) can stand for one input only")
+    key = load_signing_key(key_file)
+    source = _read_artefact(source_file)
+    content = None if content_file is None else _read_artefact(content_file)
+    chunks = [_read_artefact(path) for path in chunk_files] or None
+    document = make_receipt(
+        source,
+        content,
+        adapter=adapter,
+        adapter_version=adapter_version,
+        transformations=transformations,
+        key=key,
+        chunks=chunks,
+        source_uri=source_uri,
+        issued_at=issued_at if issued_at is not None else utc_now(),
+    )
+    made = parse_receipt(document)
+    atomic_write(out_file, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    if as_json:
+        emit_json(
+            {
+                "ok": True,
+                "out": out_file,
+                "receipt_hash": made.receipt_hash,
+                "capability": made.capability,
+                "transformations": list(made.transformations),
+                "source": made.source.to_json(),
+                "content": made.content.to_json(),
+                "chunks": None if made.chunks is None else len(made.chunks),
+                "key_id": made.signature.key_id,
+            }
+        )
+        return
+    chain = ", ".join(made.transformations) or "no transformations"
+    click.echo(f"wrote {out_file}: {made.capability} ({chain})")
+    click.echo(f"receipt_hash {made.receipt_hash}")
+
+
+@receipt.command("log")
+@click.argument("receipt_file", metavar="RECEIPT")
+@click.option(
+    "--log",
+    "db",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="DB",
+    help="The transparency log (log init) to append to.",
+)
+@json_option
+def log_command(receipt_file: str, db: Path, as_json: bool) -> None:
+    """Append RECEIPT's RFC 8785 bytes as one leaf of the transparency log DB."""
+    from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
+    from affidavit.verify.crypto.merkle import leaf_hash  # noqa: PLC0415 - lazy
+    from affidavit.verify.json.canonical import jcs  # noqa: PLC0415 - lazy
+
+    parsed = _read_receipt(receipt_file)
+    leaf = jcs(parsed.to_json())  # docs/formats.md §1 jcs: one leaf per receipt, however spelt
+    with TransparencyLog.open(db) as opened:
+        (index,) = opened.append([leaf])
+        size = opened.size
+    entry = {
+        "ok": True,
+        "receipt": receipt_file,
+        "receipt_hash": parsed.receipt_hash,
+        "index": index,
+        "leaf_hash": leaf_hash(leaf).hex(),
+        "tree_size": size,
+    }
+    if as_json:
+        emit_json(entry)
+        return
+    click.echo(f"{index}\t{entry['leaf_hash']}\t{parsed.receipt_hash}")
+
+
+@receipt.command("fact")
+@click.argument("receipt_file", metavar="RECEIPT")
+@click.option(
+    "--source-fact",
+    required=True,
+    metavar="HASH",
+    help="FactHash of the source's fact: the new fact's derived_from.",
+)
+@click.option(
+    "--store", "store_path", required=True, metavar="DB", help="SQLite fact store (created)."
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["local", "team", "company", "public"]),
+    default="local",
+    show_default=True,
+)
+@click.option(
+    "--ts", metavar="TS", help="The fact's time (default: the receipt's issued_at, else now)."
+)
+@json_option
+def fact_command(  # noqa: PLR0917 - one parameter per option
+    receipt_file: str,
+    source_fact: str,
+    store_path: str,
+    scope: str,
+    ts: str | None,
+    as_json: bool,
+) -> None:
+    """Record RECEIPT as a fact derived from the source's fact (content <- receipt <- source)."""
+    from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415 - lazy
+    from affidavit.verify.json.forms import utc_now  # noqa: PLC0415 - lazy
+    from affidavit.verify.lineage.facts import parse_fact  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.facts import receipt_fact_document  # noqa: PLC0415 - lazy
+
+    parsed = _read_receipt(receipt_file)
+    when = ts or parsed.issued_at or utc_now()
+    document = receipt_fact_document(parsed, source_fact=source_fact, ts=when, scope=scope)
+    fact = parse_fact(document, what=f"the fact of {receipt_file}")
+    with FactStore.open(store_path, create=True) as store:
+        result = store.add_batch([fact], labels=[receipt_file])
+    added = bool(result.added)
+    if as_json:
+        emit_json(
+            {
+                "ok": True,
+                "fact_hash": fact.hash,
+                "added": added,
+                "receipt_hash": parsed.receipt_hash,
+                "fact": document,
+            }
+        )
+        return
+    click.echo(f"{'added' if added else 'already stored'} {fact.hash}")

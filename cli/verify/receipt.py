@@ -1,0 +1,233 @@
+"""``affidavit verify receipt``: transformation receipts, offline (docs/formats.md
+"Transformation receipts"; seed 004, RFC 002 §7.2/§7.3).
+
+::
+
+    affidavit verify receipt RECEIPT --source SRC (--content OUT | --chunk FILE ...)
+        [--public-key-base64 K ... | --trusted-keys DIR] [--json]
+    affidavit verify receipt DIR --source-root SRCDIR [--content-root OUTDIR] [--jobs N]
+        [--public-key-base64 K ... | --trusted-keys DIR] [--json]
+
+One receipt: its steps ``signature``, ``source_hash``, ``replay``, ``chunks`` (when the receipt
+declares chunks or ``--chunk`` is given) and ``content_hash``
+(:mod:`affidavit.verify.receipts.verify`). A folder: every ``*.receipt.json`` under it, each
+receipt's source at ``SRCDIR/<source.uri>`` and content at ``OUTDIR/<receipt path without
+.receipt.json>`` (``OUTDIR`` defaults to the folder; :mod:`affidavit.verify.receipts.bulk`), over
+``--jobs`` worker processes, with a progress bar on stderr when stderr is a terminal; the report
+lists every receipt not verified and ends with the counts by verdict and by code.
+
+Trust comes only from the caller, read as ``verify bundle`` reads it: ``--public-key-base64 K``
+(repeatable) and ``--trusted-keys DIR`` (every ``*.pub``, ``*.json`` and ``*.pem`` there), by the
+one strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`). Without a key the signature
+is not checked and no receipt is verified (``receipt.unanchored``).
+
+Exit codes: 0 every receipt verified; 1 some receipt failed or is incomplete (a transformation
+with no implementation here: ``transform.unimplemented``); 2 some receipt or file unreadable, or
+bad usage. ``--json`` prints one document (``specs/output/verify-receipt.schema.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Final
+
+import click
+from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.verify import errors
+
+if TYPE_CHECKING:
+    from affidavit.verify.receipts.bulk import Task
+    from affidavit.verify.receipts.result import ReceiptResult
+
+__all__ = ["receipt"]
+
+_SINGLE_ONLY: Final = ("--source", "--content", "--chunk")
+_BULK_ONLY: Final = ("--source-root", "--content-root")
+
+
+@click.command("receipt")
+@click.argument("target", metavar="RECEIPT|DIR")
+@click.option("--source", "source_file", metavar="SRC", help="One receipt: the source bytes.")
+@click.option("--content", "content_file", metavar="OUT", help="One receipt: the whole output.")
+@click.option(
+    "--chunk",
+    "chunk_files",
+    multiple=True,
+    metavar="FILE",
+    help="One receipt: a stored record of the output, in chunk order (repeatable).",
+)
+@click.option(
+    "--source-root",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="A folder of receipts: where each source.uri is.",
+)
+@click.option(
+    "--content-root",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="A folder of receipts: where the contents are (default: beside their receipts).",
+)
+@click.option(
+    "--public-key-base64",
+    "keys_b64",
+    multiple=True,
+    help="A trusted Ed25519 public key, standard base64 (repeatable).",
+)
+@click.option(
+    "--trusted-keys",
+    "trusted_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Folder of trusted public keys (*.pub, *.json, *.pem).",
+)
+@click.option(
+    "--jobs", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes."
+)
+@json_option
+def receipt(  # noqa: PLR0917 - one parameter per option
+    target: str,
+    source_file: str | None,
+    content_file: str | None,
+    chunk_files: tuple[str, ...],
+    source_root: str | None,
+    content_root: str | None,
+    keys_b64: tuple[str, ...],
+    trusted_dir: str | None,
+    jobs: int,
+    as_json: bool,
+) -> None:
+    """Verify a transformation receipt (or a folder of them): signature, hashes, replay."""
+    raw_keys = _trusted_keys(keys_b64, trusted_dir)
+    if os.path.isdir(target):
+        _refuse(_SINGLE_ONLY, (source_file, content_file, chunk_files), "a folder of receipts")
+        if source_root is None:
+            raise errors.UsageError("a folder of receipts needs --source-root DIR")
+        results = _bulk(target, source_root, content_root or target, raw_keys, jobs)
+        _finish(results, as_json, detailed=False)
+        return
+    _refuse(_BULK_ONLY, (source_root, content_root), "one receipt")
+    if source_file is None or (content_file is None and not chunk_files):
+        raise errors.UsageError(
+            "one receipt needs --source SRC and --content OUT and/or --chunk FILE"
+        )
+    result = _single(target, source_file, content_file, chunk_files, raw_keys)
+    if result.verdict == "unreadable" and not as_json:
+        click.echo(f"error: {result.code}: {result.message}", err=True)
+        click.get_current_context().exit(result.exit_code)
+    _finish([result], as_json, detailed=True)
+
+
+def _refuse(options: Sequence[str], values: Sequence[object], what: str) -> None:
+    given = [name for name, value in zip(options, values, strict=True) if value]
+    if given:
+        raise errors.UsageError(f"{', '.join(given)} do(es) not apply to {what}")
+
+
+def _trusted_keys(keys_b64: tuple[str, ...], trusted_dir: str | None) -> list[bytes]:
+    """Raw keys from the key options, validated (a bad key is exit 2), as ``verify bundle``."""
+    from affidavit.verify.crypto.trusted_keys import key_from_base64, load_key_folder  # noqa: PLC0415 - lazy
+
+    keys = [key_from_base64(text).raw for text in keys_b64]
+    if trusted_dir is not None:
+        keys.extend(trusted.key.raw for trusted in load_key_folder(trusted_dir))
+    return list(dict.fromkeys(keys))
+
+
+def _single(
+    receipt_file: str,
+    source_file: str,
+    content_file: str | None,
+    chunk_files: tuple[str, ...],
+    raw_keys: list[bytes],
+) -> ReceiptResult:
+    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES, read_bytes  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.result import ReceiptResult  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.verify import verify_receipt  # noqa: PLC0415 - lazy
+
+    if [source_file, content_file, *chunk_files].count("-") + (receipt_file == "-") > 1:
+        raise errors.UsageError("standard input (-) can stand for one input only")
+
+    def read(path: str) -> bytes:
+        return read_input(path, max_bytes=MAX_ARTEFACT_BYTES) if path == "-" else read_bytes(path)
+
+    try:
+        data = read_input(receipt_file, max_bytes=MAX_RECEIPT_BYTES)
+        parsed = load_receipt(data, what=receipt_file)
+    except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
+        if e.code == "io.unreadable":
+            raise
+        return ReceiptResult.unreadable(receipt_file, e)
+    source = read(source_file)
+    content = None if content_file is None else read(content_file)
+    chunks = [read(path) for path in chunk_files] or None
+    keys = [Ed25519PublicKey(raw) for raw in raw_keys]
+    return verify_receipt(parsed, source, content, chunks, keys, label=receipt_file)
+
+
+def _bulk(
+    folder: str, source_root: str, content_root: str, raw_keys: list[bytes], jobs: int
+) -> list[ReceiptResult]:
+    from affidavit.verify.receipts.bulk import Layout, find_receipts  # noqa: PLC0415 - lazy
+
+    if not os.path.isdir(source_root):
+        raise errors.ParseError("io.unreadable", f"{source_root}: not a folder")
+    tasks = find_receipts(Layout(folder, source_root, content_root))
+    if not tasks:
+        raise errors.UsageError(f"{folder}: no *.receipt.json files under it")
+    progress = _Progress(len(tasks))
+    results = []
+    for result in _run(tasks, raw_keys, min(jobs, os.cpu_count() or 1)):
+        results.append(result)
+        progress.tick()
+    return results
+
+
+def _run(tasks: list[Task], raw_keys: list[bytes], jobs: int) -> Iterator[ReceiptResult]:
+    from affidavit.verify.receipts.bulk import init_worker, run_task  # noqa: PLC0415 - lazy
+
+    if jobs <= 1 or len(tasks) < 2:
+        init_worker(raw_keys)
+        yield from map(run_task, tasks)
+        return
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy
+
+    chunk = max(1, min(64, len(tasks) // (jobs * 8)))
+    with ProcessPoolExecutor(jobs, initializer=init_worker, initargs=(raw_keys,)) as pool:
+        yield from pool.map(run_task, tasks, chunksize=chunk)
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal (plain text)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+        self.enabled = total > 1 and sys.stderr.isatty()
+        self.step = max(1, total // 100)
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.enabled and (self.done == self.total or self.done % self.step == 0):
+            filled = 30 * self.done // self.total
+            bar = "#" * filled + "." * (30 - filled)
+            sys.stderr.write(f"\r[{bar}] {self.done}/{self.total} receipts")
+            if self.done == self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _finish(results: Sequence[ReceiptResult], as_json: bool, *, detailed: bool) -> None:
+    from affidavit.verify.receipts.result import ReceiptReport  # noqa: PLC0415 - lazy
+
+    report = ReceiptReport(tuple(results))
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for line in report.render(detailed=detailed):
+            click.echo(line)
+    if report.exit_code:
+        click.get_current_context().exit(report.exit_code)

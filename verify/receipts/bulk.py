@@ -1,0 +1,153 @@
+"""Verify a folder of transformation receipts: where each receipt's source and content are, and the
+per-receipt work a ``--jobs`` worker runs (docs/formats.md "Transformation receipts", bulk layout).
+
+Layout, for ``verify receipt DIR --source-root SRC [--content-root OUT]``:
+
+- the receipts are the files named ``*.receipt.json`` anywhere under ``DIR``, taken in the order
+  of their paths relative to ``DIR`` (so a run's report is the same on every machine);
+- a receipt's **source** is ``SRC/<source.uri>``: ``source.uri`` must be a relative POSIX path that
+  stays inside ``SRC`` (no ``..``, not absolute, no backslash, and no symbolic link leading out);
+  otherwise the receipt is ``unreadable`` with ``receipt.layout_invalid``;
+- a receipt's **content** is ``OUT/<its path relative to DIR without .receipt.json>``; without
+  ``--content-root``, ``OUT`` is ``DIR`` itself: ``notes/a.txt.receipt.json`` sits beside
+  ``notes/a.txt``. ``receipt make --out CONTENT.receipt.json`` writes this layout;
+- declared chunks are checked by cutting the content at the declared sizes (no chunk files in bulk).
+
+A file that cannot be read (a receipt, its source, its content) makes that receipt ``unreadable``
+(exit 2) and the run goes on; the report names the files it read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt
+from affidavit.verify.receipts.result import ReceiptResult
+from affidavit.verify.receipts.verify import verify_receipt
+
+__all__ = [
+    "MAX_ARTEFACT_BYTES",
+    "RECEIPT_SUFFIX",
+    "Layout",
+    "Task",
+    "find_receipts",
+    "init_worker",
+    "read_bytes",
+    "run_task",
+    "source_path",
+]
+
+RECEIPT_SUFFIX: Final = ".receipt.json"
+MAX_ARTEFACT_BYTES: Final = 1024 * 1024 * 1024
+
+
+class Layout(NamedTuple):
+    """The three roots of a bulk run (module docstring)."""
+
+    receipts: str
+    sources: str
+    contents: str
+
+
+class Task(NamedTuple):
+    """One receipt of a bulk run: its path, relative path under the receipts root, the roots."""
+
+    receipt: str
+    relative: str
+    layout: Layout
+
+
+def find_receipts(layout: Layout) -> list[Task]:
+    """Every ``*.receipt.json`` under ``layout.receipts``, by relative path.
+
+    Raises:
+        ``io.unreadable``: the receipts root is not a folder.
+    """
+    root = layout.receipts
+    if not os.path.isdir(root):
+        raise errors.ParseError("io.unreadable", f"{root}: not a folder")
+    found: list[tuple[str, str]] = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in names:
+            if name.endswith(RECEIPT_SUFFIX) and len(name) > len(RECEIPT_SUFFIX):
+                path = os.path.join(folder, name)
+                if os.path.isfile(path):
+                    relative = os.path.relpath(path, root).replace(os.sep, "/")
+                    found.append((relative, path))
+    return [Task(path, relative, layout) for relative, path in sorted(found)]
+
+
+def source_path(receipt: Receipt, sources: str, *, what: str) -> str:
+    """Where the receipt's source is: ``sources/<source.uri>`` (module docstring).
+
+    Raises:
+        ``receipt.layout_invalid``: no ``source.uri``, or one that is not a safe relative path.
+    """
+    uri = receipt.source_uri
+    if uri is None:
+        raise _layout(what, "the receipt has no source.uri: its source cannot be located")
+    parts = uri.split("/")
+    if uri.startswith("/") or "\\" in uri or any(p in {"", ".", ".."} for p in parts):
+        raise _layout(what, f"source.uri {uri!r} is not a relative path inside the source root")
+    path = os.path.join(sources, *parts)
+    root = os.path.realpath(sources)
+    if os.path.commonpath([root, os.path.realpath(path)]) != root:
+        raise _layout(what, f"source.uri {uri!r} leads out of the source root")
+    return path
+
+
+def _layout(what: str, message: str) -> errors.ReceiptError:
+    return errors.ReceiptError("receipt.layout_invalid", f"{what}: {message}")
+
+
+def read_bytes(path: str, *, limit: int = MAX_ARTEFACT_BYTES) -> bytes:
+    """The bytes of ``path``, at most ``limit`` (never more than ``limit + 1`` are read).
+
+    Raises:
+        ``io.unreadable``: cannot be read, or larger than ``limit``.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as e:
+        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise errors.ParseError("io.unreadable", f"{path}: larger than {limit} bytes")
+    return data
+
+
+# -- the work of one receipt (in this process, or in a --jobs worker) ---------------------------
+
+_KEYS: tuple[Ed25519PublicKey, ...] = ()
+
+
+def init_worker(raw_keys: Sequence[bytes]) -> None:
+    """Set this process's trusted keys (a pool's initializer). Transformations are the default
+    set, plugins loaded once per process when a chain first names one."""
+    global _KEYS  # noqa: PLW0603 - one trust set per worker process
+    _KEYS = tuple(Ed25519PublicKey(raw) for raw in raw_keys)
+
+
+def run_task(task: Task) -> ReceiptResult:
+    """Read one receipt and the files it names, and verify it; never raises for bad input."""
+    label = task.receipt
+    try:
+        receipt = load_receipt(read_bytes(label, limit=MAX_RECEIPT_BYTES), what=label)
+    except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
+        return ReceiptResult.unreadable(label, e)
+    content = os.path.join(task.layout.contents, *task.relative[: -len(RECEIPT_SUFFIX)].split("/"))
+    files: tuple[tuple[str, str], ...] = (("content", content),)
+    try:
+        source = source_path(receipt, task.layout.sources, what=label)
+        files = (("source", source), ("content", content))
+        source_bytes, content_bytes = read_bytes(source), read_bytes(content)
+    except (errors.ReceiptError, errors.ParseError) as e:
+        return ReceiptResult.unreadable(label, e, files)
+    return verify_receipt(
+        receipt, source_bytes, content_bytes, None, _KEYS, label=label, files=files
+    )

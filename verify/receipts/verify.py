@@ -1,0 +1,294 @@
+"""Verify a transformation receipt against the bytes it speaks of, offline (docs/formats.md
+"Transformation receipts"; seed 004, RFC 002 §7.2/§7.3).
+
+>>> from affidavit.verify.receipts.verify import verify_receipt
+>>> verify_receipt({"receipt_version": "9"}, b"", b"", None, ()).verdict
+'unreadable'
+
+Steps, in this order, each ``ok``, ``failed`` (with its code) or ``not_checked``:
+
+1. ``signature``    Ed25519 over ``b"affidavit-receipt-v1\\n" + receipt_hash`` under a key the
+                    caller trusts. ``receipt.signature_bad`` when the key its key_id names is
+                    trusted and the signature fails (the receipt was edited after signing);
+                    ``receipt.key_untrusted`` when it verifies under no trusted key and names none;
+                    ``not_checked`` (``receipt.unanchored``) without trusted keys.
+2. ``source_hash``  ``H(source)`` and its length are the receipt's (``receipt.source_mismatch``).
+3. ``replay``       the declared transformations applied to the source, in the declared order
+                    (:func:`affidavit.verify.transforms.apply_chain`; the empty chain is the
+                    identity, RFC 002 §7.2), give bytes that hash to the receipt's content
+                    (``receipt.replay_mismatch``: an undeclared transformation was applied, §7.3
+                    step 4). ``not_checked`` with ``transform.unimplemented`` when a declared
+                    transformation has no implementation here (a plugin this verifier lacks), and
+                    ``not_checked`` when the source is not the receipt's (nothing to replay).
+4. ``chunks``       only when the receipt declares chunks or chunk files are given: the chunk
+                    files, in order, have the declared hashes and sizes and concatenate to the
+                    content (§7.2 steps 3-4); with the content alone, the content cut at the
+                    declared sizes gives the declared hashes (``receipt.chunk_mismatch``).
+5. ``content_hash`` the content (or, without it, the chunks concatenated) hashes to the receipt's
+                    content (``receipt.content_mismatch``).
+
+Every step runs (a report says everything it can); the verdict is ``verified`` only when every
+step is ``ok`` (:func:`affidavit.verify.receipts.result.decide_receipt`). The replay is compared
+with the receipt's content hash, not with the content file, so a changed content file is
+``receipt.content_mismatch`` and a receipt whose claim does not replay is
+``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other*
+chain is still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared
+transformation was applied, but it reports the first byte at which the replay and the content
+differ.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import verify_ed25519
+from affidavit.verify.receipts.format import Digest, Receipt, key_id_of, parse_receipt
+from affidavit.verify.receipts.result import ReceiptResult, decide_receipt
+from affidavit.verify.results import StepResult
+from affidavit.verify.transforms import TransformSet, apply_chain
+
+__all__ = ["signature_step", "verify_receipt"]
+
+_UNANCHORED: Final = "no trusted key was given: the signature is not checked"
+_NOT_THE_SOURCE: Final = "the source is not the receipt's: nothing to replay"
+# A declared transformation with no implementation here, or plugins that cannot be loaded.
+_CANNOT_REPLAY: Final = frozenset(
+    {"transform.unimplemented", "transform.plugin_invalid", "transform.plugin_conflict"}
+)
+
+
+def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
+    receipt: Receipt | Any,
+    source: bytes,
+    content: bytes | None,
+    chunks: Sequence[bytes] | None,
+    trusted_keys: Iterable[Ed25519PublicKey],
+    transforms: TransformSet | None = None,
+    *,
+    label: str | None = None,
+    files: tuple[tuple[str, str], ...] = (),
+) -> ReceiptResult:
+    """Verify ``receipt`` (a :class:`Receipt`, or a parsed JSON value) against the ``source``
+    bytes and the ``content`` bytes and/or ``chunks`` (in order). Never raises for any receipt
+    value; an unparsable one is ``unreadable``.
+
+    ``transforms`` defaults to the reference transformations plus, when the chain names another,
+    the installed plugins (:func:`affidavit.verify.transforms.apply_chain`).
+    ``label`` names the receipt in the result (its path); ``files`` records where the source and
+    content were read from (bulk).
+
+    Raises:
+        ``usage.invalid``: neither content nor chunks were given.
+    """
+    if content is None and chunks is None:
+        raise errors.UsageError("give the content bytes, its chunks, or both")
+    if not isinstance(receipt, Receipt):
+        try:
+            receipt = parse_receipt(receipt, what=label or "receipt")
+        except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
+            return ReceiptResult.unreadable(label, e, files)
+    source_digest = Digest.of(source)
+    whole = content if content is not None else b"".join(chunks or ())
+    content_digest = Digest.of(whole)
+    steps = (
+        signature_step(receipt, tuple(trusted_keys)),
+        _source_step(receipt, source_digest),
+        _replay_step(receipt, source, source_digest, whole, content_digest, transforms),
+        *_chunks_step(receipt, content, chunks, content_digest),
+        _content_step(receipt, content_digest, from_chunks=content is None),
+    )
+    verdict, code, message = decide_receipt(steps)
+    return ReceiptResult(
+        label,
+        verdict,
+        steps,
+        receipt.receipt_hash,
+        (receipt.adapter_name, receipt.adapter_version),
+        receipt.transformations,
+        receipt.capability,
+        code,
+        message,
+        files,
+    )
+
+
+def signature_step(receipt: Receipt, trusted: Sequence[Ed25519PublicKey]) -> StepResult:
+    """Step 1 (module docstring): the signature under the trusted keys."""
+    if not trusted:
+        return StepResult("signature", "not_checked", "receipt.unanchored", _UNANCHORED)
+    message = receipt.signing_message
+    for key in trusted:
+        try:
+            verify_ed25519(key, message, receipt.signature.raw)
+        except errors.SignatureError:
+            continue
+        return StepResult.ok("signature", key=key.b64)
+    named = [key for key in trusted if key_id_of(key.raw) == receipt.signature.key_id]
+    if named:
+        error = errors.ReceiptError(
+            "receipt.signature_bad",
+            f"the signature does not verify under the trusted key {named[0].b64} its key_id "
+            "names: the receipt was changed after signing, or the signature is forged",
+            details={"key_id": receipt.signature.key_id},
+        )
+    else:
+        error = errors.ReceiptError(
+            "receipt.key_untrusted",
+            f"the signature verifies under none of the {len(trusted)} trusted key(s), and its "
+            f"key_id {receipt.signature.key_id} names none of them",
+            details={"key_id": receipt.signature.key_id},
+        )
+    return StepResult.failed("signature", error)
+
+
+def _source_step(receipt: Receipt, actual: Digest) -> StepResult:
+    if _same(actual, receipt.source):
+        return StepResult.ok("source_hash", sha256=actual.sha256, size=actual.size)
+    error = errors.ReceiptError(
+        "receipt.source_mismatch",
+        f"the source ({actual.size} bytes, sha256 {actual.sha256}) is not the receipt's "
+        f"({receipt.source.size} bytes, sha256 {receipt.source.sha256})",
+    )
+    return StepResult.failed(
+        "source_hash", error, expected=receipt.source.to_json(), actual=actual.to_json()
+    )
+
+
+def _replay_step(  # noqa: PLR0917 - what a replay compares
+    receipt: Receipt,
+    source: bytes,
+    source_digest: Digest,
+    content: bytes,
+    content_digest: Digest,
+    transforms: TransformSet | None,
+) -> StepResult:
+    if not _same(source_digest, receipt.source):
+        return StepResult.not_checked("replay", _NOT_THE_SOURCE)
+    names = receipt.transformations
+    try:  # plugins are loaded only when the chain names one (apply_chain)
+        replayed = apply_chain(names, source, transforms=transforms)
+    except errors.ReceiptError as e:
+        if e.code in _CANNOT_REPLAY:  # this verifier's lack, not the receipt's fault
+            return StepResult(
+                "replay",
+                "not_checked",
+                e.code,
+                f"{e.message}: the replay cannot run here, so the receipt is not verified",
+                details=e.details,
+            )
+        return StepResult.failed("replay", e)  # transform.not_utf8: the chain cannot read it
+    actual = Digest.of(replayed)
+    if _same(actual, receipt.content):
+        return StepResult.ok("replay", transformations=len(names))
+    details: dict[str, Any] = {}
+    if _same(content_digest, receipt.content):  # where the replay leaves the stored content
+        details["first_difference"] = _first_difference(replayed, content)
+    chain = ", ".join(names) or "the identity (byte_preserving)"
+    error = errors.ReceiptError(
+        "receipt.replay_mismatch",
+        f"replaying {chain} on the source gives {actual.size} bytes (sha256 {actual.sha256}), "
+        f"not the receipt's content: a transformation was applied that was not declared",
+    )
+    return StepResult.failed(
+        "replay", error, expected=receipt.content.to_json(), actual=actual.to_json(), **details
+    )
+
+
+def _chunks_step(
+    receipt: Receipt,
+    content: bytes | None,
+    chunks: Sequence[bytes] | None,
+    content_digest: Digest,
+) -> tuple[StepResult, ...]:
+    declared = receipt.chunks
+    if declared is None and chunks is None:
+        return ()
+    if declared is None:
+        return (_chunk_failure(f"the receipt declares no chunks, but {len(chunks or ())} given"),)
+    if chunks is None:  # the content alone: cut it at the declared sizes
+        assert content is not None
+        if not _same(content_digest, receipt.content):
+            reason = "the content is not the receipt's: its chunks cannot be located"
+            return (StepResult.not_checked("chunks", reason),)
+        pieces: list[bytes] = []
+        offset = 0
+        for chunk in declared:
+            pieces.append(content[offset : offset + chunk.size])
+            offset += chunk.size
+        return (_compare_chunks(declared, pieces, given="cut from the content"),)
+    if len(chunks) != len(declared):
+        return (
+            _chunk_failure(
+                f"{len(chunks)} chunk(s) given, the receipt declares {len(declared)}",
+                expected=len(declared),
+                actual=len(chunks),
+            ),
+        )
+    step = _compare_chunks(declared, chunks, given="given")
+    if step.status == "ok" and content is not None and b"".join(chunks) != content:
+        return (_chunk_failure("the chunks do not concatenate to the content (RFC 002 §7.2)"),)
+    return (step,)
+
+
+def _compare_chunks(
+    declared: Sequence[Digest], pieces: Sequence[bytes], *, given: str
+) -> StepResult:
+    for index, (want, piece) in enumerate(zip(declared, pieces, strict=True)):
+        got = Digest.of(piece)
+        if not _same(got, want):
+            moved = next(
+                (i for i, other in enumerate(declared) if i != index and _same(got, other)), None
+            )
+            where = (
+                f"; it is the receipt's chunk {moved} (out of order)" if moved is not None else ""
+            )
+            return _chunk_failure(
+                f"chunk {index} ({given}) is not the receipt's chunk {index}{where}",
+                expected=want.to_json(),
+                actual=got.to_json(),
+                index=index,
+            )
+    return StepResult.ok("chunks", count=len(declared))
+
+
+def _chunk_failure(
+    message: str, *, expected: Any = None, actual: Any = None, **details: Any
+) -> StepResult:
+    error = errors.ReceiptError("receipt.chunk_mismatch", message)
+    return StepResult.failed("chunks", error, expected=expected, actual=actual, **details)
+
+
+def _content_step(receipt: Receipt, actual: Digest, *, from_chunks: bool) -> StepResult:
+    if _same(actual, receipt.content):
+        return StepResult.ok("content_hash", sha256=actual.sha256, size=actual.size)
+    what = "the chunks concatenated" if from_chunks else "the content"
+    error = errors.ReceiptError(
+        "receipt.content_mismatch",
+        f"{what} ({actual.size} bytes, sha256 {actual.sha256}) is not the receipt's content "
+        f"({receipt.content.size} bytes, sha256 {receipt.content.sha256})",
+    )
+    return StepResult.failed(
+        "content_hash", error, expected=receipt.content.to_json(), actual=actual.to_json()
+    )
+
+
+def _same(a: Digest, b: Digest) -> bool:
+    return a.size == b.size and hmac.compare_digest(a.sha256, b.sha256)
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    """The first offset at which ``a`` and ``b`` differ (the shorter length if one is a prefix)."""
+    low, high = 0, min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    while high - low > 1:  # a[:low] == b[:low], a[:high] != b[:high]
+        mid = (low + high) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid
+    return low
