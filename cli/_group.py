@@ -61,12 +61,15 @@ def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "adapter": ("affidavit.cli.adapter.group", "adapter"),
     "canon": ("affidavit.cli.canon", "canon"),
+    "export": ("affidavit.cli.export", "export"),
     "facts": ("affidavit.cli.facts.group", "facts"),
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
     "log": ("affidavit.cli.log.group", "log"),
+    "receipt": ("affidavit.cli.receipt", "receipt"),
     "registry": ("affidavit.cli.registry", "registry"),
     "stamp": ("affidavit.cli.stamp", "stamp"),
+    "transform": ("affidavit.cli.transform", "transform"),
     "verify": ("affidavit.cli.verify.group", "verify"),
     "witness": ("affidavit.cli.witness", "witness"),
 }

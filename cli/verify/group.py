@@ -20,6 +20,10 @@ VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
     # --- crypto primitives
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
     "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
+    # --- DSSE envelopes and in-toto Statements (ours and the ecosystem's)
+    "dsse": ("affidavit.cli.verify.dsse", "dsse"),
+    # --- transformation receipts (seed 004): one receipt, or a folder of them
+    "receipt": ("affidavit.cli.verify.receipt", "receipt"),
     # --- C2SP transparency-log proofs under a tlog-policy
     "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
 }

@@ -1,0 +1,1 @@
+"""Interoperability with other implementations (securesystemslib, the in-toto bindings)."""

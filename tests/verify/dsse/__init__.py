@@ -1,0 +1,1 @@
+"""Tests of affidavit.verify.dsse: envelopes, signatures, Statements, cross-checks."""
