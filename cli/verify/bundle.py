@@ -86,6 +86,14 @@ OPTIONS: Final = {
                " signed by a policy log and cosigned by the policy's witness quorum.",
                metavar="POLICY"),
     ),
+    "attest": (
+        Option("--attest-result", "attest_key", "file",
+               "Sign the verdict as a SLSA Verification Summary (in-toto, DSSE) with this Ed25519"
+               " private key (PEM); with --out, one bundle only.", metavar="KEYFILE"),
+        Option("--out", "vsa_out", "file",
+               "Where --attest-result writes the VSA envelope (PASSED or FAILED; the exit code"
+               " stays the verdict's).", metavar="VSA"),
+    ),
     "jobs": (Option("--jobs", "jobs", "jobs", "Worker processes."),),
     "json": (Option("--json", "as_json", "flag", "Print one JSON document to stdout."),),
 }  # fmt: skip
@@ -170,6 +178,11 @@ def read_policy(source: str) -> Any:
         ``tlog.policy_malformed``: not a valid policy, or larger than the limit.
         ``io.unreadable``: the file cannot be read.
     """
+    return _read_policy(source)[0]
+
+
+def _read_policy(source: str) -> tuple[Any, bytes]:
+    """:func:`read_policy`, and the bytes it was parsed from (the VSA's trust digest)."""
     from affidavit.verify.tlog.policy import MAX_POLICY_BYTES, parse_policy  # noqa: PLC0415 - lazy
 
     try:
@@ -181,7 +194,7 @@ def read_policy(source: str) -> Any:
             "tlog.policy_malformed", f"{source}: larger than {MAX_POLICY_BYTES} bytes"
         ) from None
     try:
-        return parse_policy(data)
+        return parse_policy(data), data
     except errors.ProofError as e:
         e.message = f"{source}: {e.message}"
         raise
@@ -331,25 +344,96 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
     policy_file: str | None,
     jobs: int,
     as_json: bool,
+    attest_key: str | None = None,
+    vsa_out: str | None = None,
 ) -> int:
+    if (attest_key is None) != (vsa_out is None):
+        raise errors.UsageError("--attest-result KEYFILE and --out VSA go together")
     windows: dict[bytes, Any] = {}  # tree-head keys' validity windows (docs/adr/0011)
     raw_keys = _trusted_keys(
         keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files, windows=windows
     )
-    policy = None
+    policy = policy_bytes = None
     if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
-        policy = read_policy(policy_file)
+        policy, policy_bytes = _read_policy(policy_file)
     actor_keys = _actor_keys(actor_keys_path)
     settings = _Settings(actor_keys, require_actor, profile, policy, tuple(windows.items()))
     paths = _expand(inputs)
     if not paths:
         raise errors.UsageError("no bundle files found in the given inputs")
+    if attest_key is not None and vsa_out is not None:
+        return _run_attested(paths, raw_keys, settings, policy_bytes, attest_key, vsa_out, as_json)
     progress = _Progress(len(paths))
     results: list[Result] = []
     for result in _verify_all(paths, raw_keys, min(jobs, os.cpu_count() or 1), settings):
         results.append(result)
         progress.tick()
     return _finish(results, as_json, "bundle", detailed=len(paths) == 1)
+
+
+def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
+    paths: list[str],
+    raw_keys: list[bytes],
+    settings: _Settings,
+    policy_bytes: bytes | None,
+    key_file: str,
+    vsa_out: str,
+    as_json: bool,
+) -> int:
+    """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report
+    as without the options, then write the verdict as a signed SLSA VSA v1
+    (:mod:`affidavit.attest.intoto.vsa`), PASSED or FAILED alike: a failed verification is
+    evidence too. The exit code stays the verdict's. An input that is not a bundle at all (no
+    ``deal_id`` to name) gets no VSA: a note on stderr says why.
+
+    Only this path imports attest.intoto and the signing key loader (cold start, ADR 0003).
+    """
+    from affidavit.attest.intoto.sign import sign_statement  # noqa: PLC0415 - lazy: only with --attest-result
+    from affidavit.attest.intoto.vsa import trust_digest, trust_document, vsa_statement  # noqa: PLC0415 - lazy
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy
+
+    if len(paths) != 1:
+        raise errors.UsageError(f"--attest-result summarizes one bundle; {len(paths)} were given")
+    key = load_signing_key(key_file)  # a bad key is exit 2 before anything is verified
+    (path,) = paths
+    _init_worker(raw_keys, settings)
+    try:
+        data = read_input(path)
+    except errors.AffidavitError as e:
+        return _finish([UnreadableInput.of("bundle", path, e)], as_json, "bundle", detailed=True)
+    result: Result = _VERIFIER.verify_bytes(data, source=path)
+    code = _finish([result], as_json, "bundle", detailed=True)
+    trust = trust_document(
+        raw_keys,
+        actor_keys=[(k.raw, k.actor_id) for k in settings.actor_keys],
+        profile=settings.profile,
+        require_actor_signatures=settings.require_actor,
+        tlog_policy=policy_bytes,
+    )
+    try:
+        statement = vsa_statement(
+            loads(data),
+            data,
+            passed=result.verdict == "verified",
+            policy_digest=trust_digest(trust),
+        )
+    except errors.AffidavitError as e:
+        _echo(f"note: no verification summary written: {e.code}: {e.message}", err=True)
+        return code
+    _write_envelope(vsa_out, sign_statement(statement, key))
+    outcome = statement["predicate"]["verificationResult"]
+    _echo(f"note: wrote verification summary {vsa_out}: {outcome}", err=True)
+    return code
+
+
+def _write_envelope(path: str, envelope: Any) -> None:
+    """The DSSE envelope as one line of standard JSON (DSSE envelope.md), written atomically."""
+    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
+    from affidavit.verify.dsse.envelope import envelope_json  # noqa: PLC0415 - lazy
+
+    text = json.dumps(envelope_json(envelope), separators=(",", ":")) + "\n"
+    atomic_write(path, text.encode("ascii"))
 
 
 def _run_attestation(  # noqa: PLR0917 - one parameter per option
@@ -387,7 +471,7 @@ def _options(*groups: str) -> tuple[Option, ...]:
 COMMANDS: Final = {
     "bundle": Command(
         "bundle",
-        _options("key", "bundle", "jobs", "json"),
+        _options("key", "bundle", "attest", "jobs", "json"),
         "inputs",
         several=True,
         run=_run_bundle,
@@ -415,8 +499,15 @@ def fast_main(command: str, argv: Sequence[str]) -> int | None:
     """Run ``verify <command>`` without click; ``None`` when click must handle ``argv``.
 
     Output and exit codes are the click path's, byte for byte (tests/cli/test_cold_start.py).
+    ``--attest-result``/``--out`` (signing a VSA) always go to click: signing is not start-up
+    critical, and the fast path stays free of the signing modules.
     """
+    if any(token.partition("=")[0] in _ATTEST_FLAGS for token in argv):
+        return None
     return _fastpath.run(COMMANDS[command], argv)
+
+
+_ATTEST_FLAGS: Final = frozenset(option.flag for option in OPTIONS["attest"])
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,1 @@
+"""Tests of affidavit.attest.intoto: Statements, DSSE signing and SLSA VSAs."""
