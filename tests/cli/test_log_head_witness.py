@@ -16,6 +16,7 @@ from affidavit.verify.tlog.cosignature import parse_cosigner_vkey, verify_cosign
 from affidavit.witness.cosigner import WitnessKeys
 from click.testing import CliRunner, Result
 
+from tests.schemas import assert_output_schema
 from tests.witness.helpers import WitnessProcess, free_port, write_key
 
 pytestmark = pytest.mark.network_local
@@ -77,6 +78,7 @@ def test_the_checkpoint_comes_back_cosigned_and_is_recorded(
                  f"{witness.url}#{WITNESS_VKEY}")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
+    assert_output_schema("log head", document)
     assert document["ok"] is True
     assert document["cosigned_by"] == 1
     [report] = document["witnesses"]
@@ -92,6 +94,7 @@ def test_a_down_witness_is_reported_and_the_command_succeeds(
                  "--witness", down(), "--witness", f"{witness.url}#{WITNESS_VKEY}")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
+    assert_output_schema("log head", document)
     assert document["cosigned_by"] == 1
     failed, good = document["witnesses"]
     assert failed["cosigned"] is False

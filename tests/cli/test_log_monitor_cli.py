@@ -19,6 +19,7 @@ import pytest
 
 from tests.processes import AFFIDAVIT, RegistryProcess, api_key
 from tests.registry.helpers import contract
+from tests.schemas import assert_output_schema
 
 pytestmark = pytest.mark.network_local
 
@@ -76,6 +77,7 @@ def test_monitor_follows_tessera_and_catches_its_rollback(
         done = _monitor(url, TESSERA_VKEY, state, "--entries", "--json")
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
+        assert_output_schema("log monitor", report)
         seen.append((report["previous_size"], report["tree_size"], report["entries_checked"]))
     assert seen == [(None, 3, 3), (3, 8, 5), (8, 8, 0), (8, 15, 7)]
     trusted = state.read_bytes()

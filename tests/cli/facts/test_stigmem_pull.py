@@ -35,6 +35,7 @@ from affidavit.verify.lineage.facts import parse_fact
 from click.testing import CliRunner
 
 from tests.processes import free_port
+from tests.schemas import assert_output_schema
 
 pytestmark = pytest.mark.network_local
 
@@ -215,6 +216,7 @@ def test_pull_then_audit_in_two_commands(
     result = pull(node, out, "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
+    assert_output_schema("facts pull", report)
     assert report["ok"] is True
     assert report["findings"] == []
     assert report["written"] == report["records"] >= len(asserted)
@@ -283,6 +285,7 @@ def test_paging_follows_the_cursor_and_reports_that_it_may_skip(
     assert set(ids) <= {r["id"] for r in one_page.records}
     result = pull(node, tmp_path / "paged.jsonl", "--page-size", "2", "--json")
     assert result.exit_code == 1
+    assert_output_schema("facts pull", result.output)
     codes = [f["code"] for f in json.loads(result.output)["findings"]]
     assert "stigmem.paging_unreliable" in codes
 
