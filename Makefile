@@ -61,7 +61,7 @@ vectors: install-dev
 # The documentation site: MkDocs Material, --strict (a warning fails the build). The CLI reference
 # and the error-code pages are generated from the click commands and specs/error-codes.json.
 docs: install-dev
-	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	@echo "docs ok: build/site/index.html"
 
 bench: install-dev
