@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli.verify._keys import key_options, trusted_keys
 from affidavit.verify import errors
 from affidavit.verify._code import FAILED
 from affidavit.verify.results import RESULT_VERSION, StepResult, StepStatus
@@ -52,18 +53,7 @@ _SKIPPED = cast("StepStatus", "skipped")  # a step the caller did not ask for (n
 
 @click.command("dsse")
 @click.argument("source", metavar="FILE|-")
-@click.option(
-    "--public-key-base64",
-    "keys_b64",
-    multiple=True,
-    help="A trusted Ed25519 public key, standard base64 (repeatable).",
-)
-@click.option(
-    "--trusted-keys",
-    "trusted_dir",
-    type=click.Path(file_okay=False),
-    help="Folder of trusted public keys (*.pub, *.json, *.pem).",
-)
+@key_options
 @click.option(
     "--threshold",
     type=int,
@@ -90,7 +80,7 @@ def dsse(
     """Verify a DSSE envelope and the in-toto Statement v1 it carries, under trusted keys."""
     from affidavit.verify.dsse.verify import check_threshold  # noqa: PLC0415 - lazy
 
-    keys = _trusted_keys(keys_b64, trusted_dir)
+    keys = trusted_keys(keys_b64, trusted_dir, exactly_one=True)
     check_threshold(threshold, len(keys))
     bundle = None if bundle_file is None else _read_bundle(bundle_file)
     report = _Report(source, threshold, len(keys))
@@ -102,22 +92,6 @@ def dsse(
     statement = report.check_statement(envelope, verification)
     report.check_bundle(statement, bundle, bundle_file)
     report.finish(as_json)
-
-
-def _trusted_keys(keys_b64: tuple[str, ...], trusted_dir: str | None) -> list[Ed25519PublicKey]:
-    """The distinct trusted keys of the key options: exactly one of the two (fail closed)."""
-    from affidavit.verify.crypto.trusted_keys import key_from_base64, load_key_folder  # noqa: PLC0415 - lazy
-
-    if bool(keys_b64) == (trusted_dir is not None):
-        raise errors.UsageError(
-            "give trusted keys with exactly one of --public-key-base64 K (repeatable) and "
-            "--trusted-keys DIR"
-        )
-    if trusted_dir is not None:
-        keys = [trusted.key for trusted in load_key_folder(trusted_dir)]
-    else:
-        keys = [key_from_base64(text) for text in keys_b64]
-    return list(dict.fromkeys(keys))
 
 
 def _read_bundle(path: str) -> Any:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli.verify._keys import key_options, trusted_keys
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
@@ -70,19 +71,7 @@ _BULK_ONLY: Final = ("--source-root", "--content-root")
     metavar="DIR",
     help="A folder of receipts: where the contents are (default: beside their receipts).",
 )
-@click.option(
-    "--public-key-base64",
-    "keys_b64",
-    multiple=True,
-    help="A trusted Ed25519 public key, standard base64 (repeatable).",
-)
-@click.option(
-    "--trusted-keys",
-    "trusted_dir",
-    type=click.Path(file_okay=False),
-    metavar="DIR",
-    help="Folder of trusted public keys (*.pub, *.json, *.pem).",
-)
+@key_options
 @click.option(
     "--jobs", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes."
 )
@@ -100,7 +89,7 @@ def receipt(  # noqa: PLR0917 - one parameter per option
     as_json: bool,
 ) -> None:
     """Verify a transformation receipt (or a folder of them): signature, hashes, replay."""
-    raw_keys = _trusted_keys(keys_b64, trusted_dir)
+    raw_keys = [key.raw for key in trusted_keys(keys_b64, trusted_dir)]
     if os.path.isdir(target):
         _refuse(_SINGLE_ONLY, (source_file, content_file, chunk_files), "a folder of receipts")
         if source_root is None:
@@ -124,16 +113,6 @@ def _refuse(options: Sequence[str], values: Sequence[object], what: str) -> None
     given = [name for name, value in zip(options, values, strict=True) if value]
     if given:
         raise errors.UsageError(f"{', '.join(given)} do(es) not apply to {what}")
-
-
-def _trusted_keys(keys_b64: tuple[str, ...], trusted_dir: str | None) -> list[bytes]:
-    """Raw keys from the key options, validated (a bad key is exit 2), as ``verify bundle``."""
-    from affidavit.verify.crypto.trusted_keys import key_from_base64, load_key_folder  # noqa: PLC0415 - lazy
-
-    keys = [key_from_base64(text).raw for text in keys_b64]
-    if trusted_dir is not None:
-        keys.extend(trusted.key.raw for trusted in load_key_folder(trusted_dir))
-    return list(dict.fromkeys(keys))
 
 
 def _single(
