@@ -49,6 +49,7 @@ lint: install-dev
 
 typecheck: install-dev
 	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.witness -p affidavit.specs
+	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py
 
 pytest: install-dev
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report=term $(PYTEST_ARGS)

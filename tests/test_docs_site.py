@@ -257,11 +257,18 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_exists() -> None:
     assert config["strict"] is True
 
 
-def test_guide_placeholders_for_the_lead_are_marked() -> None:
+def test_auditor_guide_covers_dsse_and_receipts_with_no_placeholder_left() -> None:
+    """The two sections the lead completes exist, and no page still carries a lead placeholder."""
     auditor = (DOCS / "guides" / "auditor.md").read_text()
-    for heading in ("## DSSE envelopes and in-toto Statements", "## Transformation receipts"):
-        after = auditor.split(heading, 1)[1]
-        assert after.lstrip().startswith("<!-- lead: complete -->")
+    for heading, command in (
+        ("## DSSE envelopes and in-toto Statements", "affidavit verify dsse"),
+        ("## Transformation receipts", "affidavit verify receipt"),
+    ):
+        assert heading in auditor
+        section = auditor.split(heading, 1)[1].split("\n## ", 1)[0]
+        assert command in section, f"{heading}: no worked example"
+    for page in DOCS.rglob("*.md"):
+        assert "<!-- lead:" not in page.read_text(), f"{page}: placeholder left"
 
 
 def test_mkdocs_build_is_strict_and_clean(tmp_path: Path) -> None:
