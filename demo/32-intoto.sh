@@ -21,7 +21,7 @@ affidavit export intoto "$bundle" --key "$key" --out accepted.intoto.json
 echo "-- verify the bundle and sign the verdict as a SLSA VSA (PASSED or FAILED alike)"
 affidavit verify bundle "$bundle" --public-key-base64 "$pinned" \
   --attest-result "$key" --out accepted.vsa.json >/dev/null
-python - <<'PY'
+python3 - <<'PY'
 import base64, json
 statement = json.loads(base64.b64decode(json.load(open("accepted.vsa.json"))["payload"]))
 p = statement["predicate"]
@@ -29,7 +29,5 @@ print(f"   {statement['predicateType']}: {p['verificationResult']} {p['verifiedL
       f" for {p['resourceUri']} at {p['timeVerified']}")
 PY
 
-if affidavit verify dsse --help >/dev/null 2>&1; then
-  echo "-- check the envelope: signature under the key, Statement rebuilt from the bundle"
-  affidavit verify dsse accepted.intoto.json --public-key-base64 "$pinned" --bundle "$bundle"
-fi
+echo "-- check the envelope: signature under the key, Statement rebuilt from the bundle"
+affidavit verify dsse accepted.intoto.json --public-key-base64 "$pinned" --bundle "$bundle"
