@@ -70,27 +70,26 @@ Kind = Literal["reference", "plugin"]
 
 
 class TransformSet:
-    """An immutable set of named transformations: the seven reference ones first, then others."""
+    """An immutable set of named transformations: always the seven reference ones, unaltered,
+    plus others (plugins, or test doubles)."""
 
     __slots__ = ("_by_name",)
 
-    def __init__(self, by_name: Mapping[str, Transform]) -> None:
-        """Prefer :meth:`of`, which validates; this takes ``by_name`` as given."""
-        self._by_name: Mapping[str, Transform] = MappingProxyType(dict(by_name))
-
-    @classmethod
-    def of(cls, mapping: Mapping[str, Transform] | None = None) -> TransformSet:
-        """The reference transformations plus ``mapping`` (name -> callable).
+    def __init__(self, extra: Mapping[str, Transform] | None = None) -> None:
+        """The reference transformations plus ``extra`` (name -> callable); same as :meth:`of`.
 
         Raises:
             ``transform.name_invalid``: a key is not a transformation name.
-            ``transform.plugin_conflict``: a key names one of the seven reference transformations.
+            ``transform.plugin_conflict``: a key names one of the seven reference transformations
+                (with anything but that reference function itself).
             ``transform.plugin_invalid``: a value is not callable.
         """
         merged: dict[str, Transform] = reference_transforms()
-        for name, fn in sorted((mapping or {}).items()):
+        for name, fn in sorted((extra or {}).items()):
             check_name(name)
             if name in merged:
+                if fn is merged[name]:
+                    continue
                 raise errors.ReceiptError(
                     "transform.plugin_conflict",
                     f"{name!r} is a reference transformation and cannot be replaced",
@@ -103,7 +102,13 @@ class TransformSet:
                     details={"name": name},
                 )
             merged[name] = fn
-        return cls(merged)
+        self._by_name: Mapping[str, Transform] = MappingProxyType(merged)
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, Transform] | None = None) -> TransformSet:
+        """The reference transformations plus ``mapping`` (name -> callable); raises as the
+        constructor does."""
+        return cls(mapping)
 
     def resolve(self, name: str) -> Transform | None:
         """The transformation named ``name``, or ``None`` when this set has none."""

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from affidavit.verify.transforms import (
     RESERVED_ADAPTER_SPECIFIC,
@@ -153,6 +155,39 @@ def test_line_join_spaces(text: str, expected: str) -> None:
     assert ref.line_join_spaces(text) == expected
 
 
+@pytest.mark.parametrize("blank", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("filler", ["", " ", "\t \t", "\u3000", "\r"])
+def test_blank_line_drop_runs(blank: int, filler: str) -> None:
+    # Every blank line goes, whatever its whitespace; lines in between stay as they are.
+    assert ref.blank_line_drop(_blank_run(blank, filler)) == "a\nb"
+    assert ref.blank_line_drop(_blank_run(blank, filler) + "\n" * blank) == "a\nb"
+
+
+@pytest.mark.parametrize(("blank", "breaks"), [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3)])
+@pytest.mark.parametrize("filler", ["", " ", "\t \t"])
+def test_line_join_spaces_runs(blank: int, breaks: int, filler: str) -> None:
+    # (oracle) n blank lines of spaces/tabs hold n + 1 LFs, and each paragraph break consumes two
+    # (leftmost first, not overlapping): one "\n\n" per break, empty paragraphs included.
+    assert ref.line_join_spaces(_blank_run(blank, filler)) == "a" + "\n\n" * breaks + "b"
+
+
+@pytest.mark.parametrize("blank", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("filler", ["\u3000", "\u00a0", "\r"])
+def test_line_join_spaces_other_whitespace_is_no_break(blank: int, filler: str) -> None:
+    # (oracle) only spaces and tabs make a paragraph break; a line of other whitespace is blank
+    # and dropped, so the paragraph continues.
+    assert ref.line_join_spaces(_blank_run(blank, filler)) == "a b"
+
+
+def test_no_trailing_newline_and_non_bmp() -> None:
+    text = f"{EMOJI} a \n\n\n\n {EMOJI}\t"
+    assert ref.whitespace_trim(text) == f"{EMOJI} a \n\n\n\n {EMOJI}"
+    assert ref.line_trim(text) == f"{EMOJI} a\n\n\n\n{EMOJI}"
+    assert ref.blank_line_drop(text) == f"{EMOJI} a \n {EMOJI}\t"
+    assert ref.whitespace_collapse_internal(text) == f"{EMOJI} a \n\n\n {EMOJI}\t"
+    assert ref.line_join_spaces(text) == f"{EMOJI} a\n\n\n\n{EMOJI}"
+
+
 def test_chain_order_matters() -> None:
     src = b"a\r\n\r\n\r\n\r\nb  \r\n"
     assert (
@@ -211,8 +246,22 @@ def test_transform_set_shape() -> None:
         TransformSet.of({"upper": str.upper})
 
 
+def test_every_set_holds_the_reference_seven_unaltered() -> None:
+    # However a set is built, the seven reference names resolve to the reference functions: a
+    # replacement is refused, the reference function itself is accepted as a no-op.
+    for ts in (TransformSet(), TransformSet.of(), TransformSet({"line_trim": ref.line_trim})):
+        assert ts.names() == RESERVED_REFERENCE
+        assert all(ts.resolve(n) is getattr(ref, n) for n in RESERVED_REFERENCE)
+        assert ts.resolve("strip_tool_chrome") is None
+    with raises_code("transform.plugin_conflict"):
+        TransformSet({"line_trim": str.strip})
+    with raises_code("transform.plugin_invalid"):
+        TransformSet({"x.not_callable": cast(Any, 42)})
+
+
 def test_plugin_misbehaving_is_reported() -> None:
-    ts = TransformSet.of({"x.boom": lambda t: 1 / 0, "x.bytes": lambda t: t.encode()})  # type: ignore[dict-item]
+    misbehaving: dict[str, Any] = {"x.boom": lambda t: 1 / 0, "x.bytes": lambda t: t.encode()}
+    ts = TransformSet.of(misbehaving)
     with raises_code("transform.plugin_invalid"):
         apply_chain(["x.boom"], b"a", transforms=ts)
     with raises_code("transform.plugin_invalid"):
