@@ -39,15 +39,18 @@ Transform: TypeAlias = Callable[[str], str]
 #: The entry-point group adapters register their transformations under.
 ENTRY_POINT_GROUP: Final = "affidavit.transforms"
 
-# RFC 002 §1.4: an adapter-defined name is "<adapter>.<name>"; both parts lowercase identifiers.
-_ADAPTER_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*")
+# RFC 002 §1.4: an adapter-defined name is "<adapter>.<name>". The adapter part is an adapter's
+# name as RFC 002 spells them (lowercase; hyphens allowed: `claude-code`, `cursor-jsonl`), the
+# name part a lowercase identifier.
+_ADAPTER_NAME: Final = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*\.[a-z][a-z0-9_]*")
 _RESERVED: Final = frozenset(RESERVED_REFERENCE) | frozenset(RESERVED_ADAPTER_SPECIFIC)
 _NAME_MAX: Final = 128
 
 
 def check_name(name: str) -> None:
     """Refuse anything that is not a transformation name: one of the thirteen reserved names of
-    RFC 002 §1.4, or ``<adapter>.<name>`` (lowercase ASCII identifiers, at most 128 characters).
+    RFC 002 §1.4, or ``<adapter>.<name>`` (the adapter part lowercase ASCII words joined by ``-`` or
+    ``_``, the name a lowercase identifier; at most 128 characters).
 
     Raises:
         ``transform.name_invalid``: anything else (an unprefixed custom name included).

@@ -11,6 +11,7 @@ from affidavit.verify.transforms import (
     RESERVED_REFERENCE,
     TransformSet,
     apply_chain,
+    check_name,
 )
 from affidavit.verify.transforms import reference as ref
 
@@ -223,9 +224,34 @@ def test_adapter_specific_reserved_names_are_unimplemented(name: str) -> None:
         apply_chain(["newline_normalize", name], b"abc")
 
 
-@pytest.mark.parametrize("name", ["", "Foo", "foo", "cursor.", ".x", "a.b.c", "cursor.Bad", "é.x"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "Foo",
+        "foo",
+        "cursor.",
+        ".x",
+        "a.b.c",
+        "cursor.Bad",
+        "é.x",
+        "-x.y",
+        "x-.y",
+        "x--y.z",
+        "x.a-b",
+    ],
+)
 def test_invalid_names(name: str) -> None:
     with raises_code("transform.name_invalid"):
+        apply_chain([name], b"abc")
+
+
+@pytest.mark.parametrize(
+    "name", ["cursor.composer_ordering", "claude-code.tool_order", "cursor_jsonl.x1"]
+)
+def test_adapter_names_as_rfc_002_spells_them(name: str) -> None:
+    check_name(name)  # no error: RFC 002's adapter names include hyphenated ones (claude-code)
+    with raises_code("transform.unimplemented"):  # valid, and still never the identity
         apply_chain([name], b"abc")
 
 
