@@ -19,6 +19,7 @@ from affidavit.verify import errors
 if TYPE_CHECKING:
     from affidavit.verify.anchor.receipt import AnchorResult
     from affidavit.verify.crypto.keys import Ed25519PublicKey
+    from affidavit.verify.crypto.windows import KeyWindow
 
 __all__ = ["anchor", "describe"]
 MAX_CERT_BYTES: Final = 1 << 20
@@ -62,7 +63,7 @@ def anchor(
     )
     from affidavit.verify.results import RESULT_VERSION  # noqa: PLC0415 - lazy, with the rest
 
-    key = _log_key(log_key, log_key_base64)
+    key, windows = _log_key(log_key, log_key_base64)
     tsa = [read_input(path, max_bytes=MAX_CERT_BYTES) for path in tsa_certs]
     cas = [read_input(path, max_bytes=MAX_CERT_BYTES) for path in ca_certs]
     if cas and not tsa:
@@ -80,7 +81,7 @@ def anchor(
         )
         click.get_current_context().exit(e.exit_code)
     result = verify_anchor_receipt(
-        document, tsa_certs=tsa, ca_certs=cas, log_key=key, source=receipt
+        document, tsa_certs=tsa, ca_certs=cas, log_key=key, log_key_windows=windows, source=receipt
     )
     if as_json:
         emit_json({"verify_result_version": RESULT_VERSION, **result.to_json()})
@@ -91,18 +92,23 @@ def anchor(
     click.get_current_context().exit(result.exit_code)
 
 
-def _log_key(path: str | None, text: str | None) -> Ed25519PublicKey | None:
+def _log_key(
+    path: str | None, text: str | None
+) -> tuple[Ed25519PublicKey | None, tuple[KeyWindow, ...]]:
+    """The log key and its validity window, if its key document names one (docs/formats.md §4):
+    a windowed key verifies only heads dated inside its window."""
     if path and text:
         raise errors.UsageError("give one of --log-key and --log-key-base64")
     if text:
         from affidavit.verify.crypto.trusted_keys import key_from_base64  # noqa: PLC0415 - lazy
 
-        return key_from_base64(text)
+        return key_from_base64(text), ()
     if path:
         from affidavit.verify.crypto.trusted_keys import load_key_file  # noqa: PLC0415 - lazy
 
-        return load_key_file(path).key
-    return None
+        loaded = load_key_file(path, windows=True)
+        return loaded.key, () if loaded.window is None else (loaded.window,)
+    return None, ()
 
 
 def describe(result: AnchorResult, *, verbose: bool = False) -> list[str]:

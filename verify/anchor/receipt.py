@@ -36,6 +36,7 @@ from affidavit.verify.results import StepResult, Verdict, decide, step_named, ve
 
 if TYPE_CHECKING:
     from affidavit.verify.crypto.keys import Ed25519PublicKey
+    from affidavit.verify.crypto.windows import KeyWindow
 
 __all__ = [
     "RECEIPT_FIELDS",
@@ -143,6 +144,7 @@ def verify_anchor_receipt(
     tsa_certs: Sequence[bytes] = (),
     ca_certs: Sequence[bytes] = (),
     log_key: Ed25519PublicKey | None = None,
+    log_key_windows: Sequence[KeyWindow] = (),
     expected_sth: Mapping[str, Any] | None = None,
     source: str | None = None,
 ) -> AnchorResult:
@@ -150,8 +152,9 @@ def verify_anchor_receipt(
 
     ``tsa_certs`` are PEM or DER certificates of TSAs the caller trusts; ``ca_certs`` optional
     trust anchors the TSA certificate must chain to (at genTime). ``log_key`` also verifies the
-    tree head's own signature. ``expected_sth`` (a bundle's ``signed_tree_head``) must be the
-    tree head the receipt anchors.
+    tree head's own signature; with ``log_key_windows`` (the key's validity windows,
+    docs/formats.md §4) the head must be dated inside one (``treehead.key_outside_window``).
+    ``expected_sth`` (a bundle's ``signed_tree_head``) must be the tree head the receipt anchors.
 
     Raises:
         AnchorTsaCertUnreadable: a certificate argument is not a certificate (caller error).
@@ -179,7 +182,7 @@ def verify_anchor_receipt(
     computed = sha256_hex(sth_bytes)
     steps.append(_digest_step(receipt, computed))
     steps.append(_status_step(receipt))
-    steps.append(_sth_signature_step(sth, log_key))
+    steps.append(_sth_signature_step(sth, log_key, log_key_windows))
     token: dict[str, Any] | None = None
     if not tsa_certs:
         steps.append(
@@ -305,7 +308,9 @@ def _status_step(receipt: Mapping[str, Any]) -> StepResult:
     )
 
 
-def _sth_signature_step(sth: Mapping[str, Any], log_key: Ed25519PublicKey | None) -> StepResult:
+def _sth_signature_step(
+    sth: Mapping[str, Any], log_key: Ed25519PublicKey | None, windows: Sequence[KeyWindow]
+) -> StepResult:
     name = "sth_signature"
     if log_key is None:
         return StepResult.not_checked(
@@ -314,7 +319,7 @@ def _sth_signature_step(sth: Mapping[str, Any], log_key: Ed25519PublicKey | None
     from affidavit.verify.crypto.treehead import verify_sth  # noqa: PLC0415 - only with a log key
 
     try:
-        verify_sth(sth, log_key)
+        verify_sth(sth, log_key, windows=windows)
     except errors.SignatureError as e:
         if not e.code.startswith("treehead."):
             raise

@@ -160,6 +160,38 @@ def test_log_key_file_and_verbose(receipt: Path, tsa: LocalTsa, tmp_path: Path) 
     assert "note:" not in text.stdout
 
 
+@pytest.mark.parametrize(
+    ("window", "status", "code"),
+    [
+        # the receipt's tree head is dated 2026-03-01T12:00:00Z (tests/verify/anchor_tsa.py)
+        ({"valid_from": "2026-01-01T00:00:00Z", "valid_until": "2026-06-01T00:00:00Z"}, "ok", None),
+        ({"valid_until": "2026-03-01T12:00:00Z"}, "failed", "treehead.key_outside_window"),
+        ({"valid_from": "2026-03-01T13:00:00+01:00"}, "ok", None),  # the same instant: inside
+        ({"valid_from": "2026-03-01T12:00:01Z"}, "failed", "treehead.key_outside_window"),
+    ],
+)
+def test_windowed_log_key_is_honoured(
+    *,
+    receipt: Path,
+    tsa: LocalTsa,
+    tmp_path: Path,
+    window: dict[str, str],
+    status: str,
+    code: str | None,
+) -> None:
+    """A log key document with a validity window (docs/formats.md §4) verifies only tree heads
+    dated inside it, as ``verify bundle`` does; offsets are compared as instants."""
+    key_file = tmp_path / "log.json"
+    key_file.write_text(json.dumps({"public_key_base64": LOG_KEY.public_key.b64, **window}))
+    exit_code, document = _json(
+        str(receipt), "--tsa-cert", str(tsa.cert), "--log-key", str(key_file)
+    )
+    step = next(s for s in document["steps"] if s["name"] == "sth_signature")
+    assert step["status"] == status
+    assert step.get("code") == code
+    assert exit_code == (0 if status == "ok" else 1)
+
+
 def test_listed_in_verify_help() -> None:
     result = CliRunner().invoke(affidavit, ["verify", "--help"])
     assert result.exit_code == 0
