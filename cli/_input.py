@@ -8,7 +8,7 @@ import sys
 from affidavit.verify import errors
 from affidavit.verify.json.strict import DEFAULT_MAX_BYTES
 
-__all__ = ["read_input"]
+__all__ = ["read_artefact", "read_input"]
 
 
 def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -31,3 +31,18 @@ def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
             "json.too_large", f"{source}: over the size limit of {max_bytes} bytes"
         )
     return data
+
+
+def read_artefact(source: str, *, max_bytes: int) -> bytes:
+    """:func:`read_input` for bytes that are not JSON (a receipt's source, content, chunks): over
+    ``max_bytes`` is ``io.unreadable``, not ``json.too_large``.
+
+    Raises:
+        FileReadError: the file cannot be read, or it is over ``max_bytes``.
+    """
+    try:
+        return read_input(source, max_bytes=max_bytes)
+    except errors.ParseError as e:
+        if e.code == "json.too_large":
+            raise errors.ParseError("io.unreadable", e.message) from None
+        raise

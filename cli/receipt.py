@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._input import read_artefact
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
@@ -50,12 +51,7 @@ def receipt() -> None:
 def _read_artefact(path: str) -> bytes:
     from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES  # noqa: PLC0415 - lazy
 
-    try:
-        return read_input(path, max_bytes=MAX_ARTEFACT_BYTES)
-    except errors.ParseError as e:
-        if e.code == "json.too_large":  # read_input's size code; an artefact is not JSON
-            raise errors.ParseError("io.unreadable", e.message) from None
-        raise
+    return read_artefact(path, max_bytes=MAX_ARTEFACT_BYTES)
 
 
 def _read_receipt(path: str) -> Receipt:

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
+from affidavit.cli._batch import Progress, map_in_workers
 from affidavit.cli._input import read_input
 from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify._fastpath import Command, Option
@@ -282,40 +282,7 @@ def _verify_one(source: str) -> Result:
     return result
 
 
-def _verify_all(
-    paths: list[str], raw_keys: list[bytes], jobs: int, settings: _Settings = _DEFAULT_SETTINGS
-) -> Iterator[Result]:
-    if jobs <= 1 or len(paths) < 2:
-        _init_worker(raw_keys, settings)
-        yield from map(_verify_one, paths)
-        return
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy (cold start)
-
-    chunk = max(1, min(256, len(paths) // (jobs * 4)))
-    init = (raw_keys, settings)
-    with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
-        yield from pool.map(_verify_one, paths, chunksize=chunk)
-
-
 # -- output -------------------------------------------------------------------------------------
-
-
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.done = total, 0
-        self.enabled = total > 1 and sys.stderr.isatty()
-
-    def tick(self) -> None:
-        self.done += 1
-        if self.enabled and (self.done == self.total or self.done % 50 == 0):
-            filled = 30 * self.done // self.total
-            bar = "#" * filled + "." * (30 - filled)
-            sys.stderr.write(f"\r[{bar}] {self.done}/{self.total}")
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def _finish(results: Sequence[Result], as_json: bool, kind: str, detailed: bool) -> int:
@@ -363,9 +330,17 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
         raise errors.UsageError("no bundle files found in the given inputs")
     if attest_key is not None and vsa_out is not None:
         return _run_attested(paths, raw_keys, settings, policy_bytes, attest_key, vsa_out, as_json)
-    progress = _Progress(len(paths))
+    progress = Progress(len(paths))
     results: list[Result] = []
-    for result in _verify_all(paths, raw_keys, min(jobs, os.cpu_count() or 1), settings):
+    for result in map_in_workers(
+        _verify_one,
+        paths,
+        jobs=jobs,
+        initializer=_init_worker,
+        initargs=(raw_keys, settings),
+        max_chunk=256,
+        chunks_per_worker=4,
+    ):
         results.append(result)
         progress.tick()
     return _finish(results, as_json, "bundle", detailed=len(paths) == 1)

@@ -29,17 +29,17 @@ bad usage. ``--json`` prints one document (``specs/output/verify-receipt.schema.
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import click
+from affidavit.cli._batch import Progress, map_in_workers
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._input import read_artefact
 from affidavit.cli.verify._keys import key_options, trusted_keys
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
-    from affidavit.verify.receipts.bulk import Task
     from affidavit.verify.receipts.result import ReceiptResult
 
 __all__ = ["receipt"]
@@ -123,7 +123,7 @@ def _single(
     raw_keys: list[bytes],
 ) -> ReceiptResult:
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
-    from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES, read_bytes  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.result import ReceiptResult  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.verify import verify_receipt  # noqa: PLC0415 - lazy
@@ -132,7 +132,7 @@ def _single(
         raise errors.UsageError("standard input (-) can stand for one input only")
 
     def read(path: str) -> bytes:
-        return read_input(path, max_bytes=MAX_ARTEFACT_BYTES) if path == "-" else read_bytes(path)
+        return read_artefact(path, max_bytes=MAX_ARTEFACT_BYTES)
 
     try:
         data = read_input(receipt_file, max_bytes=MAX_RECEIPT_BYTES)
@@ -151,52 +151,27 @@ def _single(
 def _bulk(
     folder: str, source_root: str, content_root: str, raw_keys: list[bytes], jobs: int
 ) -> list[ReceiptResult]:
-    from affidavit.verify.receipts.bulk import Layout, find_receipts  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.bulk import Layout, find_receipts, init_worker, run_task  # noqa: PLC0415 - lazy
 
     if not os.path.isdir(source_root):
         raise errors.ParseError("io.unreadable", f"{source_root}: not a folder")
     tasks = find_receipts(Layout(folder, source_root, content_root))
     if not tasks:
         raise errors.UsageError(f"{folder}: no *.receipt.json files under it")
-    progress = _Progress(len(tasks))
+    progress = Progress(len(tasks), unit=" receipts")
     results = []
-    for result in _run(tasks, raw_keys, min(jobs, os.cpu_count() or 1)):
+    for result in map_in_workers(
+        run_task,
+        tasks,
+        jobs=jobs,
+        initializer=init_worker,
+        initargs=(raw_keys,),
+        max_chunk=64,
+        chunks_per_worker=8,
+    ):
         results.append(result)
         progress.tick()
     return results
-
-
-def _run(tasks: list[Task], raw_keys: list[bytes], jobs: int) -> Iterator[ReceiptResult]:
-    from affidavit.verify.receipts.bulk import init_worker, run_task  # noqa: PLC0415 - lazy
-
-    if jobs <= 1 or len(tasks) < 2:
-        init_worker(raw_keys)
-        yield from map(run_task, tasks)
-        return
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy
-
-    chunk = max(1, min(64, len(tasks) // (jobs * 8)))
-    with ProcessPoolExecutor(jobs, initializer=init_worker, initargs=(raw_keys,)) as pool:
-        yield from pool.map(run_task, tasks, chunksize=chunk)
-
-
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal (plain text)."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.done = total, 0
-        self.enabled = total > 1 and sys.stderr.isatty()
-        self.step = max(1, total // 100)
-
-    def tick(self) -> None:
-        self.done += 1
-        if self.enabled and (self.done == self.total or self.done % self.step == 0):
-            filled = 30 * self.done // self.total
-            bar = "#" * filled + "." * (30 - filled)
-            sys.stderr.write(f"\r[{bar}] {self.done}/{self.total} receipts")
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def _finish(results: Sequence[ReceiptResult], as_json: bool, *, detailed: bool) -> None:

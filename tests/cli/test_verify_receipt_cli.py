@@ -335,11 +335,11 @@ class _Tty(io.StringIO):
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from affidavit.cli.verify.receipt import _Progress
+    from affidavit.cli._batch import Progress
 
     tty = _Tty()
     monkeypatch.setattr(sys, "stderr", tty)
-    progress = _Progress(200)
+    progress = Progress(200, unit=" receipts")  # as verify receipt DIR makes it
     for _ in range(200):
         progress.tick()
     text = tty.getvalue()
@@ -347,7 +347,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "\r[###############...............] 100/200 receipts" in text
     plain = io.StringIO()
     monkeypatch.setattr(sys, "stderr", plain)
-    quiet = _Progress(200)
+    quiet = Progress(200, unit=" receipts")
     for _ in range(200):
         quiet.tick()
     assert plain.getvalue() == ""
