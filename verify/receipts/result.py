@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, NamedTuple
 
 from affidavit.verify.errors import AffidavitError
-from affidavit.verify.results import RESULT_VERSION, StepResult
+from affidavit.verify.results import RESULT_VERSION, VERDICT_EXIT, StepResult, step_named
 
 __all__ = [
     "RECEIPT_VERDICTS",
@@ -41,8 +41,15 @@ RECEIPT_VERDICTS: Final[tuple[ReceiptVerdict, ...]] = (
     "incomplete",
     "unreadable",
 )
+# The one map (results.VERDICT_EXIT), with ``incomplete`` in the place of ``unanchored``: both
+# mean "read, but not everything could be checked", so never verified (exit 1).
 RECEIPT_VERDICT_EXIT: Final[Mapping[str, int]] = MappingProxyType(
-    {"verified": 0, "failed": 1, "incomplete": 1, "unreadable": 2}
+    {
+        "verified": VERDICT_EXIT["verified"],
+        "failed": VERDICT_EXIT["failed"],
+        "incomplete": VERDICT_EXIT["unanchored"],
+        "unreadable": VERDICT_EXIT["unreadable"],
+    }
 )
 
 
@@ -93,7 +100,7 @@ class ReceiptResult(NamedTuple):
 
     def step(self, name: str) -> StepResult | None:
         """The step called ``name``, if it ran or was reported."""
-        return next((s for s in self.steps if s.name == name), None)
+        return step_named(self.steps, name)
 
     def to_json(self) -> dict[str, Any]:
         """One ``results`` item of ``specs/output/verify-receipt.schema.json``."""
