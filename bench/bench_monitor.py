@@ -9,6 +9,10 @@ library's file server (what any static host does):
   floor is the level-0 tiles and entry bundles covering the new leaves (plus the upper tiles the
   roots need), which no monitor that checks every entry can avoid reading.
 
+In both, every full tile read is bound to the checkpoint's root through the tile above it
+(tlog-tiles, "Merkle Tree"; issue 21), so the floor counts those tiles too: a client that binds
+every byte it uses cannot read less.
+
 "bytes read / floor" is the ratio the monitor must keep near 1.0: it reads no tile twice and no
 tile it does not need. The 1M-leaf log and its tiles are built once into bench-out/ and reused.
 
@@ -31,7 +35,11 @@ from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.tiles import folder_fetch, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.clients.tiles import TileReader
-from affidavit.verify.crypto.checkpoint import verifier_key_string
+from affidavit.verify.crypto.checkpoint import (
+    parse_checkpoint_body,
+    parse_note,
+    verifier_key_string,
+)
 from affidavit.verify.tlog.monitor import MonitorState, check_round
 from affidavit.verify.tlog.tiles import TILE_WIDTH, TiledTree, bundle_path, tile_path
 
@@ -70,8 +78,8 @@ def build(size: int) -> tuple[Path, bytes]:
 
 def trusted_state(tiles: Path, note: bytes) -> MonitorState:
     """The state of a monitor that trusted the first 1,000 leaves (their root, from the tiles)."""
-    size = int(note.split(b"\n")[1])
-    root = TiledTree(folder_fetch(tiles), size).root(TRUSTED)
+    checkpoint = parse_checkpoint_body(parse_note(note.decode()).text)
+    root = TiledTree.for_checkpoint(folder_fetch(tiles), checkpoint).root(TRUSTED)
     return MonitorState(ORIGIN, verifier_key_string(ORIGIN, KEY.public_key), TRUSTED, root, "")
 
 
@@ -92,15 +100,34 @@ def _root_tiles(prefix: int, size: int) -> set[str]:
     return paths
 
 
+def _binding_tiles(path: str, size: int) -> set[str]:
+    """``path`` and the tiles above it that bind it to the root of ``size``: a full tile (L, N)
+    is hash N of tile level L + 1 (tlog-tiles, "Merkle Tree"), up to a partial tile, which the
+    root folds. Worked out here, not by the client measured."""
+    paths = {path}
+    parts = path.split("/")
+    level, index = int(parts[1]), int("".join(parts[2:]).split(".")[0].replace("x", ""))
+    while not path.split("/")[-2].endswith(".p"):  # a full tile: bound by the tile above
+        level, index = level + 1, index // TILE_WIDTH
+        hashes_at_level = size >> (8 * level)
+        width = min(TILE_WIDTH, hashes_at_level - index * TILE_WIDTH)
+        path = tile_path(level, index, width)
+        paths.add(path)
+    return paths
+
+
 def floor_bytes(tiles: Path, size: int, *, entries: bool) -> int:
-    """Bytes of the tiles a round cannot avoid (module docstring), read from the folder."""
+    """Bytes of the tiles a round cannot avoid (module docstring), read from the folder: those
+    the two roots fold, every one bound up to the root, and with ``entries`` the level-0 tiles
+    and bundles of the new leaves."""
     needed = _root_tiles(size, size) | _root_tiles(TRUSTED, size)
     if entries:
         for index in range(TRUSTED // TILE_WIDTH, -(-size // TILE_WIDTH)):
             width = min(TILE_WIDTH, size - index * TILE_WIDTH)
             needed.add(tile_path(0, index, width))
             needed.add(bundle_path(index, width))
-    return sum((tiles / path).stat().st_size for path in needed)
+    bound = set().union(*(_binding_tiles(p, size) for p in needed if "/entries/" not in p))
+    return sum((tiles / path).stat().st_size for path in needed | bound)
 
 
 def main() -> None:

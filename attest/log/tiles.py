@@ -12,7 +12,8 @@ entry bundle, and a writer that publishes a checkpoint's tree as static files.
 >>> report = write_tiles(log, folder / "tiles", log.checkpoint())
 >>> report.tiles_written, report.bundles_written, sorted(os.listdir(folder / "tiles"))
 (1, 1, ['checkpoint', 'tile'])
->>> TiledTree(folder_fetch(folder / "tiles"), 3).root() == log.root()
+>>> tree = TiledTree(folder_fetch(folder / "tiles"), 3, log.root())  # binds every tile read
+>>> tree.inclusion_proof(1) == list(log.inclusion_proof(1, 3).path)
 True
 >>> log.close()
 

@@ -103,8 +103,7 @@ def test_tiles_are_the_bytes_log_tiles_writes(
         assert (
             response.content == (tmp_path / "out" / ref.path).read_bytes() == tile_bytes(log, ref)
         )
-    tree = TiledTree(_fetch(app_client), size)  # type: ignore[arg-type]
-    tree.check_root(root)
+    tree = TiledTree(_fetch(app_client), size, root)  # type: ignore[arg-type]
     assert tree.check_entries() == size
     for index in (0, 255, 256, size - 1):
         proof = tree.inclusion_proof(index)

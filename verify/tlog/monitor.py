@@ -7,14 +7,17 @@ and the state the monitor kept from its last round:
    the tlog-policy when one is given (its log list and witness quorum; ``tlog.*``);
 2. it is for the same log as the state (origin and key; ``tlog.monitor_state_invalid``);
 3. it is not smaller than the trusted one (``tlog.rollback``);
-4. the tiles hash to its root (tlog-tiles: "Clients MUST NOT fetch arbitrary partial tiles without
-   verifying a checkpoint with a size that requires their existence"; ``tlog.tile_mismatch``);
-5. the same tiles give the trusted root at the trusted size: the new tree extends the old one
-   (RFC 9162 §2.1.4 consistency, computed from the tiles instead of a proof; ``tlog.fork``). A
-   split view, where the log shows another tree to someone else, fails here for whichever
+4. every tile it reads is bound to the checkpoint's root before it is used
+   (:class:`~affidavit.verify.tlog.tiles.TiledTree`: the partial tiles fold to the root, each
+   full tile hashes to its hash in the bound tile above; tlog-tiles: "Clients MUST NOT fetch
+   arbitrary partial tiles without verifying a checkpoint with a size that requires their
+   existence"; ``tlog.tile_mismatch``);
+5. the same bound tiles give the trusted root at the trusted size: the new tree extends the old
+   one (RFC 9162 §2.1.4 consistency, computed from the tiles instead of a proof; ``tlog.fork``).
+   A split view, where the log shows another tree to someone else, fails here for whichever
    monitor saw the other branch first;
-6. optionally, every new entry is read from its entry bundle and hashed to its level-0 tile
-   (a mirror that checks every entry).
+6. optionally, every new entry is read from its entry bundle and hashed to its bound level-0
+   hash (a mirror that checks every entry).
 
 Only the tiles those checks need are read; the round reports how many and how many bytes. The
 state is returned for the caller to keep (atomically): this module does no I/O of its own
@@ -184,8 +187,7 @@ def check_round(
         cosigned_by = verify_checkpoint_under_policy(note, policy).witnesses
     if previous is not None:
         _check_not_rolled_back(previous, checkpoint.origin, checkpoint.tree_size)
-    tree = TiledTree(fetch, checkpoint.tree_size)
-    tree.check_root(checkpoint.root_hash)  # tlog.tile_mismatch
+    tree = TiledTree.for_checkpoint(fetch, checkpoint)  # tlog.tile_mismatch: binds every tile
     if previous is not None and tree.root(previous.tree_size) != previous.root_hash:
         raise errors.ProofError(
             "tlog.fork",

@@ -7,9 +7,14 @@ computes roots and RFC 6962 proofs from tiles.
 ...          "tile/1/000.p/1": root_of(leaves[:256])}
 >>> [ref.path for ref in tiles_for_size(300)]
 ['tile/0/000', 'tile/0/001.p/44', 'tile/1/000.p/1']
->>> tree = TiledTree(store.get, 300)
->>> tree.check_root(root_of(leaves))
+>>> tree = TiledTree(store.get, 300, root_of(leaves))  # the checkpoint's size and root
 >>> verify_inclusion(leaves[7], 7, 300, tree.inclusion_proof(7), root_of(leaves))
+>>> forged = TiledTree({**store, "tile/0/000": bytes(8192)}.get, 300, root_of(leaves))
+>>> try:                                   # a full tile is bound to its hash in the tile above
+...     forged.leaf_hash(7)
+... except errors.ProofError as e:
+...     print(e.code, e.details)
+tlog.tile_mismatch {'path': 'tile/0/000'}
 >>> tile_path(0, 1234067), parse_tile_path("tile/entries/x001/x234/067.p/8")
 ('tile/0/x001/x234/067', TileRef(level=0, index=1234067, width=8, entries=True))
 
@@ -21,7 +26,9 @@ A *full* tile has 256 hashes (8,192 bytes); the rightmost tile of each level of 
 prefixed by its length as a big-endian uint16.
 
 The client, :class:`TiledTree`, does no I/O of its own: it is built with a *fetch* function and the
-size of a checkpoint the caller has verified. The fetch contract, the one rule to implement:
+size and root of a checkpoint the caller has verified, and it uses no byte it has not bound to that
+root (C2SP tlog-tiles client guidance; the class docstring says how). The fetch contract, the one
+rule to implement:
 
 - ``fetch(path)`` gets a path relative to the log's prefix (``"tile/0/x001/067"``,
   ``"tile/entries/000.p/9"``) and returns the resource's bytes, or ``None`` when the resource does
@@ -36,10 +43,7 @@ Rules it keeps (tlog-tiles, "Partial Tiles"): only the tiles the size needs are 
 only partial tiles fetched are those of that size (never an arbitrary ``.p/W``). When a partial
 tile is gone (the log MAY delete it once the full tile exists) the full tile is fetched instead and
 its prefix used. Every tile is checked to be exactly ``32 · width`` bytes
-(``tlog.tile_malformed``); every entry of a bundle must hash (RFC 6962 §2.1) to its level-0 tile
-hash (``tlog.tile_mismatch``). Tiles are untrusted: compare the root with the checkpoint
-(:meth:`TiledTree.check_root`, or build with :meth:`TiledTree.for_checkpoint`) before relying on
-anything computed from them.
+(``tlog.tile_malformed``); every tile and entry must be bound to the root (``tlog.tile_mismatch``).
 """
 
 from __future__ import annotations
@@ -329,41 +333,62 @@ class _Tile:
 
 
 class TiledTree:
-    """The Merkle tree of one tree size, read from tiles (tlog-tiles) through ``fetch``.
+    """The Merkle tree of one checkpoint, read from tiles (tlog-tiles) through ``fetch``, every
+    hash of it bound to the checkpoint's root before it is used (Go's ``tlog.TileHashReader``).
 
-    ``size`` must come from a checkpoint the caller verified; the tiles themselves are not trusted
-    until :meth:`check_root` passed. Every method computes from tiles fetched at most once per
-    instance (kept in memory); :attr:`fetched` lists ``(path, length)`` of each fetch in order
-    (:attr:`tiles_read` and :attr:`bytes_read` sum them up) and :attr:`missed` the paths that were
-    not found. Proofs are RFC 6962 / RFC 9162 §2.1.3-2.1.4, the same bytes the log's own proofs
-    have. Not thread-safe.
+    Binding is structural: there is no way to read a tile that was not checked.
+
+    - The **partial tiles** of the size (one per level at most) are exactly what the root is
+      computed from (RFC 9162 §2.1.1: the root folds the complete subtrees of the size's binary
+      decomposition; the ones of tree heights ``8·L .. 8·L + 7`` are the hashes of the level-``L``
+      partial tile). They are fetched when the tree is built and the root computed from them
+      must be the checkpoint's (``tlog.tile_mismatch``): every hash they hold is then bound.
+    - A **full tile** at level ``L``, index ``N`` is the subtree whose hash is hash ``N`` of tile
+      level ``L + 1`` (tlog-tiles, "Merkle Tree"). It is accepted only when the MTH of its 256
+      hashes equals that hash, read through the (recursively bound) tile above
+      (``tlog.tile_mismatch``). The top level of a non-empty tree is always partial, so the
+      recursion ends at a tile the root bound.
+    - An **entry bundle** is accepted only when each entry hashes (RFC 6962 §2.1) to the bound
+      level-0 hash of its position (``tlog.tile_mismatch``).
+
+    Every node, root at an earlier size, proof and entry is then computed from bound hashes only.
+    Tiles are fetched at most once per instance (kept in memory); :attr:`fetched` lists
+    ``(path, length)`` of each fetch in order (:attr:`tiles_read` and :attr:`bytes_read` sum them
+    up) and :attr:`missed` the paths that were not found. Proofs are RFC 6962 / RFC 9162
+    §2.1.3-2.1.4, the same bytes the log's own proofs have. Not thread-safe.
     """
 
-    def __init__(self, fetch: Fetch, size: int) -> None:
-        """Read the tree of ``size`` leaves through ``fetch`` (module docstring: the contract).
+    def __init__(self, fetch: Fetch, size: int, root: bytes) -> None:
+        """The tree of ``size`` leaves whose root is ``root``, both from a checkpoint the caller
+        verified, read through ``fetch`` (module docstring: the contract).
 
         Raises:
-            ``usage.invalid``: ``size`` is negative or not below 2^64.
+            ``usage.invalid``: ``size`` is negative or not below 2^64, or ``root`` is not 32 bytes.
+            ``tlog.tile_mismatch``: the partial tiles do not hash to ``root``.
+            ``tlog.tile_missing``, ``tlog.tile_malformed``: a partial tile is absent or not
+                ``32 · width`` bytes.
         """
         if not 0 <= size < _MAX_INDEX:
             raise errors.UsageError(f"tree size {size} is not in 0..2^64-1")
+        if len(root) != HASH_BYTES:
+            raise errors.UsageError(f"a root hash is {HASH_BYTES} bytes, not {len(root)}")
         self._fetch = fetch
         self.size: Final = size
+        self.root_hash: Final = bytes(root)
         self.fetched: list[tuple[str, int]] = []
         self.missed: list[str] = []
         self._tiles: dict[tuple[int, int], _Tile] = {}
+        self._bind_partial_tiles()
 
     @classmethod
     def for_checkpoint(cls, fetch: Fetch, checkpoint: Checkpoint) -> TiledTree:
-        """The tree of a verified ``checkpoint``, its root checked against the tiles right away.
+        """The tree of a verified ``checkpoint`` (its size and root).
 
         Raises:
-            ``tlog.tile_mismatch``: the tiles' root is not the checkpoint's.
-            ``tlog.tile_missing``, ``tlog.tile_malformed``: as for :meth:`root`.
+            ``tlog.tile_mismatch``, ``tlog.tile_missing``, ``tlog.tile_malformed``: as the
+            constructor.
         """
-        tree = cls(fetch, checkpoint.tree_size)
-        tree.check_root(checkpoint.root_hash)
-        return tree
+        return cls(fetch, checkpoint.tree_size, checkpoint.root_hash)
 
     @property
     def tiles_read(self) -> int:
@@ -374,6 +399,58 @@ class TiledTree:
     def bytes_read(self) -> int:
         """The bytes of every fetch so far."""
         return sum(length for _, length in self.fetched)
+
+    # -- binding --------------------------------------------------------------------------------
+
+    def _bind_partial_tiles(self) -> None:
+        """Fetch the partial tile of every level and check that they fold to the root."""
+        level, count = 0, self.size
+        while count:  # ``count`` hashes at tile level ``level``
+            if count % TILE_WIDTH:  # tlog-tiles, "Partial Tiles": floor(s / 256^L) mod 256
+                ref = TileRef(level, count >> TILE_HEIGHT, count % TILE_WIDTH)
+                self._tiles[(level, ref.index)] = self._load(ref)
+            level += 1
+            count >>= TILE_HEIGHT
+        # RFC 9162 §2.1.1: every subtree of the root's decomposition lies in one of those tiles,
+        # so this reads nothing else (a full tile, were one read, would be checked against them).
+        computed = self.range_hash(0, self.size)
+        if not hmac.compare_digest(computed, self.root_hash):
+            raise errors.ProofError(
+                "tlog.tile_mismatch",
+                f"the tiles' root of size {self.size} is not the checkpoint's root",
+                details={"expected": self.root_hash.hex(), "computed": computed.hex()},
+            )
+
+    def _tile(self, level: int, index: int) -> _Tile:
+        """The bound tile at ``level``/``index``: a partial one (bound at construction) or a full
+        one checked against its hash in the tile above."""
+        cached = self._tiles.get((level, index))
+        if cached is not None:
+            return cached
+        ref = self.tile_ref(level, index)
+        if ref.partial:  # pragma: no cover - bound at construction, so always cached
+            raise AssertionError(f"{ref.path} was not bound at construction")
+        tile = self._load(ref)
+        # tlog-tiles, "Merkle Tree": full tile (L, N) is the subtree of hash N at tile level L+1;
+        # its MTH (the tile's inner node of height 8) must be that hash, itself bound.
+        above = self._tile(level + 1, index >> TILE_HEIGHT)
+        expected = above.levels[0][index % TILE_WIDTH]
+        if not hmac.compare_digest(tile.node(TILE_HEIGHT, 0), expected):
+            raise errors.ProofError(
+                "tlog.tile_mismatch",
+                f"{ref.path} does not hash to its hash in the tile above "
+                f"({self.tile_ref(level + 1, index >> TILE_HEIGHT).path}, position "
+                f"{index % TILE_WIDTH}), which the checkpoint's root binds",
+                details={"path": ref.path},
+            )
+        self._tiles[(level, index)] = tile
+        return tile
+
+    def _load(self, ref: TileRef) -> _Tile:
+        """Fetch tile ``ref`` (the full one's prefix when a partial one is gone), unchecked."""
+        data, used = self._get(ref)
+        _check_length(used, data)
+        return _Tile(data[: ref.byte_length])  # a full tile's prefix in the fallback
 
     # -- tiles ----------------------------------------------------------------------------------
 
@@ -388,16 +465,6 @@ class TiledTree:
             raise _beyond(f"tree size {self.size} has no tile at level {level}, index {index}")
         width = TILE_WIDTH if index < count >> TILE_HEIGHT else count % TILE_WIDTH
         return TileRef(level, index, width)
-
-    def _tile(self, level: int, index: int) -> _Tile:
-        cached = self._tiles.get((level, index))
-        if cached is None:
-            ref = self.tile_ref(level, index)
-            data, used = self._get(ref)
-            _check_length(used, data)
-            cached = _Tile(data[: ref.byte_length])  # a full tile's prefix in the fallback
-            self._tiles[(level, index)] = cached
-        return cached
 
     def _get(self, ref: TileRef) -> tuple[bytes, TileRef]:
         """Fetch ``ref``; for a partial one that is gone, the full one. Returns the bytes and the
@@ -483,21 +550,6 @@ class TiledTree:
         """
         return self.range_hash(0, self._size(size))
 
-    def check_root(self, root: bytes) -> None:
-        """Check the tiles' root against ``root`` (a verified checkpoint's).
-
-        Raises:
-            ``tlog.tile_mismatch``: it differs.
-            ``tlog.tile_missing``, ``tlog.tile_malformed``.
-        """
-        computed = self.root()
-        if not hmac.compare_digest(computed, root):
-            raise errors.ProofError(
-                "tlog.tile_mismatch",
-                f"the tiles' root of size {self.size} is not the checkpoint's root",
-                details={"expected": root.hex(), "computed": computed.hex()},
-            )
-
     # -- proofs ---------------------------------------------------------------------------------
 
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
@@ -543,10 +595,10 @@ class TiledTree:
             ``tlog.tile_mismatch``: an entry does not hash to its tile's leaf hash.
         """
         tile = self.tile_ref(0, index)
+        hashes = self._tile(0, index).levels[0]  # bound first: the entries are checked against it
         ref = TileRef(0, index, tile.width, entries=True)
         data, used = self._get(ref)
         entries = parse_bundle(data, used.width)[: ref.width]  # the full bundle's prefix, maybe
-        hashes = self._tile(0, index).levels[0]
         for position, entry in enumerate(entries):
             if not hmac.compare_digest(leaf_hash(entry), hashes[position]):
                 leaf = tile.start + position

@@ -105,7 +105,7 @@ def test_tiles_give_the_logs_roots_and_proofs(
     big_log: TransparencyLog, data: st.DataObject
 ) -> None:
     size = data.draw(st.integers(1, BIG), label="size")
-    tree = TiledTree(_db_fetch(big_log), size)  # type: ignore[arg-type]
+    tree = TiledTree(_db_fetch(big_log), size, big_log.root(size))  # type: ignore[arg-type]
     assert tree.root() == big_log.root(size)
     index = data.draw(st.integers(0, size - 1), label="index")
     assert tree.inclusion_proof(index) == list(big_log.inclusion_proof(index, size).path)
@@ -132,8 +132,7 @@ def test_a_70000_leaf_tree(hashed_log: TransparencyLog, tmp_path: Path) -> None:
     assert (report.tiles_written, report.bundles_written) == (277, 0)
     assert report.bundles_skipped == 274  # appended by hash: no entry data
     assert report.skipped_bundles[-1] == "tile/entries/273.p/112"
-    tree = TiledTree(folder_fetch(tmp_path / "out"), 70_000)
-    tree.check_root(log.root())
+    tree = TiledTree(folder_fetch(tmp_path / "out"), 70_000, log.root())
     for index in (0, 255, 256, 65_535, 65_536, 69_999):
         assert tree.inclusion_proof(index) == list(log.inclusion_proof(index).path)
     for old in (1, 256, 65_536, 69_000):
@@ -148,7 +147,7 @@ def test_tiles_of_a_large_tree_give_the_logs_proofs(
     hashed_log: TransparencyLog, data: st.DataObject
 ) -> None:
     size = data.draw(st.integers(65_000, 70_000), label="size")
-    tree = TiledTree(_db_fetch(hashed_log), size)  # type: ignore[arg-type]
+    tree = TiledTree(_db_fetch(hashed_log), size, hashed_log.root(size))  # type: ignore[arg-type]
     assert tree.root() == hashed_log.root(size)
     index = data.draw(st.integers(0, size - 1), label="index")
     assert tree.inclusion_proof(index) == list(hashed_log.inclusion_proof(index, size).path)
@@ -182,8 +181,7 @@ def test_incremental_writes_keep_every_published_size_readable(tmp_path: Path) -
         previous = size
     fetch = folder_fetch(out)
     for size, root in published:  # a client holding any older checkpoint is still served
-        tree = TiledTree(fetch, size)
-        tree.check_root(root)
+        tree = TiledTree(fetch, size, root)
         assert tree.check_entries() == size
         assert tree.inclusion_proof(size - 1) == list(log.inclusion_proof(size - 1, size).path)
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
@@ -215,8 +213,7 @@ def test_hash_only_and_oversized_leaves_skip_their_bundles(tmp_path: Path) -> No
     assert report.skipped_bundles == ["tile/entries/001", "tile/entries/002.p/11"]
     assert tile_bytes(log, TileRef(0, 2, 11, entries=True)) is None
     assert tile_bytes(log, TileRef(0, 0, entries=True)) is not None
-    tree = TiledTree(folder_fetch(tmp_path / "out"), log.size)
-    tree.check_root(log.root())
+    tree = TiledTree(folder_fetch(tmp_path / "out"), log.size, log.root())
     assert tree.entry_bundle(0) == [_data(i) for i in range(256)]
     with raises_code("tlog.tile_missing"):
         tree.entry_bundle(1)
@@ -244,8 +241,7 @@ def test_a_full_tile_with_other_bytes_is_never_overwritten(tmp_path: Path) -> No
     # 0/001 is kept; the refused run may have written some of the others (this log's bytes)
     assert report.tiles_written + report.tiles_kept == 4
     assert report.tiles_kept >= 1
-    tree = TiledTree(folder_fetch(out), 600)
-    tree.check_root(log.root())
+    tree = TiledTree(folder_fetch(out), 600, log.root())
     assert tree.inclusion_proof(300) == list(log.inclusion_proof(300).path)
 
 
@@ -286,7 +282,7 @@ def test_a_folder_published_before_a_key_rotation_stays_this_logs(tmp_path: Path
     log.append([_data(i) for i in range(10, 300)])
     report = write_tiles(log, tmp_path / "out", log.checkpoint())  # signed by OTHER
     assert (report.previous_size, report.tree_size) == (10, 300)
-    TiledTree(folder_fetch(tmp_path / "out"), 300).check_root(log.root())
+    TiledTree(folder_fetch(tmp_path / "out"), 300, log.root())
     log.close()
 
 

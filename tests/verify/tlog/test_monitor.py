@@ -169,3 +169,57 @@ def test_state_of_another_origin_is_refused(tmp_path: Path, key: SigningKey) -> 
     elsewhere = MonitorState("other.example/log", state.vkey, 1, state.root_hash, state.checkpoint)
     with raises_code("tlog.monitor_state_invalid"):
         check_round(note, _vkey(key), folder_fetch(folder), elsewhere)
+
+
+# -- issue 21: bytes the checkpoint does not bind ----------------------------------------------
+
+
+def _overlay(base: Path, **files: bytes) -> dict[str, bytes | None]:
+    """A served log: the files of ``base``, with ``files`` (``__`` for ``/``) replaced."""
+    served: dict[str, bytes | None] = {
+        str(p.relative_to(base)): p.read_bytes() for p in base.rglob("*") if p.is_file()
+    }
+    served.update({name.replace("__", "/"): data for name, data in files.items()})
+    return served
+
+
+def test_fork_hidden_in_an_unbound_level0_tile_is_caught(tmp_path: Path, key: SigningKey) -> None:
+    # Issue 21, hole 1: the log signs size 300 (tree A), then size 512 (tree B, leaf 260
+    # rewritten), and serves B's checkpoint and tiles, except tile/0/001 whose first 44 hashes
+    # are A's. The root of 512 comes from tile/1/000.p/2 only, so the old root computed from
+    # tile/0/000 + tile/0/001[:44] was A's and the round passed.
+    a = _log(tmp_path / "a.db", key, _leaves(0, 300))
+    b_leaves = _leaves(0, 512)
+    b_leaves[260] = b"entry 260 (rewritten)"
+    b = _log(tmp_path / "b.db", key, b_leaves)
+    _, trusted = check_round(
+        _publish(a, tmp_path / "a"), _vkey(key), folder_fetch(tmp_path / "a"), None
+    )
+    seen_b = _publish(b, tmp_path / "b")
+    a_tile = (tmp_path / "a" / "tile" / "0" / "001.p" / "44").read_bytes()
+    b_tile = (tmp_path / "b" / "tile" / "0" / "001").read_bytes()
+    served = _overlay(tmp_path / "b", tile__0__001=a_tile + b_tile[len(a_tile) :])
+    with raises_code("tlog.tile_mismatch") as caught:
+        check_round(seen_b, _vkey(key), served.get, trusted)
+    assert caught.value.details["path"] == "tile/0/001"
+
+
+def test_entries_of_another_log_in_an_unbound_full_tile_are_refused(
+    tmp_path: Path, key: SigningKey
+) -> None:
+    # Issue 21, hole 2: at size 300 the root comes from tile/1/000.p/1 and tile/0/001.p/44;
+    # tile/0/000 and tile/entries/000 were never tied to it, so --entries accepted 256 entries
+    # of another log (served with that log's matching level-0 tile).
+    log = _log(tmp_path / "log.db", key, _leaves(0, 300))
+    other = _log(tmp_path / "other.db", key, _leaves(0, 300, tag=" (another log)"))
+    note = _publish(log, tmp_path / "log")
+    _publish(other, tmp_path / "other")
+    theirs = tmp_path / "other" / "tile"
+    served = _overlay(
+        tmp_path / "log",
+        tile__0__000=(theirs / "0" / "000").read_bytes(),
+        tile__entries__000=(theirs / "entries" / "000").read_bytes(),
+    )
+    with raises_code("tlog.tile_mismatch") as caught:
+        check_round(note, _vkey(key), served.get, None, entries=True)
+    assert caught.value.details["path"] == "tile/0/000"

@@ -67,8 +67,7 @@ def test_the_readme_vkey_is_the_one_used_here(tessera: Path) -> None:
 def test_size_0_checkpoint_is_the_empty_tree(tessera: Path) -> None:
     size, root = _checkpoint(tessera, 0)
     assert (size, root) == (0, merkle.EMPTY_ROOT)
-    tree = TiledTree(_fetch(tessera), 0)  # type: ignore[arg-type]
-    tree.check_root(root)
+    tree = TiledTree(_fetch(tessera), 0, root)  # type: ignore[arg-type]
     assert tree.fetched == []
 
 
@@ -76,8 +75,7 @@ def test_size_0_checkpoint_is_the_empty_tree(tessera: Path) -> None:
 def test_tessera_tree_of_each_size(tessera: Path, size: int) -> None:
     checkpoint_size, root = _checkpoint(tessera, size)
     assert checkpoint_size == size
-    tree = TiledTree(_fetch(tessera), size)  # type: ignore[arg-type]
-    tree.check_root(root)
+    tree = TiledTree(_fetch(tessera), size, root)  # type: ignore[arg-type]
     assert tree.entry_bundle(0) == ENTRIES[:size]
     leaves = [merkle.leaf_hash(e) for e in ENTRIES[:size]]
     assert [tree.leaf_hash(i) for i in range(size)] == leaves
@@ -95,4 +93,4 @@ def test_tessera_tree_of_each_size(tessera: Path, size: int) -> None:
 def test_tessera_tiles_refuse_a_wrong_root(tessera: Path) -> None:
     _, root = _checkpoint(tessera, 14)
     with raises_code("tlog.tile_mismatch"):
-        TiledTree(_fetch(tessera), 15).check_root(root)  # type: ignore[arg-type]
+        TiledTree(_fetch(tessera), 15, root)  # type: ignore[arg-type]

@@ -60,6 +60,15 @@ def _store(size: int) -> dict[str, bytes]:
     return store
 
 
+def _root(size: int) -> bytes:
+    return merkle.root_of(list(_leaves(size)))
+
+
+def _tree(store: dict[str, bytes], size: int) -> TiledTree:
+    """The tree of ``size`` leaves read from ``store``, under the reference root of that size."""
+    return TiledTree(store.get, size, _root(size))
+
+
 def _merged(*sizes: int) -> dict[str, bytes]:
     """The folder a log has after publishing each of ``sizes`` in turn (old partials kept)."""
     store: dict[str, bytes] = {}
@@ -216,9 +225,9 @@ def test_bundles_round_trip_and_are_strict() -> None:
 @pytest.mark.parametrize("size", [1, 2, 7, 255, 256, 257, 300, 511, 512, 1000, 65_537])
 def test_roots_and_proofs_from_tiles_match_the_reference(size: int) -> None:
     leaves = list(_leaves(size))
-    tree = TiledTree(_store(size).get, size)
     root = merkle.root_of(leaves)
-    tree.check_root(root)
+    tree = TiledTree(_store(size).get, size, root)
+    assert tree.root() == root
     probes = sorted({0, 1, size // 3, size // 2, size - 1} & set(range(size)))
     for index in probes:
         proof = tree.inclusion_proof(index)
@@ -242,8 +251,8 @@ def test_roots_and_proofs_from_tiles_match_the_reference(size: int) -> None:
 def test_random_proofs_from_tiles_verify(data: st.DataObject) -> None:
     size = data.draw(st.integers(1, 1100))
     leaves = list(_leaves(size))
-    tree = TiledTree(_store(size).get, size)
     root = merkle.root_of(leaves)
+    tree = TiledTree(_store(size).get, size, root)
     index = data.draw(st.integers(0, size - 1))
     merkle.verify_inclusion(leaves[index], index, size, tree.inclusion_proof(index), root)
     old = data.draw(st.integers(1, size))
@@ -252,25 +261,27 @@ def test_random_proofs_from_tiles_verify(data: st.DataObject) -> None:
 
 def test_a_tree_fetches_only_the_tiles_it_needs() -> None:
     store = _merged(300, 310)
-    tree = TiledTree(store.get, 300)
+    tree = _tree(store, 300)
     tree.root()
-    # MTH(D[0:300]) = MTH(D[0:256]) (level-1 tile) and the level-0 partial tile's subtrees
-    assert [path for path, _ in tree.fetched] == ["tile/1/000.p/1", "tile/0/001.p/44"]
+    # MTH(D[0:300]) = MTH(D[0:256]) (level-1 tile) and the level-0 partial tile's subtrees: the
+    # partial tiles, read level by level when the tree is built
+    assert [path for path, _ in tree.fetched] == ["tile/0/001.p/44", "tile/1/000.p/1"]
     assert tree.bytes_read == 32 + 44 * 32
     assert tree.tiles_read == 2
     tree.inclusion_proof(5)
     tree.root()
     paths = [path for path, _ in tree.fetched]
-    assert paths == ["tile/1/000.p/1", "tile/0/001.p/44", "tile/0/000"]  # each fetched once
+    assert paths == ["tile/0/001.p/44", "tile/1/000.p/1", "tile/0/000"]  # each fetched once
     assert not any(p.endswith(".p/54") for p in paths)  # never the partial tile of another size
 
 
 def test_the_empty_tree_fetches_nothing() -> None:
     empty: dict[str, bytes] = {}
-    tree = TiledTree(empty.get, 0)
+    tree = TiledTree(empty.get, 0, merkle.EMPTY_ROOT)
     assert tree.root() == merkle.EMPTY_ROOT
-    tree.check_root(merkle.EMPTY_ROOT)
     assert tree.fetched == []
+    with raises_code("tlog.tile_mismatch"):
+        TiledTree(empty.get, 0, bytes(32))
     with raises_code("tlog.beyond_tree"):
         tree.leaf_hash(0)
 
@@ -279,8 +290,7 @@ def test_a_deleted_partial_tile_falls_back_to_the_full_tile() -> None:
     store = _merged(300, 512)
     del store["tile/0/001.p/44"]
     del store["tile/entries/001.p/44"]
-    tree = TiledTree(store.get, 300)
-    tree.check_root(merkle.root_of(list(_leaves(300))))
+    tree = _tree(store, 300)
     assert "tile/0/001.p/44" in tree.missed
     assert ("tile/0/001", 8192) in tree.fetched
     assert tree.entry_bundle(1) == _entries(300)[256:]
@@ -290,13 +300,13 @@ def test_a_missing_tile_is_tile_missing_and_fetch_errors_propagate() -> None:
     store = _store(300)
     del store["tile/0/001.p/44"]
     with raises_code("tlog.tile_missing"):
-        TiledTree(store.get, 300).root()
+        _tree(store, 300)
 
     def broken(path: str) -> bytes | None:
         raise OSError(f"network down fetching {path}")
 
     with pytest.raises(OSError, match="network down"):
-        TiledTree(broken, 300).root()
+        TiledTree(broken, 300, _root(300))
 
 
 @pytest.mark.parametrize(
@@ -311,7 +321,7 @@ def test_a_tile_of_the_wrong_length_is_malformed(path: str, change: object) -> N
     store = _store(300)
     store[path] = change(store[path])  # type: ignore[operator]
     with raises_code("tlog.tile_malformed"):
-        TiledTree(store.get, 300).root()
+        _tree(store, 300)
 
 
 def test_a_full_tile_fallback_of_the_wrong_length_is_malformed() -> None:
@@ -319,7 +329,7 @@ def test_a_full_tile_fallback_of_the_wrong_length_is_malformed() -> None:
     del store["tile/0/001.p/44"]
     store["tile/0/001"] = store["tile/0/001"][:-32]
     with raises_code("tlog.tile_malformed"):
-        TiledTree(store.get, 300).root()
+        _tree(store, 300)
 
 
 def test_a_changed_hash_fails_the_root_check() -> None:
@@ -327,28 +337,61 @@ def test_a_changed_hash_fails_the_root_check() -> None:
     data = bytearray(store["tile/0/001.p/44"])
     data[100] ^= 1
     store["tile/0/001.p/44"] = bytes(data)
-    root = merkle.root_of(list(_leaves(300)))
+    root = _root(300)
     with raises_code("tlog.tile_mismatch"):
-        TiledTree(store.get, 300).check_root(root)
+        TiledTree(store.get, 300, root)
     checkpoint = Checkpoint("example.com/log", 300, root)
     with raises_code("tlog.tile_mismatch"):
         TiledTree.for_checkpoint(store.get, checkpoint)
     assert TiledTree.for_checkpoint(_store(300).get, checkpoint).size == 300
-    # a changed level-0 tile under a level-1 hash is not read for the root; a proof through it
-    # then does not verify against the checkpoint's root
-    store = _store(300)
-    data = bytearray(store["tile/0/000"])
+    with raises_code("usage.invalid"):
+        TiledTree(_store(300).get, 300, root[:31])
+
+
+@pytest.mark.parametrize(("size", "path", "above"), [
+    (300, "tile/0/000", "tile/1/000.p/1"),
+    (512, "tile/0/001", "tile/1/000.p/2"),
+    (65_537, "tile/0/255", "tile/1/000"),
+    (65_537, "tile/1/000", "tile/2/000.p/1"),
+])  # fmt: skip
+def test_a_changed_full_tile_is_refused_before_any_use(size: int, path: str, above: str) -> None:
+    # Issue 21: a full tile the root does not fold is bound through its hash in the tile above
+    # (tlog-tiles, "Merkle Tree"); before, a proof or an old root through it used its bytes.
+    store = _store(size)
+    data = bytearray(store[path])
     data[100] ^= 1
-    store["tile/0/000"] = bytes(data)
-    tree = TiledTree(store.get, 300)
-    tree.check_root(root)
-    with raises_code("merkle.root_mismatch"):
-        merkle.verify_inclusion(tree.leaf_hash(0), 0, 300, tree.inclusion_proof(0), root)
+    store[path] = bytes(data)
+    tree = _tree(store, size)  # the partial tiles are intact: the tree builds
+    first = parse_tile_path(path).start
+    for use in (
+        lambda: tree.leaf_hash(first),
+        lambda: tree.inclusion_proof(first),
+        lambda: tree.root(first + 1),
+        lambda: tree.consistency_proof(first + 1),
+    ):
+        with raises_code("tlog.tile_mismatch") as caught:
+            use()
+        assert caught.value.details == {"path": path}, above
+    assert above in [p for p, _ in tree.fetched]
+
+
+def test_a_full_tile_is_checked_up_to_the_root_through_every_level() -> None:
+    # Leaf 0 of a 65,537-leaf tree: tile/0/000 (full) under tile/1/000 (full) under
+    # tile/2/000.p/1 (partial, bound by the root).
+    store = _store(65_537)
+    tree = _tree(store, 65_537)
+    assert tree.leaf_hash(0) == _leaves(65_537)[0]
+    assert [p for p, _ in tree.fetched] == [
+        "tile/0/256.p/1",
+        "tile/2/000.p/1",
+        "tile/0/000",
+        "tile/1/000",
+    ]
 
 
 def test_entry_bundles_are_checked_against_the_level_0_tiles() -> None:
     store = _store(300)
-    tree = TiledTree(store.get, 300)
+    tree = _tree(store, 300)
     assert tree.entry_bundle(0) == _entries(300)[:256]
     assert tree.entry_bundle(1) == _entries(300)[256:]
     assert tree.check_entries() == 300
@@ -358,18 +401,18 @@ def test_entry_bundles_are_checked_against_the_level_0_tiles() -> None:
     changed[3] = b"forged"
     store["tile/entries/001.p/44"] = encode_bundle(changed)
     with raises_code("tlog.tile_mismatch") as caught:
-        TiledTree(store.get, 300).entry_bundle(1)
+        _tree(store, 300).entry_bundle(1)
     assert caught.value.details["index"] == 259
     store["tile/entries/001.p/44"] = encode_bundle(changed[:-1])
     with raises_code("tlog.bundle_malformed"):
-        TiledTree(store.get, 300).entry_bundle(1)
+        _tree(store, 300).entry_bundle(1)
     del store["tile/entries/001.p/44"]
     with raises_code("tlog.tile_missing"):
-        TiledTree(store.get, 300).check_entries()
+        _tree(store, 300).check_entries()
 
 
 def test_questions_beyond_the_size_are_refused() -> None:
-    tree = TiledTree(_store(300).get, 300)
+    tree = _tree(_store(300), 300)
     calls: list[Callable[[], object]] = [
         lambda: tree.leaf_hash(300),
         lambda: tree.leaf_hash(-1),
@@ -395,14 +438,14 @@ def test_questions_beyond_the_size_are_refused() -> None:
     with raises_code("usage.invalid"):
         tree.range_hash(3, 7)  # not aligned
     with raises_code("usage.invalid"):
-        TiledTree(_store(1).get, -1)
+        TiledTree(_store(1).get, -1, _root(1))
     assert tree.tile_ref(1, 0) == TileRef(1, 0, 1)
     assert tree.range_hash(4, 4) == merkle.EMPTY_ROOT
 
 
 def test_fetch_results_may_be_any_bytes_like() -> None:
     store = {path: bytearray(data) for path, data in _store(40).items()}
-    tree = TiledTree(store.get, 40)  # type: ignore[arg-type]
+    tree = TiledTree(store.get, 40, _root(40))  # type: ignore[arg-type]
     assert tree.root() == merkle.root_of(list(_leaves(40)))
 
 
