@@ -31,7 +31,16 @@ from affidavit.verify import errors
 if TYPE_CHECKING:
     import click
 
-__all__ = ["JOBS_RANGE", "Command", "Option", "click_command", "echo", "parse", "run"]
+__all__ = [
+    "JOBS_RANGE",
+    "Command",
+    "Option",
+    "click_command",
+    "click_option",
+    "echo",
+    "parse",
+    "run",
+]
 
 JOBS_RANGE: Final = (1, 64)
 
@@ -47,6 +56,7 @@ class Option(NamedTuple):
     multiple: bool = False
     metavar: str | None = None
     choices: tuple[str, ...] = ()  # kind "choice": the first is the default
+    aliases: tuple[str, ...] = ()  # other flags for the same option (kept for scripts)
 
 
 class Command(NamedTuple):
@@ -93,7 +103,7 @@ def parse(command: Command, argv: Sequence[str]) -> dict[str, Any] | None:
     Returns ``None`` for anything not fully understood (``--help``, unknown or repeated flags,
     missing values, bad numbers, a missing input), so the caller hands the line to click.
     """
-    by_flag = {option.flag: option for option in command.options}
+    by_flag = {name: opt for opt in command.options for name in (opt.flag, *opt.aliases)}
     values = defaults(command)
     positional: list[str] = []
     seen: set[str] = set()
@@ -116,9 +126,9 @@ def parse(command: Command, argv: Sequence[str]) -> dict[str, Any] | None:
                 return None
             inline, index = items[index], index + 1
         value = _value(option, inline)
-        if value is None or (not option.multiple and flag in seen):
+        if value is None or (not option.multiple and option.dest in seen):
             return None
-        seen.add(flag)
+        seen.add(option.dest)
         values[option.dest] = (*values[option.dest], value) if option.multiple else value
     if not positional or (len(positional) > 1 and not command.several):
         return None
@@ -172,15 +182,17 @@ def click_command(command: Command) -> click.Command:
     params: list[click.Parameter] = [
         click.Argument([command.argument], nargs=-1 if command.several else 1, required=True)
     ]
-    params.extend(_click_option(option) for option in command.options)
+    params.extend(click_option(option) for option in command.options)
     return click.Command(command.name, callback=callback, params=params, help=command.help)
 
 
-def _click_option(option: Option) -> click.Option:
+def click_option(option: Option) -> click.Option:
+    """The click option declared by ``option`` (its aliases included)."""
     import click  # noqa: PLC0415 - lazy: the fast path never imports click
 
+    names = [option.flag, *option.aliases, option.dest]
     if option.kind == "flag":
-        return click.Option([option.flag, option.dest], is_flag=True, help=option.help)
+        return click.Option(names, is_flag=True, help=option.help)
     types = {
         "jobs": click.IntRange(*JOBS_RANGE),
         "file": click.Path(dir_okay=False),
@@ -193,7 +205,7 @@ def _click_option(option: Option) -> click.Option:
     if option.kind == "choice":
         extra = {"default": option.choices[0], "show_default": True}
     return click.Option(
-        [option.flag, option.dest],
+        names,
         type=types[option.kind],
         multiple=option.multiple,
         metavar=option.metavar,

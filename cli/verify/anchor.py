@@ -4,8 +4,11 @@ Exit codes: 0 verified, 1 not verified (failed, or ``unanchored``: no ``--tsa-ce
 the time-stamp token is not proven), 2 unreadable input or usage. ``--json`` prints one document
 (``specs/verify-anchor-result.schema.json``). Trust comes only from the caller: ``--tsa-cert``
 (the TSA certificates trusted to time-stamp), ``--ca-cert`` (optional trust anchors the TSA
-certificate must chain to), ``--log-key``/``--log-key-base64`` (optional: the tree head's own
-signature). Nothing here reads the network.
+certificate must chain to) and, optionally, the tree head's own signing key through the trust
+options every verify verb takes (:mod:`affidavit.cli._trust`; ``--log-key`` and
+``--log-key-base64`` are aliases of ``--public-key`` and ``--public-key-base64``). The tree head
+is checked under each trusted key until one verifies it, honouring the key's validity window
+(docs/adr/0011). Nothing here reads the network unless ``--fetch-key`` asks.
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input, read_json
+from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
     from affidavit.verify.anchor.receipt import AnchorResult
     from affidavit.verify.crypto.keys import Ed25519PublicKey
-    from affidavit.verify.crypto.windows import KeyWindow
+    from affidavit.verify.trust import TrustRoot
 
 __all__ = ["anchor", "describe"]
 MAX_CERT_BYTES: Final = 1 << 20
@@ -42,8 +46,7 @@ MAX_CERT_BYTES: Final = 1 << 20
     metavar="PEM",
     help="A CA certificate the TSA certificate must chain to at genTime (repeatable).",
 )
-@click.option("--log-key", default=None, metavar="FILE", help="Log public key file (tree head).")
-@click.option("--log-key-base64", default=None, metavar="KEY", help="Log public key, base64.")
+@trust_options
 @click.option("--verbose", "-v", is_flag=True, help="List every step, also when verified.")
 @json_option
 def anchor(
@@ -51,23 +54,19 @@ def anchor(
     receipt: str,
     tsa_certs: tuple[str, ...],
     ca_certs: tuple[str, ...],
-    log_key: str | None,
-    log_key_base64: str | None,
     verbose: bool,
     as_json: bool,
+    **trust_options: Any,
 ) -> None:
     """Verify an anchor receipt: sth_digest, TSA status and (with --tsa-cert) the RFC 3161 token."""
-    from affidavit.verify.anchor.receipt import (  # noqa: PLC0415 - lazy: cryptography x509
-        AnchorResult,
-        verify_anchor_receipt,
-    )
+    from affidavit.verify.anchor.receipt import AnchorResult  # noqa: PLC0415 - lazy: cryptography x509
     from affidavit.verify.results import RESULT_VERSION  # noqa: PLC0415 - lazy, with the rest
 
-    key, windows = _log_key(log_key, log_key_base64)
-    tsa = [read_input(path, max_bytes=MAX_CERT_BYTES) for path in tsa_certs]
-    cas = [read_input(path, max_bytes=MAX_CERT_BYTES) for path in ca_certs]
+    tsa = tuple(read_input(path, max_bytes=MAX_CERT_BYTES) for path in tsa_certs)
+    cas = tuple(read_input(path, max_bytes=MAX_CERT_BYTES) for path in ca_certs)
     if cas and not tsa:
         raise errors.UsageError("--ca-cert needs --tsa-cert (the certificate it anchors)")
+    trust = read_trust(**trust_options, windows=True)._replace(tsa_certs=tsa, ca_certs=cas)
     try:
         document = read_json(receipt)
     except errors.ParseError as e:
@@ -77,14 +76,19 @@ def anchor(
             {
                 "verify_result_version": RESULT_VERSION,
                 **AnchorResult.unreadable(receipt, e).to_json(),
+                "trust": trust.to_json(),
             }
         )
         click.get_current_context().exit(e.exit_code)
-    result = verify_anchor_receipt(
-        document, tsa_certs=tsa, ca_certs=cas, log_key=key, log_key_windows=windows, source=receipt
-    )
+    result = _verify(document, trust, receipt)
     if as_json:
-        emit_json({"verify_result_version": RESULT_VERSION, **result.to_json()})
+        emit_json(
+            {
+                "verify_result_version": RESULT_VERSION,
+                **result.to_json(),
+                "trust": trust.to_json(),
+            }
+        )
     elif result.verdict == "unreadable":
         click.echo(f"error: {result.code}: {receipt}: {result.message}", err=True)
     else:
@@ -92,23 +96,28 @@ def anchor(
     click.get_current_context().exit(result.exit_code)
 
 
-def _log_key(
-    path: str | None, text: str | None
-) -> tuple[Ed25519PublicKey | None, tuple[KeyWindow, ...]]:
-    """The log key and its validity window, if its key document names one (docs/formats.md §4):
-    a windowed key verifies only heads dated inside its window."""
-    if path and text:
-        raise errors.UsageError("give one of --log-key and --log-key-base64")
-    if text:
-        from affidavit.verify.crypto.trusted_keys import key_from_base64  # noqa: PLC0415 - lazy
+def _verify(document: Any, trust: TrustRoot, source: str) -> AnchorResult:
+    """The receipt under the first trusted key that verifies its tree head (the first key's
+    result when none does; no key: the head's signature is not checked)."""
+    from affidavit.verify.anchor.receipt import verify_anchor_receipt  # noqa: PLC0415 - lazy
 
-        return key_from_base64(text), ()
-    if path:
-        from affidavit.verify.crypto.trusted_keys import load_key_file  # noqa: PLC0415 - lazy
-
-        loaded = load_key_file(path, windows=True)
-        return loaded.key, () if loaded.window is None else (loaded.window,)
-    return None, ()
+    windows = trust.windows
+    results = []
+    keys: list[Ed25519PublicKey | None] = [*trust.public_keys] or [None]
+    for key in keys:
+        result = verify_anchor_receipt(
+            document,
+            tsa_certs=trust.tsa_certs,
+            ca_certs=trust.ca_certs,
+            log_key=key,
+            log_key_windows=() if key is None else windows.get(key.raw, ()),
+            source=source,
+        )
+        signature = result.step("sth_signature")
+        if signature is None or signature.status != "failed":
+            return result
+        results.append(result)
+    return results[0]
 
 
 def describe(result: AnchorResult, *, verbose: bool = False) -> list[str]:

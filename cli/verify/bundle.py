@@ -4,11 +4,13 @@ Exit codes: 0 every input verified, 1 some input not verified (failed or unancho
 unreadable (bad JSON, not a bundle, missing file) or bad usage. With several inputs the largest
 code wins. ``--json`` prints one document (``specs/verify-result.schema.json``).
 
-Trust comes only from the caller: ``--public-key-base64 K`` (repeatable), ``--publisher-doc F``
-or ``--public-key F`` (a JSON document with ``public_key_base64`` as aigentsy-verify takes it, a
-PEM, or base64 text) or ``--trusted-keys DIR`` (every ``*.pub``, ``*.json`` and ``*.pem`` there).
-Without one, a self-consistent bundle is ``unanchored``, never verified. ``--strict`` is accepted
-for aigentsy-verify scripts and changes nothing: Affidavit is always strict.
+Trust comes only from the caller, through the trust options every verify verb takes
+(:mod:`affidavit.cli._trust`, docs/adr/0016-one-trust-input.md): ``--public-key-base64 K``,
+``--public-key F`` (alias ``--publisher-doc``: a JSON key document as aigentsy-verify takes it, a
+PEM, base64 text), ``--trusted-keys DIR`` (its keys; other files skipped), ``--vkey``,
+``--fetch-key URL``. Tree-head keys honour validity windows (docs/adr/0011). Without a key, a
+self-consistent bundle is ``unanchored``, never verified, which is what aigentsy-verify's
+``--strict`` asks for: the flag is accepted and Affidavit is always strict.
 
 Actor signatures verify ``ok`` only under keys the caller trusts (``--trusted-actor-keys PATH``: a
 folder of key files, or a pinned key-directory JSON); under keys only the bundle carries they are
@@ -33,15 +35,19 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.cli._batch import Progress, map_in_workers
 from affidavit.cli._input import read_input
+from affidavit.cli._trust import TRUST_OPTIONS, folder_files, read_trust
 from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify._fastpath import Command, Option
 from affidavit.cli.verify._fastpath import echo as _echo
 from affidavit.verify import errors
 from affidavit.verify.results import Result, UnreadableInput, VerifyReport
+
+if TYPE_CHECKING:
+    from affidavit.verify.trust import TrustRoot
 
 # + bundle, attestation: the click commands, built on first access
 __all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast", "read_policy"]
@@ -51,26 +57,8 @@ __all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast", "read_pol
 
 
 OPTIONS: Final = {
-    "key": (
-        Option("--public-key-base64", "keys_b64", "text",
-               "A trusted Ed25519 public key, standard base64 (repeatable).", multiple=True),
-        Option("--publisher-doc", "publisher_docs", "file",
-               "Publisher document (JSON with public_key_base64) whose key is trusted.",
-               multiple=True),
-        Option("--public-key", "public_key_files", "file",
-               "A trusted log key file: JSON key document ({\"public_key_base64\": ...}, as"
-               " aigentsy-verify takes), PEM, or base64 text (repeatable).", multiple=True,
-               metavar="FILE"),
-        Option("--trusted-keys", "trusted_dir", "folder",
-               "Folder of trusted public keys (*.pub, *.json, *.pem)."),
-        Option("--fetch-key", "fetch_urls", "text",
-               "Fetch a trusted key from a registry or publisher document URL (explicit network"
-               " use; pin the key afterwards).", multiple=True, metavar="URL"),
-    ),
+    "key": TRUST_OPTIONS,  # the one trust option group (cli/_trust.py, docs/adr/0016)
     "bundle": (
-        Option("--strict", "strict", "flag",
-               "Accepted for aigentsy-verify scripts; no effect: verification is always strict"
-               " (no trusted tree-head key means not verified)."),
         Option("--profile", "profile", "choice",
                "Verification profile: default, or swarm-strict (every designated swarm event"
                " signed by an enrolled, valid actor key).", choices=("default", "swarm-strict")),
@@ -100,60 +88,6 @@ OPTIONS: Final = {
 
 
 # -- input ----------------------------------------------------------------------------------------
-
-
-def _trusted_keys(
-    keys_b64: Sequence[str],
-    publisher_docs: Sequence[str],
-    trusted_dir: str | None,
-    fetch_urls: Sequence[str] = (),
-    public_key_files: Sequence[str] = (),
-    *,
-    windows: dict[bytes, Any] | None = None,
-) -> list[bytes]:
-    """Raw 32-byte keys from the key options (validated; a bad key is exit 2). With ``windows``,
-    key files may carry validity windows, collected there by raw key (docs/adr/0011).
-
-    ``--fetch-key`` is the only network path of this command: one GET per URL, only when given.
-    """
-    from affidavit.verify.crypto.trusted_keys import key_from_base64  # noqa: PLC0415 - lazy (cold start)
-
-    keys = [key_from_base64(text).raw for text in keys_b64]
-    plain = list(keys)
-    if publisher_docs or public_key_files or trusted_dir is not None:
-        keys.extend(_file_keys((*publisher_docs, *public_key_files), trusted_dir, windows))
-    if fetch_urls:
-        from affidavit.registry.clients.registry import fetch_public_key  # noqa: PLC0415 - explicit network
-
-        for url in fetch_urls:
-            fetched = fetch_public_key(url)
-            _echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
-            keys.append(fetched.raw)
-            plain.append(fetched.raw)
-    if windows:  # a key also given without a window is trusted at every time
-        for raw in plain:
-            windows.pop(raw, None)
-    return list(dict.fromkeys(keys))
-
-
-def _file_keys(
-    publisher_docs: Sequence[str], trusted_dir: str | None, windows: dict[bytes, Any] | None = None
-) -> list[bytes]:
-    """Raw keys from ``--publisher-doc``/``--public-key`` files and a ``--trusted-keys`` folder,
-    read by the one strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`); their
-    validity windows into ``windows`` (without it a windowed key is refused: fail closed).
-
-    Only these options import the key-file reader (cold start, docs/adr/0003).
-    """
-    from affidavit.verify.crypto.trusted_keys import key_windows, load_key_file, load_key_folder  # noqa: PLC0415 - lazy (cold start)
-
-    honour = windows is not None
-    loaded = [load_key_file(path, windows=honour) for path in publisher_docs]
-    if trusted_dir is not None:
-        loaded.extend(load_key_folder(trusted_dir, windows=honour))
-    if windows is not None:
-        windows.update(key_windows(loaded))
-    return [trusted.key.raw for trusted in loaded]
 
 
 def _expand(inputs: Iterable[str]) -> list[str]:
@@ -252,15 +186,18 @@ def _actor_keys(path: str | None) -> tuple[Any, ...]:
         ActorTrust,
         TrustedActorKey,
     )
-    from affidavit.verify.crypto.trusted_keys import key_files, parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
+    from affidavit.verify.crypto.trusted_keys import parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy (cold start)
 
     if os.path.isfile(path):
         return ActorTrust.from_directory(loads(read_input(path)), source=path).keys
     if not os.path.isdir(path):
         raise errors.ParseError("io.unreadable", f"{path}: no such file or folder")
+    files = folder_files(path)[0]  # the one folder rule (cli/_trust.py); other files skipped
+    if not files:
+        raise errors.UsageError(f"{path}: no *.pub, *.json or *.pem key files (fail closed)")
     keys: list[Any] = []
-    for file in key_files(path):
+    for file in files:
         data = read_input(file)
         document = loads(data) if file.endswith(".json") else None
         if isinstance(document, dict) and "public_key_base64" not in document:
@@ -285,12 +222,16 @@ def _verify_one(source: str) -> Result:
 # -- output -------------------------------------------------------------------------------------
 
 
-def _finish(results: Sequence[Result], as_json: bool, kind: str, detailed: bool) -> int:
-    """Print the report (rendered by :class:`~affidavit.verify.results.VerifyReport`); return
-    its exit code, the largest of the verdicts'."""
+def _finish(
+    results: Sequence[Result], as_json: bool, kind: str, detailed: bool, trust: TrustRoot
+) -> int:
+    """Print the report (rendered by :class:`~affidavit.verify.results.VerifyReport`), with
+    the trust it was verified under in ``--json``; return its exit code, the largest of the
+    verdicts'."""
     report = VerifyReport(kind, tuple(results))
     if as_json:
-        _echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        document = {**report.to_json(), "trust": trust.to_json()}
+        _echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         for text, to_stderr in report.render(detailed=detailed):
             _echo(text, err=to_stderr)
@@ -299,12 +240,6 @@ def _finish(results: Sequence[Result], as_json: bool, kind: str, detailed: bool)
 
 def _run_bundle(  # noqa: PLR0917 - one parameter per option
     inputs: tuple[str, ...],
-    fetch_urls: tuple[str, ...],
-    keys_b64: tuple[str, ...],
-    publisher_docs: tuple[str, ...],
-    public_key_files: tuple[str, ...],
-    trusted_dir: str | None,
-    strict: bool,  # noqa: ARG001 - accepted for aigentsy-verify scripts: always strict here
     profile: str,
     actor_keys_path: str | None,
     require_actor: bool,
@@ -313,23 +248,22 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
     as_json: bool,
     attest_key: str | None = None,
     vsa_out: str | None = None,
+    **trust_options: Any,
 ) -> int:
     if (attest_key is None) != (vsa_out is None):
         raise errors.UsageError("--attest-result KEYFILE and --out VSA go together")
-    windows: dict[bytes, Any] = {}  # tree-head keys' validity windows (docs/adr/0011)
-    raw_keys = _trusted_keys(
-        keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files, windows=windows
-    )
+    trust = read_trust(**trust_options, windows=True)  # tree heads honour windows (ADR 0011)
+    raw_keys = trust.raw_keys
     policy = policy_bytes = None
     if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
         policy, policy_bytes = _read_policy(policy_file)
     actor_keys = _actor_keys(actor_keys_path)
-    settings = _Settings(actor_keys, require_actor, profile, policy, tuple(windows.items()))
+    settings = _Settings(actor_keys, require_actor, profile, policy, tuple(trust.windows.items()))
     paths = _expand(inputs)
     if not paths:
         raise errors.UsageError("no bundle files found in the given inputs")
     if attest_key is not None and vsa_out is not None:
-        return _run_attested(paths, raw_keys, settings, policy_bytes, attest_key, vsa_out, as_json)
+        return _run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out, as_json)
     progress = Progress(len(paths))
     results: list[Result] = []
     for result in map_in_workers(
@@ -343,12 +277,12 @@ def _run_bundle(  # noqa: PLR0917 - one parameter per option
     ):
         results.append(result)
         progress.tick()
-    return _finish(results, as_json, "bundle", detailed=len(paths) == 1)
+    return _finish(results, as_json, "bundle", len(paths) == 1, trust)
 
 
 def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     paths: list[str],
-    raw_keys: list[bytes],
+    trust: TrustRoot,
     settings: _Settings,
     policy_bytes: bytes | None,
     key_file: str,
@@ -372,14 +306,15 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
         raise errors.UsageError(f"--attest-result summarizes one bundle; {len(paths)} were given")
     key = load_signing_key(key_file)  # a bad key is exit 2 before anything is verified
     (path,) = paths
+    raw_keys = trust.raw_keys
     _init_worker(raw_keys, settings)
     try:
         data = read_input(path)
     except errors.AffidavitError as e:
-        return _finish([UnreadableInput.of("bundle", path, e)], as_json, "bundle", detailed=True)
+        return _finish([UnreadableInput.of("bundle", path, e)], as_json, "bundle", True, trust)
     result: Result = _VERIFIER.verify_bytes(data, source=path)
-    code = _finish([result], as_json, "bundle", detailed=True)
-    trust = trust_document(
+    code = _finish([result], as_json, "bundle", True, trust)
+    vsa_trust = trust_document(
         raw_keys,
         actor_keys=[(k.raw, k.actor_id) for k in settings.actor_keys],
         profile=settings.profile,
@@ -391,7 +326,7 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
             loads(data),
             data,
             passed=result.verdict == "verified",
-            policy_digest=trust_digest(trust),
+            policy_digest=trust_digest(vsa_trust),
         )
     except errors.AffidavitError as e:
         _echo(f"note: no verification summary written: {e.code}: {e.message}", err=True)
@@ -411,29 +346,19 @@ def _write_envelope(path: str, envelope: Any) -> None:
     atomic_write(path, text.encode("ascii"))
 
 
-def _run_attestation(  # noqa: PLR0917 - one parameter per option
-    source: str,
-    fetch_urls: tuple[str, ...],
-    keys_b64: tuple[str, ...],
-    publisher_docs: tuple[str, ...],
-    public_key_files: tuple[str, ...],
-    trusted_dir: str | None,
-    as_json: bool,
-) -> int:
+def _run_attestation(source: str, as_json: bool, **trust_options: Any) -> int:
     from affidavit.verify.bundles.attestation import verify_attestation  # noqa: PLC0415 - lazy (cold start)
-    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
     from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy (cold start)
 
-    raw_keys = _trusted_keys(keys_b64, publisher_docs, trusted_dir, fetch_urls, public_key_files)
+    trust = read_trust(**trust_options)
     result: Result
     try:
         document = loads(read_input(source))
     except errors.AffidavitError as e:
         result = UnreadableInput.of("attestation", source, e)
     else:
-        keys = [Ed25519PublicKey(raw) for raw in raw_keys]
-        result = verify_attestation(document, keys, source=source)
-    return _finish([result], as_json, "attestation", detailed=True)
+        result = verify_attestation(document, trust.public_keys, source=source)
+    return _finish([result], as_json, "attestation", True, trust)
 
 
 # -- the commands, declared once (docs/adr/0003-cold-start.md) ------------------------------------

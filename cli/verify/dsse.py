@@ -2,13 +2,11 @@
 
 ::
 
-    affidavit verify dsse FILE|- (--public-key-base64 K ... | --trusted-keys DIR)
-        [--threshold N] [--bundle BUNDLE] [--json]
+    affidavit verify dsse FILE|- TRUST... [--threshold N] [--bundle BUNDLE] [--json]
 
-Trust comes only from the caller: ``--public-key-base64 K`` (repeatable) or ``--trusted-keys DIR``
-(every ``*.pub``, ``*.json`` and ``*.pem`` there), read by the one strict key loader
-(:mod:`affidavit.verify.crypto.trusted_keys`); exactly one of the two. The envelope's ``keyid``
-is a hint, never trusted.
+Trust comes only from the caller, through the trust options every verify verb takes
+(:mod:`affidavit.cli._trust`: ``--public-key-base64 K``, ``--public-key FILE``, ``--trusted-keys
+DIR``, ...); at least one key (fail closed). The envelope's ``keyid`` is a hint, never trusted.
 
 The steps, the verdict and both renderings are the library's
 (:class:`affidavit.verify.dsse.report.DsseReport`): envelope, signatures, statement, cross_check.
@@ -26,7 +24,7 @@ from typing import Any
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
-from affidavit.cli.verify._keys import key_options, trusted_keys
+from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 
 __all__ = ["dsse"]
@@ -34,7 +32,7 @@ __all__ = ["dsse"]
 
 @click.command("dsse")
 @click.argument("source", metavar="FILE|-")
-@key_options
+@trust_options
 @click.option(
     "--threshold",
     type=int,
@@ -52,17 +50,22 @@ __all__ = ["dsse"]
 def dsse(
     *,
     source: str,
-    keys_b64: tuple[str, ...],
-    trusted_dir: str | None,
     threshold: int,
     bundle_file: str | None,
     as_json: bool,
+    **trust_options: Any,
 ) -> None:
     """Verify a DSSE envelope and the in-toto Statement v1 it carries, under trusted keys."""
     from affidavit.verify.dsse.report import DsseReport  # noqa: PLC0415 - lazy
     from affidavit.verify.dsse.verify import check_threshold  # noqa: PLC0415 - lazy
 
-    keys = trusted_keys(keys_b64, trusted_dir, exactly_one=True)
+    trust = read_trust(**trust_options)
+    keys = trust.public_keys
+    if not keys:
+        raise errors.UsageError(
+            "verify dsse needs a trusted key: --public-key-base64 K, --public-key FILE or"
+            " --trusted-keys DIR (fail closed)"
+        )
     check_threshold(threshold, len(keys))
     bundle = None if bundle_file is None else _read_bundle(bundle_file)
     report = DsseReport(source, threshold, len(keys))
@@ -72,7 +75,7 @@ def dsse(
         statement = report.check_statement(envelope, verification)
         report.check_bundle(statement, bundle, bundle_file)
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "trust": trust.to_json()})
     else:
         for text, to_stderr in report.render():
             click.echo(text, err=to_stderr)

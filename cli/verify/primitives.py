@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 from affidavit.verify._code import FAILED
 from affidavit.verify.crypto.keys import b64decode_strict
@@ -43,10 +44,13 @@ def parse_hash(text: str, what: str) -> bytes:
 
 
 def _report(
-    as_json: bool, run: Callable[[], dict[str, Any]], summary: Callable[[Any], str]
+    as_json: bool,
+    run: Callable[[], dict[str, Any]],
+    summary: Callable[[Any], str],
+    extra: dict[str, Any] | None = None,
 ) -> None:
     """Run a check; print the verdict; an error that does not verify becomes exit 1 (JSON kept on
-    stdout)."""
+    stdout, with ``extra``)."""
     try:
         result = run()
     except errors.AffidavitError as e:
@@ -54,7 +58,7 @@ def _report(
             raise
         if not as_json:
             raise
-        emit_json({"ok": False, "verdict": "failed", "error": e.to_json()})
+        emit_json({"ok": False, "verdict": "failed", "error": e.to_json(), **(extra or {})})
         click.get_current_context().exit(e.exit_code)
     if as_json:
         emit_json({"ok": True, "verdict": "verified", **result})
@@ -64,22 +68,20 @@ def _report(
 
 @click.command("checkpoint")
 @click.argument("source", metavar="FILE|-")
-@click.option(
-    "--vkey",
-    "vkeys",
-    multiple=True,
-    required=True,
-    help="Trusted verifier key name+keyid+base64, or a key file or folder of them (repeatable;"
-    " at least one).",
-)
+@trust_options
 @click.option("--origin", default=None, help="Require this origin line.")
 @json_option
-def checkpoint(source: str, vkeys: tuple[str, ...], origin: str | None, as_json: bool) -> None:
+def checkpoint(source: str, origin: str | None, as_json: bool, **trust_options: Any) -> None:
     """Verify a C2SP tlog-checkpoint (signed note) against trusted verifier keys."""
     from affidavit.verify.crypto.checkpoint import verify_checkpoint  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
-    from affidavit.verify.crypto.trusted_keys import note_verifiers  # noqa: PLC0415 - lazy
 
-    verifiers = [verifier for vkey in vkeys for verifier in note_verifiers(vkey)]
+    trust = read_trust(**trust_options)
+    verifiers = trust.note_verifiers()
+    if not verifiers:
+        raise errors.UsageError(
+            "verify checkpoint needs a trusted verifier key: --vkey name+keyid+base64, or a"
+            " key file or folder of them (fail closed)"
+        )
     note = read_input(source, max_bytes=MAX_CHECKPOINT_BYTES)
 
     def run() -> dict[str, Any]:
@@ -93,6 +95,7 @@ def checkpoint(source: str, vkeys: tuple[str, ...], origin: str | None, as_json:
             "extensions": list(body.extensions),
             "verified_by": list(result.verified_by),
             "ignored_signatures": result.ignored_signatures,
+            "trust": trust.to_json(),
         }
 
     _report(
@@ -103,6 +106,7 @@ def checkpoint(source: str, vkeys: tuple[str, ...], origin: str | None, as_json:
             f" (signed by {', '.join(r['verified_by'])}; {r['ignored_signatures']} other"
             " signature(s) ignored)"
         ),
+        {"trust": trust.to_json()},
     )
 
 

@@ -4,9 +4,9 @@
 ::
 
     affidavit verify receipt RECEIPT --source SRC (--content OUT | --chunk FILE ...)
-        [--public-key-base64 K ... | --trusted-keys DIR] [--json]
+        [TRUST...] [--json]
     affidavit verify receipt DIR --source-root SRCDIR [--content-root OUTDIR] [--jobs N]
-        [--public-key-base64 K ... | --trusted-keys DIR] [--json]
+        [TRUST...] [--json]
 
 One receipt: its steps ``signature``, ``source_hash``, ``replay``, ``chunks`` (when the receipt
 declares chunks or ``--chunk`` is given) and ``content_hash``
@@ -16,10 +16,10 @@ receipt's source at ``SRCDIR/<source.uri>`` and content at ``OUTDIR/<receipt pat
 ``--jobs`` worker processes, with a progress bar on stderr when stderr is a terminal; the report
 lists every receipt not verified and ends with the counts by verdict and by code.
 
-Trust comes only from the caller, read as ``verify bundle`` reads it: ``--public-key-base64 K``
-(repeatable) and ``--trusted-keys DIR`` (every ``*.pub``, ``*.json`` and ``*.pem`` there), by the
-one strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`). Without a key the signature
-is not checked and no receipt is verified (``receipt.unanchored``).
+Trust comes only from the caller, through the trust options every verify verb takes
+(:mod:`affidavit.cli._trust`: ``--public-key-base64 K``, ``--public-key FILE``, ``--trusted-keys
+DIR``, ...). Without a key the signature is not checked and no receipt is verified
+(``receipt.unanchored``).
 
 Exit codes: 0 every receipt verified; 1 some receipt failed or is incomplete (a transformation
 with no implementation here: ``transform.unimplemented``); 2 some receipt or file unreadable, or
@@ -30,17 +30,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 from affidavit.cli._batch import Progress, map_in_workers
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._input import read_artefact
-from affidavit.cli.verify._keys import key_options, trusted_keys
+from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
     from affidavit.verify.receipts.result import ReceiptResult
+    from affidavit.verify.trust import TrustRoot
 
 __all__ = ["receipt"]
 
@@ -71,7 +72,7 @@ _BULK_ONLY: Final = ("--source-root", "--content-root")
     metavar="DIR",
     help="A folder of receipts: where the contents are (default: beside their receipts).",
 )
-@key_options
+@trust_options
 @click.option(
     "--jobs", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes."
 )
@@ -83,19 +84,19 @@ def receipt(  # noqa: PLR0917 - one parameter per option
     chunk_files: tuple[str, ...],
     source_root: str | None,
     content_root: str | None,
-    keys_b64: tuple[str, ...],
-    trusted_dir: str | None,
     jobs: int,
     as_json: bool,
+    **trust_options: Any,
 ) -> None:
     """Verify a transformation receipt (or a folder of them): signature, hashes, replay."""
-    raw_keys = [key.raw for key in trusted_keys(keys_b64, trusted_dir)]
+    trust = read_trust(**trust_options)
+    raw_keys = trust.raw_keys
     if os.path.isdir(target):
         _refuse(_SINGLE_ONLY, (source_file, content_file, chunk_files), "a folder of receipts")
         if source_root is None:
             raise errors.UsageError("a folder of receipts needs --source-root DIR")
         results = _bulk(target, source_root, content_root or target, raw_keys, jobs)
-        _finish(results, as_json, detailed=False)
+        _finish(results, as_json, trust, detailed=False)
         return
     _refuse(_BULK_ONLY, (source_root, content_root), "one receipt")
     if source_file is None or (content_file is None and not chunk_files):
@@ -106,7 +107,7 @@ def receipt(  # noqa: PLR0917 - one parameter per option
     if result.verdict == "unreadable" and not as_json:
         click.echo(f"error: {result.code}: {result.message}", err=True)
         click.get_current_context().exit(result.exit_code)
-    _finish([result], as_json, detailed=True)
+    _finish([result], as_json, trust, detailed=True)
 
 
 def _refuse(options: Sequence[str], values: Sequence[object], what: str) -> None:
@@ -174,12 +175,14 @@ def _bulk(
     return results
 
 
-def _finish(results: Sequence[ReceiptResult], as_json: bool, *, detailed: bool) -> None:
+def _finish(
+    results: Sequence[ReceiptResult], as_json: bool, trust: TrustRoot, *, detailed: bool
+) -> None:
     from affidavit.verify.receipts.result import ReceiptReport  # noqa: PLC0415 - lazy
 
     report = ReceiptReport(tuple(results))
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "trust": trust.to_json()})
     else:
         for line in report.render(detailed=detailed):
             click.echo(line)

@@ -155,8 +155,8 @@ def test_falls_back_to_click_for_what_it_does_not_understand(argv: list[str]) ->
 def test_attestation_takes_one_source_only() -> None:
     assert verify_bundle.parse_fast("attestation", [GOOD, GOOD]) is None
     assert verify_bundle.parse_fast("attestation", [GOOD]) == {
-        "source": GOOD, "keys_b64": (), "publisher_docs": (), "trusted_dir": None,
-        "fetch_urls": (), "as_json": False, "public_key_files": (),
+        "source": GOOD, "keys_b64": (), "key_files": (), "key_dirs": (), "vkeys": (),
+        "fetch_urls": (), "strict": False, "as_json": False,
     }  # fmt: skip
 
 
@@ -165,7 +165,8 @@ def test_one_option_table_builds_both_parsers() -> None:
         built = getattr(verify_bundle, command)
         assert isinstance(built, click.Command)
         click_flags = {opt for p in built.params if isinstance(p, click.Option) for opt in p.opts}
-        table = {o.flag for o in verify_bundle.COMMANDS[command].options}
+        options = verify_bundle.COMMANDS[command].options
+        table = {flag for o in options for flag in (o.flag, *o.aliases)}
         assert click_flags == table
         fast_keys = set(verify_bundle.parse_fast(command, [GOOD]) or {})
         assert fast_keys == {p.name for p in built.params}

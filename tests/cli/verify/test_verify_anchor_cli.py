@@ -143,9 +143,9 @@ def test_bad_certificate_or_key_is_usage_exit_2(receipt: Path, tsa: LocalTsa) ->
     ca_only = _run(str(receipt), "--ca-cert", str(tsa.ca.cert))
     assert ca_only.exit_code == 2
     assert ca_only.stderr.startswith("error: usage.invalid: ")
-    both = _run(str(receipt), "--log-key", str(tsa.cert), "--log-key-base64", "AAAA")
-    assert both.exit_code == 2
-    assert both.stderr.startswith("error: usage.invalid: ")
+    not_a_key = _run(str(receipt), "--log-key", str(tsa.cert))  # a certificate, not a key
+    assert not_a_key.exit_code == 2
+    assert not_a_key.stderr.startswith(f"error: key.unrecognized: {tsa.cert}: ")
     missing = _run(str(receipt), "--tsa-cert", str(tsa.folder / "absent.pem"))
     assert missing.exit_code == 2
     assert missing.stderr.startswith("error: io.unreadable: ")

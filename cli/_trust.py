@@ -1,0 +1,206 @@
+"""The trust options of every verify verb, declared once, and the one reader of what they name.
+
+Every verb that verifies under keys the caller trusts takes :data:`TRUST_OPTIONS` (style.md §16,
+docs/adr/0016-one-trust-input.md), with the same names and meaning everywhere:
+
+``--public-key-base64 K``  a trusted Ed25519 key, base64 (alias ``--log-key-base64``);
+``--public-key FILE``      a key file: JSON key document, PEM, base64 or C2SP verifier key
+                           (aliases ``--publisher-doc``, ``--log-key``);
+``--trusted-keys DIR``     a folder: its keys, in name order; files that are not keys are skipped;
+``--vkey VKEY``            a C2SP verifier key ``name+keyid+base64``, or a key file or folder;
+``--fetch-key URL``        a key fetched from a registry or publisher document (explicit network
+                           use; the key is printed to pin);
+``--strict``               accepted for aigentsy-verify scripts: a verdict needs a signature
+                           proven under a trusted key, always (ADR 0016).
+
+Every option is repeatable and they add up. This module reads the files and folders; what a file
+is, and every key, is decided by the library from the bytes
+(:class:`affidavit.verify.trust.TrustRoot`, :func:`affidavit.verify.trust.key_claim`). The
+``--json`` document of every verb lists the keys and the skipped files (``"trust"``).
+
+No click at import: :mod:`affidavit.cli.verify.bundle`'s fast path reads trust through here
+(docs/adr/0003-cold-start.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from affidavit.cli._input import read_input
+from affidavit.cli.verify._fastpath import Option, echo
+from affidavit.verify import errors
+from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.trusted_keys import TrustedKey
+
+__all__ = ["TRUST_OPTIONS", "folder_files", "read_key_file", "read_trust", "trust_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TRUST_OPTIONS: Final = (
+    Option("--public-key-base64", "keys_b64", "text",
+           "A trusted Ed25519 public key, standard base64 (repeatable).",
+           multiple=True, metavar="KEY", aliases=("--log-key-base64",)),
+    Option("--public-key", "key_files", "file",
+           "A trusted key file: JSON key document ({\"public_key_base64\": ...}, e.g. a publisher"
+           " document), PEM, base64 text or a C2SP verifier key (repeatable).",
+           multiple=True, metavar="FILE", aliases=("--publisher-doc", "--log-key")),
+    Option("--trusted-keys", "key_dirs", "folder",
+           "A folder of trusted keys (*.pub, *.pem, *.json key documents); other files are"
+           " skipped and listed in --json (repeatable).", multiple=True, metavar="DIR"),
+    Option("--vkey", "vkeys", "text",
+           "A trusted C2SP verifier key name+keyid+base64, or a key file or folder (repeatable).",
+           multiple=True, metavar="VKEY"),
+    Option("--fetch-key", "fetch_urls", "text",
+           "Fetch a trusted key from a registry or publisher document URL (explicit network"
+           " use; pin the key afterwards).", multiple=True, metavar="URL"),
+    Option("--strict", "strict", "flag",
+           "Accepted for aigentsy-verify scripts: a verdict always needs a signature proven"
+           " under a trusted key (no trusted key: not verified)."),
+)  # fmt: skip
+
+TRUST_DESTS: Final = tuple(option.dest for option in TRUST_OPTIONS)
+
+
+def trust_options(f: F) -> F:
+    """Add :data:`TRUST_OPTIONS` to a click command; it receives them as keyword arguments
+    (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``, ``strict``), to pass
+    on to :func:`read_trust`."""
+    from affidavit.cli.verify._fastpath import click_option  # noqa: PLC0415 - click, lazily
+
+    for option in reversed(TRUST_OPTIONS):
+        params: list[Any] = getattr(f, "__click_params__", [])
+        params.append(click_option(option))
+        f.__click_params__ = params  # type: ignore[attr-defined]
+    return f
+
+
+def read_trust(
+    *,
+    keys_b64: Iterable[str] = (),
+    key_files: Iterable[str] = (),
+    key_dirs: Iterable[str] = (),
+    vkeys: Iterable[str] = (),
+    fetch_urls: Iterable[str] = (),
+    strict: bool = False,  # noqa: ARG001 - always strict (module docstring)
+    windows: bool = False,
+) -> TrustRoot:
+    """Every key the trust options name, read one way (module docstring). ``windows``: the
+    verb honours validity windows (else a windowed key is ``key.window_unsupported``).
+
+    ``--fetch-key`` is the only network use: one GET per URL, only when given.
+
+    Raises:
+        ``key.*``, ``json.*``, ``io.unreadable``: a key file or folder that cannot be read, or
+            a file claiming to be a key that is malformed.
+        ``usage.invalid``: a folder holding no key.
+        ``registry.*``: a fetch failed.
+    """
+    from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64  # noqa: PLC0415 - lazy (cold start)
+
+    roots = [
+        _one(TrustedKey(key_from_base64(text), f"--public-key-base64 #{n}", "base64"))
+        for n, text in enumerate(keys_b64, 1)
+    ]
+    roots.extend(read_key_file(path, windows=windows) for path in key_files)
+    roots.extend(read_folder(path, windows=windows) for path in key_dirs)
+    roots.extend(_vkey(value, windows=windows) for value in vkeys)
+    if fetch_urls:
+        from affidavit.registry.clients.registry import fetch_public_key  # noqa: PLC0415 - explicit network
+
+        for url in fetch_urls:
+            fetched = fetch_public_key(url)
+            echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
+            roots.append(_one(TrustedKey(fetched, url, "fetched")))
+    return TrustRoot().merge(*roots)
+
+
+def read_key_file(path: str, *, windows: bool = False) -> TrustRoot:
+    """One key file the caller named: read as a key whatever its name (it was named as one).
+
+    Raises:
+        ``io.unreadable``: it cannot be read. ``key.unrecognized``: larger than a key file.
+        ``key.*``, ``json.*``: not a key.
+    """
+    from affidavit.verify.crypto.trusted_keys import parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
+
+    return _one(parse_key_bytes(_read_key_bytes(path), source=path, windows=windows))
+
+
+def read_folder(path: str, *, windows: bool = False) -> TrustRoot:
+    """The keys of a folder, in name order; files that are not keys skipped
+    (:meth:`TrustRoot.from_files`).
+
+    Raises:
+        ``io.unreadable``: not a folder. ``usage.invalid``: no key in it (fail closed).
+        ``key.*``, ``json.*``: a file claiming to be a key is malformed.
+    """
+    candidates, skipped = folder_files(path)
+    files: list[KeyFile] = []
+    for file in candidates:
+        try:
+            files.append(KeyFile(file, _read_key_bytes(file)))
+        except errors.KeyMaterialError:
+            if not file.endswith(".json"):
+                raise  # a *.pub or *.pem larger than a key file claims to be one: malformed
+            skipped.append(Skipped(file, "larger than a key file: not a key"))
+    root = TrustRoot.from_files(files, windows=windows, folder=path)
+    return root._replace(skipped=(*skipped, *root.skipped))
+
+
+def folder_files(path: str) -> tuple[list[str], list[Skipped]]:
+    """The files of a folder that may be keys (by name, :func:`name_claims_key`), in name
+    order, and the entries that are not (other names, subfolders).
+
+    Raises:
+        ``io.unreadable``: ``path`` is not a folder, or cannot be listed.
+    """
+    if not os.path.isdir(path):
+        raise errors.ParseError("io.unreadable", f"{path}: not a folder")
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as e:
+        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
+    candidates: list[str] = []
+    skipped: list[Skipped] = []
+    for name in names:
+        full = os.path.join(path, name)
+        reason = "a folder" if not os.path.isfile(full) else name_claims_key(name)
+        if reason is None:
+            candidates.append(full)
+        else:
+            skipped.append(Skipped(full, reason))
+    return candidates, skipped
+
+
+def _read_key_bytes(path: str) -> bytes:
+    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
+
+    try:
+        return read_input(path, max_bytes=MAX_KEY_FILE_BYTES)
+    except errors.ParseError as e:
+        if e.code != "json.too_large":
+            raise
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{path}: too large for a key file"
+        ) from None
+
+
+def _vkey(value: str, *, windows: bool) -> TrustRoot:
+    """``--vkey``: a verifier key string, or (as scripts have it) a key file or folder."""
+    if os.path.isdir(value):
+        return read_folder(value, windows=windows)
+    if os.path.isfile(value):
+        return read_key_file(value, windows=windows)
+    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
+    from affidavit.verify.crypto.trusted_keys import TrustedKey  # noqa: PLC0415 - lazy
+
+    verifier = parse_verifier_key(value)  # key.vkey_malformed says what is wrong
+    return _one(TrustedKey(verifier.key, "--vkey", "vkey", verifier=verifier))
+
+
+def _one(trusted: TrustedKey) -> TrustRoot:
+    return TrustRoot((trusted,))

@@ -1,0 +1,203 @@
+"""One trust input: what the caller trusts, by role, built from bytes the caller passes.
+
+>>> root = TrustRoot.from_files([
+...     KeyFile("keys/log.pub", b"11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\\n"),
+...     KeyFile("keys/log.key.logstate-1.json", b'{"state": 1}'),
+...     KeyFile("keys/README.md", b"# keys"),
+... ])
+>>> [key.key.b64 for key in root.keys]
+['11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=']
+>>> [(item.source, item.reason) for item in root.skipped][0]
+('keys/log.key.logstate-1.json', 'a JSON document without public_key_base64: not a key')
+
+Every verify verb takes its trust from one :class:`TrustRoot` (style.md §16,
+docs/adr/0016-one-trust-input.md): the keys the caller trusts (log keys signing tree heads and
+checkpoints, with their validity windows and, for verifier keys, their names; publisher keys;
+the signers of DSSE envelopes and receipts), the actor keys, the tlog-policy (logs, witnesses and
+their quorum) and the TSA certificates. A key's role is what the verb uses it for; the root only
+says that the caller trusts it, and where it came from.
+
+Nothing here reads a file, the clock, the environment or the network (style.md §8): the caller
+reads the files it names and passes their bytes (:class:`KeyFile`). What a file is, is decided
+here, once, for every command, by :func:`key_claim`:
+
+- a ``*.pub`` or ``*.pem`` file claims to be a key by its name;
+- a ``*.json`` file claims to be a key by its content: it names ``public_key_base64`` (a key
+  document, docs/formats.md §3); any other JSON file (a log's signed state file, a manifest) is
+  not a key;
+- any other file (a private ``*.key``, a README) is not a key.
+
+A file that claims to be a key is read strictly by
+:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`, and a malformed one is an error
+(``key.*``, ``json.*``, exit 2). A file that does not is :class:`Skipped`, with the reason, never
+an error. A trust input with no key in it is an error (``usage.invalid``: fail closed, style.md
+§7), never an empty set that trusts nothing quietly.
+
+This module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md): NamedTuples, no
+pathlib, no dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES, TrustedKey, parse_key_bytes
+from affidavit.verify.crypto.windows import merge_windows
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.checkpoint import NoteVerifier
+    from affidavit.verify.crypto.keys import Ed25519PublicKey
+    from affidavit.verify.crypto.windows import KeyWindow
+
+__all__ = ["KEY_FILE_SUFFIXES", "KeyFile", "Skipped", "TrustRoot", "key_claim", "name_claims_key"]
+
+KEY_FILE_SUFFIXES: Final = (".pub", ".pem", ".json")
+_CLAIMED_BY_NAME: Final = (".pub", ".pem")
+_KEY_DOCUMENT_FIELD: Final = b'"public_key_base64"'
+
+
+class KeyFile(NamedTuple):
+    """The bytes of one file the caller read, and its name (for messages and ``--json``)."""
+
+    source: str
+    data: bytes
+
+
+class Skipped(NamedTuple):
+    """A file of a trust input that is not a key, and why."""
+
+    source: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{source, reason}``."""
+        return {"source": self.source, "reason": self.reason}
+
+
+def name_claims_key(name: str) -> str | None:
+    """None when a file named ``name`` may be a key (read it and ask :func:`key_claim`), else
+    why it is not one (its bytes need not be read)."""
+    if name.endswith(KEY_FILE_SUFFIXES):
+        return None
+    return "not a key file (*.pub, *.pem, or a *.json key document)"
+
+
+def key_claim(file: KeyFile) -> str | None:
+    """None when ``file`` claims to be a key (module docstring), else why it is not one."""
+    reason = name_claims_key(file.source)
+    if reason is not None or file.source.endswith(_CLAIMED_BY_NAME):
+        return reason
+    if _KEY_DOCUMENT_FIELD in file.data[: MAX_KEY_FILE_BYTES + 1]:
+        return None
+    return "a JSON document without public_key_base64: not a key"
+
+
+class TrustRoot(NamedTuple):
+    """What the caller trusts (module docstring). Build it with :meth:`from_files` and
+    :meth:`merge`; ``to_json`` lists the keys and the skipped files for ``--json``."""
+
+    keys: tuple[TrustedKey, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    actor_keys: tuple[Any, ...] = ()  # TrustedActorKey (verify.bundles.actor_trust)
+    tlog_policy: Any = None  # verify.tlog.policy.Policy: logs, witnesses, quorum
+    tsa_certs: tuple[bytes, ...] = ()  # PEM or DER, verify.anchor.rfc3161
+    ca_certs: tuple[bytes, ...] = ()
+
+    @classmethod
+    def from_files(
+        cls, files: Iterable[KeyFile], *, windows: bool = False, folder: str | None = None
+    ) -> TrustRoot:
+        """The keys of ``files``, each read if it claims to be a key, else skipped.
+        ``windows``: the caller honours validity windows (else a windowed key is refused,
+        ``key.window_unsupported``). ``folder``: the files are a folder's, which must hold a key.
+
+        Raises:
+            ``key.*``, ``json.*``, ``manifest.publisher_document_invalid``: a file that claims
+                to be a key is malformed (trusted_keys.py's module docstring).
+            ``usage.invalid``: ``folder`` holds no key (fail closed).
+        """
+        keys: list[TrustedKey] = []
+        skipped: list[Skipped] = []
+        for file in files:
+            reason = key_claim(file)
+            if reason is None:
+                keys.append(parse_key_bytes(file.data, source=file.source, windows=windows))
+            else:
+                skipped.append(Skipped(file.source, reason))
+        if folder is not None and not keys:
+            raise errors.UsageError(
+                f"{folder}: no key in it (*.pub, *.pem, or a *.json key document): an empty "
+                "trust set trusts nothing (fail closed)"
+            )
+        return cls(tuple(keys), tuple(skipped))
+
+    def merge(self, *others: TrustRoot) -> TrustRoot:
+        """This root and ``others``, in order (the first policy or certificates given win)."""
+        roots = (self, *others)
+        return TrustRoot(
+            tuple(key for root in roots for key in root.keys),
+            tuple(item for root in roots for item in root.skipped),
+            tuple(key for root in roots for key in root.actor_keys),
+            next((root.tlog_policy for root in roots if root.tlog_policy is not None), None),
+            tuple(cert for root in roots for cert in root.tsa_certs),
+            tuple(cert for root in roots for cert in root.ca_certs),
+        )
+
+    @property
+    def public_keys(self) -> list[Ed25519PublicKey]:
+        """The distinct trusted keys, in the order given."""
+        return list(dict.fromkeys(trusted.key for trusted in self.keys))
+
+    @property
+    def raw_keys(self) -> list[bytes]:
+        """:attr:`public_keys` as 32-byte strings."""
+        return [key.raw for key in self.public_keys]
+
+    @property
+    def windows(self) -> dict[bytes, tuple[KeyWindow, ...]]:
+        """``{raw key: windows}`` for the keys trusted only within validity windows: a key
+        also given without a window is trusted at every time (docs/adr/0011)."""
+        return merge_windows((trusted.key.raw, trusted.window) for trusted in self.keys)
+
+    def note_verifiers(self) -> list[NoteVerifier]:
+        """The keys as C2SP note verifiers (a checkpoint signature names its key by name and
+        key ID, docs/formats.md §6).
+
+        Raises:
+            ``key.vkey_malformed``: a key without a name (not a verifier key).
+        """
+        verifiers: list[NoteVerifier] = []
+        for loaded in self.keys:
+            if loaded.verifier is None:
+                raise errors.KeyMaterialError(
+                    "key.vkey_malformed",
+                    f"{loaded.source}: a {loaded.form} key, not a verifier key"
+                    " name+keyid+base64 (a checkpoint needs the key's name)",
+                )
+            verifiers.append(loaded.verifier)
+        return verifiers
+
+    def to_json(self) -> dict[str, Any]:
+        """``{keys: [{source, form, public_key_base64, name?, valid_from?, valid_until?}],
+        skipped: [{source, reason}]}`` (specs/output/defs.schema.json ``trust``)."""
+        return {
+            "keys": [_key_json(trusted) for trusted in self.keys],
+            "skipped": [item.to_json() for item in self.skipped],
+        }
+
+
+def _key_json(trusted: TrustedKey) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "source": trusted.source,
+        "form": trusted.form,
+        "public_key_base64": trusted.key.b64,
+    }
+    if trusted.verifier is not None:
+        out["name"] = trusted.verifier.name
+    if trusted.window is not None and trusted.document is not None:
+        for field in ("valid_from", "valid_until"):
+            if trusted.document.get(field) is not None:
+                out[field] = trusted.document[field]
+    return out
