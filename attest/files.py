@@ -1,5 +1,8 @@
 """Files Affidavit writes: atomically replaced files, and private files and folders.
 
+A file several processes may race to create (a registry's first key, when replicas start
+together) is made with :func:`create_exclusive`: complete before it has its name, and made once.
+
 Private means owner-only: folders 0700, files 0600, as key files already are. Databases hold
 API-key digests and facts of every scope, so a local user must not be able to read them; SQLite
 creates a database's ``-wal``, ``-shm`` and ``-journal`` files with the mode of the database file,
@@ -8,9 +11,12 @@ so creating the database 0600 keeps those private too.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -18,6 +24,8 @@ __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
     "atomic_write",
+    "create_exclusive",
+    "folder_lock",
     "private_database",
     "private_dir",
     "private_file",
@@ -50,11 +58,62 @@ def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    _fsync_dir(folder)
+
+
+def create_exclusive(path: str | Path, data: bytes, *, mode: int = PRIVATE_FILE_MODE) -> None:
+    """Create ``path`` holding ``data`` unless it exists, atomically: whoever sees the file sees
+    all of it, and of several processes racing to create it exactly one succeeds.
+
+    ``data`` goes to a temporary file in the same folder (``mode`` from the first byte, fsynced),
+    which is then hard-linked to ``path``; ``link(2)`` fails when ``path`` exists, even as a
+    dangling symlink, and never follows one. The temporary name is removed and the folder fsynced,
+    so the new name survives a power cut. (``rename`` would silently replace a file another
+    process made in between; ``O_EXCL`` alone shows the others an empty or partial file.)
+
+    Raises:
+        FileExistsError: ``path`` exists (nothing is changed).
+        OSError: the folder is not writable, the disk is full, or the file system has no hard
+            links (``path`` is then absent).
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            os.fchmod(out.fileno(), mode)  # mkstemp makes 0600; the mode holds before the name
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.link(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
     directory = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+@contextlib.contextmanager
+def folder_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the folder ``path`` itself (no lock file to leave behind):
+    one holder at a time across processes on this host; the kernel releases it when the holder
+    exits, however it exits. Blocks until the lock is free.
+
+    Raises:
+        OSError: ``path`` is not a readable folder.
+    """
+    handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
 
 
 def private_dir(path: str | Path) -> Path:

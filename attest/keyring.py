@@ -8,11 +8,15 @@
 Files written by :func:`generate_key_files` into ``DIR`` (docs/formats.md §3):
 
 - ``<key-id>.key``: the private key, unencrypted PKCS#8 PEM (``-----BEGIN PRIVATE KEY-----``), mode
-  0600, created exclusively (never overwrites). PKCS#8 is what OpenSSL, cryptography and most tools
-  read, so the key is not locked into Affidavit.
+  0600, created exclusively and atomically (never overwrites; a reader never sees half a file).
+  PKCS#8 is what OpenSSL, cryptography and most tools read, so the key is not locked into
+  Affidavit.
 - ``<key-id>.pub``: the raw 32-byte public key as standard base64 and a newline.
 - ``<publisher-id>-publisher.json``: ``{publisher_id, publisher_key_id, public_key_base64,
   manifest_url?}``, the document served at ``/.well-known/<publisher>-publisher.json``.
+
+:func:`load_or_generate_key` is the registry's first start: processes started together on one
+key folder all end up with the one key exactly one of them generated.
 
 Signing goes through PyNaCl (libsodium); cryptography is imported only to read a private key and
 to write PEM. Trusted public keys are read by :mod:`affidavit.verify.crypto.trusted_keys`
@@ -22,6 +26,7 @@ to write PEM. Trusted public keys are read by :mod:`affidavit.verify.crypto.trus
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
+from affidavit.attest.files import create_exclusive
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import load_key_file, read_key_bytes
@@ -46,6 +52,7 @@ __all__ = [
     "generate_key_files",
     "generate_keypair",
     "key_file_is_insecure",
+    "load_or_generate_key",
     "load_private_pem",
     "load_public_key",
     "load_signing_key",
@@ -169,39 +176,26 @@ def generate_key_files(
 ) -> GeneratedKeyFiles:
     """Generate a key and write ``<key-id>.key`` (0600), ``<key-id>.pub`` and the publisher doc.
 
-    Nothing is overwritten: if any of the three files exists, nothing is written.
+    Nothing is overwritten: if any of the three files exists, nothing is written. Each file
+    appears whole or not at all (:func:`affidavit.attest.files.create_exclusive`).
 
     Raises:
         ``usage.invalid``: ``publisher_id`` or ``key_id`` is not a safe file-name identifier.
         ``io.exists``: one of the target files exists (``io.exists``).
         OSError: the folder cannot be created or written.
     """
-    for what, value in (("publisher id", publisher_id), ("key id", key_id)):
-        if not _ID.match(value):
-            raise errors.UsageError(
-                f"{what} {value!r} must match {_ID.pattern} (it becomes a file name)"
-            )
-    folder = Path(directory)
-    targets = (
-        folder / f"{key_id}.key",
-        folder / f"{key_id}.pub",
-        folder / f"{publisher_id}-publisher.json",
-    )
+    folder, targets = _targets(directory, publisher_id, key_id)
     for target in targets:
         if target.exists() or target.is_symlink():
             raise errors.ParseError("io.exists", f"{target} exists; refusing to overwrite it")
     folder.mkdir(parents=True, exist_ok=True)
     key = generate_keypair(key_id=key_id, publisher_id=publisher_id)
-    document = publisher_document(key.public_key, publisher_id, key_id, manifest_url)
-    contents = (
-        (private_key_pem(key), 0o600),
-        ((key.public_key.b64 + "\n").encode("ascii"), 0o644),
-        ((json.dumps(document, indent=2) + "\n").encode("utf-8"), 0o644),
-    )
     written: list[Path] = []
     try:
-        for target, (data, mode) in zip(targets, contents, strict=True):
-            _write_exclusive(target, data, mode)
+        for target, (data, mode) in zip(
+            targets, _contents(key, publisher_id, key_id, manifest_url), strict=True
+        ):
+            _create(target, data, mode)
             written.append(target)
     except BaseException:
         for path in written:
@@ -210,23 +204,79 @@ def generate_key_files(
     return GeneratedKeyFiles(*targets, key.public_key, key_id, publisher_id)
 
 
-def _write_exclusive(path: Path, data: bytes, mode: int) -> None:
-    """Create ``path`` with ``mode`` (O_EXCL: fails if it exists), write, fsync."""
+def load_or_generate_key(
+    directory: str | Path, publisher_id: str, key_id: str, manifest_url: str | None = None
+) -> tuple[SigningKey, bool]:
+    """The key ``<key-id>.key`` in ``directory``, generated (with the files of
+    :func:`generate_key_files`) when absent; ``(key, True)`` when this call generated it.
+
+    Safe for processes started together on one key folder: the private key file is created
+    exclusively and atomically (:func:`affidavit.attest.files.create_exclusive`), so exactly one
+    caller writes it, and every other one reads that key, complete. The winner then writes the
+    ``.pub`` and the publisher document, each only if absent. The key file must be owner-only.
+
+    Raises:
+        ``usage.invalid``: ``publisher_id`` or ``key_id`` is not a safe file-name identifier.
+        ``key.insecure_permissions``, ``key.unrecognized``, ``io.unreadable``: an existing key
+            file is readable by others, or not a key.
+        OSError: the folder cannot be written.
+    """
+    _, targets = _targets(directory, publisher_id, key_id)
+    private = targets[0]
+    generated = False
+    if not (private.exists() or private.is_symlink()):
+        key = generate_keypair(key_id=key_id, publisher_id=publisher_id)
+        contents = _contents(key, publisher_id, key_id, manifest_url)
+        try:
+            create_exclusive(private, contents[0][0], mode=contents[0][1])
+            generated = True
+        except FileExistsError:  # another process made it first: use theirs
+            pass
+        if generated:
+            for target, (data, mode) in zip(targets[1:], contents[1:], strict=True):
+                with contextlib.suppress(FileExistsError):
+                    create_exclusive(target, data, mode=mode)
+            return key, True
+    key = load_signing_key(
+        private, refuse_world_readable=True, key_id=key_id, publisher_id=publisher_id
+    )
+    return key, generated
+
+
+def _targets(
+    directory: str | Path, publisher_id: str, key_id: str
+) -> tuple[Path, tuple[Path, Path, Path]]:
+    for what, value in (("publisher id", publisher_id), ("key id", key_id)):
+        if not _ID.match(value):
+            raise errors.UsageError(
+                f"{what} {value!r} must match {_ID.pattern} (it becomes a file name)"
+            )
+    folder = Path(directory)
+    return folder, (
+        folder / f"{key_id}.key",
+        folder / f"{key_id}.pub",
+        folder / f"{publisher_id}-publisher.json",
+    )
+
+
+def _contents(
+    key: SigningKey, publisher_id: str, key_id: str, manifest_url: str | None
+) -> list[tuple[bytes, int]]:
+    """The bytes and mode of the three files (docs/formats.md §3), private key first."""
+    document = publisher_document(key.public_key, publisher_id, key_id, manifest_url)
+    return [
+        (private_key_pem(key), 0o600),
+        ((key.public_key.b64 + "\n").encode("ascii"), 0o644),
+        ((json.dumps(document, indent=2) + "\n").encode("utf-8"), 0o644),
+    ]
+
+
+def _create(path: Path, data: bytes, mode: int) -> None:
+    """:func:`create_exclusive`, an existing file reported as ``io.exists``."""
     try:
-        fd = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode
-        )
+        create_exclusive(path, data, mode=mode)
     except FileExistsError:
         raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it") from None
-    try:
-        os.fchmod(fd, mode)  # the umask may have removed bits; never adds any for 0600
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
 
 
 def key_file_is_insecure(path: str | Path) -> bool:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from affidavit.attest.errors import LogError
-from affidavit.attest.files import private_database, private_dir
-from affidavit.attest.keyring import SigningKey, generate_key_files, load_signing_key
+from affidavit.attest.files import folder_lock, private_database, private_dir
+from affidavit.attest.keyring import SigningKey, load_or_generate_key
 from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
@@ -62,7 +62,7 @@ def open_state(
     readers: ReadPool | None = None
     try:
         clock = clock or utc_now
-        tables, log, facts = db.call(_open_storage, settings, key, clock, state_file)
+        tables, log, facts = db.call(_open_storage_locked, settings, key, clock, state_file)
         readers = ReadPool(settings.database, settings.read_threads)
         state = RegistryState(
             settings=settings,
@@ -114,20 +114,31 @@ def _store_report(store: Store) -> dict[str, Any]:
 
 
 def _load_or_create_key(settings: Settings) -> SigningKey:
-    path = settings.key_dir / f"{settings.key_id}.key"
-    if not path.exists():
-        manifest_url = f"{settings.node_url}/specs/adapter-contracts.manifest.json"
-        try:
-            generate_key_files(
-                settings.key_dir, settings.publisher_id, settings.key_id, manifest_url
-            )
-        except OSError as e:
-            raise RegistryError(
-                "registry.data_dir_invalid",
-                f"{settings.key_dir}: cannot write the publisher key: {e.strerror or e}",
-            ) from e
+    """The publisher (and log) key, generated on the first start. Instances started together on
+    one key folder all load the one key exactly one of them generated (issue 21)."""
+    manifest_url = f"{settings.node_url}/specs/adapter-contracts.manifest.json"
+    try:
+        key, generated = load_or_generate_key(
+            settings.key_dir, settings.publisher_id, settings.key_id, manifest_url
+        )
+    except OSError as e:
+        raise RegistryError(
+            "registry.data_dir_invalid",
+            f"{settings.key_dir}: cannot write the publisher key: {e.strerror or e}",
+        ) from e
+    if generated:
         _LOG.info("generated publisher key %s in %s", settings.key_id, settings.key_dir)
-    return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
+    return key
+
+
+def _open_storage_locked(
+    settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
+) -> tuple[RegistryTables, TransparencyLog, FactStore]:
+    """:func:`_open_storage`, one instance at a time per key folder: instances started together
+    on a fresh data folder would otherwise race to create the same tables, fact-store marker and
+    log (issue 21). The lock is the key folder's ``flock``, released once the store is open."""
+    with folder_lock(settings.key_dir):
+        return _open_storage(settings, key, clock, state_file)
 
 
 def _check_pages(path: Path) -> None:

@@ -210,3 +210,45 @@ def test_signature_from_keyring_fails_under_another_key() -> None:
     with raises_code("signature.bad"):
         verify_ed25519(b.public_key, b"m", a.sign(b"m"))
     assert isinstance(a.public_key, Ed25519PublicKey)
+
+
+def _load_or_generate_in_child(folder: str, start: float) -> tuple[str, bool]:
+    import time
+
+    time.sleep(max(0.0, start - time.time()))
+    key, generated = keyring.load_or_generate_key(folder, "acme", "registry-1", "https://x/m")
+    return key.public_key.b64, generated
+
+
+def test_load_or_generate_key_processes_started_together_share_one_key(tmp_path: Path) -> None:
+    import multiprocessing
+    import time
+
+    start = time.time() + 0.5
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        results = pool.starmap(_load_or_generate_in_child, [(str(tmp_path), start)] * 4)
+    assert len({public for public, _ in results}) == 1
+    assert sum(generated for _, generated in results) == 1
+    (public, _), *_ = results
+    assert (tmp_path / "registry-1.pub").read_text() == public + "\n"
+    assert json.loads((tmp_path / "acme-publisher.json").read_text())["public_key_base64"] == public
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "acme-publisher.json",
+        "registry-1.key",
+        "registry-1.pub",
+    ]
+    assert stat.S_IMODE(os.stat(tmp_path / "registry-1.key").st_mode) == 0o600
+
+
+def test_load_or_generate_key_loads_an_existing_key_and_refuses_a_readable_one(
+    tmp_path: Path,
+) -> None:
+    written = keyring.generate_key_files(tmp_path, "acme", "registry-1")
+    key, generated = keyring.load_or_generate_key(tmp_path, "acme", "registry-1")
+    assert (key.public_key, generated) == (written.public_key, False)
+    assert (key.key_id, key.publisher_id) == ("registry-1", "acme")
+    written.private_key.chmod(0o644)
+    with raises_code("key.insecure_permissions"):
+        keyring.load_or_generate_key(tmp_path, "acme", "registry-1")
+    with raises_code("usage.invalid"):
+        keyring.load_or_generate_key(tmp_path, "acme", "../escape")
