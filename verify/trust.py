@@ -43,8 +43,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
-from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES, TrustedKey, parse_key_bytes
-from affidavit.verify.crypto.windows import merge_windows
+from affidavit.verify.crypto.trusted_keys import (
+    MAX_KEY_FILE_BYTES,
+    TrustedKey,
+    key_windows,
+    parse_key_bytes,
+)
 
 if TYPE_CHECKING:
     from affidavit.verify.crypto.checkpoint import NoteVerifier
@@ -159,7 +163,7 @@ class TrustRoot(NamedTuple):
     def windows(self) -> dict[bytes, tuple[KeyWindow, ...]]:
         """``{raw key: windows}`` for the keys trusted only within validity windows: a key
         also given without a window is trusted at every time (docs/adr/0011)."""
-        return merge_windows((trusted.key.raw, trusted.window) for trusted in self.keys)
+        return key_windows(self.keys)
 
     def note_verifiers(self) -> list[NoteVerifier]:
         """The keys as C2SP note verifiers (a checkpoint signature names its key by name and

@@ -150,12 +150,12 @@ def open_source(path: str) -> FactSource:
 def _checker(paths: Sequence[str]) -> Any:
     if not paths:
         return None
-    from affidavit.verify.crypto.trusted_keys import load_key_file  # noqa: PLC0415
+    from affidavit.cli._trust import read_key_file  # noqa: PLC0415
     from affidavit.verify.lineage.signing import TrustedFactKeys  # noqa: PLC0415
 
     keys = {}
     for path in paths:
-        trusted = load_key_file(path)
+        (trusted,) = read_key_file(path).keys
         keys[_key_id_of(path, trusted.document)] = trusted.key
     return TrustedFactKeys(keys).check
 
@@ -385,10 +385,10 @@ def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
         return None
     from functools import partial  # noqa: PLC0415
 
-    from affidavit.verify.crypto.trusted_keys import load_key_folder  # noqa: PLC0415
+    from affidavit.cli._trust import read_folder  # noqa: PLC0415
     from affidavit.verify.receipts.facts import ReceiptIndex, check_receipt_fact  # noqa: PLC0415
 
-    keys = () if keys_dir is None else tuple(t.key for t in load_key_folder(keys_dir))
+    keys = () if keys_dir is None else tuple(read_folder(keys_dir).public_keys)
     index = ReceiptIndex.of_folder(receipts_dir)
     return partial(check_receipt_fact, index=index, trusted_keys=keys)
 

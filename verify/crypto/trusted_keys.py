@@ -26,8 +26,11 @@ name (surrounding whitespace aside, nothing else may be in the file):
   :func:`affidavit.verify.crypto.checkpoint.parse_verifier_key`.
 
 Every key is an :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`: exactly 32 bytes, a
-canonical point of the curve, not of small order. A folder stands for its ``*.pub``, ``*.json`` and
-``*.pem`` files in name order; a folder without one is refused (fail closed).
+canonical point of the curve, not of small order. Which files of a folder are keys, and the
+caller's whole trust, are :mod:`affidavit.verify.trust`'s (docs/adr/0016-one-trust-input.md); the
+command line reads folders (:mod:`affidavit.cli._trust`). :func:`read_key_bytes` and
+:func:`load_key_file` are the last file reads here, kept for ``attest.keyring`` and the witness
+(a signing key's own public half), which cannot import the command line.
 
 Errors (exit 2), each message naming the file: ``io.unreadable`` (cannot be read),
 ``key.unrecognized`` (none of the forms, too large, a field of a JSON key document wrong),
@@ -58,23 +61,17 @@ if TYPE_CHECKING:
     from affidavit.verify.crypto.checkpoint import NoteVerifier
 
 __all__ = [
-    "KEY_FILE_SUFFIXES",
     "MAX_KEY_FILE_BYTES",
     "TrustedKey",
-    "key_files",
     "key_from_base64",
     "key_from_document",
     "key_windows",
     "load_key_file",
-    "load_key_folder",
-    "load_trusted_keys",
-    "note_verifiers",
     "parse_key_bytes",
     "read_key_bytes",
 ]
 
 MAX_KEY_FILE_BYTES: Final = 64 * 1024
-KEY_FILE_SUFFIXES: Final = (".pub", ".json", ".pem")
 # RFC 8410 §4: SEQUENCE { SEQUENCE { OID 1.3.101.112 (id-Ed25519) }, BIT STRING (0 unused bits) }.
 _SPKI_ED25519_PREFIX: Final = bytes.fromhex("302a300506032b6570032100")
 _PEM_LABEL: Final = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)-----")
@@ -124,49 +121,6 @@ def load_key_file(path: str | os.PathLike[str], *, windows: bool = False) -> Tru
         See the module docstring; every message starts with the path.
     """
     return parse_key_bytes(read_key_bytes(path), source=os.fspath(path), windows=windows)
-
-
-def key_files(folder: str | os.PathLike[str]) -> list[str]:
-    """The ``*.pub``, ``*.json`` and ``*.pem`` files of ``folder``, in name order.
-
-    Raises:
-        ``io.unreadable``: ``folder`` is not a folder.
-        ``usage.invalid``: it holds no key file (fail closed: an empty trust set trusts nothing).
-    """
-    path = os.fspath(folder)
-    if not os.path.isdir(path):
-        raise errors.ParseError("io.unreadable", f"{path}: not a folder")
-    try:
-        names = sorted(os.listdir(path))
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
-    found = [
-        os.path.join(path, name)
-        for name in names
-        if os.path.splitext(name)[1] in KEY_FILE_SUFFIXES
-        and os.path.isfile(os.path.join(path, name))
-    ]
-    if not found:
-        raise errors.UsageError(f"{path}: no *.pub, *.json or *.pem key files (fail closed)")
-    return found
-
-
-def load_key_folder(folder: str | os.PathLike[str], *, windows: bool = False) -> list[TrustedKey]:
-    """Every key file of ``folder`` (:func:`key_files`), each read by :func:`load_key_file`."""
-    return [load_key_file(path, windows=windows) for path in key_files(folder)]
-
-
-def load_trusted_keys(
-    paths: Iterable[str | os.PathLike[str]], *, windows: bool = False
-) -> list[TrustedKey]:
-    """Key files and folders, in the order given (a folder's files in name order)."""
-    loaded: list[TrustedKey] = []
-    for path in paths:
-        if os.path.isdir(path):
-            loaded.extend(load_key_folder(path, windows=windows))
-        else:
-            loaded.append(load_key_file(path, windows=windows))
-    return loaded
 
 
 def key_windows(loaded: Iterable[TrustedKey]) -> dict[bytes, tuple[KeyWindow, ...]]:
@@ -272,31 +226,6 @@ def key_from_document(
             "signed tree heads: verify bundle)",
         )
     return key
-
-
-def note_verifiers(value: str) -> list[NoteVerifier]:
-    """``verify checkpoint --vkey VALUE``: a verifier key string, or a key file or folder whose
-    keys are all verifier keys (a checkpoint signature names its key by name and key ID).
-
-    Raises:
-        ``key.vkey_malformed``: not a verifier key (a file: one of another form).
-        See the module docstring for files.
-    """
-    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
-
-    encoded = value.encode("utf-8", "surrogateescape")
-    if _VKEY_SHAPE.fullmatch(encoded) or not os.path.exists(value):
-        return [parse_verifier_key(value)]
-    verifiers: list[NoteVerifier] = []
-    for loaded in load_trusted_keys([value]):
-        if loaded.verifier is None:
-            raise errors.KeyMaterialError(
-                "key.vkey_malformed",
-                f"{loaded.source}: a {loaded.form} key, not a verifier key name+keyid+base64"
-                " (a checkpoint needs the key's name)",
-            )
-        verifiers.append(loaded.verifier)
-    return verifiers
 
 
 def _check_size(data: bytes, source: str) -> None:

@@ -18,6 +18,8 @@ from click.testing import CliRunner, Result
 
 from tests.verify.bundles.test_bundle_support import OUTPUTS, POLICY
 
+ROOT = Path(__file__).resolve().parents[3]
+
 
 def _run(*args: str) -> Result:
     return CliRunner().invoke(affidavit, list(args))
@@ -78,3 +80,51 @@ def test_skipped_files_are_listed_in_json(readme: Path, verb: str) -> None:
     assert any(".logstate-" in name for name in skipped)
     keys = {Path(item["source"]).name for item in trust["keys"]}
     assert keys == {"acme-2026.pub", "acme-publisher.json"}
+
+
+def test_a_folder_in_name_order_subfolders_and_other_files_skipped(tmp_path: Path) -> None:
+    from affidavit.cli._trust import read_folder
+
+    from tests.verify.test_trust import KEY, OTHER, VKEY
+
+    (tmp_path / "b.pub").write_text(OTHER.b64)
+    (tmp_path / "a.json").write_text(json.dumps({"public_key_base64": KEY.b64}))
+    (tmp_path / "c.pub").write_text(VKEY)
+    (tmp_path / "sub.pub").mkdir()
+    (tmp_path / "big.json").write_bytes(b" " * (65 * 1024))  # not a key document, and large
+    root = read_folder(str(tmp_path))
+    assert [Path(k.source).name for k in root.keys] == ["a.json", "b.pub", "c.pub"]
+    assert sorted(Path(s.source).name for s in root.skipped) == ["big.json", "sub.pub"]
+
+
+def test_a_folder_without_keys_or_with_a_bad_key_is_exit_2(tmp_path: Path) -> None:
+    good = str(ROOT / "vectors" / "bundles" / "stamped-accepted-2.0.0.json")
+    (tmp_path / "state.json").write_text("{}")
+    (tmp_path / "README.md").write_text("keys live here")
+    for verb in (["bundle", good], ["dsse", good], ["checkpoint", good], ["anchor", good]):
+        result = _run("verify", *verb, "--trusted-keys", str(tmp_path))
+        assert result.exit_code == 2, (verb, result.output)
+        assert result.stderr.startswith(f"error: usage.invalid: {tmp_path}: no key in it")
+    (tmp_path / "bad.pub").write_text("not base64!")
+    result = _run("verify", "bundle", good, "--trusted-keys", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: key.bad_base64: {tmp_path / 'bad.pub'}: ")
+
+
+def test_strict_and_the_aliases_mean_the_same_in_every_verb(readme: Path) -> None:
+    key = Path("keys/acme-2026.pub").read_text().strip()
+    same = [
+        ("--public-key-base64", key), ("--log-key-base64", key),
+        ("--public-key", "keys/acme-2026.pub"), ("--publisher-doc", "keys/acme-publisher.json"),
+        ("--log-key", "keys/acme-publisher.json"), ("--trusted-keys", "keys"),
+    ]  # fmt: skip
+    for verb in ("dsse", "receipt", "bundle"):
+        for flag, value in same:
+            for strict in ((), ("--strict",)):
+                result = _run(*VERBS[verb], flag, value, *strict)
+                assert result.exit_code == 0, (verb, flag, strict, result.output)
+    # --strict, as aigentsy-verify's: no trusted key, not verified (exit 1), with or without it
+    for strict in ((), ("--strict",)):
+        result = _run("verify", "bundle", "bundle.json", *strict, "--json")
+        assert result.exit_code == 1
+        assert json.loads(result.stdout)["results"][0]["verdict"] == "unanchored"

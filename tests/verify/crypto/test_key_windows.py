@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.crypto import trusted_keys
 from affidavit.verify.crypto.treehead import verify_sth
 from affidavit.verify.crypto.windows import KeyWindow, check_head_time, parse_rfc3339
+from affidavit.verify.trust import KeyFile, TrustRoot
 
 from tests.conftest import raises_code
 from tests.verify.bundles.test_bundle_support import LOG_KEY, OUTPUTS, stamp
@@ -153,21 +153,21 @@ def test_key_files_carry_their_window_only_when_asked() -> None:
     assert trusted_keys.parse_key_bytes(_doc(), source="k.json", windows=True).window is None
 
 
-def test_folders_and_merging(tmp_path: Path) -> None:
-    (tmp_path / "a.json").write_bytes(_doc(valid_until="2026-01-01T00:00:00Z"))
-    (tmp_path / "b.json").write_bytes(_doc(valid_from="2026-06-01T00:00:00Z"))
-    (tmp_path / "c.pub").write_text(OTHER.public_key.b64)
+def test_folders_and_merging() -> None:
+    files = [
+        KeyFile("a.json", _doc(valid_until="2026-01-01T00:00:00Z")),
+        KeyFile("b.json", _doc(valid_from="2026-06-01T00:00:00Z")),
+        KeyFile("c.pub", OTHER.public_key.b64.encode()),
+    ]
     with raises_code("key.window_unsupported"):
-        trusted_keys.load_key_folder(tmp_path)
-    loaded = trusted_keys.load_trusted_keys([tmp_path], windows=True)
-    windows = trusted_keys.key_windows(loaded)
+        TrustRoot.from_files(files)
+    windows = TrustRoot.from_files(files, windows=True).windows
     assert windows == {
         KEY.public_key.raw: (KeyWindow(None, MIDNIGHT), KeyWindow(parse_rfc3339(
             "2026-06-01T00:00:00Z"), None)),
     }  # fmt: skip  # OTHER has no window: no entry
-    (tmp_path / "d.pub").write_text(KEY.public_key.b64)  # KEY also listed without a window
-    merged = trusted_keys.key_windows(trusted_keys.load_key_folder(tmp_path, windows=True))
-    assert merged == {}
+    files.append(KeyFile("d.pub", KEY.public_key.b64.encode()))  # KEY also without a window
+    assert trusted_keys.key_windows(TrustRoot.from_files(files, windows=True).keys) == {}
 
 
 def test_verify_sth_refuses_a_head_outside_the_window() -> None:

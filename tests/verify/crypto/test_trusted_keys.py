@@ -1,4 +1,6 @@
-"""The one strict trusted-key loader (verify/crypto/trusted_keys.py): four forms, folders, refusals.
+"""The one strict trusted-key parser (verify/crypto/trusted_keys.py): four forms, refusals.
+
+Folders and the whole trust: tests/verify/test_trust.py, tests/cli/verify/test_trust_folder.py.
 
 Every command that takes a trusted key file reads it here; the CLI tests check that each does.
 """
@@ -194,39 +196,6 @@ def test_files_that_are_not_key_files(tmp_path: Path) -> None:
         trusted_keys.load_key_file(big)
 
 
-def test_a_folder_is_its_key_files_in_name_order(tmp_path: Path) -> None:
-    _write(tmp_path, "b.pem", public_key_pem(OTHER))
-    _write(tmp_path, "a.json", json.dumps({"public_key_base64": KEY.b64}))
-    _write(tmp_path, "c.pub", VKEY)
-    _write(tmp_path, "notes.txt", "not a key")  # other suffixes are not read
-    (tmp_path / "sub.pub").mkdir()  # nor folders
-    loaded = trusted_keys.load_key_folder(tmp_path)
-    assert [(Path(k.source).name, k.key) for k in loaded] == [
-        ("a.json", KEY),
-        ("b.pem", OTHER),
-        ("c.pub", KEY),
-    ]
-    assert trusted_keys.load_trusted_keys([tmp_path / "b.pem", tmp_path]) == [
-        loaded[1],
-        *loaded,
-    ]
-
-
-def test_a_folder_without_key_files_trusts_nothing(tmp_path: Path) -> None:
-    _write(tmp_path, "readme.txt", "nothing here")
-    with raises_code("usage.invalid", match="fail closed"):
-        trusted_keys.load_key_folder(tmp_path)
-    with raises_code("io.unreadable", match="not a folder"):
-        trusted_keys.load_key_folder(tmp_path / "readme.txt")
-
-
-def test_one_bad_file_refuses_the_folder(tmp_path: Path) -> None:
-    _write(tmp_path, "a.pub", KEY.b64)
-    _write(tmp_path, "b.pub", WEAK_B64)
-    with raises_code("key.weak"):
-        trusted_keys.load_key_folder(tmp_path)
-
-
 def test_key_from_base64_and_key_from_document() -> None:
     assert trusted_keys.key_from_base64(f" {KEY.b64}\n") == KEY
     with raises_code("key.bad_base64"):
@@ -235,19 +204,6 @@ def test_key_from_base64_and_key_from_document() -> None:
     with raises_code("key.weak") as caught:
         trusted_keys.key_from_document({"public_key_base64": WEAK_B64}, source="https://x/k")
     assert caught.value.message.startswith("https://x/k: ")
-
-
-def test_note_verifiers_from_a_string_a_file_or_a_folder(tmp_path: Path) -> None:
-    (verifier,) = trusted_keys.note_verifiers(VKEY)
-    assert (verifier.name, verifier.key) == ("example.com/log", KEY)
-    path = _write(tmp_path, "log.pub", VKEY + "\n")
-    assert trusted_keys.note_verifiers(str(path)) == [verifier]
-    assert trusted_keys.note_verifiers(str(tmp_path)) == [verifier]
-    with raises_code("key.vkey_malformed"):
-        trusted_keys.note_verifiers("not-a-key")
-    bare = _write(tmp_path, "bare.pub", KEY.b64)
-    with raises_code("key.vkey_malformed", match="not a verifier key"):
-        trusted_keys.note_verifiers(str(bare))
 
 
 def test_keys_are_validated_objects() -> None:
