@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.clients.https import httpx_module
+from affidavit.registry.clients.https import new_client
 from affidavit.registry.clients.witness import (
     Conflict,
     Witness,
@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger("affidavit.registry")
-DEFAULT_TIMEOUT: Final = 5.0  # seconds per request
+DEFAULT_TIMEOUT: Final = 5.0  # seconds per request: the deadline of each exchange
 DEFAULT_TRIES: Final = 3  # tries per witness (transport failures and 5xx only)
 _BACKOFF: Final = 0.25  # seconds before the second try; x3 before each later one
 _MAX_CONFLICTS: Final = 3  # 409 answers followed per try (the witness's size moves under us)
@@ -256,10 +256,9 @@ def collect(
     order of ``witnesses``. ``hints`` maps a witness URL to its size, when known."""
     if not witnesses:
         return []
-    httpx = httpx_module()
 
     def one(witness: Witness) -> WitnessReport:
-        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+        with new_client(timeout=timeout, follow_redirects=False) as client:
             return request_cosignature(
                 witness,
                 note,
@@ -402,7 +401,7 @@ class CosigningTask:
         from the reader threads."""
         client = self._clients.get(witness.url)
         if client is None:
-            client = httpx_module().Client(timeout=self.timeout, follow_redirects=False)
+            client = new_client(timeout=self.timeout, follow_redirects=False)
             self._clients[witness.url] = client
         return request_cosignature(
             witness,

@@ -27,7 +27,14 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
-from affidavit.registry.clients.https import DEFAULT_TIMEOUT, get, send
+from affidavit.registry.clients.https import (
+    DEFAULT_TIMEOUT,
+    bearer,
+    get,
+    new_client,
+    parse_url,
+    send,
+)
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -90,7 +97,8 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
     """``url`` or ``$AFFIDAVIT_REGISTRY_URL``, without a trailing slash.
 
     Raises:
-        RegistryUrlMissing: neither is set, or the URL is not http(s).
+        ``registry.url_missing``: neither is set, or the URL breaks the one URL rule
+            (:func:`~affidavit.registry.clients.https.parse_url`; the message says why).
     """
     environment = os.environ if env is None else env
     chosen = url or environment.get(URL_ENV, "")
@@ -98,10 +106,10 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
         raise RegistryError(
             "registry.url_missing", f"no registry URL: pass --registry URL or set {URL_ENV}"
         )
-    if urlsplit(chosen).scheme not in ("http", "https"):
-        raise RegistryError(
-            "registry.url_missing", f"registry URL must be http:// or https://, not {chosen!r}"
-        )
+    try:
+        parse_url(chosen, allow_query=False)
+    except errors.UsageError as e:
+        raise RegistryError("registry.url_missing", f"registry URL {e.message}") from None
     return chosen.rstrip("/")
 
 
@@ -195,9 +203,12 @@ def middleware_probe(url: str | None = None, **kwargs: Any) -> NodeDescription |
 
 
 def _with_default_path(url: str, path: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise errors.UsageError(f"URL must be http:// or https://, not {url!r}")
+    """``url``, or ``url + path`` when it has no path.
+
+    Raises:
+        ``usage.invalid``: ``url`` breaks the one URL rule (:func:`parse_url`).
+    """
+    parts = urlsplit(parse_url(url))
     return url.rstrip("/") + path if parts.path in ("", "/") else url
 
 
@@ -254,8 +265,8 @@ class RegistryClient:
         environment = os.environ if env is None else env
         self.url = resolve_url(url, environment)
         token = api_key if api_key is not None else environment.get(API_KEY_ENV) or None
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(
+        headers = bearer(token) if token else {}
+        self._http = new_client(
             base_url=self.url, timeout=timeout, transport=transport, headers=headers
         )
 

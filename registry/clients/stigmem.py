@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
-from affidavit.registry.clients.https import send
+from affidavit.registry.clients.https import bearer, new_client, parse_url, send
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.strict import loads
@@ -80,7 +80,10 @@ def iter_node_facts(
     """Every fact record the node shows this key, in the node's order.
 
     Raises:
-        StigmemNodeUnreachable: the node cannot be reached.
+        ``usage.invalid``: ``url`` breaks the one URL rule
+            (:func:`~affidavit.registry.clients.https.parse_url`), or a bad ``api_key``.
+        StigmemNodeUnreachable: the node cannot be reached, or a page missed its ``timeout``
+            (a deadline per page).
         StigmemNodeError: an HTTP error, or a body that is not the node's fact listing.
     """
     for page in _pages(url, api_key, include_contradicted, page_size, timeout, transport):
@@ -95,15 +98,11 @@ def _pages(  # noqa: PLR0917 - private; both callers pass every argument
     timeout: float,
     transport: httpx.BaseTransport | None,
 ) -> Iterator[list[dict[str, Any]]]:
-    base = url.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise errors.UsageError(f"{url!r} is not an http(s) URL")
-    headers = {"Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+    base = parse_url(url, allow_query=False).rstrip("/")
+    headers = {"Accept": "application/json", **(bearer(api_key) if api_key else {})}
     cursor: str | None = None
     seen: set[str] = set()
-    with httpx.Client(timeout=timeout, headers=headers, transport=transport) as client:
+    with new_client(timeout=timeout, headers=headers, transport=transport) as client:
         for _ in range(MAX_PAGES):
             params: dict[str, Any] = {"limit": page_size}
             if include_contradicted:

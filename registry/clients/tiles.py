@@ -6,7 +6,8 @@
 
 The reader is the network half of a tile client: :class:`affidavit.verify.tlog.tiles.TiledTree`
 asks for paths and checks every byte; this only fetches, through the one fetcher
-(:mod:`affidavit.registry.clients.https`: a timeout, a size cap), on one keep-alive connection.
+(:mod:`affidavit.registry.clients.https`: the URL rule, a deadline per GET, a size cap), on one
+keep-alive connection.
 Any static host serves a tiled log (tlog-tiles: "a finite set of static resources which can be
 fetched with HTTP GET requests"), so ``prefix`` may be a registry's ``/tlog/`` or a CDN folder.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from affidavit.registry.clients.https import DEFAULT_TIMEOUT, httpx_module, send
+from affidavit.registry.clients.https import DEFAULT_TIMEOUT, new_client, parse_url, send
 from affidavit.registry.errors import RegistryError
 
 if TYPE_CHECKING:
@@ -39,7 +40,14 @@ class TileReader:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        """``prefix`` is the log's URL prefix (a missing final slash is added)."""
+        """``prefix`` is the log's URL prefix (a missing final slash is added); ``timeout`` the
+        deadline of each GET.
+
+        Raises:
+            ``usage.invalid``: ``prefix`` is not an http(s) URL prefix (the one URL rule,
+                :func:`~affidavit.registry.clients.https.parse_url`; no query, no fragment).
+        """
+        parse_url(prefix, allow_query=False)
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
         self._timeout = timeout
         self._transport = transport
@@ -51,8 +59,7 @@ class TileReader:
 
     def _http(self) -> Any:
         if self._client is None:
-            httpx = httpx_module()
-            self._client = httpx.Client(
+            self._client = new_client(
                 timeout=self._timeout,
                 transport=self._transport,
                 headers={"Accept-Encoding": "gzip, identity"},  # tlog-tiles: "SHOULD include"
@@ -63,7 +70,7 @@ class TileReader:
         """The log's current checkpoint note (``<prefix>checkpoint``), unverified.
 
         Raises:
-            ``registry.unavailable``: a transport failure.
+            ``registry.unavailable``: a transport failure, or the deadline passed.
             ``registry.bad_response``: not a 200, or over 1 MiB.
         """
         found = self.tile("checkpoint", max_bytes=MAX_CHECKPOINT_BYTES)
@@ -75,7 +82,7 @@ class TileReader:
         """The bytes at ``path``, or None when the server answers 404 (absent).
 
         Raises:
-            ``registry.unavailable``: a transport failure.
+            ``registry.unavailable``: a transport failure, or the deadline passed.
             ``registry.bad_response``: a status other than 200 or 404, or too large a body.
         """
         url = self.url(path)

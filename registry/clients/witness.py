@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from affidavit.registry.clients.https import send
+from affidavit.registry.clients.https import parse_url, send
 from affidavit.verify import errors
 from affidavit.verify.tlog.cosignature import Cosigner, parse_cosigner_vkey
 
@@ -79,15 +79,18 @@ def parse_witness(text: str) -> Witness:
     """Parse ``URL#VKEY[#VKEY...]``.
 
     Raises:
-        ``usage.invalid``: no ``#``, or the URL is not http(s).
+        ``usage.invalid``: no ``#``, or the URL breaks the one URL rule
+            (:func:`~affidavit.registry.clients.https.parse_url`; a prefix: no query).
         ``tlog.cosigner_key_malformed``, ``tlog.cosigner_unsupported``, ``key.*``: a bad vkey.
     """
     url, *vkeys = text.strip().split("#")
     url = url.rstrip("/")
     if not vkeys or not all(vkeys):
         raise errors.UsageError(f"witness {text!r} must be URL#VKEY (the witness's cosigner key)")
-    if not re.fullmatch(r"https?://[^\s#?]+", url):
-        raise errors.UsageError(f"witness URL {url!r} must be an http:// or https:// prefix")
+    try:
+        parse_url(url, allow_query=False)
+    except errors.UsageError as e:
+        raise errors.UsageError(f"witness {e.message}") from None
     return Witness(url, tuple(dict.fromkeys(parse_cosigner_vkey(v) for v in vkeys)))
 
 
