@@ -20,17 +20,41 @@ a PostgreSQL connection that surface (docs/adr/0013-postgresql.md), so the store
 - **PRAGMA**: none applies; ``PRAGMA quick_check`` answers ``ok`` (PostgreSQL checks pages with
   its own checksums), the others nothing. ``sqlite_master`` names the schema's tables.
 - **Errors** keep the stores' one error path: psycopg's integrity errors are raised as
-  :class:`sqlite3.IntegrityError`, lost connections and lock timeouts as
-  :class:`sqlite3.OperationalError`, the rest as :class:`sqlite3.DatabaseError`; each carries
-  psycopg's message (never the password: URLs are shown redacted).
+  :class:`sqlite3.IntegrityError`; a lock timeout, deadlock or serialization failure as
+  :class:`PgBusy` (``store.busy``); a lost connection as :class:`PgUnavailable`
+  (``store.unreadable``), both :class:`sqlite3.OperationalError`; the rest as
+  :class:`sqlite3.DatabaseError`. Each carries psycopg's message and the redacted URL (never the
+  password), for the operator's log and the command line; the registry shows clients neither.
+
+Faults (docs/postgresql.md "Operations", docs/adr/0013 §7):
+
+- **Reconnect**: a connection found lost (the server restarted, the backend was terminated, the
+  session's lease ran out) is made again at the next BEGIN, or at the next statement outside a
+  transaction; a read (BEGIN, SELECT) that finds it lost runs once more on the new one. Never
+  inside a transaction: its statements would run outside it. The statement that finds the
+  connection lost inside one fails, the server has rolled the transaction back, and the caller's
+  ROLLBACK ends it here. While the server cannot be reached, attempts are spaced 50 ms doubling
+  to 1 s (:data:`BACKOFF_CAP_S`), each bounded by the connect timeout; between them statements
+  fail at once.
+- **Bounded lock waits**: every session has ``lock_timeout`` (:data:`LOCK_TIMEOUT_S`); a writer
+  that does not get the writer lock in time gets :class:`PgBusy` and its BEGIN is rolled back, so
+  no aborted transaction is left on the connection.
+- **Lease**: a writer transaction sets ``idle_in_transaction_session_timeout``
+  (:data:`WRITER_LEASE_S`): a holder of the writer lock that sends nothing for that long (a
+  paused or partitioned instance) has its session ended by the server, which frees the lock. It
+  must therefore not pause between statements inside a write; a one-off job that may (an import
+  reading its files) connects with ``lease=None``.
 
 psycopg is imported only when a ``postgresql://`` URL is opened (the ``[postgres]`` extra).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -39,11 +63,32 @@ from urllib.parse import urlsplit, urlunsplit
 
 from affidavit.attest.errors import StoreError
 
-__all__ = ["PgConnection", "connect", "is_postgres_url", "redact", "translate"]
+__all__ = [
+    "LOCK_TIMEOUT_S",
+    "WRITER_LEASE_S",
+    "PgBusy",
+    "PgConnection",
+    "PgUnavailable",
+    "connect",
+    "is_postgres_url",
+    "redact",
+    "translate",
+]
+
+_LOG = logging.getLogger("affidavit.store")
 
 # One advisory lock key for "the writer" of a database (pg_advisory_xact_lock takes a bigint):
 # the first eight bytes of SHA-256("affidavit.store.writer"), as a signed integer.
 WRITER_LOCK: Final = -0x2A5F0D6C1B7E3A91
+# How long a writer may stay silent inside its transaction before the server ends its session and
+# frees the writer lock (a paused or partitioned instance stops the others this long at most),
+# and how long any lock wait lasts before store.busy: longer than the lease, so a writer queued
+# behind a silent holder gets the lock instead of an error.
+WRITER_LEASE_S: Final = 5.0
+LOCK_TIMEOUT_S: Final = 7.0
+CONNECT_TIMEOUT_S: Final = 5.0
+BACKOFF_FIRST_S: Final = 0.05
+BACKOFF_CAP_S: Final = 1.0
 _SCHEMES: Final = ("postgresql://", "postgres://")
 
 
@@ -115,83 +160,318 @@ class _Rows:
             yield self._rows[self._next - 1]
 
 
-class PgConnection:
-    """A psycopg 3 connection with the sqlite3 surface the stores use (module docstring)."""
+class PgBusy(sqlite3.OperationalError):
+    """The writer lock (or another lock) was not granted within the lock timeout, or the server
+    cancelled the transaction to break a deadlock or a serialization conflict: retry later
+    (``store.busy``)."""
 
-    def __init__(self, conn: Any, label: str) -> None:
-        self._conn = conn
-        self.label = label
+
+class PgUnavailable(sqlite3.OperationalError):
+    """The connection is gone (the server restarted, the backend was terminated, the session's
+    lease ran out) or cannot be made again yet (``store.unreadable``)."""
+
+
+class PgConnection:
+    """A psycopg 3 connection with the sqlite3 surface the stores use (module docstring), that
+    re-establishes itself after a fault (module docstring, "Faults").
+
+    Used by one thread at a time (the stores' lock, or one database thread).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        lock_timeout: float = LOCK_TIMEOUT_S,
+        lease: float | None = WRITER_LEASE_S,
+    ) -> None:
+        self._url = url
+        self.label = redact(url)
+        self.connect_timeout = connect_timeout
+        self.lock_timeout = lock_timeout
+        self.lease = lease
+        self.reconnects = 0  # how many times a lost connection was replaced
+        self._conn: Any = None
+        self._closed = False
+        self._begun = False  # a transaction began (BEGIN ...) and was not ended by the caller
+        self._writing = False  # ... and it holds the writer lock
+        self._backoff = 0.0
+        self._retry_at = 0.0
+
+    # -- the connection and its replacement -----------------------------------------------
+
+    def _open(self) -> Any:
+        """A new server connection in autocommit mode, with the session's settings.
+
+        Raises:
+            psycopg.Error: it cannot be made.
+        """
+        import psycopg  # noqa: PLC0415 - psycopg is optional
+
+        conn = psycopg.connect(
+            _with_keepalives(self._url),
+            autocommit=True,
+            connect_timeout=max(2, int(self.connect_timeout)),
+        )
+        try:
+            # Every lock wait of the session is bounded (the writer lock's too, store.busy).
+            conn.execute(f"SET lock_timeout = {_ms(self.lock_timeout)}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _lost(self) -> bool:
+        return bool(self._conn is None or self._conn.closed or self._conn.broken)
+
+    def _live(self) -> Any:
+        """The connection, made again when the last one was lost, at most once per backoff
+        step (50 ms doubling to 1 s) so a database that is down is not hammered.
+
+        Raises:
+            PgUnavailable: closed by the caller, or it cannot be made (yet).
+        """
+        if not self._lost():
+            return self._conn
+        if self._closed:
+            raise PgUnavailable(f"{self.label}: the connection is closed")
+        now = time.monotonic()
+        if now < self._retry_at:
+            raise PgUnavailable(
+                f"{self.label}: the connection to the database was lost; "
+                f"the next attempt in {self._retry_at - now:.2f} s"
+            )
+        import psycopg  # noqa: PLC0415 - psycopg is optional
+
+        try:
+            fresh = self._open()
+        except psycopg.Error as e:
+            self._backoff = min(max(2 * self._backoff, BACKOFF_FIRST_S), BACKOFF_CAP_S)
+            self._retry_at = time.monotonic() + self._backoff
+            raise PgUnavailable(f"{self.label}: cannot reconnect: {_first_line(e)}") from None
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+        if self.reconnects or self._conn is not None:
+            _LOG.warning("%s: reconnected after a lost connection", self.label)
+        self._conn, self._backoff, self._retry_at = fresh, 0.0, 0.0
+        self.reconnects += 1
+        return fresh
+
+    def connect(self) -> PgConnection:
+        """Make the first connection.
+
+        Raises:
+            StoreUnreadable: the server cannot be reached or refuses the login (the message
+                names the redacted URL).
+        """
+        import psycopg  # noqa: PLC0415 - psycopg is optional
+
+        try:
+            self._conn = self._open()
+        except psycopg.Error as e:
+            raise StoreError(
+                "store.unreadable", f"{self.label}: cannot connect: {_first_line(e)}"
+            ) from None
+        return self
+
+    # -- the sqlite3 surface ----------------------------------------------------------------
 
     @property
     def in_transaction(self) -> bool:
-        """Inside BEGIN ... COMMIT."""
+        """Inside BEGIN ... COMMIT: one the caller began and has not ended (even when the
+        connection under it was lost: the caller still has to end it), or the server says so."""
+        if self._begun:
+            return True
+        if self._lost():
+            return False
         from psycopg.pq import TransactionStatus  # noqa: PLC0415 - psycopg is optional
 
         return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _Rows:
-        """Run one statement; returns its rows (read whole: our queries are bounded)."""
+        """Run one statement; returns its rows (read whole: our queries are bounded).
+
+        Outside a transaction a lost connection is made again first, and a read that finds it
+        lost is run once more on the new one; inside a transaction never (module docstring).
+        """
         head = sql.lstrip()[:24].upper()
         if head.startswith("PRAGMA"):
             return _Rows([("ok",)] if "QUICK_CHECK" in sql.upper() else [])
-        if head.startswith("BEGIN IMMEDIATE"):
-            self._run("BEGIN", ())
-            self._run("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
-            return _Rows([])
-        if head.startswith("BEGIN DEFERRED"):
-            return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", ())
-        return self._run(translate(sql), tuple(parameters))
+        if head.startswith("BEGIN"):
+            return self._begin(head)
+        if head.startswith(("COMMIT", "END")):
+            return self._end(commit=True)
+        if head.startswith("ROLLBACK"):
+            return self._end(commit=False)
+        statement, values = translate(sql), tuple(parameters)
+        if self._begun:
+            return self._run(self._conn, statement, values)
+        try:
+            return self._run(self._live(), statement, values)
+        except PgUnavailable:
+            if not head.startswith("SELECT") or self._closed:
+                raise
+        return self._run(self._live(), statement, values)  # a read: once more, reconnected
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _Rows:
         """Run one statement for each parameter row."""
         statement = translate(sql)
-        with _translated(self.label), self._conn.cursor() as cursor:
+        conn = self._conn if self._begun else self._live()
+        with self._translated(conn), conn.cursor() as cursor:
             cursor.executemany(statement, [tuple(r) for r in rows])
             return _Rows([], cursor.rowcount)
 
-    def _run(self, statement: str, parameters: tuple[Any, ...]) -> _Rows:
-        with _translated(self.label):
-            cursor = self._conn.execute(statement, parameters or None)
+    def _begin(self, head: str) -> _Rows:
+        """``BEGIN IMMEDIATE``: the writer lock, with the lease (one round trip); ``BEGIN
+        DEFERRED``: a snapshot. A new transaction may start on a new connection: the last one is
+        over, whatever became of it. When the connection is found lost at BEGIN, nothing ran
+        yet: BEGIN runs once more, reconnected. A BEGIN that fails (a lock timeout) leaves no
+        transaction behind."""
+        writing = head.startswith("BEGIN IMMEDIATE")
+        if writing:
+            lease = (
+                ""
+                if self.lease is None
+                else (f"SET LOCAL idle_in_transaction_session_timeout = {_ms(self.lease)}; ")
+            )
+            text = f"BEGIN; {lease}SELECT pg_advisory_xact_lock({WRITER_LOCK})"
+        elif head.startswith("BEGIN DEFERRED"):
+            text = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+        else:
+            text = "BEGIN"
+        self._begun = self._writing = False
+        for attempt in (1, 2):
+            conn = self._live()
+            try:
+                self._run(conn, text, ())
+            except PgUnavailable:
+                if attempt == 2 or self._closed:
+                    raise
+                continue
+            except BaseException:
+                self._rollback(conn)
+                raise
+            self._begun, self._writing = True, writing
+            break
+        return _Rows([])
+
+    def _end(self, *, commit: bool) -> _Rows:
+        """COMMIT or ROLLBACK. On a lost connection the server has rolled the transaction back:
+        ROLLBACK (and the end of a read) is then done; COMMIT of a write is refused."""
+        writing = self._writing
+        self._begun = self._writing = False
+        if self._lost():
+            if commit and writing:
+                raise PgUnavailable(
+                    f"{self.label}: the connection was lost before COMMIT; "
+                    "the server rolled the transaction back"
+                )
+            return _Rows([])
+        if not commit:
+            self._rollback(self._conn)
+            return _Rows([])
+        return self._run(self._conn, "COMMIT", ())
+
+    def _rollback(self, conn: Any) -> None:
+        """ROLLBACK whatever is open; a connection that cannot is closed (made again next)."""
+        import psycopg  # noqa: PLC0415 - psycopg is optional
+
+        try:
+            conn.execute("ROLLBACK")
+        except psycopg.Error:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def _run(self, conn: Any, statement: str, parameters: tuple[Any, ...]) -> _Rows:
+        if conn is None or conn.closed or conn.broken:
+            raise PgUnavailable(f"{self.label}: the connection to the database was lost")
+        with self._translated(conn):
+            cursor = conn.execute(statement, parameters or None)
             rows = cursor.fetchall() if cursor.description is not None else []
             return _Rows([tuple(r) for r in rows], cursor.rowcount)
 
+    @contextmanager
+    def _translated(self, conn: Any) -> Iterator[None]:
+        """psycopg errors as the sqlite3 classes the stores already handle (module docstring)."""
+        import psycopg  # noqa: PLC0415 - loaded already when a connection exists
+
+        try:
+            yield
+        except psycopg.Error as e:
+            message = f"{self.label}: {_first_line(e)}"
+            if conn.closed or conn.broken:
+                raise PgUnavailable(message) from e
+            if getattr(e, "sqlstate", None) in _BUSY_STATES:
+                raise PgBusy(message) from e
+            if isinstance(e, psycopg.IntegrityError):
+                raise sqlite3.IntegrityError(message) from e
+            if isinstance(e, psycopg.OperationalError):
+                raise sqlite3.OperationalError(message) from e
+            raise sqlite3.DatabaseError(message) from e
+
     def close(self) -> None:
-        """Close the connection."""
-        self._conn.close()
+        """Close the connection; it is not made again."""
+        self._closed = True
+        if self._conn is not None:
+            self._conn.close()
 
 
-def connect(url: str, *, timeout: float = 10.0) -> PgConnection:
+def connect(
+    url: str,
+    *,
+    timeout: float = CONNECT_TIMEOUT_S,
+    lock_timeout: float = LOCK_TIMEOUT_S,
+    lease: float | None = WRITER_LEASE_S,
+) -> PgConnection:
     """Connect to ``url`` in autocommit mode (the stores issue BEGIN themselves).
+
+    ``timeout`` bounds each connection attempt, ``lock_timeout`` every lock wait (the writer
+    lock's: ``store.busy``), ``lease`` how long a writer may stay silent inside its transaction
+    before the server ends its session and frees the writer lock (None: no lease; for a
+    one-off job that may pause between statements).
 
     Raises:
         StoreError ``store.unreadable``: psycopg is not installed, or the server cannot be
             reached or refuses the login (the message names the redacted URL).
     """
     try:
-        import psycopg  # noqa: PLC0415 - only for postgresql:// URLs (the [postgres] extra)
+        import psycopg  # noqa: F401, PLC0415 - only for postgresql:// URLs (the [postgres] extra)
     except ImportError:
         raise StoreError(
             "store.unreadable", "PostgreSQL needs psycopg: pip install 'affidavit[postgres]'"
         ) from None
-    try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)))
-    except psycopg.Error as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        raise StoreError("store.unreadable", f"{redact(url)}: cannot connect: {first}") from None
-    return PgConnection(conn, redact(url))
+    return PgConnection(
+        url, connect_timeout=timeout, lock_timeout=lock_timeout, lease=lease
+    ).connect()
 
 
-@contextmanager
-def _translated(label: str) -> Iterator[None]:
-    """psycopg errors as the sqlite3 classes the stores already handle (module docstring)."""
-    import psycopg  # noqa: PLC0415 - loaded already when a connection exists
+# SQLSTATEs that mean "not now": lock_not_available (lock_timeout), deadlock_detected,
+# serialization_failure (PostgreSQL, Appendix A "Error Codes").
+_BUSY_STATES: Final = frozenset({"55P03", "40P01", "40001"})
 
-    try:
-        yield
-    except psycopg.Error as e:
-        message = f"{label}: {(str(e).strip().splitlines() or [''])[0]}"
-        if isinstance(e, psycopg.IntegrityError):
-            raise sqlite3.IntegrityError(message) from e
-        if isinstance(e, psycopg.OperationalError):
-            raise sqlite3.OperationalError(message) from e
-        raise sqlite3.DatabaseError(message) from e
+# libpq keepalives, unless the URL sets its own: a server that vanished without a word (a host
+# down, a partition) is noticed within about 20 s instead of the kernel's two hours.
+_KEEPALIVES: Final = {
+    "keepalives": "1",
+    "keepalives_idle": "10",
+    "keepalives_interval": "3",
+    "keepalives_count": "3",
+}
+
+
+def _with_keepalives(url: str) -> str:
+    """``url`` as a libpq connection string with :data:`_KEEPALIVES` where it sets none."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415 - optional
+
+    given = conninfo_to_dict(url)
+    return make_conninfo(url, **{k: v for k, v in _KEEPALIVES.items() if k not in given})
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [""])[0]

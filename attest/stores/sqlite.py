@@ -35,6 +35,7 @@ The house settings, for every database:
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -46,12 +47,22 @@ from urllib.parse import quote
 
 from affidavit.attest.errors import StoreError
 from affidavit.attest.files import private_database
-from affidavit.attest.stores.postgres import PgConnection, connect, is_postgres_url, redact
+from affidavit.attest.stores.postgres import (
+    LOCK_TIMEOUT_S,
+    WRITER_LEASE_S,
+    PgBusy,
+    PgConnection,
+    PgUnavailable,
+    connect,
+    is_postgres_url,
+    redact,
+)
 from affidavit.verify import errors
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_S", "Store", "translate_database_error"]
 
 DEFAULT_BUSY_TIMEOUT_S: Final = 30.0
+_LOG = logging.getLogger("affidavit.store")
 
 _VERSIONS_DDL: Final = (
     "CREATE TABLE IF NOT EXISTS schema_versions ("
@@ -124,17 +135,25 @@ class Store:
         return cls(target, conn)
 
     @classmethod
-    def connect(cls, url: str, *, timeout: float = DEFAULT_BUSY_TIMEOUT_S) -> Store:
+    def connect(
+        cls,
+        url: str,
+        *,
+        timeout: float = LOCK_TIMEOUT_S,
+        lease: float | None = WRITER_LEASE_S,
+    ) -> Store:
         """Open the PostgreSQL database at ``url`` (``postgresql://user@host:port/db``) with the
         same surface: one writer at a time across every process on the database (an advisory
-        lock), read snapshots, versioned migrations (:mod:`affidavit.attest.stores.postgres`).
+        lock), read snapshots, versioned migrations, and a connection that is made again after a
+        fault (:mod:`affidavit.attest.stores.postgres`). ``timeout`` bounds every lock wait (the
+        writer lock's: ``store.busy``); ``lease`` how long a writer may stay silent inside a
+        write before the server frees the lock (None for a one-off job that may pause).
 
         Raises:
             StoreUnreadable: psycopg is missing, or the server cannot be reached.
         """
-        conn = connect(url, timeout=timeout)
+        conn = connect(url, lock_timeout=timeout, lease=lease)
         try:
-            conn.execute(f"SET lock_timeout = {int(timeout * 1000)}")
             conn.execute(_VERSIONS_DDL)
         except BaseException:
             conn.close()
@@ -193,16 +212,14 @@ class Store:
             try:
                 yield self.conn
             except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             else:
                 try:
                     with _translated(self.path):
                         self.conn.execute("COMMIT")
                 except BaseException:
-                    if self.conn.in_transaction:
-                        self.conn.execute("ROLLBACK")
+                    self._rollback()
                     raise
             finally:
                 self._depth, self._writing = 0, False
@@ -222,10 +239,27 @@ class Store:
             self._depth = 1
             try:
                 yield self.conn
+            except BaseException:
+                self._rollback()
+                raise
+            else:
+                if self.conn.in_transaction:
+                    with _translated(self.path):
+                        self.conn.execute("COMMIT")
             finally:
                 self._depth = 0
-                if self.conn.in_transaction:
-                    self.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        """End the open transaction after a failure, whatever the failure was: a failed
+        statement never leaves the connection inside an aborted transaction (the next write
+        would fail too). A ROLLBACK that fails itself (the connection is gone) is logged, not
+        raised over the first error."""
+        if not self.conn.in_transaction:
+            return
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error as e:
+            _LOG.warning("%s: ROLLBACK failed: %s", self.path, e)
 
     def quick_check(self) -> None:
         """``PRAGMA quick_check``: SQLite's page-level integrity check (O(size), no index
@@ -307,8 +341,13 @@ def translate_database_error(
     path: Path | str, error: sqlite3.DatabaseError
 ) -> errors.AffidavitError:
     """The stable code for an sqlite3 error: damage is ``store.corrupt``, a file that is not a
-    database ``store.unreadable``, a held lock ``store.busy``."""
+    database or a lost PostgreSQL connection ``store.unreadable``, a held lock (SQLite's busy
+    timeout, PostgreSQL's lock timeout, a deadlock) ``store.busy``."""
     text = str(error)
+    if isinstance(error, PgBusy):
+        return StoreError("store.busy", f"{path}: {text}")
+    if isinstance(error, PgUnavailable):
+        return StoreError("store.unreadable", f"{path}: {text}")
     if "malformed" in text or "corrupt" in text:
         return StoreError("store.corrupt", f"{path}: the database is damaged: {text}")
     if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):

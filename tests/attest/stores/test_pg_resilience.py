@@ -1,0 +1,183 @@
+"""The PostgreSQL store survives database faults (issue 27, items 1 and 3), against a real
+server: a lost connection is replaced at the next transaction (never in the middle of one), a
+lock wait is bounded and answered ``store.busy`` with the connection still usable, and a writer
+that stops talking mid-transaction loses the writer lock after its lease.
+
+Each test is bounded (threads joined with a deadline) and needs no restart of the cluster: the
+restarts and stopped servers are in tests/registry/test_pg_faults.py, with real processes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.postgres import LOCK_TIMEOUT_S, WRITER_LEASE_S
+from affidavit.attest.stores.sqlite import Store, translate_database_error
+from affidavit.verify.lineage.facts import parse_fact
+
+from tests.conftest import raises_code
+from tests.pg import PgCluster
+
+DEMO = ["CREATE TABLE demo_rows (n INTEGER PRIMARY KEY)"]
+
+
+def _terminate(cluster: PgCluster, url: str) -> int:
+    """``pg_terminate_backend`` every connection to the database of ``url``; how many."""
+    name = url.rsplit("/", 1)[1]
+    with cluster.connect() as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchall()
+    return len(rows)
+
+
+@pytest.fixture
+def store(pg_url: str) -> Iterator[Store]:
+    opened = Store.connect(pg_url)
+    opened.migrate("demo", DEMO)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _count(store: Store) -> int:
+    with store.read() as db:
+        return int(db.execute("SELECT count(*) FROM demo_rows").fetchone()[0])
+
+
+def test_a_terminated_connection_is_replaced_at_the_next_transaction(
+    store: Store, pg_url: str, pg_cluster: PgCluster
+) -> None:
+    with store.write() as db:
+        db.execute("INSERT INTO demo_rows VALUES (1)")
+    assert _terminate(pg_cluster, pg_url) == 1
+    with store.write() as db:  # reconnects: nothing of a transaction was lost
+        db.execute("INSERT INTO demo_rows VALUES (2)")
+    assert _terminate(pg_cluster, pg_url) == 1
+    assert _count(store) == 2  # a read snapshot reconnects too
+    assert _terminate(pg_cluster, pg_url) == 1
+    # a statement outside any transaction (the registry's API-key lookup) reconnects as well
+    assert store.conn.execute("SELECT count(*) FROM demo_rows").fetchone() == (2,)
+
+
+def test_a_connection_lost_inside_a_transaction_fails_that_transaction_only(
+    store: Store, pg_url: str, pg_cluster: PgCluster
+) -> None:
+    def lose_it() -> None:
+        with store.write() as db:
+            db.execute("INSERT INTO demo_rows VALUES (1)")
+            _terminate(pg_cluster, pg_url)
+            # never run on a new connection outside the transaction (it would commit alone)
+            with pytest.raises(sqlite3.OperationalError):
+                db.execute("INSERT INTO demo_rows VALUES (2)")
+            assert store.conn.in_transaction  # until the caller ends it
+
+    with raises_code("store.unreadable"):  # its COMMIT is refused
+        lose_it()
+    assert not store.conn.in_transaction
+    assert _count(store) == 0  # the server rolled the whole transaction back
+    with store.write() as db:
+        db.execute("INSERT INTO demo_rows VALUES (3)")
+    assert _count(store) == 1
+
+
+def test_a_lock_timeout_is_busy_and_leaves_the_connection_usable(pg_url: str) -> None:
+    holder, waiter = Store.connect(pg_url), Store.connect(pg_url, timeout=0.5)
+    try:
+        holder.migrate("demo", DEMO)
+        with holder.write() as db:
+            db.execute("SELECT pg_sleep(0)")
+            with raises_code("store.busy"), waiter.write():
+                pass
+            assert not waiter.conn.in_transaction
+        with waiter.write() as db:  # not left in an aborted transaction
+            db.execute("INSERT INTO demo_rows VALUES (1)")
+        assert _count(waiter) == 1
+    finally:
+        holder.close()
+        waiter.close()
+
+
+def test_a_silent_writer_loses_the_lock_after_its_lease(pg_url: str) -> None:
+    """A writer that stops talking inside its transaction (a SIGSTOPped instance) holds the
+    writer lock for at most WRITER_LEASE_S: the server ends its session, the others go on."""
+    silent, other = Store.connect(pg_url), Store.connect(pg_url)
+    assert WRITER_LEASE_S < LOCK_TIMEOUT_S
+    done: list[float] = []
+    try:
+        silent.migrate("demo", DEMO)
+        started = time.monotonic()
+
+        def write_other() -> None:
+            with other.write() as db2:
+                db2.execute("INSERT INTO demo_rows VALUES (2)")
+            done.append(time.monotonic() - started)
+
+        def fall_silent() -> None:
+            with silent.write() as db:
+                db.execute("INSERT INTO demo_rows VALUES (1)")
+                thread = threading.Thread(target=write_other)
+                thread.start()
+                thread.join(WRITER_LEASE_S + 3)  # the silent writer sends nothing meanwhile
+                assert done, "the other writer still waits for a silent holder"
+                with pytest.raises(sqlite3.OperationalError):  # the session is gone
+                    db.execute("INSERT INTO demo_rows VALUES (3)")
+
+        with raises_code("store.unreadable"):  # and its COMMIT is refused
+            fall_silent()
+        assert WRITER_LEASE_S - 0.5 <= done[0] <= WRITER_LEASE_S + 2
+        with silent.write() as db:  # and the silent one works again once it wakes up
+            db.execute("INSERT INTO demo_rows VALUES (4)")
+        with other.read() as db:
+            rows = db.execute("SELECT n FROM demo_rows ORDER BY n").fetchall()
+        assert rows == [(2,), (4,)]
+    finally:
+        silent.close()
+        other.close()
+
+
+def test_the_fact_store_waits_a_bounded_time_for_the_writer_lock(pg_url: str) -> None:
+    facts = FactStore.connect(pg_url)
+    holder = Store.connect(pg_url)
+    one = parse_fact(
+        {
+            "entity": "urn:x:a",
+            "relation": "memory:role",
+            "value": {"type": "boolean", "v": True},
+            "source": "urn:s:1",
+            "scope": "local",
+            "confidence": 1,
+            "ts": "2026-01-01T00:00:00Z",
+        }
+    )
+    seen: list[BaseException] = []
+    try:
+
+        def add() -> None:
+            try:
+                facts.add_batch([one])
+            except BaseException as e:  # handed to the test thread
+                seen.append(e)
+
+        with holder.write() as db:
+            thread = threading.Thread(target=add, daemon=True)
+            thread.start()
+            # an active holder (not idle: the lease does not end it) outlasts the lock timeout
+            db.execute("SELECT pg_sleep(?)", (LOCK_TIMEOUT_S + 1.5,))
+            thread.join(1)
+        assert not thread.is_alive(), "the fact store waited past its lock timeout"
+        assert len(seen) == 1
+        assert isinstance(seen[0], sqlite3.OperationalError)
+        assert translate_database_error("x", seen[0]).code == "store.busy"
+        assert facts.add_batch([one]).added == (one.hash,)  # the connection is usable
+    finally:
+        facts.close()
+        holder.close()
