@@ -80,7 +80,7 @@ def trusted_state(tiles: Path, note: bytes) -> MonitorState:
     """The state of a monitor that trusted the first 1,000 leaves (their root, from the tiles)."""
     checkpoint = parse_checkpoint_body(parse_note(note.decode()).text)
     root = TiledTree.for_checkpoint(folder_fetch(tiles), checkpoint).root(TRUSTED)
-    return MonitorState(ORIGIN, verifier_key_string(ORIGIN, KEY.public_key), TRUSTED, root, "")
+    return MonitorState(ORIGIN, (verifier_key_string(ORIGIN, KEY.public_key),), TRUSTED, root, "")
 
 
 def _root_tiles(prefix: int, size: int) -> set[str]:

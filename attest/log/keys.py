@@ -45,6 +45,7 @@ from affidavit.verify.crypto.signature import verify_ed25519_b64
 from affidavit.verify.crypto.windows import KeyWindow, parse_rfc3339
 from affidavit.verify.json.forms import format_utc_fraction, is_hex64, parse_utc
 from affidavit.verify.json.strict import load_object
+from affidavit.verify.tlog.rotation import ROTATION_FORMAT, rotation_message
 
 __all__ = [
     "ROTATION_FORMAT",
@@ -62,7 +63,6 @@ __all__ = [
     "signing_entry",
 ]
 
-ROTATION_FORMAT: Final = "affidavit.log_key_rotation.v1"
 # Printable ASCII without space or '|': a key ID is one field of the rotation message.
 _NAME: Final = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")
 _STATEMENT_FIELDS: Final = frozenset({
@@ -148,18 +148,16 @@ class Rotation:
 
     def message(self) -> bytes:
         """The bytes both signatures of the statement cover."""
-        fields = (
-            ROTATION_FORMAT,
-            self.log_id,
-            self.seq,
-            self.previous.b64,
-            self.public.b64,
-            self.key_id,
-            self.valid_from,
-            self.tree_size,
-            self.root_hash,
+        return rotation_message(  # one spelling of the message, shared with the clients
+            log_id=self.log_id,
+            seq=self.seq,
+            previous_public_key=self.previous.b64,
+            public_key=self.public.b64,
+            key_id=self.key_id,
+            valid_from=self.valid_from,
+            tree_size=self.tree_size,
+            root_hash=self.root_hash,
         )
-        return "|".join(map(str, fields)).encode()
 
     def to_json(self) -> dict[str, Any]:
         """The statement's fields, signatures aside."""

@@ -27,8 +27,10 @@ counted.
 :func:`write_tiles` rules:
 
 - What: every tile and bundle of the checkpoint's size that the folder's previous checkpoint
-  (``DIR/checkpoint``) did not cover, with the partial tiles that size needs; then
-  ``DIR/checkpoint``, last, so a client never sees a checkpoint whose tiles are not there yet.
+  (``DIR/checkpoint``) did not cover, with the partial tiles that size needs; for a log whose key
+  rotated, ``DIR/key-rotations`` (its rotation statements, one per line: how a monitor follows
+  the new key, docs/adr/0011; it only grows); then ``DIR/checkpoint``, last, so a client never
+  sees a checkpoint whose tiles or rotations are not there yet.
 - Never overwritten: a tile or bundle already present must hold the same bytes (else
   ``log.tiles_conflict``: another log's folder); partial tiles of older sizes are kept, since
   clients holding older checkpoints may need them (tlog-tiles, "Partial Tiles").
@@ -67,6 +69,7 @@ from affidavit.verify.crypto.checkpoint import (
 )
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import EMPTY_ROOT
+from affidavit.verify.tlog.rotation import ROTATIONS_PATH, encode_rotations
 from affidavit.verify.tlog.tiles import (
     TILE_HEIGHT,
     TILE_WIDTH,
@@ -76,7 +79,14 @@ from affidavit.verify.tlog.tiles import (
     tiles_for_size,
 )
 
-__all__ = ["CHECKPOINT_NAME", "TilesReport", "folder_fetch", "tile_bytes", "write_tiles"]
+__all__ = [
+    "CHECKPOINT_NAME",
+    "TilesReport",
+    "folder_fetch",
+    "rotations_bytes",
+    "tile_bytes",
+    "write_tiles",
+]
 
 CHECKPOINT_NAME: Final = "checkpoint"  # tlog-tiles, "Checkpoints": <prefix>/checkpoint
 _CHUNK_TILES: Final = 64  # tiles read per query (64 x 256 rows)
@@ -267,6 +277,10 @@ def write_tiles(log: TransparencyLog, directory: str | Path, note: str) -> Tiles
         report.tiles_written, report.tiles_kept = files.written["tiles"], files.kept["tiles"]
         report.bundles_written = files.written["bundles"]
         report.bundles_kept = files.kept["bundles"]
+        rotations = rotations_bytes(log)
+        if rotations is not None:  # before the checkpoint a new key may have signed
+            _replace_rotations(root, files, rotations)
+            files.sync()
         encoded = note.encode("utf-8")
         target = root / CHECKPOINT_NAME
         if not target.exists() or target.read_bytes() != encoded:
@@ -275,6 +289,31 @@ def write_tiles(log: TransparencyLog, directory: str | Path, note: str) -> Tiles
             report.checkpoint_written = True
         report.bytes_written = files.bytes_written
     return report
+
+
+def rotations_bytes(log: TransparencyLog) -> bytes | None:
+    """The log's rotation statements as clients read them next to the checkpoint
+    (:data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH`: one per line, oldest first), or
+    None when the log never rotated its key (docs/adr/0011)."""
+    statements = [entry.statement for entry in log.key_history() if entry.statement is not None]
+    return encode_rotations(statements) if statements else None
+
+
+def _replace_rotations(root: Path, files: _Files, data: bytes) -> None:
+    """Write ``ROTATIONS_PATH``, which only grows: what is there must be a prefix of ``data``."""
+    target = root / ROTATIONS_PATH
+    try:
+        present = target.read_bytes()
+    except FileNotFoundError:
+        present = b""
+    if not data.startswith(present):
+        raise LogError(
+            "log.tiles_conflict",
+            f"{target} holds rotations that are not this log's: refusing to overwrite",
+            details={"path": ROTATIONS_PATH},
+        )
+    if present != data:
+        files.replace(ROTATIONS_PATH, data)
 
 
 def _own_checkpoint(log: TransparencyLog, note: str) -> tuple[Checkpoint, list[NoteVerifier]]:

@@ -4,9 +4,10 @@ One round of a monitor of a tiled log (:mod:`affidavit.verify.tlog.monitor` has 
 fetch ``URL/checkpoint`` and only the tiles the checks need, compare the new tree with the one in
 ``--state``, and keep the new one there (written atomically, only after every check passed).
 Run it from cron or CI: exit 0 when the log extends what was trusted, 1 on a rollback, a fork
-(split view), tiles that do not match, a bad signature or an unmet witness quorum (the state file
-is then left as it was, the evidence in the message), 2 on unreadable input or a log that cannot
-be reached.
+(split view), tiles that do not match, a bad signature, a key rotation the trusted key did not sign
+or an unmet witness quorum (the state file is then left as it was, the evidence in the message), 2
+on unreadable input or a log that cannot be reached. A rotation the trusted key signed is followed
+and kept in the state (docs/transparency.md, "Monitoring").
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ __all__ = ["monitor"]
 
 @click.command("monitor")
 @click.argument("url")
-@click.option("--vkey", required=True, help="The log's verifier key (`affidavit log vkey`).")
+@click.option(
+    "--vkey",
+    required=True,
+    help="The log's verifier key (`affidavit log vkey`); after a rotation, the old or the new one.",
+)
 @click.option(
     "--state",
     "state_file",
@@ -100,7 +105,12 @@ def _summary(report: RoundReport) -> str:
         what = f"size {report.previous_size} -> {report.tree_size} extends the trusted tree"
     witnesses = f"; cosigned by {', '.join(report.cosigned_by)}" if report.cosigned_by else ""
     checked = f"; {report.entries_checked} entries checked" if report.entries_checked else ""
+    rotated = (
+        f"; followed the key rotation(s) the trusted key signed to {', '.join(report.rotated_to)}"
+        if report.rotated_to
+        else ""
+    )
     return (
         f"ok: {report.origin} {what} ({report.tiles_read} tiles, {report.bytes_read} bytes"
-        f" read{checked}{witnesses})"
+        f" read{checked}{witnesses}{rotated})"
     )

@@ -5,6 +5,10 @@
   (with any witness cosignatures), else one signed on the writer thread as
   ``/protocol/merkle/checkpoint`` does. ``text/plain; charset=utf-8``, ``max-age=5``: the spec's
   "SHOULD prevent caching beyond a few seconds".
+- ``GET /tlog/key-rotations``: the log's key rotation statements, one per line, oldest first
+  (docs/adr/0011; what ``affidavit log tiles`` writes beside the checkpoint, and what a monitor
+  reads to follow a rotation the old key signed); 404 ``registry.not_found`` when the key never
+  rotated. ``text/plain; charset=utf-8``, cached like the checkpoint.
 - ``GET /tlog/tile/<L>/<N>[.p/<W>]`` and ``GET /tlog/tile/entries/<N>[.p/<W>]``:
   ``application/octet-stream``, ``Cache-Control: public, max-age=31536000, immutable`` (a full
   tile never changes, nor does a given ``.p/<W>``). Any tile up to the current size is served,
@@ -21,10 +25,11 @@ from __future__ import annotations
 import gzip
 from typing import Final
 
-from affidavit.attest.log.tiles import tile_bytes
+from affidavit.attest.log.tiles import rotations_bytes, tile_bytes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.state import ReadView, RegistryState
+from affidavit.verify.tlog.rotation import ROTATIONS_PATH
 from affidavit.verify.tlog.tiles import parse_tile_path
 from starlette.requests import Request
 from starlette.responses import Response
@@ -66,6 +71,19 @@ async def checkpoint(request: Request) -> Response:
     )
 
 
+async def key_rotations(request: Request) -> Response:
+    """The rotation statements (404 when there are none)."""
+    state = request.app.state.registry
+    data = await state.read(lambda view: rotations_bytes(view.log))
+    if data is None:
+        raise RegistryError("registry.not_found", "the log's key never rotated")
+    return Response(
+        data,
+        media_type="text/plain; charset=utf-8",
+        headers={"Cache-Control": CHECKPOINT_CACHE},
+    )
+
+
 async def tile(request: Request) -> Response:
     """A tile or an entry bundle."""
     state = request.app.state.registry
@@ -99,5 +117,6 @@ def _accepts_gzip(header: str) -> bool:
 
 routes: Final = [
     Route("/tlog/checkpoint", checkpoint, methods=["GET"]),
+    Route("/tlog/" + ROTATIONS_PATH, key_rotations, methods=["GET"]),
     Route("/tlog/tile/{path:path}", tile, methods=["GET"]),
 ]

@@ -5,9 +5,11 @@ one log key but not one tree). Exit codes: 0 extends, 1 rollback/fork/bad signat
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from affidavit.attest.keyring import derive_test_key, private_key_pem
 
 from tests.processes import AFFIDAVIT, RegistryProcess, api_key
 from tests.registry.helpers import contract
@@ -152,3 +155,79 @@ def test_split_view_between_two_registries_sharing_aapi_key(tmp_path: Path) -> N
             evil.stop()
     finally:
         honest.stop()
+
+
+def _affidavit(*args: str) -> str:
+    done = subprocess.run([AFFIDAVIT, *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def folder_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A static HTTP server of ``tmp_path/tiles`` (what any web host of `log tiles` does)."""
+    folder = tmp_path / "tiles"
+    folder.mkdir()
+    quiet = {"log_message": _TesseraHandler.log_message}
+    handler = type("Handler", (SimpleHTTPRequestHandler,), quiet)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", folder
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_monitor_follows_a_rotation_the_old_key_signed(
+    folder_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    # Issue 21, hole 3: after `log rotate-key` the state (bound to the old vkey) was refused with
+    # the new vkey (exit 2), and the new key's checkpoint with the old one (exit 1).
+    url, folder = folder_server
+    db, old_key, new_key = tmp_path / "log.db", tmp_path / "old.key", tmp_path / "new.key"
+    for path, seed in ((old_key, "cli monitor old"), (new_key, "cli monitor new")):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(private_key_pem(derive_test_key(seed)))  # TEST-ONLY keys
+    _affidavit("log", "init", str(db), "--key", str(old_key), "--log-id", "monitor.example/log")
+    (tmp_path / "entry").write_text("first")
+    _affidavit("log", "append", str(db), str(tmp_path / "entry"))
+    _affidavit("log", "tiles", str(db), str(folder))
+    old_vkey = _affidavit("log", "vkey", str(db)).strip()
+    states = [tmp_path / f"state{i}.json" for i in range(3)]
+    for state in states:
+        assert _monitor(url, old_vkey, state).returncode == 0
+    time.sleep(1.1)  # a rotation is after every recorded head (whole seconds)
+    _affidavit("log", "rotate-key", str(db), "--new-key", str(new_key))
+    _affidavit("log", "append", str(db), str(tmp_path / "entry"))
+    _affidavit("log", "tiles", str(db), str(folder))
+    new_vkey = _affidavit("log", "vkey", str(db)).strip()
+    assert new_vkey != old_vkey
+    assert (folder / "key-rotations").read_text().count("\n") == 1
+
+    done = _monitor(url, old_vkey, states[0], "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert_output_schema("log monitor", report)
+    assert (report["previous_size"], report["tree_size"], report["rotated_to"]) == (
+        1,
+        2,
+        [new_vkey],
+    )
+    assert json.loads(states[0].read_text())["vkeys"] == [old_vkey, new_vkey]
+    done = _monitor(url, new_vkey, states[1])  # the operator already switched to the new vkey
+    assert done.returncode == 0, done.stderr
+    assert "followed the key rotation(s) the trusted key signed to" in done.stdout
+    assert _monitor(url, new_vkey, states[0]).returncode == 0  # and later rounds, either key
+    assert _monitor(url, old_vkey, states[0]).returncode == 0
+
+    # A rotation the old key did not sign: exit 1, its own code, the state left as it was.
+    statement = json.loads((folder / "key-rotations").read_text())
+    statement["signature"] = statement["new_key_signature"]
+    (folder / "key-rotations").write_text(json.dumps(statement, separators=(",", ":")) + "\n")
+    before = states[2].read_bytes()
+    done = _monitor(url, new_vkey, states[2])
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: tlog.rotation_unproven: ")
+    assert states[2].read_bytes() == before

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from affidavit.attest.log.tiles import tile_bytes, write_tiles
+from affidavit.attest.keyring import derive_test_key
+from affidavit.attest.log.tiles import rotations_bytes, tile_bytes, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.app import create_app
 from affidavit.registry.settings import Settings
@@ -179,3 +180,21 @@ def test_a_path_that_is_not_a_tile_path_is_400(app_client: TestClient, path: str
     assert response.status_code == 400, path
     assert response.json()["code"] == "tlog.tile_path_invalid"
     assert app_client.post("/tlog/checkpoint").status_code == 405
+
+
+def test_key_rotations_route(
+    app_client: TestClient, log: TransparencyLog, settings: Settings, tmp_path: Path
+) -> None:
+    assert app_client.get("/tlog/key-rotations").status_code == 404  # never rotated
+    log.append([b"entry"])
+    app_client.get("/tlog/checkpoint")
+    log.set_key(registry_key())
+    log.rotate_key(derive_test_key("tlog routes new key", key_id="registry-2"))  # TEST-ONLY
+    response = app_client.get("/tlog/key-rotations")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.headers["cache-control"] == "public, max-age=5"
+    assert response.content == rotations_bytes(log)
+    assert response.text == log.key_history()[1].statement + "\n"
+    write_tiles(log, tmp_path / "out", log.checkpoint())  # `log tiles` writes the same bytes
+    assert (tmp_path / "out" / "key-rotations").read_bytes() == response.content

@@ -120,6 +120,12 @@ MONITOR: Final = (
         FAILED,
         "The log's tree does not extend the tree the monitor trusted (a fork or split view).",
     ),
+    Code(
+        "tlog.rotation_unproven",
+        FAILED,
+        "The checkpoint is not signed by the trusted log key, and no rotation that key signed"
+        " (and the new key countersigned) hands the log over to a key that signed it.",
+    ),
 )
 
 # C2SP tlog-witness, the log's side: what a witness answered to add-checkpoint.

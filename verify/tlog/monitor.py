@@ -3,9 +3,10 @@
 One round (:func:`check_round`), given the checkpoint the log serves now, a way to read its tiles
 and the state the monitor kept from its last round:
 
-1. the checkpoint verifies under the log's verifier key (signed-note; ``checkpoint.*``), and under
-   the tlog-policy when one is given (its log list and witness quorum; ``tlog.*``);
-2. it is for the same log as the state (origin and key; ``tlog.monitor_state_invalid``);
+1. the checkpoint verifies under the log key the monitor trusts now (signed-note;
+   ``checkpoint.*``), or under a key that key handed the log over to (step 7), and under the
+   tlog-policy when one is given (its log list and witness quorum; ``tlog.*``);
+2. it is for the same log as the state (origin; ``tlog.monitor_state_invalid``);
 3. it is not smaller than the trusted one (``tlog.rollback``);
 4. every tile it reads is bound to the checkpoint's root before it is used
    (:class:`~affidavit.verify.tlog.tiles.TiledTree`: the partial tiles fold to the root, each
@@ -17,18 +18,30 @@ and the state the monitor kept from its last round:
    A split view, where the log shows another tree to someone else, fails here for whichever
    monitor saw the other branch first;
 6. optionally, every new entry is read from its entry bundle and hashed to its bound level-0
-   hash (a mirror that checks every entry).
+   hash (a mirror that checks every entry);
+7. a key rotation (docs/adr/0011) is followed only when the trusted key proved it: when the
+   checkpoint carries no signature of the trusted key, the log's rotation statements
+   (:data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH`) are read, and each one after the
+   trusted key must be signed by the key before it and countersigned by its own
+   (``tlog.rotation_unproven`` otherwise, also when none reaches a key that signed the
+   checkpoint); the tree each hands over must be one the new tree extends (``tlog.rollback``,
+   ``tlog.fork``). The keys followed join the state's history; only the last one signs later
+   checkpoints.
 
 Only the tiles those checks need are read; the round reports how many and how many bytes. The
 state is returned for the caller to keep (atomically): this module does no I/O of its own
 (docs/adr/0002), and nothing here trusts a byte before its check.
 
-The state file is strict JSON::
+The state file is strict JSON (``v1``, without ``vkeys`` and ``rotations`` but with one
+``vkey``, is still read)::
 
-    {"format": "affidavit.tlog-monitor/v1", "origin": "...", "vkey": "name+id+key",
-     "tree_size": 1234, "root_hash": "<base64>", "checkpoint": "<the note trusted last>"}
+    {"format": "affidavit.tlog-monitor/v2", "origin": "...", "vkeys": ["name+id+key", ...],
+     "rotations": ["<statement>", ...], "tree_size": 1234, "root_hash": "<base64>",
+     "checkpoint": "<the note trusted last>"}
 
-The trusted note is kept whole: with the new note, it is the evidence of a fork.
+``vkeys`` are the log keys trusted, oldest first (the last one signs now); ``rotations[i]`` is the
+statement that handed ``vkeys[i]`` over to ``vkeys[i + 1]``, verified again when read. The trusted
+note is kept whole: with the new note, it is the evidence of a fork.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
+    Checkpoint,
     parse_checkpoint_body,
     parse_note,
     parse_verifier_key,
@@ -48,6 +62,12 @@ from affidavit.verify.crypto.checkpoint import (
 )
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.strict import load_object
+from affidavit.verify.tlog.rotation import (
+    ROTATIONS_PATH,
+    KeyRotation,
+    follow_rotations,
+    parse_rotation,
+)
 from affidavit.verify.tlog.tiles import Fetch, TiledTree
 
 if TYPE_CHECKING:
@@ -63,19 +83,35 @@ __all__ = [
     "state_json",
 ]
 
-STATE_FORMAT: Final = "affidavit.tlog-monitor/v1"
+STATE_FORMAT: Final = "affidavit.tlog-monitor/v2"
+STATE_FORMAT_V1: Final = "affidavit.tlog-monitor/v1"  # read, never written
 MAX_STATE_BYTES: Final = 1 << 20
+_V1_FIELDS: Final = frozenset({"format", "origin", "vkey", "tree_size", "root_hash", "checkpoint"})
+_V2_FIELDS: Final = frozenset(
+    {"format", "origin", "vkeys", "rotations", "tree_size", "root_hash", "checkpoint"}
+)
+_NO_TRUSTED_SIGNATURE: Final = "checkpoint.no_trusted_signature"
 
 
 @dataclass(frozen=True, slots=True)
 class MonitorState:
-    """What a monitor trusts: the log (origin, verifier key) and its last verified checkpoint."""
+    """What a monitor trusts: the log (origin, its key history) and its last verified checkpoint.
+
+    ``vkeys`` are the log's verifier keys trusted, oldest first; the last one signs checkpoints
+    now. ``rotations[i]`` handed ``vkeys[i]`` over to ``vkeys[i + 1]`` (docs/adr/0011).
+    """
 
     origin: str
-    vkey: str
+    vkeys: tuple[str, ...]
     tree_size: int
     root_hash: bytes
     checkpoint: str
+    rotations: tuple[KeyRotation, ...] = ()
+
+    @property
+    def vkey(self) -> str:
+        """The key trusted to sign checkpoints now (the last of the history)."""
+        return self.vkeys[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +126,7 @@ class RoundReport:
     bytes_read: int
     entries_checked: int
     cosigned_by: tuple[str, ...]  # witnesses of the policy whose cosignatures verified
+    rotated_to: tuple[str, ...] = ()  # the log keys this round followed a rotation to
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON (``log monitor --json``)."""
@@ -102,24 +139,33 @@ class RoundReport:
             "bytes_read": self.bytes_read,
             "entries_checked": self.entries_checked,
             "cosigned_by": list(self.cosigned_by),
+            "rotated_to": list(self.rotated_to),
         }
 
 
 def parse_state(data: bytes, *, vkey: str) -> MonitorState:
-    """Read a state file kept by an earlier round, for the log whose verifier key is ``vkey``.
+    """Read a state file kept by an earlier round (v2, or v1), for the log whose verifier key is
+    ``vkey``: the key's name must be the state's origin. Whether ``vkey`` is one of the state's
+    keys is checked by the round (:func:`check_round`), which may follow a rotation to it.
 
     Raises:
         ``json.*``: not strict JSON.
+        ``key.*``: ``vkey`` is not a note verifier key.
         ``tlog.monitor_state_invalid``: a field is missing or malformed, the note is not the
-            state's checkpoint, or the state is for another log key.
+            state's checkpoint, a rotation does not verify or does not join its two keys, or the
+            state is for another log.
     """
-    vkey = normalized_vkey(vkey)
+    name = parse_verifier_key(vkey).name
     document = load_object(data, max_bytes=MAX_STATE_BYTES)
-    expected = {"format", "origin", "vkey", "tree_size", "root_hash", "checkpoint"}
-    if set(document) != expected or document["format"] != STATE_FORMAT:
-        raise _bad_state(f"must be a {STATE_FORMAT} object with exactly {sorted(expected)}")
-    if document["vkey"] != vkey:
-        raise _bad_state(f"it is for the log key {document['vkey']!r}, not {vkey!r}")
+    if set(document) == _V1_FIELDS and document["format"] == STATE_FORMAT_V1:
+        vkeys, statements = [document["vkey"]], []
+    elif set(document) == _V2_FIELDS and document["format"] == STATE_FORMAT:
+        vkeys, statements = document["vkeys"], document["rotations"]
+    else:
+        raise _bad_state(
+            f"must be a {STATE_FORMAT} object with exactly {sorted(_V2_FIELDS)} (or a "
+            f"{STATE_FORMAT_V1} object with exactly {sorted(_V1_FIELDS)})"
+        )
     size, note = document["tree_size"], document["checkpoint"]
     if not isinstance(size, int) or isinstance(size, bool) or not isinstance(note, str):
         raise _bad_state("tree_size must be an integer and checkpoint a string")
@@ -130,7 +176,46 @@ def parse_state(data: bytes, *, vkey: str) -> MonitorState:
         raise _bad_state(f"root_hash or checkpoint is malformed: {e}") from None
     if (body.origin, body.tree_size, body.root_hash) != (document["origin"], size, root):
         raise _bad_state("origin, tree_size and root_hash are not those of its checkpoint")
-    return MonitorState(body.origin, vkey, size, root, note)
+    if name != body.origin:
+        raise _bad_state(f"it is for the log {body.origin!r}, not {name!r}")
+    history, rotations = _key_history(body.origin, vkeys, statements)
+    return MonitorState(body.origin, history, size, root, note, rotations)
+
+
+def _key_history(
+    origin: str, vkeys: object, statements: object
+) -> tuple[tuple[str, ...], tuple[KeyRotation, ...]]:
+    """The state's keys (each a canonical vkey named ``origin``) and the rotations joining them,
+    each verified again (docs/adr/0011: a history is verified whenever it is read)."""
+    if (
+        not isinstance(vkeys, list)
+        or not isinstance(statements, list)
+        or not vkeys
+        or len(statements) != len(vkeys) - 1
+        or not all(isinstance(v, str) for v in vkeys)
+        or not all(isinstance(r, str) for r in statements)
+    ):
+        raise _bad_state("vkeys must be a non-empty list of strings, one rotation fewer")
+    try:
+        verifiers = [parse_verifier_key(v) for v in vkeys]
+        rotations = tuple(parse_rotation(statement) for statement in statements)
+        for rotation in rotations:
+            rotation.verify()
+    except errors.AffidavitError as e:
+        raise _bad_state(f"a key or rotation is malformed or does not verify ({e.code})") from e
+    canonical = tuple(verifier_key_string(v.name, v.key) for v in verifiers)
+    if canonical != tuple(vkeys) or any(v.name != origin for v in verifiers):
+        raise _bad_state(f"vkeys must be canonical verifier keys named {origin!r}")
+    for position, rotation in enumerate(rotations):
+        first = rotations[0]
+        if (
+            rotation.previous_key != verifiers[position].key
+            or rotation.public_key != verifiers[position + 1].key
+            or rotation.seq != first.seq + position
+            or rotation.log_id != first.log_id
+        ):
+            raise _bad_state(f"rotation #{rotation.seq} does not join its two keys of vkeys")
+    return canonical, rotations
 
 
 def normalized_vkey(vkey: str) -> str:
@@ -144,14 +229,15 @@ def normalized_vkey(vkey: str) -> str:
 
 
 def state_json(state: MonitorState) -> bytes:
-    """The state file's bytes (sorted keys, one line, ending in a newline)."""
+    """The state file's bytes (v2; sorted keys, one line, ending in a newline)."""
     document = {
         "checkpoint": state.checkpoint,
         "format": STATE_FORMAT,
         "origin": state.origin,
         "root_hash": base64.b64encode(state.root_hash).decode("ascii"),
+        "rotations": [rotation.statement for rotation in state.rotations],
         "tree_size": state.tree_size,
-        "vkey": state.vkey,
+        "vkeys": list(state.vkeys),
     }
     return json.dumps(document, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
 
@@ -167,19 +253,28 @@ def check_round(
 ) -> tuple[RoundReport, MonitorState]:
     """Check the log's current checkpoint ``note`` against ``previous`` (module docstring).
 
-    ``fetch`` reads a tile path relative to the log's prefix (:mod:`affidavit.verify.tlog.tiles`).
-    Returns the report and the state to keep. ``previous`` None is the first round: the
-    checkpoint and its tiles are checked, and trusted from then on.
+    ``fetch`` reads a path relative to the log's prefix (:mod:`affidavit.verify.tlog.tiles`).
+    Returns the report and the state to keep. ``previous`` None is the first round: ``vkey`` is
+    trusted, and the checkpoint and its tiles are checked and trusted from then on. Later rounds
+    trust the state's last key; ``vkey`` must then be a key of the state's history, or one this
+    round follows a rotation to.
 
     Raises:
         ``checkpoint.*``: the note is malformed or its log signature does not verify.
+        ``tlog.rotation_unproven``: the checkpoint is not signed by the trusted key, and the log's
+            rotation statements do not prove a handover to a key that signed it.
         ``tlog.log_untrusted``, ``tlog.quorum_not_met``, ``tlog.cosignature_*``: under ``policy``.
-        ``tlog.monitor_state_invalid``: ``previous`` is for another origin.
-        ``tlog.rollback``, ``tlog.fork``: the new tree does not extend the trusted one.
-        ``tlog.tile_*``: a tile is missing or malformed, or the tiles do not hash to the root.
+        ``tlog.monitor_state_invalid``: ``previous`` is for another origin, or ``vkey`` is not
+            one of its keys.
+        ``tlog.rollback``, ``tlog.fork``: the new tree does not extend the trusted one (or the
+            tree a followed rotation handed over).
+        ``tlog.tile_*``: a tile is missing or malformed, or a tile does not hash to the root.
     """
-    verifier = parse_verifier_key(vkey)
-    checkpoint = verify_checkpoint(note, [verifier], origin=verifier.name).checkpoint
+    given = normalized_vkey(vkey)
+    if previous is not None and parse_verifier_key(given).name != previous.origin:
+        raise _bad_state(f"it is for the log {previous.origin!r}, not the key {given!r}")
+    trusted = previous.vkeys if previous is not None else (given,)
+    checkpoint, followed, extra_bytes = _verified_checkpoint(note, fetch, previous, trusted[-1])
     cosigned_by: tuple[str, ...] = ()
     if policy is not None:
         from affidavit.verify.tlog.policy import verify_checkpoint_under_policy  # noqa: PLC0415
@@ -198,6 +293,12 @@ def check_round(
                 "served_checkpoint": note.decode("utf-8"),
             },
         )
+    for rotation in followed:
+        _check_handover(rotation, tree, checkpoint, note)
+    new_keys = tuple(verifier_key_string(checkpoint.origin, r.public_key) for r in followed)
+    vkeys = trusted + new_keys
+    if given not in vkeys:
+        raise _bad_state(f"it trusts the log keys {list(vkeys)}, not {given!r}")
     checked = 0
     if entries:
         start = previous.tree_size if previous is not None else 0
@@ -208,18 +309,81 @@ def check_round(
         checkpoint.tree_size,
         checkpoint.root_hash,
         tree.tiles_read,
-        tree.bytes_read,
+        tree.bytes_read + extra_bytes,
         checked,
         cosigned_by,
+        new_keys,
     )
     state = MonitorState(
         checkpoint.origin,
-        normalized_vkey(vkey),
+        vkeys,
         checkpoint.tree_size,
         checkpoint.root_hash,
         note.decode("utf-8"),
+        (previous.rotations if previous is not None else ()) + followed,
     )
     return report, state
+
+
+def _verified_checkpoint(
+    note: bytes, fetch: Fetch, previous: MonitorState | None, vkey: str
+) -> tuple[Checkpoint, tuple[KeyRotation, ...], int]:
+    """The checkpoint, verified under the trusted key ``vkey`` or a key it handed over to
+    (step 7), the rotations followed to that key, and the bytes read for them."""
+    trusted = parse_verifier_key(vkey)
+    try:
+        return verify_checkpoint(note, [trusted], origin=trusted.name).checkpoint, (), 0
+    except errors.SignatureError as e:
+        if e.code != _NO_TRUSTED_SIGNATURE:
+            raise
+        unsigned = e
+    document = fetch(ROTATIONS_PATH)
+    if document is None:  # nothing claims a handover: the checkpoint is simply not the log's
+        raise unsigned
+    known = previous.rotations[-1] if previous is not None and previous.rotations else None
+    rotations = follow_rotations(
+        bytes(document),
+        trusted.key,
+        log_id=known.log_id if known is not None else None,
+        seq=known.seq if known is not None else None,
+    )
+    for count, rotation in enumerate(rotations, 1):
+        successor = parse_verifier_key(verifier_key_string(trusted.name, rotation.public_key))
+        try:
+            verified = verify_checkpoint(note, [successor], origin=trusted.name)
+        except errors.SignatureError as e:
+            if e.code != _NO_TRUSTED_SIGNATURE:
+                raise
+            continue
+        return verified.checkpoint, rotations[:count], len(document)
+    raise errors.ProofError(
+        "tlog.rotation_unproven",
+        f"the checkpoint is not signed by the trusted key {vkey!r}, and no rotation it signed "
+        f"(in {ROTATIONS_PATH}) hands the log over to a key that signed it",
+        details={"trusted_vkey": vkey, "served_checkpoint": note.decode("utf-8", "replace")},
+    )
+
+
+def _check_handover(
+    rotation: KeyRotation, tree: TiledTree, checkpoint: Checkpoint, note: bytes
+) -> None:
+    """docs/adr/0011 §3: the tree a rotation hands over is one every later head extends."""
+    evidence = {"rotation": rotation.statement, "served_checkpoint": note.decode("utf-8")}
+    if rotation.tree_size > checkpoint.tree_size:
+        raise errors.ProofError(
+            "tlog.rollback",
+            f"the log serves a checkpoint of size {checkpoint.tree_size}, smaller than the tree "
+            f"of size {rotation.tree_size} its rotation #{rotation.seq} handed over",
+            details=evidence,
+        )
+    if tree.root(rotation.tree_size) != rotation.root_hash:
+        raise errors.ProofError(
+            "tlog.fork",
+            f"the log's tree of size {checkpoint.tree_size} does not extend the tree of size "
+            f"{rotation.tree_size} that rotation #{rotation.seq} handed over (signed by the old "
+            "key): a fork",
+            details=evidence,
+        )
 
 
 def _check_not_rolled_back(previous: MonitorState, origin: str, size: int) -> None:

@@ -415,3 +415,24 @@ def test_sigkill_mid_write_leaves_no_torn_tile(tmp_path: Path) -> None:
             )
         for _, ref in _tile_files(out):  # every tile of the folder is the log's
             assert (out / ref.path).read_bytes() == tile_bytes(log, ref)
+
+
+def test_key_rotations_are_written_before_the_checkpoint_and_only_grow(tmp_path: Path) -> None:
+    clock = [dt.datetime(2026, 1, 1, tzinfo=dt.UTC)]
+    log = TransparencyLog.create(tmp_path / "log.db", KEY, LOG_ID, clock=lambda: clock[0])
+    log.append([b"a"])
+    out = tmp_path / "out"
+    write_tiles(log, out, log.checkpoint())
+    assert not (out / "key-rotations").exists()  # a log that never rotated: no file
+    for seq in (1, 2):
+        clock[0] += dt.timedelta(hours=1)
+        log.rotate_key(derive_test_key(f"writer rotation {seq}", key_id=f"k{seq}"))  # TEST-ONLY
+        log.append([b"b"])
+        write_tiles(log, out, log.checkpoint())
+        history = log.key_history()
+        expected = "".join(f"{entry.statement}\n" for entry in history[1:])
+        assert (out / "key-rotations").read_text() == expected
+    (out / "key-rotations").write_text("another log's rotations\n")
+    with raises_code("log.tiles_conflict"):
+        write_tiles(log, out, log.checkpoint())
+    assert (out / "key-rotations").read_text() == "another log's rotations\n"

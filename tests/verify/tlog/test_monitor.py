@@ -146,9 +146,14 @@ def test_state_round_trip_and_tampering(tmp_path: Path, key: SigningKey) -> None
     assert parse_state(data, vkey=f"{name}+{key_id.upper()}+{rest}") == state
     assert normalized_vkey(f"{name}+{key_id.upper()}+{rest}") == _vkey(key)
 
+    # Another key of the same origin: the state is read (a round may follow a rotation to that
+    # key), and the round refuses it when it does not (tests/verify/tlog/test_monitor_rotation.py)
     other = verifier_key_string(ORIGIN, derive_test_key("another").public_key)
+    assert parse_state(data, vkey=other) == state
     with raises_code("tlog.monitor_state_invalid"):
-        parse_state(data, vkey=other)
+        check_round(state.checkpoint.encode(), other, folder_fetch(folder), state)
+    with raises_code("tlog.monitor_state_invalid"):  # another origin
+        parse_state(data, vkey=verifier_key_string("elsewhere", key.public_key))
     document = json.loads(data)
     document["tree_size"] = 3  # no longer the size of its checkpoint
     with raises_code("tlog.monitor_state_invalid"):
@@ -166,7 +171,7 @@ def test_state_of_another_origin_is_refused(tmp_path: Path, key: SigningKey) -> 
     folder = tmp_path / "tiles"
     note = _publish(log, folder)
     _, state = check_round(note, _vkey(key), folder_fetch(folder), None)
-    elsewhere = MonitorState("other.example/log", state.vkey, 1, state.root_hash, state.checkpoint)
+    elsewhere = MonitorState("other.example/log", state.vkeys, 1, state.root_hash, state.checkpoint)
     with raises_code("tlog.monitor_state_invalid"):
         check_round(note, _vkey(key), folder_fetch(folder), elsewhere)
 
