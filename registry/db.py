@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
 import json
 import sqlite3
 import threading
@@ -40,9 +41,11 @@ __all__ = [
     "REGISTRY_MIGRATIONS",
     "ContractRow",
     "DbThread",
+    "DegradedRecord",
     "ReadPool",
     "ReadView",
     "RegistryTables",
+    "index_key",
     "open_tables",
 ]
 
@@ -90,7 +93,41 @@ CREATE INDEX IF NOT EXISTS registry_fact_by_relation ON registry_fact_index (rel
     """
 ALTER TABLE registry_api_keys ADD COLUMN publishers TEXT NOT NULL DEFAULT '[]'
 """,
+    # 3: the fact index keys entity and relation by the SHA-256 of their UTF-8 (docs/adr/0016):
+    # any accepted string (U+0000, 2,048 CJK characters) fits both stores' indexes. Rows written
+    # before hold the text; RegistryTables.rekey_fact_index converts them in place at start.
+    """
+DROP INDEX IF EXISTS registry_fact_by_entity;
+DROP INDEX IF EXISTS registry_fact_by_relation;
+CREATE INDEX registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
+CREATE INDEX registry_fact_by_relation ON registry_fact_index (relation, scope)
+""",
 )
+# registry_meta: set once every fact-index row is keyed by digest (schema version 3).
+_INDEX_KEYS: Final = ("fact_index_keys", "sha256")
+
+
+def index_key(text: str) -> str:
+    """How the fact index files an entity or a relation: the hex SHA-256 of its UTF-8
+    (docs/adr/0016). A digest never holds ``:``, which every entity and relation does, so a row
+    still holding text (schema version 2) is told apart by its content."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class DegradedRecord:
+    """A stored record the registry cannot index or read: reported (``registry check``, health),
+    never fatal (docs/adr/0016). ``kind`` is ``fact`` (``id`` its FactHash key) or ``contract``
+    (``id`` ``adapter_id@adapter_version``)."""
+
+    kind: str
+    id: str
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{kind, id, code, message}``."""
+        return {"kind": self.kind, "id": self.id, "code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +149,8 @@ class RegistryTables:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.conn = store.conn
+        # Records found unreadable or unindexable (start-up, catalog reads), in the order found.
+        self.degraded: tuple[DegradedRecord, ...] = ()
 
     @classmethod
     def open(cls, path: Path, *, store: Store | None = None) -> RegistryTables:
@@ -148,13 +187,27 @@ class RegistryTables:
     # -- contracts ----------------------------------------------------------------------------
 
     def contracts(self) -> list[ContractRow]:
-        """Every published contract, in publication order."""
+        """Every readable published contract, in publication order; a row that cannot be read is
+        left out and added to :attr:`degraded` (start-up never dies on stored data)."""
         rows = self.conn.execute(
             "SELECT adapter_id, adapter_version, contract_hash, declaration, entry, leaf_index, "
             "seq "
             "FROM registry_contracts ORDER BY seq"
         ).fetchall()
-        return [_contract_row(row) for row in rows]
+        good: list[ContractRow] = []
+        for row in rows:
+            try:
+                good.append(_contract_row(row))
+            except (ValueError, TypeError) as e:
+                self.report(
+                    DegradedRecord("contract", f"{row[0]}@{row[1]}", "store.corrupt", str(e))
+                )
+        return good
+
+    def report(self, record: DegradedRecord) -> None:
+        """Add ``record`` to :attr:`degraded` (once)."""
+        if all((r.kind, r.id) != (record.kind, record.id) for r in self.degraded):
+            self.degraded = (*self.degraded, record)
 
     def get_contract(self, adapter_id: str, adapter_version: str) -> ContractRow | None:
         """One published contract, or None."""
@@ -206,14 +259,46 @@ class RegistryTables:
     # -- fact index (for GET /v1/facts?entity=&relation=&scope=) -------------------------------
 
     def index_facts(self, rows: Sequence[tuple[str, str, str, str, float]]) -> None:
-        """Index (hash, entity, relation, scope, confidence) rows; known hashes are ignored."""
+        """Index (hash, entity, relation, scope, confidence) rows, entity and relation filed by
+        :func:`index_key`; known hashes are ignored. Joins the caller's transaction, so a fact
+        and its index row commit together."""
+        keyed = [(h, index_key(e), index_key(r), s, c) for h, e, r, s, c in rows]
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR IGNORE INTO registry_fact_index"
                 "(hash, entity, relation, scope, confidence) "
                 "VALUES (?, ?, ?, ?, ?)",
-                rows,
+                keyed,
             )
+
+    def unindexed(self, fact_hashes: Sequence[str]) -> list[str]:
+        """The hashes among ``fact_hashes`` (hex) that have no index row."""
+        missing: list[str] = []
+        for offset in range(0, len(fact_hashes), 500):
+            chunk = list(fact_hashes[offset : offset + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT hash FROM registry_fact_index WHERE hash IN ({marks})"  # noqa: S608
+            known = {str(row[0]) for row in self.conn.execute(sql, chunk)}
+            missing.extend(h for h in chunk if h not in known)
+        return missing
+
+    def rekey_fact_index(self) -> int:
+        """Convert index rows that still hold entity and relation as text (schema version 2) to
+        :func:`index_key` digests, in place (``seq``, the answers' order, kept); once done it is
+        recorded in ``registry_meta`` and never scanned for again. Returns the rows converted."""
+        if self.get_meta(_INDEX_KEYS[0]) == _INDEX_KEYS[1]:
+            return 0
+        with self.transaction() as conn:
+            rows = conn.execute(
+                "SELECT seq, entity, relation FROM registry_fact_index "
+                "WHERE entity LIKE '%:%' OR relation LIKE '%:%'"
+            ).fetchall()
+            conn.executemany(
+                "UPDATE registry_fact_index SET entity = ?, relation = ? WHERE seq = ?",
+                [(index_key(str(e)), index_key(str(r)), int(seq)) for seq, e, r in rows],
+            )
+            self.set_meta(*_INDEX_KEYS)
+        return len(rows)
 
     def fact_index_size(self) -> int:
         """How many facts are indexed."""
@@ -235,10 +320,10 @@ class RegistryTables:
         params: list[Any] = [*sorted(scopes), min_confidence]
         if entity is not None:
             clauses.append("entity = ?")
-            params.append(entity)
+            params.append(index_key(entity))
         if relation is not None:
             clauses.append("relation = ?")
-            params.append(relation)
+            params.append(index_key(relation))
         params.append(limit)
         sql = "SELECT hash FROM registry_fact_index WHERE " + " AND ".join(clauses)  # noqa: S608
         return [row[0] for row in self.conn.execute(sql + " ORDER BY seq LIMIT ?", params)]

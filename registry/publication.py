@@ -46,6 +46,7 @@ from affidavit.registry.logview import inclusion_json, latest_head
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS, contract_hash, lint_contract
+from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import load_object
 
@@ -487,16 +488,15 @@ def patch_lifecycle(
                 f"{name} must be a string",
                 details={"fields": [name]},
             )
+    if not (is_adapter_id(adapter_id) and is_semver(version)):
+        # No contract can be stored under it (docs/adr/0016): answered without asking the store,
+        # the same on both (U+0000 or an over-long id never reaches PostgreSQL).
+        raise _not_published(adapter_id, version)
     with state.tables.transaction():  # the checks after the writer lock (docs/adr/0013)
         sync(state)
         row = state.tables.get_contract(adapter_id, version)
         if row is None:
-            raise RegistryError(
-                "registry.contract_not_found",
-                f"{adapter_id}@{version} is not a published contract (built-in and directory "
-                "contracts change through their files)",
-                details={"adapter_id": adapter_id, "adapter_version": version},
-            )
+            raise _not_published(adapter_id, version)
         _check_channel(key, row.entry.get("distribution_channel"))  # the operator's contract
         declaration = dict(row.declaration)
         if "status" in patch or "replaced_by" in patch or "supersedes" in patch:
@@ -519,6 +519,15 @@ def patch_lifecycle(
         staged = _stage(state, entry, declaration, leaf_index)
     _swap(state, staged)
     return _publication_body(state, entry, leaf_index, created=True)
+
+
+def _not_published(adapter_id: str, version: str) -> RegistryError:
+    return RegistryError(
+        "registry.contract_not_found",
+        f"{adapter_id}@{version} is not a published contract (built-in and directory contracts "
+        "change through their files)",
+        details={"adapter_id": adapter_id, "adapter_version": version},
+    )
 
 
 def _publication_body(

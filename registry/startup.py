@@ -2,7 +2,8 @@
 
 :func:`open_state` opens the database (creating it), the key (generating it on first start), the
 log and the fact store, loads the contracts (:func:`affidavit.registry.publication.start`) and
-indexes the stored facts (:func:`affidavit.registry.routes.facts.reindex`). It sits above both,
+indexes the stored facts (:func:`affidavit.registry.integrity.index_stored_facts`; a record it
+cannot index or read is listed in ``state.tables.degraded``, never fatal). It sits above both,
 and above :mod:`affidavit.registry.state`, which they take: no module imports back
 (tests/test_layering.py).
 
@@ -33,7 +34,7 @@ from affidavit.registry import publication
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import DbThread, ReadPool, RegistryTables, refuse_lost_database
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.routes.facts import reindex
+from affidavit.registry.integrity import index_stored_facts
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState, utc_now
 from affidavit.verify import errors
@@ -76,7 +77,7 @@ def open_state(
             readers=readers,
         )
         db.call(publication.start, state)
-        db.call(reindex, state)
+        db.call(index_stored_facts, tables, facts)
         state.store = db.call(_store_report, tables.store)
     except BaseException:
         if readers is not None:
@@ -160,12 +161,12 @@ def _open_storage(
     settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
     """One database (a SQLite file, or a PostgreSQL database). The fact store first: it insists on
-    a fresh file or its own marker, and keeps its own connection. The log and the registry tables
-    share one :class:`Store` connection, so a log append and a row change commit in one
-    transaction."""
+    a fresh file or its own marker. The log, the registry tables and the fact store then share
+    one :class:`Store` connection, so a log append and a row change, or a fact and its index
+    row, commit in one transaction."""
     path: Path | str = settings.database
     if settings.uses_postgres:
-        facts = FactStore.connect(settings.database_url)
+        FactStore.connect(settings.database_url).close()  # its tables, created when absent
         store = Store.connect(settings.database_url)
         path = store.path
     else:
@@ -177,8 +178,11 @@ def _open_storage(
                 "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
             ) from e
         _check_pages(path)
-        facts = FactStore.open(path, create=True)
+        FactStore.open(path, create=True).close()  # its tables, created when absent
         store = Store.open(path, create=True)
+    # One connection for the log, the registry tables and the fact store: a fact and its index
+    # row, a contract row and its log leaf, commit together (docs/adr/0016).
+    facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
     try:
         log = TransparencyLog.open(store, key, clock=clock, state_file=state_file)

@@ -51,6 +51,7 @@ from typing import Any, BinaryIO, Final, Self
 
 from affidavit.attest.files import private_database
 from affidavit.attest.stores.postgres import PgConnection, connect, is_postgres_url
+from affidavit.attest.stores.sqlite import Store
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
@@ -103,9 +104,30 @@ class FactStore:
     """A :class:`~affidavit.verify.lineage.walk.FactSource` backed by SQLite, and the one that
     writes."""
 
-    def __init__(self, connection: sqlite3.Connection | PgConnection, path: str) -> None:
-        self._db: Any = connection
+    def __init__(
+        self,
+        connection: sqlite3.Connection | PgConnection | None,
+        path: str,
+        *,
+        store: Store | None = None,
+    ) -> None:
+        self._conn: Any = connection
+        self._store = store
         self.path = path  # the file, or the redacted URL of a PostgreSQL database
+
+    @property
+    def _db(self) -> Any:
+        # A shared store's connection is looked up on each use (the store may reconnect).
+        return self._store.conn if self._store is not None else self._conn
+
+    @classmethod
+    def sharing(cls, store: Store) -> Self:
+        """The fact store in ``store``'s database, on ``store``'s connection: a batch joins the
+        caller's :meth:`Store.write` transaction, so facts and rows the caller writes beside them
+        (the registry's fact index) commit together or not at all. The tables must exist (open
+        the store once with :meth:`at` first); :meth:`close` leaves the connection to ``store``.
+        """
+        return cls(None, str(store.path), store=store)
 
     @classmethod
     def at(cls, location: str | os.PathLike[str], *, create: bool = False) -> Self:
@@ -216,8 +238,9 @@ class FactStore:
         return cls(db, name)
 
     def close(self) -> None:
-        """Close the connection."""
-        self._db.close()
+        """Close the connection (not a shared store's: its owner closes it)."""
+        if self._store is None:
+            self._conn.close()
 
     def __enter__(self) -> Self:
         return self
@@ -265,6 +288,16 @@ class FactStore:
                 found[fact_hash] = _parse_stored(fact_hash, body)
         return found
 
+    def raw(self, fact_hash: str) -> bytes | None:
+        """The stored body of ``fact_hash`` (hex) as bytes, unparsed, or None."""
+        row = self._db.execute(
+            "SELECT body FROM facts WHERE hash = ?", (bytes.fromhex(fact_hash),)
+        ).fetchone()
+        if row is None:
+            return None
+        body = row[0]
+        return body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+
     def scope_of(self, fact_hash: FactHash) -> str | None:
         """The stored scope of ``fact_hash`` (the index column; no body is read), or None."""
         row = self._db.execute(
@@ -295,6 +328,32 @@ class FactStore:
         """Every stored fact, raw, in FactHash order."""
         for key, body, where in _raw_rows(self._db, None):
             yield StoredRecord(key=key, body=body, where=where)
+
+    def pages(
+        self, *, bodies: bool = True, size: int = _AUDIT_BATCH
+    ) -> Iterator[list[StoredRecord]]:
+        """Every stored fact in FactHash order, ``size`` at a time, each page one query after the
+        last key (so memory stays bounded on PostgreSQL too, which reads a query's rows whole).
+        Without ``bodies`` only the keys are read (``body`` is empty). Keys that are not 32-byte
+        blobs (a forged table) are not paged."""
+        column = "body" if bodies else "''"
+        after = b""
+        while True:
+            rows = self._db.execute(
+                f"SELECT hash, {column} FROM facts WHERE hash > ? ORDER BY hash LIMIT ?",  # noqa: S608 - a fixed column
+                (after, size),
+            ).fetchall()
+            if not rows:
+                return
+            page = []
+            for key, body in rows:
+                hex_key = _hex(key)
+                raw = (
+                    body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+                )
+                page.append(StoredRecord(key=hex_key, body=raw, where=f"fact {hex_key}"))
+            yield page
+            after = bytes(rows[-1][0])
 
     def audit(self, *, jobs: int = 1, ranges: int | None = None) -> AuditReport:
         """Audit every stored fact (as :func:`~affidavit.verify.lineage.audit.audit`, no
@@ -357,30 +416,37 @@ class FactStore:
         names = (
             list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
         )
-        added: list[FactHash] = []
-        existing: list[FactHash] = []
-        refused: list[errors.AffidavitError] = []
+        if self._store is not None:  # the caller's transaction, or one of its own
+            with self._store.write():
+                return self._add_all(facts, names, every_error=every_error)
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            for fact, name in zip(facts, names, strict=True):
-                try:
-                    stored = self._add_one(fact, name)
-                except errors.LineageError as e:
-                    if e.code not in ("derived_from_immutable", "provenance_cycle_detected"):
-                        raise
-                    if not every_error:
-                        raise
-                    refused.append(e)
-                    continue
-                (added if stored else existing).append(fact.hash)
-            if refused:
-                # raised inside the transaction so that the ROLLBACK below runs
-                raise refused[0] if len(refused) == 1 else batch_error(refused)  # noqa: TRY301
+            result = self._add_all(facts, names, every_error=every_error)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        return result
+
+    def _add_all(self, facts: Sequence[Fact], names: list[str], *, every_error: bool) -> AddResult:
+        """Insert every fact inside the open transaction (raising rolls it back)."""
+        added: list[FactHash] = []
+        existing: list[FactHash] = []
+        refused: list[errors.AffidavitError] = []
+        for fact, name in zip(facts, names, strict=True):
+            try:
+                stored = self._add_one(fact, name)
+            except errors.LineageError as e:
+                if e.code not in ("derived_from_immutable", "provenance_cycle_detected"):
+                    raise
+                if not every_error:
+                    raise
+                refused.append(e)
+                continue
+            (added if stored else existing).append(fact.hash)
+        if refused:
+            raise refused[0] if len(refused) == 1 else batch_error(refused)
         return AddResult(added=tuple(added), existing=tuple(existing))
 
     def _add_one(self, fact: Fact, name: str) -> bool:

@@ -57,16 +57,18 @@ def _parse_batch(body: Any) -> list[Fact]:
 
 
 def _store(state: RegistryState, facts: list[Fact], readable: frozenset[str]) -> AddResult:
-    """Store the batch. A fact already stored in a scope the writer cannot read is answered as
-    added, exactly as a new one would be, and left as it is (docs/adr/0009)."""
-    hidden = {
-        f.hash
-        for f in facts
-        if f.scope not in readable and state.facts.scope_of(f.hash) is not None
-    }
-    result = state.facts.add_batch([f for f in facts if f.hash not in hidden])
-    rows = [(f.hash, f.entity, f.relation, f.scope, float(f.confidence)) for f in facts]
-    state.tables.index_facts(rows)
+    """Store the batch and its index rows in one transaction (docs/adr/0016: writes are whole).
+    A fact already stored in a scope the writer cannot read is answered as added, exactly as a
+    new one would be, and left as it is (docs/adr/0009)."""
+    with state.tables.transaction():  # the fact store shares this connection (startup.py)
+        hidden = {
+            f.hash
+            for f in facts
+            if f.scope not in readable and state.facts.scope_of(f.hash) is not None
+        }
+        result = state.facts.add_batch([f for f in facts if f.hash not in hidden])
+        rows = [(f.hash, f.entity, f.relation, f.scope, float(f.confidence)) for f in facts]
+        state.tables.index_facts(rows)
     if not hidden:
         return result
     added = set(result.added) | hidden
@@ -74,20 +76,6 @@ def _store(state: RegistryState, facts: list[Fact], readable: frozenset[str]) ->
         added=tuple(dict.fromkeys(f.hash for f in facts if f.hash in added)),
         existing=result.existing,
     )
-
-
-def reindex(state: RegistryState) -> int:
-    """Index facts stored but not indexed (a crash between the two commits). Returns the count."""
-    if state.tables.fact_index_size() == len(state.facts):
-        return 0
-    rows = []
-    for record in state.facts.records():
-        fact = state.facts.get(FactHash(str(record.key)))
-        if fact is not None:
-            rows.append((fact.hash, fact.entity, fact.relation, fact.scope, float(fact.confidence)))
-    before = state.tables.fact_index_size()
-    state.tables.index_facts(rows)
-    return state.tables.fact_index_size() - before
 
 
 async def put_facts(request: Request) -> Response:

@@ -29,6 +29,9 @@ __all__ = [
     "ADAPTER_ID_PATTERN",
     "ARRAY_FIELDS",
     "HASH_FIELDS",
+    "MAX_ADAPTER_ID",
+    "MAX_FIELD_NAME",
+    "MAX_SEMVER",
     "REQUIRED_FIELDS",
     "SEMVER_FIELDS",
     "SEMVER_PATTERN",
@@ -68,6 +71,13 @@ ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
 # and MUST NOT contain leading zeroes" (else 1.0.0, 01.0.0 and 001.0.0 would be three versions
 # that compare equal).
 SEMVER_PATTERN: Final = r"(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)"
+# docs/formats.md §2, docs/adr/0016: every identifier is bounded, so both stores can index it
+# (PostgreSQL's btree rows hold 2,704 bytes). An adapter_id is at most 253 characters (the
+# longest DNS name, RFC 1035 §2.3.4), a version at most 64 (three 20-digit numbers: 2^64 fits),
+# a snake_case name at most 128.
+MAX_ADAPTER_ID: Final = 253
+MAX_SEMVER: Final = 64
+MAX_FIELD_NAME: Final = 128
 ADAPTER_ID_PATTERN: Final = r"[a-z][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_]*)+"
 _SEMVER: Final = re.compile(SEMVER_PATTERN)
 _DIGITS_DOTTED: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")  # only to word the message
@@ -88,24 +98,46 @@ class Issue(NamedTuple):
 
 
 def is_semver(value: Any) -> bool:
-    """``MAJOR.MINOR.PATCH`` digits only, no leading zeros (docs/formats.md §2; SemVer 2.0.0 §2)."""
-    return isinstance(value, str) and _SEMVER.fullmatch(value) is not None
+    """``MAJOR.MINOR.PATCH`` digits only, no leading zeros, at most 64 characters (docs/formats.md
+    §2; SemVer 2.0.0 §2)."""
+    return (
+        isinstance(value, str) and len(value) <= MAX_SEMVER and _SEMVER.fullmatch(value) is not None
+    )
 
 
 def _semver_message(name: str, value: Any) -> str:
+    if isinstance(value, str) and len(value) > MAX_SEMVER:
+        return f"{name} is longer than {MAX_SEMVER} characters"
     if isinstance(value, str) and _DIGITS_DOTTED.fullmatch(value):
         return f"{name} is not MAJOR.MINOR.PATCH (SemVer 2.0.0 §2: no leading zeros)"
     return f"{name} is not MAJOR.MINOR.PATCH"
 
 
 def is_adapter_id(value: Any) -> bool:
-    """Reverse-DNS adapter id, e.g. ``acme.eval_suite.v0`` (docs/formats.md §2)."""
-    return isinstance(value, str) and _ADAPTER_ID.fullmatch(value) is not None
+    """Reverse-DNS adapter id, e.g. ``acme.eval_suite.v0``, at most 253 characters
+    (docs/formats.md §2)."""
+    return (
+        isinstance(value, str)
+        and len(value) <= MAX_ADAPTER_ID
+        and _ADAPTER_ID.fullmatch(value) is not None
+    )
+
+
+def _adapter_id_message(declaration: Mapping[str, Any]) -> str:
+    value = declaration["adapter_id"]
+    if isinstance(value, str) and len(value) > MAX_ADAPTER_ID:
+        return f"adapter_id is longer than {MAX_ADAPTER_ID} characters"
+    return "adapter_id is not reverse-DNS"
 
 
 def is_field_name(value: Any) -> bool:
-    """snake_case name ``^[a-z][a-z0-9_]*$`` (field names and validator names)."""
-    return isinstance(value, str) and _SNAKE.fullmatch(value) is not None
+    """snake_case name ``^[a-z][a-z0-9_]*$``, at most 128 characters (field and validator
+    names)."""
+    return (
+        isinstance(value, str)
+        and len(value) <= MAX_FIELD_NAME
+        and _SNAKE.fullmatch(value) is not None
+    )
 
 
 def is_sha256_hex(value: Any) -> bool:
@@ -133,7 +165,7 @@ def schema_issues(declaration: Any) -> tuple[Issue, ...]:
     )
     if "adapter_id" in declaration and not is_adapter_id(declaration["adapter_id"]):
         issues.append(
-            Issue("contract.bad_adapter_id", "adapter_id is not reverse-DNS", "adapter_id")
+            Issue("contract.bad_adapter_id", _adapter_id_message(declaration), "adapter_id")
         )
     for name in ARRAY_FIELDS:
         if name in declaration:

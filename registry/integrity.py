@@ -1,0 +1,150 @@
+"""Stored records the registry cannot index or read: found, reported, never fatal (docs/adr/0016).
+
+>>> DegradedRecord("fact", "ab" * 32, "lineage.fact_malformed", "not JSON").to_json()["kind"]
+'fact'
+
+Two passes over one database (SQLite or PostgreSQL), the same on both stores:
+
+- :func:`index_stored_facts`, at every start: the fact index is rekeyed once from text to digests
+  (schema version 3, :meth:`RegistryTables.rekey_fact_index`), then every stored fact without an
+  index row (only a database written before facts and their index rows committed together) is
+  read and indexed; one that cannot be read, or whose body does not hash to its key, is left
+  unindexed and listed in :attr:`RegistryTables.degraded`. Everything else is served.
+- :func:`check_store`, for ``affidavit registry check``: every fact body is read and rehashed,
+  every fact looked up in the index, every contract row read and its identity checked against
+  the id rules both stores can hold (docs/formats.md §2), without writing anything.
+
+Each problem is a :class:`DegradedRecord` whose ``code`` is the audit's for facts
+(``lineage.fact_malformed``, ``lineage.fact_hash_mismatch``), ``store.corrupt`` for a contract
+row that cannot be read, and the lint code (``contract.bad_adapter_id``, ``contract.bad_semver``)
+for a contract row whose identity the contract no longer accepts (kept and served where it is,
+but it cannot move to PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from affidavit.attest.stores.facts import FactStore
+from affidavit.registry.db import DegradedRecord, RegistryTables
+from affidavit.verify import errors
+from affidavit.verify.contracts.schema import is_adapter_id, is_semver
+from affidavit.verify.json.strict import loads
+from affidavit.verify.lineage.facts import Fact, parse_fact
+from affidavit.verify.lineage.walk import StoredRecord
+
+__all__ = ["CheckReport", "DegradedRecord", "check_store", "index_stored_facts"]
+
+_PAGE: Final = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What :func:`check_store` found: the problems, and what it looked at."""
+
+    problems: tuple[DegradedRecord, ...]
+    facts: int
+    unindexed: int  # readable facts without an index row (indexed at the next start)
+    contracts: int
+
+    @property
+    def ok(self) -> bool:
+        """No record the registry cannot index or read."""
+        return not self.problems
+
+    def to_json(self) -> dict[str, object]:
+        """``{ok, facts, unindexed, contracts, problems: [{kind, id, code, message}]}``."""
+        return {
+            "ok": self.ok,
+            "facts": self.facts,
+            "unindexed": self.unindexed,
+            "contracts": self.contracts,
+            "problems": [p.to_json() for p in self.problems],
+        }
+
+
+def read_fact(record: StoredRecord) -> Fact | DegradedRecord:
+    """The fact a stored record holds, or why it cannot be served (its body is not a fact, or
+    does not hash to the key it is filed under)."""
+    key = str(record.key)
+    try:
+        fact = parse_fact(loads(record.body), what=f"stored fact {key}")
+    except errors.AffidavitError as e:
+        return DegradedRecord("fact", key, "lineage.fact_malformed", f"{e.code}: {e.message}")
+    if fact.hash != key:
+        return DegradedRecord(
+            "fact", key, "lineage.fact_hash_mismatch", f"its body hashes to {fact.hash}"
+        )
+    return fact
+
+
+def index_stored_facts(tables: RegistryTables, facts: FactStore) -> int:
+    """Rekey the fact index when needed, then index every stored fact that has no index row;
+    a fact that cannot be read is added to ``tables.degraded`` instead. Returns how many facts
+    were indexed. Runs on the database thread, before the registry serves."""
+    tables.rekey_fact_index()
+    if tables.fact_index_size() == len(facts):
+        return 0
+    indexed = 0
+    for page in facts.pages(bodies=False, size=_PAGE):
+        missing = tables.unindexed([str(record.key) for record in page])
+        if not missing:
+            continue
+        rows = []
+        for record in _bodies(facts, missing):
+            found = read_fact(record)
+            if isinstance(found, DegradedRecord):
+                tables.report(found)
+                continue
+            rows.append(
+                (found.hash, found.entity, found.relation, found.scope, float(found.confidence))
+            )
+        tables.index_facts(rows)
+        indexed += len(rows)
+    return indexed
+
+
+def _bodies(facts: FactStore, keys: Iterable[str]) -> Iterator[StoredRecord]:
+    for key in keys:
+        body = facts.raw(key)
+        if body is not None:
+            yield StoredRecord(key=key, body=body, where=f"fact {key}")
+
+
+def check_store(tables: RegistryTables, facts: FactStore) -> CheckReport:
+    """Read every stored fact and contract row (nothing is written) and list each record the
+    registry cannot index or read (module docstring)."""
+    problems: list[DegradedRecord] = []
+    count = unindexed = 0
+    for page in facts.pages(size=_PAGE):
+        count += len(page)
+        readable = []
+        for record in page:
+            found = read_fact(record)
+            if isinstance(found, DegradedRecord):
+                problems.append(found)
+            else:
+                readable.append(found.hash)
+        unindexed += len(tables.unindexed(readable))
+    rows = tables.contracts()
+    problems.extend(tables.degraded)
+    for row in rows:
+        ident = f"{row.adapter_id}@{row.adapter_version}"
+        if not is_adapter_id(row.adapter_id):
+            problems.append(DegradedRecord("contract", ident, "contract.bad_adapter_id", _ID_RULE))
+        elif not is_semver(row.adapter_version):
+            problems.append(DegradedRecord("contract", ident, "contract.bad_semver", _ID_RULE))
+    return CheckReport(
+        problems=tuple(problems),
+        facts=count,
+        unindexed=unindexed,
+        contracts=len(rows) + len(tables.degraded),
+    )
+
+
+_ID_RULE: Final = (
+    "its identity is outside the id rules (docs/formats.md §2: adapter_id at most 253 "
+    "characters, versions at most 64): served here, but it cannot move to PostgreSQL"
+)
