@@ -8,6 +8,9 @@ STAMP_DEV     := $(VENV)/.installed-dev
 # Byte-compile the installed tree once, so short commands start fast even where the environment
 # sets PYTHONDONTWRITEBYTECODE (Python still reads compiled files; it only stops writing them).
 COMPILE := $(PY) -m compileall -q build/__editable__.affidavit-* >/dev/null
+# A quiet install: setuptools' notice that a strict editable install was made (it is, on purpose)
+# is relayed by pip as a warning on every run; nothing else is silenced.
+PIP := PYTHONWARNINGS="ignore:Editable installation" flock /tmp/affidavit-pip.lock $(PY) -m pip
 
 .PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test docs clean
 
@@ -16,28 +19,28 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 
 $(STAMP_RUNTIME): pyproject.toml | $(PY)
-	flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet -e '.[registry]' --config-settings editable_mode=strict
+	$(PIP) install --quiet -e '.[registry]' --config-settings editable_mode=strict
 	touch $@
 
 ORACLES := build/oracles/.downloaded
 
 $(STAMP_DEV): pyproject.toml | $(PY)
-	flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	$(PIP) install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $@ $(STAMP_RUNTIME)
 
 # Oracles used as files (tests/oracles.txt): downloaded by hash, never installed.
 $(ORACLES): tests/oracles.txt | $(PY)
 	mkdir -p build/oracles
-	flock /tmp/affidavit-pip.lock $(PY) -m pip download --quiet --no-deps --require-hashes -r tests/oracles.txt -d build/oracles
+	$(PIP) download --quiet --no-deps --require-hashes -r tests/oracles.txt -d build/oracles
 	touch $@
 
 # A strict editable install sees new files only after it is re-run: refresh it (fast, no deps).
 install: $(STAMP_RUNTIME)
-	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	@$(PIP) install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
 	@$(COMPILE)
 
 install-dev: $(STAMP_DEV) $(ORACLES)
-	@flock /tmp/affidavit-pip.lock $(PY) -m pip install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	@$(PIP) install --quiet --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
 	@$(COMPILE)
 
 demo: install
@@ -51,8 +54,12 @@ typecheck: install-dev
 	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.witness -p affidavit.specs
 	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py
 
+# The coverage table goes to build/coverage.txt; the terminal gets its total in one line.
 pytest: install-dev
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report=term $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report= $(PYTEST_ARGS)
+	@mkdir -p build
+	@$(BIN)/coverage report > build/coverage.txt
+	@echo "coverage: $$($(BIN)/coverage report --format=total)% (lines and branches; the table: build/coverage.txt)"
 
 test: lint typecheck pytest
 
