@@ -93,7 +93,7 @@ CREATE INDEX IF NOT EXISTS registry_fact_by_relation ON registry_fact_index (rel
     """
 ALTER TABLE registry_api_keys ADD COLUMN publishers TEXT NOT NULL DEFAULT '[]'
 """,
-    # 3: the fact index keys entity and relation by the SHA-256 of their UTF-8 (docs/adr/0016):
+    # 3: the fact index keys entity and relation by the SHA-256 of their UTF-8 (docs/adr/0017):
     # any accepted string (U+0000, 2,048 CJK characters) fits both stores' indexes. Rows written
     # before hold the text; RegistryTables.rekey_fact_index converts them in place at start.
     """
@@ -109,7 +109,7 @@ _INDEX_KEYS: Final = ("fact_index_keys", "sha256")
 
 def index_key(text: str) -> str:
     """How the fact index files an entity or a relation: the hex SHA-256 of its UTF-8
-    (docs/adr/0016). A digest never holds ``:``, which every entity and relation does, so a row
+    (docs/adr/0017). A digest never holds ``:``, which every entity and relation does, so a row
     still holding text (schema version 2) is told apart by its content."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -117,7 +117,7 @@ def index_key(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class DegradedRecord:
     """A stored record the registry cannot index or read: reported (``registry check``, health),
-    never fatal (docs/adr/0016). ``kind`` is ``fact`` (``id`` its FactHash key) or ``contract``
+    never fatal (docs/adr/0017). ``kind`` is ``fact`` (``id`` its FactHash key) or ``contract``
     (``id`` ``adapter_id@adapter_version``)."""
 
     kind: str

@@ -1,4 +1,4 @@
-"""Stored records the registry cannot index or read: found, reported, never fatal (docs/adr/0016).
+"""Stored records the registry cannot index or read: found, reported, never fatal (docs/adr/0017).
 
 >>> DegradedRecord("fact", "ab" * 32, "lineage.fact_malformed", "not JSON").to_json()["kind"]
 'fact'

@@ -489,7 +489,7 @@ def patch_lifecycle(
                 details={"fields": [name]},
             )
     if not (is_adapter_id(adapter_id) and is_semver(version)):
-        # No contract can be stored under it (docs/adr/0016): answered without asking the store,
+        # No contract can be stored under it (docs/adr/0017): answered without asking the store,
         # the same on both (U+0000 or an over-long id never reaches PostgreSQL).
         raise _not_published(adapter_id, version)
     with state.tables.transaction():  # the checks after the writer lock (docs/adr/0013)

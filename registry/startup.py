@@ -181,7 +181,7 @@ def _open_storage(
         FactStore.open(path, create=True).close()  # its tables, created when absent
         store = Store.open(path, create=True)
     # One connection for the log, the registry tables and the fact store: a fact and its index
-    # row, a contract row and its log leaf, commit together (docs/adr/0016).
+    # row, a contract row and its log leaf, commit together (docs/adr/0017).
     facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
     try:

@@ -57,7 +57,7 @@ def _parse_batch(body: Any) -> list[Fact]:
 
 
 def _store(state: RegistryState, facts: list[Fact], readable: frozenset[str]) -> AddResult:
-    """Store the batch and its index rows in one transaction (docs/adr/0016: writes are whole).
+    """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole).
     A fact already stored in a scope the writer cannot read is answered as added, exactly as a
     new one would be, and left as it is (docs/adr/0009)."""
     with state.tables.transaction():  # the fact store shares this connection (startup.py)

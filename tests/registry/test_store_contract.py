@@ -1,4 +1,4 @@
-"""One contract for both stores (issue 27, items 4 and 5; docs/adr/0016-one-store-contract.md).
+"""One contract for both stores (issue 27, items 4 and 5; docs/adr/0017-one-store-contract.md).
 
 Every test runs on the embedded SQLite file and on a real PostgreSQL database (tests/pg.py) and
 asserts the same answer on both: what one store keeps the other keeps, what one refuses the other

@@ -71,7 +71,7 @@ ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
 # and MUST NOT contain leading zeroes" (else 1.0.0, 01.0.0 and 001.0.0 would be three versions
 # that compare equal).
 SEMVER_PATTERN: Final = r"(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)"
-# docs/formats.md §2, docs/adr/0016: every identifier is bounded, so both stores can index it
+# docs/formats.md §2, docs/adr/0017: every identifier is bounded, so both stores can index it
 # (PostgreSQL's btree rows hold 2,704 bytes). An adapter_id is at most 253 characters (the
 # longest DNS name, RFC 1035 §2.3.4), a version at most 64 (three 20-digit numbers: 2^64 fits),
 # a snake_case name at most 128.
