@@ -25,7 +25,11 @@ _form_option = click.option(
 @json_option
 @click.argument("source", metavar="FILE|-")
 def canon(form: Form, as_json: bool, source: str) -> None:
-    """Write the canonical bytes of a JSON document to stdout (no trailing newline)."""
+    """Write the canonical bytes of a JSON document to stdout.
+
+    Piped or redirected, the bytes are exact (no trailing newline); on a terminal a newline ends
+    them, so the prompt starts on its own line.
+    """
     encoded = canonical_bytes(read_json(source), form)
     if as_json:
         emit_json(
@@ -37,7 +41,7 @@ def canon(form: Form, as_json: bool, source: str) -> None:
             }
         )
         return
-    sys.stdout.buffer.write(encoded)
+    sys.stdout.buffer.write(encoded + (b"\n" if sys.stdout.isatty() else b""))
     sys.stdout.buffer.flush()
 
 

@@ -144,13 +144,11 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)),
         lifespan="on",
     )
+    listening = f"http://{settings.host}:{listener.getsockname()[1]}"  # the bound port (0: any)
     if as_json:
-        emit_json(
-            {
-                "listening": f"http://{settings.host}:{settings.port}",
-                "data_dir": str(settings.data_dir),
-            }
-        )
+        emit_json({"listening": listening, "data_dir": str(settings.data_dir)})
+    else:
+        click.echo(f"registry on {listening} (data {settings.data_dir})", err=True)
     uvicorn.Server(config).run(sockets=[listener])
 
 
