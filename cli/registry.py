@@ -420,6 +420,35 @@ def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
         click.echo(f"{component}: schema {seen['before']} -> {seen['after']}")
 
 
+@registry.command("check")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@_database_url_option
+@json_option
+def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+    """List stored records the registry cannot index or read (exit 1 when there are any).
+
+    Reads every fact and contract row in one snapshot and writes nothing; the service starts and
+    serves the rest either way (docs/adr/0017-one-store-contract.md).
+    """
+    from affidavit.registry.integrity import check_location  # noqa: PLC0415 - lazy: only here
+
+    report = check_location(_store_location(data_dir, database_url))
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for problem in report.problems:
+            click.echo(f"{problem.kind} {problem.id}: {problem.code}: {problem.message}")
+        verdict = "ok" if report.ok else f"{len(report.problems)} records cannot be indexed or read"
+        click.echo(
+            f"{report.facts} facts ({report.unindexed} to index at the next start), "
+            f"{report.contracts} contracts: {verdict}"
+        )
+    if not report.ok:
+        click.get_current_context().exit(1)
+
+
 @registry.command("export")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option(

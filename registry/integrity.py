@@ -27,7 +27,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from affidavit.attest.errors import StoreError
 from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.db import DegradedRecord, RegistryTables
 from affidavit.verify import errors
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
@@ -35,7 +37,7 @@ from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import Fact, parse_fact
 from affidavit.verify.lineage.walk import StoredRecord
 
-__all__ = ["CheckReport", "DegradedRecord", "check_store", "index_stored_facts"]
+__all__ = ["CheckReport", "DegradedRecord", "check_location", "check_store", "index_stored_facts"]
 
 _PAGE: Final = 1000
 
@@ -142,6 +144,24 @@ def check_store(tables: RegistryTables, facts: FactStore) -> CheckReport:
         unindexed=unindexed,
         contracts=len(rows) + len(tables.degraded),
     )
+
+
+def check_location(location: str) -> CheckReport:
+    """:func:`check_store` on the registry's store at ``location`` (a SQLite file, opened read
+    only, or a ``postgresql://`` URL), in one read snapshot.
+
+    Raises:
+        StoreMissing: no registry has been started on it (no file, or no registry tables).
+        StoreUnreadable, StoreCorrupt: the database cannot be read.
+    """
+    store = Store.at(location, readonly=True)
+    try:
+        if store.schema_version("registry") == 0:
+            raise StoreError("store.missing", f"{store.path}: no registry has been started here")
+        with store.read():
+            return check_store(RegistryTables(store), FactStore.sharing(store))
+    finally:
+        store.close()
 
 
 _ID_RULE: Final = (
