@@ -3,7 +3,7 @@ transformations"; seed 004, RFC 002 §1.4).
 
 ::
 
-    affidavit transform apply NAME...  < SOURCE > OUTPUT
+    affidavit transform apply NAME... [--json]  < SOURCE > OUTPUT
     affidavit transform list [--json]
 
 ``apply`` reads the source bytes on stdin and writes, as bytes, what the chain of transformations
@@ -19,6 +19,7 @@ for the seven built in, ``plugin`` for those of entry-point group ``affidavit.tr
 
 from __future__ import annotations
 
+import hashlib
 import sys
 
 import click
@@ -34,12 +35,30 @@ def transform() -> None:
 
 @transform.command("apply")
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
-def apply(names: tuple[str, ...]) -> None:
-    """Apply the transformations NAME... in order to stdin's bytes; write the result to stdout."""
+@json_option
+def apply(names: tuple[str, ...], as_json: bool) -> None:
+    """Apply the transformations NAME... in order to stdin's bytes; write the result to stdout
+    (with --json: the source's and the content's SHA-256 and size, and the content as text)."""
     from affidavit.verify.transforms import apply_chain  # noqa: PLC0415 - lazy
 
     source = sys.stdin.buffer.read()
     out = apply_chain(names, source)  # raises before anything is written
+    if as_json:
+        # the names of a transformation receipt (docs/formats.md "Transformation receipts");
+        # a non-empty chain's output is UTF-8 text (verify/transforms/chain.py)
+        emit_json(
+            {
+                "ok": True,
+                "transformations": list(names),
+                "source": {"sha256": hashlib.sha256(source).hexdigest(), "size": len(source)},
+                "content": {
+                    "sha256": hashlib.sha256(out).hexdigest(),
+                    "size": len(out),
+                    "text": out.decode("utf-8"),
+                },
+            }
+        )
+        return
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
 

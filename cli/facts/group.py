@@ -412,12 +412,21 @@ def _check_receipts(source: FactSource, check: Any) -> list[Any]:
 
 @facts.command("export")
 @click.argument("database", metavar="DB")
-def export_command(database: str) -> None:
-    """Write the SQLite store DB as JSON Lines ``{fact, fact_hash}`` to stdout."""
+@json_option
+def export_command(database: str, as_json: bool) -> None:
+    """Write the SQLite store DB as JSON Lines, one {fact, fact_hash} per line, to stdout (what
+    facts add reads); with --json, one document listing them."""
+    import io  # noqa: PLC0415 - lazy: only export --json buffers
+
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
+    buffer = io.BytesIO()
     with FactStore.open(database) as store:
-        store.export_jsonl(sys.stdout.buffer)
+        count = store.export_jsonl(buffer if as_json else sys.stdout.buffer)
+    if as_json:
+        records = [loads(line) for line in buffer.getvalue().splitlines()]
+        emit_json({"ok": True, "count": count, "facts": records})
+        return
     sys.stdout.buffer.flush()
 
 

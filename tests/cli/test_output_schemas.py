@@ -238,6 +238,17 @@ def test_facts_hash_add_sign(tmp_path: Path) -> None:
     assert_output_schema("facts sign", cli("facts sign --key", key, facts))
 
 
+def test_facts_export(tmp_path: Path) -> None:
+    # issue 22: every command takes --json; the default stays JSON Lines (what facts add reads)
+    facts, db = VECTORS / "lineage" / "facts.jsonl", tmp_path / "facts.db"
+    cli("facts add", db, facts)
+    exported = cli("facts export", db)
+    assert_output_schema("facts export", exported)
+    lines = run("facts export", db).stdout.splitlines()
+    assert exported["facts"] == [json.loads(line) for line in lines]
+    assert exported["count"] == len(lines) > 0
+
+
 def test_facts_walk_and_audit(tmp_path: Path) -> None:
     lineage = VECTORS / "lineage"
     store, signed, pub = (
@@ -552,8 +563,11 @@ def test_registry_keys_and_transfer(tmp_path: Path) -> None:
     assert_output_schema(
         "registry keys revoke", cli("registry keys revoke", created["key_id"], *data)
     )
+    keys = tmp_path / "data" / "keys"  # the registry's key (its first start would make it)
+    cli("keys generate --publisher-id affidavit-local --key-id registry-1 --dir", keys)
     assert_output_schema("registry export", cli("registry export", tmp_path / "dump", *data))
-    moved = cli("registry import", tmp_path / "dump", "--data-dir", tmp_path / "moved")
+    trusted = ("--log-key", keys / "registry-1.pub")
+    moved = cli("registry import", tmp_path / "dump", "--data-dir", tmp_path / "moved", *trusted)
     assert_output_schema("registry import", moved)
 
 

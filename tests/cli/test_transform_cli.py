@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -36,6 +37,29 @@ def test_apply_chain_bytes_in_bytes_out() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello\n\n\nworld \U0001f600\n".encode()
     assert done.stderr == b""
+
+
+def test_apply_json_describes_source_and_content() -> None:
+    # issue 22: every command takes --json; apply's document names the chain, and the source and
+    # content as a receipt does (sha256, size), with the content's text.
+    src = b"  a \r\nb  "
+    done = _run("transform", "apply", "newline_normalize", "whitespace_trim", "--json", stdin=src)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert_output_schema("transform apply", document)
+    content = b"a \nb"
+    assert document == {
+        "ok": True,
+        "transformations": ["newline_normalize", "whitespace_trim"],
+        "source": {"sha256": hashlib.sha256(src).hexdigest(), "size": len(src)},
+        "content": {
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "size": len(content),
+            "text": content.decode(),
+        },
+    }
+    refused = _run("transform", "apply", "whitespace_trim", "--json", stdin=b"\xff")
+    assert (refused.returncode, refused.stdout) == (2, b"")
 
 
 def test_apply_replaces_invalid_only_when_declared_first() -> None:
