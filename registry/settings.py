@@ -163,11 +163,16 @@ class Settings:
         if self.witnesses:
             from affidavit.registry.clients.witness import parse_witnesses  # noqa: PLC0415 - only with witnesses
 
-            parse_witnesses(self.witnesses)  # a bad URL#VKEY refuses the start (exit 2)
-        if self.public_url and not self.public_url.startswith(("http://", "https://")):
-            raise errors.UsageError(
-                f"public URL {self.public_url!r} must start with http:// or https://"
-            )
+            # the one URL rule (clients/https.py parse_url): a bad URL#VKEY refuses the start
+            # (exit 2) instead of failing every cosigning round
+            parse_witnesses(self.witnesses)
+        if self.public_url:
+            from affidavit.registry.clients.https import parse_url  # noqa: PLC0415 - only with a public URL
+
+            try:  # clients fetch what node_url says: it follows their URL rule
+                parse_url(self.public_url, allow_query=False)
+            except errors.UsageError as e:
+                raise errors.UsageError(f"public URL {e.message}") from None
 
     @property
     def node_url(self) -> str:

@@ -34,7 +34,7 @@ from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.verify import errors
-from affidavit.verify.crypto.checkpoint import verifier_key_string
+from affidavit.verify.crypto.checkpoint import check_key_name, verifier_key_string
 from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
@@ -129,6 +129,13 @@ def _leaf_data(source: str, leaf_form: str) -> bytes:
     metavar="K",
     help="Exit 1 (tlog.quorum_not_met) unless at least K witnesses cosigned.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 60),
+    default=5.0,
+    show_default=True,
+    help="Seconds each witness request may take in all (a deadline; 3 tries per witness).",
+)
 @json_option
 def head(
     *,
@@ -139,6 +146,7 @@ def head(
     timestamp: str | None,
     witnesses: tuple[str, ...],
     require_witnesses: int | None,
+    timeout: float,
     as_json: bool,
 ) -> None:
     """Sign and print the tree head of everything committed (docs/formats.md §4, or §6
@@ -151,6 +159,8 @@ def head(
     """
     if origin is not None and not checkpoint:
         raise errors.UsageError("--origin only applies with --checkpoint")
+    if origin is not None:
+        check_key_name(origin)  # the rule `log vkey --origin` applies too
     if (witnesses or require_witnesses is not None) and not checkpoint:
         raise errors.UsageError("--witness and --require-witnesses only apply with --checkpoint")
     parsed = _parse_witnesses(witnesses)  # before signing: a bad URL#VKEY is exit 2, no head
@@ -168,7 +178,9 @@ def head(
         if checkpoint:
             note = opened.checkpoint(origin, when)
             if parsed:
-                _witnessed(opened, note, parsed, require_witnesses, as_json)
+                _witnessed(
+                    opened, note, parsed, require_witnesses, as_json=as_json, timeout=timeout
+                )
                 return
             if as_json:
                 emit_json({"ok": True, "checkpoint": note})
@@ -195,12 +207,20 @@ def _witnessed(
     note: str,
     witnesses: tuple[Any, ...],
     required: int | None,
+    *,
     as_json: bool,
+    timeout: float,
 ) -> None:
-    """Collect, record and print the cosignatures of ``witnesses`` (C2SP tlog-witness)."""
+    """Collect, record and print the cosignatures of ``witnesses`` (C2SP tlog-witness), each
+    request within ``timeout`` seconds in all."""
     from affidavit.registry.witnessing import collect, record_cosignatures  # noqa: PLC0415 - lazy: httpx only with --witness
 
-    reports = collect(witnesses, note, lambda old, new: opened.consistency_proof(old, new).path)
+    reports = collect(
+        witnesses,
+        note,
+        lambda old, new: opened.consistency_proof(old, new).path,
+        timeout=timeout,
+    )
     lines = [line for report in reports for line in report.lines]
     cosigned = note
     if lines:
@@ -245,10 +265,14 @@ def vkey(db: Path, origin: str | None) -> None:
     """Print the log's C2SP verifier key, ``name+keyid+base64(0x01 || key)`` (signed-note).
 
     What a witness (``witness serve --log-vkey``), a tlog-policy ``log`` line and ``log monitor
-    --vkey`` take. No private key is read.
+    --vkey`` take. No private key is read. ``--origin`` follows the rule of ``log head
+    --checkpoint --origin`` (a key name: no spaces, no '+'), so the key printed reads back.
     """
+    if origin is not None:
+        check_key_name(origin)
     with TransparencyLog.open(db) as opened:
-        click.echo(verifier_key_string(origin or opened.log_id, opened.public_key))
+        name = origin if origin is not None else opened.log_id
+        click.echo(verifier_key_string(name, opened.public_key))
 
 
 def _parse_timestamp(text: str) -> dt.datetime:

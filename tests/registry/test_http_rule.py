@@ -109,6 +109,8 @@ def test_every_client_refuses_a_bad_url_where_it_enters(url: str) -> None:
         parse_witness(f"{url}#{WITNESS_VKEY}")
     with raises_code("usage.invalid"):
         Settings(witnesses=(f"{url}#{WITNESS_VKEY}",))
+    with raises_code("usage.invalid", match="public URL"):
+        Settings(public_url=url)  # what the node probe tells clients to fetch
     with raises_code("usage.invalid"):
         fetch_node_facts(url)
     with raises_code("usage.invalid"):

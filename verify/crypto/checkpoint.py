@@ -40,6 +40,7 @@ __all__ = [
     "SignedNote",
     "VerifiedCheckpoint",
     "VerifiedNote",
+    "check_key_name",
     "checkpoint_body",
     "format_note",
     "note_signature_line",
@@ -99,6 +100,22 @@ def _valid_name(name: str) -> bool:
     return bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
+def check_key_name(name: str) -> str:
+    """``name`` when it can name a note key, and so be a checkpoint's origin: the one rule for
+    the logs that sign (``log head --checkpoint --origin``) and the keys they print (``log vkey
+    --origin``), so a printed key can always be read back.
+
+    Raises:
+        ``usage.invalid``: empty, a Unicode space, or a '+' (signed-note, key names).
+    """
+    if not _valid_name(name):
+        raise errors.UsageError(
+            f"{name!r} cannot name a note key or be an origin: it must be non-empty, without "
+            "spaces and without '+' (signed-note)"
+        )
+    return name
+
+
 def parse_verifier_key(vkey: str) -> NoteVerifier:
     """Parse ``name+hexkeyid+base64(0x01 || key)`` and check the key ID rule.
 
@@ -135,7 +152,12 @@ def parse_verifier_key(vkey: str) -> NoteVerifier:
 
 
 def verifier_key_string(name: str, key: Ed25519PublicKey) -> str:
-    """The verifier key string of ``key`` under ``name`` (for ``--vkey``)."""
+    """The verifier key string of ``key`` under ``name`` (for ``--vkey``).
+
+    Raises:
+        ``usage.invalid``: ``name`` is not a key name (:func:`check_key_name`).
+    """
+    check_key_name(name)
     encoded = base64.b64encode(b"\x01" + key.raw).decode("ascii")
     return f"{name}+{key_id_c2sp(name, key.raw).hex()}+{encoded}"
 
@@ -260,8 +282,9 @@ def note_signature_line(name: str, key_id: bytes, signature: bytes) -> str:
     Raises:
         ``usage.invalid``: invalid name or a key ID that is not 4 bytes.
     """
-    if not _valid_name(name) or len(key_id) != 4:
-        raise errors.UsageError("note signature needs a valid key name and a 4-byte key ID")
+    check_key_name(name)
+    if len(key_id) != 4:
+        raise errors.UsageError("note signature needs a 4-byte key ID")
     return f"{_EM_DASH}{name} {base64.b64encode(key_id + signature).decode('ascii')}\n"
 
 
