@@ -127,12 +127,25 @@ class ParseError(AffidavitError):
 
 
 class UsageError(AffidavitError):
-    """A function or command was called with arguments it cannot accept (``usage.invalid``)."""
+    """A function or command was called with arguments it cannot accept (``usage.invalid``).
 
-    codes = catalogue([Code("usage.invalid", INPUT, "Invalid usage or arguments.")])
+    The command line's parser reports what it catches more precisely (``cli/_group.py``): a
+    missing argument, an unknown command or option (``code=``).
+    """
 
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
-        super().__init__("usage.invalid", message, details=details)
+    codes = catalogue(
+        [
+            Code("usage.invalid", INPUT, "Invalid usage or arguments."),
+            Code("usage.missing_argument", INPUT, "A required argument or option is missing."),
+            Code("usage.no_such_command", INPUT, "The command line names no such command."),
+            Code("usage.no_such_option", INPUT, "The command takes no such option."),
+        ]
+    )
+
+    def __init__(
+        self, message: str, *, code: str = "usage.invalid", details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(code, message, details=details)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message,), self.__dict__)
