@@ -178,3 +178,11 @@ def test_log_vkey_still_prints_a_good_origin(log_db: Path) -> None:
     result = run("log", "vkey", str(log_db), "--origin", "example.com/other")
     assert result.exit_code == 0
     assert result.stdout == verifier_key_string("example.com/other", LOG_KEY.public_key) + "\n"
+
+
+def test_an_api_key_that_cannot_be_a_header_is_one_line(tmp_path: Path) -> None:
+    """httpx raised UnicodeEncodeError (a traceback, exit 1) for a key it cannot send."""
+    out = tmp_path / "facts.jsonl"
+    line = one_line(run("facts", "pull", f"http://127.0.0.1:{free_port()}", "--api-key", "clé",
+                        "--out", str(out)))  # fmt: skip
+    assert "clé" not in line  # the key is never echoed
