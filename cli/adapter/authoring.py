@@ -1,8 +1,9 @@
 """``affidavit adapter scaffold | lint | bump | diff``: author AdapterContracts (seed 003).
 
-Same verbs, flags and JSON keys as ``aigentsy adapter`` so scripts keep working; JSON on stdout
-by default (``--json`` forces it, ``--format text`` is for people). Exit codes: 0 ok, 1 the contract
-is invalid or the two files differ, 2 unreadable input or usage (style.md §11).
+Same verbs, flags and JSON keys as ``aigentsy adapter`` so scripts keep working: text for people
+by default, ``--json`` prints the peer's document (``--format json|text`` is a hidden, deprecated
+alias kept for scripts written when JSON was the default). Exit codes: 0 ok, 1 the contract is
+invalid or the two files differ, 2 unreadable input or usage (style.md §11).
 """
 
 from __future__ import annotations
@@ -44,13 +45,15 @@ _SCAFFOLD_NOTE: Final = (
 
 
 def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    # Deprecated, hidden: text is the default and --json the machine form (style.md §11);
+    # --format json|text is kept for the scripts written when JSON was the default.
     return click.option(
         "--format",
         "output_format",
         type=click.Choice(["json", "text"]),
-        default="json",
-        show_default=True,
-        help="json (one document, as the peer prints) or text for people.",
+        default="text",
+        hidden=True,
+        help="Deprecated: --format json is --json; text is the default.",
     )(f)
 
 
@@ -163,6 +166,8 @@ def scaffold(
             f"wrote {target}",
             f"  contract_hash      {hashes.contract_hash}",
             f"  input_schema_hash  {hashes.input_schema_hash}",
+            "next:",
+            *(f"  {step}" for step in document["next"]),
         ],
     )
 

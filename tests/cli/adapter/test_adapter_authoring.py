@@ -1,4 +1,5 @@
-"""`affidavit adapter scaffold | lint | bump | diff` in-process: JSON shapes, exit codes, files."""
+"""`affidavit adapter scaffold | lint | bump | diff` in-process: text by default, JSON shapes
+(--json), exit codes, files."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _one_error_line(result: Result, code: str) -> None:
 
 
 def test_scaffold_writes_the_check_value(contract: Path, tmp_path: Path) -> None:
-    result = run(*SCAFFOLD, "--out", str(tmp_path / "again"))
+    result = run(*SCAFFOLD, "--out", str(tmp_path / "again"), "--json")
     document = json.loads(result.stdout)
     assert list(document) == [
         "ok",
@@ -84,13 +85,13 @@ def test_scaffold_rejects_bad_arguments(args: list[str], tmp_path: Path) -> None
 
 
 def test_lint_ok_invalid_and_formats(contract: Path) -> None:
-    ok = run("adapter", "lint", str(contract))
+    ok = run("adapter", "lint", str(contract), "--json")
     assert ok.exit_code == 0
     assert json.loads(ok.stdout)["ok"] is True
     declaration = json.loads(contract.read_text())
     declaration["adapter_version"] = "0.1.1"
     contract.write_text(json.dumps(declaration))
-    bad = run("adapter", "lint", str(contract), "--format", "text")
+    bad = run("adapter", "lint", str(contract))
     assert bad.exit_code == 1
     assert "error contract.hash_mismatch" in bad.stdout
     forced_json = run("adapter", "lint", str(contract), "--format", "text", "--json")
@@ -129,7 +130,11 @@ def test_lint_exit_codes_match_the_vectors() -> None:
             assert result.stderr.startswith(f"error: {expected['error_code']}: ")
         else:
             report = (VECTORS / "contracts" / vector["expected"]["report"]).read_bytes()
-            assert json.loads(result.stdout) == json.loads(report), vector["id"]
+            assert json.loads(
+                run(
+                    "adapter", "lint", "--json", str(VECTORS / "contracts" / vector["input"])
+                ).stdout
+            ) == json.loads(report), vector["id"]
 
 
 def _bump(path: Path, version: str, *extra: str) -> Result:
@@ -142,7 +147,7 @@ def test_bump_rewrites_atomically_keeping_other_keys(contract: Path) -> None:
     declaration["status"] = "active"
     contract.write_text(json.dumps(declaration))
     os.chmod(contract, 0o640)
-    result = _bump(contract, "0.2.0")
+    result = _bump(contract, "0.2.0", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["previous_version"] == "0.1.0"
@@ -173,7 +178,7 @@ def test_bump_refuses_bad_version_and_invalid_contracts(contract: Path) -> None:
     declaration["allowed_policy_fields"] = ["not_an_output"]
     contract.write_text(json.dumps(declaration))
     before = contract.read_bytes()
-    result = _bump(contract, "0.2.0")
+    result = _bump(contract, "0.2.0", "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error_details"][0]["code"] == (
         "contract.policy_fields_not_subset"
@@ -188,11 +193,11 @@ def _write(path: Path, document: dict[str, Any]) -> Path:
 
 def test_diff_flags_lifecycle_as_hash_irrelevant(contract: Path, tmp_path: Path) -> None:
     old = json.loads(contract.read_text())
-    same = run("adapter", "diff", str(contract), str(contract))
+    same = run("adapter", "diff", str(contract), str(contract), "--json")
     assert same.exit_code == 0
     assert json.loads(same.stdout)["diff_field_count"] == 0
     lifecycle = _write(tmp_path / "l.json", {**old, "status": "deprecated", "_note": "x"})
-    result = run("adapter", "diff", str(contract), str(lifecycle))
+    result = run("adapter", "diff", str(contract), str(lifecycle), "--json")
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert document["changes"] == [
@@ -213,10 +218,10 @@ def test_diff_flags_hashed_fields(contract: Path, tmp_path: Path) -> None:
     old = _write(
         tmp_path / "old.json", {**json.loads(contract.read_text()), "adapter_version": "0.1.0"}
     )
-    result = run("adapter", "diff", str(old), str(contract), "--format", "text")
+    result = run("adapter", "diff", str(old), str(contract))
     assert result.exit_code == 1
     assert "adapter_version [hash-impacting]" in result.stdout
-    document = json.loads(run("adapter", "diff", str(old), str(contract)).stdout)
+    document = json.loads(run("adapter", "diff", str(old), str(contract), "--json").stdout)
     kinds = {c["field"]: c["kind"] for c in document["changes"]}
     assert kinds == {"adapter_version": "hash-impacting"}
     assert document["hash_changed"] is True
@@ -244,3 +249,26 @@ def test_adapter_group_maps_every_verb() -> None:
         helped = run("adapter", verb, "--help")
         assert helped.exit_code == 0
         assert "--json" in helped.stdout
+        assert "--format" not in helped.stdout  # the deprecated alias is hidden
+
+
+def test_text_is_the_default_and_json_the_machine_form(tmp_path: Path) -> None:
+    # issue 22: one default output, text for people; --json the peer's document (seed 003 keys)
+    scaffolded = run(*SCAFFOLD, "--out", str(tmp_path))
+    assert scaffolded.exit_code == 0
+    contract = tmp_path / "adapter_contract.json"
+    assert scaffolded.stdout.splitlines()[:2] == [
+        f"wrote {contract.resolve()}",
+        f"  contract_hash      {CHECK_CONTRACT_HASH}",
+    ]
+    assert f"affidavit adapter lint {contract.resolve()}" in scaffolded.stdout
+    linted = run("adapter", "lint", str(contract))
+    assert (linted.exit_code, linted.stdout.splitlines()[0]) == (
+        0,
+        f"{contract}: ok (acme.eval_suite.v0)",
+    )
+    for extra in (["--json"], ["--format", "json"]):  # --format: a hidden, deprecated alias
+        document = json.loads(run("adapter", "lint", str(contract), *extra).stdout)
+        assert list(document)[:3] == ["ok", "errors", "warnings"]
+        again = run(*SCAFFOLD, "--out", str(tmp_path), "--force", *extra)
+        assert json.loads(again.stdout)["contract_hash"] == CHECK_CONTRACT_HASH
