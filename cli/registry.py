@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_json_object
@@ -24,6 +24,9 @@ from affidavit.cli._listen import listen
 from affidavit.registry.errors import AuthError, RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.forms import utc_now
+
+if TYPE_CHECKING:
+    from affidavit.verify.crypto.keys import Ed25519PublicKey
 
 __all__ = ["registry"]
 
@@ -459,18 +462,37 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
 def export_command(
     directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
 ) -> None:
-    """Write a portable, verifiable dump of the store into the new folder DIRECTORY."""
+    """Write a portable, signed dump of the store into the new folder DIRECTORY.
+
+    The manifest is signed with the registry's key (DATA_DIR/keys/<key-id>.key), the log's key.
+    """
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy: only here
     from affidavit.registry.transfer import export_store  # noqa: PLC0415 - lazy: only here
 
-    manifest = export_store(_store_location(data_dir, database_url), directory)
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+    path = settings.key_dir / f"{settings.key_id}.key"
+    if not path.is_file():
+        raise errors.UsageError(
+            f"{path}: no registry key to sign the export with (the registry makes it on its "
+            "first start; give the data folder it runs with)"
+        )
+    key = load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
+    manifest = export_store(str(settings.database), directory, signing_key=key)
     log = manifest["log"]
     if as_json:
-        emit_json({"ok": True, "directory": str(directory), "manifest": manifest})
+        emit_json(
+            {
+                "ok": True,
+                "directory": str(directory),
+                "signed_by": key.public_key.b64,
+                "manifest": manifest,
+            }
+        )
         return
     click.echo(
         f"exported {log['log_id']} (tree size {log['tree_size']}, root {log['root_hash']}), "
         f"{manifest['counts']['registry_contracts']} contracts, "
-        f"{manifest['counts']['facts']} facts into {directory}"
+        f"{manifest['counts']['facts']} facts into {directory}, signed by {key.public_key.b64}"
     )
 
 
@@ -480,18 +502,53 @@ def export_command(
     "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
 )
 @_database_url_option
+@click.option(
+    "--log-key",
+    default=None,
+    metavar="FILE",
+    help="The log's public key file the dump must be signed by "
+    "[default: the data folder's key, DATA_DIR/keys/<key-id>.key].",
+)
 @json_option
 def import_command(
-    directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
+    directory: Path,
+    data_dir: Path | None,
+    database_url: str | None,
+    log_key: str | None,
+    as_json: bool,
 ) -> None:
-    """Check a dump, then restore it into an empty store (the log's root is proven unchanged)."""
+    """Prove a dump under the trusted log key, then restore it into an empty store.
+
+    Nothing is written unless the manifest's signature, every file's hash and row count, the log
+    from each leaf to the signed root, its checkpoint and every recorded head verify (exit 1
+    otherwise; exit 2 for a dump that cannot be read).
+    """
     from affidavit.registry.transfer import import_store  # noqa: PLC0415 - lazy: only here
 
-    result = import_store(_store_location(data_dir, database_url), directory)
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+    trusted = _trusted_log_key(settings, log_key)
+    result = import_store(str(settings.database), directory, trusted_key=trusted)
     if as_json:
         emit_json({"ok": True, **result})
         return
     click.echo(
         f"imported tree size {result['tree_size']}, root {result['root_hash']} (unchanged), "
-        f"{result['counts']['registry_contracts']} contracts, {result['counts']['facts']} facts"
+        f"{result['counts']['registry_contracts']} contracts, {result['counts']['facts']} facts; "
+        f"signed by the trusted key {result['trusted_key']}"
     )
+
+
+def _trusted_log_key(settings: Any, log_key: str | None) -> Ed25519PublicKey:
+    """The key an import trusts: ``--log-key FILE`` (read by the one trusted-key loader), else
+    the public half of the destination data folder's own key. Never a key the dump names."""
+    from affidavit.attest.keyring import load_public_key, load_signing_key  # noqa: PLC0415 - lazy
+
+    if log_key is not None:
+        return load_public_key(log_key)
+    path = settings.key_dir / f"{settings.key_id}.key"
+    if not path.is_file():
+        raise errors.UsageError(
+            f"no trusted log key: {path} does not exist; pass --log-key FILE (the log's public "
+            "key) or put the registry's key folder in place"
+        )
+    return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id).public_key

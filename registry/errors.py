@@ -90,7 +90,55 @@ REGISTRY: Final = (
     Code(
         "registry.dump_invalid",
         INPUT,
-        "A registry export is incomplete, edited, or does not prove its own log; nothing imported.",
+        "A registry export cannot be read (a file missing or malformed, a newer schema); "
+        "nothing imported.",
+    ),
+    Code(
+        "registry.dump_unsigned",
+        FAILED,
+        "A registry export has no manifest signature (manifest.sig); nothing imported.",
+    ),
+    Code(
+        "registry.dump_signature_invalid",
+        FAILED,
+        "A registry export's manifest is not signed by the trusted key; nothing imported.",
+    ),
+    Code(
+        "registry.dump_file_mismatch",
+        FAILED,
+        "A file of a registry export differs from the hash its signed manifest names.",
+    ),
+    Code(
+        "registry.dump_count_mismatch",
+        FAILED,
+        "A table of a registry export has another row count than its signed manifest names.",
+    ),
+    Code(
+        "registry.dump_key_mismatch",
+        FAILED,
+        "A registry export's log is not the trusted key's (its key or key history); "
+        "nothing imported.",
+    ),
+    Code(
+        "registry.dump_root_mismatch",
+        FAILED,
+        "A registry export's leaves or nodes do not give the signed tree size and root.",
+    ),
+    Code(
+        "registry.dump_checkpoint_invalid",
+        FAILED,
+        "A registry export's checkpoint is missing, not the log's latest, not signed by the "
+        "log's key, or not its tree.",
+    ),
+    Code(
+        "registry.dump_head_invalid",
+        FAILED,
+        "A tree head recorded in a registry export does not verify or contradicts its tree.",
+    ),
+    Code(
+        "registry.dump_fact_mismatch",
+        FAILED,
+        "A fact in a registry export is filed under a hash its body does not have.",
     ),
     Code(
         "registry.store_not_empty",

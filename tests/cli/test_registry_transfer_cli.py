@@ -24,21 +24,32 @@ def test_migrate_export_import_on_the_command_line(tmp_path: Path) -> None:
         "registry", "keys", "create", "--scope", "facts:write", "--data-dir", str(data)
     )
     assert code == 0
+    code, _, err = _run("registry", "export", str(tmp_path / "dump"), "--data-dir", str(data))
+    assert code == 2  # no registry key yet to sign the dump with
+    assert err.startswith("error: usage.invalid: ")
+    keys = data / "keys"
+    code, _, _ = _run("keys", "generate", "--dir", str(keys), "--publisher-id", "affidavit-local")
+    assert code == 2  # (--key-id is required)
+    generate = ("--publisher-id", "affidavit-local", "--key-id", "registry-1")
+    assert _run("keys", "generate", "--dir", str(keys), *generate)[0] == 0
     code, out, err = _run("registry", "export", str(tmp_path / "dump"), "--data-dir", str(data))
     assert (code, err) == (0, ""), err
     assert out.startswith("exported ")
     code, _, err = _run("registry", "export", str(tmp_path / "dump"), "--data-dir", str(data))
     assert code == 2
     assert err.startswith("error: usage.invalid: ")
-    code, out, err = _run("registry", "import", str(tmp_path / "dump"), "--data-dir", str(moved))
+    trusted = ("--log-key", str(keys / "registry-1.pub"))  # moved has no key folder of its own
+    code, out, err = _run(
+        "registry", "import", str(tmp_path / "dump"), "--data-dir", str(moved), *trusted
+    )
     assert (code, err) == (0, ""), err
     assert "(unchanged)" in out
     (tmp_path / "dump" / "log_heads.jsonl").write_text("tampered\n")
     code, _, err = _run(
-        "registry", "import", str(tmp_path / "dump"), "--data-dir", str(tmp_path / "x")
+        "registry", "import", str(tmp_path / "dump"), "--data-dir", str(tmp_path / "x"), *trusted
     )
-    assert code == 2
-    assert err.startswith("error: registry.dump_invalid: ")
+    assert code == 1
+    assert err.startswith("error: registry.dump_file_mismatch: ")
     code, _, err = _run(
         "registry", "migrate", "--database-url", "mysql://nope", "--data-dir", str(data)
     )

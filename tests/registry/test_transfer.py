@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from affidavit.attest.keyring import derive_test_key
 from affidavit.registry.app import create_app
+from affidavit.registry.dump import signature_document
 from affidavit.registry.settings import Settings
 from affidavit.registry.transfer import export_store, import_store, migrate_store
 
@@ -24,6 +26,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+TRUSTED = registry_key().public_key
 ROUTES = (
     "/protocol/adapter-contracts",
     "/specs/adapter-contracts.manifest.json",
@@ -73,7 +76,7 @@ def test_round_trip_between_store_kinds(
     urls = {"sqlite": "", "postgresql": pg_url}
     origin = _settings(tmp_path, "origin", urls[source])
     before = _fill(origin)
-    manifest = export_store(origin.database, tmp_path / "dump")
+    manifest = export_store(origin.database, tmp_path / "dump", signing_key=registry_key())
     assert manifest["counts"]["registry_contracts"] == 3
     assert manifest["counts"]["facts"] == 2
     # The key folder moves with the data folder (docs/postgresql.md).
@@ -82,7 +85,7 @@ def test_round_trip_between_store_kinds(
     (origin.data_dir / "keys").rename(moved.data_dir / "keys")
     if not urls[target]:
         moved = _settings(tmp_path, "moved")
-    result = import_store(moved.database, tmp_path / "dump")
+    result = import_store(moved.database, tmp_path / "dump", trusted_key=TRUSTED)
     assert (result["tree_size"], result["root_hash"]) == (
         manifest["log"]["tree_size"],
         manifest["log"]["root_hash"],
@@ -93,7 +96,7 @@ def test_round_trip_between_store_kinds(
 def _dump(tmp_path: Path) -> tuple[Settings, Path]:
     origin = _settings(tmp_path, "origin")
     _fill(origin)
-    export_store(origin.database, tmp_path / "dump")
+    export_store(origin.database, tmp_path / "dump", signing_key=registry_key())
     return origin, tmp_path / "dump"
 
 
@@ -103,10 +106,14 @@ def _rewrite(path: Path, edit: Any) -> None:
 
 
 def _rehash(dump: Path, name: str) -> None:
-    """Make the manifest agree with an edited file (so only the deeper checks can catch it)."""
+    """Make the manifest agree with an edited file and sign it again with the trusted key (so
+    only the deeper checks can catch it)."""
     manifest = json.loads((dump / "manifest.json").read_text())
     manifest["files"][name] = hashlib.sha256((dump / name).read_bytes()).hexdigest()
-    (dump / "manifest.json").write_text(json.dumps(manifest))
+    manifest["counts"][name.removesuffix(".jsonl")] = len((dump / name).read_text().splitlines())
+    body = json.dumps(manifest).encode()
+    (dump / "manifest.json").write_bytes(body)
+    (dump / "manifest.sig").write_bytes(signature_document(registry_key(), body))
 
 
 def _swap_fact_keys(lines: list[str]) -> list[str]:
@@ -121,36 +128,39 @@ def test_tampered_dumps_are_refused_and_nothing_is_written(tmp_path: Path) -> No
 
     copies = iter(range(100))
 
-    def refused(edit: Any, name: str, *, rehash: bool) -> None:
+    def refused(edit: Any, name: str, code: str, *, rehash: bool) -> None:
         copy = tmp_path / f"copy-{next(copies)}"
         shutil.copytree(dump, copy)
         _rewrite(copy / name, edit)
         if rehash:
             _rehash(copy, name)
-        with raises_code("registry.dump_invalid"):
-            import_store(target, copy)
+        with raises_code(code):
+            import_store(target, copy, trusted_key=TRUSTED)
 
-    # An edited file, caught by its hash; then the same edit with the hash updated, caught by
-    # the root, the checkpoint or the fact's own hash.
+    # An edited file, caught by its hash; then the same edit in a manifest the trusted key
+    # signed again, caught by the root, the nodes or the fact's own hash.
     flip = lambda lines: [lines[0].replace('"b64": "', '"b64": "A', 1), *lines[1:]]  # noqa: E731
-    refused(flip, "log_nodes.jsonl", rehash=False)
-    refused(flip, "log_nodes.jsonl", rehash=True)
-    refused(lambda lines: lines[:-1], "log_nodes.jsonl", rehash=True)  # a leaf dropped
-    refused(_swap_fact_keys, "facts.jsonl", rehash=True)  # a body filed under another hash
-    if target.exists():  # a refusal inside the import's transaction left no row behind
-        with sqlite3.connect(target) as db:
-            for table in ("log_meta", "log_nodes", "registry_contracts", "facts"):
-                assert db.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+    refused(flip, "log_nodes.jsonl", "registry.dump_file_mismatch", rehash=False)
+    refused(flip, "log_nodes.jsonl", "registry.dump_root_mismatch", rehash=True)
+    refused(lambda lines: lines[:-1], "log_nodes.jsonl", "registry.dump_root_mismatch", rehash=True)
+    refused(_swap_fact_keys, "facts.jsonl", "registry.dump_fact_mismatch", rehash=True)
+    assert not target.exists()  # a refused dump never opens the destination
     with raises_code("registry.dump_invalid"):
-        import_store(target, tmp_path)  # not a dump at all
+        import_store(target, tmp_path, trusted_key=TRUSTED)  # not a dump at all
+    with raises_code("registry.dump_signature_invalid"):
+        import_store(target, dump, trusted_key=derive_test_key("a stranger").public_key)
+    assert not target.exists()
 
 
 def test_import_refuses_a_store_that_is_not_empty(tmp_path: Path) -> None:
     origin, dump = _dump(tmp_path)
     with raises_code("registry.store_not_empty"):
-        import_store(origin.database, dump)
-    with raises_code("usage.invalid"):
-        export_store(origin.database, dump)  # the folder exists and is not empty
+        import_store(origin.database, dump, trusted_key=TRUSTED)
+    with raises_code("usage.invalid"):  # the folder exists and is not empty
+        export_store(origin.database, dump, signing_key=registry_key())
+    with raises_code("log.key_mismatch"):  # signed by a key that is not the log's
+        export_store(origin.database, tmp_path / "other", signing_key=derive_test_key("other"))
+    assert not (tmp_path / "other").exists()
 
 
 def test_migrate_is_idempotent_and_refuses_a_newer_schema(tmp_path: Path) -> None:
