@@ -173,3 +173,33 @@ def test_migrate_is_idempotent_and_refuses_a_newer_schema(tmp_path: Path) -> Non
         db.execute("UPDATE schema_versions SET version = 99 WHERE component = 'log'")
     with raises_code("store.schema_too_new"):
         migrate_store(location)
+
+
+def test_a_rotated_log_round_trips_under_its_current_key(tmp_path: Path) -> None:
+    """After a rotation (docs/adr/0011) the dump is signed by the new key; heads signed by the
+    old key verify through the key history, each inside its key's window."""
+    import datetime
+
+    from affidavit.attest.log.transparency import TransparencyLog
+
+    origin = _settings(tmp_path, "origin")
+    _fill(origin)
+    new_key = derive_test_key("the rotated key", key_id="registry-2")
+    log = TransparencyLog.open(
+        origin.database_path, registry_key().with_labels(key_id="registry-1", publisher_id=None)
+    )
+    try:
+        log.rotate_key(new_key, datetime.datetime(2025, 6, 2, tzinfo=datetime.UTC))
+        log.signed_tree_head(datetime.datetime(2025, 6, 3, tzinfo=datetime.UTC))
+        log.checkpoint(timestamp=datetime.datetime(2025, 6, 3, tzinfo=datetime.UTC))
+    finally:
+        log.close()
+    with raises_code("log.key_mismatch"):  # the old key no longer signs for the log
+        export_store(origin.database, tmp_path / "old", signing_key=registry_key())
+    manifest = export_store(origin.database, tmp_path / "dump", signing_key=new_key)
+    with raises_code("registry.dump_signature_invalid"):
+        import_store(tmp_path / "a.db", tmp_path / "dump", trusted_key=TRUSTED)
+    result = import_store(tmp_path / "b.db", tmp_path / "dump", trusted_key=new_key.public_key)
+    assert result["root_hash"] == manifest["log"]["root_hash"]
+    assert result["heads_verified"] == manifest["counts"]["log_heads"] >= 3
+    assert not (tmp_path / "a.db").exists()
