@@ -41,7 +41,7 @@ import nacl.bindings
 from affidavit.attest.files import create_exclusive
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.crypto.trusted_keys import load_key_file, read_key_bytes
+from affidavit.verify.crypto.trusted_keys import load_key_file, parse_key_bytes, read_key_bytes
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -301,10 +301,22 @@ def load_signing_key(
     Raises:
         ``io.unreadable``: the file cannot be read.
         ``key.insecure_permissions``: insecure mode and ``refuse_world_readable``.
-        ``key.unrecognized``: not an unencrypted PKCS#8 PEM Ed25519 private key.
+        ``key.unrecognized``: not an unencrypted PKCS#8 PEM Ed25519 private key (a public key
+            file, in any form the trusted-key loader reads, is said to be one).
     """
     target = Path(path)
     data = read_key_bytes(target)
+    try:  # what the file is comes first: a public key is one error, never a permission warning
+        seed = _seed_from_pem(data, target)
+    except errors.KeyMaterialError as not_private:
+        try:
+            parse_key_bytes(data, source=str(target))
+        except errors.AffidavitError:
+            raise not_private from None
+        raise errors.KeyMaterialError(
+            "key.unrecognized",
+            f"{target}: a public key, not a private key (give the private .key file)",
+        ) from None
     if key_file_is_insecure(target):
         message = f"{target}: private key file is readable by group or others (chmod 600 it)"
         if refuse_world_readable:
@@ -312,7 +324,6 @@ def load_signing_key(
                 "key.insecure_permissions", message, details={"path": str(target)}
             )
         warnings.warn(message, InsecureKeyFileWarning, stacklevel=2)
-    seed = _seed_from_pem(data, target)
     key = SigningKey(seed, key_id=key_id or target.name.removesuffix(".key"))
     if publisher_id is None:
         publisher_id = _publisher_beside(target.parent, key)
