@@ -52,7 +52,7 @@ lint: install-dev
 
 typecheck: install-dev
 	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.witness -p affidavit.specs
-	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py
+	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py docs_run.py docs_stigmem_node.py
 
 # The coverage table goes to build/coverage.txt; the terminal gets its total in one line.
 pytest: install-dev
