@@ -2,7 +2,8 @@
 
 Exit codes (style.md §11): 0 ok, 1 verification failed or findings, 2 unreadable input or usage,
 3 refused by policy. Every failure prints one line, ``error: <code>: <message>``, to stderr
-(:func:`affidavit.cli._errors.format_error`, re-exported here).
+(:func:`affidavit.cli._errors.format_error`, re-exported here); a warning is one line,
+``warning: <message>`` (:func:`show_warning`).
 
 Cold start (docs/adr/0003-cold-start.md): importing this module does not import click. ``main()``
 first offers ``verify bundle`` / ``verify attestation`` to a click-free fast path
@@ -14,6 +15,7 @@ commands and hands anything it does not fully understand back to click. The clic
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from affidavit.cli._errors import format_error
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
     affidavit: click.Group
 
-__all__ = ["affidavit", "format_error", "main"]
+__all__ = ["affidavit", "format_error", "main", "show_warning"]
 
 # Commands the click-free fast path may run: ("verify", name).
 _FAST_COMMANDS = frozenset({"bundle", "attestation"})
@@ -45,8 +47,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def show_warning(message: Warning | str, *_where: Any, **_file: Any) -> None:
+    """``warning: <message>`` on stderr: a warning is one line too, without the category, module
+    path and source line :func:`warnings.showwarning` adds (e.g. a private key others can read)."""
+    sys.stderr.write(f"warning: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console entry point: the fast path for ``verify bundle|attestation``, else click."""
+    warnings.showwarning = show_warning
     args = argv if argv is not None else sys.argv[1:]
     if len(args) >= 2 and args[0] == "verify" and args[1] in _FAST_COMMANDS:
         from affidavit.cli.verify.bundle import fast_main  # noqa: PLC0415 - lazy: only verify bundle|attestation need it

@@ -1,15 +1,22 @@
-"""``affidavit keys generate`` in-process."""
+"""``affidavit keys generate`` in-process; a key of the wrong half given to a command."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from affidavit.attest.keyring import load_signing_key
+from affidavit.attest.stamp import example_contract
 from affidavit.cli.main import affidavit
 from click.testing import CliRunner
+
+from tests.conftest import ROOT
+from tests.verify.bundles.test_bundle_support import OUTPUTS, POLICY
 
 
 def test_keys_generate_json(tmp_path: Path) -> None:
@@ -61,3 +68,86 @@ def test_keys_generate_bad_id_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "error: usage.invalid" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a key of the wrong half (issue 22) --------------------------------------------------------
+
+_MAIN = "import sys; from affidavit.cli.main import main; main(sys.argv[1:])"
+
+
+def _keys(tmp_path: Path) -> tuple[Path, Path]:
+    args = ["keys", "generate", "--dir", str(tmp_path), "--publisher-id", "p", "--key-id", "x"]
+    assert CliRunner().invoke(affidavit, args).exit_code == 0
+    return tmp_path / "x.key", tmp_path / "x.pub"
+
+
+def _one_line(argv: list[str], code: str, says: str) -> str:
+    # a real process: no pytest warning filter, so a Python warning would show on stderr
+    done = subprocess.run(
+        [sys.executable, "-c", _MAIN, *argv], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: {code}: ")
+    assert says in done.stderr
+    return done.stderr
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "log init {tmp}/log.db --key {pub} --log-id t",
+        "facts sign --key {pub} {facts}",
+        "receipt make --source {output} --content {output} --key {pub} --adapter a "
+        "--adapter-version 1 --out {tmp}/r.json",
+        "stamp --contract {contract} --policy {policy} --log {tmp}/log.db --key {pub} "
+        "--adapter-output {output} --deal-id d --out {tmp}/b.json",
+    ],
+)
+def test_a_public_key_where_a_private_one_is_expected(tmp_path: Path, line: str) -> None:
+    _, public = _keys(tmp_path)
+    files = {
+        "contract": example_contract(),
+        "policy": POLICY.to_json(),
+        "output": OUTPUTS["accepted"],
+    }
+    for name, document in files.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(document))
+    argv = line.format(
+        tmp=tmp_path,
+        pub=public,
+        facts=ROOT / "vectors" / "lineage" / "facts.jsonl",
+        **{name: tmp_path / f"{name}.json" for name in files},
+    ).split()
+    said = _one_line(argv, "key.unrecognized", f"{public}: a public key, not a private key")
+    assert "private key file is readable" not in said
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "verify bundle {bundle} --public-key {key}",
+        "verify dsse {bundle} --public-key {key}",
+        "facts walk {hash} --store {tmp}/s.jsonl --trusted-key {key}",
+    ],
+)
+def test_a_private_key_where_a_public_one_is_expected(tmp_path: Path, line: str) -> None:
+    private, _ = _keys(tmp_path)
+    (tmp_path / "s.jsonl").write_text("")
+    bundle = ROOT / "vectors" / "bundles" / "stamped-accepted-2.0.0.json"
+    argv = line.format(tmp=tmp_path, key=private, bundle=bundle, hash="0" * 64).split()
+    _one_line(argv, "key.unrecognized", f"{private}: a PEM PRIVATE KEY, not a PUBLIC KEY")
+
+
+def test_an_insecure_private_key_is_one_warning_line(tmp_path: Path) -> None:
+    private, _ = _keys(tmp_path)
+    os.chmod(private, 0o644)
+    done = subprocess.run(
+        [sys.executable, "-c", _MAIN, "log", "init", str(tmp_path / "log.db"), "--key",
+         str(private), "--log-id", "t"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        f"warning: {private}: private key file is readable by group or others (chmod 600 it)\n"
+    )
