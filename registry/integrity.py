@@ -37,7 +37,14 @@ from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import Fact, parse_fact
 from affidavit.verify.lineage.walk import StoredRecord
 
-__all__ = ["CheckReport", "DegradedRecord", "check_location", "check_store", "index_stored_facts"]
+__all__ = [
+    "CheckReport",
+    "DegradedRecord",
+    "check_location",
+    "check_store",
+    "contract_identity_problem",
+    "index_stored_facts",
+]
 
 _PAGE: Final = 1000
 
@@ -133,17 +140,27 @@ def check_store(tables: RegistryTables, facts: FactStore) -> CheckReport:
     rows = tables.contracts()
     problems.extend(tables.degraded)
     for row in rows:
-        ident = f"{row.adapter_id}@{row.adapter_version}"
-        if not is_adapter_id(row.adapter_id):
-            problems.append(DegradedRecord("contract", ident, "contract.bad_adapter_id", _ID_RULE))
-        elif not is_semver(row.adapter_version):
-            problems.append(DegradedRecord("contract", ident, "contract.bad_semver", _ID_RULE))
+        problem = contract_identity_problem(row.adapter_id, row.adapter_version)
+        if problem is not None:
+            problems.append(problem)
     return CheckReport(
         problems=tuple(problems),
         facts=count,
         unindexed=unindexed,
         contracts=len(rows) + len(tables.degraded),
     )
+
+
+def contract_identity_problem(adapter_id: object, version: object) -> DegradedRecord | None:
+    """Why a stored contract identity is outside what both stores hold (docs/formats.md §2:
+    ``contract.bad_adapter_id``, ``contract.bad_semver``), or None. For every reader of stored
+    rows that must not pass one on (``registry check``; an import into PostgreSQL)."""
+    ident = f"{adapter_id}@{version}"
+    if not is_adapter_id(adapter_id):
+        return DegradedRecord("contract", ident, "contract.bad_adapter_id", _ID_RULE)
+    if not is_semver(version):
+        return DegradedRecord("contract", ident, "contract.bad_semver", _ID_RULE)
+    return None
 
 
 def check_location(location: str) -> CheckReport:
