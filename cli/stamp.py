@@ -16,9 +16,10 @@ contract, policy or adapter output is invalid.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from affidavit.attest.files import atomic_write
@@ -26,6 +27,8 @@ from affidavit.cli._common import emit_json, json_option, read_json, read_json_o
 from affidavit.verify import errors
 
 __all__ = ["stamp"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _when(text: str | None) -> datetime:
@@ -40,13 +43,25 @@ def _when(text: str | None) -> datetime:
     return moment
 
 
+class _Required(click.Option):
+    """An option help marks ``[required]`` that click cannot require: ``stamp batch`` takes it
+    from ``stamp`` or itself, so :func:`_require` checks it once the command line is read."""
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        return {**super().get_help_extra(ctx), "required": "required"}
+
+
+def _file(*names: str, help: str) -> Callable[[F], F]:
+    return click.option(*names, cls=_Required, type=click.Path(dir_okay=False), help=help)
+
+
 def _common_options(f: Any) -> Any:
     for option in reversed(
         (
-            click.option("--contract", type=click.Path(dir_okay=False), help="AdapterContract."),
-            click.option("--policy", type=click.Path(dir_okay=False), help="AcceptancePolicy."),
-            click.option("--log", "log_path", type=click.Path(dir_okay=False), help="Log DB."),
-            click.option("--key", "key_path", type=click.Path(dir_okay=False), help="Log key."),
+            _file("--contract", help="AdapterContract."),
+            _file("--policy", help="AcceptancePolicy."),
+            _file("--log", "log_path", help="Log DB."),
+            _file("--key", "key_path", help="Log key (the private .key file)."),
             click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
             click.option("--actor-id", default=None, help="Actor id recorded on the events."),
             click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),
@@ -74,7 +89,9 @@ def _common_options(f: Any) -> Any:
 def _require(**values: Any) -> None:
     missing = [f"--{k.replace('_', '-')}" for k, v in values.items() if v is None]
     if missing:
-        raise errors.UsageError(f"missing option(s): {', '.join(missing)}")
+        raise errors.UsageError(
+            f"missing option(s): {', '.join(missing)}", code="usage.missing_argument"
+        )
 
 
 def _run(
@@ -150,12 +167,16 @@ def _report(written: list[tuple[Path, dict[str, Any]]], as_json: bool) -> None:
 
 @click.group("stamp", invoke_without_command=True)
 @_common_options
-@click.option("--adapter-output", type=click.Path(dir_okay=False), help="Raw adapter output.")
-@click.option("--deal-id", default=None, help="Deal id.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Bundle file to write.")
+@_file("--adapter-output", help="Raw adapter output.")
+@click.option("--deal-id", cls=_Required, default=None, help="Deal id.")
+@_file("--out", help="Bundle file to write.")
 @click.pass_context
 def stamp(ctx: click.Context, /, **options: Any) -> None:
-    """Stamp one deal into a ProofPack bundle (or use `stamp batch` for many)."""
+    """Stamp one deal into a ProofPack bundle (or many with stamp batch).
+
+    The [required] options are required to stamp one deal; stamp batch takes --contract,
+    --policy, --log and --key from here or after batch.
+    """
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return

@@ -126,7 +126,7 @@ def test_stamp_batch(workdir: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "code"),
     [
-        ([], "usage.invalid"),
+        ([], "usage.missing_argument"),
         (["--adapter-output", "{missing}", "--deal-id", "d", "--out", "{out}"], "io.unreadable"),
         (["--adapter-output", "{bad_policy}", "--deal-id", "d", "--out", "{out}"], "policy"),
     ],
@@ -142,6 +142,22 @@ def test_stamp_errors_exit_2(workdir: Path, extra: list[str], code: str) -> None
     result = _run(["stamp", *base, *args])
     assert result.exit_code == 2, result.output
     assert code in result.output
+
+
+def test_stamp_marks_its_required_options(workdir: Path) -> None:
+    # issue 22: required options are marked; stamp's cannot be click-required (stamp batch takes
+    # them from stamp or itself), so help says so and a missing one is usage.missing_argument
+    helped = _run(["stamp", "--help"]).stdout
+    for flag in ("--contract", "--policy", "--log", "--key", "--adapter-output", "--deal-id"):
+        line = next(line for line in helped.splitlines() if line.startswith(f"  {flag} "))
+        assert "[required]" in line, line
+    assert "[required]" not in next(line for line in helped.splitlines() if "--actor-id" in line)
+    batch = _run(["stamp", "batch", "--help"]).stdout
+    assert "[required]" in next(line for line in batch.splitlines() if "  --contract " in line)
+    missing = _run(["stamp", "--contract", str(workdir / "contract.json")])
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("error: usage.missing_argument: missing option(s): --adapter")
+    assert "`" not in helped
 
 
 def test_stamp_refuses_a_log_rolled_back_behind_its_signed_state(workdir: Path) -> None:
