@@ -21,7 +21,8 @@ STORE: Final = (
     Code(
         "store.busy",
         INPUT,
-        "Another writer held the database longer than the busy timeout; retry later.",
+        "Another writer held the database's lock past the lock or busy timeout; nothing was "
+        "written; retry later (HTTP 503, Retry-After).",
     ),
     Code(
         "store.corrupt",
@@ -41,7 +42,8 @@ STORE: Final = (
     Code(
         "store.unreadable",
         INPUT,
-        "The file cannot be opened as an SQLite database (not a database, or corrupt).",
+        "The store cannot be opened or reached: a file that is not an SQLite database, or a "
+        "PostgreSQL server that is unreachable or dropped the connection (HTTP 503, Retry-After).",
     ),
 )
 

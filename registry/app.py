@@ -23,9 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from affidavit.attest.stores.sqlite import translate_database_error
-from affidavit.registry.errors import RegistryError
+from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.routes import contracts, discovery, facts, health, log, tlog
-from affidavit.registry.routes._http import error_response
+from affidavit.registry.routes._http import error_response, json_response
 from affidavit.registry.settings import Settings
 from affidavit.registry.startup import open_state
 from affidavit.registry.state import RegistryState, SigningKeyLike
@@ -64,6 +64,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
+        state.probe_store()  # health's own thread and connection (registry/probe.py)
         try:
             # C2SP witnesses cosign the log's checkpoints in the background (settings.witnesses)
             cosigning = start_cosigning(state)
@@ -97,20 +98,61 @@ def create_app(
     return app
 
 
-async def _affidavit_error(request: Request, exc: Exception) -> Response:  # noqa: ARG001
+async def _affidavit_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, errors.AffidavitError)
-    return error_response(exc)
+    if http_status(exc) < 500:
+        return error_response(exc)
+    return _fault_response(request, exc)
 
 
 async def _database_error(request: Request, exc: Exception) -> Response:
-    """A damaged or unreadable database is the server's fault: 503 with a stable code
-    (``store.corrupt``), never 500 (docs/adr/0005)."""
+    """A damaged, unreachable or busy database is the server's fault: 503 with a stable code
+    (``store.corrupt``, ``store.unreadable``, ``store.busy``), never 500 (docs/adr/0005)."""
     assert isinstance(exc, sqlite3.DatabaseError)
     state = getattr(request.app.state, "registry", None)
-    path = state.settings.database_path if state is not None else "database"
-    error = translate_database_error(path, exc)
-    _LOG.error("database error on %s %s: %s", request.method, request.url.path, error.message)
-    return error_response(error)
+    where = state.tables.store.path if state is not None else "database"
+    return _fault_response(request, translate_database_error(where, exc))
+
+
+def _fault_response(request: Request, error: errors.AffidavitError) -> Response:
+    """The server's own fault: the detail to the log, the client a message that names no host,
+    port, user, database or path (registry/errors.py ``public_body``), and ``Retry-After`` when a
+    retry may succeed (issue 27: store faults and lock timeouts)."""
+    _FAULTS.log(request, error)
+    state = getattr(request.app.state, "registry", None)
+    body = public_body(error, state.hidden() if state is not None else ())
+    retry = RETRY_AFTER_S.get(error.code)
+    headers = {"retry-after": str(retry)} if retry is not None else None
+    return json_response(body, status=http_status(error), headers=headers)
+
+
+class _FaultLog:
+    """One log line per fault code per second at most (a database outage under load is
+    thousands of refused requests a second), with how many were not logged in between."""
+
+    def __init__(self, interval_s: float = 1.0) -> None:
+        self._interval = interval_s
+        self._last: dict[str, float] = {}
+        self._quiet: dict[str, int] = {}
+
+    def log(self, request: Request, error: errors.AffidavitError) -> None:
+        now = time.monotonic()
+        if now - self._last.get(error.code, -self._interval) < self._interval:
+            self._quiet[error.code] = self._quiet.get(error.code, 0) + 1
+            return
+        self._last[error.code] = now
+        quiet = self._quiet.pop(error.code, 0)
+        _LOG.error(
+            "%s on %s %s: %s%s",
+            error.code,
+            request.method,
+            request.url.path,
+            error.message,
+            f" (and {quiet} more since the last line)" if quiet else "",
+        )
+
+
+_FAULTS = _FaultLog()
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:

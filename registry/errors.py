@@ -13,17 +13,31 @@ Every failure on the wire is ``{code, message, details}`` (seed 001, "errors are
 {code, message, details}") with the status :func:`http_status` gives: by code first, then by the
 exit code (2 bad input 400, 1 does not verify 422, 3 refused by policy 403). Unexpected exceptions
 become ``http.internal`` (500) with no details, so nothing internal leaks.
+
+The server's own faults (5xx) are told to clients by :func:`public_body`: a store fault by its
+code and a fixed message, with ``Retry-After`` when a retry may succeed (:data:`RETRY_AFTER_S`);
+any other 5xx with the store's location, the data folder and the key folder cut out. Hosts,
+ports, users, database names, paths and the driver's words go to the server's log only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
 
 from affidavit.verify._code import FAILED, INPUT, REFUSED, Code, catalogue
 from affidavit.verify.errors import AffidavitError
 
-__all__ = ["CLOSE_CODES", "AuthError", "RegistryError", "families", "http_status", "status_for"]
+__all__ = [
+    "CLOSE_CODES",
+    "RETRY_AFTER_S",
+    "AuthError",
+    "RegistryError",
+    "families",
+    "http_status",
+    "public_body",
+    "status_for",
+]
 
 REGISTRY: Final = (
     Code(
@@ -260,6 +274,49 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "auth.publisher_forbidden": 403,
     "registry.channel_reserved": 403,
 }
+
+# A store fault's message for clients (the detail is logged): the store's location and the
+# driver's text name hosts, ports, users, databases and paths (docs/postgresql.md "Operations").
+_PUBLIC_MESSAGES: Final[dict[str, str]] = {
+    "store.unreadable": "the registry's store is unavailable; retry later",
+    "store.busy": "the registry's store is busy (another writer holds its lock); retry later",
+    "store.corrupt": "the registry's store is damaged; the operator must restore it",
+    "store.missing": "the registry's store is missing; the operator must restore it",
+    "store.schema_too_new": "the registry's store was written by a newer version",
+}
+
+# Seconds a client should wait before retrying (the Retry-After header): a lost connection is
+# made again within about a second once the database is back, and a lock wait ends at the lease.
+RETRY_AFTER_S: Final[dict[str, int]] = {"store.unreadable": 1, "store.busy": 1}
+
+_HIDDEN: Final = "[hidden]"
+
+
+def public_body(error: AffidavitError, hidden: Sequence[str] = ()) -> dict[str, Any]:
+    """``error.to_json()`` as a client may see it: a store fault's fixed message without details;
+    other errors with each string of ``hidden`` (the store's location, the data folder) cut out
+    of the message and of the details' strings."""
+    fixed = _PUBLIC_MESSAGES.get(error.code)
+    if fixed is not None:
+        return {"code": error.code, "message": fixed, "details": {}}
+    body = error.to_json()
+    cut = sorted((h for h in hidden if h), key=len, reverse=True)
+    if not cut:
+        return body
+    return {
+        "code": body["code"],
+        "message": _cut(body["message"], cut),
+        "details": {
+            k: _cut(v, cut) if isinstance(v, str) else v for k, v in body["details"].items()
+        },
+    }
+
+
+def _cut(text: str, hidden: Sequence[str]) -> str:
+    for secret in hidden:
+        text = text.replace(secret, _HIDDEN)
+    return text
+
 
 # Codes after which the connection is closed: the rest of the request body is unknown.
 CLOSE_CODES: Final = frozenset({"http.body_timeout"})

@@ -24,8 +24,10 @@ from typing import Any, TypeVar
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.postgres import redact
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import DbThread, ReadPool, ReadView, RegistryTables
+from affidavit.registry.probe import StoreProbe
 from affidavit.registry.settings import Settings
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
@@ -68,6 +70,13 @@ class RegistryState:
     sth_cache: dict[int, dict[str, Any]] = field(default_factory=dict)
     checkpoint_cache: dict[int, str] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
+    probe: StoreProbe | None = None  # is the store usable (/v1/health), started by the app
+
+    def probe_store(self) -> StoreProbe:
+        """The store probe of ``/v1/health`` (made on first use; closed with the state)."""
+        if self.probe is None:
+            self.probe = StoreProbe(self.settings.database)
+        return self.probe
 
     def now(self) -> str:
         """The clock as ``YYYY-MM-DDTHH:MM:SSZ`` (verify/json/forms.py)."""
@@ -85,6 +94,15 @@ class RegistryState:
         assert self.readers is not None
         return self.readers.call(fn, *args)
 
+    def hidden(self) -> tuple[str, ...]:
+        """What a client must not read in an error (registry/errors.py ``public_body``): the
+        store's location (the URL as given and redacted, the SQLite file) and the folders."""
+        settings = self.settings
+        database = settings.database
+        found = [database, redact(database), str(settings.database_path)]
+        found += [str(settings.key_dir), str(settings.data_dir), str(self.tables.store.path)]
+        return tuple(dict.fromkeys(found))
+
     def mark_unhealthy(self, error: errors.AffidavitError) -> None:
         """Stop signing: the stored tree contradicts a head this log signed (docs/adr/0005)."""
         if self.unhealthy is None:
@@ -94,6 +112,8 @@ class RegistryState:
     def close(self) -> None:
         """Drain the database thread and close every connection."""
         try:
+            if self.probe is not None:
+                self.probe.close()
             if self.readers is not None:
                 self.readers.shutdown()
             self.db.call(self._close_storage)

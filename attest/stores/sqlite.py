@@ -343,7 +343,7 @@ def translate_database_error(
     """The stable code for an sqlite3 error: damage is ``store.corrupt``, a file that is not a
     database or a lost PostgreSQL connection ``store.unreadable``, a held lock (SQLite's busy
     timeout, PostgreSQL's lock timeout, a deadlock) ``store.busy``."""
-    text = str(error)
+    text = str(error).removeprefix(f"{path}: ")  # PostgreSQL's errors name it already
     if isinstance(error, PgBusy):
         return StoreError("store.busy", f"{path}: {text}")
     if isinstance(error, PgUnavailable):

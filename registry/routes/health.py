@@ -1,9 +1,15 @@
-"""Health, node probe and the OpenAPI document (seed 000 §12.3.1; seed 001).
+"""Health, readiness, liveness, node probe and the OpenAPI document (seed 000 §12.3.1; seed 001).
 
 ``GET /v1/health`` -> ``{status, version, capabilities, store}`` (``store``: ``{kind: sqlite |
-postgresql, schema: {component: version}}``, docs/adr/0013): ``status`` is ``ok`` (200), or
-``unhealthy`` (503, with ``code`` ``log.unhealthy`` and ``reason``) once the stored tree was found
-to contradict a head the log signed (docs/adr/0005); ``GET /.well-known/affidavit`` -> the
+postgresql, schema: {component: version}}``, docs/adr/0013): ``status`` is ``ok`` (200);
+``unhealthy`` (503, ``code`` ``log.unhealthy`` and a ``reason``) once the stored tree was found
+to contradict a head the log signed (docs/adr/0005); ``degraded`` (503, ``code``
+``store.unreadable``, a ``reason``, ``Retry-After``) while the store does not answer a cheap
+query within :data:`~affidavit.registry.probe.DEADLINE_S` (registry/probe.py).
+``GET /v1/health/ready`` is the same check and document, for load balancers and orchestrators
+(take the instance out of rotation on 503). ``GET /v1/health/live`` -> ``{status: ok}`` while
+the process serves requests; it touches no store, so a database outage never restarts the
+registry (docs/postgresql.md "Operations"). ``GET /.well-known/affidavit`` -> the
 node probe ``{version, node_id, node_url, auth, federation}`` plus where the publisher document, the
 manifest and the log live; ``GET /openapi.yaml`` -> ``specs/registry-v1.yaml`` as shipped.
 """
@@ -12,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from affidavit.attest.errors import LogError
+from affidavit.registry.errors import RETRY_AFTER_S, public_body
 from affidavit.registry.routes._http import json_response
 from affidavit.specs import read_spec
 from starlette.requests import Request
@@ -41,18 +49,30 @@ def _package_version() -> str:
 
 
 async def health(request: Request) -> Response:
-    """``{status: ok, version, capabilities}``; 503 ``unhealthy`` when the log refuses to sign."""
+    """``{status: ok, version, capabilities, store}``; 503 ``unhealthy`` when the log refuses
+    to sign, 503 ``degraded`` when the store does not answer (module docstring)."""
+    state = request.app.state.registry
     document: dict[str, Any] = {
         "status": "ok",
         "version": _package_version(),
         "capabilities": list(CAPABILITIES),
-        "store": request.app.state.registry.store,
+        "store": state.store,
     }
-    reason = request.app.state.registry.unhealthy
-    if reason is None:
+    if state.unhealthy is not None:
+        reason = public_body(LogError("log.unhealthy", state.unhealthy), state.hidden())
+        document.update(status="unhealthy", code="log.unhealthy", reason=reason["message"])
+        return json_response(document, status=503)
+    problem = await state.probe_store().check()
+    if problem is None:
         return json_response(document)
-    document.update(status="unhealthy", code="log.unhealthy", reason=reason)
-    return json_response(document, status=503)
+    document.update(status="degraded", code="store.unreadable", reason=problem)
+    retry = {"retry-after": str(RETRY_AFTER_S["store.unreadable"])}
+    return json_response(document, status=503, headers=retry)
+
+
+async def live(request: Request) -> Response:  # noqa: ARG001
+    """``{status: ok}``: the process answers; no store is touched (module docstring)."""
+    return json_response({"status": "ok"})
 
 
 def node_probe(request: Request) -> dict[str, Any]:
@@ -106,6 +126,8 @@ async def openapi(request: Request) -> Response:  # noqa: ARG001
 
 routes: Final = [
     Route("/v1/health", health, methods=["GET"]),
+    Route("/v1/health/ready", health, methods=["GET"]),
+    Route("/v1/health/live", live, methods=["GET"]),
     Route("/.well-known/affidavit", well_known, methods=["GET"]),
     Route("/openapi.yaml", openapi, methods=["GET"]),
 ]

@@ -369,6 +369,8 @@ def test_every_route_in_the_document_is_exercised(
     client: SpecClient, keys: dict[str, str], coverage: object, settings: Settings
 ) -> None:
     client.get("/openapi.yaml")
+    assert client.get("/v1/health/ready").status_code == 200
+    assert client.get("/v1/health/live").json() == {"status": "ok"}
     test_discovery_goldens(client, settings)
     test_log_routes(client, keys)
     client.request(
