@@ -149,7 +149,7 @@ def pin(  # noqa: PLR0917
 
 @click.group("pins")
 def pins() -> None:
-    """Pin-file tools: ``check`` is the CI gate (pre-commit hook ``affidavit-pins``)."""
+    """Pin-file tools: check is the CI gate (the pre-commit hook affidavit-pins)."""
 
 
 _CHECK_HELP: Final = """Check every pin: exit 0 all hold, 1 does not hold, 3 revoked, 2 bad input.
@@ -168,7 +168,7 @@ A pin holds when:
 \b
 Lifecycle comes from the signed entries and the contracts, never from pin text: a revoked
 contract exits 3, unless --allow-inspection-only is given and the pin was recorded with
-`adapter pin --allow-revoked-for-legacy-inspection`. See docs/adr/0007-pin-gate-freshness.md.
+adapter pin --allow-revoked-for-legacy-inspection. See docs/adr/0007-pin-gate-freshness.md.
 """
 
 
@@ -181,7 +181,13 @@ contract exits 3, unless --allow-inspection-only is given and the pin was record
     type=click.Path(file_okay=False),
     help="Where contract declarations live (repeatable). Default: the pin file's folder.",
 )
-@click.option("--manifest", "manifest_source", default=None, metavar="PATH|URL")
+@click.option(
+    "--manifest",
+    "manifest_source",
+    default=None,
+    metavar="PATH|URL",
+    help="The signed manifest each pin's entry is checked against.",
+)
 @with_key_options
 @click.option("--require-signed", is_flag=True, help="Every pin needs an ok manifest signature.")
 @click.option(

@@ -210,7 +210,8 @@ def manifest() -> None:
 @click.option(
     "--signed-at",
     default=None,
-    help="Signed time for `pins check --max-age` (YYYY-MM-DDTHH:MM:SSZ); default: --generated-at.",
+    help="Signed time, what pins check --max-age reads (YYYY-MM-DDTHH:MM:SSZ); "
+    "default: --generated-at.",
 )
 @json_option
 def manifest_build(  # noqa: PLR0917
