@@ -1,7 +1,8 @@
 """A bound, listening TCP socket for a server command (``registry serve``, ``witness serve``).
 
 The socket is bound before anything else starts, so a busy or invalid address is one error line
-(style.md §11), and handed to uvicorn (``Server.run(sockets=[...])``).
+(style.md §11), the same code from every server (``registry.bind_failed``), and handed to uvicorn
+(``Server.run(sockets=[...])``).
 """
 
 from __future__ import annotations
@@ -9,18 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from affidavit.registry.errors import RegistryError
 from affidavit.verify.errors import AffidavitError
 
-__all__ = ["listen"]
+__all__ = ["bind_failed", "listen"]
+
+
+def bind_failed(message: str, port: int) -> AffidavitError:
+    """``registry.bind_failed``: what a server that cannot listen says, whichever it is."""
+    return RegistryError("registry.bind_failed", message, details={"port": port})
 
 
 def listen(
-    host: str, port: int, *, backlog: int, refused: Callable[[str, int], AffidavitError]
+    host: str,
+    port: int,
+    *,
+    backlog: int,
+    refused: Callable[[str, int], AffidavitError] = bind_failed,
 ) -> Any:
     """A bound, listening, inheritable TCP socket for ``host:port``.
 
     Raises:
-        ``refused(message, port)``: the address is in use, not permitted or not valid.
+        ``registry.bind_failed`` (``refused(message, port)``): the address is in use, not
+            permitted or not valid.
     """
     import socket  # noqa: PLC0415 - lazy: ~2 ms, only serve listens
 

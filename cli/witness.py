@@ -69,7 +69,7 @@ def keygen(
 @json_option
 def vkey(name: str, key_file: Path, ml_dsa_file: Path | None, as_json: bool) -> None:
     """Print the cosigner verifier keys (type 0x04 Ed25519, then 0x06 ML-DSA-44) for policies
-    and for ``log head --witness URL#VKEY``."""
+    and for log head --witness URL#VKEY."""
     from affidavit.witness.cosigner import load_witness_keys  # noqa: PLC0415 - lazy
 
     vkeys = load_witness_keys(name, key_file, ml_dsa_file).vkeys()
@@ -123,9 +123,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     keys = load_witness_keys(name, key_file, ml_dsa_file)
     check_distinct(keys, logs)
     _configure_logging()
-    listener = listen(
-        host, port, backlog=1024, refused=lambda message, _port: errors.UsageError(message)
-    )
+    listener = listen(host, port, backlog=1024)  # a port in use: registry.bind_failed, exit 2
     state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
     config = WitnessConfig(keys=keys, logs=logs, state_dir=state_dir)
     app = create_app(config, state=state)
