@@ -146,18 +146,17 @@ def scaffold(
     if target.exists() and not force:
         raise errors.ParseError("io.exists", f"{target} exists; pass --force to overwrite it")
     atomic_write(target, _dump({"_comment": _SCAFFOLD_NOTE, **declaration}))
-    next_steps = [
-        f"affidavit adapter lint {target}",
-        "edit output_fields / allowed_policy_fields to match your adapter",
-        "affidavit adapter bump <file> --version X.Y.Z after editing (recomputes the hashes)",
-    ]
     document = {
         "ok": True,
         "adapter_id": adapter_id,
         "out": str(target),
         "contract_hash": hashes.contract_hash,
         "input_schema_hash": hashes.input_schema_hash,
-        "next": next_steps,
+        "next": [
+            f"affidavit adapter lint {target}",
+            "edit output_fields / allowed_policy_fields to match your adapter",
+            "affidavit adapter bump <file> --version X.Y.Z after editing (recomputes the hashes)",
+        ],
     }
     _emit(
         document,
@@ -167,8 +166,6 @@ def scaffold(
             f"wrote {target}",
             f"  contract_hash      {hashes.contract_hash}",
             f"  input_schema_hash  {hashes.input_schema_hash}",
-            "next:",
-            *(f"  {step}" for step in next_steps),
         ],
     )
 
