@@ -161,11 +161,18 @@ class Store:
         return cls(redact(url), conn)
 
     @classmethod
-    def at(cls, location: str | Path, *, create: bool = False, readonly: bool = False) -> Store:
-        """:meth:`connect` for a ``postgresql://`` URL, else :meth:`open` (a file path or
-        ``sqlite:///path``)."""
+    def at(
+        cls,
+        location: str | Path,
+        *,
+        create: bool = False,
+        readonly: bool = False,
+        lease: float | None = WRITER_LEASE_S,
+    ) -> Store:
+        """:meth:`connect` for a ``postgresql://`` URL (with ``lease``), else :meth:`open` (a
+        file path or ``sqlite:///path``)."""
         if is_postgres_url(location):
-            return cls.connect(str(location))
+            return cls.connect(str(location), lease=lease)
         text = str(location)
         path = Path(text.removeprefix("sqlite://")) if text.startswith("sqlite://") else Path(text)
         return cls.open(path, create=create, readonly=readonly)
