@@ -114,6 +114,12 @@ def index_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def is_legacy_index_key(value: object) -> bool:
+    """Whether a stored index column still holds an entity or relation as text (schema version
+    2, before :func:`index_key`): text has a ``:``, a digest never does."""
+    return ":" in str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class DegradedRecord:
     """A stored record the registry cannot index or read: reported (``registry check``, health),
@@ -289,7 +295,7 @@ class RegistryTables:
         if self.get_meta(_INDEX_KEYS[0]) == _INDEX_KEYS[1]:
             return 0
         with self.transaction() as conn:
-            rows = conn.execute(
+            rows = conn.execute(  # is_legacy_index_key, in SQL
                 "SELECT seq, entity, relation FROM registry_fact_index "
                 "WHERE entity LIKE '%:%' OR relation LIKE '%:%'"
             ).fetchall()

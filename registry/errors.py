@@ -155,6 +155,12 @@ REGISTRY: Final = (
         "A fact in a registry export is filed under a hash its body does not have.",
     ),
     Code(
+        "registry.dump_unportable",
+        INPUT,
+        "A registry export holds contract ids PostgreSQL cannot index (stored before the id "
+        "bounds, docs/adr/0017); nothing imported. It restores into SQLite.",
+    ),
+    Code(
         "registry.store_not_empty",
         INPUT,
         "Import restores into an empty store; this one already holds a log, contracts or facts.",

@@ -35,8 +35,9 @@ from affidavit.attest.log.storage import COMPONENT as LOG_COMPONENT
 from affidavit.attest.log.storage import MIGRATIONS as LOG_MIGRATIONS
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.postgres import is_postgres_url
 from affidavit.attest.stores.sqlite import Store
-from affidavit.registry.db import REGISTRY_MIGRATIONS
+from affidavit.registry.db import REGISTRY_MIGRATIONS, index_key, is_legacy_index_key
 from affidavit.registry.dump import (
     FORMAT,
     MANIFEST,
@@ -47,6 +48,7 @@ from affidavit.registry.dump import (
     signature_document,
 )
 from affidavit.registry.errors import RegistryError
+from affidavit.registry.integrity import contract_identity_problem
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.merkle import EMPTY_ROOT
@@ -220,11 +222,15 @@ def import_store(
         RegistryError from :func:`affidavit.registry.dump.read_dump` (``registry.dump_*``): the
             dump is unreadable (exit 2) or not authentic under ``trusted_key`` (exit 1). Nothing
             is written, the destination is not even opened.
+        RegistryError ``registry.dump_unportable``: the target is PostgreSQL and the dump holds
+            a contract id outside the id bounds (docs/adr/0017). Nothing is written.
         RegistryError ``registry.store_not_empty``: the target already holds a log, contracts,
             keys or facts. Nothing is written.
     """
     dump = read_dump(directory, trusted_key)
-    tables = dump.tables
+    tables = {**dump.tables, "registry_fact_index": _rekeyed(dump.tables["registry_fact_index"])}
+    if is_postgres_url(location):
+        _check_portable(tables["registry_contracts"])
     store, facts = _open(location)
     try:
         with store.write() as db:
@@ -262,6 +268,37 @@ def import_store(
         "trusted_key": dump.trusted_key.b64,
         "heads_verified": dump.heads_verified,
     }
+
+
+def _rekeyed(index: list[list[Any]]) -> list[list[Any]]:
+    """The fact index rows as this schema files them: rows of a schema-2 store still hold entity
+    and relation as text, which PostgreSQL cannot always hold (U+0000, btree limits); they are
+    filed by :func:`affidavit.registry.db.index_key` here, as the registry's start-up would."""
+    return [
+        [seq, fact, index_key(str(entity)), index_key(str(relation)), *rest]
+        if is_legacy_index_key(entity) or is_legacy_index_key(relation)
+        else [seq, fact, entity, relation, *rest]
+        for seq, fact, entity, relation, *rest in index
+    ]
+
+
+def _check_portable(contracts: list[list[Any]]) -> None:
+    """Refuse, before the target is opened, contract rows PostgreSQL cannot index: ids stored by
+    a SQLite registry before the id bounds (docs/adr/0017; ``registry check`` lists them)."""
+    columns = TABLES["registry_contracts"][0]
+    adapter_id, version = columns.index("adapter_id"), columns.index("adapter_version")
+    problems = [
+        problem.id[:80]
+        for row in contracts
+        if (problem := contract_identity_problem(row[adapter_id], row[version])) is not None
+    ]
+    if problems:
+        raise RegistryError(
+            "registry.dump_unportable",
+            f"{len(problems)} contract(s) have ids outside the bounds PostgreSQL can index "
+            f"(docs/adr/0017), e.g. {problems[0]!r}...; restore this dump into SQLite",
+            details={"contracts": problems[:10]},
+        )
 
 
 def _prove_restored(store: Store, size: int, root: str) -> None:

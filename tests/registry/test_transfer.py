@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import shutil
 import sqlite3
+import string
 import warnings
 from pathlib import Path
 from typing import Any
@@ -203,3 +205,33 @@ def test_a_rotated_log_round_trips_under_its_current_key(tmp_path: Path) -> None
     assert result["root_hash"] == manifest["log"]["root_hash"]
     assert result["heads_verified"] == manifest["counts"]["log_heads"] >= 3
     assert not (tmp_path / "a.db").exists()
+
+
+def test_a_contract_id_postgresql_cannot_hold_is_refused_before_writing(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A SQLite store may hold a contract stored before the id bounds (docs/adr/0017): moving it
+    to PostgreSQL is refused with its code, and the target gets no table at all."""
+    origin = _settings(tmp_path, "origin")
+    _fill(origin)
+    letters = random.Random(27).choices(string.ascii_lowercase, k=3000)  # PostgreSQL compresses
+    long_id = "acme." + "".join(letters)  # a repeated pattern under its row limit; these it cannot
+    with sqlite3.connect(origin.database) as db:
+        row = list(db.execute("SELECT * FROM registry_contracts ORDER BY seq LIMIT 1").fetchone())
+        columns = [d[0] for d in db.execute("SELECT * FROM registry_contracts").description]
+        row[columns.index("adapter_id")] = long_id
+        row[columns.index("seq")] = 1000
+        db.execute(f"INSERT INTO registry_contracts VALUES ({', '.join('?' * len(row))})", row)
+    export_store(origin.database, tmp_path / "dump", signing_key=registry_key())
+    with raises_code("registry.dump_unportable"):
+        import_store(pg_url, tmp_path / "dump", trusted_key=TRUSTED)
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+        ).fetchone()
+    assert tables == (0,)
+    # The same dump restores into SQLite, which holds such rows (served, listed by `check`).
+    result = import_store(tmp_path / "sqlite.db", tmp_path / "dump", trusted_key=TRUSTED)
+    assert result["counts"]["registry_contracts"] == 4
