@@ -10,8 +10,11 @@ its reason.
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from docs_reference import cli_reference_markdown, decision_pages, error_reference_markdown
 from mkdocs.config.defaults import MkDocsConfig
@@ -28,13 +31,27 @@ GENERATED: dict[str, Callable[[], str]] = {
 DECISIONS = "Decisions"
 
 
+def _decisions_section(nav: Any) -> dict[str, Any] | None:
+    """The nav item ``{Decisions: [...]}``, at any depth (it sits in a section, collapsed)."""
+    items = nav if isinstance(nav, list) else []
+    for item in items:
+        if isinstance(item, dict):
+            if DECISIONS in item:
+                return item
+            for value in item.values():
+                found = _decisions_section(value)
+                if found is not None:
+                    return found
+    return None
+
+
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Fill the nav's Decisions section with ``docs/adr/NNNN-*.md``, in number order."""
-    for item in config.nav or []:
-        if isinstance(item, dict) and DECISIONS in item:
-            item[DECISIONS] = decision_pages(Path(config.docs_dir))
-            return config
-    raise PluginError(f"mkdocs.yml: the nav has no {DECISIONS!r} section to fill")
+    section = _decisions_section(config.nav)
+    if section is None:
+        raise PluginError(f"mkdocs.yml: the nav has no {DECISIONS!r} section to fill")
+    section[DECISIONS] = decision_pages(Path(config.docs_dir))
+    return config
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
@@ -48,3 +65,32 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             raise PluginError(f"cannot generate {uri}: {type(e).__name__}: {e}") from e
         files.append(File.generated(config, uri, content=content))
     return files
+
+
+# Inline code (never a code block: those sit in <pre>) and the longest word kept unbroken.
+_PRE = re.compile(r"(<pre\b.*?</pre>)", re.DOTALL)
+_INLINE_CODE = re.compile(r"<code>([^<]*)</code>")
+NOBR_MAX = 48
+
+
+def _nobr(match: re.Match[str]) -> str:
+    words = match.group(1).split(" ")
+    kept = [
+        f'<span class="nobr">{word}</span>' if 0 < len(html.unescape(word)) <= NOBR_MAX else word
+        for word in words
+    ]
+    return f"<code>{' '.join(kept)}</code>"
+
+
+def keep_words_whole(page: str) -> str:
+    """Each word of every inline code span in a ``nobr`` span: an error code or an option name
+    never breaks inside (docs/stylesheets/extra.css); code blocks are left as they are."""
+    parts = _PRE.split(page)
+    return "".join(
+        part if index % 2 else _INLINE_CODE.sub(_nobr, part) for index, part in enumerate(parts)
+    )
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """Every page's HTML, before the theme wraps it: inline code keeps its words whole."""
+    return keep_words_whole(html)
