@@ -1,10 +1,10 @@
 """Run a document's shell blocks as written: the docs are tests (issue 23).
 
 Every fenced block whose info string is ``sh`` is run, top to bottom, as one ``bash -Eeuo
-pipefail`` script in an empty folder, with only what earlier blocks made. A block fenced
-``sh norun`` is shown and never run; it must say why in a comment on its first line, starting
-``# not run``, so a reader sees it too. ``console`` blocks are transcripts (a prompt, then what
-was printed) and are not run.
+pipefail`` script in an empty folder, with only what earlier blocks made. A block whose first
+line is a comment starting ``# not run`` (and saying why) is shown and never run: the mark is
+what a reader sees, on GitHub and on the site alike. ``console`` blocks are transcripts (a
+prompt, then what was printed) and are not run.
 
 The script keeps the document's line numbers: line N of the script is line N of the document
 (lines outside the blocks are blank), so a failure names the file and the line as ``bash`` reports
@@ -45,12 +45,15 @@ class Block:
     lines: tuple[str, ...]
 
     @property
-    def runs(self) -> bool:
-        return self.info[:1] == ("sh",) and "norun" not in self.info[1:]
+    def norun(self) -> bool:
+        """A shell block marked, on its first line, as not run."""
+        return (
+            self.info == ("sh",) and self.lines[:1] != () and self.lines[0].startswith(NORUN_MARK)
+        )
 
     @property
-    def norun(self) -> bool:
-        return self.info[:1] == ("sh",) and "norun" in self.info[1:]
+    def runs(self) -> bool:
+        return self.info == ("sh",) and not self.norun
 
 
 def blocks(text: str) -> list[Block]:
