@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Final, Literal
 
@@ -39,9 +40,16 @@ Format = Literal["json", "text", "dot", "mermaid", "svg", "html"]
 FORMATS: Final[tuple[Format, ...]] = ("json", "text", "dot", "mermaid", "svg", "html")
 
 HIDDEN_LABEL: Final = "absent or hidden"
-_LABEL_CHARS: Final = 34
+# A label fits its box: at font-size 12 a monospace character is at most 0.62 em (7.44 px) wide in
+# the common fonts (DejaVu Sans Mono 0.60, Liberation Mono 0.60, Menlo 0.60, Consolas 0.55), so
+# a box 250 px wide with 8 px padding each side holds 31; one more is kept spare.
+_FONT_PX: Final = 12
+_PAD_X: Final = 8
 _BOX_W: Final = 250
-_BOX_H: Final = 74
+_LABEL_CHARS: Final = int((_BOX_W - 2 * _PAD_X) / (0.62 * _FONT_PX)) - 1
+_LINE_PX: Final = 16
+_LINES: Final = 5
+_BOX_H: Final = 12 + _LINES * _LINE_PX
 _GAP_X: Final = 30
 _GAP_Y: Final = 70
 _MARGIN: Final = 20
@@ -72,9 +80,23 @@ def render(result: WalkResult, form: Format) -> str:
 # Labels -----------------------------------------------------------------------------------
 
 
+def _columns(char: str) -> int:
+    """How many monospace cells a character takes: East Asian wide and full-width ones take 2."""
+    return 2 if unicodedata.east_asian_width(char) in {"W", "F"} else 1
+
+
 def _short(text: str, limit: int = _LABEL_CHARS) -> str:
+    """``text`` on one line, cut with an ellipsis to at most ``limit`` monospace cells."""
     text = _NOT_XML.sub("\ufffd", " ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+    if sum(_columns(c) for c in text) <= limit:
+        return text
+    kept, used = [], 1  # the ellipsis takes one cell
+    for char in text:
+        used += _columns(char)
+        if used > limit:
+            break
+        kept.append(char)
+    return "".join(kept) + "\u2026"
 
 
 def _value_text(node: WalkNode) -> str:
@@ -83,19 +105,31 @@ def _value_text(node: WalkNode) -> str:
     return f"{value.type} {json.dumps(value.v, ensure_ascii=False)}"
 
 
+def signature_label(node: WalkNode) -> str:
+    """What is known of a fact's signature: checked (``signed``, ``BAD signature``,
+    ``unsigned``) or, when the walk did not check signatures, whether the fact carries one."""
+    assert node.fact is not None
+    if node.signature == "signed":
+        return "signed"
+    if node.signature == "bad":
+        return "BAD signature"
+    if node.signature is not None or node.fact.signature is None:
+        return "unsigned"
+    return "signed, not checked"
+
+
 def _label_lines(node: WalkNode) -> list[str]:
-    """The lines drawn in a node's box; a hidden or absent node shows only its hash."""
+    """The lines drawn in a node's box (at most ``_LINES``, each at most ``_LABEL_CHARS``); a
+    hidden or absent node shows only its hash."""
     if node.fact is None:
         return [node.hash[:16] + "\u2026", HIDDEN_LABEL]
-    lines = [
+    return [
         node.hash[:16] + "\u2026",
         _short(node.fact.entity),
         _short(node.fact.relation),
-        _short(_value_text(node) + f"  ({node.fact.confidence})"),
+        _short(_value_text(node)),
+        _short(f"confidence {node.fact.confidence}, {signature_label(node)}"),
     ]
-    if node.signature is not None:
-        lines[0] += f"  [{node.signature}]"
-    return lines
 
 
 # Text -------------------------------------------------------------------------------------
@@ -222,7 +256,7 @@ def render_svg(result: WalkResult) -> str:
     position, width, height = _layout(result)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">',
+        f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="{_FONT_PX}">',
         "<title>" + _xml(f"Lineage of {result.root}") + "</title>",
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" '
         'markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#444"/>'
@@ -256,7 +290,9 @@ def _svg_node(node: WalkNode, x: int, y: int) -> str:
     ]
     for index, line in enumerate(_label_lines(node)):
         weight = ' font-weight="bold"' if index == 0 else ""
-        parts.append(f'<text x="{x + 8}" y="{y + 17 + index * 16}"{weight}>{_xml(line)}</text>')
+        parts.append(
+            f'<text x="{x + _PAD_X}" y="{y + 17 + index * _LINE_PX}"{weight}>{_xml(line)}</text>'
+        )
     parts.append("</g>")
     return "".join(parts)
 
@@ -287,7 +323,7 @@ def render_html(result: WalkResult) -> str:
         rows.append(
             f"<tr><td><code>{node.hash}</code></td><td>{node.depth}</td><td>{_xml(fact.entity)}</td>"
             f"<td>{_xml(fact.relation)}</td><td>{_xml(_value_text(node))}</td>"
-            f"<td>{fact.confidence}</td><td>{node.signature or ''}</td></tr>"
+            f"<td>{fact.confidence}</td><td>{signature_label(node)}</td></tr>"
         )
     title = _xml(f"Lineage of {result.root}")
     return (

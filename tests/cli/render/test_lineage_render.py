@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -144,3 +145,67 @@ def test_html_renders_in_headless_chromium() -> None:
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 5000  # a blank page is a few hundred bytes
     print(f"lineage screenshot: {shot}")
+
+
+def _demo_walk() -> WalkResult:
+    """The demo's lineage (demo/40-facts.sh): the root's long value once ran past its box."""
+    decision = make_fact("auto_accept")
+    payout = make_fact("250", decision)
+    note = make_fact("margin <b>12%</b> for the ledger of the quarter", decision)
+    root = make_fact("paid 250 after auto_accept, then reported to the board", payout, note)
+    wide = make_fact("支払い二百五十、自動承認の後に報告された", root)
+    return walk(MemoryFactSource([decision, payout, note, root, wide]), wide.hash, depth=5)
+
+
+def test_labels_say_confidence_and_signature() -> None:
+    svg = render(_demo_walk(), "svg")
+    assert "confidence 0.5, unsigned" in svg
+    result = _demo_walk()
+    signed = walk(
+        MemoryFactSource([n.fact for n in result.nodes if n.fact is not None]),
+        result.root,
+        depth=5,
+        check_signature=lambda fact: "signed",
+    )
+    assert "confidence 0.5, signed" in render(signed, "svg")
+
+
+# Measures each label's rendered width against its box, in the page Chromium draws; the verdicts
+# are written into the page, which --dump-dom prints.
+_MEASURE = """<script>
+const found = [];
+for (const group of document.querySelectorAll("svg g.fact")) {
+  const box = group.querySelector("rect").getBBox();
+  for (const text of group.querySelectorAll("text")) {
+    const b = text.getBBox();
+    if (b.x < box.x || b.x + b.width > box.x + box.width || b.y < box.y
+        || b.y + b.height > box.y + box.height)
+      found.push(text.textContent + " [" + Math.round(b.x + b.width - box.x - box.width) + "px]");
+  }
+}
+document.body.insertAdjacentHTML("beforeend",
+  "<pre id='verdict'>" + JSON.stringify({labels: document.querySelectorAll("svg text").length,
+                                          outside: found}) + "</pre>");
+</script>"""
+
+
+@pytest.mark.browser
+def test_every_label_stays_inside_its_box_in_chromium(tmp_path: Path) -> None:
+    chromium = shutil.which("chromium") or (
+        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+    )
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    svg = render(_demo_walk(), "svg")
+    page = tmp_path / "measure.html"
+    page.write_text(f"<!DOCTYPE html><meta charset='utf-8'><body>{svg}{_MEASURE}</body>")
+    done = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdict = json.loads(done.stdout.split('<pre id="verdict">', 1)[1].split("</pre>", 1)[0])
+    assert verdict["labels"] >= 20
+    assert verdict["outside"] == [], verdict["outside"]
