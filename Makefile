@@ -54,9 +54,10 @@ typecheck: install-dev
 	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.witness -p affidavit.specs
 	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py docs_run.py docs_stigmem_node.py
 
-# The coverage table goes to build/coverage.txt; the terminal gets its total in one line.
+# The coverage table goes to build/coverage.txt; the terminal gets its total in one line, and the
+# 20 slowest tests (slow property sweeps take their full budgets under CI=true: tests/budget.py).
 pytest: install-dev
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report= $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest --cov --cov-branch --cov-report= --durations=20 $(PYTEST_ARGS)
 	@mkdir -p build
 	@$(BIN)/coverage report > build/coverage.txt
 	@echo "coverage: $$($(BIN)/coverage report --format=total)% (lines and branches; the table: build/coverage.txt)"

@@ -22,6 +22,7 @@ from affidavit.verify.json.canonical import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import budget
 from tests.conftest import raises_code
 
 SAFE_INT = 2**53 - 1
@@ -89,7 +90,7 @@ ORDINARY = st.recursive(
 
 
 @given(JSON)
-@settings(max_examples=1500)
+@settings(max_examples=budget(local=300, ci=1500))
 def test_jcs_is_byte_identical_to_rfc8785(value: object) -> None:
     assert jcs(value) == rfc8785.dumps(value)
 
