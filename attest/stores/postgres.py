@@ -253,8 +253,7 @@ class PgConnection:
         if self._conn is not None:
             with contextlib.suppress(Exception):
                 self._conn.close()
-        if self.reconnects or self._conn is not None:
-            _LOG.warning("%s: reconnected after a lost connection", self.label)
+        _LOG.warning("%s: reconnected after a lost connection", self.label)
         self._conn, self._backoff, self._retry_at = fresh, 0.0, 0.0
         self.reconnects += 1
         return fresh
@@ -316,12 +315,31 @@ class PgConnection:
         return self._run(self._live(), statement, values)  # a read: once more, reconnected
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _Rows:
-        """Run one statement for each parameter row."""
-        statement = translate(sql)
+        """Run one statement for each parameter row: an INSERT as multi-row INSERTs (up to
+        :data:`_ROWS_PER_INSERT` rows each), anything else row by row.
+
+        Never psycopg's ``executemany``: it pipelines, and a server waiting in the middle of a
+        pipeline is not idle, so a writer paused there (SIGSTOP) would keep the writer lock past
+        its lease (module docstring, "Lease"). Every statement here ends with a Sync.
+        """
+        statement, values = translate(sql), [tuple(r) for r in rows]
         conn = self._conn if self._begun else self._live()
-        with self._translated(conn), conn.cursor() as cursor:
-            cursor.executemany(statement, [tuple(r) for r in rows])
-            return _Rows([], cursor.rowcount)
+        total = 0
+        insert = _MULTI_ROW.match(statement)
+        with self._translated(conn):
+            if insert is not None and values:
+                head, group, tail = insert.group(1), insert.group(2), insert.group(3) or ""
+                step = max(1, min(_ROWS_PER_INSERT, _MAX_PARAMETERS // max(1, len(values[0]))))
+                for start in range(0, len(values), step):
+                    chunk = values[start : start + step]
+                    text = head + ", ".join([group] * len(chunk)) + tail
+                    cursor = conn.execute(text, [v for row in chunk for v in row])
+                    total += max(0, cursor.rowcount)
+            else:
+                for row in values:
+                    cursor = conn.execute(statement, row or None)
+                    total += max(0, cursor.rowcount)
+        return _Rows([], total)
 
     def _begin(self, head: str) -> _Rows:
         """``BEGIN IMMEDIATE``: the writer lock, with the lease (one round trip); ``BEGIN
@@ -446,6 +464,15 @@ def connect(
         url, connect_timeout=timeout, lock_timeout=lock_timeout, lease=lease
     ).connect()
 
+
+# ``INSERT ... VALUES (%s, ...)`` with no nested parentheses, optionally ``ON CONFLICT DO
+# NOTHING`` (``DO UPDATE`` may not touch a row twice in one statement: those run row by row).
+_MULTI_ROW: Final = re.compile(
+    r"^(INSERT\s.+?\sVALUES\s*)(\([^()]*\))(\s+ON\s+CONFLICT\s+DO\s+NOTHING)?$",
+    re.IGNORECASE | re.DOTALL,
+)
+_ROWS_PER_INSERT: Final = 500
+_MAX_PARAMETERS: Final = 65535  # the protocol's limit per statement
 
 # SQLSTATEs that mean "not now": lock_not_available (lock_timeout), deadlock_detected,
 # serialization_failure (PostgreSQL, Appendix A "Error Codes").

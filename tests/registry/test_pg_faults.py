@@ -262,25 +262,30 @@ def test_the_server_stopped_for_five_seconds(
         _check_everything_acknowledged(server, record)
 
 
-def _advisory_holders(cluster: PgCluster, url: str) -> int:
+def _advisory_holders(cluster: PgCluster, url: str) -> list[tuple[str, str]]:
+    """(state, query) of each session of the database holding an advisory lock."""
     with cluster.connect() as admin:
-        row = admin.execute(
-            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        rows = admin.execute(
+            "SELECT a.state, a.query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
             "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = %s",
             (url.rsplit("/", 1)[1],),
-        ).fetchone()
-    return int(row[0]) if row else 0
+        ).fetchall()
+    return [(str(state), str(query)) for state, query in rows]
 
 
-def _pause_holding_the_lock(server: RegistryProcess, cluster: PgCluster, url: str) -> None:
-    """SIGSTOP ``server`` at a moment it holds the writer lock (it is the only one writing)."""
+def _pause_holding_the_lock(
+    server: RegistryProcess, cluster: PgCluster, url: str
+) -> list[tuple[str, str]]:
+    """SIGSTOP ``server`` at a moment it holds the writer lock (it is the only one writing);
+    the holder's (state, query)."""
     assert server.process is not None
     pid = server.process.pid
     for _ in range(400):
         os.kill(pid, signal.SIGSTOP)
         time.sleep(0.02)
-        if _advisory_holders(cluster, url):
-            return
+        holders = _advisory_holders(cluster, url)
+        if holders:
+            return holders
         os.kill(pid, signal.SIGCONT)
         time.sleep(0.01)
     pytest.fail("never caught the instance holding the writer lock")
@@ -294,13 +299,13 @@ def test_a_paused_instance_holding_the_writer_lock(
         load = Background(a, record).start()
         assert a.process is not None
         try:
-            _pause_holding_the_lock(a, cluster, database)
+            holders = _pause_holding_the_lock(a, cluster, database)
             paused = time.monotonic()
             try:
                 # B's write waits for the paused holder's lease at most, then goes through
                 answer = _publish(b, record, timeout=WRITER_LEASE_S + 10)
                 waited = time.monotonic() - paused
-                assert answer.status_code == 201, answer.text
+                assert answer.status_code == 201, (answer.text, holders)
                 assert waited <= WRITER_LEASE_S + 2, waited
                 # and B is whole: writes, API-key lookups, the latest head, health
                 b_ok = _until(lambda: _usable(b, record), 2)

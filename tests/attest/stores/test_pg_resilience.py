@@ -9,7 +9,11 @@ restarts and stopped servers are in tests/registry/test_pg_faults.py, with real 
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -181,3 +185,50 @@ def test_the_fact_store_waits_a_bounded_time_for_the_writer_lock(pg_url: str) ->
     finally:
         facts.close()
         holder.close()
+
+
+# A writer that spends its transactions in batch inserts (executemany), as the log and the fact
+# index do, over and over, in its own process.
+_BATCH_WRITER = """
+import sys
+from affidavit.attest.stores.sqlite import Store
+store = Store.connect(sys.argv[1])
+print("ready", flush=True)
+while True:
+    with store.write() as db:
+        db.executemany(
+            "INSERT OR IGNORE INTO demo_batch VALUES (?, ?)",
+            [(n, b"x" * 64) for n in range(100_000)],
+        )
+        db.execute("DELETE FROM demo_batch")
+"""
+
+
+def test_a_writer_paused_inside_a_batch_insert_loses_the_lock_after_its_lease(
+    pg_url: str, pg_cluster: PgCluster
+) -> None:
+    """SIGSTOP a process in the middle of a batch insert: the server must see it idle (each
+    statement ends with a Sync), not inside a pipeline, or the lease never starts."""
+    waiter = Store.connect(pg_url, timeout=WRITER_LEASE_S + 2)
+    waiter.migrate("demo", ["CREATE TABLE demo_batch (n INTEGER PRIMARY KEY, b BLOB)"])
+    child = subprocess.Popen(
+        [sys.executable, "-c", _BATCH_WRITER, pg_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == b"ready"
+        time.sleep(1.0)  # well inside its batches by now
+        os.kill(child.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with waiter.write() as db:  # store.busy after WRITER_LEASE_S + 2 if the lease never ran
+            db.execute("SELECT 1")
+        waited = time.monotonic() - started
+        assert waited <= WRITER_LEASE_S + 1.5, waited
+    finally:
+        child.kill()
+        child.wait(10)
+        if child.stdout is not None:
+            child.stdout.close()
+        waiter.close()
