@@ -261,18 +261,29 @@ def _witnessed(
 @click.command("vkey")
 @_db_argument
 @click.option("--origin", help="The checkpoint origin the key signs as (default: the log ID).")
-def vkey(db: Path, origin: str | None) -> None:
-    """Print the log's C2SP verifier key, ``name+keyid+base64(0x01 || key)`` (signed-note).
+@json_option
+def vkey(db: Path, origin: str | None, as_json: bool) -> None:
+    """Print the log's C2SP verifier key, name+keyid+base64(0x01 || key) (signed-note).
 
-    What a witness (``witness serve --log-vkey``), a tlog-policy ``log`` line and ``log monitor
-    --vkey`` take. No private key is read. ``--origin`` follows the rule of ``log head
-    --checkpoint --origin`` (a key name: no spaces, no '+'), so the key printed reads back.
+    What a witness (witness serve --log-vkey), a tlog-policy log line and log monitor --vkey
+    take. No private key is read. --origin follows the rule of log head --checkpoint --origin
+    (a key name: no spaces, no '+'), so the key printed reads back.
     """
     if origin is not None:
         check_key_name(origin)
     with TransparencyLog.open(db) as opened:
         name = origin if origin is not None else opened.log_id
-        click.echo(verifier_key_string(name, opened.public_key))
+        document = {
+            "ok": True,
+            "log_id": opened.log_id,
+            "name": name,
+            "vkey": verifier_key_string(name, opened.public_key),
+            "public_key_base64": opened.public_key.b64,
+        }
+    if as_json:
+        emit_json(document)
+        return
+    click.echo(document["vkey"])
 
 
 def _parse_timestamp(text: str) -> dt.datetime:

@@ -169,6 +169,18 @@ def test_log_init_append_head_prove_consistency(tmp_path: Path) -> None:
     assert_output_schema("log consistency", cli("log consistency --from 1 --to 2", db))
 
 
+def test_log_vkey(log_dir: Path) -> None:
+    # issue 22: every command takes --json; the text form is the vkey alone, as before
+    db = log_dir / "log.db"
+    printed = cli("log vkey", db)
+    assert_output_schema("log vkey", printed)
+    assert printed["vkey"] == verifier_key_string(LOG_ID, LOG_KEY.public_key)
+    assert printed["vkey"] + "\n" == run("log vkey", db).stdout
+    renamed = cli("log vkey --origin example.com/log", db)
+    assert renamed["name"] == "example.com/log"
+    assert_output_schema("log vkey", renamed)
+
+
 def test_log_head_with_a_witness_that_is_down(log_dir: Path) -> None:
     # A --witness that refuses is reported with its error object and the checkpoint is printed
     # (tests/cli/test_log_head_witness.py checks the cosigned case with a real witness).
