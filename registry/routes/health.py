@@ -5,7 +5,10 @@ postgresql, schema: {component: version}}``, docs/adr/0013): ``status`` is ``ok`
 ``unhealthy`` (503, ``code`` ``log.unhealthy`` and a ``reason``) once the stored tree was found
 to contradict a head the log signed (docs/adr/0005); ``degraded`` (503, ``code``
 ``store.unreadable``, a ``reason``, ``Retry-After``) while the store does not answer a cheap
-query within :data:`~affidavit.registry.probe.DEADLINE_S` (registry/probe.py).
+query within :data:`~affidavit.registry.probe.DEADLINE_S` (registry/probe.py); ``degraded``
+with 200 and ``records`` (``{kind, id, code}``, the first 100) when the store answers but holds
+records the registry cannot read or index (docs/adr/0017): the instance serves everything else,
+so it stays in rotation.
 ``GET /v1/health/ready`` is the same check and document, for load balancers and orchestrators
 (take the instance out of rotation on 503). ``GET /v1/health/live`` -> ``{status: ok}`` while
 the process serves requests; it touches no store, so a database outage never restarts the
@@ -29,6 +32,7 @@ from starlette.routing import Route
 __all__ = ["API_VERSION", "CAPABILITIES", "node_probe", "routes"]
 
 API_VERSION: Final = "1.0"
+MAX_LISTED: Final = 100  # degraded records named in one health answer
 CAPABILITIES: Final = (
     "discovery",
     "publication",
@@ -64,6 +68,16 @@ async def health(request: Request) -> Response:
         return json_response(document, status=503)
     problem = await state.probe_store().check()
     if problem is None:
+        records = state.tables.degraded  # docs/adr/0017: listed, never fatal; the rest is served
+        if records:
+            document.update(
+                status="degraded",
+                reason=f"{len(records)} stored record(s) cannot be read or indexed "
+                "(affidavit registry check lists them)",
+                records=[
+                    {"kind": r.kind, "id": r.id, "code": r.code} for r in records[:MAX_LISTED]
+                ],
+            )
         return json_response(document)
     document.update(status="degraded", code="store.unreadable", reason=problem)
     retry = {"retry-after": str(RETRY_AFTER_S["store.unreadable"])}

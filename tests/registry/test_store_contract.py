@@ -262,6 +262,14 @@ def test_start_up_lists_a_record_it_cannot_read_and_serves_the_rest(
         assert put.status_code == 201, put.text
         found = raw.get("/v1/facts", params={"entity": "urn:good:a"})
         assert found.json()["count"] == 1
+        # Health says so, with the record's id; the instance still takes traffic (200).
+        for view in ("/v1/health", "/v1/health/ready"):
+            health = raw.get(view)
+            assert health.status_code == 200
+            assert health.json()["status"] == "degraded"
+            assert health.json()["records"] == [
+                {"kind": "fact", "id": bad_key, "code": "lineage.fact_malformed"}
+            ]
     # Reported again at the next start, never fatal.
     with _start(settings) as (_raw, state):
         assert [r.id for r in state.tables.degraded] == [bad_key]
