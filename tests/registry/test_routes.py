@@ -396,6 +396,7 @@ def test_every_route_in_the_document_is_exercised(
     tile = client.get(f"/tlog/tile/0/000.p/{size}")
     assert (tile.status_code, len(tile.content)) == (200, 32 * size)
     assert client.get(f"/tlog/tile/0/000.p/{size + 1}").status_code == 404
+    assert client.get("/tlog/key-rotations").status_code == 404  # this log never rotated
     assert client.get("/tlog/tile/0/0000").status_code == 400
     assert coverage.seen == all_operations()  # type: ignore[attr-defined]
 
