@@ -30,7 +30,7 @@ cat "$work/checkpoint.txt"
 vkey="$(python - "$work/keys/demo-log.pub" <<'PY'
 import sys
 from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.crypto.treehead import verifier_key_string
+from affidavit.verify.crypto.checkpoint import verifier_key_string
 key = Ed25519PublicKey.from_b64(open(sys.argv[1]).read().strip())
 print(verifier_key_string("demo.affidavit.example/log", key))
 PY

@@ -23,7 +23,7 @@ from affidavit.verify.crypto.checkpoint import parse_note
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["head_for_size", "inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
+__all__ = ["inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
 
 T = TypeVar("T")
 
@@ -91,18 +91,6 @@ def _signed_by_current_key(state: RegistryState, note: str) -> bool:
     signatures = parse_note(note).signatures
     own = signatures[0] if signatures else None
     return own is not None and own.key_id == key_id_c2sp(own.name, state.log.public_key.raw)
-
-
-def head_for_size(state: RegistryState, tree_size: int) -> dict[str, Any]:
-    """The most recent recorded signed tree head of exactly ``tree_size`` leaves.
-
-    Raises:
-        RegistryNotFound: no head of that size was ever handed out.
-    """
-    cached = state.sth_cache.get(tree_size)
-    if cached is not None:
-        return cached
-    return recorded_head(state.log, tree_size)
 
 
 def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:

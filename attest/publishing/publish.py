@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -54,7 +54,6 @@ __all__ = [
     "build_manifest",
     "entry_from_document",
     "merge_pin",
-    "order_entries",
     "read_pin_file",
     "render_pin_file",
     "scan_declarations",
@@ -504,8 +503,3 @@ def _read_declaration(path: Path, skipped: list[str]) -> dict[str, Any] | None:
     ):
         return body
     return None
-
-
-def order_entries(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Entries sorted as a manifest orders them: (adapter_id, semver adapter_version)."""
-    return sorted(entries, key=_order_key)

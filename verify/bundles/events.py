@@ -35,7 +35,7 @@ from affidavit.verify.bundles.actor_keys import (
     key_valid_at,
     lifecycle_problem,
 )
-from affidavit.verify.bundles.views import EVENT_FIELDS, HASHED_FIELDS, Events, parse_events
+from affidavit.verify.bundles.views import EVENT_FIELDS, HASHED_FIELDS, Events
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, py_spaced, sha256_hex
@@ -50,9 +50,7 @@ __all__ = [
     "ActorCheck",
     "actor_signature_check",
     "chain_step",
-    "check_actor_signatures",
     "check_directory_signature",
-    "check_event_chain",
     "event_hash",
     "leaf_data",
     "signing_payload",
@@ -97,16 +95,6 @@ def signing_payload(event: Mapping[str, Any], key_id: str) -> bytes:
     body = {name: event[name] for name in HASHED_FIELDS}
     body["key_id"] = key_id
     return py_compact(body)
-
-
-def check_event_chain(
-    events: Sequence[Any],
-    deal_id: str,
-    *,
-    known_hashes: Sequence[str | None] | None = None,
-) -> StepResult:
-    """Step ``event_chain`` over raw events (:func:`chain_step` after :func:`parse_events`)."""
-    return chain_step(parse_events(events), deal_id, known_hashes=known_hashes)
 
 
 def chain_step(
@@ -274,10 +262,3 @@ def actor_signature_check(
             STEP_ACTORS, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details
         )
     return ActorCheck(step, indexes, frozenset(trusted))
-
-
-def check_actor_signatures(
-    events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
-) -> StepResult:
-    """Step ``actor_signatures`` only (see :func:`actor_signature_check`)."""
-    return actor_signature_check(events, key_directory, trust).step

@@ -4,9 +4,8 @@
 b'log-1|3|abababab'
 
 C2SP signed notes and checkpoints (docs/formats.md §6) live in
-:mod:`affidavit.verify.crypto.checkpoint`; their
-names are still importable from here (loaded on first access, PEP 562). This module is on the
-``verify bundle`` path, so its record is a ``NamedTuple``, not a dataclass (docs/adr/0003).
+:mod:`affidavit.verify.crypto.checkpoint`. This module is on the ``verify bundle`` path, so its
+record is a ``NamedTuple``, not a dataclass (docs/adr/0003).
 """
 
 from __future__ import annotations
@@ -143,22 +142,3 @@ def _field(document: Mapping[str, Any], name: str, kind: type) -> Any:
     if not isinstance(value, kind):
         raise errors.SignatureError("treehead.malformed", f"{name} must be a {kind.__name__}")
     return value
-
-
-# Names that moved to affidavit.verify.crypto.checkpoint (kept importable from here; loaded lazily).
-_MOVED = frozenset({
-    "MAX_NOTE_BYTES", "MAX_NOTE_SIGNATURES", "Checkpoint", "NoteSignature", "NoteVerifier",
-    "SignedNote", "VerifiedCheckpoint", "VerifiedNote", "checkpoint_body", "format_note",
-    "note_signature_line", "parse_checkpoint_body", "parse_note", "parse_verifier_key",
-    "verifier_key_string", "verify_checkpoint", "verify_note",
-})  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    """The signed-note and checkpoint names, from :mod:`affidavit.verify.crypto.checkpoint` (PEP
-    562)."""
-    if name in _MOVED:
-        from affidavit.verify.crypto import checkpoint  # noqa: PLC0415 - lazy (cold start)
-
-        return getattr(checkpoint, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
