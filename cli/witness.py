@@ -155,7 +155,9 @@ def serve(  # noqa: PLR0917 - click passes options positionally
 
 
 def _check_name(name: str) -> None:
-    if not name or "+" in name or any(c.isspace() for c in name):
+    from affidavit.verify.crypto.checkpoint import is_key_name  # noqa: PLC0415 - lazy
+
+    if not is_key_name(name):
         raise errors.UsageError(f"name {name!r} must be a note key name: no spaces and no '+'")
 
 

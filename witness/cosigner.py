@@ -33,7 +33,7 @@ from affidavit.attest.keyring import (
     private_key_pem,
 )
 from affidavit.verify import errors
-from affidavit.verify.crypto.checkpoint import Checkpoint, NoteVerifier
+from affidavit.verify.crypto.checkpoint import Checkpoint, NoteVerifier, is_key_name
 from affidavit.verify.crypto.trusted_keys import read_key_bytes
 from affidavit.verify.tlog.cosignature import (
     ED25519,
@@ -70,7 +70,7 @@ class WitnessKeys:
     cosigners: tuple[Cosigner, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        if not _valid_name(self.name):
+        if not is_key_name(self.name):
             raise errors.UsageError(
                 f"witness name {self.name!r} must be a note key name: no spaces and no '+'"
             )
@@ -108,11 +108,6 @@ class WitnessKeys:
                 cosignature_line(self.cosigners[1], timestamp, self.ml_dsa_44.sign(message))
             )
         return lines
-
-
-def _valid_name(name: str) -> bool:
-    # signed-note: key names are non-empty and contain no Unicode spaces and no '+'.
-    return bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
 def load_witness_keys(name: str, key: Path, ml_dsa_key: Path | None = None) -> WitnessKeys:

@@ -43,6 +43,7 @@ __all__ = [
     "check_key_name",
     "checkpoint_body",
     "format_note",
+    "is_key_name",
     "note_signature_line",
     "parse_checkpoint_body",
     "parse_note",
@@ -95,8 +96,9 @@ class VerifiedNote:
     ignored_signatures: int  # lines from keys outside the trust set
 
 
-def _valid_name(name: str) -> bool:
-    # signed-note: key names are non-empty and contain no Unicode spaces and no '+'.
+def is_key_name(name: str) -> bool:
+    """Whether ``name`` can name a note key: non-empty, no Unicode space, no '+' (signed-note);
+    the one rule for logs, verifier keys, witnesses and cosigners."""
     return bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
@@ -108,7 +110,7 @@ def check_key_name(name: str) -> str:
     Raises:
         ``usage.invalid``: empty, a Unicode space, or a '+' (signed-note, key names).
     """
-    if not _valid_name(name):
+    if not is_key_name(name):
         raise errors.UsageError(
             f"{name!r} cannot name a note key or be an origin: it must be non-empty, without "
             "spaces and without '+' (signed-note)"
@@ -124,7 +126,7 @@ def parse_verifier_key(vkey: str) -> NoteVerifier:
         KeyFormatError: the embedded Ed25519 key is malformed or weak (``key.*``).
     """
     parts = vkey.split("+", 2)  # the base64 part may itself contain "+"
-    if len(parts) != 3 or not _valid_name(parts[0]):
+    if len(parts) != 3 or not is_key_name(parts[0]):
         raise errors.KeyMaterialError(
             "key.vkey_malformed", "verifier key must be name+hexkeyid+base64 with a valid name"
         )
@@ -211,7 +213,7 @@ def _parse_signature_line(line: str) -> NoteSignature:
             "checkpoint.malformed", "signature line must start with an em dash and a space"
         )
     parts = line[len(_EM_DASH) :].split(" ")
-    if len(parts) != 2 or not _valid_name(parts[0]):
+    if len(parts) != 2 or not is_key_name(parts[0]):
         raise errors.SignatureError(
             "checkpoint.malformed", "signature line must be '— <name> <base64>'"
         )

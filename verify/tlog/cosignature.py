@@ -32,6 +32,7 @@ from typing import Final, Literal
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
     Checkpoint,
+    is_key_name,
     note_signature_line,
     parse_checkpoint_body,
     parse_note,
@@ -122,7 +123,7 @@ def parse_cosigner_vkey(vkey: str) -> Cosigner:
         ``key.*``: the Ed25519 key is not a canonical, non-weak point.
     """
     parts = vkey.split("+", 2)  # the base64 part may itself contain "+"
-    if len(parts) != 3 or not _valid_name(parts[0]) or not re.fullmatch(r"[0-9a-f]{8}", parts[1]):
+    if len(parts) != 3 or not is_key_name(parts[0]) or not re.fullmatch(r"[0-9a-f]{8}", parts[1]):
         raise _bad_key("cosigner key must be name+<8 lowercase hex key ID>+base64")
     name, hex_id, encoded = parts
     try:
@@ -249,11 +250,6 @@ def _verify(
         MLDSA44PublicKey.from_public_bytes(cosigner.public_key).verify(signature, message)
     except InvalidSignature:
         raise _refused(cosigner) from None
-
-
-def _valid_name(name: str) -> bool:
-    # signed-note: key names are non-empty and contain no Unicode spaces and no '+'.
-    return bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
 def _check_timestamp(timestamp: int) -> None:
