@@ -1,8 +1,9 @@
 """``affidavit adapter scaffold | lint | bump | diff``: author AdapterContracts (seed 003).
 
-Same verbs, flags and JSON keys as ``aigentsy adapter`` so scripts keep working: text for people
-by default, ``--json`` prints the peer's document (``--format json|text`` is a hidden, deprecated
-alias kept for scripts written when JSON was the default). Exit codes: 0 ok, 1 the contract is
+Same verbs, flags and JSON keys as ``aigentsy adapter`` so scripts keep working: text for people,
+``--json`` the peer's document (``--format json|text`` is a hidden, deprecated alias). ``scaffold``
+and ``lint`` are seed 003's verbs, whose scripts read the JSON document they print with no flag:
+on a terminal they print text, into a pipe or file the seed's JSON, so those scripts carry over. Exit codes: 0 ok, 1 the contract is
 invalid or the two files differ, 2 unreadable input or usage (style.md §11).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -51,13 +53,23 @@ def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "--format",
         "output_format",
         type=click.Choice(["json", "text"]),
-        default="text",
+        default=None,
         hidden=True,
         help="Deprecated: --format json is --json; text is the default.",
     )(f)
 
 
-def _emit(document: Mapping[str, Any], as_json: bool, output_format: str, text: list[str]) -> None:
+def _seed_default(output_format: str | None) -> str:
+    """Seed 003's verbs print JSON with no flag: text on a terminal, the seed's JSON elsewhere
+    (a script reading the output), unless ``--format`` says which (module docstring)."""
+    if output_format is not None:
+        return output_format
+    return "text" if sys.stdout.isatty() else "json"
+
+
+def _emit(
+    document: Mapping[str, Any], as_json: bool, output_format: str | None, text: list[str]
+) -> None:
     if as_json or output_format == "json":
         emit_json(dict(document))
     else:
@@ -117,7 +129,7 @@ def scaffold(
     out: str,
     fields: str,
     force: bool,
-    output_format: str,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """Write a stub adapter_contract.json with both hashes computed."""
@@ -161,7 +173,7 @@ def scaffold(
     _emit(
         document,
         as_json,
-        output_format,
+        _seed_default(output_format),
         [
             f"wrote {target}",
             f"  contract_hash      {hashes.contract_hash}",
@@ -187,10 +199,10 @@ def _lint_text(source: str, report: ContractReport) -> list[str]:
 @_format_option
 @json_option
 @click.argument("path", metavar="PATH|-")
-def lint(output_format: str, as_json: bool, path: str) -> None:
+def lint(output_format: str | None, as_json: bool, path: str) -> None:
     """Lint a contract: schema, allowed ⊆ output, both hashes, lifecycle, known validator."""
     report = lint_contract(read_json_object(path, what="adapter contract"))
-    _emit(report.to_json(), as_json, output_format, _lint_text(path, report))
+    _emit(report.to_json(), as_json, _seed_default(output_format), _lint_text(path, report))
     _exit(0 if report.ok else 1)
 
 
@@ -207,7 +219,7 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 @click.option("--version", "adapter_version", required=True, help="New adapter_version (semver).")
 @_format_option
 @json_option
-def bump(path: str, adapter_version: str, output_format: str, as_json: bool) -> None:
+def bump(path: str, adapter_version: str, output_format: str | None, as_json: bool) -> None:
     """Raise adapter_version and recompute both hashes, rewriting the file atomically."""
     if not is_semver(adapter_version):
         raise errors.UsageError(f"--version {adapter_version!r} is not MAJOR.MINOR.PATCH")
@@ -306,7 +318,7 @@ def _without_comments(declaration: Mapping[str, Any]) -> dict[str, Any]:
 @click.argument("new_path", metavar="NEW")
 @_format_option
 @json_option
-def diff(old_path: str, new_path: str, output_format: str, as_json: bool) -> None:
+def diff(old_path: str, new_path: str, output_format: str | None, as_json: bool) -> None:
     """Structural diff of two contracts; lifecycle changes are flagged as hash-irrelevant.
 
     Exit 0 when the files declare the same contract, 1 when any field differs.

@@ -14,7 +14,9 @@ from affidavit.cli.main import affidavit
 from aigentsy_verify.adapter import recompute_contract_hash, recompute_input_schema_hash
 from click.testing import CliRunner, Result
 
+from tests.cli.test_newcomer_output import _on_a_terminal
 from tests.conftest import VECTORS
+from tests.processes import AFFIDAVIT
 
 CHECK_CONTRACT_HASH = "8be7185ecdce9cf43f8f1084cd37205eccf669fc47d73356c438cbf7b490b7af"
 CHECK_INPUT_SCHEMA_HASH = "b917d8317f626c68823b139b6c8ada77a3b5f142701780ce27d44b60a0e56cb0"
@@ -91,7 +93,7 @@ def test_lint_ok_invalid_and_formats(contract: Path) -> None:
     declaration = json.loads(contract.read_text())
     declaration["adapter_version"] = "0.1.1"
     contract.write_text(json.dumps(declaration))
-    bad = run("adapter", "lint", str(contract))
+    bad = run("adapter", "lint", str(contract), "--format", "text")
     assert bad.exit_code == 1
     assert "error contract.hash_mismatch" in bad.stdout
     forced_json = run("adapter", "lint", str(contract), "--format", "text", "--json")
@@ -252,22 +254,24 @@ def test_adapter_group_maps_every_verb() -> None:
         assert "--format" not in helped.stdout  # the deprecated alias is hidden
 
 
-def test_text_is_the_default_and_json_the_machine_form(tmp_path: Path) -> None:
-    # issue 22: one default output, text for people; --json the peer's document (seed 003 keys)
-    scaffolded = run(*SCAFFOLD, "--out", str(tmp_path))
-    assert scaffolded.exit_code == 0
-    contract = tmp_path / "adapter_contract.json"
-    assert scaffolded.stdout.splitlines() == [
-        f"wrote {contract.resolve()}",
+def test_text_on_a_terminal_and_the_seeds_json_in_a_pipe(tmp_path: Path) -> None:
+    # issue 22: text for people; seed 003's scaffold and lint print their JSON document with no
+    # flag, so a script reading a pipe still gets it (scripts carry over); --json forces it.
+    scaffold = [AFFIDAVIT, *SCAFFOLD, "--out", str(tmp_path)]
+    contract = (tmp_path / "adapter_contract.json").resolve()
+    assert _on_a_terminal(scaffold, tmp_path).decode().splitlines() == [
+        f"wrote {contract}",
         f"  contract_hash      {CHECK_CONTRACT_HASH}",
         f"  input_schema_hash  {CHECK_INPUT_SCHEMA_HASH}",
     ]  # as docs/start.md shows it
-    linted = run("adapter", "lint", str(contract))
-    assert (linted.exit_code, linted.stdout.splitlines()[0]) == (
-        0,
-        f"{contract}: ok (acme.eval_suite.v0)",
+    linted = _on_a_terminal([AFFIDAVIT, "adapter", "lint", str(contract)], tmp_path)
+    assert linted.decode().splitlines()[0] == f"{contract}: ok (acme.eval_suite.v0)"
+    piped = run("adapter", "lint", str(contract))  # CliRunner: not a terminal
+    assert list(json.loads(piped.stdout))[:3] == ["ok", "errors", "warnings"]
+    assert run("adapter", "lint", str(contract), "--format", "text").stdout.startswith(
+        f"{contract}: ok"
     )
-    for extra in (["--json"], ["--format", "json"]):  # --format: a hidden, deprecated alias
+    for extra in ([], ["--json"], ["--format", "json"]):  # --format: a hidden, deprecated alias
         document = json.loads(run("adapter", "lint", str(contract), *extra).stdout)
         assert list(document)[:3] == ["ok", "errors", "warnings"]
         again = run(*SCAFFOLD, "--out", str(tmp_path), "--force", *extra)
