@@ -3,8 +3,9 @@
 Same verbs, flags and JSON keys as ``aigentsy adapter`` so scripts keep working: text for people,
 ``--json`` the peer's document (``--format json|text`` is a hidden, deprecated alias). ``scaffold``
 and ``lint`` are seed 003's verbs, whose scripts read the JSON document they print with no flag:
-on a terminal they print text, into a pipe or file the seed's JSON, so those scripts carry over. Exit codes: 0 ok, 1 the contract is
-invalid or the two files differ, 2 unreadable input or usage (style.md §11).
+on a terminal they print text, into a pipe or file the seed's JSON, so those scripts carry over.
+Exit codes: 0 ok, 1 the contract is invalid or the two files differ, 2 unreadable input or usage
+(style.md §11).
 """
 
 from __future__ import annotations
