@@ -21,6 +21,7 @@ from affidavit.attest.log.keys import LogKey
 from affidavit.attest.log.state import LogState, read_state_of, write_state
 from affidavit.attest.log.tree import NodeReader, stored_size
 from affidavit.attest.stores.sqlite import Store
+from affidavit.verify.crypto.tree_ranges import consistency_ranges
 
 __all__ = ["StateBinding"]
 
@@ -71,8 +72,10 @@ class StateBinding:
         """
         size = stored_size(db)
         reader = NodeReader(db, self.store.path)
+        references = self._references(db)
+        _prefetch(reader, size, references)
         root = reader.range_hash(0, size)
-        check_extends(reader, self.store.path, size, root, self._references(db))
+        check_extends(reader, self.store.path, size, root, references)
         return size, root
 
     def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
@@ -126,8 +129,17 @@ class StateBinding:
         with self.store.read() as db:
             size = stored_size(db)
             reader = NodeReader(db, self.store.path)
-            check_extends(
-                reader, self.store.path, size, reader.range_hash(0, size), self._references(db)
-            )
+            references = self._references(db)
+            _prefetch(reader, size, references)
+            check_extends(reader, self.store.path, size, reader.range_hash(0, size), references)
             if full:
                 audit_nodes(db, self.store.path)
+
+
+def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> None:
+    """Read every node the root and the consistency proofs from ``references`` fold, at once."""
+    ranges = [(0, size)]
+    for ref in references:
+        if 0 < ref.tree_size <= size:
+            ranges += consistency_ranges(ref.tree_size, size)
+    reader.prefetch_ranges(ranges)

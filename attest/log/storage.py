@@ -20,6 +20,9 @@ registry; schema component ``log``):
   (``tree_size``, ``root_hash``) and the rotation ``statement`` signed by the key it replaced
   (:mod:`affidavit.attest.log.keys`). A key's window ends where the next row's begins, so windows
   can neither overlap nor leave a gap. Migrating a version-1 log copies its key into row 0.
+- ``log_sequenced(idx, hash, data)`` (version 4): entries sequenced and not yet integrated into
+  the tree (:mod:`affidavit.attest.log.sequencing`); ``log_leaves_by_hash`` and
+  ``log_sequenced_by_hash`` find an entry by its leaf hash (deduplication).
 """
 
 from __future__ import annotations
@@ -76,6 +79,17 @@ MIGRATIONS: Final = (
     """
     CREATE INDEX IF NOT EXISTS log_heads_by_size ON log_heads (kind, tree_size, seq)
     """,
+    # 4: sequence, then integrate (issue 24, attest/log/sequencing.py): entries sequenced durably
+    # before they join the tree, and leaf hashes looked up for deduplication
+    """
+    CREATE TABLE log_sequenced (
+        idx  INTEGER PRIMARY KEY,
+        hash BLOB NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE INDEX log_sequenced_by_hash ON log_sequenced (hash);
+    CREATE INDEX log_leaves_by_hash ON log_nodes (hash) WHERE level = 0
+    """,
 )
 
 
@@ -104,6 +118,17 @@ def latest_head(db: Connection, kind: str) -> RecordedHead | None:
     row = db.execute(
         f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
         "WHERE kind = ? ORDER BY seq DESC LIMIT 1",
+        (kind,),
+    ).fetchone()
+    return None if row is None else _head(row)
+
+
+def largest_head(db: Connection, kind: str) -> RecordedHead | None:
+    """The head of ``kind`` of the largest size, its latest record (a cosigned copy counts), or
+    None (indexed: ``log_heads_by_size``)."""
+    row = db.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
+        "WHERE kind = ? ORDER BY tree_size DESC, seq DESC LIMIT 1",
         (kind,),
     ).fetchone()
     return None if row is None else _head(row)

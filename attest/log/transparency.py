@@ -66,6 +66,14 @@ from affidavit.attest.log.keys import (
     rotation_time,
     signing_entry,
 )
+from affidavit.attest.log.sequencing import (
+    MAX_INTEGRATE,
+    Sequenced,
+    integrate_all,
+    integrate_pending,
+    sequence_entries,
+)
+from affidavit.attest.log.sequencing import next_index as _next_index
 from affidavit.attest.log.state import LogState, start_state
 from affidavit.attest.log.storage import (
     COMPONENT,
@@ -76,6 +84,7 @@ from affidavit.attest.log.storage import (
     insert_entries,
     insert_meta,
     insert_nodes,
+    largest_head,
     latest_head,
     read_meta,
     record_head,
@@ -118,6 +127,7 @@ __all__ = [
     "IssuedTreeHead",
     "LogKey",
     "RecordedHead",
+    "Sequenced",
     "TransparencyLog",
 ]
 
@@ -312,6 +322,7 @@ class TransparencyLog(StateBinding):
         if not hashes:
             return []
         with self.store.write() as db:
+            integrate_all(db, self.store.path)  # sequenced entries keep their indexes: first
             first = stored_size(db)
             edge = frontier(db, self.store.path, first)
             rows = extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
@@ -319,6 +330,32 @@ class TransparencyLog(StateBinding):
             if data is not None:
                 insert_entries(db, first, data)
         return list(range(first, first + len(hashes)))
+
+    # -- sequencing (attest/log/sequencing.py) -------------------------------------------------
+
+    def sequence(self, entries: Sequence[bytes]) -> list[Sequenced]:
+        """Sequence ``entries`` durably, in one transaction (or the caller's): each gets the next
+        index, or, when its leaf hash is in the log already, its first index (deduplication).
+        They join the tree at the next :meth:`integrate`; :meth:`append` integrates them first.
+        """
+        with self.store.write() as db:
+            return sequence_entries(db, entries)
+
+    def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
+        """Integrate up to ``limit`` sequenced entries into the tree, in one transaction (or the
+        caller's); returns ``(old size, new size)``. No head is signed here.
+
+        Raises:
+            LogIntegrity: the sequenced entries do not continue the tree (nothing integrated).
+        """
+        with self.store.write() as db:
+            return integrate_pending(db, self.store.path, limit)
+
+    @property
+    def next_index(self) -> int:
+        """The index the next sequenced entry gets (the size once everything is integrated)."""
+        with self.store.read() as db:
+            return _next_index(db)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -394,6 +431,8 @@ class TransparencyLog(StateBinding):
             check_index(index, n)
             reader = NodeReader(db, self.store.path)
             ranges = inclusion_ranges(index, n)
+            reader.prefetch([(0, index)])
+            reader.prefetch_ranges([*ranges, (0, n)])  # one statement for the whole proof
             path = tuple(reader.range_hash(a, b) for a, b in ranges)
             return InclusionProof(
                 leaf_index=index,
@@ -420,12 +459,14 @@ class TransparencyLog(StateBinding):
                     f"a consistency proof needs 0 < from ({first}) <= to ({n})",
                 )
             reader = NodeReader(db, self.store.path)
+            ranges = consistency_ranges(first, n)
+            reader.prefetch_ranges([*ranges, (0, first), (0, n)])
             return ConsistencyProof(
                 first_size=first,
                 second_size=n,
                 first_root=reader.range_hash(0, first),
                 second_root=reader.range_hash(0, n),
-                path=tuple(reader.range_hash(a, b) for a, b in consistency_ranges(first, n)),
+                path=tuple(reader.range_hash(a, b) for a, b in ranges),
             )
 
     # -- heads ----------------------------------------------------------------------------------
@@ -486,11 +527,47 @@ class TransparencyLog(StateBinding):
             self._advance_state(key, size, root.hex(), stamp)
         return note
 
+    def sign_heads(
+        self, origin: str | None = None, timestamp: datetime | None = None
+    ) -> tuple[str, IssuedTreeHead]:
+        """Sign, record and return both heads of everything committed, in one transaction: the
+        C2SP checkpoint (as :meth:`checkpoint`) and the signed tree head (as
+        :meth:`signed_tree_head`), over one size and root, proven once to extend every earlier
+        head (docs/adr/0005). What an integration batch publishes.
+
+        Raises:
+            as :meth:`checkpoint` and :meth:`signed_tree_head`.
+        """
+        key = self._signing_key()
+        name = origin if origin is not None else self.log_id
+        stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
+        with self.store.write() as db:
+            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
+            size, root = self._checked_head(db)
+            root_hex = root.hex()
+            body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
+            key_id = key_id_c2sp(name, key.public_key.raw)
+            note = format_note(body, [note_signature_line(name, key_id, key.sign(body.encode()))])
+            message = sth_message(self.log_id, size, root_hex, stamp)  # docs/formats.md §4
+            head = IssuedTreeHead(
+                self.log_id, size, root_hex, stamp, key.sign_b64(message), signer.key_id
+            )
+            document = json.dumps(head.to_json(), separators=(",", ":"))
+            record_head(db, RecordedHead(0, "checkpoint", size, root_hex, stamp, note))
+            record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
+            self._advance_state(key, size, root_hex, stamp)
+        return note, head
+
     def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
         """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
         recorded last, or None: what this log (or another process on its database) handed out."""
         with self.store.read() as db:
             return head_of_size(db, kind, tree_size)
+
+    def largest_head(self, kind: str) -> RecordedHead | None:
+        """The head of ``kind`` of the largest size recorded (its latest record), or None."""
+        with self.store.read() as db:
+            return largest_head(db, kind)
 
     def latest_checkpoint(self) -> RecordedHead | None:
         """The checkpoint recorded last (with the cosignatures added since, if any), or None."""

@@ -10,8 +10,10 @@ to left. Which ranges a proof is made of is planned by :mod:`affidavit.verify.cr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from sqlite3 import Connection
+from typing import Final
 
 from affidavit.attest.errors import LogError
 from affidavit.verify.crypto.merkle import EMPTY_ROOT, node_hash
@@ -27,13 +29,19 @@ __all__ = [
     "stored_size",
 ]
 
+_PREFETCH_CHUNK: Final = 400  # keys per statement (well under SQLite's 32,766 parameters)
+
 
 class NodeReader:
-    """Point reads of stored nodes inside one read transaction, with subtree folding."""
+    """Point reads of stored nodes inside one read transaction, with subtree folding.
+
+    :meth:`prefetch` reads many nodes in one statement and keeps them for later reads (a root or
+    a proof is O(log n) nodes: one round trip on PostgreSQL instead of one per node)."""
 
     def __init__(self, db: Connection, path: Path | str) -> None:
         self._db = db
         self._path = path
+        self._cache: dict[tuple[int, int], bytes] = {}
 
     def node(self, level: int, index: int) -> bytes:
         """The stored hash of complete subtree ``(level, index)``.
@@ -41,23 +49,47 @@ class NodeReader:
         Raises:
             LogIntegrity: it is not stored (the database was damaged or edited).
         """
+        cached = self._cache.get((level, index))
+        if cached is not None:
+            return cached
         row = self._db.execute(
             "SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index)
         ).fetchone()
         if row is None:
-            raise LogError(
-                "log.integrity",
-                f"{self._path}: stored node ({level}, {index}) is missing",
-                details={"level": level, "index": index},
-            )
+            raise _missing(self._path, level, index)
         return bytes(row[0])
+
+    def prefetch(self, keys: Iterable[tuple[int, int]]) -> None:
+        """Read the nodes ``(level, index)`` of ``keys`` in one statement per
+        :data:`_PREFETCH_CHUNK` keys and keep them; a missing one is reported when it is read
+        (:meth:`node`)."""
+        wanted = sorted({key for key in keys if key not in self._cache})
+        for offset in range(0, len(wanted), _PREFETCH_CHUNK):
+            chunk = wanted[offset : offset + _PREFETCH_CHUNK]
+            by_level: dict[int, list[int]] = {}
+            for level, index in chunk:
+                by_level.setdefault(level, []).append(index)
+            clauses, params = [], []
+            for level, indexes in by_level.items():
+                clauses.append(f"(level = ? AND idx IN ({','.join('?' * len(indexes))}))")
+                params += [level, *indexes]
+            sql = "SELECT level, idx, hash FROM log_nodes WHERE " + " OR ".join(clauses)  # noqa: S608 - marks only
+            for level, index, value in self._db.execute(sql, params):
+                self._cache[int(level), int(index)] = bytes(value)
+
+    def prefetch_ranges(self, ranges: Iterable[tuple[int, int]]) -> None:
+        """:meth:`prefetch` the nodes every range ``[start, end)`` of ``ranges`` folds."""
+        self.prefetch(key for start, end in ranges for key in decompose(start, end))
 
     def range_hash(self, start: int, end: int) -> bytes:
         """MTH of leaves ``[start, end)``, where ``start`` is a multiple of a power of two >= the
         range's length (every range an RFC 9162 proof or root asks for). O(log n) reads."""
         if start == end:
             return EMPTY_ROOT
-        parts = [self.node(level, index) for level, index in decompose(start, end)]
+        keys = decompose(start, end)
+        if len(keys) > 1:
+            self.prefetch(keys)
+        parts = [self.node(level, index) for level, index in keys]
         result = parts.pop()
         while parts:  # RFC 9162 §2.1.1: MTH(D[n]) = H(0x01 || MTH(D[0:k]) || MTH(D[k:n]))
             result = node_hash(parts.pop(), result)
@@ -65,9 +97,20 @@ class NodeReader:
 
 
 def frontier(db: Connection, path: Path | str, size: int) -> list[bytes]:
-    """The right edge of the tree of ``size`` leaves: a complete subtree per set bit, left first."""
+    """The right edge of the tree of ``size`` leaves: a complete subtree per set bit, left first
+    (read in one statement)."""
     reader = NodeReader(db, path)
-    return [reader.node(level, index) for level, index in decompose(0, size)]
+    keys = decompose(0, size)
+    reader.prefetch(keys)
+    return [reader.node(level, index) for level, index in keys]
+
+
+def _missing(path: Path | str, level: int, index: int) -> LogError:
+    return LogError(
+        "log.integrity",
+        f"{path}: stored node ({level}, {index}) is missing",
+        details={"level": level, "index": index},
+    )
 
 
 def stored_size(db: Connection) -> int:

@@ -258,7 +258,7 @@ def test_shares_a_store_with_other_tables(tmp_path: Path) -> None:
     log.append([b"x"])
     log.close()  # does not close a store it did not open
     assert TransparencyLog.open(store).size == 1
-    assert store.schema_version("log") == 3  # 2: the key history (log_keys); 3: heads by size
+    assert store.schema_version("log") == 4  # 2: key history; 3: heads by size; 4: sequencing
     store.close()
 
 

@@ -1,0 +1,156 @@
+"""Sequence, then integrate: entries get their index durably first and join the tree in batches
+(private to :mod:`affidavit.attest.log.transparency`; docs/transparency.md "Writing to the log").
+
+Transparency logs that take many writers (Trillian Tessera, Sunlight) split an append in two:
+
+- **sequencing** (:func:`sequence_entries`) gives each entry the next index and stores it in
+  ``log_sequenced(idx, hash, data)`` in the caller's write transaction: once that commits the
+  entry is durable and its index final. An entry whose leaf hash is in the log already (a leaf of
+  the tree, or an entry sequenced earlier) is not stored again: it gets its first index
+  (deduplication, Tessera's "antispam"), through the index on leaf hashes (log schema 4);
+- **integration** (:func:`integrate_pending`) moves the sequenced entries, in index order from the
+  tree's size, into the tree (``log_nodes``, ``log_entries``) and deletes them from
+  ``log_sequenced``, in one write transaction. The tree only grows by whole, contiguous runs of
+  sequenced entries; a head is then signed over it as over any committed tree (docs/adr/0005).
+
+Both run under the store's one writer (SQLite's ``BEGIN IMMEDIATE``; PostgreSQL's advisory lock,
+docs/adr/0013 §3), and integration reads the tree's size after taking it: two integrations can
+never overlap, across threads, processes and instances, and a batch is integrated exactly once. A
+crash before an integration commits leaves the entries sequenced, integrated by the next one; a
+crash after it leaves a grown tree whose next head is signed as usual. Nothing is ever integrated
+past a gap in the sequence (``log.integrity``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from sqlite3 import Connection
+from typing import Final
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.log.storage import insert_nodes
+from affidavit.attest.log.tree import extend, frontier, stored_size
+from affidavit.verify.crypto.merkle import leaf_hash
+
+__all__ = [
+    "MAX_INTEGRATE",
+    "Sequenced",
+    "find_leaves",
+    "integrate_all",
+    "integrate_pending",
+    "next_index",
+    "sequence_entries",
+]
+
+MAX_INTEGRATE: Final = 4096  # entries per integration: a bounded transaction (the writer's lease)
+_CHUNK: Final = 400  # hashes per lookup statement
+
+
+@dataclass(frozen=True, slots=True)
+class Sequenced:
+    """An entry's place in the log: its index, its RFC 9162 §2.1.1 leaf hash, and whether this
+    call sequenced it (``False``: it was in the log already, at this first index)."""
+
+    index: int
+    leaf_hash: bytes
+    created: bool
+
+
+def next_index(db: Connection) -> int:
+    """The index the next sequenced entry gets: past the tree and every sequenced entry."""
+    row = db.execute(
+        "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), "
+        "(SELECT max(idx) FROM log_sequenced)"
+    ).fetchone()
+    found = [int(value) for value in (row or ()) if value is not None]
+    return max(found) + 1 if found else 0
+
+
+def find_leaves(db: Connection, hashes: Sequence[bytes]) -> dict[bytes, int]:
+    """The first index of each of ``hashes`` that is in the log: a leaf of the tree or a
+    sequenced entry (one statement per :data:`_CHUNK` hashes, on the leaf-hash indexes)."""
+    found: dict[bytes, int] = {}
+    unique = list(dict.fromkeys(hashes))
+    for offset in range(0, len(unique), _CHUNK):
+        chunk = unique[offset : offset + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        sql = (
+            "SELECT hash, min(idx) FROM log_nodes "  # noqa: S608 - marks only
+            f"WHERE level = 0 AND hash IN ({marks}) GROUP BY hash UNION ALL "
+            f"SELECT hash, min(idx) FROM log_sequenced WHERE hash IN ({marks}) GROUP BY hash"
+        )
+        for value, index in db.execute(sql, [*chunk, *chunk]):
+            key = bytes(value)
+            found[key] = min(int(index), found.get(key, int(index)))
+    return found
+
+
+def sequence_entries(db: Connection, entries: Sequence[bytes]) -> list[Sequenced]:
+    """Give each entry its index in the caller's write transaction (module docstring): the next
+    free one, or the first index of the same leaf hash already in the log (earlier in
+    ``entries`` included). Returns one :class:`Sequenced` per entry, in order."""
+    hashes = [leaf_hash(bytes(data)) for data in entries]
+    known = find_leaves(db, hashes)
+    following = next_index(db)
+    placed: list[Sequenced] = []
+    rows: list[tuple[int, bytes, bytes]] = []
+    for data, value in zip(entries, hashes, strict=True):
+        first = known.get(value)
+        if first is not None:
+            placed.append(Sequenced(first, value, False))
+            continue
+        known[value] = following
+        rows.append((following, value, bytes(data)))
+        placed.append(Sequenced(following, value, True))
+        following += 1
+    if rows:
+        db.executemany("INSERT INTO log_sequenced(idx, hash, data) VALUES (?, ?, ?)", rows)
+    return placed
+
+
+def integrate_pending(
+    db: Connection, path: Path | str, limit: int = MAX_INTEGRATE
+) -> tuple[int, int]:
+    """Move up to ``limit`` sequenced entries, from the tree's size on, into the tree, in the
+    caller's write transaction (module docstring). Returns ``(old size, new size)``.
+
+    Raises:
+        LogIntegrity: the sequenced entries do not continue the tree without a gap (a damaged
+            store: nothing is integrated).
+    """
+    size = stored_size(db)
+    rows = db.execute(
+        "SELECT idx, hash FROM log_sequenced WHERE idx >= ? ORDER BY idx LIMIT ?",
+        (size, max(1, limit)),
+    ).fetchall()
+    if not rows:
+        return size, size
+    indexes = [int(row[0]) for row in rows]
+    if indexes != list(range(size, size + len(indexes))):
+        raise LogError(
+            "log.integrity",
+            f"{path}: the sequenced entries do not continue the tree of size {size} "
+            f"(next sequenced index {indexes[0]}): refusing to integrate past a gap",
+            details={"tree_size": size, "next_sequenced": indexes[0]},
+        )
+    end = size + len(indexes)
+    edge = frontier(db, path, size)
+    insert_nodes(db, path, extend(edge, size, [bytes(row[1]) for row in rows]))  # RFC 9162 §2.1.1
+    db.execute(
+        "INSERT INTO log_entries(idx, data) SELECT idx, data FROM log_sequenced "
+        "WHERE idx >= ? AND idx < ?",
+        (size, end),
+    )
+    db.execute("DELETE FROM log_sequenced WHERE idx < ?", (end,))
+    return size, end
+
+
+def integrate_all(db: Connection, path: Path | str) -> int:
+    """Integrate every sequenced entry (in batches of :data:`MAX_INTEGRATE`), in the caller's
+    write transaction; returns the tree's new size."""
+    while True:
+        old, new = integrate_pending(db, path)
+        if old == new:
+            return new
