@@ -15,16 +15,18 @@ Verification follows RFC 9162 §2.1.3.2 and §2.1.4.2, with these strict rules (
 - roots are compared as given (a root of the wrong length simply never matches).
 
 The proof builders (:func:`inclusion_proof`, :func:`consistency_proof`) work on a list of leaf
-hashes in memory; they are the reference the log's O(log n) storage is tested against.
+hashes in memory: the ranges :mod:`.tree_ranges` plans, each hashed with :func:`root_of`. They are
+the reference the log's and the tiles' O(log n) reads are tested against.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from affidavit.verify import errors
+from affidavit.verify.crypto.tree_ranges import consistency_ranges, decompose, inclusion_ranges
 
 __all__ = [
     "EMPTY_ROOT",
@@ -37,6 +39,7 @@ __all__ = [
     "node_hash",
     "root_from_inclusion_proof",
     "root_of",
+    "subtree_hash",
     "verify_consistency",
     "verify_inclusion",
 ]
@@ -73,6 +76,21 @@ def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
             paired.append(level[-1])
         level = paired
     return level[0]
+
+
+def subtree_hash(start: int, end: int, node: Callable[[int, int], bytes]) -> bytes:
+    """The Merkle tree hash of leaves ``[start, end)`` from stored complete subtrees, where
+    ``node(level, index)`` is the hash of leaves ``[index·2^level, (index+1)·2^level)``: the one
+    fold for the log's node table and for tiles. ``start`` is a multiple of a power of two at least
+    ``end - start`` (every range a root or proof is made of, :mod:`.tree_ranges`). O(log n) nodes.
+    """
+    if start == end:
+        return EMPTY_ROOT
+    parts = [node(level, index) for level, index in decompose(start, end)]
+    result = parts.pop()
+    while parts:  # RFC 9162 §2.1.1: MTH(D[n]) = SHA-256(0x01 || MTH(D[0:k]) || MTH(D[k:n]))
+        result = node_hash(parts.pop(), result)
+    return result
 
 
 def inclusion_proof_length(index: int, size: int) -> int:
@@ -213,7 +231,7 @@ def inclusion_proof(leaves: Sequence[bytes], index: int, size: int | None = None
             "merkle.index_out_of_range",
             f"no leaf {index} in a tree of size {n} ({len(leaves)} leaves known)",
         )
-    return _path(index, leaves[:n])
+    return [root_of(leaves[start:end]) for start, end in inclusion_ranges(index, n)]
 
 
 def consistency_proof(leaves: Sequence[bytes], size1: int, size2: int | None = None) -> list[bytes]:
@@ -237,32 +255,7 @@ def consistency_proof(leaves: Sequence[bytes], size1: int, size2: int | None = N
         )
     if size1 == n:
         return []
-    return _subproof(size1, leaves[:n], complete=True)
-
-
-def _path(index: int, leaves: Sequence[bytes]) -> list[bytes]:
-    n = len(leaves)
-    if n == 1:
-        return []
-    k = _split(n)
-    if index < k:
-        return [*_path(index, leaves[:k]), root_of(leaves[k:])]
-    return [*_path(index - k, leaves[k:]), root_of(leaves[:k])]
-
-
-def _subproof(m: int, leaves: Sequence[bytes], *, complete: bool) -> list[bytes]:
-    n = len(leaves)
-    if m == n:
-        return [] if complete else [root_of(leaves)]
-    k = _split(n)
-    if m <= k:
-        return [*_subproof(m, leaves[:k], complete=complete), root_of(leaves[k:])]
-    return [*_subproof(m - k, leaves[k:], complete=False), root_of(leaves[:k])]
-
-
-def _split(n: int) -> int:
-    """The largest power of two strictly below ``n`` (n >= 2), RFC 6962 §2.1."""
-    return 1 << ((n - 1).bit_length() - 1)
+    return [root_of(leaves[start:end]) for start, end in consistency_ranges(size1, n)]
 
 
 def _check_hash(value: bytes, what: str) -> None:

@@ -57,8 +57,14 @@ from typing import Final
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import Checkpoint
-from affidavit.verify.crypto.merkle import EMPTY_ROOT, HASH_BYTES, leaf_hash, node_hash
-from affidavit.verify.crypto.tree_ranges import consistency_ranges, decompose, inclusion_ranges
+from affidavit.verify.crypto.merkle import (
+    EMPTY_ROOT,
+    HASH_BYTES,
+    leaf_hash,
+    node_hash,
+    subtree_hash,
+)
+from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
 
 __all__ = [
     "MAX_ENTRY_BYTES",
@@ -534,11 +540,7 @@ class TiledTree:
             raise errors.UsageError(f"[{start}, {end}) is not an aligned range of leaves")
         if end > self.size:
             raise _beyond(f"leaves [{start}, {end}) are beyond tree size {self.size}")
-        parts = [self.node(height, index) for height, index in decompose(start, end)]
-        result = parts.pop()
-        while parts:  # RFC 6962 §2.1: MTH(D[n]) = SHA-256(0x01 || MTH(D[0:k]) || MTH(D[k:n]))
-            result = node_hash(parts.pop(), result)
-        return result
+        return subtree_hash(start, end, self.node)
 
     def root(self, size: int | None = None) -> bytes:
         """The root (MTH) of the first ``size`` leaves (default: this size); any smaller size is
