@@ -52,20 +52,20 @@ if TYPE_CHECKING:
     from affidavit.verify.lineage.audit import AuditReport, audit
     from affidavit.verify.lineage.facts import fact_hash_of, parse_fact
     from affidavit.verify.lineage.walk import MemoryFactSource, WalkLimits, WalkResult, walk
-    from affidavit.verify.results import BundleResult, StepResult
+    from affidavit.verify.results import Result, StepResult
 
 # name -> the module (below affidavit.verify) that defines it. Keep sorted by name.
 _HOME = {
     "AffidavitError": "errors",
     "AnchorResult": "anchor.receipt",
     "AuditReport": "lineage.audit",
-    "BundleResult": "results",
     "BundleVerifier": "bundles.verifier",
     "ContractReport": "contracts.contract",
     "Ed25519PublicKey": "crypto.keys",
     "ManifestReport": "contracts.manifest",
     "MemoryFactSource": "lineage.walk",
     "PinCheckReport": "contracts.pins",
+    "Result": "results",
     "StepResult": "results",
     "WalkLimits": "lineage.walk",
     "WalkResult": "lineage.walk",
@@ -101,13 +101,13 @@ __all__ = [
     "AffidavitError",
     "AnchorResult",
     "AuditReport",
-    "BundleResult",
     "BundleVerifier",
     "ContractReport",
     "Ed25519PublicKey",
     "ManifestReport",
     "MemoryFactSource",
     "PinCheckReport",
+    "Result",
     "StepResult",
     "WalkLimits",
     "WalkResult",

@@ -1,12 +1,12 @@
-"""The one result vocabulary of ``affidavit.verify``: steps, verdicts, problems, reports.
-
-Frozen verification results and their JSON form (``specs/verify-result.schema.json``).
+"""The one verification outcome of ``affidavit.verify`` (style.md §5, §17): steps, a verdict, a
+result, a report.
 
 >>> step = StepResult.ok("bundle_hash")
 >>> step.to_json()
 {'name': 'bundle_hash', 'status': 'ok'}
->>> StepResult.not_checked("sth_signature", "no trusted key").status
-'not_checked'
+>>> result = Result("example", "x.json", (step, StepResult.not_checked("signature", "no key")))
+>>> result.verdict, result.code, result.exit_code
+('unanchored', None, 1)
 
 Every verification step ends in exactly one of these states:
 
@@ -18,46 +18,51 @@ Every verification step ends in exactly one of these states:
                  itself carries, not under keys the caller trusts: never ``ok``
                  (docs/adr/0008-actor-keys-and-events-after-finality.md).
 
-A verdict is computed from the steps, never beside them (style.md §5): ``failed`` if any step
-failed, else ``unanchored`` unless the tree head was checked under a trusted key, else
-``verified``. "Could not check" is never "verified" (style.md §7). :data:`VERDICT_EXIT` is the one
-verdict-to-exit map (style.md §11) and :data:`RESULT_VERSION` the one document version; every
-command that prints a verdict takes both from here.
+Every verifier (bundles, attestations, anchors, receipts, DSSE, checkpoints, inclusion proofs,
+tlog-proofs, monitor rounds) returns one :class:`Result`: what it checked, step by step, and the
+subject's own fields. Its verdict is computed from the steps, never stored beside them (style.md
+§5), by one rule:
+
+``unreadable``  a step reading the input failed (:meth:`StepResult.unreadable`: the input is not
+                what it claims to be, exit 2);
+``failed``      any other step failed (exit 1);
+``unanchored``  nothing failed, but a step the verdict needs (``required``; every step when
+                ``None``) is not ``ok``: no trusted key, no TSA certificate, a transformation
+                this verifier cannot replay. Read, not proven: never verified (style.md §7);
+``verified``    every step the verdict needs is ``ok`` (exit 0).
+
+:data:`VERDICT_EXIT` is the one verdict-to-exit map (style.md §11) and :data:`RESULT_VERSION` the
+one document version. A run over several inputs is a :class:`Report`, whose verdict is the worst
+of its results'. Text for people is rendered from these in ``cli/render/verdict.py``, never here.
 
 A check that has no step of its own (a pin the gate refuses, a manifest entry that fails) reports
 a :class:`Problem`: one sentence. A sentence about a caller setting names it through a field, so
 the library says ``require_signed`` where the command line says ``--require-signed``: library
-text never names a command-line flag.
-
-The reports are rendered here, not by the commands: ``to_json`` gives the ``--json`` document,
-``render`` the human lines (:class:`VerifyReport` for a ``verify bundle|attestation`` run).
+text never names a command-line flag (tests/verify/test_no_flags.py).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple, TypeAlias
+from typing import Any, Final, Literal, NamedTuple
 
+from affidavit.verify._code import INPUT
 from affidavit.verify.errors import AffidavitError
 
 __all__ = [
     "RESULT_VERSION",
     "VERDICTS",
     "VERDICT_EXIT",
-    "AttestationResult",
-    "BundleResult",
     "Problem",
+    "Report",
     "Result",
     "StepResult",
+    "StepRun",
     "StepStatus",
-    "UnreadableInput",
     "Verdict",
-    "VerifyReport",
-    "decide",
     "render_problems",
-    "step_named",
-    "verdict_exit_code",
 ]
 
 # ``verify_result_version`` of every ``--json`` verification document.
@@ -65,18 +70,13 @@ RESULT_VERSION: Final = "1.0.0"
 
 StepStatus = Literal["ok", "failed", "not_checked", "self_asserted"]
 Verdict = Literal["verified", "unanchored", "failed", "unreadable"]
+# In order of severity: a report's verdict is the last of its results' in this order.
 VERDICTS: Final[tuple[Verdict, ...]] = ("verified", "unanchored", "failed", "unreadable")
 
 # The one verdict -> exit code map (style.md §11): 0 verified, 1 not verified, 2 unreadable.
 VERDICT_EXIT: Final[Mapping[str, int]] = MappingProxyType(
     {"verified": 0, "unanchored": 1, "failed": 1, "unreadable": 2}
 )
-
-
-def verdict_exit_code(verdict: str) -> int:
-    """0 verified, 1 unanchored or failed, 2 unreadable (style.md §11)."""
-    return VERDICT_EXIT[verdict]
-
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -92,6 +92,7 @@ class StepResult(NamedTuple):
     expected: Any = None
     actual: Any = None
     details: Mapping[str, Any] = _NO_DETAILS  # read-only, shared
+    input_error: bool = False  # failed reading the input: the verdict is unreadable
 
     @classmethod
     def ok(cls, name: str, **details: Any) -> StepResult:
@@ -123,6 +124,14 @@ class StepResult(NamedTuple):
         merged = {**error.details, **details}
         return cls(name, "failed", error.code, error.message, expected, actual, merged)
 
+    @classmethod
+    def unreadable(cls, name: str, error: AffidavitError) -> StepResult:
+        """A step that could not read the input as what it claims to be: failed, and the
+        verdict is ``unreadable``."""
+        return cls(
+            name, "failed", error.code, error.message, details=error.details, input_error=True
+        )
+
     def to_json(self) -> dict[str, Any]:
         """``{name, status, code?, message?, expected?, actual?, details?}``."""
         out: dict[str, Any] = {"name": self.name, "status": self.status}
@@ -138,40 +147,73 @@ class StepResult(NamedTuple):
             out["details"] = dict(self.details)
         return out
 
-    def line(self) -> str:
+    def line(self) -> str:  # until DSSE and receipt reports render in cli/render/verdict.py
         """The step's row in the human report: name, status, then its code or message."""
         extra = self.code or self.message or ""
         return f"  {self.name:<24} {self.status:<13} {extra}".rstrip()
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle with the details as a plain dict (``--jobs`` workers send results back)."""
-        return (StepResult, (*self[:-1], dict(self.details)))
+        *head, details, input_error = self
+        return (StepResult, (*head, dict(details), input_error))
 
 
-def step_named(steps: Iterable[StepResult], name: str) -> StepResult | None:
-    """The step called ``name``, if it ran or was reported."""
-    return next((s for s in steps if s.name == name), None)
+class Result(NamedTuple):
+    """One verification: the kind of subject, where it came from, every step, and the subject's
+    own fields (JSON values, in output order). The verdict, code and message are computed from
+    the steps (module docstring).
 
+    ``required`` names the steps the verdict needs ``ok`` (``None``: every step); ``unproven`` is
+    the code and message of the verdict ``unanchored`` (``None``: those of the first step needed
+    and not ``ok``).
+    """
 
-def _first_failure(steps: tuple[StepResult, ...]) -> StepResult | None:
-    return next((s for s in steps if s.status == "failed"), None)
-
-
-class BundleResult(NamedTuple):
-    """The verification of one ProofPack bundle (or why it could not be read)."""
-
+    kind: str
     source: str | None
-    verdict: Verdict
     steps: tuple[StepResult, ...]
-    deal_id: str | None = None
-    spec_version: str | None = None
-    bundle_hash: str | None = None
-    code: str | None = None
-    message: str = ""
-    warnings: tuple[str, ...] = ()
-    profile: str = "default"
-    # Recorded values shown to the reader, outside bundle_hash and the verdict (docs/formats.md §4).
-    policy_layer: Mapping[str, Any] | None = None
+    subject: Mapping[str, Any] = _NO_DETAILS
+    required: tuple[str, ...] | None = None
+    unproven: tuple[str, str] | None = None
+
+    @classmethod
+    def unreadable_input(cls, kind: str, source: str | None, error: AffidavitError) -> Result:
+        """The result for an input that ``error`` kept from being read at all (no such file, not
+        strict JSON): one failed ``parse`` step."""
+        return cls(kind, source, (StepResult.unreadable("parse", error),))
+
+    def _decision(self) -> tuple[Verdict, str | None, str]:
+        """The verdict, its code and its message, from the steps (fail closed)."""
+        failed = [s for s in self.steps if s.status == "failed"]
+        unreadable = next((s for s in failed if s.input_error), None)
+        if unreadable is not None:
+            return "unreadable", unreadable.code, unreadable.message
+        if failed:
+            return "failed", failed[0].code, f"{failed[0].name}: {failed[0].message}"
+        needed = self.required
+        unproven = next(
+            (s for s in self.steps if s.status != "ok" and (needed is None or s.name in needed)),
+            None,
+        )
+        if unproven is None:
+            return "verified", None, ""
+        if self.unproven is not None:
+            return "unanchored", *self.unproven
+        return "unanchored", unproven.code, f"{unproven.name}: {unproven.message}"
+
+    @property
+    def verdict(self) -> Verdict:
+        """``verified``, ``unanchored``, ``failed`` or ``unreadable`` (module docstring)."""
+        return self._decision()[0]
+
+    @property
+    def code(self) -> str | None:
+        """Why it is not verified: the deciding step's code (None when verified)."""
+        return self._decision()[1]
+
+    @property
+    def message(self) -> str:
+        """Why it is not verified, for people ("" when verified)."""
+        return self._decision()[2]
 
     @property
     def verified(self) -> bool:
@@ -180,215 +222,121 @@ class BundleResult(NamedTuple):
 
     @property
     def exit_code(self) -> int:
-        """0 verified, 1 not verified, 2 unreadable."""
-        return verdict_exit_code(self.verdict)
+        """0 verified, 1 unanchored or failed, 2 unreadable."""
+        return VERDICT_EXIT[self.verdict]
 
     def step(self, name: str) -> StepResult | None:
         """The step called ``name``, if it ran or was reported."""
-        return step_named(self.steps, name)
+        return next((s for s in self.steps if s.name == name), None)
 
     @property
     def failed_step(self) -> StepResult | None:
         """The first failed step, if any."""
-        return _first_failure(self.steps)
+        return next((s for s in self.steps if s.status == "failed"), None)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``bundle_result`` object of ``specs/verify-result.schema.json``."""
+        """``{kind, source, verdict, verified, <subject fields>, steps, code?, message?}``: one
+        result of ``specs/verify-result.schema.json``."""
+        verdict, code, message = self._decision()
         out: dict[str, Any] = {
-            "kind": "bundle",
+            "kind": self.kind,
             "source": self.source,
-            "verdict": self.verdict,
-            "verified": self.verified,
-            "deal_id": self.deal_id,
-            "spec_version": self.spec_version,
-            "bundle_hash": self.bundle_hash,
-            "steps": [s.to_json() for s in self.steps],
-            "warnings": list(self.warnings),
-            "profile": self.profile,
-        }
-        if self.policy_layer is not None:
-            out["policy_layer"] = dict(self.policy_layer)
-        if self.code is not None:
-            out["code"] = self.code
-            out["message"] = self.message
-        return out
-
-    def render(self, *, detailed: bool) -> list[str]:
-        """The human report: the verdict line; with ``detailed`` every step, the profile, the
-        warnings and the policy layer (shown, never trusted: docs/formats.md §4); then why it is not
-        verified."""
-        extra: list[str] = []
-        if detailed:
-            if self.profile != "default":
-                extra.append(f"  profile: {self.profile}")
-            extra.extend(f"  warning: {w}" for w in self.warnings)
-            if self.policy_layer is not None:
-                from affidavit.verify.bundles.policy_layer import (  # noqa: PLC0415 - lazy: only for a bundle that has one
-                    describe_policy_layer,
-                )
-
-                extra.extend(describe_policy_layer(self.policy_layer))
-        return _describe(self, detailed, extra)
-
-
-class AttestationResult(NamedTuple):
-    """The verification of one OutcomeAttestation (docs/formats.md §4)."""
-
-    source: str | None
-    verdict: Verdict
-    steps: tuple[StepResult, ...]
-    payload_hash: str | None = None
-    code: str | None = None
-    message: str = ""
-
-    @property
-    def verified(self) -> bool:
-        """True only for the verdict ``verified``."""
-        return self.verdict == "verified"
-
-    @property
-    def exit_code(self) -> int:
-        """0 verified, 1 not verified, 2 unreadable."""
-        return verdict_exit_code(self.verdict)
-
-    def step(self, name: str) -> StepResult | None:
-        """The step called ``name``."""
-        return step_named(self.steps, name)
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``attestation_result`` object of ``specs/verify-result.schema.json``."""
-        out: dict[str, Any] = {
-            "kind": "attestation",
-            "source": self.source,
-            "verdict": self.verdict,
-            "verified": self.verified,
-            "payload_hash": self.payload_hash,
+            "verdict": verdict,
+            "verified": verdict == "verified",
+            **self.subject,
             "steps": [s.to_json() for s in self.steps],
         }
-        if self.code is not None:
-            out["code"] = self.code
-            out["message"] = self.message
+        if verdict != "verified":
+            out["code"], out["message"] = code, message
         return out
 
-    def render(self, *, detailed: bool) -> list[str]:
-        """The human report: the verdict line, with ``detailed`` every step, then why it is
-        not verified."""
-        return _describe(self, detailed, ())
+    def document(self) -> dict[str, Any]:
+        """The ``--json`` document of a command that verifies one subject: the result with
+        ``verify_result_version`` first."""
+        return {"verify_result_version": RESULT_VERSION, **self.to_json()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with the subject as a plain dict (``--jobs`` workers send results back)."""
+        kind, source, steps, subject, required, unproven = self
+        return (Result, (kind, source, steps, dict(subject), required, unproven))
 
 
-class UnreadableInput(NamedTuple):
-    """An input that could not be read at all (no such file, not strict JSON): verdict
-    ``unreadable``, one failed ``parse`` step, no other field."""
+class Report(NamedTuple):
+    """One run over several inputs (``verify bundle``, ``attestation``, ``receipt``): every
+    result, in input order."""
 
-    kind: str  # "bundle" | "attestation"
-    source: str | None
-    code: str
-    message: str
-
-    @classmethod
-    def of(cls, kind: str, source: str | None, error: AffidavitError) -> UnreadableInput:
-        """The result for ``source``, which ``error`` kept from being read."""
-        return cls(kind, source, error.code, error.message)
+    kind: str
+    results: tuple[Result, ...]
 
     @property
     def verdict(self) -> Verdict:
-        """Always ``unreadable``."""
-        return "unreadable"
-
-    @property
-    def exit_code(self) -> int:
-        """2 (unreadable)."""
-        return verdict_exit_code(self.verdict)
-
-    @property
-    def steps(self) -> tuple[StepResult, ...]:
-        """The one failed ``parse`` step."""
-        return (StepResult("parse", "failed", self.code, self.message),)
-
-    def to_json(self) -> dict[str, Any]:
-        """``{kind, source, verdict, verified, steps: [parse], code, message}``."""
-        step = {"name": "parse", "status": "failed", "code": self.code, "message": self.message}
-        return {
-            "kind": self.kind,
-            "source": self.source,
-            "verdict": "unreadable",
-            "verified": False,
-            "steps": [step],
-            "code": self.code,
-            "message": self.message,
-        }
-
-
-Result: TypeAlias = BundleResult | AttestationResult | UnreadableInput
-
-
-def _describe(
-    result: BundleResult | AttestationResult, detailed: bool, extra: Sequence[str]
-) -> list[str]:
-    lines = [f"{result.source}: {result.verdict}"]
-    if detailed:
-        lines.extend(step.line() for step in result.steps)
-        lines.extend(extra)
-    failing = _first_failure(result.steps)
-    if result.verdict == "failed" and failing is not None:
-        lines.append(f"  failed at {failing.name}: {failing.code}: {failing.message}")
-    elif result.verdict == "unanchored":
-        lines.append(f"  {result.code}: {result.message}")
-    return lines
-
-
-def _unreadable_line(result: Result) -> str:
-    """Input that cannot be read is one line on stderr, as for every command (style.md §11)."""
-    source = result.source
-    prefix = f"{source}: " if source and source not in result.message else ""
-    return f"error: {result.code}: {prefix}{result.message}"
-
-
-class VerifyReport(NamedTuple):
-    """One ``verify bundle|attestation`` run: every result, in input order."""
-
-    kind: str  # "bundle" | "attestation"
-    results: tuple[Result, ...]
-
-    def summary(self) -> dict[str, int]:
-        """``{total, verified, unanchored, failed, unreadable}``."""
-        counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
-        for result in self.results:
-            counts[result.verdict] += 1
-        return {"total": len(self.results), **counts}
+        """The worst of the results' verdicts (``verified`` when there is none)."""
+        return max((r.verdict for r in self.results), key=VERDICTS.index, default="verified")
 
     @property
     def exit_code(self) -> int:
         """The largest of the results' exit codes (0 when there is none)."""
-        return max((VERDICT_EXIT[r.verdict] for r in self.results), default=0)
+        return VERDICT_EXIT[self.verdict]
+
+    def summary(self) -> dict[str, Any]:
+        """``{total, verified, unanchored, failed, unreadable, by_code}`` (codes sorted)."""
+        counts: dict[str, Any] = dict.fromkeys(VERDICTS, 0)
+        codes: Counter[str] = Counter()
+        for result in self.results:
+            verdict, code, _ = result._decision()  # once per result
+            counts[verdict] += 1
+            if code is not None:
+                codes[code] += 1
+        return {"total": len(self.results), **counts, "by_code": dict(sorted(codes.items()))}
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document (``specs/verify-result.schema.json``)."""
         return {
             "verify_result_version": RESULT_VERSION,
             "kind": self.kind,
+            "verdict": self.verdict,
             "results": [result.to_json() for result in self.results],
             "summary": self.summary(),
         }
 
-    def render(self, *, detailed: bool) -> list[tuple[str, bool]]:
-        """The human report as ``(text, to_stderr)`` blocks, in print order.
 
-        An unreadable input is one ``error:`` line on stderr; every other result is shown when
-        ``detailed`` or not verified; a summary line ends the report unless the only input was
-        unreadable.
-        """
-        blocks: list[tuple[str, bool]] = []
-        for result in self.results:
-            if isinstance(result, UnreadableInput) or result.verdict == "unreadable":
-                blocks.append((_unreadable_line(result), True))
-            elif detailed or result.verdict != "verified":
-                blocks.append(("\n".join(result.render(detailed=detailed)), False))
-        summary = self.summary()
-        if len(self.results) > 1 or summary["unreadable"] == 0:
-            parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
-            blocks.append((f"{summary['total']} {self.kind}(s): {parts}", False))
-        return blocks
+class StepRun:
+    """The steps of a check that raises at its first failure (style.md §5: it raises, or it
+    returns the result): :meth:`passed` records each step as it passes, :meth:`fail` the step in
+    progress as failed (``unreadable`` for an input error, exit 2) and the rest as
+    ``not_checked``.
+
+    >>> run = StepRun(("parse", "signature"))
+    >>> run.passed("parse")
+    >>> run.fail(AffidavitError.__new__(AffidavitError))  # doctest: +SKIP
+    """
+
+    __slots__ = ("error", "names", "steps")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.steps: list[StepResult] = []
+        self.error: AffidavitError | None = None
+
+    def passed(self, name: str, **details: Any) -> None:
+        """The next step, ``name``, passed."""
+        if self.names[len(self.steps)] != name:  # pragma: no cover - a plan out of order
+            raise AssertionError(f"step {name!r} out of order in {self.names}")
+        self.steps.append(StepResult.ok(name, **details))
+
+    def fail(self, error: AffidavitError) -> None:
+        """The step in progress failed with ``error``; the later ones are not checked."""
+        name = self.names[len(self.steps)]
+        unreadable = error.exit_code == INPUT
+        step = StepResult.unreadable(name, error) if unreadable else StepResult.failed(name, error)
+        self.steps.append(step)
+        later = self.names[len(self.steps) :]
+        self.steps.extend(StepResult.not_checked(s, f"the {name} step failed") for s in later)
+        self.error = error
+
+    def result(self, kind: str, source: str | None, **subject: Any) -> Result:
+        """The steps so far as a :class:`Result`."""
+        return Result(kind, source, tuple(self.steps), subject)
 
 
 class Problem(NamedTuple):
@@ -421,11 +369,24 @@ def render_problems(
     return [problem.render(names) for problem in problems]
 
 
+# -- until anchors, receipts and DSSE reports are Results (removed with the last of them) --------
+
+
+def verdict_exit_code(verdict: str) -> int:
+    """0 verified, 1 unanchored or failed, 2 unreadable (style.md §11)."""
+    return VERDICT_EXIT[verdict]
+
+
+def step_named(steps: Iterable[StepResult], name: str) -> StepResult | None:
+    """The step called ``name``, if it ran or was reported."""
+    return next((s for s in steps if s.name == name), None)
+
+
 def decide(
     steps: tuple[StepResult, ...], *, anchored: bool, unanchored_error: AffidavitError
 ) -> tuple[Verdict, str | None, str]:
     """Verdict, code and message from the steps (fail closed; see the module docstring)."""
-    failure = _first_failure(steps)
+    failure = next((s for s in steps if s.status == "failed"), None)
     if failure is not None:
         return "failed", failure.code, f"{failure.name}: {failure.message}"
     if not anchored:

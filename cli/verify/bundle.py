@@ -27,7 +27,8 @@ nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key
 options are declared once (:data:`OPTIONS`, :data:`COMMANDS`); the private
 :mod:`affidavit.cli.verify._fastpath` builds the click commands from them and runs the common
 command lines without click (:func:`fast_main`; what that buys is measured there). Results are
-typed (:mod:`affidavit.verify.results`) and render themselves; this module only prints them.
+typed (:mod:`affidavit.verify.results`), rendered for people by :mod:`affidavit.cli.render.verdict`;
+this module only prints them.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from affidavit.cli._batch import Progress, map_in_workers
 from affidavit.cli._input import read_input
 from affidavit.cli._trust import TRUST_OPTIONS, folder_files, read_trust
+from affidavit.cli.render.verdict import report_blocks
 from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify._fastpath import Command, Option
 from affidavit.cli.verify._fastpath import echo as _echo
 from affidavit.verify import errors
-from affidavit.verify.results import Result, UnreadableInput, VerifyReport
+from affidavit.verify.results import Report, Result
 
 if TYPE_CHECKING:
     from affidavit.verify.trust import TrustRoot
@@ -214,7 +216,7 @@ def _verify_one(source: str) -> Result:
     try:
         data = read_input(source)
     except errors.AffidavitError as e:
-        return UnreadableInput.of("bundle", source, e)
+        return Result.unreadable_input("bundle", source, e)
     result: Result = _VERIFIER.verify_bytes(data, source=source)
     return result
 
@@ -225,15 +227,15 @@ def _verify_one(source: str) -> Result:
 def _finish(
     results: Sequence[Result], as_json: bool, kind: str, detailed: bool, trust: TrustRoot
 ) -> int:
-    """Print the report (rendered by :class:`~affidavit.verify.results.VerifyReport`), with
-    the trust it was verified under in ``--json``; return its exit code, the largest of the
-    verdicts'."""
-    report = VerifyReport(kind, tuple(results))
+    """Print the report (:class:`~affidavit.verify.results.Report`, as text by
+    :mod:`affidavit.cli.render.verdict`), with the trust it was verified under in ``--json``;
+    return its exit code, the largest of the verdicts'."""
+    report = Report(kind, tuple(results))
     if as_json:
         document = {**report.to_json(), "trust": trust.to_json()}
         _echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        for text, to_stderr in report.render(detailed=detailed):
+        for text, to_stderr in report_blocks(report, detailed=detailed):
             _echo(text, err=to_stderr)
     return report.exit_code
 
@@ -311,7 +313,7 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     try:
         data = read_input(path)
     except errors.AffidavitError as e:
-        return _finish([UnreadableInput.of("bundle", path, e)], as_json, "bundle", True, trust)
+        return _finish([Result.unreadable_input("bundle", path, e)], as_json, "bundle", True, trust)
     result: Result = _VERIFIER.verify_bytes(data, source=path)
     code = _finish([result], as_json, "bundle", True, trust)
     vsa_trust = trust_document(
@@ -355,7 +357,7 @@ def _run_attestation(source: str, as_json: bool, **trust_options: Any) -> int:
     try:
         document = loads(read_input(source))
     except errors.AffidavitError as e:
-        result = UnreadableInput.of("attestation", source, e)
+        result = Result.unreadable_input("attestation", source, e)
     else:
         result = verify_attestation(document, trust.public_keys, source=source)
     return _finish([result], as_json, "attestation", True, trust)

@@ -24,9 +24,9 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, sha256_hex
-from affidavit.verify.results import AttestationResult, StepResult, decide
+from affidavit.verify.results import Result, StepResult
 
-__all__ = ["AttestationResult", "verify_attestation"]
+__all__ = ["verify_attestation"]
 
 _UNANCHORED: Final = (
     "no trusted key: supply one with --public-key-base64, --publisher-doc or --trusted-keys "
@@ -59,7 +59,7 @@ def verify_attestation(
     trusted_keys: Iterable[Ed25519PublicKey] = (),
     *,
     source: str | None = None,
-) -> AttestationResult:
+) -> Result:
     """Verify an OutcomeAttestation; never raises for any JSON value.
 
     Steps: ``parse``, ``payload_hash``, ``signature`` (under each trusted key in turn).
@@ -67,8 +67,7 @@ def verify_attestation(
     try:
         body, claimed, signature_text = _parse(unverified_attestation)
     except errors.AffidavitError as e:
-        step = StepResult.failed("parse", e)
-        return AttestationResult(source, "unreadable", (step,), code=e.code, message=e.message)
+        return Result.unreadable_input("attestation", source, e)
     message = py_compact(body)
     recomputed = sha256_hex(message)
     steps = [StepResult.ok("parse")]
@@ -82,11 +81,10 @@ def verify_attestation(
             StepResult.failed("payload_hash", mismatch, expected=recomputed, actual=claimed)
         )
     steps.append(_signature_step(message, signature_text, tuple(trusted_keys)))
-    final = tuple(steps)
-    anchored = final[-1].status == "ok"
-    unanchored = errors.BundleError("attestation.unanchored", _UNANCHORED)
-    verdict, code, text = decide(final, anchored=anchored, unanchored_error=unanchored)
-    return AttestationResult(source, verdict, final, recomputed, code, text)
+    # Verified only under a key the caller trusts (style.md §7).
+    subject = {"payload_hash": recomputed}
+    unproven = ("attestation.unanchored", _UNANCHORED)
+    return Result("attestation", source, tuple(steps), subject, ("signature",), unproven)
 
 
 def _signature_step(

@@ -7,8 +7,9 @@
 edit
 it without breaking any hash or signature. It is parsed like the peer's ProofPack v2 reader
 (sections ``sla``, ``mandate``, ``spawn``, ``attestation``, ``outcome`` as objects, and a non-empty
-``referral_chain`` array) and shown in the text and ``--json`` reports, marked
-``covered_by_bundle_hash: false`` and ``used_in_verdict: false``. Nothing in it reaches a verdict.
+``referral_chain`` array) and shown in the reports (``cli/render/verdict.py`` writes the text),
+marked ``covered_by_bundle_hash: false`` and ``used_in_verdict: false``. Nothing in it reaches a
+verdict.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["NOTE", "describe_policy_layer", "view_policy_layer"]
+__all__ = ["NOTE", "view_policy_layer"]
 
 SECTIONS: Final = ("sla", "mandate", "spawn", "attestation", "outcome")
 NOTE: Final = (
@@ -44,35 +45,3 @@ def view_policy_layer(bundle: Mapping[str, Any]) -> dict[str, Any] | None:
             view["sections"].append("referral_chain")
     view.update(covered_by_bundle_hash=False, used_in_verdict=False, note=NOTE)
     return view
-
-
-def _get(section: Mapping[str, Any], name: str) -> Any:
-    return section.get(name, "?")
-
-
-def describe_policy_layer(view: Mapping[str, Any]) -> list[str]:
-    """Text lines for the human report (indented two spaces)."""
-    if not view.get("has_policy"):
-        return ["  policy_layer: present but empty or not an object (ProofPack v1 reading)"]
-    sections = view.get("sections", [])
-    lines = [f"  policy_layer (ProofPack v2, {len(sections)} section(s); {NOTE}):"]
-    if "sla" in view:
-        sla = view["sla"]
-        terms = sla.get("guarantees", sla) if isinstance(sla.get("guarantees"), dict) else sla
-        lines.append(
-            f"    sla: delivery {_get(terms, 'delivery_hours')}h, "
-            f"quality >= {_get(terms, 'quality_floor')}"
-        )
-    if "mandate" in view:
-        lines.append(f"    mandate: {', '.join(sorted(map(str, view['mandate'])))}")
-    if "spawn" in view:
-        lines.append(f"    spawn: {', '.join(sorted(map(str, view['spawn'])))}")
-    if "attestation" in view:
-        att = view["attestation"]
-        lines.append(f"    attestation: OCS {_get(att, 'ocs_score')} ({att.get('ocs_tier', '')})")
-    if "outcome" in view:
-        out = view["outcome"]
-        lines.append(f"    outcome: {_get(out, 'metric')} >= {_get(out, 'threshold')}")
-    if "referral_chain" in view:
-        lines.append("    referral_chain: " + " -> ".join(map(str, view["referral_chain"])))
-    return lines

@@ -95,7 +95,7 @@ from affidavit.verify.json.canonical import (
 )
 from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.json.strict import loads
-from affidavit.verify.results import BundleResult, StepResult, decide
+from affidavit.verify.results import Result, StepResult
 
 if TYPE_CHECKING:
     from affidavit.verify.bundles.actor_trust import ActorTrust
@@ -123,6 +123,7 @@ UNANCHORED_HINT: Final = (
     "no tree head signed by a trusted key: supply one with --public-key-base64, --publisher-doc "
     "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
 )
+_UNANCHORED: Final = ("bundle.unanchored", UNANCHORED_HINT)
 _HEX_RUN: Final = re.compile(r"[a-f0-9]*")
 _AFTER_CHAIN: Final = (
     "proof_binding",
@@ -296,16 +297,13 @@ class BundleVerifier:
         # Validity windows of trusted keys, by raw key (verify/crypto/windows.py; none: always).
         self.key_windows = {raw: tuple(found) for raw, found in (key_windows or {}).items()}
 
-    def verify(self, unverified_bundle: Any, *, source: str | None = None) -> BundleResult:
+    def verify(self, unverified_bundle: Any, *, source: str | None = None) -> Result:
         """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
         # 1. parse: the top level (docs/formats.md §4), else unreadable; then the typed views.
         try:
             _parse(unverified_bundle)
         except errors.AffidavitError as e:
-            step = StepResult.failed("parse", e)
-            return BundleResult(
-                source, "unreadable", (step,), code=e.code, message=e.message, profile=self.profile
-            )
+            return Result.unreadable_input("bundle", source, e)
         view = _read_parts(unverified_bundle)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
@@ -358,27 +356,18 @@ class BundleVerifier:
         required: tuple[str, ...] = ("merkle_inclusion", "sth_signature", "cross_reference")
         if self.tlog_policy is not None:
             required = (*required, "tlog_proof")
-        anchored = all(s.status == "ok" for s in final if s.name in required)
-        unanchored = errors.BundleError("bundle.unanchored", UNANCHORED_HINT)
-        verdict, code, message = decide(final, anchored=anchored, unanchored_error=unanchored)
-        policy_layer = None
-        if "policy_layer" in bundle:
+        subject = {
+            "deal_id": bundle["deal_id"],
+            "spec_version": bundle.get("spec_version"),
+            "bundle_hash": bundle["bundle_hash"],
+            "warnings": list(dict.fromkeys(warnings)),
+            "profile": self.profile,
+        }
+        if "policy_layer" in bundle:  # shown, outside bundle_hash and the verdict (formats.md §4)
             from affidavit.verify.bundles.policy_layer import view_policy_layer  # noqa: PLC0415 - lazy: only a bundle that has one
 
-            policy_layer = view_policy_layer(bundle)
-        return BundleResult(
-            source,
-            verdict,
-            final,
-            deal_id=bundle["deal_id"],
-            spec_version=bundle.get("spec_version"),
-            bundle_hash=bundle["bundle_hash"],
-            code=code,
-            message=message,
-            warnings=tuple(dict.fromkeys(warnings)),
-            profile=self.profile,
-            policy_layer=policy_layer,
-        )
+            subject["policy_layer"] = view_policy_layer(bundle)
+        return Result("bundle", source, final, subject, required, _UNANCHORED)
 
     def _actor_steps(self, view: BundleView, warnings: list[str]) -> list[StepResult]:
         """Steps 8, ``actor_signatures``, and 9, ``actor_signature_sidecar``, with the caller's
@@ -396,13 +385,12 @@ class BundleVerifier:
             first = _required(view.events.items, actors, sidecar)
         return [first, sidecar.step]
 
-    def verify_bytes(self, data: bytes, *, source: str | None = None) -> BundleResult:
+    def verify_bytes(self, data: bytes, *, source: str | None = None) -> Result:
         """Parse ``data`` strictly (:mod:`.jsonio`) and verify; bad JSON gives ``unreadable``."""
         try:
             document = loads(data)
         except errors.ParseError as e:
-            step = StepResult.failed("parse", e)
-            return BundleResult(source, "unreadable", (step,), code=e.code, message=e.message)
+            return Result.unreadable_input("bundle", source, e)
         return self.verify(document, source=source)
 
     # -- steps --------------------------------------------------------------------------
@@ -628,7 +616,7 @@ def verify_bundle(
     source: str | None = None,
     actor_trust: ActorTrust | None = None,
     profile: str = "default",
-) -> BundleResult:
+) -> Result:
     """One-shot :meth:`BundleVerifier.verify` (prefer a shared verifier for many bundles)."""
     verifier = BundleVerifier(trusted_keys, actor_trust=actor_trust, profile=profile)
     return verifier.verify(unverified_bundle, source=source)

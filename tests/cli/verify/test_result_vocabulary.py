@@ -1,7 +1,7 @@
-"""One result vocabulary (affidavit.verify.results): the commands print what the results render.
+"""One result vocabulary (affidavit.verify.results): the commands print what the results hold.
 
 The CLI keeps no verdict map, no result version and no hand-built result JSON of its own: the
-typed results render both the ``--json`` document and the human report, byte for byte as before
+typed results give the ``--json`` document, and cli/render/verdict.py the human report from them
 (tests/cli/test_cold_start.py and the bundle vectors compare whole outputs).
 """
 
@@ -12,6 +12,7 @@ import json
 import pickle
 from pathlib import Path
 
+from affidavit.cli.render.verdict import report_blocks
 from affidavit.cli.verify import bundle as bundle_cli
 from affidavit.verify import errors
 from affidavit.verify.anchor.receipt import AnchorResult
@@ -21,9 +22,9 @@ from affidavit.verify.results import (
     VERDICT_EXIT,
     VERDICTS,
     Problem,
+    Report,
+    Result,
     StepResult,
-    UnreadableInput,
-    VerifyReport,
 )
 
 from tests.verify.bundles.test_bundle_support import LOG_KEY, OUTPUTS, edit, stamp
@@ -47,7 +48,7 @@ def test_one_verdict_to_exit_map() -> None:
 
 def test_unreadable_input_keeps_its_json_shape() -> None:
     error = errors.ParseError("io.unreadable", "x.json: No such file or directory")
-    result = UnreadableInput.of("bundle", "x.json", error)
+    result = Result.unreadable_input("bundle", "x.json", error)
     assert result.to_json() == {
         "kind": "bundle", "source": "x.json", "verdict": "unreadable", "verified": False,
         "steps": [{"name": "parse", "status": "failed", "code": "io.unreadable",
@@ -76,14 +77,17 @@ def test_report_renders_json_and_text_and_exit_code() -> None:
     verifier = BundleVerifier([LOG_KEY.public_key])
     good = verifier.verify(bundles["good"], source="good.json")
     bad = verifier.verify(edit(bundles["good"], lambda b: b.update(deal_id="x")), source="b.json")
-    missing = UnreadableInput.of("bundle", "m.json", errors.ParseError("io.unreadable", "gone"))
-    report = VerifyReport("bundle", (good, bad, missing))
+    missing = Result.unreadable_input(
+        "bundle", "m.json", errors.ParseError("io.unreadable", "gone")
+    )
+    report = Report("bundle", (good, bad, missing))
     document = report.to_json()
     assert document["verify_result_version"] == RESULT_VERSION
     assert document["summary"] == {"total": 3, "verified": 1, "unanchored": 0, "failed": 1,
-                                   "unreadable": 1}  # fmt: skip
-    assert report.exit_code == 2
-    blocks = report.render(detailed=False)
+                                   "unreadable": 1, "by_code": {"bundle.hash_mismatch": 1,
+                                   "io.unreadable": 1}}  # fmt: skip
+    assert (report.exit_code, document["verdict"]) == (2, "unreadable")
+    blocks = report_blocks(report, detailed=False)
     assert blocks[0] == (
         "b.json: failed\n  failed at bundle_hash: bundle.hash_mismatch: "
         "bundle_hash does not match the bundle",

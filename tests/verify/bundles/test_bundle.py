@@ -10,7 +10,7 @@ import pytest
 from affidavit.verify.bundles.attestation import verify_attestation
 from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash
 from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.results import BundleResult
+from affidavit.verify.results import Report, Result
 
 from tests.verify.bundles.test_bundle_support import (
     ACTOR_ID,
@@ -36,7 +36,7 @@ def v3() -> dict[str, dict[str, Any]]:
     return stamp(OUTPUTS, actor=True)
 
 
-def _failure(result: BundleResult) -> tuple[str, str | None]:
+def _failure(result: Result) -> tuple[str, str | None]:
     step = result.failed_step
     assert step is not None, result.to_json()
     return step.name, step.code
@@ -99,20 +99,7 @@ def test_stamped_bundles_verify(v2: dict[str, Any], v3: dict[str, Any]) -> None:
         expected_actor = "self_asserted" if bundle["spec_version"] == "3.0.0" else "not_checked"
         assert statuses["actor_signatures"] == expected_actor
         assert statuses["adapter_replay"] == statuses["proof_binding"] == "ok"
-        _schema_check(
-            {
-                "verify_result_version": "1.0.0",
-                "kind": "bundle",
-                "results": [result.to_json()],
-                "summary": {
-                    "total": 1,
-                    "verified": 1,
-                    "unanchored": 0,
-                    "failed": 0,
-                    "unreadable": 0,
-                },
-            }
-        )
+        _schema_check(Report("bundle", (result,)).to_json())
 
 
 def test_decisions(v2: dict[str, Any]) -> None:
@@ -193,7 +180,7 @@ def test_leaf_of_non_finality_event(v2: dict[str, Any]) -> None:
     assert _failure(verifier().verify(forged))[0] == "merkle_inclusion"
 
 
-def _anchored(bundle: dict[str, Any], change: Any) -> BundleResult:
+def _anchored(bundle: dict[str, Any], change: Any) -> Result:
     """Apply a semantic change, reseal and re-anchor under the trusted key, verify."""
     return verifier().verify(reseal(edit(bundle, change), anchor=True))
 
@@ -300,14 +287,14 @@ def test_revoked_contract_routes_to_unknown_adapter() -> None:
     assert bundle["events"][-1]["payload"]["decision"] == "require_review"
     result = verifier().verify(bundle)
     assert result.verdict == "verified"
-    assert any("revoked" in w for w in result.warnings)
+    assert any("revoked" in w for w in result.subject["warnings"])
 
 
 def test_deprecated_contract_warns() -> None:
     bundle = stamp({"d": OUTPUTS["accepted"]}, declaration=contract(status="deprecated"))["d"]
     result = verifier().verify(bundle)
     assert result.verdict == "verified"
-    assert result.warnings == ("acme.eval_suite.v0@0.1.0 is deprecated",)
+    assert result.subject["warnings"] == ["acme.eval_suite.v0@0.1.0 is deprecated"]
     assert bundle["events"][-1]["payload"]["decision"] == "auto_accept"
 
 

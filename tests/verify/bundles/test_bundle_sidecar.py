@@ -100,7 +100,9 @@ def test_label_mismatch_is_a_warning_and_the_signed_actor_is_reported(
     assert step.status == "self_asserted"
     assert step.details["actors"] == [ACTOR_ID]
     assert step.details["binding_present"] is False
-    (warning,) = [w for w in result.warnings if w.startswith("event.actor_label_mismatch")]
+    (warning,) = [
+        w for w in result.subject["warnings"] if w.startswith("event.actor_label_mismatch")
+    ]
     assert LABEL in warning
     assert ACTOR_ID in warning
 
@@ -113,7 +115,7 @@ def test_peer_sample_bundle_with_the_fixture_shape(peer_vectors: Path) -> None:
     step = result.step("actor_signature_sidecar")
     assert step is not None
     assert step.status == "self_asserted"
-    assert any(w.startswith("event.actor_label_mismatch") for w in result.warnings)
+    assert any(w.startswith("event.actor_label_mismatch") for w in result.subject["warnings"])
     from aigentsy_verify.bundle import verify_actor_signature_sidecar
 
     assert verify_actor_signature_sidecar(bundle)["passed"] is True  # the oracle agrees

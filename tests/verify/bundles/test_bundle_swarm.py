@@ -124,7 +124,7 @@ def test_a_stamped_swarm_bundle_verifies(swarm: dict[str, Any]) -> None:
     result = _strict().verify(swarm)
     statuses = {s.name: s.status for s in result.steps}
     assert result.verdict == "verified", result.to_json()
-    assert result.profile == "swarm-strict"
+    assert result.subject["profile"] == "swarm-strict"
     assert statuses["swarm_coverage"] == "self_asserted"
     assert statuses["swarm_snapshot"] == "ok"
     assert statuses["swarm_decision"] == "not_checked"

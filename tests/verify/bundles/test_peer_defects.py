@@ -15,7 +15,7 @@ import pytest
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.crypto.merkle import consistency_proof, leaf_hash, root_of, verify_consistency
-from affidavit.verify.results import BundleResult
+from affidavit.verify.results import Result
 from aigentsy_verify import VerifierSession
 from aigentsy_verify import verify_bundle as peer_verify_bundle
 from aigentsy_verify.adapter import replay_policy_decision
@@ -62,7 +62,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     return {case.name: case.bundle for case in cases if case.bundle is not None}
 
 
-def _ours(bundle: dict[str, Any]) -> BundleResult:
+def _ours(bundle: dict[str, Any]) -> Result:
     return BundleVerifier([LOG_KEY.public_key]).verify(bundle)
 
 

@@ -200,7 +200,7 @@ def test_verify_bundle_without_policy_stays_light(stamped: Any, tmp_path: Path) 
 
 def test_reports_match_the_result_schema(stamped: Any, half_cosigned: Any) -> None:
     import jsonschema
-    from affidavit.verify.results import VerifyReport
+    from affidavit.verify.results import Report
 
     bundles, policy = stamped
     schema = json.loads(
@@ -212,7 +212,7 @@ def test_reports_match_the_result_schema(stamped: Any, half_cosigned: Any) -> No
         _verify(_with(bundles[0], tlog_proof=None), policy),
         _verify(bundles[0], None),
     )
-    document = VerifyReport("bundle", results).to_json()
+    document = Report("bundle", results).to_json()
     jsonschema.Draft7Validator(schema).validate(document)
     assert [r["verdict"] for r in document["results"]] == [
         "verified",

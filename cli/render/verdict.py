@@ -1,0 +1,111 @@
+"""Verification outcomes as text for people (style.md §17): every line is rendered from the
+library's :class:`~affidavit.verify.results.Result` or :class:`~affidavit.verify.results.Report`,
+never computed beside them. The ``verify bundle`` fast path imports this module: no click, no
+dataclasses (docs/adr/0003-cold-start.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from affidavit.verify.results import VERDICTS, Report, Result, StepResult
+
+__all__ = ["error_line", "report_blocks", "result_lines", "step_line"]
+
+
+def step_line(step: StepResult) -> str:
+    """A step's row: name, status, then its code or message."""
+    extra = step.code or step.message or ""
+    return f"  {step.name:<24} {step.status:<13} {extra}".rstrip()
+
+
+def error_line(result: Result) -> str:
+    """An unreadable input is one line on stderr, as for every command (style.md §11)."""
+    source, message = result.source, result.message
+    prefix = f"{source}: " if source and source not in message else ""
+    return f"error: {result.code}: {prefix}{message}"
+
+
+def result_lines(result: Result, *, detailed: bool) -> list[str]:
+    """The verdict line; with ``detailed`` every step and what the subject adds; then why it is
+    not verified."""
+    lines = [f"{result.source}: {result.verdict}"]
+    if detailed:
+        lines.extend(step_line(step) for step in result.steps)
+        lines.extend(_EXTRA.get(result.kind, _nothing)(result.subject))
+    failing = result.failed_step
+    if result.verdict == "failed" and failing is not None:
+        lines.append(f"  failed at {failing.name}: {failing.code}: {failing.message}")
+    elif result.verdict == "unanchored":
+        lines.append(f"  {result.code}: {result.message}")
+    return lines
+
+
+def report_blocks(report: Report, *, detailed: bool) -> list[tuple[str, bool]]:
+    """The report as ``(text, to_stderr)`` blocks, in print order.
+
+    An unreadable input is one ``error:`` line on stderr; every other result is shown when
+    ``detailed`` or not verified; a summary line ends the report unless the only input was
+    unreadable.
+    """
+    blocks: list[tuple[str, bool]] = []
+    for result in report.results:
+        if result.verdict == "unreadable":
+            blocks.append((error_line(result), True))
+        elif detailed or not result.verified:
+            blocks.append(("\n".join(result_lines(result, detailed=detailed)), False))
+    summary = report.summary()
+    if len(report.results) > 1 or summary["unreadable"] == 0:
+        parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
+        blocks.append((f"{summary['total']} {report.kind}(s): {parts}", False))
+    return blocks
+
+
+def _nothing(_: Mapping[str, Any]) -> list[str]:
+    return []
+
+
+def _bundle(subject: Mapping[str, Any]) -> list[str]:
+    """The profile, the warnings and the policy layer (shown, never trusted: formats.md §4)."""
+    profile = subject.get("profile", "default")
+    lines = [] if profile == "default" else [f"  profile: {profile}"]
+    lines.extend(f"  warning: {w}" for w in subject.get("warnings", ()))
+    layer = subject.get("policy_layer")
+    if layer is not None:
+        lines.extend(_policy_layer(layer))
+    return lines
+
+
+def _policy_layer(view: Mapping[str, Any]) -> list[str]:
+    if not view.get("has_policy"):
+        return ["  policy_layer: present but empty or not an object (ProofPack v1 reading)"]
+    sections = view.get("sections", [])
+    lines = [f"  policy_layer (ProofPack v2, {len(sections)} section(s); {view['note']}):"]
+    if "sla" in view:
+        sla = view["sla"]
+        terms = sla.get("guarantees", sla) if isinstance(sla.get("guarantees"), dict) else sla
+        lines.append(
+            f"    sla: delivery {terms.get('delivery_hours', '?')}h, "
+            f"quality >= {terms.get('quality_floor', '?')}"
+        )
+    lines.extend(
+        f"    {name}: {', '.join(sorted(map(str, view[name])))}"
+        for name in ("mandate", "spawn")
+        if name in view
+    )
+    if "attestation" in view:
+        att = view["attestation"]
+        lines.append(
+            f"    attestation: OCS {att.get('ocs_score', '?')} ({att.get('ocs_tier', '')})"
+        )
+    if "outcome" in view:
+        out = view["outcome"]
+        lines.append(f"    outcome: {out.get('metric', '?')} >= {out.get('threshold', '?')}")
+    if "referral_chain" in view:
+        lines.append("    referral_chain: " + " -> ".join(map(str, view["referral_chain"])))
+    return lines
+
+
+# What each kind of subject adds to a detailed report.
+_EXTRA: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {"bundle": _bundle}
