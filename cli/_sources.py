@@ -17,7 +17,6 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import PublisherDocument, parse_publisher_document
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import key_from_base64
-from affidavit.verify.json.forms import utc_now  # re-exported: the publication commands' clock
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "read_manifest",
     "read_object",
     "resolve_key",
-    "utc_now",
     "well_known_url",
     "with_key_options",
 ]

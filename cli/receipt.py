@@ -112,10 +112,11 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     as_json: bool,
 ) -> None:
     """Replay, then sign a receipt of SRC -> OUT; refuse a content that does not replay."""
+    from affidavit.attest._host import utc_now  # noqa: PLC0415 - lazy
     from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
     from affidavit.attest.receipts import make_receipt  # noqa: PLC0415 - lazy
-    from affidavit.verify.json.forms import utc_now  # noqa: PLC0415 - lazy
+    from affidavit.verify.json.forms import format_utc  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import parse_receipt  # noqa: PLC0415 - lazy
 
     if content_file is None and not chunk_files:
@@ -136,7 +137,7 @@ def make_command(  # noqa: PLR0917 - one parameter per option
         key=key,
         chunks=chunks,
         source_uri=source_uri,
-        issued_at=issued_at if issued_at is not None else utc_now(),
+        issued_at=issued_at if issued_at is not None else format_utc(utc_now()),
     )
     made = parse_receipt(document)
     atomic_write(out_file, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
@@ -226,13 +227,14 @@ def fact_command(  # noqa: PLR0917 - one parameter per option
     as_json: bool,
 ) -> None:
     """Record RECEIPT as a fact derived from the source's fact (content <- receipt <- source)."""
+    from affidavit.attest._host import utc_now  # noqa: PLC0415 - lazy
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415 - lazy
-    from affidavit.verify.json.forms import utc_now  # noqa: PLC0415 - lazy
+    from affidavit.verify.json.forms import format_utc  # noqa: PLC0415 - lazy
     from affidavit.verify.lineage.facts import parse_fact  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.facts import receipt_fact_document  # noqa: PLC0415 - lazy
 
     parsed = _read_receipt(receipt_file)
-    when = ts or parsed.issued_at or utc_now()
+    when = ts or parsed.issued_at or format_utc(utc_now())
     document = receipt_fact_document(parsed, source_fact=source_fact, ts=when, scope=scope)
     fact = parse_fact(document, what=f"the fact of {receipt_file}")
     with FactStore.open(store_path, create=True) as store:

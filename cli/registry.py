@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from affidavit.attest._host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
 from affidavit.registry.errors import AuthError, RegistryError
 from affidavit.verify import errors
-from affidavit.verify.json.forms import utc_now
+from affidavit.verify.json.forms import format_utc
 
 if TYPE_CHECKING:
     from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -247,7 +248,7 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
         label=label,
         publishers=bound,
     )
-    stamp = utc_now()
+    stamp = format_utc(utc_now())
     _on_tables(data_dir, database_url, lambda tables: tables.add_api_key(key, stamp))
     if as_json:
         emit_json(

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
 from affidavit.cli._common import emit_json, json_option, read_json, read_json_object
 from affidavit.verify import errors
@@ -33,7 +34,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _when(text: str | None) -> datetime:
     if text is None:
-        return datetime.now(UTC)  # the CLI reads the clock; the library takes time as an argument
+        return utc_now()  # the CLI reads the clock; the library takes time as an argument
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from affidavit.attest._host import utc_now  # the one clock; registry.startup takes it from here
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
@@ -32,16 +33,15 @@ from affidavit.registry.settings import Settings
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
+if TYPE_CHECKING:
+    from affidavit.registry.integrator import Integrator
+    from affidavit.registry.sequencer import Sequencer
+
 __all__ = ["ReadView", "RegistryState", "SigningKeyLike", "utc_now"]
 
 _LOG = logging.getLogger("affidavit.registry")
 SigningKeyLike = SigningKey
 T = TypeVar("T")
-
-
-def utc_now() -> datetime:
-    """The system clock, UTC (the default clock; tests inject a fixed one)."""
-    return datetime.now(UTC)
 
 
 @dataclass(slots=True)
@@ -71,6 +71,10 @@ class RegistryState:
     checkpoint_cache: dict[int, str] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
     probe: StoreProbe | None = None  # is the store usable (/v1/health), started by the app
+    # The one write path (group commit, sequencing) and the integrator, started by the app's
+    # lifespan (registry/sequencer.py, registry/integrator.py); None outside a running server.
+    sequencer: Sequencer | None = None
+    integrator: Integrator | None = None
 
     def probe_store(self) -> StoreProbe:
         """The store probe of ``/v1/health`` (made on first use; closed with the state)."""
@@ -88,6 +92,12 @@ class RegistryState:
         Sees what was committed before the call; must not write."""
         assert self.readers is not None
         return await self.readers.run(fn, *args)
+
+    async def read_single(self, fn: Callable[..., T], *args: Any) -> T:
+        """:meth:`read` without a read transaction: for ``fn`` that runs one statement (one round
+        trip on PostgreSQL instead of three)."""
+        assert self.readers is not None
+        return await self.readers.run_single(fn, *args)
 
     def read_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """:meth:`read`, blocking (start-up and tests)."""

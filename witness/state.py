@@ -18,11 +18,11 @@ signatures and this witness's cosignatures, as ``GET /<origin hash>/checkpoint``
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from affidavit.attest._host import utc_now
 from affidavit.attest.stores.sqlite import Store
 from affidavit.witness.cosigner import WitnessKeys
 from affidavit.witness.protocol import Authenticated, Stored, check_against, origin_hash
@@ -43,7 +43,7 @@ MIGRATIONS: Final = [
 
 
 def _now() -> int:
-    return int(time.time())
+    return int(utc_now().timestamp())
 
 
 class WitnessState:

@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 from urllib.parse import quote
 
+from affidavit.attest._host import utc_now
 from affidavit.attest.intoto.statement import build_statement
 from affidavit.verify.dsse.predicates import SLSA_VSA_V1, bundle_subject
 from affidavit.verify.json.canonical import jcs, sha256_hex
@@ -105,17 +106,13 @@ def trust_digest(document: Mapping[str, Any]) -> str:
     return sha256_hex(jcs(document))
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def vsa_statement(
     bundle: Mapping[str, Any],
     data: bytes,
     *,
     passed: bool,
     policy_digest: str,
-    clock: Callable[[], datetime] = _utc_now,
+    clock: Callable[[], datetime] = utc_now,
     version: str | None = None,
 ) -> dict[str, Any]:
     """The VSA Statement of one ``verify bundle`` verdict (module docstring): ``bundle`` the

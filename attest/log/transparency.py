@@ -44,10 +44,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+from affidavit.attest._host import utc_now
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.binding import StateBinding
@@ -135,10 +136,6 @@ MAX_ENTRIES_PER_CALL: Final = 1000
 _LOG_ID = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")  # printable ASCII, no space, no '|'
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
@@ -158,7 +155,7 @@ class TransparencyLog(StateBinding):
         store: Store,
         *,
         key: SigningKey | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         owns_store: bool = True,
         state_file: Path | None = None,
     ) -> None:
@@ -201,7 +198,7 @@ class TransparencyLog(StateBinding):
         log_id: str,
         *,
         key_path: str | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         state_file: Path | None = None,
     ) -> TransparencyLog:
         """Create an empty log in the database at ``path`` (made if absent), signed by ``key``.
@@ -248,7 +245,7 @@ class TransparencyLog(StateBinding):
         path: str | Path | Store,
         key: SigningKey | None = None,
         *,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         state_file: Path | None = None,
     ) -> TransparencyLog:
         """Open an existing log; ``key`` (checked against the log's public key) enables signing.

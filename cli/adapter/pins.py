@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import click
+from affidavit.attest._host import utc_now
 from affidavit.attest.publishing import publish
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
@@ -317,7 +318,7 @@ def _freshness_problems(
     if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
         problems.append(f"manifest freshness: {freshness.problem}")
     if max_age is not None:
-        stale = freshness.age_problem(max_age, datetime.datetime.now(datetime.UTC))
+        stale = freshness.age_problem(max_age, utc_now())
         if stale is not None and f"manifest freshness: {stale}" not in problems:
             problems.append(f"manifest freshness: {stale}")
     return problems

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import click
+from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
 from affidavit.attest.publishing import publish
 from affidavit.cli._common import emit_json, json_option
@@ -27,7 +28,6 @@ from affidavit.cli._sources import (
     read_manifest,
     read_object,
     resolve_key,
-    utc_now,
     well_known_url,
     with_key_options,
 )
@@ -41,6 +41,7 @@ from affidavit.verify.contracts.manifest import (
     verify_entry,
     verify_manifest,
 )
+from affidavit.verify.json.forms import format_utc
 
 __all__ = ["attest", "lifecycle", "list_command", "manifest"]
 
@@ -141,7 +142,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
         "supersedes": supersedes,
         "replaced_by": replaced_by,
     }
-    when = published_at or utc_now()
+    when = published_at or format_utc(utc_now())
     # docs/formats.md §3: every hashed entry field is signed; refuse control characters before any
     # signature is made (the entry is built once unsigned, checked, then attested).
     check_entry_text(
@@ -246,7 +247,7 @@ def manifest_build(  # noqa: PLR0917
     key = load_signing_key(sign_with)
     publisher_id = publisher_id or _agreed(parsed, "publisher_id")
     publisher_key_id = publisher_key_id or _agreed(parsed, "publisher_key_id")
-    generated_at = generated_at or utc_now()
+    generated_at = generated_at or format_utc(utc_now())
     document = publish.build_manifest(
         parsed,
         key,

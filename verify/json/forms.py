@@ -41,7 +41,6 @@ __all__ = [
     "format_utc_fraction",
     "is_hex64",
     "parse_utc",
-    "utc_now",
 ]
 
 HEX64_PATTERN: Final = "[0-9a-f]{64}"
@@ -81,13 +80,6 @@ def format_utc_fraction(moment: datetime) -> str:
     if utc.microsecond:
         text += f".{utc.microsecond:06d}".rstrip("0")
     return text + "Z"
-
-
-def utc_now() -> str:
-    """The current time as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    from datetime import UTC, datetime  # noqa: PLC0415 - lazy (cold start)
-
-    return format_utc(datetime.now(UTC))
 
 
 def parse_utc(text: object, *, fraction: bool = False) -> datetime | None:

@@ -1,0 +1,50 @@
+"""What the host gives, read outside :mod:`affidavit.verify`: the clock, and files read under a cap.
+
+>>> utc_now().tzinfo
+datetime.timezone.utc
+
+``verify`` takes time and bytes as arguments and reads neither itself (style.md rule 8); the layers
+above it read them here, each in one place (rule 18): :func:`utc_now` is the clock of every
+command, log, witness and server (a library function that needs the time takes a ``clock`` or a
+moment, and this is its default), and :func:`read_capped` reads every file whose size is bounded
+(keys, states, contracts, receipts, the command line's inputs).
+
+Imported by the command line's ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports
+neither :mod:`pathlib` nor, until the clock is read, :mod:`datetime`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from affidavit.verify import errors
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = ["read_capped", "utc_now"]
+
+
+def utc_now() -> datetime:
+    """The system clock: the current time, aware, in UTC."""
+    from datetime import UTC, datetime  # noqa: PLC0415 - lazy (cold start)
+
+    return datetime.now(UTC)
+
+
+def read_capped(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """The bytes of the file at ``path`` if it holds at most ``limit`` bytes, else None (the
+    caller says what too large means for what it reads). Never more than ``limit + 1`` bytes are
+    read, so a huge or endless file (``/dev/zero``) costs no more than a small one.
+
+    Raises:
+        ``io.unreadable``: the file cannot be read (a folder included); the message starts with
+            the path, and the ``OSError`` is the cause.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as e:
+        raise errors.ParseError("io.unreadable", f"{os.fspath(path)}: {e.strerror or e}") from e
+    return data if len(data) <= limit else None

@@ -1,0 +1,44 @@
+"""attest/_host.py: the one clock and the one capped file reader."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from affidavit.attest._host import read_capped, utc_now
+from affidavit.verify.json.forms import UTC_TIMESTAMP, format_utc
+
+from tests.conftest import raises_code
+
+
+def test_utc_now_is_the_system_clock_in_utc() -> None:
+    before = time.time()
+    now = utc_now()
+    assert now.tzinfo is UTC
+    assert before - 1 <= now.timestamp() <= time.time() + 1
+    assert UTC_TIMESTAMP.fullmatch(format_utc(now))
+
+
+def test_read_capped(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 10)
+    assert read_capped(path, 10) == b"x" * 10
+    assert read_capped(str(path), 9) is None  # too large: the caller says what that means
+    with raises_code("io.unreadable") as caught:
+        read_capped(tmp_path / "missing", 10)
+    assert str(caught.value).startswith(str(tmp_path / "missing"))
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
+    with raises_code("io.unreadable"):
+        read_capped(tmp_path, 10)  # a folder
+
+
+def test_read_capped_reads_at_most_one_byte_past_the_limit() -> None:
+    assert read_capped("/dev/zero", 1000) is None  # an endless file ends the read
+
+
+@pytest.mark.parametrize("limit", [0, 1])
+def test_read_capped_empty_file(tmp_path: Path, limit: int) -> None:
+    (tmp_path / "empty").write_bytes(b"")
+    assert read_capped(tmp_path / "empty", limit) == b""
