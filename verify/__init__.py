@@ -26,7 +26,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from affidavit.verify.anchor.receipt import AnchorResult, verify_anchor_receipt
+    from affidavit.verify.anchor.receipt import verify_anchor_receipt
     from affidavit.verify.bundles.attestation import verify_attestation
     from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash, verify_bundle
     from affidavit.verify.contracts.contract import (
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 # name -> the module (below affidavit.verify) that defines it. Keep sorted by name.
 _HOME = {
     "AffidavitError": "errors",
-    "AnchorResult": "anchor.receipt",
     "AuditReport": "lineage.audit",
     "BundleVerifier": "bundles.verifier",
     "ContractReport": "contracts.contract",
@@ -99,7 +98,6 @@ _HOME = {
 
 __all__ = [
     "AffidavitError",
-    "AnchorResult",
     "AuditReport",
     "BundleVerifier",
     "ContractReport",

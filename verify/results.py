@@ -125,12 +125,10 @@ class StepResult(NamedTuple):
         return cls(name, "failed", error.code, error.message, expected, actual, merged)
 
     @classmethod
-    def unreadable(cls, name: str, error: AffidavitError) -> StepResult:
+    def unreadable(cls, name: str, error: AffidavitError, **details: Any) -> StepResult:
         """A step that could not read the input as what it claims to be: failed, and the
         verdict is ``unreadable``."""
-        return cls(
-            name, "failed", error.code, error.message, details=error.details, input_error=True
-        )
+        return cls.failed(name, error, **details)._replace(input_error=True)
 
     def to_json(self) -> dict[str, Any]:
         """``{name, status, code?, message?, expected?, actual?, details?}``."""

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 from affidavit.cli._common import emit_json, json_option, read_input, read_json
 from affidavit.cli._trust import read_trust, trust_options
+from affidavit.cli.render.verdict import error_line, step_line
 from affidavit.verify import errors
+from affidavit.verify.results import Result, StepResult
 
 if TYPE_CHECKING:
-    from affidavit.verify.anchor.receipt import AnchorResult
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from affidavit.verify.trust import TrustRoot
 
@@ -59,9 +60,6 @@ def anchor(
     **trust_options: Any,
 ) -> None:
     """Verify an anchor receipt: sth_digest, TSA status and (with --tsa-cert) the RFC 3161 token."""
-    from affidavit.verify.anchor.receipt import AnchorResult  # noqa: PLC0415 - lazy: cryptography x509
-    from affidavit.verify.results import RESULT_VERSION  # noqa: PLC0415 - lazy, with the rest
-
     tsa = tuple(read_input(path, max_bytes=MAX_CERT_BYTES) for path in tsa_certs)
     cas = tuple(read_input(path, max_bytes=MAX_CERT_BYTES) for path in ca_certs)
     if cas and not tsa:
@@ -72,31 +70,21 @@ def anchor(
     except errors.ParseError as e:
         if not as_json:
             raise
-        emit_json(
-            {
-                "verify_result_version": RESULT_VERSION,
-                **AnchorResult.unreadable(receipt, e).to_json(),
-                "trust": trust.to_json(),
-            }
-        )
-        click.get_current_context().exit(e.exit_code)
-    result = _verify(document, trust, receipt)
+        from affidavit.verify.anchor.receipt import anchor_result  # noqa: PLC0415 - lazy
+
+        result = anchor_result(receipt, (StepResult.unreadable("parse", e),))
+    else:
+        result = _verify(document, trust, receipt)
     if as_json:
-        emit_json(
-            {
-                "verify_result_version": RESULT_VERSION,
-                **result.to_json(),
-                "trust": trust.to_json(),
-            }
-        )
+        emit_json({**result.document(), "trust": trust.to_json()})
     elif result.verdict == "unreadable":
-        click.echo(f"error: {result.code}: {receipt}: {result.message}", err=True)
+        click.echo(error_line(result), err=True)
     else:
         click.echo("\n".join(describe(result, verbose=verbose)))
     click.get_current_context().exit(result.exit_code)
 
 
-def _verify(document: Any, trust: TrustRoot, source: str) -> AnchorResult:
+def _verify(document: Any, trust: TrustRoot, source: str) -> Result:
     """The receipt under the first trusted key that verifies its tree head (the first key's
     result when none does; no key: the head's signature is not checked)."""
     from affidavit.verify.anchor.receipt import verify_anchor_receipt  # noqa: PLC0415 - lazy
@@ -120,23 +108,23 @@ def _verify(document: Any, trust: TrustRoot, source: str) -> AnchorResult:
     return results[0]
 
 
-def describe(result: AnchorResult, *, verbose: bool = False) -> list[str]:
+def describe(result: Result, *, verbose: bool = False) -> list[str]:
     """The text report: a verdict line, then the steps when not verified or ``verbose``."""
-    token: dict[str, Any] = dict(result.token or {})
+    subject = result.subject
+    token: dict[str, Any] = dict(subject["token"] or {})
     if result.verified:
         chain = f", chained to {token['chained_to']}" if token.get("chained_to") else ""
         lines = [
-            f"verified: anchor {result.anchor_id} time-stamped at {token['gen_time']} by "
+            f"verified: anchor {subject['anchor_id']} time-stamped at {token['gen_time']} by "
             f"{token['tsa_subject']} ({token['imprint_algorithm']} imprint{chain})"
         ]
     else:
-        lines = [f"{result.verdict}: anchor {result.anchor_id}: {result.code}: {result.message}"]
+        lines = [
+            f"{result.verdict}: anchor {subject['anchor_id']}: {result.code}: {result.message}"
+        ]
     if verbose or not result.verified:
-        for step in result.steps:
-            extra = step.code or step.message or ""
-            lines.append(f"  {step.name:<16} {step.status:<12} {extra}".rstrip())
-    if result.verified and result.step("sth_signature") is not None:
-        sig = result.step("sth_signature")
-        if sig is not None and sig.status == "not_checked":
-            lines.append(f"  note: {sig.message}")
+        lines.extend(step_line(step) for step in result.steps)
+    signature = result.step("sth_signature")
+    if result.verified and signature is not None and signature.status == "not_checked":
+        lines.append(f"  note: {signature.message}")
     return lines

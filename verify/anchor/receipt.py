@@ -27,23 +27,18 @@ write, so without a TSA certificate the caller trusts the verdict is ``unanchore
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.canonical import py_compact, sha256_hex
-from affidavit.verify.results import StepResult, Verdict, decide, step_named, verdict_exit_code
+from affidavit.verify.results import Result, StepResult
 
 if TYPE_CHECKING:
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from affidavit.verify.crypto.windows import KeyWindow
 
-__all__ = [
-    "RECEIPT_FIELDS",
-    "STH_FIELDS",
-    "AnchorResult",
-    "verify_anchor_receipt",
-]
+__all__ = ["RECEIPT_FIELDS", "STH_FIELDS", "anchor_result", "verify_anchor_receipt"]
 
 # The fields the peer requires (aigentsy-verify 1.6.3, verify_anchor_receipt).
 RECEIPT_FIELDS: Final = (
@@ -55,87 +50,53 @@ MAX_TOKEN_BYTES: Final = 1 << 20
 STEP_NAMES: Final = (
     "receipt_fields", "sth_match", "sth_digest", "tsa_status", "sth_signature", "timestamp_token",
 )  # fmt: skip
+# Fail closed (docs/adr/0010): the verdict without a proven token.
+_UNCHECKED: Final = (
+    "anchor.token_unchecked",
+    "the time-stamp token was not verified: give the TSA certificate you trust",
+)
 
 
-class AnchorResult(NamedTuple):
-    """The verification of one anchor receipt."""
+def _peer(steps: Sequence[StepResult]) -> dict[str, bool]:
+    """The peer's booleans, computed from our steps for parity reports.
 
-    source: str | None
-    verdict: Verdict
-    steps: tuple[StepResult, ...]
-    anchor_id: str | None = None
-    anchored_at: str | None = None
-    tsa_url: str | None = None
-    sth_digest: str | None = None  # recomputed, lowercase hex
-    token: Mapping[str, Any] | None = None  # VerifiedToken.to_json() when the token verified
-    code: str | None = None
-    message: str = ""
+    The peer stops at its first failure (fields, then digest, then status), so each of its
+    flags is true only when every earlier check passed too; ours are derived the same way.
+    """
+    passed = {step.name for step in steps if step.status == "ok"}
+    fields = next((s for s in steps if s.name == "receipt_fields"), None)
+    digest = {"receipt_fields", "sth_digest"} <= passed
+    return {
+        "fields_present": "receipt_fields" in passed,
+        "sth_digest_match": digest,
+        "tsa_granted": digest and "tsa_status" in passed,
+        "tsr_present": fields is not None and bool(fields.details.get("tsr_present")),
+    }
 
-    @classmethod
-    def unreadable(cls, source: str | None, error: errors.AffidavitError) -> AnchorResult:
-        """The result for a receipt that could not be read at all (not strict JSON)."""
-        step = StepResult("parse", "failed", error.code, error.message)
-        return cls(source, "unreadable", (step,), code=error.code, message=error.message)
 
-    @property
-    def verified(self) -> bool:
-        """True only for the verdict ``verified``."""
-        return self.verdict == "verified"
+def anchor_result(
+    source: str | None,
+    steps: Sequence[StepResult],
+    receipt: Mapping[str, Any] | None = None,
+    sth_digest: str | None = None,
+    token: Mapping[str, Any] | None = None,
+) -> Result:
+    """The :class:`~affidavit.verify.results.Result` of a receipt's ``steps``: verified only
+    with the time-stamp token proven (docs/adr/0010), its subject the receipt's fields."""
 
-    @property
-    def exit_code(self) -> int:
-        """0 verified, 1 not verified, 2 unreadable."""
-        return verdict_exit_code(self.verdict)
+    def text(name: str) -> str | None:
+        value = None if receipt is None else receipt.get(name)
+        return value if isinstance(value, str) else None
 
-    @property
-    def gen_time(self) -> str | None:
-        """The TSA's genTime (RFC 3339, UTC) when the token verified."""
-        return None if self.token is None else str(self.token["gen_time"])
-
-    def step(self, name: str) -> StepResult | None:
-        """The step called ``name``."""
-        return step_named(self.steps, name)
-
-    def peer_details(self) -> dict[str, bool]:
-        """The peer's booleans, computed from our steps for parity reports.
-
-        The peer stops at its first failure (fields, then digest, then status), so each of its
-        flags is true only when every earlier check passed too; ours are derived the same way.
-        """
-
-        def ok(name: str) -> bool:
-            step = self.step(name)
-            return step is not None and step.status == "ok"
-
-        fields = self.step("receipt_fields")
-        fields_present = ok("receipt_fields")
-        digest = fields_present and ok("sth_digest")
-        return {
-            "fields_present": fields_present,
-            "sth_digest_match": digest,
-            "tsa_granted": digest and ok("tsa_status"),
-            "tsr_present": bool(fields is not None and fields.details.get("tsr_present")),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        """The result object of ``specs/verify-anchor-result.schema.json``."""
-        out: dict[str, Any] = {
-            "kind": "anchor",
-            "source": self.source,
-            "verdict": self.verdict,
-            "verified": self.verified,
-            "anchor_id": self.anchor_id,
-            "anchored_at": self.anchored_at,
-            "tsa_url": self.tsa_url,
-            "sth_digest": self.sth_digest,
-            "token": None if self.token is None else dict(self.token),
-            "steps": [s.to_json() for s in self.steps],
-            "peer": self.peer_details(),
-        }
-        if self.code is not None:
-            out["code"] = self.code
-            out["message"] = self.message
-        return out
+    subject = {
+        "anchor_id": text("anchor_id"),
+        "anchored_at": text("anchored_at"),
+        "tsa_url": text("tsa_url"),
+        "sth_digest": sth_digest,  # recomputed, lowercase hex
+        "token": None if token is None else dict(token),  # VerifiedToken.to_json()
+        "peer": _peer(steps),
+    }
+    return Result("anchor", source, tuple(steps), subject, ("timestamp_token",), _UNCHECKED)
 
 
 def verify_anchor_receipt(
@@ -147,7 +108,7 @@ def verify_anchor_receipt(
     log_key_windows: Sequence[KeyWindow] = (),
     expected_sth: Mapping[str, Any] | None = None,
     source: str | None = None,
-) -> AnchorResult:
+) -> Result:
     """Verify an anchor receipt; every problem in it is a step of the result, never raised.
 
     ``tsa_certs`` are PEM or DER certificates of TSAs the caller trusts; ``ca_certs`` optional
@@ -168,9 +129,7 @@ def verify_anchor_receipt(
         anchors = [rfc3161.load_certificate(c, "CA certificate") for c in ca_certs]
     fields = _fields_step(receipt)
     if fields.status == "failed" or not isinstance(receipt, Mapping):
-        return AnchorResult(
-            source, "unreadable", (fields,), code=fields.code, message=fields.message
-        )
+        return anchor_result(source, (fields,))
     sth: Mapping[str, Any] = receipt["sth"]
     steps: list[StepResult] = [fields]
     if expected_sth is not None:
@@ -178,7 +137,7 @@ def verify_anchor_receipt(
     try:
         sth_bytes = py_compact(sth)
     except errors.CanonicalError as e:  # pragma: no cover - strict JSON cannot produce these
-        return AnchorResult(source, "unreadable", (fields,), code=e.code, message=e.message)
+        return anchor_result(source, (StepResult.unreadable("receipt_fields", e),))
     computed = sha256_hex(sth_bytes)
     steps.append(_digest_step(receipt, computed))
     steps.append(_status_step(receipt))
@@ -194,64 +153,42 @@ def verify_anchor_receipt(
     else:
         step, token = _token_step(receipt, sth_bytes, trusted, anchors)
         steps.append(step)
-    # The verdict from the steps, as for every result (affidavit.verify.results.decide).
-    unchecked = errors.ProofError(
-        "anchor.token_unchecked",
-        "the time-stamp token was not verified: give the TSA certificate you trust",
-    )
-    final = tuple(steps)
-    verdict, code, message = decide(final, anchored=token is not None, unanchored_error=unchecked)
-    return AnchorResult(
-        source,
-        verdict,
-        final,
-        anchor_id=_text(receipt.get("anchor_id")),
-        anchored_at=_text(receipt.get("anchored_at")),
-        tsa_url=_text(receipt.get("tsa_url")),
-        sth_digest=computed,
-        token=token,
-        code=code,
-        message=message,
-    )
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    return anchor_result(source, steps, receipt, computed, token)
 
 
 def _fields_step(receipt: object) -> StepResult:
     name = "receipt_fields"
     if not isinstance(receipt, Mapping):
-        return StepResult.failed(
+        return StepResult.unreadable(
             name, errors.ProofError("anchor.malformed", "receipt is not an object")
         )
     missing = [f for f in RECEIPT_FIELDS if f not in receipt]
     if missing:
-        return StepResult.failed(
+        return StepResult.unreadable(
             name,
             errors.ProofError("anchor.malformed", f"receipt lacks {', '.join(missing)}"),
             missing=missing,
         )
     sth = receipt["sth"]
     if not isinstance(sth, Mapping):
-        return StepResult.failed(
+        return StepResult.unreadable(
             name, errors.ProofError("anchor.malformed", "sth is not an object")
         )
     missing = [f for f in STH_FIELDS if f not in sth]
     if missing:
-        return StepResult.failed(
+        return StepResult.unreadable(
             name,
             errors.ProofError("anchor.malformed", f"sth lacks {', '.join(missing)}"),
             missing=[f"sth.{f}" for f in missing],
         )
     for key in ("sth_digest", "sth_digest_algorithm", "tsa_status"):
         if not isinstance(receipt[key], str):
-            return StepResult.failed(
+            return StepResult.unreadable(
                 name, errors.ProofError("anchor.malformed", f"{key} is not a string")
             )
     tsr = receipt.get("tsr_base64")
     if tsr is not None and not isinstance(tsr, str):
-        return StepResult.failed(
+        return StepResult.unreadable(
             name, errors.ProofError("anchor.malformed", "tsr_base64 is not a string")
         )
     return StepResult.ok(name, tsr_present=bool(tsr))

@@ -15,7 +15,7 @@ from pathlib import Path
 from affidavit.cli.render.verdict import report_blocks
 from affidavit.cli.verify import bundle as bundle_cli
 from affidavit.verify import errors
-from affidavit.verify.anchor.receipt import AnchorResult
+from affidavit.verify.anchor.receipt import anchor_result
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.results import (
     RESULT_VERSION,
@@ -62,7 +62,7 @@ def test_unreadable_input_keeps_its_json_shape() -> None:
 def test_anchor_unreadable_result_keeps_its_wire_form() -> None:
     error = errors.ParseError("io.unreadable", "r.json: No such file or directory")
     step = {"name": "parse", "status": "failed", "code": error.code, "message": error.message}
-    assert AnchorResult.unreadable("r.json", error).to_json() == {
+    assert anchor_result("r.json", (StepResult.unreadable("parse", error),)).to_json() == {
         "kind": "anchor", "source": "r.json", "verdict": "unreadable", "verified": False,
         "anchor_id": None, "anchored_at": None, "tsa_url": None, "sth_digest": None,
         "token": None, "steps": [step],

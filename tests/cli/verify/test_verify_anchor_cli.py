@@ -83,7 +83,7 @@ def test_without_tsa_cert_unanchored_exit_1(receipt: Path) -> None:
     text = _run(str(receipt))
     assert text.exit_code == 1
     assert text.stdout.startswith("unanchored: anchor anchor_7: anchor.token_unchecked: ")
-    assert "timestamp_token  not_checked" in text.stdout
+    assert "  timestamp_token          not_checked" in text.stdout
     code, document = _json(str(receipt))
     assert (code, document["verdict"], document["code"]) == (
         1,
@@ -156,7 +156,7 @@ def test_log_key_file_and_verbose(receipt: Path, tsa: LocalTsa, tmp_path: Path) 
     key_file.write_text(LOG_KEY.public_key.b64 + "\n")
     text = _run(str(receipt), "--tsa-cert", str(tsa.cert), "--log-key", str(key_file), "-v")
     assert text.exit_code == 0, text.output
-    assert "  sth_signature    ok" in text.stdout
+    assert "  sth_signature            ok" in text.stdout
     assert "note:" not in text.stdout
 
 
