@@ -15,6 +15,7 @@
     ├── LineageError                lineage.*, fact.*, stigmem.* and seed 002's bare codes
     ├── EnvelopeError               dsse.*, statement.*   a DSSE envelope or in-toto Statement
     ├── ReceiptError                receipt.*, transform.*   a transformation receipt (seed 004)
+    ├── ScittError                  cbor.*, scitt.*   SCITT statements and COSE receipts (RFC 9943)
     │
     ├── attest.errors.StoreError    store.*        (the storage layer, affidavit.attest.errors)
     ├── attest.errors.LogError      log.*
@@ -50,6 +51,7 @@ from affidavit.verify.dsse.codes import ENVELOPE, PREDICATE, STATEMENT
 from affidavit.verify.json.codes import CANONICAL, PARSE
 from affidavit.verify.lineage.codes import LINEAGE
 from affidavit.verify.receipts.codes import RECEIPT
+from affidavit.verify.scitt.codes import CBOR, SCITT
 from affidavit.verify.tlog.codes import TLOG
 from affidavit.verify.transforms.codes import TRANSFORM
 
@@ -65,6 +67,7 @@ __all__ = [
     "PolicyError",
     "ProofError",
     "ReceiptError",
+    "ScittError",
     "SignatureError",
     "UsageError",
     "families",
@@ -211,6 +214,13 @@ class ReceiptError(AffidavitError):
     codes = catalogue(RECEIPT, TRANSFORM)
 
 
+class ScittError(AffidavitError):
+    """A SCITT Signed or Transparent Statement, a COSE Receipt, or the strict CBOR under them, is
+    malformed, does not verify, or is refused by a registration policy."""
+
+    codes = catalogue(CBOR, SCITT)
+
+
 def families() -> Iterator[type[AffidavitError]]:
     """Every family of this layer, in the order of the tree above."""
     yield from (
@@ -226,4 +236,5 @@ def families() -> Iterator[type[AffidavitError]]:
         LineageError,
         EnvelopeError,
         ReceiptError,
+        ScittError,
     )

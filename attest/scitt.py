@@ -1,0 +1,154 @@
+"""Signing SCITT Signed Statements (RFC 9943 §6) and issuing COSE Receipts (RFC 9942 §5.2).
+
+>>> from affidavit.attest.keyring import derive_test_key
+>>> from affidavit.verify.scitt.statement import parse_statement
+>>> key = derive_test_key("TEST-ONLY scitt doctest issuer")
+>>> signed = sign_statement(b"{}", key, issuer="https://issuer.example", subject="pkg:x@1",
+...                         content_type="application/json")
+>>> parse_statement(signed).subject
+'pkg:x@1'
+
+A statement is signed with an Ed25519 key of the keyring (EdDSA, alg -8) or, optionally, a P-256
+key (ES256, alg -7, ``cryptography``): the protected header carries ``alg``, the content type
+(3), the ``kid`` (4: the key's COSE Key Thumbprint, RFC 9679) and the CWT claims (15) ``iss`` and
+``sub`` (RFC 9943 §6); the unprotected header is empty and the payload attached.
+
+A receipt is signed by the log key (EdDSA) over the root of the log at ``tree_size``, payload
+detached (RFC 9942 §4.4): protected ``alg``, ``vds`` = 1, ``kid`` and CWT claims (``iss`` the
+service, ``sub`` the statement's subject, ``iat`` the time of issue, RFC 9943 §6: a receipt carries
+CWT claims); unprotected ``vdp`` with one inclusion proof. Every byte is deterministic CBOR
+(RFC 8949 §4.2.1), so the same receipt verifies in any strict decoder.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import cbor2
+from affidavit.attest.keyring import SigningKey
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.verify import errors
+from affidavit.verify.scitt.cbor import encode
+from affidavit.verify.scitt.cose import (
+    COSE_SIGN1_TAG,
+    HEADER_ALG,
+    HEADER_CONTENT_TYPE,
+    HEADER_KID,
+    sig_structure,
+)
+from affidavit.verify.scitt.keys import ALG_EDDSA, ALG_ES256, CoseKey
+from affidavit.verify.scitt.receipt import HEADER_VDP, HEADER_VDS, VDP_INCLUSION, VDS_RFC9162_SHA256
+from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
+
+__all__ = ["issue_receipt", "sign_statement", "statement_key"]
+
+CLAIM_IAT = 6  # RFC 8392 §3.1.6
+
+
+def statement_key(key: Any) -> tuple[CoseKey, int]:
+    """The COSE key and algorithm of a signing key: a keyring :class:`SigningKey` (EdDSA) or a
+    ``cryptography`` P-256 private key (ES256).
+
+    Raises:
+        ``scitt.key_unrecognized``: any other key.
+    """
+    if isinstance(key, SigningKey):
+        return CoseKey.from_ed25519(key.public_key), ALG_EDDSA
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - only for ES256
+
+    if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
+        numbers = key.public_key().public_numbers()
+        cose = CoseKey(2, 1, numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big"))
+        return cose, ALG_ES256
+    raise errors.ScittError(
+        "scitt.key_unrecognized", "a statement is signed with an Ed25519 or a P-256 private key"
+    )
+
+
+def _sign(key: Any, alg: int, message: bytes) -> bytes:
+    if alg == ALG_EDDSA:
+        signature: bytes = key.sign(message)  # RFC 9053 §2.2
+        return signature
+    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - only for ES256
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature  # noqa: PLC0415
+
+    r, s = decode_dss_signature(key.sign(message, ec.ECDSA(hashes.SHA256())))
+    return r.to_bytes(32, "big") + s.to_bytes(32, "big")  # RFC 9053 §2.1: r || s
+
+
+def _sign1(
+    key: Any,
+    alg: int,
+    protected: dict[int, Any],
+    unprotected: dict[int, Any],
+    payload: bytes,
+    *,
+    detached: bool,
+) -> bytes:
+    protected_bytes = encode(protected)
+    signature = _sign(key, alg, sig_structure(protected_bytes, payload))  # RFC 9052 §4.4
+    body = [protected_bytes, unprotected, None if detached else payload, signature]
+    return encode(cbor2.CBORTag(COSE_SIGN1_TAG, body))
+
+
+def sign_statement(
+    payload: bytes,
+    key: Any,
+    *,
+    issuer: str,
+    subject: str,
+    content_type: str | None = None,
+) -> bytes:
+    """A Signed Statement over ``payload`` (module docstring).
+
+    Raises:
+        ``scitt.key_unrecognized``: not an Ed25519 or P-256 private key.
+        ``usage.invalid``: an empty issuer or subject.
+    """
+    if not issuer or not subject:
+        raise errors.UsageError("a Signed Statement needs a non-empty issuer and subject")
+    cose, alg = statement_key(key)
+    protected: dict[int, Any] = {
+        HEADER_ALG: alg,
+        HEADER_KID: cose.thumbprint,
+        HEADER_CWT_CLAIMS: {CLAIM_ISS: issuer, CLAIM_SUB: subject},  # RFC 9943 §6
+    }
+    if content_type:
+        protected[HEADER_CONTENT_TYPE] = content_type
+    return _sign1(key, alg, protected, {}, payload, detached=False)
+
+
+def issue_receipt(
+    log: TransparencyLog,
+    key: SigningKey,
+    leaf_index: int,
+    tree_size: int,
+    *,
+    issuer: str,
+    subject: str,
+    issued_at: datetime,
+) -> tuple[bytes, bytes]:
+    """The receipt of leaf ``leaf_index`` in the log's tree of ``tree_size`` leaves, signed by
+    ``key`` (the log key), and that tree's root.
+
+    Raises:
+        ``log.*``: no such leaf or size.
+    """
+    proof = log.inclusion_proof(leaf_index, tree_size)
+    inclusion = encode([tree_size, leaf_index, list(proof.path)])  # RFC 9942 §5.2
+    cose = CoseKey.from_ed25519(key.public_key)
+    protected: dict[int, Any] = {
+        HEADER_ALG: ALG_EDDSA,
+        HEADER_KID: cose.thumbprint,  # RFC 9679 thumbprint, as SCRAPI recommends
+        HEADER_CWT_CLAIMS: {
+            CLAIM_ISS: issuer,
+            CLAIM_SUB: subject,
+            CLAIM_IAT: int(issued_at.timestamp()),
+        },
+        HEADER_VDS: VDS_RFC9162_SHA256,
+    }
+    unprotected = {HEADER_VDP: {VDP_INCLUSION: [inclusion]}}
+    receipt = _sign1(key, ALG_EDDSA, protected, unprotected, proof.root_hash, detached=True)
+    return receipt, proof.root_hash

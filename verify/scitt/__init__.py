@@ -1,0 +1,56 @@
+"""SCITT offline (RFC 9943): Signed Statements, Transparent Statements and COSE Receipts.
+
+>>> from affidavit.verify.crypto.keys import Ed25519PublicKey
+>>> from affidavit.verify.scitt import CoseKey, parse_statement
+>>> signed = bytes.fromhex(  # made by affidavit.attest.scitt.sign_statement, TEST-ONLY key
+...     "d2845832a30127045820351ce86f5bee08d7a2e42b5122bd20489c8320c8d7327d83e5676a20c072bb10"
+...     "0fa201636973730263737562a0427b7d584070c7b4d2b826929bd4ed8d564427045c68e7ec1a1e6c05f6"
+...     "80a0fe0181911adee97617228fd989372444442d180300584f9c64f8f156d6144055eee4190b2504")
+>>> statement = parse_statement(signed)
+>>> (statement.issuer, statement.subject, statement.sign1.payload)
+('iss', 'sub', b'{}')
+>>> issuer = Ed25519PublicKey.from_b64("/Kmx6k8gfMBnlZ1l2p3R+BvoRIgWSpGY3kRuv7WbRQs=")
+>>> statement.verify_signature(CoseKey.from_ed25519(issuer))  # None: it verifies
+
+The rooms: :mod:`~affidavit.verify.scitt.cbor` (strict CBOR in, deterministic CBOR out),
+:mod:`~affidavit.verify.scitt.cose` (COSE_Sign1, RFC 9052), :mod:`~affidavit.verify.scitt.keys`
+(COSE keys, EdDSA and ES256, RFC 9679 thumbprints), :mod:`~affidavit.verify.scitt.statement`
+(Signed and Transparent Statements, the leaf entry), :mod:`~affidavit.verify.scitt.receipt`
+(RFC 9942 receipts, RFC9162_SHA256) and :mod:`~affidavit.verify.scitt.report` (a Transparent
+Statement's one Result). Nothing here reads a file, the clock or the network: keys and
+bytes are the caller's. The names below load on first use, so that ``verify/errors.py`` can read
+this room's codes without importing cbor2.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "CoseKey",
+    "ReceiptCheck",
+    "SignedStatement",
+    "parse_receipt",
+    "parse_statement",
+    "verify_receipt",
+    "verify_transparent_statement",
+]
+
+_WHERE = {
+    "CoseKey": "keys",
+    "ReceiptCheck": "receipt",
+    "SignedStatement": "statement",
+    "parse_receipt": "receipt",
+    "parse_statement": "statement",
+    "verify_receipt": "receipt",
+    "verify_transparent_statement": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: the public names, imported when first used."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)

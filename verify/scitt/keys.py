@@ -1,0 +1,224 @@
+"""The keys SCITT signatures are checked with, as COSE Keys (RFC 9052 §7), and their thumbprints.
+
+>>> from affidavit.verify.crypto.keys import Ed25519PublicKey
+>>> key = CoseKey.from_ed25519(Ed25519PublicKey.from_hex(
+...     "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
+>>> key.describe
+'EdDSA (Ed25519)'
+>>> len(key.thumbprint)
+32
+
+Two kinds, each bound to the one algorithm it verifies (RFC 9053 §2.1, RFC 9053 §2.2):
+
+- an OKP key on Ed25519 (kty 1, crv 6) verifies EdDSA (alg -8), strictly, through
+  :func:`affidavit.verify.crypto.signature.verify_ed25519` (docs/adr/0002);
+- an EC2 key on P-256 (kty 2, crv 1) verifies ES256 (alg -7): ECDSA with SHA-256 over the
+  signature ``r || s``, 32 bytes each (RFC 9053 §2.1), through ``cryptography``.
+
+Any other algorithm is refused (``scitt.alg_unsupported``), and an algorithm that does not fit the
+key's kind is ``scitt.key_mismatch``. The ``kid`` of a key is its COSE Key Thumbprint (RFC 9679
+§3): SHA-256 over the deterministic CBOR (RFC 8949 §4.2.1) of its required parameters (kty, crv,
+x, and y for EC2), as SCRAPI recommends for a Transparency Service's keys.
+
+Keys come from the bytes of files the caller read (:func:`key_from_bytes`,
+:func:`keys_from_files`): an Ed25519 key in any form every other command trusts
+(:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`), or a P-256 public key as a PEM
+SubjectPublicKeyInfo. Which files of a folder are keys is :func:`affidavit.verify.trust.key_claim`'s
+rule, the same for every folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.signature import verify_ed25519
+from affidavit.verify.crypto.trusted_keys import parse_key_bytes
+from affidavit.verify.scitt.cbor import encode
+from affidavit.verify.trust import KeyFile, Skipped, key_claim
+
+__all__ = [
+    "ALG_EDDSA",
+    "ALG_ES256",
+    "ALG_NAMES",
+    "CoseKey",
+    "key_from_bytes",
+    "keys_from_files",
+]
+
+# RFC 9053 §2.1, §2.2 (COSE Algorithms registry)
+ALG_EDDSA: Final = -8
+ALG_ES256: Final = -7
+ALG_NAMES: Final = {ALG_EDDSA: "EdDSA", ALG_ES256: "ES256"}
+# RFC 9052 §7.1 / RFC 9053 §7 (COSE Key Types and Elliptic Curves registries)
+KTY_OKP: Final = 1
+KTY_EC2: Final = 2
+CRV_P256: Final = 1
+CRV_ED25519: Final = 6
+_KTY, _KID, _ALG, _CRV, _X, _Y = 1, 2, 3, -1, -2, -3  # COSE Key labels (RFC 9052 §7.1, 9053 §7)
+_P256_ORDER: Final = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+@dataclass(frozen=True, slots=True)
+class CoseKey:
+    """A public key a SCITT signature is checked with (module docstring); ``source`` names where
+    it came from, for messages."""
+
+    kty: int
+    crv: int
+    x: bytes
+    y: bytes = b""
+    source: str = ""
+
+    @classmethod
+    def from_ed25519(cls, key: Ed25519PublicKey, source: str = "") -> CoseKey:
+        """The OKP form of an Ed25519 key (already checked where it entered)."""
+        return cls(KTY_OKP, CRV_ED25519, key.raw, source=source)
+
+    @property
+    def alg(self) -> int:
+        """The one algorithm this key verifies."""
+        return ALG_EDDSA if self.kty == KTY_OKP else ALG_ES256
+
+    @property
+    def describe(self) -> str:
+        """``EdDSA (Ed25519)`` or ``ES256 (P-256)``."""
+        return "EdDSA (Ed25519)" if self.kty == KTY_OKP else "ES256 (P-256)"
+
+    def required(self) -> dict[int, Any]:
+        """The required parameters (RFC 9679 §4): kty, crv, x (and y for EC2)."""
+        params: dict[int, Any] = {_KTY: self.kty, _CRV: self.crv, _X: self.x}
+        if self.kty == KTY_EC2:
+            params[_Y] = self.y
+        return params
+
+    @property
+    def thumbprint(self) -> bytes:
+        """The COSE Key Thumbprint (RFC 9679 §3) with SHA-256: this key's ``kid``."""
+        return hashlib.sha256(encode(self.required())).digest()
+
+    def to_cose(self) -> dict[int, Any]:
+        """The COSE Key (RFC 9052 §7) with its ``kid`` (the thumbprint) and ``alg``."""
+        return {**self.required(), _KID: self.thumbprint, _ALG: self.alg}
+
+    def verify(self, alg: object, message: bytes, signature: bytes) -> None:
+        """Check ``signature`` over ``message`` (a Sig_structure, RFC 9052 §4.4) under ``alg``.
+
+        Raises:
+            ``scitt.alg_unsupported``: ``alg`` is not EdDSA or ES256.
+            ``scitt.key_mismatch``: ``alg`` does not fit this key.
+            ``scitt.signature_invalid``: the signature does not verify.
+        """
+        if alg not in ALG_NAMES or isinstance(alg, bool):
+            raise errors.ScittError(
+                "scitt.alg_unsupported", f"alg {alg!r} is not EdDSA (-8) or ES256 (-7)"
+            )
+        if alg != self.alg:
+            raise errors.ScittError(
+                "scitt.key_mismatch",
+                f"alg {ALG_NAMES[int(str(alg))]} does not fit the {self.describe} key"
+                + (f" {self.source}" if self.source else ""),
+            )
+        if self.kty == KTY_OKP:
+            try:
+                verify_ed25519(Ed25519PublicKey(self.x), message, signature)  # RFC 9053 §2.2
+            except errors.SignatureError as e:
+                raise errors.ScittError("scitt.signature_invalid", e.message) from None
+            return
+        _verify_es256(self.x, self.y, message, signature)
+
+
+def _verify_es256(x: bytes, y: bytes, message: bytes, signature: bytes) -> None:
+    """RFC 9053 §2.1: ECDSA P-256 with SHA-256; the signature is ``r || s``, 32 bytes each."""
+    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - only for ES256
+    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature  # noqa: PLC0415
+
+    if len(signature) != 64:
+        raise errors.ScittError(
+            "scitt.signature_invalid",
+            f"an ES256 signature is 64 bytes (r || s), got {len(signature)}",
+        )
+    r, s = int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+    if not (0 < r < _P256_ORDER and 0 < s < _P256_ORDER):
+        raise errors.ScittError("scitt.signature_invalid", "ES256 r or s is out of range")
+    numbers = ec.EllipticCurvePublicNumbers(
+        int.from_bytes(x, "big"), int.from_bytes(y, "big"), ec.SECP256R1()
+    )
+    try:
+        numbers.public_key().verify(encode_dss_signature(r, s), message, ec.ECDSA(hashes.SHA256()))
+    except (InvalidSignature, ValueError):
+        raise errors.ScittError(
+            "scitt.signature_invalid", "the ES256 signature does not verify"
+        ) from None
+
+
+def _p256_from_pem(data: bytes, source: str) -> CoseKey | None:
+    """A P-256 SubjectPublicKeyInfo PEM as an EC2 key; None when it is not one."""
+    if b"-----BEGIN PUBLIC KEY-----" not in data:
+        return None
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - only for EC keys
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key  # noqa: PLC0415
+
+    try:
+        key = load_pem_public_key(data.strip())
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
+        return None
+    numbers = key.public_numbers()
+    return CoseKey(
+        KTY_EC2, CRV_P256, numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big"), source
+    )
+
+
+def key_from_bytes(data: bytes, *, source: str) -> CoseKey:
+    """The key in a file's bytes: Ed25519 in any trusted-key form, or a P-256 PEM.
+
+    Raises:
+        ``scitt.key_unrecognized``: neither (an EC key on another curve, an RSA key...).
+        ``key.*``, ``json.*``: a malformed Ed25519 key file (trusted_keys.py).
+    """
+    try:
+        return CoseKey.from_ed25519(parse_key_bytes(data, source=source).key, source)
+    except errors.KeyMaterialError as not_ed25519:
+        p256 = _p256_from_pem(data, source)
+        if p256 is not None:
+            return p256
+        if b"-----BEGIN PUBLIC KEY-----" in data:
+            raise errors.ScittError(
+                "scitt.key_unrecognized",
+                f"{source}: a public key that is neither Ed25519 nor P-256",
+            ) from None
+        raise not_ed25519 from None
+
+
+def keys_from_files(
+    files: Iterable[KeyFile], *, folder: str | None = None
+) -> tuple[tuple[CoseKey, ...], tuple[Skipped, ...]]:
+    """The keys of ``files`` (a folder's, in name order), each read if it claims to be a key
+    (:func:`affidavit.verify.trust.key_claim`), else skipped with the reason.
+
+    Raises:
+        ``scitt.key_unrecognized``, ``key.*``, ``json.*``: a file claiming to be a key is not one.
+        ``usage.invalid``: ``folder`` holds no key (fail closed).
+    """
+    keys: list[CoseKey] = []
+    skipped: list[Skipped] = []
+    for file in files:
+        reason = key_claim(file)
+        if reason is None:
+            keys.append(key_from_bytes(file.data, source=file.source))
+        else:
+            skipped.append(Skipped(file.source, reason))
+    if folder is not None and not keys:
+        raise errors.UsageError(
+            f"{folder}: no key in it (*.pub, *.pem, or a *.json key document): an empty "
+            "trust set trusts nothing (fail closed)"
+        )
+    return tuple(keys), tuple(skipped)
