@@ -46,8 +46,8 @@ def report_blocks(report: Report, *, detailed: bool) -> list[tuple[str, bool]]:
     """The report as ``(text, to_stderr)`` blocks, in print order.
 
     An unreadable input is one ``error:`` line on stderr; every other result is shown when
-    ``detailed`` or not verified; a summary line ends the report unless the only input was
-    unreadable.
+    ``detailed`` or not verified; a summary line (and, for several inputs, the counts by code)
+    ends the report unless the only input was unreadable.
     """
     blocks: list[tuple[str, bool]] = []
     for result in report.results:
@@ -58,7 +58,11 @@ def report_blocks(report: Report, *, detailed: bool) -> list[tuple[str, bool]]:
     summary = report.summary()
     if len(report.results) > 1 or summary["unreadable"] == 0:
         parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
-        blocks.append((f"{summary['total']} {report.kind}(s): {parts}", False))
+        lines = [f"{summary['total']} {report.kind}(s): {parts}"]
+        if len(report.results) > 1 and summary["by_code"]:
+            codes = ", ".join(f"{code} {n}" for code, n in summary["by_code"].items())
+            lines.append(f"by code: {codes}")
+        blocks.append(("\n".join(lines), False))
     return blocks
 
 
@@ -107,5 +111,15 @@ def _policy_layer(view: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _receipt(subject: Mapping[str, Any]) -> list[str]:
+    """The adapter and its declared chain (docs/formats.md §7)."""
+    adapter = subject["adapter"]
+    chain = ", ".join(subject["transformations"]) or "(none)"
+    return [f"  adapter {adapter['name']} {adapter['version']}, {subject['capability']}: {chain}"]
+
+
 # What each kind of subject adds to a detailed report.
-_EXTRA: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {"bundle": _bundle}
+_EXTRA: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
+    "bundle": _bundle,
+    "receipt": _receipt,
+}

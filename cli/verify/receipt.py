@@ -21,9 +21,10 @@ Trust comes only from the caller, through the trust options every verify verb ta
 DIR``, ...). Without a key the signature is not checked and no receipt is verified
 (``receipt.unanchored``).
 
-Exit codes: 0 every receipt verified; 1 some receipt failed or is incomplete (a transformation
-with no implementation here: ``transform.unimplemented``); 2 some receipt or file unreadable, or
-bad usage. ``--json`` prints one document (``specs/output/verify-receipt.schema.json``).
+Exit codes: 0 every receipt verified; 1 some receipt failed or is unanchored (no trusted key,
+or a transformation with no implementation here: ``transform.unimplemented``); 2 some receipt or
+file unreadable, or bad usage. ``--json`` prints one document
+(``specs/output/verify-receipt.schema.json``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
-    from affidavit.verify.receipts.result import ReceiptResult
+    from affidavit.verify.results import Result
     from affidavit.verify.trust import TrustRoot
 
 __all__ = ["receipt"]
@@ -104,9 +105,6 @@ def receipt(  # noqa: PLR0917 - one parameter per option
             "one receipt needs --source SRC and --content OUT and/or --chunk FILE"
         )
     result = _single(target, source_file, content_file, chunk_files, raw_keys)
-    if result.verdict == "unreadable" and not as_json:
-        click.echo(f"error: {result.code}: {result.message}", err=True)
-        click.get_current_context().exit(result.exit_code)
     _finish([result], as_json, trust, detailed=True)
 
 
@@ -122,12 +120,11 @@ def _single(
     content_file: str | None,
     chunk_files: tuple[str, ...],
     raw_keys: list[bytes],
-) -> ReceiptResult:
+) -> Result:
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
-    from affidavit.verify.receipts.result import ReceiptResult  # noqa: PLC0415 - lazy
-    from affidavit.verify.receipts.verify import verify_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt  # noqa: PLC0415 - lazy
 
     if [source_file, content_file, *chunk_files].count("-") + (receipt_file == "-") > 1:
         raise errors.UsageError("standard input (-) can stand for one input only")
@@ -141,7 +138,7 @@ def _single(
     except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
         if e.code == "io.unreadable":
             raise
-        return ReceiptResult.unreadable(receipt_file, e)
+        return unreadable_receipt(receipt_file, e)
     source = read(source_file)
     content = None if content_file is None else read(content_file)
     chunks = [read(path) for path in chunk_files] or None
@@ -151,7 +148,7 @@ def _single(
 
 def _bulk(
     folder: str, source_root: str, content_root: str, raw_keys: list[bytes], jobs: int
-) -> list[ReceiptResult]:
+) -> list[Result]:
     from affidavit.verify.receipts.bulk import Layout, find_receipts, init_worker, run_task  # noqa: PLC0415 - lazy
 
     if not os.path.isdir(source_root):
@@ -175,16 +172,15 @@ def _bulk(
     return results
 
 
-def _finish(
-    results: Sequence[ReceiptResult], as_json: bool, trust: TrustRoot, *, detailed: bool
-) -> None:
-    from affidavit.verify.receipts.result import ReceiptReport  # noqa: PLC0415 - lazy
+def _finish(results: Sequence[Result], as_json: bool, trust: TrustRoot, *, detailed: bool) -> None:
+    from affidavit.cli.render.verdict import report_blocks  # noqa: PLC0415 - lazy
+    from affidavit.verify.results import Report  # noqa: PLC0415 - lazy
 
-    report = ReceiptReport(tuple(results))
+    report = Report("receipt", tuple(results))
     if as_json:
         emit_json({**report.to_json(), "trust": trust.to_json()})
     else:
-        for line in report.render(detailed=detailed):
-            click.echo(line)
+        for text, to_stderr in report_blocks(report, detailed=detailed):
+            click.echo(text, err=to_stderr)
     if report.exit_code:
         click.get_current_context().exit(report.exit_code)

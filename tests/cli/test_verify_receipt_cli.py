@@ -62,15 +62,15 @@ def test_verified_human(files: dict[str, str]) -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == f"{files['receipt']}: verified"
-    assert (
-        lines[1] == "  adapter demo-lossy 1.0.0, declared_lossy: newline_normalize, whitespace_trim"
-    )
-    assert [line.split()[:2] for line in lines[2:6]] == [
+    assert [line.split()[:2] for line in lines[1:5]] == [
         ["signature", "ok"],
         ["source_hash", "ok"],
         ["replay", "ok"],
         ["content_hash", "ok"],
     ]
+    assert (
+        lines[5] == "  adapter demo-lossy 1.0.0, declared_lossy: newline_normalize, whitespace_trim"
+    )
     assert lines[-1] == "1 receipt(s): 1 verified"
 
 
@@ -84,7 +84,7 @@ def test_verified_json(files: dict[str, str]) -> None:
         "total": 1,
         "verified": 1,
         "failed": 0,
-        "incomplete": 0,
+        "unanchored": 0,
         "unreadable": 0,
         "by_code": {},
     }
@@ -103,7 +103,7 @@ def test_trusted_keys_folder(files: dict[str, str], tmp_path: Path) -> None:
 def test_no_key_is_not_verified(files: dict[str, str]) -> None:
     code, document = _json(*_single(files))
     assert code == 1
-    assert document["results"][0]["verdict"] == "incomplete"
+    assert document["results"][0]["verdict"] == "unanchored"
     assert document["results"][0]["code"] == "receipt.unanchored"
 
 
@@ -143,7 +143,7 @@ def _tampered(tmp_path: Path, files: dict[str, str], case: str) -> tuple[str, ..
         ("source", "failed", "receipt.source_mismatch"),
         ("content", "failed", "receipt.content_mismatch"),
         ("replay", "failed", "receipt.replay_mismatch"),
-        ("unimplemented", "incomplete", "transform.unimplemented"),
+        ("unimplemented", "unanchored", "transform.unimplemented"),
     ],
 )
 def test_tamper_cases(
@@ -153,7 +153,7 @@ def test_tamper_cases(
     result = _run(*args)
     assert result.exit_code == 1, result.output
     assert f"{files['receipt']}: {verdict}" in result.stdout
-    assert f"  {code}: " in result.stdout
+    assert f" {code}: " in result.stdout
     exit_code, document = _json(*args)
     assert exit_code == 1
     assert document["results"][0]["verdict"] == verdict
@@ -247,7 +247,7 @@ def test_bulk_jobs_2(tmp_path: Path) -> None:
         "total": 50,
         "verified": 47,
         "failed": 2,
-        "incomplete": 0,
+        "unanchored": 0,
         "unreadable": 1,
         "by_code": {
             "receipt.content_mismatch": 1,

@@ -26,8 +26,8 @@ from typing import Final, NamedTuple
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt
-from affidavit.verify.receipts.result import ReceiptResult
-from affidavit.verify.receipts.verify import verify_receipt
+from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt
+from affidavit.verify.results import Result
 
 __all__ = [
     "MAX_ARTEFACT_BYTES",
@@ -133,13 +133,13 @@ def init_worker(raw_keys: Sequence[bytes]) -> None:
     _KEYS = tuple(Ed25519PublicKey(raw) for raw in raw_keys)
 
 
-def run_task(task: Task) -> ReceiptResult:
+def run_task(task: Task) -> Result:
     """Read one receipt and the files it names, and verify it; never raises for bad input."""
     label = task.receipt
     try:
         receipt = load_receipt(read_bytes(label, limit=MAX_RECEIPT_BYTES), what=label)
     except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
-        return ReceiptResult.unreadable(label, e)
+        return unreadable_receipt(label, e)
     content = os.path.join(task.layout.contents, *task.relative[: -len(RECEIPT_SUFFIX)].split("/"))
     files: tuple[tuple[str, str], ...] = (("content", content),)
     try:
@@ -147,7 +147,7 @@ def run_task(task: Task) -> ReceiptResult:
         files = (("source", source), ("content", content))
         source_bytes, content_bytes = read_bytes(source), read_bytes(content)
     except (errors.ReceiptError, errors.ParseError) as e:
-        return ReceiptResult.unreadable(label, e, files)
+        return unreadable_receipt(label, e, files)
     return verify_receipt(
         receipt, source_bytes, content_bytes, None, _KEYS, label=label, files=files
     )

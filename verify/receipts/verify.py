@@ -28,8 +28,10 @@ Steps, in this order, each ``ok``, ``failed`` (with its code) or ``not_checked``
                     content (``receipt.content_mismatch``).
 
 Every step runs (a report says everything it can); the verdict is ``verified`` only when every
-step is ``ok`` (:func:`affidavit.verify.receipts.result.decide_receipt`). The replay is compared
-with the receipt's content hash, not with the content file, so a changed content file is
+step is ``ok`` (:class:`affidavit.verify.results.Result`): ``unanchored`` when none failed but one
+could not run (no trusted key, ``receipt.unanchored``; a transformation this verifier has no
+implementation of, ``transform.unimplemented``), never verified (style.md §7). The replay is
+compared with the receipt's content hash, not with the content file, so a changed content file is
 ``receipt.content_mismatch`` and a receipt whose claim does not replay is
 ``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other*
 chain is still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared
@@ -47,11 +49,10 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.receipts.format import Digest, Receipt, key_id_of, parse_receipt
-from affidavit.verify.receipts.result import ReceiptResult, decide_receipt
-from affidavit.verify.results import StepResult
+from affidavit.verify.results import Result, StepResult
 from affidavit.verify.transforms import TransformSet, apply_chain
 
-__all__ = ["signature_step", "verify_receipt"]
+__all__ = ["receipt_result", "signature_step", "unreadable_receipt", "verify_receipt"]
 
 _UNANCHORED: Final = "no trusted key was given: the signature is not checked"
 _NOT_THE_SOURCE: Final = "the source is not the receipt's: nothing to replay"
@@ -71,7 +72,7 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     *,
     label: str | None = None,
     files: tuple[tuple[str, str], ...] = (),
-) -> ReceiptResult:
+) -> Result:
     """Verify ``receipt`` (a :class:`Receipt`, or a parsed JSON value) against the ``source``
     bytes and the ``content`` bytes and/or ``chunks`` (in order). Never raises for any receipt
     value; an unparsable one is ``unreadable``.
@@ -90,7 +91,7 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
         try:
             receipt = parse_receipt(receipt, what=label or "receipt")
         except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
-            return ReceiptResult.unreadable(label, e, files)
+            return unreadable_receipt(label, e, files)
     source_digest = Digest.of(source)
     whole = content if content is not None else b"".join(chunks or ())
     content_digest = Digest.of(whole)
@@ -101,19 +102,35 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
         *_chunks_step(receipt, content, chunks, content_digest),
         _content_step(receipt, content_digest, from_chunks=content is None),
     )
-    verdict, code, message = decide_receipt(steps)
-    return ReceiptResult(
-        label,
-        verdict,
-        steps,
-        receipt.receipt_hash,
-        (receipt.adapter_name, receipt.adapter_version),
-        receipt.transformations,
-        receipt.capability,
-        code,
-        message,
-        files,
-    )
+    return receipt_result(label, steps, receipt, files)
+
+
+def receipt_result(
+    label: str | None,
+    steps: Iterable[StepResult],
+    receipt: Receipt | None = None,
+    files: tuple[tuple[str, str], ...] = (),
+) -> Result:
+    """The result of a receipt's ``steps``, every one needed ``ok``; its subject the receipt's
+    hash, adapter and chain, and (bulk) where its source and content were read from."""
+    subject: dict[str, Any] = {
+        "receipt_hash": None if receipt is None else receipt.receipt_hash,
+        "adapter": None
+        if receipt is None
+        else {"name": receipt.adapter_name, "version": receipt.adapter_version},
+        "transformations": [] if receipt is None else list(receipt.transformations),
+        "capability": None if receipt is None else receipt.capability,
+    }
+    if files:
+        subject["files"] = dict(files)
+    return Result("receipt", label, tuple(steps), subject)
+
+
+def unreadable_receipt(
+    label: str | None, error: errors.AffidavitError, files: tuple[tuple[str, str], ...] = ()
+) -> Result:
+    """The result for a receipt (or a file it names) that ``error`` kept from being read."""
+    return receipt_result(label, (StepResult.unreadable("parse", error),), files=files)
 
 
 def signature_step(receipt: Receipt, trusted: Sequence[Ed25519PublicKey]) -> StepResult:

@@ -94,7 +94,11 @@ def test_report_renders_json_and_text_and_exit_code() -> None:
         False,
     )
     assert blocks[1] == ("error: io.unreadable: m.json: gone", True)
-    assert blocks[2] == ("3 bundle(s): 1 verified, 1 failed, 1 unreadable", False)
+    assert blocks[2] == (
+        "3 bundle(s): 1 verified, 1 failed, 1 unreadable\n"
+        "by code: bundle.hash_mismatch 1, io.unreadable 1",
+        False,
+    )
     json.dumps(document)  # plain JSON values only
 
 

@@ -8,8 +8,8 @@ import pickle
 from typing import Any
 
 import pytest
-from affidavit.verify.receipts.result import ReceiptReport, ReceiptResult
 from affidavit.verify.receipts.verify import verify_receipt
+from affidavit.verify.results import Report, Result
 
 from tests.verify.receipts.receipt_fixtures import (
     ADAPTER,
@@ -27,12 +27,12 @@ TRUSTED = [ADAPTER.public_key]
 
 def _verify(
     document: Any, source: bytes = SOURCE, content: bytes | None = CONTENT, **kw: Any
-) -> ReceiptResult:
+) -> Result:
     keys = kw.pop("keys", TRUSTED)
     return verify_receipt(document, source, content, kw.pop("chunks", None), keys, **kw)
 
 
-def _statuses(result: ReceiptResult) -> dict[str, tuple[str, str | None]]:
+def _statuses(result: Result) -> dict[str, tuple[str, str | None]]:
     return {step.name: (step.status, step.code) for step in result.steps}
 
 
@@ -43,8 +43,8 @@ def test_verified() -> None:
     assert [s.name for s in result.steps] == ["signature", "source_hash", "replay", "content_hash"]
     assert all(s.status == "ok" for s in result.steps)
     assert result.code is None
-    assert result.transformations == LOSSY
-    assert result.adapter == ("demo-lossy", "1.0.0")
+    assert result.subject["transformations"] == list(LOSSY)
+    assert result.subject["adapter"] == {"name": "demo-lossy", "version": "1.0.0"}
 
 
 def test_byte_preserving_verified() -> None:
@@ -87,9 +87,9 @@ def test_untrusted_key() -> None:
     assert _verify(receipt(key=OTHER), keys=[ADAPTER.public_key, OTHER.public_key]).verified
 
 
-def test_no_trusted_key_is_incomplete() -> None:
+def test_no_trusted_key_is_unanchored() -> None:
     result = _verify(receipt(), keys=[])
-    assert result.verdict == "incomplete"
+    assert result.verdict == "unanchored"
     assert result.code == "receipt.unanchored"
     assert _statuses(result)["signature"] == ("not_checked", "receipt.unanchored")
     assert result.exit_code == 1
@@ -141,7 +141,7 @@ def test_byte_preserving_that_is_not() -> None:
 def test_unimplemented_transformation_is_not_verified() -> None:
     document = forged(SOURCE, CONTENT, ("newline_normalize", "acme.secret_sauce"))
     result = _verify(document)
-    assert result.verdict == "incomplete"
+    assert result.verdict == "unanchored"
     assert result.code == "transform.unimplemented"
     assert _statuses(result)["replay"] == ("not_checked", "transform.unimplemented")
     assert result.exit_code == 1
@@ -228,19 +228,13 @@ def test_results_pickle_and_report() -> None:
     good = _verify(receipt(), label="a.receipt.json")
     bad = _verify(receipt(), content=b"x", label="b.receipt.json")
     assert pickle.loads(pickle.dumps(bad)) == bad
-    report = ReceiptReport((good, bad))
+    report = Report("receipt", (good, bad))
     summary = report.summary()
     assert summary["total"] == 2
     assert summary["verified"] == 1
     assert summary["failed"] == 1
     assert summary["by_code"] == {"receipt.content_mismatch": 1}
-    assert report.exit_code == 1
-    lines = report.render(detailed=False)
-    assert lines[0] == "b.receipt.json: failed"
-    assert lines[-2:] == [
-        "2 receipt(s): 1 verified, 1 failed",
-        "by code: receipt.content_mismatch 1",
-    ]
+    assert (report.exit_code, report.verdict) == (1, "failed")
     document = report.to_json()
     assert document["kind"] == "receipt"
     assert document["results"][0]["verified"] is True
@@ -255,7 +249,7 @@ def test_any_content_byte_flip_is_caught(flip: int) -> None:
 
 
 def test_plugin_transformation_replays_when_installed() -> None:
-    """The same receipt is incomplete without the plugin and verified with it."""
+    """The same receipt is unanchored without the plugin and verified with it."""
     from affidavit.verify.transforms import TransformSet
 
     shout = TransformSet.of({"acme.shout": str.upper})
@@ -268,7 +262,7 @@ def test_adapter_specific_reserved_name_is_unimplemented() -> None:
     """strip_tool_chrome is reserved but adapter-specific: never replayed as the identity."""
     document = forged(SOURCE, CONTENT, (*LOSSY, "strip_tool_chrome"))
     result = _verify(document)
-    assert result.verdict == "incomplete"
+    assert result.verdict == "unanchored"
     assert result.code == "transform.unimplemented"
 
 
