@@ -7,7 +7,8 @@ datetime.timezone.utc
 above it read them here, each in one place (rule 18): :func:`utc_now` is the clock of every
 command, log, witness and server (a library function that needs the time takes a ``clock`` or a
 moment, and this is its default), and :func:`read_capped` reads every file whose size is bounded
-(keys, states, contracts, receipts, the command line's inputs).
+(keys, states, contracts, receipts, the command line's inputs); :func:`read_key_bytes` is it for
+key files, public or private, whose bytes :mod:`affidavit.verify.crypto.trusted_keys` parses.
 
 Imported by the command line's ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports
 neither :mod:`pathlib` nor, until the clock is read, :mod:`datetime`.
@@ -23,7 +24,7 @@ from affidavit.verify import errors
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["read_capped", "utc_now"]
+__all__ = ["read_capped", "read_key_bytes", "utc_now"]
 
 
 def utc_now() -> datetime:
@@ -33,10 +34,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def read_capped(path: str | os.PathLike[str], limit: int) -> bytes | None:
-    """The bytes of the file at ``path`` if it holds at most ``limit`` bytes, else None (the
-    caller says what too large means for what it reads). Never more than ``limit + 1`` bytes are
-    read, so a huge or endless file (``/dev/zero``) costs no more than a small one.
+def read_capped(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the file at ``path``, at most ``limit + 1`` of them: more than ``limit`` means
+    the file is larger than ``limit`` (the caller checks, and says what too large means for what
+    it reads; the first bytes are there for a caller that looks into them). A huge or endless file
+    (``/dev/zero``) costs no more than a small one.
 
     Raises:
         ``io.unreadable``: the file cannot be read (a folder included); the message starts with
@@ -47,4 +49,22 @@ def read_capped(path: str | os.PathLike[str], limit: int) -> bytes | None:
             data = handle.read(limit + 1)
     except OSError as e:
         raise errors.ParseError("io.unreadable", f"{os.fspath(path)}: {e.strerror or e}") from e
-    return data if len(data) <= limit else None
+    return data
+
+
+def read_key_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a key file (public or private), at most
+    :data:`~affidavit.verify.crypto.trusted_keys.MAX_KEY_FILE_BYTES`.
+
+    Raises:
+        ``io.unreadable``: the file cannot be read (a folder included).
+        ``key.unrecognized``: it is larger than a key file.
+    """
+    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
+
+    data = read_capped(path, MAX_KEY_FILE_BYTES)
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{os.fspath(path)}: too large for a key file"
+        )
+    return data

@@ -19,8 +19,9 @@ Files written by :func:`generate_key_files` into ``DIR`` (docs/formats.md §3):
 key folder all end up with the one key exactly one of them generated.
 
 Signing goes through PyNaCl (libsodium); cryptography is imported only to read a private key and
-to write PEM. Trusted public keys are read by :mod:`affidavit.verify.crypto.trusted_keys`
-(:func:`load_public_key` is its short form).
+to write PEM. Trusted public keys are parsed by :mod:`affidavit.verify.crypto.trusted_keys`
+(:func:`load_public_key` reads one file); every key file is read by
+:func:`affidavit.attest._host.read_key_bytes`.
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
+from affidavit.attest._host import read_key_bytes
 from affidavit.attest.files import create_exclusive
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.crypto.trusted_keys import load_key_file, parse_key_bytes, read_key_bytes
+from affidavit.verify.crypto.trusted_keys import parse_key_bytes
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -383,8 +385,11 @@ def _publisher_beside(folder: Path, key: SigningKey) -> str | None:
 
 
 def load_public_key(path: str | Path) -> Ed25519PublicKey:
-    """The key of a trusted public key file, read by the one strict loader
-    (:func:`affidavit.verify.crypto.trusted_keys.load_key_file`: a JSON key document, a PEM, base64
-    text or a C2SP verifier key; the forms and the errors are described there).
+    """The key of a trusted public key file, parsed by the one strict parser
+    (:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`: a JSON key document, a PEM,
+    base64 text or a C2SP verifier key; the forms and the errors are described there).
+
+    Raises:
+        ``io.unreadable``: the file cannot be read. ``key.*``, ``json.*``: not a key.
     """
-    return load_key_file(path).key
+    return parse_key_bytes(read_key_bytes(path), source=os.fspath(path)).key

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from affidavit.attest._host import read_capped
 from affidavit.verify import errors
 from affidavit.verify.json.strict import DEFAULT_MAX_BYTES
 
@@ -15,17 +16,16 @@ def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read ``source`` (a path, or ``-`` for stdin) with a size cap, never more than cap + 1 bytes.
 
     Raises:
-        FileReadError: the file cannot be read.
-        JsonTooLarge: the input is over ``max_bytes``.
+        ``io.unreadable``: the file cannot be read.
+        ``json.too_large``: the input is over ``max_bytes``.
     """
-    try:
-        if source == "-":
+    if source != "-":
+        data = read_capped(source, max_bytes)
+    else:
+        try:
             data = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read(max_bytes + 1)
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{source}: {e.strerror or e}") from None
+        except OSError as e:
+            raise errors.ParseError("io.unreadable", f"{source}: {e.strerror or e}") from None
     if len(data) > max_bytes:
         raise errors.ParseError(
             "json.too_large", f"{source}: over the size limit of {max_bytes} bytes"
@@ -38,7 +38,7 @@ def read_artefact(source: str, *, max_bytes: int) -> bytes:
     ``max_bytes`` is ``io.unreadable``, not ``json.too_large``.
 
     Raises:
-        FileReadError: the file cannot be read, or it is over ``max_bytes``.
+        ``io.unreadable``: the file cannot be read, or it is over ``max_bytes``.
     """
     try:
         return read_input(source, max_bytes=max_bytes)

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from affidavit.cli._input import read_input
+from affidavit.attest._host import read_key_bytes
 from affidavit.cli.verify._fastpath import Option, echo
 from affidavit.verify import errors
 from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
@@ -127,7 +127,7 @@ def read_key_file(path: str, *, windows: bool = False) -> TrustRoot:
     """
     from affidavit.verify.crypto.trusted_keys import parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
 
-    return _one(parse_key_bytes(_read_key_bytes(path), source=path, windows=windows))
+    return _one(parse_key_bytes(read_key_bytes(path), source=path, windows=windows))
 
 
 def read_folder(path: str, *, windows: bool = False) -> TrustRoot:
@@ -142,7 +142,7 @@ def read_folder(path: str, *, windows: bool = False) -> TrustRoot:
     files: list[KeyFile] = []
     for file in candidates:
         try:
-            files.append(KeyFile(file, _read_key_bytes(file)))
+            files.append(KeyFile(file, read_key_bytes(file)))
         except errors.KeyMaterialError:
             if not file.endswith(".json"):
                 raise  # a *.pub or *.pem larger than a key file claims to be one: malformed
@@ -174,19 +174,6 @@ def folder_files(path: str) -> tuple[list[str], list[Skipped]]:
         else:
             skipped.append(Skipped(full, reason))
     return candidates, skipped
-
-
-def _read_key_bytes(path: str) -> bytes:
-    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
-
-    try:
-        return read_input(path, max_bytes=MAX_KEY_FILE_BYTES)
-    except errors.ParseError as e:
-        if e.code != "json.too_large":
-            raise
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{path}: too large for a key file"
-        ) from None
 
 
 def _vkey(value: str, *, windows: bool) -> TrustRoot:

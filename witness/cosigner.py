@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from affidavit.attest._host import read_key_bytes
 from affidavit.attest.files import private_file
 from affidavit.attest.keyring import (
     SigningKey,
@@ -34,7 +35,6 @@ from affidavit.attest.keyring import (
 )
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import Checkpoint, NoteVerifier, is_key_name
-from affidavit.verify.crypto.trusted_keys import read_key_bytes
 from affidavit.verify.tlog.cosignature import (
     ED25519,
     ML_DSA_44,

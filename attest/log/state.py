@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from affidavit.attest._host import read_capped
 from affidavit.attest.errors import LogError
 from affidavit.attest.files import atomic_write
 from affidavit.attest.keyring import SigningKey
@@ -114,14 +115,11 @@ def read_state_of(
         LogStateInvalid: unreadable, malformed, for another log or key, or a bad signature.
     """
     try:
-        with path.open("rb") as handle:
-            data = handle.read(_MAX_STATE_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise LogError(
-            "log.state_invalid", f"{path}: cannot read the log state: {e.strerror}"
-        ) from e
+        data = read_capped(path, _MAX_STATE_BYTES)
+    except errors.ParseError as e:
+        if isinstance(e.__cause__, FileNotFoundError):
+            return None
+        raise LogError("log.state_invalid", f"{e.message} (the log state)") from e
     if len(data) > _MAX_STATE_BYTES:
         raise LogError("log.state_invalid", f"{path}: the log state file is too large")
     try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -41,7 +41,7 @@ from affidavit.verify.contracts.manifest import (
     entry_hash,
     manifest_hash,
 )
-from affidavit.verify.contracts.pins import Declaration, PinFile, parse_pin_file
+from affidavit.verify.contracts.pins import PinFile, parse_pin_file
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.json.strict import loads
 
@@ -56,7 +56,6 @@ __all__ = [
     "merge_pin",
     "read_pin_file",
     "render_pin_file",
-    "scan_declarations",
     "set_lifecycle",
     "sign_entry",
     "write_pin",
@@ -438,68 +437,3 @@ def write_pin(path: Path, pin: Mapping[str, Any]) -> dict[str, Any]:
     document = merge_pin(read_pin_file(path), pin)
     atomic_write(path, render_pin_file(document))
     return document
-
-
-# Folders never searched for contracts (tooling and dependencies, not a project's own files).
-_SKIP_DIRS: Final = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
-MAX_CONTRACT_FILE_BYTES: Final = 1024 * 1024
-
-
-def scan_declarations(folders: Iterable[Path]) -> tuple[list[Declaration], list[str]]:
-    """Find AdapterContract declarations under ``folders`` (recursive ``*.json``).
-
-    A JSON object with string ``adapter_id`` and ``adapter_version`` and an ``output_fields`` key
-    counts as a declaration (manifest entries and attest documents do not). Hidden folders and
-    dependency folders are skipped. Files that are not strict JSON or are over 1 MiB are skipped
-    and listed in the second value (a pin whose contract is only there is "missing": fail closed).
-
-    Raises:
-        FileReadError: a folder does not exist.
-    """
-    found: list[Declaration] = []
-    skipped: list[str] = []
-    for path in json_files_under(folders):
-        body = _read_declaration(path, skipped)
-        if body is not None:
-            found.append(Declaration(source=str(path), body=body))
-    return found, skipped
-
-
-def json_files_under(folders: Iterable[Path]) -> Iterator[Path]:
-    """Every ``*.json`` below ``folders``, sorted, outside hidden and dependency folders.
-
-    Raises:
-        FileReadError: a folder does not exist.
-    """
-    for folder in folders:
-        if not folder.is_dir():
-            raise errors.ParseError("io.unreadable", f"{folder}: not a folder")
-        for path in sorted(folder.rglob("*.json")):
-            relative = path.relative_to(folder).parts[:-1]
-            if not any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
-                yield path
-
-
-def _read_declaration(path: Path, skipped: list[str]) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONTRACT_FILE_BYTES + 1)
-    except OSError as e:
-        skipped.append(f"{path}: {e.strerror or e}")
-        return None
-    if len(data) > MAX_CONTRACT_FILE_BYTES:
-        skipped.append(f"{path}: over {MAX_CONTRACT_FILE_BYTES} bytes")
-        return None
-    try:
-        body = loads(data)
-    except errors.ParseError as e:
-        skipped.append(f"{path}: {e.code}: {e.message}")
-        return None
-    if (
-        isinstance(body, dict)
-        and isinstance(body.get("adapter_id"), str)
-        and isinstance(body.get("adapter_version"), str)
-        and "output_fields" in body  # a bare manifest entry has no output_fields
-    ):
-        return body
-    return None

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from affidavit.attest.publishing.publish import MAX_CONTRACT_FILE_BYTES, json_files_under
+from affidavit.attest._host import read_capped
 from affidavit.verify import errors
 from affidavit.verify.contracts.pins import BrokenDeclaration, Declaration
 from affidavit.verify.json.strict import loads
@@ -29,6 +29,24 @@ from affidavit.verify.json.strict import loads
 __all__ = ["MAX_CONTRACT_FILE_BYTES", "ScanResult", "scan_contract_files"]
 
 _CONTRACT_SUFFIX: Final = "adapter_contract.json"
+# Folders never searched for contracts (tooling and dependencies, not a project's own files).
+_SKIP_DIRS: Final = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
+MAX_CONTRACT_FILE_BYTES: Final = 1024 * 1024
+
+
+def _json_files_under(folders: Iterable[Path]) -> Iterator[Path]:
+    """Every ``*.json`` below ``folders``, sorted, outside hidden and dependency folders.
+
+    Raises:
+        ``io.unreadable``: a folder does not exist.
+    """
+    for folder in folders:
+        if not folder.is_dir():
+            raise errors.ParseError("io.unreadable", f"{folder}: not a folder")
+        for path in sorted(folder.rglob("*.json")):
+            relative = path.relative_to(folder).parts[:-1]
+            if not any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
+                yield path
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,13 +65,13 @@ def scan_contract_files(folders: Iterable[Path], pinned_ids: Iterable[str]) -> S
     ``output_fields`` key is a declaration (manifest entries and attest documents are not).
 
     Raises:
-        FileReadError: a folder does not exist.
+        ``io.unreadable``: a folder does not exist.
     """
     ids = sorted(set(pinned_ids))
     found: list[Declaration] = []
     broken: list[BrokenDeclaration] = []
     skipped: list[str] = []
-    for path in json_files_under(folders):
+    for path in _json_files_under(folders):
         _classify(path, ids, found, broken, skipped)
     return ScanResult(tuple(found), tuple(broken), tuple(skipped))
 
@@ -67,13 +85,12 @@ def _classify(
 ) -> None:
     data = b""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONTRACT_FILE_BYTES + 1)
-    except OSError as e:
-        reason = f"file.unreadable: {e.strerror or e}"
+        data = read_capped(path, MAX_CONTRACT_FILE_BYTES)
+    except errors.ParseError as e:
+        reason = f"{e.code}: {e.message.removeprefix(f'{path}: ')}"
     else:
-        if len(data) > MAX_CONTRACT_FILE_BYTES:
-            reason = f"file.too_large: over {MAX_CONTRACT_FILE_BYTES} bytes"
+        if len(data) > MAX_CONTRACT_FILE_BYTES:  # its first bytes still say whether it may be one
+            reason = f"json.too_large: over {MAX_CONTRACT_FILE_BYTES} bytes"
         else:
             try:
                 body = loads(data)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from affidavit.attest._host import read_capped
 from affidavit.attest.files import atomic_write
 from affidavit.cli._common import emit_json, json_option
 from affidavit.registry.clients.tiles import TileReader
@@ -70,15 +71,15 @@ def monitor(
     vkey = normalized_vkey(vkey)
     previous = None
     if state_file.exists():
-        data = state_file.read_bytes()
+        data = read_capped(state_file, MAX_STATE_BYTES)
         if len(data) > MAX_STATE_BYTES:
             raise errors.ProofError("tlog.monitor_state_invalid", f"{state_file}: over 1 MiB")
         previous = parse_state(data, vkey=vkey)
     policy = None
     if policy_file is not None:
-        from affidavit.verify.tlog.policy import parse_policy  # noqa: PLC0415 - only with --policy
+        from affidavit.cli.verify.bundle import read_policy  # noqa: PLC0415 - only with --policy
 
-        policy = parse_policy(policy_file.read_bytes())
+        policy = read_policy(str(policy_file))
     with TileReader(url, timeout=timeout) as reader:
         try:
             report, state = check_round(

@@ -7,7 +7,8 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from affidavit.attest._host import read_capped, utc_now
+from affidavit.attest._host import read_capped, read_key_bytes, utc_now
+from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES
 from affidavit.verify.json.forms import UTC_TIMESTAMP, format_utc
 
 from tests.conftest import raises_code
@@ -25,7 +26,8 @@ def test_read_capped(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"x" * 10)
     assert read_capped(path, 10) == b"x" * 10
-    assert read_capped(str(path), 9) is None  # too large: the caller says what that means
+    assert read_capped(str(path), 9) == b"x" * 10  # limit + 1 bytes: larger than the limit
+    assert read_capped(path, 3) == b"xxxx"  # never more
     with raises_code("io.unreadable") as caught:
         read_capped(tmp_path / "missing", 10)
     assert str(caught.value).startswith(str(tmp_path / "missing"))
@@ -35,10 +37,23 @@ def test_read_capped(tmp_path: Path) -> None:
 
 
 def test_read_capped_reads_at_most_one_byte_past_the_limit() -> None:
-    assert read_capped("/dev/zero", 1000) is None  # an endless file ends the read
+    assert read_capped("/dev/zero", 1000) == bytes(1001)  # an endless file ends the read
 
 
 @pytest.mark.parametrize("limit", [0, 1])
 def test_read_capped_empty_file(tmp_path: Path, limit: int) -> None:
     (tmp_path / "empty").write_bytes(b"")
     assert read_capped(tmp_path / "empty", limit) == b""
+
+
+def test_read_key_bytes(tmp_path: Path) -> None:
+    with raises_code("io.unreadable"):
+        read_key_bytes(tmp_path / "missing.pub")
+    with raises_code("io.unreadable"):
+        read_key_bytes(tmp_path)  # a folder is not a key file
+    big = tmp_path / "big.pub"
+    big.write_bytes(b"k" * MAX_KEY_FILE_BYTES)
+    assert read_key_bytes(big) == b"k" * MAX_KEY_FILE_BYTES
+    big.write_bytes(b"k" * (MAX_KEY_FILE_BYTES + 1))
+    with raises_code("key.unrecognized", match=f"^{big}: too large"):
+        read_key_bytes(big)

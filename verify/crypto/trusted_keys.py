@@ -28,18 +28,17 @@ name (surrounding whitespace aside, nothing else may be in the file):
 Every key is an :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`: exactly 32 bytes, a
 canonical point of the curve, not of small order. Which files of a folder are keys, and the
 caller's whole trust, are :mod:`affidavit.verify.trust`'s (docs/adr/0016-one-trust-input.md); the
-command line reads folders (:mod:`affidavit.cli._trust`). :func:`read_key_bytes` and
-:func:`load_key_file` are the last file reads here, kept for ``attest.keyring`` and the witness
-(a signing key's own public half), which cannot import the command line.
+command line reads the files and folders (:mod:`affidavit.cli._trust`, with
+:func:`affidavit.attest._host.read_key_bytes`, the one reader of key files): nothing here opens a
+file.
 
-Errors (exit 2), each message naming the file: ``io.unreadable`` (cannot be read),
-``key.unrecognized`` (none of the forms, too large, a field of a JSON key document wrong),
-``key.bad_base64``, ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``,
-``key.weak``, ``key.vkey_malformed`` (the key itself), ``json.*`` (not strict JSON),
-``manifest.publisher_document_invalid`` (a publisher field malformed), ``key.window_invalid`` (a
-malformed window), ``key.window_unsupported`` (a windowed key read by a caller that did not ask
-for windows: fail closed, a command that cannot check the window must not trust the key beyond
-it), ``usage.invalid`` (an empty folder).
+Errors (exit 2), each message naming the file: ``key.unrecognized`` (none of the forms, too
+large, a field of a JSON key document wrong), ``key.bad_base64``, ``key.wrong_length``,
+``key.non_canonical``, ``key.not_on_curve``, ``key.weak``, ``key.vkey_malformed`` (the key
+itself), ``json.*`` (not strict JSON), ``manifest.publisher_document_invalid`` (a publisher field
+malformed), ``key.window_invalid`` (a malformed window), ``key.window_unsupported`` (a windowed
+key read by a caller that did not ask for windows: fail closed, a command that cannot check the
+window must not trust the key beyond it).
 
 This module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports neither
 pathlib nor dataclasses, and the signed-note module only when a verifier key is read.
@@ -47,7 +46,6 @@ pathlib nor dataclasses, and the signed-note module only when a verifier key is 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -66,9 +64,7 @@ __all__ = [
     "key_from_base64",
     "key_from_document",
     "key_windows",
-    "load_key_file",
     "parse_key_bytes",
-    "read_key_bytes",
 ]
 
 MAX_KEY_FILE_BYTES: Final = 64 * 1024
@@ -95,32 +91,6 @@ class TrustedKey(NamedTuple):
     document: dict[str, Any] | None = None
     verifier: NoteVerifier | None = None
     window: KeyWindow | None = None
-
-
-def read_key_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of a key file, at most :data:`MAX_KEY_FILE_BYTES` (never more is read).
-
-    Raises:
-        ``io.unreadable``: the file cannot be read (a folder included).
-        ``key.unrecognized``: it is larger than a key file.
-    """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_KEY_FILE_BYTES + 1)
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{os.fspath(path)}: {e.strerror or e}") from None
-    _check_size(data, os.fspath(path))
-    return data
-
-
-def load_key_file(path: str | os.PathLike[str], *, windows: bool = False) -> TrustedKey:
-    """Read one key file in any of the four forms (module docstring). With ``windows`` the caller
-    honours validity windows (:attr:`TrustedKey.window`); without, a windowed key is refused.
-
-    Raises:
-        See the module docstring; every message starts with the path.
-    """
-    return parse_key_bytes(read_key_bytes(path), source=os.fspath(path), windows=windows)
 
 
 def key_windows(loaded: Iterable[TrustedKey]) -> dict[bytes, tuple[KeyWindow, ...]]:

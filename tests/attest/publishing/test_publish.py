@@ -163,20 +163,3 @@ def test_write_pin_refuses_a_malformed_file_and_keeps_it(tmp_path: Path, content
     assert caught.value.exit_code == 2, caught.value.code
     assert path.read_bytes() == content
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
-
-
-def test_scan_declarations(tmp_path: Path) -> None:
-    (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "a.json").write_text(json.dumps(make_contract()))
-    (tmp_path / "c" / "entry.json").write_text(
-        json.dumps(make_entry(None, make_contract())["entry"])
-    )
-    (tmp_path / "c" / "broken.json").write_text('{"a": 1, "a": 2}')
-    (tmp_path / "node_modules").mkdir()
-    (tmp_path / "node_modules" / "b.json").write_text(json.dumps(make_contract("x.y")))
-    found, skipped = publish.scan_declarations([tmp_path])
-    assert [Path(d.source).name for d in found] == ["a.json"]
-    assert len(skipped) == 1
-    assert "json.duplicate_key" in skipped[0]
-    with raises_code("io.unreadable"):
-        publish.scan_declarations([tmp_path / "missing"])

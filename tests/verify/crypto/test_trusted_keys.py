@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from affidavit.attest._host import read_key_bytes
 from affidavit.attest.keyring import derive_test_key, public_key_pem
 from affidavit.verify.crypto import trusted_keys
 from affidavit.verify.crypto.checkpoint import verifier_key_string
@@ -47,6 +48,11 @@ def _write(folder: Path, name: str, data: bytes | str) -> Path:
     path = folder / name
     path.write_bytes(data.encode() if isinstance(data, str) else data)
     return path
+
+
+def _load(path: Path) -> trusted_keys.TrustedKey:
+    """A key file as every command reads it: the one reader (attest/_host.py), the one parser."""
+    return trusted_keys.parse_key_bytes(read_key_bytes(path), source=str(path))
 
 
 @pytest.mark.parametrize(
@@ -87,7 +93,7 @@ def _write(folder: Path, name: str, data: bytes | str) -> Path:
     ],
 )
 def test_every_form_gives_the_key(tmp_path: Path, content: bytes | str, form: str) -> None:
-    loaded = trusted_keys.load_key_file(_write(tmp_path, "k.any", content))
+    loaded = _load(_write(tmp_path, "k.any", content))
     assert (loaded.key, loaded.form, loaded.source) == (KEY, form, str(tmp_path / "k.any"))
     assert (loaded.document is not None) == (form == "json")
     assert (loaded.verifier is not None) == (form == "vkey")
@@ -96,8 +102,8 @@ def test_every_form_gives_the_key(tmp_path: Path, content: bytes | str, form: st
 def test_pem_is_read_without_cryptography(tmp_path: Path) -> None:
     path = _write(tmp_path, "k.pem", public_key_pem(KEY))
     script = (
-        "import sys\nfrom affidavit.verify.crypto.trusted_keys import load_key_file\n"
-        f"key = load_key_file({str(path)!r}).key\n"
+        "import sys\nfrom affidavit.verify.crypto.trusted_keys import parse_key_bytes\n"
+        f"key = parse_key_bytes(open({str(path)!r}, 'rb').read(), source='k.pem').key\n"
         "print(key.b64, 'cryptography' in sys.modules, 'dataclasses' in sys.modules)"
     )
     out = subprocess.run(
@@ -108,12 +114,12 @@ def test_pem_is_read_without_cryptography(tmp_path: Path) -> None:
 
 def test_json_document_is_kept_for_its_other_fields(tmp_path: Path) -> None:
     document = {"public_key_base64": KEY.b64, "actor_id": "agent-1", "note": "x"}
-    loaded = trusted_keys.load_key_file(_write(tmp_path, "a.json", json.dumps(document)))
+    loaded = _load(_write(tmp_path, "a.json", json.dumps(document)))
     assert loaded.document == document
 
 
 def test_verifier_key_keeps_its_name(tmp_path: Path) -> None:
-    loaded = trusted_keys.load_key_file(_write(tmp_path, "log.pub", VKEY))
+    loaded = _load(_write(tmp_path, "log.pub", VKEY))
     assert loaded.verifier is not None
     assert (loaded.verifier.name, loaded.verifier.key) == ("example.com/log", KEY)
 
@@ -172,7 +178,7 @@ def test_refused_with_a_stable_code_naming_the_file(
 ) -> None:
     path = _write(tmp_path, "bad.key", content)
     with raises_code(code) as caught:
-        trusted_keys.load_key_file(path)
+        _load(path)
     assert caught.value.exit_code == 2
     assert caught.value.message.startswith(f"{path}: ")
 
@@ -183,17 +189,12 @@ def test_pem_of_another_algorithm_is_refused(tmp_path: Path) -> None:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     with raises_code("key.unrecognized", match="not an Ed25519 public key"):
-        trusted_keys.load_key_file(_write(tmp_path, "ec.pem", pem))
+        _load(_write(tmp_path, "ec.pem", pem))
 
 
-def test_files_that_are_not_key_files(tmp_path: Path) -> None:
-    with raises_code("io.unreadable"):
-        trusted_keys.load_key_file(tmp_path / "missing.pub")
-    with raises_code("io.unreadable"):
-        trusted_keys.load_key_file(tmp_path)  # a folder is not a key file
-    big = _write(tmp_path, "big.pub", KEY.b64 + " " * trusted_keys.MAX_KEY_FILE_BYTES)
+def test_bytes_larger_than_a_key_file() -> None:
     with raises_code("key.unrecognized", match="too large"):
-        trusted_keys.load_key_file(big)
+        trusted_keys.parse_key_bytes(b" " * (trusted_keys.MAX_KEY_FILE_BYTES + 1), source="k")
 
 
 def test_key_from_base64_and_key_from_document() -> None:
