@@ -118,8 +118,21 @@ def _receipt(subject: Mapping[str, Any]) -> list[str]:
     return [f"  adapter {adapter['name']} {adapter['version']}, {subject['capability']}: {chain}"]
 
 
+def _dsse(subject: Mapping[str, Any]) -> list[str]:
+    """The Statement's type and subjects, once its signatures verified."""
+    statement = subject["statement"]
+    if statement is None:
+        return []
+    lines = [f"  predicateType: {statement['predicate_type']}"]
+    for item in statement["subjects"]:
+        digests = ", ".join(f"{k}:{v}" for k, v in item["digest"].items())
+        lines.append(f"  subject: {item['name'] or '_'} {digests}")
+    return lines
+
+
 # What each kind of subject adds to a detailed report.
 _EXTRA: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     "bundle": _bundle,
+    "dsse": _dsse,
     "receipt": _receipt,
 }

@@ -8,10 +8,11 @@ Trust comes only from the caller, through the trust options every verify verb ta
 (:mod:`affidavit.cli._trust`: ``--public-key-base64 K``, ``--public-key FILE``, ``--trusted-keys
 DIR``, ...); at least one key (fail closed). The envelope's ``keyid`` is a hint, never trusted.
 
-The steps, the verdict and both renderings are the library's
-(:class:`affidavit.verify.dsse.report.DsseReport`): envelope, signatures, statement, cross_check.
+The steps and the verdict are the library's (:func:`affidavit.verify.dsse.report.check_envelope`):
+envelope, signatures, statement, and with ``--bundle`` cross_check; the text is
+:mod:`affidavit.cli.render.verdict`'s.
 
-Exit codes: 0 verified (every step ``ok`` or ``skipped``); 1 not verified (``dsse.*`` and
+Exit codes: 0 verified (every step ``ok``); 1 not verified (``dsse.*`` and
 ``statement.*`` failures, and ``bundle.hash_mismatch`` for a bundle inconsistent with itself); 2
 unreadable input or usage (a bad envelope, key, bundle, threshold, a bundle recording no decision,
 or ``--bundle`` with a predicate type that cannot be cross-checked). ``--json`` prints one document
@@ -25,6 +26,7 @@ from typing import Any
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._trust import read_trust, trust_options
+from affidavit.cli.render.verdict import error_line, result_lines
 from affidavit.verify import errors
 
 __all__ = ["dsse"]
@@ -56,8 +58,7 @@ def dsse(
     **trust_options: Any,
 ) -> None:
     """Verify a DSSE envelope and the in-toto Statement v1 it carries, under trusted keys."""
-    from affidavit.verify.dsse.report import DsseReport  # noqa: PLC0415 - lazy
-    from affidavit.verify.dsse.verify import check_threshold  # noqa: PLC0415 - lazy
+    from affidavit.verify.dsse.report import NO_BUNDLE, check_envelope  # noqa: PLC0415 - lazy
 
     trust = read_trust(**trust_options)
     keys = trust.public_keys
@@ -66,21 +67,22 @@ def dsse(
             "verify dsse needs a trusted key: --public-key-base64 K, --public-key FILE or"
             " --trusted-keys DIR (fail closed)"
         )
-    check_threshold(threshold, len(keys))
-    bundle = None if bundle_file is None else _read_bundle(bundle_file)
-    report = DsseReport(source, threshold, len(keys))
-    envelope = report.read_envelope(lambda: _read_envelope_bytes(source))
-    if envelope is not None:
-        verification = report.check_signatures(envelope, keys, threshold)
-        statement = report.check_statement(envelope, verification)
-        report.check_bundle(statement, bundle, bundle_file)
+    bundle = NO_BUNDLE if bundle_file is None else _read_bundle(bundle_file)
+    result = check_envelope(
+        lambda: _read_envelope_bytes(source),
+        keys,
+        threshold=threshold,
+        bundle=bundle,
+        source=source,
+    )
     if as_json:
-        emit_json({**report.to_json(), "trust": trust.to_json()})
+        emit_json({**result.document(), "trust": trust.to_json()})
+    elif result.verdict == "unreadable":
+        click.echo(error_line(result), err=True)
     else:
-        for text, to_stderr in report.render():
-            click.echo(text, err=to_stderr)
-    if report.exit_code:
-        click.get_current_context().exit(report.exit_code)
+        click.echo("\n".join(result_lines(result, detailed=True)))
+    if result.exit_code:
+        click.get_current_context().exit(result.exit_code)
 
 
 def _read_bundle(path: str) -> Any:

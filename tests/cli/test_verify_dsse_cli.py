@@ -54,11 +54,10 @@ def test_verified_human(envelope_file: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == f"{envelope_file}: verified"
-    assert [line.split()[:2] for line in lines[1:5]] == [
+    assert [line.split()[:2] for line in lines[1:4]] == [
         ["envelope", "ok"],
         ["signatures", "ok"],
         ["statement", "ok"],
-        ["cross_check", "skipped"],
     ]
     assert "predicateType: https://example.com/test-predicate/v1" in result.stdout
 
@@ -73,7 +72,7 @@ def test_verified_json(envelope_file: Path) -> None:
         {"index": 0, "keyid": "", "verified_by": [ALICE.public_key.b64]}
     ]
     assert document["statement"]["subjects"][0]["name"] == "artifact"
-    assert [s["status"] for s in document["steps"]] == ["ok", "ok", "ok", "skipped"]
+    assert [s["status"] for s in document["steps"]] == ["ok", "ok", "ok"]
 
 
 def test_stdin(envelope_file: Path) -> None:
@@ -94,7 +93,7 @@ def test_trusted_keys_folder_and_threshold(tmp_path: Path) -> None:
     code, document = _json(one, "--trusted-keys", str(keys), "--threshold", "2")
     assert code == 1
     assert document["code"] == "dsse.threshold_not_met"
-    assert [s["status"] for s in document["steps"]] == ["ok", "failed", "not_checked", "skipped"]
+    assert [s["status"] for s in document["steps"]] == ["ok", "failed", "not_checked"]
 
 
 @pytest.mark.parametrize(
@@ -173,7 +172,7 @@ def test_signed_non_statement_fails(tmp_path: Path, document: Any, code: str) ->
     exit_code, report = _json(path, "--public-key-base64", ALICE.public_key.b64)
     assert exit_code == 1
     assert report["code"] == code
-    assert [s["status"] for s in report["steps"]] == ["ok", "ok", "failed", "skipped"]
+    assert [s["status"] for s in report["steps"]] == ["ok", "ok", "failed"]
 
 
 @pytest.mark.parametrize(
