@@ -4,12 +4,15 @@ click-free ``verify bundle`` path can use it too."""
 from __future__ import annotations
 
 import sys
+from typing import Final
 
 from affidavit.attest._host import read_capped
 from affidavit.verify import errors
 from affidavit.verify.json.strict import DEFAULT_MAX_BYTES
 
-__all__ = ["read_artefact", "read_input"]
+__all__ = ["MAX_ARTEFACT_BYTES", "read_artefact", "read_input"]
+
+MAX_ARTEFACT_BYTES: Final = 1024 * 1024 * 1024  # a receipt's source, content or chunk: 1 GiB
 
 
 def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -33,7 +36,7 @@ def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     return data
 
 
-def read_artefact(source: str, *, max_bytes: int) -> bytes:
+def read_artefact(source: str, *, max_bytes: int = MAX_ARTEFACT_BYTES) -> bytes:
     """:func:`read_input` for bytes that are not JSON (a receipt's source, content, chunks): over
     ``max_bytes`` is ``io.unreadable``, not ``json.too_large``.
 

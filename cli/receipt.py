@@ -48,12 +48,6 @@ def receipt() -> None:
     """Transformation receipts: what an adapter did to source bytes, signed and replayable."""
 
 
-def _read_artefact(path: str) -> bytes:
-    from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES  # noqa: PLC0415 - lazy
-
-    return read_artefact(path, max_bytes=MAX_ARTEFACT_BYTES)
-
-
 def _read_receipt(path: str) -> Receipt:
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
 
@@ -125,9 +119,9 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     if stdin_uses > 1:
         raise errors.UsageError("standard input (-) can stand for one input only")
     key = load_signing_key(key_file)
-    source = _read_artefact(source_file)
-    content = None if content_file is None else _read_artefact(content_file)
-    chunks = [_read_artefact(path) for path in chunk_files] or None
+    source = read_artefact(source_file)
+    content = None if content_file is None else read_artefact(content_file)
+    chunks = [read_artefact(path) for path in chunk_files] or None
     document = make_receipt(
         source,
         content,

@@ -385,11 +385,12 @@ def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
         return None
     from functools import partial  # noqa: PLC0415
 
+    from affidavit.cli._receipts import receipt_files  # noqa: PLC0415
     from affidavit.cli._trust import read_folder  # noqa: PLC0415
     from affidavit.verify.receipts.facts import ReceiptIndex, check_receipt_fact  # noqa: PLC0415
 
     keys = () if keys_dir is None else tuple(read_folder(keys_dir).public_keys)
-    index = ReceiptIndex.of_folder(receipts_dir)
+    index = ReceiptIndex.of_files(receipts_dir, receipt_files(receipts_dir))
     return partial(check_receipt_fact, index=index, trusted_keys=keys)
 
 

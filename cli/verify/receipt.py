@@ -12,7 +12,7 @@ One receipt: its steps ``signature``, ``source_hash``, ``replay``, ``chunks`` (w
 declares chunks or ``--chunk`` is given) and ``content_hash``
 (:mod:`affidavit.verify.receipts.verify`). A folder: every ``*.receipt.json`` under it, each
 receipt's source at ``SRCDIR/<source.uri>`` and content at ``OUTDIR/<receipt path without
-.receipt.json>`` (``OUTDIR`` defaults to the folder; :mod:`affidavit.verify.receipts.bulk`), over
+.receipt.json>`` (``OUTDIR`` defaults to the folder; :mod:`affidavit.cli._receipts`), over
 ``--jobs`` worker processes, with a progress bar on stderr when stderr is a terminal; the report
 lists every receipt not verified and ends with the counts by verdict and by code.
 
@@ -122,15 +122,11 @@ def _single(
     raw_keys: list[bytes],
 ) -> Result:
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
-    from affidavit.verify.receipts.bulk import MAX_ARTEFACT_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt  # noqa: PLC0415 - lazy
 
     if [source_file, content_file, *chunk_files].count("-") + (receipt_file == "-") > 1:
         raise errors.UsageError("standard input (-) can stand for one input only")
-
-    def read(path: str) -> bytes:
-        return read_artefact(path, max_bytes=MAX_ARTEFACT_BYTES)
 
     try:
         data = read_input(receipt_file, max_bytes=MAX_RECEIPT_BYTES)
@@ -139,9 +135,9 @@ def _single(
         if e.code == "io.unreadable":
             raise
         return unreadable_receipt(receipt_file, e)
-    source = read(source_file)
-    content = None if content_file is None else read(content_file)
-    chunks = [read(path) for path in chunk_files] or None
+    source = read_artefact(source_file)
+    content = None if content_file is None else read_artefact(content_file)
+    chunks = [read_artefact(path) for path in chunk_files] or None
     keys = [Ed25519PublicKey(raw) for raw in raw_keys]
     return verify_receipt(parsed, source, content, chunks, keys, label=receipt_file)
 
@@ -149,7 +145,7 @@ def _single(
 def _bulk(
     folder: str, source_root: str, content_root: str, raw_keys: list[bytes], jobs: int
 ) -> list[Result]:
-    from affidavit.verify.receipts.bulk import Layout, find_receipts, init_worker, run_task  # noqa: PLC0415 - lazy
+    from affidavit.cli._receipts import Layout, find_receipts, init_worker, run_task  # noqa: PLC0415 - lazy
 
     if not os.path.isdir(source_root):
         raise errors.ParseError("io.unreadable", f"{source_root}: not a folder")

@@ -27,7 +27,7 @@ are ``verify receipt``'s to check: the audit has no source or content.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -35,8 +35,7 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.lineage.facts import Fact
-from affidavit.verify.receipts.bulk import read_bytes
-from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt
+from affidavit.verify.receipts.format import Receipt, load_receipt
 from affidavit.verify.receipts.verify import signature_step
 
 __all__ = [
@@ -103,35 +102,28 @@ class ReceiptIndex:
     by_name: Mapping[str, tuple[str, Receipt | errors.AffidavitError]] = field(default_factory=dict)
 
     @classmethod
-    def of_folder(cls, folder: str) -> ReceiptIndex:
-        """Read every ``*.json`` under ``folder`` (in path order).
-
-        Raises:
-            ``io.unreadable``: ``folder`` is not a folder.
-        """
-        if not os.path.isdir(folder):
-            raise errors.ParseError("io.unreadable", f"{folder}: not a folder")
+    def of_files(
+        cls, folder: str, files: Iterable[tuple[str, bytes | errors.AffidavitError]]
+    ) -> ReceiptIndex:
+        """Index the receipt files of ``folder``: ``(path, bytes)`` of each ``*.json`` under it, in
+        path order, or ``(path, error)`` for one that could not be read (the caller reads them:
+        the command line's ``cli/_receipts.py: receipt_files``)."""
         by_hash: dict[str, tuple[str, Receipt]] = {}
         by_name: dict[str, tuple[str, Receipt | errors.AffidavitError]] = {}
-        for path in _json_files(folder):
+        for path, data in files:
             stem = os.path.basename(path).removesuffix(".json").removesuffix(".receipt")
-            item: Receipt | errors.AffidavitError
-            try:
-                item = load_receipt(read_bytes(path, limit=MAX_RECEIPT_BYTES), what=path)
-            except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
-                item = e
-            else:
+            item = _load(data, path) if isinstance(data, bytes) else data
+            if not isinstance(item, errors.AffidavitError):
                 by_hash.setdefault(item.receipt_hash, (path, item))
             by_name.setdefault(stem, (path, item))
         return cls(folder, by_hash, by_name)
 
 
-def _json_files(folder: str) -> list[str]:
-    found: list[str] = []
-    for parent, dirs, names in os.walk(folder):
-        dirs.sort()
-        found.extend(os.path.join(parent, n) for n in sorted(names) if n.endswith(".json"))
-    return found
+def _load(data: bytes, path: str) -> Receipt | errors.AffidavitError:
+    try:
+        return load_receipt(data, what=path)
+    except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
+        return e
 
 
 @dataclass(frozen=True, slots=True)

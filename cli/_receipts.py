@@ -1,5 +1,8 @@
-"""Verify a folder of transformation receipts: where each receipt's source and content are, and the
-per-receipt work a ``--jobs`` worker runs (docs/formats.md "Transformation receipts", bulk layout).
+"""Folders of transformation receipts, read for the command line: where each receipt's source and
+content are and the per-receipt work a ``--jobs`` worker runs (``verify receipt DIR``;
+docs/formats.md "Transformation receipts", bulk layout), and every receipt file of a folder
+(``facts audit --receipts DIR``, :class:`affidavit.verify.receipts.facts.ReceiptIndex`). The
+library verifies bytes; the folders, the files and the worker processes are the command line's.
 
 Layout, for ``verify receipt DIR --source-root SRC [--content-root OUT]``:
 
@@ -23,6 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+from affidavit.cli._input import read_artefact
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt
@@ -30,19 +34,17 @@ from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt
 from affidavit.verify.results import Result
 
 __all__ = [
-    "MAX_ARTEFACT_BYTES",
     "RECEIPT_SUFFIX",
     "Layout",
     "Task",
     "find_receipts",
     "init_worker",
-    "read_bytes",
+    "receipt_files",
     "run_task",
     "source_path",
 ]
 
 RECEIPT_SUFFIX: Final = ".receipt.json"
-MAX_ARTEFACT_BYTES: Final = 1024 * 1024 * 1024
 
 
 class Layout(NamedTuple):
@@ -67,19 +69,39 @@ def find_receipts(layout: Layout) -> list[Task]:
     Raises:
         ``io.unreadable``: the receipts root is not a folder.
     """
-    root = layout.receipts
+    return [
+        Task(path, relative, layout) for relative, path in _files(layout.receipts, RECEIPT_SUFFIX)
+    ]
+
+
+def receipt_files(folder: str) -> list[tuple[str, bytes | errors.AffidavitError]]:
+    """Every ``*.json`` under ``folder`` by relative path, with its bytes (at most
+    :data:`~affidavit.verify.receipts.format.MAX_RECEIPT_BYTES`) or the error reading it.
+
+    Raises:
+        ``io.unreadable``: ``folder`` is not a folder.
+    """
+    found: list[tuple[str, bytes | errors.AffidavitError]] = []
+    for _relative, path in _files(folder, ".json"):
+        try:
+            found.append((path, read_artefact(path, max_bytes=MAX_RECEIPT_BYTES)))
+        except errors.ParseError as e:
+            found.append((path, e))
+    return found
+
+
+def _files(root: str, suffix: str) -> list[tuple[str, str]]:
+    """``(relative POSIX path, path)`` of every file under ``root`` named ``*<suffix>``, sorted."""
     if not os.path.isdir(root):
         raise errors.ParseError("io.unreadable", f"{root}: not a folder")
     found: list[tuple[str, str]] = []
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
+    for folder, _dirs, names in os.walk(root):
         for name in names:
-            if name.endswith(RECEIPT_SUFFIX) and len(name) > len(RECEIPT_SUFFIX):
+            if name.endswith(suffix) and len(name) > len(suffix):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path):
-                    relative = os.path.relpath(path, root).replace(os.sep, "/")
-                    found.append((relative, path))
-    return [Task(path, relative, layout) for relative, path in sorted(found)]
+                    found.append((os.path.relpath(path, root).replace(os.sep, "/"), path))
+    return sorted(found)
 
 
 def source_path(receipt: Receipt, sources: str, *, what: str) -> str:
@@ -105,22 +127,6 @@ def _layout(what: str, message: str) -> errors.ReceiptError:
     return errors.ReceiptError("receipt.layout_invalid", f"{what}: {message}")
 
 
-def read_bytes(path: str, *, limit: int = MAX_ARTEFACT_BYTES) -> bytes:
-    """The bytes of ``path``, at most ``limit`` (never more than ``limit + 1`` are read).
-
-    Raises:
-        ``io.unreadable``: cannot be read, or larger than ``limit``.
-    """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise errors.ParseError("io.unreadable", f"{path}: larger than {limit} bytes")
-    return data
-
-
 # -- the work of one receipt (in this process, or in a --jobs worker) ---------------------------
 
 _KEYS: tuple[Ed25519PublicKey, ...] = ()
@@ -137,7 +143,7 @@ def run_task(task: Task) -> Result:
     """Read one receipt and the files it names, and verify it; never raises for bad input."""
     label = task.receipt
     try:
-        receipt = load_receipt(read_bytes(label, limit=MAX_RECEIPT_BYTES), what=label)
+        receipt = load_receipt(read_artefact(label, max_bytes=MAX_RECEIPT_BYTES), what=label)
     except (errors.ReceiptError, errors.ParseError, errors.CanonicalError) as e:
         return unreadable_receipt(label, e)
     content = os.path.join(task.layout.contents, *task.relative[: -len(RECEIPT_SUFFIX)].split("/"))
@@ -145,7 +151,7 @@ def run_task(task: Task) -> Result:
     try:
         source = source_path(receipt, task.layout.sources, what=label)
         files = (("source", source), ("content", content))
-        source_bytes, content_bytes = read_bytes(source), read_bytes(content)
+        source_bytes, content_bytes = read_artefact(source), read_artefact(content)
     except (errors.ReceiptError, errors.ParseError) as e:
         return unreadable_receipt(label, e, files)
     return verify_receipt(
