@@ -145,11 +145,6 @@ class StepResult(NamedTuple):
             out["details"] = dict(self.details)
         return out
 
-    def line(self) -> str:  # until DSSE and receipt reports render in cli/render/verdict.py
-        """The step's row in the human report: name, status, then its code or message."""
-        extra = self.code or self.message or ""
-        return f"  {self.name:<24} {self.status:<13} {extra}".rstrip()
-
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle with the details as a plain dict (``--jobs`` workers send results back)."""
         *head, details, input_error = self
@@ -304,17 +299,17 @@ class StepRun:
     progress as failed (``unreadable`` for an input error, exit 2) and the rest as
     ``not_checked``.
 
-    >>> run = StepRun(("parse", "signature"))
+    >>> run = StepRun(("parse",))
     >>> run.passed("parse")
-    >>> run.fail(AffidavitError.__new__(AffidavitError))  # doctest: +SKIP
+    >>> run.result("example", None).verdict
+    'verified'
     """
 
-    __slots__ = ("error", "names", "steps")
+    __slots__ = ("names", "steps")
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = tuple(names)
         self.steps: list[StepResult] = []
-        self.error: AffidavitError | None = None
 
     def passed(self, name: str, **details: Any) -> None:
         """The next step, ``name``, passed."""
@@ -330,7 +325,6 @@ class StepRun:
         self.steps.append(step)
         later = self.names[len(self.steps) :]
         self.steps.extend(StepResult.not_checked(s, f"the {name} step failed") for s in later)
-        self.error = error
 
     def result(self, kind: str, source: str | None, **subject: Any) -> Result:
         """The steps so far as a :class:`Result`."""
@@ -365,28 +359,3 @@ def render_problems(
 ) -> list[str]:
     """Each problem's sentence (see :meth:`Problem.render`)."""
     return [problem.render(names) for problem in problems]
-
-
-# -- until anchors, receipts and DSSE reports are Results (removed with the last of them) --------
-
-
-def verdict_exit_code(verdict: str) -> int:
-    """0 verified, 1 unanchored or failed, 2 unreadable (style.md §11)."""
-    return VERDICT_EXIT[verdict]
-
-
-def step_named(steps: Iterable[StepResult], name: str) -> StepResult | None:
-    """The step called ``name``, if it ran or was reported."""
-    return next((s for s in steps if s.name == name), None)
-
-
-def decide(
-    steps: tuple[StepResult, ...], *, anchored: bool, unanchored_error: AffidavitError
-) -> tuple[Verdict, str | None, str]:
-    """Verdict, code and message from the steps (fail closed; see the module docstring)."""
-    failure = next((s for s in steps if s.status == "failed"), None)
-    if failure is not None:
-        return "failed", failure.code, f"{failure.name}: {failure.message}"
-    if not anchored:
-        return "unanchored", unanchored_error.code, unanchored_error.message
-    return "verified", None, ""

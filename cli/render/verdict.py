@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from affidavit.verify.results import VERDICTS, Report, Result, StepResult
 
-__all__ = ["error_line", "report_blocks", "result_lines", "step_line"]
+__all__ = ["error_line", "one_line", "report_blocks", "result_lines", "step_line"]
 
 
 def step_line(step: StepResult) -> str:
@@ -40,6 +40,14 @@ def result_lines(result: Result, *, detailed: bool) -> list[str]:
     elif result.verdict == "unanchored":
         lines.append(f"  {result.code}: {result.message}")
     return lines
+
+
+def one_line(result: Result) -> tuple[str, bool]:
+    """The text of a verb that answers in one line (checkpoint, inclusion, tlog-proof, monitor),
+    as ``(text, to_stderr)``: what was verified, else the error line on stderr."""
+    if not result.verified:
+        return error_line(result), True
+    return _HEADLINE[result.kind](result.subject), False
 
 
 def report_blocks(report: Report, *, detailed: bool) -> list[tuple[str, bool]]:
@@ -129,6 +137,21 @@ def _dsse(subject: Mapping[str, Any]) -> list[str]:
         lines.append(f"  subject: {item['name'] or '_'} {digests}")
     return lines
 
+
+def _tlog_proof(subject: Mapping[str, Any]) -> str:
+    witnesses = ", ".join(subject["witnesses"]) or "no witness"
+    extra = "" if subject["extra_base64"] is None else "; extra data present (not authenticated)"
+    return (
+        f"verified: leaf {subject['index']} of {subject['origin']} (tree size "
+        f"{subject['tree_size']}, root {subject['root_hash']}), cosigned by {witnesses}; "
+        f"quorum {subject['quorum']} met{extra}"
+    )
+
+
+# The one line of a verified subject, by kind.
+_HEADLINE: Final[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {
+    "tlog_proof": _tlog_proof,
+}
 
 # What each kind of subject adds to a detailed report.
 _EXTRA: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {

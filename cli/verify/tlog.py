@@ -14,17 +14,18 @@ under the checkpoint's root. The proof's ``extra`` data is shown, never trusted.
 Exit codes: 0 verified; 1 not verified (``tlog.log_untrusted``, ``tlog.quorum_not_met``,
 ``tlog.entry_mismatch``, ``checkpoint.*``, ``tlog.cosignature_bad``, ``merkle.*``); 2 unreadable
 input or usage (``tlog.proof_malformed``, ``tlog.policy_malformed``, ``checkpoint.malformed``,
-``io.*``). ``--json`` prints one document with every step (for exit 0 and 1).
+``io.*``). ``--json`` prints the one result document with every step, whatever the verdict; the
+text is one line (cli/render/verdict.py: what was verified, or the error line on stderr).
 """
 
 from __future__ import annotations
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli.render.verdict import one_line
 from affidavit.cli.verify.bundle import read_policy
 from affidavit.cli.verify.primitives import parse_hash
 from affidavit.verify import errors
-from affidavit.verify._code import FAILED
 
 __all__ = ["tlog_proof"]
 
@@ -67,28 +68,14 @@ def tlog_proof(
     entry = None if entry_file is None else read_input(entry_file)
     leaf = None if leaf_hash is None else parse_hash(leaf_hash, "--leaf-hash")
     data = _read_proof(source, MAX_PROOF_BYTES)
-    report = check_proof(data, policy, entry=entry, leaf_hash=leaf)
-    steps = [step.to_json() for step in report.steps]
-    error = report.error
-    if error is not None:
-        if error.exit_code != FAILED or not as_json:
-            raise error
-        emit_json({"ok": False, "verdict": "failed", "error": error.to_json(), "steps": steps})
-        click.get_current_context().exit(error.exit_code)
-    result = report.result
-    if result is None:  # pragma: no cover - a report holds a result or an error
-        raise errors.UsageError("the proof was neither verified nor refused")
-    document = result.to_json()
+    result = check_proof(data, policy, entry=entry, leaf_hash=leaf, source=source)
     if as_json:
-        emit_json({"ok": True, "verdict": "verified", **document, "steps": steps})
-        return
-    witnesses = ", ".join(document["witnesses"]) or "no witness"
-    extra = "" if result.extra is None else "; extra data present (not authenticated)"
-    click.echo(
-        f"verified: leaf {document['index']} of {document['origin']} (tree size "
-        f"{document['tree_size']}, root {document['root_hash']}), cosigned by {witnesses}; "
-        f"quorum {document['quorum']} met{extra}"
-    )
+        emit_json(result.document())
+    else:
+        text, to_stderr = one_line(result)
+        click.echo(text, err=to_stderr)
+    if result.exit_code:
+        click.get_current_context().exit(result.exit_code)
 
 
 def _read_proof(source: str, limit: int) -> bytes:

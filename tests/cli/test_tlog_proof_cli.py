@@ -139,7 +139,11 @@ def test_verify_tlog_proof_of_an_entry(files: dict[str, Path]) -> None:
     assert done.stdout.startswith(f"verified: leaf 1 of {LOG_ID} (tree size 3, root ")
     assert done.stdout.endswith("cosigned by ed, pq; quorum both met\n")
     document = json.loads(_verify(files, proof, "--entry", str(files["entry1"]), "--json").stdout)
-    assert (document["ok"], document["verdict"], document["index"]) == (True, "verified", 1)
+    assert (document["kind"], document["verdict"], document["index"]) == (
+        "tlog_proof",
+        "verified",
+        1,
+    )
     assert document["witnesses"] == ["ed", "pq"]
     assert [s["name"] for s in document["steps"]] == [
         "parse", "leaf_hash", "log_signature", "cosignatures", "quorum", "inclusion"
@@ -164,8 +168,8 @@ def test_verify_tlog_proof_failures_exit_1(files: dict[str, Path]) -> None:
     assert wrong.exit_code == 1
     assert wrong.stderr.startswith("error: tlog.entry_mismatch:")
     document = json.loads(_verify(files, proof, "--entry", str(files["entry2"]), "--json").stdout)
-    assert (document["ok"], document["verdict"]) == (False, "failed")
-    assert document["error"]["code"] == "tlog.entry_mismatch"
+    assert (document["verified"], document["verdict"]) == (False, "failed")
+    assert document["code"] == "tlog.entry_mismatch"
     assert [s["status"] for s in document["steps"]] == ["ok"] * 5 + ["failed"]
     third = vkey_of(ed_cosigner(derive_test_key("third witness"), "third.example"))
     strict = files["dir"] / "strict.txt"

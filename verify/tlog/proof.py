@@ -17,7 +17,7 @@ fewer than 2^64 leaves needs no more), the index below 2^64. Anything else is
 (``checkpoint.malformed``).
 
 Verification ("Verifying a tlog proof", :func:`verify_proof`, or :func:`check_proof` for every
-step's outcome):
+step's outcome in the one :class:`~affidavit.verify.results.Result`):
 
 1. ``leaf_hash``: the RFC 6962 leaf hash of the entry the caller holds (or a leaf hash it gives);
 2. ``log_signature``: the checkpoint is signed by a policy log named by its origin
@@ -42,11 +42,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify._code import INPUT
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.checkpoint import Checkpoint, parse_checkpoint_body, parse_note
 from affidavit.verify.crypto.keys import b64decode_strict
-from affidavit.verify.results import StepResult
+from affidavit.verify.results import Result, StepRun
 from affidavit.verify.tlog.policy import (
     Policy,
     PolicyCheckpoint,
@@ -62,7 +61,6 @@ __all__ = [
     "MAX_PROOF_BYTES",
     "MAX_PROOF_HASHES",
     "STEPS",
-    "ProofReport",
     "TlogProof",
     "VerifiedProof",
     "check_proof",
@@ -275,88 +273,54 @@ def verify_proof_inclusion(proof: TlogProof, leaf_hash: bytes, checkpoint: Check
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
-class ProofReport:
-    """Every step of one verification (:data:`STEPS`), and the outcome: the verified proof, or
-    the error of the first step that failed (the later steps are then ``not_checked``)."""
-
-    steps: tuple[StepResult, ...]
-    outcome: VerifiedProof | errors.AffidavitError
-
-    @property
-    def result(self) -> VerifiedProof | None:
-        """The verified proof, or None."""
-        return self.outcome if isinstance(self.outcome, VerifiedProof) else None
-
-    @property
-    def error(self) -> errors.AffidavitError | None:
-        """The first failing step's error, or None."""
-        return self.outcome if isinstance(self.outcome, errors.AffidavitError) else None
-
-    @property
-    def verdict(self) -> str:
-        """``verified``, ``failed`` (exit 1), or ``unreadable`` (an error of exit code 2)."""
-        if isinstance(self.outcome, VerifiedProof):
-            return "verified"
-        return "unreadable" if self.outcome.exit_code == INPUT else "failed"
-
-
 def check_proof(
     proof: TlogProof | bytes | str,
     policy: Policy,
     *,
     entry: bytes | None = None,
     leaf_hash: bytes | None = None,
-) -> ProofReport:
-    """Run the verification steps (module docstring) and report each; never raises for a proof
-    that does not verify (``usage.invalid`` still raises for neither or both of ``entry`` and
-    ``leaf_hash``)."""
+    source: str | None = None,
+) -> Result:
+    """Run the verification steps (module docstring) and report each in the one
+    :class:`~affidavit.verify.results.Result` (kind ``tlog_proof``; the verified proof's fields
+    when it verified); never raises for a proof that does not verify.
+
+    Raises:
+        ``usage.invalid``: neither or both of ``entry`` and ``leaf_hash``.
+    """
+    run, outcome = _check(proof, policy, entry, leaf_hash)
+    fields = outcome.to_json() if isinstance(outcome, VerifiedProof) else {}
+    return run.result("tlog_proof", source, **fields)
+
+
+def _check(
+    proof: TlogProof | bytes | str, policy: Policy, entry: bytes | None, leaf_hash: bytes | None
+) -> tuple[StepRun, VerifiedProof | errors.AffidavitError]:
     if (entry is None) == (leaf_hash is None):
         raise errors.UsageError("give exactly one of the entry and its leaf hash")
-    steps: list[StepResult] = []
-
-    def fail(name: str, error: errors.AffidavitError) -> ProofReport:
-        steps.append(StepResult.failed(name, error))
-        later = STEPS[STEPS.index(name) + 1 :]
-        steps.extend(StepResult.not_checked(s, f"the {name} step failed") for s in later)
-        return ProofReport(tuple(steps), error)
-
+    run = StepRun(STEPS)
     try:
         parsed = proof if isinstance(proof, TlogProof) else parse_proof(proof)
-    except errors.AffidavitError as e:
-        return fail("parse", e)
-    steps.append(StepResult.ok("parse", index=parsed.index, proof_hashes=len(parsed.path)))
-    try:
+        run.passed("parse", index=parsed.index, proof_hashes=len(parsed.path))
         leaf = proof_leaf_hash(entry=entry, leaf_hash=leaf_hash)
-    except errors.AffidavitError as e:
-        return fail("leaf_hash", e)
-    source = "entry" if entry is not None else "given"
-    steps.append(StepResult.ok("leaf_hash", leaf_hash=leaf.hex(), source=source))
-    try:
+        given = "entry" if entry is not None else "given"
+        run.passed("leaf_hash", leaf_hash=leaf.hex(), source=given)
         checkpoint, labels = verify_log_signature(parsed.checkpoint, policy)
-    except errors.AffidavitError as e:
-        return fail("log_signature", e)
-    steps.append(StepResult.ok("log_signature", origin=checkpoint.origin, log_keys=list(labels)))
-    try:
+        run.passed("log_signature", origin=checkpoint.origin, log_keys=list(labels))
         cosignatures = verify_witnesses(parsed.checkpoint, policy)
-    except errors.AffidavitError as e:
-        return fail("cosignatures", e)
-    names = [c.witness.name for c in cosignatures]
-    steps.append(StepResult.ok("cosignatures", witnesses=[display_name(n) for n in names]))
-    try:
+        names = [c.witness.name for c in cosignatures]
+        run.passed("cosignatures", witnesses=[display_name(n) for n in names])
         require_quorum(policy, names)
-    except errors.AffidavitError as e:
-        return fail("quorum", e)
-    steps.append(StepResult.ok("quorum", quorum=display_name(policy.quorum)))
-    try:
+        run.passed("quorum", quorum=display_name(policy.quorum))
         verify_proof_inclusion(parsed, leaf, checkpoint)
+        run.passed("inclusion", index=parsed.index, tree_size=checkpoint.tree_size)
     except errors.AffidavitError as e:
-        return fail("inclusion", e)
-    steps.append(StepResult.ok("inclusion", index=parsed.index, tree_size=checkpoint.tree_size))
+        run.fail(e)  # the step in progress; the later ones are not checked
+        return run, e
     verified = PolicyCheckpoint.assemble(
         parsed.checkpoint, policy, checkpoint, labels, cosignatures
     )
-    return ProofReport(tuple(steps), VerifiedProof(parsed, leaf, verified))
+    return run, VerifiedProof(parsed, leaf, verified)
 
 
 def verify_proof(
@@ -374,7 +338,7 @@ def verify_proof(
         ``tlog.entry_mismatch``, ``merkle.*``; ``usage.invalid`` for neither or both of ``entry``
         and ``leaf_hash``.
     """
-    outcome = check_proof(proof, policy, entry=entry, leaf_hash=leaf_hash).outcome
+    outcome = _check(proof, policy, entry, leaf_hash)[1]
     if isinstance(outcome, errors.AffidavitError):
         raise outcome
     return outcome

@@ -332,7 +332,7 @@ def test_leaf_hash_needs_exactly_one_source() -> None:
 def test_check_proof_reports_every_step() -> None:
     report = check_proof(_text(), POLICY, entry=ENTRIES[3])
     assert report.verdict == "verified"
-    assert report.error is None
+    assert (report.kind, report.subject["index"]) == ("tlog_proof", 3)
     assert [s.name for s in report.steps] == list(STEPS)
     assert all(s.status == "ok" for s in report.steps)
     assert report.steps[3].details["witnesses"] == ["ed", "pq"]
@@ -341,8 +341,8 @@ def test_check_proof_reports_every_step() -> None:
 def test_check_proof_stops_at_the_first_failure() -> None:
     note = with_lines(NOTE, [ed_cosignature(NOTE)])
     report = check_proof(_text(note=note), POLICY, entry=ENTRIES[3])
-    assert report.verdict == "failed"
-    assert report.result is None
+    assert (report.verdict, report.code) == ("failed", "tlog.quorum_not_met")
+    assert report.subject == {}
     assert [(s.name, s.status) for s in report.steps] == [
         ("parse", "ok"),
         ("leaf_hash", "ok"),
