@@ -134,9 +134,11 @@ def open_source(path: str) -> FactSource:
     """The fact store at ``path``: SQLite when it has the SQLite header, else JSON Lines.
 
     Raises:
-        FileReadError: no such file.
-        LineageStoreInvalid: a SQLite file that is not a fact store.
+        ``io.unreadable``: no such file, or it cannot be read.
+        ``lineage.store_invalid``: a SQLite file that is not a fact store.
     """
+    import mmap  # noqa: PLC0415
+
     from affidavit.attest.stores.facts import FactStore, is_sqlite_file  # noqa: PLC0415
     from affidavit.verify.lineage.jsonl import JsonlFactSource  # noqa: PLC0415
 
@@ -144,7 +146,13 @@ def open_source(path: str) -> FactSource:
         raise errors.ParseError("io.unreadable", f"{path}: no such file")
     if is_sqlite_file(path):
         return FactStore.open(path)
-    return JsonlFactSource(path)
+    try:  # mapped, not read: the source keeps offsets, so a large export costs no memory
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return JsonlFactSource(b"", path)  # an empty file cannot be mapped
+            return JsonlFactSource(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), path)
+    except OSError as e:
+        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from e
 
 
 def _checker(paths: Sequence[str]) -> Any:

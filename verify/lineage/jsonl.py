@@ -1,4 +1,4 @@
-"""A read-only fact store over a JSON Lines file, read as a stream.
+"""A read-only fact store over the bytes of a JSON Lines file.
 
 Each non-blank line is one of:
 
@@ -6,25 +6,24 @@ Each non-blank line is one of:
   the fact is filed under ``H``, which an audit compares with the recomputed FactHash;
 * a plain fact document, filed under its recomputed FactHash.
 
-Opening the file indexes it in one streamed pass (FactHash -> byte offset); a fact is parsed
-again, from its bytes, when it is asked for, so memory holds offsets rather than facts. Audits
-stream the lines and never build the index.
+The caller reads the file (nothing here opens one): the bytes, or a read-only ``mmap`` of the
+file, which the command line passes so that a large export costs no memory (``facts walk``,
+``facts audit``). The first use indexes the lines in one pass (FactHash -> byte offset); a fact
+is parsed again, from its bytes, when it is asked for, so memory holds offsets rather than facts.
+Audits go over the lines and never build the index.
 
->>> import tempfile, pathlib
 >>> from affidavit.verify.lineage.jsonl import JsonlFactSource
->>> path = pathlib.Path(tempfile.mkdtemp()) / "facts.jsonl"
->>> _ = path.write_text('{"entity": "urn:x:a", "relation": "memory:role", '
-...     '"value": {"type": "null", "v": null}, "source": "urn:s:1", "scope": "public", '
-...     '"confidence": 0.5, "ts": "2026-01-01T00:00:00Z"}\\n')
->>> [record.where for record in JsonlFactSource(path).records()]
+>>> data = (b'{"entity": "urn:x:a", "relation": "memory:role", '
+...     b'"value": {"type": "null", "v": null}, "source": "urn:s:1", "scope": "public", '
+...     b'"confidence": 0.5, "ts": "2026-01-01T00:00:00Z"}\\n')
+>>> [record.where for record in JsonlFactSource(data, "facts.jsonl").records()]
 ['line 1']
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -37,6 +36,14 @@ __all__ = ["JsonlFactSource", "split_record"]
 _MAX_LINE: Final = 4 * 1024 * 1024
 
 
+class Lines(Protocol):
+    """What :class:`JsonlFactSource` reads: ``bytes``, or a read-only ``mmap.mmap`` of a file."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: slice, /) -> bytes: ...
+    def find(self, sub: bytes, start: int = ..., /) -> int: ...
+
+
 def split_record(document: Any) -> tuple[str | None, Any]:
     """Split one parsed line into ``(stored key or None, fact document)``."""
     if isinstance(document, dict) and set(document) == {"fact_hash", "fact"}:
@@ -45,15 +52,17 @@ def split_record(document: Any) -> tuple[str | None, Any]:
 
 
 class JsonlFactSource:
-    """A :class:`~affidavit.verify.lineage.walk.FactSource` over a JSON Lines file (read-only).
+    """A :class:`~affidavit.verify.lineage.walk.FactSource` over the bytes of a JSON Lines file
+    (read-only); ``name`` (the file's path) starts every error message.
 
     Raises (from :meth:`get` and :meth:`children`, which build the index on first use):
-        FileReadError: the file cannot be read.
-        LineageStoreInvalid: a line is not a fact or export record (the walk refuses to guess).
+        ``lineage.store_invalid``: a line is not a fact or export record (the walk refuses to
+            guess), or longer than 4 MiB.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
+    def __init__(self, data: Lines, name: str) -> None:
+        self.data = data
+        self.path = name
         self._index: dict[str, tuple[int, int]] | None = None
         self._children: dict[str, list[FactHash]] | None = None
 
@@ -64,9 +73,7 @@ class JsonlFactSource:
         if where is None:
             return None
         offset, length = where
-        with self._open() as handle:
-            handle.seek(offset)
-            line = handle.read(length)
+        line = self.data[offset : offset + length]
         return self._parse_line(line, where=f"offset {offset}")[1]
 
     def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
@@ -111,24 +118,19 @@ class JsonlFactSource:
 
     # --------------------------------------------------------------------------------------
 
-    def _open(self) -> Any:
-        try:
-            return open(self.path, "rb")
-        except OSError as e:
-            raise errors.ParseError("io.unreadable", f"{self.path}: {e.strerror or e}") from None
-
     def _lines(self) -> Iterator[tuple[int, int, bytes]]:
-        offset = 0
-        with self._open() as handle:
-            for number, line in enumerate(handle, start=1):
-                size = len(line)
-                if size > _MAX_LINE:
-                    raise errors.LineageError(
-                        "lineage.store_invalid", f"{self.path}: line {number} is too long"
-                    )
-                if line.strip():
-                    yield number, offset, line
-                offset += size
+        data, offset, number = self.data, 0, 0
+        while offset < len(data):
+            end = data.find(b"\n", offset) + 1 or len(data)
+            number += 1
+            if end - offset > _MAX_LINE:
+                raise errors.LineageError(
+                    "lineage.store_invalid", f"{self.path}: line {number} is too long"
+                )
+            line = data[offset:end]
+            if line.strip():
+                yield number, offset, line
+            offset = end
 
     def _parse_line(self, line: bytes, *, where: str) -> tuple[str, Fact]:
         try:

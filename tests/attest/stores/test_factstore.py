@@ -133,7 +133,7 @@ def test_export_is_readable_as_jsonl(store: FactStore, tmp_path: Path) -> None:
     assert store.export_jsonl(out) == 3
     path = tmp_path / "export.jsonl"
     path.write_bytes(out.getvalue())
-    source = JsonlFactSource(path)
+    source = JsonlFactSource(path.read_bytes(), str(path))
     assert walk(source, facts[-1].hash, depth=5) == walk(store, facts[-1].hash, depth=5)
     assert audit(source).ok
 

@@ -334,6 +334,10 @@ def _write_jsonl(path: Path, lines: list[Any]) -> Path:
     return path
 
 
+def _source(path: Path) -> JsonlFactSource:
+    return JsonlFactSource(path.read_bytes(), str(path))
+
+
 def test_jsonl_source_reads_plain_and_export_lines(tmp_path: Path) -> None:
     facts = chain(3)
     lines: list[Any] = [
@@ -341,7 +345,7 @@ def test_jsonl_source_reads_plain_and_export_lines(tmp_path: Path) -> None:
         {"fact_hash": facts[1].hash, "fact": dict(facts[1].document)},
     ]
     lines.append(dict(facts[2].document))
-    source = JsonlFactSource(_write_jsonl(tmp_path / "f.jsonl", lines))
+    source = _source(_write_jsonl(tmp_path / "f.jsonl", lines))
     result = walk(source, facts[2].hash, depth=5)
     assert [n.hash for n in result.nodes] == [f.hash for f in reversed(facts)]
     assert tuple(source.children(facts[0].hash)) == (facts[1].hash,)
@@ -352,8 +356,8 @@ def test_jsonl_source_refuses_a_corrupt_line_when_walking(tmp_path: Path) -> Non
     path = tmp_path / "f.jsonl"
     path.write_bytes(jcs(dict(make_fact("a").document)) + b"\n{oops\n")
     with raises_code("lineage.store_invalid", match="line 2"):
-        walk(JsonlFactSource(path), make_fact("a").hash)
-    report = audit(JsonlFactSource(path))
+        walk(_source(path), make_fact("a").hash)
+    report = audit(_source(path))
     assert [(f.code, f.where) for f in report.findings] == [("lineage.fact_malformed", "line 2")]
 
 
@@ -361,14 +365,20 @@ def test_jsonl_export_record_with_a_wrong_key_is_caught(tmp_path: Path) -> None:
     fact = make_fact("a")
     altered = {**fact.document, "confidence": 0.9}
     path = _write_jsonl(tmp_path / "f.jsonl", [{"fact_hash": fact.hash, "fact": altered}])
-    assert [f.code for f in audit(JsonlFactSource(path)).findings] == ["lineage.fact_hash_mismatch"]
+    assert [f.code for f in audit(_source(path)).findings] == ["lineage.fact_hash_mismatch"]
     with raises_code("lineage.fact_hash_mismatch"):
-        walk(JsonlFactSource(path), fact.hash)
+        walk(_source(path), fact.hash)
 
 
-def test_jsonl_missing_file_is_unreadable(tmp_path: Path) -> None:
-    with raises_code("io.unreadable"):
-        list(JsonlFactSource(tmp_path / "missing.jsonl").records())
+def test_jsonl_lines_are_numbered_and_bounded() -> None:
+    one, two = (jcs(dict(make_fact(name).document)) for name in ("a", "b"))
+    source = JsonlFactSource(one + b"\n\n  \r\n" + two, "f.jsonl")  # no final newline
+    assert [r.where for r in source.records()] == ["line 1", "line 4"]
+    assert source.get(make_fact("b").hash) == make_fact("b")
+    assert [r.where for r in JsonlFactSource(b"", "f.jsonl").records()] == []
+    long = JsonlFactSource(one + b"\n" + b" " * (4 * 1024 * 1024) + b"\n", "f.jsonl")
+    with raises_code("lineage.store_invalid", match="f.jsonl: line 2 is too long"):
+        list(long.records())
 
 
 # Bounded walks (nodes, bytes, time) -----------------------------------------------------------

@@ -173,7 +173,7 @@ def _expected_outputs(manifest: list[dict[str, Any]]) -> dict[str, bytes]:
         if "root" in entry:
             scopes = frozenset({entry["readable_scopes"]}) if entry["readable_scopes"] else None
             result = walk(
-                JsonlFactSource(HERE / entry["input"]),
+                JsonlFactSource((HERE / entry["input"]).read_bytes(), entry["input"]),
                 entry["root"],
                 depth=entry["depth"],
                 readable_scopes=scopes,
@@ -187,7 +187,10 @@ def _expected_outputs(manifest: list[dict[str, Any]]) -> dict[str, bytes]:
             if "trusted_key" in entry:
                 public = load_public_key(HERE / entry["trusted_key"])
                 checker = TrustedFactKeys({"test-lineage": public}).check
-            report = audit(JsonlFactSource(HERE / entry["input"]), check_signature=checker)
+            report = audit(
+                JsonlFactSource((HERE / entry["input"]).read_bytes(), entry["input"]),
+                check_signature=checker,
+            )
             out[entry["expected"]] = _json(report.to_json())
     return out
 
