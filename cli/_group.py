@@ -106,6 +106,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "log": ("affidavit.cli.log.group", "log"),
     "receipt": ("affidavit.cli.receipt", "receipt"),
     "registry": ("affidavit.cli.registry", "registry"),
+    "scitt": ("affidavit.cli.scitt", "scitt"),
     "stamp": ("affidavit.cli.stamp", "stamp"),
     "transform": ("affidavit.cli.transform", "transform"),
     "verify": ("affidavit.cli.verify.group", "verify"),

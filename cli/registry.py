@@ -22,6 +22,7 @@ import click
 from affidavit.attest._host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
+from affidavit.cli.scitt import scitt_serve_options, with_scitt
 from affidavit.registry.errors import AuthError, RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
@@ -97,6 +98,7 @@ def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[
     default=None,
     help="Seconds between cosigning rounds [default: 10].",
 )
+@scitt_serve_options
 @json_option
 def serve(  # noqa: PLR0917 - click passes options positionally
     host: str | None,
@@ -109,6 +111,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     witnesses: tuple[str, ...],
     witness_interval: float | None,
     as_json: bool,
+    **scitt_options: Any,
 ) -> None:
     """Run the registry (uvicorn) until SIGTERM or Ctrl-C; shuts down gracefully."""
     import uvicorn  # noqa: PLC0415 - lazy: the server stack (~100 ms) only for serve
@@ -125,6 +128,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         witnesses=witnesses or None,
         witness_interval_s=witness_interval,
     )
+    settings = with_scitt(settings, **scitt_options)  # a bad issuer folder: one line, exit 2
     _configure_logging(access_log)
     listener = listen(  # before anything else: one line, exit 2
         settings.host,

@@ -25,6 +25,7 @@ from typing import Any
 from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.routes import contracts, discovery, facts, health, log, tlog
+from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
 from affidavit.registry.settings import Settings
 from affidavit.registry.startup import open_state
@@ -83,6 +84,7 @@ def create_app(
         *log.routes,
         *facts.routes,
         *tlog.routes,
+        *scitt_routes.routes,
     ]
     app = Starlette(
         routes=routes,

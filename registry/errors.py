@@ -279,6 +279,12 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "auth.key_unbound": 403,
     "auth.publisher_forbidden": 403,
     "registry.channel_reserved": 403,
+    # SCITT (SCRAPI): a statement the registration policy refuses is 400 "Rejected".
+    "cbor.too_large": 413,
+    "scitt.issuer_untrusted": 400,
+    "scitt.media_type_unsupported": 415,
+    "scitt.rate_limited": 429,
+    "scitt.entry_not_found": 404,
 }
 
 # A store fault's message for clients (the detail is logged): the store's location and the

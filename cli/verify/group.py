@@ -24,6 +24,8 @@ VERIFY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dsse": ("affidavit.cli.verify.dsse", "dsse"),
     # --- transformation receipts (seed 004): one receipt, or a folder of them
     "receipt": ("affidavit.cli.verify.receipt", "receipt"),
+    # --- SCITT Transparent Statements and their COSE Receipts (issue 25)
+    "scitt": ("affidavit.cli.verify.scitt", "scitt"),
     # --- C2SP transparency-log proofs under a tlog-policy
     "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
 }

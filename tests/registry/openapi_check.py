@@ -93,8 +93,8 @@ def check_response(method: str, path: str, status: int, content_type: str, raw: 
         return None
     media = content_type.split(";", maxsplit=1)[0].strip()
     assert media in response["content"], f"{method} {template} -> {status}: {media} not documented"
-    if media == "application/octet-stream":
-        return raw
+    if media == "application/octet-stream" or media.endswith(("+cbor", "/cbor", "/cose")):
+        return raw  # binary: SCITT's COSE and CBOR bodies
     if media != "application/json":
         return raw.decode("utf-8")
     document = json.loads(raw)

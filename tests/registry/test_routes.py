@@ -398,6 +398,17 @@ def test_every_route_in_the_document_is_exercised(
     assert client.get(f"/tlog/tile/0/000.p/{size + 1}").status_code == 404
     assert client.get("/tlog/key-rotations").status_code == 404  # this log never rotated
     assert client.get("/tlog/tile/0/0000").status_code == 400
+    # SCITT (tests/registry/test_scitt_routes.py tests them on real processes): no issuer is
+    # trusted here, so a statement is refused; the keys are served
+    from tests.verify.scitt.support import statement
+
+    posted = client.request(
+        "POST", "/entries", raw=statement(), headers={"Content-Type": "application/cose"}
+    )
+    assert posted.status_code == 400
+    assert client.get("/entries/" + "0" * 64).status_code == 404
+    assert client.get("/.well-known/scitt-keys").status_code == 200
+    assert client.get("/.well-known/scitt-keys/AAAA").status_code == 404
     assert coverage.seen == all_operations()  # type: ignore[attr-defined]
 
 

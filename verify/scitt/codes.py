@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from affidavit.verify._code import FAILED, INPUT, Code
+from affidavit.verify._code import FAILED, INPUT, REFUSED, Code
 
 # RFC 8949: the strict decoder (verify/scitt/cbor.py).
 CBOR: Final[tuple[Code, ...]] = (
@@ -122,10 +122,42 @@ SCITT: Final[tuple[Code, ...]] = (
         "The Signed Statement's signature does not verify under the issuer key given.",
     ),
     Code(
+        "scitt.issuer_untrusted",
+        REFUSED,
+        "The registration policy does not accept the Signed Statement: its signature verifies"
+        " under none of the issuer keys the service trusts.",
+    ),
+    Code(
         "scitt.key_unrecognized",
         INPUT,
         "Not a key a SCITT signature is checked with: an Ed25519 key in any trusted-key form, or"
         " a P-256 public key in PEM (SubjectPublicKeyInfo).",
+    ),
+    Code(
+        "scitt.media_type_unsupported",
+        INPUT,
+        "A registration is not sent as application/cose (HTTP 415).",
+    ),
+    Code(
+        "scitt.rate_limited",
+        INPUT,
+        "Too many requests from this client; retry after the time the service names (HTTP 429).",
+    ),
+    Code(
+        "scitt.entry_not_found",
+        INPUT,
+        "No registration with this entry ID, running or done (HTTP 404).",
+    ),
+    Code(
+        "scitt.entry_id_invalid",
+        INPUT,
+        "An entry ID is not 64 lowercase hex digits (the SHA-256 leaf entry) (HTTP 400).",
+    ),
+    Code(
+        "scitt.registration_failed",
+        INPUT,
+        "The service answered a registration with something other than a receipt, a 303 or"
+        " 302 locator, or concise problem details.",
     ),
 )
 

@@ -1,0 +1,272 @@
+"""``affidavit scitt``: SCITT Signed Statements (RFC 9943) made and registered.
+
+::
+
+    affidavit scitt sign FILE --key KEY --issuer ISS --subject SUB [--content-type TYPE]
+                         [--out OUT] [--json]
+    affidavit scitt register URL FILE [--out OUT] [--timeout S] [--json]
+
+``sign`` makes a Signed Statement over any file (a bundle, a manifest, a DSSE envelope, a
+receipt): a COSE_Sign1 with the payload attached, signed with an Ed25519 key of the keyring
+(EdDSA) or a P-256 PKCS#8 key (ES256) (:func:`affidavit.attest.scitt.sign_statement`); it writes
+``OUT`` (default ``FILE.cose``). ``register`` sends a Signed Statement to a Transparency Service
+(SCRAPI ``POST /entries``, :mod:`affidavit.registry.clients.scitt`), follows its 303/302 locator
+until the receipt comes, and writes the Transparent Statement: the statement with the receipt
+added at unprotected header 394 (default ``FILE`` with ``.transparent.cose``). The receipt is
+not trusted here: ``affidavit verify scitt`` checks it under the keys the caller trusts.
+
+Also here, for ``registry serve``: :func:`scitt_serve_options` (``--scitt-issuers DIR``, the
+registration policy's issuer keys, read as every key folder is; ``--scitt-rate``,
+``--scitt-wait``) and :func:`with_scitt`, which puts them into the registry's settings.
+
+Exit codes: 0 done; 2 unreadable input, a refused registration or usage (one line
+``error: <code>: <message>``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._input import read_artefact, read_input
+from affidavit.verify import errors
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from affidavit.registry.settings import Settings
+    from affidavit.verify.scitt.keys import CoseKey
+
+__all__ = ["read_issuer_folder", "read_issuer_key", "scitt", "scitt_serve_options", "with_scitt"]
+
+F = TypeVar("F", bound="Callable[..., Any]")
+_MAX_STATEMENT_BYTES = 4 * 1024 * 1024
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def scitt() -> None:
+    """SCITT Signed Statements: sign one, register it with a Transparency Service."""
+
+
+def _signing_key(path: str) -> Any:
+    """An Ed25519 key of the keyring (EdDSA), or a P-256 PKCS#8 PEM private key (ES256)."""
+    from affidavit.attest.keyring import load_private_pem, load_signing_key  # noqa: PLC0415 - lazy
+
+    try:
+        return load_signing_key(path)
+    except errors.KeyMaterialError as not_ed25519:
+        from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - lazy
+
+        try:
+            key = load_private_pem(read_input(path, max_bytes=64 * 1024), path)
+        except errors.AffidavitError:
+            raise not_ed25519 from None
+        if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
+            return key
+        raise not_ed25519 from None
+
+
+@scitt.command("sign")
+@click.argument("source", metavar="FILE")
+@click.option(
+    "--key",
+    "key_file",
+    required=True,
+    metavar="KEY",
+    help="Private key (PEM): Ed25519 signs EdDSA, P-256 signs ES256.",
+)
+@click.option("--issuer", required=True, metavar="ISS", help="The CWT iss claim: who says it.")
+@click.option(
+    "--subject",
+    required=True,
+    metavar="SUB",
+    help="The CWT sub claim: the artefact the statement is about.",
+)
+@click.option(
+    "--content-type",
+    default="application/octet-stream",
+    show_default=True,
+    help="The payload's media type (COSE header 3).",
+)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Where to write the Signed Statement [default: FILE.cose].",
+)
+@json_option
+def sign(
+    *, source: str, key_file: str, issuer: str, subject: str, content_type: str,
+    out_file: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Sign FILE as a SCITT Signed Statement (COSE_Sign1, CWT claims iss and sub)."""
+    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
+    from affidavit.attest.scitt import sign_statement  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.statement import parse_statement  # noqa: PLC0415 - lazy
+
+    payload = read_artefact(source, max_bytes=_MAX_STATEMENT_BYTES - 64 * 1024)
+    signed = sign_statement(
+        payload, _signing_key(key_file), issuer=issuer, subject=subject,
+        content_type=content_type,
+    )  # fmt: skip
+    target = out_file or f"{source}.cose"
+    atomic_write(target, signed)
+    statement = parse_statement(signed)
+    if as_json:
+        emit_json(
+            {
+                "out": target,
+                "entry_id": statement.entry_id,
+                "issuer": statement.issuer,
+                "subject": statement.subject,
+                "content_type": statement.content_type,
+                "alg": statement.alg_name,
+                "kid": statement.sign1.kid.hex() if statement.sign1.kid else None,
+                "bytes": len(signed),
+            }
+        )
+    else:
+        click.echo(f"{target}: Signed Statement ({statement.alg_name}), entry {statement.entry_id}")
+
+
+def _transparent_path(source: str) -> str:
+    stem = source[: -len(".cose")] if source.endswith(".cose") else source
+    return f"{stem}.transparent.cose"
+
+
+@scitt.command("register")
+@click.argument("url", metavar="URL")
+@click.argument("source", metavar="FILE")
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Where to write the Transparent Statement [default: FILE.transparent.cose].",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the receipt in all.",
+)
+@json_option
+def register(*, url: str, source: str, out_file: str | None, timeout: float,
+             as_json: bool) -> None:  # fmt: skip
+    """Register a Signed Statement (SCRAPI POST /entries) and write the Transparent Statement."""
+    import cbor2  # noqa: PLC0415 - lazy
+    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
+    from affidavit.registry.clients.scitt import register_statement  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.cbor import encode  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.receipt import parse_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.statement import HEADER_RECEIPTS, parse_statement  # noqa: PLC0415
+
+    if not 0 < timeout <= 3600:
+        raise errors.UsageError("--timeout must be between 0 and 3600 seconds")
+    statement = parse_statement(read_input(source, max_bytes=_MAX_STATEMENT_BYTES), what=source)
+    receipt, locator = register_statement(url, statement.registered_bytes, timeout=timeout)
+    proof = parse_receipt(receipt, what=f"{url} receipt").proofs[0]  # shaped right, not trusted
+    receipts = [*statement.receipts, receipt]
+    body = [statement.sign1.protected_bytes, {HEADER_RECEIPTS: receipts},
+            statement.sign1.payload, statement.sign1.signature]  # fmt: skip
+    transparent = encode(cbor2.CBORTag(18, body))
+    target = out_file or _transparent_path(source)
+    atomic_write(target, transparent)
+    if as_json:
+        emit_json(
+            {
+                "out": target,
+                "entry_id": statement.entry_id,
+                "locator": locator,
+                "tree_size": proof.tree_size,
+                "leaf_index": proof.leaf_index,
+                "receipts": len(receipts),
+            }
+        )
+    else:
+        click.echo(
+            f"{target}: Transparent Statement, entry {statement.entry_id} at leaf "
+            f"{proof.leaf_index} of {proof.tree_size} (verify it: affidavit verify scitt)"
+        )
+
+
+# -- registry serve ----------------------------------------------------------------------------
+
+
+def read_issuer_key(path: str) -> CoseKey:
+    """One issuer key file: Ed25519 in any trusted-key form, or a P-256 PEM.
+
+    Raises:
+        ``io.unreadable``, ``key.*``, ``json.*``, ``scitt.key_unrecognized``.
+    """
+    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.keys import key_from_bytes  # noqa: PLC0415 - lazy
+
+    return key_from_bytes(read_artefact(path, max_bytes=MAX_KEY_FILE_BYTES), source=path)
+
+
+def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
+    """The issuer keys of a folder, read as every key folder is (cli/_trust.py's file rule,
+    verify/trust.py's claim rule): files that are not keys are skipped; no key is an error.
+
+    Raises:
+        ``io.unreadable``: not a folder. ``usage.invalid``: no key in it.
+        ``key.*``, ``json.*``, ``scitt.key_unrecognized``: a file claiming to be a key is not one.
+    """
+    from affidavit.cli._trust import folder_files  # noqa: PLC0415 - lazy
+    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.keys import keys_from_files  # noqa: PLC0415 - lazy
+    from affidavit.verify.trust import KeyFile  # noqa: PLC0415 - lazy
+
+    candidates, _ = folder_files(path)
+    files = [KeyFile(f, read_artefact(f, max_bytes=MAX_KEY_FILE_BYTES)) for f in candidates]
+    keys, _ = keys_from_files(files, folder=path)
+    return keys
+
+
+def scitt_serve_options(f: F) -> F:
+    """``registry serve``'s SCITT options (module docstring), each also read from its
+    ``AFFIDAVIT_SCITT_*`` variable."""
+    options = [
+        click.option("--scitt-issuers", "scitt_issuers", metavar="DIR", default=None,
+                     envvar="AFFIDAVIT_SCITT_ISSUERS",
+                     help="Folder of the issuer keys whose SCITT Signed Statements POST /entries"
+                     " accepts (Ed25519, or P-256 PEM) [default: none: every statement is"
+                     " refused]."),
+        click.option("--scitt-rate", "scitt_rate", type=float, default=None,
+                     envvar="AFFIDAVIT_SCITT_RATE",
+                     help="SCITT requests per second per client [default: 50; bursts of 2x]."),
+        click.option("--scitt-wait", "scitt_wait", type=float, default=None,
+                     envvar="AFFIDAVIT_SCITT_WAIT",
+                     help="Seconds POST /entries waits for the receipt before answering 303"
+                     " [default: 5]."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def with_scitt(
+    settings: Settings,
+    *,
+    scitt_issuers: str | None = None,
+    scitt_rate: float | None = None,
+    scitt_wait: float | None = None,
+) -> Settings:
+    """``settings`` with the SCITT options of ``registry serve`` (the issuer folder read now, so
+    a bad folder refuses the start: one line, exit 2)."""
+    from affidavit.registry.scitt import ScittSettings  # noqa: PLC0415 - lazy: serve only
+
+    values: dict[str, Any] = {}
+    if scitt_issuers:
+        values["issuers"] = read_issuer_folder(os.fspath(scitt_issuers))
+    if scitt_rate is not None:
+        values["rate_per_s"] = scitt_rate
+        values["burst"] = max(1, round(2 * scitt_rate))
+    if scitt_wait is not None:
+        values["wait_s"] = scitt_wait
+    return ScittSettings(**values).into(settings)

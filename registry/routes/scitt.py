@@ -1,0 +1,250 @@
+"""SCRAPI (draft-ietf-scitt-scrapi): the registry's SCITT Transparency Service routes.
+
+- ``POST /entries``: a Signed Statement (``application/cose``) in. Refused with concise problem
+  details unless it is strict CBOR, a Signed Statement (RFC 9943 §6), and accepted by the
+  registration policy (:func:`affidavit.registry.scitt.check_policy`). Accepted: 201 with the
+  receipt (``application/cose``) and ``Location: /entries/{id}`` when it is registered within the
+  wait; else 303 with that ``Location`` and ``Retry-After``, registration going on.
+- ``GET /entries/{id}``: 302 (to itself, ``Retry-After``) while the registration runs; 200 with a
+  fresh receipt once registered; 404 for an ID this service does not know.
+- ``GET /.well-known/scitt-keys``: the receipt-signing keys, a COSE Key Set (RFC 9052 §7,
+  ``application/cbor``), each with its ``kid``, the RFC 9679 thumbprint;
+  ``GET /.well-known/scitt-keys/{kid}``: one key, the kid in base64url without padding (SCRAPI:
+  kids that are not URL-safe), or 404.
+
+Every refusal is RFC 9290 concise problem details (``application/concise-problem-details+cbor``):
+``{-1: title, -2: detail}``, the detail starting with the error code (``scitt.issuer_untrusted:
+...``), the status from the one map of ``registry/errors.py``. SCRAPI's limits: a body over the
+registry's limit (or the CBOR cap) is 413 before it is read whole; each client (by address) has
+a token bucket (:class:`ScittSettings` rate and burst) for these routes, beyond which it gets 429
+with ``Retry-After`` (SCRAPI "Rate Limiting": an unauthenticated service MUST limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from affidavit.registry import scitt
+from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
+from affidavit.registry.routes._http import read_body
+from affidavit.registry.state import RegistryState
+from affidavit.verify import errors
+from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES, encode
+from affidavit.verify.scitt.statement import parse_statement
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["PROBLEM_TYPE", "routes"]
+
+_LOG = logging.getLogger("affidavit.registry")
+PROBLEM_TYPE: Final = "application/concise-problem-details+cbor"  # RFC 9290 §6.3
+COSE_TYPE: Final = "application/cose"
+CBOR_TYPE: Final = "application/cbor"
+_ENTRY_ID: Final = re.compile(r"[0-9a-f]{64}")
+_TITLES: Final = {  # SCRAPI's error titles
+    "scitt.alg_unsupported": "Bad Signature Algorithm",
+    "scitt.payload_missing": "Payload Missing",
+    "scitt.issuer_untrusted": "Rejected",
+    "scitt.entry_not_found": "Not Found",
+    "scitt.entry_id_invalid": "Invalid locator",
+    "scitt.rate_limited": "Too Many Requests",
+    "http.body_too_large": "Payload Too Large",
+    "cbor.too_large": "Payload Too Large",
+    "scitt.media_type_unsupported": "Unsupported Media Type",
+    "registry.not_found": "No such key",
+}
+_KEEP_FAILURES: Final = 1024
+
+
+def problem(error: errors.AffidavitError, state: RegistryState | None = None) -> Response:
+    """The RFC 9290 concise problem details of ``error``, with its HTTP status."""
+    status = http_status(error)
+    body = public_body(error, state.hidden() if state is not None else ())
+    title = _TITLES.get(error.code) or ("Error" if status >= 500 else "Malformed request")
+    details = {-1: title, -2: f"{body['code']}: {body['message']}"}  # RFC 9290 §2: title, detail
+    headers = {}
+    retry = RETRY_AFTER_S.get(error.code) or (1 if error.code == "scitt.rate_limited" else None)
+    if retry is not None:
+        headers["Retry-After"] = str(retry)
+    return Response(encode(details), status_code=status, headers=headers, media_type=PROBLEM_TYPE)
+
+
+class _Buckets:
+    """One token bucket per client address (bounded: the least recently seen are forgotten)."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self.clients: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, client: str) -> None:
+        """Raises ``scitt.rate_limited`` when ``client`` has no token left."""
+        now = time.monotonic()
+        tokens, last = self.clients.pop(client, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+        if tokens < 1:
+            self.clients[client] = (tokens, now)
+            raise errors.ScittError(
+                "scitt.rate_limited",
+                f"at most {self.rate:g} requests per second per client, bursts of {self.burst}",
+            )
+        self.clients[client] = (tokens - 1, now)
+        while len(self.clients) > 10_000:
+            self.clients.popitem(last=False)
+
+
+class _Service:
+    """The routes' per-process state: running registrations, recent failures, the buckets."""
+
+    def __init__(self, settings: scitt.ScittSettings) -> None:
+        self.settings = settings
+        self.running: dict[str, asyncio.Future[scitt.Registration]] = {}
+        self.failures: OrderedDict[str, errors.AffidavitError] = OrderedDict()
+        self.buckets = _Buckets(settings.rate_per_s, settings.burst)
+
+    def finished(self, entry_id: str, task: asyncio.Future[scitt.Registration]) -> None:
+        self.running.pop(entry_id, None)
+        error = task.exception() if not task.cancelled() else None
+        if isinstance(error, errors.AffidavitError):
+            self.failures[entry_id] = error
+            while len(self.failures) > _KEEP_FAILURES:
+                self.failures.popitem(last=False)
+        elif error is not None:
+            _LOG.error("SCITT registration %s failed: %r", entry_id, error)
+
+
+def _service(request: Request) -> _Service:
+    found: _Service | None = getattr(request.app.state, "scitt", None)
+    if found is None:
+        found = _Service(scitt.scitt_settings(request.app.state.registry.settings))
+        request.app.state.scitt = found
+    return found
+
+
+Handler = Callable[[Request, _Service, RegistryState], Awaitable[Response]]
+
+
+def _guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """Rate-limit the client, run ``handler``, and answer any refusal as problem details."""
+
+    async def endpoint(request: Request) -> Response:
+        state: RegistryState = request.app.state.registry
+        try:
+            service = _service(request)
+            service.buckets.take(request.client.host if request.client else "-")
+            return await handler(request, service, state)
+        except errors.AffidavitError as e:
+            if http_status(e) >= 500:
+                _LOG.error("%s on %s %s: %s", e.code, request.method, request.url.path, e.message)
+            return problem(e, state)
+        except Exception:
+            _LOG.exception("unexpected error on %s %s", request.method, request.url.path)
+            return problem(RegistryError("http.internal", "internal error; nothing was written"))
+
+    return endpoint
+
+
+def _location(request: Request, entry_id: str) -> str:
+    return f"{request.app.state.registry.settings.node_url}/entries/{entry_id}"
+
+
+def _receipt_response(request: Request, done: scitt.Registration, status: int) -> Response:
+    return Response(
+        done.receipt,
+        status_code=status,
+        media_type=COSE_TYPE,
+        headers={"Location": _location(request, done.entry_id)},
+    )
+
+
+async def register(request: Request, service: _Service, state: RegistryState) -> Response:
+    """``POST /entries`` (module docstring)."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != COSE_TYPE:
+        raise errors.ScittError(
+            "scitt.media_type_unsupported",
+            f"a Signed Statement is sent as {COSE_TYPE}, not {media or 'no content type'}",
+        )
+    limit = min(state.settings.max_body_bytes, MAX_CBOR_BYTES)
+    body = await read_body(request, limit, state.settings.body_timeout_s)
+    statement = parse_statement(body, what="the Signed Statement", max_bytes=limit)
+    scitt.check_policy(statement, service.settings.issuers)
+    entry_id = statement.entry_id
+    task = service.running.get(entry_id)
+    if task is None:
+        task = asyncio.ensure_future(state.db.run(scitt.register, state, statement))
+        service.running[entry_id] = task
+        task.add_done_callback(lambda t: service.finished(entry_id, t))
+    service.failures.pop(entry_id, None)
+    done, _ = await asyncio.wait({task}, timeout=service.settings.wait_s)
+    if not done:  # SCRAPI "Status 303 - Registration is running"
+        return Response(
+            b"",
+            status_code=303,
+            headers={"Location": _location(request, entry_id), "Retry-After": "1"},
+        )
+    return _receipt_response(request, task.result(), 201)
+
+
+async def entry(request: Request, service: _Service, state: RegistryState) -> Response:
+    """``GET /entries/{id}`` (module docstring)."""
+    entry_id = str(request.path_params["entry_id"])
+    if not _ENTRY_ID.fullmatch(entry_id):
+        raise errors.ScittError(
+            "scitt.entry_id_invalid", "an entry ID is 64 lowercase hex digits (its leaf entry)"
+        )
+    if entry_id in service.running:  # SCRAPI "Status 302 - Registration is running"
+        return Response(
+            b"",
+            status_code=302,
+            headers={"Location": _location(request, entry_id), "Retry-After": "1"},
+        )
+    failed = service.failures.get(entry_id)
+    if failed is not None:
+        raise failed
+    done = await state.db.run(scitt.registration, state, entry_id)
+    if done is None:
+        raise errors.ScittError(
+            "scitt.entry_not_found", f"no registration {entry_id} is known to this service"
+        )
+    return _receipt_response(request, done, 200)
+
+
+def _key_set(state: RegistryState) -> list[dict[int, Any]]:
+    return [key.to_cose() for key in scitt.service_keys(state)]
+
+
+async def keys(request: Request, service: _Service, state: RegistryState) -> Response:  # noqa: ARG001
+    """``GET /.well-known/scitt-keys``: the COSE Key Set."""
+    found = await state.db.run(_key_set, state)
+    return Response(encode(found), media_type=CBOR_TYPE)
+
+
+async def key(request: Request, service: _Service, state: RegistryState) -> Response:  # noqa: ARG001
+    """``GET /.well-known/scitt-keys/{kid}``: one COSE Key (kid: base64url, no padding)."""
+    text = str(request.path_params["kid"])
+    try:
+        kid = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        kid = b""
+    canonical = base64.urlsafe_b64encode(kid).rstrip(b"=") == text.encode()
+    for candidate in await state.db.run(_key_set, state):
+        if kid and canonical and candidate[2] == kid:  # label 2: kid (RFC 9052 §7.1)
+            return Response(encode(candidate), media_type=CBOR_TYPE)
+    raise RegistryError("registry.not_found", "no key could be found for this kid value")
+
+
+routes: Final = [
+    Route("/entries", _guarded(register), methods=["POST"]),
+    Route("/entries/{entry_id}", _guarded(entry), methods=["GET"]),
+    Route("/.well-known/scitt-keys", _guarded(keys), methods=["GET"]),
+    Route("/.well-known/scitt-keys/{kid}", _guarded(key), methods=["GET"]),
+]

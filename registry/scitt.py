@@ -1,0 +1,221 @@
+"""The registry as a SCITT Transparency Service (RFC 9943, SCRAPI): registration policy, the
+statements' store, registration into the log, receipts.
+
+Every function taking a :class:`~affidavit.registry.state.RegistryState` runs on the database
+thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
+
+- **Registration policy** (RFC 9943 §5.1.1.1, mandatory registration checks): a Signed
+  Statement is accepted only when its signature verifies under one of the issuer keys the
+  operator trusts (``registry serve --scitt-issuers DIR``, :class:`ScittSettings`); the key named
+  by its ``kid`` is tried first, then the others. No issuer keys: every statement is refused
+  (``scitt.issuer_untrusted``: fail closed). The payload must be attached: the service verifies
+  the signature itself.
+- **The leaf**: the statement as registered (its unprotected header emptied, RFC 9943 §6.3), and
+  the log entry is its SHA-256 (:attr:`~affidavit.verify.scitt.statement.SignedStatement.
+  leaf_entry`; docs/formats.md "SCITT"), appended to the same tree the tiles, checkpoints and
+  tlog-proofs serve, through :func:`append_leaf`, the one call that writes it. The entry ID is
+  the leaf entry in hex: the same statement registered again is the same entry (no second leaf).
+- **The store**: component ``scitt`` (``Store.migrate``), table ``scitt_entries`` (entry ID, leaf
+  index, the registered bytes, iss, sub, time), written in the transaction that appends the leaf,
+  so a leaf and its row commit together.
+- **Receipts** (RFC 9942 §5.2): for the tree of the latest signed checkpoint (one is signed first
+  when the log has grown since, docs/adr/0005: never over a tree that contradicts a signed head),
+  signed by the log key, so a receipt's root is the checkpoint's root at its size, and a receipt
+  asked for later (``GET /entries/{id}``) is fresh: it proves the entry in the current tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.scitt import issue_receipt
+from affidavit.registry.logview import latest_checkpoint
+from affidavit.registry.publication import require_healthy
+from affidavit.registry.settings import Settings
+from affidavit.registry.state import RegistryState
+from affidavit.verify import errors
+from affidavit.verify.scitt.keys import CoseKey
+from affidavit.verify.scitt.statement import SignedStatement
+
+__all__ = [
+    "COMPONENT",
+    "MIGRATIONS",
+    "Registration",
+    "ScittSettings",
+    "append_leaf",
+    "check_policy",
+    "register",
+    "registration",
+    "scitt_settings",
+    "service_keys",
+]
+
+COMPONENT: Final = "scitt"
+MIGRATIONS: Final = (
+    """
+    CREATE TABLE scitt_entries (
+        entry_id      TEXT PRIMARY KEY,
+        leaf_index    INTEGER NOT NULL,
+        statement     BLOB NOT NULL,
+        issuer        TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        registered_at TEXT NOT NULL
+    )
+    """,
+)
+_SETTINGS_KEY: Final = "scitt"
+
+
+@dataclass(frozen=True, slots=True)
+class ScittSettings:
+    """What ``registry serve`` configures for SCITT (carried in ``Settings.extra["scitt"]``):
+    the trusted issuer keys, the per-client request rate (SCRAPI "Rate Limiting": a service
+    without authentication MUST limit), and how long ``POST /entries`` waits for the receipt
+    before answering 303."""
+
+    issuers: tuple[CoseKey, ...] = ()
+    rate_per_s: float = 50.0
+    burst: int = 100
+    wait_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.rate_per_s <= 100_000 or not 1 <= self.burst <= 1_000_000:
+            raise errors.UsageError("the SCITT rate must be above 0 and the burst at least 1")
+        if not 0 <= self.wait_s <= 60:
+            raise errors.UsageError("the SCITT registration wait must be 0 to 60 seconds")
+
+    def into(self, settings: Settings) -> Settings:
+        """``settings`` carrying these."""
+        return settings.with_(extra={**settings.extra, _SETTINGS_KEY: self})
+
+
+def scitt_settings(settings: Settings) -> ScittSettings:
+    """The SCITT settings of a registry (the defaults, and no issuer, when none were given)."""
+    found = settings.extra.get(_SETTINGS_KEY)
+    return found if isinstance(found, ScittSettings) else ScittSettings()
+
+
+class Registration(NamedTuple):
+    """A registered statement's receipt for the tree of ``tree_size`` leaves."""
+
+    entry_id: str
+    leaf_index: int
+    tree_size: int
+    root: bytes
+    receipt: bytes
+
+
+def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> CoseKey:
+    """The issuer key the statement's signature verifies under (RFC 9943 §5.1.1.1).
+
+    Raises:
+        ``scitt.payload_missing``: the payload is detached.
+        ``scitt.issuer_untrusted``: no trusted issuer key verifies it (or none is configured).
+    """
+    if statement.sign1.payload is None:
+        raise errors.ScittError(
+            "scitt.payload_missing",
+            "the Signed Statement's payload is detached: the service must verify its signature",
+        )
+    kid = statement.sign1.kid
+    ordered = sorted(issuers, key=lambda key: key.thumbprint != kid)  # the kid's key first
+    for key in ordered:
+        try:
+            statement.verify_signature(key)
+        except errors.ScittError:
+            continue
+        return key
+    why = "no issuer key is configured" if not issuers else "it verifies under none of them"
+    raise errors.ScittError(
+        "scitt.issuer_untrusted",
+        f"the registration policy accepts statements signed by trusted issuers: {why}",
+        details={"issuer": statement.issuer},
+    )
+
+
+def _tables(state: RegistryState) -> None:
+    state.tables.store.migrate(COMPONENT, MIGRATIONS)
+
+
+def append_leaf(state: RegistryState, entry: bytes) -> int:
+    """Append one leaf to the log the tiles and checkpoints serve: the registry's append path,
+    inside the caller's transaction. Every SCITT write goes through here (one place to move to
+    the batched sequencer of issue 24)."""
+    require_healthy(state)  # docs/adr/0005: nothing is appended to an unhealthy log
+    (index,) = state.log.append([entry])
+    return index
+
+
+def register(state: RegistryState, statement: SignedStatement) -> Registration:
+    """Register ``statement`` (already accepted by :func:`check_policy`) and return its receipt;
+    a statement registered before is not appended again."""
+    _tables(state)
+    entry = statement.leaf_entry
+    with state.tables.transaction() as db:
+        row = db.execute(
+            "SELECT leaf_index FROM scitt_entries WHERE entry_id = ?", (entry.hex(),)
+        ).fetchone()
+        if row is None:
+            index = append_leaf(state, entry)
+            db.execute(
+                "INSERT INTO scitt_entries(entry_id, leaf_index, statement, issuer, subject,"
+                " registered_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    entry.hex(),
+                    index,
+                    statement.registered_bytes,
+                    statement.issuer,
+                    statement.subject,
+                    state.now(),
+                ),
+            )
+        else:
+            index = int(row[0])
+    return _receipt(state, entry.hex(), index, statement.subject)
+
+
+def registration(state: RegistryState, entry_id: str) -> Registration | None:
+    """A fresh receipt of a registered entry (for the latest signed tree), or None."""
+    _tables(state)
+    with state.tables.store.read() as db:
+        row = db.execute(
+            "SELECT leaf_index, subject FROM scitt_entries WHERE entry_id = ?", (entry_id,)
+        ).fetchone()
+    if row is None:
+        return None
+    return _receipt(state, entry_id, int(row[0]), str(row[1]))
+
+
+def _receipt(state: RegistryState, entry_id: str, index: int, subject: str) -> Registration:
+    """The receipt of leaf ``index`` for the tree of the latest checkpoint, signed first if the
+    log grew (docs/adr/0005 checks run there)."""
+    latest_checkpoint(state)
+    head = state.log.latest_checkpoint()
+    if head is None or head.tree_size <= index:  # pragma: no cover - signed just above
+        raise LogError("log.unhealthy", "no signed checkpoint covers the entry")
+    receipt, root = issue_receipt(
+        state.log,
+        state.key,
+        index,
+        head.tree_size,
+        issuer=state.log.log_id,  # the checkpoint's origin (docs/formats.md §6)
+        subject=subject,
+        issued_at=state.clock(),
+    )
+    if root.hex() != head.root_hash:
+        raise LogError(  # the tree contradicts the checkpoint it signed: refuse (adr/0005)
+            "log.integrity",
+            f"the root at size {head.tree_size} is not the signed checkpoint's",
+        )
+    return Registration(entry_id, index, head.tree_size, root, receipt)
+
+
+def service_keys(state: RegistryState) -> list[CoseKey]:
+    """The receipt-signing keys, every key of the log's history (SCRAPI: retired keys stay
+    available while receipts they signed may be verified)."""
+    return [
+        CoseKey.from_ed25519(entry.public_key, entry.key_id) for entry in state.log.key_history()
+    ]
