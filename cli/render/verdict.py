@@ -148,8 +148,25 @@ def _tlog_proof(subject: Mapping[str, Any]) -> str:
     )
 
 
+def _checkpoint(subject: Mapping[str, Any]) -> str:
+    return (
+        f"verified: checkpoint {subject['origin']} size {subject['tree_size']} root "
+        f"{subject['root_hash']} (signed by {', '.join(subject['verified_by'])}; "
+        f"{subject['ignored_signatures']} other signature(s) ignored)"
+    )
+
+
+def _inclusion(subject: Mapping[str, Any]) -> str:
+    return (
+        f"verified: leaf {subject['index']} is in the tree of size {subject['size']} "
+        f"with root {subject['root_hash']}"
+    )
+
+
 # The one line of a verified subject, by kind.
 _HEADLINE: Final[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {
+    "checkpoint": _checkpoint,
+    "inclusion": _inclusion,
     "tlog_proof": _tlog_proof,
 }
 

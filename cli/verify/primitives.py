@@ -1,26 +1,28 @@
 """``affidavit verify checkpoint`` and ``affidavit verify inclusion``: for users of any log.
 
 Checkpoints are C2SP signed notes (docs/formats.md §6); inclusion proofs are RFC 9162 §2.1.3.
-Hashes are
-accepted as 64 hex characters or as standard base64 of 32 bytes. Exit 0 verified, 1 not verified,
-2 unreadable input or usage.
+Hashes are accepted as 64 hex characters or as standard base64 of 32 bytes. Exit 0 verified, 1 not verified,
+2 unreadable input or usage. ``--json`` prints the one result document (verdict, steps and the
+subject's fields) whatever the verdict; the text is one line.
 """
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._trust import read_trust, trust_options
+from affidavit.cli.render.verdict import one_line
 from affidavit.verify import errors
-from affidavit.verify._code import FAILED
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.forms import is_hex64
 
-__all__ = ["checkpoint", "inclusion", "parse_hash"]
+if TYPE_CHECKING:
+    from affidavit.verify.results import Result
+    from affidavit.verify.trust import TrustRoot
+
+__all__ = ["checkpoint", "inclusion", "parse_hash", "print_result"]
 
 MAX_CHECKPOINT_BYTES = 1 << 20
 
@@ -43,27 +45,20 @@ def parse_hash(text: str, what: str) -> bytes:
     return raw
 
 
-def _report(
-    as_json: bool,
-    run: Callable[[], dict[str, Any]],
-    summary: Callable[[Any], str],
-    extra: dict[str, Any] | None = None,
-) -> None:
-    """Run a check; print the verdict; an error that does not verify becomes exit 1 (JSON kept on
-    stdout, with ``extra``)."""
-    try:
-        result = run()
-    except errors.AffidavitError as e:
-        if e.exit_code != FAILED:
-            raise
-        if not as_json:
-            raise
-        emit_json({"ok": False, "verdict": "failed", "error": e.to_json(), **(extra or {})})
-        click.get_current_context().exit(e.exit_code)
+def print_result(result: Result, as_json: bool, trust: TrustRoot | None = None) -> None:
+    """Print a one-subject verb's result: its ``--json`` document (with the trust, for a verb
+    that takes trust options), or its one line (:func:`affidavit.cli.render.verdict.one_line`);
+    exit with the verdict's code."""
     if as_json:
-        emit_json({"ok": True, "verdict": "verified", **result})
+        document = result.document()
+        if trust is not None:
+            document["trust"] = trust.to_json()
+        emit_json(document)
     else:
-        click.echo(summary(result))
+        text, to_stderr = one_line(result)
+        click.echo(text, err=to_stderr)
+    if result.exit_code:
+        click.get_current_context().exit(result.exit_code)
 
 
 @click.command("checkpoint")
@@ -73,7 +68,7 @@ def _report(
 @json_option
 def checkpoint(source: str, origin: str | None, as_json: bool, **trust_options: Any) -> None:
     """Verify a C2SP tlog-checkpoint (signed note) against trusted verifier keys."""
-    from affidavit.verify.crypto.checkpoint import verify_checkpoint  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
+    from affidavit.verify.crypto.checkpoint import check_checkpoint  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
 
     trust = read_trust(**trust_options)
     verifiers = trust.note_verifiers()
@@ -83,31 +78,7 @@ def checkpoint(source: str, origin: str | None, as_json: bool, **trust_options: 
             " key file or folder of them (fail closed)"
         )
     note = read_input(source, max_bytes=MAX_CHECKPOINT_BYTES)
-
-    def run() -> dict[str, Any]:
-        result = verify_checkpoint(note, verifiers, origin=origin)
-        body = result.checkpoint
-        return {
-            "origin": body.origin,
-            "tree_size": body.tree_size,
-            "root_hash": body.root_hash.hex(),
-            "root_hash_base64": base64.b64encode(body.root_hash).decode("ascii"),
-            "extensions": list(body.extensions),
-            "verified_by": list(result.verified_by),
-            "ignored_signatures": result.ignored_signatures,
-            "trust": trust.to_json(),
-        }
-
-    _report(
-        as_json,
-        run,
-        lambda r: (
-            f"verified: checkpoint {r['origin']} size {r['tree_size']} root {r['root_hash']}"
-            f" (signed by {', '.join(r['verified_by'])}; {r['ignored_signatures']} other"
-            " signature(s) ignored)"
-        ),
-        {"trust": trust.to_json()},
-    )
+    print_result(check_checkpoint(note, verifiers, origin=origin, source=source), as_json, trust)
 
 
 @click.command("inclusion")
@@ -121,27 +92,9 @@ def inclusion(
     *, leaf_hash: str, index: int, size: int, root: str, proof: tuple[str, ...], as_json: bool
 ) -> None:
     """Verify an RFC 9162 inclusion proof of a leaf hash in a tree of a given size and root."""
-    from affidavit.verify.crypto.merkle import verify_inclusion  # noqa: PLC0415 - lazy
+    from affidavit.verify.crypto.merkle import check_inclusion  # noqa: PLC0415 - lazy
 
     leaf = parse_hash(leaf_hash, "--leaf-hash")
     expected_root = parse_hash(root, "--root")
     path = [parse_hash(item, f"--proof #{n + 1}") for n, item in enumerate(proof)]
-
-    def run() -> dict[str, Any]:
-        verify_inclusion(leaf, index, size, path, expected_root)
-        return {
-            "leaf_hash": leaf.hex(),
-            "index": index,
-            "size": size,
-            "root_hash": expected_root.hex(),
-            "proof_length": len(path),
-        }
-
-    _report(
-        as_json,
-        run,
-        lambda r: (
-            f"verified: leaf {r['index']} is in the tree of size {r['size']} "
-            f"with root {r['root_hash']}"
-        ),
-    )
+    print_result(check_inclusion(leaf, index, size, path, expected_root), as_json)

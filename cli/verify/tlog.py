@@ -21,10 +21,9 @@ text is one line (cli/render/verdict.py: what was verified, or the error line on
 from __future__ import annotations
 
 import click
-from affidavit.cli._common import emit_json, json_option, read_input
-from affidavit.cli.render.verdict import one_line
+from affidavit.cli._common import json_option, read_input
 from affidavit.cli.verify.bundle import read_policy
-from affidavit.cli.verify.primitives import parse_hash
+from affidavit.cli.verify.primitives import parse_hash, print_result
 from affidavit.verify import errors
 
 __all__ = ["tlog_proof"]
@@ -68,14 +67,7 @@ def tlog_proof(
     entry = None if entry_file is None else read_input(entry_file)
     leaf = None if leaf_hash is None else parse_hash(leaf_hash, "--leaf-hash")
     data = _read_proof(source, MAX_PROOF_BYTES)
-    result = check_proof(data, policy, entry=entry, leaf_hash=leaf, source=source)
-    if as_json:
-        emit_json(result.document())
-    else:
-        text, to_stderr = one_line(result)
-        click.echo(text, err=to_stderr)
-    if result.exit_code:
-        click.get_current_context().exit(result.exit_code)
+    print_result(check_proof(data, policy, entry=entry, leaf_hash=leaf, source=source), as_json)
 
 
 def _read_proof(source: str, limit: int) -> bytes:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey, b64decode_strict, key_id_c2sp
 from affidavit.verify.crypto.signature import verify_ed25519
+from affidavit.verify.results import Result, StepRun
 
 __all__ = [
     "MAX_NOTE_BYTES",
@@ -40,6 +41,7 @@ __all__ = [
     "SignedNote",
     "VerifiedCheckpoint",
     "VerifiedNote",
+    "check_checkpoint",
     "check_key_name",
     "checkpoint_body",
     "format_note",
@@ -390,7 +392,11 @@ def verify_checkpoint(
         ``checkpoint.malformed``: the body is not a checkpoint.
         ``checkpoint.origin_mismatch``: ``origin`` is given and differs from the origin line.
     """
-    verified = verify_note(note, verifiers)
+    return _checkpoint_of(verify_note(note, verifiers), origin)
+
+
+def _checkpoint_of(verified: VerifiedNote, origin: str | None) -> VerifiedCheckpoint:
+    """The body of a verified note, parsed, its origin pinned (:func:`verify_checkpoint`)."""
     checkpoint = parse_checkpoint_body(verified.text)
     if origin is not None and checkpoint.origin != origin:
         raise errors.SignatureError(
@@ -399,3 +405,48 @@ def verify_checkpoint(
             details={"expected": origin, "actual": checkpoint.origin},
         )
     return VerifiedCheckpoint(checkpoint, verified.verified_by, verified.ignored_signatures)
+
+
+def check_checkpoint(
+    note: str | bytes,
+    verifiers: Iterable[NoteVerifier],
+    *,
+    origin: str | None = None,
+    source: str | None = None,
+) -> Result:
+    """:func:`verify_checkpoint` step by step, as the one
+    :class:`~affidavit.verify.results.Result` (kind ``checkpoint``): ``note`` (a signed note at
+    all; else unreadable), ``signature`` (a trusted key signed it), ``checkpoint`` (its body, and
+    the ``origin`` pinned); the checkpoint's fields when it verified. Never raises for a note
+    that does not verify.
+
+    Raises:
+        ``usage.invalid``: ``verifiers`` is empty.
+    """
+    trusted = tuple(verifiers)
+    if not trusted:
+        raise errors.UsageError(
+            "no trusted verifier keys given; a note cannot be checked without one"
+        )
+    run = StepRun(("note", "signature", "checkpoint"))
+    try:
+        run.passed("note", signatures=len(parse_note(note).signatures))
+        signed = verify_note(note, trusted)
+        run.passed("signature", verified_by=list(signed.verified_by))
+        verified = _checkpoint_of(signed, origin)
+        run.passed("checkpoint")
+    except errors.AffidavitError as e:
+        run.fail(e)
+        return run.result("checkpoint", source)
+    body = verified.checkpoint
+    return run.result(
+        "checkpoint",
+        source,
+        origin=body.origin,
+        tree_size=body.tree_size,
+        root_hash=body.root_hash.hex(),
+        root_hash_base64=base64.b64encode(body.root_hash).decode("ascii"),
+        extensions=list(body.extensions),
+        verified_by=list(verified.verified_by),
+        ignored_signatures=verified.ignored_signatures,
+    )

@@ -27,10 +27,12 @@ from collections.abc import Callable, Sequence
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.tree_ranges import consistency_ranges, decompose, inclusion_ranges
+from affidavit.verify.results import Result, StepRun
 
 __all__ = [
     "EMPTY_ROOT",
     "HASH_BYTES",
+    "check_inclusion",
     "consistency_proof",
     "consistency_proof_length",
     "inclusion_proof",
@@ -161,6 +163,28 @@ def verify_inclusion(
             "inclusion proof leads to another root",
             details={"expected": root.hex(), "computed": computed.hex()},
         )
+
+
+def check_inclusion(
+    leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
+) -> Result:
+    """:func:`verify_inclusion` as the one :class:`~affidavit.verify.results.Result` (kind
+    ``inclusion``, its one step ``inclusion``; the proof's fields beside it)."""
+    run = StepRun(("inclusion",))
+    try:
+        verify_inclusion(leaf, index, size, proof, root)
+        run.passed("inclusion")
+    except errors.ProofError as e:
+        run.fail(e)
+    return run.result(
+        "inclusion",
+        None,
+        leaf_hash=leaf.hex(),
+        index=index,
+        size=size,
+        root_hash=root.hex(),
+        proof_length=len(proof),
+    )
 
 
 def verify_consistency(

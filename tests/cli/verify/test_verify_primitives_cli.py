@@ -58,8 +58,8 @@ def test_checkpoint_verified_text_and_json(tmp_path: Path) -> None:
     result = _run("checkpoint", str(path), "--vkey", vkey, "--origin", ORIGIN, "--json")
     assert result.exit_code == 0
     report = json.loads(result.stdout)
-    assert report["verdict"] == "verified"
-    assert report["tree_size"] == 5
+    assert (report["kind"], report["verdict"], report["tree_size"]) == ("checkpoint", "verified", 5)
+    assert [s["status"] for s in report["steps"]] == ["ok", "ok", "ok"]
     assert report["root_hash"] == merkle.leaf_hash(b"r").hex()
 
 
@@ -71,7 +71,11 @@ def test_checkpoint_untrusted_key_exits_1(tmp_path: Path) -> None:
     assert result.stderr.startswith("error: checkpoint.no_trusted_signature: ")
     as_json = _run("checkpoint", str(path), "--vkey", other, "--json")
     assert as_json.exit_code == 1
-    assert json.loads(as_json.stdout)["error"]["code"] == "checkpoint.no_trusted_signature"
+    document = json.loads(as_json.stdout)
+    assert document["code"] == "checkpoint.no_trusted_signature"
+    assert [(s["name"], s["status"]) for s in document["steps"]] == [
+        ("note", "ok"), ("signature", "failed"), ("checkpoint", "not_checked")
+    ]  # fmt: skip
 
 
 def test_checkpoint_tampered_exits_1(tmp_path: Path) -> None:
