@@ -13,7 +13,8 @@ Why plain SHA-256 and not a password hash (bcrypt, scrypt, Argon2): the secret i
 slow down; a slow hash would only cost every request time. A stolen database still yields no usable
 token, because SHA-256 is preimage resistant at that entropy.
 
-Scopes: ``publish`` (POST/PATCH contracts), ``facts:write`` (PUT facts),
+Scopes: ``publish`` (POST/PATCH contracts), ``log:write`` (POST log entries), ``facts:write``
+(PUT facts),
 ``facts:read:<scope>`` for scope ``local|team|company|public`` or ``*`` (all). Facts in scope
 ``public`` are readable without a key. ``admin``: the operator's key, which may write any
 adapter_id and use the reserved distribution channels.
@@ -56,7 +57,9 @@ __all__ = [
 
 FACT_SCOPES: Final = ("local", "team", "company", "public")
 _TOKEN = re.compile(r"^afk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
-_SCOPE = re.compile(r"(admin|publish|facts:write|facts:read:(local|team|company|public|\*))")
+_SCOPE = re.compile(
+    r"(admin|publish|log:write|facts:write|facts:read:(local|team|company|public|\*))"
+)
 # Adapter-id segments (docs/formats.md §2).
 _PUBLISHER = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
 
@@ -104,12 +107,13 @@ def parse_scope(text: str) -> str:
     """Validate one scope string.
 
     Raises:
-        ``auth.bad_scope``: not ``publish``, ``facts:write`` or ``facts:read:<scope>``.
+        ``auth.bad_scope``: not ``admin``, ``publish``, ``log:write``, ``facts:write`` or
+            ``facts:read:<scope>``.
     """
     if not _SCOPE.fullmatch(text):
         raise AuthError(
             "auth.bad_scope",
-            f"scope {text!r} is not admin, publish, facts:write or "
+            f"scope {text!r} is not admin, publish, log:write, facts:write or "
             "facts:read:<local|team|company|public|*>",
         )
     return text

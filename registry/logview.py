@@ -23,12 +23,12 @@ from affidavit.verify.crypto.checkpoint import parse_note
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["inclusion_json", "latest_checkpoint", "latest_head", "recorded_head"]
+__all__ = ["inclusion_json", "latest_checkpoint", "latest_head", "recorded_head", "signing"]
 
 T = TypeVar("T")
 
 
-def _signing(state: RegistryState, sign: Callable[[], T]) -> T:
+def signing(state: RegistryState, sign: Callable[[], T]) -> T:
     """Sign only while healthy; a tree that contradicts a signed head marks the log unhealthy.
 
     Raises:
@@ -62,7 +62,7 @@ def latest_head(state: RegistryState) -> dict[str, Any]:
     if document is not None and document.get("key_id") == state.log.key_id:  # not a rotated key
         cached = document
     else:
-        cached = _signing(state, lambda: state.log.signed_tree_head(state.clock()).to_json())
+        cached = signing(state, lambda: state.log.signed_tree_head(state.clock()).to_json())
     state.sth_cache.clear()  # only the newest size is served from memory
     state.sth_cache[int(cached["tree_size"])] = cached
     return cached
@@ -79,7 +79,7 @@ def latest_checkpoint(state: RegistryState) -> str:
     if recorded is not None and _signed_by_current_key(state, str(recorded.document)):
         note = str(recorded.document)
     else:
-        note = _signing(state, lambda: state.log.checkpoint(timestamp=state.clock()))
+        note = signing(state, lambda: state.log.checkpoint(timestamp=state.clock()))
     state.checkpoint_cache.clear()
     state.checkpoint_cache[size] = note
     return note

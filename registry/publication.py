@@ -1,6 +1,10 @@
 """Contracts in the registry: start-up loading, publication, lifecycle changes, the manifest.
 
-Every function here runs on the database thread (:class:`affidavit.registry.db.DbThread`).
+Every function here runs on the database thread (:class:`affidavit.registry.db.DbThread`), but
+:func:`answer`, on the event loop. Publications and lifecycle changes are jobs of the one write
+path (:mod:`affidavit.registry.sequencer`): many commit together, their leaves are sequenced in
+the same transaction as their rows, and each is answered once a signed checkpoint covers its
+leaf (the integrator's, :mod:`affidavit.registry.integrator`).
 
 - Start-up (seed 003 "Register"): the five built-in example contracts, then every
   ``*.adapter_contract.json`` under the contracts directory. A file that does not parse or does not
@@ -9,16 +13,17 @@ Every function here runs on the database thread (:class:`affidavit.registry.db.D
   configuration, re-read at every start. Published contracts are rows in the database and leaves
   in the log.
 - Publication (docs/formats.md §3 "Publication in the registry's log"): lint, build the entry, sign
-  it, append the leaf and store the row in one go, return the signed entry with an inclusion
-  proof. The same contract again is idempotent; another contract under an existing (id,
-  version) is ``registry.version_conflict``.
+  it, sequence the leaf and store the row in one transaction, return the signed entry with an
+  inclusion proof under the signed tree head that first covers it. The same contract again is
+  idempotent; another contract under an existing (id, version) is ``registry.version_conflict``.
 - Lifecycle (PATCH): only the seed 003 lifecycle fields; the new signed entry is logged too.
 - Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its publisher
   namespaces; the operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key.
-- Integrity (docs/adr/0005): nothing is appended while the log is unhealthy, and the tree is
-  proven to extend the last signed head before each append (``log.unhealthy``, 503).
-- Manifest: rebuilt from the snapshot on every change; ``generated_at`` is the time of the last
-  change (kept in the database), so the bytes are identical between changes, also across restarts.
+- Integrity (docs/adr/0005): nothing is sequenced while the log is unhealthy, and the tree is
+  proven to extend the last signed head before each integration (``log.unhealthy``, 503).
+- Manifest: one change per write batch (a new ``manifest_version``, rebuilt from the snapshot on
+  the next GET); ``generated_at`` is the time of the last change (kept in the database), so the
+  bytes are identical between changes, also across restarts.
 """
 
 from __future__ import annotations
@@ -26,12 +31,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
 from affidavit.attest.errors import LogError
+from affidavit.attest.log.sequencing import Sequenced
+from affidavit.attest.log.types import InclusionProof
 from affidavit.attest.publishing.publish import (
     build_entry,
     build_manifest,
@@ -42,11 +50,14 @@ from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.catalog import CatalogRecord, Snapshot, declaration_url
 from affidavit.registry.db import ContractRow
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, latest_head
-from affidavit.registry.state import RegistryState
+from affidavit.registry.logview import latest_head
+from affidavit.registry.sequencer import Batch, Job
+from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS, contract_hash, lint_contract
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
+from affidavit.verify.crypto.merkle import leaf_hash
+from affidavit.verify.crypto.tree_ranges import inclusion_ranges
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import load_object
 
@@ -54,10 +65,13 @@ __all__ = [
     "LEAF_RECORD_TYPE",
     "PATCHABLE_FIELDS",
     "RESERVED_CHANNELS",
-    "PublishResult",
+    "Authorized",
+    "Published",
+    "answer",
+    "authorize",
     "leaf_data",
-    "patch_lifecycle",
-    "publish",
+    "patch_job",
+    "publish_job",
     "require_healthy",
     "start",
 ]
@@ -76,8 +90,6 @@ PATCHABLE_FIELDS: Final = (
 RESERVED_CHANNELS: Final = ("aigentsy.builtin", "aigentsy.examples", "developer.local")
 _CONTRACT_SUFFIX: Final = ".adapter_contract.json"
 _MAX_CONTRACT_BYTES: Final = 1024 * 1024
-
-PublishResult = tuple[int, dict[str, Any]]  # (HTTP status, body)
 
 
 def leaf_data(entry: Mapping[str, Any], declaration: Mapping[str, Any]) -> bytes:
@@ -257,18 +269,24 @@ def _bump_manifest(state: RegistryState, snapshot: Snapshot) -> str:
     return version
 
 
-def refresh(state: RegistryState) -> None:
-    """At start: build the records and snapshot from loaded + published contracts; when the
-    ordered entry hashes differ from the last manifest's (a contracts-directory change), record
-    a change. Otherwise ``generated_at`` stays, so the manifest bytes stay identical."""
-    records: dict[tuple[str, str], CatalogRecord] = {}
-    for record in state.loaded:
-        records[(record.adapter_id, record.adapter_version)] = record
+def _rebuilt(state: RegistryState) -> tuple[dict[tuple[str, str], CatalogRecord], Snapshot]:
+    """The records and the snapshot of loaded + published contracts, read now (the one
+    rebuild: at start and when another instance changed the catalog)."""
+    records: dict[tuple[str, str], CatalogRecord] = {
+        (record.adapter_id, record.adapter_version): record for record in state.loaded
+    }
     for row in state.tables.contracts():
         records[(row.adapter_id, row.adapter_version)] = _published(
             row.declaration, row.entry, row.leaf_index
         )
-    snapshot = Snapshot.build(records.values(), node_url=state.settings.node_url)
+    return records, Snapshot.build(records.values(), node_url=state.settings.node_url)
+
+
+def refresh(state: RegistryState) -> None:
+    """At start: build the records and snapshot from loaded + published contracts; when the
+    ordered entry hashes differ from the last manifest's (a contracts-directory change), record
+    a change. Otherwise ``generated_at`` stays, so the manifest bytes stay identical."""
+    records, snapshot = _rebuilt(state)
     if state.tables.get_meta("manifest_entries_digest") != _digest(snapshot):
         _bump_manifest(state, snapshot)
     state.records = records
@@ -286,15 +304,7 @@ def sync(state: RegistryState) -> bool:
     current = state.tables.get_meta("manifest_version")
     if current == state.catalog_version:
         return False
-    records: dict[tuple[str, str], CatalogRecord] = {
-        (record.adapter_id, record.adapter_version): record for record in state.loaded
-    }
-    for row in state.tables.contracts():
-        records[(row.adapter_id, row.adapter_version)] = _published(
-            row.declaration, row.entry, row.leaf_index
-        )
-    state.records = records
-    state.snapshot = Snapshot.build(records.values(), node_url=state.settings.node_url)
+    state.records, state.snapshot = _rebuilt(state)
     state.manifest = None
     state.catalog_version = current
     return True
@@ -309,25 +319,44 @@ def _published(
 
 
 def _stage(
-    state: RegistryState, entry: Mapping[str, Any], declaration: Mapping[str, Any], leaf: int
-) -> tuple[dict[tuple[str, str], CatalogRecord], Snapshot, str]:
-    """Inside the publishing transaction: store the row, record the manifest change, and return
-    the records and snapshot to swap in once the transaction committed."""
+    state: RegistryState,
+    entry: Mapping[str, Any],
+    declaration: Mapping[str, Any],
+    leaf: int,
+    batch: Batch,
+) -> None:
+    """Inside the batch's transaction: store the row, and keep the record for
+    :func:`_finish_catalog` (one snapshot and one manifest change per batch)."""
     _apply_entry(state, entry, declaration, leaf)
-    records = dict(state.records)
-    records[(str(entry["adapter_id"]), str(entry["adapter_version"]))] = _published(
+    staged: dict[tuple[str, str], CatalogRecord] = batch.setdefault("catalog", {})
+    staged[(str(entry["adapter_id"]), str(entry["adapter_version"]))] = _published(
         declaration, entry, leaf
     )
+
+
+def _finish_catalog(batch: Batch) -> Callable[[], None] | None:
+    """Once per batch, before COMMIT: the new snapshot and one manifest change (in the batch's
+    transaction); returns the swap to run once it committed."""
+    staged = batch.get("catalog")
+    if not staged:  # every job of the batch found its answer stored: nothing changed
+        return None
+    state: RegistryState = batch["catalog_state"]
+    records = dict(state.records)
+    records.update(staged)
     snapshot = Snapshot.build(records.values(), node_url=state.settings.node_url)
     version = _bump_manifest(state, snapshot)
-    return records, snapshot, version
+
+    def swap() -> None:
+        state.records, state.snapshot, state.catalog_version = records, snapshot, version
+        state.manifest = None  # rebuilt on the next GET
+
+    return swap
 
 
-def _swap(
-    state: RegistryState, staged: tuple[dict[tuple[str, str], CatalogRecord], Snapshot, str]
-) -> None:
-    state.records, state.snapshot, state.catalog_version = staged
-    state.manifest = None  # rebuilt on the next GET
+def _forget_catalog(state: RegistryState) -> None:
+    """The batch rolled back: what :func:`sync` read inside it may name rows that were never
+    committed, so the next :func:`sync` rebuilds."""
+    state.catalog_version = None
 
 
 def ensure_manifest(state: RegistryState) -> tuple[bytes, str]:
@@ -361,19 +390,14 @@ def _pretty(document: Any) -> str:
 
 
 def require_healthy(state: RegistryState) -> None:
-    """Refuse to append while the log is unhealthy, and prove the stored tree still extends the
-    last signed head (O(log n)); a contradiction marks the log unhealthy (docs/adr/0005).
+    """Refuse to write a leaf while the log is unhealthy (docs/adr/0005). The stored tree is
+    proven to extend every signed head by the integrator before each integration
+    (:mod:`affidavit.registry.integrator`), which marks the log unhealthy on a contradiction:
+    nothing joins a damaged tree.
 
     Raises:
         LogUnhealthy: the stored tree contradicts a head this log signed (503).
     """
-    if state.unhealthy is None:
-        try:
-            state.log.verify_integrity()
-        except LogError as e:
-            if e.code != "log.integrity":
-                raise
-            state.mark_unhealthy(e)
     if state.unhealthy is not None:
         raise LogError("log.unhealthy", state.unhealthy, details={"retry": False})
 
@@ -388,26 +412,59 @@ def _check_channel(key: ApiKey, channel: object) -> None:
         )
 
 
-def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> PublishResult:
-    """Publish one contract (docs/formats.md §3) as ``key``. Returns (201, body) or, for the same
-    contract again, (200, body) with the stored entry.
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What a publication or a lifecycle change wrote (``created``) or found: the signed entry
+    and its log leaf (index, leaf hash)."""
+
+    created: bool
+    entry: dict[str, Any]
+    leaf: Sequenced
+
+
+@dataclass(frozen=True, slots=True)
+class Authorized:
+    """``key`` may write ``adapter_id`` (:func:`authorize`, docs/adr/0006): the one ownership
+    check a lifecycle change needs, made before its body is read."""
+
+    key: ApiKey
+    adapter_id: str
+
+
+def authorize(key: ApiKey, adapter_id: str) -> Authorized:
+    """Check that ``key`` may write ``adapter_id``.
 
     Raises:
+        AuthKeyUnbound, AuthPublisherForbidden: it may not (403).
+    """
+    check_publisher(key, adapter_id)
+    return Authorized(key, adapter_id)
+
+
+def publish_job(
+    state: RegistryState, declaration: dict[str, Any], key: ApiKey
+) -> Job[Any, Published]:
+    """Publish one contract (docs/formats.md §3) as ``key``: the checks that need no store run
+    now; the job (:mod:`affidavit.registry.sequencer`) checks what is stored after the writer
+    lock (another instance on the same database may have published the same version a moment
+    ago, docs/adr/0013) and sequences the leaf and stores the row in the same transaction. The
+    same contract again is found (``created`` false) with the stored entry.
+
+    Raises (now or from the job):
         AuthKeyUnbound, AuthPublisherForbidden: ``key`` may not write this adapter_id (403).
         RegistryChannelReserved: a reserved distribution channel without an admin key (403).
-        LogUnhealthy: the log contradicts a head it signed; nothing is appended (503).
+        LogUnhealthy: the log contradicts a head it signed; nothing is sequenced (503).
         RegistryContractRejected: it does not lint clean (422).
         RegistryVersionConflict: another contract holds (adapter_id, adapter_version), or the
             adapter_id belongs to a built-in (409).
         EntryLifecycleInvalid: bad status, channel or pointer (400).
     """
     claimed = declaration.get("adapter_id")
-    if isinstance(claimed, str):
-        check_publisher(key, claimed)  # ownership before anything else (docs/adr/0006)
+    if isinstance(claimed, str):  # ownership before anything else (docs/adr/0006)
+        authorize(key, claimed)
     _check_channel(key, declaration.get("distribution_channel"))
-    _require_clean(declaration)
+    _require_clean(declaration)  # a clean contract has a string adapter_id: authorized above
     adapter_id = str(declaration["adapter_id"])
-    check_publisher(key, adapter_id)
     version = str(declaration["adapter_version"])
     if adapter_id in state.builtin_ids:
         raise RegistryError(
@@ -416,31 +473,56 @@ def publish(state: RegistryState, declaration: dict[str, Any], key: ApiKey) -> P
             details={"adapter_id": adapter_id},
         )
     recomputed = contract_hash(declaration)
-    # One transaction: the log and the tables share a connection, so the leaf and the row commit
-    # together or not at all (reconcile() stays as a safety net for older databases). Every
-    # check of what is stored runs inside it, after the writer lock: another instance on the
-    # same database may have published the same version a moment ago (docs/adr/0013).
-    with state.tables.transaction():
+
+    def prepare() -> Published | tuple[dict[str, Any], dict[str, Any]]:
         sync(state)
         existing = state.tables.get_contract(adapter_id, version)
         if existing is not None:
             if existing.contract_hash != recomputed:
                 raise _conflict(adapter_id, version, existing.contract_hash, recomputed)
-            return 200, _publication_body(state, existing.entry, existing.leaf_index, created=False)
+            return _found(existing.entry, existing.declaration, existing.leaf_index)
         loaded = state.snapshot.find(adapter_id, version)
         if loaded is not None and loaded.entry.get("contract_hash") != recomputed:
             raise _conflict(adapter_id, version, str(loaded.entry.get("contract_hash")), recomputed)
+        require_healthy(state)
         published_at = state.now()
         stored = dict(declaration.items())
         stored["published_at"] = published_at
         entry = _entry_for(state, stored, published_at, "third_party")
         stored["status"] = entry["status"]
         stored["distribution_channel"] = entry["distribution_channel"]
-        require_healthy(state)
-        (leaf_index,) = state.log.append([leaf_data(entry, stored)])
-        staged = _stage(state, entry, stored, leaf_index)
-    _swap(state, staged)
-    return 201, _publication_body(state, entry, leaf_index, created=True)
+        return entry, stored
+
+    return _job(state, prepare)
+
+
+def _job(
+    state: RegistryState, prepare: Callable[[], Published | tuple[dict[str, Any], dict[str, Any]]]
+) -> Job[Any, Published]:
+    """The job of a publication or lifecycle change: ``prepare`` finds the stored answer
+    (:class:`Published`) or the new signed entry and declaration, which are then sequenced as
+    one leaf and stored as the row, in the batch's transaction (the leaf and the row commit
+    together or not at all; :func:`reconcile` stays as a safety net for older databases)."""
+
+    def apply(
+        prepared: Published | tuple[dict[str, Any], dict[str, Any]], batch: Batch
+    ) -> Published:
+        if isinstance(prepared, Published):
+            return prepared
+        entry, declaration = prepared
+        (placed,) = state.log.sequence([leaf_data(entry, declaration)])
+        batch["catalog_state"] = state
+        _stage(state, entry, declaration, placed.index, batch)
+        return Published(True, entry, placed)
+
+    return Job(prepare, apply, _finish_catalog, lambda: _forget_catalog(state))
+
+
+def _found(entry: Mapping[str, Any], declaration: Mapping[str, Any], leaf: int) -> Published:
+    """A stored entry and its leaf (the leaf hash recomputed from the leaf data it was logged
+    as: RFC 9162 §2.1.1)."""
+    value = leaf_hash(leaf_data(entry, declaration))
+    return Published(False, dict(entry), Sequenced(leaf, value, False))
 
 
 def _conflict(adapter_id: str, version: str, held: str, offered: str) -> RegistryError:
@@ -458,20 +540,21 @@ def _conflict(adapter_id: str, version: str, held: str, offered: str) -> Registr
     )
 
 
-def patch_lifecycle(
-    state: RegistryState, adapter_id: str, version: str, patch: Mapping[str, Any], key: ApiKey
-) -> dict[str, Any]:
-    """Change lifecycle fields of a published contract as ``key``; the new signed entry is logged.
+def patch_job(
+    state: RegistryState, authorized: Authorized, version: str, patch: Mapping[str, Any]
+) -> Job[Any, Published]:
+    """Change lifecycle fields of a published contract (``authorized``: its ownership checked,
+    :func:`authorize`); the new signed entry is logged as a leaf too. An unchanged entry is
+    found (``created`` false).
 
-    Raises:
-        AuthKeyUnbound, AuthPublisherForbidden: ``key`` may not write this adapter_id (403).
+    Raises (now or from the job):
         RegistryChannelReserved: a reserved channel, set or current, without an admin key (403).
-        LogUnhealthy: the log contradicts a head it signed; nothing is appended (503).
+        LogUnhealthy: the log contradicts a head it signed; nothing is sequenced (503).
         RegistryFieldNotPatchable: a key outside :data:`PATCHABLE_FIELDS`, or an empty patch (422).
         RegistryContractNotFound: no published contract with this id and version (404).
         EntryLifecycleInvalid: bad status or pointer (400).
     """
-    check_publisher(key, adapter_id)
+    key, adapter_id = authorized.key, authorized.adapter_id
     _check_channel(key, patch.get("distribution_channel"))
     bad = sorted(set(patch) - set(PATCHABLE_FIELDS))
     if bad or not patch:
@@ -492,8 +575,9 @@ def patch_lifecycle(
         # No contract can be stored under it (docs/adr/0017): answered without asking the store,
         # the same on both (U+0000 or an over-long id never reaches PostgreSQL).
         raise _not_published(adapter_id, version)
-    with state.tables.transaction():  # the checks after the writer lock (docs/adr/0013)
-        sync(state)
+
+    def prepare() -> Published | tuple[dict[str, Any], dict[str, Any]]:
+        sync(state)  # the checks after the writer lock (docs/adr/0013)
         row = state.tables.get_contract(adapter_id, version)
         if row is None:
             raise _not_published(adapter_id, version)
@@ -513,12 +597,11 @@ def patch_lifecycle(
         published_at = str(row.entry.get("published_at", ""))
         entry = _entry_for(state, declaration, published_at, "third_party")
         if entry["entry_hash"] == row.entry.get("entry_hash") and declaration == row.declaration:
-            return _publication_body(state, row.entry, row.leaf_index, created=False)
+            return _found(row.entry, row.declaration, row.leaf_index)
         require_healthy(state)
-        (leaf_index,) = state.log.append([leaf_data(entry, declaration)])
-        staged = _stage(state, entry, declaration, leaf_index)
-    _swap(state, staged)
-    return _publication_body(state, entry, leaf_index, created=True)
+        return entry, declaration
+
+    return _job(state, prepare)
 
 
 def _not_published(adapter_id: str, version: str) -> RegistryError:
@@ -530,17 +613,41 @@ def _not_published(adapter_id: str, version: str) -> RegistryError:
     )
 
 
-def _publication_body(
-    state: RegistryState, entry: Mapping[str, Any], leaf_index: int, *, created: bool
-) -> dict[str, Any]:
-    head = latest_head(state)
+async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
+    """The answer to a publication or lifecycle change, once a signed checkpoint covers its leaf
+    (:meth:`~affidavit.registry.sequencer.Sequencer.integrated`): ``{created, entry,
+    leaf_index, inclusion, signed_tree_head}``, the inclusion proof at the tree head's size. On
+    the event loop.
+
+    Raises:
+        RegistryIntegrationPending, LogUnhealthy: no signed checkpoint covers the leaf (503).
+    """
+    sequencer = state.sequencer
+    assert sequencer is not None
+    proven = await sequencer.integrated(published.leaf)
+    head = proven.signed_tree_head
+    if head is None:  # a checkpoint without a tree head of its size: the latest head instead
+        head = await state.db.run(latest_head, state)
+        size = int(head["tree_size"])
+        inclusion = await state.read(lambda view: _inclusion(view, published.leaf.index, size))
+    else:
+        index, size = published.leaf.index, proven.tree_size
+        sides = tuple("left" if a <= index else "right" for a, _ in inclusion_ranges(index, size))
+        proof = InclusionProof(
+            index, size, proven.leaf_hash, bytes.fromhex(head["root_hash"]), proven.path, sides
+        )
+        inclusion = proof.to_json(state.log.log_id)
     return {
-        "created": created,
-        "entry": dict(entry),
-        "leaf_index": leaf_index,
-        "inclusion": inclusion_json(state, leaf_index, int(head["tree_size"])),
+        "created": published.created,
+        "entry": published.entry,
+        "leaf_index": published.leaf.index,
+        "inclusion": inclusion,
         "signed_tree_head": head,
     }
+
+
+def _inclusion(view: ReadView, index: int, size: int) -> dict[str, Any]:
+    return view.log.inclusion_proof(index, size).to_json(view.log.log_id)
 
 
 def lifecycle_fields(declaration: Mapping[str, Any]) -> dict[str, Any]:

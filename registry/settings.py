@@ -31,6 +31,15 @@ Environment variables (the contracts directory as in seed 003 "Register"):
   by whitespace (none; :mod:`affidavit.registry.witnessing`)
 - ``AFFIDAVIT_WITNESS_INTERVAL``: seconds between cosigning rounds (``10``)
 - ``AFFIDAVIT_WITNESS_TIMEOUT``: seconds one add-checkpoint request may take (``5``)
+- ``AFFIDAVIT_WRITE_BATCH``: writes committed together at most, one transaction and one fsync
+  (``512``; ``1`` commits each write alone; :mod:`affidavit.registry.sequencer`)
+- ``AFFIDAVIT_LOG_QUEUE``: writes waiting at most; more are refused with 503
+  ``registry.queue_full`` and ``Retry-After`` (``8192``)
+- ``AFFIDAVIT_INTEGRATE_INTERVAL``: seconds between integrations of sequenced entries into the
+  tree, each signing one checkpoint (``0.1``; :mod:`affidavit.registry.integrator`)
+- ``AFFIDAVIT_INTEGRATE_BATCH``: sequenced entries that start an integration at once (``1024``)
+- ``AFFIDAVIT_INTEGRATION_WAIT``: seconds a request waits for a signed checkpoint to cover its
+  entry before 503 ``registry.integration_pending`` (``30``)
 
 Nothing here reads the environment unless :meth:`Settings.from_env` is called.
 """
@@ -90,6 +99,11 @@ _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_WITNESSES": ("witnesses", _witness_list),
     "AFFIDAVIT_WITNESS_INTERVAL": ("witness_interval_s", float),
     "AFFIDAVIT_WITNESS_TIMEOUT": ("witness_timeout_s", float),
+    "AFFIDAVIT_WRITE_BATCH": ("write_batch", int),
+    "AFFIDAVIT_LOG_QUEUE": ("log_queue", int),
+    "AFFIDAVIT_INTEGRATE_INTERVAL": ("integrate_interval_s", float),
+    "AFFIDAVIT_INTEGRATE_BATCH": ("integrate_batch", int),
+    "AFFIDAVIT_INTEGRATION_WAIT": ("integration_wait_s", float),
 }
 
 
@@ -129,6 +143,12 @@ class Settings:
     witnesses: tuple[str, ...] = ()
     witness_interval_s: float = 10.0
     witness_timeout_s: float = 5.0
+    # The write path (registry/sequencer.py) and the integrator (registry/integrator.py).
+    write_batch: int = 512
+    log_queue: int = 8192
+    integrate_interval_s: float = 0.1
+    integrate_batch: int = 1024
+    integration_wait_s: float = 30.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -160,6 +180,16 @@ class Settings:
             raise errors.UsageError(
                 "witness interval must be 0.05 to 86400 seconds, the timeout 0 to 60 seconds"
             )
+        if not 1 <= self.write_batch <= 10_000 or not 1 <= self.log_queue <= 1_000_000:
+            raise errors.UsageError(
+                "the write batch must be 1 to 10,000 writes, the queue 1 to 1,000,000"
+            )
+        if not 0.001 <= self.integrate_interval_s <= 60 or self.integrate_batch < 1:
+            raise errors.UsageError(
+                "the integration interval must be 0.001 to 60 seconds, its batch at least 1"
+            )
+        if not 0 < self.integration_wait_s <= 600:
+            raise errors.UsageError("the integration wait must be 0 to 600 seconds")
         if self.witnesses:
             from affidavit.registry.clients.witness import parse_witnesses  # noqa: PLC0415 - only with witnesses
 

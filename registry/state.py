@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from affidavit.attest._host import utc_now  # the one clock; registry.startup takes it from here
 from affidavit.attest.keyring import SigningKey
@@ -32,10 +32,6 @@ from affidavit.registry.probe import StoreProbe
 from affidavit.registry.settings import Settings
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
-
-if TYPE_CHECKING:
-    from affidavit.registry.integrator import Integrator
-    from affidavit.registry.sequencer import Sequencer
 
 __all__ = ["ReadView", "RegistryState", "SigningKeyLike", "utc_now"]
 
@@ -71,10 +67,11 @@ class RegistryState:
     checkpoint_cache: dict[int, str] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
     probe: StoreProbe | None = None  # is the store usable (/v1/health), started by the app
-    # The one write path (group commit, sequencing) and the integrator, started by the app's
-    # lifespan (registry/sequencer.py, registry/integrator.py); None outside a running server.
-    sequencer: Sequencer | None = None
-    integrator: Integrator | None = None
+    # The one write path (group commit, sequencing: a registry.sequencer.Sequencer) and the
+    # integrator (registry.integrator.Integrator), started by the app's lifespan; None outside a
+    # running server. Typed Any: both modules import this one (tests/test_layering.py).
+    sequencer: Any = None
+    integrator: Any = None
 
     def probe_store(self) -> StoreProbe:
         """The store probe of ``/v1/health`` (made on first use; closed with the state)."""

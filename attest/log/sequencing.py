@@ -36,12 +36,15 @@ from affidavit.verify.crypto.merkle import leaf_hash
 
 __all__ = [
     "MAX_INTEGRATE",
+    "STATUS_SQL",
+    "LogStatus",
     "Sequenced",
     "find_leaves",
     "integrate_all",
     "integrate_pending",
     "next_index",
     "sequence_entries",
+    "status_of",
 ]
 
 MAX_INTEGRATE: Final = 4096  # entries per integration: a bounded transaction (the writer's lease)
@@ -56,6 +59,36 @@ class Sequenced:
     index: int
     leaf_hash: bytes
     created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogStatus:
+    """Where the log stands: the tree's size, the next index to sequence (past every sequenced
+    entry), and the largest size a checkpoint was recorded for (0: none)."""
+
+    tree_size: int
+    next_index: int
+    signed_size: int
+
+    @property
+    def pending(self) -> int:
+        """Sequenced entries not integrated yet."""
+        return self.next_index - self.tree_size
+
+
+STATUS_SQL: Final = (
+    "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), "
+    "(SELECT max(idx) FROM log_sequenced), "
+    "(SELECT max(tree_size) FROM log_heads WHERE kind = 'checkpoint')"
+)
+
+
+def status_of(row: Sequence[object] | None) -> LogStatus:
+    """The :class:`LogStatus` of a :data:`STATUS_SQL` row (one statement, all indexed)."""
+    leaf, sequenced, signed = (None, None, None) if row is None else row
+    size = int(str(leaf)) + 1 if leaf is not None else 0
+    following = max(size, int(str(sequenced)) + 1) if sequenced is not None else size
+    return LogStatus(size, following, int(str(signed)) if signed is not None else 0)
 
 
 def next_index(db: Connection) -> int:

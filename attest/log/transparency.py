@@ -69,10 +69,13 @@ from affidavit.attest.log.keys import (
 )
 from affidavit.attest.log.sequencing import (
     MAX_INTEGRATE,
+    STATUS_SQL,
+    LogStatus,
     Sequenced,
     integrate_all,
     integrate_pending,
     sequence_entries,
+    status_of,
 )
 from affidavit.attest.log.sequencing import next_index as _next_index
 from affidavit.attest.log.state import LogState, start_state
@@ -127,6 +130,7 @@ __all__ = [
     "InclusionProof",
     "IssuedTreeHead",
     "LogKey",
+    "LogStatus",
     "RecordedHead",
     "Sequenced",
     "TransparencyLog",
@@ -348,6 +352,12 @@ class TransparencyLog(StateBinding):
         with self.store.write() as db:
             return integrate_pending(db, self.store.path, limit)
 
+    def status(self) -> LogStatus:
+        """The tree's size, the next index to sequence and the largest signed checkpoint size,
+        in one statement outside any transaction (:meth:`Store.query`)."""
+        rows = self.store.query(STATUS_SQL)
+        return status_of(rows[0] if rows else None)
+
     @property
     def next_index(self) -> int:
         """The index the next sequenced entry gets (the size once everything is integrated)."""
@@ -439,6 +449,23 @@ class TransparencyLog(StateBinding):
                 path=path,
                 sides=tuple("left" if a <= index else "right" for a, _ in ranges),
             )
+
+    def inclusion_paths(self, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
+        """The RFC 9162 §2.1.3 inclusion paths of leaves ``indexes`` in the tree of ``size``
+        leaves, leaf end first: one read transaction and one node read for all of them.
+
+        Raises:
+            LogSizeOutOfRange, LogIndexOutOfRange.
+        """
+        with self.store.read() as db:
+            n = check_size(db, size)
+            plans = []
+            for index in indexes:
+                check_index(index, n)
+                plans.append(inclusion_ranges(index, n))
+            reader = NodeReader(db, self.store.path)
+            reader.prefetch_ranges(r for plan in plans for r in plan)
+            return [tuple(reader.range_hash(a, b) for a, b in plan) for plan in plans]
 
     def consistency_proof(self, first: int, second: int | None = None) -> ConsistencyProof:
         """The consistency proof from size ``first`` to ``second`` (default: all).

@@ -67,7 +67,7 @@ from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
 from affidavit.verify.lineage.graph import closing_parent
 from affidavit.verify.lineage.walk import StoredRecord
 
-__all__ = ["SQLITE_MAGIC", "AddResult", "FactStore", "is_sqlite_file"]
+__all__ = ["SQLITE_MAGIC", "AddResult", "FactPlan", "FactStore", "is_sqlite_file"]
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FORMAT: Final = "affidavit-facts/1"
@@ -90,6 +90,45 @@ def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
             return handle.read(16) == SQLITE_MAGIC
     except OSError:
         return False
+
+
+@dataclass(frozen=True, slots=True)
+class FactPlan:
+    """What :meth:`FactStore.plan` decided: the facts to store (in order, each once) and the
+    hashes already stored identically."""
+
+    added: tuple[Fact, ...]
+    existing: tuple[FactHash, ...]
+
+
+class _Children:
+    """``children(hash)`` for cycle checks: the stored edges (read for many hashes in one
+    statement, then one node at a time where a walk goes deeper) plus the facts planned so far."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        self._known: dict[FactHash, list[FactHash]] = {}  # stored edges, by source
+        self._planned: dict[FactHash, list[FactHash]] = {}  # edges of the facts planned so far
+
+    def prefetch(self, fact_hashes: Sequence[FactHash]) -> None:
+        unique = [h for h in dict.fromkeys(fact_hashes) if h not in self._known]
+        for offset in range(0, len(unique), _CHUNK):
+            chunk = unique[offset : offset + _CHUNK]
+            for h in chunk:
+                self._known[h] = []
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT source, derived FROM edges WHERE source IN ({marks})"  # noqa: S608 - marks only
+            for source, derived in self._db.execute(sql, [bytes.fromhex(h) for h in chunk]):
+                self._known[FactHash(_hex(source))].append(FactHash(_hex(derived)))
+
+    def of(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        if fact_hash not in self._known:
+            self.prefetch([fact_hash])
+        return (*self._known[fact_hash], *self._planned.get(fact_hash, ()))
+
+    def add(self, fact: Fact) -> None:
+        for parent in fact.derived_from:
+            self._planned.setdefault(parent, []).append(fact.hash)
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,60 +452,115 @@ class FactStore:
             ProvenanceCycleDetected: a fact would close a derived_from cycle.
             FactBatchInvalid: with ``every_error``, several facts were refused.
         """
-        names = (
-            list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
-        )
         if self._store is not None:  # the caller's transaction, or one of its own
             with self._store.write():
-                return self._add_all(facts, names, every_error=every_error)
+                return self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            result = self._add_all(facts, names, every_error=every_error)
+            result = self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         return result
 
-    def _add_all(self, facts: Sequence[Fact], names: list[str], *, every_error: bool) -> AddResult:
-        """Insert every fact inside the open transaction (raising rolls it back)."""
-        added: list[FactHash] = []
+    def plan(
+        self,
+        facts: Sequence[Fact],
+        *,
+        labels: Sequence[str] | None = None,
+        every_error: bool = False,
+    ) -> FactPlan:
+        """Check ``facts`` against the store and each other, inside the caller's write
+        transaction, without writing: which are new, which are stored identically (seed 002
+        §20.6.1 rules 2 and 4, as :meth:`add_batch`). A few statements whatever the batch's
+        size: the stored facts among them in one read per 500, and the facts that already name
+        the new ones (a cycle can only run through those) in one more; the walk goes further
+        down only where it finds any.
+
+        Raises:
+            as :meth:`add_batch`.
+        """
+        names = (
+            list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
+        )
+        stored = self._stored_bodies([fact.hash for fact in facts])
+        children = _Children(self._db)
+        children.prefetch(
+            [fact.hash for fact in facts if fact.derived_from and fact.hash not in stored]
+        )
+        added: dict[FactHash, Fact] = {}
         existing: list[FactHash] = []
         refused: list[errors.AffidavitError] = []
         for fact, name in zip(facts, names, strict=True):
             try:
-                stored = self._add_one(fact, name)
+                earlier = stored.get(fact.hash)
+                if earlier is not None:
+                    _check_unchanged(fact, earlier, name)
+                    existing.append(fact.hash)
+                    continue
+                if fact.hash in added:  # earlier in this batch
+                    _check_unchanged(fact, jcs(dict(added[fact.hash].document)), name)
+                    existing.append(fact.hash)
+                    continue
+                if fact.derived_from:
+                    _check_acyclic(fact, name, children.of)
+                added[fact.hash] = fact
+                children.add(fact)
             except errors.LineageError as e:
                 if e.code not in ("derived_from_immutable", "provenance_cycle_detected"):
                     raise
                 if not every_error:
                     raise
                 refused.append(e)
-                continue
-            (added if stored else existing).append(fact.hash)
         if refused:
             raise refused[0] if len(refused) == 1 else batch_error(refused)
-        return AddResult(added=tuple(added), existing=tuple(existing))
+        return FactPlan(tuple(added.values()), tuple(existing))
 
-    def _add_one(self, fact: Fact, name: str) -> bool:
-        """Insert one fact inside the open transaction; False when it was stored already."""
+    def write_plan(self, plan: FactPlan) -> AddResult:
+        """Store the new facts of ``plan`` and their edges (multi-row statements), inside the
+        caller's write transaction (the one :meth:`plan` ran in)."""
         db = self._db
-        key = bytes.fromhex(fact.hash)
-        row = db.execute("SELECT body FROM facts WHERE hash = ?", (key,)).fetchone()
-        if row is not None:
-            _check_unchanged(fact, row[0], name)
-            return False
-        _check_acyclic(fact, name, self.children)
-        db.execute(
-            "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
-            (key, fact.scope, jcs(dict(fact.document))),
-        )
-        db.executemany(
-            "INSERT INTO edges (source, derived) VALUES (?, ?)",
-            [(bytes.fromhex(parent), key) for parent in fact.derived_from],
-        )
-        return True
+        if plan.added:
+            db.executemany(
+                "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+                [(bytes.fromhex(f.hash), f.scope, jcs(dict(f.document))) for f in plan.added],
+            )
+            edges = [
+                (bytes.fromhex(parent), bytes.fromhex(f.hash))
+                for f in plan.added
+                for parent in f.derived_from
+            ]
+            if edges:
+                db.executemany("INSERT INTO edges (source, derived) VALUES (?, ?)", edges)
+        return AddResult(added=tuple(f.hash for f in plan.added), existing=plan.existing)
+
+    def stored_scopes(self, fact_hashes: Sequence[str]) -> dict[str, str]:
+        """The stored scope of each of ``fact_hashes`` (hex) that is stored (no body is read),
+        one statement per 500."""
+        found: dict[str, str] = {}
+        for offset in range(0, len(fact_hashes), _CHUNK):
+            chunk = [bytes.fromhex(h) for h in fact_hashes[offset : offset + _CHUNK]]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT hash, scope FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
+            for key, scope in self._db.execute(sql, chunk):
+                found[_hex(key)] = str(scope)
+        return found
+
+    def _stored_bodies(self, fact_hashes: Sequence[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(fact_hashes))
+        for offset in range(0, len(unique), _CHUNK):
+            chunk = [bytes.fromhex(h) for h in unique[offset : offset + _CHUNK]]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT hash, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
+            for key, body in self._db.execute(sql, chunk):
+                raw = (
+                    body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+                )
+                found[_hex(key)] = raw
+        return found
 
     def export_jsonl(self, out: BinaryIO) -> int:
         """Write every fact as ``{"fact", "fact_hash"}`` JSON Lines (RFC 8785); return the count."""

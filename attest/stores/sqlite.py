@@ -256,6 +256,14 @@ class Store:
             finally:
                 self._depth = 0
 
+    def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One read statement outside any transaction (it sees one committed snapshot of its
+        own): one round trip on PostgreSQL, where :meth:`read` costs three (BEGIN, the
+        statement, COMMIT). Inside :meth:`read` or :meth:`write` it joins the transaction."""
+        with self._lock, _translated(self.path):
+            rows: list[tuple[Any, ...]] = self.conn.execute(sql, parameters).fetchall()
+        return rows
+
     def _rollback(self) -> None:
         """End the open transaction after a failure, whatever the failure was: a failed
         statement never leaves the connection inside an aborted transaction (the next write

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from affidavit.registry import publication
-from affidavit.registry.auth import check_publisher, check_scope
+from affidavit.registry.auth import check_scope
 from affidavit.registry.routes._http import api_key, json_response, read_json_object
 from starlette.requests import Request
 from starlette.responses import Response
@@ -27,24 +27,28 @@ __all__ = ["routes"]
 
 
 async def publish(request: Request) -> Response:
-    """Lint, attest, sign, log and store one contract (ownership: docs/adr/0006)."""
+    """Lint, attest, sign, log and store one contract (ownership: docs/adr/0006); answered
+    under the signed tree head that first covers its leaf."""
     key = check_scope(await api_key(request), "publish")
     declaration = await read_json_object(request, "the contract")
     state = request.app.state.registry
-    status, body = await state.db.run(publication.publish, state, declaration, key)
-    return json_response(body, status=status)
+    published = await state.sequencer.run(publication.publish_job(state, declaration, key))
+    body = await publication.answer(state, published)
+    return json_response(body, status=201 if published.created else 200)
 
 
 async def patch(request: Request) -> Response:
     """Change lifecycle fields of a published contract."""
     key = check_scope(await api_key(request), "publish")
-    adapter_id = request.path_params["adapter_id"]
-    check_publisher(key, adapter_id)  # before reading the body (docs/adr/0006)
+    # ownership before the body is read (docs/adr/0006)
+    authorized = publication.authorize(key, request.path_params["adapter_id"])
     changes = await read_json_object(request, "the lifecycle patch")
     state = request.app.state.registry
     version = request.path_params["version"]
-    body = await state.db.run(publication.patch_lifecycle, state, adapter_id, version, changes, key)
-    return json_response(body)
+    published = await state.sequencer.run(
+        publication.patch_job(state, authorized, version, changes)
+    )
+    return json_response(await publication.answer(state, published))
 
 
 routes: Final = [

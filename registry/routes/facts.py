@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from affidavit.attest.stores.facts import AddResult, FactStore
+from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore
 from affidavit.registry.auth import check_scope, readable_fact_scopes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
+from affidavit.registry.sequencer import Batch, Job
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
@@ -56,26 +57,34 @@ def _parse_batch(body: Any) -> list[Fact]:
     return [parse_fact(item, what=f"fact #{i + 1}") for i, item in enumerate(items)]
 
 
-def _store(state: RegistryState, facts: list[Fact], readable: frozenset[str]) -> AddResult:
-    """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole).
-    A fact already stored in a scope the writer cannot read is answered as added, exactly as a
-    new one would be, and left as it is (docs/adr/0009)."""
-    with state.tables.transaction():  # the fact store shares this connection (startup.py)
-        hidden = {
-            f.hash
-            for f in facts
-            if f.scope not in readable and state.facts.scope_of(f.hash) is not None
-        }
-        result = state.facts.add_batch([f for f in facts if f.hash not in hidden])
+def _store_job(
+    state: RegistryState, facts: list[Fact], readable: frozenset[str]
+) -> Job[Any, AddResult]:
+    """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole),
+    a job of the one write path (registry/sequencer.py: many requests commit together). A fact
+    already stored in a scope the writer cannot read is answered as added, exactly as a new one
+    would be, and left as it is (docs/adr/0009)."""
+
+    def prepare() -> tuple[FactPlan, set[FactHash]]:
+        unreadable = [f.hash for f in facts if f.scope not in readable]
+        stored = state.facts.stored_scopes(unreadable) if unreadable else {}
+        hidden = {FactHash(h) for h in unreadable if h in stored}
+        return state.facts.plan([f for f in facts if f.hash not in hidden]), hidden
+
+    def apply(prepared: tuple[FactPlan, set[FactHash]], _batch: Batch) -> AddResult:
+        plan, hidden = prepared
+        result = state.facts.write_plan(plan)
         rows = [(f.hash, f.entity, f.relation, f.scope, float(f.confidence)) for f in facts]
         state.tables.index_facts(rows)
-    if not hidden:
-        return result
-    added = set(result.added) | hidden
-    return AddResult(
-        added=tuple(dict.fromkeys(f.hash for f in facts if f.hash in added)),
-        existing=result.existing,
-    )
+        if not hidden:
+            return result
+        added = set(result.added) | hidden
+        return AddResult(
+            added=tuple(dict.fromkeys(f.hash for f in facts if f.hash in added)),
+            existing=result.existing,
+        )
+
+    return Job(prepare, apply)
 
 
 async def put_facts(request: Request) -> Response:
@@ -84,7 +93,7 @@ async def put_facts(request: Request) -> Response:
     check_scope(key, "facts:write")
     facts = _parse_batch(await read_json_body(request))
     state = request.app.state.registry
-    result = await state.db.run(_store, state, facts, readable_fact_scopes(key))
+    result = await state.sequencer.run(_store_job(state, facts, readable_fact_scopes(key)))
     body = {"added": list(result.added), "existing": list(result.existing)}
     return json_response(body, status=201 if result.added else 200)
 
@@ -96,7 +105,7 @@ async def post_fact(request: Request) -> Response:
     state = request.app.state.registry
     document = assert_request_to_fact(await read_json_body(request), now=state.now())
     fact = parse_fact(document, what="fact")
-    result = await state.db.run(_store, state, [fact], readable_fact_scopes(key))
+    result = await state.sequencer.run(_store_job(state, [fact], readable_fact_scopes(key)))
     return json_response(fact_record(fact), status=201 if result.added else 200)
 
 

@@ -55,6 +55,15 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     assert again.exit_code == 2  # type: ignore[attr-defined]
 
 
+def test_keys_create_takes_the_log_write_scope(tmp_path: Path) -> None:
+    # issue 24: POST /v1/log/entries needs a key with log:write
+    data = tmp_path / "data"
+    made = _run("registry", "keys", "create", "--scope", "log:write", "--data-dir", str(data))
+    assert made.exit_code == 0, made.output  # type: ignore[attr-defined]
+    listed = json.loads(_run("registry", "keys", "list", "--data-dir", str(data), "--json").output)  # type: ignore[attr-defined]
+    assert listed["keys"][0]["scopes"] == ["log:write"]
+
+
 def test_keys_create_rejects_bad_scope(tmp_path: Path) -> None:
     result = _run("registry", "keys", "create", "--scope", "root", "--data-dir", str(tmp_path))
     assert result.exit_code == 2  # type: ignore[attr-defined]

@@ -1,0 +1,191 @@
+"""The integrator: sequenced entries join the tree in batches, one signed checkpoint per batch.
+
+Every ``integrate_interval_s`` (0.1 s), at once when ``integrate_batch`` entries are pending,
+and at once when someone waits for integration (``?wait=integrated``, contract publication), the
+integrator runs on the database thread, in two write transactions:
+
+1. **integrate** (:meth:`TransparencyLog.integrate`): the stored tree is first proven to extend
+   every head signed so far (docs/adr/0005: nothing joins a damaged tree), then up to
+   :data:`~affidavit.attest.log.sequencing.MAX_INTEGRATE` sequenced entries, from the tree's size
+   on, become leaves. Committed before anything is signed.
+2. **sign** (:meth:`TransparencyLog.sign_heads`): one C2SP checkpoint and one signed tree head of
+   the new size, proven again to extend every earlier head and the key's signed state file,
+   which moves forward in the same transaction (docs/adr/0005).
+
+The witnesses' background task (:mod:`affidavit.registry.witnessing`) then cosigns the recorded
+checkpoint as before.
+
+**One integrator at a time, everywhere.** Both transactions take the store's one writer lock
+(SQLite's ``BEGIN IMMEDIATE``; on PostgreSQL the advisory lock of docs/adr/0013 §3, across every
+instance on the database) and read the tree's size after taking it, so two integrations never
+overlap and a batch is integrated exactly once, whichever instance runs it. An instance paused
+inside a batch (SIGSTOP) holds the lock until its lease ends its session; the server then rolls
+its transaction back and another instance integrates the same entries. **A crash mid-batch**
+leaves either the entries sequenced (before step 1 commits) or a grown tree without a head of its
+size (before step 2 commits): the next round signs it. Heads are only ever signed over committed
+leaves, after the consistency proof, so no crash or pause can fork the log.
+
+A round first reads the log's status in one statement on a reader (:meth:`TransparencyLog.status`)
+and takes the writer lock only when there is something to integrate or to sign.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Final
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.log.sequencing import LogStatus
+from affidavit.registry.logview import signing
+from affidavit.registry.sequencer import Sequencer, SignedHeads
+from affidavit.registry.state import ReadView, RegistryState
+
+__all__ = ["Integrator", "start_writing", "stop_writing"]
+
+_LOG = logging.getLogger("affidavit.registry")
+_FAILURE_PAUSE_S: Final = 0.5
+
+
+@dataclass(slots=True)
+class Integrator:
+    """The integration loop of one registry process (module docstring)."""
+
+    state: RegistryState
+    sequencer: Sequencer
+    interval: float
+    batch: int
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _stopping: bool = False
+    _task: asyncio.Task[None] | None = None
+    _known_next: int = 0  # the highest index this process sequenced, plus one
+    batches: int = 0  # integrations that signed (for tests and the log)
+
+    def start(self) -> None:
+        """Run the loop on the current event loop."""
+        self._wake = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="integrator")
+
+    async def stop(self) -> None:
+        """Finish the round in flight, run one last round (what was sequenced before the stop
+        is integrated and signed), then stop."""
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task
+
+    def sequenced(self, highest: int) -> None:
+        """The sequencer wrote entries up to index ``highest``: integrate now when a batch is
+        full or someone waits."""
+        self._known_next = max(self._known_next, highest + 1)
+        if self.sequencer.waiting or self._known_next - self._floor() >= self.batch:
+            self._wake.set()
+
+    def kick(self) -> None:
+        """Integrate now (someone waits)."""
+        self._wake.set()
+
+    def _floor(self) -> int:
+        signed = self.sequencer.signed_size
+        return signed if signed is not None else 0
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.interval)
+            self._wake.clear()
+            stopping = self._stopping
+            try:
+                await self.run_round()
+            except Exception as e:  # the loop must survive; the next round tries again
+                _LOG.exception("integration round failed: %s", e)
+                await asyncio.sleep(_FAILURE_PAUSE_S)
+            if stopping:
+                return
+
+    async def run_round(self) -> SignedHeads | None:
+        """One round: integrate and sign when there is something to; returns what was signed."""
+        state = self.state
+        if state.unhealthy is not None:
+            return None
+        status: LogStatus = await state.read_single(_status)
+        if status.pending == 0 and status.signed_size >= status.tree_size:
+            return None
+        started = time.perf_counter()
+        try:
+            heads = await state.db.run(_integrate_and_sign, state)
+        except LogError as e:
+            if e.code == "log.unhealthy":
+                self.sequencer.fail_waiters(e)
+            raise
+        if heads is None:
+            return None
+        self.batches += 1
+        _LOG.debug(
+            "integrated to size %d in %.1f ms",
+            heads.tree_size,
+            1000 * (time.perf_counter() - started),
+        )
+        await self.sequencer.signed(heads)
+        return heads
+
+
+def _status(view: ReadView) -> LogStatus:
+    return view.log.status()
+
+
+def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
+    """On the database thread: step 1 then step 2 of the module docstring. None when there was
+    nothing to integrate and the largest checkpoint already covers the tree."""
+    log = state.log
+    with state.tables.transaction():  # step 1, under the writer lock
+        signing(state, log.verify_integrity)  # docs/adr/0005: never integrate into a damaged tree
+        old, new = log.integrate()
+    status = log.status()
+    if old == new and status.signed_size >= status.tree_size:
+        return None
+    note, head = signing(state, lambda: log.sign_heads(timestamp=state.clock()))  # step 2
+    document = head.to_json()
+    state.checkpoint_cache.clear()
+    state.checkpoint_cache[head.tree_size] = note
+    state.sth_cache.clear()
+    state.sth_cache[head.tree_size] = document
+    return SignedHeads(head.tree_size, note, document)
+
+
+async def start_writing(state: RegistryState) -> Integrator:
+    """Start the sequencer and the integrator of a running registry (the app's lifespan) and
+    hang them on ``state``; stop both with :func:`stop_writing`."""
+    settings = state.settings
+    sequencer = Sequencer(
+        state,
+        max_queue=settings.log_queue,
+        max_batch=settings.write_batch,
+        wait_s=settings.integration_wait_s,
+    )
+    integrator = Integrator(
+        state, sequencer, interval=settings.integrate_interval_s, batch=settings.integrate_batch
+    )
+    sequencer.on_sequenced = integrator.sequenced
+    sequencer.on_wait = integrator.kick
+    await sequencer.load()
+    sequencer.start()
+    integrator.start()
+    state.sequencer, state.integrator = sequencer, integrator
+    return integrator
+
+
+async def stop_writing(state: RegistryState) -> None:
+    """Write what is queued, integrate and sign it, answer the waiters, stop."""
+    integrator, sequencer = state.integrator, state.sequencer
+    if sequencer is not None:
+        await sequencer.drain()
+    if integrator is not None:
+        await integrator.stop()
+    if sequencer is not None:
+        await sequencer.stop()
+    state.sequencer = state.integrator = None

@@ -1,0 +1,64 @@
+"""Log entries from many writers (docs/transparency.md "Writing to the log"; issue 24).
+
+``POST /v1/log/entries`` (scope ``log:write``): the body is the entry's bytes, 1 to 65,535
+(:data:`~affidavit.registry.sequencer.MAX_ENTRY_BYTES`, the largest entry a tlog-tiles entry
+bundle holds). The answer comes once the entry is durably sequenced
+(:meth:`~affidavit.registry.sequencer.Sequencer.submit`, group commit):
+
+- 201 ``{"index": N, "leaf_hash": hex}``: sequenced now at index N;
+- 200, the same shape: an entry with this leaf hash is in the log already, at its first index N
+  (deduplication);
+- with ``?wait=integrated``, only once a signed checkpoint covers the entry, adding
+  ``"checkpoint"`` (the signed note), ``"inclusion_proof": {"tree_size", "hashes"}`` (RFC 9162
+  §2.1.3, hex, leaf end first) and ``"signed_tree_head"`` (docs/formats.md §4, the same size).
+
+Refusals, each one JSON error and nothing written: no key (401 ``auth.missing``), a key without
+``log:write`` (403 ``auth.forbidden``), a bad key (401 ``auth.invalid``), checked before the body
+is read; an empty body (400 ``http.body_empty``), a body over the limit (413
+``http.body_too_large``, refused as soon as it passes it), a body that does not arrive within the
+body timeout (408 ``http.body_timeout``, connection closed), another ``wait`` (400
+``http.bad_parameter``); a full queue (503 ``registry.queue_full``, ``Retry-After``), a log that
+refuses to sign (503 ``log.unhealthy``), no checkpoint in time (503
+``registry.integration_pending``: the entry stays sequenced).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from affidavit.registry.auth import check_scope
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.routes._http import api_key, json_response, read_body
+from affidavit.registry.sequencer import MAX_ENTRY_BYTES, Sequencer
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["routes"]
+
+_WAITS: Final = ("sequenced", "integrated")
+
+
+async def post_entry(request: Request) -> Response:
+    """Sequence one entry; with ``?wait=integrated`` wait for its signed checkpoint."""
+    check_scope(await api_key(request), "log:write")
+    wait = request.query_params.get("wait", "sequenced")
+    if wait not in _WAITS:
+        raise RegistryError(
+            "http.bad_parameter",
+            "parameter wait must be sequenced or integrated",
+            details={"parameter": "wait"},
+        )
+    state = request.app.state.registry
+    body = await read_body(request, MAX_ENTRY_BYTES, state.settings.body_timeout_s)
+    if not body:
+        raise RegistryError("http.body_empty", "a log entry is at least one byte")
+    sequencer: Sequencer = state.sequencer
+    placed = await sequencer.submit(body)
+    status = 201 if placed.created else 200
+    if wait == "integrated":
+        return json_response((await sequencer.integrated(placed)).to_json(), status=status)
+    return json_response({"index": placed.index, "leaf_hash": placed.leaf_hash.hex()}, status)
+
+
+routes: Final = [Route("/v1/log/entries", post_entry, methods=["POST"])]

@@ -1,0 +1,445 @@
+"""The registry's one write path: group commit, durable sequencing, waiting for integration.
+
+>>> # inside a route, with the running state (registry/state.py):
+>>> # placed = await state.sequencer.submit(entry_bytes)         # durably sequenced
+>>> # proven = await state.sequencer.integrated(placed)          # under a signed checkpoint
+
+**The append entry point** is :meth:`Sequencer.submit`: the bytes of one log entry in, its
+:class:`~affidavit.attest.log.sequencing.Sequenced` place out (index, leaf hash, whether it is
+new), once it is durably sequenced; an entry already in the log gets its first index
+(deduplication). :meth:`Sequencer.integrated` then waits until a signed checkpoint covers it and
+returns the checkpoint, the tree head of that size and the entry's RFC 9162 inclusion path.
+``POST /v1/log/entries`` is these two calls; anything else in the registry that appends a leaf
+(contract publication) goes through them too.
+
+**Group commit.** Every write of the registry (entries, contract publications and lifecycle
+changes, facts) is queued here and run on the database thread by one loop: it takes everything
+queued (at most ``write_batch`` items), runs it in **one** write transaction, commits once (one
+fsync, one writer lock on PostgreSQL), answers every item, and takes the next batch, which
+filled up meanwhile. Consecutive entries are sequenced in one statement; other writes are
+:class:`Job` s: ``prepare`` (reads and checks, inside the transaction, after the writer lock: it
+may refuse, which refuses that item only) then ``apply`` (the writes). A failure in ``apply`` or
+at COMMIT rolls the whole batch back and fails every item of it that was not refused: never a
+partial write.
+
+**Bounded.** At most ``log_queue`` items and :data:`MAX_QUEUED_BYTES` of entry bytes wait; past
+that :meth:`submit` and :meth:`run` refuse at once with ``registry.queue_full`` (503,
+``Retry-After``): memory stays bounded and nothing is dropped silently.
+
+**Waiting for integration.** The integrator (:mod:`affidavit.registry.integrator`) reports each
+signed size (:meth:`Sequencer.signed`); waiters it covers are answered with their inclusion
+paths, computed together in one read. Waiters on an instance that is not integrating (another
+instance on the same PostgreSQL database integrated) are answered by a watcher that reads the
+largest recorded checkpoint every :data:`WATCH_INTERVAL_S` while anyone waits. A waiter not
+covered within ``integration_wait_s`` gets ``registry.integration_pending`` (503): its entry stays
+sequenced, and sending it again finds it (deduplication) and waits again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, TypeVar
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.log.sequencing import Sequenced
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.state import ReadView, RegistryState
+from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
+from affidavit.verify.json.strict import load_object
+
+__all__ = [
+    "MAX_ENTRY_BYTES",
+    "MAX_QUEUED_BYTES",
+    "Batch",
+    "Integrated",
+    "Job",
+    "Sequencer",
+    "SignedHeads",
+]
+
+_LOG = logging.getLogger("affidavit.registry")
+P = TypeVar("P")
+T = TypeVar("T")
+
+# tlog-tiles "Log entries": an entry bundle holds each entry behind a big-endian uint16 length,
+# so 65,535 bytes (64 KiB less one) is the largest entry a mirror can read from the tiles.
+MAX_ENTRY_BYTES: Final = 65_535
+MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
+WATCH_INTERVAL_S: Final = 0.05
+
+
+Batch = dict[str, Any]
+"""Scratch space shared by the jobs of one batch (what their ``finish`` needs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job(Generic[P, T]):
+    """A write run inside a group-commit transaction on the database thread (module docstring).
+
+    ``prepare`` reads and checks (it may raise an :class:`AffidavitError` to refuse this item:
+    nothing of it is written); ``apply(prepared, batch)`` writes. ``finish(batch)`` runs once per
+    batch for all the jobs that name the same function, after the last job and before COMMIT
+    (one manifest change for many publications); what it returns runs after COMMIT (swap the
+    caches). ``aborted`` runs when the batch was rolled back (forget what ``prepare`` cached).
+    """
+
+    prepare: Callable[[], P]
+    apply: Callable[[P, Batch], T]
+    finish: Callable[[Batch], Callable[[], None] | None] | None = None
+    aborted: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SignedHeads:
+    """What an integration signed: the checkpoint note and the tree head (JSON) of one size."""
+
+    tree_size: int
+    checkpoint: str
+    signed_tree_head: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Integrated:
+    """An entry under a signed checkpoint: its place, the checkpoint note, the signed tree head
+    of the same size (None when none was recorded at that size), and its RFC 9162 §2.1.3
+    inclusion path at ``tree_size``, leaf end first."""
+
+    index: int
+    leaf_hash: bytes
+    tree_size: int
+    checkpoint: str
+    signed_tree_head: dict[str, Any] | None
+    path: tuple[bytes, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{index, leaf_hash, checkpoint, inclusion_proof: {tree_size, hashes}}`` (hex), plus
+        ``signed_tree_head`` when there is one."""
+        body: dict[str, Any] = {
+            "index": self.index,
+            "leaf_hash": self.leaf_hash.hex(),
+            "checkpoint": self.checkpoint,
+            "inclusion_proof": {
+                "tree_size": self.tree_size,
+                "hashes": [h.hex() for h in self.path],
+            },
+        }
+        if self.signed_tree_head is not None:
+            body["signed_tree_head"] = self.signed_tree_head
+        return body
+
+
+@dataclass(slots=True)
+class _Item:
+    data: bytes | None
+    job: Job[Any, Any] | None
+    future: asyncio.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Refused:
+    error: BaseException
+
+
+@dataclass(slots=True)
+class _Waiter:
+    placed: Sequenced
+    future: asyncio.Future[Integrated]
+
+
+@dataclass(slots=True)
+class Sequencer:
+    """The group-commit writer and the integration waiters of one registry process."""
+
+    state: RegistryState
+    max_queue: int
+    max_batch: int
+    wait_s: float
+    on_sequenced: Callable[[int], None] | None = None  # the highest index just sequenced
+    on_wait: Callable[[], None] | None = None  # someone started waiting for integration
+    _queue: deque[_Item] = field(default_factory=deque)
+    _queued_bytes: int = 0
+    _wake: asyncio.Event | None = None
+    _task: asyncio.Task[None] | None = None
+    _watcher: asyncio.Task[None] | None = None
+    _waiters: list[_Waiter] = field(default_factory=list)
+    _signed: SignedHeads | None = None
+    _stopping: bool = False
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    @property
+    def waiting(self) -> bool:
+        """Whether anyone waits for integration."""
+        return bool(self._waiters)
+
+    @property
+    def signed_size(self) -> int | None:
+        """The largest signed size this process knows of (None before the first)."""
+        return None if self._signed is None else self._signed.tree_size
+
+    async def load(self) -> None:
+        """Learn the largest checkpoint recorded before this process started (so entries it
+        covers are answered at once)."""
+        heads = await self.state.read(_largest_signed)
+        if heads is not None:
+            self._signed = heads
+
+    def start(self) -> None:
+        """Run the writer loop on the current event loop."""
+        self._wake = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="sequencer")
+
+    async def drain(self) -> None:
+        """Refuse new writes (``registry.unavailable``), write what is queued, stop the loop."""
+        self._stopping = True
+        if self._wake is not None:
+            self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task
+
+    async def stop(self) -> None:
+        """:meth:`drain`, then answer waiters still waiting with ``registry.unavailable``."""
+        await self.drain()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watcher
+        for waiter in self._waiters:
+            if not waiter.future.done():
+                waiter.future.set_exception(
+                    RegistryError("registry.unavailable", "the registry is shutting down")
+                )
+        self._waiters.clear()
+
+    # -- writing --------------------------------------------------------------------------
+
+    async def submit(self, data: bytes) -> Sequenced:
+        """Sequence one log entry (the append entry point; module docstring).
+
+        Raises:
+            UsageError: ``data`` is empty or over :data:`MAX_ENTRY_BYTES`.
+            LogUnhealthy: the log refuses to sign (docs/adr/0005): nothing is sequenced (503).
+            RegistryQueueFull: the queue is full (503, ``Retry-After``).
+            StoreError, sqlite3.DatabaseError: the batch's transaction failed (503).
+        """
+        if not 0 < len(data) <= MAX_ENTRY_BYTES:
+            raise errors.UsageError(f"a log entry is 1 to {MAX_ENTRY_BYTES} bytes")
+        if self.state.unhealthy is not None:
+            raise LogError("log.unhealthy", self.state.unhealthy, details={"retry": False})
+        placed: Sequenced = await self._enqueue(bytes(data), None)
+        return placed
+
+    async def run(self, job: Job[Any, T]) -> T:
+        """Run ``job`` in the next group-commit transaction; its result once committed.
+
+        Raises:
+            whatever ``prepare`` refuses with; RegistryQueueFull; the batch's failure.
+        """
+        result: T = await self._enqueue(None, job)
+        return result
+
+    async def _enqueue(self, data: bytes | None, job: Job[Any, Any] | None) -> Any:
+        size = len(data) if data is not None else 0
+        if self._stopping or self._wake is None:
+            raise RegistryError("registry.unavailable", "the registry is shutting down")
+        if len(self._queue) >= self.max_queue or self._queued_bytes + size > MAX_QUEUED_BYTES:
+            raise RegistryError(
+                "registry.queue_full",
+                f"the write queue is full ({len(self._queue)} writes waiting); nothing was "
+                "written: retry after Retry-After",
+                details={"queued": len(self._queue)},
+            )
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Item(data, job, future))
+        self._queued_bytes += size
+        self._wake.set()
+        return await future
+
+    async def _loop(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch = [
+                    self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))
+                ]
+                self._queued_bytes -= sum(len(i.data) for i in batch if i.data is not None)
+                try:
+                    outcomes = await self.state.db.run(self._run_batch, batch)
+                except BaseException as e:  # the thread pool itself failed: fail the batch
+                    outcomes = [_Refused(e)] * len(batch)
+                for item, outcome in zip(batch, outcomes, strict=True):
+                    if item.future.done():  # the client went away; its write stands
+                        continue
+                    if isinstance(outcome, _Refused):
+                        item.future.set_exception(outcome.error)
+                    else:
+                        item.future.set_result(outcome)
+                self._report_sequenced(outcomes)
+            if self._stopping:
+                return
+
+    def _report_sequenced(self, outcomes: Sequence[Any]) -> None:
+        if self.on_sequenced is None:
+            return
+        created = [o.index for o in outcomes if isinstance(o, Sequenced) and o.created]
+        if created:
+            self.on_sequenced(max(created))
+
+    def _run_batch(self, batch: Sequence[_Item]) -> list[Any]:
+        """On the database thread: the whole batch in one write transaction (module
+        docstring); one outcome per item (a result, or :class:`_Refused`)."""
+        outcomes: list[Any] = [None] * len(batch)
+        scratch: Batch = {}
+        finishes: dict[Callable[[Batch], Callable[[], None] | None], None] = {}
+        after: list[Callable[[], None]] = []
+        try:
+            with self.state.tables.transaction():
+                start = 0
+                while start < len(batch):
+                    end = start
+                    while end < len(batch) and batch[end].data is not None:
+                        end += 1
+                    if end > start:  # a run of entries: sequenced in one statement
+                        entries = [item.data for item in batch[start:end] if item.data is not None]
+                        outcomes[start:end] = self.state.log.sequence(entries)
+                        start = end
+                        continue
+                    job = batch[start].job
+                    assert job is not None
+                    try:
+                        prepared = job.prepare()
+                    except errors.AffidavitError as e:  # this item only: it wrote nothing
+                        outcomes[start] = _Refused(e)
+                    else:
+                        outcomes[start] = job.apply(prepared, scratch)
+                        if job.finish is not None:
+                            finishes[job.finish] = None
+                    start += 1
+                for finish in finishes:  # once each, before COMMIT
+                    then = finish(scratch)
+                    if then is not None:
+                        after.append(then)
+        except BaseException as e:  # rolled back: nothing of the batch was written
+            _LOG.warning("a write batch of %d failed and was rolled back: %s", len(batch), e)
+            for item in batch:
+                if item.job is not None and item.job.aborted is not None:
+                    item.job.aborted()
+            return [o if isinstance(o, _Refused) else _Refused(e) for o in outcomes]
+        for then in after:
+            then()
+        return outcomes
+
+    # -- waiting for integration ----------------------------------------------------------
+
+    async def integrated(self, placed: Sequenced) -> Integrated:
+        """Wait until a signed checkpoint covers ``placed``; its proof (module docstring).
+
+        Raises:
+            RegistryIntegrationPending: none did within ``integration_wait_s`` (503).
+            LogUnhealthy: the log stopped signing meanwhile (503).
+        """
+        signed = self._signed
+        if signed is not None and placed.index < signed.tree_size:
+            return (await self._prove([placed], signed))[0]
+        future: asyncio.Future[Integrated] = asyncio.get_running_loop().create_future()
+        self._waiters.append(_Waiter(placed, future))
+        if self.on_wait is not None:
+            self.on_wait()
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch(), name="watch")
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.wait_s)
+        except TimeoutError:
+            raise RegistryError(
+                "registry.integration_pending",
+                f"entry {placed.index} is sequenced (durable) but no signed checkpoint covers it "
+                f"after {self.wait_s:g} s; send it again to wait again",
+                details={"index": placed.index, "leaf_hash": placed.leaf_hash.hex()},
+            ) from None
+        finally:
+            self._waiters = [w for w in self._waiters if w.future is not future]
+
+    async def signed(self, heads: SignedHeads) -> None:
+        """The integrator (here, or seen by the watcher) signed ``heads``: answer the waiters it
+        covers."""
+        if self._signed is None or heads.tree_size > self._signed.tree_size:
+            self._signed = heads
+        covered = [w for w in self._waiters if w.placed.index < heads.tree_size]
+        if not covered:
+            return
+        self._waiters = [w for w in self._waiters if w.placed.index >= heads.tree_size]
+        try:
+            proven = await self._prove([w.placed for w in covered], heads)
+        except BaseException as e:
+            for waiter in covered:
+                if not waiter.future.done():
+                    waiter.future.set_exception(e)
+            raise
+        for waiter, result in zip(covered, proven, strict=True):
+            if not waiter.future.done():
+                waiter.future.set_result(result)
+
+    def fail_waiters(self, error: errors.AffidavitError) -> None:
+        """Answer every waiter with ``error`` (the log stopped signing)."""
+        waiting, self._waiters = self._waiters, []
+        for waiter in waiting:
+            if not waiter.future.done():
+                waiter.future.set_exception(error)
+
+    async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
+        """Inclusion paths of every entry of ``placed`` at ``heads.tree_size``, in one read."""
+        size = heads.tree_size
+        paths = await self.state.read(_paths, [p.index for p in placed], size)
+        return [
+            Integrated(p.index, p.leaf_hash, size, heads.checkpoint, heads.signed_tree_head, path)
+            for p, path in zip(placed, paths, strict=True)
+        ]
+
+    async def _watch(self) -> None:
+        """While anyone waits: read the largest recorded checkpoint every
+        :data:`WATCH_INTERVAL_S` (another instance may have integrated) and answer the covered."""
+        while self._waiters and not self._stopping:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            lowest = min(w.placed.index for w in self._waiters) if self._waiters else None
+            if lowest is None or (self._signed is not None and lowest < self._signed.tree_size):
+                if self._signed is not None:
+                    await self.signed(self._signed)
+                continue
+            try:
+                heads = await self.state.read(_largest_signed)
+            except errors.AffidavitError as e:
+                _LOG.warning("watching for checkpoints: %s: %s", e.code, e.message)
+                continue
+            if heads is not None and heads.tree_size > lowest:
+                await self.signed(heads)
+
+
+def _paths(view: ReadView, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
+    return view.log.inclusion_paths(indexes, size)
+
+
+def _largest_signed(view: ReadView) -> SignedHeads | None:
+    """The largest recorded checkpoint, with the tree head recorded at its size."""
+    return largest_signed(view.log)
+
+
+def largest_signed(log: TransparencyLog) -> SignedHeads | None:
+    """The checkpoint of the largest size ``log`` recorded (its latest, cosigned copy) and the
+    signed tree head of that size, if one was recorded; None before the first checkpoint."""
+    recorded = log.largest_head("checkpoint")
+    if recorded is None:
+        return None
+    size = parse_checkpoint_body(parse_note(recorded.document).text).tree_size
+    sth = log.recorded_head("sth", size)
+    document = load_object(sth.document, what="recorded head") if sth is not None else None
+    return SignedHeads(size, recorded.document, document)
