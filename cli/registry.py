@@ -195,7 +195,8 @@ def keys() -> None:
     "scopes",
     multiple=True,
     required=True,
-    help="admin | publish | facts:write | facts:read:<local|team|company|public|*> (repeatable).",
+    help="admin | publish | log:write | facts:write | facts:read:<local|team|company|public|*> "
+    "(repeatable).",
 )
 @click.option(
     "--publisher",

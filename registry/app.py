@@ -24,7 +24,9 @@ from typing import Any
 
 from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
+from affidavit.registry.integrator import start_writing, stop_writing
 from affidavit.registry.routes import contracts, discovery, facts, health, log, tlog
+from affidavit.registry.routes import entries as log_entries
 from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
 from affidavit.registry.settings import Settings
@@ -66,6 +68,7 @@ def create_app(
         state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
         state.probe_store()  # health's own thread and connection (registry/probe.py)
+        await start_writing(state)  # group commit, sequencing, integration (issue 24)
         try:
             # C2SP witnesses cosign the log's checkpoints in the background (settings.witnesses)
             cosigning = start_cosigning(state)
@@ -75,13 +78,17 @@ def create_app(
                 if cosigning is not None:
                     await cosigning.stop()
         finally:
-            state.close()
+            try:
+                await stop_writing(state)  # what was sequenced is integrated and signed first
+            finally:
+                state.close()
 
     routes: list[BaseRoute] = [
         *health.routes,
         *discovery.routes,
         *contracts.routes,
         *log.routes,
+        *log_entries.routes,
         *facts.routes,
         *tlog.routes,
         *scitt_routes.routes,

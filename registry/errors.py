@@ -46,6 +46,11 @@ REGISTRY: Final = (
         "A path or query parameter is missing or malformed (HTTP 400).",
     ),
     Code(
+        "http.body_empty",
+        INPUT,
+        "The request body is empty; this route needs at least one byte (HTTP 400).",
+    ),
+    Code(
         "http.body_timeout",
         INPUT,
         "The request body did not arrive within the body-read timeout (HTTP 408).",
@@ -171,6 +176,18 @@ REGISTRY: Final = (
         "The registry holds no such record, tree head or leaf (HTTP 404).",
     ),
     Code(
+        "registry.integration_pending",
+        INPUT,
+        "The entry is durably sequenced but no signed checkpoint covered it in time; send it "
+        "again to wait again (HTTP 503, Retry-After).",
+    ),
+    Code(
+        "registry.queue_full",
+        INPUT,
+        "The registry's write queue is full; nothing was written: retry after Retry-After "
+        "(HTTP 503).",
+    ),
+    Code(
         "registry.remote_error",
         INPUT,
         "The registry refused the request; details carry its {code, message, details}.",
@@ -207,7 +224,8 @@ AUTH: Final = (
     Code(
         "auth.bad_scope",
         INPUT,
-        "Not a valid API-key scope (publish, facts:write, facts:read:<scope>).",
+        "Not a valid API-key scope (admin, publish, log:write, facts:write, "
+        "facts:read:<scope>).",
     ),
     Code("auth.forbidden", REFUSED, "The API key lacks the scope this route needs (HTTP 403)."),
     Code("auth.invalid", REFUSED, "The API key is unknown or malformed (HTTP 401)."),
@@ -264,6 +282,9 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "lineage.root_forbidden": 403,
     "log.index_out_of_range": 404,
     "store.busy": 503,
+    # The write path (registry/sequencer.py): bounded, and never a silent drop.
+    "registry.queue_full": 503,
+    "registry.integration_pending": 503,
     # The server's own storage is at fault, not the request (docs/adr/0005): 503, never 500.
     "store.corrupt": 503,
     "store.unreadable": 503,
@@ -299,7 +320,12 @@ _PUBLIC_MESSAGES: Final[dict[str, str]] = {
 
 # Seconds a client should wait before retrying (the Retry-After header): a lost connection is
 # made again within about a second once the database is back, and a lock wait ends at the lease.
-RETRY_AFTER_S: Final[dict[str, int]] = {"store.unreadable": 1, "store.busy": 1}
+RETRY_AFTER_S: Final[dict[str, int]] = {
+    "store.unreadable": 1,
+    "store.busy": 1,
+    "registry.queue_full": 1,
+    "registry.integration_pending": 1,
+}
 
 _HIDDEN: Final = "[hidden]"
 

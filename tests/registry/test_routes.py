@@ -21,7 +21,7 @@ from affidavit.verify.crypto.merkle import leaf_hash, verify_consistency, verify
 from affidavit.verify.crypto.treehead import verify_sth
 
 from tests.conftest import VECTORS, assert_golden
-from tests.registry.conftest import SpecClient, registry_key
+from tests.registry.conftest import SpecClient, make_key, registry_key
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.openapi_check import all_operations
 
@@ -391,6 +391,15 @@ def test_every_route_in_the_document_is_exercised(
     }
     posted = client.request("POST", "/v1/facts", json_body=stigmem, key=keys["write"])
     assert posted.status_code == 201
+    # Log entries from many writers (tests/registry/test_log_entries.py tests them in depth).
+    entry = client.request(
+        "POST",
+        "/v1/log/entries",
+        raw=b"an entry",
+        key=make_key(settings, "log:write"),
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert entry.status_code == 201
     # The tiled log (tests/registry/test_tlog_routes.py tests it in depth): 200, 404 and 400.
     size = int(client.get("/tlog/checkpoint").text.split("\n")[1])
     tile = client.get(f"/tlog/tile/0/000.p/{size}")
