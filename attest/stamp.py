@@ -57,7 +57,7 @@ from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
 from affidavit.verify.contracts.contract import contract_hash, input_schema_hash, lint_contract
 from affidavit.verify.contracts.policy import AcceptancePolicy, lifecycle_of
 from affidavit.verify.contracts.schema import schema_issues
-from affidavit.verify.contracts.validators import get_validator
+from affidavit.verify.contracts.validators import ValidatorRegistry
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 from affidavit.verify.json.forms import format_utc
 
@@ -136,11 +136,18 @@ def _check_contract(contract: Mapping[str, Any]) -> None:
     lint_contract(contract).raise_for_errors()
 
 
-def evaluate_adapter(contract: Mapping[str, Any], adapter_output: Any) -> dict[str, Any]:
+def evaluate_adapter(
+    contract: Mapping[str, Any],
+    adapter_output: Any,
+    *,
+    validators: ValidatorRegistry | None = None,
+) -> dict[str, Any]:
     """Run the contract's validator on ``adapter_output``: the ``adapter_evaluation`` object.
 
-    Revoked contracts and validators that are not installed route to ``unknown_adapter`` with no
-    normalized inputs (seed 003 lifecycle table, fail closed); lifecycle warnings ride along.
+    The validator comes from ``validators`` (default: the built-ins and every installed plug-in,
+    ``ValidatorRegistry(entry_points=True)``: the stamp is where plug-ins run). Revoked contracts
+    and validators that are not installed route to ``unknown_adapter`` with no normalized inputs
+    (seed 003 lifecycle table, fail closed); lifecycle warnings ride along.
 
     Raises:
         ContractSchemaError, ContractHashMismatch, ContractInputSchemaHashMismatch: the contract
@@ -148,7 +155,8 @@ def evaluate_adapter(contract: Mapping[str, Any], adapter_output: Any) -> dict[s
     """
     _check_contract(contract)
     lifecycle = lifecycle_of(contract)
-    validator = get_validator(contract["validator_name"], contract["validator_version"])
+    validators = ValidatorRegistry(entry_points=True) if validators is None else validators
+    validator = validators.get(contract["validator_name"], contract["validator_version"])
     problems: list[str] = []
     if lifecycle.revoked or validator is None:
         result, inputs = "unknown_adapter", {}
@@ -214,9 +222,10 @@ def _draft(  # noqa: PLR0917 - one deal and its stamping context
     actor_id: str,
     actor_key: SigningKey | None,
     swarm: SwarmOptions,
+    validators: ValidatorRegistry,
 ) -> dict[str, Any]:
     """A bundle without its inclusion proof, tree head and hash."""
-    evaluation = evaluate_adapter(item.contract, item.adapter_output)
+    evaluation = evaluate_adapter(item.contract, item.adapter_output, validators=validators)
     decision = policy.evaluate(
         evaluation["normalized_policy_inputs"], validation_result=evaluation["validation_result"]
     )
@@ -325,7 +334,10 @@ def stamp_bundles(
     if bad:
         raise errors.UsageError(f"swarm designation: {bad[0]!r} is not an event type (A-Z, 0-9, _)")
     timestamp = format_utc(when)
-    drafts = [_draft(item, policy, timestamp, actor_id, actor_key, swarm) for item in items]
+    validators = ValidatorRegistry(entry_points=True)  # one registry: plug-ins load once
+    drafts = [
+        _draft(item, policy, timestamp, actor_id, actor_key, swarm, validators) for item in items
+    ]
     indexes = log.append([leaf_data(d["events"][-1]) for d in drafts])
     head = log.signed_tree_head(when)
     bundles = []

@@ -31,6 +31,7 @@ from affidavit.verify.contracts.contract import (
     lint_contract,
 )
 from affidavit.verify.contracts.schema import is_adapter_id, is_field_name, is_semver
+from affidavit.verify.contracts.validators import ValidatorRegistry
 
 __all__ = ["bump", "diff", "lint", "scaffold"]
 
@@ -202,7 +203,8 @@ def _lint_text(source: str, report: ContractReport) -> list[str]:
 @click.argument("path", metavar="PATH|-")
 def lint(output_format: str | None, as_json: bool, path: str) -> None:
     """Lint a contract: schema, allowed ⊆ output, both hashes, lifecycle, known validator."""
-    report = lint_contract(read_json_object(path, what="adapter contract"))
+    declaration = read_json_object(path, what="adapter contract")
+    report = lint_contract(declaration, validators=ValidatorRegistry(entry_points=True))
     _emit(report.to_json(), as_json, _seed_default(output_format), _lint_text(path, report))
     _exit(0 if report.ok else 1)
 

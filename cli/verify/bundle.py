@@ -156,6 +156,7 @@ _DEFAULT_SETTINGS: Final = _Settings()
 
 def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS) -> None:
     from affidavit.verify.bundles.verifier import BundleVerifier  # noqa: PLC0415 - lazy (cold start)
+    from affidavit.verify.contracts.validators import ValidatorRegistry  # noqa: PLC0415 - lazy
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     trust = None
@@ -171,6 +172,7 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
         profile=settings.profile,
         tlog_policy=settings.policy,
         key_windows=dict(settings.key_windows),
+        validators=ValidatorRegistry(entry_points=True),  # the installed plug-ins re-run too
     )
 
 

@@ -45,7 +45,7 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, input_schema_hash
 from affidavit.verify.contracts.policy import AcceptancePolicy, lifecycle_of, replay_snapshot
 from affidavit.verify.contracts.schema import schema_issues
-from affidavit.verify.contracts.validators import get_validator
+from affidavit.verify.contracts.validators import ValidatorRegistry, default_registry
 from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.strict import loads
 from affidavit.verify.results import StepResult
@@ -192,7 +192,11 @@ def _check_contract(ae: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_result(
-    ae: Mapping[str, Any], decl: Mapping[str, Any], raw_output: Any, notes: list[str]
+    ae: Mapping[str, Any],
+    decl: Mapping[str, Any],
+    raw_output: Any,
+    notes: list[str],
+    validators: ValidatorRegistry,
 ) -> None:
     """Step 6: self-consistency, lifecycle, and a re-run of the validator when possible."""
     result, inputs = ae["validation_result"], ae["normalized_policy_inputs"]
@@ -213,7 +217,7 @@ def _check_result(
     if raw_output is None:
         notes.append("raw adapter output not carried: validator not re-run")
         return
-    validator = get_validator(decl["validator_name"], decl["validator_version"])
+    validator = validators.get(decl["validator_name"], decl["validator_version"])
     if validator is None:
         notes.append(
             f"validator {decl['validator_name']} {decl['validator_version']} not installed"
@@ -237,7 +241,9 @@ def _check_result(
         )
 
 
-def _check_evaluation(item: Evaluation, notes: list[str], warnings: list[str]) -> dict[str, Any]:
+def _check_evaluation(
+    item: Evaluation, notes: list[str], warnings: list[str], validators: ValidatorRegistry
+) -> dict[str, Any]:
     ae = item.evaluation
     if not isinstance(ae, dict) or any(k not in ae for k in _REQUIRED):
         raise _Replay("adapter_evaluation_shape_invalid", f"{item.where}: missing fields")
@@ -256,7 +262,7 @@ def _check_evaluation(item: Evaluation, notes: list[str], warnings: list[str]) -
             expected=decl["adapter_id"],
             actual=adapter_id,
         )
-    _check_result(ae, decl, item.raw_output, notes)
+    _check_result(ae, decl, item.raw_output, notes, validators)
     for warning in lifecycle_of(decl).warnings:
         pointer = f", replaced by {warning['replaced_by']}" if warning["replaced_by"] else ""
         warnings.append(
@@ -307,11 +313,17 @@ def _check_decision(
         )
 
 
-def replay_adapter(bundle: Mapping[str, Any], warnings: list[str] | None = None) -> StepResult:
+def replay_adapter(
+    bundle: Mapping[str, Any],
+    warnings: list[str] | None = None,
+    *,
+    validators: ValidatorRegistry = default_registry,
+) -> StepResult:
     """Step ``adapter_replay`` over a parsed bundle (events already chain-checked).
 
     ``not_checked`` when no evaluation and no policy snapshot is present (``legacy_no_adapter``).
-    Lifecycle warnings are appended to ``warnings``.
+    Lifecycle warnings are appended to ``warnings``. Validators are re-run from ``validators``
+    (default: the built-ins; installed plug-ins only when the caller passes them).
     """
     proofs, events = bundle.get("proofs") or [], bundle.get("events") or []
     sink: list[str] = [] if warnings is None else warnings
@@ -320,7 +332,7 @@ def replay_adapter(bundle: Mapping[str, Any], warnings: list[str] | None = None)
     evaluations = decisions = 0
     try:
         for item in iter_evaluations(proofs, events):
-            ae = _check_evaluation(item, notes, sink)
+            ae = _check_evaluation(item, notes, sink, validators)
             by_contract.setdefault(ae["contract_hash"], ae)
             evaluations += 1
         for index, event in enumerate(events):

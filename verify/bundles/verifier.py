@@ -80,6 +80,7 @@ from affidavit.verify.bundles.views import (
     TreeHead,
     parse_events,
 )
+from affidavit.verify.contracts.validators import ValidatorRegistry, default_registry
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.merkle import verify_inclusion
 from affidavit.verify.crypto.signature import verify_ed25519
@@ -285,6 +286,7 @@ class BundleVerifier:
         profile: str = "default",
         tlog_policy: Policy | None = None,
         key_windows: Mapping[bytes, Sequence[KeyWindow]] | None = None,
+        validators: ValidatorRegistry = default_registry,
     ) -> None:
         if profile not in PROFILES:
             raise errors.UsageError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
@@ -296,6 +298,8 @@ class BundleVerifier:
         self._sth_memo: dict[tuple[bytes, bytes], Ed25519PublicKey | None] = {}
         # Validity windows of trusted keys, by raw key (verify/crypto/windows.py; none: always).
         self.key_windows = {raw: tuple(found) for raw, found in (key_windows or {}).items()}
+        # Step 10 re-runs validators from these: the built-ins unless the caller passes plug-ins.
+        self.validators = validators
 
     def verify(self, unverified_bundle: Any, *, source: str | None = None) -> Result:
         """Verify one parsed bundle; never raises for any JSON value (see the module docstring)."""
@@ -328,7 +332,7 @@ class BundleVerifier:
             # 8. actor_signatures and 9. actor_signature_sidecar (docs/adr/0008).
             steps.extend(self._actor_steps(view, warnings))
             # 10. adapter_replay: embedded contracts, validators, policy decisions.
-            steps.append(replay_adapter(bundle, warnings))
+            steps.append(replay_adapter(bundle, warnings, validators=self.validators))
             # 11. outcome_reconciliation: only with an OUTCOME_RECONCILED event.
             reconciliation = check_reconciliation(bundle["events"])
             if reconciliation is not None:

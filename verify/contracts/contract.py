@@ -42,7 +42,7 @@ from affidavit.verify.contracts.schema import (
     is_semver,
     schema_issues,
 )
-from affidavit.verify.contracts.validators import get_validator
+from affidavit.verify.contracts.validators import ValidatorRegistry, default_registry
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 
 __all__ = [
@@ -311,14 +311,18 @@ class ContractReport(NamedTuple):
 _LINT_CACHE: dict[bytes, ContractReport] = {}
 
 
-def lint_contract(declaration: Any, *, cache: bool = True) -> ContractReport:
+def lint_contract(
+    declaration: Any, *, cache: bool = True, validators: ValidatorRegistry = default_registry
+) -> ContractReport:
     """Lint one AdapterContract declaration (seed 003 "Lint a contract").
 
     Checks the schema and allowed ⊆ output, recomputes both hashes and compares them with the
     declared ones (only when the schema holds), checks lifecycle fields, and warns on an unknown
     validator, a lifecycle advisory or an unknown ``adapter_contract_version``. Keys starting
-    with ``_`` are ignored. Pure: no network, clock or environment. With ``cache`` the report is
-    memoized on the py-compact bytes of the declaration.
+    with ``_`` are ignored. Pure: no network, clock or environment. A validator is known when
+    ``validators`` has it (default: the built-ins; a caller that trusts its installed plug-ins
+    passes ``ValidatorRegistry(entry_points=True)``). With ``cache`` (and the default validators)
+    the report is memoized on the py-compact bytes of the declaration.
 
     Raises:
         CanonicalError: the declaration holds a value with no JSON form (not from parsed JSON).
@@ -330,17 +334,17 @@ def lint_contract(declaration: Any, *, cache: bool = True) -> ContractReport:
         for key, value in declaration.items()
         if not (isinstance(key, str) and key.startswith("_"))
     }
-    if not cache:
-        return _lint(body)
+    if not cache or validators is not default_registry:
+        return _lint(body, validators)
     key = py_compact(body)
     hit = _LINT_CACHE.get(key)
     if hit is None:
-        hit = _lint(body)
+        hit = _lint(body, validators)
         _remember(_LINT_CACHE, key, hit)
     return hit
 
 
-def _lint(declaration: dict[str, Any]) -> ContractReport:
+def _lint(declaration: dict[str, Any], validators: ValidatorRegistry) -> ContractReport:
     issues = list(schema_issues(declaration))
     hashes = contract_hashes(declaration)
     if not issues:
@@ -364,7 +368,7 @@ def _lint(declaration: dict[str, Any]) -> ContractReport:
                 )
             )
     issues.extend(_lifecycle_issues(declaration))
-    return _report(tuple(issues), tuple(_warnings(declaration)), declaration, hashes)
+    return _report(tuple(issues), tuple(_warnings(declaration, validators)), declaration, hashes)
 
 
 def _report(
@@ -446,13 +450,13 @@ def _is_iso8601(value: Any) -> bool:
     return True
 
 
-def _warnings(declaration: Mapping[str, Any]) -> list[Issue]:
+def _warnings(declaration: Mapping[str, Any], validators: ValidatorRegistry) -> list[Issue]:
     warnings: list[Issue] = []
     name = declaration.get("validator_name")
     version = declaration.get("validator_version")
     if isinstance(name, str) and isinstance(version, str):
         try:
-            known = get_validator(name, version) is not None
+            known = validators.get(name, version) is not None
             why = "is not installed"
         except errors.ContractError as e:
             if e.code != "validator.load_failed":

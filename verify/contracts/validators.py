@@ -21,8 +21,11 @@ accepted one emits only ``allowed_policy_fields``.
 
 Plug-ins: a distribution may add validators through the entry-point group ``affidavit.validators``;
 the entry point's name is the validator name and its object is a *family*, a zero-argument callable
-returning the validators (one per version) of that name. Built-ins are looked up first; entry
-points are read (``importlib.metadata``) only for a name that is not built in, once per name.
+returning the validators (one per version) of that name. Entry points are read only when the caller
+asks (``ValidatorRegistry(entry_points=True)``: the command line and the stamp do), so a verdict of
+this package never depends on what happens to be installed: its default, :data:`default_registry`,
+knows the built-ins only. Built-ins are looked up first; entry points are read
+(``importlib.metadata``) only for a name that is not built in, once per name.
 """
 
 from __future__ import annotations
@@ -162,13 +165,12 @@ _BUILTIN_FAMILIES: Final[dict[str, Family]] = {BOOLEAN_VALIDATOR_NAME: boolean_v
 
 
 class ValidatorRegistry:
-    """Validators by ``(name, version)``: built-in families first, then entry points (lazily).
-
-    ``entry_points=False`` gives a registry of the given families only (tests, sealed verifiers).
+    """Validators by ``(name, version)``: built-in families (or ``families``), then, only with
+    ``entry_points``, the installed plug-ins (read lazily; module docstring).
     """
 
     def __init__(
-        self, families: Mapping[str, Family] | None = None, *, entry_points: bool = True
+        self, families: Mapping[str, Family] | None = None, *, entry_points: bool = False
     ) -> None:
         self._families = dict(_BUILTIN_FAMILIES if families is None else families)
         self._entry_points = entry_points
@@ -178,7 +180,7 @@ class ValidatorRegistry:
         """The validator ``(name, version)``, or None when none is installed.
 
         Raises:
-            ValidatorLoadFailed: an entry point for ``name`` exists but cannot be loaded, is
+            ``validator.load_failed``: a family or entry point for ``name`` fails to load, is
                 ambiguous, or yields something that is not a validator of that name.
         """
         return self._versions(name).get(version)
@@ -258,10 +260,10 @@ default_registry: Final = ValidatorRegistry()
 
 
 def get_validator(name: str, version: str) -> Validator | None:
-    """The installed validator ``(name, version)`` or None (see ``ValidatorRegistry.get``)."""
+    """The built-in validator ``(name, version)`` or None (see ``ValidatorRegistry.get``)."""
     return default_registry.get(name, version)
 
 
 def known_validators() -> tuple[tuple[str, str], ...]:
-    """Every installed ``(name, version)``, sorted."""
+    """Every built-in ``(name, version)``, sorted."""
     return default_registry.known()

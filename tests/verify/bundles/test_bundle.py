@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from affidavit.verify.bundles.attestation import verify_attestation
 from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash
+from affidavit.verify.contracts.validators import ValidatorRegistry
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.results import Report, Result
 
@@ -273,6 +274,21 @@ def test_adapter_replay_catches(v2: dict[str, Any], name: str, change: Any, code
 
     result = _anchored(v2["accepted"], apply)
     assert _failure(result) == ("adapter_replay", code), name
+
+
+def test_validators_are_the_callers(v2: dict[str, Any]) -> None:
+    # Step 10 re-runs validators from BundleVerifier(validators=...), never from whatever happens
+    # to be installed: here a sealed registry without the contract's validator skips the re-run.
+    def apply(b: dict[str, Any]) -> None:
+        b["proofs"][0]["evidence"].update(adapter_output={"signal_a": False, "signal_b": False})
+        _rebind(b)
+
+    forged = reseal(edit(v2["accepted"], apply), anchor=True)
+    assert _failure(verifier().verify(forged))[0] == "adapter_replay"  # the built-in re-runs
+    sealed = BundleVerifier(verifier().trusted_keys, validators=ValidatorRegistry({}))
+    step = next(s for s in sealed.verify(forged).steps if s.name == "adapter_replay")
+    assert step.status == "ok"
+    assert "not installed" in json.dumps(step.to_json())
 
 
 def test_revoked_contract_routes_to_unknown_adapter() -> None:

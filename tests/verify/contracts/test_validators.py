@@ -118,7 +118,7 @@ def test_entry_points_are_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None
     calls: list[str] = []
     real = validators._entry_points
     monkeypatch.setattr(validators, "_entry_points", lambda: calls.append("scan") or real())
-    registry = ValidatorRegistry()
+    registry = ValidatorRegistry(entry_points=True)
     assert registry.get("starter_boolean_validator", "1.0.0") is not None
     assert calls == []  # built-in: no metadata scan
     assert registry.get("plugin_only_validator", "1.0.0") is None
@@ -127,9 +127,26 @@ def test_entry_points_are_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_a_sealed_registry_knows_only_its_families() -> None:
-    registry = ValidatorRegistry({}, entry_points=False)
+    registry = ValidatorRegistry({})
     assert registry.get("starter_boolean_validator", "1.0.0") is None
     assert registry.known() == ()
+
+
+def test_no_entry_point_is_read_unless_the_caller_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A verdict must not depend on what happens to be installed (issue 22): the library's
+    # registries (get_validator, BundleVerifier, lint_contract) know the built-ins only.
+    from affidavit.verify.contracts import validators
+
+    def scan() -> list[Any]:
+        raise AssertionError("entry points were read")
+
+    monkeypatch.setattr(validators, "_entry_points", scan)
+    monkeypatch.setattr(validators, "_family_from_entry_point", lambda name: scan())
+    for registry in (ValidatorRegistry(), validators.default_registry):
+        assert registry.get("plugin_validator", "1.0.0") is None
+        assert registry.known() == (("starter_boolean_validator", "1.0.0"),)
+    assert get_validator("plugin_validator", "1.0.0") is None
+    assert known_validators() == (("starter_boolean_validator", "1.0.0"),)
 
 
 def test_a_broken_family_is_a_load_error() -> None:
@@ -157,7 +174,7 @@ def test_ambiguous_entry_points_are_refused(monkeypatch: pytest.MonkeyPatch) -> 
     ]
     monkeypatch.setattr(validators, "_entry_points", lambda: twins)
     with raises_code("validator.load_failed"):
-        ValidatorRegistry().get("dup_validator", "1.0.0")
+        ValidatorRegistry(entry_points=True).get("dup_validator", "1.0.0")
 
 
 def plugin_family() -> list[Validator]:
@@ -178,7 +195,7 @@ def test_a_plugin_family_loads_through_its_entry_point(monkeypatch: pytest.Monke
     from affidavit.verify.contracts import validators
 
     monkeypatch.setattr(validators, "_entry_points", _points(f"{__name__}:plugin_family"))
-    registry = ValidatorRegistry()
+    registry = ValidatorRegistry(entry_points=True)
     assert registry.get("plugin_validator", "2.0.0") is not None
     assert registry.known() == (
         ("plugin_validator", "2.0.0"),
@@ -195,7 +212,7 @@ def test_a_broken_entry_point_is_a_load_error(monkeypatch: pytest.MonkeyPatch, t
 
     monkeypatch.setattr(validators, "_entry_points", _points(target))
     with raises_code("validator.load_failed"):
-        ValidatorRegistry().get("plugin_validator", "1.0.0")
+        ValidatorRegistry(entry_points=True).get("plugin_validator", "1.0.0")
 
 
 def test_lint_turns_a_load_failure_into_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,11 +221,8 @@ def test_lint_turns_a_load_failure_into_a_warning(monkeypatch: pytest.MonkeyPatc
     from tests.verify.contracts.test_contract_golden import BASE, sealed
 
     monkeypatch.setattr(validators, "_entry_points", _points("no_such_module_anywhere:f"))
-    monkeypatch.setattr(validators, "default_registry", ValidatorRegistry())
-    monkeypatch.setattr(contract, "get_validator", validators.default_registry.get)
-    report = contract.lint_contract(
-        sealed({**BASE, "validator_name": "plugin_validator"}), cache=False
-    )
+    declaration = sealed({**BASE, "validator_name": "plugin_validator"})
+    report = contract.lint_contract(declaration, validators=ValidatorRegistry(entry_points=True))
     assert report.ok
     assert [w.code for w in report.warnings] == ["validator.unknown"]
     assert "could not be loaded" in report.warnings[0].message
