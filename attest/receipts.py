@@ -35,7 +35,8 @@ from affidavit.verify.receipts.format import (
     receipt_hash_of,
     signing_message,
 )
-from affidavit.verify.transforms import TransformSet, apply_chain
+from affidavit.verify.transforms import apply_chain
+from affidavit.verify.transforms.chain import Transforms
 
 __all__ = ["make_receipt", "sign_receipt_body"]
 
@@ -51,7 +52,7 @@ def make_receipt(
     chunks: Sequence[bytes] | None = None,
     source_uri: str | None = None,
     issued_at: str | None = None,
-    transforms: TransformSet | None = None,
+    transforms: Transforms | None = None,
 ) -> dict[str, Any]:
     """A signed receipt saying ``adapter`` turned ``source`` into ``content`` by
     ``transformations`` in order.

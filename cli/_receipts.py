@@ -32,6 +32,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt
 from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt
 from affidavit.verify.results import Result
+from affidavit.verify.transforms import transforms_for
 
 __all__ = [
     "RECEIPT_SUFFIX",
@@ -154,6 +155,6 @@ def run_task(task: Task) -> Result:
         source_bytes, content_bytes = read_artefact(source), read_artefact(content)
     except (errors.ReceiptError, errors.ParseError) as e:
         return unreadable_receipt(label, e, files)
-    return verify_receipt(
-        receipt, source_bytes, content_bytes, None, _KEYS, label=label, files=files
+    return verify_receipt(  # the installed plugins too, loaded when the chain needs one
+        receipt, source_bytes, content_bytes, None, _KEYS, transforms_for, label=label, files=files
     )

@@ -112,6 +112,7 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     from affidavit.attest.receipts import make_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.json.forms import format_utc  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import parse_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.transforms import transforms_for  # noqa: PLC0415 - lazy
 
     if content_file is None and not chunk_files:
         raise errors.UsageError("give --content OUT, --chunk FILE (repeatable), or both")
@@ -132,6 +133,7 @@ def make_command(  # noqa: PLR0917 - one parameter per option
         chunks=chunks,
         source_uri=source_uri,
         issued_at=issued_at if issued_at is not None else format_utc(utc_now()),
+        transforms=transforms_for,  # the installed plugins too, when the chain needs one
     )
     made = parse_receipt(document)
     atomic_write(out_file, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())

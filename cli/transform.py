@@ -39,10 +39,11 @@ def transform() -> None:
 def apply(names: tuple[str, ...], as_json: bool) -> None:
     """Apply the transformations NAME... in order to stdin's bytes; write the result to stdout
     (with --json: the source's and the content's SHA-256 and size, and the content as text)."""
-    from affidavit.verify.transforms import apply_chain  # noqa: PLC0415 - lazy
+    from affidavit.verify.transforms import apply_chain, transforms_for  # noqa: PLC0415 - lazy
 
     source = sys.stdin.buffer.read()
-    out = apply_chain(names, source)  # raises before anything is written
+    # the installed plugins too (only when a name needs one); raises before anything is written
+    out = apply_chain(names, source, transforms=transforms_for)
     if as_json:
         # the names of a transformation receipt (docs/formats.md "Transformation receipts");
         # a non-empty chain's output is UTF-8 text (verify/transforms/chain.py)

@@ -124,6 +124,7 @@ def _single(
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt  # noqa: PLC0415 - lazy
+    from affidavit.verify.transforms import transforms_for  # noqa: PLC0415 - lazy
 
     if [source_file, content_file, *chunk_files].count("-") + (receipt_file == "-") > 1:
         raise errors.UsageError("standard input (-) can stand for one input only")
@@ -139,7 +140,8 @@ def _single(
     content = None if content_file is None else read_artefact(content_file)
     chunks = [read_artefact(path) for path in chunk_files] or None
     keys = [Ed25519PublicKey(raw) for raw in raw_keys]
-    return verify_receipt(parsed, source, content, chunks, keys, label=receipt_file)
+    # the installed plugins too, loaded when the chain needs one (transforms_for)
+    return verify_receipt(parsed, source, content, chunks, keys, transforms_for, label=receipt_file)
 
 
 def _bulk(

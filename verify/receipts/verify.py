@@ -50,7 +50,8 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.receipts.format import Digest, Receipt, key_id_of, parse_receipt
 from affidavit.verify.results import Result, StepResult
-from affidavit.verify.transforms import TransformSet, apply_chain
+from affidavit.verify.transforms import apply_chain
+from affidavit.verify.transforms.chain import Transforms
 
 __all__ = ["receipt_result", "signature_step", "unreadable_receipt", "verify_receipt"]
 
@@ -68,7 +69,7 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     content: bytes | None,
     chunks: Sequence[bytes] | None,
     trusted_keys: Iterable[Ed25519PublicKey],
-    transforms: TransformSet | None = None,
+    transforms: Transforms | None = None,
     *,
     label: str | None = None,
     files: tuple[tuple[str, str], ...] = (),
@@ -77,8 +78,8 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     bytes and the ``content`` bytes and/or ``chunks`` (in order). Never raises for any receipt
     value; an unparsable one is ``unreadable``.
 
-    ``transforms`` defaults to the reference transformations plus, when the chain names another,
-    the installed plugins (:func:`affidavit.verify.transforms.apply_chain`).
+    ``transforms`` defaults to the reference transformations; a caller that trusts its installed
+    plugins passes them (:func:`affidavit.verify.transforms.transforms_for`).
     ``label`` names the receipt in the result (its path); ``files`` records where the source and
     content were read from (bulk).
 
@@ -181,7 +182,7 @@ def _replay_step(  # noqa: PLR0917 - what a replay compares
     source_digest: Digest,
     content: bytes,
     content_digest: Digest,
-    transforms: TransformSet | None,
+    transforms: Transforms | None,
 ) -> StepResult:
     if not _same(source_digest, receipt.source):
         return StepResult.not_checked("replay", _NOT_THE_SOURCE)

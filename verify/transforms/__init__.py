@@ -2,7 +2,8 @@
 ones adapters register under the ``affidavit.transforms`` entry-point group.
 
 Public API: :data:`Transform`, :class:`TransformSet`, :func:`available_transforms`,
-:func:`check_name`, :func:`apply_chain`; docs/formats.md "Declared transformations".
+:func:`transforms_for`, :func:`check_name`, :func:`apply_chain`; docs/formats.md "Declared
+transformations". Plugins are read only when the caller asks (``transforms=``).
 """
 
 from affidavit.verify.transforms.chain import apply_chain
@@ -16,6 +17,7 @@ from affidavit.verify.transforms.registry import (
     TransformSet,
     available_transforms,
     check_name,
+    transforms_for,
 )
 
 __all__ = [
@@ -27,4 +29,5 @@ __all__ = [
     "apply_chain",
     "available_transforms",
     "check_name",
+    "transforms_for",
 ]

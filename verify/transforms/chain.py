@@ -10,38 +10,29 @@ in order; the result is encoded as UTF-8.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 from affidavit.verify import errors
 from affidavit.verify.transforms.reference import RESERVED_REFERENCE, utf8_replace_invalid
-from affidavit.verify.transforms.registry import (
-    Transform,
-    TransformSet,
-    available_transforms,
-    check_name,
-)
+from affidavit.verify.transforms.registry import Transform, TransformSet, check_name
 
-__all__ = ["apply_chain"]
+__all__ = ["Transforms", "apply_chain"]
 
 _REFERENCE_ONLY = frozenset(RESERVED_REFERENCE)
 
-
-def _transforms_for(names: Sequence[str], given: TransformSet | None) -> TransformSet:
-    if given is not None:
-        return given
-    if _REFERENCE_ONLY.issuperset(names):
-        # Plugins are not loaded for a chain that needs none of them.
-        return TransformSet.of()
-    return available_transforms()
+#: What a caller passes as ``transforms``: a set, or ``names -> set`` (loads plugins when needed).
+Transforms: TypeAlias = TransformSet | Callable[[Sequence[str]], TransformSet]
 
 
 def apply_chain(
-    names: Sequence[str], source: bytes, *, transforms: TransformSet | None = None
+    names: Sequence[str], source: bytes, *, transforms: Transforms | None = None
 ) -> bytes:
     """``source`` after the transformations ``names``, applied in order.
 
-    ``transforms`` defaults to :func:`.available_transforms` (reference set plus plugins). Every
-    name is checked before any step runs.
+    ``transforms`` defaults to the seven reference transformations; a caller that trusts its
+    installed plugins passes them, or :func:`.transforms_for` to load them only when a name needs
+    one (a callable is given the names). Every name is checked before any step runs.
 
     Raises:
         ``transform.name_invalid``: a name is not a transformation name.
@@ -57,7 +48,10 @@ def apply_chain(
         return bytes(source)
     for name in names:
         check_name(name)
-    available = _transforms_for(names, transforms)
+    if transforms is None:
+        available = TransformSet.of()
+    else:
+        available = transforms if isinstance(transforms, TransformSet) else transforms(names)
     missing = available.missing(names)
     if missing:
         raise errors.ReceiptError(

@@ -8,6 +8,10 @@ callable from text to text. A plugin may also implement one of the adapter-speci
 (:data:`.reference.RESERVED_ADAPTER_SPECIFIC`), but never replace one of the seven reference
 transformations. Nothing here is replaced by the identity: a plugin that cannot be loaded is an
 error (``transform.plugin_invalid``), and a name nobody implements is unimplemented.
+
+Plugins are read only when the caller asks (:func:`available_transforms`, :func:`transforms_for`:
+the command line does); the library's default is the reference set, so a receipt's verdict never
+depends on what happens to be installed.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ __all__ = [
     "TransformSet",
     "available_transforms",
     "check_name",
+    "transforms_for",
 ]
 
 #: One declared transformation: a pure function from the text so far to the next text.
@@ -207,3 +212,17 @@ def available_transforms() -> TransformSet:
             entry points claim the same name.
     """
     return TransformSet.of(_load_entry_points())
+
+
+def transforms_for(names: Iterable[str]) -> TransformSet:
+    """What a caller that trusts its installed plugins replays ``names`` with: the reference set,
+    plus every plugin (:func:`available_transforms`) only when a name is not a reference one, so a
+    chain that needs no plugin loads none (and a broken plugin does not stop it).
+
+    Raises:
+        ``transform.plugin_invalid``, ``transform.plugin_conflict``: as
+            :func:`available_transforms`, when plugins are needed.
+    """
+    if set(RESERVED_REFERENCE).issuperset(names):
+        return TransformSet.of()
+    return available_transforms()

@@ -11,6 +11,7 @@ from affidavit.verify.transforms import (
     RESERVED_REFERENCE,
     apply_chain,
     available_transforms,
+    transforms_for,
 )
 
 from tests.conftest import raises_code
@@ -59,9 +60,23 @@ def test_plugins_are_picked_up(plugin_dir: Path) -> None:
     assert "cursor.composer_ordering" in ts.names()
     assert "strip_tool_chrome" in ts.names()
     assert ts.kind("cursor.composer_ordering") == "plugin"
-    assert apply_chain(["cursor.composer_ordering"], b"b\na") == b"a\nb"
-    assert apply_chain(["strip_tool_chrome", "whitespace_trim"], b" <tool>x ") == b"x"
+    assert apply_chain(["cursor.composer_ordering"], b"b\na", transforms=ts) == b"a\nb"
+    chain = ["strip_tool_chrome", "whitespace_trim"]
+    assert apply_chain(chain, b" <tool>x ", transforms=transforms_for) == b"x"
     assert available_transforms() is ts  # cached per process
+
+
+def test_plugins_are_read_only_when_the_caller_asks(plugin_dir: Path) -> None:
+    # A receipt's verdict must not depend on what happens to be installed (issue 22).
+    _entry_points(plugin_dir, "cursor.sort = affidavit_test_plugin_e2:composer_ordering")
+    with raises_code("transform.unimplemented"):
+        apply_chain(["cursor.sort"], b"b\na")
+    assert apply_chain(["cursor.sort"], b"b\na", transforms=transforms_for) == b"a\nb"
+    assert transforms_for(["line_trim"]).names() == RESERVED_REFERENCE
+    _entry_points(plugin_dir, "cursor.broken = affidavit_test_plugin_e2:no_such_attribute")
+    available_transforms.cache_clear()
+    with raises_code("transform.unimplemented"):  # never loaded: not plugin_invalid
+        apply_chain(["cursor.broken"], b"x")
 
 
 def test_overriding_a_reference_transformation_is_refused(plugin_dir: Path) -> None:
@@ -85,15 +100,15 @@ def test_broken_entry_point_is_an_error(plugin_dir: Path, line: str) -> None:
     with raises_code("transform.plugin_invalid"):
         available_transforms()
     with raises_code("transform.plugin_invalid"):  # a chain needing plugins fails too
-        apply_chain(["cursor.other"], b"x")
+        apply_chain(["cursor.other"], b"x", transforms=transforms_for)
 
 
 def test_reference_only_chain_does_not_load_plugins(plugin_dir: Path) -> None:
     _entry_points(plugin_dir, "cursor.broken = affidavit_test_plugin_e2:no_such_attribute")
-    assert apply_chain(["line_trim"], b" x ") == b"x"
+    assert apply_chain(["line_trim"], b" x ", transforms=transforms_for) == b"x"
 
 
 def test_unimplemented_without_plugin(plugin_dir: Path) -> None:
     _entry_points(plugin_dir)
     with raises_code("transform.unimplemented"):
-        apply_chain(["cursor.composer_ordering"], b"x")
+        apply_chain(["cursor.composer_ordering"], b"x", transforms=transforms_for)
