@@ -368,9 +368,28 @@ class TransparencyLog(StateBinding):
 
     @property
     def size(self) -> int:
-        """The number of committed leaves."""
-        with self.store.read() as db:
-            return stored_size(db)
+        """The number of committed leaves (one statement, outside any transaction: one round
+        trip on PostgreSQL; inside one, it joins it)."""
+        rows = self.store.query("SELECT max(idx) FROM log_nodes WHERE level = 0")
+        return 0 if not rows or rows[0][0] is None else int(rows[0][0]) + 1
+
+    def latest_signed(self) -> tuple[RecordedHead | None, int]:
+        """The checkpoint of the largest size recorded (its latest, cosigned copy), or None, and
+        the tree's size, in one statement (what ``/tlog/checkpoint`` serves when they agree)."""
+        rows = self.store.query(
+            "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), seq, kind, tree_size, "
+            "root_hash, timestamp, document FROM (SELECT 1 AS one) AS anchor LEFT JOIN "
+            "(SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
+            "WHERE kind = 'checkpoint' ORDER BY tree_size DESC, seq DESC LIMIT 1) AS head ON 1 = 1"
+        )
+        top, *head = rows[0]
+        size = 0 if top is None else int(top) + 1
+        if head[0] is None:
+            return None, size
+        seq, kind, tree_size, root, stamp, document = head
+        return RecordedHead(
+            int(seq), str(kind), int(tree_size), str(root), str(stamp), str(document)
+        ), size
 
     def root(self, size: int | None = None) -> bytes:
         """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.

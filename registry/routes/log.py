@@ -12,8 +12,9 @@
 - ``GET /protocol/merkle/leaf/{index}``: one leaf.
 
 Leaf data is returned base64 (``leaf_data_b64``) with its leaf hash; registry leaves are JSON.
-Only ``latest`` and ``checkpoint`` may sign, so only they use the writer thread; every other route
-reads on the reader threads (:meth:`RegistryState.read`) and never waits behind a write.
+Only ``latest`` and ``checkpoint`` may sign, so only they use the writer thread, and ``latest``
+only when the head of the current size is not in memory already; every other route reads on the
+reader threads (:meth:`RegistryState.read`) and never waits behind a write.
 """
 
 from __future__ import annotations
@@ -47,9 +48,20 @@ async def public_key(request: Request) -> Response:
 
 
 async def latest(request: Request) -> Response:
-    """The current signed tree head."""
+    """The current signed tree head: served from memory when this instance holds the head of the
+    current size (the size read in one statement on a reader); else on the writer thread, which
+    serves the recorded head of that size or signs one."""
     state = request.app.state.registry
+    size = await state.read_single(_size)
+    cached = state.sth_cache.get(size)
+    if cached is not None and state.unhealthy is None:
+        return json_response(cached)
     return json_response(await state.db.run(latest_head, state))
+
+
+def _size(view: ReadView) -> int:
+    size: int = view.log.size
+    return size
 
 
 async def sth(request: Request) -> Response:

@@ -43,9 +43,10 @@ _OCTETS: Final = "application/octet-stream"
 
 
 def _recorded(view: ReadView) -> str | None:
-    """The latest recorded checkpoint if it covers the current size (read view)."""
-    latest = view.log.latest_checkpoint()
-    if latest is not None and latest.tree_size == view.log.size:
+    """The largest recorded checkpoint (its latest, cosigned copy) if it covers the current size,
+    in one statement (read view)."""
+    latest, size = view.log.latest_signed()
+    if latest is not None and latest.tree_size == size:
         return latest.document
     return None
 
@@ -61,7 +62,7 @@ def _current(state: RegistryState) -> str:
 async def checkpoint(request: Request) -> Response:
     """The checkpoint of the current size."""
     state = request.app.state.registry
-    note = await state.read(_recorded)
+    note = await state.read_single(_recorded)
     if note is None:
         note = await state.db.run(_current, state)
     return Response(
