@@ -104,6 +104,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
     "log": ("affidavit.cli.log.group", "log"),
+    "lookup": ("affidavit.cli.lookup", "lookup"),
     "receipt": ("affidavit.cli.receipt", "receipt"),
     "registry": ("affidavit.cli.registry", "registry"),
     "scitt": ("affidavit.cli.scitt", "scitt"),

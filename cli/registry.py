@@ -458,6 +458,36 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
         click.get_current_context().exit(1)
 
 
+@registry.command("reindex")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+@_database_url_option
+@json_option
+def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+    """Rebuild the lookup index from the log's own entries (GET /v1/lookup).
+
+    Empties the index, then files every leaf again, 1,000 per transaction; a running registry
+    keeps answering (it indexes what a lookup needs first). docs/transparency.md "Lookup".
+    """
+    from affidavit.attest.stores.sqlite import Store  # noqa: PLC0415 - lazy: only here
+    from affidavit.registry.lookup import reindex as rebuild  # noqa: PLC0415 - lazy: only here
+
+    location = _store_location(data_dir, database_url)
+    store = Store.at(location)
+    try:
+        report = rebuild(store)
+    finally:
+        store.close()
+    if as_json:
+        emit_json({"ok": True, **report})
+        return
+    click.echo(
+        f"indexed {report['entries']} entries ({report['rows']} rows) of a log of "
+        f"{report['tree_size']}"
+    )
+
+
 @registry.command("export")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option(

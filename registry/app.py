@@ -25,7 +25,7 @@ from typing import Any
 from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.integrator import start_writing, stop_writing
-from affidavit.registry.routes import contracts, discovery, facts, health, log, tlog
+from affidavit.registry.routes import contracts, discovery, facts, health, log, lookup, tlog
 from affidavit.registry.routes import entries as log_entries
 from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
@@ -91,6 +91,7 @@ def create_app(
         *log_entries.routes,
         *facts.routes,
         *tlog.routes,
+        *lookup.routes,
         *scitt_routes.routes,
     ]
     app = Starlette(

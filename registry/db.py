@@ -102,6 +102,23 @@ DROP INDEX IF EXISTS registry_fact_by_relation;
 CREATE INDEX registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
 CREATE INDEX registry_fact_by_relation ON registry_fact_index (relation, scope)
 """,
+    # 4: the lookup index (issue 26, registry/index.py): each hash a log entry is about, with the
+    # entry's leaf index, the field it was found in and the entry's kind; and how many leaves are
+    # indexed. Derived from the log alone (registry reindex rebuilds it), so never exported: a
+    # restored store starts at size 0 and indexes its log at the next start.
+    """
+CREATE TABLE IF NOT EXISTS registry_lookup (
+    hash       BLOB NOT NULL,     -- 32 bytes: SHA-256 of what the entry is about
+    leaf_index INTEGER NOT NULL,
+    field      TEXT NOT NULL,     -- registry/index.py FIELDS
+    kind       TEXT NOT NULL,     -- registry/index.py KINDS
+    PRIMARY KEY (hash, leaf_index, field)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS registry_lookup_size (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    size INTEGER NOT NULL         -- leaves [0, size) are in registry_lookup
+)
+""",
 )
 # registry_meta: set once every fact-index row is keyed by digest (schema version 3).
 _INDEX_KEYS: Final = ("fact_index_keys", "sha256")
@@ -333,6 +350,50 @@ class RegistryTables:
         params.append(limit)
         sql = "SELECT hash FROM registry_fact_index WHERE " + " AND ".join(clauses)  # noqa: S608
         return [row[0] for row in self.conn.execute(sql + " ORDER BY seq LIMIT ?", params)]
+
+    # -- lookup index (GET /v1/lookup/{hash}; registry/index.py, registry/lookup.py) ----------
+
+    def lookup_size(self) -> int:
+        """How many leaves, from index 0, the lookup index holds."""
+        row = self.conn.execute("SELECT size FROM registry_lookup_size WHERE id = 1").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def add_lookup_rows(self, rows: Sequence[tuple[bytes, int, str, str]], size: int) -> None:
+        """File (hash, leaf_index, field, kind) rows and record that leaves [0, size) are
+        indexed; rows already filed are ignored. Joins the caller's transaction, so the rows,
+        the size and the leaves they index commit together."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO registry_lookup(hash, leaf_index, field, kind) "
+                "VALUES (?, ?, ?, ?)",
+                rows,
+            )
+            conn.execute(
+                "INSERT INTO registry_lookup_size(id, size) VALUES (1, ?) "
+                "ON CONFLICT(id) DO UPDATE SET size = excluded.size",
+                (size,),
+            )
+
+    def clear_lookup(self) -> None:
+        """Empty the lookup index (``registry reindex``), in the caller's transaction."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM registry_lookup")
+            conn.execute("DELETE FROM registry_lookup_size")
+
+    def lookup(
+        self, digest: bytes, *, after: int, below: int, limit: int
+    ) -> list[tuple[int, str, str]]:
+        """``(leaf_index, kind, field)`` rows filed under ``digest`` with ``after < leaf_index <
+        below``, in leaf order: at most ``limit`` rows (one primary-key range scan)."""
+        return [
+            (int(index), str(kind), str(field))
+            for index, kind, field in self.conn.execute(
+                "SELECT leaf_index, kind, field FROM registry_lookup "
+                "WHERE hash = ? AND leaf_index > ? AND leaf_index < ? "
+                "ORDER BY leaf_index, field LIMIT ?",
+                (digest, after, below, limit),
+            )
+        ]
 
     # -- API keys -----------------------------------------------------------------------------
 

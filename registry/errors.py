@@ -72,6 +72,28 @@ REGISTRY: Final = (
     ),
     Code("http.not_found", INPUT, "No such route (HTTP 404)."),
     Code(
+        "lookup.leaf_mismatch",
+        FAILED,
+        "A lookup answer's leaf bytes do not hash to the leaf hash it proves (issue 26).",
+    ),
+    Code(
+        "lookup.not_about",
+        FAILED,
+        "A lookup answer names an entry whose leaf is not filed under the hash asked for, in "
+        "the fields or as the kind it claims (registry/index.py).",
+    ),
+    Code(
+        "lookup.not_found",
+        FAILED,
+        "A lookup found no entry about the hash under a verified checkpoint; absence is not "
+        "proven (only replaying the log proves it).",
+    ),
+    Code(
+        "lookup.size_mismatch",
+        FAILED,
+        "A lookup answer's inclusion proof is for another tree size than its checkpoint.",
+    ),
+    Code(
         "registry.bad_response",
         INPUT,
         "The registry answered with something other than the documented shape.",

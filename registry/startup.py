@@ -35,6 +35,7 @@ from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import DbThread, ReadPool, RegistryTables, refuse_lost_database
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.integrity import index_stored_facts
+from affidavit.registry.lookup import IndexedLog, catch_up_all
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState, utc_now
 from affidavit.verify import errors
@@ -78,6 +79,7 @@ def open_state(
         )
         db.call(publication.start, state)
         db.call(index_stored_facts, tables, facts)
+        db.call(catch_up_all, tables, log)  # the lookup index (registry/lookup.py)
         state.store = db.call(_store_report, tables.store)
     except BaseException:
         if readers is not None:
@@ -185,13 +187,11 @@ def _open_storage(
     facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
     try:
-        log = TransparencyLog.open(store, key, clock=clock, state_file=state_file)
+        log = IndexedLog.open(store, key, clock=clock, state_file=state_file)
     except LogError as e:
         if e.code != "log.not_found":
             raise
-        log = TransparencyLog.create(
-            store, key, settings.log_id, clock=clock, state_file=state_file
-        )
+        log = IndexedLog.create(store, key, settings.log_id, clock=clock, state_file=state_file)
     if log.log_id != settings.log_id:
         raise errors.UsageError(
             f"{path} holds log {log.log_id!r}, the settings say {settings.log_id!r}"
@@ -212,4 +212,6 @@ def _open_storage(
             f"refusing to start: {e.message}; restore the database from a backup",
             details=e.details,
         ) from e
+    assert isinstance(log, IndexedLog)  # opened through IndexedLog (cls)
+    log.lookup_tables = tables  # appends file their leaves from now on
     return tables, log, facts

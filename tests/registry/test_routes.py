@@ -418,6 +418,8 @@ def test_every_route_in_the_document_is_exercised(
     assert client.get("/entries/" + "0" * 64).status_code == 404
     assert client.get("/.well-known/scitt-keys").status_code == 200
     assert client.get("/.well-known/scitt-keys/AAAA").status_code == 404
+    # Lookups (tests/registry/test_lookup.py tests them in depth)
+    assert client.get("/v1/lookup/" + "0" * 64).json()["entries"] == []
     assert coverage.seen == all_operations()  # type: ignore[attr-defined]
 
 

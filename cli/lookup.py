@@ -1,0 +1,92 @@
+"""``affidavit lookup URL HASH``: what a registry's log holds about a hash, proven offline.
+
+Asks ``URL/v1/lookup/HASH`` (every page, up to 1,000 entries) and each entry's leaf, then checks
+everything under the log key the caller trusts before saying ``found``
+(:mod:`affidavit.registry.clients.lookup`): the checkpoint's signature, each inclusion proof to
+its root, and that each leaf's bytes are filed under HASH as the registry says. Names (a deal id,
+an adapter id) are looked up by the SHA-256 of their UTF-8 (docs/transparency.md "Lookup").
+
+Exit 0: found, every entry proven. 1: not found (under a verified checkpoint; absence is not
+proven), or a step failed (the first failed step is named). 2: a bad hash, URL or key, no
+trusted key, or a registry that cannot be read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._trust import read_trust, trust_options
+from affidavit.verify import errors
+from affidavit.verify.json.forms import is_hex64
+
+if TYPE_CHECKING:
+    from affidavit.verify.results import Result
+
+__all__ = ["lookup"]
+
+
+@click.command("lookup")
+@click.argument("url", metavar="URL")
+@click.argument("digest", metavar="HASH")
+@trust_options
+@json_option
+def lookup(url: str, digest: str, as_json: bool, **trust_options: Any) -> None:
+    """Find every entry of a registry's log about HASH (64 lowercase hex) and prove each one.
+
+    Trust the log's key with --vkey (name+keyid+base64, as log vkey prints it) or any other
+    trust option; a bare key is named by the checkpoint's origin.
+    """
+    from affidavit.registry.clients.lookup import lookup as run_lookup  # noqa: PLC0415 - lazy: httpx only here
+
+    if not is_hex64(digest):
+        hint = " (hashes are lowercase)" if is_hex64(digest, any_case=True) else ""
+        raise errors.UsageError(
+            f"{digest[:80]!r} is not a hash: 64 lowercase hex characters{hint}; look a name up "
+            "by the SHA-256 of its UTF-8"
+        )
+    trust = read_trust(**trust_options)
+    if not trust.keys:
+        raise errors.UsageError(
+            "lookup needs the log's key: --vkey name+keyid+base64, --public-key-base64 or"
+            " another trust option (fail closed)"
+        )
+    result = run_lookup(url, digest, trust)
+    if as_json:
+        emit_json({**result.document(), "trust": trust.to_json()})
+    else:
+        for line in _lines(result):
+            click.echo(line)
+    click.get_current_context().exit(result.exit_code)
+
+
+def _lines(result: Result) -> list[str]:
+    """The report for people, rendered from the result (style.md §17)."""
+    subject = result.subject
+    checkpoint = subject["checkpoint"] or {}
+    where = (
+        f"in {checkpoint.get('origin')} at size {checkpoint.get('tree_size')} (checkpoint signed"
+        f" by {', '.join(checkpoint.get('verified_by', []))}"
+    )
+    others = checkpoint.get("other_signers") or []
+    where += f"; cosigned by {', '.join(others)}, not checked here)" if others else ")"
+    entries = subject["entries"]
+    if result.verified:
+        count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+        lines = [f"found: {count} about {subject['hash']} {where}"]
+        lines.extend(
+            f"  #{entry['index']}  {entry['kind']:<9} {', '.join(entry['matched']):<28} "
+            f"leaf {entry['leaf_hash']}"
+            for entry in entries
+        )
+        if subject["truncated"]:
+            lines.append("  (more entries follow; only the first 1000 were read)")
+        lines.append("  every inclusion proof and leaf verified against the trusted checkpoint")
+        return lines
+    failing = result.failed_step
+    if failing is not None:
+        return [f"not verified: {failing.name}: {failing.code}: {failing.message}"]
+    if checkpoint:
+        return [f"not found: no entry about {subject['hash']} {where}", f"  {result.message}"]
+    return [f"not verified: {result.message}"]

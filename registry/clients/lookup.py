@@ -1,0 +1,362 @@
+"""Ask a registry what its log holds about a hash, and prove every answer before believing it
+(``affidavit lookup``; docs/transparency.md "Lookup").
+
+>>> from affidavit.verify.trust import TrustRoot
+>>> check_answer("https://registry.example", "0" * 64, [], {}, TrustRoot()).verdict
+'unanchored'
+
+:func:`lookup` fetches the pages of ``GET /v1/lookup/{hash}`` and, for each entry, its leaf
+(``GET /protocol/merkle/leaf/{index}``), through the one fetcher
+(:mod:`affidavit.registry.clients.https`). :func:`check_answer` is offline: nothing is taken
+on trust from the registry.
+
+1. ``checkpoint``: each page's checkpoint verifies under a log key the caller trusts (a verifier
+   key ``name+keyid+base64``, or a bare key, then named by the checkpoint's origin);
+2. ``inclusion``: each entry's proof leads from its leaf hash, at its index, to that checkpoint's
+   root (RFC 9162 §2.1.3.2), in a tree of the checkpoint's size (``lookup.size_mismatch``);
+3. ``leaf``: the entry's bytes hash to its leaf hash (``lookup.leaf_mismatch``), and those bytes
+   are filed under the hash asked for, in every field and as the kind the registry says
+   (:func:`affidavit.registry.index.subjects`; ``lookup.not_about``).
+
+The answer is the one :class:`~affidavit.verify.results.Result` (kind ``lookup``): ``verified``
+when every step holds and the last one, ``found``, counts at least one entry; ``failed`` when any
+step failed; ``unanchored`` (``lookup.not_found``) when a verified checkpoint came with no entry,
+which proves nothing about absence (a registry can leave an entry out, docs/transparency.md), and
+when there is no trusted key (fail closed).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from affidavit.registry.clients.https import DEFAULT_TIMEOUT, new_client, parse_url, send
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.index import Subject, subjects
+from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import (
+    NoteVerifier,
+    VerifiedCheckpoint,
+    parse_note,
+    verify_checkpoint,
+)
+from affidavit.verify.crypto.merkle import leaf_hash, verify_inclusion
+from affidavit.verify.json.forms import is_hex64
+from affidavit.verify.json.strict import loads
+from affidavit.verify.results import Result, StepResult
+from affidavit.verify.trust import TrustRoot
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["MAX_ENTRIES", "Answer", "Entry", "check_answer", "lookup", "parse_page"]
+
+MAX_ENTRIES: Final = 1000  # entries a lookup reads at most (ten pages of the registry's cap)
+_MAX_PAGE_BYTES: Final = 8 * 1024 * 1024
+_NOT_FOUND: Final = (
+    "lookup.not_found",
+    "no entry about the hash under the verified checkpoint; a lookup proves presence only "
+    "(replaying the log proves absence)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry as a registry answered it (unverified until :func:`check_answer` says so)."""
+
+    index: int
+    leaf_hash: str
+    kind: str
+    matched: tuple[str, ...]
+    tree_size: int
+    hashes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{index, leaf_hash, kind, matched, tree_size}``."""
+        return {
+            "index": self.index,
+            "leaf_hash": self.leaf_hash,
+            "kind": self.kind,
+            "matched": list(self.matched),
+            "tree_size": self.tree_size,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One page of ``GET /v1/lookup/{hash}``, parsed (unverified)."""
+
+    checkpoint: str
+    entries: tuple[Entry, ...]
+    next_cursor: int | None
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
+def _bad(message: str) -> RegistryError:
+    return RegistryError("registry.bad_response", f"lookup answer: {message}")
+
+
+def _int(value: Any, what: str) -> int:
+    if type(value) is not int or value < 0:
+        raise _bad(f"{what} is not a non-negative integer")
+    return value
+
+
+def _entry(value: Any) -> Entry:
+    if not isinstance(value, dict):
+        raise _bad("an entry is not an object")
+    proof = value.get("inclusion_proof")
+    matched = value.get("matched")
+    if not isinstance(proof, dict) or not isinstance(matched, list) or not matched:
+        raise _bad("an entry lacks inclusion_proof or matched")
+    hashes = proof.get("hashes")
+    if not isinstance(hashes, list) or not all(is_hex64(h) for h in hashes):
+        raise _bad("inclusion_proof.hashes is not a list of 64-hex hashes")
+    if not is_hex64(value.get("leaf_hash")) or not isinstance(value.get("kind"), str):
+        raise _bad("an entry's leaf_hash or kind is malformed")
+    if not all(isinstance(field, str) for field in matched):
+        raise _bad("matched is not a list of field names")
+    return Entry(
+        index=_int(value.get("index"), "index"),
+        leaf_hash=str(value["leaf_hash"]),
+        kind=str(value["kind"]),
+        matched=tuple(matched),
+        tree_size=_int(proof.get("tree_size"), "inclusion_proof.tree_size"),
+        hashes=tuple(hashes),
+    )
+
+
+def parse_page(data: bytes) -> Answer:
+    """One page of the lookup answer, strictly.
+
+    Raises:
+        ``registry.bad_response``: not the documented shape (specs/registry-v1.yaml ``Lookup``).
+    """
+    try:
+        document = loads(data, max_bytes=_MAX_PAGE_BYTES)
+    except errors.ParseError as e:
+        raise _bad(f"not strict JSON: {e.code}: {e.message}") from None
+    if not isinstance(document, dict):
+        raise _bad("not a JSON object")
+    raw_entries, note = document.get("entries"), document.get("checkpoint")
+    if not isinstance(raw_entries, list) or not isinstance(note, str):
+        raise _bad("entries or checkpoint missing")
+    cursor = document.get("next_cursor")
+    return Answer(
+        checkpoint=note,
+        entries=tuple(_entry(item) for item in raw_entries),
+        next_cursor=None if cursor is None else _int(cursor, "next_cursor"),
+    )
+
+
+# -- checking (offline) -----------------------------------------------------------------------
+
+
+def _verifiers(trust: TrustRoot, note: str) -> list[NoteVerifier]:
+    """The trusted keys as note verifiers: a verifier key as it is; a bare key named by the
+    note's origin line (a key ID binds the name, so only the origin the log signs can match)."""
+    try:
+        origin = parse_note(note).text.split("\n", 1)[0]
+    except errors.AffidavitError:
+        origin = ""
+    found: list[NoteVerifier] = []
+    for trusted in trust.keys:
+        if trusted.verifier is not None:
+            found.append(trusted.verifier)
+        elif origin:
+            found.append(NoteVerifier(origin, trusted.key.key_id_c2sp(origin), trusted.key))
+    return found
+
+
+def _checkpoint_json(verified: VerifiedCheckpoint, note: str) -> dict[str, Any]:
+    body = verified.checkpoint
+    names = {line.name for line in parse_note(note).signatures}
+    return {
+        "origin": body.origin,
+        "tree_size": body.tree_size,
+        "root_hash": body.root_hash.hex(),
+        "verified_by": list(verified.verified_by),
+        "other_signers": sorted(names - {body.origin}),  # witness cosignatures, not checked here
+    }
+
+
+def _not_about(entry: Entry, digest: str, found: Sequence[Subject]) -> str | None:
+    """Why the leaf is not filed as the registry says, or None when it is."""
+    kinds = {subject.kind for subject in found}
+    if entry.kind not in kinds:
+        return f"the leaf is a {'/'.join(sorted(kinds))} entry, not a {entry.kind}"
+    fields = {subject.field for subject in found if subject.digest == digest}
+    missing = [field for field in entry.matched if field not in fields]
+    if missing:
+        return f"the leaf holds {digest} under {sorted(fields) or 'no field'}, not {missing}"
+    return None
+
+
+def _check_leaf(entry: Entry, digest: str, data: bytes | None) -> StepResult:
+    name = f"leaf {entry.index}"
+    if data is None:  # appended by hash only: the leaf hash is all there is
+        found = [Subject("hash_only", "leaf_hash", entry.leaf_hash)]
+    else:
+        if leaf_hash(data).hex() != entry.leaf_hash:
+            error = RegistryError(
+                "lookup.leaf_mismatch",
+                f"leaf {entry.index}'s bytes do not hash to the leaf hash of the answer",
+            )
+            return StepResult.failed(name, error, expected=entry.leaf_hash)
+        found = subjects(data)
+    why = _not_about(entry, digest, found)
+    if why is not None:
+        return StepResult.failed(name, RegistryError("lookup.not_about", why))
+    return StepResult.ok(name, kind=entry.kind, matched=list(entry.matched))
+
+
+def _check_page(
+    page: Answer, digest: str, leaves: Mapping[int, bytes | None], trust: TrustRoot
+) -> tuple[list[StepResult], dict[str, Any] | None]:
+    steps: list[StepResult] = []
+    try:
+        verified = verify_checkpoint(page.checkpoint, _verifiers(trust, page.checkpoint))
+    except errors.AffidavitError as e:
+        return [StepResult.failed("checkpoint", e)], None
+    body = verified.checkpoint
+    steps.append(StepResult.ok("checkpoint", tree_size=body.tree_size, origin=body.origin))
+    for entry in page.entries:
+        name = f"inclusion {entry.index}"
+        if entry.tree_size != body.tree_size:
+            error = RegistryError(
+                "lookup.size_mismatch",
+                f"the proof of leaf {entry.index} is for size {entry.tree_size}, "
+                f"the checkpoint's is {body.tree_size}",
+            )
+            steps.append(StepResult.failed(name, error))
+            continue
+        try:
+            verify_inclusion(
+                bytes.fromhex(entry.leaf_hash),
+                entry.index,
+                body.tree_size,
+                [bytes.fromhex(h) for h in entry.hashes],
+                body.root_hash,
+            )
+        except errors.AffidavitError as e:
+            steps.append(StepResult.failed(name, e))
+            continue
+        steps.append(StepResult.ok(name))
+        steps.append(_check_leaf(entry, digest, leaves.get(entry.index)))
+    return steps, _checkpoint_json(verified, page.checkpoint)
+
+
+def check_answer(
+    source: str,
+    digest: str,
+    pages: Sequence[Answer],
+    leaves: Mapping[int, bytes | None],
+    trust: TrustRoot,
+    *,
+    truncated: bool = False,
+) -> Result:
+    """Check every page of a lookup answer (module docstring) under ``trust``; ``leaves`` maps
+    each entry's index to its bytes (None: appended by hash only). Reads nothing else. The
+    subject: ``{hash, found, entries, checkpoint, truncated}``, the entries only once proven."""
+    steps: list[StepResult] = []
+    checkpoint: dict[str, Any] | None = None
+    if not trust.keys:
+        steps.append(StepResult.not_checked("checkpoint", "no trusted log key (fail closed)"))
+    for number, page in enumerate(pages if trust.keys else ()):
+        page_steps, page_checkpoint = _check_page(page, digest, leaves, trust)
+        if number:  # "checkpoint" once; the pages after the first say which they are
+            page_steps[0] = page_steps[0]._replace(name=f"checkpoint (page {number + 1})")
+        steps += page_steps
+        checkpoint = page_checkpoint or checkpoint
+    entries = tuple(entry for page in pages for entry in page.entries)
+    if entries:
+        steps.append(StepResult.ok("found", entries=len(entries)))
+    elif checkpoint is not None:
+        steps.append(StepResult.not_checked("found", _NOT_FOUND[1]))
+    proven = not any(step.status != "ok" for step in steps) and checkpoint is not None
+    subject = {
+        "hash": digest,
+        "found": bool(entries) and proven,
+        "entries": [entry.to_json() for entry in entries] if proven else [],
+        "checkpoint": checkpoint,
+        "truncated": truncated,
+    }
+    unproven = _NOT_FOUND if checkpoint is not None and not entries else None
+    return Result("lookup", source, tuple(steps), subject, unproven=unproven)
+
+
+# -- fetching ---------------------------------------------------------------------------------
+
+
+def _leaf(client: httpx.Client, base: str, index: int) -> bytes | None:
+    """The leaf's bytes (``GET /protocol/merkle/leaf/{index}``); None when it was appended by
+    hash only (the registry says ``log.no_entry_data``)."""
+    url = f"{base}/protocol/merkle/leaf/{index}"
+    response = send(client, "GET", url)
+    try:
+        document = loads(response.body)
+    except errors.ParseError as e:
+        raise RegistryError("registry.bad_response", f"{url}: not strict JSON: {e.code}") from None
+    if not response.ok:
+        if isinstance(document, dict) and document.get("code") == "log.no_entry_data":
+            return None
+        raise RegistryError("registry.bad_response", f"{url}: HTTP {response.status}")
+    data = document.get("leaf_data_b64") if isinstance(document, dict) else None
+    try:
+        return base64.b64decode(str(data), validate=True)
+    except (binascii.Error, ValueError):
+        raise RegistryError(
+            "registry.bad_response", f"{url}: leaf_data_b64 is not base64"
+        ) from None
+
+
+def lookup(
+    url: str,
+    digest: str,
+    trust: TrustRoot,
+    *,
+    max_entries: int = MAX_ENTRIES,
+    timeout: float = DEFAULT_TIMEOUT,
+    transport: httpx.BaseTransport | None = None,
+) -> Result:
+    """Ask the registry at ``url`` about ``digest`` (64 lowercase hex), read at most
+    ``max_entries`` entries and their leaves, and check them all (:func:`check_answer`).
+
+    Raises:
+        ``usage.invalid``: ``url`` breaks the URL rule, or ``digest`` is not 64 lowercase hex.
+        ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``: the
+            registry could not be read, or answered something else than a lookup.
+    """
+    if not is_hex64(digest):
+        raise errors.UsageError(f"{digest[:80]!r} is not a hash: 64 lowercase hex characters")
+    parse_url(url, allow_query=False)
+    base = url.rstrip("/")
+    pages: list[Answer] = []
+    leaves: dict[int, bytes | None] = {}
+    cursor: int | None = 0
+    read = 0
+    with new_client(timeout=timeout, transport=transport) as client:
+        while cursor is not None and read < max_entries:
+            target = f"{base}/v1/lookup/{digest}?cursor={cursor}"
+            response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES)
+            if response.status != 200:
+                raise RegistryError(
+                    "registry.bad_response",
+                    f"{target}: HTTP {response.status}",
+                    details={"status": response.status},
+                )
+            page = parse_page(response.body)
+            page = Answer(page.checkpoint, page.entries[: max_entries - read], page.next_cursor)
+            pages.append(page)
+            read += len(page.entries)
+            for entry in page.entries:
+                leaves[entry.index] = _leaf(client, base, entry.index)
+            if page.next_cursor is not None and page.next_cursor <= cursor:
+                raise _bad("next_cursor does not move forward")
+            cursor = page.next_cursor
+    return check_answer(url, digest, pages, leaves, trust, truncated=cursor is not None)

@@ -1,0 +1,194 @@
+"""The lookup index kept in step with the log, and what ``GET /v1/lookup/{hash}`` answers
+(issue 26; docs/transparency.md "Lookup").
+
+- **In step.** :class:`IndexedLog` is the registry's log (:mod:`affidavit.registry.startup` opens
+  it): every append, and every integration of sequenced entries into the tree
+  (:mod:`affidavit.registry.integrator`, the one place every leaf of the sequencer goes through),
+  files the leaves it adds
+  (:func:`affidavit.registry.index.subjects`) in the same transaction, so a committed leaf is
+  always indexed and an index row never names a leaf that was rolled back. :func:`catch_up`
+  indexes from the index's size to the tree's, so leaves written by another process on the same
+  database (``affidavit stamp --log`` on the registry's file) or before schema 4 are indexed too:
+  at start, and before a lookup that would otherwise miss them.
+- **Rebuilt** by :func:`reindex` (``affidavit registry reindex``) from the log's own entries.
+- **Answers** (:func:`answer`): every entry filed under a hash, below the size of the checkpoint
+  handed out with them, each with its RFC 9162 inclusion proof to that checkpoint's root; paged by
+  leaf index. The proofs show presence; no answer proves absence (only replaying the log does).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from affidavit.attest.errors import LogError
+from affidavit.attest.log.transparency import MAX_INTEGRATE, TransparencyLog
+from affidavit.attest.stores.sqlite import Store
+from affidavit.registry.db import REGISTRY_MIGRATIONS, RegistryTables
+from affidavit.registry.index import MAX_FIELDS, subjects
+
+__all__ = [
+    "CHUNK",
+    "DEFAULT_PAGE",
+    "MAX_PAGE",
+    "IndexedLog",
+    "answer",
+    "catch_up",
+    "catch_up_all",
+    "reindex",
+]
+
+_LOG = logging.getLogger("affidavit.registry")
+CHUNK: Final = 1000  # leaves per read of the log (TransparencyLog.entries' own limit)
+MAX_PAGE: Final = 100  # entries per answer, each with its proof
+DEFAULT_PAGE: Final = 100
+Row = tuple[bytes, int, str, str]  # (hash, leaf_index, field, kind)
+
+
+class IndexedLog(TransparencyLog):
+    """The registry's log: what it adds to the tree is filed in the lookup index in the same
+    transaction (module docstring). :attr:`lookup_tables` is set once opened; until then (and
+    for a log without it) nothing is filed and :func:`catch_up` does it later."""
+
+    lookup_tables: RegistryTables | None = None
+
+    def append(self, leaf_data: Sequence[bytes]) -> list[int]:
+        with self.store.write():
+            indexes = super().append(leaf_data)
+            self._file()
+        return indexes
+
+    def append_leaf_hashes(self, hashes: Sequence[bytes]) -> list[int]:
+        with self.store.write():
+            indexes = super().append_leaf_hashes(hashes)
+            self._file()
+        return indexes
+
+    def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
+        with self.store.write():
+            sizes = super().integrate(limit)
+            self._file()
+        return sizes
+
+    def _file(self) -> None:
+        if self.lookup_tables is not None:
+            catch_up(self.lookup_tables, self)
+
+
+def _rows(log: TransparencyLog, start: int, end: int) -> Iterator[Row]:
+    """The index rows of leaves ``[start, end)`` (at most :data:`CHUNK`)."""
+    try:
+        leaves: list[bytes | None] = list(log.entries(start, end))
+    except LogError as e:
+        if e.code != "log.no_entry_data":
+            raise
+        leaves = [_data_or_none(log, index) for index in range(start, end)]
+    for index, data in enumerate(leaves, start):
+        if data is None:  # appended by hash only: found by its leaf hash alone
+            yield log.leaf_hash(index), index, "leaf_hash", "hash_only"
+            continue
+        for subject in subjects(data):
+            yield bytes.fromhex(subject.digest), index, subject.field, subject.kind
+
+
+def _data_or_none(log: TransparencyLog, index: int) -> bytes | None:
+    try:
+        return log.leaf(index)
+    except LogError as e:
+        if e.code != "log.no_entry_data":
+            raise
+        return None
+
+
+def catch_up(tables: RegistryTables, log: TransparencyLog, *, limit: int | None = None) -> int:
+    """Index the leaves from the index's size to the tree's (at most ``limit`` of them), in one
+    transaction (the caller's, when it holds one); returns how many were indexed. ``tables`` and
+    ``log`` share one store connection."""
+    with tables.transaction():
+        start = tables.lookup_size()
+        end = log.size if limit is None else min(log.size, start + limit)
+        for first in range(start, end, CHUNK):
+            last = min(end, first + CHUNK)
+            tables.add_lookup_rows(list(_rows(log, first, last)), last)
+    return max(0, end - start)
+
+
+def catch_up_all(tables: RegistryTables, log: TransparencyLog) -> int:
+    """:func:`catch_up` to the tree's size, :data:`CHUNK` leaves per transaction (a long index
+    never holds the writer for long); returns how many leaves were indexed."""
+    total = 0
+    while True:
+        done = catch_up(tables, log, limit=CHUNK)
+        total += done
+        if done == 0:
+            break
+    if total:
+        _LOG.info("indexed %d log entries for lookups", total)
+    return total
+
+
+def reindex(store: Store) -> dict[str, Any]:
+    """Rebuild the lookup index of the registry in ``store`` from its log's own entries:
+    ``{entries, rows, tree_size}``. The index is emptied in the first transaction and filled
+    :data:`CHUNK` leaves per transaction; a lookup meanwhile indexes what it needs first.
+
+    Raises:
+        LogNotFound: the store holds no log.
+    """
+    store.migrate("registry", REGISTRY_MIGRATIONS)
+    tables = RegistryTables(store)
+    log = TransparencyLog(store, owns_store=False)
+    tables.clear_lookup()
+    entries = catch_up_all(tables, log)
+    with store.read() as conn:
+        rows = int(conn.execute("SELECT count(*) FROM registry_lookup").fetchone()[0])
+    return {"entries": entries, "rows": rows, "tree_size": log.size}
+
+
+def answer(
+    tables: RegistryTables,
+    log: TransparencyLog,
+    digest: str,
+    *,
+    cursor: int,
+    limit: int,
+    checkpoint: str,
+    tree_size: int,
+) -> dict[str, Any]:
+    """The ``GET /v1/lookup/{hash}`` document (specs/registry-v1.yaml ``Lookup``): the entries
+    filed under ``digest`` with a leaf index in ``[cursor, tree_size)``, at most ``limit``, in
+    leaf order, each with its inclusion proof in the tree of ``tree_size`` leaves (the size of
+    ``checkpoint``); ``next_cursor`` when more follow. One read snapshot (the caller's)."""
+    rows = tables.lookup(
+        bytes.fromhex(digest), after=cursor - 1, below=tree_size, limit=(limit + 1) * MAX_FIELDS
+    )
+    grouped: dict[int, tuple[str, list[str]]] = {}
+    for index, kind, field in rows:
+        grouped.setdefault(index, (kind, []))[1].append(field)
+    # Rows come in leaf order; past ``limit`` entries the first ``limit`` are whole (a later
+    # entry started), and with fewer the row limit was never reached.
+    indexes = list(grouped)[:limit]
+    entries = []
+    for index in indexes:
+        kind, fields = grouped[index]
+        proof = log.inclusion_proof(index, tree_size)
+        entries.append(
+            {
+                "index": index,
+                "leaf_hash": proof.leaf_hash.hex(),
+                "kind": kind,
+                "matched": fields,
+                "inclusion_proof": {
+                    "tree_size": tree_size,
+                    "hashes": [node.hex() for node in proof.path],
+                },
+            }
+        )
+    more = len(grouped) > limit
+    return {
+        "hash": digest,
+        "entries": entries,
+        "checkpoint": checkpoint,
+        "next_cursor": indexes[-1] + 1 if more else None,
+    }

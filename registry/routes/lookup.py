@@ -1,0 +1,98 @@
+"""``GET /v1/lookup/{hash}``: every log entry about a hash, each with its inclusion proof, and the
+signed checkpoint the proofs lead to (issue 26; docs/transparency.md "Lookup").
+
+``hash`` is exactly 64 lowercase hex characters (anything else is 400 ``http.bad_parameter``);
+an unknown hash is 200 with no entries. ``cursor`` (a leaf index, default 0) and ``limit`` (1 to
+:data:`~affidavit.registry.lookup.MAX_PAGE`) page through the entries in leaf order;
+``next_cursor`` is the cursor of the next page, or null.
+
+The checkpoint is the one of the current size (the recorded one, with any witness
+cosignatures, as ``/tlog/checkpoint`` serves it; else signed now on the writer thread), and only
+entries below its size are answered. When the index is behind that size (leaves written by
+another process on the same database), the writer thread files the missing leaves first, so an
+answer is never short of an entry its checkpoint covers. Everything else is read on a reader
+thread, in one snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.logview import latest_checkpoint
+from affidavit.registry.lookup import DEFAULT_PAGE, MAX_PAGE, answer, catch_up_all
+from affidavit.registry.routes._http import int_param, json_response
+from affidavit.registry.state import ReadView, RegistryState
+from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
+from affidavit.verify.json.forms import is_hex64
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["routes", "served_checkpoint"]
+
+
+def _recorded(view: ReadView) -> str | None:
+    """The latest recorded checkpoint if it covers the current size (read view)."""
+    latest = view.log.latest_checkpoint()
+    if latest is not None and latest.tree_size == view.log.size:
+        return latest.document
+    return None
+
+
+def _current(state: RegistryState) -> str:
+    """On the writer thread: the recorded checkpoint of the current size, else a new one."""
+    latest = state.log.latest_checkpoint()
+    if latest is not None and latest.tree_size == state.log.size:
+        return latest.document
+    return latest_checkpoint(state)
+
+
+async def served_checkpoint(state: RegistryState) -> str:
+    """The checkpoint of the current size, as ``/tlog/checkpoint`` serves it."""
+    note = await state.read(_recorded)
+    return note if note is not None else await state.db.run(_current, state)
+
+
+def _digest(request: Request) -> str:
+    """The ``hash`` path parameter.
+
+    Raises:
+        ``http.bad_parameter``: not 64 lowercase hex characters.
+    """
+    text = str(request.path_params["hash"])
+    if not is_hex64(text):
+        raise RegistryError(
+            "http.bad_parameter",
+            "hash must be 64 lowercase hex characters (a SHA-256)",
+            details={"parameter": "hash"},
+        )
+    return text
+
+
+async def lookup(request: Request) -> Response:
+    """The entries about a hash, proven."""
+    digest = _digest(request)
+    cursor = int_param(request, "cursor", default=0)
+    limit = int_param(request, "limit", default=DEFAULT_PAGE, minimum=1, maximum=MAX_PAGE)
+    state = request.app.state.registry
+    note = await served_checkpoint(state)
+    size = parse_checkpoint_body(parse_note(note).text).tree_size
+    if await state.read(lambda view: view.tables.lookup_size() < size):
+        await state.db.run(catch_up_all, state.tables, state.log)
+
+    def read(view: ReadView) -> dict[str, Any]:
+        return answer(
+            view.tables,
+            view.log,
+            digest,
+            cursor=cursor,
+            limit=limit,
+            checkpoint=note,
+            tree_size=size,
+        )
+
+    return json_response(await state.read(read))
+
+
+routes: Final = [Route("/v1/lookup/{hash}", lookup, methods=["GET"])]
