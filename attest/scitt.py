@@ -22,6 +22,7 @@ CWT claims); unprotected ``vdp`` with one inclusion proof. Every byte is determi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -41,7 +42,7 @@ from affidavit.verify.scitt.keys import ALG_EDDSA, ALG_ES256, CoseKey
 from affidavit.verify.scitt.receipt import HEADER_VDP, HEADER_VDS, VDP_INCLUSION, VDS_RFC9162_SHA256
 from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
 
-__all__ = ["issue_receipt", "sign_statement", "statement_key"]
+__all__ = ["issue_receipt", "sign_receipt", "sign_statement", "statement_key"]
 
 CLAIM_IAT = 6  # RFC 8392 §3.1.6
 
@@ -120,6 +121,36 @@ def sign_statement(
     return _sign1(key, alg, protected, {}, payload, detached=False)
 
 
+def sign_receipt(
+    key: SigningKey,
+    *,
+    leaf_index: int,
+    tree_size: int,
+    path: Sequence[bytes],
+    root: bytes,
+    issuer: str,
+    subject: str,
+    issued_at: datetime,
+) -> bytes:
+    """The receipt of leaf ``leaf_index`` in the tree of ``tree_size`` leaves whose root is
+    ``root``, with its RFC 9162 §2.1.3 inclusion ``path`` (leaf end first), signed by ``key``
+    (the log key; module docstring). The caller proves ``path`` and ``root`` first."""
+    inclusion = encode([tree_size, leaf_index, list(path)])  # RFC 9942 §5.2
+    cose = CoseKey.from_ed25519(key.public_key)
+    protected: dict[int, Any] = {
+        HEADER_ALG: ALG_EDDSA,
+        HEADER_KID: cose.thumbprint,  # RFC 9679 thumbprint, as SCRAPI recommends
+        HEADER_CWT_CLAIMS: {
+            CLAIM_ISS: issuer,
+            CLAIM_SUB: subject,
+            CLAIM_IAT: int(issued_at.timestamp()),
+        },
+        HEADER_VDS: VDS_RFC9162_SHA256,
+    }
+    unprotected = {HEADER_VDP: {VDP_INCLUSION: [inclusion]}}
+    return _sign1(key, ALG_EDDSA, protected, unprotected, root, detached=True)
+
+
 def issue_receipt(
     log: TransparencyLog,
     key: SigningKey,
@@ -137,18 +168,14 @@ def issue_receipt(
         ``log.*``: no such leaf or size.
     """
     proof = log.inclusion_proof(leaf_index, tree_size)
-    inclusion = encode([tree_size, leaf_index, list(proof.path)])  # RFC 9942 §5.2
-    cose = CoseKey.from_ed25519(key.public_key)
-    protected: dict[int, Any] = {
-        HEADER_ALG: ALG_EDDSA,
-        HEADER_KID: cose.thumbprint,  # RFC 9679 thumbprint, as SCRAPI recommends
-        HEADER_CWT_CLAIMS: {
-            CLAIM_ISS: issuer,
-            CLAIM_SUB: subject,
-            CLAIM_IAT: int(issued_at.timestamp()),
-        },
-        HEADER_VDS: VDS_RFC9162_SHA256,
-    }
-    unprotected = {HEADER_VDP: {VDP_INCLUSION: [inclusion]}}
-    receipt = _sign1(key, ALG_EDDSA, protected, unprotected, proof.root_hash, detached=True)
+    receipt = sign_receipt(
+        key,
+        leaf_index=leaf_index,
+        tree_size=tree_size,
+        path=proof.path,
+        root=proof.root_hash,
+        issuer=issuer,
+        subject=subject,
+        issued_at=issued_at,
+    )
     return receipt, proof.root_hash

@@ -3,8 +3,9 @@ second offline (ours and, when installed, scitt-cose's).
 
 - register: ``POST /entries`` of distinct EdDSA Signed Statements to ``affidavit registry serve``
   (SQLite, a temp folder, one issuer key trusted), by 1 and by ``--clients`` concurrent clients
-  (threads, one HTTP connection each); every answer must be 201 with a receipt. Each registration
-  appends a leaf, signs the checkpoint of the new size and a receipt (one fsync'd transaction).
+  (threads, one HTTP connection each); every answer must be 201 with a receipt. A registration
+  is a job of the registry's write path (group commit: concurrent ones share a transaction and
+  an fsync), answered once a signed checkpoint covers its leaf, with a receipt over that tree.
 - verify receipt: :func:`affidavit.verify.scitt.receipt.verify_receipt` on one receipt (strict
   CBOR, the proof, EdDSA through libsodium); verify statement: the whole Transparent Statement
   (statement signature too); scitt-cose: its ``verify_receipt`` on the same receipt.

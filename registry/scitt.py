@@ -11,32 +11,37 @@ thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
   (``scitt.issuer_untrusted``: fail closed). The payload must be attached: the service verifies
   the signature itself.
 - **The leaf**: the statement as registered (its unprotected header emptied, RFC 9943 §6.3), and
-  the log entry is its SHA-256 (:attr:`~affidavit.verify.scitt.statement.SignedStatement.
-  leaf_entry`; docs/formats.md "SCITT"), appended to the same tree the tiles, checkpoints and
-  tlog-proofs serve, through :func:`append_leaf`, the one call that writes it. The entry ID is
-  the leaf entry in hex: the same statement registered again is the same entry (no second leaf).
+  the log entry is its SHA-256 (docs/formats.md §10), sequenced into the same tree the tiles,
+  checkpoints and tlog-proofs serve through the registry's one write path (:func:`register_job`,
+  a job of :mod:`affidavit.registry.sequencer`: group commit). The entry ID is the leaf entry in
+  hex: the same statement registered again is the same entry (no second leaf).
 - **The store**: component ``scitt`` (``Store.migrate``), table ``scitt_entries`` (entry ID, leaf
   index, the registered bytes, iss, sub, time), written in the transaction that appends the leaf,
   so a leaf and its row commit together.
-- **Receipts** (RFC 9942 §5.2): for the tree of the latest signed checkpoint (one is signed first
-  when the log has grown since, docs/adr/0005: never over a tree that contradicts a signed head),
-  signed by the log key, so a receipt's root is the checkpoint's root at its size, and a receipt
-  asked for later (``GET /entries/{id}``) is fresh: it proves the entry in the current tree.
+- **Receipts** (RFC 9942 §5.2): for the tree of a signed checkpoint, signed by the log key, so a
+  receipt's root is the checkpoint's root at its size: at registration the checkpoint that
+  integrated the leaf (:func:`integrated_receipt`); later (``GET /entries/{id}``) the latest
+  checkpoint, signed first when the log has grown (:func:`registration`; docs/adr/0005: never
+  over a tree that contradicts a signed head).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from affidavit.attest.errors import LogError
-from affidavit.attest.scitt import issue_receipt
+from affidavit.attest.log.sequencing import Sequenced
+from affidavit.attest.scitt import issue_receipt, sign_receipt
 from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.publication import require_healthy
+from affidavit.registry.sequencer import Batch, Integrated, Job
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
+from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof
 from affidavit.verify.scitt.keys import CoseKey
 from affidavit.verify.scitt.statement import SignedStatement
 
@@ -45,9 +50,9 @@ __all__ = [
     "MIGRATIONS",
     "Registration",
     "ScittSettings",
-    "append_leaf",
     "check_policy",
-    "register",
+    "integrated_receipt",
+    "register_job",
     "registration",
     "scitt_settings",
     "service_keys",
@@ -140,41 +145,77 @@ def _tables(state: RegistryState) -> None:
     state.tables.store.migrate(COMPONENT, MIGRATIONS)
 
 
-def append_leaf(state: RegistryState, entry: bytes) -> int:
-    """Append one leaf to the log the tiles and checkpoints serve: the registry's append path,
-    inside the caller's transaction. Every SCITT write goes through here (one place to move to
-    the batched sequencer of issue 24)."""
-    require_healthy(state)  # docs/adr/0005: nothing is appended to an unhealthy log
-    (index,) = state.log.append([entry])
-    return index
-
-
-def register(state: RegistryState, statement: SignedStatement) -> Registration:
-    """Register ``statement`` (already accepted by :func:`check_policy`) and return its receipt;
-    a statement registered before is not appended again."""
-    _tables(state)
+def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, Sequenced]:
+    """Register ``statement`` (accepted by :func:`check_policy`) through the registry's one
+    write path (:mod:`affidavit.registry.sequencer`, group commit): ``prepare`` finds an entry
+    registered before (no second leaf) after the writer lock, else checks the log is healthy;
+    ``apply`` sequences the leaf entry and stores the row in the batch's transaction, so the leaf
+    and its row commit together. The job's result is the leaf's place, for
+    :meth:`~affidavit.registry.sequencer.Sequencer.integrated`."""
     entry = statement.leaf_entry
-    with state.tables.transaction() as db:
-        row = db.execute(
-            "SELECT leaf_index FROM scitt_entries WHERE entry_id = ?", (entry.hex(),)
-        ).fetchone()
-        if row is None:
-            index = append_leaf(state, entry)
+
+    def prepare() -> Sequenced | None:
+        _tables(state)
+        with state.tables.store.read() as db:
+            row = db.execute(
+                "SELECT leaf_index FROM scitt_entries WHERE entry_id = ?", (entry.hex(),)
+            ).fetchone()
+        if row is not None:
+            return Sequenced(int(row[0]), leaf_hash(entry), created=False)
+        require_healthy(state)  # docs/adr/0005: nothing is sequenced into an unhealthy log
+        return None
+
+    def apply(found: Sequenced | None, batch: Batch) -> Sequenced:  # noqa: ARG001
+        if found is not None:
+            return found
+        (placed,) = state.log.sequence([entry])  # the one SCITT write of a leaf
+        with state.tables.store.write() as db:  # joins the batch's transaction
             db.execute(
                 "INSERT INTO scitt_entries(entry_id, leaf_index, statement, issuer, subject,"
-                " registered_at) VALUES (?, ?, ?, ?, ?, ?)",
+                " registered_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(entry_id) DO NOTHING",
                 (
                     entry.hex(),
-                    index,
+                    placed.index,
                     statement.registered_bytes,
                     statement.issuer,
                     statement.subject,
                     state.now(),
                 ),
             )
-        else:
-            index = int(row[0])
-    return _receipt(state, entry.hex(), index, statement.subject)
+        return placed
+
+    return Job(prepare, apply)
+
+
+def integrated_receipt(
+    state: RegistryState, statement: SignedStatement, proven: Integrated
+) -> Registration:
+    """The receipt of a sequenced statement once a signed checkpoint covers it: over that
+    checkpoint's tree (its root, size and the path the sequencer proved), signed by the log key.
+
+    Raises:
+        ``log.integrity``: the path does not lead from the leaf to the checkpoint's root.
+    """
+    root = parse_checkpoint_body(parse_note(proven.checkpoint).text).root_hash
+    rebuilt = root_from_inclusion_proof(
+        leaf_hash(statement.leaf_entry), proven.index, proven.tree_size, proven.path
+    )
+    if rebuilt != root:  # never sign a receipt the checkpoint contradicts (docs/adr/0005)
+        raise LogError(
+            "log.integrity",
+            f"the inclusion path does not give the checkpoint's root at {proven.tree_size}",
+        )
+    receipt = sign_receipt(
+        state.key,
+        leaf_index=proven.index,
+        tree_size=proven.tree_size,
+        path=proven.path,
+        root=root,
+        issuer=state.log.log_id,  # the checkpoint's origin (docs/formats.md §6)
+        subject=statement.subject,
+        issued_at=state.clock(),
+    )
+    return Registration(statement.entry_id, proven.index, proven.tree_size, root, receipt)
 
 
 def registration(state: RegistryState, entry_id: str) -> Registration | None:

@@ -38,7 +38,7 @@ from affidavit.registry.routes._http import read_body
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES, encode
-from affidavit.verify.scitt.statement import parse_statement
+from affidavit.verify.scitt.statement import SignedStatement, parse_statement
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -165,6 +165,16 @@ def _receipt_response(request: Request, done: scitt.Registration, status: int) -
     )
 
 
+async def _register(state: RegistryState, statement: SignedStatement) -> scitt.Registration:
+    """Sequence the statement through the one write path, wait until a signed checkpoint covers
+    it, and sign its receipt over that checkpoint's tree."""
+    sequencer = state.sequencer
+    assert sequencer is not None  # started by the app's lifespan
+    placed = await sequencer.run(scitt.register_job(state, statement))
+    proven = await sequencer.integrated(placed)
+    return scitt.integrated_receipt(state, statement, proven)
+
+
 async def register(request: Request, service: _Service, state: RegistryState) -> Response:
     """``POST /entries`` (module docstring)."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -180,7 +190,7 @@ async def register(request: Request, service: _Service, state: RegistryState) ->
     entry_id = statement.entry_id
     task = service.running.get(entry_id)
     if task is None:
-        task = asyncio.ensure_future(state.db.run(scitt.register, state, statement))
+        task = asyncio.ensure_future(_register(state, statement))
         service.running[entry_id] = task
         task.add_done_callback(lambda t: service.finished(entry_id, t))
     service.failures.pop(entry_id, None)
