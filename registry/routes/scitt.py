@@ -113,11 +113,13 @@ class _Service:
     def finished(self, entry_id: str, task: asyncio.Future[scitt.Registration]) -> None:
         self.running.pop(entry_id, None)
         error = task.exception() if not task.cancelled() else None
-        if isinstance(error, errors.AffidavitError):
+        if isinstance(error, errors.AffidavitError) and http_status(error) < 500:
+            # a refusal stays the answer; a fault (the store, an integration still pending) does
+            # not: the entry may be sequenced, and GET /entries/{id} then finds it
             self.failures[entry_id] = error
             while len(self.failures) > _KEEP_FAILURES:
                 self.failures.popitem(last=False)
-        elif error is not None:
+        elif error is not None and not isinstance(error, errors.AffidavitError):
             _LOG.error("SCITT registration %s failed: %r", entry_id, error)
 
 
