@@ -154,10 +154,10 @@ def main() -> None:
                 [
                     "every entry" if entries else "consistency only",
                     f"{elapsed:.2f} s",
-                    report.tiles_read,
-                    f"{report.bytes_read:,}",
+                    report.subject["tiles_read"],
+                    f"{report.subject['bytes_read']:,}",
                     f"{floor:,}",
-                    f"{report.bytes_read / floor:.3f}",
+                    f"{report.subject['bytes_read'] / floor:.3f}",
                     f"{(size - TRUSTED) / elapsed:,.0f}" if entries else "-",
                 ]
             )

@@ -18,12 +18,13 @@ import click
 from affidavit.attest._host import read_capped
 from affidavit.attest.files import atomic_write
 from affidavit.cli._common import emit_json, json_option
+from affidavit.cli.render.verdict import one_line
 from affidavit.registry.clients.tiles import TileReader
 from affidavit.verify import errors
+from affidavit.verify.results import Result
 from affidavit.verify.tlog.monitor import (
     MAX_STATE_BYTES,
-    RoundReport,
-    check_round,
+    monitor_round,
     normalized_vkey,
     parse_state,
     state_json,
@@ -82,36 +83,19 @@ def monitor(
         policy = read_policy(str(policy_file))
     with TileReader(url, timeout=timeout) as reader:
         try:
-            report, state = check_round(
-                reader.checkpoint(), vkey, reader.tile, previous, policy=policy, entries=entries
+            note = reader.checkpoint()
+        except errors.AffidavitError as e:  # the log cannot be read: the round cannot start
+            result, state = Result.unreadable_input("monitor", url, e), None
+        else:
+            result, state = monitor_round(
+                note, vkey, reader.tile, previous, policy=policy, entries=entries, source=url
             )
-        except errors.AffidavitError as e:
-            if not as_json:
-                raise
-            emit_json({"ok": False, "error": e.to_json()})
-            click.get_current_context().exit(e.exit_code)
-    atomic_write(state_file, state_json(state))
+    if state is not None:  # kept only after every check passed
+        atomic_write(state_file, state_json(state))
     if as_json:
-        emit_json({"ok": True, **report.to_json()})
+        emit_json(result.document())
     else:
-        click.echo(_summary(report))
-
-
-def _summary(report: RoundReport) -> str:
-    if report.previous_size is None:
-        what = f"first round: trusting size {report.tree_size}"
-    elif report.previous_size == report.tree_size:
-        what = f"unchanged at size {report.tree_size}"
-    else:
-        what = f"size {report.previous_size} -> {report.tree_size} extends the trusted tree"
-    witnesses = f"; cosigned by {', '.join(report.cosigned_by)}" if report.cosigned_by else ""
-    checked = f"; {report.entries_checked} entries checked" if report.entries_checked else ""
-    rotated = (
-        f"; followed the key rotation(s) the trusted key signed to {', '.join(report.rotated_to)}"
-        if report.rotated_to
-        else ""
-    )
-    return (
-        f"ok: {report.origin} {what} ({report.tiles_read} tiles, {report.bytes_read} bytes"
-        f" read{checked}{witnesses}{rotated})"
-    )
+        text, to_stderr = one_line(result)
+        click.echo(text, err=to_stderr)
+    if result.exit_code:
+        click.get_current_context().exit(result.exit_code)

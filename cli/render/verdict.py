@@ -163,10 +163,31 @@ def _inclusion(subject: Mapping[str, Any]) -> str:
     )
 
 
+def _monitor(subject: Mapping[str, Any]) -> str:
+    """A monitor round: the tree it trusts now, what it read, what it followed."""
+    size, previous = subject["tree_size"], subject["previous_size"]
+    if previous is None:
+        what = f"first round: trusting size {size}"
+    elif previous == size:
+        what = f"unchanged at size {size}"
+    else:
+        what = f"size {previous} -> {size} extends the trusted tree"
+    notes = [f"{subject['tiles_read']} tiles, {subject['bytes_read']} bytes read"]
+    if subject["entries_checked"]:
+        notes.append(f"{subject['entries_checked']} entries checked")
+    if subject["cosigned_by"]:
+        notes.append(f"cosigned by {', '.join(subject['cosigned_by'])}")
+    if subject["rotated_to"]:
+        rotated = ", ".join(subject["rotated_to"])
+        notes.append(f"followed the key rotation(s) the trusted key signed to {rotated}")
+    return f"ok: {subject['origin']} {what} ({'; '.join(notes)})"
+
+
 # The one line of a verified subject, by kind.
 _HEADLINE: Final[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {
     "checkpoint": _checkpoint,
     "inclusion": _inclusion,
+    "monitor": _monitor,
     "tlog_proof": _tlog_proof,
 }
 

@@ -232,7 +232,7 @@ def test_log_monitor_round_and_rollback(log_dir: Path) -> None:
         assert_output_schema("log monitor", first)
         assert_output_schema("log monitor", cli("log monitor", f"{url}/new/", *args))
         rollback = cli("log monitor", f"{url}/old/", *args, code=1)
-    assert rollback["error"]["code"] == "tlog.rollback"
+    assert (rollback["verdict"], rollback["code"]) == ("failed", "tlog.rollback")
     assert_output_schema("log monitor", rollback)
 
 

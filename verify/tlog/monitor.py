@@ -49,7 +49,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
@@ -62,6 +62,7 @@ from affidavit.verify.crypto.checkpoint import (
 )
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.strict import load_object
+from affidavit.verify.results import Result, StepRun
 from affidavit.verify.tlog.rotation import (
     ROTATIONS_PATH,
     KeyRotation,
@@ -76,8 +77,8 @@ if TYPE_CHECKING:
 __all__ = [
     "STATE_FORMAT",
     "MonitorState",
-    "RoundReport",
     "check_round",
+    "monitor_round",
     "normalized_vkey",
     "parse_state",
     "state_json",
@@ -112,35 +113,6 @@ class MonitorState:
     def vkey(self) -> str:
         """The key trusted to sign checkpoints now (the last of the history)."""
         return self.vkeys[-1]
-
-
-@dataclass(frozen=True, slots=True)
-class RoundReport:
-    """One round: the sizes compared, what was read, and what the checkpoint carried."""
-
-    origin: str
-    previous_size: int | None  # None: the first round (trust on first use)
-    tree_size: int
-    root_hash: bytes
-    tiles_read: int
-    bytes_read: int
-    entries_checked: int
-    cosigned_by: tuple[str, ...]  # witnesses of the policy whose cosignatures verified
-    rotated_to: tuple[str, ...] = ()  # the log keys this round followed a rotation to
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as JSON (``log monitor --json``)."""
-        return {
-            "origin": self.origin,
-            "previous_size": self.previous_size,
-            "tree_size": self.tree_size,
-            "root_hash": base64.b64encode(self.root_hash).decode("ascii"),
-            "tiles_read": self.tiles_read,
-            "bytes_read": self.bytes_read,
-            "entries_checked": self.entries_checked,
-            "cosigned_by": list(self.cosigned_by),
-            "rotated_to": list(self.rotated_to),
-        }
 
 
 def parse_state(data: bytes, *, vkey: str) -> MonitorState:
@@ -250,16 +222,19 @@ def check_round(
     *,
     policy: Policy | None = None,
     entries: bool = False,
-) -> tuple[RoundReport, MonitorState]:
+    source: str | None = None,
+) -> tuple[Result, MonitorState]:
     """Check the log's current checkpoint ``note`` against ``previous`` (module docstring).
 
     ``fetch`` reads a path relative to the log's prefix (:mod:`affidavit.verify.tlog.tiles`).
-    Returns the report and the state to keep. ``previous`` None is the first round: ``vkey`` is
-    trusted, and the checkpoint and its tiles are checked and trusted from then on. Later rounds
-    trust the state's last key; ``vkey`` must then be a key of the state's history, or one this
-    round follows a rotation to.
+    Returns the round's :class:`~affidavit.verify.results.Result` (kind ``monitor``, every step
+    ``ok``) and the state to keep. ``previous`` None is the first round: ``vkey`` is trusted, and
+    the checkpoint and its tiles are checked and trusted from then on. Later rounds trust the
+    state's last key; ``vkey`` must then be a key of the state's history, or one this round
+    follows a rotation to. :func:`monitor_round` reports a failing round instead of raising.
 
     Raises:
+        ``key.*``: ``vkey`` is not a note verifier key.
         ``checkpoint.*``: the note is malformed or its log signature does not verify.
         ``tlog.rotation_unproven``: the checkpoint is not signed by the trusted key, and the log's
             rotation statements do not prove a handover to a key that signed it.
@@ -269,50 +244,103 @@ def check_round(
         ``tlog.rollback``, ``tlog.fork``: the new tree does not extend the trusted one (or the
             tree a followed rotation handed over).
         ``tlog.tile_*``: a tile is missing or malformed, or a tile does not hash to the root.
+        whatever ``fetch`` raises (a log that cannot be reached).
     """
-    given = normalized_vkey(vkey)
-    if previous is not None and parse_verifier_key(given).name != previous.origin:
-        raise _bad_state(f"it is for the log {previous.origin!r}, not the key {given!r}")
-    trusted = previous.vkeys if previous is not None else (given,)
-    checkpoint, followed, extra_bytes = _verified_checkpoint(note, fetch, previous, trusted[-1])
-    cosigned_by: tuple[str, ...] = ()
-    if policy is not None:
-        from affidavit.verify.tlog.policy import verify_checkpoint_under_policy  # noqa: PLC0415
+    result, outcome = _round(note, vkey, fetch, previous, policy, entries, source)
+    if isinstance(outcome, errors.AffidavitError):
+        raise outcome
+    return result, outcome
 
-        cosigned_by = verify_checkpoint_under_policy(note, policy).witnesses
-    if previous is not None:
-        _check_not_rolled_back(previous, checkpoint.origin, checkpoint.tree_size)
-    tree = TiledTree.for_checkpoint(fetch, checkpoint)  # tlog.tile_mismatch: binds every tile
-    if previous is not None and tree.root(previous.tree_size) != previous.root_hash:
-        raise errors.ProofError(
-            "tlog.fork",
-            f"the log's tree of size {checkpoint.tree_size} does not extend the trusted tree of "
-            f"size {previous.tree_size}: the root at that size differs (a fork or split view)",
-            details={
-                "trusted_checkpoint": previous.checkpoint,
-                "served_checkpoint": note.decode("utf-8"),
-            },
-        )
-    for rotation in followed:
-        _check_handover(rotation, tree, checkpoint, note)
-    new_keys = tuple(verifier_key_string(checkpoint.origin, r.public_key) for r in followed)
-    vkeys = trusted + new_keys
-    if given not in vkeys:
-        raise _bad_state(f"it trusts the log keys {list(vkeys)}, not {given!r}")
-    checked = 0
-    if entries:
-        start = previous.tree_size if previous is not None else 0
-        checked = tree.check_entries(start, checkpoint.tree_size)
-    report = RoundReport(
-        checkpoint.origin,
-        previous.tree_size if previous is not None else None,
-        checkpoint.tree_size,
-        checkpoint.root_hash,
-        tree.tiles_read,
-        tree.bytes_read + extra_bytes,
-        checked,
-        cosigned_by,
-        new_keys,
+
+def monitor_round(
+    note: bytes,
+    vkey: str,
+    fetch: Fetch,
+    previous: MonitorState | None,
+    *,
+    policy: Policy | None = None,
+    entries: bool = False,
+    source: str | None = None,
+) -> tuple[Result, MonitorState | None]:
+    """:func:`check_round`, reporting a round that fails in its result (the failing step, the
+    rest ``not_checked``; an input error, exit 2, is ``unreadable``) with no state to keep.
+
+    Raises:
+        ``key.*``: ``vkey`` is not a note verifier key.
+    """
+    result, outcome = _round(note, vkey, fetch, previous, policy, entries, source)
+    return result, None if isinstance(outcome, errors.AffidavitError) else outcome
+
+
+def _round(  # noqa: PLR0917 - check_round's arguments
+    note: bytes,
+    vkey: str,
+    fetch: Fetch,
+    previous: MonitorState | None,
+    policy: Policy | None,
+    entries: bool,
+    source: str | None,
+) -> tuple[Result, MonitorState | errors.AffidavitError]:
+    """The round's steps: ``checkpoint`` (1, 7: signed by the trusted key or one it handed over
+    to), ``policy`` (with one), ``rollback`` (2, 3), ``consistency`` (4, 5: the tiles bound, the
+    trusted tree extended, every handover kept) and ``entries`` (6, when asked)."""
+    given = normalized_vkey(vkey)
+    plan = ("checkpoint", *(("policy",) if policy is not None else ()), "rollback", "consistency")
+    run = StepRun((*plan, *(("entries",) if entries else ())))
+    try:
+        if previous is not None and parse_verifier_key(given).name != previous.origin:
+            raise _bad_state(f"it is for the log {previous.origin!r}, not the key {given!r}")
+        trusted = previous.vkeys if previous is not None else (given,)
+        checkpoint, followed, extra_bytes = _verified_checkpoint(note, fetch, previous, trusted[-1])
+        run.passed("checkpoint", origin=checkpoint.origin, tree_size=checkpoint.tree_size)
+        cosigned_by: tuple[str, ...] = ()
+        if policy is not None:
+            from affidavit.verify.tlog.policy import verify_checkpoint_under_policy  # noqa: PLC0415
+
+            cosigned_by = verify_checkpoint_under_policy(note, policy).witnesses
+            run.passed("policy", cosigned_by=list(cosigned_by))
+        if previous is not None:
+            _check_not_rolled_back(previous, checkpoint.origin, checkpoint.tree_size)
+        run.passed("rollback")
+        tree = TiledTree.for_checkpoint(fetch, checkpoint)  # tlog.tile_mismatch: binds every tile
+        if previous is not None and tree.root(previous.tree_size) != previous.root_hash:
+            raise errors.ProofError(
+                "tlog.fork",
+                f"the log's tree of size {checkpoint.tree_size} does not extend the trusted tree "
+                f"of size {previous.tree_size}: the root at that size differs (a fork or split "
+                "view)",
+                details={
+                    "trusted_checkpoint": previous.checkpoint,
+                    "served_checkpoint": note.decode("utf-8"),
+                },
+            )
+        for rotation in followed:
+            _check_handover(rotation, tree, checkpoint, note)
+        new_keys = tuple(verifier_key_string(checkpoint.origin, r.public_key) for r in followed)
+        vkeys = trusted + new_keys
+        if given not in vkeys:
+            raise _bad_state(f"it trusts the log keys {list(vkeys)}, not {given!r}")
+        run.passed("consistency")
+        checked = 0
+        if entries:
+            start = previous.tree_size if previous is not None else 0
+            checked = tree.check_entries(start, checkpoint.tree_size)
+            run.passed("entries", entries_checked=checked)
+    except errors.AffidavitError as e:
+        run.fail(e)
+        return run.result("monitor", source), e
+    result = run.result(
+        "monitor",
+        source,
+        origin=checkpoint.origin,
+        previous_size=previous.tree_size if previous is not None else None,
+        tree_size=checkpoint.tree_size,
+        root_hash=base64.b64encode(checkpoint.root_hash).decode("ascii"),
+        tiles_read=tree.tiles_read,
+        bytes_read=tree.bytes_read + extra_bytes,
+        entries_checked=checked,
+        cosigned_by=list(cosigned_by),
+        rotated_to=list(new_keys),
     )
     state = MonitorState(
         checkpoint.origin,
@@ -322,7 +350,7 @@ def check_round(
         note.decode("utf-8"),
         (previous.rotations if previous is not None else ()) + followed,
     )
-    return report, state
+    return result, state
 
 
 def _verified_checkpoint(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from affidavit.verify.crypto.checkpoint import verifier_key_string
 from affidavit.verify.tlog.monitor import (
     MonitorState,
     check_round,
+    monitor_round,
     normalized_vkey,
     parse_state,
     state_json,
@@ -56,21 +58,24 @@ def test_first_round_trusts_then_extension_passes_and_reads_few_tiles(
     folder = tmp_path / "tiles"
     note = _publish(log, folder)
     report, state = check_round(note, _vkey(key), folder_fetch(folder), None, entries=True)
-    assert (report.previous_size, report.tree_size, report.entries_checked) == (None, 300, 300)
+    fields = report.subject
+    assert (fields["previous_size"], fields["tree_size"], fields["entries_checked"]) == (
+        None, 300, 300
+    )  # fmt: skip
     assert state.tree_size == 300
     assert state.checkpoint == note.decode()
 
     log.append(_leaves(300, 1000))
     note = _publish(log, folder)
     report, state = check_round(note, _vkey(key), folder_fetch(folder), state)
-    assert (report.previous_size, report.tree_size) == (300, 1000)
-    assert report.root_hash == log.root()
+    assert (report.subject["previous_size"], report.subject["tree_size"]) == (300, 1000)
+    assert report.subject["root_hash"] == base64.b64encode(log.root()).decode()
     # Without --entries only hash tiles are read: a handful, never the whole tree.
-    assert 0 < report.tiles_read <= 8
-    assert report.entries_checked == 0
+    assert 0 < report.subject["tiles_read"] <= 8
+    assert report.subject["entries_checked"] == 0
 
     again, same = check_round(note, _vkey(key), folder_fetch(folder), state)
-    assert (again.previous_size, again.tree_size) == (1000, 1000)
+    assert (again.subject["previous_size"], again.subject["tree_size"]) == (1000, 1000)
     assert same == state
 
 
@@ -83,6 +88,14 @@ def test_rollback_is_refused(tmp_path: Path, key: SigningKey) -> None:
     _, state = check_round(new_note, _vkey(key), folder_fetch(folder), None)
     with raises_code("tlog.rollback"):
         check_round(old_note, _vkey(key), folder_fetch(folder), state)
+    # The same round, reported: the failing step, the rest not checked, no state to keep.
+    result, kept = monitor_round(old_note, _vkey(key), folder_fetch(folder), state, source="u")
+    assert (result.verdict, result.code, kept) == ("failed", "tlog.rollback", None)
+    assert [(s.name, s.status) for s in result.steps] == [
+        ("checkpoint", "ok"), ("rollback", "failed"), ("consistency", "not_checked")
+    ]  # fmt: skip
+    missing, _ = monitor_round(new_note, _vkey(key), folder_fetch(tmp_path / "gone"), None)
+    assert (missing.verdict, missing.failed_step.name) == ("unreadable", "consistency")  # type: ignore[union-attr]
 
 
 def test_split_view_is_a_fork(tmp_path: Path, key: SigningKey) -> None:

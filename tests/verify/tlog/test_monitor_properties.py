@@ -19,6 +19,7 @@ measured on a shared 2-core machine.
 
 from __future__ import annotations
 
+import base64
 import os
 import random
 import tempfile
@@ -45,10 +46,16 @@ from affidavit.verify.crypto.checkpoint import (
 )
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import EMPTY_ROOT, leaf_hash, node_hash
-from affidavit.verify.tlog.monitor import MonitorState, RoundReport, check_round
+from affidavit.verify.results import Result
+from affidavit.verify.tlog.monitor import MonitorState, check_round
 from affidavit.verify.tlog.tiles import encode_bundle, parse_bundle, parse_tile_path, tile_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
 
 pytestmark = pytest.mark.network_local
 
@@ -194,7 +201,7 @@ def monitor_round(
     previous: MonitorState | None,
     *,
     entries: bool,
-) -> tuple[RoundReport, MonitorState, list[str]]:
+) -> tuple[Result, MonitorState, list[str]]:
     """One round over HTTP; also the paths it fetched, in order."""
     _Handler.serve = staticmethod(serve)
     fetched: list[str] = []
@@ -247,7 +254,10 @@ def test_one_changed_byte_of_any_file_read_never_passes(
     report, state, fetched = monitor_round(
         server, lambda p: tree.file(p, size), previous, entries=entries
     )
-    assert (report.tree_size, report.root_hash) == (size, tree.root(size))
+    assert (report.subject["tree_size"], report.subject["root_hash"]) == (
+        size,
+        _b64(tree.root(size)),
+    )
     assert state.tree_size == size
 
     path = data.draw(st.sampled_from(fetched), label="file")
@@ -351,8 +361,16 @@ def test_the_monitors_roots_are_the_sqlite_logs(server: str, steps: list[int]) -
                 report, previous, _ = monitor_round(
                     server, folder_fetch(tiles), previous, entries=True
                 )
-                assert (report.tree_size, report.root_hash) == (log.size, log.root())
-                assert report.root_hash == honest().root(log.size)  # and the reference's
-                assert report.entries_checked == step or report.previous_size is None
+                assert (report.subject["tree_size"], report.subject["root_hash"]) == (
+                    log.size, _b64(log.root())
+                )  # fmt: skip
+                assert report.subject["root_hash"] == _b64(
+                    honest().root(log.size)
+                )  # and the reference's
+                checked, before = (
+                    report.subject["entries_checked"],
+                    report.subject["previous_size"],
+                )
+                assert checked == step or before is None
         finally:
             log.close()

@@ -165,12 +165,14 @@ def test_two_rotations_are_followed_up_to_the_key_that_signed(log: Log) -> None:
     note = (log.folder / "checkpoint").read_bytes()
     write_tiles(log.log, log.folder, note.decode())
     report, at_k2 = check_round(note, V1, folder_fetch(log.folder), state)
-    assert (report.rotated_to, at_k2.vkeys) == ((V2,), (V1, V2))
+    assert (report.subject["rotated_to"], at_k2.vkeys) == ([V2], (V1, V2))
     log.grow(7)
     report, at_k3 = check_round(
         (log.folder / "checkpoint").read_bytes(), V1, folder_fetch(log.folder), state
     )
-    assert (report.rotated_to, at_k3.vkeys, at_k3.tree_size) == ((V2, V3), (V1, V2, V3), 22)
+    assert (report.subject["rotated_to"], at_k3.vkeys, at_k3.tree_size) == (
+        [V2, V3], (V1, V2, V3), 22
+    )  # fmt: skip
     assert [r.seq for r in at_k3.rotations] == [1, 2]
     assert parse_state(state_json(at_k3), vkey=V3) == at_k3
     # once K2 is followed, a checkpoint only K1 signed is no longer the log's
