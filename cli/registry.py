@@ -139,7 +139,9 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         ),
     )
     state = open_state(settings)  # refusals: AffidavitError -> one line, exit 2
-    app = create_app(settings, state=state)
+    from affidavit.cli.render.lineage import render_svg  # noqa: PLC0415 - lazy: only for serve
+
+    app = create_app(settings, state=state, lineage_picture=render_svg)  # the explorer's pictures
     config = uvicorn.Config(
         app,
         host=settings.host,

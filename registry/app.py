@@ -25,7 +25,16 @@ from typing import Any
 from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.integrator import start_writing, stop_writing
-from affidavit.registry.routes import contracts, discovery, facts, health, log, lookup, tlog
+from affidavit.registry.routes import (
+    contracts,
+    discovery,
+    explorer,
+    facts,
+    health,
+    log,
+    lookup,
+    tlog,
+)
 from affidavit.registry.routes import entries as log_entries
 from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
@@ -53,13 +62,16 @@ def create_app(
     clock: Callable[[], datetime] | None = None,
     signing_key: SigningKeyLike | None = None,
     state: RegistryState | None = None,
+    lineage_picture: explorer.LineagePicture | None = None,
 ) -> Starlette:
     """Build the ASGI application. Nothing is opened until the lifespan starts, unless ``state``
     was opened already (``registry serve`` opens it first, so a refused start is one line and
     exit 2, not a server traceback); the lifespan then closes it on shutdown.
 
     ``clock`` returns an aware UTC datetime (default: the system clock); ``signing_key`` replaces
-    the key file under ``data_dir/keys`` (tests use a fixed TEST-ONLY key).
+    the key file under ``data_dir/keys`` (tests use a fixed TEST-ONLY key);
+    ``lineage_picture`` draws the explorer's lineage pictures (``registry serve`` passes the CLI's
+    SVG renderer; without one the explorer shows none).
     """
     opened = state
 
@@ -91,8 +103,9 @@ def create_app(
         *log_entries.routes,
         *facts.routes,
         *tlog.routes,
-        *lookup.routes,
         *scitt_routes.routes,
+        *lookup.routes,
+        *explorer.routes,
     ]
     app = Starlette(
         routes=routes,
@@ -104,6 +117,7 @@ def create_app(
             Exception: _unexpected,
         },
     )
+    app.state.lineage_picture = lineage_picture
     app.add_middleware(AccessLog)
     return app
 

@@ -418,8 +418,12 @@ def test_every_route_in_the_document_is_exercised(
     assert client.get("/entries/" + "0" * 64).status_code == 404
     assert client.get("/.well-known/scitt-keys").status_code == 200
     assert client.get("/.well-known/scitt-keys/AAAA").status_code == 404
-    # Lookups (tests/registry/test_lookup.py tests them in depth)
+    # Lookups and the explorer (tests/registry/test_lookup.py, test_explorer.py and, in
+    # Chromium, test_explorer_browser.py test them in depth)
     assert client.get("/v1/lookup/" + "0" * 64).json()["entries"] == []
+    assert client.get("/").status_code == client.get("/search", params={"q": "x"}).status_code
+    assert client.get("/explorer/explorer.js").status_code == 200
+    assert client.get("/explorer/lineage/" + "0" * 64).status_code == 404  # no renderer here
     assert coverage.seen == all_operations()  # type: ignore[attr-defined]
 
 

@@ -1,0 +1,129 @@
+"""The explorer: pages for people, checked in their browser (issue 26; docs/transparency.md "The
+explorer").
+
+- ``GET /`` and ``GET /search?q=``: one HTML page (package data, registry/explorer/): the log's
+  origin, size, checkpoint and witnesses, recent entries and the contract catalogue; or what a
+  lookup found, decoded. The page holds no data: its script reads the registry's JSON routes
+  (``/tlog/checkpoint``, ``/v1/lookup/{hash}``, ``/protocol/merkle/leaf/{index}``, ...) and puts
+  every value on the page as text; it verifies the checkpoint's signature (WebCrypto Ed25519)
+  under the key the reader pinned and each inclusion proof (WebCrypto SHA-256, RFC 9162
+  §2.1.3.2) before it says "verified".
+- ``GET /explorer/explorer.js`` and ``/explorer/explorer.css``: the script and the style; nothing
+  else is served from the folder.
+- ``GET /explorer/lineage/{fact_id}``: the fact's lineage picture (SVG) among this registry's
+  *public* facts, drawn by the renderer ``registry serve`` hands to the app (the CLI's own,
+  ``affidavit facts walk --format svg``); 404 when the fact is not public here, or when the app
+  has no renderer.
+
+Every answer carries a strict Content-Security-Policy (:data:`CSP`: scripts, styles, images
+and fetches from this origin only, no inline script or style, no framing, no forms elsewhere),
+``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``. No third-party
+resource is referenced; the page works without any network but the registry's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from importlib.resources import files
+from typing import Final
+
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.routes.facts import walk_limits
+from affidavit.registry.state import ReadView
+from affidavit.verify import errors
+from affidavit.verify.lineage.facts import FactHash, is_fact_hash
+from affidavit.verify.lineage.walk import DEFAULT_DEPTH, WalkResult, walk
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+__all__ = ["CSP", "LineagePicture", "routes"]
+
+LineagePicture = Callable[[WalkResult], str]
+"""Draws a walk as an SVG document (``affidavit.cli.render.lineage.render_svg``)."""
+
+CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+_SVG_CSP: Final = "default-src 'none'; frame-ancestors 'none'"
+_ASSETS: Final = {
+    "explorer.js": "text/javascript; charset=utf-8",
+    "explorer.css": "text/css; charset=utf-8",
+}
+_PUBLIC: Final = frozenset({"public"})
+
+
+@functools.cache
+def _asset(name: str) -> bytes:
+    """A file of registry/explorer/ (package data), read once."""
+    return files("affidavit.registry").joinpath("explorer", name).read_bytes()
+
+
+def _headers(csp: str = CSP, cache: str = "no-cache") -> dict[str, str]:
+    return {
+        "Content-Security-Policy": csp,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": cache,
+    }
+
+
+async def page(request: Request) -> Response:  # noqa: ARG001 - one page for both paths
+    """The explorer's page (the script reads the path and ``?q=``)."""
+    return Response(_asset("index.html"), media_type="text/html; charset=utf-8", headers=_headers())
+
+
+async def asset(request: Request) -> Response:
+    """The script or the style."""
+    name = str(request.path_params["name"])
+    media = _ASSETS.get(name)
+    if media is None:
+        raise RegistryError("registry.not_found", "no such explorer file", details={"name": name})
+    return Response(_asset(name), media_type=media, headers=_headers(cache="max-age=300"))
+
+
+async def lineage(request: Request) -> Response:
+    """The fact's lineage picture among public facts, as SVG."""
+    fact_id = str(request.path_params["fact_id"])
+    picture: LineagePicture | None = getattr(request.app.state, "lineage_picture", None)
+    state = request.app.state.registry
+    limits = walk_limits(state.settings)
+    result = None
+    if picture is not None and is_fact_hash(fact_id):
+
+        def read(view: ReadView) -> WalkResult | None:
+            try:
+                return walk(
+                    view.facts,
+                    FactHash(fact_id),
+                    depth=DEFAULT_DEPTH,
+                    readable_scopes=_PUBLIC,
+                    limits=limits,
+                )
+            except errors.LineageError as e:
+                if e.code in ("fact_not_found", "lineage.root_forbidden"):
+                    return None  # hidden and absent alike (docs/adr/0009)
+                raise
+
+        result = await state.read(read)
+    if result is None or picture is None:
+        raise RegistryError(
+            "registry.not_found",
+            f"no lineage picture of {fact_id[:64]}: not a public fact of this registry",
+            details={"fact": fact_id[:64]},
+        )
+    return Response(
+        picture(result).encode("utf-8"),
+        media_type="image/svg+xml",
+        headers=_headers(_SVG_CSP),
+    )
+
+
+routes: Final = [
+    Route("/", page, methods=["GET"]),
+    Route("/search", page, methods=["GET"]),
+    Route("/explorer/lineage/{fact_id}", lineage, methods=["GET"]),
+    Route("/explorer/{name}", asset, methods=["GET"]),
+]
