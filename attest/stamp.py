@@ -65,8 +65,11 @@ __all__ = [
     "DECISION_EVENT_TYPES",
     "StampItem",
     "SwarmOptions",
+    "draft_bundles",
     "evaluate_adapter",
     "example_contract",
+    "finality_leaf",
+    "finish_bundle",
     "stamp_bundles",
 ]
 
@@ -298,8 +301,7 @@ def _draft(  # noqa: PLR0917 - one deal and its stamping context
     return draft
 
 
-def stamp_bundles(
-    log: TransparencyLog,
+def draft_bundles(
     items: Sequence[StampItem],
     policy: AcceptancePolicy,
     *,
@@ -308,16 +310,15 @@ def stamp_bundles(
     actor_id: str = "affidavit",
     swarm: SwarmOptions = SwarmOptions(),
 ) -> list[dict[str, Any]]:
-    """Stamp every item under one signed tree head; returns the bundles in ``items`` order.
-
-    The log must have been opened with its signing key. All leaves are appended in one
-    transaction, then one head is signed and each bundle gets its inclusion proof at that size.
+    """Validate, decide and chain every item: the bundles without their log proof, in ``items``
+    order. Each draft's log leaf is :func:`finality_leaf`; :func:`finish_bundle` completes it
+    with the inclusion proof and the signed tree head of any log, local (:func:`stamp_bundles`)
+    or a registry's (``affidavit stamp --log URL``). Nothing is logged here.
 
     Raises:
         UsageError: ``when`` is naive, or ``items`` is empty, or a deal id repeats, or a swarm
             designation has no actor key or a malformed event type.
-        ContractSchemaError, ContractHashMismatch, ...: an invalid contract (before any append).
-        LogNoSigningKey: the log has no signing key.
+        ContractSchemaError, ContractHashMismatch, ...: an invalid contract.
     """
     if when.tzinfo is None or when.utcoffset() is None:
         raise errors.UsageError("the stamping time must be timezone-aware")
@@ -335,20 +336,60 @@ def stamp_bundles(
         raise errors.UsageError(f"swarm designation: {bad[0]!r} is not an event type (A-Z, 0-9, _)")
     timestamp = format_utc(when)
     validators = ValidatorRegistry(entry_points=True)  # one registry: plug-ins load once
-    drafts = [
+    return [
         _draft(item, policy, timestamp, actor_id, actor_key, swarm, validators) for item in items
     ]
-    indexes = log.append([leaf_data(d["events"][-1]) for d in drafts])
-    head = log.signed_tree_head(when)
-    bundles = []
-    for draft, index in zip(drafts, indexes, strict=True):
-        inclusion = log.inclusion_proof(index, head.tree_size).to_json(log.log_id)
-        bundle: dict[str, Any] = {**draft, "merkle_inclusion": inclusion}
-        bundle["bundle_hash"] = bundle_hash(bundle)
-        bundle["signed_tree_head"] = head.to_json()
-        bundle["exported_at"] = timestamp
-        bundles.append(_ordered(bundle))
-    return bundles
+
+
+def finality_leaf(draft: Mapping[str, Any]) -> bytes:
+    """The log leaf of a draft: its finality event's leaf data (docs/formats.md §4 "Merkle
+    log")."""
+    return leaf_data(draft["events"][-1])
+
+
+def finish_bundle(
+    draft: Mapping[str, Any], inclusion: Mapping[str, Any], head: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The bundle: ``draft`` with ``merkle_inclusion`` (docs/formats.md §4), ``bundle_hash``,
+    the ``signed_tree_head`` of the inclusion proof's size and ``exported_at`` (the stamping
+    time), keys in the bundle's order. The caller proved ``inclusion`` under ``head``."""
+    bundle: dict[str, Any] = {**draft, "merkle_inclusion": dict(inclusion)}
+    bundle["bundle_hash"] = bundle_hash(bundle)
+    bundle["signed_tree_head"] = dict(head)
+    bundle["exported_at"] = draft["events"][-1]["timestamp"]
+    return _ordered(bundle)
+
+
+def stamp_bundles(
+    log: TransparencyLog,
+    items: Sequence[StampItem],
+    policy: AcceptancePolicy,
+    *,
+    when: datetime,
+    actor_key: SigningKey | None = None,
+    actor_id: str = "affidavit",
+    swarm: SwarmOptions = SwarmOptions(),
+) -> list[dict[str, Any]]:
+    """Stamp every item under one signed tree head; returns the bundles in ``items`` order.
+
+    The log must have been opened with its signing key. All leaves are appended in one
+    transaction, then one head is signed and each bundle gets its inclusion proof at that size.
+
+    Raises:
+        as :func:`draft_bundles` (before any append).
+        LogNoSigningKey: the log has no signing key.
+    """
+    drafts = draft_bundles(
+        items, policy, when=when, actor_key=actor_key, actor_id=actor_id, swarm=swarm
+    )
+    indexes = log.append([finality_leaf(d) for d in drafts])
+    head = log.signed_tree_head(when).to_json()
+    return [
+        finish_bundle(
+            draft, log.inclusion_proof(index, head["tree_size"]).to_json(log.log_id), head
+        )
+        for draft, index in zip(drafts, indexes, strict=True)
+    ]
 
 
 _ORDER: Final = (

@@ -7,6 +7,7 @@
         --adapter-version V [--transform T ...] [--source-uri URI] [--issued-at TS]
         --key KEYFILE --out RECEIPT.json [--json]
     affidavit receipt log RECEIPT --log DB [--json]
+    affidavit receipt log URL RECEIPT [--api-key KEY] [--json]
     affidavit receipt fact RECEIPT --source-fact HASH --store DB [--scope S] [--ts TS] [--json]
 
 ``make``: ``--content`` is the whole stored output; ``--chunk`` (repeatable, in chunk order) are
@@ -19,7 +20,9 @@ or a transformation it has no implementation of (``transform.unimplemented``, ex
 ``verify receipt DIR`` reads.
 
 ``log``: appends the receipt's RFC 8785 bytes (the whole signed document) as one leaf of a
-transparency log (``log init``), printing ``index<TAB>leaf_hash<TAB>receipt_hash``.
+transparency log (``log init``), or of a registry's log (``receipt log URL RECEIPT``, or ``--log
+URL``: ``POST /v1/log/entries``, answered under a signed checkpoint and proven), printing
+``index<TAB>leaf_hash<TAB>receipt_hash``.
 
 ``fact``: records the receipt in a SQLite fact store as a fact derived from the source's fact
 (:mod:`affidavit.verify.receipts.facts`), so ``facts walk`` shows content <- transformations <-
@@ -158,39 +161,62 @@ def make_command(  # noqa: PLR0917 - one parameter per option
 
 
 @receipt.command("log")
-@click.argument("receipt_file", metavar="RECEIPT")
+@click.argument("first", metavar="[URL] RECEIPT")
+@click.argument("second", required=False, metavar="")
 @click.option(
     "--log",
     "db",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="DB",
-    help="The transparency log (log init) to append to.",
+    default=None,
+    metavar="DB|URL",
+    help="The transparency log (log init) to append to, or a registry's URL.",
+)
+@click.option(
+    "--api-key",
+    default=None,
+    help="With a registry URL: an API key with scope log:write [default: $AFFIDAVIT_API_KEY].",
 )
 @json_option
-def log_command(receipt_file: str, db: Path, as_json: bool) -> None:
-    """Append RECEIPT's RFC 8785 bytes as one leaf of the transparency log DB."""
-    from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
+def log_command(
+    first: str, second: str | None, db: str | None, api_key: str | None, as_json: bool
+) -> None:
+    """Append RECEIPT's RFC 8785 bytes as one leaf of the transparency log DB.
+
+    To a registry's log: receipt log URL RECEIPT (or --log URL), answered once a signed
+    checkpoint covers it and proven against the registry's key.
+    """
+    from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
     from affidavit.verify.crypto.merkle import leaf_hash  # noqa: PLC0415 - lazy
     from affidavit.verify.json.canonical import jcs  # noqa: PLC0415 - lazy
 
+    receipt_file, target = first, db
+    if second is not None:  # receipt log URL RECEIPT
+        if db is not None or not is_registry_url(first):
+            raise errors.UsageError("give receipt log URL RECEIPT, or receipt log RECEIPT --log DB")
+        receipt_file, target = second, first
+    if target is None:
+        raise errors.UsageError("missing option(s): --log", code="usage.missing_argument")
     parsed = _read_receipt(receipt_file)
     leaf = jcs(parsed.to_json())  # docs/formats.md §1 jcs: one leaf per receipt, however spelt
-    with TransparencyLog.open(db) as opened:
-        (index,) = opened.append([leaf])
-        size = opened.size
-    entry = {
-        "ok": True,
-        "receipt": receipt_file,
-        "receipt_hash": parsed.receipt_hash,
-        "index": index,
-        "leaf_hash": leaf_hash(leaf).hex(),
-        "tree_size": size,
-    }
+    entry = {"ok": True, "receipt": receipt_file, "receipt_hash": parsed.receipt_hash}
+    if is_registry_url(target):
+        from affidavit.registry.clients.log_entries import append_all  # noqa: PLC0415 - lazy
+
+        (proven,) = append_all(target, [leaf], api_key=api_key)
+        entry |= {"index": proven.index, "leaf_hash": proven.leaf_hash.hex()}
+        entry |= {"tree_size": proven.tree_size, "created": proven.created, "log": target}
+    else:
+        if api_key is not None:
+            raise errors.UsageError("--api-key goes with a registry URL, not a log DB")
+        from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
+
+        with TransparencyLog.open(Path(target)) as opened:
+            (index,) = opened.append([leaf])
+            size = opened.size
+        entry |= {"index": index, "leaf_hash": leaf_hash(leaf).hex(), "tree_size": size}
     if as_json:
         emit_json(entry)
         return
-    click.echo(f"{index}\t{entry['leaf_hash']}\t{parsed.receipt_hash}")
+    click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{parsed.receipt_hash}")
 
 
 @receipt.command("fact")

@@ -1,7 +1,9 @@
 """``affidavit stamp``: validate an adapter output, decide by policy, log it, write a bundle.
 
 ``affidavit stamp --contract C --adapter-output RAW.json --policy P.json --deal-id ID --log DB
---key KEYFILE [--actor-key KEYFILE --actor-id A] [--time T] --out BUNDLE.json`` stamps one deal;
+--key KEYFILE [--actor-key KEYFILE --actor-id A] [--time T] --out BUNDLE.json`` stamps one deal
+(``--log https://REGISTRY --api-key KEY`` instead of ``--log DB --key KEYFILE``: through a
+registry's log, which signs; the bundle verifies offline the same way);
 ``affidavit stamp batch --contract C --policy P --log DB --key K --out-dir DIR RAW.json...`` stamps
 many under one signed tree head (deal id = ``--deal-prefix`` + file stem, bundle
 ``DIR/<stem>.bundle.json``). ``stamp`` is a group whose own options stamp one deal; ``batch`` is its
@@ -61,8 +63,19 @@ def _common_options(f: Any) -> Any:
         (
             _file("--contract", help="AdapterContract."),
             _file("--policy", help="AcceptancePolicy."),
-            _file("--log", "log_path", help="Log DB."),
-            _file("--key", "key_path", help="Log key (the private .key file)."),
+            _file("--log", "log_path", help="Log DB or registry URL."),
+            click.option(
+                "--key",
+                "key_path",
+                type=click.Path(dir_okay=False),
+                help="Log key (the private .key file) [required with a log DB].",
+            ),
+            click.option(
+                "--api-key",
+                default=None,
+                help="With --log URL: an API key with scope log:write "
+                "[default: $AFFIDAVIT_API_KEY].",
+            ),
             click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
             click.option("--actor-id", default=None, help="Actor id recorded on the events."),
             click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),
@@ -100,17 +113,20 @@ def _run(
 ) -> list[tuple[Path, dict[str, Any]]]:
     """Load everything, stamp, write; returns (path, bundle) pairs."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
-    from affidavit.attest.log.state import state_path  # noqa: PLC0415 - lazy
-    from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
-    from affidavit.attest.stamp import (  # noqa: PLC0415 - lazy
-        StampItem,
-        SwarmOptions,
-        stamp_bundles,
-    )
+    from affidavit.attest.stamp import StampItem, SwarmOptions  # noqa: PLC0415 - lazy
     from affidavit.verify.contracts.policy import AcceptancePolicy  # noqa: PLC0415 - lazy
 
     if options["actor_key"] is not None and not options["actor_id"]:
         raise errors.UsageError("--actor-key needs --actor-id")
+    from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
+
+    remote = is_registry_url(options["log_path"])
+    if remote and options["key_path"] is not None:
+        raise errors.UsageError("--key signs a local log; with --log URL the registry signs")
+    if not remote and options["api_key"] is not None:
+        raise errors.UsageError("--api-key goes with --log URL (a registry)")
+    if not remote:
+        _require(key=options["key_path"])
     for _, _, out in items:
         if out.exists() and not options["force"]:
             raise errors.ParseError(
@@ -118,29 +134,64 @@ def _run(
             )
     contract = read_json_object(options["contract"], what="contract")
     policy = AcceptancePolicy.from_json(read_json(options["policy"]))
-    key = load_signing_key(options["key_path"], refuse_world_readable=False)
     actor_key = None
     if options["actor_key"] is not None:
         actor_key = load_signing_key(options["actor_key"])
-    when = _when(options["time_text"])
+    stamping = {
+        "when": _when(options["time_text"]),
+        "actor_key": actor_key,
+        "actor_id": options["actor_id"] or "affidavit",
+        "swarm": SwarmOptions(tuple(options["swarm_designate"]), options["swarm_snapshot"]),
+    }
     stamp_items = [StampItem(deal_id, contract, raw) for deal_id, raw, _ in items]
-    with TransparencyLog.open(options["log_path"], key) as log:
-        # The key's signed state binds it to this log: a rolled-back store is refused (ADR 0005).
-        log.bind_state(state_path(Path(options["key_path"]).resolve(), log.log_id))
-        bundles = stamp_bundles(
-            log,
-            stamp_items,
-            policy,
-            when=when,
-            actor_key=actor_key,
-            actor_id=options["actor_id"] or "affidavit",
-            swarm=SwarmOptions(tuple(options["swarm_designate"]), options["swarm_snapshot"]),
+    if remote:
+        bundles = _stamp_remote(
+            options["log_path"], options["api_key"], stamp_items, policy, stamping
         )
+    else:
+        bundles = _stamp_local(options, stamp_items, policy, stamping)
     written = []
     for (_, _, out), bundle in zip(items, bundles, strict=True):
         atomic_write(out, (json.dumps(bundle, indent=2) + "\n").encode("utf-8"))
         written.append((out, bundle))
     return written
+
+
+def _stamp_local(
+    options: dict[str, Any], items: list[Any], policy: Any, stamping: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Stamp into the log DB: one append, one signed tree head."""
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.log.state import state_path  # noqa: PLC0415 - lazy
+    from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
+    from affidavit.attest.stamp import stamp_bundles  # noqa: PLC0415 - lazy
+
+    key = load_signing_key(options["key_path"], refuse_world_readable=False)
+    with TransparencyLog.open(options["log_path"], key) as log:
+        # The key's signed state binds it to this log: a rolled-back store is refused (ADR 0005).
+        log.bind_state(state_path(Path(options["key_path"]).resolve(), log.log_id))
+        return stamp_bundles(log, items, policy, **stamping)
+
+
+def _stamp_remote(
+    url: str, api_key: str | None, items: list[Any], policy: Any, stamping: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Stamp through a registry: each finality leaf is appended with ``POST /v1/log/entries
+    ?wait=integrated`` and the answer proven (registry/clients/log_entries.py) before the bundle
+    is finished with its inclusion proof and the registry's signed tree head of that size."""
+    from affidavit.attest.stamp import (  # noqa: PLC0415 - lazy
+        draft_bundles,
+        finality_leaf,
+        finish_bundle,
+    )
+    from affidavit.registry.clients.log_entries import append_all  # noqa: PLC0415 - lazy
+
+    drafts = draft_bundles(items, policy, **stamping)  # every check before anything is sent
+    proven = append_all(url, [finality_leaf(d) for d in drafts], api_key=api_key)
+    return [
+        finish_bundle(draft, entry.inclusion, entry.signed_tree_head)
+        for draft, entry in zip(drafts, proven, strict=True)
+    ]
 
 
 def _report(written: list[tuple[Path, dict[str, Any]]], as_json: bool) -> None:
@@ -187,7 +238,6 @@ def stamp(ctx: click.Context, /, **options: Any) -> None:
         policy=options["policy"],
         deal_id=options["deal_id"],
         log=options["log_path"],
-        key=options["key_path"],
         out=options["out"],
     )
     raw = read_json(options["adapter_output"])
@@ -208,12 +258,7 @@ def batch(ctx: click.Context, /, outputs: tuple[str, ...], **options: Any) -> No
     for name, value in options.items():
         unset = value is None or value is False or value == ()
         merged[name] = parent.get(name, value) if unset else value
-    _require(
-        contract=merged["contract"],
-        policy=merged["policy"],
-        log=merged["log_path"],
-        key=merged["key_path"],
-    )
+    _require(contract=merged["contract"], policy=merged["policy"], log=merged["log_path"])
     folder = Path(merged["out_dir"])
     folder.mkdir(parents=True, exist_ok=True)
     items = [

@@ -126,6 +126,7 @@ from affidavit.verify.json.forms import format_utc
 
 __all__ = [
     "MAX_ENTRIES_PER_CALL",
+    "MAX_INTEGRATE",
     "ConsistencyProof",
     "InclusionProof",
     "IssuedTreeHead",

@@ -1,7 +1,8 @@
 """``affidavit log`` basics: an append-only RFC 6962 transparency log in one SQLite file.
 
 ``init``, ``append``, ``head``, ``vkey``, ``prove`` and ``consistency`` (the verbs are listed in
-:mod:`affidavit.cli.log.group`).
+:mod:`affidavit.cli.log.group`). ``append`` also writes to a registry's log: ``log append URL
+FILE...`` (:mod:`affidavit.registry.clients.log_entries`).
 
 Leaf data (``log append``): by default the file's exact bytes, so any artefact can be logged and a
 verifier hashes what it holds. ``--leaf-form py-compact`` parses each file as strict JSON and logs
@@ -71,7 +72,7 @@ def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
 
 
 @click.command("append")
-@_db_argument
+@click.argument("db", metavar="DB|URL")
 @click.argument("files", nargs=-1, required=True)
 @click.option(
     "--leaf-form",
@@ -80,11 +81,30 @@ def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
     show_default=True,
     help="raw: the file's bytes; py-compact: strict JSON re-encoded as AiGentsy leaf data.",
 )
+@click.option(
+    "--api-key",
+    default=None,
+    help="With a registry URL: an API key with scope log:write [default: $AFFIDAVIT_API_KEY].",
+)
 @json_option
-def append(db: Path, files: tuple[str, ...], leaf_form: str, as_json: bool) -> None:
-    """Append each FILE (or - for stdin) as one leaf, all in one transaction."""
+def append(
+    db: str, files: tuple[str, ...], leaf_form: str, api_key: str | None, as_json: bool
+) -> None:
+    """Append each FILE (or - for stdin) as one leaf, all in one transaction.
+
+    With a registry's URL instead of DB (https://...), each FILE is one entry of its log
+    (POST /v1/log/entries), answered once a signed checkpoint covers it and proven against
+    the registry's key; a FILE already in the log keeps its first index.
+    """
+    from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
+
     leaves = [_leaf_data(source, leaf_form) for source in files]
-    with TransparencyLog.open(db) as opened:
+    if is_registry_url(db):
+        _append_remote(db, files, leaves, api_key, as_json)
+        return
+    if api_key is not None:
+        raise errors.UsageError("--api-key goes with a registry URL, not a log DB")
+    with TransparencyLog.open(Path(db)) as opened:
         indexes = opened.append(leaves)
         size = opened.size
     appended = [
@@ -93,6 +113,26 @@ def append(db: Path, files: tuple[str, ...], leaf_form: str, as_json: bool) -> N
     ]
     if as_json:
         emit_json({"ok": True, "appended": appended, "tree_size": size})
+        return
+    for entry in appended:
+        click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")
+
+
+def _append_remote(
+    url: str, files: tuple[str, ...], leaves: list[bytes], api_key: str | None, as_json: bool
+) -> None:
+    """``log append URL FILE...``: each leaf through the registry (proven), reported as the
+    local verb reports, plus whether each was new (``created``)."""
+    from affidavit.registry.clients.log_entries import append_all  # noqa: PLC0415 - lazy
+
+    proven = append_all(url, leaves, api_key=api_key)
+    appended = [
+        {"file": source, "index": p.index, "leaf_hash": p.leaf_hash.hex(), "created": p.created}
+        for source, p in zip(files, proven, strict=True)
+    ]
+    size = max(p.tree_size for p in proven)
+    if as_json:
+        emit_json({"ok": True, "appended": appended, "tree_size": size, "log": url})
         return
     for entry in appended:
         click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")

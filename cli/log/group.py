@@ -3,7 +3,7 @@
 ::
 
     affidavit log init DB --key KEYFILE --log-id ID
-    affidavit log append DB FILE... [--leaf-form raw|py-compact]
+    affidavit log append DB|URL FILE... [--leaf-form raw|py-compact] [--api-key KEY]
     affidavit log head DB [--checkpoint [--origin O] [--witness URL#VKEY ...]] [--key KEYFILE]
     affidavit log vkey DB [--origin O]
     affidavit log prove DB --index I [--size N]

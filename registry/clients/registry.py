@@ -299,6 +299,23 @@ class RegistryClient:
             kwargs["headers"] = {"Content-Type": "application/json"}
         return _send(self._http, method, path, self.url + path, **kwargs)
 
+    def post_bytes(
+        self, path: str, data: bytes, *, params: Mapping[str, Any] | None = None
+    ) -> tuple[Any, int]:
+        """POST ``data`` as ``application/octet-stream``; the parsed JSON answer and its status
+        (a 4xx/5xx raises ``registry.remote_error`` as :meth:`request` does)."""
+        url = self.url + path
+        response = send(
+            self._http,
+            "POST",
+            path,
+            target=url,
+            content=data,
+            params=dict(params or {}),
+            headers={"Content-Type": "application/octet-stream"},
+        )
+        return _decode(url, response.status, response.body), response.status
+
     def get(self, path: str, **params: Any) -> Any:
         """GET ``path`` with query ``params``."""
         return self.request("GET", path, params=params)

@@ -1,0 +1,238 @@
+"""Remote log writers: append entries to a registry's log and prove every byte of the answer.
+
+>>> # with LogWriter("https://registry.example", api_key=KEY) as writer:   # doctest: +SKIP
+>>> #     proven = writer.append(b"entry bytes")      # POST /v1/log/entries?wait=integrated
+>>> #     proven.inclusion, proven.signed_tree_head   # docs/formats.md §4, verified
+
+:class:`LogWriter` sends each entry to ``POST /v1/log/entries?wait=integrated`` (through
+:class:`~affidavit.registry.clients.registry.RegistryClient`, so the one HTTP rule holds: the URL
+parsed where it enters, a deadline per exchange, capped answers) and uses nothing of the answer it
+has not proven (docs/transparency.md "Writing to the log"), against the log's key and ID read once
+from ``/protocol/merkle/public-key``:
+
+1. the leaf hash is SHA-256(0x00 || the bytes it sent) (RFC 9162 §2.1.1), at a non-negative index;
+2. the checkpoint is signed by that key under that log ID (C2SP tlog-checkpoint) and is at least
+   one entry past the index;
+3. the inclusion path proves the leaf under the checkpoint's root (RFC 9162 §2.1.3.2);
+4. the signed tree head verifies under the key (docs/formats.md §4) and names the same log, size
+   and root.
+
+Any failure is ``registry.bad_response`` (the registry answered something that does not verify;
+``details.cause`` is the check's own code); nothing is returned. The result carries the
+``merkle_inclusion`` object and the tree head a ProofPack bundle holds, so a bundle stamped
+through a registry verifies offline exactly like one stamped into a local log.
+
+Transient refusals (503 ``registry.queue_full``, ``registry.integration_pending``,
+``store.busy``, ``store.unreadable``, all sent with ``Retry-After: 1``) are retried after 1, 2,
+3... seconds (at most :data:`RETRIES` times): sending the same entry again is safe, the registry
+deduplicates it.
+
+Trusting the key the registry serves is a check of consistency, not of trust: verifiers pin the
+key they trust (``verify bundle --public-key-base64``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from affidavit.registry.clients.https import DEFAULT_TIMEOUT
+from affidavit.registry.errors import RegistryError
+from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import NoteVerifier, verify_checkpoint
+from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
+from affidavit.verify.crypto.merkle import leaf_hash, verify_inclusion
+from affidavit.verify.crypto.tree_ranges import inclusion_ranges
+from affidavit.verify.crypto.treehead import verify_sth
+from affidavit.verify.crypto.trusted_keys import key_from_document
+
+if TYPE_CHECKING:
+    from affidavit.registry.clients.registry import RegistryClient
+
+__all__ = ["ENTRIES_PATH", "RETRIES", "LogWriter", "ProvenEntry", "append_all", "is_registry_url"]
+
+ENTRIES_PATH: Final = "/v1/log/entries"
+RETRIES: Final = 5
+WORKERS: Final = 8  # entries sent at once by append_all
+_TRANSIENT: Final = frozenset(
+    {"registry.queue_full", "registry.integration_pending", "store.busy", "store.unreadable"}
+)
+_MAX_WAIT_S: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenEntry:
+    """An entry in a registry's log, proven (module docstring): its place, whether this request
+    sequenced it (``created``; false: it was in the log already), the checkpoint note, and the
+    bundle's ``merkle_inclusion`` and ``signed_tree_head`` at the checkpoint's size."""
+
+    index: int
+    leaf_hash: bytes
+    created: bool
+    tree_size: int
+    checkpoint: str
+    inclusion: dict[str, Any]
+    signed_tree_head: dict[str, Any]
+
+
+class LogWriter:
+    """Appends entries to one registry's log (module docstring). Thread-safe: several threads
+    may append through one writer."""
+
+    def __init__(
+        self,
+        url: str | None,
+        *,
+        api_key: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        sleep: Callable[[float], None] = time.sleep,
+        client: RegistryClient | None = None,
+    ) -> None:
+        """``url`` (or ``$AFFIDAVIT_REGISTRY_URL``) and ``api_key`` (or ``$AFFIDAVIT_API_KEY``), a
+        key with scope ``log:write``; ``timeout`` is the deadline of each exchange, which the
+        registry's wait for a checkpoint must fit in.
+
+        Raises:
+            ``registry.url_missing``: no URL, or it breaks the one URL rule.
+            ``usage.invalid``: the API key cannot be sent as a header.
+        """
+        if client is None:  # httpx only now: a local command that imports this module needs none
+            from affidavit.registry.clients.registry import RegistryClient  # noqa: PLC0415
+
+            client = RegistryClient(url, api_key=api_key, env=env, timeout=timeout)
+        self._client = client
+        self.url = self._client.url
+        self._sleep = sleep
+        self._key: tuple[Ed25519PublicKey, str] | None = None
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def log_key(self) -> tuple[Ed25519PublicKey, str]:
+        """The log's key and log ID, from ``/protocol/merkle/public-key`` (read once).
+
+        Raises:
+            ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``.
+        """
+        if self._key is None:
+            document = self._client.get("/protocol/merkle/public-key")
+            if not isinstance(document, dict) or not isinstance(document.get("log_id"), str):
+                raise RegistryError(
+                    "registry.bad_response", f"{self.url}: the public-key document has no log_id"
+                )
+            key = key_from_document(document, source=f"{self.url}/protocol/merkle/public-key")
+            self._key = (key, document["log_id"])
+        return self._key
+
+    def append(self, data: bytes) -> ProvenEntry:
+        """Append ``data`` as one entry and wait until a signed checkpoint covers it; the proven
+        answer (module docstring).
+
+        Raises:
+            ``registry.remote_error``: the registry refused (details carry its error), after the
+                retries for the transient ones.
+            ``registry.bad_response``: the answer does not verify (``details.cause``).
+            ``registry.unavailable``: no answer in time.
+        """
+        key, log_id = self.log_key()
+        return _proven(self.url, data, self._post(data), key, log_id)
+
+    def _post(self, data: bytes) -> tuple[Any, int]:
+        for attempt in range(RETRIES + 1):
+            try:
+                return self._client.post_bytes(ENTRIES_PATH, data, params={"wait": "integrated"})
+            except RegistryError as e:
+                error = e.details.get("error") if e.code == "registry.remote_error" else None
+                code = error.get("code") if isinstance(error, dict) else None
+                if code not in _TRANSIENT or attempt == RETRIES:
+                    raise
+                self._sleep(min(_MAX_WAIT_S, 1.0 + attempt))  # past the Retry-After (1 s)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _bad(url: str, message: str, cause: str | None = None) -> RegistryError:
+    return RegistryError(
+        "registry.bad_response",
+        f"{url}{ENTRIES_PATH}: {message}",
+        details={"cause": cause} if cause else {},
+    )
+
+
+def _proven(
+    url: str, data: bytes, answer: tuple[Any, int], key: Ed25519PublicKey, log_id: str
+) -> ProvenEntry:
+    """Steps 1-4 of the module docstring over an untrusted answer (document, status)."""
+    document, status = answer
+    unverified = document if isinstance(document, dict) else {}
+    index, proof = unverified.get("index"), unverified.get("inclusion_proof")
+    expected = leaf_hash(data)  # step 1, RFC 9162 §2.1.1
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise _bad(url, "no entry index in the answer")
+    if unverified.get("leaf_hash") != expected.hex():
+        raise _bad(url, "the leaf hash is not the hash of the entry sent")
+    note, sth = unverified.get("checkpoint"), unverified.get("signed_tree_head")
+    if not isinstance(note, str) or not isinstance(proof, dict) or not isinstance(sth, dict):
+        raise _bad(url, "the answer lacks the checkpoint, the inclusion proof or the tree head")
+    try:
+        verifier = NoteVerifier(log_id, key_id_c2sp(log_id, key.raw), key)
+        checkpoint = verify_checkpoint(note, [verifier], origin=log_id).checkpoint  # step 2
+        size, hashes = proof.get("tree_size"), proof.get("hashes")
+        if size != checkpoint.tree_size or not isinstance(hashes, list) or index >= size:
+            raise _bad(url, "the inclusion proof is not at the checkpoint's size past the entry")
+        path = [bytes.fromhex(h) if isinstance(h, str) else b"" for h in hashes]
+        verify_inclusion(expected, index, size, path, checkpoint.root_hash)  # step 3
+        head = verify_sth(sth, key)  # step 4
+    except ValueError as e:
+        raise _bad(url, f"a proof hash is not hex ({e})") from None
+    except errors.AffidavitError as e:
+        if e.code == "registry.bad_response":
+            raise
+        raise _bad(url, f"the answer does not verify: {e.code}: {e.message}", e.code) from None
+    if (head.log_id, head.tree_size, head.root_hash) != (log_id, size, checkpoint.root_hash.hex()):
+        raise _bad(url, "the tree head is not of the checkpoint's log, size and root")
+    sides = ["left" if a <= index else "right" for a, _ in inclusion_ranges(index, size)]
+    inclusion = {  # docs/formats.md §4 merkle_inclusion
+        "leaf_hash": expected.hex(),
+        "leaf_index": index,
+        "tree_size": size,
+        "merkle_root": checkpoint.root_hash.hex(),
+        "proof": [{"position": s, "hash": h.hex()} for s, h in zip(sides, path, strict=True)],
+        "log_id": log_id,
+    }
+    return ProvenEntry(index, expected, status == 201, size, note, inclusion, dict(sth))
+
+
+def is_registry_url(location: str | None) -> bool:
+    """Whether a command's log argument names a registry (an http(s) URL) rather than a log DB
+    (``affidavit stamp --log``, ``log append``, ``receipt log``)."""
+    return location is not None and location.lower().startswith(("http://", "https://"))
+
+
+def append_all(
+    url: str, leaves: Sequence[bytes], *, api_key: str | None = None, timeout: float = 60.0
+) -> list[ProvenEntry]:
+    """Append every leaf of ``leaves`` to the registry at ``url`` (up to :data:`WORKERS` at once,
+    each answered under a signed checkpoint and proven), in ``leaves`` order. The first failure
+    is raised once every request ended; leaves already appended stay appended (sending them
+    again finds them).
+
+    Raises:
+        as :class:`LogWriter` and :meth:`LogWriter.append`.
+    """
+    with LogWriter(url, api_key=api_key, timeout=timeout) as writer:
+        writer.log_key()  # once, before the threads
+        if len(leaves) == 1:
+            return [writer.append(leaves[0])]
+        with ThreadPoolExecutor(max(1, min(WORKERS, len(leaves)))) as pool:
+            return list(pool.map(writer.append, leaves))
