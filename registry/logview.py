@@ -94,28 +94,22 @@ def _signed_by_current_key(state: RegistryState, note: str) -> bool:
 
 
 def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
-    """The most recent recorded signed tree head of ``tree_size`` leaves (any thread's log).
+    """The most recent recorded signed tree head of ``tree_size`` leaves (any thread's log): one
+    indexed read (``log_heads_by_size``), however many heads were handed out (an integrator
+    records one per batch).
 
     Raises:
         RegistryNotFound: no head of that size was ever handed out.
     """
-    found: dict[str, Any] | None = None
-    since = 0
-    while True:
-        page = log.heads(since_seq=since)
-        if not page:
-            break
-        for head in page:
-            if head.kind == "sth" and head.tree_size == tree_size:
-                found = load_object(head.document, what="recorded head")
-        since = page[-1].seq
+    found = log.recorded_head("sth", tree_size)
     if found is None:
         raise RegistryError(
             "registry.not_found",
             f"no signed tree head of size {tree_size} was handed out",
             details={"tree_size": tree_size},
         )
-    return found
+    document: dict[str, Any] = load_object(found.document, what="recorded head")
+    return document
 
 
 def inclusion_json(state: RegistryState, leaf_index: int, tree_size: int) -> dict[str, Any]:
