@@ -39,6 +39,9 @@ def result_lines(result: Result, *, detailed: bool) -> list[str]:
         lines.append(f"  failed at {failing.name}: {failing.code}: {failing.message}")
     elif result.verdict == "unanchored":
         lines.append(f"  {result.code}: {result.message}")
+        hint = _HINTS.get(result.code or "")
+        if hint is not None:
+            lines.append(f"  {hint}")
     return lines
 
 
@@ -74,6 +77,18 @@ def report_blocks(report: Report, *, detailed: bool) -> list[tuple[str, bool]]:
     return blocks
 
 
+# How to supply what a verdict lacked, in this command line's words: the library names no flag
+# (style.md §17), so the hint lives here, by code.
+_KEY_OPTIONS: Final = "--public-key-base64 K, --public-key FILE or --trusted-keys DIR"
+_HINTS: Final[Mapping[str, str]] = {
+    "bundle.unanchored": f"give a key you trust: {_KEY_OPTIONS}",
+    "attestation.unanchored": f"give a key you trust: {_KEY_OPTIONS}",
+    "receipt.unanchored": f"give a key you trust: {_KEY_OPTIONS}",
+    "anchor.token_unchecked": "give the TSA certificate you trust: --tsa-cert PEM",
+    "bundle.actor_keys_self_asserted": "prove who signed with --trusted-actor-keys PATH",
+}
+
+
 def _nothing(_: Mapping[str, Any]) -> list[str]:
     return []
 
@@ -82,7 +97,9 @@ def _bundle(subject: Mapping[str, Any]) -> list[str]:
     """The profile, the warnings and the policy layer (shown, never trusted: formats.md §4)."""
     profile = subject.get("profile", "default")
     lines = [] if profile == "default" else [f"  profile: {profile}"]
-    lines.extend(f"  warning: {w}" for w in subject.get("warnings", ()))
+    for warning in subject.get("warnings", ()):
+        hint = _HINTS.get(warning.partition(":")[0])
+        lines.append(f"  warning: {warning}" + (f" ({hint})" if hint else ""))
     layer = subject.get("policy_layer")
     if layer is not None:
         lines.extend(_policy_layer(layer))

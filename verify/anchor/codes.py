@@ -92,12 +92,12 @@ ANCHOR: Final = (
     Code(
         "anchor.tsa_cert_unreadable",
         INPUT,
-        "A --tsa-cert or --ca-cert file is not a PEM or DER X.509 certificate.",
+        "A TSA or CA certificate given is not a PEM or DER X.509 certificate.",
     ),
     Code(
         "anchor.tsa_chain_invalid",
         FAILED,
-        "The TSA certificate does not chain to a --ca-cert trust anchor (RFC 5280 §6).",
+        "The TSA certificate does not chain to a trust anchor the caller gave (RFC 5280 §6).",
     ),
     Code(
         "anchor.tsa_not_granted",

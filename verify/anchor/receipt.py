@@ -147,7 +147,7 @@ def verify_anchor_receipt(
         steps.append(
             StepResult.not_checked(
                 "timestamp_token",
-                "no trusted TSA certificate given (--tsa-cert): the RFC 3161 token is not proven",
+                "no trusted TSA certificate given: the RFC 3161 token is not proven",
             )
         )
     else:
@@ -251,7 +251,7 @@ def _sth_signature_step(
     name = "sth_signature"
     if log_key is None:
         return StepResult.not_checked(
-            name, "no log key given (--log-key): the tree head's own signature is not checked"
+            name, "no log key given: the tree head's own signature is not checked"
         )
     from affidavit.verify.crypto.treehead import verify_sth  # noqa: PLC0415 - only with a log key
 

@@ -29,8 +29,7 @@ from affidavit.verify.results import Result, StepResult
 __all__ = ["verify_attestation"]
 
 _UNANCHORED: Final = (
-    "no trusted key: supply one with --public-key-base64, --publisher-doc or --trusted-keys "
-    "(the key embedded in the attestation is not trusted on its own)"
+    "no trusted key given (the key embedded in the attestation is not trusted on its own)"
 )
 
 

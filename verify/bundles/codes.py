@@ -41,7 +41,7 @@ BUNDLE: Final = (
         FAILED,
         (
             "Actor signatures were required, but they verify only under keys the bundle itself "
-            "carries, not under keys the caller trusts (--trusted-actor-keys)."
+            "carries, not under actor keys the caller trusts."
         ),
     ),
     Code(
@@ -163,7 +163,7 @@ BUNDLE: Final = (
     Code(
         "bundle.tlog_proof_missing",
         FAILED,
-        "A tlog-policy was given (--policy), and the bundle carries no tlog_proof.",
+        "A tlog-policy was given, and the bundle carries no tlog_proof.",
     ),
     Code(
         "bundle.unanchored",

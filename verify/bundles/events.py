@@ -206,7 +206,7 @@ class ActorCheck(NamedTuple):
 
 SELF_ASSERTED_REASON: Final = (
     "the signatures verify only under keys the bundle itself carries (its key_directory), "
-    "not under keys the caller trusts (--trusted-actor-keys)"
+    "not under actor keys the caller trusts"
 )
 
 

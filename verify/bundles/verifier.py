@@ -118,12 +118,9 @@ PROFILES: Final = ("default", "swarm-strict")
 SWARM_STEPS: Final = ("swarm_coverage", "swarm_snapshot", "swarm_decision")
 SELF_ASSERTED_WARNING: Final = (
     "bundle.actor_keys_self_asserted: actor signatures verify only under keys the bundle "
-    "carries; supply --trusted-actor-keys to prove who signed"
+    "carries; trust the actors' keys (actor_trust) to prove who signed"
 )
-UNANCHORED_HINT: Final = (
-    "no tree head signed by a trusted key: supply one with --public-key-base64, --publisher-doc "
-    "or --trusted-keys (library: BundleVerifier(trusted_keys=...))"
-)
+UNANCHORED_HINT: Final = "no tree head signed by a trusted key"
 _UNANCHORED: Final = ("bundle.unanchored", UNANCHORED_HINT)
 _HEX_RUN: Final = re.compile(r"[a-f0-9]*")
 _AFTER_CHAIN: Final = (

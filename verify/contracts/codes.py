@@ -212,7 +212,7 @@ CONTRACT: Final = (
     Code(
         "pin.revoked",
         REFUSED,
-        "Pinning a revoked contract is refused (--allow-revoked-for-legacy-inspection).",
+        "Pinning a revoked contract is refused, unless the caller allows it for legacy inspection.",
     ),
     Code(
         "validator.load_failed",

@@ -120,7 +120,7 @@ class FreshnessReport:
         if age > max_age:
             return (
                 f"the manifest was signed at {self.claimed_signed_at}, "
-                f"{_human(age)} ago: older than --max-age {_human(max_age)}"
+                f"{_human(age)} ago: older than the maximum age of {_human(max_age)}"
             )
         return None
 

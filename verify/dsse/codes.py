@@ -81,13 +81,13 @@ STATEMENT: Final[tuple[Code, ...]] = (
     Code(
         "statement.subject_mismatch",
         FAILED,
-        "The Statement's subject is not the one its source (--bundle) gives: name or sha256"
+        "The Statement's subject is not the one its source (the bundle) gives: name or sha256"
         " digest differs.",
     ),
     Code(
         "statement.predicate_mismatch",
         FAILED,
-        "The Statement's predicate is not the one rebuilt from its source (--bundle).",
+        "The Statement's predicate is not the one rebuilt from its source (the bundle).",
     ),
 )
 
@@ -103,8 +103,8 @@ PREDICATE: Final[tuple[Code, ...]] = (
     Code(
         "predicate.audit_invalid",
         INPUT,
-        "Not a facts audit report (facts audit --json): ok, facts, findings, info and signatures"
-        " of the right types are required.",
+        "Not a facts audit report (the JSON of a facts audit): ok, facts, findings, info and"
+        " signatures of the right types are required.",
     ),
     Code(
         "predicate.kind_unknown",
@@ -115,7 +115,7 @@ PREDICATE: Final[tuple[Code, ...]] = (
     Code(
         "predicate.kind_ambiguous",
         INPUT,
-        "export intoto: the source has the shape of more than one kind; name one with --kind.",
+        "export intoto: the source has the shape of more than one kind; the caller must name one.",
     ),
 )
 

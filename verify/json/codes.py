@@ -11,7 +11,11 @@ from typing import Final
 from affidavit.verify._code import INPUT, Code
 
 PARSE: Final = (
-    Code("io.exists", INPUT, "Refused to overwrite an existing file (use --force where offered)."),
+    Code(
+        "io.exists",
+        INPUT,
+        "Refused to overwrite an existing file the caller did not allow replacing.",
+    ),
     Code("io.unreadable", INPUT, "A file could not be read."),
     Code("json.bom", INPUT, "The document starts with a byte-order mark."),
     Code(

@@ -247,7 +247,7 @@ def test_max_age_refuses_a_manifest_signed_before_the_revocation(
     stale = _gate(old, project, "--max-age", "7d", "--json")
     assert stale.exit_code == 1, stale.output
     problems = json.loads(stale.stdout)["problems"]
-    assert any("older than --max-age 7d" in p for p in problems), problems
+    assert any("older than the maximum age of 7d" in p for p in problems), problems
     fresh = _manifest(project, "fresh", generated_at=_now())
     assert _gate(fresh, project, "--max-age", "7d").exit_code == 0
 

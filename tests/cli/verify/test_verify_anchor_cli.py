@@ -71,7 +71,7 @@ def test_verified_with_tsa_cert_and_ca(receipt: Path, tsa: LocalTsa) -> None:
     plain = _run(*args)
     assert plain.exit_code == 0
     assert plain.stdout.splitlines()[1] == (
-        "  note: no log key given (--log-key): the tree head's own signature is not checked"
+        "  note: no log key given: the tree head's own signature is not checked"
     )
     code, document = _json(*args)
     assert code == 0
