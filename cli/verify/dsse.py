@@ -28,6 +28,7 @@ from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.cli.render.verdict import error_line, result_lines
 from affidavit.verify import errors
+from affidavit.verify.results import Result
 
 __all__ = ["dsse"]
 
@@ -58,6 +59,7 @@ def dsse(
     **trust_options: Any,
 ) -> None:
     """Verify a DSSE envelope and the in-toto Statement v1 it carries, under trusted keys."""
+    from affidavit.verify.dsse.envelope import MAX_ENVELOPE_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.dsse.report import NO_BUNDLE, check_envelope  # noqa: PLC0415 - lazy
 
     trust = read_trust(**trust_options)
@@ -68,13 +70,17 @@ def dsse(
             " --trusted-keys DIR (fail closed)"
         )
     bundle = NO_BUNDLE if bundle_file is None else _read_bundle(bundle_file)
-    result = check_envelope(
-        lambda: _read_envelope_bytes(source),
-        keys,
-        threshold=threshold,
-        bundle=bundle,
-        source=source,
-    )
+    try:
+        data = read_input(source, max_bytes=MAX_ENVELOPE_BYTES)
+    except errors.ParseError as e:
+        if e.code != "json.too_large":
+            raise
+        limit = {"limit": MAX_ENVELOPE_BYTES}
+        message = f"{source}: larger than {MAX_ENVELOPE_BYTES} bytes"
+        error = errors.EnvelopeError("dsse.too_large", message, details=limit)
+        result = Result.unreadable_input("dsse", source, error)
+    else:
+        result = check_envelope(data, keys, threshold=threshold, bundle=bundle, source=source)
     if as_json:
         emit_json({**result.document(), "trust": trust.to_json()})
     elif result.verdict == "unreadable":
@@ -89,18 +95,3 @@ def _read_bundle(path: str) -> Any:
     from affidavit.cli._common import read_json  # noqa: PLC0415 - lazy
 
     return read_json(path)
-
-
-def _read_envelope_bytes(source: str) -> bytes:
-    from affidavit.verify.dsse.envelope import MAX_ENVELOPE_BYTES  # noqa: PLC0415 - lazy
-
-    try:
-        return read_input(source, max_bytes=MAX_ENVELOPE_BYTES)
-    except errors.ParseError as e:
-        if e.code != "json.too_large":
-            raise
-        raise errors.EnvelopeError(
-            "dsse.too_large",
-            f"{source}: larger than {MAX_ENVELOPE_BYTES} bytes",
-            details={"limit": MAX_ENVELOPE_BYTES},
-        ) from None

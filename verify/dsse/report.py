@@ -16,7 +16,7 @@ Verified only when every step is ``ok``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from affidavit.verify import errors
@@ -37,19 +37,18 @@ _UNAUTHENTICATED: Final = (
 
 
 def check_envelope(
-    read: Callable[[], bytes],
+    data: bytes,
     trusted_keys: Sequence[Ed25519PublicKey],
     *,
     threshold: int = 1,
     bundle: Any = NO_BUNDLE,
     source: str | None = None,
 ) -> Result:
-    """Verify the envelope ``read()`` returns under ``trusted_keys`` (module docstring); an
-    envelope ``read`` finds too large or that is malformed is the verdict ``unreadable``.
-    ``bundle`` (a parsed ProofPack bundle) adds the ``cross_check`` step.
+    """Verify the envelope ``data`` under ``trusted_keys`` (module docstring); an envelope too
+    large or malformed is the verdict ``unreadable``. ``bundle`` (a parsed ProofPack bundle) adds
+    the ``cross_check`` step.
 
     Raises:
-        ``io.unreadable``: ``read`` could not read the envelope at all.
         ``usage.invalid``: ``threshold`` is below 1 or above the distinct trusted keys.
         ``bundle.*``, ``statement.*`` (exit 2): ``bundle`` records no decision, or the
             Statement's predicate type cannot be cross-checked.
@@ -64,10 +63,8 @@ def check_envelope(
         "statement": None,
     }
     try:
-        envelope = parse_envelope(read())
+        envelope = parse_envelope(data)
     except (errors.EnvelopeError, errors.ParseError) as e:
-        if e.code == "io.unreadable":
-            raise
         return Result("dsse", source, (StepResult.unreadable("envelope", e),), subject)
     subject["payload_type"] = envelope.payload_type
     steps = [StepResult.ok("envelope", signatures=len(envelope.signatures))]
