@@ -80,6 +80,10 @@ PY
 echo "-- affidavit verify bundle, offline, with the pinned key"
 affidavit verify bundle bundle.json --public-key-base64 "$(cat pinned_registry_key.b64)"
 
+echo "-- affidavit lookup: what the registry's log holds about the bundle's deal id, proven with the pinned key"
+deal="$(printf %s demo-registry-1 | python -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')"
+affidavit lookup "$url" "$deal" --public-key-base64 "$(cat pinned_registry_key.b64)"
+
 echo "-- PUT /v1/facts: a decision fact derived from the bundle, and a hidden company fact"
 python - "$url" "$writer_key" "$team_key" <<'PY'
 import json, sys

@@ -15,3 +15,11 @@ echo
 echo "== demo finished: every step ran"
 echo "   its files (keys, contracts, bundles, logs, facts, a registry's data) are in $DEMO_DIR"
 echo "   look at them there; remove them with: rm -rf '$DEMO_DIR'"
+registry_data="$DEMO_DIR/registry/data"
+if [ -f "$registry_data/registry.db" ]; then
+  vkey="$(affidavit log vkey "$registry_data/registry.db")"
+  pin="$(python -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$vkey")"
+  echo "   the demo registry's explorer (its log key pinned in the link), once it runs again with"
+  echo "     affidavit registry serve --data-dir '$registry_data' --port 8080"
+  echo "   is http://127.0.0.1:8080/?vkey=$pin"
+fi

@@ -72,6 +72,12 @@ REGISTRY: Final = (
     ),
     Code("http.not_found", INPUT, "No such route (HTTP 404)."),
     Code(
+        "lookup.index_missing",
+        FAILED,
+        "A log entry replayed from the tiles is not answered by the registry's lookup under a "
+        "hash it is filed under (a monitor's check of the index).",
+    ),
+    Code(
         "lookup.leaf_mismatch",
         FAILED,
         "A lookup answer's leaf bytes do not hash to the leaf hash it proves (issue 26).",

@@ -12,7 +12,7 @@
 :func:`subjects` is pure: it reads only the leaf's bytes, so the registry (when it logs an entry,
 and ``registry reindex``), a monitor replaying the tiles and ``affidavit lookup`` checking an
 answer all derive the same rows from the same bytes. Every leaf is filed under its RFC 9162 leaf
-hash and the SHA-256 of its bytes; then, by what the bytes are (docs/formats.md §10):
+hash and the SHA-256 of its bytes; then, by what the bytes are (docs/formats.md §11):
 
 ========  ==================================================  ================================
 kind      the leaf                                            also filed under

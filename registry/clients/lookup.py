@@ -52,7 +52,15 @@ from affidavit.verify.trust import TrustRoot
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["MAX_ENTRIES", "Answer", "Entry", "check_answer", "lookup", "parse_page"]
+__all__ = [
+    "MAX_ENTRIES",
+    "Answer",
+    "Entry",
+    "audit_index",
+    "check_answer",
+    "lookup",
+    "parse_page",
+]
 
 MAX_ENTRIES: Final = 1000  # entries a lookup reads at most (ten pages of the registry's cap)
 _MAX_PAGE_BYTES: Final = 8 * 1024 * 1024
@@ -360,3 +368,82 @@ def lookup(
                 raise _bad("next_cursor does not move forward")
             cursor = page.next_cursor
     return check_answer(url, digest, pages, leaves, trust, truncated=cursor is not None)
+
+
+# -- a monitor's check of the index ----------------------------------------------------------
+
+
+def _first_at(client: httpx.Client, base: str, subject: Subject, index: int) -> Entry | None:
+    """The first entry the registry answers for ``subject`` from leaf ``index`` on."""
+    target = f"{base}/v1/lookup/{subject.digest}?cursor={index}&limit=1"
+    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES)
+    if response.status != 200:
+        raise RegistryError("registry.bad_response", f"{target}: HTTP {response.status}")
+    page = parse_page(response.body)
+    return page.entries[0] if page.entries else None
+
+
+def audit_index(
+    url: str,
+    trust: TrustRoot,
+    *,
+    start: int = 0,
+    timeout: float = DEFAULT_TIMEOUT,
+    transport: httpx.BaseTransport | None = None,
+) -> Result:
+    """What a monitor checks of a registry's lookup index (docs/transparency.md "Lookup"): its
+    checkpoint (``/tlog/checkpoint``) verifies under ``trust``; every entry of ``[start, size)``
+    is read from the tiles, each bound to that checkpoint
+    (:class:`~affidavit.verify.tlog.tiles.TiledTree`); every hash it is filed under
+    (:func:`~affidavit.registry.index.subjects`) is asked for from that leaf on
+    (``GET /v1/lookup/{hash}?cursor=INDEX&limit=1``), and the first entry answered must be that
+    leaf, matched in that field (else ``lookup.index_missing``). The one Result (kind
+    ``lookup_audit``), subject ``{origin, tree_size, start, entries, hashes}``.
+
+    Raises:
+        ``usage.invalid``: ``url`` breaks the URL rule.
+        ``registry.unavailable``, ``registry.bad_response``: the registry could not be read.
+    """
+    from affidavit.registry.clients.tiles import TileReader  # noqa: PLC0415 - the tile half
+    from affidavit.verify.tlog.tiles import TiledTree  # noqa: PLC0415 - only for an audit
+
+    parse_url(url, allow_query=False)
+    base = url.rstrip("/")
+    subject: dict[str, Any] = {"start": start, "entries": 0, "hashes": 0}
+    with TileReader(base + "/tlog/", timeout=timeout, transport=transport) as tiles:
+        note = tiles.checkpoint().decode("utf-8", "replace")
+        try:
+            verified = verify_checkpoint(note, _verifiers(trust, note))
+        except errors.AffidavitError as e:
+            return Result("lookup_audit", url, (StepResult.failed("checkpoint", e),), subject)
+        body = verified.checkpoint
+        subject.update(origin=body.origin, tree_size=body.tree_size)
+        steps = [StepResult.ok("checkpoint", tree_size=body.tree_size)]
+        tree = TiledTree.for_checkpoint(tiles.tile, body)
+        with new_client(timeout=timeout, transport=transport) as client:
+            try:
+                for index in range(start, body.tree_size):
+                    data = tree.entry_bundle(index >> 8)[index & 0xFF]  # bound to the root
+                    subject["entries"] += 1
+                    for filed in subjects(data):
+                        subject["hashes"] += 1
+                        answered = _first_at(client, base, filed, index)
+                        if (
+                            answered is None
+                            or answered.index != index
+                            or filed.field not in answered.matched
+                        ):
+                            error = RegistryError(
+                                "lookup.index_missing",
+                                f"leaf {index} is not answered under its {filed.field} "
+                                f"{filed.digest}",
+                                details={"index": index, "field": filed.field},
+                            )
+                            return Result("lookup_audit", url, (*steps, StepResult.failed(
+                                "index", error)), subject)  # fmt: skip
+            except errors.ProofError as e:  # tlog.*: a tile or bundle that does not bind
+                return Result(
+                    "lookup_audit", url, (*steps, StepResult.failed("entries", e)), subject
+                )
+    steps.append(StepResult.ok("index", entries=subject["entries"], hashes=subject["hashes"]))
+    return Result("lookup_audit", url, tuple(steps), subject)

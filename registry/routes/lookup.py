@@ -19,39 +19,17 @@ from __future__ import annotations
 from typing import Any, Final
 
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.lookup import DEFAULT_PAGE, MAX_PAGE, answer, catch_up_all
 from affidavit.registry.routes._http import int_param, json_response
-from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.routes.tlog import served_checkpoint
+from affidavit.registry.state import ReadView
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.verify.json.forms import is_hex64
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-__all__ = ["routes", "served_checkpoint"]
-
-
-def _recorded(view: ReadView) -> str | None:
-    """The latest recorded checkpoint if it covers the current size (read view)."""
-    latest = view.log.latest_checkpoint()
-    if latest is not None and latest.tree_size == view.log.size:
-        return latest.document
-    return None
-
-
-def _current(state: RegistryState) -> str:
-    """On the writer thread: the recorded checkpoint of the current size, else a new one."""
-    latest = state.log.latest_checkpoint()
-    if latest is not None and latest.tree_size == state.log.size:
-        return latest.document
-    return latest_checkpoint(state)
-
-
-async def served_checkpoint(state: RegistryState) -> str:
-    """The checkpoint of the current size, as ``/tlog/checkpoint`` serves it."""
-    note = await state.read(_recorded)
-    return note if note is not None else await state.db.run(_current, state)
+__all__ = ["routes"]
 
 
 def _digest(request: Request) -> str:

@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-__all__ = ["CHECKPOINT_CACHE", "TILE_CACHE", "routes"]
+__all__ = ["CHECKPOINT_CACHE", "TILE_CACHE", "routes", "served_checkpoint"]
 
 CHECKPOINT_CACHE: Final = "public, max-age=5"  # tlog-tiles, "Checkpoints": mutable
 TILE_CACHE: Final = "public, max-age=31536000, immutable"  # tlog-tiles: immutable endpoints
@@ -59,12 +59,16 @@ def _current(state: RegistryState) -> str:
     return latest_checkpoint(state)
 
 
+async def served_checkpoint(state: RegistryState) -> str:
+    """The checkpoint of the current size, as ``GET /tlog/checkpoint`` serves it (and as
+    ``GET /v1/lookup`` hands it out with the proofs that lead to it)."""
+    note = await state.read_single(_recorded)
+    return note if note is not None else await state.db.run(_current, state)
+
+
 async def checkpoint(request: Request) -> Response:
     """The checkpoint of the current size."""
-    state = request.app.state.registry
-    note = await state.read_single(_recorded)
-    if note is None:
-        note = await state.db.run(_current, state)
+    note = await served_checkpoint(request.app.state.registry)
     return Response(
         note.encode("utf-8"),
         media_type="text/plain; charset=utf-8",

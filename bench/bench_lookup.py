@@ -1,0 +1,261 @@
+"""Lookups by hash at 1,000,000 indexed entries, on SQLite and PostgreSQL (issue 26).
+
+Usage: python bench/bench_lookup.py [--quick] [--entries N] [--lookups N] [--skip-postgres]
+
+Per store, a log of N leaves appended by hash (``TransparencyLog.append_leaf_hashes``, 10,000 per
+transaction) and its lookup index built directly in bulk, three rows per entry as
+``registry/index.py`` files a contract record's: its leaf hash, the SHA-256 of its bytes, and a
+digest four consecutive entries share (a contract's hash across four lifecycle entries). SQLite
+gets the rows by ``executemany`` in key order, PostgreSQL by ``COPY`` (then ``VACUUM ANALYZE``).
+
+Then ``--lookups`` answers of ``registry.lookup.answer`` (what ``GET /v1/lookup/{hash}`` computes:
+the index range scan and every entry's RFC 9162 inclusion proof at the tree's size, in one read
+snapshot as a reader thread runs it), one at a time, on hashes drawn in turn from: a leaf hash (one
+entry), a shared digest (four entries) and an unknown hash (none). Each row: lookups per second
+and p50/p99 latency, by kind of hash and over all. Target: p99 < 10 ms at 1,000,000 entries.
+PostgreSQL runs on a throwaway cluster (tests/pg.py, shared_buffers 128MB), stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from _timing import table  # noqa: E402 - bench/ is the script's folder
+from affidavit.attest.keyring import derive_test_key  # noqa: E402
+from affidavit.attest.log.transparency import TransparencyLog  # noqa: E402
+from affidavit.attest.stores.sqlite import Store  # noqa: E402
+from affidavit.registry.db import REGISTRY_MIGRATIONS, RegistryTables  # noqa: E402
+from affidavit.registry.lookup import answer  # noqa: E402
+
+from tests.pg import PgCluster, PostgresMissing  # noqa: E402
+
+KEY = derive_test_key("bench_lookup TEST-ONLY log key")
+LOG_ID = "bench-lookup"
+APPEND_BATCH = 10_000
+ROW_BATCH = 200_000
+GROUP = 4  # entries sharing one digest
+PG_SETTINGS = {"shared_buffers": "128MB"}
+
+
+def leaf(i: int) -> bytes:
+    return hashlib.sha256(b"leaf %d" % i).digest()
+
+
+def data_digest(i: int) -> bytes:
+    return hashlib.sha256(b"data %d" % i).digest()
+
+
+def shared(group: int) -> bytes:
+    return hashlib.sha256(b"contract %d" % group).digest()
+
+
+def rows_of(start: int, end: int) -> list[tuple[bytes, int, str, str]]:
+    out: list[tuple[bytes, int, str, str]] = []
+    for i in range(start, end):
+        out.append((leaf(i), i, "leaf_hash", "contract"))
+        out.append((data_digest(i), i, "data_sha256", "contract"))
+        out.append((shared(i // GROUP), i, "contract_hash", "contract"))
+    return out
+
+
+def build_log(store: Store, entries: int) -> TransparencyLog:
+    log = TransparencyLog.create(store, KEY, LOG_ID)
+    for start in range(0, entries, APPEND_BATCH):
+        log.append_leaf_hashes([leaf(i) for i in range(start, min(entries, start + APPEND_BATCH))])
+    return log
+
+
+def fill_sqlite(store: Store, entries: int) -> None:
+    """Every row, in key order (sequential B-tree appends), in a few big transactions."""
+    rows = rows_of(0, entries)
+    rows.sort()
+    with store.write() as db:
+        for offset in range(0, len(rows), ROW_BATCH):
+            db.executemany(
+                "INSERT INTO registry_lookup(hash, leaf_index, field, kind) VALUES (?, ?, ?, ?)",
+                rows[offset : offset + ROW_BATCH],
+            )
+        db.execute("INSERT INTO registry_lookup_size(id, size) VALUES (1, ?)", (entries,))
+
+
+def fill_postgres(url: str, entries: int) -> None:
+    import psycopg
+
+    rows = rows_of(0, entries)
+    rows.sort()
+    with psycopg.connect(url, autocommit=True) as conn:
+        with conn.transaction(), conn.cursor() as cursor:
+            sql = "COPY registry_lookup (hash, leaf_index, field, kind) FROM STDIN (FORMAT BINARY)"
+            with cursor.copy(sql) as copy:
+                copy.set_types(["bytea", "int8", "text", "text"])
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute("INSERT INTO registry_lookup_size(id, size) VALUES (1, %s)", (entries,))
+        conn.execute("VACUUM (ANALYZE) registry_lookup")
+
+
+def queries(entries: int, count: int) -> Iterator[tuple[str, str]]:
+    """``(kind, hex)`` in turn: one entry, four entries, none; spread over the whole log."""
+    step = max(1, entries // max(1, count))
+    for n in range(count):
+        i = (n * step * 7919) % entries
+        kind = ("1 entry", "4 entries", "0 entries")[n % 3]
+        if kind == "1 entry":
+            yield kind, leaf(i).hex()
+        elif kind == "4 entries":
+            yield kind, shared(i // GROUP).hex()
+        else:
+            yield kind, hashlib.sha256(b"unknown %d" % n).hexdigest()
+
+
+def measure(reader: Store, entries: int, count: int) -> dict[str, list[float]]:
+    tables = RegistryTables(reader)
+    log = TransparencyLog(reader, owns_store=False)
+    note = "(checkpoint)"
+    timings: dict[str, list[float]] = {}
+    plan = list(queries(entries, count))
+    for _kind, digest in plan[: min(300, len(plan))]:  # warm the page cache and the plans
+        with reader.read():
+            answer(tables, log, digest, cursor=0, limit=100, checkpoint=note, tree_size=entries)
+    for kind, digest in plan:
+        started = time.perf_counter()
+        with reader.read():  # one snapshot per lookup, as a reader thread (registry/db.py)
+            found = answer(
+                tables, log, digest, cursor=0, limit=100, checkpoint=note, tree_size=entries
+            )
+        timings.setdefault(kind, []).append(time.perf_counter() - started)
+        expected = {"1 entry": 1, "4 entries": GROUP, "0 entries": 0}[kind]
+        if len(found["entries"]) != expected:
+            raise SystemExit(f"{kind} {digest}: {len(found['entries'])} entries")
+    return timings
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def rows_for(store_name: str, timings: dict[str, list[float]]) -> list[list[Any]]:
+    out = []
+    everything = [t for values in timings.values() for t in values]
+    for kind, values in [*sorted(timings.items()), ("all", everything)]:
+        out.append(
+            [
+                store_name,
+                kind,
+                len(values) / sum(values),
+                statistics.median(values) * 1000,
+                percentile(values, 0.99) * 1000,
+            ]
+        )
+    return out
+
+
+def run_store(  # noqa: PLR0917 - one call per store, each argument named there
+    name: str, open_writer: Callable[[], Store], open_reader: Callable[[], Store],
+    fill: Callable[[Store], None], entries: int, count: int,
+) -> tuple[list[list[Any]], str]:  # fmt: skip
+    started = time.perf_counter()
+    writer = open_writer()
+    try:
+        writer.migrate("registry", REGISTRY_MIGRATIONS)
+        build_log(writer, entries)
+        built = time.perf_counter()
+        fill(writer)
+    finally:
+        writer.close()
+    filled = time.perf_counter()
+    reader = open_reader()
+    try:
+        timings = measure(reader, entries, count)
+    finally:
+        reader.close()
+    note = (
+        f"{name}: log of {entries:,} leaves in {built - started:.0f} s, "
+        f"{3 * entries:,} index rows in {filled - built:.0f} s"
+    )
+    return rows_for(name, timings), note
+
+
+def start_cluster() -> PgCluster:
+    cluster = PgCluster()
+    try:
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("# bench/bench_lookup.py\n")
+            conf.writelines(f"{key} = {value}\n" for key, value in PG_SETTINGS.items())
+        cluster.start()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 entries, 1,500 lookups.")
+    parser.add_argument("--entries", type=int, default=None, help="[1,000,000; 100,000].")
+    parser.add_argument("--lookups", type=int, default=None, help="[6,000; 1,500].")
+    parser.add_argument("--skip-postgres", action="store_true")
+    args, _unknown = parser.parse_known_args(argv)
+    entries = args.entries or (100_000 if args.quick else 1_000_000)
+    count = args.lookups or (1_500 if args.quick else 6_000)
+    began = time.monotonic()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    rows: list[list[Any]] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench-lookup-") as folder:
+        path = Path(folder) / "registry.db"
+        found, note = run_store(
+            "sqlite",
+            lambda: Store.open(path, create=True),
+            lambda: Store.open(path, readonly=True),
+            lambda store: fill_sqlite(store, entries),
+            entries,
+            count,
+        )
+        rows += found
+        notes.append(note)
+    if not args.skip_postgres:
+        try:
+            cluster = start_cluster()
+        except PostgresMissing as e:
+            notes.append(f"postgresql skipped: {e}")
+        else:
+            try:
+                url = cluster.create_database("lookup")
+                found, note = run_store(
+                    "postgresql",
+                    lambda: Store.connect(url),
+                    lambda: Store.connect(url),
+                    lambda _store: fill_postgres(url, entries),
+                    entries,
+                    count,
+                )
+                rows += found
+                notes.append(note)
+            finally:
+                cluster.stop()
+    print(
+        f"lookups at {entries:,} indexed entries ({3 * entries:,} rows), one at a time; "
+        "target p99 < 10 ms"
+    )
+    print(table(["store", "hash", "lookups/s", "p50 ms", "p99 ms"], rows))
+    for note in notes:
+        print(f"  {note}")
+    print(f"(bench_lookup: {time.monotonic() - began:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
