@@ -116,6 +116,15 @@ def assert_output_schema(command: str, document: Any) -> None:
     assert not found, f"{command} --json output does not match its schema: " + "; ".join(found[:5])
 
 
+def assert_verify_report(document: Any) -> None:
+    """Fail unless ``document`` is a report of ``specs/verify-result.schema.json`` (as the
+    library writes it, before a command adds the trust it verified under)."""
+    schema = json.loads((SPECS / "verify-result.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema, registry=schema_registry())
+    found = [_describe(e) for e in validator.iter_errors(document)]
+    assert not found, "not a verify-result report: " + "; ".join(found[:5])
+
+
 def _refs(node: Any) -> Iterator[str]:
     if isinstance(node, dict):
         if isinstance(node.get("$ref"), str):

@@ -2,13 +2,14 @@
 
 Exit codes: 0 verified, 1 not verified (failed, or ``unanchored``: no ``--tsa-cert`` was given, so
 the time-stamp token is not proven), 2 unreadable input or usage. ``--json`` prints one document
-(``specs/verify-anchor-result.schema.json``). Trust comes only from the caller: ``--tsa-cert``
-(the TSA certificates trusted to time-stamp), ``--ca-cert`` (optional trust anchors the TSA
-certificate must chain to) and, optionally, the tree head's own signing key through the trust
-options every verify verb takes (:mod:`affidavit.cli._trust`; ``--log-key`` and
-``--log-key-base64`` are aliases of ``--public-key`` and ``--public-key-base64``). The tree head
-is checked under each trusted key until one verifies it, honouring the key's validity window
-(docs/adr/0011). Nothing here reads the network unless ``--fetch-key`` asks.
+(``specs/output/verify-anchor.schema.json``: the one result, kind ``anchor``). Trust comes only
+from the caller: ``--tsa-cert`` (the TSA certificates trusted to time-stamp), ``--ca-cert``
+(optional trust anchors the TSA certificate must chain to) and, optionally, the tree head's own
+signing key through the trust options every verify verb takes (:mod:`affidavit.cli._trust`;
+``--log-key`` and ``--log-key-base64`` are aliases of ``--public-key`` and
+``--public-key-base64``). The tree head is checked under each trusted key until one verifies it,
+honouring the key's validity window (docs/adr/0011). Nothing here reads the network unless
+``--fetch-key`` asks.
 """
 
 from __future__ import annotations

@@ -211,3 +211,14 @@ def test_bundle_with_a_predicate_type_we_cannot_cross_check(
     )
     assert result.exit_code == 2
     assert "error: usage.invalid:" in result.stderr
+
+
+def test_an_envelope_over_the_limit_is_unreadable(
+    envelope_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("affidavit.verify.dsse.envelope.MAX_ENVELOPE_BYTES", 64)
+    code, document = _json(str(envelope_file), "--public-key-base64", ALICE.public_key.b64)
+    assert (code, document["verdict"], document["code"]) == (2, "unreadable", "dsse.too_large")
+    assert [s["name"] for s in document["steps"]] == ["parse"]
+    text = _run(str(envelope_file), "--public-key-base64", ALICE.public_key.b64)
+    assert text.stderr.startswith(f"error: dsse.too_large: {envelope_file}: larger than 64 bytes")

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from affidavit.cli.main import affidavit
-from affidavit.specs import read_spec
 from click.testing import CliRunner, Result
 
+from tests.schemas import assert_output_schema
 from tests.verify.anchor_tsa import (
     LOG_KEY,
     OPENSSL,
@@ -21,8 +20,6 @@ from tests.verify.anchor_tsa import (
     signed_sth,
     sth_bytes,
 )
-
-SCHEMA = json.loads(read_spec("verify-anchor-result.schema.json"))
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +44,7 @@ def _run(*args: str) -> Result:
 def _json(*args: str) -> tuple[int, dict[str, Any]]:
     result = _run(*args, "--json")
     document = json.loads(result.stdout)
-    jsonschema.Draft7Validator(SCHEMA).validate(document)
+    assert_output_schema("verify anchor", document)
     return result.exit_code, document
 
 
@@ -55,10 +52,6 @@ def _write(tmp_path: Path, document: Any, name: str = "r.json") -> str:
     path = tmp_path / name
     path.write_text(json.dumps(document))
     return str(path)
-
-
-def test_schema_is_a_valid_draft7_schema() -> None:
-    jsonschema.Draft7Validator.check_schema(SCHEMA)
 
 
 def test_verified_with_tsa_cert_and_ca(receipt: Path, tsa: LocalTsa) -> None:

@@ -6,16 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from affidavit.cli.main import affidavit
 from click.testing import CliRunner
 
+from tests.schemas import assert_output_schema
 from tests.verify.bundles.test_bundle_support import LOG_KEY, OTHER_KEY, OUTPUTS, edit, stamp
 
-SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[3] / "specs" / "verify-result.schema.json").read_text()
-)
 KEY = LOG_KEY.public_key.b64
 
 
@@ -34,7 +31,7 @@ def _run(*args: str) -> Any:
 def _json(*args: str) -> dict[str, Any]:
     result = _run(*args, "--json")
     document: dict[str, Any] = json.loads(result.output)
-    jsonschema.Draft7Validator(SCHEMA).validate(document)
+    assert_output_schema(f"verify {args[0]}", document)
     document["exit_code"] = result.exit_code
     return document
 

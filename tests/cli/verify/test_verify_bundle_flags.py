@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from affidavit.attest.keyring import public_key_pem
 from affidavit.cli.main import affidavit
 from click.testing import CliRunner
 
+from tests.schemas import assert_output_schema
 from tests.verify.bundles.test_bundle_support import (
     ACTOR_ID,
     ACTOR_KEY,
@@ -25,10 +25,6 @@ from tests.verify.bundles.test_bundle_support import (
     stamp,
 )
 from tests.verify.bundles.test_bundle_swarm import _stamp as stamp_swarm
-
-SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[3] / "specs" / "verify-result.schema.json").read_text()
-)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +91,7 @@ def _run(*args: Any) -> Any:
 def _json(*args: Any) -> tuple[int, dict[str, Any]]:
     result = _run(*args, "--json")
     document: dict[str, Any] = json.loads(result.output)
-    jsonschema.Draft7Validator(SCHEMA).validate(document)
+    assert_output_schema("verify bundle", document)
     return result.exit_code, document["results"][0]
 
 

@@ -13,6 +13,7 @@ from affidavit.verify.contracts.validators import ValidatorRegistry
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.results import Report, Result
 
+from tests.schemas import assert_verify_report
 from tests.verify.bundles.test_bundle_support import (
     ACTOR_ID,
     OTHER_KEY,
@@ -23,8 +24,6 @@ from tests.verify.bundles.test_bundle_support import (
     stamp,
     verifier,
 )
-
-SCHEMA = Path(__file__).resolve().parents[3] / "specs" / "verify-result.schema.json"
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +43,7 @@ def _failure(result: Result) -> tuple[str, str | None]:
 
 
 def _schema_check(document: dict[str, Any]) -> None:
-    import jsonschema
-
-    jsonschema.Draft7Validator(json.loads(SCHEMA.read_text())).validate(document)
+    assert_verify_report(document)
 
 
 # -- peer fixtures ------------------------------------------------------------------------------

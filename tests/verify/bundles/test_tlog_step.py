@@ -199,13 +199,11 @@ def test_verify_bundle_without_policy_stays_light(stamped: Any, tmp_path: Path) 
 
 
 def test_reports_match_the_result_schema(stamped: Any, half_cosigned: Any) -> None:
-    import jsonschema
     from affidavit.verify.results import Report
 
+    from tests.schemas import assert_verify_report
+
     bundles, policy = stamped
-    schema = json.loads(
-        (Path(__file__).resolve().parents[3] / "specs" / "verify-result.schema.json").read_text()
-    )
     results = (
         _verify(bundles[0], policy),
         _verify(half_cosigned[0], policy),
@@ -213,7 +211,7 @@ def test_reports_match_the_result_schema(stamped: Any, half_cosigned: Any) -> No
         _verify(bundles[0], None),
     )
     document = Report("bundle", results).to_json()
-    jsonschema.Draft7Validator(schema).validate(document)
+    assert_verify_report(document)
     assert [r["verdict"] for r in document["results"]] == [
         "verified",
         "failed",
