@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from affidavit.cli._input import read_input
 from affidavit.verify import errors
 from affidavit.verify.json.strict import load_object, loads
 
+if TYPE_CHECKING:
+    from affidavit.verify.results import Report, Result
+
 __all__ = [
     "emit_json",
     "json_option",
+    "print_outcome",
     "read_input",
     "read_json",
     "read_json_object",
@@ -53,3 +57,14 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
 def emit_json(document: Any) -> None:
     """Write ``document`` as indented JSON (key order kept) and a newline to stdout."""
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def print_outcome(outcome: Result | Report, *, as_json: bool, **how: Any) -> None:
+    """Print a verification's result or report (:func:`affidavit.cli.render.verdict.outcome_blocks`
+    with ``how``) and exit with its verdict's code."""
+    from affidavit.cli.render.verdict import outcome_blocks  # noqa: PLC0415 - only verify verbs
+
+    for text, to_stderr in outcome_blocks(outcome, as_json=as_json, **how):
+        click.echo(text, err=to_stderr)
+    if outcome.exit_code:
+        click.get_current_context().exit(outcome.exit_code)

@@ -17,8 +17,7 @@ from pathlib import Path
 import click
 from affidavit.attest._host import read_capped
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option
-from affidavit.cli.render.verdict import one_line
+from affidavit.cli._common import json_option, print_outcome
 from affidavit.registry.clients.tiles import TileReader
 from affidavit.verify import errors
 from affidavit.verify.results import Result
@@ -92,10 +91,4 @@ def monitor(
             )
     if state is not None:  # kept only after every check passed
         atomic_write(state_file, state_json(state))
-    if as_json:
-        emit_json(result.document())
-    else:
-        text, to_stderr = one_line(result)
-        click.echo(text, err=to_stderr)
-    if result.exit_code:
-        click.get_current_context().exit(result.exit_code)
+    print_outcome(result, as_json=as_json, brief=True)

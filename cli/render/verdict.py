@@ -6,12 +6,44 @@ dataclasses (docs/adr/0003-cold-start.md).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from affidavit.verify.results import VERDICTS, Report, Result, StepResult
 
-__all__ = ["error_line", "one_line", "report_blocks", "result_lines", "step_line"]
+__all__ = [
+    "error_line",
+    "one_line",
+    "outcome_blocks",
+    "report_blocks",
+    "result_lines",
+    "step_line",
+]
+
+
+def outcome_blocks(
+    outcome: Result | Report,
+    *,
+    as_json: bool,
+    extra: Mapping[str, Any] | None = None,
+    detailed: bool = True,
+    brief: bool = False,
+) -> list[tuple[str, bool]]:
+    """What a verify verb prints, as ``(text, to_stderr)`` blocks: with ``as_json`` the result's
+    (or report's) one document, ``extra`` beside it (the trust it was verified under); else a
+    report's blocks, a result's one line (``brief``), or its error line when unreadable and its
+    report lines otherwise."""
+    if as_json:
+        document = outcome.to_json() if isinstance(outcome, Report) else outcome.document()
+        return [(json.dumps({**document, **(extra or {})}, indent=2, ensure_ascii=False), False)]
+    if isinstance(outcome, Report):
+        return report_blocks(outcome, detailed=detailed)
+    if brief:
+        return [one_line(outcome)]
+    if outcome.verdict == "unreadable":
+        return [(error_line(outcome), True)]
+    return [("\n".join(result_lines(outcome, detailed=detailed)), False)]
 
 
 def step_line(step: StepResult) -> str:

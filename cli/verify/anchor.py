@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 import click
-from affidavit.cli._common import emit_json, json_option, read_input, read_json
+from affidavit.cli._common import json_option, print_outcome, read_input, read_json
 from affidavit.cli._trust import read_trust, trust_options
-from affidavit.cli.render.verdict import error_line, step_line
+from affidavit.cli.render.verdict import step_line
 from affidavit.verify import errors
 from affidavit.verify.results import Result, StepResult
 
@@ -76,12 +76,10 @@ def anchor(
         result = anchor_result(receipt, (StepResult.unreadable("parse", e),))
     else:
         result = _verify(document, trust, receipt)
-    if as_json:
-        emit_json({**result.document(), "trust": trust.to_json()})
-    elif result.verdict == "unreadable":
-        click.echo(error_line(result), err=True)
-    else:
-        click.echo("\n".join(describe(result, verbose=verbose)))
+    if as_json or result.verdict == "unreadable":
+        print_outcome(result, as_json=as_json, extra={"trust": trust.to_json()})
+        return
+    click.echo("\n".join(describe(result, verbose=verbose)))
     click.get_current_context().exit(result.exit_code)
 
 

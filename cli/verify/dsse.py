@@ -24,9 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._common import json_option, print_outcome, read_input
 from affidavit.cli._trust import read_trust, trust_options
-from affidavit.cli.render.verdict import error_line, result_lines
 from affidavit.verify import errors
 from affidavit.verify.results import Result
 
@@ -81,14 +80,7 @@ def dsse(
         result = Result.unreadable_input("dsse", source, error)
     else:
         result = check_envelope(data, keys, threshold=threshold, bundle=bundle, source=source)
-    if as_json:
-        emit_json({**result.document(), "trust": trust.to_json()})
-    elif result.verdict == "unreadable":
-        click.echo(error_line(result), err=True)
-    else:
-        click.echo("\n".join(result_lines(result, detailed=True)))
-    if result.exit_code:
-        click.get_current_context().exit(result.exit_code)
+    print_outcome(result, as_json=as_json, extra={"trust": trust.to_json()})
 
 
 def _read_bundle(path: str) -> Any:

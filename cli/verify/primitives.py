@@ -1,28 +1,23 @@
 """``affidavit verify checkpoint`` and ``affidavit verify inclusion``: for users of any log.
 
 Checkpoints are C2SP signed notes (docs/formats.md §6); inclusion proofs are RFC 9162 §2.1.3.
-Hashes are accepted as 64 hex characters or as standard base64 of 32 bytes. Exit 0 verified, 1 not verified,
-2 unreadable input or usage. ``--json`` prints the one result document (verdict, steps and the
-subject's fields) whatever the verdict; the text is one line.
+Hashes are accepted as 64 hex characters or as standard base64 of 32 bytes. Exit 0 verified, 1
+not verified, 2 unreadable input or usage. ``--json`` prints the one result document (verdict,
+steps and the subject's fields) whatever the verdict; the text is one line.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
-from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._common import json_option, print_outcome, read_input
 from affidavit.cli._trust import read_trust, trust_options
-from affidavit.cli.render.verdict import one_line
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.forms import is_hex64
 
-if TYPE_CHECKING:
-    from affidavit.verify.results import Result
-    from affidavit.verify.trust import TrustRoot
-
-__all__ = ["checkpoint", "inclusion", "parse_hash", "print_result"]
+__all__ = ["checkpoint", "inclusion", "parse_hash"]
 
 MAX_CHECKPOINT_BYTES = 1 << 20
 
@@ -45,22 +40,6 @@ def parse_hash(text: str, what: str) -> bytes:
     return raw
 
 
-def print_result(result: Result, as_json: bool, trust: TrustRoot | None = None) -> None:
-    """Print a one-subject verb's result: its ``--json`` document (with the trust, for a verb
-    that takes trust options), or its one line (:func:`affidavit.cli.render.verdict.one_line`);
-    exit with the verdict's code."""
-    if as_json:
-        document = result.document()
-        if trust is not None:
-            document["trust"] = trust.to_json()
-        emit_json(document)
-    else:
-        text, to_stderr = one_line(result)
-        click.echo(text, err=to_stderr)
-    if result.exit_code:
-        click.get_current_context().exit(result.exit_code)
-
-
 @click.command("checkpoint")
 @click.argument("source", metavar="FILE|-")
 @trust_options
@@ -78,7 +57,8 @@ def checkpoint(source: str, origin: str | None, as_json: bool, **trust_options: 
             " key file or folder of them (fail closed)"
         )
     note = read_input(source, max_bytes=MAX_CHECKPOINT_BYTES)
-    print_result(check_checkpoint(note, verifiers, origin=origin, source=source), as_json, trust)
+    result = check_checkpoint(note, verifiers, origin=origin, source=source)
+    print_outcome(result, as_json=as_json, extra={"trust": trust.to_json()}, brief=True)
 
 
 @click.command("inclusion")
@@ -97,4 +77,5 @@ def inclusion(
     leaf = parse_hash(leaf_hash, "--leaf-hash")
     expected_root = parse_hash(root, "--root")
     path = [parse_hash(item, f"--proof #{n + 1}") for n, item in enumerate(proof)]
-    print_result(check_inclusion(leaf, index, size, path, expected_root), as_json)
+    result = check_inclusion(leaf, index, size, path, expected_root)
+    print_outcome(result, as_json=as_json, brief=True)

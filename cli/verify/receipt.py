@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 from affidavit.cli._batch import Progress, map_in_workers
-from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._common import json_option, print_outcome, read_input
 from affidavit.cli._input import read_artefact
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
@@ -171,14 +171,7 @@ def _bulk(
 
 
 def _finish(results: Sequence[Result], as_json: bool, trust: TrustRoot, *, detailed: bool) -> None:
-    from affidavit.cli.render.verdict import report_blocks  # noqa: PLC0415 - lazy
     from affidavit.verify.results import Report  # noqa: PLC0415 - lazy
 
     report = Report("receipt", tuple(results))
-    if as_json:
-        emit_json({**report.to_json(), "trust": trust.to_json()})
-    else:
-        for text, to_stderr in report_blocks(report, detailed=detailed):
-            click.echo(text, err=to_stderr)
-    if report.exit_code:
-        click.get_current_context().exit(report.exit_code)
+    print_outcome(report, as_json=as_json, extra={"trust": trust.to_json()}, detailed=detailed)

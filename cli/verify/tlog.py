@@ -21,9 +21,9 @@ text is one line (cli/render/verdict.py: what was verified, or the error line on
 from __future__ import annotations
 
 import click
-from affidavit.cli._common import json_option, read_input
+from affidavit.cli._common import json_option, print_outcome, read_input
 from affidavit.cli.verify.bundle import read_policy
-from affidavit.cli.verify.primitives import parse_hash, print_result
+from affidavit.cli.verify.primitives import parse_hash
 from affidavit.verify import errors
 
 __all__ = ["tlog_proof"]
@@ -67,7 +67,8 @@ def tlog_proof(
     entry = None if entry_file is None else read_input(entry_file)
     leaf = None if leaf_hash is None else parse_hash(leaf_hash, "--leaf-hash")
     data = _read_proof(source, MAX_PROOF_BYTES)
-    print_result(check_proof(data, policy, entry=entry, leaf_hash=leaf, source=source), as_json)
+    result = check_proof(data, policy, entry=entry, leaf_hash=leaf, source=source)
+    print_outcome(result, as_json=as_json, brief=True)
 
 
 def _read_proof(source: str, limit: int) -> bytes:
