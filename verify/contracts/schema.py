@@ -1,4 +1,4 @@
-"""AdapterContract schema checks: a compiled fast path, and the jsonschema reference it must match.
+"""AdapterContract schema checks: compiled, and equal to the jsonschema reference (in the tests).
 
 >>> from affidavit.verify.contracts.schema import schema_issues
 >>> [issue.code for issue in schema_issues({"adapter_id": "Not-DNS"})][:2]
@@ -9,8 +9,9 @@
 ``schema_issues`` implements ``specs/adapter-contract.schema.json`` (docs/formats.md §2) with
 hand-written checks and precompiled regexes, and adds the one rule JSON Schema cannot express:
 ``allowed_policy_fields`` must be a subset of ``output_fields``. It never imports jsonschema (that
-import alone costs ~130 ms, performance.md). ``reference_issue_codes`` runs the same schema through
-``jsonschema.Draft7Validator`` (imported on first use) and is what the tests compare against.
+import alone costs ~60 ms, and a check is ~50x slower: docs/adr/0003); the tests run the same
+schema through ``jsonschema.Draft7Validator`` as the reference it must match
+(tests/verify/contracts/schema_reference.py; jsonschema is a dev dependency, an oracle).
 
 Regexes are applied with ``fullmatch``: a trailing newline never passes, as in ECMA-262 where
 ``$`` means end of input (the shipped schema says the same with ``not: {pattern: "\\n"}``).
@@ -18,7 +19,6 @@ Regexes are applied with ``fullmatch``: a trailing newline never passes, as in E
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
@@ -40,7 +40,6 @@ __all__ = [
     "is_field_name",
     "is_semver",
     "is_sha256_hex",
-    "reference_issue_codes",
     "schema_issues",
 ]
 
@@ -230,61 +229,3 @@ def _subset_issues(declaration: Mapping[str, Any]) -> list[Issue]:
             "allowed_policy_fields",
         )
     ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Reference check (tests, benchmarks): the shipped schema through jsonschema's Draft 7 validator.
-
-_CODE_BY_FIELD: Final = {
-    **dict.fromkeys(SEMVER_FIELDS, "contract.bad_semver"),
-    "adapter_id": "contract.bad_adapter_id",
-    "validator_name": "contract.bad_validator_name",
-    **dict.fromkeys(HASH_FIELDS, "contract.bad_hash_format"),
-}
-
-
-@functools.cache
-def _reference_validator() -> Any:
-    import jsonschema  # noqa: PLC0415 - deliberately lazy: never on the verify path
-    from affidavit.specs import read_spec  # noqa: PLC0415
-    from affidavit.verify.json.strict import loads  # noqa: PLC0415
-
-    schema = loads(read_spec("adapter-contract.schema.json"))
-    jsonschema.Draft7Validator.check_schema(schema)
-    return jsonschema.Draft7Validator(schema)
-
-
-def reference_issue_codes(declaration: Any) -> frozenset[str]:
-    """The issue codes jsonschema finds with the shipped schema, plus the subset rule.
-
-    Slow (imports jsonschema on first call); for tests and benchmarks, not the verify path.
-    """
-    codes: set[str] = set()
-    for error in _reference_validator().iter_errors(declaration):
-        path = list(error.absolute_path)
-        codes.add(_reference_code(error.validator, path))
-    if isinstance(declaration, dict):
-        output = declaration.get("output_fields")
-        allowed = declaration.get("allowed_policy_fields")
-        if isinstance(output, list) and isinstance(allowed, list):
-            strings = {x for x in allowed if isinstance(x, str)} - {
-                x for x in output if isinstance(x, str)
-            }
-            if strings:
-                codes.add("contract.policy_fields_not_subset")
-    return frozenset(codes)
-
-
-def _reference_code(keyword: str, path: list[Any]) -> str:
-    if not path:
-        return "contract.missing_field" if keyword == "required" else "contract.not_object"
-    field = path[0]
-    if field in ARRAY_FIELDS:
-        if len(path) > 1:
-            return "contract.bad_field_name"
-        return {
-            "type": "contract.fields_not_array",
-            "minItems": "contract.output_fields_empty",
-            "uniqueItems": "contract.duplicate_field",
-        }.get(keyword, f"unmapped:{keyword}")
-    return _CODE_BY_FIELD.get(str(field), f"unmapped:{field}")

@@ -16,11 +16,12 @@ from affidavit.verify.contracts.contract import contract_hashes
 from affidavit.verify.contracts.schema import (
     REQUIRED_FIELDS,
     is_adapter_id,
-    reference_issue_codes,
     schema_issues,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.verify.contracts.schema_reference import reference_issue_codes
 
 FAST = settings(
     max_examples=300,

@@ -11,9 +11,10 @@ from affidavit.verify.contracts.contract import contract_hash, input_schema_hash
 from affidavit.verify.contracts.lifecycle import parse_adapter_ref, parse_semver
 from affidavit.verify.contracts.manifest import check_entry_text, check_signature
 from affidavit.verify.contracts.pins import validate_pin_args
-from affidavit.verify.contracts.schema import is_semver, reference_issue_codes, schema_issues
+from affidavit.verify.contracts.schema import is_semver, schema_issues
 
 from tests.conftest import raises_code
+from tests.verify.contracts.schema_reference import reference_issue_codes
 
 HEX = "ab" * 32
 LEADING_ZEROS = ["01.0.0", "001.0.0", "1.00.0", "1.0.01", "00.0.0"]
