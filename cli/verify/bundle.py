@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from affidavit.cli._batch import Progress, map_in_workers
 from affidavit.cli._input import read_input
 from affidavit.cli._trust import TRUST_OPTIONS, folder_files, read_trust
-from affidavit.cli.render.verdict import report_blocks
+from affidavit.cli.render.verdict import outcome_blocks
 from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify._fastpath import Command, Option
 from affidavit.cli.verify._fastpath import echo as _echo
@@ -233,12 +233,9 @@ def _finish(
     :mod:`affidavit.cli.render.verdict`), with the trust it was verified under in ``--json``;
     return its exit code, the largest of the verdicts'."""
     report = Report(kind, tuple(results))
-    if as_json:
-        document = {**report.to_json(), "trust": trust.to_json()}
-        _echo(json.dumps(document, indent=2, ensure_ascii=False))
-    else:
-        for text, to_stderr in report_blocks(report, detailed=detailed):
-            _echo(text, err=to_stderr)
+    extra = {"trust": trust.to_json()}
+    for text, to_stderr in outcome_blocks(report, as_json=as_json, extra=extra, detailed=detailed):
+        _echo(text, err=to_stderr)
     return report.exit_code
 
 
