@@ -56,10 +56,10 @@ async def lookup(request: Request) -> Response:
     state = request.app.state.registry
     note = await served_checkpoint(state)
     size = parse_checkpoint_body(parse_note(note).text).tree_size
-    if await state.read(lambda view: view.tables.lookup_size() < size):
-        await state.db.run(catch_up_all, state.tables, state.log)
 
-    def read(view: ReadView) -> dict[str, Any]:
+    def read(view: ReadView) -> dict[str, Any] | None:
+        if view.tables.lookup_size() < size:  # leaves another process appended: file them first
+            return None
         return answer(
             view.tables,
             view.log,
@@ -70,7 +70,13 @@ async def lookup(request: Request) -> Response:
             tree_size=size,
         )
 
-    return json_response(await state.read(read))
+    body = await state.read(read)
+    if body is None:
+        await state.db.run(catch_up_all, state.tables, state.log)
+        body = await state.read(read)
+    if body is None:  # pragma: no cover - the writer indexed to at least this size
+        raise RegistryError("http.internal", "the lookup index is behind the log")
+    return json_response(body)
 
 
 routes: Final = [Route("/v1/lookup/{hash}", lookup, methods=["GET"])]
