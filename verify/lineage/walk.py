@@ -232,7 +232,8 @@ def walk(
     ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given,
     marks each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes,
     time); a walk cut by them is ``truncated``. The CLI walks a local file unbounded; the
-    registry passes its settings.
+    registry passes its settings. ``clock`` (seconds, monotonic) is read only when
+    ``limits.max_seconds`` is finite.
 
     Raises:
         GraphDepthExceeded: depth outside 0..5.
@@ -265,7 +266,8 @@ def walk(
         status = check_signature(fact) if (check_signature and fact is not None) else None
         return WalkNode(hash=fact_hash, depth=level, fact=fact, signature=status)
 
-    deadline = clock() + limits.max_seconds
+    timed = limits.max_seconds != float("inf")  # the clock is read only for a time budget
+    deadline = clock() + limits.max_seconds if timed else 0.0
     nodes = [node(root_hash, 0, root_fact)]
     size = _node_bytes(nodes[0])
     edges: list[WalkEdge] = []
@@ -288,7 +290,7 @@ def walk(
         spent = False  # the byte or time budget ran out during this level
         for offset in range(0, len(wanted), _LOAD_CHUNK):
             chunk = wanted[offset : offset + _LOAD_CHUNK]
-            if clock() > deadline:
+            if timed and clock() > deadline:
                 spent = True
                 break
             found = _load_many(source, chunk)
