@@ -16,7 +16,7 @@ from sqlite3 import Connection
 from typing import Final
 
 from affidavit.attest.errors import LogError
-from affidavit.verify.crypto.merkle import EMPTY_ROOT, node_hash
+from affidavit.verify.crypto.merkle import EMPTY_ROOT, node_hash, subtree_hash
 from affidavit.verify.crypto.tree_ranges import decompose
 
 __all__ = [
@@ -84,16 +84,10 @@ class NodeReader:
     def range_hash(self, start: int, end: int) -> bytes:
         """MTH of leaves ``[start, end)``, where ``start`` is a multiple of a power of two >= the
         range's length (every range an RFC 9162 proof or root asks for). O(log n) reads."""
-        if start == end:
-            return EMPTY_ROOT
         keys = decompose(start, end)
         if len(keys) > 1:
             self.prefetch(keys)
-        parts = [self.node(level, index) for level, index in keys]
-        result = parts.pop()
-        while parts:  # RFC 9162 §2.1.1: MTH(D[n]) = H(0x01 || MTH(D[0:k]) || MTH(D[k:n]))
-            result = node_hash(parts.pop(), result)
-        return result
+        return subtree_hash(start, end, self.node)
 
 
 def frontier(db: Connection, path: Path | str, size: int) -> list[bytes]:
