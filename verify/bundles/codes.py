@@ -40,8 +40,9 @@ BUNDLE: Final = (
         "bundle.actor_signatures_untrusted",
         FAILED,
         (
-            "Actor signatures were required, but they verify only under keys the bundle itself "
-            "carries, not under actor keys the caller trusts."
+            "Actor signatures were required, but an event's signature verifies under no key the "
+            "caller trusts for its actor at its time (only under a key the bundle carries, or "
+            "under a trusted key bound to another actor or outside its validity window)."
         ),
     ),
     Code(

@@ -574,8 +574,8 @@ def _required(events: Sequence[Event], actors: ActorCheck, sidecar: SidecarCheck
         untrusted = errors.BundleError(
             "bundle.actor_signatures_untrusted",
             f"actor signatures are required under keys the caller trusts; "
-            f"{len(events) - len(trusted)} of {len(events)} event(s) are signed only under keys "
-            "the bundle carries",
+            f"{len(events) - len(trusted)} of {len(events)} event(s) are signed under no key the "
+            "caller trusts for their actor at their time",
         )
         return StepResult.failed(name, untrusted, **details)
     return StepResult.ok(name, trust="caller_trusted", **details)
