@@ -218,7 +218,7 @@ def _verify_one(source: str) -> Result:
     try:
         data = read_input(source)
     except errors.AffidavitError as e:
-        return Result.unreadable_input("bundle", source, e)
+        return _VERIFIER.unreadable(source, e)
     result: Result = _VERIFIER.verify_bytes(data, source=source)
     return result
 
@@ -312,7 +312,7 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     try:
         data = read_input(path)
     except errors.AffidavitError as e:
-        return _finish([Result.unreadable_input("bundle", path, e)], as_json, "bundle", True, trust)
+        return _finish([_VERIFIER.unreadable(path, e)], as_json, "bundle", True, trust)
     result: Result = _VERIFIER.verify_bytes(data, source=path)
     code = _finish([result], as_json, "bundle", True, trust)
     vsa_trust = trust_document(

@@ -304,7 +304,7 @@ class BundleVerifier:
         try:
             _parse(unverified_bundle)
         except errors.AffidavitError as e:
-            return Result.unreadable_input("bundle", source, e)
+            return self.unreadable(source, e)
         view = _read_parts(unverified_bundle)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
@@ -386,12 +386,19 @@ class BundleVerifier:
             first = _required(view.events.items, actors, sidecar)
         return [first, sidecar.step]
 
+    def unreadable(self, source: str | None, error: errors.AffidavitError) -> Result:
+        """The result for a bundle that ``error`` kept from being read: one failed ``parse``
+        step, and the bundle's fields null (every bundle result has them, as the peer's does)."""
+        subject = dict.fromkeys(("deal_id", "spec_version", "bundle_hash"))
+        subject.update(warnings=[], profile=self.profile)
+        return Result("bundle", source, (StepResult.unreadable("parse", error),), subject)
+
     def verify_bytes(self, data: bytes, *, source: str | None = None) -> Result:
         """Parse ``data`` strictly (:mod:`.jsonio`) and verify; bad JSON gives ``unreadable``."""
         try:
             document = loads(data)
         except errors.ParseError as e:
-            return Result.unreadable_input("bundle", source, e)
+            return self.unreadable(source, e)
         return self.verify(document, source=source)
 
     # -- steps --------------------------------------------------------------------------

@@ -152,3 +152,16 @@ def test_a_malformed_bundle_is_one_line_on_stderr_and_exit_2(
     assert result.stdout == ""
     assert result.stderr.splitlines() == [result.stderr.strip()]
     assert result.stderr.startswith(f"error: {code}: {path}: ")
+
+
+def test_every_bundle_result_has_the_bundle_keys(tmp_path: Path) -> None:
+    """Scripts written for the peer read deal_id, spec_version, bundle_hash and verified from
+    every result, an unreadable one too (null there)."""
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"deal_id": 1}')
+    document = _json("bundle", str(tmp_path / "missing.json"), str(bad))
+    for result in document["results"]:
+        assert result["verdict"] == "unreadable"
+        assert {k: result[k] for k in ("deal_id", "spec_version", "bundle_hash", "verified")} == {
+            "deal_id": None, "spec_version": None, "bundle_hash": None, "verified": False
+        }  # fmt: skip
