@@ -218,8 +218,9 @@ def _verify_one(source: str) -> Result:
     try:
         data = read_input(source)
     except errors.AffidavitError as e:
-        return _VERIFIER.unreadable(source, e)
-    result: Result = _VERIFIER.verify_bytes(data, source=source)
+        result: Result = _VERIFIER.unreadable(source, e)
+    else:
+        result = _VERIFIER.verify_bytes(data, source=source)
     return result
 
 
