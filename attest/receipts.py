@@ -108,7 +108,7 @@ def sign_receipt_body(body: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     :func:`make_receipt` is the checked way. Tests use this to build receipts that lie.
 
     Raises:
-        ``receipt.malformed`` etc.: the signed document would not parse.
+        ``receipt.malformed``, ``canonical.*``: the signed document would not parse.
     """
     unsigned = {k: v for k, v in body.items() if k != "signature"}
     receipt_hash = receipt_hash_of(unsigned)

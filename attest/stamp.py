@@ -153,7 +153,8 @@ def evaluate_adapter(
     (seed 003 lifecycle table, fail closed); lifecycle warnings ride along.
 
     Raises:
-        ContractSchemaError, ContractHashMismatch, ContractInputSchemaHashMismatch: the contract
+        ``contract.schema_invalid``, ``contract.hash_mismatch``,
+            ``contract.input_schema_hash_mismatch``: the contract
             itself is not valid (nothing is stamped on an invalid contract).
     """
     _check_contract(contract)
@@ -316,9 +317,9 @@ def draft_bundles(
     or a registry's (``affidavit stamp --log URL``). Nothing is logged here.
 
     Raises:
-        UsageError: ``when`` is naive, or ``items`` is empty, or a deal id repeats, or a swarm
-            designation has no actor key or a malformed event type.
-        ContractSchemaError, ContractHashMismatch, ...: an invalid contract.
+        ``usage.invalid``: ``when`` is naive, or ``items`` is empty, or a deal id repeats, or a
+            swarm designation has no actor key or a malformed event type.
+        ``contract.schema_invalid``, ``contract.hash_mismatch``...: an invalid contract.
     """
     if when.tzinfo is None or when.utcoffset() is None:
         raise errors.UsageError("the stamping time must be timezone-aware")
@@ -377,7 +378,7 @@ def stamp_bundles(
 
     Raises:
         as :func:`draft_bundles` (before any append).
-        LogNoSigningKey: the log has no signing key.
+        ``log.no_signing_key``: the log has no signing key.
     """
     drafts = draft_bundles(
         items, policy, when=when, actor_key=actor_key, actor_id=actor_id, swarm=swarm

@@ -31,8 +31,8 @@ def listen(
     """A bound, listening, inheritable TCP socket for ``host:port``.
 
     Raises:
-        ``registry.bind_failed`` (``refused(message, port)``): the address is in use, not
-            permitted or not valid.
+        ``registry.bind_failed`` (or what ``refused`` makes of the message and port): the
+            address is in use, not permitted or not valid.
     """
     import socket  # noqa: PLC0415 - lazy: ~2 ms, only serve listens
 

@@ -39,7 +39,8 @@ def fetch(url: str) -> bytes:
     fetcher (:func:`affidavit.registry.clients.https.get`).
 
     Raises:
-        ManifestFetchError: not https, httpx missing, an HTTP/transport error, or over the cap.
+        ``manifest.fetch_failed``: not https, httpx missing, an HTTP/transport error, or over the
+            cap.
     """
     from affidavit.registry.clients.https import get  # noqa: PLC0415 - only on the network path
 

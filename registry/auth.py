@@ -124,7 +124,7 @@ def parse_publisher(text: str) -> str:
 
     Raises:
         ``auth.bad_publisher``: not lowercase dot-separated segments like ``acme`` or
-        ``acme.tools``.
+            ``acme.tools``.
     """
     if len(text) > 200 or not _PUBLISHER.fullmatch(text):
         raise AuthError(

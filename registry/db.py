@@ -484,7 +484,7 @@ def open_tables(path: Path | str, *, key_dir: Path | None = None) -> RegistryTab
     initialising it would let the service fork its log (docs/adr/0005).
 
     Raises:
-        LogStateMismatch: the database is missing or empty and a log state file exists.
+        ``log.state_mismatch``: the database is missing or empty and a log state file exists.
     """
     if is_postgres_url(path):  # a PostgreSQL database: the log refuses a lost one itself
         FactStore.connect(str(path)).close()
@@ -506,7 +506,7 @@ def refuse_lost_database(path: Path, state_files: Sequence[Path]) -> None:
     """Refuse a missing or empty database when a log key has signed heads (its state files).
 
     Raises:
-        LogStateMismatch: naming the first state file.
+        ``log.state_mismatch``: naming the first state file.
     """
     if not state_files:
         return

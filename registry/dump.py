@@ -149,9 +149,9 @@ def read_dump(directory: str | Path, trusted_key: Ed25519PublicKey) -> VerifiedD
     """Read the dump in ``directory`` and prove it under ``trusted_key`` (module docstring).
 
     Raises:
-        RegistryError ``registry.dump_invalid`` (exit 2): a file is missing or unreadable, or the
+        ``registry.dump_invalid`` (exit 2): a file is missing or unreadable, or the
             dump's schema is newer than this Affidavit's.
-        RegistryError ``registry.dump_unsigned``, ``registry.dump_signature_invalid``,
+        ``registry.dump_unsigned``, ``registry.dump_signature_invalid``,
             ``registry.dump_file_mismatch``, ``registry.dump_count_mismatch``,
             ``registry.dump_fact_mismatch`` and the log's codes
             (:func:`affidavit.registry.dump_log.prove_log`) (exit 1): it is not authentic.

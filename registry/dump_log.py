@@ -89,7 +89,7 @@ def prove_log(
     """Prove the dump's log (``summary`` is the signed manifest's ``log``) under ``trusted_key``.
 
     Raises:
-        RegistryError ``registry.dump_key_mismatch``, ``registry.dump_root_mismatch``,
+        ``registry.dump_key_mismatch``, ``registry.dump_root_mismatch``,
             ``registry.dump_checkpoint_invalid``, ``registry.dump_head_invalid`` (module
             docstring, a to d); ``registry.dump_invalid`` for rows that are not a log's.
     """
@@ -201,7 +201,7 @@ def _verified_checkpoint(note: object, history: Sequence[LogKey]) -> Checkpoint:
     witnesses, are not the log's and are ignored).
 
     Raises:
-        AffidavitError: ``checkpoint.*``, or the note is not text.
+        ``checkpoint.*``: the note is not text, or does not verify under the log's keys.
     """
     if not isinstance(note, str):
         raise errors.SignatureError("checkpoint.malformed", "a checkpoint is a signed note (text)")

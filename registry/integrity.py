@@ -168,8 +168,8 @@ def check_location(location: str) -> CheckReport:
     only, or a ``postgresql://`` URL), in one read snapshot.
 
     Raises:
-        StoreMissing: no registry has been started on it (no file, or no registry tables).
-        StoreUnreadable, StoreCorrupt: the database cannot be read.
+        ``store.missing``: no registry has been started on it (no file, or no registry tables).
+        ``store.unreadable``, ``store.corrupt``: the database cannot be read.
     """
     store = Store.at(location, readonly=True)
     try:

@@ -32,7 +32,7 @@ def signing(state: RegistryState, sign: Callable[[], T]) -> T:
     """Sign only while healthy; a tree that contradicts a signed head marks the log unhealthy.
 
     Raises:
-        LogUnhealthy: 503, now or from an earlier failure.
+        ``log.unhealthy``: 503, now or from an earlier failure.
     """
     if state.unhealthy is None:
         try:
@@ -51,7 +51,7 @@ def latest_head(state: RegistryState) -> dict[str, Any]:
     before a restart, is served as recorded (docs/adr/0013: every instance serves the same bytes).
 
     Raises:
-        LogUnhealthy: the stored tree contradicts a signed head (503).
+        ``log.unhealthy``: the stored tree contradicts a signed head (503).
     """
     size = state.log.size
     cached = state.sth_cache.get(size)
@@ -99,7 +99,7 @@ def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
     records one per batch).
 
     Raises:
-        RegistryNotFound: no head of that size was ever handed out.
+        ``registry.not_found``: no head of that size was ever handed out.
     """
     found = log.recorded_head("sth", tree_size)
     if found is None:

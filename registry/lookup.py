@@ -134,7 +134,7 @@ def reindex(store: Store) -> dict[str, Any]:
     :data:`CHUNK` leaves per transaction; a lookup meanwhile indexes what it needs first.
 
     Raises:
-        LogNotFound: the store holds no log.
+        ``log.not_found``: the store holds no log.
     """
     store.migrate("registry", REGISTRY_MIGRATIONS)
     tables = RegistryTables(store)

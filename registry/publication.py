@@ -396,7 +396,7 @@ def require_healthy(state: RegistryState) -> None:
     nothing joins a damaged tree.
 
     Raises:
-        LogUnhealthy: the stored tree contradicts a head this log signed (503).
+        ``log.unhealthy``: the stored tree contradicts a head this log signed (503).
     """
     if state.unhealthy is not None:
         raise LogError("log.unhealthy", state.unhealthy, details={"retry": False})
@@ -435,7 +435,7 @@ def authorize(key: ApiKey, adapter_id: str) -> Authorized:
     """Check that ``key`` may write ``adapter_id``.
 
     Raises:
-        AuthKeyUnbound, AuthPublisherForbidden: it may not (403).
+        ``auth.key_unbound``, ``auth.publisher_forbidden``: it may not (403).
     """
     check_publisher(key, adapter_id)
     return Authorized(key, adapter_id)
@@ -451,13 +451,14 @@ def publish_job(
     same contract again is found (``created`` false) with the stored entry.
 
     Raises (now or from the job):
-        AuthKeyUnbound, AuthPublisherForbidden: ``key`` may not write this adapter_id (403).
-        RegistryChannelReserved: a reserved distribution channel without an admin key (403).
-        LogUnhealthy: the log contradicts a head it signed; nothing is sequenced (503).
-        RegistryContractRejected: it does not lint clean (422).
-        RegistryVersionConflict: another contract holds (adapter_id, adapter_version), or the
+        ``auth.key_unbound``, ``auth.publisher_forbidden``: ``key`` may not write this adapter_id
+            (403).
+        ``registry.channel_reserved``: a reserved distribution channel without an admin key (403).
+        ``log.unhealthy``: the log contradicts a head it signed; nothing is sequenced (503).
+        ``registry.contract_rejected``: it does not lint clean (422).
+        ``registry.version_conflict``: another contract holds (adapter_id, adapter_version), or the
             adapter_id belongs to a built-in (409).
-        EntryLifecycleInvalid: bad status, channel or pointer (400).
+        ``entry.lifecycle_invalid``: bad status, channel or pointer (400).
     """
     claimed = declaration.get("adapter_id")
     if isinstance(claimed, str):  # ownership before anything else (docs/adr/0006)
@@ -548,11 +549,13 @@ def patch_job(
     found (``created`` false).
 
     Raises (now or from the job):
-        RegistryChannelReserved: a reserved channel, set or current, without an admin key (403).
-        LogUnhealthy: the log contradicts a head it signed; nothing is sequenced (503).
-        RegistryFieldNotPatchable: a key outside :data:`PATCHABLE_FIELDS`, or an empty patch (422).
-        RegistryContractNotFound: no published contract with this id and version (404).
-        EntryLifecycleInvalid: bad status or pointer (400).
+        ``registry.channel_reserved``: a reserved channel, set or current, without an admin key
+            (403).
+        ``log.unhealthy``: the log contradicts a head it signed; nothing is sequenced (503).
+        ``registry.field_not_patchable``: a key outside :data:`PATCHABLE_FIELDS`, or an empty patch
+            (422).
+        ``registry.contract_not_found``: no published contract with this id and version (404).
+        ``entry.lifecycle_invalid``: bad status or pointer (400).
     """
     key, adapter_id = authorized.key, authorized.adapter_id
     _check_channel(key, patch.get("distribution_channel"))
@@ -620,7 +623,8 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
     the event loop.
 
     Raises:
-        RegistryIntegrationPending, LogUnhealthy: no signed checkpoint covers the leaf (503).
+        ``registry.integration_pending``, ``log.unhealthy``: no signed checkpoint covers the leaf
+            (503).
     """
     sequencer = state.sequencer
     assert sequencer is not None

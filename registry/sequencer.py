@@ -225,10 +225,11 @@ class Sequencer:
         """Sequence one log entry (the append entry point; module docstring).
 
         Raises:
-            UsageError: ``data`` is empty or over :data:`MAX_ENTRY_BYTES`.
-            LogUnhealthy: the log refuses to sign (docs/adr/0005): nothing is sequenced (503).
-            RegistryQueueFull: the queue is full (503, ``Retry-After``).
-            StoreError, sqlite3.DatabaseError: the batch's transaction failed (503).
+            ``usage.invalid``: ``data`` is empty or over :data:`MAX_ENTRY_BYTES`.
+            ``log.unhealthy``: the log refuses to sign (docs/adr/0005): nothing is sequenced (503).
+            ``registry.queue_full``: the queue is full (503, ``Retry-After``).
+            ``store.*``: the batch's transaction failed (503).
+            sqlite3.DatabaseError: the database itself failed it (503).
         """
         if not 0 < len(data) <= MAX_ENTRY_BYTES:
             raise errors.UsageError(f"a log entry is 1 to {MAX_ENTRY_BYTES} bytes")
@@ -345,8 +346,8 @@ class Sequencer:
         """Wait until a signed checkpoint covers ``placed``; its proof (module docstring).
 
         Raises:
-            RegistryIntegrationPending: none did within ``integration_wait_s`` (503).
-            LogUnhealthy: the log stopped signing meanwhile (503).
+            ``registry.integration_pending``: none did within ``integration_wait_s`` (503).
+            ``log.unhealthy``: the log stopped signing meanwhile (503).
         """
         signed = self._signed
         if signed is not None and placed.index < signed.tree_size:

@@ -237,7 +237,7 @@ class Settings:
         """Defaults, then ``AFFIDAVIT_*`` variables from ``env``, then non-None ``overrides``.
 
         Raises:
-            errors.UsageError: a variable has the wrong type or a value is out of range.
+            ``usage.invalid``: a variable has the wrong type or a value is out of range.
         """
         values: dict[str, Any] = {}
         for variable, (name, kind) in _ENV.items():

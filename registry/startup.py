@@ -93,7 +93,7 @@ def _private_folders(settings: Settings) -> None:
     """The data folder and the key folder, made 0700 when created here.
 
     Raises:
-        RegistryDataDirInvalid: a folder cannot be created or is not a folder.
+        ``registry.data_dir_invalid``: a folder cannot be created or is not a folder.
     """
     for folder in (settings.data_dir, settings.key_dir):
         try:
@@ -148,7 +148,7 @@ def _check_pages(path: Path) -> None:
     """``PRAGMA quick_check`` on an existing database before anything writes to it.
 
     Raises:
-        StoreCorrupt, StoreUnreadable: SQLite reports damage, or it is not a database.
+        ``store.corrupt``, ``store.unreadable``: SQLite reports damage, or it is not a database.
     """
     if not path.exists() or path.stat().st_size == 0:
         return

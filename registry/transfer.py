@@ -77,7 +77,7 @@ def migrate_store(location: str | Path) -> dict[str, dict[str, int]]:
     Returns ``{component: {"before": v, "after": v}}``.
 
     Raises:
-        StoreSchemaTooNew: a component was written by a newer Affidavit (nothing is changed).
+        ``store.schema_too_new``: a component was written by a newer Affidavit (nothing is changed).
     """
     facts = FactStore.at(location, create=True)
     facts.close()
@@ -136,7 +136,7 @@ def _check_signer(store: Store, summary: dict[str, Any], signing_key: SigningKey
     """The export is signed by the log's current key, the one an import will trust.
 
     Raises:
-        LogError ``log.key_mismatch``: the log has another current key.
+        ``log.key_mismatch``: the log has another current key.
     """
     log_key = summary["public_key"]
     if log_key is not None and log_key != signing_key.public_key.b64:
@@ -156,9 +156,9 @@ def export_store(
     Returns the manifest. The folder appears whole or not at all (written beside it, renamed).
 
     Raises:
-        UsageError: ``directory`` exists and is not empty.
-        LogError ``log.key_mismatch``: the store's log has another current key (nothing written).
-        StoreError, LogError: the store cannot be read.
+        ``usage.invalid``: ``directory`` exists and is not empty.
+        ``log.key_mismatch``: the store's log has another current key (nothing written).
+        ``store.*``, ``log.*``: the store cannot be read.
     """
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -219,12 +219,12 @@ def import_store(
     Returns ``{"tree_size", "root_hash", "counts", "trusted_key", "heads_verified"}``.
 
     Raises:
-        RegistryError from :func:`affidavit.registry.dump.read_dump` (``registry.dump_*``): the
+        ``registry.dump_*`` (from :func:`affidavit.registry.dump.read_dump`): the
             dump is unreadable (exit 2) or not authentic under ``trusted_key`` (exit 1). Nothing
             is written, the destination is not even opened.
-        RegistryError ``registry.dump_unportable``: the target is PostgreSQL and the dump holds
+        ``registry.dump_unportable``: the target is PostgreSQL and the dump holds
             a contract id outside the id bounds (docs/adr/0017). Nothing is written.
-        RegistryError ``registry.store_not_empty``: the target already holds a log, contracts,
+        ``registry.store_not_empty``: the target already holds a log, contracts,
             keys or facts. Nothing is written.
     """
     dump = read_dump(directory, trusted_key)

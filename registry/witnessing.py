@@ -301,7 +301,7 @@ def start_cosigning(state: RegistryState) -> CosigningTask | None:
 
     Raises:
         as :func:`~affidavit.registry.clients.witness.parse_witnesses` (the settings validated
-        them already).
+            them already).
     """
     witnesses = parse_witnesses(state.settings.witnesses)
     if not witnesses:

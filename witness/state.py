@@ -62,8 +62,8 @@ class WitnessState:
         """Open (creating it, private) ``folder/witness.db``.
 
         Raises:
-            StoreUnreadable: the folder or the file cannot be used, or is not a database.
-            StoreSchemaTooNew: written by a newer Affidavit.
+            ``store.unreadable``: the folder or the file cannot be used, or is not a database.
+            ``store.schema_too_new``: written by a newer Affidavit.
         """
         store = Store.open(Path(folder) / DATABASE_NAME, create=True)
         try:
@@ -82,9 +82,9 @@ class WitnessState:
         in one write transaction committed (fsynced) before this returns the cosignature lines.
 
         Raises:
-            Refusal: 409 or 422 (:func:`affidavit.witness.protocol.check_against`); nothing is
-                written then.
-            StoreBusy: another process held the write lock past the busy timeout.
+            affidavit.witness.protocol.Refusal: 409 or 422
+                (:func:`affidavit.witness.protocol.check_against`); nothing is written then.
+            ``store.busy``: another process held the write lock past the busy timeout.
         """
         checkpoint = request.checkpoint
         with self.store.write() as db:

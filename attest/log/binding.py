@@ -41,7 +41,7 @@ class StateBinding:
         """The verified signed state beside the key (None: unbound, or no head signed yet).
 
         Raises:
-            LogStateInvalid: the file is malformed or not signed by a key of this log.
+            ``log.state_invalid``: the file is malformed or not signed by a key of this log.
         """
         if self.state_file is None:
             return None
@@ -68,7 +68,7 @@ class StateBinding:
         """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
 
         Raises:
-            LogIntegrity: a stored node contradicts a head this log signed.
+            ``log.integrity``: a stored node contradicts a head this log signed.
         """
         size = stored_size(db)
         reader = NodeReader(db, self.store.path)
@@ -94,7 +94,7 @@ class StateBinding:
         the store extends the head recorded there; signing keeps it current from now on.
 
         Raises:
-            LogStateInvalid, LogStateMismatch.
+            ``log.state_invalid``, ``log.state_mismatch``.
         """
         self.state_file = state_file
         self._check_state()
@@ -124,7 +124,7 @@ class StateBinding:
         with ``full``, also every stored node against its children and data (O(n)).
 
         Raises:
-            LogIntegrity: the tree contradicts a signed head, or a node is damaged.
+            ``log.integrity``: the tree contradicts a signed head, or a node is damaged.
         """
         with self.store.read() as db:
             size = stored_size(db)

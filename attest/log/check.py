@@ -47,7 +47,7 @@ def check_extends(
     """Prove the tree of ``size`` leaves and root ``root`` extends every reference head.
 
     Raises:
-        LogIntegrity: a reference is larger than the tree, or the proof does not verify.
+        ``log.integrity``: a reference is larger than the tree, or the proof does not verify.
     """
     for ref in references:
         if ref.tree_size > size:
@@ -90,7 +90,7 @@ def audit_nodes(db: Connection, path: Path | str) -> int:
     the number of nodes checked.
 
     Raises:
-        LogIntegrity: a node is missing or is not the hash of what it covers.
+        ``log.integrity``: a node is missing or is not the hash of what it covers.
     """
     checked = 0
     rows = db.execute(

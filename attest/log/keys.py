@@ -122,7 +122,7 @@ def check_name(key_id: str) -> None:
     """A key ID must be 1-200 printable ASCII characters without space or ``|``.
 
     Raises:
-        LogRotationInvalid.
+        ``log.rotation_invalid``.
     """
     if not _NAME.fullmatch(key_id):
         raise LogError(
@@ -230,8 +230,8 @@ def load_history(
     """The verified key history, oldest first; its last key is the log's current key.
 
     Raises:
-        LogKeyHistoryInvalid: rows missing or out of order, a statement that is malformed, not
-            about its row, or not signed by the key before it (and by its own key), windows that
+        ``log.key_history_invalid``: rows missing or out of order, a statement that is malformed,
+            not about its row, or not signed by the key before it (and by its own key), windows that
             do not follow each other, or a current key that is not the one in ``log_meta``.
     """
     rows = db.execute(
@@ -339,8 +339,8 @@ def signing_entry(
     ``stamp`` inside its window.
 
     Raises:
-        LogKeyMismatch: not a key of this log.
-        LogKeyOutsideWindow: ``stamp`` is outside the key's window (the message names the key
+        ``log.key_mismatch``: not a key of this log.
+        ``log.key_outside_window``: ``stamp`` is outside the key's window (the message names the key
             whose window holds it).
     """
     entry = entry_for(history, key.public_key)
@@ -380,9 +380,9 @@ def check_rotation(
     the recorded heads: :func:`latest_head_time`).
 
     Raises:
-        LogKeyMismatch: ``old`` is not the current key (only it may hand the log over).
-        LogRotationInvalid: ``new`` (or its key ID) is already in the history; ``moment`` is not
-            after the current key's ``valid_from`` (an overlap), or later than ``now``.
+        ``log.key_mismatch``: ``old`` is not the current key (only it may hand the log over).
+        ``log.rotation_invalid``: ``new`` (or its key ID) is already in the history; ``moment`` is
+            not after the current key's ``valid_from`` (an overlap), or later than ``now``.
     """
     current = history[-1]
     if old.public_key.raw != current.public_key.raw:

@@ -150,7 +150,7 @@ def integrate_pending(
     caller's write transaction (module docstring). Returns ``(old size, new size)``.
 
     Raises:
-        LogIntegrity: the sequenced entries do not continue the tree without a gap (a damaged
+        ``log.integrity``: the sequenced entries do not continue the tree without a gap (a damaged
             store: nothing is integrated).
     """
     size = stored_size(db)

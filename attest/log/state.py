@@ -100,7 +100,7 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
     """The verified state at ``path``, or None when there is no such file.
 
     Raises:
-        LogStateInvalid: unreadable, malformed, for another log or key, or a bad signature.
+        ``log.state_invalid``: unreadable, malformed, for another log or key, or a bad signature.
     """
     return read_state_of(path, [public_key], log_id)
 
@@ -112,7 +112,7 @@ def read_state_of(
     None when there is no such file.
 
     Raises:
-        LogStateInvalid: unreadable, malformed, for another log or key, or a bad signature.
+        ``log.state_invalid``: unreadable, malformed, for another log or key, or a bad signature.
     """
     try:
         data = read_capped(path, _MAX_STATE_BYTES)
@@ -168,8 +168,8 @@ def start_state(
     ``root_at(n)`` is the tree's root at size ``n <= state.tree_size``.
 
     Raises:
-        LogStateInvalid: the file there is not a state of this log signed by ``key``.
-        LogStateMismatch: it records a head the tree does not extend (a fork).
+        ``log.state_invalid``: the file there is not a state of this log signed by ``key``.
+        ``log.state_mismatch``: it records a head the tree does not extend (a fork).
     """
     existing = read_state_of(path, [key.public_key], state.log_id)
     if existing is not None:

@@ -164,7 +164,7 @@ def entry_data(db: Connection, start: int, end: int) -> list[bytes]:
     """The data of leaves ``[start, end)`` (the caller checked the range is in the tree).
 
     Raises:
-        LogNoEntryData: a leaf of the range was appended by hash only.
+        ``log.no_entry_data``: a leaf of the range was appended by hash only.
     """
     rows = db.execute(
         "SELECT idx, data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx", (start, end)

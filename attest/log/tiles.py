@@ -127,7 +127,7 @@ def tile_bytes(log: TransparencyLog, ref: TileRef) -> bytes | None:
     The registry serves these; :func:`write_tiles` writes the same bytes.
 
     Raises:
-        LogIntegrity: a node the tile needs is missing from the database.
+        ``log.integrity``: a node the tile needs is missing from the database.
     """
     with log.store.read() as db:
         size = stored_size(db)
@@ -248,10 +248,10 @@ def write_tiles(log: TransparencyLog, directory: str | Path, note: str) -> Tiles
     Raises:
         ``checkpoint.*``: ``note`` is malformed or not signed by a key of the log under its
             origin.
-        LogError ``log.checkpoint_foreign``: the note's size or root is not this log's.
-        LogError ``log.tiles_conflict``: the folder's checkpoint is another log's, newer, or
+        ``log.checkpoint_foreign``: the note's size or root is not this log's.
+        ``log.tiles_conflict``: the folder's checkpoint is another log's, newer, or
             forked from this log, or a file present differs from this log's bytes.
-        LogIntegrity: a stored node is missing.
+        ``log.integrity``: a stored node is missing.
         OSError: the folder cannot be written.
     """
     checkpoint, verifiers = _own_checkpoint(log, note)

@@ -167,11 +167,11 @@ class TransparencyLog(StateBinding):
         """Wrap an open store that already holds a log; prefer :meth:`open`.
 
         Raises:
-            LogNotFound: the store holds no log.
-            LogKeyHistoryInvalid: the recorded key history does not verify.
-            LogKeyMismatch: ``key`` is not a key of the log.
-            LogStateInvalid, LogStateMismatch: ``state_file`` is bad, or the store does not
-                extend the head it records.
+            ``log.not_found``: the store holds no log.
+            ``log.key_history_invalid``: the recorded key history does not verify.
+            ``log.key_mismatch``: ``key`` is not a key of the log.
+            ``log.state_invalid``, ``log.state_mismatch``: ``state_file`` is bad, or the store does
+                not extend the head it records.
         """
         self.store = store
         self._clock = clock
@@ -216,7 +216,7 @@ class TransparencyLog(StateBinding):
         would fork it.
 
         Raises:
-            LogBadLogId, LogExists, StoreUnreadable, LogStateMismatch.
+            ``log.bad_log_id``, ``log.exists``, ``store.unreadable``, ``log.state_mismatch``.
         """
         if not _LOG_ID.fullmatch(log_id):
             raise LogError("log.bad_log_id", f"invalid log ID {log_id!r}")
@@ -258,8 +258,9 @@ class TransparencyLog(StateBinding):
         current).
 
         Raises:
-            StoreMissing, StoreUnreadable, LogNotFound, LogKeyMismatch, LogStateInvalid,
-            LogStateMismatch.
+            ``store.missing``, ``store.unreadable``, ``log.not_found``, ``log.key_mismatch``,
+                ``log.state_invalid``,
+            ``log.state_mismatch``.
         """
         store, owns = store_for(path, create=False)
         try:
@@ -274,7 +275,7 @@ class TransparencyLog(StateBinding):
         history (which signs only heads dated inside its window).
 
         Raises:
-            LogKeyMismatch: it is not a key of this log.
+            ``log.key_mismatch``: it is not a key of this log.
         """
         if entry_for(self.key_history(), key.public_key) is None:
             raise LogError(
@@ -309,7 +310,7 @@ class TransparencyLog(StateBinding):
         """Append precomputed 32-byte leaf hashes (no entry data kept); returns their indexes.
 
         Raises:
-            LogBadLeafHash: a hash is not 32 bytes.
+            ``log.bad_leaf_hash``: a hash is not 32 bytes.
         """
         for position, value in enumerate(hashes):
             if not isinstance(value, bytes | bytearray) or len(value) != 32:
@@ -348,7 +349,7 @@ class TransparencyLog(StateBinding):
         caller's); returns ``(old size, new size)``. No head is signed here.
 
         Raises:
-            LogIntegrity: the sequenced entries do not continue the tree (nothing integrated).
+            ``log.integrity``: the sequenced entries do not continue the tree (nothing integrated).
         """
         with self.store.write() as db:
             return integrate_pending(db, self.store.path, limit)
@@ -396,7 +397,7 @@ class TransparencyLog(StateBinding):
         """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.
 
         Raises:
-            LogSizeOutOfRange: ``size`` is negative or beyond the log.
+            ``log.size_out_of_range``: ``size`` is negative or beyond the log.
         """
         with self.store.read() as db:
             n = check_size(db, size)
@@ -406,7 +407,7 @@ class TransparencyLog(StateBinding):
         """The leaf hash of leaf ``index``.
 
         Raises:
-            LogIndexOutOfRange: no such leaf.
+            ``log.index_out_of_range``: no such leaf.
         """
         with self.store.read() as db:
             check_index(index, stored_size(db))
@@ -416,8 +417,8 @@ class TransparencyLog(StateBinding):
         """The data of leaf ``index``.
 
         Raises:
-            LogIndexOutOfRange: no such leaf.
-            LogNoEntryData: the leaf was appended by hash only.
+            ``log.index_out_of_range``: no such leaf.
+            ``log.no_entry_data``: the leaf was appended by hash only.
         """
         with self.store.read() as db:
             check_index(index, stored_size(db))
@@ -427,9 +428,9 @@ class TransparencyLog(StateBinding):
         """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
 
         Raises:
-            LogSizeOutOfRange: the range is empty, reversed or beyond the log.
-            LogRangeTooLarge: more than :data:`MAX_ENTRIES_PER_CALL` entries.
-            LogNoEntryData: a leaf in the range was appended by hash only.
+            ``log.size_out_of_range``: the range is empty, reversed or beyond the log.
+            ``log.range_too_large``: more than :data:`MAX_ENTRIES_PER_CALL` entries.
+            ``log.no_entry_data``: a leaf in the range was appended by hash only.
         """
         if end - start > MAX_ENTRIES_PER_CALL:
             raise LogError(
@@ -451,7 +452,7 @@ class TransparencyLog(StateBinding):
         """The inclusion proof of leaf ``index`` in the tree of ``size`` leaves (default: all).
 
         Raises:
-            LogSizeOutOfRange, LogIndexOutOfRange.
+            ``log.size_out_of_range``, ``log.index_out_of_range``.
         """
         with self.store.read() as db:
             n = check_size(db, size)
@@ -475,7 +476,7 @@ class TransparencyLog(StateBinding):
         leaves, leaf end first: one read transaction and one node read for all of them.
 
         Raises:
-            LogSizeOutOfRange, LogIndexOutOfRange.
+            ``log.size_out_of_range``, ``log.index_out_of_range``.
         """
         with self.store.read() as db:
             n = check_size(db, size)
@@ -493,7 +494,7 @@ class TransparencyLog(StateBinding):
         Needs ``0 < first <= second``.
 
         Raises:
-            LogSizeOutOfRange: a size is zero, beyond the log, or the two are out of order.
+            ``log.size_out_of_range``: a size is zero, beyond the log, or the two are out of order.
         """
         with self.store.read() as db:
             n = check_size(db, second)
@@ -522,8 +523,8 @@ class TransparencyLog(StateBinding):
         with one-second precision.
 
         Raises:
-            LogNoSigningKey, LogBadTimestamp.
-            LogKeyOutsideWindow: the key's window does not contain ``timestamp`` (after a
+            ``log.no_signing_key``, ``log.bad_timestamp``.
+            ``log.key_outside_window``: the key's window does not contain ``timestamp`` (after a
                 rotation: the old key after T, the new key before T).
         """
         key = self._signing_key()
@@ -554,8 +555,9 @@ class TransparencyLog(StateBinding):
         and the key's window must contain it (a checkpoint body carries no time).
 
         Raises:
-            LogNoSigningKey, LogBadTimestamp, UsageError (an origin that is not a valid key name).
-            LogKeyOutsideWindow: the key's window does not contain ``timestamp``.
+            ``log.no_signing_key``, ``log.bad_timestamp``.
+            ``usage.invalid``: an origin that is not a valid key name.
+            ``log.key_outside_window``: the key's window does not contain ``timestamp``.
         """
         key = self._signing_key()
         name = origin if origin is not None else self.log_id
@@ -629,7 +631,7 @@ class TransparencyLog(StateBinding):
 
         Raises:
             ``checkpoint.*``: the note is malformed or not signed by the log's key.
-            LogError ``log.checkpoint_foreign``: the size or root is not this log's.
+            ``log.checkpoint_foreign``: the size or root is not this log's.
         """
         parsed = parse_note(note)
         name = parsed.signatures[0].name if parsed.signatures else self.log_id
@@ -668,7 +670,7 @@ class TransparencyLog(StateBinding):
         read and verified now (each rotation signed by the key it replaced).
 
         Raises:
-            LogKeyHistoryInvalid: the recorded history does not verify.
+            ``log.key_history_invalid``: the recorded history does not verify.
         """
         with self.store.read() as db:
             return load_history(db, self.store.path, self.log_id, self._meta(), self._verified)
@@ -694,14 +696,15 @@ class TransparencyLog(StateBinding):
         Afterwards this log signs with ``new_key``.
 
         Raises:
-            LogNoSigningKey: no key set.
-            LogKeyMismatch: the key set is not the current key (only it may hand over).
-            LogRotationInvalid: ``new_key`` is already a key of the log (or its key ID is
+            ``log.no_signing_key``: no key set.
+            ``log.key_mismatch``: the key set is not the current key (only it may hand over).
+            ``log.rotation_invalid``: ``new_key`` is already a key of the log (or its key ID is
                 taken, or malformed); ``at`` is in the future, not after the current key's
                 ``valid_from``, or not after a head already recorded (which would fall outside
                 the old key's window).
-            LogBadTimestamp: ``at`` is naive.
-            LogIntegrity, LogStateInvalid, LogStateMismatch: see :meth:`signed_tree_head`;
+            ``log.bad_timestamp``: ``at`` is naive.
+            ``log.integrity``, ``log.state_invalid``, ``log.state_mismatch``: see
+                :meth:`signed_tree_head`;
                 ``new_state_file`` records a head this tree does not extend.
         """
         old = self._signing_key()

@@ -47,7 +47,7 @@ class NodeReader:
         """The stored hash of complete subtree ``(level, index)``.
 
         Raises:
-            LogIntegrity: it is not stored (the database was damaged or edited).
+            ``log.integrity``: it is not stored (the database was damaged or edited).
         """
         cached = self._cache.get((level, index))
         if cached is not None:

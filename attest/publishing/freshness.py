@@ -44,7 +44,7 @@ def sign_freshness(
     now). The manifest must already carry its own, recomputable ``manifest_hash``.
 
     Raises:
-        ManifestFormatError: ``signed_at`` is not ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, or the
+        ``manifest.invalid``: ``signed_at`` is not ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, or the
             manifest's ``manifest_hash`` does not recompute.
     """
     when = signed_at if signed_at is not None else manifest.get("generated_at")

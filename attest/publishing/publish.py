@@ -118,8 +118,9 @@ def build_entry(
     else third_party, ``supersedes``/``replaced_by`` else "").
 
     Raises:
-        EntryLifecycleInvalid: unknown status or channel, or a malformed adapter_id@semver pointer.
-        EntryControlCharacter: a field would sign a control character (docs/formats.md §3).
+        ``entry.lifecycle_invalid``: unknown status or channel, or a malformed adapter_id@semver
+            pointer.
+        ``entry.control_character``: a field would sign a control character (docs/formats.md §3).
     """
     status = _from_declaration(status, declaration, "status", "active")
     channel = _from_declaration(
@@ -167,8 +168,8 @@ def sign_entry(entry: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
     signer's key (Ed25519 is deterministic: re-signing gives the same bytes).
 
     Raises:
-        EntryHashMismatch: the entry carries an ``entry_hash`` that does not recompute.
-        EntrySignatureInvalid: it carries an ``entry_signature`` that is not the signer's.
+        ``entry.hash_mismatch``: the entry carries an ``entry_hash`` that does not recompute.
+        ``entry.signature_invalid``: it carries an ``entry_signature`` that is not the signer's.
     """
     recomputed = entry_hash(entry)
     claimed = entry.get("entry_hash")
@@ -241,7 +242,7 @@ def entry_from_document(document: Mapping[str, Any], *, source: str = "entry") -
     For an attest document, its top-level ``entry_hash``/``entry_signature`` ride with the entry.
 
     Raises:
-        EntryFormatError: not an object, or an identifying field is missing or not a string.
+        ``entry.invalid``: not an object, or an identifying field is missing or not a string.
     """
     if not isinstance(document, Mapping):
         raise errors.ContractError("entry.invalid", f"{source}: an entry must be a JSON object")
@@ -294,10 +295,10 @@ def build_manifest(
     §3).
 
     Raises:
-        EntryFormatError: an entry's adapter_version is not semver.
-        EntryPublisherMismatch: an entry names another publisher_id or publisher_key_id.
-        ManifestDuplicateEntry: two entries share (adapter_id, adapter_version).
-        EntryHashMismatch, EntrySignatureInvalid: as :func:`sign_entry`.
+        ``entry.invalid``: an entry's adapter_version is not semver.
+        ``entry.publisher_mismatch``: an entry names another publisher_id or publisher_key_id.
+        ``manifest.duplicate_entry``: two entries share (adapter_id, adapter_version).
+        ``entry.hash_mismatch``, ``entry.signature_invalid``: as :func:`sign_entry`.
     """
     signed: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
@@ -345,8 +346,8 @@ def set_lifecycle(
     A ``replaced_by``/``supersedes`` of ``""`` removes the field.
 
     Raises:
-        EntryLifecycleInvalid: unknown status, a bad pointer, a pointer to itself, or superseded
-            without ``replaced_by``.
+        ``entry.lifecycle_invalid``: unknown status, a bad pointer, a pointer to itself, or
+            superseded without ``replaced_by``.
     """
     stored = "active" if status == "superseded" else status
     if stored not in LIFECYCLE_STATUSES:
@@ -410,8 +411,8 @@ def read_pin_file(path: Path) -> PinFile | None:
     """Parse the pin file at ``path``; None when it does not exist.
 
     Raises:
-        JsonError: the file is not strict JSON.
-        PinFileError: the file is not a valid pin file (it is left untouched).
+        ``json.*``: the file is not strict JSON.
+        ``pin.file_invalid``: the file is not a valid pin file (it is left untouched).
     """
     try:
         data = path.read_bytes()
@@ -431,7 +432,7 @@ def write_pin(path: Path, pin: Mapping[str, Any]) -> dict[str, Any]:
     bytes are :func:`render_pin_file` of :func:`merge_pin`. Returns the document written.
 
     Raises:
-        JsonError, PinFileError: the existing file is malformed.
+        ``json.*``, ``pin.file_invalid``: the existing file is malformed.
         OSError: the file cannot be written.
     """
     document = merge_pin(read_pin_file(path), pin)

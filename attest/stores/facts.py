@@ -181,8 +181,8 @@ class FactStore:
         it may share with the log and the registry (docs/adr/0013-postgresql.md).
 
         Raises:
-            StoreUnreadable: the server cannot be reached (or psycopg is missing).
-            LineageStoreInvalid: the database holds tables named like the store's that are not
+            ``store.unreadable``: the server cannot be reached (or psycopg is missing).
+            ``lineage.store_invalid``: the database holds tables named like the store's that are not
                 an Affidavit fact store.
         """
         db = connect(url)
@@ -215,8 +215,8 @@ class FactStore:
         """Open the store at ``path``; with ``create=True`` make it when missing.
 
         Raises:
-            FileReadError: the file is missing (and ``create`` is false) or unreadable.
-            LineageStoreInvalid: the file is not an Affidavit fact store.
+            ``io.unreadable``: the file is missing (and ``create`` is false) or unreadable.
+            ``lineage.store_invalid``: the file is not an Affidavit fact store.
         """
         name = os.fspath(path)
         exists = os.path.exists(name)
@@ -255,8 +255,8 @@ class FactStore:
         The connection may be used from one thread at a time (e.g. a dedicated reader thread).
 
         Raises:
-            FileReadError: the file is missing.
-            LineageStoreInvalid: the file is not an Affidavit fact store.
+            ``io.unreadable``: the file is missing.
+            ``lineage.store_invalid``: the file is not an Affidavit fact store.
         """
         name = os.fspath(path)
         if not os.path.exists(name):
@@ -298,7 +298,7 @@ class FactStore:
         """The fact filed under ``fact_hash`` (hash recomputed from the body), or None.
 
         Raises:
-            LineageStoreInvalid: the stored body is not a fact.
+            ``lineage.store_invalid``: the stored body is not a fact.
         """
         return self.get_many([fact_hash]).get(fact_hash)
 
@@ -311,7 +311,7 @@ class FactStore:
         body is read (so they cost what an absent fact costs).
 
         Raises:
-            LineageStoreInvalid: a stored body is not a fact.
+            ``lineage.store_invalid``: a stored body is not a fact.
         """
         found: dict[FactHash, Fact] = {}
         allowed: list[str] = sorted(scopes) if scopes is not None else []
@@ -355,7 +355,7 @@ class FactStore:
         """Every ``(source, derived)`` pair of the edge index, as stored (hex), in no order.
 
         Raises:
-            LineageStoreInvalid: the table cannot be read.
+            ``lineage.store_invalid``: the table cannot be read.
         """
         try:
             for source, derived in self._db.execute("SELECT source, derived FROM edges"):
@@ -404,7 +404,7 @@ class FactStore:
         parallel audit runs may be seen by some ranges and not by others.
 
         Raises:
-            LineageStoreInvalid: the file cannot be read as a store.
+            ``lineage.store_invalid``: the file cannot be read as a store.
         """
         digest = EdgeDigest()
         if isinstance(self._db, PgConnection):
@@ -448,9 +448,9 @@ class FactStore:
         refusals are raised together as ``fact.batch_invalid`` (one is raised as itself).
 
         Raises:
-            DerivedFromImmutable: a fact is stored already with another derived_from.
-            ProvenanceCycleDetected: a fact would close a derived_from cycle.
-            FactBatchInvalid: with ``every_error``, several facts were refused.
+            ``derived_from_immutable``: a fact is stored already with another derived_from.
+            ``provenance_cycle_detected``: a fact would close a derived_from cycle.
+            ``fact.batch_invalid``: with ``every_error``, several facts were refused.
         """
         if self._store is not None:  # the caller's transaction, or one of its own
             with self._store.write():

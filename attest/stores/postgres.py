@@ -262,7 +262,7 @@ class PgConnection:
         """Make the first connection.
 
         Raises:
-            StoreUnreadable: the server cannot be reached or refuses the login (the message
+            ``store.unreadable``: the server cannot be reached or refuses the login (the message
                 names the redacted URL).
         """
         import psycopg  # noqa: PLC0415 - psycopg is optional
@@ -451,7 +451,7 @@ def connect(
     one-off job that may pause between statements).
 
     Raises:
-        StoreError ``store.unreadable``: psycopg is not installed, or the server cannot be
+        ``store.unreadable``: psycopg is not installed, or the server cannot be
             reached or refuses the login (the message names the redacted URL).
     """
     try:

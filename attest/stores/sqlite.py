@@ -100,9 +100,9 @@ class Store:
         schema table, no journal-mode change; the database must already be in WAL mode).
 
         Raises:
-            StoreMissing: the file does not exist and ``create`` is false.
-            StoreUnreadable: the file is not an SQLite database.
-            StoreBusy: the database stayed locked for ``timeout`` seconds while being set up.
+            ``store.missing``: the file does not exist and ``create`` is false.
+            ``store.unreadable``: the file is not an SQLite database.
+            ``store.busy``: the database stayed locked for ``timeout`` seconds while being set up.
         """
         target = Path(path)
         if create and not readonly:
@@ -150,7 +150,7 @@ class Store:
         write before the server frees the lock (None for a one-off job that may pause).
 
         Raises:
-            StoreUnreadable: psycopg is missing, or the server cannot be reached.
+            ``store.unreadable``: psycopg is missing, or the server cannot be reached.
         """
         conn = connect(url, lock_timeout=timeout, lease=lease)
         try:
@@ -200,8 +200,9 @@ class Store:
         Nested calls on the same thread join the outer transaction.
 
         Raises:
-            StoreBusy: another writer kept the lock past the busy timeout.
-            UsageError: called inside :meth:`read` (a read snapshot cannot be upgraded safely).
+            ``store.busy``: another writer kept the lock past the busy timeout.
+            ``usage.invalid``: called inside :meth:`read` (a read snapshot cannot be upgraded
+                safely).
         """
         with self._lock:
             if self._depth:
@@ -281,7 +282,7 @@ class Store:
         cross-check).
 
         Raises:
-            StoreCorrupt: SQLite reports damage.
+            ``store.corrupt``: SQLite reports damage.
         """
         with _translated(self.path), self._lock:
             rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
@@ -307,7 +308,7 @@ class Store:
         by ``;``). Everything pending runs in one write transaction: either all of it or none.
 
         Raises:
-            StoreSchemaTooNew: the database is at a version above ``len(migrations)``.
+            ``store.schema_too_new``: the database is at a version above ``len(migrations)``.
         """
         target = len(migrations)
         if self.schema_version(component) == target:

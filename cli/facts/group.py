@@ -49,8 +49,8 @@ def read_documents(
     readable lines are returned; without it they are raised (one as itself, several together).
 
     Raises:
-        JsonError: a document (or line) is not strict JSON; the message names the line.
-        FactBatchInvalid: several lines are not strict JSON.
+        ``json.*``: a document (or line) is not strict JSON; the message names the line.
+        ``fact.batch_invalid``: several lines are not strict JSON.
     """
     data = read_input(source)
     lines = [line for line in data.split(b"\n") if line.strip()]
@@ -93,8 +93,9 @@ def parse_documents(
     found unreadable).
 
     Raises:
-        FactInvalid, FactDerivedFromMalformed, CanonicalError: the one bad fact, labelled.
-        FactBatchInvalid: two or more bad facts.
+        ``fact.invalid``, ``fact.derived_from_malformed``, ``canonical.*``: the one bad fact,
+            labelled.
+        ``fact.batch_invalid``: two or more bad facts.
     """
     from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
     from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
@@ -117,9 +118,9 @@ def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
     """Read and parse every fact of ``source``; every bad line and bad fact is reported.
 
     Raises:
-        FactInputEmpty: no facts at all.
-        JsonError, FactInvalid, CanonicalError: the one bad line or fact.
-        FactBatchInvalid: several.
+        ``fact.input_empty``: no facts at all.
+        ``json.*``, ``fact.invalid``, ``canonical.*``: the one bad line or fact.
+        ``fact.batch_invalid``: several.
     """
     refused: list[errors.AffidavitError] = []
     documents = read_documents(source, refused)

@@ -55,8 +55,8 @@ def current_checkpoint(
     ``log head --checkpoint`` key rules). Returns the note and whether it was signed here.
 
     Raises:
-        LogError ``log.no_signing_key``: a new checkpoint is needed and no key path is known.
-        LogError ``log.key_mismatch``, ``log.state_*``: as ``log head``.
+        ``log.no_signing_key``: a new checkpoint is needed and no key path is known.
+        ``log.key_mismatch``, ``log.state_*``: as ``log head``.
     """
     name = origin if origin is not None else log.log_id
     latest = log.latest_checkpoint()

@@ -62,7 +62,7 @@ def render(result: WalkResult, form: Format) -> str:
     """Render ``result`` in ``form`` (one of :data:`FORMATS`); text ends with a newline.
 
     Raises:
-        UsageError: unknown form.
+        ``usage.invalid``: unknown form.
     """
     renderers: dict[str, Callable[[WalkResult], str]] = {
         "json": lambda r: json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n",

@@ -180,7 +180,8 @@ def require_node(url: str | None = None, **kwargs: Any) -> NodeDescription:
     """Process mode: the node description, or an error the CLI reports and exits on.
 
     Raises:
-        RegistryUrlMissing, RegistryUnavailable, RegistryBadResponse: as :class:`ProbeFailure`.
+        ``registry.url_missing``, ``registry.unavailable``, ``registry.bad_response``: as
+            :class:`ProbeFailure`.
     """
     result = probe(url, **kwargs)
     if isinstance(result, ProbeFailure):
@@ -220,7 +221,8 @@ def fetch_manifest(
     (:func:`affidavit.verify.contracts.manifest.verify_manifest`).
 
     Raises:
-        RegistryUnavailable, RegistryBadResponse, RegistryRemoteError: fetch or parse failed.
+        ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``: fetch or
+            parse failed.
     """
     target = _with_default_path(url, MANIFEST_PATH)
     document = _get_json(target, timeout=timeout, transport=transport)
@@ -237,8 +239,9 @@ def fetch_public_key(
     Explicit only: nothing calls this unless asked (docs/formats.md §3).
 
     Raises:
-        RegistryUnavailable, RegistryBadResponse, RegistryRemoteError: fetch or parse failed.
-        KeyFormatError: the key is malformed or weak.
+        ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``: fetch or
+            parse failed.
+        ``key.*``: the key is malformed or weak.
     """
     target = _with_default_path(url, PUBLIC_KEY_PATH)
     document = _get_json(target, timeout=timeout, transport=transport)

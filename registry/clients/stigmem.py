@@ -52,7 +52,7 @@ def fetch_node_facts(
     """Read every page of the node's listing (see :func:`iter_node_facts`).
 
     Raises:
-        StigmemNodeUnreachable, StigmemNodeError: as :func:`iter_node_facts`.
+        ``stigmem.node_unreachable``, ``stigmem.node_error``: as :func:`iter_node_facts`.
     """
     listing = NodeListing()
     seen: set[object] = set()
@@ -82,9 +82,9 @@ def iter_node_facts(
     Raises:
         ``usage.invalid``: ``url`` breaks the one URL rule
             (:func:`~affidavit.registry.clients.https.parse_url`), or a bad ``api_key``.
-        StigmemNodeUnreachable: the node cannot be reached, or a page missed its ``timeout``
+        ``stigmem.node_unreachable``: the node cannot be reached, or a page missed its ``timeout``
             (a deadline per page).
-        StigmemNodeError: an HTTP error, or a body that is not the node's fact listing.
+        ``stigmem.node_error``: an HTTP error, or a body that is not the node's fact listing.
     """
     for page in _pages(url, api_key, include_contradicted, page_size, timeout, transport):
         yield from page

@@ -74,7 +74,7 @@ async def read_json_body(request: Request) -> Any:
 
     Raises:
         ``http.body_too_large``: over the configured limit (413).
-        JsonError: any strict-parser code (400).
+        ``json.*``: any strict-parser code (400).
     """
     settings = request.app.state.registry.settings
     limit: int = settings.max_body_bytes
@@ -133,7 +133,7 @@ async def api_key(request: Request) -> ApiKey | None:
     """The caller's verified API key, or None when no key was sent.
 
     Raises:
-        AuthInvalid: a key was sent and it is malformed, unknown, revoked or wrong.
+        ``auth.invalid``: a key was sent and it is malformed, unknown, revoked or wrong.
     """
     token = token_from_headers(
         request.headers.get("authorization"), request.headers.get("x-api-key")

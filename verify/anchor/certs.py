@@ -52,7 +52,7 @@ def load_certificate(data: bytes, what: str = "certificate") -> x509.Certificate
     """A PEM or DER X.509 certificate, decoded completely.
 
     Raises:
-        AnchorTsaCertUnreadable: neither (``anchor.tsa_cert_unreadable``, exit 2).
+        ``anchor.tsa_cert_unreadable``: neither (``anchor.tsa_cert_unreadable``, exit 2).
     """
     try:
         return _strict_load(data)
@@ -95,7 +95,7 @@ def check_carried(certificates: Sequence[bytes], crls: Sequence[bytes]) -> list[
     openssl also finds. Returns them for path building only.
 
     Raises:
-        AnchorTokenMalformed: one is unreadable.
+        ``anchor.token_malformed``: one is unreadable.
     """
     from cryptography import x509  # noqa: PLC0415 - see the module docstring
 
@@ -129,7 +129,7 @@ def signer_certificate(
     of the signing-certificate attributes (RFC 2634 §5.4, RFC 5035, RFC 5816) name.
 
     Raises:
-        AnchorTsaCertMismatch: none of ``candidates`` is named.
+        ``anchor.tsa_cert_mismatch``: none of ``candidates`` is named.
     """
     for cert in candidates:
         der = cert.public_bytes(serialization.Encoding.DER)
@@ -185,7 +185,7 @@ def check_tsa_usage(cert: x509.Certificate) -> None:
     present, only digitalSignature and/or nonRepudiation (as openssl requires).
 
     Raises:
-        AnchorTsaCertEkuInvalid: otherwise.
+        ``anchor.tsa_cert_eku_invalid``: otherwise.
     """
     from cryptography import x509  # noqa: PLC0415 - see the module docstring
     from cryptography.x509.oid import ExtendedKeyUsageOID  # noqa: PLC0415
@@ -221,7 +221,7 @@ def check_validity(cert: x509.Certificate, at: datetime, when: str) -> None:
     """``at`` (the token's genTime) lies within the certificate's validity (RFC 5280 §4.1.2.5).
 
     Raises:
-        AnchorTsaCertNotValid: otherwise.
+        ``anchor.tsa_cert_not_valid``: otherwise.
     """
     if not cert.not_valid_before_utc <= at <= cert.not_valid_after_utc:
         raise errors.ProofError(
@@ -241,7 +241,7 @@ def check_chain(
     certificates serve only as untrusted intermediates. Returns the anchor's subject.
 
     Raises:
-        AnchorTsaChainInvalid: no such path.
+        ``anchor.tsa_chain_invalid``: no such path.
     """
     from cryptography.x509 import verification  # noqa: PLC0415 - only with --ca-cert
 

@@ -118,7 +118,7 @@ def verify_anchor_receipt(
     ``expected_sth`` (a bundle's ``signed_tree_head``) must be the tree head the receipt anchors.
 
     Raises:
-        AnchorTsaCertUnreadable: a certificate argument is not a certificate (caller error).
+        ``anchor.tsa_cert_unreadable``: a certificate argument is not a certificate (caller error).
     """
     trusted: list[Any] = []
     anchors: list[Any] = []

@@ -173,8 +173,8 @@ def parse_token(der: bytes) -> ParsedToken:
     """Read a DER TimeStampResp or TimeStampToken strictly.
 
     Raises:
-        AnchorTokenMalformed: not strict DER of the RFC 3161 / RFC 5652 structures.
-        AnchorTsaNotGranted: a TimeStampResp whose status is not granted or grantedWithMods.
+        ``anchor.token_malformed``: not strict DER of the RFC 3161 / RFC 5652 structures.
+        ``anchor.tsa_not_granted``: a TimeStampResp whose status is not granted or grantedWithMods.
     """
     try:
         return _parse(der)
@@ -378,7 +378,7 @@ def verify_token(
     """Verify ``token`` as a time-stamp of ``data`` by one of ``tsa_certs`` (see module doc).
 
     Raises:
-        AnchorError: the subclass whose code names the first check that fails.
+        ``anchor.*``: the code names the first check that fails.
     """
     cert = signer_certificate(tsa_certs, sid_issuer=token.sid_issuer, sid_serial=token.sid_serial,
                               sid_key_id=token.sid_key_id, cert_ids=token.cert_ids)  # fmt: skip

@@ -88,9 +88,9 @@ class ActorTrust:
         """A pinned key directory, either shape (docs/formats.md §4), checked strictly.
 
         Raises:
-            UsageError: not a directory, or an entry lacks ``actor_id``/``issued_at`` or has an
-                unparseable time.
-            KeyFormatError: an entry's ``public_key_base64`` is not a valid Ed25519 key.
+            ``usage.invalid``: not a directory, or an entry lacks ``actor_id``/``issued_at`` or has
+                an unparseable time.
+            ``key.*``: an entry's ``public_key_base64`` is not a valid Ed25519 key.
         """
         entries = directory_entries(document)
         if not entries:

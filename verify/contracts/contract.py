@@ -203,7 +203,7 @@ def contract_hashes(declaration: Mapping[str, Any]) -> ContractHashes:
     """Both hashes of ``declaration``, memoized on the hashed values (docs/formats.md §2).
 
     Raises:
-        CanonicalError: a hashed value has no JSON form (only possible for non-JSON input).
+        ``canonical.*``: a hashed value has no JSON form (only possible for non-JSON input).
     """
     key = _hash_key(declaration)
     if key is not None:
@@ -278,9 +278,10 @@ class ContractReport(NamedTuple):
         """Raise the error class of the first error's code; return when ``ok``.
 
         Raises:
-            ContractSchemaError: (a subclass per code) the declaration breaks the schema.
-            ContractHashMismatch, ContractInputSchemaHashMismatch: a declared hash is wrong.
-            ContractLifecycleInvalid: a lifecycle field is malformed.
+            ``contract.schema_invalid``: (a subclass per code) the declaration breaks the schema.
+            ``contract.hash_mismatch``, ``contract.input_schema_hash_mismatch``: a declared hash is
+                wrong.
+            ``contract.lifecycle_invalid``: a lifecycle field is malformed.
         """
         if self.ok:
             return
@@ -325,7 +326,7 @@ def lint_contract(
     the report is memoized on the py-compact bytes of the declaration.
 
     Raises:
-        CanonicalError: the declaration holds a value with no JSON form (not from parsed JSON).
+        ``canonical.*``: the declaration holds a value with no JSON form (not from parsed JSON).
     """
     if not isinstance(declaration, Mapping):
         return _report(schema_issues(declaration), (), {}, ContractHashes("", ""))

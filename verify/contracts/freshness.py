@@ -81,7 +81,7 @@ def parse_duration(text: str) -> datetime.timedelta:
     """``90s``, ``15m``, ``36h``, ``7d`` or ``2w`` (one positive number and one unit).
 
     Raises:
-        UsageError: anything else.
+        ``usage.invalid``: anything else.
     """
     match = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:

@@ -66,7 +66,8 @@ def parse_semver(version: str) -> tuple[int, int, int]:
     """``"1.2.3"`` -> ``(1, 2, 3)``.
 
     Raises:
-        PinArgumentError: the text is not ``MAJOR.MINOR.PATCH`` digits without leading zeros.
+        ``pin.invalid_argument``: the text is not ``MAJOR.MINOR.PATCH`` digits without leading
+            zeros.
     """
     if not isinstance(version, str) or not SEMVER_RE.fullmatch(version):
         raise errors.ContractError(
@@ -80,7 +81,7 @@ def parse_adapter_ref(ref: str) -> tuple[str, str]:
     """``"acme.x.v0@1.2.3"`` -> ``("acme.x.v0", "1.2.3")`` (seed 003: supersedes/replaced_by).
 
     Raises:
-        EntryLifecycleInvalid: not ``adapter_id@semver``.
+        ``entry.lifecycle_invalid``: not ``adapter_id@semver``.
     """
     if not isinstance(ref, str):
         raise errors.ContractError(

@@ -100,7 +100,7 @@ def check_entry_text(entry: Mapping[str, Any]) -> None:
     ``release_notes`` alone may hold TAB, LF and CR.
 
     Raises:
-        EntryControlCharacter: the first field found holding one (exit 2).
+        ``entry.control_character``: the first field found holding one (exit 2).
     """
     for key in ENTRY_HASH_FIELDS:
         value = entry.get(key)
@@ -134,7 +134,7 @@ def manifest_hash_body(manifest: Mapping[str, Any]) -> dict[str, Any]:
     publisher fields and entry hashes as ``""``.
 
     Raises:
-        ManifestFormatError: ``contracts`` is not an array of objects.
+        ``manifest.invalid``: ``contracts`` is not an array of objects.
     """
     return {
         "manifest_schema_version": manifest.get("manifest_schema_version", MANIFEST_SCHEMA_VERSION),
@@ -153,7 +153,7 @@ def contracts_of(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The manifest's ``contracts`` array (missing or null: empty).
 
     Raises:
-        ManifestFormatError: ``contracts`` is not an array, or an item is not an object.
+        ``manifest.invalid``: ``contracts`` is not an array, or an item is not an object.
     """
     contracts = manifest.get("contracts")
     if contracts is None:
@@ -378,7 +378,7 @@ def verify_manifest(
     ``absent``/``no_public_key``), no collision or duplicate key, and only known statuses.
 
     Raises:
-        ManifestFormatError: the manifest is not an object or ``contracts`` is malformed.
+        ``manifest.invalid``: the manifest is not an object or ``contracts`` is malformed.
     """
     if not isinstance(unverified_manifest, Mapping):
         raise errors.ContractError("manifest.invalid", "a manifest must be a JSON object")
@@ -422,7 +422,7 @@ class PublisherDocument:
         """Refuse a manifest that names another publisher or key id than this document.
 
         Raises:
-            ManifestPublisherMismatch: ``publisher_id`` or ``publisher_key_id`` differ.
+            ``manifest.publisher_mismatch``: ``publisher_id`` or ``publisher_key_id`` differ.
         """
         for key, want in (
             ("publisher_id", self.publisher_id),
@@ -441,7 +441,8 @@ def parse_publisher_document(document: Any) -> PublisherDocument:
     """Validate a publisher document: string ids and a valid 32-byte Ed25519 public key.
 
     Raises:
-        PublisherDocumentError: a field is missing or not a string, or the key is malformed.
+        ``manifest.publisher_document_invalid``: a field is missing or not a string, or the key is
+            malformed.
     """
     if not isinstance(document, Mapping):
         raise errors.ContractError(

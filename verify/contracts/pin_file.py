@@ -40,7 +40,8 @@ def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: 
     """Check the three identifying pin values.
 
     Raises:
-        PinArgumentError: id not reverse-DNS, version not semver, or hash not 64 lowercase hex.
+        ``pin.invalid_argument``: id not reverse-DNS, version not semver, or hash not 64 lowercase
+            hex.
     """
     if not ADAPTER_ID_RE.fullmatch(adapter_id):
         raise errors.ContractError(
@@ -150,8 +151,8 @@ def parse_pin_file(document: Any) -> PinFile:
     """Validate a parsed pin file (ours or the peer's).
 
     Raises:
-        PinFileError: not an object, ``pinned_adapters`` not an array of valid pins, or the same
-            (adapter_id, adapter_version) pinned twice.
+        ``pin.file_invalid``: not an object, ``pinned_adapters`` not an array of valid pins, or the
+            same (adapter_id, adapter_version) pinned twice.
     """
     if not isinstance(document, dict):
         raise errors.ContractError("pin.file_invalid", "a pin file must be a JSON object")

@@ -74,10 +74,10 @@ def plan_pin(
     an unverified entry is never recorded as trusted.
 
     Raises:
-        PinArgumentError: malformed id, version or hash.
-        PinEntryUnverified: the manifest entry or the manifest fails verification.
-        PinHashMismatch: the entry's contract_hash is not the one being pinned.
-        PinRevoked: the entry is revoked and ``allow_revoked_for_legacy_inspection`` is not set
+        ``pin.invalid_argument``: malformed id, version or hash.
+        ``pin.entry_unverified``: the manifest entry or the manifest fails verification.
+        ``pin.hash_mismatch``: the entry's contract_hash is not the one being pinned.
+        ``pin.revoked``: the entry is revoked and ``allow_revoked_for_legacy_inspection`` is not set
             (``pin.revoked``, exit 3; the message names no way out, the caller adds its own).
     """
     validate_pin_args(adapter_id, adapter_version, contract_hash_hex)

@@ -332,7 +332,7 @@ def check_pins(
     ``manifest_problems`` are findings the caller made about the manifest (e.g. its age).
 
     Raises:
-        ManifestFormatError: ``manifest`` is malformed.
+        ``manifest.invalid``: ``manifest`` is malformed.
     """
     by_key: dict[tuple[str, str], list[Declaration]] = {}
     for decl in declarations:

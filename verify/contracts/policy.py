@@ -300,8 +300,7 @@ def replay_snapshot(unverified_snapshot: Any, policy: AcceptancePolicy | None = 
 
     Raises:
         ``policy.snapshot_malformed``: not ``{matched_rule, evaluated_inputs, rule_index}`` of the
-        right
-            types, or a matched rule that is not a well-formed rule.
+            right types, or a matched rule that is not a well-formed rule.
         ``policy.replay_mismatch``: the matched rule does not fire, or the full replay differs.
     """
     snap = unverified_snapshot
@@ -377,8 +376,7 @@ def lifecycle_of(contract: Mapping[str, Any]) -> Lifecycle:
     """Read ``status`` / ``replaced_by`` of a declaration (discovery-only fields, seed 003).
 
     The state is :func:`affidavit.verify.contracts.lifecycle.lifecycle_state`, the rule ``pins
-    check`` uses:
-    revoked, and any status that is not active or deprecated, -> ``revoked`` (route to
+    check`` uses: revoked, and any status that is not active or deprecated, -> ``revoked`` (route to
     ``unknown_adapter``) and a ``revoked`` warning; deprecated ->
     a ``deprecated`` warning; active with ``replaced_by`` -> a ``superseded`` warning. Every warning
     carries the replacement pointer (``replaced_by``, null when none).

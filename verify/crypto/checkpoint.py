@@ -125,7 +125,7 @@ def parse_verifier_key(vkey: str) -> NoteVerifier:
 
     Raises:
         ``key.vkey_malformed``: wrong shape, unknown signature type, or key ID mismatch.
-        KeyFormatError: the embedded Ed25519 key is malformed or weak (``key.*``).
+        ``key.*``: the embedded Ed25519 key is malformed or weak (``key.*``).
     """
     parts = vkey.split("+", 2)  # the base64 part may itself contain "+"
     if len(parts) != 3 or not is_key_name(parts[0]):

@@ -107,7 +107,7 @@ class Ed25519PublicKey:
 
     Raises (on construction):
         ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: see the
-        module docstring.
+            module docstring.
     """
 
     __slots__ = ("_raw",)
@@ -162,7 +162,7 @@ class Ed25519PublicKey:
         Raises:
             ``key.bad_base64``: not canonical base64.
             ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: as for
-            the constructor.
+                the constructor.
         """
         try:
             raw = b64decode_strict(text)

@@ -152,8 +152,7 @@ def verify_inclusion(
 
     Raises:
         ``merkle.bad_hash_length``, ``merkle.index_out_of_range``, ``merkle.bad_proof_length``: as
-        for
-            :func:`root_from_inclusion_proof`.
+            for :func:`root_from_inclusion_proof`.
         ``merkle.root_mismatch``: the proof leads to another root.
     """
     computed = root_from_inclusion_proof(leaf, index, size, proof)
@@ -198,7 +197,7 @@ def verify_consistency(
         ``merkle.consistency_from_zero``: ``size1`` is 0.
         ``merkle.size_order``: ``size1 > size2`` (or a negative size).
         ``merkle.bad_proof_length``: wrong number of proof hashes (non-empty for equal sizes
-        included).
+            included).
         ``merkle.bad_hash_length``: a proof hash is not 32 bytes.
         ``merkle.root_mismatch``: the proof does not lead to ``root1`` and ``root2``.
     """

@@ -58,8 +58,7 @@ def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
     has exactly one reading.
 
     Raises:
-        ``treehead.malformed``: a field is missing, of the wrong type or form
-        (``treehead.malformed``).
+        ``treehead.malformed``: a field is missing, of the wrong type or form.
     """
     if not isinstance(unverified_sth, Mapping):
         raise errors.SignatureError("treehead.malformed", "signed tree head is not an object")

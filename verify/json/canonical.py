@@ -80,7 +80,7 @@ def jcs(value: Any) -> bytes:
     """Encode ``value`` as RFC 8785 canonical JSON bytes.
 
     Raises:
-        CanonicalError: ``canonical.unsafe_integer``, ``canonical.non_string_key``,
+        ``canonical.*``: ``canonical.unsafe_integer``, ``canonical.non_string_key``,
             ``canonical.non_finite``, ``canonical.lone_surrogate``,
             ``canonical.unsupported_type``.
     """
@@ -105,7 +105,7 @@ def py_compact(value: Any) -> bytes:
     """Encode as ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` (AiGentsy's hashes).
 
     Raises:
-        CanonicalError: ``canonical.non_finite`` or ``canonical.unsupported_type``.
+        ``canonical.*``: ``canonical.non_finite`` or ``canonical.unsupported_type``.
     """
     return _encode_python(_py_compact_text, value)
 
@@ -114,7 +114,7 @@ def py_spaced(value: Any) -> bytes:
     """Encode as ``json.dumps(value, sort_keys=True)`` (AiGentsy's event and legacy bundle hashes).
 
     Raises:
-        CanonicalError: ``canonical.non_finite`` or ``canonical.unsupported_type``.
+        ``canonical.*``: ``canonical.non_finite`` or ``canonical.unsupported_type``.
     """
     return _encode_python(_py_spaced_text, value)
 
@@ -126,8 +126,8 @@ def canonical_bytes(value: Any, form: Form) -> bytes:
     """Encode ``value`` in the named form.
 
     Raises:
-        UsageError: the form is unknown.
-        CanonicalError: the value has no encoding in that form.
+        ``usage.invalid``: the form is unknown.
+        ``canonical.*``: the value has no encoding in that form.
     """
     try:
         encoder = _ENCODERS[form]
@@ -150,7 +150,7 @@ def es6_number(value: float) -> str:
     closest when several do (ES6 §7.1.12.1 step 5); only the layout differs.
 
     Raises:
-        CanonicalNonFinite: NaN or an infinity.
+        ``canonical.non_finite``: NaN or an infinity.
     """
     if math.isnan(value) or math.isinf(value):
         raise errors.CanonicalError("canonical.non_finite", f"{value!r} has no JSON form")

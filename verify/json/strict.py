@@ -68,7 +68,7 @@ def loads(
     or ``float``. Text passed as ``str`` is re-encoded as UTF-8 and checked the same way.
 
     Raises:
-        JsonError: one of its subclasses, each with its own code (see the module docstring).
+        ``json.*``: one of its subclasses, each with its own code (see the module docstring).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
@@ -140,7 +140,7 @@ def load_object(
     """Like :func:`loads`, but the top-level value must be an object.
 
     Raises:
-        JsonError: as :func:`loads`; ``json.wrong_type`` when the value is not an object.
+        ``json.*``: as :func:`loads`; ``json.wrong_type`` when the value is not an object.
     """
     value = loads(data, **limits)
     if not isinstance(value, dict):

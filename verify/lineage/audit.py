@@ -208,7 +208,7 @@ def audit(
     checked against the bodies (:func:`with_edge_index_check`).
 
     Raises:
-        FileReadError, LineageStoreInvalid: the store itself cannot be read.
+        ``io.unreadable``, ``lineage.store_invalid``: the store itself cannot be read.
     """
     digest = EdgeDigest()
     if check_signature is not None:
@@ -280,7 +280,7 @@ def with_edge_index_check(
     are the edges listed, to say which differ.
 
     Raises:
-        LineageStoreInvalid: the index cannot be read.
+        ``lineage.store_invalid``: the index cannot be read.
     """
     from_index = EdgeDigest()
     for source_hash, derived in source.derivation_edges():

@@ -192,7 +192,7 @@ def fact_hash_of(document: Mapping[str, Any]) -> FactHash:
     The document is not validated here; use :func:`parse_fact` for untrusted input.
 
     Raises:
-        CanonicalError: a hashed value has no RFC 8785 form.
+        ``canonical.*``: a hashed value has no RFC 8785 form.
     """
     # docs/formats.md §5: only these keys; id, derived_from, signature are outside the hash. The
     # value
@@ -207,9 +207,9 @@ def parse_fact(unverified: object, *, what: str = "fact") -> Fact:
     """Validate ``unverified`` against specs/fact.schema.json and return a :class:`Fact`.
 
     Raises:
-        FactInvalid: the object does not match the schema (``fact.invalid``).
-        FactDerivedFromMalformed: a derived_from entry is malformed or repeated.
-        CanonicalError: a hashed value has no RFC 8785 form (e.g. an integer past 2^53).
+        ``fact.invalid``: the object does not match the schema (``fact.invalid``).
+        ``fact.derived_from_malformed``: a derived_from entry is malformed or repeated.
+        ``canonical.*``: a hashed value has no RFC 8785 form (e.g. an integer past 2^53).
     """
     doc = _document(unverified, what)
     derived, body = _validated(doc, what)
@@ -241,7 +241,7 @@ def fact_hash_and_parents(
     What an audit needs from each stored fact, without building the :class:`Fact`.
 
     Raises:
-        FactInvalid, FactDerivedFromMalformed, CanonicalError: as :func:`parse_fact`.
+        ``fact.invalid``, ``fact.derived_from_malformed``, ``canonical.*``: as :func:`parse_fact`.
     """
     doc = _document(unverified, what)
     derived, body = _validated(doc, what)

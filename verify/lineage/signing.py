@@ -49,7 +49,7 @@ class TrustedFactKeys:
     """The keys whose fact signatures count, by key id.
 
     Raises (on construction):
-        UsageError: the set is empty.
+        ``usage.invalid``: the set is empty.
     """
 
     def __init__(self, keys: Mapping[str, Ed25519PublicKey]) -> None:

@@ -64,7 +64,7 @@ def assert_request_to_fact(body: object, *, now: str) -> dict[str, Any]:
     :func:`~affidavit.verify.lineage.facts.parse_fact` then applies every rule of the fact format.
 
     Raises:
-        FactInvalid: the body is not an object, or carries both ``ts`` and another
+        ``fact.invalid``: the body is not an object, or carries both ``ts`` and another
             ``timestamp``.
     """
     if not isinstance(body, dict):

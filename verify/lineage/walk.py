@@ -206,7 +206,7 @@ def check_depth(depth: int) -> int:
     """Return ``depth`` when it is within 0..5.
 
     Raises:
-        GraphDepthExceeded: outside 0..MAX_DEPTH (seed 002 §20.8).
+        ``graph_depth_exceeded``: outside 0..MAX_DEPTH (seed 002 §20.8).
     """
     if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
         raise errors.LineageError(
@@ -236,11 +236,11 @@ def walk(
     ``limits.max_seconds`` is finite.
 
     Raises:
-        GraphDepthExceeded: depth outside 0..5.
-        UsageError: ``root`` is not a 64-character lowercase hex FactHash.
-        FactNotFound: the root is not in the store.
-        LineageRootForbidden: the root's scope is not readable (no data is returned).
-        LineageFactHashMismatch: a stored fact does not hash to the key it is filed under.
+        ``graph_depth_exceeded``: depth outside 0..5.
+        ``usage.invalid``: ``root`` is not a 64-character lowercase hex FactHash.
+        ``fact_not_found``: the root is not in the store.
+        ``lineage.root_forbidden``: the root's scope is not readable (no data is returned).
+        ``lineage.fact_hash_mismatch``: a stored fact does not hash to the key it is filed under.
     """
     check_depth(depth)
     if not is_fact_hash(root):

@@ -183,7 +183,7 @@ def receipt_hash_of(document: Mapping[str, Any]) -> str:
     """``H(jcs(document without "signature"))`` (docs/formats.md §1 ``jcs``).
 
     Raises:
-        CanonicalError: a value has no RFC 8785 form.
+        ``canonical.*``: a value has no RFC 8785 form.
     """
     return sha256_hex(jcs({k: v for k, v in document.items() if k != "signature"}))
 

@@ -333,10 +333,10 @@ def verify_proof(
     """Verify a tlog-proof for ``entry`` (or its ``leaf_hash``) under ``policy``.
 
     Raises:
-        the first failing step's error (module docstring): ``tlog.proof_malformed``,
-        ``checkpoint.*``, ``tlog.log_untrusted``, ``tlog.cosignature_*``, ``tlog.quorum_not_met``,
-        ``tlog.entry_mismatch``, ``merkle.*``; ``usage.invalid`` for neither or both of ``entry``
-        and ``leaf_hash``.
+        ``tlog.proof_malformed``, ``checkpoint.*``, ``tlog.log_untrusted``, ``tlog.cosignature_*``,
+        ``tlog.quorum_not_met``, ``tlog.entry_mismatch``, ``merkle.*``: the first failing step's
+            error (module docstring).
+        ``usage.invalid``: neither or both of ``entry`` and ``leaf_hash``.
     """
     outcome = _check(proof, policy, entry, leaf_hash)[1]
     if isinstance(outcome, errors.AffidavitError):

@@ -392,7 +392,7 @@ class TiledTree:
 
         Raises:
             ``tlog.tile_mismatch``, ``tlog.tile_missing``, ``tlog.tile_malformed``: as the
-            constructor.
+                constructor.
         """
         return cls(fetch, checkpoint.tree_size, checkpoint.root_hash)
 
