@@ -38,7 +38,7 @@ PY
 affidavit verify checkpoint "$work/checkpoint.txt" --vkey "$vkey"
 
 echo "-- inclusion proof of leaf 2, checked by 'affidavit verify inclusion'"
-affidavit log prove "$db" --index 2 --json >"$work/prove-2.json"
+affidavit log proof "$db" --index 2 --inclusion --json >"$work/prove-2.json"
 mapfile -t args < <(python - "$work/prove-2.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["merkle_inclusion"]
@@ -57,6 +57,6 @@ affidavit log consistency "$db" --from 6
 
 echo "-- asking for a leaf that is not there: one line, exit 2"
 status=0
-affidavit log prove "$db" --index 99 2>&1 || status=$?
+affidavit log proof "$db" --index 99 --inclusion 2>&1 || status=$?
 echo "   exit code $status"
 test "$status" -eq 2

@@ -41,7 +41,7 @@ from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
 
-__all__ = ["append", "consistency", "head", "init", "prove", "vkey"]
+__all__ = ["append", "consistency", "head", "init", "vkey"]
 
 _db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -332,24 +332,6 @@ def _parse_timestamp(text: str) -> dt.datetime:
     if moment is None:
         raise LogError("log.bad_timestamp", f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ")
     return moment
-
-
-@click.command("prove")
-@_db_argument
-@click.option("--index", type=click.IntRange(min=0), required=True)
-@click.option("--size", type=click.IntRange(min=0), help="Tree size (default: the current size).")
-@json_option
-def prove(db: Path, index: int, size: int | None, as_json: bool) -> None:
-    """Print the inclusion proof of leaf INDEX (the bundle's merkle_inclusion form)."""
-
-    with TransparencyLog.open(db) as opened:
-        proof = opened.inclusion_proof(index, size).to_json(opened.log_id)
-    if as_json:
-        emit_json({"ok": True, "merkle_inclusion": proof})
-        return
-    _echo_fields(proof, ["log_id", "leaf_index", "tree_size", "leaf_hash", "merkle_root"])
-    for step in proof["proof"]:
-        click.echo(f"proof: {step['position']} {step['hash']}")
 
 
 @click.command("consistency")

@@ -6,10 +6,9 @@
     affidavit log append DB|URL FILE... [--leaf-form raw|py-compact] [--api-key KEY]
     affidavit log head DB [--checkpoint [--origin O] [--witness URL#VKEY ...]] [--key KEYFILE]
     affidavit log vkey DB [--origin O]
-    affidavit log prove DB --index I [--size N]
     affidavit log consistency DB --from M [--to N]
     affidavit log tiles DB DIR
-    affidavit log proof DB --index I
+    affidavit log proof DB --index I [--inclusion [--size N]]
     affidavit log monitor URL --vkey VKEY --state FILE [--policy POLICY] [--entries]
     affidavit log rotate-key DB --new-key NEWKEY [--key OLDKEY] [--at RFC3339]
     affidavit log keys DB
@@ -31,7 +30,7 @@ LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("affidavit.cli.log.rotation", "keys"),
     "monitor": ("affidavit.cli.log.monitor", "monitor"),
     "proof": ("affidavit.cli.log.proof", "proof"),
-    "prove": ("affidavit.cli.log.basic", "prove"),
+    "prove": ("affidavit.cli.log.proof", "prove"),  # hidden: log proof --inclusion
     "rotate-key": ("affidavit.cli.log.rotation", "rotate_key"),
     "tiles": ("affidavit.cli.log.tiles", "tiles"),
     "vkey": ("affidavit.cli.log.basic", "vkey"),

@@ -1,9 +1,11 @@
-"""``affidavit log proof``: a C2SP tlog-proof of one leaf, or a stamped bundle carrying its own.
+"""``affidavit log proof``: a C2SP tlog-proof of one leaf, or a stamped bundle carrying its own, or
+the leaf's RFC 9162 inclusion proof.
 
 ::
 
     affidavit log proof DB --index I [--extra-file F] [--out FILE] [--json]
     affidavit log proof DB --bundle BUNDLE.json [--out OUT.json]
+    affidavit log proof DB --index I --inclusion [--size N] [--json]
 
 The proof (https://c2sp.org/tlog-proof) is built under the checkpoint the log recorded last, with
 the witness cosignatures collected for it (:mod:`affidavit.attest.log.proofs`); when that
@@ -13,6 +15,12 @@ checkpoint does not cover the leaf yet, sign a new one first (``affidavit log he
 bundle with the proof added as the string field ``tlog_proof`` (outside ``bundle_hash``;
 ``affidavit verify bundle --policy POLICY`` checks it). Output goes to stdout unless ``--out``
 names a file (written atomically). No private key is read.
+
+``--inclusion`` prints the RFC 9162 inclusion proof of leaf I in the tree of ``--size`` leaves
+(default: the current size) in a bundle's ``merkle_inclusion`` form instead, with no checkpoint
+(``affidavit verify inclusion`` checks it). ``log prove DB --index I [--size N]`` is the same,
+a hidden alias kept for the scripts that call it (its ``--json`` schema is
+specs/output/log-prove.schema.json).
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from affidavit.cli._common import emit_json, json_option, read_input, read_json_
 from affidavit.verify import errors
 from affidavit.verify.tlog.proof import MAX_EXTRA_BYTES
 
-__all__ = ["proof"]
+__all__ = ["proof", "prove"]
 
 
 @click.command("proof")
@@ -46,6 +54,12 @@ __all__ = ["proof"]
     help="Opaque extra data for the proof's 'extra' line (not authenticated).",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option(
+    "--inclusion",
+    is_flag=True,
+    help="Print leaf INDEX's RFC 9162 inclusion proof (a bundle's merkle_inclusion) instead.",
+)
+@click.option("--size", type=click.IntRange(min=0), help="With --inclusion: the tree size.")
 @json_option
 def proof(
     *,
@@ -54,9 +68,16 @@ def proof(
     bundle_file: str | None,
     extra_file: str | None,
     out: str | None,
+    inclusion: bool,
+    size: int | None,
     as_json: bool,
 ) -> None:
     """Print the C2SP tlog-proof of leaf INDEX, or add one to a stamped bundle (--bundle)."""
+    if inclusion or size is not None:
+        if not inclusion or index is None or bundle_file or extra_file or out:
+            raise errors.UsageError("--inclusion takes --index I and --size N only (and --json)")
+        _inclusion(db, index, size, as_json)
+        return
     if (index is None) == (bundle_file is None):
         raise errors.UsageError("give exactly one of --index I and --bundle BUNDLE.json")
     if as_json and (bundle_file is not None or out is not None):
@@ -84,6 +105,28 @@ def proof(
     _write(text.encode("utf-8"), out)
     if out is not None:
         click.echo(f"wrote {out}: the tlog-proof of leaf {index}")
+
+
+@click.command("prove", hidden=True)
+@click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--index", type=click.IntRange(min=0), required=True)
+@click.option("--size", type=click.IntRange(min=0), help="Tree size (default: the current size).")
+@json_option
+def prove(db: Path, index: int, size: int | None, as_json: bool) -> None:
+    """log proof --inclusion under its old name (hidden; kept for scripts)."""
+    _inclusion(db, index, size, as_json)
+
+
+def _inclusion(db: Path, index: int, size: int | None, as_json: bool) -> None:
+    with TransparencyLog.open(db) as opened:
+        document = opened.inclusion_proof(index, size).to_json(opened.log_id)
+    if as_json:
+        emit_json({"ok": True, "merkle_inclusion": document})
+        return
+    for name in ("log_id", "leaf_index", "tree_size", "leaf_hash", "merkle_root"):
+        click.echo(f"{name}: {document[name]}")
+    for step in document["proof"]:
+        click.echo(f"proof: {step['position']} {step['hash']}")
 
 
 def _write(data: bytes, out: str | None) -> None:

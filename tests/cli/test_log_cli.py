@@ -99,6 +99,14 @@ def test_prove_and_consistency_verify(db: Path, tmp_path: Path) -> None:
     human = _run("prove", str(db), "--index", "0")
     assert human.exit_code == 0
     assert f"merkle_root: {merkle.root_of(leaves).hex()}" in human.stdout
+    # log prove is log proof --inclusion under its old name (hidden, kept for scripts)
+    same = _run("proof", str(db), "--index", "4", "--size", "5", "--inclusion", "--json")
+    assert _json(same) == proof
+    assert _run("proof", str(db), "--index", "0", "--inclusion").stdout == human.stdout
+    assert "prove" not in _run("--help").stdout
+    for wrong in (["--size", "5"], ["--inclusion", "--out", "x"], ["--inclusion"]):
+        args = ["proof", str(db), *(["--index", "0"] if wrong != ["--inclusion"] else []), *wrong]
+        assert _run(*args).exit_code == 2, wrong
     assert _run("consistency", str(db), "--from", "3", "--to", "4").stdout.count("proof: ") == 3
 
 

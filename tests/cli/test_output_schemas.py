@@ -210,6 +210,7 @@ def test_log_tiles_and_proof(log_dir: Path) -> None:
     assert again["checkpoint_signed"] is False
     assert_output_schema("log tiles", again)
     assert_output_schema("log proof", cli("log proof --index 2", db))
+    assert_output_schema("log proof", cli("log proof --index 2 --inclusion --size 3", db))
 
 
 class _QuietFiles(SimpleHTTPRequestHandler):
