@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import sqlite3
 import time
@@ -489,11 +490,14 @@ _KEEPALIVES: Final = {
 
 
 def _with_keepalives(url: str) -> str:
-    """``url`` as a libpq connection string with :data:`_KEEPALIVES` where it sets none."""
+    """``url`` as a libpq connection string with :data:`_KEEPALIVES` where it sets none, and an
+    ``application_name`` naming this process (``affidavit-<pid>``: in ``pg_stat_activity`` an
+    operator sees which instance holds the writer lock) unless the URL names one."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415 - optional
 
     given = conninfo_to_dict(url)
-    return make_conninfo(url, **{k: v for k, v in _KEEPALIVES.items() if k not in given})
+    defaults = {**_KEEPALIVES, "application_name": f"affidavit-{os.getpid()}"}
+    return make_conninfo(url, **{k: v for k, v in defaults.items() if k not in given})
 
 
 def _ms(seconds: float) -> int:
