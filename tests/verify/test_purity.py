@@ -175,7 +175,13 @@ class _NoToday(datetime.date):
 @pytest.fixture
 def no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """``datetime.now``/``utcnow``/``today`` and ``date.today`` refused (verify imports datetime
-    inside the functions that need it, so it gets these); ``time.monotonic`` too."""
+    inside the functions that need it, so it gets these); ``time.monotonic`` too.
+
+    cryptography's Rust code looks ``datetime.datetime`` up once per process: it is made to look
+    before the patch, so it keeps the real class (and later tests are not affected)."""
+    from cryptography.x509 import verification
+
+    verification.PolicyBuilder().time(datetime.datetime.now(datetime.UTC))
     monkeypatch.setattr(datetime, "datetime", _NoClock)
     monkeypatch.setattr(datetime, "date", _NoToday)
     monkeypatch.setattr(time, "monotonic", guarded("time.monotonic", time.monotonic))
