@@ -14,6 +14,7 @@ collision rules"; :func:`affidavit.verify.contracts.lifecycle.active_head`).
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -109,6 +110,8 @@ class Snapshot:
     records: tuple[CatalogRecord, ...]
     node_url: str
     _cache: dict[Any, bytes] = field(default_factory=dict)
+    _by_id: dict[str, list[CatalogRecord]] | None = None  # built on the first find
+    _keys: tuple[tuple[str, tuple[int, int, int]], ...] = ()  # _order of each record
 
     @classmethod
     def build(cls, records: Iterable[CatalogRecord], *, node_url: str) -> Snapshot:
@@ -116,12 +119,43 @@ class Snapshot:
         by_key: dict[tuple[str, str], CatalogRecord] = {}
         for record in records:
             by_key[(record.adapter_id, record.adapter_version)] = record
-        ordered = tuple(sorted(by_key.values(), key=_order))
-        return cls(records=ordered, node_url=node_url)
+        keyed = sorted(((_order(r), r) for r in by_key.values()), key=lambda pair: pair[0])
+        return cls(
+            records=tuple(r for _, r in keyed),
+            node_url=node_url,
+            _keys=tuple(k for k, _ in keyed),
+        )
+
+    def updated(self, changes: Iterable[CatalogRecord]) -> Snapshot:
+        """This snapshot with ``changes`` put in (a record of the same identity replaced):
+        the same records and order as :meth:`build` of everything, but each change is placed by
+        bisection instead of sorting the whole catalog again (a write batch changes a few)."""
+        records, keys = list(self.records), list(self._keys)
+        for record in changes:
+            key = _order(record)
+            at = bisect.bisect_left(keys, key)
+            identity = (record.adapter_id, record.adapter_version)
+            while at < len(keys) and keys[at] == key:
+                if (records[at].adapter_id, records[at].adapter_version) == identity:
+                    records[at] = record
+                    break
+                at += 1
+            else:
+                at = bisect.bisect_right(keys, key)
+                records.insert(at, record)
+                keys.insert(at, key)
+        return Snapshot(records=tuple(records), node_url=self.node_url, _keys=tuple(keys))
 
     def find(self, adapter_id: str, adapter_version: str | None = None) -> CatalogRecord | None:
-        """The exact (id, version), or the active head of ``adapter_id`` when version is None."""
-        rows = [self._row(r) for r in self.records]
+        """The exact (id, version), or the active head of ``adapter_id`` when version is None
+        (among that id's records only: a publication asks once per request, so this stays O(1)
+        in the catalog's size)."""
+        if self._by_id is None:
+            by_id: dict[str, list[CatalogRecord]] = {}
+            for record in self.records:
+                by_id.setdefault(record.adapter_id, []).append(record)
+            self._by_id = by_id
+        rows = [self._row(r) for r in self._by_id.get(adapter_id, ())]
         if adapter_version is None:
             hit = active_head(rows, adapter_id)
         else:

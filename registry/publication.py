@@ -103,9 +103,14 @@ def leaf_data(entry: Mapping[str, Any], declaration: Mapping[str, Any]) -> bytes
 
 
 def _apply_entry(
-    state: RegistryState, entry: Mapping[str, Any], declaration: Mapping[str, Any], leaf: int
+    state: RegistryState,
+    entry: Mapping[str, Any],
+    declaration: Mapping[str, Any],
+    leaf: int,
+    next_seq: Callable[[], int] | None = None,
 ) -> None:
-    """Insert or update the row for a logged entry (inside the caller's transaction)."""
+    """Insert or update the row for a logged entry (inside the caller's transaction);
+    ``next_seq`` numbers a new row (default: the table's next)."""
     tables = state.tables
     adapter_id, version = str(entry["adapter_id"]), str(entry["adapter_version"])
     if tables.get_contract(adapter_id, version) is None:
@@ -116,7 +121,7 @@ def _apply_entry(
             dict(declaration),
             dict(entry),
             leaf,
-            tables.next_seq(),
+            (next_seq or tables.next_seq)(),
         )
         tables.insert_contract(row)
     else:
@@ -253,7 +258,7 @@ def _loaded(state: RegistryState, declaration: dict[str, Any], source: str) -> C
 
 def _digest(snapshot: Snapshot) -> str:
     return hashlib.sha256(
-        "\n".join(e["entry_hash"] for e in snapshot.entries()).encode()
+        "\n".join(str(r.entry["entry_hash"]) for r in snapshot.records).encode()
     ).hexdigest()
 
 
@@ -325,9 +330,16 @@ def _stage(
     leaf: int,
     batch: Batch,
 ) -> None:
-    """Inside the batch's transaction: store the row, and keep the record for
-    :func:`_finish_catalog` (one snapshot and one manifest change per batch)."""
-    _apply_entry(state, entry, declaration, leaf)
+    """Inside the batch's transaction: store the row (numbered after the batch's last one: the
+    table is read once per batch), and keep the record for :func:`_finish_catalog` (one
+    snapshot and one manifest change per batch)."""
+
+    def next_seq() -> int:
+        seq: int = batch["catalog_seq"] if "catalog_seq" in batch else state.tables.next_seq()
+        batch["catalog_seq"] = seq + 1
+        return seq
+
+    _apply_entry(state, entry, declaration, leaf, next_seq)
     staged: dict[tuple[str, str], CatalogRecord] = batch.setdefault("catalog", {})
     staged[(str(entry["adapter_id"]), str(entry["adapter_version"]))] = _published(
         declaration, entry, leaf
@@ -343,7 +355,7 @@ def _finish_catalog(batch: Batch) -> Callable[[], None] | None:
     state: RegistryState = batch["catalog_state"]
     records = dict(state.records)
     records.update(staged)
-    snapshot = Snapshot.build(records.values(), node_url=state.settings.node_url)
+    snapshot = state.snapshot.updated(staged.values())
     version = _bump_manifest(state, snapshot)
 
     def swap() -> None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from affidavit.registry.catalog import CatalogRecord, Snapshot
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.registry.conftest import SpecClient
 from tests.registry.helpers import contract
@@ -84,3 +87,33 @@ def test_a_legacy_leading_zero_row_still_lists() -> None:
     ]
     snapshot = Snapshot.build(rows, node_url="http://127.0.0.1")
     assert [r.adapter_version for r in snapshot.records] == ["01.0.0", "1.0.0"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["acme.a.v0", "acme.b.v0", "acme.c.v0"]), st.integers(0, 3)),
+        max_size=12,
+    ),
+    st.lists(
+        st.tuples(st.sampled_from(["acme.a.v0", "acme.b.v0", "acme.d.v0"]), st.integers(0, 3)),
+        max_size=6,
+    ),
+)
+def test_an_updated_snapshot_is_the_snapshot_of_everything(
+    before: list[tuple[str, int]], changes: list[tuple[str, int]]
+) -> None:
+    # issue 24: a write batch puts its few records into the snapshot by bisection instead of
+    # sorting the whole catalog again; the result must be what a full build gives.
+    def record(adapter_id: str, minor: int, tag: str) -> CatalogRecord:
+        declaration = {"adapter_id": adapter_id, "adapter_version": f"1.{minor}.0", "tag": tag}
+        return CatalogRecord(declaration=declaration, entry={"tag": tag}, source="published")
+
+    old = [record(a, m, "old") for a, m in before]
+    new = [record(a, m, "new") for a, m in changes]
+    built = Snapshot.build([*old, *new], node_url="http://x")
+    updated = Snapshot.build(old, node_url="http://x").updated(
+        {(r.adapter_id, r.adapter_version): r for r in new}.values()
+    )
+    assert updated.records == built.records
+    assert updated.find("acme.a.v0", "1.1.0") == built.find("acme.a.v0", "1.1.0")
