@@ -26,7 +26,6 @@ import asyncio
 import base64
 import binascii
 import logging
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -37,6 +36,7 @@ from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status,
 from affidavit.registry.routes._http import read_body
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
+from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES, encode
 from affidavit.verify.scitt.statement import SignedStatement, parse_statement
 from starlette.requests import Request
@@ -49,7 +49,6 @@ _LOG = logging.getLogger("affidavit.registry")
 PROBLEM_TYPE: Final = "application/concise-problem-details+cbor"  # RFC 9290 §6.3
 COSE_TYPE: Final = "application/cose"
 CBOR_TYPE: Final = "application/cbor"
-_ENTRY_ID: Final = re.compile(r"[0-9a-f]{64}")
 _TITLES: Final = {  # SCRAPI's error titles
     "scitt.alg_unsupported": "Bad Signature Algorithm",
     "scitt.payload_missing": "Payload Missing",
@@ -209,7 +208,7 @@ async def register(request: Request, service: _Service, state: RegistryState) ->
 async def entry(request: Request, service: _Service, state: RegistryState) -> Response:
     """``GET /entries/{id}`` (module docstring)."""
     entry_id = str(request.path_params["entry_id"])
-    if not _ENTRY_ID.fullmatch(entry_id):
+    if not is_hex64(entry_id):
         raise errors.ScittError(
             "scitt.entry_id_invalid", "an entry ID is 64 lowercase hex digits (its leaf entry)"
         )
