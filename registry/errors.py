@@ -252,8 +252,7 @@ AUTH: Final = (
     Code(
         "auth.bad_scope",
         INPUT,
-        "Not a valid API-key scope (admin, publish, log:write, facts:write, "
-        "facts:read:<scope>).",
+        "Not a valid API-key scope (admin, publish, log:write, facts:write, facts:read:<scope>).",
     ),
     Code("auth.forbidden", REFUSED, "The API key lacks the scope this route needs (HTTP 403)."),
     Code("auth.invalid", REFUSED, "The API key is unknown or malformed (HTTP 401)."),

@@ -98,7 +98,7 @@ def test_wait_integrated_answers_under_a_signed_checkpoint_with_its_proof(
     ],
 )
 def test_refusals_are_one_error_and_write_nothing(
-    client: SpecClient, writer: str, settings: Settings, case: str, status: int, code: str
+    client: SpecClient, writer: str, settings: Settings, *, case: str, status: int, code: str
 ) -> None:
     key: str | None = writer
     data, params = b"refused entry", {}
