@@ -131,7 +131,8 @@ class Snapshot:
         the same records and order as :meth:`build` of everything, but each change is placed by
         bisection instead of sorting the whole catalog again (a write batch changes a few)."""
         records, keys = list(self.records), list(self._keys)
-        for record in changes:
+        changes_seen = list(changes)
+        for record in changes_seen:
             key = _order(record)
             at = bisect.bisect_left(keys, key)
             identity = (record.adapter_id, record.adapter_version)
@@ -144,7 +145,15 @@ class Snapshot:
                 at = bisect.bisect_right(keys, key)
                 records.insert(at, record)
                 keys.insert(at, key)
-        return Snapshot(records=tuple(records), node_url=self.node_url, _keys=tuple(keys))
+        changed = Snapshot(records=tuple(records), node_url=self.node_url, _keys=tuple(keys))
+        if self._by_id is not None:  # carried over: only the changed ids' lists are rebuilt
+            by_id = dict(self._by_id)
+            for adapter_id in {r.adapter_id for r in changes_seen}:  # contiguous, sorted by id
+                low = bisect.bisect_left(keys, (adapter_id,))
+                high = bisect.bisect_left(keys, (adapter_id + "\x00",))
+                by_id[adapter_id] = records[low:high]
+            changed._by_id = by_id
+        return changed
 
     def find(self, adapter_id: str, adapter_version: str | None = None) -> CatalogRecord | None:
         """The exact (id, version), or the active head of ``adapter_id`` when version is None

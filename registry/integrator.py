@@ -1,8 +1,9 @@
 """The integrator: sequenced entries join the tree in batches, one signed checkpoint per batch.
 
 Every ``integrate_interval_s`` (0.1 s), at once when ``integrate_batch`` entries are pending,
-and at once when someone waits for integration (``?wait=integrated``, contract publication), the
-integrator runs on the database thread, in two write transactions:
+and right after a write batch someone waits on (``?wait=integrated``, contract publication: on
+the same database thread call, :func:`integrate_inline`, so a waiting writer is answered without
+another trip there), the integrator runs on the database thread, in two write transactions:
 
 1. **integrate** (:meth:`TransparencyLog.integrate`): the stored tree is first proven to extend
    every head signed so far (docs/adr/0005: nothing joins a damaged tree), then up to
@@ -41,13 +42,14 @@ from typing import Final
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import LogStatus
 from affidavit.registry.logview import signing
-from affidavit.registry.sequencer import Sequencer, SignedHeads
+from affidavit.registry.sequencer import Sequencer, SignedHeads, largest_signed
 from affidavit.registry.state import ReadView, RegistryState
 
-__all__ = ["Integrator", "start_writing", "stop_writing"]
+__all__ = ["Integrator", "integrate_inline", "start_writing", "stop_writing"]
 
 _LOG = logging.getLogger("affidavit.registry")
 _FAILURE_PAUSE_S: Final = 0.5
+_INLINE_ROUNDS: Final = 4
 
 
 @dataclass(slots=True)
@@ -157,6 +159,23 @@ def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
     return SignedHeads(head.tree_size, note, document)
 
 
+def integrate_inline(state: RegistryState, highest: int) -> SignedHeads | None:
+    """On the database thread, right after a write batch someone waits on: integrate and sign
+    (as a round does) until the tree covers index ``highest``, at most a few batches of
+    :data:`~affidavit.attest.log.sequencing.MAX_INTEGRATE`; the largest signed heads, or None.
+    Waiting writers then get their checkpoint without another trip to the database thread.
+
+    Raises:
+        as a round (``log.unhealthy``, ``store.*``).
+    """
+    heads: SignedHeads | None = None
+    for _ in range(_INLINE_ROUNDS):
+        heads = _integrate_and_sign(state) or largest_signed(state.log)
+        if heads is None or heads.tree_size > highest:
+            break
+    return heads
+
+
 async def start_writing(state: RegistryState) -> Integrator:
     """Start the sequencer and the integrator of a running registry (the app's lifespan) and
     hang them on ``state``; stop both with :func:`stop_writing`."""
@@ -172,6 +191,7 @@ async def start_writing(state: RegistryState) -> Integrator:
     )
     sequencer.on_sequenced = integrator.sequenced
     sequencer.on_wait = integrator.kick
+    sequencer.integrate_inline = lambda highest: integrate_inline(state, highest)
     await sequencer.load()
     sequencer.start()
     integrator.start()

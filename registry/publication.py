@@ -89,6 +89,11 @@ PATCHABLE_FIELDS: Final = (
 # (built in, shipped examples, the local contracts folder): reserved for an admin key.
 RESERVED_CHANNELS: Final = ("aigentsy.builtin", "aigentsy.examples", "developer.local")
 _CONTRACT_SUFFIX: Final = ".adapter_contract.json"
+# registry_meta: the publication number of the next new contract row (read once per write batch;
+# the table's MAX(seq) is a full scan)
+_SEQ_KEY: Final = "next_contract_seq"
+# registry_meta: the digest of the configured contracts at the last recorded change
+_LOADED_DIGEST: Final = "manifest_loaded_digest"
 _MAX_CONTRACT_BYTES: Final = 1024 * 1024
 
 
@@ -108,12 +113,18 @@ def _apply_entry(
     declaration: Mapping[str, Any],
     leaf: int,
     next_seq: Callable[[], int] | None = None,
+    *,
+    new: bool | None = None,
 ) -> None:
     """Insert or update the row for a logged entry (inside the caller's transaction);
-    ``next_seq`` numbers a new row (default: the table's next)."""
+    ``next_seq`` numbers a new row (default: the table's next); ``new`` says whether the row is
+    new when the caller knows (default: look). With ``next_seq`` (a batch) the caller records
+    ``applied_leaf`` once for the batch."""
     tables = state.tables
     adapter_id, version = str(entry["adapter_id"]), str(entry["adapter_version"])
-    if tables.get_contract(adapter_id, version) is None:
+    if new is None:
+        new = tables.get_contract(adapter_id, version) is None
+    if new:
         row = ContractRow(
             adapter_id,
             version,
@@ -126,7 +137,8 @@ def _apply_entry(
         tables.insert_contract(row)
     else:
         tables.update_entry(adapter_id, version, dict(declaration), dict(entry), leaf)
-    tables.set_meta("applied_leaf", str(leaf))
+    if next_seq is None:
+        tables.set_meta("applied_leaf", str(leaf))
 
 
 def reconcile(state: RegistryState) -> int:
@@ -146,6 +158,10 @@ def reconcile(state: RegistryState) -> int:
         with state.tables.transaction():
             _apply_entry(state, record["entry"], record["declaration"], index)
         count += 1
+    if size > start:  # every leaf below size was looked at: the next start begins there
+        with state.tables.transaction():
+            state.tables.set_meta("applied_leaf", str(size - 1))
+            state.tables.set_meta(_SEQ_KEY, str(state.tables.next_seq()))
     if count:
         _LOG.warning("replayed %d logged registry entries missing from the tables", count)
     return count
@@ -257,12 +273,23 @@ def _loaded(state: RegistryState, declaration: dict[str, Any], source: str) -> C
 
 
 def _digest(snapshot: Snapshot) -> str:
+    """The digest an older Affidavit kept: every entry of the catalog (read once, at the first
+    start after an upgrade)."""
     return hashlib.sha256(
         "\n".join(str(r.entry["entry_hash"]) for r in snapshot.records).encode()
     ).hexdigest()
 
 
-def _bump_manifest(state: RegistryState, snapshot: Snapshot) -> str:
+def _loaded_digest(state: RegistryState) -> str:
+    """The digest of the configured contracts' entries (built-in and directory, in load order):
+    what can change between starts without a publication recording it. Published contracts
+    change only through publications and lifecycle changes, each a recorded change."""
+    return hashlib.sha256(
+        "\n".join(str(r.entry["entry_hash"]) for r in state.loaded).encode()
+    ).hexdigest()
+
+
+def _bump_manifest(state: RegistryState) -> str:
     """Record a change: the next manifest gets a new version and generated_at (in the caller's
     transaction, so the change and its record commit together). Returns the new version."""
     tables = state.tables
@@ -270,7 +297,7 @@ def _bump_manifest(state: RegistryState, snapshot: Snapshot) -> str:
         version = str(int(tables.get_meta("manifest_version") or "0") + 1)
         tables.set_meta("manifest_version", version)
         tables.set_meta("manifest_generated_at", state.now())
-        tables.set_meta("manifest_entries_digest", _digest(snapshot))
+        tables.set_meta(_LOADED_DIGEST, _loaded_digest(state))
     return version
 
 
@@ -292,8 +319,16 @@ def refresh(state: RegistryState) -> None:
     ordered entry hashes differ from the last manifest's (a contracts-directory change), record
     a change. Otherwise ``generated_at`` stays, so the manifest bytes stay identical."""
     records, snapshot = _rebuilt(state)
-    if state.tables.get_meta("manifest_entries_digest") != _digest(snapshot):
-        _bump_manifest(state, snapshot)
+    stored = state.tables.get_meta(_LOADED_DIGEST)
+    if stored is None:  # kept by an older Affidavit: the digest of every entry
+        changed = state.tables.get_meta("manifest_entries_digest") != _digest(snapshot)
+    else:
+        changed = stored != _loaded_digest(state)
+    if changed:
+        _bump_manifest(state)
+    elif stored is None:
+        with state.tables.transaction():
+            state.tables.set_meta(_LOADED_DIGEST, _loaded_digest(state))
     state.records = records
     state.snapshot = snapshot
     state.manifest = None
@@ -329,17 +364,23 @@ def _stage(
     declaration: Mapping[str, Any],
     leaf: int,
     batch: Batch,
+    *,
+    new: bool,
 ) -> None:
-    """Inside the batch's transaction: store the row (numbered after the batch's last one: the
-    table is read once per batch), and keep the record for :func:`_finish_catalog` (one
-    snapshot and one manifest change per batch)."""
+    """Inside the batch's transaction: store the row (``new``: the caller found none; numbered
+    after the batch's last one: the table is read once per batch), and keep the record for
+    :func:`_finish_catalog` (one snapshot and one manifest change per batch)."""
 
     def next_seq() -> int:
-        seq: int = batch["catalog_seq"] if "catalog_seq" in batch else state.tables.next_seq()
+        if "catalog_seq" not in batch:  # the counter, else (a database written before it) read
+            stored = state.tables.get_meta(_SEQ_KEY)
+            batch["catalog_seq"] = int(stored) if stored else state.tables.next_seq()
+        seq: int = batch["catalog_seq"]
         batch["catalog_seq"] = seq + 1
         return seq
 
-    _apply_entry(state, entry, declaration, leaf, next_seq)
+    _apply_entry(state, entry, declaration, leaf, next_seq, new=new)
+    batch["catalog_leaf"] = max(leaf, batch.get("catalog_leaf", -1))
     staged: dict[tuple[str, str], CatalogRecord] = batch.setdefault("catalog", {})
     staged[(str(entry["adapter_id"]), str(entry["adapter_version"]))] = _published(
         declaration, entry, leaf
@@ -356,7 +397,10 @@ def _finish_catalog(batch: Batch) -> Callable[[], None] | None:
     records = dict(state.records)
     records.update(staged)
     snapshot = state.snapshot.updated(staged.values())
-    version = _bump_manifest(state, snapshot)
+    version = _bump_manifest(state)
+    state.tables.set_meta("applied_leaf", str(batch["catalog_leaf"]))  # the batch's last leaf
+    if "catalog_seq" in batch:  # rows inserted: the number of the next one
+        state.tables.set_meta(_SEQ_KEY, str(batch["catalog_seq"]))
 
     def swap() -> None:
         state.records, state.snapshot, state.catalog_version = records, snapshot, version
@@ -402,14 +446,24 @@ def _pretty(document: Any) -> str:
 
 
 def require_healthy(state: RegistryState) -> None:
-    """Refuse to write a leaf while the log is unhealthy (docs/adr/0005). The stored tree is
-    proven to extend every signed head by the integrator before each integration
-    (:mod:`affidavit.registry.integrator`), which marks the log unhealthy on a contradiction:
-    nothing joins a damaged tree.
+    """Refuse to write a leaf while the log is unhealthy, and prove the stored tree still extends
+    the last signed head (O(log n), once per write batch: the writer lock is held, the tree
+    cannot change inside it); a contradiction marks the log unhealthy (docs/adr/0005). The
+    integrator proves it again before each integration: nothing joins a damaged tree.
 
     Raises:
         ``log.unhealthy``: the stored tree contradicts a head this log signed (503).
     """
+    batch = state.sequencer.batch if state.sequencer is not None else None
+    if state.unhealthy is None and (batch is None or not batch.get("log_verified")):
+        try:
+            state.log.verify_integrity()
+        except LogError as e:
+            if e.code != "log.integrity":
+                raise
+            state.mark_unhealthy(e)
+        if batch is not None:
+            batch["log_verified"] = True
     if state.unhealthy is not None:
         raise LogError("log.unhealthy", state.unhealthy, details={"retry": False})
 
@@ -432,6 +486,16 @@ class Published:
     created: bool
     entry: dict[str, Any]
     leaf: Sequenced
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """What a job's prepare decided to write: the new signed entry and declaration, and whether
+    the contract's row is new (a publication) or exists (a lifecycle change)."""
+
+    entry: dict[str, Any]
+    declaration: dict[str, Any]
+    new: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,8 +551,8 @@ def publish_job(
         )
     recomputed = contract_hash(declaration)
 
-    def prepare() -> Published | tuple[dict[str, Any], dict[str, Any]]:
-        sync(state)
+    def prepare() -> Published | _Change:
+        _sync_once(state)
         existing = state.tables.get_contract(adapter_id, version)
         if existing is not None:
             if existing.contract_hash != recomputed:
@@ -504,31 +568,41 @@ def publish_job(
         entry = _entry_for(state, stored, published_at, "third_party")
         stored["status"] = entry["status"]
         stored["distribution_channel"] = entry["distribution_channel"]
-        return entry, stored
+        return _Change(entry, stored, new=True)
 
     return _job(state, prepare)
 
 
-def _job(
-    state: RegistryState, prepare: Callable[[], Published | tuple[dict[str, Any], dict[str, Any]]]
-) -> Job[Any, Published]:
+def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Job[Any, Published]:
     """The job of a publication or lifecycle change: ``prepare`` finds the stored answer
     (:class:`Published`) or the new signed entry and declaration, which are then sequenced as
     one leaf and stored as the row, in the batch's transaction (the leaf and the row commit
     together or not at all; :func:`reconcile` stays as a safety net for older databases)."""
 
-    def apply(
-        prepared: Published | tuple[dict[str, Any], dict[str, Any]], batch: Batch
-    ) -> Published:
+    def apply(prepared: Published | _Change, batch: Batch) -> Published:
         if isinstance(prepared, Published):
             return prepared
-        entry, declaration = prepared
+        entry, declaration = prepared.entry, prepared.declaration
         (placed,) = state.log.sequence([leaf_data(entry, declaration)])
         batch["catalog_state"] = state
-        _stage(state, entry, declaration, placed.index, batch)
+        _stage(state, entry, declaration, placed.index, batch, new=prepared.new)
         return Published(True, entry, placed)
 
-    return Job(prepare, apply, _finish_catalog, lambda: _forget_catalog(state))
+    return Job(prepare, apply, _finish_catalog, lambda: _forget_catalog(state), _leaf_of)
+
+
+def _leaf_of(published: Published) -> Sequenced:
+    return published.leaf
+
+
+def _sync_once(state: RegistryState) -> None:
+    """:func:`sync`, once per write batch: inside it the writer lock is held, so what another
+    instance committed cannot change until the batch commits (docs/adr/0013)."""
+    batch = state.sequencer.batch if state.sequencer is not None else None
+    if batch is None or not batch.get("catalog_synced"):
+        sync(state)
+        if batch is not None:
+            batch["catalog_synced"] = True
 
 
 def _found(entry: Mapping[str, Any], declaration: Mapping[str, Any], leaf: int) -> Published:
@@ -591,8 +665,8 @@ def patch_job(
         # the same on both (U+0000 or an over-long id never reaches PostgreSQL).
         raise _not_published(adapter_id, version)
 
-    def prepare() -> Published | tuple[dict[str, Any], dict[str, Any]]:
-        sync(state)  # the checks after the writer lock (docs/adr/0013)
+    def prepare() -> Published | _Change:
+        _sync_once(state)  # the checks after the writer lock (docs/adr/0013)
         row = state.tables.get_contract(adapter_id, version)
         if row is None:
             raise _not_published(adapter_id, version)
@@ -614,7 +688,7 @@ def patch_job(
         if entry["entry_hash"] == row.entry.get("entry_hash") and declaration == row.declaration:
             return _found(row.entry, row.declaration, row.leaf_index)
         require_healthy(state)
-        return entry, declaration
+        return _Change(entry, declaration, new=False)
 
     return _job(state, prepare)
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,7 @@ T = TypeVar("T")
 MAX_ENTRY_BYTES: Final = 65_535
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 WATCH_INTERVAL_S: Final = 0.05
+MAX_KEPT_PROOFS: Final = 100_000  # proofs kept for waiters (a few MB at most)
 
 
 Batch = dict[str, Any]
@@ -94,6 +96,7 @@ class Job(Generic[P, T]):
     apply: Callable[[P, Batch], T]
     finish: Callable[[Batch], Callable[[], None] | None] | None = None
     aborted: Callable[[], None] | None = None
+    leaf: Callable[[T], Sequenced | None] | None = None  # the leaf a waiting caller proves
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +143,17 @@ class _Item:
     data: bytes | None
     job: Job[Any, Any] | None
     future: asyncio.Future[Any]
+    wait: bool = False  # its caller waits for integration
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """A batch's outcomes, and what was integrated and signed right after it for its waiters
+    (their paths by index)."""
+
+    outcomes: list[Any]
+    heads: SignedHeads | None = None
+    paths: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +177,14 @@ class Sequencer:
     wait_s: float
     on_sequenced: Callable[[int], None] | None = None  # the highest index just sequenced
     on_wait: Callable[[], None] | None = None  # someone started waiting for integration
+    # On the database thread after a batch someone waits on: integrate and sign until the tree
+    # covers the given index (registry/integrator.py integrate_inline); None: leave it to the
+    # integrator's rounds.
+    integrate_inline: Callable[[int], SignedHeads | None] | None = None
+    _proofs: dict[int, tuple[SignedHeads, tuple[bytes, ...]]] = field(default_factory=dict)
+    # The scratch of the batch being written (database thread only; None between batches): what
+    # a job's prepare may consult to do once per batch what it would do per request.
+    batch: Batch | None = None
     _queue: deque[_Item] = field(default_factory=deque)
     _queued_bytes: int = 0
     _wake: asyncio.Event | None = None
@@ -221,8 +243,10 @@ class Sequencer:
 
     # -- writing --------------------------------------------------------------------------
 
-    async def submit(self, data: bytes) -> Sequenced:
-        """Sequence one log entry (the append entry point; module docstring).
+    async def submit(self, data: bytes, *, wait: bool = False) -> Sequenced:
+        """Sequence one log entry (the append entry point; module docstring). ``wait``: the
+        caller will wait for integration (:meth:`integrated`), so its batch is integrated and
+        signed at once, on the same database thread call.
 
         Raises:
             ``usage.invalid``: ``data`` is empty or over :data:`MAX_ENTRY_BYTES`.
@@ -235,19 +259,20 @@ class Sequencer:
             raise errors.UsageError(f"a log entry is 1 to {MAX_ENTRY_BYTES} bytes")
         if self.state.unhealthy is not None:
             raise LogError("log.unhealthy", self.state.unhealthy, details={"retry": False})
-        placed: Sequenced = await self._enqueue(bytes(data), None)
+        placed: Sequenced = await self._enqueue(bytes(data), None, wait)
         return placed
 
-    async def run(self, job: Job[Any, T]) -> T:
+    async def run(self, job: Job[Any, T], *, wait: bool = False) -> T:
         """Run ``job`` in the next group-commit transaction; its result once committed.
+        ``wait``: as :meth:`submit` (the leaf is ``job.leaf(result)``).
 
         Raises:
             whatever ``prepare`` refuses with; RegistryQueueFull; the batch's failure.
         """
-        result: T = await self._enqueue(None, job)
+        result: T = await self._enqueue(None, job, wait)
         return result
 
-    async def _enqueue(self, data: bytes | None, job: Job[Any, Any] | None) -> Any:
+    async def _enqueue(self, data: bytes | None, job: Job[Any, Any] | None, wait: bool) -> Any:
         size = len(data) if data is not None else 0
         if self._stopping or self._wake is None:
             raise RegistryError("registry.unavailable", "the registry is shutting down")
@@ -259,7 +284,7 @@ class Sequencer:
                 details={"queued": len(self._queue)},
             )
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Item(data, job, future))
+        self._queue.append(_Item(data, job, future, wait))
         self._queued_bytes += size
         self._wake.set()
         return await future
@@ -275,9 +300,12 @@ class Sequencer:
                 ]
                 self._queued_bytes -= sum(len(i.data) for i in batch if i.data is not None)
                 try:
-                    outcomes = await self.state.db.run(self._run_batch, batch)
+                    done = await self.state.db.run(self._run_batch, batch)
                 except BaseException as e:  # the thread pool itself failed: fail the batch
-                    outcomes = [_Refused(e)] * len(batch)
+                    done = _Done([_Refused(e)] * len(batch))
+                outcomes = done.outcomes
+                if done.heads is not None:
+                    self._learn(done)
                 for item, outcome in zip(batch, outcomes, strict=True):
                     if item.future.done():  # the client went away; its write stands
                         continue
@@ -286,6 +314,8 @@ class Sequencer:
                     else:
                         item.future.set_result(outcome)
                 self._report_sequenced(outcomes)
+                if done.heads is not None and self._waiters:
+                    await self.signed(done.heads)
             if self._stopping:
                 return
 
@@ -296,13 +326,49 @@ class Sequencer:
         if created:
             self.on_sequenced(max(created))
 
-    def _run_batch(self, batch: Sequence[_Item]) -> list[Any]:
+    def _learn(self, done: _Done) -> None:
+        """Keep what a batch's own integration signed and proved, for its waiters'
+        :meth:`integrated` (bounded: a caller that went away leaves its proof behind)."""
+        assert done.heads is not None
+        if self._signed is None or done.heads.tree_size > self._signed.tree_size:
+            self._signed = done.heads
+        for index, path in done.paths.items():
+            self._proofs[index] = (done.heads, path)
+        while len(self._proofs) > MAX_KEPT_PROOFS:
+            del self._proofs[next(iter(self._proofs))]
+
+    def _run_batch(self, batch: Sequence[_Item]) -> _Done:
         """On the database thread: the whole batch in one write transaction (module
-        docstring); one outcome per item (a result, or :class:`_Refused`)."""
+        docstring); one outcome per item (a result, or :class:`_Refused`); then, when someone
+        waits, :attr:`integrate_inline` and the waiters' inclusion paths."""
+        outcomes = self._write_batch(batch)
+        waiting: set[int] = set()
+        for item, outcome in zip(batch, outcomes, strict=True):
+            if not item.wait or isinstance(outcome, _Refused):
+                continue
+            leaf = outcome if item.job is None else (item.job.leaf or _no_leaf)(outcome)
+            if isinstance(leaf, Sequenced):
+                waiting.add(leaf.index)
+        if not waiting or self.integrate_inline is None:
+            return _Done(outcomes)
+        try:
+            heads = self.integrate_inline(max(waiting))
+            if heads is None:
+                return _Done(outcomes)
+            covered = sorted(i for i in waiting if i < heads.tree_size)
+            paths = self.state.log.inclusion_paths(covered, heads.tree_size)
+        except (errors.AffidavitError, sqlite3.DatabaseError) as e:  # the integrator's rounds
+            _LOG.warning("integrating for waiting writers failed: %s", e)  # take over
+            return _Done(outcomes)
+        return _Done(outcomes, heads, dict(zip(covered, paths, strict=True)))
+
+    def _write_batch(self, batch: Sequence[_Item]) -> list[Any]:
+        """The batch's one write transaction: one outcome per item."""
         outcomes: list[Any] = [None] * len(batch)
         scratch: Batch = {}
         finishes: dict[Callable[[Batch], Callable[[], None] | None], None] = {}
         after: list[Callable[[], None]] = []
+        self.batch = scratch
         try:
             with self.state.tables.transaction():
                 start = 0
@@ -331,11 +397,13 @@ class Sequencer:
                     if then is not None:
                         after.append(then)
         except BaseException as e:  # rolled back: nothing of the batch was written
+            self.batch = None
             _LOG.warning("a write batch of %d failed and was rolled back: %s", len(batch), e)
             for item in batch:
                 if item.job is not None and item.job.aborted is not None:
                     item.job.aborted()
             return [o if isinstance(o, _Refused) else _Refused(e) for o in outcomes]
+        self.batch = None
         for then in after:
             then()
         return outcomes
@@ -349,6 +417,13 @@ class Sequencer:
             ``registry.integration_pending``: none did within ``integration_wait_s`` (503).
             ``log.unhealthy``: the log stopped signing meanwhile (503).
         """
+        if self.state.unhealthy is not None:  # docs/adr/0005: no head is signed any more
+            raise LogError("log.unhealthy", self.state.unhealthy, details={"retry": False})
+        kept = self._proofs.pop(placed.index, None)
+        if kept is not None:  # proved on the database thread right after its batch
+            heads, path = kept
+            size, note, head = heads.tree_size, heads.checkpoint, heads.signed_tree_head
+            return Integrated(placed.index, placed.leaf_hash, size, note, head, path)
         signed = self._signed
         if signed is not None and placed.index < signed.tree_size:
             return (await self._prove([placed], signed))[0]
@@ -411,6 +486,9 @@ class Sequencer:
         :data:`WATCH_INTERVAL_S` (another instance may have integrated) and answer the covered."""
         while self._waiters and not self._stopping:
             await asyncio.sleep(WATCH_INTERVAL_S)
+            if self.state.unhealthy is not None:
+                self.fail_waiters(LogError("log.unhealthy", self.state.unhealthy))
+                return
             lowest = min(w.placed.index for w in self._waiters) if self._waiters else None
             if lowest is None or (self._signed is not None and lowest < self._signed.tree_size):
                 if self._signed is not None:
@@ -423,6 +501,10 @@ class Sequencer:
                 continue
             if heads is not None and heads.tree_size > lowest:
                 await self.signed(heads)
+
+
+def _no_leaf(_result: Any) -> Sequenced | None:
+    return None
 
 
 def _paths(view: ReadView, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:

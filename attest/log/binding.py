@@ -11,6 +11,7 @@ kept here so the log's module holds appending, proofs, heads and keys.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from sqlite3 import Connection
 
@@ -32,6 +33,7 @@ class StateBinding:
     store: Store
     log_id: str
     state_file: Path | None
+    _state_seen: tuple[tuple[object, ...], LogState | None]  # the state file last read, by stat
 
     def key_history(self) -> list[LogKey]:  # pragma: no cover - provided by the log
         """Every key of the log with its window (the log's own, verified)."""
@@ -46,7 +48,21 @@ class StateBinding:
         if self.state_file is None:
             return None
         keys = [entry.public_key for entry in self.key_history()]
-        return read_state_of(self.state_file, keys, self.log_id)
+        try:  # read again only when the file was replaced (an atomic write: a new inode)
+            info = os.stat(self.state_file)
+            stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
+            seen: tuple[object, ...] | None = (*stamp, *(k.b64 for k in keys))
+        except OSError:
+            seen = None
+        cached: tuple[tuple[object, ...], LogState | None] | None = getattr(
+            self, "_state_seen", None
+        )
+        if seen is not None and cached is not None and cached[0] == seen:
+            return cached[1]
+        state = read_state_of(self.state_file, keys, self.log_id)
+        if seen is not None:
+            self._state_seen = (seen, state)
+        return state
 
     def _references(self, db: Connection) -> list[Reference]:
         references = []

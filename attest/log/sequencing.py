@@ -120,13 +120,17 @@ def find_leaves(db: Connection, hashes: Sequence[bytes]) -> dict[bytes, int]:
     return found
 
 
-def sequence_entries(db: Connection, entries: Sequence[bytes]) -> list[Sequenced]:
+def sequence_entries(
+    db: Connection, entries: Sequence[bytes], following: int | None = None
+) -> list[Sequenced]:
     """Give each entry its index in the caller's write transaction (module docstring): the next
     free one, or the first index of the same leaf hash already in the log (earlier in
-    ``entries`` included). Returns one :class:`Sequenced` per entry, in order."""
+    ``entries`` included). Returns one :class:`Sequenced` per entry, in order. ``following``
+    is :func:`next_index` when the caller knows it (it sequenced earlier in this transaction)."""
     hashes = [leaf_hash(bytes(data)) for data in entries]
     known = find_leaves(db, hashes)
-    following = next_index(db)
+    if following is None:
+        following = next_index(db)
     placed: list[Sequenced] = []
     rows: list[tuple[int, bytes, bytes]] = []
     for data, value in zip(entries, hashes, strict=True):

@@ -187,6 +187,8 @@ class TransparencyLog(StateBinding):
         self.key_path: str | None = meta.get("key_path")
         self._key: SigningKey | None = None
         self._verified = HistoryCache()
+        # (write transaction serial, next index): sequence() in the same transaction asks once
+        self._next: tuple[int, int] | None = None
         self.key_history()  # verified now: a log whose history does not verify is not opened
         if key is not None:
             self.set_key(key)
@@ -324,6 +326,7 @@ class TransparencyLog(StateBinding):
     def _append(self, hashes: list[bytes], data: Sequence[bytes] | None) -> list[int]:
         if not hashes:
             return []
+        self._next = None  # the next index moves with the tree
         with self.store.write() as db:
             integrate_all(db, self.store.path)  # sequenced entries keep their indexes: first
             first = stored_size(db)
@@ -342,7 +345,13 @@ class TransparencyLog(StateBinding):
         They join the tree at the next :meth:`integrate`; :meth:`append` integrates them first.
         """
         with self.store.write() as db:
-            return sequence_entries(db, entries)
+            serial = self.store.serial
+            known = self._next if self._next is not None and self._next[0] == serial else None
+            placed = sequence_entries(db, entries, None if known is None else known[1])
+            following = max((p.index + 1 for p in placed if p.created), default=None)
+            if following is not None or known is not None:  # the next index, for this txn
+                self._next = (serial, max(following or 0, known[1] if known else 0))
+            return placed
 
     def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
         """Integrate up to ``limit`` sequenced entries into the tree, in one transaction (or the

@@ -85,6 +85,7 @@ class Store:
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
+        self.serial = 0  # bumped at each write transaction's BEGIN: what a cache may key on
 
     @classmethod
     def open(
@@ -217,6 +218,7 @@ class Store:
             with _translated(self.path):
                 self.conn.execute("BEGIN IMMEDIATE")
             self._depth, self._writing = 1, True
+            self.serial += 1
             try:
                 yield self.conn
             except BaseException:

@@ -32,7 +32,8 @@ async def publish(request: Request) -> Response:
     key = check_scope(await api_key(request), "publish")
     declaration = await read_json_object(request, "the contract")
     state = request.app.state.registry
-    published = await state.sequencer.run(publication.publish_job(state, declaration, key))
+    job = publication.publish_job(state, declaration, key)
+    published = await state.sequencer.run(job, wait=True)  # answered under a signed head
     body = await publication.answer(state, published)
     return json_response(body, status=201 if published.created else 200)
 
@@ -45,9 +46,8 @@ async def patch(request: Request) -> Response:
     changes = await read_json_object(request, "the lifecycle patch")
     state = request.app.state.registry
     version = request.path_params["version"]
-    published = await state.sequencer.run(
-        publication.patch_job(state, authorized, version, changes)
-    )
+    job = publication.patch_job(state, authorized, version, changes)
+    published = await state.sequencer.run(job, wait=True)
     return json_response(await publication.answer(state, published))
 
 

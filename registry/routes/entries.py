@@ -54,7 +54,7 @@ async def post_entry(request: Request) -> Response:
     if not body:
         raise RegistryError("http.body_empty", "a log entry is at least one byte")
     sequencer: Sequencer = state.sequencer
-    placed = await sequencer.submit(body)
+    placed = await sequencer.submit(body, wait=wait == "integrated")
     status = 201 if placed.created else 200
     if wait == "integrated":
         return json_response((await sequencer.integrated(placed)).to_json(), status=status)

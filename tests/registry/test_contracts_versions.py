@@ -112,8 +112,13 @@ def test_an_updated_snapshot_is_the_snapshot_of_everything(
     old = [record(a, m, "old") for a, m in before]
     new = [record(a, m, "new") for a, m in changes]
     built = Snapshot.build([*old, *new], node_url="http://x")
-    updated = Snapshot.build(old, node_url="http://x").updated(
-        {(r.adapter_id, r.adapter_version): r for r in new}.values()
-    )
+    before_snapshot = Snapshot.build(old, node_url="http://x")
+    before_snapshot.find("acme.a.v0")  # its by-id index is built, then carried over
+    updated = before_snapshot.updated({(r.adapter_id, r.adapter_version): r for r in new}.values())
     assert updated.records == built.records
-    assert updated.find("acme.a.v0", "1.1.0") == built.find("acme.a.v0", "1.1.0")
+    for adapter_id in ("acme.a.v0", "acme.b.v0", "acme.c.v0", "acme.d.v0"):
+        assert updated.find(adapter_id) == built.find(adapter_id)
+        for minor in range(4):
+            assert updated.find(adapter_id, f"1.{minor}.0") == built.find(
+                adapter_id, f"1.{minor}.0"
+            )

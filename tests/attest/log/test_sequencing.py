@@ -159,3 +159,19 @@ def test_a_log_of_schema_3_migrates_and_finds_its_old_leaves(tmp_path: Path) -> 
         assert migrated.store.schema_version(COMPONENT) == len(MIGRATIONS) == 4
         placed = migrated.sequence([b"kept-1", b"new"])
         assert [(s.index, s.created) for s in placed] == [(1, False), (2, True)]
+
+
+def test_several_sequence_calls_in_one_transaction_continue_each_other(
+    log: TransparencyLog, location: str
+) -> None:
+    # The next index is read once per transaction (a group-commit batch sequences job by job).
+    log.sequence([b"before"])
+    with log.store.write():
+        first = log.sequence([b"a", b"b"])
+        second = log.sequence([b"c", b"a"])
+        log.append([b"direct"])  # integrates the sequenced ones first, then appends
+        third = log.sequence([b"d"])
+    assert [p.index for p in first] == [1, 2]
+    assert [(p.index, p.created) for p in second] == [(3, True), (1, False)]
+    assert [p.index for p in third] == [5]
+    assert log.entries(0, 5) == [b"before", b"a", b"b", b"c", b"direct"]
