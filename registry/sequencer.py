@@ -97,6 +97,8 @@ class Job(Generic[P, T]):
     finish: Callable[[Batch], Callable[[], None] | None] | None = None
     aborted: Callable[[], None] | None = None
     leaf: Callable[[T], Sequenced | None] | None = None  # the leaf a waiting caller proves
+    # Before any job of the batch prepares: note what it will read, so the batch reads it once
+    gather: Callable[[Batch], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +371,9 @@ class Sequencer:
         finishes: dict[Callable[[Batch], Callable[[], None] | None], None] = {}
         after: list[Callable[[], None]] = []
         self.batch = scratch
+        for item in batch:
+            if item.job is not None and item.job.gather is not None:
+                item.job.gather(scratch)
         try:
             with self.state.tables.transaction():
                 start = 0

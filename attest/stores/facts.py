@@ -67,7 +67,14 @@ from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
 from affidavit.verify.lineage.graph import closing_parent
 from affidavit.verify.lineage.walk import StoredRecord
 
-__all__ = ["SQLITE_MAGIC", "AddResult", "FactPlan", "FactStore", "is_sqlite_file"]
+__all__ = [
+    "SQLITE_MAGIC",
+    "AddResult",
+    "FactPlan",
+    "FactStore",
+    "PlanContext",
+    "is_sqlite_file",
+]
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FORMAT: Final = "affidavit-facts/1"
@@ -129,6 +136,50 @@ class _Children:
     def add(self, fact: Fact) -> None:
         for parent in fact.derived_from:
             self._planned.setdefault(parent, []).append(fact.hash)
+
+    def forget(self, fact: Fact) -> None:
+        """Undo :meth:`add` (a plan that was refused writes nothing)."""
+        for parent in fact.derived_from:
+            self._planned[parent].remove(fact.hash)
+
+
+class PlanContext:
+    """What the plans of one write transaction share (:meth:`FactStore.plan`): the stored facts
+    (scope and body) and edges read once each, and the facts planned so far, which later plans
+    see as stored although nothing is written until the caller writes them all."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        self._facts: dict[str, tuple[str, bytes] | None] = {}  # hex -> (scope, body) | absent
+        self.children = _Children(db)
+
+    def _read(self, fact_hashes: Sequence[str]) -> None:
+        unknown = [h for h in dict.fromkeys(fact_hashes) if h not in self._facts]
+        for offset in range(0, len(unknown), _CHUNK):
+            chunk = unknown[offset : offset + _CHUNK]
+            for h in chunk:
+                self._facts[h] = None
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT hash, scope, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
+            for key, scope, body in self._db.execute(sql, [bytes.fromhex(h) for h in chunk]):
+                raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+                self._facts[_hex(key)] = (str(scope), bytes(raw))
+
+    def bodies(self, fact_hashes: Sequence[str]) -> dict[str, bytes]:
+        """The stored (or planned) body of each of ``fact_hashes`` that has one."""
+        self._read(fact_hashes)
+        return {h: found[1] for h in fact_hashes if (found := self._facts[h]) is not None}
+
+    def scopes(self, fact_hashes: Sequence[str]) -> dict[str, str]:
+        """The stored (or planned) scope of each of ``fact_hashes`` that has one."""
+        self._read(fact_hashes)
+        return {h: found[0] for h in fact_hashes if (found := self._facts[h]) is not None}
+
+    def planned(self, facts: Iterable[Fact]) -> None:
+        """``facts`` (their edges already in :attr:`children`) will be written in this
+        transaction: later plans see them as stored."""
+        for fact in facts:
+            self._facts[fact.hash] = (fact.scope, jcs(dict(fact.document)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,13 +522,16 @@ class FactStore:
         *,
         labels: Sequence[str] | None = None,
         every_error: bool = False,
+        context: PlanContext | None = None,
     ) -> FactPlan:
         """Check ``facts`` against the store and each other, inside the caller's write
         transaction, without writing: which are new, which are stored identically (seed 002
         §20.6.1 rules 2 and 4, as :meth:`add_batch`). A few statements whatever the batch's
         size: the stored facts among them in one read per 500, and the facts that already name
         the new ones (a cycle can only run through those) in one more; the walk goes further
-        down only where it finds any.
+        down only where it finds any. With ``context`` (:meth:`context`), several plans of one
+        transaction share their reads, and each sees the facts the earlier ones planned (not yet
+        written: the caller writes them all at once, :meth:`write_plan`).
 
         Raises:
             as :meth:`add_batch`.
@@ -485,13 +539,39 @@ class FactStore:
         names = (
             list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
         )
-        stored = self._stored_bodies([fact.hash for fact in facts])
-        children = _Children(self._db)
+        shared = context if context is not None else self.context()
+        stored = shared.bodies([fact.hash for fact in facts])
+        children = shared.children
         children.prefetch(
             [fact.hash for fact in facts if fact.derived_from and fact.hash not in stored]
         )
         added: dict[FactHash, Fact] = {}
         existing: list[FactHash] = []
+        try:
+            self._plan_each(facts, names, stored, children, added, existing, every_error)
+        except BaseException:  # refused: nothing of this plan is planned
+            for fact in added.values():
+                children.forget(fact)
+            raise
+        shared.planned(added.values())
+        return FactPlan(tuple(added.values()), tuple(existing))
+
+    @staticmethod
+    def _plan_each(  # noqa: PLR0917 - the plan's parts
+        facts: Sequence[Fact],
+        names: list[str],
+        stored: Mapping[str, bytes],
+        children: _Children,
+        added: dict[FactHash, Fact],
+        existing: list[FactHash],
+        every_error: bool,
+    ) -> None:
+        """Each fact against what is stored and planned (rules 2 and 4); fills ``added`` and
+        ``existing``.
+
+        Raises:
+            as :meth:`add_batch`.
+        """
         refused: list[errors.AffidavitError] = []
         for fact, name in zip(facts, names, strict=True):
             try:
@@ -516,7 +596,10 @@ class FactStore:
                 refused.append(e)
         if refused:
             raise refused[0] if len(refused) == 1 else batch_error(refused)
-        return FactPlan(tuple(added.values()), tuple(existing))
+
+    def context(self) -> PlanContext:
+        """A :class:`PlanContext` on this store's connection (inside the caller's transaction)."""
+        return PlanContext(self._db)
 
     def write_plan(self, plan: FactPlan) -> AddResult:
         """Store the new facts of ``plan`` and their edges (multi-row statements), inside the
@@ -546,20 +629,6 @@ class FactStore:
             sql = f"SELECT hash, scope FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
             for key, scope in self._db.execute(sql, chunk):
                 found[_hex(key)] = str(scope)
-        return found
-
-    def _stored_bodies(self, fact_hashes: Sequence[str]) -> dict[str, bytes]:
-        found: dict[str, bytes] = {}
-        unique = list(dict.fromkeys(fact_hashes))
-        for offset in range(0, len(unique), _CHUNK):
-            chunk = [bytes.fromhex(h) for h in unique[offset : offset + _CHUNK]]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT hash, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
-            for key, body in self._db.execute(sql, chunk):
-                raw = (
-                    body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
-                )
-                found[_hex(key)] = raw
         return found
 
     def export_jsonl(self, out: BinaryIO) -> int:

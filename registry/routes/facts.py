@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore
+from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore, PlanContext
 from affidavit.registry.auth import check_scope, readable_fact_scopes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
@@ -61,30 +61,56 @@ def _store_job(
     state: RegistryState, facts: list[Fact], readable: frozenset[str]
 ) -> Job[Any, AddResult]:
     """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole),
-    a job of the one write path (registry/sequencer.py: many requests commit together). A fact
+    a job of the one write path (registry/sequencer.py: many requests commit together). The
+    requests of one write batch share their reads (the fact store's :class:`PlanContext`: each
+    sees what the earlier ones planned) and their writes, done once for all of them before
+    COMMIT (:func:`_write_facts`): a handful of statements per batch, not per request. A fact
     already stored in a scope the writer cannot read is answered as added, exactly as a new one
     would be, and left as it is (docs/adr/0009)."""
 
     def prepare() -> tuple[FactPlan, set[FactHash]]:
+        context = _context(state)
         unreadable = [f.hash for f in facts if f.scope not in readable]
-        stored = state.facts.stored_scopes(unreadable) if unreadable else {}
+        stored = context.scopes(unreadable) if unreadable else {}
         hidden = {FactHash(h) for h in unreadable if h in stored}
-        return state.facts.plan([f for f in facts if f.hash not in hidden]), hidden
+        return state.facts.plan([f for f in facts if f.hash not in hidden], context=context), hidden
 
-    def apply(prepared: tuple[FactPlan, set[FactHash]], _batch: Batch) -> AddResult:
+    def apply(prepared: tuple[FactPlan, set[FactHash]], batch: Batch) -> AddResult:
         plan, hidden = prepared
-        result = state.facts.write_plan(plan)
-        rows = [(f.hash, f.entity, f.relation, f.scope, float(f.confidence)) for f in facts]
-        state.tables.index_facts(rows)
-        if not hidden:
-            return result
-        added = set(result.added) | hidden
+        batch["facts_state"] = state
+        batch.setdefault("facts_added", []).extend(plan.added)
+        batch.setdefault("facts_index", []).extend(
+            (f.hash, f.entity, f.relation, f.scope, float(f.confidence)) for f in facts
+        )
+        added = {f.hash for f in plan.added} | hidden
         return AddResult(
             added=tuple(dict.fromkeys(f.hash for f in facts if f.hash in added)),
-            existing=result.existing,
+            existing=plan.existing,
         )
 
-    return Job(prepare, apply)
+    def gather(batch: Batch) -> None:
+        batch.setdefault("facts_wanted", []).extend(f.hash for f in facts)
+
+    return Job(prepare, apply, _write_facts, gather=gather)
+
+
+def _context(state: RegistryState) -> PlanContext:
+    """The fact plans' shared context of the write batch being run (database thread)."""
+    batch = state.sequencer.batch
+    if batch is None:  # pragma: no cover - jobs run inside a batch
+        return state.facts.context()
+    context: PlanContext | None = batch.get("facts_context")
+    if context is None:  # the first fact job of the batch reads what every one of them wants
+        context = batch["facts_context"] = state.facts.context()
+        context.bodies(batch.get("facts_wanted", []))
+    return context
+
+
+def _write_facts(batch: Batch) -> None:
+    """Once per batch, before COMMIT: every planned fact and edge, and every index row."""
+    state: RegistryState = batch["facts_state"]
+    state.facts.write_plan(FactPlan(tuple(batch.get("facts_added", ())), ()))
+    state.tables.index_facts(batch.get("facts_index", []))
 
 
 async def put_facts(request: Request) -> Response:

@@ -241,3 +241,27 @@ def test_every_error_collects_all_rule_breaks(store: FactStore) -> None:
     assert store.get(b.hash) is None  # all or nothing
     with raises_code("provenance_cycle_detected"):  # one refusal is raised as itself
         store.add_batch([b, self_loop], every_error=True)
+
+
+def test_plans_sharing_a_context_see_each_other_and_a_refused_one_leaves_nothing(
+    store: FactStore,
+) -> None:
+    # issue 24: the requests of one write batch plan against one context and are written
+    # together; each sees what the earlier ones planned, and a refused plan plans nothing.
+    left0, right0 = make_fact("left"), make_fact("right")
+    left = make_fact("left", right0.hash)  # a FactHash does not cover derived_from
+    right = make_fact("right", left0.hash)
+    context = store.context()
+    first = store.plan([left], context=context)
+    assert [f.hash for f in first.added] == [left.hash]
+    with raises_code("provenance_cycle_detected"):  # through the planned, unwritten edge
+        store.plan([right], context=context)
+    again = store.plan([make_fact("left", right0.hash)], context=context)
+    assert (again.added, again.existing) == ((), (left.hash,))  # planned counts as stored
+    plain = store.plan([right0], context=context)  # the refused right was not planned
+    assert [f.hash for f in plain.added] == [right0.hash]
+    store.write_plan(first)
+    store.write_plan(plain)
+    assert store.get(left.hash) is not None
+    assert store.get(right0.hash) is not None
+    assert list(store.children(right0.hash)) == [left.hash]
