@@ -102,7 +102,9 @@ class Integrator:
             self._wake.clear()
             stopping = self._stopping
             try:
-                await self.run_round()
+                signed = await self.run_round()
+                while stopping and signed is not None:  # at the stop: until nothing is left
+                    signed = await self.run_round()
             except Exception as e:  # the loop must survive; the next round tries again
                 _LOG.exception("integration round failed: %s", e)
                 await asyncio.sleep(_FAILURE_PAUSE_S)

@@ -141,7 +141,7 @@ def test_log_append_to_a_registry_and_again(registry: RegistryProcess, work: Pat
     first = _run("log", "append", registry.url, *files, "--api-key", registry.token, "--json")
     assert first.exit_code == 0, first.output
     document = json.loads(first.output)
-    assert_output_schema("log-append", document)
+    assert_output_schema("log append", document)
     assert [row["created"] for row in document["appended"]] == [True, True]
     again = _run("log", "append", registry.url, files[1], "--api-key", registry.token, "--json")
     row = json.loads(again.output)["appended"][0]
@@ -157,7 +157,7 @@ def test_receipt_log_to_a_registry(registry: RegistryProcess, work: Path) -> Non
     logged = _run("receipt", "log", registry.url, str(path), "--api-key", registry.token, "--json")
     assert logged.exit_code == 0, logged.output
     document = json.loads(logged.output)
-    assert_output_schema("receipt-log", document)
+    assert_output_schema("receipt log", document)
     same = _run("receipt", "log", str(path), "--log", registry.url, "--api-key", registry.token)
     assert same.exit_code == 0, same.output
     assert same.output.split("\t")[0] == str(document["index"])  # the first index again

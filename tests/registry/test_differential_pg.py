@@ -121,8 +121,17 @@ def pair(tmp_path: Path, pg_url: str) -> Iterator[Pair]:
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # Keys whose value the clock decides (directly, or as a hash or signature over a timestamp).
-_CLOCKED = frozenset(  # an entry signs entry_hash, which covers published_at
-    {"published_at", "generated_at", "timestamp", "signature", "entry_hash", "entry_signature"}
+_CLOCKED = frozenset(  # entry_hash covers published_at, manifest_hash generated_at
+    {
+        "published_at",
+        "generated_at",
+        "timestamp",
+        "signature",
+        "entry_hash",
+        "entry_signature",
+        "manifest_hash",
+        "manifest_signature",
+    }
 )
 # Content hashes the clock never touches: compared as they are.
 _STABLE_HEX = frozenset({"contract_hash", "input_schema_hash", "id", "hash", "root_fact_id"})
