@@ -14,7 +14,7 @@ revoked, malformed), queries and paths with odd parameters, log and discovery re
 may be a 5xx. Then each store is exported, imported into a fresh store of the other kind and
 re-exported: the tables come back byte for byte.
 
-Bounded: ``AFFIDAVIT_DIFFERENTIAL_SECONDS`` of operations (default 4; 60 when ``CI=true``);
+Bounded: ``AFFIDAVIT_DIFFERENTIAL_SECONDS`` of operations (default 4; 30 when ``CI=true``);
 ``AFFIDAVIT_DIFFERENTIAL_SEED`` replays a run (the seed is printed with any failure).
 """
 
@@ -47,7 +47,7 @@ from tests.registry.helpers import contract, fact_hash
 pytestmark = pytest.mark.network_local
 
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-SECONDS = float(os.environ.get("AFFIDAVIT_DIFFERENTIAL_SECONDS") or (60 if CI else 4))
+SECONDS = float(os.environ.get("AFFIDAVIT_DIFFERENTIAL_SECONDS") or (30 if CI else 4))
 SEED = int(os.environ.get("AFFIDAVIT_DIFFERENTIAL_SEED") or random.SystemRandom().randrange(2**32))
 PUBLIC_URL = "https://registry.example"
 CONTRACTS = "/protocol/adapter-contracts"

@@ -12,7 +12,7 @@ The reference tree is built here from the spec's formula alone (tlog-tiles, "Mer
 (L, N) holds the hashes of the complete subtrees of tree level 8·L, positions 256·N onwards; RFC
 6962 §2.1 for the root), never through :class:`~affidavit.verify.tlog.tiles.TiledTree`.
 
-Bounded: a few seconds per test by default; ``AFFIDAVIT_PROPERTY_SECONDS=S`` (or ``CI=true``: 60 s)
+Bounded: a few seconds per test by default; ``AFFIDAVIT_PROPERTY_SECONDS=S`` (or ``CI=true``: 20 s)
 gives each test about S seconds: the number of examples is the budget times the examples a second
 measured on a shared 2-core machine.
 """
@@ -52,6 +52,8 @@ from affidavit.verify.tlog.tiles import encode_bundle, parse_bundle, parse_tile_
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import budget
+
 
 def _b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
@@ -70,7 +72,7 @@ def _budget_seconds() -> float:
     value = os.environ.get("AFFIDAVIT_PROPERTY_SECONDS")
     if value:
         return float(value)
-    return 60.0 if os.environ.get("CI") == "true" else 4.0
+    return float(budget(local=4, ci=20))
 
 
 BUDGET = _budget_seconds()
