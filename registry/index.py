@@ -33,10 +33,17 @@ dsse      a DSSE envelope of an in-toto Statement (§8)        each subject's ``
 scitt     a Signed Statement, COSE_Sign1 (§10)                ``statement_hash`` (its leaf
                                                               entry, recomputed), ``subject``
                                                               and ``issuer`` (names)
-digest    exactly 32 bytes: a SHA-256, as the registry's      ``statement_hash`` (the bytes)
-          SCITT service logs a registered statement (§10)
+digest    exactly 32 bytes: a SHA-256, as the registry's      ``statement_hash`` (the bytes);
+          SCITT service logs a registered statement (§10)     with the registered statement
+                                                              it hashes to, its ``subject``
+                                                              and ``issuer`` (names)
 raw       anything else                                       nothing more
 ========  ==================================================  ================================
+
+A 32-byte leaf does not hold its statement: the registry files the subject and issuer of a
+statement it registered from its SCITT store (``subjects(leaf, statement=...)``), and a lookup
+answer carries the statement, so a reader checks it as the registry filed it: the statement
+hashes to the leaf's bytes, and its CWT claims name the subject and issuer.
 
 A *name* (an adapter id, a deal id, an entity) is filed under the SHA-256 of its UTF-8, as the
 fact index files entities (docs/adr/0017), so every key is 64 lowercase hex and a reader who
@@ -78,6 +85,7 @@ __all__ = [
     "Subject",
     "kind_of",
     "name_digest",
+    "registered_subjects",
     "subjects",
 ]
 
@@ -146,11 +154,17 @@ def kind_of(leaf_data: bytes) -> str:
     return _classify(leaf_data)[0]
 
 
-def subjects(leaf_data: bytes) -> list[Subject]:
+def subjects(leaf_data: bytes, *, statement: bytes | None = None) -> list[Subject]:
     """Every (kind, field, digest) the leaf is filed under, without repeats, in :data:`FIELDS`
     order; the first two are always its RFC 9162 leaf hash (``SHA-256(0x00 || data)``) and the
-    SHA-256 of its bytes. Never raises for the leaf's content: what does not parse is ``raw``."""
+    SHA-256 of its bytes. Never raises for the leaf's content: what does not parse is ``raw``.
+
+    ``statement``: the Signed Statement a ``digest`` leaf is the entry of (as registered, its
+    unprotected header emptied); when it proves it (:func:`registered_subjects`), the leaf is
+    also filed under its ``subject`` and ``issuer``; otherwise it is ignored."""
     kind, found = _classify(leaf_data)
+    if kind == "digest" and statement is not None:
+        found = [*found, *registered_subjects(leaf_data, statement)]
     rows = [
         ("leaf_hash", hashlib.sha256(b"\x00" + leaf_data).hexdigest()),
         ("data_sha256", hashlib.sha256(leaf_data).hexdigest()),
@@ -202,6 +216,22 @@ def _scitt(data: bytes) -> Found | None:
         ("subject", name_digest(statement.subject)),
         ("issuer", name_digest(statement.issuer)),
     ]
+
+
+def registered_subjects(leaf_data: bytes, statement: bytes) -> Found:
+    """``[("subject", ...), ("issuer", ...)]`` when ``statement`` is the Signed Statement whose
+    leaf entry ``leaf_data`` is (docs/formats.md §10): its bytes are the statement as registered
+    (SHA-256 of them is the entry, and so is the entry recomputed with the unprotected header
+    emptied); else ``[]``."""
+    if len(leaf_data) != _DIGEST_BYTES or hashlib.sha256(statement).digest() != leaf_data:
+        return []
+    try:
+        parsed = parse_statement(statement)
+    except errors.AffidavitError:
+        return []
+    if parsed.leaf_entry != leaf_data:
+        return []
+    return [("subject", name_digest(parsed.subject)), ("issuer", name_digest(parsed.issuer))]
 
 
 def _contract(_data: bytes, document: Mapping[str, Any]) -> Found | None:

@@ -10,7 +10,12 @@
   indexes from the index's size to the tree's, so leaves written by another process on the same
   database (``affidavit stamp --log`` on the registry's file) or before schema 4 are indexed too:
   at start, and before a lookup that would otherwise miss them.
-- **Rebuilt** by :func:`reindex` (``affidavit registry reindex``) from the log's own entries.
+- **Registered statements.** A 32-byte leaf the SCITT service registered
+  (:mod:`affidavit.registry.scitt`, table ``scitt_entries``) is also filed under the subject and
+  issuer of the statement it is the entry of (read from that store, checked to hash to the leaf),
+  and its answer entry carries the statement (``statement``, base64) so a reader can check it.
+- **Rebuilt** by :func:`reindex` (``affidavit registry reindex``) from the log's own entries
+  (and the SCITT store).
 - **Answers** (:func:`answer`): every entry filed under a hash, below the size of the checkpoint
   handed out with them, each with its RFC 9162 inclusion proof to that checkpoint's root; paged by
   leaf index. The proofs show presence; no answer proves absence (only replaying the log does).
@@ -18,6 +23,7 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
@@ -36,6 +42,7 @@ __all__ = [
     "answer",
     "catch_up",
     "catch_up_all",
+    "registered_statement",
     "reindex",
 ]
 
@@ -44,6 +51,8 @@ CHUNK: Final = 1000  # leaves per read of the log (TransparencyLog.entries' own 
 MAX_PAGE: Final = 100  # entries per answer, each with its proof
 DEFAULT_PAGE: Final = 100
 Row = tuple[bytes, int, str, str]  # (hash, leaf_index, field, kind)
+_SCITT: Final = "scitt"  # registry/scitt.py COMPONENT (not imported: scitt sits above the index)
+_STATEMENT_BYTES: Final = 32  # a registration's leaf entry (docs/formats.md §10)
 
 
 class IndexedLog(TransparencyLog):
@@ -76,8 +85,25 @@ class IndexedLog(TransparencyLog):
             catch_up(self.lookup_tables, self)
 
 
+def registered_statement(store: Store, index: int, data: bytes | None) -> bytes | None:
+    """The Signed Statement (as registered) whose leaf entry leaf ``index`` is, when the SCITT
+    service registered it there (``data``: the leaf's bytes); else None."""
+    if data is None or len(data) != _STATEMENT_BYTES:
+        return None
+    if store.schema_version(_SCITT) < 1:  # no statement was ever registered here
+        return None
+    with store.read() as db:
+        row = db.execute(
+            "SELECT leaf_index, statement FROM scitt_entries WHERE entry_id = ?", (data.hex(),)
+        ).fetchone()
+    if row is None or int(row[0]) != index:
+        return None
+    return bytes(row[1])
+
+
 def _rows(log: TransparencyLog, start: int, end: int) -> Iterator[Row]:
-    """The index rows of leaves ``[start, end)`` (at most :data:`CHUNK`)."""
+    """The index rows of leaves ``[start, end)`` (at most :data:`CHUNK`); a statement the SCITT
+    service registered is filed under its subject and issuer too."""
     try:
         leaves: list[bytes | None] = list(log.entries(start, end))
     except LogError as e:
@@ -88,7 +114,8 @@ def _rows(log: TransparencyLog, start: int, end: int) -> Iterator[Row]:
         if data is None:  # appended by hash only: found by its leaf hash alone
             yield log.leaf_hash(index), index, "leaf_hash", "hash_only"
             continue
-        for subject in subjects(data):
+        statement = registered_statement(log.store, index, data)
+        for subject in subjects(data, statement=statement):
             yield bytes.fromhex(subject.digest), index, subject.field, subject.kind
 
 
@@ -173,18 +200,21 @@ def answer(
     for index in indexes:
         kind, fields = grouped[index]
         proof = log.inclusion_proof(index, tree_size)
-        entries.append(
-            {
-                "index": index,
-                "leaf_hash": proof.leaf_hash.hex(),
-                "kind": kind,
-                "matched": fields,
-                "inclusion_proof": {
-                    "tree_size": tree_size,
-                    "hashes": [node.hex() for node in proof.path],
-                },
-            }
-        )
+        entry: dict[str, Any] = {
+            "index": index,
+            "leaf_hash": proof.leaf_hash.hex(),
+            "kind": kind,
+            "matched": fields,
+            "inclusion_proof": {
+                "tree_size": tree_size,
+                "hashes": [node.hex() for node in proof.path],
+            },
+        }
+        if kind == "digest":  # a registered statement's entry: the statement, to check it by
+            statement = registered_statement(tables.store, index, _data_or_none(log, index))
+            if statement is not None:
+                entry["statement"] = base64.b64encode(statement).decode("ascii")
+        entries.append(entry)
     more = len(grouped) > limit
     return {
         "hash": digest,

@@ -16,7 +16,11 @@ on trust from the registry.
    root (RFC 9162 §2.1.3.2), in a tree of the checkpoint's size (``lookup.size_mismatch``);
 3. ``leaf``: the entry's bytes hash to its leaf hash (``lookup.leaf_mismatch``), and those bytes
    are filed under the hash asked for, in every field and as the kind the registry says
-   (:func:`affidavit.registry.index.subjects`; ``lookup.not_about``).
+   (:func:`affidavit.registry.index.subjects`; ``lookup.not_about``). A 32-byte leaf is filed
+   under a ``subject`` or ``issuer`` only with the registered statement the entry carries
+   (``statement``): it hashes to the leaf's bytes and its CWT claims name them
+   (:func:`affidavit.registry.index.registered_subjects`); without it, or with other bytes, the
+   match is not proven (``lookup.not_about``: fail closed).
 
 The answer is the one :class:`~affidavit.verify.results.Result` (kind ``lookup``): ``verified``
 when every step holds and the last one, ``found``, counts at least one entry; ``failed`` when any
@@ -81,6 +85,7 @@ class Entry:
     matched: tuple[str, ...]
     tree_size: int
     hashes: tuple[str, ...]
+    statement: bytes | None = None  # a registered statement's bytes (a ``digest`` leaf's)
 
     def to_json(self) -> dict[str, Any]:
         """``{index, leaf_hash, kind, matched, tree_size}``."""
@@ -115,6 +120,16 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
+def _statement(value: Any) -> bytes | None:
+    """An entry's ``statement`` (base64), decoded; None when absent."""
+    if value is None:
+        return None
+    try:
+        return base64.b64decode(value if isinstance(value, str) else b"?", validate=True)
+    except (binascii.Error, ValueError):
+        raise _bad("an entry's statement is not base64") from None
+
+
 def _entry(value: Any) -> Entry:
     if not isinstance(value, dict):
         raise _bad("an entry is not an object")
@@ -129,6 +144,7 @@ def _entry(value: Any) -> Entry:
         raise _bad("an entry's leaf_hash or kind is malformed")
     if not all(isinstance(field, str) for field in matched):
         raise _bad("matched is not a list of field names")
+    statement = _statement(value.get("statement"))
     return Entry(
         index=_int(value.get("index"), "index"),
         leaf_hash=str(value["leaf_hash"]),
@@ -136,6 +152,7 @@ def _entry(value: Any) -> Entry:
         matched=tuple(matched),
         tree_size=_int(proof.get("tree_size"), "inclusion_proof.tree_size"),
         hashes=tuple(hashes),
+        statement=statement,
     )
 
 
@@ -216,7 +233,7 @@ def _check_leaf(entry: Entry, digest: str, data: bytes | None) -> StepResult:
                 f"leaf {entry.index}'s bytes do not hash to the leaf hash of the answer",
             )
             return StepResult.failed(name, error, expected=entry.leaf_hash)
-        found = subjects(data)
+        found = subjects(data, statement=entry.statement)
     why = _not_about(entry, digest, found)
     if why is not None:
         return StepResult.failed(name, RegistryError("lookup.not_about", why))

@@ -6,6 +6,7 @@ step that failed (its code), or exit 2 for bad input."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -23,8 +24,10 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from tests.cli.test_output_schemas import cli, run
 from tests.processes import RegistryProcess, api_key, free_port
 from tests.registry.helpers import contract
+from tests.registry.openapi_check import check_response
 from tests.registry.tamper_proxy import tamper_proxy, untouched
 from tests.schemas import assert_output_schema
+from tests.verify.scitt.support import ISSUER, statement
 
 pytestmark = pytest.mark.network_local
 ORIGIN = "affidavit-registry"
@@ -219,3 +222,99 @@ def test_a_registry_that_does_not_answer_is_exit_2(
     result = run("lookup", url, "a" * 64, "--vkey", registry["vkey"], "--json")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith("error: registry.unavailable: ")
+
+
+# -- a registered SCITT statement, found by its subject and issuer (issue 26) ------------------
+
+SUBJECT = "pkg:lookup-scitt@1"
+
+
+@pytest.fixture(scope="module")
+def scitt_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A registry whose SCITT service registered one statement (leaf 0: its 32-byte entry)."""
+    tmp = tmp_path_factory.mktemp("lookup-scitt")
+    issuers = tmp / "issuers"
+    issuers.mkdir()
+    (issuers / "issuer.pub").write_text(ISSUER.public_key.b64 + "\n")
+    process = RegistryProcess(tmp / "data", env={"AFFIDAVIT_SCITT_ISSUERS": str(issuers)})
+    process.start()
+    try:
+        signed = statement(subject=SUBJECT)
+        response = httpx.post(
+            process.url + "/entries",
+            content=signed,
+            headers={"Content-Type": "application/cose"},
+            timeout=10,
+        )
+        assert response.status_code == 201, response.content
+        served = httpx.get(process.url + "/protocol/merkle/public-key", timeout=10).json()
+        key = Ed25519PublicKey.from_b64(served["public_key_base64"])
+        yield {
+            "url": process.url,
+            "vkey": verifier_key_string(ORIGIN, key),
+            "data": tmp / "data",
+            "statement": signed,
+        }
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def scitt_proxy(scitt_registry: dict[str, Any]) -> Iterator[ThreadingHTTPServer]:
+    with tamper_proxy(scitt_registry["url"]) as server:
+        yield server
+
+
+def test_a_registered_statement_is_found_by_its_subject_and_issuer(
+    scitt_registry: dict[str, Any],
+) -> None:
+    url, vkey = scitt_registry["url"], scitt_registry["vkey"]
+    for name, field in [(SUBJECT, "subject"), ("https://issuer.example", "issuer")]:
+        document = cli("lookup", url, name_digest(name), "--vkey", vkey)
+        assert_output_schema("lookup", document)
+        assert (document["verdict"], document["found"]) == ("verified", True), document
+        assert [(e["index"], e["kind"], e["matched"]) for e in document["entries"]] == [
+            (0, "digest", [field])
+        ]
+    # the answer carries the statement as registered: its SHA-256 is the leaf's entry
+    path = f"/v1/lookup/{name_digest(SUBJECT)}"
+    response = httpx.get(url + path, timeout=10)
+    answer = check_response("GET", path, 200, response.headers["content-type"], response.content)
+    registered = base64.b64decode(answer["entries"][0]["statement"])
+    leaf = httpx.get(f"{url}/protocol/merkle/leaf/0", timeout=10).json()
+    assert hashlib.sha256(registered).digest() == base64.b64decode(leaf["leaf_data_b64"])
+    assert registered == scitt_registry["statement"]  # its unprotected header was empty
+    # `registry reindex` files them again from the SCITT store
+    report = cli("registry reindex", "--data-dir", str(scitt_registry["data"]))
+    assert (report["entries"], report["tree_size"]) == (1, 1)
+    assert report["rows"] == 5  # leaf_hash, data_sha256, statement_hash, subject, issuer
+    document = cli("lookup", url, name_digest(SUBJECT), "--vkey", vkey)
+    assert [(e["index"], e["matched"]) for e in document["entries"]] == [(0, ["subject"])]
+
+
+def _statement_changed(entry: dict[str, Any]) -> None:
+    data = bytearray(base64.b64decode(entry["statement"]))
+    data[-1] ^= 0x01  # one bit of the signature
+    entry["statement"] = base64.b64encode(bytes(data)).decode()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_statement_changed, lambda entry: entry.pop("statement")],
+    ids=["statement-bytes", "no-statement"],
+)
+def test_a_subject_match_without_the_statement_that_proves_it_is_not_about(
+    scitt_proxy: ThreadingHTTPServer, scitt_registry: dict[str, Any], change: Any
+) -> None:
+    url = scitt_proxy.url  # type: ignore[attr-defined]
+    digest, vkey = name_digest(SUBJECT), scitt_registry["vkey"]
+    scitt_proxy.tamper = untouched  # type: ignore[attr-defined]
+    assert cli("lookup", url, digest, "--vkey", vkey)["found"] is True
+    scitt_proxy.tamper = _lookup_json(lambda d: change(_first(d)))  # type: ignore[attr-defined]
+    document = cli("lookup", url, digest, "--vkey", vkey, code=1)
+    assert_output_schema("lookup", document)
+    assert (document["verdict"], document["found"], document["code"]) == (
+        "failed",
+        False,
+        "lookup.not_about",
+    )

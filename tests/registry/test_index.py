@@ -201,6 +201,22 @@ def test_a_signed_statement_is_filed_under_its_statement_hash_subject_and_issuer
     assert kind_of(b"\xd2\x84\x43\xa1\x01\x27\xa0\x41x\x40" + b"\x00" * 64) == "raw"
 
 
+def test_a_registered_statement_files_its_digest_leaf_under_its_subject_and_issuer() -> None:
+    data = statement(subject="pkg:index@2")
+    entry = parse_statement(data).leaf_entry
+    found = {(s.kind, s.field, s.digest) for s in subjects(entry, statement=data)}
+    assert ("digest", "subject", name_digest("pkg:index@2")) in found
+    assert ("digest", "issuer", name_digest("https://issuer.example")) in found
+    assert found >= {(s.kind, s.field, s.digest) for s in subjects(entry)}
+    # a statement that is not the one the leaf is the entry of proves nothing
+    other = statement(subject="pkg:index@3")
+    altered = data[:-1] + bytes([data[-1] ^ 1])
+    for wrong in (other, altered, b"", entry):
+        assert subjects(entry, statement=wrong) == subjects(entry), wrong[:8]
+    # and a leaf that is not a 32-byte entry is filed by its own bytes only
+    assert subjects(data, statement=data) == subjects(data)
+
+
 @pytest.mark.parametrize(
     "data",
     [
