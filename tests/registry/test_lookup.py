@@ -186,7 +186,10 @@ def test_reindex_rebuilds_the_same_index_from_the_log(
         db.execute("DELETE FROM registry_lookup WHERE leaf_index = 1")
     report = cli("registry reindex", *where)
     assert_output_schema("registry reindex", report)
-    assert report == {"ok": True, "entries": 3, "rows": len(before), "tree_size": 3}
+    # The registry under test keeps running: its integrator may file some of the cleared leaves
+    # itself between the rebuild's first transaction and the next, so the rebuild files the rest.
+    assert (report["ok"], report["rows"], report["tree_size"]) == (True, len(before), 3)
+    assert 0 <= report["entries"] <= 3
     assert state.db.call(_rows, state.tables.store) == before
 
 
