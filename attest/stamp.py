@@ -51,6 +51,7 @@ from typing import Any, Final
 
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.attest.plugins import installed_validators
 from affidavit.verify import errors
 from affidavit.verify.bundles.events import event_hash, leaf_data, signing_payload
 from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
@@ -148,7 +149,7 @@ def evaluate_adapter(
     """Run the contract's validator on ``adapter_output``: the ``adapter_evaluation`` object.
 
     The validator comes from ``validators`` (default: the built-ins and every installed plug-in,
-    ``ValidatorRegistry(entry_points=True)``: the stamp is where plug-ins run). Revoked contracts
+    ``installed_validators()``: the stamp is where plug-ins run). Revoked contracts
     and validators that are not installed route to ``unknown_adapter`` with no normalized inputs
     (seed 003 lifecycle table, fail closed); lifecycle warnings ride along.
 
@@ -159,7 +160,7 @@ def evaluate_adapter(
     """
     _check_contract(contract)
     lifecycle = lifecycle_of(contract)
-    validators = ValidatorRegistry(entry_points=True) if validators is None else validators
+    validators = installed_validators() if validators is None else validators
     validator = validators.get(contract["validator_name"], contract["validator_version"])
     problems: list[str] = []
     if lifecycle.revoked or validator is None:
@@ -336,7 +337,7 @@ def draft_bundles(
     if bad:
         raise errors.UsageError(f"swarm designation: {bad[0]!r} is not an event type (A-Z, 0-9, _)")
     timestamp = format_utc(when)
-    validators = ValidatorRegistry(entry_points=True)  # one registry: plug-ins load once
+    validators = installed_validators()  # one registry: plug-ins load once
     return [
         _draft(item, policy, timestamp, actor_id, actor_key, swarm, validators) for item in items
     ]

@@ -26,13 +26,13 @@ import os
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+from affidavit.attest.plugins import transforms_for
 from affidavit.cli._input import read_artefact
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt
 from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt
 from affidavit.verify.results import Result
-from affidavit.verify.transforms import transforms_for
 
 __all__ = [
     "RECEIPT_SUFFIX",

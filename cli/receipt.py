@@ -112,10 +112,10 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     from affidavit.attest._host import utc_now  # noqa: PLC0415 - lazy
     from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.plugins import transforms_for  # noqa: PLC0415 - lazy
     from affidavit.attest.receipts import make_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.json.forms import format_utc  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import parse_receipt  # noqa: PLC0415 - lazy
-    from affidavit.verify.transforms import transforms_for  # noqa: PLC0415 - lazy
 
     if content_file is None and not chunk_files:
         raise errors.UsageError("give --content OUT, --chunk FILE (repeatable), or both")

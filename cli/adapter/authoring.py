@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import click
 from affidavit.attest.files import atomic_write
+from affidavit.attest.plugins import installed_validators
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import (
@@ -31,7 +32,6 @@ from affidavit.verify.contracts.contract import (
     lint_contract,
 )
 from affidavit.verify.contracts.schema import is_adapter_id, is_field_name, is_semver
-from affidavit.verify.contracts.validators import ValidatorRegistry
 
 __all__ = ["bump", "diff", "lint", "scaffold"]
 
@@ -204,7 +204,7 @@ def _lint_text(source: str, report: ContractReport) -> list[str]:
 def lint(output_format: str | None, as_json: bool, path: str) -> None:
     """Lint a contract: schema, allowed ⊆ output, both hashes, lifecycle, known validator."""
     declaration = read_json_object(path, what="adapter contract")
-    report = lint_contract(declaration, validators=ValidatorRegistry(entry_points=True))
+    report = lint_contract(declaration, validators=installed_validators())
     _emit(report.to_json(), as_json, _seed_default(output_format), _lint_text(path, report))
     _exit(0 if report.ok else 1)
 

@@ -155,8 +155,8 @@ _DEFAULT_SETTINGS: Final = _Settings()
 
 
 def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS) -> None:
+    from affidavit.attest.plugins import installed_validators  # noqa: PLC0415 - lazy
     from affidavit.verify.bundles.verifier import BundleVerifier  # noqa: PLC0415 - lazy (cold start)
-    from affidavit.verify.contracts.validators import ValidatorRegistry  # noqa: PLC0415 - lazy
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     trust = None
@@ -172,7 +172,7 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
         profile=settings.profile,
         tlog_policy=settings.policy,
         key_windows=dict(settings.key_windows),
-        validators=ValidatorRegistry(entry_points=True),  # the installed plug-ins re-run too
+        validators=installed_validators(),  # the installed plug-ins re-run too
     )
 
 

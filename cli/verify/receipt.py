@@ -121,10 +121,10 @@ def _single(
     chunk_files: tuple[str, ...],
     raw_keys: list[bytes],
 ) -> Result:
+    from affidavit.attest.plugins import transforms_for  # noqa: PLC0415 - lazy
     from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt  # noqa: PLC0415 - lazy
-    from affidavit.verify.transforms import transforms_for  # noqa: PLC0415 - lazy
 
     if [source_file, content_file, *chunk_files].count("-") + (receipt_file == "-") > 1:
         raise errors.UsageError("standard input (-) can stand for one input only")

@@ -37,11 +37,6 @@ class ImpureRead(AssertionError):
     """Raised when affidavit.verify code opens a file or reads the clock on its own."""
 
 
-# Only the caller may ask for installed plugins (importlib.metadata reads files): these readers
-# run when it did (ValidatorRegistry(entry_points=True), transforms_for).
-_ASKED = frozenset({"_entry_points", "_family_from_entry_point", "_load_entry_points"})
-
-
 def _in_verify() -> bool:
     """Whether the code that called the guarded function is affidavit.verify's: the innermost
     frame of the project's own code (not the standard library's or a third party's) is in it. A
@@ -50,7 +45,7 @@ def _in_verify() -> bool:
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module.startswith("affidavit.verify"):
-            return frame.f_code.co_name not in _ASKED
+            return True
         if module.startswith(("affidavit.", "tests.", "__main__")) or module == "tests":
             return False
         frame = frame.f_back

@@ -56,12 +56,6 @@ ALLOWED = {
         "the default timer of WalkLimits.max_seconds, a work budget the caller sets; never a time "
         "of day, and read only when the caller bounds the time (the default is unbounded)"
     ),
-    ("verify/contracts/validators.py", "importlib.metadata.entry_points"): (
-        "installed validators, read only with ValidatorRegistry(entry_points=True)"
-    ),
-    ("verify/transforms/registry.py", "metadata.entry_points"): (
-        "installed transformations, read only through available_transforms/transforms_for"
-    ),
 }
 
 

@@ -322,8 +322,8 @@ def lint_contract(
     validator, a lifecycle advisory or an unknown ``adapter_contract_version``. Keys starting
     with ``_`` are ignored. Pure: no network, clock or environment. A validator is known when
     ``validators`` has it (default: the built-ins; a caller that trusts its installed plug-ins
-    passes ``ValidatorRegistry(entry_points=True)``). With ``cache`` (and the default validators)
-    the report is memoized on the py-compact bytes of the declaration.
+    passes ``affidavit.attest.plugins.installed_validators()``). With ``cache`` (and the default
+    validators) the report is memoized on the py-compact bytes of the declaration.
 
     Raises:
         ``canonical.*``: the declaration holds a value with no JSON form (not from parsed JSON).

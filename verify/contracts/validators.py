@@ -21,11 +21,12 @@ accepted one emits only ``allowed_policy_fields``.
 
 Plug-ins: a distribution may add validators through the entry-point group ``affidavit.validators``;
 the entry point's name is the validator name and its object is a *family*, a zero-argument callable
-returning the validators (one per version) of that name. Entry points are read only when the caller
-asks (``ValidatorRegistry(entry_points=True)``: the command line and the stamp do), so a verdict of
-this package never depends on what happens to be installed: its default, :data:`default_registry`,
-knows the built-ins only. Built-ins are looked up first; entry points are read
-(``importlib.metadata``) only for a name that is not built in, once per name.
+returning the validators (one per version) of that name. This package reads no entry point: the
+caller passes its plug-ins (``ValidatorRegistry(plugins=...)``; the command line and the stamp pass
+:func:`affidavit.attest.plugins.installed_validators`'s), so a verdict of this package never
+depends on what happens to be installed: its default, :data:`default_registry`, knows the built-ins
+only. Built-ins are looked up first; the plug-ins only for a name that is not built in, once per
+name.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "BooleanValidator",
     "ValidationResult",
     "Validator",
+    "ValidatorPlugins",
     "ValidatorRegistry",
     "boolean_validator_family",
     "default_registry",
@@ -161,19 +163,42 @@ def boolean_validator_family() -> tuple[Validator, ...]:
 
 
 Family = Callable[[], Iterable[Validator]]
+
+
+@runtime_checkable
+class ValidatorPlugins(Protocol):
+    """Validator families a caller offers beyond the built-ins (e.g. the installed entry points,
+    :func:`affidavit.attest.plugins.installed_validators`)."""
+
+    def names(self) -> Iterable[str]:
+        """Every name a family is offered for."""
+        ...
+
+    def family(self, name: str) -> Family | None:
+        """The family of ``name``, or None.
+
+        Raises:
+            ``validator.load_failed``: it cannot be loaded or is ambiguous.
+        """
+        ...
+
+
 _BUILTIN_FAMILIES: Final[dict[str, Family]] = {BOOLEAN_VALIDATOR_NAME: boolean_validator_family}
 
 
 class ValidatorRegistry:
-    """Validators by ``(name, version)``: built-in families (or ``families``), then, only with
-    ``entry_points``, the installed plug-ins (read lazily; module docstring).
+    """Validators by ``(name, version)``: built-in families (or ``families``), then the caller's
+    ``plugins`` (asked lazily, once per name; module docstring).
     """
 
     def __init__(
-        self, families: Mapping[str, Family] | None = None, *, entry_points: bool = False
+        self,
+        families: Mapping[str, Family] | None = None,
+        *,
+        plugins: ValidatorPlugins | None = None,
     ) -> None:
         self._families = dict(_BUILTIN_FAMILIES if families is None else families)
-        self._entry_points = entry_points
+        self._plugins = plugins
         self._loaded: dict[str, dict[str, Validator]] = {}
 
     def get(self, name: str, version: str) -> Validator | None:
@@ -186,10 +211,10 @@ class ValidatorRegistry:
         return self._versions(name).get(version)
 
     def known(self) -> tuple[tuple[str, str], ...]:
-        """Every ``(name, version)`` available, sorted; reads all entry points of the group."""
+        """Every ``(name, version)`` available, sorted; asks the plug-ins for all their names."""
         names = set(self._families)
-        if self._entry_points:
-            names.update(point.name for point in _entry_points())
+        if self._plugins is not None:
+            names.update(self._plugins.names())
         return tuple(sorted((n, v) for n in names for v in self._versions(n)))
 
     def _versions(self, name: str) -> dict[str, Validator]:
@@ -202,9 +227,9 @@ class ValidatorRegistry:
     def _load(self, name: str) -> dict[str, Validator]:
         family = self._families.get(name)
         if family is None:
-            if not self._entry_points:
+            if self._plugins is None:
                 return {}
-            family = _family_from_entry_point(name)
+            family = self._plugins.family(name)
             if family is None:
                 return {}
         try:
@@ -222,38 +247,6 @@ class ValidatorRegistry:
                 )
             versions.setdefault(validator.version, validator)
         return versions
-
-
-def _entry_points() -> list[Any]:
-    import importlib.metadata  # noqa: PLC0415 - only when a name is not built in
-
-    return sorted(
-        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
-        key=lambda point: (point.name, point.value),
-    )
-
-
-def _family_from_entry_point(name: str) -> Family | None:
-    points = {point.value: point for point in _entry_points() if point.name == name}
-    if not points:
-        return None
-    if len(points) > 1:  # two distributions claim one name: refuse rather than pick one
-        raise errors.ContractError(
-            "validator.load_failed",
-            f"validator {name!r} is provided by several entry points: {', '.join(sorted(points))}",
-        )
-    (point,) = points.values()
-    try:
-        family = point.load()
-    except Exception as e:
-        raise errors.ContractError(
-            "validator.load_failed", f"entry point {point.value!r} failed to load: {e}"
-        ) from e
-    if not callable(family):
-        raise errors.ContractError(
-            "validator.load_failed", f"entry point {point.value!r} is not a validator family"
-        )
-    return family  # type: ignore[no-any-return]
 
 
 default_registry: Final = ValidatorRegistry()

@@ -79,7 +79,7 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     value; an unparsable one is ``unreadable``.
 
     ``transforms`` defaults to the reference transformations; a caller that trusts its installed
-    plugins passes them (:func:`affidavit.verify.transforms.transforms_for`).
+    plugins passes them (:func:`affidavit.attest.plugins.transforms_for`).
     ``label`` names the receipt in the result (its path); ``files`` records where the source and
     content were read from (bulk).
 

@@ -1,9 +1,9 @@
 """Declared content transformations (seed 004, RFC 002 §1.4): the reserved reference set and the
 ones adapters register under the ``affidavit.transforms`` entry-point group.
 
-Public API: :data:`Transform`, :class:`TransformSet`, :func:`available_transforms`,
-:func:`transforms_for`, :func:`check_name`, :func:`apply_chain`; docs/formats.md "Declared
-transformations". Plugins are read only when the caller asks (``transforms=``).
+Public API: :data:`Transform`, :class:`TransformSet`, :func:`check_name`, :func:`apply_chain`;
+docs/formats.md "Declared transformations". Plugins are passed in by the caller (``transforms=``;
+:mod:`affidavit.attest.plugins` reads the installed ones).
 """
 
 from affidavit.verify.transforms.chain import apply_chain
@@ -15,9 +15,7 @@ from affidavit.verify.transforms.registry import (
     ENTRY_POINT_GROUP,
     Transform,
     TransformSet,
-    available_transforms,
     check_name,
-    transforms_for,
 )
 
 __all__ = [
@@ -27,7 +25,5 @@ __all__ = [
     "Transform",
     "TransformSet",
     "apply_chain",
-    "available_transforms",
     "check_name",
-    "transforms_for",
 ]

@@ -31,8 +31,9 @@ def apply_chain(
     """``source`` after the transformations ``names``, applied in order.
 
     ``transforms`` defaults to the seven reference transformations; a caller that trusts its
-    installed plugins passes them, or :func:`.transforms_for` to load them only when a name needs
-    one (a callable is given the names). Every name is checked before any step runs.
+    installed plugins passes them, or :func:`affidavit.attest.plugins.transforms_for` to load them
+    only when a name needs one (a callable is given the names). Every name is checked before any
+    step runs.
 
     Raises:
         ``transform.name_invalid``: a name is not a transformation name.

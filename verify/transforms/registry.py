@@ -9,14 +9,13 @@ callable from text to text. A plugin may also implement one of the adapter-speci
 transformations. Nothing here is replaced by the identity: a plugin that cannot be loaded is an
 error (``transform.plugin_invalid``), and a name nobody implements is unimplemented.
 
-Plugins are read only when the caller asks (:func:`available_transforms`, :func:`transforms_for`:
-the command line does); the library's default is the reference set, so a receipt's verdict never
-depends on what happens to be installed.
+Plugins are passed in by the caller (:mod:`affidavit.attest.plugins` reads the installed ones for
+the command line); this package reads none, and its default is the reference set, so a receipt's
+verdict never depends on what happens to be installed.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -33,9 +32,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Transform",
     "TransformSet",
-    "available_transforms",
     "check_name",
-    "transforms_for",
 ]
 
 #: One declared transformation: a pure function from the text so far to the next text.
@@ -148,81 +145,3 @@ class TransformSet:
 
     def __repr__(self) -> str:
         return f"TransformSet({list(self.names())!r})"
-
-
-def _load_entry_points() -> dict[str, Transform]:
-    """Every entry point of :data:`ENTRY_POINT_GROUP`, loaded (raises rather than skips)."""
-    # Imported here, not at the top: importlib.metadata pulls in email and socket, which
-    # affidavit.verify must not import to verify offline (tests/verify/test_offline_imports.py).
-    from importlib import metadata  # noqa: PLC0415
-
-    found: dict[str, Transform] = {}
-    origin: dict[str, str] = {}
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        name = ep.name
-        try:
-            check_name(name)
-        except errors.ReceiptError:
-            raise errors.ReceiptError(
-                "transform.plugin_invalid",
-                f"entry point {name!r} ({ep.value}) is not a transformation name",
-                details={"name": name, "value": ep.value},
-            ) from None
-        if name in RESERVED_REFERENCE:
-            raise errors.ReceiptError(
-                "transform.plugin_conflict",
-                f"entry point {ep.value} tries to replace the reference transformation {name!r}",
-                details={"name": name, "value": ep.value},
-            )
-        if name in origin and origin[name] != ep.value:
-            raise errors.ReceiptError(
-                "transform.plugin_conflict",
-                f"transformation {name!r} is registered twice ({origin[name]} and {ep.value})",
-                details={"name": name, "value": ep.value},
-            )
-        try:
-            fn = ep.load()
-        except Exception as e:  # any failure of third-party import code is the plugin's fault
-            raise errors.ReceiptError(
-                "transform.plugin_invalid",
-                f"entry point {name!r} ({ep.value}) cannot be loaded: {type(e).__name__}: {e}",
-                details={"name": name, "value": ep.value},
-            ) from None
-        if not callable(fn):
-            raise errors.ReceiptError(
-                "transform.plugin_invalid",
-                f"entry point {name!r} ({ep.value}) is not callable",
-                details={"name": name, "value": ep.value},
-            )
-        origin[name] = ep.value
-        found[name] = fn
-    return found
-
-
-@functools.cache
-def available_transforms() -> TransformSet:
-    """The seven reference transformations plus every installed plugin (entry-point group
-    ``affidavit.transforms``), loaded once per process (``available_transforms.cache_clear()``
-    reloads).
-
-    Raises:
-        ``transform.plugin_invalid``: an entry point fails to load, is not callable, or is not
-            named as a transformation.
-        ``transform.plugin_conflict``: an entry point names a reference transformation, or two
-            entry points claim the same name.
-    """
-    return TransformSet.of(_load_entry_points())
-
-
-def transforms_for(names: Iterable[str]) -> TransformSet:
-    """What a caller that trusts its installed plugins replays ``names`` with: the reference set,
-    plus every plugin (:func:`available_transforms`) only when a name is not a reference one, so a
-    chain that needs no plugin loads none (and a broken plugin does not stop it).
-
-    Raises:
-        ``transform.plugin_invalid``, ``transform.plugin_conflict``: as
-            :func:`available_transforms`, when plugins are needed.
-    """
-    if set(RESERVED_REFERENCE).issuperset(names):
-        return TransformSet.of()
-    return available_transforms()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from affidavit.attest import plugins
 from affidavit.verify.contracts.validators import (
     BooleanValidator,
     ValidationResult,
@@ -113,12 +114,11 @@ def test_the_declared_entry_point_resolves_to_the_family() -> None:
 
 
 def test_entry_points_are_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    from affidavit.verify.contracts import validators
 
     calls: list[str] = []
-    real = validators._entry_points
-    monkeypatch.setattr(validators, "_entry_points", lambda: calls.append("scan") or real())
-    registry = ValidatorRegistry(entry_points=True)
+    real = plugins._entry_points
+    monkeypatch.setattr(plugins, "_entry_points", lambda: calls.append("scan") or real())
+    registry = plugins.installed_validators()
     assert registry.get("starter_boolean_validator", "1.0.0") is not None
     assert calls == []  # built-in: no metadata scan
     assert registry.get("plugin_only_validator", "1.0.0") is None
@@ -140,8 +140,7 @@ def test_no_entry_point_is_read_unless_the_caller_asks(monkeypatch: pytest.Monke
     def scan() -> list[Any]:
         raise AssertionError("entry points were read")
 
-    monkeypatch.setattr(validators, "_entry_points", scan)
-    monkeypatch.setattr(validators, "_family_from_entry_point", lambda name: scan())
+    monkeypatch.setattr(plugins, "_entry_points", scan)
     for registry in (ValidatorRegistry(), validators.default_registry):
         assert registry.get("plugin_validator", "1.0.0") is None
         assert registry.known() == (("starter_boolean_validator", "1.0.0"),)
@@ -166,15 +165,13 @@ def test_a_broken_family_is_a_load_error() -> None:
 def test_ambiguous_entry_points_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.metadata
 
-    from affidavit.verify.contracts import validators
-
     twins = [
         importlib.metadata.EntryPoint("dup_validator", "pkg_a:family", "affidavit.validators"),
         importlib.metadata.EntryPoint("dup_validator", "pkg_b:family", "affidavit.validators"),
     ]
-    monkeypatch.setattr(validators, "_entry_points", lambda: twins)
+    monkeypatch.setattr(plugins, "_entry_points", lambda: twins)
     with raises_code("validator.load_failed"):
-        ValidatorRegistry(entry_points=True).get("dup_validator", "1.0.0")
+        plugins.installed_validators().get("dup_validator", "1.0.0")
 
 
 def plugin_family() -> list[Validator]:
@@ -192,10 +189,9 @@ def _points(*values: str) -> Any:
 
 
 def test_a_plugin_family_loads_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
-    from affidavit.verify.contracts import validators
 
-    monkeypatch.setattr(validators, "_entry_points", _points(f"{__name__}:plugin_family"))
-    registry = ValidatorRegistry(entry_points=True)
+    monkeypatch.setattr(plugins, "_entry_points", _points(f"{__name__}:plugin_family"))
+    registry = plugins.installed_validators()
     assert registry.get("plugin_validator", "2.0.0") is not None
     assert registry.known() == (
         ("plugin_validator", "2.0.0"),
@@ -208,21 +204,20 @@ def test_a_plugin_family_loads_through_its_entry_point(monkeypatch: pytest.Monke
     ["no_such_module_anywhere:family", "affidavit.verify.contracts.validators:ENTRY_POINT_GROUP"],
 )
 def test_a_broken_entry_point_is_a_load_error(monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-    from affidavit.verify.contracts import validators
 
-    monkeypatch.setattr(validators, "_entry_points", _points(target))
+    monkeypatch.setattr(plugins, "_entry_points", _points(target))
     with raises_code("validator.load_failed"):
-        ValidatorRegistry(entry_points=True).get("plugin_validator", "1.0.0")
+        plugins.installed_validators().get("plugin_validator", "1.0.0")
 
 
 def test_lint_turns_a_load_failure_into_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    from affidavit.verify.contracts import contract, validators
+    from affidavit.verify.contracts import contract
 
     from tests.verify.contracts.test_contract_golden import BASE, sealed
 
-    monkeypatch.setattr(validators, "_entry_points", _points("no_such_module_anywhere:f"))
+    monkeypatch.setattr(plugins, "_entry_points", _points("no_such_module_anywhere:f"))
     declaration = sealed({**BASE, "validator_name": "plugin_validator"})
-    report = contract.lint_contract(declaration, validators=ValidatorRegistry(entry_points=True))
+    report = contract.lint_contract(declaration, validators=plugins.installed_validators())
     assert report.ok
     assert [w.code for w in report.warnings] == ["validator.unknown"]
     assert "could not be loaded" in report.warnings[0].message

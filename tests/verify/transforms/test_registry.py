@@ -7,11 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from affidavit.attest.plugins import available_transforms, transforms_for
 from affidavit.verify.transforms import (
     RESERVED_REFERENCE,
     apply_chain,
-    available_transforms,
-    transforms_for,
 )
 
 from tests.conftest import raises_code
