@@ -54,7 +54,7 @@ from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.plugins import installed_validators
 from affidavit.verify import errors
 from affidavit.verify.bundles.events import event_hash, leaf_data, signing_payload
-from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
+from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
 from affidavit.verify.contracts.contract import contract_hash, input_schema_hash, lint_contract
 from affidavit.verify.contracts.policy import AcceptancePolicy, lifecycle_of
 from affidavit.verify.contracts.schema import schema_issues

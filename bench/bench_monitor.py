@@ -40,8 +40,9 @@ from affidavit.verify.crypto.checkpoint import (
     parse_note,
     verifier_key_string,
 )
+from affidavit.verify.tlog.layout import TILE_WIDTH, bundle_path, tile_path
 from affidavit.verify.tlog.monitor import MonitorState, check_round
-from affidavit.verify.tlog.tiles import TILE_WIDTH, TiledTree, bundle_path, tile_path
+from affidavit.verify.tlog.tiles import TiledTree
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench-out"

@@ -133,11 +133,11 @@ def main() -> None:
     def plain(bundle: dict[str, Any]) -> None:
         from affidavit.verify.bundles import verifier
 
-        real, verifier._encode_once = verifier._encode_once, lambda _bundle: None
+        real, verifier.encode_once = verifier.encode_once, lambda _bundle: None
         try:  # every hash encoded on its own, as without the marked text (ADR 0003)
             ours.verify(bundle)
         finally:
-            verifier._encode_once = real
+            verifier.encode_once = real
 
     rows: list[list[object]] = []
     peer_rate = _rate(peer, bundles, args.runs)

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from affidavit.verify.anchor.receipt import verify_anchor_receipt
     from affidavit.verify.bundles.attestation import verify_attestation
-    from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash, verify_bundle
+    from affidavit.verify.bundles.hashing import bundle_hash
+    from affidavit.verify.bundles.verifier import BundleVerifier, verify_bundle
     from affidavit.verify.contracts.contract import (
         ContractReport,
         contract_hash,
@@ -69,7 +70,7 @@ _HOME = {
     "WalkLimits": "lineage.walk",
     "WalkResult": "lineage.walk",
     "audit": "lineage.audit",
-    "bundle_hash": "bundles.verifier",
+    "bundle_hash": "bundles.hashing",
     "canonical_bytes": "json.canonical",
     "check_pins": "contracts.pins",
     "contract_hash": "contracts.contract",

@@ -69,8 +69,7 @@ from affidavit.verify.crypto.checkpoint import (
 )
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import EMPTY_ROOT
-from affidavit.verify.tlog.rotation import ROTATIONS_PATH, encode_rotations
-from affidavit.verify.tlog.tiles import (
+from affidavit.verify.tlog.layout import (
     TILE_HEIGHT,
     TILE_WIDTH,
     TileRef,
@@ -78,6 +77,7 @@ from affidavit.verify.tlog.tiles import (
     encode_bundle,
     tiles_for_size,
 )
+from affidavit.verify.tlog.rotation import ROTATIONS_PATH, encode_rotations
 
 __all__ = [
     "CHECKPOINT_NAME",

@@ -29,8 +29,8 @@ from affidavit.attest.log.tiles import rotations_bytes, tile_bytes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.state import ReadView, RegistryState
+from affidavit.verify.tlog.layout import parse_tile_path
 from affidavit.verify.tlog.rotation import ROTATIONS_PATH
-from affidavit.verify.tlog.tiles import parse_tile_path
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route

@@ -20,7 +20,8 @@ from affidavit.verify.crypto.checkpoint import (
     verifier_key_string,
     verify_checkpoint,
 )
-from affidavit.verify.tlog.tiles import TiledTree, parse_tile_path, tile_path, tiles_for_size
+from affidavit.verify.tlog.layout import parse_tile_path, tile_path, tiles_for_size
+from affidavit.verify.tlog.tiles import TiledTree
 from click.testing import CliRunner, Result
 
 from tests.conftest import UPDATE_GOLDENS, VECTORS, assert_golden, raises_code

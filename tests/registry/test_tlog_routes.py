@@ -21,7 +21,8 @@ from affidavit.verify.crypto.checkpoint import (
     verifier_key_string,
     verify_checkpoint,
 )
-from affidavit.verify.tlog.tiles import TiledTree, bundles_for_size, tiles_for_size
+from affidavit.verify.tlog.layout import bundles_for_size, tiles_for_size
+from affidavit.verify.tlog.tiles import TiledTree
 
 from tests.registry.conftest import Clock, registry_key
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.stamp import evaluate_adapter, example_contract
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 
 from tests.verify.peer_bundle_gen import (
     ACTORS,

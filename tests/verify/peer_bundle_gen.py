@@ -34,7 +34,7 @@ from typing import Any, Final
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.verify.bundles.events import event_hash, leaf_data, signing_payload
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 
 __all__ = [
     "ACTORS",

@@ -58,43 +58,28 @@ the environment or the network.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
 from affidavit.verify.bundles.adapter_replay import replay_adapter
 from affidavit.verify.bundles.binding import cross_reference
 from affidavit.verify.bundles.events import ActorCheck, actor_signature_check, chain_step
+from affidavit.verify.bundles.hashing import Encoded, bundle_hash, encode_once, proof_hash
+from affidavit.verify.bundles.inclusion import inclusion_step, read_inclusion
 from affidavit.verify.bundles.outcome import check_reconciliation
 from affidavit.verify.bundles.sidecar import SidecarCheck, sidecar_check
 from affidavit.verify.bundles.views import (
-    EVENT_FIELDS,
     BundleView,
     Event,
-    Inclusion,
-    InclusionProof,
     TreeHead,
     parse_events,
 )
 from affidavit.verify.contracts.validators import ValidatorRegistry, default_registry
 from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.crypto.merkle import verify_inclusion
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.treehead import SignedTreeHead, parse_sth
-from affidavit.verify.json.canonical import (
-    ITEM_MARK,
-    KEY_MARK,
-    py_compact,
-    py_marked,
-    py_spaced,
-    sha256_hex,
-    unmark,
-)
-from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.json.strict import loads
 from affidavit.verify.results import Result, StepResult
 
@@ -108,8 +93,6 @@ __all__ = [
     "SPEC_VERSIONS",
     "UNANCHORED_HINT",
     "BundleVerifier",
-    "bundle_hash",
-    "proof_hash",
     "verify_bundle",
 ]
 
@@ -122,7 +105,6 @@ SELF_ASSERTED_WARNING: Final = (
 )
 UNANCHORED_HINT: Final = "no tree head signed by a trusted key"
 _UNANCHORED: Final = ("bundle.unanchored", UNANCHORED_HINT)
-_HEX_RUN: Final = re.compile(r"[a-f0-9]*")
 _AFTER_CHAIN: Final = (
     "proof_binding",
     "cross_reference",
@@ -131,100 +113,6 @@ _AFTER_CHAIN: Final = (
     "adapter_replay",
 )
 _TOP_TYPES: Final = (("deal_id", str), ("proofs", list), ("events", list), ("bundle_hash", str))
-
-# One encoding pass (docs/adr/0003-cold-start.md): events and proofs are written once as marked
-# py-* text (canonical.py_marked) and reused for the bundle hash, event hashes and proof hashes.
-_ascii: Final = json.encoder.encode_basestring_ascii  # how the encoder writes a str key or value
-
-
-_HASH_PAIR: Final = f'{ITEM_MARK}"hash"{KEY_MARK}'
-_EVENT_KEYS: Final = frozenset(EVENT_FIELDS)
-
-
-def bundle_hash(unverified_bundle: Mapping[str, Any]) -> str:
-    """Recompute ``bundle_hash`` (docs/formats.md §4): py-compact of ``{spec_version, deal_id,
-    proofs,
-    events, merkle_inclusion}``, or for a legacy bundle (no ``spec_version``) py-spaced without it.
-    """
-    body = {
-        k: unverified_bundle.get(k) for k in ("deal_id", "proofs", "events", "merkle_inclusion")
-    }
-    if "spec_version" in unverified_bundle:
-        body["spec_version"] = unverified_bundle["spec_version"]
-        return sha256_hex(py_compact(body))
-    return sha256_hex(py_spaced(body))
-
-
-def proof_hash(proof: Any) -> str:
-    """``H(py-compact(proof))``: what an Affidavit PROOF_READY event lists in ``proof_hashes``."""
-    return sha256_hex(py_compact(proof))
-
-
-class _Encoded(NamedTuple):
-    """What one encoding pass over a bundle yields: recomputed hashes, never read from it."""
-
-    bundle_hash: str
-    event_hashes: tuple[str | None, ...]  # None: not a plain eight-field event (chain recomputes)
-    proof_hashes: tuple[str, ...]
-
-
-def _marked_sha256(text: str, *, spaced: bool) -> str:
-    """SHA-256 hex of marked text written as py-spaced (True) or py-compact (False) bytes."""
-    return hashlib.sha256(unmark(text, "py-spaced" if spaced else "py-compact")).hexdigest()
-
-
-def _hashed_fields_text(event: Any, text: str) -> str | None:
-    """The marked text of an event's seven hashed fields, cut from the text of the whole event.
-
-    Only for an object of exactly the eight event fields whose ``hash`` and the four keys sorted
-    before it hold strings (no separator inside): the first marked ``"hash"`` key is then the
-    top-level one. None otherwise (the chain step then encodes the event).
-    """
-    if type(event) is not dict or event.keys() != _EVENT_KEYS:
-        return None
-    if not (  # the keys sorted before "hash", and "hash"
-        type(event["actor_id"]) is str
-        and type(event["deal_id"]) is str
-        and type(event["event_id"]) is str
-        and type(event["event_type"]) is str
-        and type(event["hash"]) is str
-    ):
-        return None
-    pair = _HASH_PAIR + _ascii(event["hash"])
-    start = text.find(_HASH_PAIR)
-    if start < 0 or not text.startswith(pair + ITEM_MARK, start):
-        return None
-    return text[:start] + text[start + len(pair) :]
-
-
-def _encode_once(bundle: Mapping[str, Any]) -> _Encoded | None:
-    """``bundle_hash`` (docs/formats.md §4), every event hash and every proof hash from one encoding
-    of each event and proof. None when a value has no encoding: the plain path then reports it.
-    """
-    try:
-        events = [py_marked(event) for event in bundle["events"]]
-        proofs = [py_marked(proof) for proof in bundle["proofs"]]
-        pairs = [
-            ("deal_id", py_marked(bundle["deal_id"])),
-            ("events", "[" + ITEM_MARK.join(events) + "]"),
-            ("merkle_inclusion", py_marked(bundle.get("merkle_inclusion"))),
-            ("proofs", "[" + ITEM_MARK.join(proofs) + "]"),
-        ]
-        if "spec_version" in bundle:
-            pairs.append(("spec_version", py_marked(bundle["spec_version"])))
-    except (ValueError, TypeError, RecursionError):
-        return None
-    # The body's keys, already in sorted order, framed as the encoder frames an object.
-    body = "{" + ITEM_MARK.join(_ascii(key) + KEY_MARK + value for key, value in pairs) + "}"
-    event_hashes = []
-    for event, text in zip(bundle["events"], events, strict=True):
-        hashed = _hashed_fields_text(event, text)
-        event_hashes.append(None if hashed is None else _marked_sha256(hashed, spaced=True))
-    return _Encoded(
-        _marked_sha256(body, spaced="spec_version" not in bundle),
-        tuple(event_hashes),
-        tuple(_marked_sha256(text, spaced=False) for text in proofs),
-    )
 
 
 def _parse(unverified: Any) -> None:
@@ -251,7 +139,6 @@ def _parse(unverified: Any) -> None:
 
 
 _NO_TREE_HEAD: Final = TreeHead()
-_NO_INCLUSION: Final = Inclusion()
 
 
 def _read_parts(bundle: dict[str, Any]) -> BundleView:
@@ -261,7 +148,7 @@ def _read_parts(bundle: dict[str, Any]) -> BundleView:
         tree_head = _NO_TREE_HEAD if raw_head is None else TreeHead(parse_sth(raw_head))
     except errors.AffidavitError as e:
         tree_head = TreeHead(error=e)
-    inclusion = _read_inclusion(bundle.get("merkle_inclusion"))
+    inclusion = read_inclusion(bundle.get("merkle_inclusion"))
     return BundleView(
         bundle, bundle["deal_id"], parse_events(bundle["events"]), inclusion, tree_head
     )
@@ -308,7 +195,7 @@ class BundleVerifier:
         view = _read_parts(unverified_bundle)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
-        encoded = _encode_once(bundle)
+        encoded = encode_once(bundle)
         # 2. bundle_hash: recomputed from the bytes received (docs/formats.md §1, §4).
         steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
         # 3. event_chain: shape, deal, ids, hashes, prev_hash links (docs/formats.md §4 "Event").
@@ -316,7 +203,7 @@ class BundleVerifier:
         chain = chain_step(view.events, view.deal_id, known_hashes=known)
         steps.append(chain)
         # 5. merkle_inclusion and 6. sth_signature read no event: computed here, reported in order.
-        inclusion = _inclusion_step(view.inclusion)
+        inclusion = inclusion_step(view.inclusion)
         sth, sth_step = self._sth_step(view.tree_head)
         if chain.status == "ok":
             # 4. proof_binding: events listing proof_hashes list exactly these proofs.
@@ -404,7 +291,7 @@ class BundleVerifier:
     # -- steps --------------------------------------------------------------------------
 
     @staticmethod
-    def _bundle_hash(bundle: Mapping[str, Any], encoded: _Encoded | None) -> StepResult:
+    def _bundle_hash(bundle: Mapping[str, Any], encoded: Encoded | None) -> StepResult:
         """Step 2, ``bundle_hash`` (docs/formats.md §4), from the one encoding pass when it ran."""
         try:
             recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
@@ -467,95 +354,6 @@ class BundleVerifier:
                 continue
             return key
         return None
-
-
-def _hex32(value: Any) -> bytes | None:
-    """32 bytes from 64 lowercase hex characters; None for anything else."""
-    if not is_hex64(value):
-        return None
-    return bytes.fromhex(value)
-
-
-def _read_inclusion(raw: Mapping[str, Any] | None) -> Inclusion:
-    """Step 1, continued: read ``merkle_inclusion`` once (docs/formats.md §4). The claimed leaf
-    hash is
-    decoded here even when another field is malformed: the leaf binding reports it either way."""
-    if raw is None:
-        return _NO_INCLUSION
-    claimed = raw.get("leaf_hash")
-    leaf = _hex32(claimed)
-    proof: InclusionProof | None = None
-    error: errors.AffidavitError | None = None
-    try:
-        proof = _inclusion_proof(raw, leaf)
-    except errors.AffidavitError as e:
-        error = e
-    # proof, error, leaf_claimed, claimed_leaf, log_id, log_id_claimed (positional: per bundle)
-    return Inclusion(proof, error, bool(claimed), leaf, raw.get("log_id"), "log_id" in raw)
-
-
-def _inclusion_proof(inclusion: Mapping[str, Any], leaf: bytes | None) -> InclusionProof:
-    """The proof's fields, strictly, in this order: ``proof``, each node, ``leaf_hash`` (already
-    decoded: ``leaf``), ``leaf_index``, ``tree_size``, ``merkle_root``. Raises
-    ``bundle.inclusion_malformed`` naming the first bad one."""
-
-    def hex32(value: Any, what: str) -> bytes:
-        decoded = _hex32(value)
-        if decoded is None:
-            raise errors.BundleError(
-                "bundle.inclusion_malformed", f"{what} must be 64 lowercase hex characters"
-            )
-        return decoded
-
-    def count(value: Any, what: str) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise errors.BundleError(
-                "bundle.inclusion_malformed", f"{what} must be a non-negative integer"
-            )
-        return value
-
-    raw_proof = inclusion.get("proof")
-    if not isinstance(raw_proof, list):
-        raise errors.BundleError(
-            "bundle.inclusion_malformed", "merkle_inclusion.proof must be an array"
-        )
-    # left/right comes from the index, never from "position" (docs/formats.md §4)
-    texts: list[Any] = [node.get("hash") if isinstance(node, dict) else node for node in raw_proof]
-    joined = "".join(texts) if all(isinstance(t, str) and len(t) == 64 for t in texts) else None
-    if joined is not None and _HEX_RUN.fullmatch(joined):  # every node well-formed: one pass
-        nodes = bytes.fromhex(joined)
-        proof = [nodes[start : start + 32] for start in range(0, len(nodes), 32)]
-    else:  # name the first bad node
-        proof = [hex32(text, f"proof[{i}]") for i, text in enumerate(texts)]
-    if leaf is None:
-        raise errors.BundleError(
-            "bundle.inclusion_malformed", "leaf_hash must be 64 lowercase hex characters"
-        )
-    return InclusionProof(
-        leaf,
-        count(inclusion.get("leaf_index"), "leaf_index"),
-        count(inclusion.get("tree_size"), "tree_size"),
-        tuple(proof),
-        hex32(inclusion.get("merkle_root"), "merkle_root"),
-    )
-
-
-def _inclusion_step(inclusion: Inclusion) -> StepResult:
-    """Step 5, ``merkle_inclusion``: RFC 9162 §2.1.3.2 (:mod:`~affidavit.verify.crypto.merkle`)
-    over the proof read in step 1."""
-    name = "merkle_inclusion"
-    if inclusion.error is not None:
-        return StepResult.failed(name, inclusion.error)
-    proof = inclusion.proof
-    if proof is None:
-        return StepResult.not_checked(name, "the bundle carries no merkle_inclusion")
-    try:
-        verify_inclusion(
-            proof.leaf_hash, proof.leaf_index, proof.tree_size, proof.path, proof.root_hash
-        )
-    except errors.AffidavitError as e:
-        return StepResult.failed(name, e)
-    return StepResult.ok(name, leaf_index=proof.leaf_index, tree_size=proof.tree_size)
 
 
 def _required(events: Sequence[Event], actors: ActorCheck, sidecar: SidecarCheck) -> StepResult:

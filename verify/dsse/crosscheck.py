@@ -9,7 +9,7 @@ For ``DECISION_V1`` (the source is a ProofPack bundle, ``verify dsse --bundle``)
 
 1. exactly one subject (``statement.subject_mismatch`` otherwise);
 2. its ``digest.sha256`` equals the bundle's ``bundle_hash`` *recomputed* from the bundle's content
-   (:func:`affidavit.verify.bundles.verifier.bundle_hash`, docs/formats.md §4), never the hash the
+   (:func:`affidavit.verify.bundles.hashing.bundle_hash`, docs/formats.md §4), never the hash the
    bundle records;
 3. its ``name`` equals the bundle's ``deal_id``;
 4. the whole subject equals :func:`~affidavit.verify.dsse.predicates.subject_for_bundle` (no
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.dsse import predicates
 from affidavit.verify.dsse.statement import Statement
 

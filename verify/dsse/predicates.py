@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.contracts.manifest import entry_hash, entry_hash_body
 from affidavit.verify.json.canonical import jcs, sha256_hex
 from affidavit.verify.json.forms import is_hex64

@@ -19,7 +19,7 @@ vector bundle" is vectors/bundles/stamped-accepted-2.0.0.json: 4 events, 1 proof
    bytes. In ASCII mode the encoder escapes every character below U+0020 inside strings, so the
    two marks occur only where separators are. Why: a bundle's events and proofs are hashed on
    their own and again inside the bundle body; the verifier encodes each once and splices the
-   texts (verify/bundles/verifier.py ``_encode_once``). Saves: the bundle hash, the four event
+   texts (verify/bundles/hashing.py ``encode_once``). Saves: the bundle hash, the four event
    hashes and the proof hash of the vector bundle in 37 µs instead of 45 µs (``bundle_hash``,
    ``event_hash`` and ``proof_hash``, each encoding its value again). Fallback: none needed
    (standard library only); a value that does not encode raises as ``json.dumps`` would, and the

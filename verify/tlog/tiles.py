@@ -1,12 +1,11 @@
-"""C2SP tlog-tiles (https://c2sp.org/tlog-tiles): tile paths, entry bundles, and a client that
-computes roots and RFC 6962 proofs from tiles.
+"""C2SP tlog-tiles client (https://c2sp.org/tlog-tiles): computes roots and RFC 6962 proofs from
+tiles. The layout (tile paths, which tiles a size needs, entry bundles) is
+:mod:`affidavit.verify.tlog.layout`.
 
 >>> from affidavit.verify.crypto.merkle import leaf_hash, root_of, verify_inclusion
 >>> leaves = [leaf_hash(b"%d" % i) for i in range(300)]
 >>> store = {"tile/0/000": b"".join(leaves[:256]), "tile/0/001.p/44": b"".join(leaves[256:]),
 ...          "tile/1/000.p/1": root_of(leaves[:256])}
->>> [ref.path for ref in tiles_for_size(300)]
-['tile/0/000', 'tile/0/001.p/44', 'tile/1/000.p/1']
 >>> tree = TiledTree(store.get, 300, root_of(leaves))  # the checkpoint's size and root
 >>> verify_inclusion(leaves[7], 7, 300, tree.inclusion_proof(7), root_of(leaves))
 >>> forged = TiledTree({**store, "tile/0/000": bytes(8192)}.get, 300, root_of(leaves))
@@ -15,16 +14,6 @@ computes roots and RFC 6962 proofs from tiles.
 ... except errors.ProofError as e:
 ...     print(e.code, e.details)
 tlog.tile_mismatch {'path': 'tile/0/000'}
->>> tile_path(0, 1234067), parse_tile_path("tile/entries/x001/x234/067.p/8")
-('tile/0/x001/x234/067', TileRef(level=0, index=1234067, width=8, entries=True))
-
-The layout (tlog-tiles, "Merkle Tree"): the tile at level ``L``, index ``N`` holds up to 256
-consecutive hashes of tree level ``8·L``: ``MTH(D[(N·256 + i)·256^L : (N·256 + i + 1)·256^L])``.
-A *full* tile has 256 hashes (8,192 bytes); the rightmost tile of each level of a tree of size
-``s`` is *partial*, ``floor(s / 256^L) mod 256`` hashes wide, served at ``.p/<W>``. Entry bundles
-(``tile/entries/...``, "Log entries") hold the leaves of the level-0 tile of the same index, each
-prefixed by its length as a big-endian uint16.
-
 The client, :class:`TiledTree`, does no I/O of its own: it is built with a *fetch* function and the
 size and root of a checkpoint the caller has verified, and it uses no byte it has not bound to that
 root (C2SP tlog-tiles client guidance; the class docstring says how). The fetch contract, the one
@@ -49,10 +38,7 @@ its prefix used. Every tile is checked to be exactly ``32 · width`` bytes
 from __future__ import annotations
 
 import hmac
-import re
-import struct
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Final
 
 from affidavit.verify import errors
@@ -65,256 +51,20 @@ from affidavit.verify.crypto.merkle import (
     subtree_hash,
 )
 from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
+from affidavit.verify.tlog.layout import (
+    _MAX_INDEX,
+    MAX_LEVEL,
+    TILE_HEIGHT,
+    TILE_WIDTH,
+    TileRef,
+    parse_bundle,
+)
 
-__all__ = [
-    "MAX_ENTRY_BYTES",
-    "MAX_LEVEL",
-    "TILE_HEIGHT",
-    "TILE_WIDTH",
-    "Fetch",
-    "TileRef",
-    "TiledTree",
-    "bundle_path",
-    "bundles_for_size",
-    "encode_bundle",
-    "parse_bundle",
-    "parse_tile_path",
-    "tile_path",
-    "tiles_for_size",
-]
-
-TILE_HEIGHT: Final = 8  # tlog-tiles: "a tile represents the entire subtree of height 8"
-TILE_WIDTH: Final = 1 << TILE_HEIGHT  # 256 hashes in a full tile
-MAX_LEVEL: Final = 63  # tlog-tiles: <L> is "between 0 and 63"
-MAX_ENTRY_BYTES: Final = 0xFFFF  # tlog-tiles, "Log entries": uint16 length prefixes
-_MAX_INDEX: Final = 1 << 64  # tile indexes (and tree sizes) fit in 64 bits
-_U16: Final = struct.Struct(">H")  # tlog-tiles, "Log entries": big-endian uint16 lengths
+__all__ = ["Fetch", "TiledTree"]
 
 Fetch = Callable[[str], bytes | None]
 """``fetch(path) -> bytes | None``: the resource at ``path`` (relative to the log's prefix), or
 ``None`` when it does not exist. Exceptions propagate (module docstring)."""
-
-# tile/<L>/<N>[.p/<W>] and tile/entries/<N>[.p/<W>] (tlog-tiles, "Merkle Tree", "Log entries").
-# Canonical form only: the path is re-encoded after parsing and must come out the same.
-_PATH: Final = re.compile(
-    r"tile/(?:(?P<entries>entries)|(?P<level>0|[1-9][0-9]?))/"
-    r"(?P<index>(?:x[0-9]{3}/){0,6}[0-9]{3})(?:\.p/(?P<width>[1-9][0-9]{0,2}))?"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class TileRef:
-    """One tile or entry bundle: its level, index and width (256 for a full one).
-
-    ``entries=True`` names the entry bundle of level-0 tile ``index`` (``level`` is then 0).
-    """
-
-    level: int
-    index: int
-    width: int = TILE_WIDTH
-    entries: bool = False
-
-    def __post_init__(self) -> None:
-        if not (
-            0 <= self.level <= MAX_LEVEL
-            and 0 <= self.index < _MAX_INDEX
-            and 1 <= self.width <= TILE_WIDTH
-            and not (self.entries and self.level)
-        ):
-            raise errors.UsageError(
-                f"not a tile: level {self.level} (0..{MAX_LEVEL}, 0 for entries), "
-                f"index {self.index}, width {self.width} (1..{TILE_WIDTH})"
-            )
-
-    @property
-    def partial(self) -> bool:
-        """Whether this is a partial tile (``.p/<W>``)."""
-        return self.width < TILE_WIDTH
-
-    @property
-    def path(self) -> str:
-        """The resource path, e.g. ``tile/0/x001/x234/067.p/8`` (tlog-tiles)."""
-        if self.entries:
-            return bundle_path(self.index, self.width)
-        return tile_path(self.level, self.index, self.width)
-
-    @property
-    def full(self) -> TileRef:
-        """The full tile (or bundle) of the same level and index."""
-        return TileRef(self.level, self.index, TILE_WIDTH, self.entries)
-
-    @property
-    def start(self) -> int:
-        """The first leaf this tile covers, ``N · 256^(L+1)`` (tlog-tiles "start index")."""
-        return self.index << (TILE_HEIGHT * (self.level + 1))
-
-    @property
-    def byte_length(self) -> int:
-        """The length of a tile of this width (not meaningful for entry bundles)."""
-        return self.width * HASH_BYTES
-
-
-def _encode_index(index: int) -> str:
-    """``N`` as zero-padded 3-digit elements, all but the last prefixed ``x`` (tlog-tiles)."""
-    groups = [f"{index % 1000:03d}"]
-    index //= 1000
-    while index:
-        groups.append(f"x{index % 1000:03d}")
-        index //= 1000
-    return "/".join(reversed(groups))
-
-
-def _suffix(width: int) -> str:
-    return "" if width == TILE_WIDTH else f".p/{width}"
-
-
-def tile_path(level: int, index: int, width: int = TILE_WIDTH) -> str:
-    """``tile/<L>/<N>[.p/<W>]`` (tlog-tiles, "Merkle Tree").
-
-    >>> tile_path(0, 1234067), tile_path(2, 0, 1)
-    ('tile/0/x001/x234/067', 'tile/2/000.p/1')
-
-    Raises:
-        ``usage.invalid``: the level, index or width is out of range.
-    """
-    TileRef(level, index, width)  # validates
-    return f"tile/{level}/{_encode_index(index)}{_suffix(width)}"
-
-
-def bundle_path(index: int, width: int = TILE_WIDTH) -> str:
-    """``tile/entries/<N>[.p/<W>]`` (tlog-tiles, "Log entries").
-
-    Raises:
-        ``usage.invalid``: the index or width is out of range.
-    """
-    TileRef(0, index, width, entries=True)  # validates
-    return f"tile/entries/{_encode_index(index)}{_suffix(width)}"
-
-
-def parse_tile_path(path: str) -> TileRef:
-    """Parse a tile or entry-bundle path (relative to the prefix, starting ``tile/``), strictly.
-
-    Only the canonical form is accepted: ``<L>`` 0..63 and ``<W>`` 1..255 without leading zeros,
-    ``<N>`` in 3-digit elements with no leading ``x000`` element, no trailing slash.
-
-    Raises:
-        ``tlog.tile_path_invalid``: anything else.
-    """
-    match = _PATH.fullmatch(path)
-    ref = None
-    if match is not None:
-        level = 0 if match["entries"] else int(match["level"])
-        index = int(match["index"].replace("x", "").replace("/", ""))
-        width = TILE_WIDTH if match["width"] is None else int(match["width"])
-        if level <= MAX_LEVEL and index < _MAX_INDEX and width <= TILE_WIDTH:
-            ref = TileRef(level, index, width, entries=bool(match["entries"]))
-    if ref is None or ref.path != path:
-        raise errors.ProofError(
-            "tlog.tile_path_invalid",
-            f"{path[:200]!r} is not a tile path (tile/<L>/<N>[.p/<W>] or "
-            "tile/entries/<N>[.p/<W>], canonical form)",
-        )
-    return ref
-
-
-def _check_sizes(size: int, since: int) -> None:
-    if not 0 <= since <= size < _MAX_INDEX:
-        raise errors.UsageError(f"tree sizes must be 0 <= since ({since}) <= size ({size}) < 2^64")
-
-
-def tiles_for_size(size: int, *, since: int = 0) -> list[TileRef]:
-    """The tiles of a tree of ``size`` leaves, level by level (full ones first, then the partial
-    one); with ``since``, only those a tree of ``since`` leaves does not have.
-
-    A size-70,000 tree has 273 full level-0 tiles, a partial one of width 112, one full level-1
-    tile, a partial one of width 17 and a partial level-2 tile of width 1 (tlog-tiles, "Partial
-    Tiles"). Partial tiles of ``since`` are not listed (they stay valid for ``since``).
-
-    Raises:
-        ``usage.invalid``: not ``0 <= since <= size < 2^64``.
-    """
-    _check_sizes(size, since)
-    refs: list[TileRef] = []
-    level = 0
-    while size >> (TILE_HEIGHT * level):
-        refs.extend(_level_tiles(level, size, since, entries=False))
-        level += 1
-    return refs
-
-
-def bundles_for_size(size: int, *, since: int = 0) -> list[TileRef]:
-    """The entry bundles of a tree of ``size`` leaves (those a tree of ``since`` lacks).
-
-    Raises:
-        ``usage.invalid``: not ``0 <= since <= size < 2^64``.
-    """
-    _check_sizes(size, since)
-    return _level_tiles(0, size, since, entries=True)
-
-
-def _level_tiles(level: int, size: int, since: int, *, entries: bool) -> list[TileRef]:
-    count = size >> (TILE_HEIGHT * level)  # hashes at tile level ``level``
-    old = since >> (TILE_HEIGHT * level)
-    if count == old:
-        return []
-    refs = [
-        TileRef(level, n, TILE_WIDTH, entries)
-        for n in range(old >> TILE_HEIGHT, count >> TILE_HEIGHT)
-    ]
-    if count % TILE_WIDTH:  # floor(s / 256^L) mod 256 (tlog-tiles, "Partial Tiles")
-        refs.append(TileRef(level, count >> TILE_HEIGHT, count % TILE_WIDTH, entries))
-    return refs
-
-
-def encode_bundle(entries: Iterable[bytes]) -> bytes:
-    """An entry bundle: each entry as a big-endian uint16 length and its bytes (tlog-tiles).
-
-    Raises:
-        ``tlog.entry_too_large``: an entry is longer than 65,535 bytes.
-    """
-    items = list(entries)
-    lengths = list(map(len, items))
-    if lengths and max(lengths) > MAX_ENTRY_BYTES:
-        position = next(i for i, n in enumerate(lengths) if n > MAX_ENTRY_BYTES)
-        raise errors.ProofError(
-            "tlog.entry_too_large",
-            f"entry #{position} is {lengths[position]} bytes; a bundle entry holds at most "
-            f"{MAX_ENTRY_BYTES} (uint16 length)",
-            details={"position": position, "length": lengths[position]},
-        )
-    parts: list[bytes] = [b""] * (2 * len(items))
-    parts[0::2] = list(map(_U16.pack, lengths))
-    parts[1::2] = items
-    return b"".join(parts)
-
-
-def parse_bundle(data: bytes, count: int) -> list[bytes]:
-    """The ``count`` entries of an entry bundle; exactly ``count``, no trailing bytes.
-
-    Raises:
-        ``tlog.bundle_malformed``: truncated, too few or too many entries, or trailing bytes.
-    """
-    entries: list[bytes] = []
-    view = memoryview(data)
-    offset = 0
-    while offset < len(view):
-        if len(entries) == count:
-            raise _bundle_error(f"{len(view) - offset} bytes after the {count} entries")
-        if offset + 2 > len(view):
-            raise _bundle_error(f"truncated length prefix of entry #{len(entries)}")
-        length = int.from_bytes(view[offset : offset + 2], "big")
-        offset += 2
-        if offset + length > len(view):
-            raise _bundle_error(f"entry #{len(entries)} is truncated ({length} bytes announced)")
-        entries.append(bytes(view[offset : offset + length]))
-        offset += length
-    if len(entries) != count:
-        raise _bundle_error(f"{len(entries)} entries, expected {count}")
-    return entries
-
-
-def _bundle_error(message: str) -> errors.ProofError:
-    return errors.ProofError("tlog.bundle_malformed", f"entry bundle: {message}")
 
 
 class _Tile:

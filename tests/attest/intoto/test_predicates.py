@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.dsse import predicates
 from affidavit.verify.json.canonical import jcs, sha256_hex
 

@@ -17,7 +17,7 @@ from affidavit.attest.intoto.vsa import (
     trust_document,
     vsa_statement,
 )
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.dsse import predicates
 from affidavit.verify.dsse.crosscheck import cross_check_bundle
 from affidavit.verify.dsse.envelope import envelope_json, parse_envelope

@@ -11,7 +11,8 @@ import pytest
 from affidavit.attest.log.proofs import TLOG_PROOF_FIELD, attach_proof, build_proof, bundle_leaf
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, stamp_bundles
-from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
+from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.checkpoint import verifier_key_string
 from affidavit.verify.tlog.policy import parse_policy

@@ -26,14 +26,14 @@ from affidavit.verify.crypto.checkpoint import (
     verifier_key_string,
     verify_checkpoint,
 )
-from affidavit.verify.tlog.tiles import (
-    TiledTree,
+from affidavit.verify.tlog.layout import (
     TileRef,
     bundles_for_size,
     parse_bundle,
     parse_tile_path,
     tiles_for_size,
 )
+from affidavit.verify.tlog.tiles import TiledTree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

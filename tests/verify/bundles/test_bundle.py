@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from affidavit.verify.bundles.attestation import verify_attestation
-from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
+from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.contracts.validators import ValidatorRegistry
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.results import Report, Result
@@ -189,7 +190,7 @@ def _evaluation(b: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rebind(b: dict[str, Any]) -> None:
-    from affidavit.verify.bundles.verifier import proof_hash
+    from affidavit.verify.bundles.hashing import proof_hash
 
     b["events"][1]["payload"]["proof_hashes"] = [proof_hash(p) for p in b["proofs"]]
 

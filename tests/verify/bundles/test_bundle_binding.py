@@ -162,7 +162,7 @@ def test_leaf_binding_statuses(v2: dict[str, Any], change: Any, status: str, cod
 def test_an_evaluation_must_name_its_contract(
     v2: dict[str, Any], adapter_id: str, code: str
 ) -> None:
-    from affidavit.verify.bundles.verifier import proof_hash
+    from affidavit.verify.bundles.hashing import proof_hash
 
     bundle = copy.deepcopy(v2["accepted"])
     bundle["proofs"][0]["evidence"]["adapter_evaluation"]["adapter_id"] = adapter_id

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.verify.bundles import adapter_replay, views
-from affidavit.verify.bundles import verifier as bundle
+from affidavit.verify.bundles import adapter_replay, hashing, views
 from affidavit.verify.bundles.events import event_hash
-from affidavit.verify.bundles.verifier import bundle_hash, proof_hash
+from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
 from affidavit.verify.bundles.views import EVENT_FIELDS, parse_events
 from affidavit.verify.json.canonical import py_compact, py_marked, py_spaced, unmark
 from hypothesis import given, settings
@@ -76,7 +75,7 @@ def test_encode_once_equals_the_plain_functions(
     document["merkle_inclusion"] = {"leaf_hash": "00" * 32, "proof": [{"hash": "ab" * 32}]}
     if spec is not None:
         document["spec_version"] = spec
-    encoded = bundle._encode_once(document)
+    encoded = hashing.encode_once(document)
     assert encoded is not None
     assert encoded.bundle_hash == bundle_hash(document)
     assert list(encoded.event_hashes) == [event_hash(e) for e in events]
@@ -88,7 +87,7 @@ def test_encode_once_leaves_odd_events_to_the_chain() -> None:
     nested["event_type"] = {"hash": nested["hash"]}  # a "hash" key before the top-level one
     extra = _event({}, "", actor_signature={"hash": "y"})
     document = {"deal_id": "d", "proofs": [], "events": [nested, extra], "merkle_inclusion": None}
-    encoded = bundle._encode_once(document)
+    encoded = hashing.encode_once(document)
     assert encoded is not None
     assert encoded.event_hashes[0] is None
     assert encoded.event_hashes[1] is None  # a ninth key: the chain encodes the event itself
@@ -97,7 +96,7 @@ def test_encode_once_leaves_odd_events_to_the_chain() -> None:
 
 def test_unencodable_bundle_takes_the_plain_path() -> None:
     document = {"deal_id": "d", "proofs": [float("nan")], "events": [], "bundle_hash": "0" * 64}
-    assert bundle._encode_once(document) is None
+    assert hashing.encode_once(document) is None
     result = verifier().verify(document)
     assert result.failed_step is not None
     assert (result.failed_step.name, result.failed_step.code) == (

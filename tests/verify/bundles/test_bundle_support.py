@@ -17,7 +17,8 @@ from affidavit.attest.keyring import SigningKey, derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
 from affidavit.verify.bundles.events import event_hash, leaf_data, signing_payload
-from affidavit.verify.bundles.verifier import BundleVerifier, bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
+from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.contracts.policy import AcceptancePolicy
 
 WHEN = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from affidavit.verify.bundles.verifier import BundleVerifier, proof_hash
+from affidavit.verify.bundles.hashing import proof_hash
+from affidavit.verify.bundles.verifier import BundleVerifier
 
 from tests.conftest import VECTORS, assert_golden
 from tests.verify.bundles.test_bundle_support import (

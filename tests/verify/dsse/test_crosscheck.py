@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from affidavit.cli.main import affidavit
-from affidavit.verify.bundles.verifier import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.dsse import predicates
 from affidavit.verify.dsse.crosscheck import _same_json, cross_check_bundle
 from affidavit.verify.dsse.statement import parse_statement

@@ -47,8 +47,8 @@ from affidavit.verify.crypto.checkpoint import (
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import EMPTY_ROOT, leaf_hash, node_hash
 from affidavit.verify.results import Result
+from affidavit.verify.tlog.layout import encode_bundle, parse_bundle, parse_tile_path, tile_path
 from affidavit.verify.tlog.monitor import MonitorState, check_round
-from affidavit.verify.tlog.tiles import encode_bundle, parse_bundle, parse_tile_path, tile_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.checkpoint import parse_verifier_key, verify_checkpoint
-from affidavit.verify.tlog.tiles import TiledTree, tiles_for_size
+from affidavit.verify.tlog.layout import tiles_for_size
+from affidavit.verify.tlog.tiles import TiledTree
 
 from tests.conftest import raises_code
 

@@ -10,8 +10,7 @@ import pytest
 from affidavit.verify import errors
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.checkpoint import Checkpoint
-from affidavit.verify.tlog.tiles import (
-    TiledTree,
+from affidavit.verify.tlog.layout import (
     TileRef,
     bundle_path,
     bundles_for_size,
@@ -21,6 +20,7 @@ from affidavit.verify.tlog.tiles import (
     tile_path,
     tiles_for_size,
 )
+from affidavit.verify.tlog.tiles import TiledTree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
