@@ -15,7 +15,8 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree).
+Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree). Reading and
+proofs: :mod:`affidavit.attest.log.reading`; signing heads: :mod:`affidavit.attest.log.heads`.
 
 Any subtree hash a proof needs is either one stored node or (for the one ragged right edge) a fold
 of at most log2(n) stored nodes, so proofs, roots and heads cost O(log n) point reads and never
@@ -41,17 +42,15 @@ and :meth:`key_history` lists every key with its window.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Final
 
 from affidavit.attest._host import utc_now
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.binding import StateBinding
+from affidavit.attest.log.heads import HeadSigning, format_timestamp
 from affidavit.attest.log.keys import (
     HistoryCache,
     LogKey,
@@ -65,8 +64,8 @@ from affidavit.attest.log.keys import (
     latest_head_time,
     load_history,
     rotation_time,
-    signing_entry,
 )
+from affidavit.attest.log.reading import MAX_ENTRIES_PER_CALL, TreeReads
 from affidavit.attest.log.sequencing import (
     MAX_INTEGRATE,
     STATUS_SQL,
@@ -82,27 +81,14 @@ from affidavit.attest.log.state import LogState, start_state
 from affidavit.attest.log.storage import (
     COMPONENT,
     MIGRATIONS,
-    entry_data,
-    head_of_size,
-    heads_after,
     insert_entries,
     insert_meta,
     insert_nodes,
-    largest_head,
-    latest_head,
     read_meta,
-    record_head,
     store_for,
     update_meta,
 )
-from affidavit.attest.log.tree import (
-    NodeReader,
-    check_index,
-    check_size,
-    extend,
-    frontier,
-    stored_size,
-)
+from affidavit.attest.log.tree import NodeReader, extend, frontier, stored_size
 from affidavit.attest.log.types import (
     ConsistencyProof,
     InclusionProof,
@@ -110,18 +96,8 @@ from affidavit.attest.log.types import (
     RecordedHead,
 )
 from affidavit.attest.stores.sqlite import Store
-from affidavit.verify.crypto.checkpoint import (
-    NoteVerifier,
-    checkpoint_body,
-    format_note,
-    note_signature_line,
-    parse_note,
-    verify_checkpoint,
-)
-from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
-from affidavit.verify.crypto.merkle import EMPTY_ROOT, leaf_hash
-from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
-from affidavit.verify.crypto.treehead import sth_message
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.json.forms import format_utc
 
 __all__ = [
@@ -137,22 +113,16 @@ __all__ = [
     "TransparencyLog",
 ]
 
-MAX_ENTRIES_PER_CALL: Final = 1000
 _LOG_ID = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")  # printable ASCII, no space, no '|'
 
 
-def _format_timestamp(moment: datetime) -> str:
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
-    return format_utc(moment)  # docs/formats.md §4
-
-
-class TransparencyLog(StateBinding):
+class TransparencyLog(TreeReads, HeadSigning):
     """An append-only Merkle log in one SQLite database; build it with :meth:`create`/:meth:`open`.
 
     Append (:meth:`append`), read (:attr:`size`, :meth:`root`, :meth:`leaf`, :meth:`entries`),
-    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`), sign heads (:meth:`checkpoint`,
-    :meth:`signed_tree_head`) and manage keys (:meth:`key_history`, :meth:`rotate_key`).
+    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`; :class:`.reading.TreeReads`), sign
+    heads (:meth:`checkpoint`, :meth:`signed_tree_head`; :class:`.heads.HeadSigning`) and manage
+    keys (:meth:`key_history`, :meth:`rotate_key`).
     """
 
     def __init__(
@@ -375,303 +345,6 @@ class TransparencyLog(StateBinding):
         with self.store.read() as db:
             return _next_index(db)
 
-    # -- reading --------------------------------------------------------------------------------
-
-    @property
-    def size(self) -> int:
-        """The number of committed leaves (one statement, outside any transaction: one round
-        trip on PostgreSQL; inside one, it joins it)."""
-        rows = self.store.query("SELECT max(idx) FROM log_nodes WHERE level = 0")
-        return 0 if not rows or rows[0][0] is None else int(rows[0][0]) + 1
-
-    def latest_signed(self) -> tuple[RecordedHead | None, int]:
-        """The checkpoint of the largest size recorded (its latest, cosigned copy), or None, and
-        the tree's size, in one statement (what ``/tlog/checkpoint`` serves when they agree)."""
-        rows = self.store.query(
-            "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), seq, kind, tree_size, "
-            "root_hash, timestamp, document FROM (SELECT 1 AS one) AS anchor LEFT JOIN "
-            "(SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
-            "WHERE kind = 'checkpoint' ORDER BY tree_size DESC, seq DESC LIMIT 1) AS head ON 1 = 1"
-        )
-        top, *head = rows[0]
-        size = 0 if top is None else int(top) + 1
-        if head[0] is None:
-            return None, size
-        seq, kind, tree_size, root, stamp, document = head
-        return RecordedHead(
-            int(seq), str(kind), int(tree_size), str(root), str(stamp), str(document)
-        ), size
-
-    def root(self, size: int | None = None) -> bytes:
-        """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.
-
-        Raises:
-            ``log.size_out_of_range``: ``size`` is negative or beyond the log.
-        """
-        with self.store.read() as db:
-            n = check_size(db, size)
-            return NodeReader(db, self.store.path).range_hash(0, n)
-
-    def leaf_hash(self, index: int) -> bytes:
-        """The leaf hash of leaf ``index``.
-
-        Raises:
-            ``log.index_out_of_range``: no such leaf.
-        """
-        with self.store.read() as db:
-            check_index(index, stored_size(db))
-            return NodeReader(db, self.store.path).node(0, index)
-
-    def leaf(self, index: int) -> bytes:
-        """The data of leaf ``index``.
-
-        Raises:
-            ``log.index_out_of_range``: no such leaf.
-            ``log.no_entry_data``: the leaf was appended by hash only.
-        """
-        with self.store.read() as db:
-            check_index(index, stored_size(db))
-            return entry_data(db, index, index + 1)[0]
-
-    def entries(self, start: int, end: int) -> list[bytes]:
-        """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
-
-        Raises:
-            ``log.size_out_of_range``: the range is empty, reversed or beyond the log.
-            ``log.range_too_large``: more than :data:`MAX_ENTRIES_PER_CALL` entries.
-            ``log.no_entry_data``: a leaf in the range was appended by hash only.
-        """
-        if end - start > MAX_ENTRIES_PER_CALL:
-            raise LogError(
-                "log.range_too_large",
-                f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}",
-            )
-        with self.store.read() as db:
-            size = stored_size(db)
-            if not 0 <= start < end <= size:
-                raise LogError(
-                    "log.size_out_of_range",
-                    f"entries [{start}, {end}) are not a non-empty range within size {size}",
-                )
-            return entry_data(db, start, end)
-
-    # -- proofs ---------------------------------------------------------------------------------
-
-    def inclusion_proof(self, index: int, size: int | None = None) -> InclusionProof:
-        """The inclusion proof of leaf ``index`` in the tree of ``size`` leaves (default: all).
-
-        Raises:
-            ``log.size_out_of_range``, ``log.index_out_of_range``.
-        """
-        with self.store.read() as db:
-            n = check_size(db, size)
-            check_index(index, n)
-            reader = NodeReader(db, self.store.path)
-            ranges = inclusion_ranges(index, n)
-            reader.prefetch([(0, index)])
-            reader.prefetch_ranges([*ranges, (0, n)])  # one statement for the whole proof
-            path = tuple(reader.range_hash(a, b) for a, b in ranges)
-            return InclusionProof(
-                leaf_index=index,
-                tree_size=n,
-                leaf_hash=reader.node(0, index),
-                root_hash=reader.range_hash(0, n),
-                path=path,
-                sides=tuple("left" if a <= index else "right" for a, _ in ranges),
-            )
-
-    def inclusion_paths(self, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
-        """The RFC 9162 §2.1.3 inclusion paths of leaves ``indexes`` in the tree of ``size``
-        leaves, leaf end first: one read transaction and one node read for all of them.
-
-        Raises:
-            ``log.size_out_of_range``, ``log.index_out_of_range``.
-        """
-        with self.store.read() as db:
-            n = check_size(db, size)
-            plans = []
-            for index in indexes:
-                check_index(index, n)
-                plans.append(inclusion_ranges(index, n))
-            reader = NodeReader(db, self.store.path)
-            reader.prefetch_ranges(r for plan in plans for r in plan)
-            return [tuple(reader.range_hash(a, b) for a, b in plan) for plan in plans]
-
-    def consistency_proof(self, first: int, second: int | None = None) -> ConsistencyProof:
-        """The consistency proof from size ``first`` to ``second`` (default: all).
-
-        Needs ``0 < first <= second``.
-
-        Raises:
-            ``log.size_out_of_range``: a size is zero, beyond the log, or the two are out of order.
-        """
-        with self.store.read() as db:
-            n = check_size(db, second)
-            if not 0 < first <= n:
-                raise LogError(
-                    "log.size_out_of_range",
-                    f"a consistency proof needs 0 < from ({first}) <= to ({n})",
-                )
-            reader = NodeReader(db, self.store.path)
-            ranges = consistency_ranges(first, n)
-            reader.prefetch_ranges([*ranges, (0, first), (0, n)])
-            return ConsistencyProof(
-                first_size=first,
-                second_size=n,
-                first_root=reader.range_hash(0, first),
-                second_root=reader.range_hash(0, n),
-                path=tuple(reader.range_hash(a, b) for a, b in ranges),
-            )
-
-    # -- heads ----------------------------------------------------------------------------------
-
-    def signed_tree_head(self, timestamp: datetime | None = None) -> IssuedTreeHead:
-        """Sign, record and return the head of everything committed (docs/formats.md §4).
-
-        ``timestamp`` defaults to the log's clock; it must be timezone-aware and is signed as UTC
-        with one-second precision.
-
-        Raises:
-            ``log.no_signing_key``, ``log.bad_timestamp``.
-            ``log.key_outside_window``: the key's window does not contain ``timestamp`` (after a
-                rotation: the old key after T, the new key before T).
-        """
-        key = self._signing_key()
-        stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
-            size, root = self._checked_head(db)
-            root_hex = root.hex()
-            message = sth_message(self.log_id, size, root_hex, stamp)
-            head = IssuedTreeHead(
-                log_id=self.log_id,
-                tree_size=size,
-                root_hash=root_hex,
-                timestamp=stamp,
-                signature=key.sign_b64(message),
-                key_id=signer.key_id,
-            )
-            document = json.dumps(head.to_json(), separators=(",", ":"))
-            record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
-            self._advance_state(key, size, root_hex, stamp)
-        return head
-
-    def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
-        """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
-
-        The body is ``origin``, the size, the b64 root (docs/formats.md §6); the one signature line
-        is by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record,
-        and the key's window must contain it (a checkpoint body carries no time).
-
-        Raises:
-            ``log.no_signing_key``, ``log.bad_timestamp``.
-            ``usage.invalid``: an origin that is not a valid key name.
-            ``log.key_outside_window``: the key's window does not contain ``timestamp``.
-        """
-        key = self._signing_key()
-        name = origin if origin is not None else self.log_id
-        stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signing_entry(self.key_history(), key, stamp, "checkpoint", self.store.path)
-            size, root = self._checked_head(db)
-            body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
-            key_id = key_id_c2sp(name, key.public_key.raw)
-            line = note_signature_line(name, key_id, key.sign(body.encode("utf-8")))
-            note = format_note(body, [line])
-            record_head(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
-            self._advance_state(key, size, root.hex(), stamp)
-        return note
-
-    def sign_heads(
-        self, origin: str | None = None, timestamp: datetime | None = None
-    ) -> tuple[str, IssuedTreeHead]:
-        """Sign, record and return both heads of everything committed, in one transaction: the
-        C2SP checkpoint (as :meth:`checkpoint`) and the signed tree head (as
-        :meth:`signed_tree_head`), over one size and root, proven once to extend every earlier
-        head (docs/adr/0005). What an integration batch publishes.
-
-        Raises:
-            as :meth:`checkpoint` and :meth:`signed_tree_head`.
-        """
-        key = self._signing_key()
-        name = origin if origin is not None else self.log_id
-        stamp = _format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
-            size, root = self._checked_head(db)
-            root_hex = root.hex()
-            body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
-            key_id = key_id_c2sp(name, key.public_key.raw)
-            note = format_note(body, [note_signature_line(name, key_id, key.sign(body.encode()))])
-            message = sth_message(self.log_id, size, root_hex, stamp)  # docs/formats.md §4
-            head = IssuedTreeHead(
-                self.log_id, size, root_hex, stamp, key.sign_b64(message), signer.key_id
-            )
-            document = json.dumps(head.to_json(), separators=(",", ":"))
-            record_head(db, RecordedHead(0, "checkpoint", size, root_hex, stamp, note))
-            record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
-            self._advance_state(key, size, root_hex, stamp)
-        return note, head
-
-    def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
-        """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
-        recorded last, or None: what this log (or another process on its database) handed out."""
-        with self.store.read() as db:
-            return head_of_size(db, kind, tree_size)
-
-    def largest_head(self, kind: str) -> RecordedHead | None:
-        """The head of ``kind`` of the largest size recorded (its latest record), or None."""
-        with self.store.read() as db:
-            return largest_head(db, kind)
-
-    def latest_checkpoint(self) -> RecordedHead | None:
-        """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
-        with self.store.read() as db:
-            return latest_head(db, "checkpoint")
-
-    def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
-        """Record ``note`` (a checkpoint of this log) again with witness signature ``lines`` added.
-
-        The caller has verified the lines against the witness keys it trusts (tlog-witness: "it
-        can move the valid signatures to its own view of the checkpoint"); this checks that the
-        note is this log's: signed by one of its keys (a checkpoint signed before a rotation stays
-        the log's), its size within the log and its root the log's root at that size. Lines
-        already on the note are not added twice. Returns the new note.
-
-        Raises:
-            ``checkpoint.*``: the note is malformed or not signed by the log's key.
-            ``log.checkpoint_foreign``: the size or root is not this log's.
-        """
-        parsed = parse_note(note)
-        name = parsed.signatures[0].name if parsed.signatures else self.log_id
-        verifiers = [
-            NoteVerifier(name, key_id_c2sp(name, entry.public_key.raw), entry.public_key)
-            for entry in self.key_history()
-        ]
-        checkpoint = verify_checkpoint(note, verifiers).checkpoint
-        with self.store.write() as db:
-            size, wanted = stored_size(db), checkpoint.tree_size
-            if wanted > size or checkpoint.root_hash != (
-                NodeReader(db, self.store.path).range_hash(0, wanted) if wanted else EMPTY_ROOT
-            ):
-                raise LogError(
-                    "log.checkpoint_foreign",
-                    f"checkpoint of size {checkpoint.tree_size} is not a tree head of this log",
-                )
-            present = set(note.splitlines(keepends=True))
-            added = [line for line in lines if line not in present]
-            cosigned = note + "".join(dict.fromkeys(added))
-            stamp = _format_timestamp(self._clock())
-            root_hex = checkpoint.root_hash.hex()
-            head = RecordedHead(0, "checkpoint", checkpoint.tree_size, root_hex, stamp, cosigned)
-            record_head(db, head)
-        return cosigned
-
-    def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
-        """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
-        with self.store.read() as db:
-            return heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
-
     # -- keys (docs/adr/0011) ---------------------------------------------------------------------
 
     def key_history(self) -> list[LogKey]:
@@ -761,7 +434,7 @@ class TransparencyLog(StateBinding):
             insert_rotation(db, entry)
             meta = {"public_key": new_key.public_key.b64, "key_id": new_id}
             update_meta(db, {**meta, "key_path": new_key_path})
-            stamp = _format_timestamp(self._clock())
+            stamp = format_timestamp(self._clock())
             if new_state_file is not None:  # first: it may refuse (a fork under the new key)
                 reader = NodeReader(db, self.store.path)
                 state = LogState(self.log_id, size, root.hex(), new_key.public_key.b64, stamp)
@@ -770,13 +443,6 @@ class TransparencyLog(StateBinding):
         self.public_key, self.key_id, self.key_path = new_key.public_key, new_id, new_key_path
         self._key, self.state_file = new_key, new_state_file
         return entry
-
-    def _signing_key(self) -> SigningKey:
-        if self._key is None:
-            raise LogError(
-                "log.no_signing_key", f"{self.store.path}: opened without the log's signing key"
-            )
-        return self._key
 
     def _meta(self) -> dict[str, str]:
         with self.store.read() as db:
