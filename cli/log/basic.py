@@ -192,10 +192,10 @@ def head(
     """Sign and print the tree head of everything committed (docs/formats.md §4, or §6
     checkpoint).
 
-    With ``--witness`` the checkpoint is submitted to each witness (C2SP tlog-witness), the
+    With --witness the checkpoint is submitted to each witness (C2SP tlog-witness), the
     cosignatures that verify under the witness's key are recorded and printed with it; a witness
-    that is down or refuses is reported on stderr (and in ``--json``), never failing the command
-    unless ``--require-witnesses``.
+    that is down or refuses is reported on stderr (and in --json), never failing the command
+    unless --require-witnesses.
     """
     if origin is not None and not checkpoint:
         raise errors.UsageError("--origin only applies with --checkpoint")
