@@ -39,8 +39,8 @@ pathlib, no dataclasses.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import (
@@ -55,11 +55,20 @@ if TYPE_CHECKING:
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from affidavit.verify.crypto.windows import KeyWindow
 
-__all__ = ["KEY_FILE_SUFFIXES", "KeyFile", "Skipped", "TrustRoot", "key_claim", "name_claims_key"]
+__all__ = [
+    "KEY_FILE_SUFFIXES",
+    "KeyFile",
+    "Skipped",
+    "TrustRoot",
+    "key_claim",
+    "name_claims_key",
+    "read_key_files",
+]
 
 KEY_FILE_SUFFIXES: Final = (".pub", ".pem", ".json")
 _CLAIMED_BY_NAME: Final = (".pub", ".pem")
 _KEY_DOCUMENT_FIELD: Final = b'"public_key_base64"'
+_K = TypeVar("_K")
 
 
 class KeyFile(NamedTuple):
@@ -98,6 +107,32 @@ def key_claim(file: KeyFile) -> str | None:
     return "a JSON document without public_key_base64: not a key"
 
 
+def read_key_files(
+    files: Iterable[KeyFile], parse: Callable[[KeyFile], _K], *, folder: str | None = None
+) -> tuple[tuple[_K, ...], tuple[Skipped, ...]]:
+    """``parse`` each file that claims to be a key (:func:`key_claim`); skip the others, with
+    the reason. ``folder``: the files are a folder's, which must hold a key.
+
+    Raises:
+        ``usage.invalid``: ``folder`` holds no key (fail closed).
+        whatever ``parse`` raises for a file that claims to be a key and is not one.
+    """
+    keys: list[_K] = []
+    skipped: list[Skipped] = []
+    for file in files:
+        reason = key_claim(file)
+        if reason is None:
+            keys.append(parse(file))
+        else:
+            skipped.append(Skipped(file.source, reason))
+    if folder is not None and not keys:
+        raise errors.UsageError(
+            f"{folder}: no key in it (*.pub, *.pem, or a *.json key document): an empty "
+            "trust set trusts nothing (fail closed)"
+        )
+    return tuple(keys), tuple(skipped)
+
+
 class TrustRoot(NamedTuple):
     """What the caller trusts (module docstring). Build it with :meth:`from_files` and
     :meth:`merge`; ``to_json`` lists the keys and the skipped files for ``--json``."""
@@ -122,20 +157,12 @@ class TrustRoot(NamedTuple):
                 to be a key is malformed (trusted_keys.py's module docstring).
             ``usage.invalid``: ``folder`` holds no key (fail closed).
         """
-        keys: list[TrustedKey] = []
-        skipped: list[Skipped] = []
-        for file in files:
-            reason = key_claim(file)
-            if reason is None:
-                keys.append(parse_key_bytes(file.data, source=file.source, windows=windows))
-            else:
-                skipped.append(Skipped(file.source, reason))
-        if folder is not None and not keys:
-            raise errors.UsageError(
-                f"{folder}: no key in it (*.pub, *.pem, or a *.json key document): an empty "
-                "trust set trusts nothing (fail closed)"
-            )
-        return cls(tuple(keys), tuple(skipped))
+        keys, skipped = read_key_files(
+            files,
+            lambda file: parse_key_bytes(file.data, source=file.source, windows=windows),
+            folder=folder,
+        )
+        return cls(keys, skipped)
 
     def merge(self, *others: TrustRoot) -> TrustRoot:
         """This root and ``others``, in order (the first policy or certificates given win)."""

@@ -47,9 +47,6 @@ RECEIPT_FIELDS: Final = (
 )  # fmt: skip
 STH_FIELDS: Final = ("tree_size", "root_hash", "timestamp", "signature")
 MAX_TOKEN_BYTES: Final = 1 << 20
-STEP_NAMES: Final = (
-    "receipt_fields", "sth_match", "sth_digest", "tsa_status", "sth_signature", "timestamp_token",
-)  # fmt: skip
 # Fail closed (docs/adr/0010): the verdict without a proven token.
 _UNCHECKED: Final = (
     "anchor.token_unchecked",
@@ -157,40 +154,31 @@ def verify_anchor_receipt(
 
 
 def _fields_step(receipt: object) -> StepResult:
+    """Step ``receipt_fields``: the peer's fields are there and of their type (else unreadable)."""
     name = "receipt_fields"
+
+    def malformed(message: str, **details: Any) -> StepResult:
+        error = errors.ProofError("anchor.malformed", message)
+        return StepResult.unreadable(name, error, **details)
+
     if not isinstance(receipt, Mapping):
-        return StepResult.unreadable(
-            name, errors.ProofError("anchor.malformed", "receipt is not an object")
-        )
+        return malformed("receipt is not an object")
     missing = [f for f in RECEIPT_FIELDS if f not in receipt]
     if missing:
-        return StepResult.unreadable(
-            name,
-            errors.ProofError("anchor.malformed", f"receipt lacks {', '.join(missing)}"),
-            missing=missing,
-        )
+        return malformed(f"receipt lacks {', '.join(missing)}", missing=missing)
     sth = receipt["sth"]
     if not isinstance(sth, Mapping):
-        return StepResult.unreadable(
-            name, errors.ProofError("anchor.malformed", "sth is not an object")
-        )
+        return malformed("sth is not an object")
     missing = [f for f in STH_FIELDS if f not in sth]
     if missing:
-        return StepResult.unreadable(
-            name,
-            errors.ProofError("anchor.malformed", f"sth lacks {', '.join(missing)}"),
-            missing=[f"sth.{f}" for f in missing],
-        )
-    for key in ("sth_digest", "sth_digest_algorithm", "tsa_status"):
-        if not isinstance(receipt[key], str):
-            return StepResult.unreadable(
-                name, errors.ProofError("anchor.malformed", f"{key} is not a string")
-            )
+        return malformed(f"sth lacks {', '.join(missing)}", missing=[f"sth.{f}" for f in missing])
     tsr = receipt.get("tsr_base64")
-    if tsr is not None and not isinstance(tsr, str):
-        return StepResult.unreadable(
-            name, errors.ProofError("anchor.malformed", "tsr_base64 is not a string")
-        )
+    strings = ["sth_digest", "sth_digest_algorithm", "tsa_status"]
+    if tsr is not None:
+        strings.append("tsr_base64")
+    wrong = next((key for key in strings if not isinstance(receipt[key], str)), None)
+    if wrong is not None:
+        return malformed(f"{wrong} is not a string")
     return StepResult.ok(name, tsr_present=bool(tsr))
 
 

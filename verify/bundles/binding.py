@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from affidavit.verify.crypto.treehead import SignedTreeHead
 
 __all__ = [
-    "CONSEQUENCE_STATUSES",
-    "LEAF_STATUSES",
     "bind_leaf",
     "consequence_binding",
     "cross_reference",
@@ -58,12 +56,10 @@ BOUND, UNBOUND, AMBIGUOUS, NO_ANCHOR = (
     "anchor_ambiguous",
     ("no_anchor_claimed"),
 )
-LEAF_STATUSES: Final = (BOUND, UNBOUND, AMBIGUOUS, NO_ANCHOR)
 NONE_CLAIMED: Final = "no_consequence_authorization_claimed"
 NOT_DISPATCHED: Final = "consequence_authorized_not_dispatched"
 CONSEQUENCE_BOUND: Final = "consequence_bound"
 MISMATCH: Final = "consequence_identity_mismatch"
-CONSEQUENCE_STATUSES: Final = (NONE_CLAIMED, NOT_DISPATCHED, CONSEQUENCE_BOUND, MISMATCH)
 AUTHORIZATION_TYPE: Final = "CONSEQUENCE_AUTHORIZED"
 _REFERENCE_KEYS: Final = ("consequence_identity_hash", "identity_hash")  # first present wins
 

@@ -51,7 +51,6 @@ __all__ = [
     "INPUT_SCHEMA_HASH_FIELDS",
     "LIFECYCLE_FIELDS",
     "LIFECYCLE_STATUSES",
-    "WARNING_CODES",
     "ContractHashes",
     "ContractReport",
     "Issue",
@@ -237,14 +236,6 @@ DISTRIBUTION_CHANNELS: Final = (
     "aigentsy.examples",
     "developer.local",
     "third_party",
-)
-# Warning codes (not errors: a contract with only warnings lints ok).
-WARNING_CODES: Final = (
-    "validator.unknown",
-    "contract.unknown_contract_version",
-    "contract.deprecated",
-    "contract.revoked",
-    "contract.superseded",
 )
 # seed 003: supersedes / replaced_by are adapter_id@semver (SemVer 2.0.0 §2, no leading zeros).
 _POINTER: Final = re.compile(f"{ADAPTER_ID_PATTERN}@{SEMVER_PATTERN}")

@@ -36,7 +36,7 @@ Nothing here reads a clock, the environment or the network.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
 from affidavit.verify.contracts.lifecycle import lifecycle_state
@@ -57,7 +57,6 @@ __all__ = [
     "rule_fires",
 ]
 
-Action = Literal["auto_accept", "require_review", "auto_reject"]
 ACTIONS: Final[tuple[str, ...]] = ("auto_accept", "require_review", "auto_reject")
 OPERATORS: Final[tuple[str, ...]] = (">=", "<=", ">", "<", "==", "!=", "in", "not_in")
 DEFAULT_ACTION: Final = "require_review"  # docs/formats.md §4; seed 003 "falls through to default"

@@ -120,14 +120,6 @@ class FactValue:
             out["interpret_as"] = self.interpret_as
         return out
 
-    def hashed_json(self) -> dict[str, Any]:
-        """The normal form FactHash covers (docs/formats.md "Facts"): ``{type, v}``, plus
-        ``interpret_as`` only when it is ``instruction`` (``content`` is the default)."""
-        out: dict[str, Any] = {"type": self.type, "v": self.v}
-        if self.interpret_as == "instruction":
-            out["interpret_as"] = self.interpret_as
-        return out
-
 
 @dataclass(frozen=True, slots=True)
 class FactSignature:
@@ -167,18 +159,6 @@ class Fact:
     def cid(self) -> StigmemCid:
         """The Stigmem node's CID v2 of this fact (docs/formats.md §5)."""
         return stigmem_cid(self)
-
-    def hashed_body(self) -> dict[str, Any]:
-        """The object FactHash covers (docs/formats.md §5)."""
-        return {
-            "entity": self.entity,
-            "relation": self.relation,
-            "value": self.value.hashed_json(),
-            "scope": self.scope,
-            "source": self.source,
-            "confidence": self.confidence,
-            "ts": self.ts,
-        }
 
 
 def is_fact_hash(value: object) -> bool:
@@ -445,7 +425,8 @@ def _quick_derived(entries: object) -> tuple[FactHash, ...] | None:
 
 
 def _hashed_value(value: object) -> object:
-    # docs/formats.md "Facts": the value's normal form (see FactValue.hashed_json).
+    # docs/formats.md "Facts": the value's normal form FactHash covers: {type, v}, plus
+    # interpret_as only when it is "instruction" ("content" is the default).
     if not isinstance(value, dict):
         return value
     out = {"type": value.get("type"), "v": value.get("v")}

@@ -39,7 +39,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes
 from affidavit.verify.scitt.cbor import encode
-from affidavit.verify.trust import KeyFile, Skipped, key_claim
+from affidavit.verify.trust import KeyFile, Skipped, read_key_files
 
 __all__ = [
     "ALG_EDDSA",
@@ -208,17 +208,6 @@ def keys_from_files(
         ``scitt.key_unrecognized``, ``key.*``, ``json.*``: a file claiming to be a key is not one.
         ``usage.invalid``: ``folder`` holds no key (fail closed).
     """
-    keys: list[CoseKey] = []
-    skipped: list[Skipped] = []
-    for file in files:
-        reason = key_claim(file)
-        if reason is None:
-            keys.append(key_from_bytes(file.data, source=file.source))
-        else:
-            skipped.append(Skipped(file.source, reason))
-    if folder is not None and not keys:
-        raise errors.UsageError(
-            f"{folder}: no key in it (*.pub, *.pem, or a *.json key document): an empty "
-            "trust set trusts nothing (fail closed)"
-        )
-    return tuple(keys), tuple(skipped)
+    return read_key_files(
+        files, lambda file: key_from_bytes(file.data, source=file.source), folder=folder
+    )
