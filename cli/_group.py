@@ -1,7 +1,9 @@
-"""The click side of the ``affidavit`` command: the root group and the lazy group class.
+"""The click side of the ``affidavit`` command: the root group, the lazy group class, and the
+groups whose verbs live in several modules (``adapter``, ``log``, ``verify``), each a table.
 
 Kept apart from :mod:`affidavit.cli.main` so that ``affidavit verify bundle`` can start without
-importing click at all (see ``main()``); everything else comes through here.
+importing click at all (see ``main()``); everything else comes through here. Every verb is
+imported on first use, so the tables below cost nothing until a verb of theirs runs.
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ from affidavit.cli._errors import format_error
 from affidavit.verify import errors
 from affidavit.verify.errors import AffidavitError
 
-__all__ = ["SUBCOMMANDS", "LazyGroup", "affidavit", "usage_error"]
+__all__ = [
+    "ADAPTER_COMMANDS",
+    "LOG_COMMANDS",
+    "SUBCOMMANDS",
+    "VERIFY_COMMANDS",
+    "LazyGroup",
+    "adapter",
+    "affidavit",
+    "log",
+    "usage_error",
+    "verify",
+]
 
 
 class LazyGroup(click.Group):
@@ -95,22 +108,103 @@ def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:
     ctx.exit(error.exit_code)
 
 
+# verb -> (module, attribute), per group; each area adds its own line. Kept sorted within an area.
+
+# ``affidavit adapter``: author, lint, publish and pin AdapterContracts (seed 003).
+ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
+    # Authoring (seed 003 "Scaffold", "Lint", "bump", "diff").
+    "bump": ("affidavit.cli.adapter.authoring", "bump"),
+    "diff": ("affidavit.cli.adapter.authoring", "diff"),
+    "lint": ("affidavit.cli.adapter.authoring", "lint"),
+    "scaffold": ("affidavit.cli.adapter.authoring", "scaffold"),
+    # Publication and pinning (seed 003 "Manifest and pinning"): owned by the publication area;
+    # `manifest` (build|verify) and `pins` (check) are click groups there.
+    "attest": ("affidavit.cli.adapter.publish", "attest"),
+    "lifecycle": ("affidavit.cli.adapter.publish", "lifecycle"),
+    "list": ("affidavit.cli.adapter.publish", "list_command"),
+    "manifest": ("affidavit.cli.adapter.publish", "manifest"),
+    "pin": ("affidavit.cli.adapter.pins", "pin"),
+    "pins": ("affidavit.cli.adapter.pins", "pins"),
+}
+
+# ``affidavit log``:
+#     log init DB --key KEYFILE --log-id ID
+#     log append DB|URL FILE... [--leaf-form raw|py-compact] [--api-key KEY]
+#     log head DB [--checkpoint [--origin O] [--witness URL#VKEY ...]] [--key KEYFILE]
+#     log vkey DB [--origin O]
+#     log consistency DB --from M [--to N]
+#     log tiles DB DIR
+#     log proof DB --index I [--inclusion [--size N]]
+#     log monitor URL --vkey VKEY --state FILE [--policy POLICY] [--entries]
+#     log rotate-key DB --new-key NEWKEY [--key OLDKEY] [--at RFC3339]
+#     log keys DB
+LOG_COMMANDS: dict[str, tuple[str, str]] = {
+    "append": ("affidavit.cli.log.basic", "append"),
+    "consistency": ("affidavit.cli.log.basic", "consistency"),
+    "head": ("affidavit.cli.log.basic", "head"),
+    "init": ("affidavit.cli.log.basic", "init"),
+    "keys": ("affidavit.cli.log.rotation", "keys"),
+    "monitor": ("affidavit.cli.log.monitor", "monitor"),
+    "proof": ("affidavit.cli.log.proof", "proof"),
+    "prove": ("affidavit.cli.log.proof", "prove"),  # hidden: log proof --inclusion
+    "rotate-key": ("affidavit.cli.log.rotation", "rotate_key"),
+    "tiles": ("affidavit.cli.log.tiles", "tiles"),
+    "vkey": ("affidavit.cli.log.basic", "vkey"),
+}
+
+# ``affidavit verify``: the offline verifier. Exit codes: 0 verified, 1 not verified, 2 unreadable
+# input or usage.
+VERIFY_COMMANDS: dict[str, tuple[str, str]] = {
+    # --- anchor receipts and RFC 3161 tokens (docs/adr/0010-rfc3161-tokens.md)
+    "anchor": ("affidavit.cli.verify.anchor", "anchor"),
+    # --- owned by the bundle/attestation area
+    "attestation": ("affidavit.cli.verify.bundle", "attestation"),
+    "bundle": ("affidavit.cli.verify.bundle", "bundle"),
+    # --- crypto primitives
+    "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
+    "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
+    # --- DSSE envelopes and in-toto Statements (ours and the ecosystem's)
+    "dsse": ("affidavit.cli.verify.dsse", "dsse"),
+    # --- transformation receipts (seed 004): one receipt, or a folder of them
+    "receipt": ("affidavit.cli.verify.receipt", "receipt"),
+    # --- SCITT Transparent Statements and their COSE Receipts (issue 25)
+    "scitt": ("affidavit.cli.verify.scitt", "scitt"),
+    # --- C2SP transparency-log proofs under a tlog-policy
+    "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
+}
+
+adapter = LazyGroup(
+    "adapter",
+    lazy=ADAPTER_COMMANDS,
+    help="Author, lint, publish and pin AdapterContracts.",
+)
+log = LazyGroup(
+    "log",
+    lazy=LOG_COMMANDS,
+    help="Append-only RFC 6962 transparency log: heads, C2SP tiles, checkpoints, proofs, monitor.",
+)
+verify = LazyGroup(
+    "verify",
+    lazy=VERIFY_COMMANDS,
+    help="Verify bundles, attestations, anchor receipts, checkpoints and Merkle proofs offline.",
+)
+
 # name -> (module, attribute); each area adds its own line. Kept sorted.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "adapter": ("affidavit.cli.adapter.group", "adapter"),
+    "adapter": ("affidavit.cli._group", "adapter"),
     "canon": ("affidavit.cli.canon", "canon"),
     "export": ("affidavit.cli.export", "export"),
     "facts": ("affidavit.cli.facts.group", "facts"),
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
-    "log": ("affidavit.cli.log.group", "log"),
+    "log": ("affidavit.cli._group", "log"),
     "lookup": ("affidavit.cli.lookup", "lookup"),
     "receipt": ("affidavit.cli.receipt", "receipt"),
     "registry": ("affidavit.cli.registry", "registry"),
     "scitt": ("affidavit.cli.scitt", "scitt"),
     "stamp": ("affidavit.cli.stamp", "stamp"),
     "transform": ("affidavit.cli.transform", "transform"),
-    "verify": ("affidavit.cli.verify.group", "verify"),
+    "verify": ("affidavit.cli._group", "verify"),
     "witness": ("affidavit.cli.witness", "witness"),
 }
 

@@ -1,8 +1,8 @@
 """``affidavit log`` basics: an append-only RFC 6962 transparency log in one SQLite file.
 
 ``init``, ``append``, ``head``, ``vkey``, ``prove`` and ``consistency`` (the verbs are listed in
-:mod:`affidavit.cli.log.group`). ``append`` also writes to a registry's log: ``log append URL
-FILE...`` (:mod:`affidavit.registry.clients.log_entries`).
+:data:`affidavit.cli._group.LOG_COMMANDS`). ``append`` also writes to a registry's log:
+``log append URL FILE...`` (:mod:`affidavit.registry.clients.log_entries`).
 
 Leaf data (``log append``): by default the file's exact bytes, so any artefact can be logged and a
 verifier hashes what it holds. ``--leaf-form py-compact`` parses each file as strict JSON and logs

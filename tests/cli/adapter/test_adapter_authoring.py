@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from affidavit.cli.adapter.group import ADAPTER_COMMANDS
+from affidavit.cli._group import ADAPTER_COMMANDS
 from affidavit.cli.main import affidavit
 from aigentsy_verify.adapter import recompute_contract_hash, recompute_input_schema_hash
 from click.testing import CliRunner, Result
