@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import browser
 
 ROOT = Path(__file__).resolve().parent.parent
 MKDOCS = Path(sys.executable).parent / "mkdocs"
@@ -108,23 +109,6 @@ function measure(doc, page, width) {
 </script>"""
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-    )
-    if found is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
-
-
-def _flags(profile: Path) -> list[str]:
-    return [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--hide-scrollbars", f"--user-data-dir={profile}",
-    ]  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not MKDOCS.exists():
@@ -166,7 +150,6 @@ def served(site: Path) -> Iterator[tuple[str, ThreadingHTTPServer]]:
 def test_no_page_overflows_and_no_name_breaks(
     site: Path, served: tuple[str, ThreadingHTTPServer], tmp_path: Path
 ) -> None:
-    chromium = _chromium()
     url, server = served
     pages = sorted(
         p.relative_to(site).as_posix()
@@ -177,19 +160,19 @@ def test_no_page_overflows_and_no_name_breaks(
     (site / "driver.html").write_text(
         DRIVER % {"pages": json.dumps(pages), "widths": json.dumps(WIDTHS), "height": HEIGHT}
     )
-    browser = subprocess.Popen(
-        [chromium, *_flags(tmp_path / "profile"), "--remote-debugging-port=0",
-         f"--window-size={max(WIDTHS)},{HEIGHT}", f"{url}/driver.html"],
+    chromium = subprocess.Popen(
+        browser.command(tmp_path / "profile", "--remote-debugging-port=0",
+                        f"--window-size={max(WIDTHS)},{HEIGHT}", f"{url}/driver.html"),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         for _ in range(1800):  # at most 180 s
-            if server.reports or browser.poll() is not None:  # type: ignore[attr-defined]
+            if server.reports or chromium.poll() is not None:  # type: ignore[attr-defined]
                 break
             threading.Event().wait(0.1)
     finally:
-        browser.terminate()
-        browser.wait(timeout=30)
+        chromium.terminate()
+        chromium.wait(timeout=30)
     reports: list[dict[str, list[str]]] = server.reports  # type: ignore[attr-defined]
     assert reports, "the browser sent no report"
     problems = [f"{page}: {p}" for page, found in sorted(reports[0].items()) for p in found]
@@ -197,16 +180,9 @@ def test_no_page_overflows_and_no_name_breaks(
 
 
 def test_screenshots_of_the_main_pages(site: Path, tmp_path: Path) -> None:
-    chromium = _chromium()
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for page, height in SHOT_PAGES.items():
-        shot = SCREENSHOTS / f"{page.replace('/', '-')}.png"
-        shot.unlink(missing_ok=True)
-        done = subprocess.run(
-            [chromium, *_flags(tmp_path / "profile"), f"--screenshot={shot}",
-             f"--window-size=1280,{height}", (site / f"{page}.html").as_uri()],
-            capture_output=True, timeout=120, check=False,
+        shot = browser.screenshot(
+            (site / f"{page}.html").as_uri(), SCREENSHOTS / f"{page.replace('/', '-')}.png",
+            tmp_path / "profile", 1280, height,
         )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert shot.stat().st_size > 20_000, f"{shot}: a blank page?"

@@ -13,7 +13,6 @@ build/explorer-screenshots/.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -27,6 +26,7 @@ from affidavit.verify.crypto.checkpoint import verifier_key_string
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.json.canonical import jcs
 
+from tests import browser
 from tests.processes import AFFIDAVIT, RegistryProcess, api_key
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.tamper_proxy import tamper_proxy
@@ -35,29 +35,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.network_local]
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "explorer-screenshots"
 ORIGIN = "affidavit-registry"
+VIRTUAL_TIME = "--virtual-time-budget=15000"  # the page's scripts run to the end first
 HTML_VALUE = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
 POLICY = {
     "rules": [{"conditions": [{"field": "signal_a", "op": "==", "value": True}],
                "action": "auto_accept"}],
     "default": "require_review",
 }  # fmt: skip
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-    )
-    if found is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
-
-
-def _flags(profile: Path) -> list[str]:
-    return [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--hide-scrollbars", f"--user-data-dir={profile}", "--virtual-time-budget=15000",
-    ]  # fmt: skip
 
 
 class Element(NamedTuple):
@@ -114,32 +98,24 @@ class Page(NamedTuple):
         return self.one(id="app").text
 
 
+def _profile(tmp_path: Path) -> Path:
+    """A fresh profile: nothing pinned in storage."""
+    return tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
+
+
 def load(url: str, tmp_path: Path) -> Page:
-    """The page's DOM once its scripts ran (a fresh profile: nothing pinned in storage)."""
-    done = subprocess.run(
-        [_chromium(), *_flags(tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"),
-         "--dump-dom", url],
-        capture_output=True, timeout=120, check=False, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    """The page's DOM once its scripts ran."""
+    html = browser.run(_profile(tmp_path), VIRTUAL_TIME, "--dump-dom", url)
     parser = _Elements()
-    parser.feed(done.stdout)
+    parser.feed(html)
     parser.close()
-    return Page(done.stdout, parser.done)
+    return Page(html, parser.done)
 
 
 def screenshot(url: str, name: str, tmp_path: Path, width: int, height: int) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / f"{name}.png"
-    shot.unlink(missing_ok=True)
-    done = subprocess.run(
-        [_chromium(), *_flags(tmp_path / f"shot-{name}"), f"--screenshot={shot}",
-         f"--window-size={width},{height}", url],
-        capture_output=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    return shot
+    return browser.screenshot(
+        url, SCREENSHOTS / f"{name}.png", _profile(tmp_path), width, height, VIRTUAL_TIME
+    )
 
 
 def _run(*args: str | Path) -> None:
@@ -197,11 +173,6 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         }
     finally:
         process.stop()
-
-
-def _search(base: str, query: str, vkey: str | None) -> str:
-    pin = f"&vkey={httpx.QueryParams({'v': vkey})['v']}" if vkey else ""
-    return f"{base}/search?q={httpx.QueryParams({'q': query})['q']}{pin}"
 
 
 def _url(base: str, query: str, vkey: str | None = None) -> str:
