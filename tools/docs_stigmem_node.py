@@ -1,10 +1,14 @@
-"""Run a real Stigmem node (stigmem-node 0.9.0a12, a dev dependency) on 127.0.0.1, for the docs.
+"""Run a real Stigmem node (stigmem-node 0.9.0a12, a dev dependency) on 127.0.0.1, for the docs
+and the tests (tests/cli/facts/test_stigmem_pull.py starts its node with this script).
 
 ``python tools/docs_stigmem_node.py --port PORT --key KEY --dir DIR`` prepares DIR, bootstraps
-KEY as the node's API key and then becomes the node (``exec``), so ``kill`` stops it. The node's
-wheel lacks its SQL migrations: they come from the pinned sdist, downloaded once with pip into
-``build/test-cache/`` (the cache tests/cli/facts/test_stigmem_pull.py uses) and laid out where the
-node looks for them (three folders above its package). Nothing in the virtualenv changes.
+KEY as the node's API key and then becomes the node (``exec``), so ``kill`` stops it. The node
+runs on SQLite, its default, with authentication on. The node's wheel lacks its SQL migrations
+(its Dockerfile copies them from the source tree to ``<python lib>/migrations``, the path
+``stigmem_node/db.py`` resolves three folders up): they come from the pinned sdist, downloaded
+once with pip into ``build/test-cache/`` and laid out the same way in DIR (a symlink to the
+installed package three levels below them, first on ``PYTHONPATH``). Nothing in the virtualenv
+changes.
 """
 
 from __future__ import annotations

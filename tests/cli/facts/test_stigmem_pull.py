@@ -1,11 +1,9 @@
 """``affidavit facts pull`` against a REAL stigmem-node 0.9.0a12 on 127.0.0.1 (random port).
 
-The node's wheel lacks its SQL migrations (its Dockerfile copies them from the source tree to
-``<python lib>/migrations``, the path ``stigmem_node/db.py`` resolves three folders up). The
-session fixture downloads the pinned sdist once into ``build/test-cache/`` with pip, extracts
-``migrations/`` into a private folder laid out the same way (a symlink to the installed package
-three levels below it, first on ``PYTHONPATH``), so nothing in the virtualenv changes. The node
-runs on SQLite, its default (no PostgreSQL needed), with authentication on and a bootstrapped key.
+The session fixture starts the node as the docs do, with tools/docs_stigmem_node.py (which lays
+out the node's missing SQL migrations from the pinned sdist, downloaded once with pip; the test
+is skipped when that download fails). The node runs on SQLite, its default (no PostgreSQL
+needed), with authentication on and a bootstrapped key.
 
 From a running node to an audit in two commands: ``facts pull`` then ``facts add`` / ``facts
 audit``; CIDs agree with the node's, and lineage matches the node's depth-1 provenance.
@@ -18,14 +16,13 @@ import importlib.util
 import json
 import os
 import secrets
-import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -39,17 +36,24 @@ from tests.schemas import assert_output_schema
 
 pytestmark = pytest.mark.network_local
 
-NODE_VERSION = "0.9.0a12"
 ROOT = Path(__file__).resolve().parents[3]
-CACHE = ROOT / "build" / "test-cache" / f"stigmem-node-{NODE_VERSION}"
-START_TIMEOUT = 60.0
+START_TIMEOUT = 120.0  # the script prepares the folder (migrations, key), then the node starts
+
+
+def _load_tool() -> ModuleType:
+    path = ROOT / "tools" / "docs_stigmem_node.py"
+    spec = importlib.util.spec_from_file_location("docs_stigmem_node", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @dataclass(frozen=True)
 class Node:
     url: str
     key: str
-    db: Path
 
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         answer = httpx.post(
@@ -70,85 +74,29 @@ class Node:
         return answer.json()
 
 
-def _migrations() -> Path:
-    """``migrations/`` from the pinned sdist (downloaded once with pip, then cached)."""
-    target = CACHE / "migrations"
-    if (target / "001_init.sql").is_file():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    sdist = CACHE / f"stigmem_node-{NODE_VERSION}.tar.gz"
-    if not sdist.is_file():
-        download = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             f"stigmem-node=={NODE_VERSION}", "-d", str(CACHE)],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        if download.returncode != 0 or not sdist.is_file():
-            pytest.skip(f"cannot download the stigmem-node sdist: {download.stderr[-300:]}")
-    staging = CACHE / "staging"
-    shutil.rmtree(staging, ignore_errors=True)
-    prefix = f"stigmem_node-{NODE_VERSION}/migrations/"
-    with tarfile.open(sdist) as archive:
-        members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.isfile()]
-        archive.extractall(staging, members=members, filter="data")
-    shutil.rmtree(target, ignore_errors=True)
-    (staging / prefix).rename(target)
-    shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
 @pytest.fixture(scope="session")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     pytest.importorskip("stigmem_node")
-    assert importlib.metadata.version("stigmem-node") == NODE_VERSION
-    spec = importlib.util.find_spec("stigmem_node")
-    assert spec is not None
-    assert spec.submodule_search_locations
-    package = Path(next(iter(spec.submodule_search_locations)))
+    tool = _load_tool()
+    assert importlib.metadata.version("stigmem-node") == tool.NODE_VERSION
+    try:
+        tool.migrations()  # downloaded here, so that a failed download skips
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        pytest.skip(f"cannot download the stigmem-node sdist: {e}")
     root = tmp_path_factory.mktemp("stigmem")
-    site = root / "lib" / "site"
-    site.mkdir(parents=True)
-    (site / "stigmem_node").symlink_to(package, target_is_directory=True)
-    shutil.copytree(_migrations(), root / "lib" / "migrations")  # = db.py's parent x3 / migrations
-    run_dir = root / "run"
-    run_dir.mkdir()
     port = free_port()
     key = secrets.token_hex(32)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(run_dir),
-        "PYTHONPATH": str(site),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "STIGMEM_DB_PATH": str(run_dir / "stigmem.db"),
-        "STIGMEM_HOST": "127.0.0.1",  # never the node's default 0.0.0.0
-        "STIGMEM_PORT": str(port),
-        "STIGMEM_NODE_URL": f"http://127.0.0.1:{port}",
-        "STIGMEM_AUTH_REQUIRED": "true",
-        "STIGMEM_LOG_LEVEL": "warning",
-    }
-
-    def python(code: str, *args: str) -> None:
-        done = subprocess.run(
-            [sys.executable, "-c", code, *args],
-            env=env, cwd=run_dir, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-2000:]
-
-    python("from stigmem_node.db import apply_migrations; apply_migrations()")
-    python(
-        "import sys; from stigmem_node.cli import main; sys.exit(main())",
-        "auth", "bootstrap-key", "--key", key,
-    )  # fmt: skip
-    log = (run_dir / "node.log").open("wb")
+    log = (root / "node.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-c", "from stigmem_node.main import run; run()"],
-        env=env, cwd=run_dir, stdout=log, stderr=subprocess.STDOUT,
+        [sys.executable, str(ROOT / "tools" / "docs_stigmem_node.py"), "--port", str(port),
+         "--key", key, "--dir", str(root / "node")],
+        stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
-            assert process.poll() is None, (run_dir / "node.log").read_text()[-2000:]
+            assert process.poll() is None, (root / "node.log").read_text()[-2000:]
             try:
                 if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                     break
@@ -156,7 +104,7 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
                 pass
             assert time.monotonic() < deadline, "the node did not start"
             time.sleep(0.2)
-        yield Node(url=url, key=key, db=run_dir / "stigmem.db")
+        yield Node(url=url, key=key)
     finally:
         process.terminate()
         try:
