@@ -1,38 +1,25 @@
 """A bound, listening TCP socket for a server command (``registry serve``, ``witness serve``).
 
 The socket is bound before anything else starts, so a busy or invalid address is one error line
-(style.md §11), the same code from every server (``registry.bind_failed``), and handed to uvicorn
-(``Server.run(sockets=[...])``).
+(style.md §11), the same code from every server (``net.bind_failed``, issue 22: the same situation
+has the same code everywhere), and handed to uvicorn (``Server.run(sockets=[...])``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from affidavit.registry.errors import RegistryError
-from affidavit.verify.errors import AffidavitError
+from affidavit.registry.errors import NetError
 
-__all__ = ["bind_failed", "listen"]
-
-
-def bind_failed(message: str, port: int) -> AffidavitError:
-    """``registry.bind_failed``: what a server that cannot listen says, whichever it is."""
-    return RegistryError("registry.bind_failed", message, details={"port": port})
+__all__ = ["listen"]
 
 
-def listen(
-    host: str,
-    port: int,
-    *,
-    backlog: int,
-    refused: Callable[[str, int], AffidavitError] = bind_failed,
-) -> Any:
+def listen(host: str, port: int, *, backlog: int) -> Any:
     """A bound, listening, inheritable TCP socket for ``host:port``.
 
     Raises:
-        ``registry.bind_failed`` (or what ``refused`` makes of the message and port): the
-            address is in use, not permitted or not valid.
+        ``net.bind_failed``: the address is in use, not permitted or not valid (details:
+            ``port``).
     """
     import socket  # noqa: PLC0415 - lazy: ~2 ms, only serve listens
 
@@ -40,13 +27,17 @@ def listen(
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         listener = socket.socket(info[0], socket.SOCK_STREAM)
     except OSError as e:
-        raise refused(f"cannot listen on {host}:{port}: {e}", port) from e
+        raise _refused(f"cannot listen on {host}:{port}: {e}", port) from e
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(info[4])
         listener.listen(backlog)
     except OSError as e:
         listener.close()
-        raise refused(f"cannot listen on {host}:{port}: {e.strerror or e}", port) from e
+        raise _refused(f"cannot listen on {host}:{port}: {e.strerror or e}", port) from e
     listener.set_inheritable(True)
     return listener
+
+
+def _refused(message: str, port: int) -> NetError:
+    return NetError("net.bind_failed", message, details={"port": port})

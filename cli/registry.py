@@ -23,7 +23,7 @@ from affidavit.attest._host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
 from affidavit.cli.scitt import scitt_serve_options, with_scitt
-from affidavit.registry.errors import AuthError, RegistryError
+from affidavit.registry.errors import AuthError
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
@@ -130,14 +130,8 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     )
     settings = with_scitt(settings, **scitt_options)  # a bad issuer folder: one line, exit 2
     _configure_logging(access_log)
-    listener = listen(  # before anything else: one line, exit 2
-        settings.host,
-        settings.port,
-        backlog=2048,
-        refused=lambda message, port: RegistryError(
-            "registry.bind_failed", message, details={"port": port}
-        ),
-    )
+    # before anything else: one line, exit 2 (net.bind_failed, as witness serve)
+    listener = listen(settings.host, settings.port, backlog=2048)
     state = open_state(settings)  # refusals: AffidavitError -> one line, exit 2
     from affidavit.cli.render.lineage import render_svg  # noqa: PLC0415 - lazy: only for serve
 

@@ -123,7 +123,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     keys = load_witness_keys(name, key_file, ml_dsa_file)
     check_distinct(keys, logs)
     _configure_logging()
-    listener = listen(host, port, backlog=1024)  # a port in use: registry.bind_failed, exit 2
+    listener = listen(host, port, backlog=1024)  # a port in use: net.bind_failed, exit 2
     state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
     config = WitnessConfig(keys=keys, logs=logs, state_dir=state_dir)
     app = create_app(config, state=state)

@@ -4,7 +4,8 @@
 
     AffidavitError (affidavit.verify.errors)
     ├── RegistryError     registry.*, http.*, stigmem.node_*: the service and its clients
-    └── AuthError         auth.*: API keys and their scopes
+    ├── AuthError         auth.*: API keys and their scopes
+    └── NetError          net.*: a remote that is not a registry, or a server that cannot listen
 
 >>> http_status(RegistryError("http.body_too_large", "too big"))
 413
@@ -32,6 +33,7 @@ __all__ = [
     "CLOSE_CODES",
     "RETRY_AFTER_S",
     "AuthError",
+    "NetError",
     "RegistryError",
     "families",
     "http_status",
@@ -103,11 +105,6 @@ REGISTRY: Final = (
         "registry.bad_response",
         INPUT,
         "The registry answered with something other than the documented shape.",
-    ),
-    Code(
-        "registry.bind_failed",
-        INPUT,
-        "The registry cannot listen on the configured host and port; refused to start.",
     ),
     Code(
         "registry.channel_reserved",
@@ -270,6 +267,35 @@ AUTH: Final = (
 )
 
 
+# One meaning each, whatever the remote (a tile server, a witness, a publisher's key document)
+# and whichever server cannot listen (issue 22: the same situation has the same code everywhere).
+# The registry's clients keep registry.unavailable / registry.bad_response (scripts rely on them).
+NET: Final = (
+    Code(
+        "net.bad_response",
+        INPUT,
+        "A remote answered, but not usably: over the size cap, a redirect away from https, an "
+        "HTTP error status or a body that is not what was asked for.",
+    ),
+    Code(
+        "net.bind_failed",
+        INPUT,
+        "A server (registry serve, witness serve) cannot listen on the host and port given; "
+        "refused to start.",
+    ),
+    Code(
+        "net.timeout",
+        INPUT,
+        "A remote gave no complete answer within the exchange's deadline.",
+    ),
+    Code(
+        "net.unavailable",
+        INPUT,
+        "A remote could not be reached (DNS, connect, TLS), or httpx is not installed.",
+    ),
+)
+
+
 class RegistryError(AffidavitError):
     """The registry service, or a client of it or of a Stigmem node, failed or refused."""
 
@@ -282,9 +308,16 @@ class AuthError(AffidavitError):
     codes = catalogue(AUTH)
 
 
+class NetError(AffidavitError):
+    """A remote that is not a registry could not be reached or answered badly, or a server
+    could not listen."""
+
+    codes = catalogue(NET)
+
+
 def families() -> Iterator[type[AffidavitError]]:
     """Every family of this layer."""
-    yield from (RegistryError, AuthError)
+    yield from (RegistryError, AuthError, NetError)
 
 
 # Status by code (seed 002 §20.8 for the fact codes).

@@ -190,7 +190,7 @@ def request_cosignature(
 
 def _transient(error: errors.AffidavitError) -> bool:
     """Worth another try soon: no answer, or the witness's own failure (5xx)."""
-    if error.code == "registry.unavailable":
+    if error.code in ("net.unavailable", "net.timeout"):
         return True
     status = error.details.get("status")
     return error.code == "tlog.witness_refused" and isinstance(status, int) and status >= 500

@@ -34,12 +34,16 @@ reader of ``log monitor``, the witness client of ``log head --witness`` and ``re
 client of its own; with ``https_only`` it refuses any other scheme, and a redirect away from https.
 
 httpx (the ``[registry]`` extra) is imported when a request is made, so a command that never
-fetches never imports it. Errors speak the registry's codes; a caller that has always raised its
-own code for a failed fetch (``manifest.fetch_failed``) translates them:
+fetches never imports it. A failure has one code per situation, the same for every remote that is
+not a registry (a tile server, a witness, a Stigmem node, a key document; issue 22); a client
+passes its own :class:`Codes` where scripts rely on its codes (:data:`REGISTRY`: the registry's
+clients), and a caller that has always raised its own code for a failed fetch
+(``manifest.fetch_failed``) translates them:
 
-- ``registry.unavailable``: the request failed in transport (DNS, connect, TLS), its deadline
-  passed, or httpx is not installed;
-- ``registry.bad_response``: the body (or its ``Content-Length``) is over ``max_bytes``, or a
+- ``net.unavailable``: the request failed in transport (DNS, connect, TLS), or httpx is not
+  installed;
+- ``net.timeout``: the exchange's deadline passed;
+- ``net.bad_response``: the body (or its ``Content-Length``) is over ``max_bytes``, or a
   redirect left https;
 - ``usage.invalid``: the URL breaks the rule above (with ``https_only``: it is not ``https://``).
 
@@ -55,7 +59,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from affidavit.registry.errors import RegistryError
+from affidavit.registry.errors import NetError, RegistryError
 from affidavit.verify import errors
 
 if TYPE_CHECKING:
@@ -65,6 +69,9 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_RESPONSE_BYTES",
     "MAX_URL_LENGTH",
+    "NET",
+    "REGISTRY",
+    "Codes",
     "HttpResponse",
     "bearer",
     "get",
@@ -82,6 +89,22 @@ _SCHEMES: Final = ("http", "https")
 _LABEL: Final = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 _PORT: Final = re.compile(r"[0-9]{1,5}")
 _TOKEN: Final = re.compile(r"[\x21-\x7e]+")
+
+
+class Codes(NamedTuple):
+    """The codes a failed exchange is told in: unreachable, late, a bad answer."""
+
+    family: type[errors.AffidavitError]
+    unavailable: str
+    timeout: str
+    bad_response: str
+
+
+NET: Final = Codes(NetError, "net.unavailable", "net.timeout", "net.bad_response")
+# The registry's clients keep the codes scripts rely on (a late answer is "unavailable" there).
+REGISTRY: Final = Codes(
+    RegistryError, "registry.unavailable", "registry.unavailable", "registry.bad_response"
+)
 
 
 class HttpResponse(NamedTuple):
@@ -187,13 +210,13 @@ def httpx_module() -> Any:
     """httpx, imported now (only the network paths need it).
 
     Raises:
-        ``registry.unavailable``: httpx is not installed.
+        ``net.unavailable``: httpx is not installed.
     """
     try:
         import httpx  # noqa: PLC0415 - only on the explicit network path
     except ImportError:  # pragma: no cover - httpx ships with the [registry] extra
-        raise RegistryError(
-            "registry.unavailable", "fetching needs httpx: pip install 'affidavit[registry]'"
+        raise NetError(
+            "net.unavailable", "fetching needs httpx: pip install 'affidavit[registry]'"
         ) from None
     return httpx
 
@@ -209,7 +232,7 @@ def new_client(
     (``headers``, ``base_url``, ``follow_redirects``; never ``timeout`` again).
 
     Raises:
-        ``registry.unavailable``: httpx is not installed.
+        ``net.unavailable``: httpx is not installed.
     """
     module = httpx_module()
     if transport is None:
@@ -235,16 +258,19 @@ def send(
     target: str | None = None,
     max_bytes: int = MAX_RESPONSE_BYTES,
     https_only: bool = False,
+    codes: Codes = NET,
     **kwargs: Any,
 ) -> HttpResponse:
     """One request through ``client`` (built by :func:`new_client`), its body read whole up to
     ``max_bytes``, the whole exchange within the client's timeout.
 
-    ``target`` names the request in errors (default ``url``); ``kwargs`` go to httpx.
+    ``target`` names the request in errors (default ``url``); failures are told in ``codes``
+    (the neutral ``net.*`` unless the client keeps its own); ``kwargs`` go to httpx.
 
     Raises:
-        ``registry.unavailable``: a transport failure, or the deadline passed (details: ``url``).
-        ``registry.bad_response``: the body or its ``Content-Length`` is over ``max_bytes``;
+        ``net.unavailable``: a transport failure (details: ``url``).
+        ``net.timeout``: the deadline passed (details: ``url``, ``deadline_s``).
+        ``net.bad_response``: the body or its ``Content-Length`` is over ``max_bytes``;
             with ``https_only``, the answer came from a URL that is not https (a redirect left it).
         ``usage.invalid``: httpx refused the URL (a caller that did not :func:`parse_url` it).
     """
@@ -257,9 +283,9 @@ def send(
     try:
         with deadline(ends), client.stream(method, url, **kwargs) as response:
             if https_only and response.url.scheme != "https":
-                raise RegistryError("registry.bad_response", f"{name}: redirected away from https")
+                raise codes.family(codes.bad_response, f"{name}: redirected away from https")
             announced = response.headers.get("content-length", "")
-            too_big = RegistryError("registry.bad_response", f"{name}: over {max_bytes} bytes")
+            too_big = codes.family(codes.bad_response, f"{name}: over {max_bytes} bytes")
             if announced.isdigit() and int(announced) > max_bytes:  # refused before the body
                 raise too_big
             body = bytearray()
@@ -268,15 +294,15 @@ def send(
                 if len(body) > max_bytes:
                     raise too_big
                 if time.monotonic() > ends:
-                    raise _late(name, budget)
+                    raise _late(codes, name, budget)
             return HttpResponse(str(response.url), response.status_code, bytes(body))
     except httpx.InvalidURL as e:
         raise errors.UsageError(f"{name}: not a URL httpx can fetch: {_first_line(e)}") from None
     except (httpx.HTTPError, httpx.StreamError, httpx.CookieConflict) as e:
         if isinstance(e, httpx.TimeoutException) or time.monotonic() >= ends:
-            raise _late(name, budget) from None
-        raise RegistryError(
-            "registry.unavailable",
+            raise _late(codes, name, budget) from None
+        raise codes.family(
+            codes.unavailable,
             f"{name}: {type(e).__name__}: {_first_line(e)}",
             details={"url": name},
         ) from None
@@ -286,9 +312,9 @@ def _first_line(error: Exception) -> str:
     return (str(error).splitlines() or [""])[0]
 
 
-def _late(name: str, budget: float) -> RegistryError:
-    return RegistryError(
-        "registry.unavailable",
+def _late(codes: Codes, name: str, budget: float) -> errors.AffidavitError:
+    return codes.family(
+        codes.timeout,
         f"{name}: no complete answer within the {budget:g} s deadline",
         details={"url": name, "deadline_s": budget},
     )
@@ -303,13 +329,14 @@ def get(
     max_bytes: int = MAX_RESPONSE_BYTES,
     headers: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
+    codes: Codes = NET,
 ) -> HttpResponse:
     """One GET of ``url`` in a client of its own (see :func:`send`).
 
     Raises:
         ``usage.invalid``: ``url`` breaks the URL rule (:func:`parse_url`); with ``https_only``,
             it is not ``https://``.
-        ``registry.unavailable``, ``registry.bad_response``: as :func:`send`.
+        ``net.unavailable``, ``net.timeout``, ``net.bad_response``: as :func:`send`.
     """
     parse_url(url, https_only=https_only)
     with new_client(
@@ -318,4 +345,4 @@ def get(
         headers=dict(headers or {}),
         transport=transport,
     ) as client:
-        return send(client, "GET", url, max_bytes=max_bytes, https_only=https_only)
+        return send(client, "GET", url, max_bytes=max_bytes, https_only=https_only, codes=codes)

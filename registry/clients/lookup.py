@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from affidavit.registry.clients.https import DEFAULT_TIMEOUT, new_client, parse_url, send
+from affidavit.registry.clients.https import DEFAULT_TIMEOUT, REGISTRY, new_client, parse_url, send
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import Subject, subjects
 from affidavit.verify import errors
@@ -322,7 +322,7 @@ def _leaf(client: httpx.Client, base: str, index: int) -> bytes | None:
     """The leaf's bytes (``GET /protocol/merkle/leaf/{index}``); None when it was appended by
     hash only (the registry says ``log.no_entry_data``)."""
     url = f"{base}/protocol/merkle/leaf/{index}"
-    response = send(client, "GET", url)
+    response = send(client, "GET", url, codes=REGISTRY)
     try:
         document = loads(response.body)
     except errors.ParseError as e:
@@ -368,7 +368,7 @@ def lookup(
     with new_client(timeout=timeout, transport=transport) as client:
         while cursor is not None and read < max_entries:
             target = f"{base}/v1/lookup/{digest}?cursor={cursor}"
-            response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES)
+            response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY)
             if response.status != 200:
                 raise RegistryError(
                     "registry.bad_response",
@@ -393,7 +393,7 @@ def lookup(
 def _first_at(client: httpx.Client, base: str, subject: Subject, index: int) -> Entry | None:
     """The first entry the registry answers for ``subject`` from leaf ``index`` on."""
     target = f"{base}/v1/lookup/{subject.digest}?cursor={index}&limit=1"
-    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES)
+    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY)
     if response.status != 200:
         raise RegistryError("registry.bad_response", f"{target}: HTTP {response.status}")
     page = parse_page(response.body)
@@ -427,7 +427,7 @@ def audit_index(
     parse_url(url, allow_query=False)
     base = url.rstrip("/")
     subject: dict[str, Any] = {"start": start, "entries": 0, "hashes": 0}
-    with TileReader(base + "/tlog/", timeout=timeout, transport=transport) as tiles:
+    with TileReader(base + "/tlog/", timeout=timeout, transport=transport, codes=REGISTRY) as tiles:
         note = tiles.checkpoint().decode("utf-8", "replace")
         try:
             verified = verify_checkpoint(note, _verifiers(trust, note))

@@ -29,13 +29,16 @@ from urllib.parse import urlsplit
 import httpx
 from affidavit.registry.clients.https import (
     DEFAULT_TIMEOUT,
+    NET,
+    REGISTRY,
+    Codes,
     bearer,
     get,
     new_client,
     parse_url,
     send,
 )
-from affidavit.registry.errors import RegistryError
+from affidavit.registry.errors import NetError, RegistryError
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import key_from_document
@@ -113,25 +116,25 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
     return chosen.rstrip("/")
 
 
-def _get_json(url: str, *, timeout: float, transport: httpx.BaseTransport | None) -> Any:
+def _get_json(
+    url: str, *, timeout: float, transport: httpx.BaseTransport | None, codes: Codes = REGISTRY
+) -> Any:
     """GET ``url`` (:func:`affidavit.registry.clients.https.get`) and parse strictly."""
-    response = get(url, timeout=timeout, transport=transport)
-    return _decode(url, response.status, response.body)
+    response = get(url, timeout=timeout, transport=transport, codes=codes)
+    return _decode(url, response.status, response.body, codes)
 
 
-def _send(client: httpx.Client, method: str, url: str, target: str, **kwargs: Any) -> Any:
-    """One request with a capped body, parsed strictly; ``target`` names it in errors."""
-    response = send(client, method, url, target=target, **kwargs)
-    return _decode(target, response.status, response.body)
-
-
-def _decode(url: str, status: int, data: bytes) -> Any:
+def _decode(url: str, status: int, data: bytes, codes: Codes = REGISTRY) -> Any:
+    """The strict JSON of an answer; an error status raises (a registry's ``{code, message,
+    details}`` as ``registry.remote_error``; another remote's as ``net.bad_response``)."""
     try:
         document = loads(data) if data else None
     except errors.ParseError as e:
-        raise RegistryError(
-            "registry.bad_response", f"{url}: HTTP {status}, not strict JSON: {e.message}"
+        raise codes.family(
+            codes.bad_response, f"{url}: HTTP {status}, not strict JSON: {e.message}"
         ) from None
+    if status >= 400 and codes is not REGISTRY:
+        raise codes.family(codes.bad_response, f"{url}: HTTP {status}", details={"status": status})
     if status >= 400:
         if isinstance(document, dict) and isinstance(document.get("code"), str):
             raise RegistryError(
@@ -236,19 +239,17 @@ def fetch_public_key(
 ) -> Ed25519PublicKey:
     """Fetch a public key from ``/protocol/merkle/public-key`` or a publisher document (any JSON
     object with ``public_key_base64``); a bare node URL means its ``/protocol/merkle/public-key``.
-    Explicit only: nothing calls this unless asked (docs/formats.md §3).
+    Explicit only: nothing calls this unless asked (docs/formats.md §3). The document may be
+    anyone's, so failures are the neutral ``net.*`` (issue 22).
 
     Raises:
-        ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``: fetch or
-            parse failed.
+        ``net.unavailable``, ``net.timeout``, ``net.bad_response``: fetch or parse failed.
         ``key.*``: the key is malformed or weak.
     """
     target = _with_default_path(url, PUBLIC_KEY_PATH)
-    document = _get_json(target, timeout=timeout, transport=transport)
+    document = _get_json(target, timeout=timeout, transport=transport, codes=NET)
     if not isinstance(document, dict) or not isinstance(document.get("public_key_base64"), str):
-        raise RegistryError(
-            "registry.bad_response", f"{target}: no public_key_base64 in the response"
-        )
+        raise NetError("net.bad_response", f"{target}: no public_key_base64 in the response")
     return key_from_document(document, source=target)
 
 
@@ -300,7 +301,9 @@ class RegistryClient:
 
             kwargs["content"] = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             kwargs["headers"] = {"Content-Type": "application/json"}
-        return _send(self._http, method, path, self.url + path, **kwargs)
+        url = self.url + path
+        response = send(self._http, method, path, target=url, codes=REGISTRY, **kwargs)
+        return _decode(url, response.status, response.body)
 
     def post_bytes(
         self, path: str, data: bytes, *, params: Mapping[str, Any] | None = None
@@ -313,6 +316,7 @@ class RegistryClient:
             "POST",
             path,
             target=url,
+            codes=REGISTRY,
             content=data,
             params=dict(params or {}),
             headers={"Content-Type": "application/octet-stream"},

@@ -20,7 +20,7 @@ import time
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-from affidavit.registry.clients.https import new_client, parse_url, send
+from affidavit.registry.clients.https import REGISTRY, new_client, parse_url, send
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.scitt.cbor import decode
@@ -127,5 +127,5 @@ def _exchange(
     kwargs: dict[str, Any] = {"headers": headers}
     if body is not None:
         kwargs["content"] = body
-    answer = send(client, method, url, max_bytes=MAX_RECEIPT_BYTES, **kwargs)
+    answer = send(client, method, url, max_bytes=MAX_RECEIPT_BYTES, codes=REGISTRY, **kwargs)
     return answer, seen.get("headers", {})

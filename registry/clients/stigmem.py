@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
-from affidavit.registry.clients.https import bearer, new_client, parse_url, send
+from affidavit.registry.clients.https import Codes, bearer, new_client, parse_url, send
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.strict import loads
@@ -30,6 +30,10 @@ PAGE_SIZE: Final = 500  # the node's maximum `limit`
 MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
 MAX_PAGES: Final = 100_000
 DEFAULT_TIMEOUT: Final = 30.0
+# The one fetcher's failures in the node client's own codes (docs/formats.md, ``facts pull``).
+_CODES: Final = Codes(
+    RegistryError, "stigmem.node_unreachable", "stigmem.node_unreachable", "stigmem.node_error"
+)
 
 
 @dataclass(slots=True)
@@ -123,14 +127,7 @@ def _pages(  # noqa: PLR0917 - private; both callers pass every argument
 
 
 def _get_page(client: httpx.Client, url: str, params: dict[str, Any]) -> dict[str, Any]:
-    try:
-        response = send(client, "GET", url, max_bytes=MAX_PAGE_BYTES, params=params)
-    except RegistryError as e:  # the one fetcher's codes, in the node client's words
-        if e.code == "registry.unavailable":
-            raise RegistryError("stigmem.node_unreachable", e.message) from None
-        raise RegistryError(
-            "stigmem.node_error", f"{url}: a page is over {MAX_PAGE_BYTES} bytes"
-        ) from None
+    response = send(client, "GET", url, max_bytes=MAX_PAGE_BYTES, params=params, codes=_CODES)
     body, status = response.body, response.status
     if status != 200:
         detail = body[:200].decode("utf-8", "replace")

@@ -9,15 +9,23 @@ asks for paths and checks every byte; this only fetches, through the one fetcher
 (:mod:`affidavit.registry.clients.https`: the URL rule, a deadline per GET, a size cap), on one
 keep-alive connection.
 Any static host serves a tiled log (tlog-tiles: "a finite set of static resources which can be
-fetched with HTTP GET requests"), so ``prefix`` may be a registry's ``/tlog/`` or a CDN folder.
+fetched with HTTP GET requests"), so ``prefix`` may be a registry's ``/tlog/`` or a CDN folder:
+failures are the neutral ``net.*`` (issue 22) unless the caller passes its own
+:class:`~affidavit.registry.clients.https.Codes` (``lookup`` reads its registry's tiles).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from affidavit.registry.clients.https import DEFAULT_TIMEOUT, new_client, parse_url, send
-from affidavit.registry.errors import RegistryError
+from affidavit.registry.clients.https import (
+    DEFAULT_TIMEOUT,
+    NET,
+    Codes,
+    new_client,
+    parse_url,
+    send,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -39,9 +47,10 @@ class TileReader:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
+        codes: Codes = NET,
     ) -> None:
         """``prefix`` is the log's URL prefix (a missing final slash is added); ``timeout`` the
-        deadline of each GET.
+        deadline of each GET; ``codes`` what its failures are told in.
 
         Raises:
             ``usage.invalid``: ``prefix`` is not an http(s) URL prefix (the one URL rule,
@@ -51,6 +60,7 @@ class TileReader:
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
         self._timeout = timeout
         self._transport = transport
+        self._codes = codes
         self._client: Any = None
 
     def url(self, path: str) -> str:
@@ -70,28 +80,29 @@ class TileReader:
         """The log's current checkpoint note (``<prefix>checkpoint``), unverified.
 
         Raises:
-            ``registry.unavailable``: a transport failure, or the deadline passed.
-            ``registry.bad_response``: not a 200, or over 1 MiB.
+            ``net.unavailable``, ``net.timeout``: a transport failure, or the deadline passed.
+            ``net.bad_response``: not a 200, or over 1 MiB.
         """
         found = self.tile("checkpoint", max_bytes=MAX_CHECKPOINT_BYTES)
         if found is None:
-            raise RegistryError("registry.bad_response", f"{self.url('checkpoint')}: 404")
+            codes = self._codes
+            raise codes.family(codes.bad_response, f"{self.url('checkpoint')}: 404")
         return found
 
     def tile(self, path: str, *, max_bytes: int = MAX_TILE_BYTES) -> bytes | None:
         """The bytes at ``path``, or None when the server answers 404 (absent).
 
         Raises:
-            ``registry.unavailable``: a transport failure, or the deadline passed.
-            ``registry.bad_response``: a status other than 200 or 404, or too large a body.
+            ``net.unavailable``, ``net.timeout``: a transport failure, or the deadline passed.
+            ``net.bad_response``: a status other than 200 or 404, or too large a body.
         """
-        url = self.url(path)
-        response = send(self._http(), "GET", url, max_bytes=max_bytes)
+        url, codes = self.url(path), self._codes
+        response = send(self._http(), "GET", url, max_bytes=max_bytes, codes=codes)
         if response.status == 404:
             return None
         if response.status != 200:
-            raise RegistryError(
-                "registry.bad_response",
+            raise codes.family(
+                codes.bad_response,
                 f"{url}: HTTP {response.status}",
                 details={"url": url, "status": response.status},
             )

@@ -13,7 +13,7 @@ Ed25519 or 0x06 ML-DSA-44, ``affidavit witness vkey``). More keys of one witness
 - 409: the witness's latest cosigned size, ``<size>\\n``, returned as :class:`Conflict`;
 - anything else: ``tlog.witness_refused`` (details: ``url``, ``status``, the first line of the
   answer); an answer that is not what the spec defines: ``tlog.witness_bad_response``; no answer
-  at all: ``registry.unavailable`` (the fetcher's code).
+  at all: ``net.unavailable`` or, past the deadline, ``net.timeout`` (the fetcher's codes).
 """
 
 from __future__ import annotations
@@ -127,7 +127,8 @@ def add_checkpoint(
     """POST one add-checkpoint request to ``witness`` and read its answer (module docstring).
 
     Raises:
-        ``registry.unavailable``: the witness could not be reached (transport, timeout).
+        ``net.unavailable``, ``net.timeout``: the witness could not be reached (transport,
+            deadline).
         ``tlog.witness_refused``: it answered a status other than 200 and 409.
         ``tlog.witness_bad_response``: the 200 or 409 body is not what tlog-witness defines.
     """

@@ -98,7 +98,7 @@ def test_a_down_witness_is_reported_and_the_command_succeeds(
     assert document["cosigned_by"] == 1
     failed, good = document["witnesses"]
     assert failed["cosigned"] is False
-    assert failed["error"]["code"] == "registry.unavailable"
+    assert failed["error"]["code"] == "net.unavailable"
     assert failed["requests"] == 3  # retried
     assert good["cosigned"] is True
 
@@ -108,7 +108,7 @@ def test_no_witness_up_still_prints_the_logs_own_checkpoint(log_db: Path) -> Non
     assert result.exit_code == 0
     vkey = parse_verifier_key(run("log", "vkey", str(log_db)).stdout.strip())
     assert verify_checkpoint(result.stdout, [vkey]).checkpoint.tree_size == 3
-    assert "registry.unavailable" in result.stderr
+    assert "net.unavailable" in result.stderr
 
 
 def test_require_witnesses_exits_1_below_the_count(log_db: Path, witness: WitnessProcess) -> None:

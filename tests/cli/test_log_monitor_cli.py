@@ -104,9 +104,10 @@ def test_monitor_refuses_bad_input_with_exit_2(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr.split(":")[1].strip()) == (2, "json.syntax")
     done = _monitor("ftp://example/", TESSERA_VKEY, tmp_path / "new.json")
     assert (done.returncode, done.stderr.split(":")[1].strip()) == (2, "usage.invalid")
-    # Nothing listens on port 9: the log cannot be reached, no state is written.
+    # Nothing listens on port 9: the log cannot be reached, no state is written. A tile server
+    # is not a registry: the neutral transport code (issue 22), exit 2 as before.
     done = _monitor("http://127.0.0.1:9/", TESSERA_VKEY, tmp_path / "new.json")
-    assert (done.returncode, done.stderr.split(":")[1].strip()) == (2, "registry.unavailable")
+    assert (done.returncode, done.stderr.split(":")[1].strip()) == (2, "net.unavailable")
     assert not (tmp_path / "new.json").exists()
 
 

@@ -187,7 +187,7 @@ def test_log_head_with_a_witness_that_is_down(log_dir: Path) -> None:
     vkey = WitnessKeys(WITNESS_NAME, derive_test_key("TEST-ONLY schemas witness")).vkeys()[0]
     witness = f"http://127.0.0.1:{free_port()}#{vkey}"
     document = cli("log head --checkpoint", log_dir / "log.db", "--witness", witness)
-    assert document["witnesses"][0]["error"]["code"] == "registry.unavailable"
+    assert document["witnesses"][0]["error"]["code"] == "net.unavailable"
     assert_output_schema("log head", document)
 
 

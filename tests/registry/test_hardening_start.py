@@ -228,4 +228,4 @@ def test_port_in_use_is_one_line(settings: Settings) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        _refused(settings, "registry.bind_failed", port=taken.getsockname()[1])
+        _refused(settings, "net.bind_failed", port=taken.getsockname()[1])

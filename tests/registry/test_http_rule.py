@@ -156,13 +156,13 @@ def _deadline_within(call: Callable[[], object], limit: float = 2.0) -> errors.A
 def test_get_keeps_the_deadline(mode: str) -> None:
     with SlowServer(mode) as server:
         error = _deadline_within(lambda: https.get(server.url + "/x", timeout=1))
-    assert error.code == "registry.unavailable"
+    assert error.code == "net.timeout"  # a plain fetch: the neutral code (issue 22)
     assert "1 s deadline" in error.message
 
 
 def test_the_tile_reader_keeps_the_deadline(slow: SlowServer) -> None:
     with TileReader(slow.url, timeout=1) as reader:
-        assert _deadline_within(reader.checkpoint).code == "registry.unavailable"
+        assert _deadline_within(reader.checkpoint).code == "net.timeout"
 
 
 def test_the_registry_client_keeps_the_deadline(slow: SlowServer) -> None:
@@ -184,7 +184,7 @@ def test_the_witness_client_keeps_the_deadline(slow: SlowServer, tmp_path: Path)
     [report] = collect([witness], note, lambda old, new: (), timeout=1, tries=1)
     assert time.monotonic() - started < 2.0
     assert report.error is not None
-    assert report.error.code == "registry.unavailable"
+    assert report.error.code == "net.timeout"
     assert "deadline" in report.error.message
     log.close()
 
@@ -192,7 +192,7 @@ def test_the_witness_client_keeps_the_deadline(slow: SlowServer, tmp_path: Path)
 def test_a_content_length_over_the_cap_is_refused_before_the_body() -> None:
     with SlowServer("huge-length") as server:
         started = time.monotonic()
-        with raises_code("registry.bad_response", match="over 1000 bytes"):
+        with raises_code("net.bad_response", match="over 1000 bytes"):
             https.get(server.url + "/big", timeout=5, max_bytes=1000)
         assert time.monotonic() - started < 1.0
 

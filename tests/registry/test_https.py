@@ -9,7 +9,7 @@ import httpx
 import pytest
 from affidavit.cli import _sources
 from affidavit.registry.clients import https
-from affidavit.registry.clients.registry import fetch_manifest
+from affidavit.registry.clients.registry import fetch_manifest, fetch_public_key
 
 from tests.conftest import raises_code
 
@@ -60,7 +60,7 @@ def test_a_redirect_away_from_https_is_refused() -> None:
             "http://a.example/m": httpx.Response(200, content=b"{}"),
         }
     )
-    with raises_code("registry.bad_response", match="redirected away from https"):
+    with raises_code("net.bad_response", match="redirected away from https"):
         https.get(
             "https://a.example/m", https_only=True, follow_redirects=True, transport=transport
         )
@@ -68,13 +68,13 @@ def test_a_redirect_away_from_https_is_refused() -> None:
 
 def test_the_body_is_capped() -> None:
     transport = _transport({"https://a.example/big": httpx.Response(200, content=b"x" * 101)})
-    with raises_code("registry.bad_response", match="over 100 bytes"):
+    with raises_code("net.bad_response", match="over 100 bytes"):
         https.get("https://a.example/big", max_bytes=100, transport=transport)
     assert https.get("https://a.example/big", max_bytes=101, transport=transport).body == b"x" * 101
 
 
 def test_a_transport_failure_is_one_line() -> None:
-    with raises_code("registry.unavailable") as caught:
+    with raises_code("net.unavailable") as caught:
         https.get("https://down.example/", transport=_transport({}))
     assert caught.value.message == "https://down.example/: ConnectError: connection refused"
     assert caught.value.details["url"] == "https://down.example/"
@@ -103,6 +103,13 @@ def test_each_caller_keeps_its_code(monkeypatch: pytest.MonkeyPatch) -> None:
         fetch_manifest("https://a.example/big.json", transport=_transport(routes))
     with raises_code("registry.unavailable"):
         fetch_manifest("https://down.example/", transport=_transport(routes))
+    # A key document may be anyone's: the neutral codes (issue 22), as a tile server's.
+    with raises_code("net.bad_response", match="HTTP 410"):
+        fetch_public_key("https://a.example/gone", transport=_transport(routes))
+    with raises_code("net.unavailable"):
+        fetch_public_key("https://down.example/", transport=_transport(routes))
+    with raises_code("registry.unavailable"):  # the registry's clients keep their codes
+        https.get("https://down.example/", transport=_transport(routes), codes=https.REGISTRY)
 
 
 def test_importing_the_fetcher_does_not_import_httpx() -> None:

@@ -32,7 +32,7 @@ def _start_together(data: Path, env: dict[str, str]) -> None:
         try:
             server.start()
         except AssertionError:
-            if b"registry.bind_failed" not in server.stderr_text:
+            if b"net.bind_failed" not in server.stderr_text:
                 raise
             server.port = free_port()  # another process on this host took the port meanwhile
             server.url = f"http://127.0.0.1:{server.port}"

@@ -112,7 +112,7 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
     [
         ("bad-vkey", "key.vkey_malformed"),
         ("log-key", "usage.invalid"),
-        ("port-in-use", "registry.bind_failed"),  # as registry serve (issue 22)
+        ("port-in-use", "net.bind_failed"),  # as registry serve (issue 22)
         ("state-is-a-file", "store.unreadable"),
     ],
 )
