@@ -10,14 +10,9 @@
 ...     store.add_batch([fact]).added == (fact.hash,)
 True
 
-Rules enforced on insert (seed 002 §20.6.1), atomically per batch: a batch with one bad fact
-stores nothing, and the error names the fact and the rule.
-
-* rule 2, no cycles: checked fact by fact against the store *and* the earlier facts of the batch
-  (``provenance_cycle_detected``);
-* rule 4, derived_from immutable: a FactHash already stored (or earlier in the batch) with another
-  derived_from is refused (``derived_from_immutable``); the same fact again is a no-op;
-* rule 3, dangling references are stored as they are.
+Rules enforced on insert (seed 002 §20.6.1 rules 2, 3 and 4), atomically per batch: a batch with
+one bad fact stores nothing, and the error names the fact and the rule
+(:mod:`affidavit.attest.stores.fact_plan`).
 
 Layout: ``facts(hash BLOB PK, scope, body)`` with ``body`` the RFC 8785 bytes of the document as
 received, and ``edges(source, derived)`` keyed by the source hash, so "who names this fact" is one
@@ -32,39 +27,31 @@ the writer), and :meth:`FactStore.scope_of` / ``get_many(..., scopes=...)`` look
 scope column before any body is parsed, so a fact the caller may not read costs what an absent
 one costs (docs/adr/0009-hidden-equals-absent.md).
 
-Audits (:meth:`FactStore.audit`, docs/formats.md §5 "Lineage") split the key space into ranges; with
-``jobs > 1`` worker processes each open the file read-only, read their ranges straight from SQLite
-and check every body themselves (nothing stored is trusted), and send back plain tuples; this
-process joins them in key order, so the report is the serial one, byte for byte.
+Audits (:meth:`FactStore.audit`, docs/formats.md §5 "Lineage") check every stored body again,
+serially or over worker processes, with the same report (:mod:`affidavit.attest.stores.fact_audit`).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Final, Self
 
 from affidavit.attest.files import private_database
+from affidavit.attest.stores.fact_audit import audit_store
+from affidavit.attest.stores.fact_plan import FactPlan, PlanContext, batch_error
+from affidavit.attest.stores.fact_rows import BATCH, by_hash, raw_rows, row_body, row_key
 from affidavit.attest.stores.postgres import PgConnection, connect, is_postgres_url
 from affidavit.attest.stores.sqlite import Store
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
-from affidavit.verify.lineage.audit import (
-    AuditReport,
-    Checked,
-    EdgeDigest,
-    audit_checked,
-    check_records,
-    with_edge_index_check,
-)
+from affidavit.verify.lineage.audit import AuditReport
 from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
-from affidavit.verify.lineage.graph import closing_parent
 from affidavit.verify.lineage.walk import StoredRecord
 
 __all__ = [
@@ -73,13 +60,12 @@ __all__ = [
     "FactPlan",
     "FactStore",
     "PlanContext",
+    "batch_error",
     "is_sqlite_file",
 ]
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FORMAT: Final = "affidavit-facts/1"
-_CHUNK: Final = 500
-_AUDIT_BATCH: Final = 2048
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -97,89 +83,6 @@ def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
             return handle.read(16) == SQLITE_MAGIC
     except OSError:
         return False
-
-
-@dataclass(frozen=True, slots=True)
-class FactPlan:
-    """What :meth:`FactStore.plan` decided: the facts to store (in order, each once) and the
-    hashes already stored identically."""
-
-    added: tuple[Fact, ...]
-    existing: tuple[FactHash, ...]
-
-
-class _Children:
-    """``children(hash)`` for cycle checks: the stored edges (read for many hashes in one
-    statement, then one node at a time where a walk goes deeper) plus the facts planned so far."""
-
-    def __init__(self, db: Any) -> None:
-        self._db = db
-        self._known: dict[FactHash, list[FactHash]] = {}  # stored edges, by source
-        self._planned: dict[FactHash, list[FactHash]] = {}  # edges of the facts planned so far
-
-    def prefetch(self, fact_hashes: Sequence[FactHash]) -> None:
-        unique = [h for h in dict.fromkeys(fact_hashes) if h not in self._known]
-        for offset in range(0, len(unique), _CHUNK):
-            chunk = unique[offset : offset + _CHUNK]
-            for h in chunk:
-                self._known[h] = []
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT source, derived FROM edges WHERE source IN ({marks})"  # noqa: S608 - marks only
-            for source, derived in self._db.execute(sql, [bytes.fromhex(h) for h in chunk]):
-                self._known[FactHash(_hex(source))].append(FactHash(_hex(derived)))
-
-    def of(self, fact_hash: FactHash) -> Iterable[FactHash]:
-        if fact_hash not in self._known:
-            self.prefetch([fact_hash])
-        return (*self._known[fact_hash], *self._planned.get(fact_hash, ()))
-
-    def add(self, fact: Fact) -> None:
-        for parent in fact.derived_from:
-            self._planned.setdefault(parent, []).append(fact.hash)
-
-    def forget(self, fact: Fact) -> None:
-        """Undo :meth:`add` (a plan that was refused writes nothing)."""
-        for parent in fact.derived_from:
-            self._planned[parent].remove(fact.hash)
-
-
-class PlanContext:
-    """What the plans of one write transaction share (:meth:`FactStore.plan`): the stored facts
-    (scope and body) and edges read once each, and the facts planned so far, which later plans
-    see as stored although nothing is written until the caller writes them all."""
-
-    def __init__(self, db: Any) -> None:
-        self._db = db
-        self._facts: dict[str, tuple[str, bytes] | None] = {}  # hex -> (scope, body) | absent
-        self.children = _Children(db)
-
-    def _read(self, fact_hashes: Sequence[str]) -> None:
-        unknown = [h for h in dict.fromkeys(fact_hashes) if h not in self._facts]
-        for offset in range(0, len(unknown), _CHUNK):
-            chunk = unknown[offset : offset + _CHUNK]
-            for h in chunk:
-                self._facts[h] = None
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT hash, scope, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
-            for key, scope, body in self._db.execute(sql, [bytes.fromhex(h) for h in chunk]):
-                raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-                self._facts[_hex(key)] = (str(scope), bytes(raw))
-
-    def bodies(self, fact_hashes: Sequence[str]) -> dict[str, bytes]:
-        """The stored (or planned) body of each of ``fact_hashes`` that has one."""
-        self._read(fact_hashes)
-        return {h: found[1] for h in fact_hashes if (found := self._facts[h]) is not None}
-
-    def scopes(self, fact_hashes: Sequence[str]) -> dict[str, str]:
-        """The stored (or planned) scope of each of ``fact_hashes`` that has one."""
-        self._read(fact_hashes)
-        return {h: found[0] for h in fact_hashes if (found := self._facts[h]) is not None}
-
-    def planned(self, facts: Iterable[Fact]) -> None:
-        """``facts`` (their edges already in :attr:`children`) will be written in this
-        transaction: later plans see them as stored."""
-        for fact in facts:
-            self._facts[fact.hash] = (fact.scope, jcs(dict(fact.document)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,16 +269,14 @@ class FactStore:
         """
         found: dict[FactHash, Fact] = {}
         allowed: list[str] = sorted(scopes) if scopes is not None else []
-        for offset in range(0, len(fact_hashes), _CHUNK):
-            chunk = [bytes.fromhex(h) for h in fact_hashes[offset : offset + _CHUNK]]
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT hash, body FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
-            if scopes is not None:
-                nothing = " AND 1 = 0"  # no scope allowed: no row (portable: no bare 0)
-                query += f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else nothing
-            for key, body in self._db.execute(query, [*chunk, *allowed]):
-                fact_hash = FactHash(key.hex())
-                found[fact_hash] = _parse_stored(fact_hash, body)
+        where = ""
+        if scopes is not None:
+            nothing = " AND 1 = 0"  # no scope allowed: no row (portable: no bare 0)
+            where = f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else nothing
+        select = "hash, body FROM facts WHERE hash"
+        for key, body in by_hash(self._db, select, fact_hashes, where, allowed):
+            fact_hash = FactHash(key.hex())
+            found[fact_hash] = _parse_stored(fact_hash, body)
         return found
 
     def raw(self, fact_hash: str) -> bytes | None:
@@ -383,10 +284,7 @@ class FactStore:
         row = self._db.execute(
             "SELECT body FROM facts WHERE hash = ?", (bytes.fromhex(fact_hash),)
         ).fetchone()
-        if row is None:
-            return None
-        body = row[0]
-        return body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+        return None if row is None else row_body(row[0])
 
     def scope_of(self, fact_hash: FactHash) -> str | None:
         """The stored scope of ``fact_hash`` (the index column; no body is read), or None."""
@@ -410,18 +308,16 @@ class FactStore:
         """
         try:
             for source, derived in self._db.execute("SELECT source, derived FROM edges"):
-                yield _hex(source), _hex(derived)
+                yield row_key(source), row_key(derived)
         except sqlite3.DatabaseError as e:
             raise errors.LineageError("lineage.store_invalid", f"{self.path}: {e}") from None
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored fact, raw, in FactHash order."""
-        for key, body, where in _raw_rows(self._db, None):
+        for key, body, where in raw_rows(self._db, None):
             yield StoredRecord(key=key, body=body, where=where)
 
-    def pages(
-        self, *, bodies: bool = True, size: int = _AUDIT_BATCH
-    ) -> Iterator[list[StoredRecord]]:
+    def pages(self, *, bodies: bool = True, size: int = BATCH) -> Iterator[list[StoredRecord]]:
         """Every stored fact in FactHash order, ``size`` at a time, each page one query after the
         last key (so memory stays bounded on PostgreSQL too, which reads a query's rows whole).
         Without ``bodies`` only the keys are read (``body`` is empty). Keys that are not 32-byte
@@ -435,14 +331,10 @@ class FactStore:
             ).fetchall()
             if not rows:
                 return
-            page = []
-            for key, body in rows:
-                hex_key = _hex(key)
-                raw = (
-                    body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
-                )
-                page.append(StoredRecord(key=hex_key, body=raw, where=f"fact {hex_key}"))
-            yield page
+            yield [
+                StoredRecord(key=row_key(key), body=row_body(body), where=f"fact {row_key(key)}")
+                for key, body in rows
+            ]
             after = bytes(rows[-1][0])
 
     def audit(self, *, jobs: int = 1, ranges: int | None = None) -> AuditReport:
@@ -457,28 +349,7 @@ class FactStore:
         Raises:
             ``lineage.store_invalid``: the file cannot be read as a store.
         """
-        digest = EdgeDigest()
-        if isinstance(self._db, PgConnection):
-            jobs = 1  # the worker processes open the SQLite file; PostgreSQL reads serially
-        try:
-            if jobs <= 1:
-                rows = _raw_rows(self._db, None)
-                batches = iter(lambda: list(itertools.islice(rows, _AUDIT_BATCH)), [])
-                report = audit_checked(
-                    digest.add_checked(item) for batch in batches for item in check_records(batch)
-                )
-                return with_edge_index_check(report, self, digest)
-            count = ranges if ranges is not None else _default_ranges(len(self), jobs)
-        except sqlite3.DatabaseError as e:
-            raise errors.LineageError("lineage.store_invalid", f"{self.path}: {e}") from None
-        bounds = _range_bounds(count)
-        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy: ~13 ms, only for jobs > 1
-
-        path = os.path.abspath(self.path)
-        with ProcessPoolExecutor(jobs) as pool:  # a worker's LineageStoreInvalid is raised here
-            shares = pool.map(_check_range, [path] * len(bounds), bounds)
-            report = audit_checked(digest.add_checked(item) for share in shares for item in share)
-        return with_edge_index_check(report, self, digest)
+        return audit_store(self._db, self.path, self, self.__len__, jobs, ranges)
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM facts").fetchone()[0])
@@ -536,66 +407,8 @@ class FactStore:
         Raises:
             as :meth:`add_batch`.
         """
-        names = (
-            list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
-        )
         shared = context if context is not None else self.context()
-        stored = shared.bodies([fact.hash for fact in facts])
-        children = shared.children
-        children.prefetch(
-            [fact.hash for fact in facts if fact.derived_from and fact.hash not in stored]
-        )
-        added: dict[FactHash, Fact] = {}
-        existing: list[FactHash] = []
-        try:
-            self._plan_each(facts, names, stored, children, added, existing, every_error)
-        except BaseException:  # refused: nothing of this plan is planned
-            for fact in added.values():
-                children.forget(fact)
-            raise
-        shared.planned(added.values())
-        return FactPlan(tuple(added.values()), tuple(existing))
-
-    @staticmethod
-    def _plan_each(  # noqa: PLR0917 - the plan's parts
-        facts: Sequence[Fact],
-        names: list[str],
-        stored: Mapping[str, bytes],
-        children: _Children,
-        added: dict[FactHash, Fact],
-        existing: list[FactHash],
-        every_error: bool,
-    ) -> None:
-        """Each fact against what is stored and planned (rules 2 and 4); fills ``added`` and
-        ``existing``.
-
-        Raises:
-            as :meth:`add_batch`.
-        """
-        refused: list[errors.AffidavitError] = []
-        for fact, name in zip(facts, names, strict=True):
-            try:
-                earlier = stored.get(fact.hash)
-                if earlier is not None:
-                    _check_unchanged(fact, earlier, name)
-                    existing.append(fact.hash)
-                    continue
-                if fact.hash in added:  # earlier in this batch
-                    _check_unchanged(fact, jcs(dict(added[fact.hash].document)), name)
-                    existing.append(fact.hash)
-                    continue
-                if fact.derived_from:
-                    _check_acyclic(fact, name, children.of)
-                added[fact.hash] = fact
-                children.add(fact)
-            except errors.LineageError as e:
-                if e.code not in ("derived_from_immutable", "provenance_cycle_detected"):
-                    raise
-                if not every_error:
-                    raise
-                refused.append(e)
-        if refused:
-            raise refused[0] if len(refused) == 1 else batch_error(refused)
+        return shared.plan(facts, labels=labels, every_error=every_error)
 
     def context(self) -> PlanContext:
         """A :class:`PlanContext` on this store's connection (inside the caller's transaction)."""
@@ -619,18 +432,6 @@ class FactStore:
                 db.executemany("INSERT INTO edges (source, derived) VALUES (?, ?)", edges)
         return AddResult(added=tuple(f.hash for f in plan.added), existing=plan.existing)
 
-    def stored_scopes(self, fact_hashes: Sequence[str]) -> dict[str, str]:
-        """The stored scope of each of ``fact_hashes`` (hex) that is stored (no body is read),
-        one statement per 500."""
-        found: dict[str, str] = {}
-        for offset in range(0, len(fact_hashes), _CHUNK):
-            chunk = [bytes.fromhex(h) for h in fact_hashes[offset : offset + _CHUNK]]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT hash, scope FROM facts WHERE hash IN ({marks})"  # noqa: S608 - marks only
-            for key, scope in self._db.execute(sql, chunk):
-                found[_hex(key)] = str(scope)
-        return found
-
     def export_jsonl(self, out: BinaryIO) -> int:
         """Write every fact as ``{"fact", "fact_hash"}`` JSON Lines (RFC 8785); return the count."""
         count = 0
@@ -638,74 +439,6 @@ class FactStore:
             out.write(b'{"fact":' + record.body + b',"fact_hash":"' + record.key.encode() + b'"}\n')  # type: ignore[union-attr]
             count += 1
         return count
-
-
-_Bound = tuple[bytes | None, bytes | None]
-
-
-def batch_error(refused: Sequence[errors.AffidavitError]) -> errors.LineageError:
-    """One ``fact.batch_invalid`` error listing every refusal (its code and message)."""
-    bad = [{"code": e.code, "message": e.message} for e in refused]
-    listed = "; ".join(f"{e.code}: {e.message}" for e in refused)
-    return errors.LineageError(
-        "fact.batch_invalid",
-        f"{len(refused)} facts are bad: {listed}",
-        details={"bad": bad, "count": len(bad)},
-    )
-
-
-def _default_ranges(count: int, jobs: int) -> int:
-    # Enough ranges to keep every worker busy and this process joining as results arrive, each
-    # at most ~25,000 facts (memory per result), at most 4,096 (two-byte key prefixes).
-    return max(8 * jobs, min(4096, count // 25_000 + 1))
-
-
-def _range_bounds(count: int) -> list[_Bound]:
-    """``count`` contiguous key ranges covering everything the ``hash`` column can hold.
-
-    Cut at two-byte prefixes. The first range is open below, so keys that are not 32-byte blobs
-    (text, numbers, short blobs: a tampered store) sort into it, and the last is open above.
-    """
-    count = max(1, min(count, 4096))
-    cuts = [(i * 65536 // count).to_bytes(2, "big") for i in range(1, count)]
-    lows: list[bytes | None] = [None, *cuts]
-    highs: list[bytes | None] = [*cuts, None]
-    return list(zip(lows, highs, strict=True))
-
-
-def _hex(value: object) -> str:
-    return value.hex() if isinstance(value, bytes) else str(value)
-
-
-def _check_range(path: str, bound: _Bound) -> list[Checked]:
-    """Check the records in one key range (runs in a worker process; docs/formats.md §5)."""
-    uri = Path(path).as_uri() + "?mode=ro"
-    db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-    try:
-        db.execute("PRAGMA busy_timeout = 5000")
-        return check_records(_raw_rows(db, bound))
-    except sqlite3.DatabaseError as e:
-        raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
-    finally:
-        db.close()
-
-
-def _raw_rows(db: sqlite3.Connection, bound: _Bound | None) -> Iterator[tuple[str, bytes, str]]:
-    """``(hex key, body bytes, where)`` for the facts in ``bound`` (all when None), key order."""
-    low, high = bound if bound is not None else (None, None)
-    query = "SELECT hash, body FROM facts"
-    if low is not None and high is not None:
-        rows = db.execute(f"{query} WHERE hash >= ? AND hash < ? ORDER BY hash", (low, high))
-    elif low is not None:
-        rows = db.execute(f"{query} WHERE hash >= ? ORDER BY hash", (low,))
-    elif high is not None:  # NULL sorts first (only in a forged table: the key is NOT NULL)
-        rows = db.execute(f"{query} WHERE hash < ? OR hash IS NULL ORDER BY hash", (high,))
-    else:
-        rows = db.execute(f"{query} ORDER BY hash")
-    for key, body in rows:
-        hex_key = key.hex() if isinstance(key, bytes) else str(key)
-        raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
-        yield hex_key, raw, f"fact {hex_key}"
 
 
 def _parse_stored(fact_hash: str, body: bytes | str) -> Fact:
@@ -723,31 +456,3 @@ def _format(db: sqlite3.Connection | PgConnection) -> str | None:
     except sqlite3.DatabaseError:
         return None
     return None if row is None else str(row[0])
-
-
-def _check_acyclic(
-    fact: Fact, name: str, children: Callable[[FactHash], Iterable[FactHash]]
-) -> None:
-    # seed 002 §20.6.1 rule 2: verify acyclicity before persisting.
-    via = closing_parent(fact.hash, fact.derived_from, children)
-    if via is not None:
-        raise errors.LineageError(
-            "provenance_cycle_detected",
-            f"{name} ({fact.hash}): deriving it from {via} would close a cycle",
-            details={"fact": fact.hash, "via": via, "at": name},
-        )
-
-
-def _check_unchanged(fact: Fact, stored_body: bytes, name: str) -> None:
-    # seed 002 §20.6.1 rule 4: derived_from is immutable once stored.
-    try:
-        stored = parse_fact(loads(stored_body), what="stored fact")
-        stored_parents = stored.derived_from
-    except errors.AffidavitError:
-        stored_parents = None
-    if stored_parents != fact.derived_from:
-        raise errors.LineageError(
-            "derived_from_immutable",
-            f"{name} ({fact.hash}) is stored already with a different derived_from",
-            details={"fact": fact.hash, "at": name},
-        )
