@@ -15,12 +15,20 @@ __all__ = ["MAX_ARTEFACT_BYTES", "read_artefact", "read_input"]
 MAX_ARTEFACT_BYTES: Final = 1024 * 1024 * 1024  # a receipt's source, content or chunk: 1 GiB
 
 
-def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_input(
+    source: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    too_large: tuple[type[errors.AffidavitError], str] = (errors.ParseError, "json.too_large"),
+) -> bytes:
     """Read ``source`` (a path, or ``-`` for stdin) with a size cap, never more than cap + 1 bytes.
+    Over the cap is ``too_large`` (the error class and code of what was being read: a DSSE
+    envelope is ``dsse.too_large``, a CBOR statement ``cbor.too_large``), ``{"limit": max_bytes}``
+    in its details.
 
     Raises:
         ``io.unreadable``: the file cannot be read.
-        ``json.too_large``: the input is over ``max_bytes``.
+        ``json.too_large``: the input is over ``max_bytes`` (unless ``too_large`` names another).
     """
     if source != "-":
         data = read_capped(source, max_bytes)
@@ -30,9 +38,9 @@ def read_input(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         except OSError as e:
             raise errors.ParseError("io.unreadable", f"{source}: {e.strerror or e}") from None
     if len(data) > max_bytes:
-        raise errors.ParseError(
-            "json.too_large", f"{source}: over the size limit of {max_bytes} bytes"
-        )
+        family, code = too_large
+        message = f"{source}: larger than {max_bytes} bytes"
+        raise family(code, message, details={"limit": max_bytes})
     return data
 
 
@@ -43,9 +51,4 @@ def read_artefact(source: str, *, max_bytes: int = MAX_ARTEFACT_BYTES) -> bytes:
     Raises:
         ``io.unreadable``: the file cannot be read, or it is over ``max_bytes``.
     """
-    try:
-        return read_input(source, max_bytes=max_bytes)
-    except errors.ParseError as e:
-        if e.code == "json.too_large":
-            raise errors.ParseError("io.unreadable", e.message) from None
-        raise
+    return read_input(source, max_bytes=max_bytes, too_large=(errors.ParseError, "io.unreadable"))

@@ -87,16 +87,19 @@ def read_trust(
     fetch_urls: Iterable[str] = (),
     strict: bool = False,  # noqa: ARG001 - always strict (module docstring)
     windows: bool = False,
+    needed_by: str | None = None,
 ) -> TrustRoot:
     """Every key the trust options name, read one way (module docstring). ``windows``: the
     verb honours validity windows (else a windowed key is ``key.window_unsupported``).
+    ``needed_by``: the verb (e.g. ``verify dsse``) refuses to run without a key (fail closed,
+    style.md §7); what none means otherwise is each verb's (ADR 0016).
 
     ``--fetch-key`` is the only network use: one GET per URL, only when given.
 
     Raises:
         ``key.*``, ``json.*``, ``io.unreadable``: a key file or folder that cannot be read, or
             a file claiming to be a key that is malformed.
-        ``usage.invalid``: a folder holding no key.
+        ``usage.invalid``: a folder holding no key; no key at all when ``needed_by``.
         ``registry.*``: a fetch failed.
     """
     from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64  # noqa: PLC0415 - lazy (cold start)
@@ -115,7 +118,13 @@ def read_trust(
             fetched = fetch_public_key(url)
             echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
             roots.append(_one(TrustedKey(fetched, url, "fetched")))
-    return TrustRoot().merge(*roots)
+    root = TrustRoot().merge(*roots)
+    if needed_by is not None and not root.keys:
+        raise errors.UsageError(
+            f"{needed_by} needs a trusted key: --public-key-base64 K, --public-key FILE,"
+            " --trusted-keys DIR or --vkey VKEY (fail closed)"
+        )
+    return root
 
 
 def read_key_file(path: str, *, windows: bool = False) -> TrustRoot:

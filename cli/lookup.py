@@ -46,12 +46,7 @@ def lookup(url: str, digest: str, as_json: bool, **trust_options: Any) -> None:
             f"{digest[:80]!r} is not a hash: 64 lowercase hex characters{hint}; look a name up "
             "by the SHA-256 of its UTF-8"
         )
-    trust = read_trust(**trust_options)
-    if not trust.keys:
-        raise errors.UsageError(
-            "lookup needs the log's key: --vkey name+keyid+base64, --public-key-base64 or"
-            " another trust option (fail closed)"
-        )
+    trust = read_trust(**trust_options, needed_by="lookup")  # the log's key
     result = run_lookup(url, digest, trust)
     if as_json:
         emit_json({**result.document(), "trust": trust.to_json()})

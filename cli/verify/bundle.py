@@ -121,14 +121,8 @@ def _read_policy(source: str) -> tuple[Any, bytes]:
     """:func:`read_policy`, and the bytes it was parsed from (the VSA's trust digest)."""
     from affidavit.verify.tlog.policy import MAX_POLICY_BYTES, parse_policy  # noqa: PLC0415 - lazy
 
-    try:
-        data = read_input(source, max_bytes=MAX_POLICY_BYTES)
-    except errors.ParseError as e:
-        if e.code != "json.too_large":
-            raise
-        raise errors.ProofError(
-            "tlog.policy_malformed", f"{source}: larger than {MAX_POLICY_BYTES} bytes"
-        ) from None
+    too_large = (errors.ProofError, "tlog.policy_malformed")
+    data = read_input(source, max_bytes=MAX_POLICY_BYTES, too_large=too_large)
     try:
         return parse_policy(data), data
     except errors.ProofError as e:

@@ -61,23 +61,14 @@ def dsse(
     from affidavit.verify.dsse.envelope import MAX_ENVELOPE_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.dsse.report import NO_BUNDLE, check_envelope  # noqa: PLC0415 - lazy
 
-    trust = read_trust(**trust_options)
+    trust = read_trust(**trust_options, needed_by="verify dsse")
     keys = trust.public_keys
-    if not keys:
-        raise errors.UsageError(
-            "verify dsse needs a trusted key: --public-key-base64 K, --public-key FILE or"
-            " --trusted-keys DIR (fail closed)"
-        )
     bundle = NO_BUNDLE if bundle_file is None else _read_bundle(bundle_file)
+    too_large = (errors.EnvelopeError, "dsse.too_large")
     try:
-        data = read_input(source, max_bytes=MAX_ENVELOPE_BYTES)
-    except errors.ParseError as e:
-        if e.code != "json.too_large":
-            raise
-        limit = {"limit": MAX_ENVELOPE_BYTES}
-        message = f"{source}: larger than {MAX_ENVELOPE_BYTES} bytes"
-        error = errors.EnvelopeError("dsse.too_large", message, details=limit)
-        result = Result.unreadable_input("dsse", source, error)
+        data = read_input(source, max_bytes=MAX_ENVELOPE_BYTES, too_large=too_large)
+    except errors.EnvelopeError as e:
+        result = Result.unreadable_input("dsse", source, e)
     else:
         result = check_envelope(data, keys, threshold=threshold, bundle=bundle, source=source)
     print_outcome(result, as_json=as_json, extra={"trust": trust.to_json()})

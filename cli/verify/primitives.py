@@ -49,13 +49,8 @@ def checkpoint(source: str, origin: str | None, as_json: bool, **trust_options: 
     """Verify a C2SP tlog-checkpoint (signed note) against trusted verifier keys."""
     from affidavit.verify.crypto.checkpoint import check_checkpoint  # noqa: PLC0415 - lazy: keeps `affidavit` start fast
 
-    trust = read_trust(**trust_options)
+    trust = read_trust(**trust_options, needed_by="verify checkpoint")
     verifiers = trust.note_verifiers()
-    if not verifiers:
-        raise errors.UsageError(
-            "verify checkpoint needs a trusted verifier key: --vkey name+keyid+base64, or a"
-            " key file or folder of them (fail closed)"
-        )
     note = read_input(source, max_bytes=MAX_CHECKPOINT_BYTES)
     result = check_checkpoint(note, verifiers, origin=origin, source=source)
     print_outcome(result, as_json=as_json, extra={"trust": trust.to_json()}, brief=True)

@@ -58,22 +58,12 @@ def scitt(
     from affidavit.verify.scitt.keys import CoseKey  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.report import verify_transparent_statement  # noqa: PLC0415
 
-    trust = read_trust(**trust_options)
+    trust = read_trust(**trust_options, needed_by="verify scitt")
     log_keys = [CoseKey.from_ed25519(key, "trusted") for key in trust.public_keys]
-    if not log_keys:
-        raise errors.UsageError(
-            "verify scitt needs a trusted log key: --public-key-base64 K, --public-key FILE or"
-            " --trusted-keys DIR (fail closed)"
-        )
     issuers = [read_issuer_key(path) for path in issuer_keys]
-    try:
-        data = read_input(source, max_bytes=MAX_CBOR_BYTES)
-    except errors.ParseError as e:
-        if e.code != "json.too_large":
-            raise
-        raise errors.ScittError(
-            "cbor.too_large", f"{source}: over the cap of {MAX_CBOR_BYTES} bytes"
-        ) from None
+    data = read_input(
+        source, max_bytes=MAX_CBOR_BYTES, too_large=(errors.ScittError, "cbor.too_large")
+    )
     result = verify_transparent_statement(
         data, log_keys=log_keys, issuer_keys=issuers, source=source
     )

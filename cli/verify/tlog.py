@@ -66,17 +66,7 @@ def tlog_proof(
     policy = read_policy(policy_file)
     entry = None if entry_file is None else read_input(entry_file)
     leaf = None if leaf_hash is None else parse_hash(leaf_hash, "--leaf-hash")
-    data = _read_proof(source, MAX_PROOF_BYTES)
+    too_large = (errors.ProofError, "tlog.proof_malformed")
+    data = read_input(source, max_bytes=MAX_PROOF_BYTES, too_large=too_large)
     result = check_proof(data, policy, entry=entry, leaf_hash=leaf, source=source)
     print_outcome(result, as_json=as_json, brief=True)
-
-
-def _read_proof(source: str, limit: int) -> bytes:
-    try:
-        return read_input(source, max_bytes=limit)
-    except errors.ParseError as e:
-        if e.code != "json.too_large":
-            raise
-        raise errors.ProofError(
-            "tlog.proof_malformed", f"{source}: larger than {limit} bytes"
-        ) from None

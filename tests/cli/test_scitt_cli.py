@@ -174,7 +174,7 @@ def test_no_trusted_log_key_is_usage(tmp_path: Path) -> None:
     path, _ = _offline(tmp_path)
     result = run("verify", "scitt", path)
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: usage.invalid: verify scitt needs a trusted log key")
+    assert result.stderr.startswith("error: usage.invalid: verify scitt needs a trusted key")
 
 
 def test_issuer_folder_with_no_key_refuses_to_serve(tmp_path: Path) -> None:
