@@ -23,6 +23,8 @@ contracts room) or cryptography (PEM keys, RFC 3161). docs/adr/0003-cold-start.m
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -139,15 +141,27 @@ __all__ = [
 ]  # the same names as _HOME (a test checks)
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first access (PEP 562)."""
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+def _lazy_names(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's PEP 562 ``__getattr__`` and ``__dir__``: each name of ``homes`` (name -> the
+    module below ``package`` that defines it) is imported from there on first access and kept,
+    so importing a package costs one small module (docs/adr/0003-cold-start.md). Every package
+    of ``affidavit.verify`` loads its public names so."""
+    namespace = sys.modules[package].__dict__
+
+    def load(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{home}"), name)
+        namespace[name] = value
+        return value
+
+    def names() -> list[str]:
+        return sorted({*namespace, *homes})
+
+    return load, names
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__getattr__, __dir__ = _lazy_names(__name__, _HOME)

@@ -6,24 +6,21 @@ docs/formats.md "Declared transformations". Plugins are passed in by the caller 
 :mod:`affidavit.attest.plugins` reads the installed ones).
 """
 
-from affidavit.verify.transforms.chain import apply_chain
-from affidavit.verify.transforms.reference import (
-    RESERVED_ADAPTER_SPECIFIC,
-    RESERVED_REFERENCE,
-)
-from affidavit.verify.transforms.registry import (
-    ENTRY_POINT_GROUP,
-    Transform,
-    TransformSet,
-    check_name,
-)
+from __future__ import annotations
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "RESERVED_ADAPTER_SPECIFIC",
-    "RESERVED_REFERENCE",
-    "Transform",
-    "TransformSet",
-    "apply_chain",
-    "check_name",
-]
+from affidavit.verify import _lazy_names
+
+# name -> the module of this room that defines it, imported on first use (PEP 562,
+# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
+_HOME = {
+    "ENTRY_POINT_GROUP": "registry",
+    "RESERVED_ADAPTER_SPECIFIC": "reference",
+    "RESERVED_REFERENCE": "reference",
+    "Transform": "registry",
+    "TransformSet": "registry",
+    "Transforms": "chain",
+    "apply_chain": "chain",
+    "check_name": "registry",
+}
+__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
+__getattr__, __dir__ = _lazy_names(__name__, _HOME)
