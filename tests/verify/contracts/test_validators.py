@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.attest import plugins
+from affidavit.verify import errors
 from affidavit.verify.contracts.validators import (
     BooleanValidator,
     ValidationResult,
     Validator,
     ValidatorRegistry,
-    boolean_validator_family,
     get_validator,
     known_validators,
 )
@@ -103,29 +102,6 @@ def test_registry_lookup_by_name_and_version() -> None:
     assert isinstance(_boolean(), BooleanValidator)
 
 
-def test_the_declared_entry_point_resolves_to_the_family() -> None:
-    import importlib.metadata
-
-    points = importlib.metadata.entry_points(
-        group="affidavit.validators", name="starter_boolean_validator"
-    )
-    (point,) = points
-    assert point.load() is boolean_validator_family
-
-
-def test_entry_points_are_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-
-    calls: list[str] = []
-    real = plugins._entry_points
-    monkeypatch.setattr(plugins, "_entry_points", lambda: calls.append("scan") or real())
-    registry = plugins.installed_validators()
-    assert registry.get("starter_boolean_validator", "1.0.0") is not None
-    assert calls == []  # built-in: no metadata scan
-    assert registry.get("plugin_only_validator", "1.0.0") is None
-    assert registry.get("plugin_only_validator", "2.0.0") is None
-    assert calls == ["scan"]  # scanned once per unknown name
-
-
 def test_a_sealed_registry_knows_only_its_families() -> None:
     registry = ValidatorRegistry({})
     assert registry.get("starter_boolean_validator", "1.0.0") is None
@@ -135,12 +111,14 @@ def test_a_sealed_registry_knows_only_its_families() -> None:
 def test_no_entry_point_is_read_unless_the_caller_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     # A verdict must not depend on what happens to be installed (issue 22): the library's
     # registries (get_validator, BundleVerifier, lint_contract) know the built-ins only.
+    import importlib.metadata
+
     from affidavit.verify.contracts import validators
 
-    def scan() -> list[Any]:
+    def scan(**_: Any) -> list[Any]:
         raise AssertionError("entry points were read")
 
-    monkeypatch.setattr(plugins, "_entry_points", scan)
+    monkeypatch.setattr(importlib.metadata, "entry_points", scan)
     for registry in (ValidatorRegistry(), validators.default_registry):
         assert registry.get("plugin_validator", "1.0.0") is None
         assert registry.known() == (("starter_boolean_validator", "1.0.0"),)
@@ -162,62 +140,25 @@ def test_a_broken_family_is_a_load_error() -> None:
         registry.get("y_validator", "1.0.0")
 
 
-def test_ambiguous_entry_points_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.metadata
+class _BrokenPlugins:
+    """Plug-ins offering ``plugin_validator`` whose family does not load (the
+    :class:`~affidavit.verify.contracts.validators.ValidatorPlugins` a caller passes)."""
 
-    twins = [
-        importlib.metadata.EntryPoint("dup_validator", "pkg_a:family", "affidavit.validators"),
-        importlib.metadata.EntryPoint("dup_validator", "pkg_b:family", "affidavit.validators"),
-    ]
-    monkeypatch.setattr(plugins, "_entry_points", lambda: twins)
-    with raises_code("validator.load_failed"):
-        plugins.installed_validators().get("dup_validator", "1.0.0")
+    def names(self) -> list[str]:
+        return ["plugin_validator"]
 
-
-def plugin_family() -> list[Validator]:
-    """A third-party family, loaded through a (simulated) entry point."""
-    return [BooleanValidator("plugin_validator", "2.0.0")]
+    def family(self, name: str) -> None:
+        raise errors.ContractError("validator.load_failed", f"{name}: could not be loaded")
 
 
-def _points(*values: str) -> Any:
-    import importlib.metadata
-
-    return lambda: [
-        importlib.metadata.EntryPoint("plugin_validator", value, "affidavit.validators")
-        for value in values
-    ]
-
-
-def test_a_plugin_family_loads_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
-
-    monkeypatch.setattr(plugins, "_entry_points", _points(f"{__name__}:plugin_family"))
-    registry = plugins.installed_validators()
-    assert registry.get("plugin_validator", "2.0.0") is not None
-    assert registry.known() == (
-        ("plugin_validator", "2.0.0"),
-        ("starter_boolean_validator", "1.0.0"),
-    )
-
-
-@pytest.mark.parametrize(
-    "target",
-    ["no_such_module_anywhere:family", "affidavit.verify.contracts.validators:ENTRY_POINT_GROUP"],
-)
-def test_a_broken_entry_point_is_a_load_error(monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-
-    monkeypatch.setattr(plugins, "_entry_points", _points(target))
-    with raises_code("validator.load_failed"):
-        plugins.installed_validators().get("plugin_validator", "1.0.0")
-
-
-def test_lint_turns_a_load_failure_into_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lint_turns_a_load_failure_into_a_warning() -> None:
     from affidavit.verify.contracts import contract
 
     from tests.verify.contracts.test_contract_golden import BASE, sealed
 
-    monkeypatch.setattr(plugins, "_entry_points", _points("no_such_module_anywhere:f"))
     declaration = sealed({**BASE, "validator_name": "plugin_validator"})
-    report = contract.lint_contract(declaration, validators=plugins.installed_validators())
+    registry = ValidatorRegistry(plugins=_BrokenPlugins())
+    report = contract.lint_contract(declaration, validators=registry)
     assert report.ok
     assert [w.code for w in report.warnings] == ["validator.unknown"]
     assert "could not be loaded" in report.warnings[0].message

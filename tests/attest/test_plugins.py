@@ -1,19 +1,96 @@
-"""Plugins of entry-point group ``affidavit.transforms``: picked up, never allowed to replace a
+"""affidavit.attest.plugins: the installed plug-ins. Validators (entry-point group
+``affidavit.validators``) load lazily, once per name, and a broken or ambiguous one is a load
+error; transformations (``affidavit.transforms``) are picked up, never allowed to replace a
 reference transformation, and a broken one is an error rather than the identity."""
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from affidavit.attest import plugins
 from affidavit.attest.plugins import available_transforms, transforms_for
-from affidavit.verify.transforms import (
-    RESERVED_REFERENCE,
-    apply_chain,
+from affidavit.verify.contracts.validators import (
+    BooleanValidator,
+    Validator,
+    boolean_validator_family,
 )
+from affidavit.verify.transforms import RESERVED_REFERENCE, apply_chain
 
 from tests.conftest import raises_code
+
+# -- validators -----------------------------------------------------------------------------
+
+
+def test_the_declared_entry_point_resolves_to_the_family() -> None:
+    points = importlib.metadata.entry_points(
+        group="affidavit.validators", name="starter_boolean_validator"
+    )
+    (point,) = points
+    assert point.load() is boolean_validator_family
+
+
+def test_entry_points_are_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+
+    calls: list[str] = []
+    real = plugins._entry_points
+    monkeypatch.setattr(plugins, "_entry_points", lambda: calls.append("scan") or real())
+    registry = plugins.installed_validators()
+    assert registry.get("starter_boolean_validator", "1.0.0") is not None
+    assert calls == []  # built-in: no metadata scan
+    assert registry.get("plugin_only_validator", "1.0.0") is None
+    assert registry.get("plugin_only_validator", "2.0.0") is None
+    assert calls == ["scan"]  # scanned once per unknown name
+
+
+def test_ambiguous_entry_points_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    twins = [
+        importlib.metadata.EntryPoint("dup_validator", "pkg_a:family", "affidavit.validators"),
+        importlib.metadata.EntryPoint("dup_validator", "pkg_b:family", "affidavit.validators"),
+    ]
+    monkeypatch.setattr(plugins, "_entry_points", lambda: twins)
+    with raises_code("validator.load_failed"):
+        plugins.installed_validators().get("dup_validator", "1.0.0")
+
+
+def plugin_family() -> list[Validator]:
+    """A third-party family, loaded through a (simulated) entry point."""
+    return [BooleanValidator("plugin_validator", "2.0.0")]
+
+
+def _points(*values: str) -> Any:
+    return lambda: [
+        importlib.metadata.EntryPoint("plugin_validator", value, "affidavit.validators")
+        for value in values
+    ]
+
+
+def test_a_plugin_family_loads_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+
+    monkeypatch.setattr(plugins, "_entry_points", _points(f"{__name__}:plugin_family"))
+    registry = plugins.installed_validators()
+    assert registry.get("plugin_validator", "2.0.0") is not None
+    assert registry.known() == (
+        ("plugin_validator", "2.0.0"),
+        ("starter_boolean_validator", "1.0.0"),
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["no_such_module_anywhere:family", "affidavit.verify.contracts.validators:ENTRY_POINT_GROUP"],
+)
+def test_a_broken_entry_point_is_a_load_error(monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+
+    monkeypatch.setattr(plugins, "_entry_points", _points(target))
+    with raises_code("validator.load_failed"):
+        plugins.installed_validators().get("plugin_validator", "1.0.0")
+
+
+# -- transformations ------------------------------------------------------------------------
 
 _PLUGIN_MODULE = """
 def composer_ordering(text):
