@@ -322,7 +322,7 @@ class PgCluster:
     def restart(self, mode: str = "fast") -> None:
         """Stop (``fast``; or ``immediate``, which is a crash: no checkpoint, WAL recovery on
         start) and start again on the same port."""
-        self._stop_server(mode)
+        self.stop_server(mode)
         self.start()
 
     def _postmaster_pid(self) -> int | None:
@@ -339,7 +339,8 @@ class PgCluster:
             while time.monotonic() < deadline and _alive(pid):
                 time.sleep(0.05)
 
-    def _stop_server(self, mode: str) -> None:
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server and keep the folder (``start()`` brings it back on the same port)."""
         if not self.data.is_dir() or self._postmaster_pid() is None:
             self.running = False
             return
@@ -359,11 +360,23 @@ class PgCluster:
         if self._removed:
             return
         try:
-            self._stop_server("fast")
+            self.stop_server()
         finally:
             shutil.rmtree(self.base, ignore_errors=True)
             self._removed = True
             atexit.unregister(self.stop)
+
+    # -- faults ----------------------------------------------------------------------------
+
+    def terminate_backends(self, url: str) -> None:
+        """``pg_terminate_backend`` every session connected to the database of ``url`` (but this
+        one)."""
+        with self.connect() as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                (database_name(url),),
+            )
 
     # -- databases --------------------------------------------------------------------------
 
@@ -406,6 +419,37 @@ class PgCluster:
             conn.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+def database_name(url: str) -> str:
+    """The database a ``postgresql://.../NAME`` URL names."""
+    return url.rsplit("/", 1)[1]
+
+
+class LockWatch:
+    """One admin connection that asks who holds an advisory lock (the registry's writer lock,
+    attest/stores/postgres.py) in the database of ``url``; ``close()`` it."""
+
+    def __init__(self, cluster: PgCluster, url: str) -> None:
+        self.admin = cluster.connect()
+        self.dbname = database_name(url)
+
+    def close(self) -> None:
+        self.admin.close()
+
+    def holders(self, pid: int | None = None) -> list[tuple[str, str]]:
+        """(state, query) of each session holding an advisory lock; only registry process
+        ``pid``'s (its ``application_name`` is ``affidavit-PID``) when given."""
+        query = (
+            "SELECT a.state, a.query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = %s"
+        )
+        args = [self.dbname]
+        if pid is not None:
+            query += " AND a.application_name = %s"
+            args.append(f"affidavit-{pid}")
+        rows = self.admin.execute(query, args).fetchall()
+        return [(str(state), str(text)) for state, text in rows]
 
 
 def _alive(pid: int) -> bool:

@@ -1,11 +1,13 @@
-"""Real processes on 127.0.0.1 for tests: a free port, and ``affidavit registry serve``.
+"""Real processes on 127.0.0.1 for tests: a free port, ``affidavit registry serve`` (one, or
+several on one database), and the fault helpers that pause them.
 
 Every process is started for real and stopped by the test that started it (SIGTERM, or SIGKILL
-for fault tests); nothing listens beyond 127.0.0.1.
+for fault tests); nothing listens beyond 127.0.0.1. Every wait is bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,11 +15,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 
@@ -116,9 +119,67 @@ class RegistryProcess:
         self._reap(10)
 
     def stop(self) -> int:
-        """SIGTERM (a graceful shutdown) and wait; returns the exit status."""
+        """SIGTERM (a graceful shutdown; SIGCONT first, should a fault test have paused it) and
+        wait; returns the exit status."""
         if self.process is None:
             return 0
         if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
             self.process.send_signal(signal.SIGTERM)
         return self._reap(30)
+
+
+@contextlib.contextmanager
+def registry_instances(
+    folder: Path, database_url: str, count: int, *scopes: str, env: Mapping[str, str] | None = None
+) -> Iterator[list[RegistryProcess]]:
+    """``count`` instances on one PostgreSQL database (data folder ``folder/data``, stderr in
+    ``folder/instance-N.log``: a fault logs a line per refused request, and a full pipe stalls a
+    server), each with one API key of ``scopes`` as its ``token``; all stopped at the end."""
+    data = folder / "data"
+    data.mkdir()
+    shared = {
+        "AFFIDAVIT_DATABASE_URL": database_url,
+        "AFFIDAVIT_PUBLIC_URL": "https://registry.example",  # the load balancer's, for all
+        **(env or {}),
+    }
+    servers = [
+        RegistryProcess(data, shared, log_file=folder / f"instance-{n}.log") for n in range(count)
+    ]
+    started: list[RegistryProcess] = []
+    try:
+        for server in servers:
+            server.start()
+            started.append(server)
+        token = api_key(data, *scopes, database_url=database_url)
+        for server in servers:
+            server.token = token
+        yield servers
+    finally:
+        for server in started:
+            server.stop()
+
+
+def until(check: Callable[[], bool], bound: float, step: float = 0.05, what: str = "") -> float:
+    """Seconds until ``check()`` is true; fails (saying ``what``) after ``bound`` seconds."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > bound:
+            pytest.fail(f"not within {bound} s{': ' + what if what else ''}")
+        time.sleep(step)
+    return time.monotonic() - started
+
+
+def stop_inside(pid: int, inside: Callable[[], bool], bound: float = 60) -> float:
+    """SIGSTOP process ``pid`` at a moment ``inside()`` is true: look, stop, look again (it may
+    have moved on in between), else resume it and try again. Returns how long catching took;
+    fails after ``bound`` seconds."""
+    started = time.monotonic()
+    while time.monotonic() < started + bound:
+        if not inside():
+            continue
+        os.kill(pid, signal.SIGSTOP)
+        if inside():  # stopped inside it
+            return time.monotonic() - started
+        os.kill(pid, signal.SIGCONT)
+    pytest.fail(f"never caught process {pid} inside within {bound} s")

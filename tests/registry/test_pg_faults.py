@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -26,8 +25,8 @@ import pytest
 from affidavit.attest.stores.postgres import WRITER_LEASE_S
 
 from tests.conftest import postgres_bindir
-from tests.pg import PgCluster
-from tests.processes import RegistryProcess, api_key
+from tests.pg import LockWatch, PgCluster, database_name
+from tests.processes import RegistryProcess, registry_instances, stop_inside, until
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.test_load import Record, _check_heads, _check_readable, _worker
 
@@ -58,41 +57,11 @@ def database(cluster: PgCluster, request: pytest.FixtureRequest) -> Iterator[str
     cluster.drop_database(name)
 
 
-def _instances(tmp_path: Path, url: str, count: int) -> list[RegistryProcess]:
-    data = tmp_path / "data"
-    data.mkdir()
-    env = {
-        "AFFIDAVIT_DATABASE_URL": url,
-        "AFFIDAVIT_PUBLIC_URL": "https://registry.example",
-        "AFFIDAVIT_READ_THREADS": "2",
-    }
-    # stderr to files: a fault logs a line per refused request, and a full pipe stalls a server
-    return [
-        RegistryProcess(data, env, log_file=tmp_path / f"instance-{n}.log") for n in range(count)
-    ]
-
-
-@contextlib.contextmanager
-def _serving(tmp_path: Path, url: str, count: int) -> Iterator[list[RegistryProcess]]:
-    servers = _instances(tmp_path, url, count)
-    started: list[RegistryProcess] = []
-    try:
-        for server in servers:
-            server.start()
-            started.append(server)
-            if len(started) == 1:
-                token = api_key(
-                    server.data_dir, "publish", "facts:write", "facts:read:*", database_url=url
-                )
-        for server in servers:
-            server.token = token
-        yield servers
-    finally:
-        for server in started:
-            if server.process is not None and server.process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    server.process.send_signal(signal.SIGCONT)
-            server.stop()
+def _serving(
+    tmp_path: Path, url: str, count: int
+) -> contextlib.AbstractContextManager[list[RegistryProcess]]:
+    scopes = ("publish", "facts:write", "facts:read:*")
+    return registry_instances(tmp_path, url, count, *scopes, env={"AFFIDAVIT_READ_THREADS": "2"})
 
 
 class Background:
@@ -116,23 +85,13 @@ class Background:
 
     def start(self) -> Background:
         self.thread.start()
-        _until(lambda: len(self.record.contracts) >= 2 and len(self.record.facts) >= 2, 30)
+        until(lambda: len(self.record.contracts) >= 2 and len(self.record.facts) >= 2, 30)
         return self
 
     def stop(self) -> None:
         self.record.done = True
         self.thread.join(60)
         assert not self.thread.is_alive()
-
-
-def _until(check: Callable[[], bool], bound: float, step: float = 0.05) -> float:
-    """Seconds until ``check()`` is true; fails after ``bound`` seconds."""
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > bound:
-            pytest.fail(f"not within {bound} s")
-        time.sleep(step)
-    return time.monotonic() - started
 
 
 def _auth(server: RegistryProcess) -> dict[str, str]:
@@ -180,7 +139,7 @@ def _usable(server: RegistryProcess, record: Record) -> bool:
 
 
 def _assert_nothing_names_the_database(text: str, url: str, port: int) -> None:
-    name = url.rsplit("/", 1)[1]
+    name = database_name(url)
     # the user is "postgres" ("postgresql" is the store's kind, which health names)
     for secret in ("127.0.0.1", str(port), "postgres@", "user", name, "registry.db", "://"):
         assert secret not in text, f"{secret!r} in {text!r}"
@@ -189,15 +148,6 @@ def _assert_nothing_names_the_database(text: str, url: str, port: int) -> None:
 def _check_everything_acknowledged(server: RegistryProcess, record: Record) -> None:
     _check_readable(server.url, server.token, record)
     _check_heads(server.url, record.heads)
-
-
-def _terminate_backends(cluster: PgCluster, url: str) -> None:
-    with cluster.connect() as admin:
-        admin.execute(
-            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (url.rsplit("/", 1)[1],),
-        )
 
 
 def _report(fault: str, down: float, recovery: float) -> None:
@@ -216,11 +166,11 @@ def test_the_registry_recovers_without_a_restart(
         try:
             started = time.monotonic()
             if fault == "terminate-backends":
-                _terminate_backends(cluster, database)
+                cluster.terminate_backends(database)
             else:
                 cluster.restart(fault.removeprefix("restart-"))
             back = time.monotonic()
-            recovery = _until(lambda: _usable(server, record), RECOVERY_BOUND_S, step=0.1)
+            recovery = until(lambda: _usable(server, record), RECOVERY_BOUND_S, step=0.1)
             _report(fault, back - started, recovery)
             time.sleep(0.3)  # and the load runs on
         finally:
@@ -237,9 +187,9 @@ def test_the_server_stopped_for_five_seconds(
         load = Background(server, record).start()
         try:
             started = time.monotonic()
-            cluster._stop_server("fast")  # the server down, the folder kept
+            cluster.stop_server()  # the server down, the folder kept
             # Health turns degraded (503) within its deadline; liveness does not touch the store.
-            _until(lambda: httpx.get(server.url + "/v1/health").status_code == 503, 3)
+            until(lambda: httpx.get(server.url + "/v1/health").status_code == 503, 3)
             health = httpx.get(server.url + "/v1/health")
             assert health.json()["status"] == "degraded"
             assert health.json()["code"] == "store.unreadable"
@@ -254,7 +204,7 @@ def test_the_server_stopped_for_five_seconds(
             time.sleep(max(0.0, DOWN_S - (time.monotonic() - started)))
             cluster.start()
             back = time.monotonic()
-            recovery = _until(lambda: _usable(server, record), RECOVERY_BOUND_S, step=0.1)
+            recovery = until(lambda: _usable(server, record), RECOVERY_BOUND_S, step=0.1)
             _report("stopped 5 s", back - started, recovery)
             assert httpx.get(server.url + "/v1/health/ready").status_code == 200
         finally:
@@ -262,33 +212,13 @@ def test_the_server_stopped_for_five_seconds(
         _check_everything_acknowledged(server, record)
 
 
-def _advisory_holders(cluster: PgCluster, url: str) -> list[tuple[str, str]]:
-    """(state, query) of each session of the database holding an advisory lock."""
-    with cluster.connect() as admin:
-        rows = admin.execute(
-            "SELECT a.state, a.query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-            "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = %s",
-            (url.rsplit("/", 1)[1],),
-        ).fetchall()
-    return [(str(state), str(query)) for state, query in rows]
-
-
-def _pause_holding_the_lock(
-    server: RegistryProcess, cluster: PgCluster, url: str
-) -> list[tuple[str, str]]:
+def _pause_holding_the_lock(server: RegistryProcess, watch: LockWatch) -> list[tuple[str, str]]:
     """SIGSTOP ``server`` at a moment it holds the writer lock (it is the only one writing);
-    the holder's (state, query)."""
+    the (state, query) of its session holding it."""
     assert server.process is not None
     pid = server.process.pid
-    for _ in range(400):
-        os.kill(pid, signal.SIGSTOP)
-        time.sleep(0.02)
-        holders = _advisory_holders(cluster, url)
-        if holders:
-            return holders
-        os.kill(pid, signal.SIGCONT)
-        time.sleep(0.01)
-    pytest.fail("never caught the instance holding the writer lock")
+    stop_inside(pid, lambda: bool(watch.holders(pid)))
+    return watch.holders(pid)
 
 
 def test_a_paused_instance_holding_the_writer_lock(
@@ -299,7 +229,8 @@ def test_a_paused_instance_holding_the_writer_lock(
         load = Background(a, record).start()
         assert a.process is not None
         try:
-            holders = _pause_holding_the_lock(a, cluster, database)
+            with contextlib.closing(LockWatch(cluster, database)) as watch:
+                holders = _pause_holding_the_lock(a, watch)
             paused = time.monotonic()
             try:
                 # B's write waits for the paused holder's lease at most, then goes through
@@ -308,14 +239,14 @@ def test_a_paused_instance_holding_the_writer_lock(
                 assert answer.status_code == 201, (answer.text, holders)
                 assert waited <= WRITER_LEASE_S + 2, waited
                 # and B is whole: writes, API-key lookups, the latest head, health
-                b_ok = _until(lambda: _usable(b, record), 2)
+                b_ok = until(lambda: _usable(b, record), 2)
                 quick = time.monotonic()
                 assert _publish(b, record).status_code == 201
                 assert time.monotonic() - quick < 2  # no stall left while A stays paused
             finally:
                 a.process.send_signal(signal.SIGCONT)
             resumed = time.monotonic()
-            recovery = _until(lambda: _usable(a, record), RECOVERY_BOUND_S, step=0.1)
+            recovery = until(lambda: _usable(a, record), RECOVERY_BOUND_S, step=0.1)
             print(
                 f"\nSIGSTOP holder: B's write waited {waited:.2f} s (lease {WRITER_LEASE_S:g} s),"
                 f" B whole {b_ok:.2f} s later; A recovered {recovery:.2f} s after SIGCONT"

@@ -28,8 +28,8 @@ from affidavit.verify.crypto.checkpoint import NoteVerifier, verify_checkpoint
 from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
 from affidavit.verify.crypto.merkle import leaf_hash, verify_consistency
 
-from tests.pg import PgCluster
-from tests.processes import RegistryProcess, api_key
+from tests.pg import LockWatch, PgCluster, database_name
+from tests.processes import RegistryProcess, api_key, registry_instances, stop_inside, until
 from tests.registry.rawhttp import Connection
 
 pytestmark = pytest.mark.network_local
@@ -208,7 +208,6 @@ def test_sigkill_under_load_loses_no_acknowledged_entry_sqlite(server: RegistryP
         _load([server], acks, lambda a, t=target: len(a.entries) >= t, bound=30)
         acks.done = False
         server.kill()
-        server.process = None
         server.start()  # start-up audits every node and refuses a forked or damaged tree
         _check(server.url, acks)
         assert 500 not in acks.refusals, (round_, acks.refusals)
@@ -309,124 +308,67 @@ def test_a_full_queue_answers_503_with_retry_after_and_drops_nothing(tmp_path: P
 # -- PostgreSQL: two instances on one database ------------------------------------------------
 
 
-@contextlib.contextmanager
-def _pair(tmp_path: Path, url: str) -> Iterator[list[RegistryProcess]]:
-    data = tmp_path / "data"
-    data.mkdir()
-    env = {"AFFIDAVIT_DATABASE_URL": url, "AFFIDAVIT_PUBLIC_URL": "https://registry.example"}
-    servers = [
-        RegistryProcess(data, env, log_file=tmp_path / f"instance-{n}.log") for n in range(2)
-    ]
-    started: list[RegistryProcess] = []
-    try:
-        for server in servers:
-            server.start()
-            started.append(server)
-        token = api_key(data, "log:write", database_url=url)
-        for server in servers:
-            server.token = token
-        yield servers
-    finally:
-        for server in started:
-            if server.process is not None and server.process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    server.process.send_signal(signal.SIGCONT)
-            server.stop()
+def _pair(tmp_path: Path, url: str) -> contextlib.AbstractContextManager[list[RegistryProcess]]:
+    return registry_instances(tmp_path, url, 2, "log:write")
 
 
-_INTEGRATING = (
-    "SELECT idx, hash FROM log_sequenced WHERE idx >=%",
-    "INSERT INTO log_nodes%",
-    "INSERT INTO log_entries(idx, data) SELECT%",
-    "DELETE FROM log_sequenced WHERE idx <%",
+_INTEGRATING = (  # how the statements of an integration begin (attest/stores/postgres.py)
+    "SELECT idx, hash FROM log_sequenced WHERE idx >=",
+    "INSERT INTO log_nodes",
+    "INSERT INTO log_entries(idx, data) SELECT",
+    "DELETE FROM log_sequenced WHERE idx <",
 )
 
 
-class _Watcher:
-    """One admin connection that asks whether a process is inside an integration."""
-
-    def __init__(self, cluster: PgCluster) -> None:
-        self.admin = cluster.connect()
-
-    def close(self) -> None:
-        self.admin.close()
-
-    def integrating(self, url: str, pid: int) -> bool:
-        """Whether process ``pid`` is inside an integration transaction, holding the writer
-        lock."""
-        row = self.admin.execute(
-            "SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
-            "WHERE a.datname = %s AND a.application_name = %s AND l.locktype = 'advisory' "
-            "AND l.granted AND a.state LIKE 'idle in transaction%%' AND ("
-            + " OR ".join(["a.query LIKE %s"] * len(_INTEGRATING))
-            + ")",
-            (url.rsplit("/", 1)[1], f"affidavit-{pid}", *_INTEGRATING),
-        ).fetchone()
-        return bool(row and row[0])
-
-
-def _catch_integrating(
-    server: RegistryProcess, cluster: PgCluster, url: str, signal_number: int
-) -> float:
-    """Stop ``server`` (SIGSTOP) at a moment it is inside an integration holding the writer lock,
-    then send it ``signal_number`` (SIGKILL, or nothing more for SIGSTOP), while entries keep
-    arriving (the load runs in the caller): stop, look, resume, until caught. Returns how long
-    catching took."""
-    assert server.process is not None
-    pid, started = server.process.pid, time.monotonic()
-    watcher = _Watcher(cluster)
-    try:
-        while time.monotonic() < started + 60:
-            if not watcher.integrating(url, pid):
-                continue
-            os.kill(pid, signal.SIGSTOP)
-            if watcher.integrating(url, pid):  # stopped inside it
-                if signal_number != signal.SIGSTOP:
-                    os.kill(pid, signal_number)
-                return time.monotonic() - started
-            os.kill(pid, signal.SIGCONT)
-    finally:
-        watcher.close()
-    pytest.fail("never caught the instance inside an integration")
+def _integrating(watch: LockWatch, pid: int) -> bool:
+    """Whether registry process ``pid`` is inside an integration transaction, holding the writer
+    lock."""
+    return any(
+        state.startswith("idle in transaction") and query.startswith(_INTEGRATING)
+        for state, query in watch.holders(pid)
+    )
 
 
 def _stored_size(cluster: PgCluster, url: str) -> int:
-    with cluster.connect(url.rsplit("/", 1)[1]) as conn:
+    with cluster.connect(database_name(url)) as conn:
         row = conn.execute("SELECT max(idx) FROM log_nodes WHERE level = 0").fetchone()
     return 0 if row is None or row[0] is None else int(row[0]) + 1
 
 
-def _in_background(servers: list[RegistryProcess], acks: Acks) -> Callable[[], None]:
-    """Start the load in a thread; returns what stops it."""
+@contextlib.contextmanager
+def _loaded(servers: list[RegistryProcess], acks: Acks) -> Iterator[None]:
+    """The load in a thread for the length of the block."""
     worker = threading.Thread(target=_load, args=(servers, acks, lambda _: False, 120))
     worker.start()
-
-    def stop() -> None:
+    try:
+        yield
+    finally:
         acks.done = True
         worker.join(60)
 
-    return stop
+
+def _catch_integrating(a: RegistryProcess, acks: Acks, watch: LockWatch) -> int:
+    """Once 200 entries are acknowledged, SIGSTOP instance ``a`` at a moment it is inside an
+    integration holding the writer lock, while entries keep arriving (the load runs in the
+    caller); its pid."""
+    until(lambda: len(acks.entries) >= 200, 60, step=0.01)
+    assert a.process is not None
+    pid = a.process.pid
+    caught = stop_inside(pid, lambda: _integrating(watch, pid))
+    print(f"\ncaught A inside an integration after {caught:.2f} s")
+    return pid
 
 
 def test_sigkill_mid_integration_loses_nothing_postgresql(
     pg_cluster: PgCluster, pg_url: str, tmp_path: Path
 ) -> None:
-    with _pair(tmp_path, pg_url) as (a, b):
+    with _pair(tmp_path, pg_url) as (a, b), contextlib.closing(LockWatch(pg_cluster, pg_url)) as w:
         acks = Acks()
-        stop = _in_background([a, b], acks)
-        try:
-            while len(acks.entries) < 200:
-                time.sleep(0.01)
-            caught = _catch_integrating(a, pg_cluster, pg_url, signal.SIGKILL)
-            print(f"\ncaught A inside an integration after {caught:.2f} s; SIGKILL")
+        with _loaded([a, b], acks):
+            _catch_integrating(a, acks, w)
+            a.kill()
             killed_at = len(acks.entries)
-            while len(acks.entries) < killed_at + 100:  # B carries on
-                time.sleep(0.01)
-        finally:
-            stop()
-        assert a.process is not None
-        a.process.wait(10)
-        a.process = None
+            until(lambda: len(acks.entries) >= killed_at + 100, 60, step=0.01)  # B carries on
         _check(b.url, acks)
         a.start()  # the killed instance comes back: start-up audits the tree, no fork
         _check(a.url, acks)
@@ -435,36 +377,21 @@ def test_sigkill_mid_integration_loses_nothing_postgresql(
 def test_two_instances_never_integrate_at_once_sigstop_mid_batch(
     pg_cluster: PgCluster, pg_url: str, tmp_path: Path
 ) -> None:
-    with _pair(tmp_path, pg_url) as (a, b):
+    with _pair(tmp_path, pg_url) as (a, b), contextlib.closing(LockWatch(pg_cluster, pg_url)) as w:
         acks = Acks()
-        stop = _in_background([a, b], acks)
-        try:
-            while len(acks.entries) < 200:
-                time.sleep(0.01)
-            caught = _catch_integrating(a, pg_cluster, pg_url, signal.SIGSTOP)
-            print(f"\ncaught A inside an integration after {caught:.2f} s; SIGSTOP")
-            assert a.process is not None
+        with _loaded([a, b], acks):
+            pid = _catch_integrating(a, acks, w)
             paused, frozen = time.monotonic(), _stored_size(pg_cluster, pg_url)
-            watcher = _Watcher(pg_cluster)
-            try:  # still inside its batch, holding the writer lock
-                assert watcher.integrating(pg_url, a.process.pid)
-            finally:
-                watcher.close()
+            assert _integrating(w, pid)  # still inside its batch, holding the writer lock
             # While A holds the writer lock inside its batch, nobody integrates (B waits)...
             time.sleep(3.0)
             assert _stored_size(pg_cluster, pg_url) == frozen
             # ...until A's lease ends its session; then B integrates what A had taken, once.
-            ends = time.monotonic() + 15
-            while _stored_size(pg_cluster, pg_url) == frozen and time.monotonic() < ends:
-                time.sleep(0.05)
+            until(lambda: _stored_size(pg_cluster, pg_url) > frozen, 15, what="B never integrated")
             grew = time.monotonic() - paused
-            assert _stored_size(pg_cluster, pg_url) > frozen, "B never integrated"
-            a.process.send_signal(signal.SIGCONT)
+            os.kill(pid, signal.SIGCONT)
             resumed = len(acks.entries)
-            while len(acks.entries) < resumed + 100:
-                time.sleep(0.01)
-        finally:
-            stop()
+            until(lambda: len(acks.entries) >= resumed + 100, 60, step=0.01)
         print(f"\nSIGSTOP mid-integration: the tree grew again {grew:.2f} s after the pause")
         _check(b.url, acks)
         _check(a.url, acks)
