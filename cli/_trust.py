@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from affidavit.attest._host import read_key_bytes
-from affidavit.cli.verify._fastpath import Option, echo
+from affidavit.cli.verify._fastpath import Option, click_option, echo
 from affidavit.verify import errors
+from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64, parse_key_bytes
 from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
 
 if TYPE_CHECKING:
@@ -69,8 +70,6 @@ def trust_options(f: F) -> F:
     """Add :data:`TRUST_OPTIONS` to a click command; it receives them as keyword arguments
     (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``, ``strict``), to pass
     on to :func:`read_trust`."""
-    from affidavit.cli.verify._fastpath import click_option  # noqa: PLC0415 - click, lazily
-
     for option in reversed(TRUST_OPTIONS):
         params: list[Any] = getattr(f, "__click_params__", [])
         params.append(click_option(option))
@@ -102,8 +101,6 @@ def read_trust(
         ``usage.invalid``: a folder holding no key; no key at all when ``needed_by``.
         ``registry.*``: a fetch failed.
     """
-    from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64  # noqa: PLC0415 - lazy (cold start)
-
     roots = [
         _one(TrustedKey(key_from_base64(text), f"--public-key-base64 #{n}", "base64"))
         for n, text in enumerate(keys_b64, 1)
@@ -134,8 +131,6 @@ def read_key_file(path: str, *, windows: bool = False) -> TrustRoot:
         ``io.unreadable``: it cannot be read. ``key.unrecognized``: larger than a key file.
         ``key.*``, ``json.*``: not a key.
     """
-    from affidavit.verify.crypto.trusted_keys import parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
-
     return _one(parse_key_bytes(read_key_bytes(path), source=path, windows=windows))
 
 
@@ -192,7 +187,6 @@ def _vkey(value: str, *, windows: bool) -> TrustRoot:
     if os.path.isfile(value):
         return read_key_file(value, windows=windows)
     from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
-    from affidavit.verify.crypto.trusted_keys import TrustedKey  # noqa: PLC0415 - lazy
 
     verifier = parse_verifier_key(value)  # key.vkey_malformed says what is wrong
     return _one(TrustedKey(verifier.key, "--vkey", "vkey", verifier=verifier))

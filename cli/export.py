@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 
 import click
+from affidavit.attest.files import atomic_write
 from affidavit.cli._common import emit_json, json_option, read_json
 
 __all__ = ["export"]
@@ -44,7 +45,6 @@ def export() -> None:
 @json_option
 def intoto(source: str, key_file: str, out_file: str, kind: str | None, as_json: bool) -> None:
     """Sign SOURCE (bundle, manifest entry or facts audit report) as an in-toto Statement."""
-    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
     from affidavit.attest.intoto.export import statement_for  # noqa: PLC0415 - lazy
     from affidavit.attest.intoto.sign import keyid_of, sign_statement  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy

@@ -36,9 +36,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from affidavit.attest._host import utc_now
+from affidavit.attest.files import atomic_write
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._input import read_artefact
 from affidavit.verify import errors
+from affidavit.verify.json.canonical import jcs
+from affidavit.verify.json.forms import format_utc
+from affidavit.verify.lineage.facts import parse_fact
 
 if TYPE_CHECKING:
     from affidavit.verify.receipts.format import Receipt
@@ -109,12 +114,9 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     as_json: bool,
 ) -> None:
     """Replay, then sign a receipt of SRC -> OUT; refuse a content that does not replay."""
-    from affidavit.attest._host import utc_now  # noqa: PLC0415 - lazy
-    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
     from affidavit.attest.plugins import transforms_for  # noqa: PLC0415 - lazy
     from affidavit.attest.receipts import make_receipt  # noqa: PLC0415 - lazy
-    from affidavit.verify.json.forms import format_utc  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import parse_receipt  # noqa: PLC0415 - lazy
 
     if content_file is None and not chunk_files:
@@ -186,7 +188,6 @@ def log_command(
     """
     from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
     from affidavit.verify.crypto.merkle import leaf_hash  # noqa: PLC0415 - lazy
-    from affidavit.verify.json.canonical import jcs  # noqa: PLC0415 - lazy
 
     receipt_file, target = first, db
     if second is not None:  # receipt log URL RECEIPT
@@ -249,10 +250,7 @@ def fact_command(  # noqa: PLR0917 - one parameter per option
     as_json: bool,
 ) -> None:
     """Record RECEIPT as a fact derived from the source's fact (content <- receipt <- source)."""
-    from affidavit.attest._host import utc_now  # noqa: PLC0415 - lazy
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415 - lazy
-    from affidavit.verify.json.forms import format_utc  # noqa: PLC0415 - lazy
-    from affidavit.verify.lineage.facts import parse_fact  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.facts import receipt_fact_document  # noqa: PLC0415 - lazy
 
     parsed = _read_receipt(receipt_file)

@@ -29,9 +29,13 @@ import os
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from affidavit.attest.files import atomic_write
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._input import read_artefact, read_input
+from affidavit.cli._trust import folder_files
 from affidavit.verify import errors
+from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES
+from affidavit.verify.trust import KeyFile
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -103,7 +107,6 @@ def sign(
     out_file: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Sign FILE as a SCITT Signed Statement (COSE_Sign1, CWT claims iss and sub)."""
-    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
     from affidavit.attest.scitt import sign_statement  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.statement import parse_statement  # noqa: PLC0415 - lazy
 
@@ -159,7 +162,6 @@ def register(*, url: str, source: str, out_file: str | None, timeout: float,
              as_json: bool) -> None:  # fmt: skip
     """Register a Signed Statement (SCRAPI POST /entries) and write the Transparent Statement."""
     import cbor2  # noqa: PLC0415 - lazy
-    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
     from affidavit.registry.clients.scitt import register_statement  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.cbor import encode  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.receipt import parse_receipt  # noqa: PLC0415 - lazy
@@ -203,7 +205,6 @@ def read_issuer_key(path: str) -> CoseKey:
     Raises:
         ``io.unreadable``, ``key.*``, ``json.*``, ``scitt.key_unrecognized``.
     """
-    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.keys import key_from_bytes  # noqa: PLC0415 - lazy
 
     return key_from_bytes(read_artefact(path, max_bytes=MAX_KEY_FILE_BYTES), source=path)
@@ -217,10 +218,7 @@ def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
         ``io.unreadable``: not a folder. ``usage.invalid``: no key in it.
         ``key.*``, ``json.*``, ``scitt.key_unrecognized``: a file claiming to be a key is not one.
     """
-    from affidavit.cli._trust import folder_files  # noqa: PLC0415 - lazy
-    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.keys import keys_from_files  # noqa: PLC0415 - lazy
-    from affidavit.verify.trust import KeyFile  # noqa: PLC0415 - lazy
 
     candidates, _ = folder_files(path)
     files = [KeyFile(f, read_artefact(f, max_bytes=MAX_KEY_FILE_BYTES)) for f in candidates]

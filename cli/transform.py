@@ -24,6 +24,7 @@ import sys
 
 import click
 from affidavit.cli._common import emit_json, json_option
+from affidavit.verify.transforms import RESERVED_ADAPTER_SPECIFIC, apply_chain
 
 __all__ = ["transform"]
 
@@ -40,7 +41,6 @@ def apply(names: tuple[str, ...], as_json: bool) -> None:
     """Apply the transformations NAME... in order to stdin's bytes; write the result to stdout
     (with --json: the source's and the content's SHA-256 and size, and the content as text)."""
     from affidavit.attest.plugins import transforms_for  # noqa: PLC0415 - lazy
-    from affidavit.verify.transforms import apply_chain  # noqa: PLC0415 - lazy
 
     source = sys.stdin.buffer.read()
     # the installed plugins too (only when a name needs one); raises before anything is written
@@ -70,7 +70,6 @@ def apply(names: tuple[str, ...], as_json: bool) -> None:
 def list_(as_json: bool) -> None:
     """List the transformations this process can replay, and the reserved names it cannot."""
     from affidavit.attest.plugins import available_transforms  # noqa: PLC0415 - lazy
-    from affidavit.verify.transforms import RESERVED_ADAPTER_SPECIFIC  # noqa: PLC0415 - lazy
 
     available = available_transforms()
     rows = [{"name": name, "kind": available.kind(name)} for name in available.names()]

@@ -7,15 +7,18 @@ Input documents are one fact (a JSON object), a JSON array of facts, or JSON Lin
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._group import LazyGroup
+from affidavit.cli._trust import read_folder, read_key_file
 from affidavit.cli.render.lineage import FORMATS, Format, render
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -159,7 +162,6 @@ def open_source(path: str) -> FactSource:
 def _checker(paths: Sequence[str]) -> Any:
     if not paths:
         return None
-    from affidavit.cli._trust import read_key_file  # noqa: PLC0415
     from affidavit.verify.lineage.signing import TrustedFactKeys  # noqa: PLC0415
 
     keys = {}
@@ -392,10 +394,8 @@ def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
     (:mod:`affidavit.verify.receipts.facts`), or None without ``--receipts``."""
     if receipts_dir is None:
         return None
-    from functools import partial  # noqa: PLC0415
 
     from affidavit.cli._receipts import receipt_files  # noqa: PLC0415
-    from affidavit.cli._trust import read_folder  # noqa: PLC0415
     from affidavit.verify.receipts.facts import ReceiptIndex, check_receipt_fact  # noqa: PLC0415
 
     keys = () if keys_dir is None else tuple(read_folder(keys_dir).public_keys)
@@ -426,8 +426,6 @@ def _check_receipts(source: FactSource, check: Any) -> list[Any]:
 def export_command(database: str, as_json: bool) -> None:
     """Write the SQLite store DB as JSON Lines, one {fact, fact_hash} per line, to stdout (what
     facts add reads); with --json, one document listing them."""
-    import io  # noqa: PLC0415 - lazy: only export --json buffers
-
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
     buffer = io.BytesIO()

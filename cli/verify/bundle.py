@@ -46,6 +46,9 @@ from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify._fastpath import Command, Option
 from affidavit.cli.verify._fastpath import echo as _echo
 from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.trusted_keys import parse_key_bytes
+from affidavit.verify.json.strict import loads
 from affidavit.verify.results import Report, Result
 
 if TYPE_CHECKING:
@@ -151,7 +154,6 @@ _DEFAULT_SETTINGS: Final = _Settings()
 def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS) -> None:
     from affidavit.attest.plugins import installed_validators  # noqa: PLC0415 - lazy
     from affidavit.verify.bundles.verifier import BundleVerifier  # noqa: PLC0415 - lazy (cold start)
-    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy (cold start)
 
     trust = None
     if settings.actor_keys:
@@ -184,8 +186,6 @@ def _actor_keys(path: str | None) -> tuple[Any, ...]:
         ActorTrust,
         TrustedActorKey,
     )
-    from affidavit.verify.crypto.trusted_keys import parse_key_bytes  # noqa: PLC0415 - lazy (cold start)
-    from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy (cold start)
 
     if os.path.isfile(path):
         return ActorTrust.from_directory(loads(read_input(path)), source=path).keys
@@ -296,7 +296,6 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     from affidavit.attest.intoto.sign import sign_statement  # noqa: PLC0415 - lazy: only with --attest-result
     from affidavit.attest.intoto.vsa import trust_digest, trust_document, vsa_statement  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
-    from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy
 
     if len(paths) != 1:
         raise errors.UsageError(f"--attest-result summarizes one bundle; {len(paths)} were given")
@@ -335,7 +334,7 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
 
 def _write_envelope(path: str, envelope: Any) -> None:
     """The DSSE envelope as one line of standard JSON (DSSE envelope.md), written atomically."""
-    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy
+    from affidavit.attest.files import atomic_write  # noqa: PLC0415 - lazy: pathlib (cold start)
     from affidavit.verify.dsse.envelope import envelope_json  # noqa: PLC0415 - lazy
 
     text = json.dumps(envelope_json(envelope), separators=(",", ":")) + "\n"
@@ -344,7 +343,6 @@ def _write_envelope(path: str, envelope: Any) -> None:
 
 def _run_attestation(source: str, as_json: bool, **trust_options: Any) -> int:
     from affidavit.verify.bundles.attestation import verify_attestation  # noqa: PLC0415 - lazy (cold start)
-    from affidavit.verify.json.strict import loads  # noqa: PLC0415 - lazy (cold start)
 
     trust = read_trust(**trust_options)
     result: Result

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from affidavit.cli._common import json_option, print_outcome, read_input
+from affidavit.cli._common import json_option, print_outcome, read_input, read_json
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 from affidavit.verify.results import Result
@@ -75,6 +75,4 @@ def dsse(
 
 
 def _read_bundle(path: str) -> Any:
-    from affidavit.cli._common import read_json  # noqa: PLC0415 - lazy
-
     return read_json(path)

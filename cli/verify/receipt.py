@@ -39,6 +39,7 @@ from affidavit.cli._common import json_option, print_outcome, read_input
 from affidavit.cli._input import read_artefact
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
 
 if TYPE_CHECKING:
     from affidavit.verify.results import Result
@@ -122,7 +123,6 @@ def _single(
     raw_keys: list[bytes],
 ) -> Result:
     from affidavit.attest.plugins import transforms_for  # noqa: PLC0415 - lazy
-    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.receipts.verify import unreadable_receipt, verify_receipt  # noqa: PLC0415 - lazy
 

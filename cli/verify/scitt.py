@@ -26,6 +26,7 @@ import click
 from affidavit.cli._common import emit_json, json_option, read_input
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.cli.render.verdict import error_line, result_lines
+from affidavit.cli.scitt import read_issuer_key
 from affidavit.verify import errors
 
 __all__ = ["scitt"]
@@ -53,7 +54,6 @@ def scitt(
     **trust_options: Any,
 ) -> None:
     """Verify a SCITT Transparent Statement: its receipts under trusted log keys."""
-    from affidavit.cli.scitt import read_issuer_key  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.keys import CoseKey  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.report import verify_transparent_statement  # noqa: PLC0415
