@@ -7,30 +7,24 @@ True
 
 The transparency log and the fact store keep their own tables in the same file, opened through
 their own classes (:mod:`affidavit.attest.log.transparency`, :mod:`affidavit.attest.stores.facts`);
-this module
-never touches them. One connection per :class:`RegistryTables`; the service uses every connection
-from one dedicated thread (:class:`DbThread`), so writes are serialised and SQLite never sees a
-connection shared across threads.
+this module never touches them. One connection per :class:`RegistryTables`; the service uses
+every connection from one dedicated thread (:mod:`affidavit.registry.threads`), so writes are
+serialised and SQLite never sees a connection shared across threads.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
 import hashlib
 import json
 import sqlite3
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.files import private_database
-from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import is_postgres_url
 from affidavit.attest.stores.sqlite import Store
@@ -40,17 +34,12 @@ from affidavit.registry.errors import RegistryError
 __all__ = [
     "REGISTRY_MIGRATIONS",
     "ContractRow",
-    "DbThread",
     "DegradedRecord",
-    "ReadPool",
-    "ReadView",
     "RegistryTables",
     "index_key",
     "open_tables",
 ]
 
-P = ParamSpec("P")
-T = TypeVar("T")
 
 # attest/stores/sqlite.py migrations for component "registry": index i takes version i to i + 1.
 REGISTRY_MIGRATIONS: Final = (
@@ -535,102 +524,3 @@ def _contract_row(row: tuple[Any, ...]) -> ContractRow:
         leaf_index=int(row[5]),
         seq=int(row[6]),
     )
-
-
-@dataclass(slots=True)
-class ReadView:
-    """One reader thread's own connections to the database: read only, never write."""
-
-    facts: FactStore
-    tables: RegistryTables
-    log: TransparencyLog
-
-    def close(self) -> None:
-        """Close both connections."""
-        self.facts.close()
-        self.tables.close()
-
-
-class ReadPool:
-    """A few reader threads, each with its own :class:`ReadView`, so long reads (provenance
-    walks, proofs, leaf pages) never queue behind the writer thread or hold it up. In WAL mode a
-    reader sees the last committed snapshot and never blocks the writer (SQLite WAL,
-    "Concurrency")."""
-
-    def __init__(self, location: Path | str, workers: int) -> None:
-        self._path = location  # a SQLite file, or a postgresql:// URL
-        self._local = threading.local()
-        self._views: list[ReadView] = []
-        self._lock = threading.Lock()
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="registry-read"
-        )
-
-    def _view(self) -> ReadView:
-        view: ReadView | None = getattr(self._local, "view", None)
-        if view is None:
-            if is_postgres_url(self._path):
-                store, facts = Store.connect(str(self._path)), FactStore.connect(str(self._path))
-            else:
-                store, facts = (
-                    Store.open(self._path, readonly=True),
-                    FactStore.open_reader(self._path),
-                )
-            view = ReadView(facts=facts, tables=RegistryTables(store), log=TransparencyLog(store))
-            self._local.view = view
-            with self._lock:
-                self._views.append(view)
-        return view
-
-    def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        view = self._view()
-        with view.tables.store.read():  # one snapshot for the whole call
-            return fn(view, *args)
-
-    def _call_single(self, fn: Callable[..., T], *args: Any) -> T:
-        return fn(self._view(), *args)
-
-    async def run_single(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(view, *args)``, one statement that needs no snapshot, on a reader thread
-        without opening a read transaction (one round trip on PostgreSQL instead of three)."""
-        return await asyncio.wrap_future(self._pool.submit(self._call_single, fn, *args))
-
-    def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(view, *args)`` on a reader thread and wait."""
-        return self._pool.submit(self._call, fn, *args).result()
-
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(view, *args)`` on a reader thread without blocking the event loop."""
-        return await asyncio.wrap_future(self._pool.submit(self._call, fn, *args))
-
-    def shutdown(self) -> None:
-        """Finish queued reads, stop the threads, close every reader connection."""
-        self._pool.shutdown(wait=True)
-        with self._lock:
-            for view in self._views:
-                with contextlib.suppress(Exception):  # best effort at shutdown
-                    view.close()
-            self._views.clear()
-
-
-class DbThread:
-    """One thread that runs every database call, so connections never cross threads and writes
-    are serialised without extra locks."""
-
-    def __init__(self) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="registry-db"
-        )
-
-    def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run ``fn`` on the database thread and wait (for start-up and tests)."""
-        return self._pool.submit(fn, *args, **kwargs).result()
-
-    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run ``fn`` on the database thread without blocking the event loop."""
-        future = self._pool.submit(fn, *args, **kwargs)
-        return await asyncio.wrap_future(future)
-
-    def shutdown(self) -> None:
-        """Finish queued calls, then stop the thread."""
-        self._pool.shutdown(wait=True)

@@ -89,8 +89,8 @@ __all__ = [
     "subjects",
 ]
 
-# docs/formats.md §3 (registry/publication.py LEAF_RECORD_TYPE; not imported: publication sits
-# above the index, and the string is the format, fixed forever).
+# docs/formats.md §3: the record type of a contract's leaf (registry/contracts.py writes it; the
+# string is the format, fixed forever).
 CONTRACT_RECORD_TYPE: Final = "affidavit.registry.adapter_entry.v1"
 KINDS: Final = (
     "contract",

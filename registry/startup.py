@@ -1,7 +1,7 @@
 """Opening the registry's state, and the start-up refusals (docs/adr/0005).
 
 :func:`open_state` opens the database (creating it), the key (generating it on first start), the
-log and the fact store, loads the contracts (:func:`affidavit.registry.publication.start`) and
+log and the fact store, loads the contracts (:func:`affidavit.registry.contracts.start`) and
 indexes the stored facts (:func:`affidavit.registry.integrity.index_stored_facts`; a record it
 cannot index or read is listed in ``state.tables.degraded``, never fatal). It sits above both,
 and above :mod:`affidavit.registry.state`, which they take: no module imports back
@@ -30,14 +30,15 @@ from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.sqlite import Store
-from affidavit.registry import publication
+from affidavit.registry import contracts
 from affidavit.registry.catalog import Snapshot
-from affidavit.registry.db import DbThread, ReadPool, RegistryTables, refuse_lost_database
+from affidavit.registry.db import RegistryTables, refuse_lost_database
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.integrity import index_stored_facts
 from affidavit.registry.lookup import IndexedLog, catch_up_all
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState, utc_now
+from affidavit.registry.threads import DbThread, ReadPool
 from affidavit.verify import errors
 
 __all__ = ["open_state"]
@@ -77,7 +78,7 @@ def open_state(
             snapshot=Snapshot.build([], node_url=settings.node_url),
             readers=readers,
         )
-        db.call(publication.start, state)
+        db.call(contracts.start, state)
         db.call(index_stored_facts, tables, facts)
         db.call(catch_up_all, tables, log)  # the lookup index (registry/lookup.py)
         state.store = db.call(_store_report, tables.store)

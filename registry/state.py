@@ -27,9 +27,10 @@ from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import redact
 from affidavit.registry.catalog import Snapshot
-from affidavit.registry.db import DbThread, ReadPool, ReadView, RegistryTables
+from affidavit.registry.db import RegistryTables
 from affidavit.registry.probe import StoreProbe
 from affidavit.registry.settings import Settings
+from affidavit.registry.threads import DbThread, ReadPool, ReadView
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
@@ -42,7 +43,7 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class RegistryState:
-    """Everything a request handler needs. Mutable only through :mod:`registry.publication`
+    """Everything a request handler needs. Mutable only through :mod:`registry.contracts`
     (snapshot swaps) and the database thread."""
 
     settings: Settings
@@ -61,7 +62,7 @@ class RegistryState:
     records: dict[tuple[str, str], Any] = field(default_factory=dict)  # CatalogRecords by identity
     manifest: tuple[bytes, str] | None = None  # (bytes, ETag) of the current snapshot, built lazily
     # The manifest_version the snapshot was built at: another instance on the same database bumps
-    # it when it publishes (docs/adr/0013), and publication.sync rebuilds the snapshot then.
+    # it when it publishes (docs/adr/0013), and contracts.sync rebuilds the snapshot then.
     catalog_version: str | None = None
     sth_cache: dict[int, dict[str, Any]] = field(default_factory=dict)
     checkpoint_cache: dict[int, str] = field(default_factory=dict)

@@ -18,10 +18,10 @@ from typing import Final
 
 from affidavit.attest.keyring import publisher_document
 from affidavit.registry.catalog import STATUSES, Snapshot
-from affidavit.registry.db import ReadView
+from affidavit.registry.contracts import ensure_manifest, sync
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.publication import ensure_manifest, sync
 from affidavit.registry.routes._http import json_response
+from affidavit.registry.threads import ReadView
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route

@@ -17,8 +17,8 @@ from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.publishing.publish import build_entry, sign_entry
 from affidavit.attest.receipts import make_receipt
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
+from affidavit.registry.contracts import CONTRACT_RECORD_TYPE, leaf_data
 from affidavit.registry.index import FIELDS, KINDS, Subject, kind_of, name_digest, subjects
-from affidavit.registry.publication import LEAF_RECORD_TYPE, leaf_data
 from affidavit.verify.bundles.events import leaf_data as bundle_leaf
 from affidavit.verify.contracts.policy import AcceptancePolicy
 from affidavit.verify.dsse.envelope import envelope_json
@@ -220,8 +220,8 @@ def test_a_registered_statement_files_its_digest_leaf_under_its_subject_and_issu
 @pytest.mark.parametrize(
     "data",
     [
-        b'{"record_type":"' + LEAF_RECORD_TYPE.encode() + b'","entry":1,"declaration":{}}',
-        b'{"record_type":"' + LEAF_RECORD_TYPE.encode() + b'"}',
+        b'{"record_type":"' + CONTRACT_RECORD_TYPE.encode() + b'","entry":1,"declaration":{}}',
+        b'{"record_type":"' + CONTRACT_RECORD_TYPE.encode() + b'"}',
         b'{"receipt_version":"9"}',
         b'{"entity":"urn:x","relation":"r"}',
         b'{"payloadType":"x","payload":"!!"}',
