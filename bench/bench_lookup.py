@@ -15,7 +15,8 @@ entry), a shared digest (four entries) and an unknown hash (none). Each row: loo
 and p50/p99 latency, by kind of hash and over all. Target: p99 < 10 ms at 1,000,000 entries.
 A second table says what filing costs the write path: 10,000 appended leaves of a kind (raw
 1 KiB, a ~1 KiB fact), then ``catch_up`` (``subjects`` and the rows) on them, on SQLite.
-PostgreSQL runs on a throwaway cluster (tests/pg.py, shared_buffers 128MB), stopped at the end.
+PostgreSQL runs on a throwaway cluster (bench/_registry.py: tests/pg.py, shared_buffers 128MB),
+stopped at the end.
 """
 
 from __future__ import annotations
@@ -31,25 +32,28 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _timing import table  # noqa: E402 - bench/ is the script's folder
+from _registry import copy_rows, start_cluster  # noqa: E402 - bench/ is the script's folder
+from _timing import table  # noqa: E402
 from affidavit.attest.keyring import derive_test_key  # noqa: E402
 from affidavit.attest.log.transparency import TransparencyLog  # noqa: E402
 from affidavit.attest.stores.sqlite import Store  # noqa: E402
 from affidavit.registry.db import REGISTRY_MIGRATIONS, RegistryTables  # noqa: E402
 from affidavit.registry.lookup import answer, catch_up  # noqa: E402
 from affidavit.verify.json.canonical import jcs  # noqa: E402
+from bench_lineage import percentile  # noqa: E402
 
-from tests.pg import PgCluster, PostgresMissing  # noqa: E402
+from tests.pg import PostgresMissing  # noqa: E402
 
 KEY = derive_test_key("bench_lookup TEST-ONLY log key")
 LOG_ID = "bench-lookup"
 APPEND_BATCH = 10_000
 ROW_BATCH = 200_000
 GROUP = 4  # entries sharing one digest
-PG_SETTINGS = {"shared_buffers": "128MB"}
 
 
 def leaf(i: int) -> bytes:
@@ -94,18 +98,13 @@ def fill_sqlite(store: Store, entries: int) -> None:
 
 
 def fill_postgres(url: str, entries: int) -> None:
-    import psycopg
-
     rows = rows_of(0, entries)
     rows.sort()
     with psycopg.connect(url, autocommit=True) as conn:
-        with conn.transaction(), conn.cursor() as cursor:
-            sql = "COPY registry_lookup (hash, leaf_index, field, kind) FROM STDIN (FORMAT BINARY)"
-            with cursor.copy(sql) as copy:
-                copy.set_types(["bytea", "int8", "text", "text"])
-                for row in rows:
-                    copy.write_row(row)
-            cursor.execute("INSERT INTO registry_lookup_size(id, size) VALUES (1, %s)", (entries,))
+        with conn.transaction():
+            target = "registry_lookup (hash, leaf_index, field, kind)"
+            copy_rows(conn, target, ["bytea", "int8", "text", "text"], rows)
+            conn.execute("INSERT INTO registry_lookup_size(id, size) VALUES (1, %s)", (entries,))
         conn.execute("VACUUM (ANALYZE) registry_lookup")
 
 
@@ -143,11 +142,6 @@ def measure(reader: Store, entries: int, count: int) -> dict[str, list[float]]:
         if len(found["entries"]) != expected:
             raise SystemExit(f"{kind} {digest}: {len(found['entries'])} entries")
     return timings
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def rows_for(store_name: str, timings: dict[str, list[float]]) -> list[list[Any]]:
@@ -222,19 +216,6 @@ def filing_rows(count: int) -> list[list[Any]]:
         finally:
             store.close()
     return out
-
-
-def start_cluster() -> PgCluster:
-    cluster = PgCluster()
-    try:
-        with (cluster.data / "postgresql.conf").open("a") as conf:
-            conf.write("# bench/bench_lookup.py\n")
-            conf.writelines(f"{key} = {value}\n" for key, value in PG_SETTINGS.items())
-        cluster.start()
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
 
 
 def main(argv: list[str] | None = None) -> None:

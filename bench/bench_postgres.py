@@ -35,20 +35,15 @@ PostgreSQL: on 2 cores, two instances add CPU contention, not capacity.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
-import multiprocessing
 import os
 import random
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,14 +53,15 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _http import exchange  # noqa: E402 - bench/ is the script's folder
-from _timing import table  # noqa: E402 - bench/ is the script's folder
+from _http import drive, request, slices  # noqa: E402 - bench/ is the script's folder
+from _registry import copy_rows, start_cluster  # noqa: E402
+from _timing import table  # noqa: E402
 from affidavit.attest.stores.facts import FactStore  # noqa: E402
 from affidavit.verify.lineage.walk import walk  # noqa: E402
 from bench_lineage import build, facts, percentile  # noqa: E402
 
 from tests.pg import PgCluster, PostgresMissing  # noqa: E402
-from tests.processes import AFFIDAVIT, RegistryProcess  # noqa: E402
+from tests.processes import RegistryProcess, api_key  # noqa: E402
 from tests.registry.helpers import contract, fact, fact_hash  # noqa: E402
 
 NODE_PROBE = "/.well-known/affidavit"
@@ -74,7 +70,6 @@ LATEST = "/protocol/merkle/latest"
 SEED_CONTRACTS = 16
 WRITE_CLIENTS = 16
 MAX_WRITE_RATE = 4000  # requests/s provisioned per write row; beyond it clients would repeat
-PG_SETTINGS = {"shared_buffers": "128MB"}  # PostgreSQL's default (tests/pg.py keeps 16MB)
 COPY_BATCH = 50_000
 
 
@@ -85,123 +80,26 @@ def _instance(data_dir: Path, database_url: str, public_url: str = "") -> Regist
     """``affidavit registry serve`` on 127.0.0.1, started, with its log in a file (a pipe could
     fill up under load and stall the server)."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = RegistryProcess(data_dir, log_file=data_dir.parent / f"{data_dir.name}.log")
-    server.env.pop("AFFIDAVIT_DATABASE_URL", None)
-    if database_url:
-        server.env["AFFIDAVIT_DATABASE_URL"] = database_url
+    env = {"AFFIDAVIT_DATABASE_URL": database_url} if database_url else {}
+    server = RegistryProcess(data_dir, env, log_file=data_dir.parent / f"{data_dir.name}.log")
     # docs/postgresql.md "Several instances": one public URL (the load balancer's)
     server.env["AFFIDAVIT_PUBLIC_URL"] = public_url or server.url
     server.start()
     return server
 
 
-# -- load -----------------------------------------------------------------------------------
-
-
-def _request(method: str, path: str, headers: str = "", body: bytes | None = None) -> bytes:
-    extra = ""
-    if body is not None:
-        extra = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}{extra}\r\n"
-    return head.encode() + (body or b"")
-
-
-async def _client(
-    port: int, requests: Sequence[bytes], stop: float, latencies: list[float], codes: Counter[int]
-) -> int:
-    """Send ``requests`` in order on one keep-alive connection until ``stop``; returns how many
-    were sent again after the list ran out (0 when every request was distinct)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    sent = 0
-    try:
-        while time.monotonic() < stop:
-            status, seconds = await exchange(reader, writer, requests[sent % len(requests)])
-            sent += 1
-            latencies.append(seconds)
-            codes[status] += 1
-    finally:
-        writer.close()
-    return max(0, sent - len(requests))
-
-
-def _load_process(
-    ports: Sequence[int], shares: Sequence[Sequence[bytes]], seconds: float, out: Any
-) -> None:
-    with contextlib.suppress(ImportError):
-        import uvloop
-
-        uvloop.install()
-    latencies: list[float] = []
-    codes: Counter[int] = Counter()
-
-    async def run() -> list[int]:
-        stop = time.monotonic() + seconds
-        return await asyncio.gather(
-            *(
-                _client(ports[i % len(ports)], share, stop, latencies, codes)
-                for i, share in enumerate(shares)
-            )
-        )
-
-    repeated = asyncio.run(run())
-    out.send((latencies, dict(codes), sum(repeated)))
-
-
-def drive(
-    ports: Sequence[int], shares: Sequence[Sequence[bytes]], seconds: float
-) -> dict[str, Any]:
-    """Run one client per share (client i on ``ports[i % len(ports)]``) for ``seconds`` in a
-    separate process; rate, p50/p99 latency, status counts, and repeated requests."""
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_load_process, args=(ports, shares, seconds, child))
-    process.start()
-    try:
-        latencies, codes, repeated = parent.recv()
-    finally:
-        process.join()
-    latencies.sort()
-    n = len(latencies)
-    return {
-        "rps": n / seconds,
-        "p50_ms": latencies[n // 2] * 1000 if n else 0.0,
-        "p99_ms": latencies[min(n - 1, int(n * 0.99))] * 1000 if n else 0.0,
-        "codes": codes,
-        "repeated": repeated,
-    }
-
-
-def _slices(items: Sequence[bytes], clients: int) -> list[list[bytes]]:
-    return [list(items[i::clients]) for i in range(clients)]
-
-
 # -- section 1: the registry ----------------------------------------------------------------
-
-
-def _api_key(data_dir: Path, database_url: str) -> str:
-    """A ``publish`` (namespace ``acme``), ``facts:write`` and ``facts:read:*`` key, stored
-    where the instances will look for it."""
-    command = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data_dir), "--json"]
-    command += ["--scope", "publish", "--publisher", "acme", "--scope", "facts:write"]
-    command += ["--scope", "facts:read:*"]
-    if database_url:
-        command += ["--database-url", database_url]
-    done = subprocess.run(command, check=True, capture_output=True, env=_env(database_url))
-    return str(json.loads(done.stdout)["api_key"])
-
-
-def _env(database_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "AFFIDAVIT_DATABASE_URL"}
-    if database_url:
-        env["AFFIDAVIT_DATABASE_URL"] = database_url
-    return env
 
 
 def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[RegistryProcess], str]:
     """``count`` instances on one store (the later ones with a copy of the first one's keys, as
-    on another machine), an API key (:func:`_api_key`), and the seed contracts."""
+    on another machine), a ``publish`` (namespace ``acme``), ``facts:write`` and ``facts:read:*``
+    API key, and the seed contracts."""
     first = folder / "i0"
     first.mkdir(parents=True)
-    token = _api_key(first, database_url)
+    token = api_key(
+        first, "publish", "facts:write", "facts:read:*", database_url=database_url or None
+    )
     instances: list[RegistryProcess] = []
     try:
         instances.append(_instance(first, database_url))
@@ -290,20 +188,18 @@ def bench_registry(
                 ports = [i.port for i in instances]
                 auth = f"Authorization: Bearer {token}\r\n"
                 reads = {
-                    "GET node probe (control)": _request("GET", NODE_PROBE),
-                    "GET contracts list": _request("GET", CONTRACTS),
-                    "GET merkle/latest": _request("GET", LATEST),
+                    "GET node probe (control)": request("GET", NODE_PROBE),
+                    "GET contracts list": request("GET", CONTRACTS),
+                    "GET merkle/latest": request("GET", LATEST),
                 }
                 for name, raw in reads.items():
                     results[name, label] = drive(ports, [[raw]] * connections, seconds)
                 writes = {
-                    "POST contract": [
-                        _request("POST", CONTRACTS, auth, b) for b in contract_bodies
-                    ],
-                    "PUT fact": [_request("PUT", "/v1/facts", auth, b) for b in fact_bodies],
+                    "POST contract": [request("POST", CONTRACTS, auth, b) for b in contract_bodies],
+                    "PUT fact": [request("PUT", "/v1/facts", auth, b) for b in fact_bodies],
                 }
                 for name, requests in writes.items():
-                    result = drive(ports, _slices(requests, WRITE_CLIENTS), seconds)
+                    result = drive(ports, slices(requests, WRITE_CLIENTS), seconds)
                     results[name, label] = result
                     if result["repeated"]:
                         notes.append(f"{label}, {name}: {result['repeated']} requests repeated")
@@ -364,16 +260,11 @@ def load_postgres(sqlite_path: Path, url: str) -> float:
     source = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
     start = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
-        with conn.transaction(), conn.cursor() as cursor:
-            with cursor.copy("COPY facts (hash, scope, body) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["bytea", "text", "bytea"])
-                for row in _copy_rows(source, "SELECT hash, scope, body FROM facts ORDER BY hash"):
-                    copy.write_row(row)
-            with cursor.copy("COPY edges (source, derived) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["bytea", "bytea"])
-                query = "SELECT source, derived FROM edges ORDER BY source, derived"
-                for row in _copy_rows(source, query):
-                    copy.write_row(row)
+        with conn.transaction():
+            rows = _copy_rows(source, "SELECT hash, scope, body FROM facts ORDER BY hash")
+            copy_rows(conn, "facts (hash, scope, body)", ["bytea", "text", "bytea"], rows)
+            rows = _copy_rows(source, "SELECT source, derived FROM edges ORDER BY source, derived")
+            copy_rows(conn, "edges (source, derived)", ["bytea", "bytea"], rows)
         conn.execute("VACUUM (ANALYZE) facts")
         conn.execute("VACUUM (ANALYZE) edges")
         stored = conn.execute("SELECT count(*) FROM facts").fetchone()
@@ -504,20 +395,6 @@ def lineage_rows(
 # -- main -----------------------------------------------------------------------------------
 
 
-def start_cluster() -> PgCluster:
-    """A throwaway cluster (tests/pg.py) with PG_SETTINGS appended before it starts."""
-    cluster = PgCluster()
-    try:
-        with (cluster.data / "postgresql.conf").open("a") as conf:
-            conf.write("# bench/bench_postgres.py\n")
-            conf.writelines(f"{key} = {value}\n" for key, value in PG_SETTINGS.items())
-        cluster.start()
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run both sections and print one table each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -533,6 +410,7 @@ def main(argv: list[str] | None = None) -> None:
     count = args.facts or (100_000 if args.quick else 1_000_000)
     roots = 500 if args.quick else 1000
     sample = 2000 if args.quick else 5000
+    os.environ.pop("AFFIDAVIT_DATABASE_URL", None)  # each configuration names its store
     began = time.monotonic()
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     try:

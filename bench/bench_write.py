@@ -54,8 +54,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _http import drive  # noqa: E402
+from _http import request as _request  # noqa: E402
+from _http import slices as _slices  # noqa: E402
+from _registry import start_cluster  # noqa: E402
 from _timing import table  # noqa: E402 - bench/ is the script's folder
-from bench_postgres import _request, _slices, drive, start_cluster  # noqa: E402
 
 from tests.pg import PgCluster, PostgresMissing  # noqa: E402
 from tests.processes import AFFIDAVIT, RegistryProcess  # noqa: E402
