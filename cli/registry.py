@@ -28,6 +28,7 @@ from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
 if TYPE_CHECKING:
+    from affidavit.attest.keyring import SigningKey
     from affidavit.verify.crypto.keys import Ed25519PublicKey
 
 __all__ = ["registry"]
@@ -39,6 +40,7 @@ def registry() -> None:
 
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _settings(**overrides: Any) -> Any:
@@ -54,6 +56,14 @@ _database_url_option = click.option(
     help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
     "[default: $AFFIDAVIT_DATABASE_URL, else DATA_DIR/registry.db].",
 )
+_data_dir_option = click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
+)
+
+
+def _store_options(f: _F) -> _F:
+    """``--data-dir`` and ``--database-url``: the store every operations command works on."""
+    return _data_dir_option(_database_url_option(f))
 
 
 def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[Any], _T]) -> _T:
@@ -202,10 +212,7 @@ def keys() -> None:
     "with --scope publish).",
 )
 @click.option("--label", default="", help="A note for people (not secret).")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def keys_create(  # noqa: PLR0917 - click passes options positionally
     scopes: tuple[str, ...],
@@ -280,10 +287,7 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
     required=True,
     help="Adapter-id namespace the key may write (repeatable).",
 )
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def keys_bind(
     key_id: str,
@@ -306,10 +310,7 @@ def keys_bind(
 
 
 @keys.command("list")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def keys_list(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """List key ids, scopes and labels (never tokens or digests)."""
@@ -328,10 +329,7 @@ def keys_list(data_dir: Path | None, database_url: str | None, as_json: bool) ->
 
 @keys.command("revoke")
 @click.argument("key_id")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def keys_revoke(
     key_id: str, data_dir: Path | None, database_url: str | None, as_json: bool
@@ -408,10 +406,7 @@ def _store_location(data_dir: Path | None, database_url: str | None) -> str:
 
 
 @registry.command("migrate")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """Bring the store's schemas to this version (the service also does it at start)."""
@@ -426,10 +421,7 @@ def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
 
 
 @registry.command("check")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """List stored records the registry cannot index or read (exit 1 when there are any).
@@ -455,10 +447,7 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
 
 
 @registry.command("reindex")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """Rebuild the lookup index from the log's own entries (GET /v1/lookup).
@@ -486,10 +475,7 @@ def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
 
 @registry.command("export")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @json_option
 def export_command(
     directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
@@ -498,17 +484,14 @@ def export_command(
 
     The manifest is signed with the registry's key (DATA_DIR/keys/<key-id>.key), the log's key.
     """
-    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy: only here
     from affidavit.registry.transfer import export_store  # noqa: PLC0415 - lazy: only here
 
     settings = _settings(data_dir=data_dir, database_url=database_url)
-    path = settings.key_dir / f"{settings.key_id}.key"
-    if not path.is_file():
-        raise errors.UsageError(
-            f"{path}: no registry key to sign the export with (the registry makes it on its "
-            "first start; give the data folder it runs with)"
-        )
-    key = load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
+    key = _registry_key(
+        settings,
+        "{path}: no registry key to sign the export with (the registry makes it on its first"
+        " start; give the data folder it runs with)",
+    )
     manifest = export_store(str(settings.database), directory, signing_key=key)
     log = manifest["log"]
     if as_json:
@@ -530,10 +513,7 @@ def export_command(
 
 @registry.command("import")
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
-@_database_url_option
+@_store_options
 @click.option(
     "--log-key",
     default=None,
@@ -573,14 +553,27 @@ def import_command(
 def _trusted_log_key(settings: Any, log_key: str | None) -> Ed25519PublicKey:
     """The key an import trusts: ``--log-key FILE`` (read by the one trusted-key loader), else
     the public half of the destination data folder's own key. Never a key the dump names."""
-    from affidavit.attest.keyring import load_public_key, load_signing_key  # noqa: PLC0415 - lazy
+    from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy
 
     if log_key is not None:
         return load_public_key(log_key)
+    missing = (
+        "no trusted log key: {path} does not exist; pass --log-key FILE (the log's public key)"
+        " or put the registry's key folder in place"
+    )
+    return _registry_key(settings, missing).public_key
+
+
+def _registry_key(settings: Any, missing: str) -> SigningKey:
+    """The registry's own signing key, DATA_DIR/keys/<key-id>.key (never world-readable).
+
+    Raises:
+        ``usage.invalid``: no such file (``missing``, with ``{path}``, says what it was for).
+        ``key.*``: the file is not a private key, or others can read it.
+    """
+    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
+
     path = settings.key_dir / f"{settings.key_id}.key"
     if not path.is_file():
-        raise errors.UsageError(
-            f"no trusted log key: {path} does not exist; pass --log-key FILE (the log's public "
-            "key) or put the registry's key folder in place"
-        )
-    return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id).public_key
+        raise errors.UsageError(missing.format(path=path))
+    return load_signing_key(path, refuse_world_readable=True, key_id=settings.key_id)
