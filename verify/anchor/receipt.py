@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import b64decode_strict
+from affidavit.verify.crypto.treehead import verify_sth
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 from affidavit.verify.results import Result, StepResult
 
@@ -120,7 +121,8 @@ def verify_anchor_receipt(
     trusted: list[Any] = []
     anchors: list[Any] = []
     if tsa_certs or ca_certs:
-        from affidavit.verify.anchor import rfc3161  # noqa: PLC0415 - lazy: cryptography x509
+        # Lazy: cryptography loads only with a TSA certificate (docs/adr/0003, test_anchor.py).
+        from affidavit.verify.anchor import rfc3161  # noqa: PLC0415
 
         trusted = [rfc3161.load_certificate(c, "TSA certificate") for c in tsa_certs]
         anchors = [rfc3161.load_certificate(c, "CA certificate") for c in ca_certs]
@@ -241,7 +243,6 @@ def _sth_signature_step(
         return StepResult.not_checked(
             name, "no log key given: the tree head's own signature is not checked"
         )
-    from affidavit.verify.crypto.treehead import verify_sth  # noqa: PLC0415 - only with a log key
 
     try:
         verify_sth(sth, log_key, windows=windows)
@@ -255,7 +256,7 @@ def _sth_signature_step(
 def _token_step(
     receipt: Mapping[str, Any], sth_bytes: bytes, trusted: Sequence[Any], anchors: Sequence[Any]
 ) -> tuple[StepResult, dict[str, Any] | None]:
-    from affidavit.verify.anchor import rfc3161  # noqa: PLC0415 - lazy: cryptography x509
+    from affidavit.verify.anchor import rfc3161  # noqa: PLC0415 - lazy, as above
 
     name = "timestamp_token"
     text = receipt.get("tsr_base64")

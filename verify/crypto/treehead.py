@@ -126,7 +126,7 @@ def verify_sth(
             details={"log_id": sth.log_id, "tree_size": sth.tree_size},
         ) from None
     if windows:
-        from affidavit.verify.crypto.windows import check_head_time  # noqa: PLC0415 - lazy
+        from affidavit.verify.crypto.windows import check_head_time  # noqa: PLC0415 - only windowed keys (ADR 0003)
 
         check_head_time(
             windows, sth.timestamp, key_b64=key.b64, log_id=sth.log_id, tree_size=sth.tree_size

@@ -244,7 +244,7 @@ def _key_from_pem(text: bytes, source: str) -> Ed25519PublicKey:
 
 
 def _verifier(text: bytes, source: str) -> NoteVerifier:
-    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
+    from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - dataclasses off the bundle path (ADR 0003)
 
     try:
         return parse_verifier_key(text.decode("utf-8"))

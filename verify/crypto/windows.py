@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
+from affidavit.verify.json.forms import format_utc_fraction, parse_utc
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -143,8 +144,6 @@ class KeyWindow(NamedTuple):
 
 def format_window(window: KeyWindow) -> str:
     """``[from, until)`` in UTC, ``-inf``/``+inf`` for an open side (for messages)."""
-    from affidavit.verify.json.forms import format_utc_fraction  # noqa: PLC0415 - lazy
-
     start = "-inf" if window.valid_from is None else format_utc_fraction(window.valid_from)
     end = "+inf" if window.valid_until is None else format_utc_fraction(window.valid_until)
     return f"[{start}, {end})"
@@ -170,8 +169,6 @@ def check_head_time(
     """
     if not windows:
         return
-    from affidavit.verify.json.forms import parse_utc  # noqa: PLC0415 - lazy
-
     moment = parse_utc(timestamp)
     if moment is None:
         raise errors.SignatureError(

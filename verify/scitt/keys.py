@@ -40,6 +40,11 @@ from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes
 from affidavit.verify.scitt.cbor import encode
 from affidavit.verify.trust import KeyFile, Skipped, read_key_files
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 __all__ = [
     "ALG_EDDSA",
@@ -134,11 +139,6 @@ class CoseKey:
 
 def _verify_es256(x: bytes, y: bytes, message: bytes, signature: bytes) -> None:
     """RFC 9053 §2.1: ECDSA P-256 with SHA-256; the signature is ``r || s``, 32 bytes each."""
-    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - only for ES256
-    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature  # noqa: PLC0415
-
     if len(signature) != 64:
         raise errors.ScittError(
             "scitt.signature_invalid",
@@ -162,9 +162,6 @@ def _p256_from_pem(data: bytes, source: str) -> CoseKey | None:
     """A P-256 SubjectPublicKeyInfo PEM as an EC2 key; None when it is not one."""
     if b"-----BEGIN PUBLIC KEY-----" not in data:
         return None
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - only for EC keys
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key  # noqa: PLC0415
-
     try:
         key = load_pem_public_key(data.strip())
     except (ValueError, TypeError):

@@ -107,7 +107,7 @@ def cosigner_vkey(name: str, algorithm: Algorithm, public_key: bytes) -> str:
 def ml_dsa_44_available() -> bool:
     """Whether the installed ``cryptography`` can verify (and sign) ML-DSA-44."""
     try:
-        from cryptography.hazmat.primitives.asymmetric import mldsa  # noqa: F401, PLC0415
+        from cryptography.hazmat.primitives.asymmetric import mldsa  # noqa: F401, PLC0415 - a probe
     except ImportError:  # pragma: no cover - cryptography releases before ML-DSA
         return False
     return True
@@ -240,7 +240,8 @@ def _verify(
         except errors.SignatureError:
             raise _refused(cosigner) from None
         return
-    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - only for ML-DSA
+    # Only ML-DSA needs cryptography, kept off `verify bundle` with a tlog_proof (docs/adr/0003).
+    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415
     from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PublicKey  # noqa: PLC0415
 
     if not 0 < len(checkpoint.origin.encode("utf-8")) < 256:  # opaque log_origin<1..2^8-1>

@@ -49,7 +49,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
@@ -63,6 +63,7 @@ from affidavit.verify.crypto.checkpoint import (
 from affidavit.verify.crypto.keys import b64decode_strict
 from affidavit.verify.json.strict import load_object
 from affidavit.verify.results import Result, StepRun
+from affidavit.verify.tlog.policy import Policy, verify_checkpoint_under_policy
 from affidavit.verify.tlog.rotation import (
     ROTATIONS_PATH,
     KeyRotation,
@@ -70,9 +71,6 @@ from affidavit.verify.tlog.rotation import (
     parse_rotation,
 )
 from affidavit.verify.tlog.tiles import Fetch, TiledTree
-
-if TYPE_CHECKING:
-    from affidavit.verify.tlog.policy import Policy
 
 __all__ = [
     "STATE_FORMAT",
@@ -295,8 +293,6 @@ def _round(  # noqa: PLR0917 - check_round's arguments
         run.passed("checkpoint", origin=checkpoint.origin, tree_size=checkpoint.tree_size)
         cosigned_by: tuple[str, ...] = ()
         if policy is not None:
-            from affidavit.verify.tlog.policy import verify_checkpoint_under_policy  # noqa: PLC0415
-
             cosigned_by = verify_checkpoint_under_policy(note, policy).witnesses
             run.passed("policy", cosigned_by=list(cosigned_by))
         if previous is not None:
