@@ -100,13 +100,14 @@ def well_known_url(manifest_source: str, manifest: Mapping[str, Any]) -> str:
 
 
 def resolve_key(
-    *,
     public_key_base64: str | None,
     publisher_doc: str | None,
-    fetch_url: str | None,
-    manifest: Mapping[str, Any] | None,
+    *,
+    fetch_url: str | None = None,
+    manifest: Mapping[str, Any] | None = None,
 ) -> tuple[Ed25519PublicKey | None, str | None]:
-    """The trusted key from exactly one source, and the publisher document used (if any)."""
+    """The trusted key from exactly one source, and the publisher document used (if any); with
+    ``manifest``, the publisher document must be the manifest's publisher's."""
     given = [x for x in (public_key_base64, publisher_doc, fetch_url) if x]
     if len(given) > 1:
         raise errors.UsageError(

@@ -25,7 +25,6 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.freshness import check_freshness, parse_duration
 from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
 from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
-from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.results import render_problems
 
 __all__ = ["pin", "pins"]
@@ -62,12 +61,7 @@ def _verified_manifest(
     if not manifest_source:
         return None, None
     document = read_manifest(manifest_source)
-    key, used = resolve_key(
-        public_key_base64=public_key_base64,
-        publisher_doc=publisher_doc,
-        fetch_url=None,
-        manifest=document,
-    )
+    key, used = resolve_key(public_key_base64, publisher_doc, manifest=document)
     return document, verify_manifest(document, public_key=key, publisher_document_used=used)
 
 
@@ -291,18 +285,6 @@ def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> N
     click.echo(f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})")
 
 
-def _trusted_key(
-    public_key_base64: str | None, publisher_doc: str | None
-) -> Ed25519PublicKey | None:
-    key, _ = resolve_key(
-        public_key_base64=public_key_base64,
-        publisher_doc=publisher_doc,
-        fetch_url=None,
-        manifest=None,
-    )
-    return key
-
-
 def _freshness_problems(
     document: dict[str, Any] | None,
     public_key_base64: str | None,
@@ -312,7 +294,7 @@ def _freshness_problems(
     """The manifest's freshness findings (docs/adr/0007-pin-gate-freshness.md)."""
     if document is None:
         return []
-    freshness = check_freshness(document, _trusted_key(public_key_base64, publisher_doc))
+    freshness = check_freshness(document, resolve_key(public_key_base64, publisher_doc)[0])
     problems = []
     # A statement that is present must verify, with or without --max-age (tamper evidence).
     if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
@@ -330,7 +312,7 @@ def _live_manifest(
     """The registry's live manifest, verified under the caller's key (never the registry's)."""
     if registry_url is None:
         return None, None
-    key = _trusted_key(public_key_base64, publisher_doc)
+    key = resolve_key(public_key_base64, publisher_doc)[0]
     if key is None:
         raise errors.UsageError(
             "--registry needs --public-key-base64 or --publisher-doc: the live manifest is "

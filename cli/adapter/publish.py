@@ -392,10 +392,7 @@ def manifest_verify(  # noqa: PLR0917
             else from_publisher_document or well_known_url(target, document)
         )
     key, used = resolve_key(
-        public_key_base64=public_key_base64,
-        publisher_doc=publisher_doc,
-        fetch_url=fetch_url,
-        manifest=document,
+        public_key_base64, publisher_doc, fetch_url=fetch_url, manifest=document
     )
     report = verify_manifest(
         document, public_key=key, allow_unsigned=allow_unsigned, publisher_document_used=used
@@ -419,12 +416,7 @@ def manifest_verify_entry(
 ) -> None:
     """Verify one entry (attest document or bare entry): its hash and signature."""
     parsed = publish.entry_from_document(read_object(entry, what="entry"), source=entry)
-    key, _ = resolve_key(
-        public_key_base64=public_key_base64,
-        publisher_doc=publisher_doc,
-        fetch_url=None,
-        manifest=None,
-    )
+    key, _ = resolve_key(public_key_base64, publisher_doc)
     report = verify_entry(parsed, key)
     sig_ok = report.entry_signature_status == "ok" or (
         allow_unsigned and report.entry_signature_status in ("absent", "no_public_key")
