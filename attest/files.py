@@ -26,6 +26,7 @@ __all__ = [
     "atomic_write",
     "create_exclusive",
     "folder_lock",
+    "fsync_dir",
     "private_database",
     "private_dir",
     "private_file",
@@ -46,19 +47,13 @@ def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
         OSError: the folder is not writable, or the disk is full (``path`` is then unchanged).
     """
     target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    temporary = _temporary(target, data, mode)
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
-    _fsync_dir(folder)
+    fsync_dir(target.parent)
 
 
 def create_exclusive(path: str | Path, data: bytes, *, mode: int = PRIVATE_FILE_MODE) -> None:
@@ -77,21 +72,31 @@ def create_exclusive(path: str | Path, data: bytes, *, mode: int = PRIVATE_FILE_
             links (``path`` is then absent).
     """
     target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    temporary = _temporary(target, data, mode)
+    try:
+        os.link(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+    fsync_dir(target.parent)
+
+
+def _temporary(target: Path, data: bytes, mode: int) -> Path:
+    """A new file beside ``target`` holding ``data``, fsynced, with ``mode`` before any byte."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as out:
             os.fchmod(out.fileno(), mode)  # mkstemp makes 0600; the mode holds before the name
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.link(temporary, target)
-    finally:
+    except BaseException:
         Path(temporary).unlink(missing_ok=True)
-    _fsync_dir(folder)
+        raise
+    return Path(temporary)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: str | Path) -> None:
+    """fsync the folder ``folder`` (so a new or renamed name in it survives a power cut)."""
     directory = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(directory)

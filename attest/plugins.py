@@ -17,22 +17,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from affidavit.verify import errors
-from affidavit.verify.contracts.validators import (
-    ENTRY_POINT_GROUP as VALIDATOR_GROUP,
-)
-from affidavit.verify.contracts.validators import (
-    Family,
-    ValidatorRegistry,
-)
+from affidavit.verify.contracts.validators import ENTRY_POINT_GROUP as VALIDATOR_GROUP
+from affidavit.verify.contracts.validators import Family, ValidatorRegistry
 from affidavit.verify.transforms.reference import RESERVED_REFERENCE
-from affidavit.verify.transforms.registry import (
-    ENTRY_POINT_GROUP as TRANSFORM_GROUP,
-)
-from affidavit.verify.transforms.registry import (
-    Transform,
-    TransformSet,
-    check_name,
-)
+from affidavit.verify.transforms.registry import ENTRY_POINT_GROUP as TRANSFORM_GROUP
+from affidavit.verify.transforms.registry import Transform, TransformSet, check_name
 
 __all__ = ["InstalledValidators", "available_transforms", "installed_validators", "transforms_for"]
 
@@ -40,12 +29,14 @@ __all__ = ["InstalledValidators", "available_transforms", "installed_validators"
 # -- validators ---------------------------------------------------------------------------------
 
 
-def _entry_points() -> list[Any]:
-    import importlib.metadata  # noqa: PLC0415 - only when a name is not built in
+def _entry_points(group: str = VALIDATOR_GROUP) -> list[Any]:
+    """The installed entry points of ``group``, by name and value. ``importlib.metadata`` (which
+    pulls in ``email`` and reads every distribution's metadata) is imported here, only when a
+    name is not built in: a command that needs no plug-in never pays for it (cold start)."""
+    import importlib.metadata  # noqa: PLC0415 - cold start, see above
 
     return sorted(
-        importlib.metadata.entry_points(group=VALIDATOR_GROUP),
-        key=lambda point: (point.name, point.value),
+        importlib.metadata.entry_points(group=group), key=lambda point: (point.name, point.value)
     )
 
 
@@ -96,23 +87,15 @@ def installed_validators() -> ValidatorRegistry:
 
 
 def _load_entry_points() -> dict[str, Transform]:
-    """Every entry point of :data:`ENTRY_POINT_GROUP`, loaded (raises rather than skips)."""
-    # Imported here, not at the top: importlib.metadata pulls in email and socket, which
-    # affidavit.verify must not import to verify offline (tests/verify/test_offline_imports.py).
-    from importlib import metadata  # noqa: PLC0415
-
+    """Every entry point of :data:`TRANSFORM_GROUP`, loaded (raises rather than skips)."""
     found: dict[str, Transform] = {}
     origin: dict[str, str] = {}
-    for ep in metadata.entry_points(group=TRANSFORM_GROUP):
+    for ep in _entry_points(TRANSFORM_GROUP):
         name = ep.name
         try:
             check_name(name)
         except errors.ReceiptError:
-            raise errors.ReceiptError(
-                "transform.plugin_invalid",
-                f"entry point {name!r} ({ep.value}) is not a transformation name",
-                details={"name": name, "value": ep.value},
-            ) from None
+            raise _invalid(ep, "is not a transformation name") from None
         if name in RESERVED_REFERENCE:
             raise errors.ReceiptError(
                 "transform.plugin_conflict",
@@ -128,20 +111,20 @@ def _load_entry_points() -> dict[str, Transform]:
         try:
             fn = ep.load()
         except Exception as e:  # any failure of third-party import code is the plugin's fault
-            raise errors.ReceiptError(
-                "transform.plugin_invalid",
-                f"entry point {name!r} ({ep.value}) cannot be loaded: {type(e).__name__}: {e}",
-                details={"name": name, "value": ep.value},
-            ) from None
+            raise _invalid(ep, f"cannot be loaded: {type(e).__name__}: {e}") from None
         if not callable(fn):
-            raise errors.ReceiptError(
-                "transform.plugin_invalid",
-                f"entry point {name!r} ({ep.value}) is not callable",
-                details={"name": name, "value": ep.value},
-            )
+            raise _invalid(ep, "is not callable")
         origin[name] = ep.value
         found[name] = fn
     return found
+
+
+def _invalid(ep: Any, reason: str) -> errors.ReceiptError:
+    return errors.ReceiptError(
+        "transform.plugin_invalid",
+        f"entry point {ep.name!r} ({ep.value}) {reason}",
+        details={"name": ep.name, "value": ep.value},
+    )
 
 
 @functools.cache

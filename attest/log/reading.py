@@ -16,6 +16,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.storage import (
     entry_data,
     head_of_size,
+    head_row,
     heads_after,
     largest_head,
     latest_head,
@@ -55,10 +56,7 @@ class TreeReads:
         size = 0 if top is None else int(top) + 1
         if head[0] is None:
             return None, size
-        seq, kind, tree_size, root, stamp, document = head
-        return RecordedHead(
-            int(seq), str(kind), int(tree_size), str(root), str(stamp), str(document)
-        ), size
+        return head_row(head), size
 
     def root(self, size: int | None = None) -> bytes:
         """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.

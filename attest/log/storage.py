@@ -96,7 +96,8 @@ MIGRATIONS: Final = (
 _HEAD_COLUMNS: Final = "seq, kind, tree_size, root_hash, timestamp, document"
 
 
-def _head(row: Sequence[object]) -> RecordedHead:
+def head_row(row: Sequence[object]) -> RecordedHead:
+    """A ``log_heads`` row (:data:`_HEAD_COLUMNS`) as a :class:`RecordedHead`."""
     seq, kind, size, root, stamp, document = row
     return RecordedHead(
         int(str(seq)), str(kind), int(str(size)), str(root), str(stamp), str(document)
@@ -105,33 +106,26 @@ def _head(row: Sequence[object]) -> RecordedHead:
 
 def head_of_size(db: Connection, kind: str, tree_size: int) -> RecordedHead | None:
     """The head of ``kind`` and exactly ``tree_size`` leaves recorded last, or None."""
-    row = db.execute(
-        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
-        "WHERE kind = ? AND tree_size = ? ORDER BY seq DESC LIMIT 1",
-        (kind, tree_size),
-    ).fetchone()
-    return None if row is None else _head(row)
+    return _one_head(db, "kind = ? AND tree_size = ? ORDER BY seq DESC", (kind, tree_size))
 
 
 def latest_head(db: Connection, kind: str) -> RecordedHead | None:
     """The head of ``kind`` recorded last (a cosigned copy counts as recorded), or None."""
-    row = db.execute(
-        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
-        "WHERE kind = ? ORDER BY seq DESC LIMIT 1",
-        (kind,),
-    ).fetchone()
-    return None if row is None else _head(row)
+    return _one_head(db, "kind = ? ORDER BY seq DESC", (kind,))
 
 
 def largest_head(db: Connection, kind: str) -> RecordedHead | None:
     """The head of ``kind`` of the largest size, its latest record (a cosigned copy counts), or
     None (indexed: ``log_heads_by_size``)."""
+    return _one_head(db, "kind = ? ORDER BY tree_size DESC, seq DESC", (kind,))
+
+
+def _one_head(db: Connection, where: str, parameters: tuple[object, ...]) -> RecordedHead | None:
     row = db.execute(
-        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
-        "WHERE kind = ? ORDER BY tree_size DESC, seq DESC LIMIT 1",
-        (kind,),
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads WHERE {where} LIMIT 1",  # noqa: S608 - constants
+        parameters,
     ).fetchone()
-    return None if row is None else _head(row)
+    return None if row is None else head_row(row)
 
 
 def heads_after(db: Connection, since_seq: int, limit: int) -> list[RecordedHead]:
@@ -141,7 +135,7 @@ def heads_after(db: Connection, since_seq: int, limit: int) -> list[RecordedHead
         "WHERE seq > ? ORDER BY seq LIMIT ?",
         (since_seq, limit),
     ).fetchall()
-    return [_head(row) for row in rows]
+    return [head_row(row) for row in rows]
 
 
 def insert_nodes(db: Connection, path: Path | str, rows: Iterable[tuple[int, int, bytes]]) -> None:

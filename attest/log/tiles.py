@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import fcntl
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -57,6 +56,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from affidavit.attest.errors import LogError
+from affidavit.attest.files import folder_lock, fsync_dir
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.log.tree import stored_size
 from affidavit.verify import errors
@@ -145,10 +145,7 @@ def _tiles(
     """The bytes of ``refs`` (consecutive tiles of one level, ascending), read in chunks of
     consecutive rows: a tile is the stored nodes at tree level 8·L, positions 256·N .. 256·N+W-1."""
     height = TILE_HEIGHT * level
-    for offset in range(0, len(refs), _CHUNK_TILES):
-        batch = refs[offset : offset + _CHUNK_TILES]
-        low = batch[0].index * TILE_WIDTH
-        high = batch[-1].index * TILE_WIDTH + batch[-1].width
+    for batch, low, high in _batches(refs):
         with log.store.read() as db:
             rows = db.execute(
                 "SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? AND idx < ? ORDER BY idx",
@@ -173,13 +170,18 @@ def _tiles(
             yield ref, data
 
 
+def _batches(refs: list[TileRef]) -> Iterator[tuple[list[TileRef], int, int]]:
+    """``refs`` (consecutive, ascending) :data:`_CHUNK_TILES` at a time, each batch with the
+    positions ``[low, high)`` of the rows it covers at its level."""
+    for offset in range(0, len(refs), _CHUNK_TILES):
+        batch = refs[offset : offset + _CHUNK_TILES]
+        yield batch, batch[0].index * TILE_WIDTH, batch[-1].index * TILE_WIDTH + batch[-1].width
+
+
 def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRef, bytes | None]]:
     """The bytes of entry bundles ``refs`` (consecutive, ascending), None for one that cannot be
     written (a leaf appended by hash only, or an entry over 65,535 bytes)."""
-    for offset in range(0, len(refs), _CHUNK_TILES):
-        batch = refs[offset : offset + _CHUNK_TILES]
-        low = batch[0].index * TILE_WIDTH
-        high = batch[-1].index * TILE_WIDTH + batch[-1].width
+    for batch, low, high in _batches(refs):
         with log.store.read() as db:
             rows = db.execute(
                 "SELECT data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
@@ -257,7 +259,7 @@ def write_tiles(log: TransparencyLog, directory: str | Path, note: str) -> Tiles
     checkpoint, verifiers = _own_checkpoint(log, note)
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
-    with _exclusive(root), _Files(root) as files:
+    with folder_lock(root), _Files(root) as files:  # one writer per folder
         previous = _published_size(log, root, checkpoint, verifiers)
         report = TilesReport(str(root), checkpoint.tree_size, previous)
         size = checkpoint.tree_size
@@ -370,18 +372,6 @@ def _published_size(
             details={"path": str(path), "published_size": old.tree_size},
         )
     return old.tree_size
-
-
-@contextlib.contextmanager
-def _exclusive(root: Path) -> Iterator[None]:
-    """One writer per folder: an exclusive flock on the folder itself (released on exit, or by
-    the kernel when the process dies)."""
-    handle = os.open(root, os.O_RDONLY)
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(handle)
 
 
 class _Files:
@@ -504,8 +494,4 @@ def _sync_folder(folder: str) -> None:
         for path in stale:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-    handle = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
+    fsync_dir(folder)
