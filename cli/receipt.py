@@ -32,7 +32,6 @@ source and ``facts audit --receipts DIR`` can check it against the receipt file.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -186,8 +185,8 @@ def log_command(
     To a registry's log: receipt log URL RECEIPT (or --log URL), answered once a signed
     checkpoint covers it and proven against the registry's key.
     """
+    from affidavit.cli.log.basic import append_leaves  # noqa: PLC0415 - lazy
     from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
-    from affidavit.verify.crypto.merkle import leaf_hash  # noqa: PLC0415 - lazy
 
     receipt_file, target = first, db
     if second is not None:  # receipt log URL RECEIPT
@@ -198,22 +197,9 @@ def log_command(
         raise errors.UsageError("missing option(s): --log", code="usage.missing_argument")
     parsed = _read_receipt(receipt_file)
     leaf = jcs(parsed.to_json())  # docs/formats.md §1 jcs: one leaf per receipt, however spelt
+    (row,), log = append_leaves(target, [leaf], api_key)
     entry = {"ok": True, "receipt": receipt_file, "receipt_hash": parsed.receipt_hash}
-    if is_registry_url(target):
-        from affidavit.registry.clients.log_entries import append_all  # noqa: PLC0415 - lazy
-
-        (proven,) = append_all(target, [leaf], api_key=api_key)
-        entry |= {"index": proven.index, "leaf_hash": proven.leaf_hash.hex()}
-        entry |= {"tree_size": proven.tree_size, "created": proven.created, "log": target}
-    else:
-        if api_key is not None:
-            raise errors.UsageError("--api-key goes with a registry URL, not a log DB")
-        from affidavit.attest.log.transparency import TransparencyLog  # noqa: PLC0415 - lazy
-
-        with TransparencyLog.open(Path(target)) as opened:
-            (index,) = opened.append([leaf])
-            size = opened.size
-        entry |= {"index": index, "leaf_hash": leaf_hash(leaf).hex(), "tree_size": size}
+    entry |= row | log
     if as_json:
         emit_json(entry)
         return

@@ -41,7 +41,7 @@ from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
 
-__all__ = ["append", "consistency", "head", "init", "vkey"]
+__all__ = ["append", "append_leaves", "consistency", "head", "init", "vkey"]
 
 _db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -96,46 +96,46 @@ def append(
     (POST /v1/log/entries), answered once a signed checkpoint covers it and proven against
     the registry's key; a FILE already in the log keeps its first index.
     """
-    from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
-
     leaves = [_leaf_data(source, leaf_form) for source in files]
-    if is_registry_url(db):
-        _append_remote(db, files, leaves, api_key, as_json)
+    rows, log = append_leaves(db, leaves, api_key)
+    appended = [{"file": source, **row} for source, row in zip(files, rows, strict=True)]
+    if as_json:
+        emit_json({"ok": True, "appended": appended, **log})
         return
+    for entry in appended:
+        click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")
+
+
+def append_leaves(
+    target: str, leaves: list[bytes], api_key: str | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Append ``leaves`` to the log DB ``target`` in one transaction, or each through the
+    registry at URL ``target`` (``POST /v1/log/entries``, proven against its key; an entry
+    already there keeps its first index). Returns each leaf's ``{index, leaf_hash}`` (and
+    ``created`` through a registry), and the log's ``{tree_size}`` (and ``log``: the URL).
+
+    Raises:
+        ``usage.invalid``: ``api_key`` with a log DB.
+        ``io.unreadable``, ``log.*``: the DB cannot be opened. ``registry.*``: the append failed.
+    """
+    from affidavit.registry.clients.log_entries import append_all, is_registry_url  # noqa: PLC0415 - lazy
+
+    if is_registry_url(target):
+        proven = append_all(target, leaves, api_key=api_key)
+        rows = [
+            {"index": p.index, "leaf_hash": p.leaf_hash.hex(), "created": p.created} for p in proven
+        ]
+        return rows, {"tree_size": max(p.tree_size for p in proven), "log": target}
     if api_key is not None:
         raise errors.UsageError("--api-key goes with a registry URL, not a log DB")
-    with TransparencyLog.open(Path(db)) as opened:
+    with TransparencyLog.open(Path(target)) as opened:
         indexes = opened.append(leaves)
         size = opened.size
-    appended = [
-        {"file": source, "index": index, "leaf_hash": leaf_hash(data).hex()}
-        for source, index, data in zip(files, indexes, leaves, strict=True)
+    rows = [
+        {"index": index, "leaf_hash": leaf_hash(data).hex()}
+        for index, data in zip(indexes, leaves, strict=True)
     ]
-    if as_json:
-        emit_json({"ok": True, "appended": appended, "tree_size": size})
-        return
-    for entry in appended:
-        click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")
-
-
-def _append_remote(
-    url: str, files: tuple[str, ...], leaves: list[bytes], api_key: str | None, as_json: bool
-) -> None:
-    """``log append URL FILE...``: each leaf through the registry (proven), reported as the
-    local verb reports, plus whether each was new (``created``)."""
-    from affidavit.registry.clients.log_entries import append_all  # noqa: PLC0415 - lazy
-
-    proven = append_all(url, leaves, api_key=api_key)
-    appended = [
-        {"file": source, "index": p.index, "leaf_hash": p.leaf_hash.hex(), "created": p.created}
-        for source, p in zip(files, proven, strict=True)
-    ]
-    size = max(p.tree_size for p in proven)
-    if as_json:
-        emit_json({"ok": True, "appended": appended, "tree_size": size, "log": url})
-        return
-    for entry in appended:
-        click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")
+    return rows, {"tree_size": size}
 
 
 def _leaf_data(source: str, leaf_form: str) -> bytes:
