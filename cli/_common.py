@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "emit_json",
     "json_option",
+    "log_write_key_option",
     "print_outcome",
     "read_input",
     "read_json",
@@ -31,6 +32,15 @@ def json_option(f: F) -> F:
     return click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON document to stdout."
     )(f)
+
+
+# ``--api-key`` of the verbs that append to a log, local or a registry's (log append, receipt log,
+# stamp): the registry's key for POST /v1/log/entries.
+log_write_key_option = click.option(
+    "--api-key",
+    default=None,
+    help="With a registry URL: an API key with scope log:write [default: $AFFIDAVIT_API_KEY].",
+)
 
 
 def read_json(source: str) -> Any:

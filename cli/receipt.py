@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import click
 from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._common import emit_json, json_option, log_write_key_option, read_input
 from affidavit.cli._input import read_artefact
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -171,11 +171,7 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     metavar="DB|URL",
     help="The transparency log (log init) to append to, or a registry's URL.",
 )
-@click.option(
-    "--api-key",
-    default=None,
-    help="With a registry URL: an API key with scope log:write [default: $AFFIDAVIT_API_KEY].",
-)
+@log_write_key_option
 @json_option
 def log_command(
     first: str, second: str | None, db: str | None, api_key: str | None, as_json: bool

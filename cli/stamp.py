@@ -26,7 +26,13 @@ from typing import Any, TypeVar
 import click
 from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option, read_json, read_json_object
+from affidavit.cli._common import (
+    emit_json,
+    json_option,
+    log_write_key_option,
+    read_json,
+    read_json_object,
+)
 from affidavit.verify import errors
 
 __all__ = ["stamp"]
@@ -70,12 +76,7 @@ def _common_options(f: Any) -> Any:
                 type=click.Path(dir_okay=False),
                 help="Log key (the private .key file) [required with a log DB].",
             ),
-            click.option(
-                "--api-key",
-                default=None,
-                help="With --log URL: an API key with scope log:write "
-                "[default: $AFFIDAVIT_API_KEY].",
-            ),
+            log_write_key_option,
             click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
             click.option("--actor-id", default=None, help="Actor id recorded on the events."),
             click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),

@@ -33,7 +33,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._common import emit_json, json_option, log_write_key_option, read_input
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import check_key_name, verifier_key_string
 from affidavit.verify.crypto.merkle import leaf_hash
@@ -81,11 +81,7 @@ def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
     show_default=True,
     help="raw: the file's bytes; py-compact: strict JSON re-encoded as AiGentsy leaf data.",
 )
-@click.option(
-    "--api-key",
-    default=None,
-    help="With a registry URL: an API key with scope log:write [default: $AFFIDAVIT_API_KEY].",
-)
+@log_write_key_option
 @json_option
 def append(
     db: str, files: tuple[str, ...], leaf_form: str, api_key: str | None, as_json: bool
