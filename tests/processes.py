@@ -130,19 +130,26 @@ class RegistryProcess:
 
 
 @contextlib.contextmanager
-def registry_instances(
-    folder: Path, database_url: str, count: int, *scopes: str, env: Mapping[str, str] | None = None
+def serving(
+    folder: Path,
+    *scopes: str,
+    count: int = 1,
+    database_url: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[list[RegistryProcess]]:
-    """``count`` instances on one PostgreSQL database (data folder ``folder/data``, stderr in
-    ``folder/instance-N.log``: a fault logs a line per refused request, and a full pipe stalls a
-    server), each with one API key of ``scopes`` as its ``token``; all stopped at the end."""
+    """``count`` registry instances on one store: SQLite in ``folder/data``, or the PostgreSQL
+    database at ``database_url`` (then behind one public URL, as behind a load balancer). Each
+    instance's stderr goes to ``folder/instance-N.log`` (a fault logs a line per refused request,
+    and a full pipe stalls a server) and its ``token`` is one API key of ``scopes``. All are
+    stopped at the end."""
     data = folder / "data"
-    data.mkdir()
-    shared = {
-        "AFFIDAVIT_DATABASE_URL": database_url,
-        "AFFIDAVIT_PUBLIC_URL": "https://registry.example",  # the load balancer's, for all
-        **(env or {}),
-    }
+    data.mkdir(exist_ok=True)
+    shared = dict(env or {})
+    if database_url is not None:
+        shared |= {
+            "AFFIDAVIT_DATABASE_URL": database_url,
+            "AFFIDAVIT_PUBLIC_URL": "https://registry.example",
+        }
     servers = [
         RegistryProcess(data, shared, log_file=folder / f"instance-{n}.log") for n in range(count)
     ]

@@ -27,7 +27,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.json.canonical import jcs
 
 from tests import browser
-from tests.processes import AFFIDAVIT, RegistryProcess, api_key
+from tests.processes import AFFIDAVIT, api_key, serving
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.tamper_proxy import tamper_proxy
 
@@ -128,11 +128,9 @@ def _run(*args: str | Path) -> None:
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("explorer")
-    data = work / "data"
-    publisher, writer = api_key(data, "publish"), api_key(data, "facts:write")
-    process = RegistryProcess(data)
-    process.start()
-    try:
+    with serving(work, "publish") as (process,):
+        data = process.data_dir
+        publisher, writer = process.token, api_key(data, "facts:write")
         declaration = contract(description=HTML_VALUE)
         headers = {"Authorization": f"Bearer {publisher}"}
         published = httpx.post(process.url + "/protocol/adapter-contracts", json=declaration,
@@ -171,8 +169,6 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             "fact": fact_hash(child),
             "parent": fact_hash(parent),
         }
-    finally:
-        process.stop()
 
 
 def _url(base: str, query: str, vkey: str | None = None) -> str:

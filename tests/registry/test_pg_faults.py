@@ -26,7 +26,7 @@ from affidavit.attest.stores.postgres import WRITER_LEASE_S
 
 from tests.conftest import postgres_bindir
 from tests.pg import LockWatch, PgCluster, database_name
-from tests.processes import RegistryProcess, registry_instances, stop_inside, until
+from tests.processes import RegistryProcess, serving, stop_inside, until
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.test_load import Record, _check_heads, _check_readable, _worker
 
@@ -61,7 +61,8 @@ def _serving(
     tmp_path: Path, url: str, count: int
 ) -> contextlib.AbstractContextManager[list[RegistryProcess]]:
     scopes = ("publish", "facts:write", "facts:read:*")
-    return registry_instances(tmp_path, url, count, *scopes, env={"AFFIDAVIT_READ_THREADS": "2"})
+    env = {"AFFIDAVIT_READ_THREADS": "2"}
+    return serving(tmp_path, *scopes, count=count, database_url=url, env=env)
 
 
 class Background:

@@ -29,7 +29,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
 from affidavit.verify.crypto.merkle import leaf_hash, verify_consistency
 
 from tests.pg import LockWatch, PgCluster, database_name
-from tests.processes import RegistryProcess, api_key, registry_instances, stop_inside, until
+from tests.processes import RegistryProcess, api_key, serving, stop_inside, until
 from tests.registry.rawhttp import Connection
 
 pytestmark = pytest.mark.network_local
@@ -190,15 +190,8 @@ def _check_log(url: str, acks: Acks) -> None:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[RegistryProcess]:
-    data = tmp_path / "data"
-    data.mkdir()
-    instance = RegistryProcess(data, log_file=tmp_path / "registry.log")
-    instance.start()
-    instance.token = api_key(data, "log:write")
-    try:
+    with serving(tmp_path, "log:write") as (instance,):
         yield instance
-    finally:
-        instance.stop()
 
 
 def test_sigkill_under_load_loses_no_acknowledged_entry_sqlite(server: RegistryProcess) -> None:
@@ -214,13 +207,8 @@ def test_sigkill_under_load_loses_no_acknowledged_entry_sqlite(server: RegistryP
 
 
 def test_bad_input_is_one_error_and_writes_nothing(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    instance = RegistryProcess(data, {"AFFIDAVIT_BODY_TIMEOUT": "1"})
-    instance.start()
-    writer = api_key(data, "log:write")
-    facts = api_key(data, "facts:write")
-    try:
+    with serving(tmp_path, "log:write", env={"AFFIDAVIT_BODY_TIMEOUT": "1"}) as (instance,):
+        writer, facts = instance.token, api_key(instance.data_dir, "facts:write")
         url = instance.url
         octets = {"Content-Type": "application/octet-stream"}
         cases = [
@@ -262,19 +250,12 @@ def test_bad_input_is_one_error_and_writes_nothing(tmp_path: Path) -> None:
             url + ENTRIES, content=b"first", headers={**octets, "Authorization": f"Bearer {writer}"}
         )
         assert (first.status_code, first.json()["index"]) == (201, 0)
-    finally:
-        instance.stop()
 
 
 def test_a_full_queue_answers_503_with_retry_after_and_drops_nothing(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
     env = {"AFFIDAVIT_LOG_QUEUE": "4", "AFFIDAVIT_WRITE_BATCH": "1"}
-    instance = RegistryProcess(data, env, log_file=tmp_path / "registry.log")
-    instance.start()
-    instance.token = api_key(data, "log:write")
     retry_after: list[str] = []
-    try:
+    with serving(tmp_path, "log:write", env=env) as (instance,):
 
         async def flood() -> list[tuple[int, bytes, bytes]]:
             async with httpx.AsyncClient(timeout=30) as http:
@@ -301,15 +282,13 @@ def test_a_full_queue_answers_503_with_retry_after_and_drops_nothing(tmp_path: P
         assert set(retry_after) == {"1"}
         acks = Acks(entries={json.loads(b)["index"]: e for s, e, b in answers if s == 201})
         _check(instance.url, acks)  # every acknowledged entry is there
-    finally:
-        instance.stop()
 
 
 # -- PostgreSQL: two instances on one database ------------------------------------------------
 
 
 def _pair(tmp_path: Path, url: str) -> contextlib.AbstractContextManager[list[RegistryProcess]]:
-    return registry_instances(tmp_path, url, 2, "log:write")
+    return serving(tmp_path, "log:write", count=2, database_url=url)
 
 
 _INTEGRATING = (  # how the statements of an integration begin (attest/stores/postgres.py)

@@ -18,7 +18,6 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from affidavit.cli.main import affidavit
 from affidavit.verify.lineage.facts import parse_fact
 from click.testing import CliRunner
 
-from tests.processes import free_port
+from tests.processes import free_port, until
 from tests.schemas import assert_output_schema
 
 pytestmark = pytest.mark.network_local
@@ -93,17 +92,16 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        assert process.poll() is None, (root / "node.log").read_text()[-2000:]
+        try:
+            return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None, (root / "node.log").read_text()[-2000:]
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the node did not start"
-            time.sleep(0.2)
+        until(up, START_TIMEOUT, step=0.2, what="the node did not start")
         yield Node(url=url, key=key)
     finally:
         process.terminate()
