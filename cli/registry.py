@@ -10,10 +10,8 @@ refused start (world-readable key, unusable data folder, damaged or forked datab
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +20,7 @@ import click
 from affidavit.attest._host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
+from affidavit.cli._serve import run, send_logs, stderr_handler
 from affidavit.cli.scitt import scitt_serve_options, with_scitt
 from affidavit.registry.errors import AuthError
 from affidavit.verify import errors
@@ -124,7 +123,6 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     **scitt_options: Any,
 ) -> None:
     """Run the registry (uvicorn) until SIGTERM or Ctrl-C; shuts down gracefully."""
-    import uvicorn  # noqa: PLC0415 - lazy: the server stack (~100 ms) only for serve
     from affidavit.registry.app import create_app  # noqa: PLC0415 - lazy: the server stack only for serve
     from affidavit.registry.startup import open_state  # noqa: PLC0415 - lazy: the server stack only for serve
 
@@ -146,48 +144,23 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     from affidavit.cli.render.lineage import render_svg  # noqa: PLC0415 - lazy: only for serve
 
     app = create_app(settings, state=state, lineage_picture=render_svg)  # the explorer's pictures
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        loop=_best("uvloop", "auto"),
-        http=_best("httptools", "h11"),
-        access_log=False,  # ours is structured and never logs headers (API keys live there)
-        log_config=None,
-        timeout_graceful_shutdown=10,
-        timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)),
-        lifespan="on",
-    )
     listening = f"http://{settings.host}:{listener.getsockname()[1]}"  # the bound port (0: any)
     if as_json:
         emit_json({"listening": listening, "data_dir": str(settings.data_dir)})
     else:
         click.echo(f"registry on {listening} (data {settings.data_dir})", err=True)
-    uvicorn.Server(config).run(sockets=[listener])
-
-
-def _best(module: str, fallback: str) -> str:
-    return module if importlib.util.find_spec(module) is not None else fallback
+    keep_alive = settings.keep_alive_timeout_s
+    run(app, listener, host=settings.host, port=settings.port, keep_alive_s=keep_alive)
 
 
 def _configure_logging(access_log: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    access = logging.getLogger("affidavit.registry.access")
-    access.handlers[:] = [handler]
-    access.setLevel(logging.INFO if access_log else logging.WARNING)
-    access.propagate = False
+    send_logs(stderr_handler("%(message)s"), "affidavit.registry.access", "uvicorn")
+    if not access_log:
+        logging.getLogger("affidavit.registry.access").setLevel(logging.WARNING)
     service = logging.getLogger("affidavit.registry")
     if not service.handlers:
-        plain = logging.StreamHandler(sys.stderr)
-        plain.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        service.addHandler(plain)
+        service.addHandler(stderr_handler("%(levelname)s %(name)s: %(message)s"))
         service.setLevel(logging.INFO)
-    server_log = logging.getLogger("uvicorn")
-    server_log.handlers[:] = [handler]
-    server_log.setLevel(logging.INFO)
-    server_log.propagate = False
-    logging.getLogger("uvicorn.error").handlers[:] = []  # propagates to "uvicorn"
 
 
 @registry.group()

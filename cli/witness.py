@@ -13,14 +13,12 @@ refused start is one line ``error: <code>: <message>`` and exit 2, never a trace
 
 from __future__ import annotations
 
-import importlib.util
-import logging
-import sys
 from pathlib import Path
 
 import click
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._listen import listen
+from affidavit.cli._serve import run, send_logs, stderr_handler
 from affidavit.verify import errors
 
 __all__ = ["witness"]
@@ -113,7 +111,6 @@ def serve(  # noqa: PLR0917 - click passes options positionally
 ) -> None:
     """Run the witness (uvicorn) until SIGTERM or Ctrl-C: POST /add-checkpoint and
     GET /<origin hash>/checkpoint."""
-    import uvicorn  # noqa: PLC0415 - lazy: the server stack only for serve
     from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
     from affidavit.witness.app import WitnessConfig, create_app, origin_paths  # noqa: PLC0415 - lazy
     from affidavit.witness.cosigner import check_distinct, load_witness_keys  # noqa: PLC0415 - lazy
@@ -127,18 +124,6 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
     config = WitnessConfig(keys=keys, logs=logs, state_dir=state_dir)
     app = create_app(config, state=state)
-    server = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        loop=_best("uvloop", "auto"),
-        http=_best("httptools", "h11"),
-        access_log=False,
-        log_config=None,
-        timeout_graceful_shutdown=10,
-        timeout_keep_alive=5,
-        lifespan="on",
-    )
     bound = listener.getsockname()
     banner = {
         "listening": f"http://{host}:{bound[1]}",
@@ -151,7 +136,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         emit_json(banner)
     else:
         click.echo(f"witness {name} on {banner['listening']}", err=True)
-    uvicorn.Server(server).run(sockets=[listener])
+    run(app, listener, host=host, port=port)
 
 
 def _check_name(name: str) -> None:
@@ -161,16 +146,5 @@ def _check_name(name: str) -> None:
         raise errors.UsageError(f"name {name!r} must be a note key name: no spaces and no '+'")
 
 
-def _best(module: str, fallback: str) -> str:
-    return module if importlib.util.find_spec(module) is not None else fallback
-
-
 def _configure_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    for name in ("affidavit.witness", "uvicorn"):
-        logger = logging.getLogger(name)
-        logger.handlers[:] = [handler]
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
-    logging.getLogger("uvicorn.error").handlers[:] = []  # propagates to "uvicorn"
+    send_logs(stderr_handler("%(levelname)s %(name)s: %(message)s"), "affidavit.witness", "uvicorn")
