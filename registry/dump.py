@@ -31,8 +31,7 @@ from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.storage import COMPONENT as LOG_COMPONENT
 from affidavit.attest.log.storage import MIGRATIONS as LOG_MIGRATIONS
 from affidavit.registry.db import REGISTRY_MIGRATIONS
-from affidavit.registry.dump_log import LOG_TABLES, bad_dump, prove_log
-from affidavit.registry.errors import RegistryError
+from affidavit.registry.dump_log import LOG_TABLES, Rows, bad_dump, prove_log, refused
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
@@ -89,8 +88,6 @@ TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "edges": (("source", "derived"), "source, derived"),
 }
 
-Rows = list[list[Any]]
-
 
 @dataclass(frozen=True, slots=True)
 class VerifiedDump:
@@ -107,10 +104,6 @@ class VerifiedDump:
     def counts(self) -> dict[str, int]:
         """Rows per table."""
         return {table: len(rows) for table, rows in self.tables.items()}
-
-
-def _refused(code: str, message: str, **details: Any) -> RegistryError:
-    return RegistryError(code, message, details=details)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -194,7 +187,7 @@ def _check_signature(folder: Path, manifest: bytes, trusted_key: Ed25519PublicKe
     if len(manifest) > _MAX_MANIFEST_BYTES:
         raise bad_dump(f"{folder / MANIFEST}: larger than {_MAX_MANIFEST_BYTES} bytes")
     if not path.exists() and not path.is_symlink():
-        raise _refused(
+        raise refused(
             "registry.dump_unsigned",
             f"{folder}: the manifest is not signed (no {SIGNATURE}); an unsigned dump cannot be "
             "told from an edited one",
@@ -215,7 +208,7 @@ def _check_signature(folder: Path, manifest: bytes, trusted_key: Ed25519PublicKe
         verify_ed25519(trusted_key, signed_message(manifest), signature)
     except errors.SignatureError:
         by = "" if signer is None else f" (it names key {signer.b64})"
-        raise _refused(
+        raise refused(
             "registry.dump_signature_invalid",
             f"{folder}: the manifest's signature does not verify under the trusted key "
             f"{trusted_key.b64}{by}",
@@ -248,7 +241,7 @@ def _read_table(folder: Path, table: str, manifest: Mapping[str, Any]) -> Rows:
     name = f"{table}.jsonl"
     data = _read_bytes(folder / name, f"{name} is missing")
     if hashlib.sha256(data).hexdigest() != manifest["files"][name]:
-        raise _refused(
+        raise refused(
             "registry.dump_file_mismatch",
             f"{name}: SHA-256 differs from the signed manifest (edited or truncated)",
             file=name,
@@ -261,7 +254,7 @@ def _read_table(folder: Path, table: str, manifest: Mapping[str, Any]) -> Rows:
         message = e.message if isinstance(e, errors.AffidavitError) else str(e)
         raise bad_dump(f"{name}: {message}", file=name) from None
     if manifest["counts"][table] != len(decoded):
-        raise _refused(
+        raise refused(
             "registry.dump_count_mismatch",
             f"{name}: {len(decoded)} rows, the signed manifest counts {manifest['counts'][table]}",
             file=name,
@@ -306,7 +299,7 @@ def _check_facts(rows: Rows) -> None:
         except errors.AffidavitError as e:
             raise bad_dump(f"facts.jsonl: fact {key.hex()}: {e.message}") from None
         if fact.hash != key.hex():
-            raise _refused(
+            raise refused(
                 "registry.dump_fact_mismatch",
                 f"exported fact {key.hex()} hashes to {fact.hash}",
                 fact=key.hex(),

@@ -48,7 +48,7 @@ from affidavit.verify.crypto.merkle import EMPTY_ROOT, root_of
 from affidavit.verify.crypto.treehead import verify_sth
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["LOG_TABLES", "ProvenLog", "bad_dump", "prove_log"]
+__all__ = ["LOG_TABLES", "ProvenLog", "Rows", "bad_dump", "prove_log", "refused"]
 
 # table -> (columns, ORDER BY): the log's tables in a dump (attest/log/storage.py).
 LOG_TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
@@ -74,13 +74,14 @@ class ProvenLog:
     checkpoint_size: int | None
 
 
-def _refused(code: str, message: str, **details: Any) -> RegistryError:
+def refused(code: str, message: str, **details: Any) -> RegistryError:
+    """The error ``code`` of a dump that is not authentic, with ``details``."""
     return RegistryError(code, message, details=details)
 
 
 def bad_dump(message: str, **details: Any) -> RegistryError:
     """``registry.dump_invalid`` (exit 2): the dump cannot be read as a dump."""
-    return _refused("registry.dump_invalid", message, **details)
+    return refused("registry.dump_invalid", message, **details)
 
 
 def prove_log(
@@ -98,7 +99,7 @@ def prove_log(
         raise bad_dump("the manifest's log has no valid tree_size and root_hash")
     if not tables["log_meta"]:  # exported before the registry's first start: no log at all
         if size or root != EMPTY_ROOT.hex() or summary.get("checkpoint") is not None:
-            raise _refused("registry.dump_root_mismatch", "the manifest names a log the dump lacks")
+            raise refused("registry.dump_root_mismatch", "the manifest names a log the dump lacks")
         if any(tables[table] for table in LOG_TABLES):
             raise bad_dump("the dump holds log rows but no log")
         return ProvenLog(0, root, 0, None)
@@ -108,7 +109,7 @@ def prove_log(
         ("manifest", summary.get("public_key")),
     ):
         if named != trusted_key.b64:  # step a
-            raise _refused(
+            raise refused(
                 "registry.dump_key_mismatch",
                 f"the dump's {where} names log key {named}, not the trusted key {trusted_key.b64}",
                 trusted_key=trusted_key.b64,
@@ -134,7 +135,7 @@ def _check_leaves(nodes: Rows, size: int, root: str) -> None:
         or len(leaves) != size
         or root_of(hashes).hex() != root
     ):
-        raise _refused(
+        raise refused(
             "registry.dump_root_mismatch",
             f"the dump's {len(leaves)} leaf hashes do not give the signed tree "
             f"(size {size}, root {root[:16]}...)",
@@ -143,7 +144,7 @@ def _check_leaves(nodes: Rows, size: int, root: str) -> None:
         raise bad_dump("log_nodes.jsonl: a node's level or index is not an integer")
     expected = {(level, i) for level in range(size.bit_length()) for i in range(size >> level)}
     if len(nodes) != len(expected) or {(row[0], row[1]) for row in nodes} != expected:
-        raise _refused(
+        raise refused(
             "registry.dump_root_mismatch",
             f"the dump's stored nodes are not the complete subtrees of a tree of size {size}",
         )
@@ -167,7 +168,7 @@ def _scratch_log(store: Store, tables: Mapping[str, Rows]) -> TransparencyLog:
     try:
         return TransparencyLog(store, owns_store=False)
     except (LogError, errors.AffidavitError) as e:
-        raise _refused(
+        raise refused(
             "registry.dump_key_mismatch", f"the dump's log key history does not verify: {e}"
         ) from None
 
@@ -182,7 +183,7 @@ def _prove(  # noqa: PLR0917 - private, called once
 ) -> ProvenLog:
     history = log.key_history()
     if history[-1].public_key != trusted_key:
-        raise _refused(
+        raise refused(
             "registry.dump_key_mismatch",
             f"the dump's key history ends with {history[-1].public_key.b64}, not the trusted key",
         )
@@ -192,7 +193,7 @@ def _prove(  # noqa: PLR0917 - private, called once
     try:  # step b: every stored node against its children, every leaf against its data
         log.verify_integrity(full=True)
     except LogError as e:
-        raise _refused("registry.dump_root_mismatch", f"the dump's tree: {e.message}") from None
+        raise refused("registry.dump_root_mismatch", f"the dump's tree: {e.message}") from None
     return ProvenLog(size, root, len(heads), checkpoint_size)
 
 
@@ -220,7 +221,7 @@ def _check_checkpoint(
     """Step c."""
     recorded = [row[5] for row in heads if row[1] == "checkpoint"]
     if claimed != (recorded[-1] if recorded else None):
-        raise _refused(
+        raise refused(
             "registry.dump_checkpoint_invalid",
             "the manifest's checkpoint is not the latest checkpoint the dump's log recorded",
         )
@@ -229,7 +230,7 @@ def _check_checkpoint(
     try:
         checkpoint = _verified_checkpoint(claimed, history)
     except (errors.AffidavitError, ValueError) as e:
-        raise _refused(
+        raise refused(
             "registry.dump_checkpoint_invalid",
             f"the dump's checkpoint does not verify under the trusted log key: {e}",
         ) from None
@@ -258,9 +259,9 @@ def _check_head(log: TransparencyLog, history: Sequence[LogKey], row: list[Any],
         else:
             ok = False
     except (errors.AffidavitError, ValueError) as e:
-        raise _refused("registry.dump_head_invalid", f"{what}: {e}", seq=seq) from None
+        raise refused("registry.dump_head_invalid", f"{what}: {e}", seq=seq) from None
     if not ok:
-        raise _refused(
+        raise refused(
             "registry.dump_head_invalid",
             f"{what}: the signed head and its row disagree, or the kind is unknown",
             seq=seq,
@@ -279,13 +280,13 @@ def _check_root(
 ) -> None:
     """The dump's tree has root ``root_hash`` at ``tree_size`` (so it extends that head)."""
     if not isinstance(tree_size, int) or not 0 <= tree_size <= size:
-        raise _refused(code, f"{what} covers {tree_size} leaves; the dump holds {size}")
+        raise refused(code, f"{what} covers {tree_size} leaves; the dump holds {size}")
     try:
         actual = log.root(tree_size).hex()
     except LogError as e:
-        raise _refused("registry.dump_root_mismatch", f"the dump's tree: {e.message}") from None
+        raise refused("registry.dump_root_mismatch", f"the dump's tree: {e.message}") from None
     if actual != root_hash:
-        raise _refused(
+        raise refused(
             code,
             f"{what} names root {str(root_hash)[:16]}... at size {tree_size}; the dump's tree "
             f"has {actual[:16]}... there",

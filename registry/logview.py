@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.state import RegistryState
+from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify.crypto.checkpoint import parse_note
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
@@ -112,6 +112,8 @@ def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
     return document
 
 
-def inclusion_json(state: RegistryState, leaf_index: int, tree_size: int) -> dict[str, Any]:
+def inclusion_json(
+    view: ReadView | RegistryState, leaf_index: int, tree_size: int
+) -> dict[str, Any]:
     """The ``merkle_inclusion`` object (docs/formats.md §4) of a leaf in a tree of ``tree_size``."""
-    return state.log.inclusion_proof(leaf_index, tree_size).to_json(state.log.log_id)
+    return view.log.inclusion_proof(leaf_index, tree_size).to_json(view.log.log_id)

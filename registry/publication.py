@@ -39,9 +39,9 @@ from affidavit.registry.contracts import (
     sync,
 )
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import latest_head
+from affidavit.registry.logview import inclusion_json, latest_head
 from affidavit.registry.sequencer import Batch, Job
-from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.state import RegistryState
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.crypto.merkle import leaf_hash
@@ -347,7 +347,7 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
     if head is None:  # a checkpoint without a tree head of its size: the latest head instead
         head = await state.db.run(latest_head, state)
         size = int(head["tree_size"])
-        inclusion = await state.read(lambda view: _inclusion(view, published.leaf.index, size))
+        inclusion = await state.read(inclusion_json, published.leaf.index, size)
     else:
         index, size = published.leaf.index, proven.tree_size
         sides = tuple("left" if a <= index else "right" for a, _ in inclusion_ranges(index, size))
@@ -362,7 +362,3 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
         "inclusion": inclusion,
         "signed_tree_head": head,
     }
-
-
-def _inclusion(view: ReadView, index: int, size: int) -> dict[str, Any]:
-    return view.log.inclusion_proof(index, size).to_json(view.log.log_id)

@@ -18,6 +18,7 @@ signatures and this witness's cosignatures, as ``GET /<origin hash>/checkpoint``
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -88,12 +89,7 @@ class WitnessState:
         """
         checkpoint = request.checkpoint
         with self.store.write() as db:
-            row = db.execute(
-                "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = ?",
-                (checkpoint.origin,),
-            ).fetchone()
-            stored = Stored(int(row[0]), bytes(row[1])) if row is not None else None
-            check_against(request, stored)
+            check_against(request, _stored(db, checkpoint.origin))
             timestamp = max(1, self._clock())  # tlog-witness: the timestamp is never zero
             lines = keys.cosign(request.text, checkpoint, timestamp)
             note = request.text + "\n" + "".join(request.log_signatures) + "".join(lines)
@@ -126,7 +122,11 @@ class WitnessState:
     def latest(self, origin: str) -> Stored | None:
         """The latest cosigned size and root of ``origin``, or None."""
         with self.store.read() as db:
-            row = db.execute(
-                "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = ?", (origin,)
-            ).fetchone()
-        return None if row is None else Stored(int(row[0]), bytes(row[1]))
+            return _stored(db, origin)
+
+
+def _stored(db: sqlite3.Connection, origin: str) -> Stored | None:
+    row = db.execute(
+        "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = ?", (origin,)
+    ).fetchone()
+    return None if row is None else Stored(int(row[0]), bytes(row[1]))

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.registry.clients.https import DEFAULT_TIMEOUT, REGISTRY, new_client, parse_url, send
+from affidavit.registry.clients.tiles import TileReader
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import Subject, subjects
 from affidavit.verify import errors
@@ -51,6 +52,7 @@ from affidavit.verify.crypto.merkle import leaf_hash, verify_inclusion
 from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.json.strict import loads
 from affidavit.verify.results import Result, StepResult
+from affidavit.verify.tlog.tiles import TiledTree
 from affidavit.verify.trust import TrustRoot
 
 if TYPE_CHECKING:
@@ -421,9 +423,6 @@ def audit_index(
         ``usage.invalid``: ``url`` breaks the URL rule.
         ``registry.unavailable``, ``registry.bad_response``: the registry could not be read.
     """
-    from affidavit.registry.clients.tiles import TileReader  # noqa: PLC0415 - the tile half
-    from affidavit.verify.tlog.tiles import TiledTree  # noqa: PLC0415 - only for an audit
-
     parse_url(url, allow_query=False)
     base = url.rstrip("/")
     subject: dict[str, Any] = {"start": start, "entries": 0, "hashes": 0}

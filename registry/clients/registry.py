@@ -19,6 +19,7 @@ Configuration: ``AFFIDAVIT_REGISTRY_URL`` and ``AFFIDAVIT_API_KEY`` (the key is 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -297,8 +298,6 @@ class RegistryClient:
             "params": {k: v for k, v in (params or {}).items() if v is not None}
         }
         if json_body is not None:
-            import json  # noqa: PLC0415
-
             kwargs["content"] = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             kwargs["headers"] = {"Content-Type": "application/json"}
         url = self.url + path

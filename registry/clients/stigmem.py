@@ -24,7 +24,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.json.strict import loads
 
-__all__ = ["PAGE_SIZE", "NodeListing", "fetch_node_facts", "iter_node_facts"]
+__all__ = ["PAGE_SIZE", "NodeListing", "fetch_node_facts"]
 
 PAGE_SIZE: Final = 500  # the node's maximum `limit`
 MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
@@ -53,14 +53,18 @@ def fetch_node_facts(
     page_size: int = PAGE_SIZE,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> NodeListing:
-    """Read every page of the node's listing (see :func:`iter_node_facts`).
+    """Every fact record the node shows this key, each id once, in the node's order.
 
     Raises:
-        ``stigmem.node_unreachable``, ``stigmem.node_error``: as :func:`iter_node_facts`.
+        ``usage.invalid``: ``url`` breaks the one URL rule
+            (:func:`~affidavit.registry.clients.https.parse_url`), or a bad ``api_key``.
+        ``stigmem.node_unreachable``: the node cannot be reached, or a page missed its ``timeout``
+            (a deadline per page).
+        ``stigmem.node_error``: an HTTP error, or a body that is not the node's fact listing.
     """
     listing = NodeListing()
     seen: set[object] = set()
-    for page in _pages(url, api_key, include_contradicted, page_size, timeout, None):
+    for page in _pages(url, api_key, include_contradicted, page_size, timeout):
         listing.pages += 1  # every page read counts, an empty one too
         for record in page:
             key = record.get("id")
@@ -72,41 +76,14 @@ def fetch_node_facts(
     return listing
 
 
-def iter_node_facts(
-    url: str,
-    *,
-    api_key: str | None = None,
-    include_contradicted: bool = False,
-    page_size: int = PAGE_SIZE,
-    timeout: float = DEFAULT_TIMEOUT,
-    transport: httpx.BaseTransport | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Every fact record the node shows this key, in the node's order.
-
-    Raises:
-        ``usage.invalid``: ``url`` breaks the one URL rule
-            (:func:`~affidavit.registry.clients.https.parse_url`), or a bad ``api_key``.
-        ``stigmem.node_unreachable``: the node cannot be reached, or a page missed its ``timeout``
-            (a deadline per page).
-        ``stigmem.node_error``: an HTTP error, or a body that is not the node's fact listing.
-    """
-    for page in _pages(url, api_key, include_contradicted, page_size, timeout, transport):
-        yield from page
-
-
-def _pages(  # noqa: PLR0917 - private; both callers pass every argument
-    url: str,
-    api_key: str | None,
-    include_contradicted: bool,
-    page_size: int,
-    timeout: float,
-    transport: httpx.BaseTransport | None,
+def _pages(
+    url: str, api_key: str | None, include_contradicted: bool, page_size: int, timeout: float
 ) -> Iterator[list[dict[str, Any]]]:
     base = parse_url(url, allow_query=False).rstrip("/")
     headers = {"Accept": "application/json", **(bearer(api_key) if api_key else {})}
     cursor: str | None = None
     seen: set[str] = set()
-    with new_client(timeout=timeout, headers=headers, transport=transport) as client:
+    with new_client(timeout=timeout, headers=headers) as client:
         for _ in range(MAX_PAGES):
             params: dict[str, Any] = {"limit": page_size}
             if include_contradicted:

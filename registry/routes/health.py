@@ -19,6 +19,7 @@ manifest and the log live; ``GET /openapi.yaml`` -> ``specs/registry-v1.yaml`` a
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from affidavit.attest.errors import LogError
@@ -44,8 +45,6 @@ CAPABILITIES: Final = (
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
     try:
         return version("affidavit")
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout

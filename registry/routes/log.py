@@ -23,7 +23,12 @@ import base64
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.logview import latest_checkpoint, latest_head, recorded_head
+from affidavit.registry.logview import (
+    inclusion_json,
+    latest_checkpoint,
+    latest_head,
+    recorded_head,
+)
 from affidavit.registry.routes._http import int_param, json_response
 from affidavit.registry.state import ReadView
 from starlette.requests import Request
@@ -87,8 +92,7 @@ async def inclusion(request: Request) -> Response:
     index = int_param(request, "leaf_index")
 
     def prove(view: ReadView) -> dict[str, Any]:
-        size = int_param(request, "tree_size", default=view.log.size)
-        return view.log.inclusion_proof(index, size).to_json(view.log.log_id)
+        return inclusion_json(view, index, int_param(request, "tree_size", default=view.log.size))
 
     return json_response(await state.read(prove))
 
