@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from affidavit.verify import errors
-from affidavit.verify.contracts.freshness import freshness_hash, parse_utc
+from affidavit.verify.contracts.freshness import freshness_hash
 from affidavit.verify.contracts.manifest import manifest_hash
+from affidavit.verify.json.forms import parse_utc
 
 __all__ = ["sign_freshness"]
 
@@ -48,7 +49,7 @@ def sign_freshness(
             manifest's ``manifest_hash`` does not recompute.
     """
     when = signed_at if signed_at is not None else manifest.get("generated_at")
-    if parse_utc(when) is None:
+    if parse_utc(when, fraction=True) is None:
         raise errors.ContractError(
             "manifest.invalid",
             f"signed_at must be an ISO-8601 UTC time like 2025-01-01T00:00:00Z, not {when!r}",

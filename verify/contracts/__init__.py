@@ -59,7 +59,6 @@ _HOME = {
     "parse_pin_file": "pin_file",
     "parse_publisher_document": "manifest",
     "parse_semver": "lifecycle",
-    "parse_utc": "freshness",
     "plan_pin": "pin_plan",
     "replay_snapshot": "policy",
     "schema_issues": "schema",

@@ -46,7 +46,6 @@ __all__ = [
     "freshness_hash",
     "freshness_hash_body",
     "parse_duration",
-    "parse_utc",
 ]
 
 FRESHNESS_SCHEMA_VERSION: Final = "1.0.0"
@@ -70,11 +69,6 @@ def freshness_hash_body(manifest: Mapping[str, Any]) -> dict[str, Any]:
 def freshness_hash(manifest: Mapping[str, Any]) -> str:
     """Recompute ``freshness_hash`` from the manifest's own fields."""
     return sha256_hex(py_compact(freshness_hash_body(manifest)))
-
-
-def parse_utc(text: Any) -> datetime.datetime | None:
-    """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` as an aware UTC datetime; None for anything else."""
-    return forms.parse_utc(text, fraction=True)
 
 
 def parse_duration(text: str) -> datetime.timedelta:
@@ -168,7 +162,7 @@ def check_freshness(
     status: FreshnessStatus = "ok" if claimed == recomputed else "mismatch"
     signature_status = check_signature(public_key, claimed, signature)
     problem: str | None = None
-    when = parse_utc(claimed_at)
+    when = forms.parse_utc(claimed_at, fraction=True)
     if status != "ok":
         problem = "freshness_hash mismatch (signed_at or the manifest fields were edited)"
     elif unverified_manifest.get("manifest_hash") != manifest_hash(unverified_manifest):
