@@ -41,7 +41,7 @@ from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
 
-__all__ = ["append", "append_leaves", "consistency", "head", "init", "vkey"]
+__all__ = ["append", "append_leaves", "consistency", "head", "init", "sign_with", "vkey"]
 
 _db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -206,11 +206,7 @@ def head(
         )
     when = _parse_timestamp(timestamp) if timestamp is not None else None
     with TransparencyLog.open(db) as opened:
-        path = key_file if key_file is not None else opened.key_path
-        if path is None:
-            raise LogError("log.no_signing_key", f"{db}: no key path recorded; pass --key KEYFILE")
-        opened.set_key(load_signing_key(path))
-        opened.bind_state(state_path(Path(path).resolve(), opened.log_id))
+        sign_with(opened, db, key_file)
         if checkpoint:
             note = opened.checkpoint(origin, when)
             if parsed:
@@ -320,6 +316,22 @@ def vkey(db: Path, origin: str | None, as_json: bool) -> None:
         emit_json(document)
         return
     click.echo(document["vkey"])
+
+
+def sign_with(log: TransparencyLog, db: Path, key_file: Path | None) -> None:
+    """Make ``log`` sign with ``key_file``, else with the key whose path it recorded (``log
+    init``, ``log rotate-key``), bound to that key's signed state (docs/adr/0005).
+
+    Raises:
+        ``log.no_signing_key``: no ``key_file`` and no path recorded.
+        ``log.key_mismatch``, ``log.state_*``, ``key.*``: the key is not the log's, its state
+            disagrees, or it cannot be read.
+    """
+    path = key_file if key_file is not None else log.key_path
+    if path is None:
+        raise LogError("log.no_signing_key", f"{db}: no key path recorded; pass --key KEYFILE")
+    log.set_key(load_signing_key(path))
+    log.bind_state(state_path(Path(path).resolve(), log.log_id))
 
 
 def _parse_timestamp(text: str) -> dt.datetime:

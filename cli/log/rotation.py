@@ -42,6 +42,7 @@ from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option
+from affidavit.cli.log.basic import sign_with
 from affidavit.verify.crypto.windows import parse_rfc3339
 
 __all__ = ["keys", "rotate_key"]
@@ -61,14 +62,8 @@ def rotate_key(
     """Hand the log in DB over from its current key to NEWKEY at time T (no gap, no overlap)."""
     moment = _parse_at(at) if at is not None else None
     with TransparencyLog.open(db) as opened:
-        old_path = key_file if key_file is not None else opened.key_path
-        if old_path is None:
-            raise LogError(
-                "log.no_signing_key", f"{db}: no key path recorded; pass --key CURRENTKEY"
-            )
         previous = opened.key_id
-        opened.set_key(load_signing_key(old_path))
-        opened.bind_state(state_path(Path(old_path).resolve(), opened.log_id))
+        sign_with(opened, db, key_file)
         new_key = load_signing_key(new_key_file)
         new_path = new_key_file.resolve()
         entry = opened.rotate_key(

@@ -17,12 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from affidavit.attest.errors import LogError
-from affidavit.attest.keyring import load_signing_key
-from affidavit.attest.log.state import state_path
 from affidavit.attest.log.tiles import TilesReport, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option
+from affidavit.cli.log.basic import sign_with
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 
 __all__ = ["current_checkpoint", "tiles"]
@@ -64,11 +62,7 @@ def current_checkpoint(
         recorded = parse_checkpoint_body(parse_note(latest.document).text)
         if recorded.origin == name:
             return latest.document, False
-    path = key_file if key_file is not None else log.key_path
-    if path is None:
-        raise LogError("log.no_signing_key", f"{db}: no key path recorded; pass --key KEYFILE")
-    log.set_key(load_signing_key(path))
-    log.bind_state(state_path(Path(path).resolve(), log.log_id))
+    sign_with(log, db, key_file)
     return log.checkpoint(name), True
 
 
