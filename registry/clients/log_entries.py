@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from affidavit.attest.log.types import InclusionProof
 from affidavit.registry.clients.https import DEFAULT_TIMEOUT
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
@@ -201,15 +202,9 @@ def _proven(
         raise _bad(url, f"the answer does not verify: {e.code}: {e.message}", e.code) from None
     if (head.log_id, head.tree_size, head.root_hash) != (log_id, size, checkpoint.root_hash.hex()):
         raise _bad(url, "the tree head is not of the checkpoint's log, size and root")
-    sides = ["left" if a <= index else "right" for a, _ in inclusion_ranges(index, size)]
-    inclusion = {  # docs/formats.md §4 merkle_inclusion
-        "leaf_hash": expected.hex(),
-        "leaf_index": index,
-        "tree_size": size,
-        "merkle_root": checkpoint.root_hash.hex(),
-        "proof": [{"position": s, "hash": h.hex()} for s, h in zip(sides, path, strict=True)],
-        "log_id": log_id,
-    }
+    sides = tuple("left" if a <= index else "right" for a, _ in inclusion_ranges(index, size))
+    proven = InclusionProof(index, size, expected, checkpoint.root_hash, tuple(path), sides)
+    inclusion = proven.to_json(log_id)  # docs/formats.md §4 merkle_inclusion
     return ProvenEntry(index, expected, status == 201, size, note, inclusion, dict(sth))
 
 
