@@ -198,7 +198,7 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
     """Create an API key. The token is printed once; only its SHA-256 is stored.
 
     A publish key writes only contracts whose adapter_id lies in a --publisher namespace
-    (``acme`` covers ``acme.*``); an admin key writes any, and the reserved channels.
+    (acme covers acme.*); an admin key writes any, and the reserved channels.
     """
     from affidavit.registry.auth import (  # noqa: PLC0415 - lazy: ~7 ms, only the keys commands
         ApiKey,

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 # ``x``, `x`, **x**, :func:`x`, .. directive::
 MARKUP = re.compile(r"`|\*\*|:[a-z]+:`|^\.\. ", re.MULTILINE)
 # Help owned by a module another change is rewriting; each to be cleaned there.
-ELSEWHERE = frozenset({"log monitor --vkey", "registry keys create"})
+ELSEWHERE = frozenset({"log monitor --vkey"})
 
 
 def _commands() -> Iterator[tuple[str, click.Command]]:
