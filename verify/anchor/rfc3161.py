@@ -68,7 +68,6 @@ __all__ = [
     "VerifiedToken",
     "load_certificate",
     "parse_token",
-    "rfc3339",
     "verify_token",
 ]
 
@@ -148,7 +147,7 @@ class VerifiedToken(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """JSON form (genTime as RFC 3339 UTC)."""
         return {
-            "gen_time": rfc3339(self.gen_time),
+            "gen_time": format_utc_fraction(self.gen_time),
             "serial_number": str(self.serial_number),
             "policy": self.policy,
             "imprint_algorithm": self.imprint_algorithm,
@@ -158,11 +157,6 @@ class VerifiedToken(NamedTuple):
             "tsa_cert_sha256": self.tsa_cert_sha256,
             "chained_to": self.chained_to,
         }
-
-
-def rfc3339(moment: datetime) -> str:
-    """``YYYY-MM-DDThh:mm:ss[.ffffff]Z`` for an aware UTC datetime."""
-    return format_utc_fraction(moment)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,7 +390,7 @@ def verify_token(
             "the signed messageDigest is not the hash of the TSTInfo (content altered)",
         )
     _check_signature(token, cert, digest_name)
-    check_validity(cert, token.gen_time, rfc3339(token.gen_time))
+    check_validity(cert, token.gen_time, format_utc_fraction(token.gen_time))
     chained_to = check_chain(cert, carried, ca_certs, token.gen_time) if ca_certs else None
     imprint_name = HASHES.get(token.imprint_oid)
     if imprint_name not in STRONG_HASHES:

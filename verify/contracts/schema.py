@@ -39,7 +39,6 @@ __all__ = [
     "is_adapter_id",
     "is_field_name",
     "is_semver",
-    "is_sha256_hex",
     "schema_issues",
 ]
 
@@ -139,11 +138,6 @@ def is_field_name(value: Any) -> bool:
     )
 
 
-def is_sha256_hex(value: Any) -> bool:
-    """64 lowercase hex characters."""
-    return is_hex64(value)
-
-
 def schema_issues(declaration: Any) -> tuple[Issue, ...]:
     """Check ``declaration`` against the AdapterContract schema plus allowed ⊆ output.
 
@@ -178,7 +172,7 @@ def schema_issues(declaration: Any) -> tuple[Issue, ...]:
     issues.extend(
         Issue("contract.bad_hash_format", f"{name} is not 64 lowercase hex", name)
         for name in HASH_FIELDS
-        if name in declaration and not is_sha256_hex(declaration[name])
+        if name in declaration and not is_hex64(declaration[name])
     )
     issues.extend(_subset_issues(declaration))
     return tuple(issues)

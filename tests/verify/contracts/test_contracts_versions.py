@@ -172,7 +172,8 @@ def test_the_shipped_schema_patterns_mean_the_same_in_ecma262() -> None:
     import subprocess
 
     from affidavit.specs import read_spec
-    from affidavit.verify.contracts.schema import is_adapter_id, is_field_name, is_sha256_hex
+    from affidavit.verify.contracts.schema import is_adapter_id, is_field_name
+    from affidavit.verify.json.forms import is_hex64
 
     node = shutil.which("node")
     if node is None:
@@ -201,7 +202,7 @@ def test_the_shipped_schema_patterns_mean_the_same_in_ecma262() -> None:
         "semver": is_semver,
         "reverse_dns": is_adapter_id,
         "snake_case": is_field_name,
-        "sha256_hex": is_sha256_hex,
+        "sha256_hex": is_hex64,
     }
     assert set(ecma) == set(ours)
     for name, check in ours.items():
