@@ -108,10 +108,8 @@ class DbThread:
     """One thread that runs every database call, so connections never cross threads and writes
     are serialised without extra locks."""
 
-    def __init__(self) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="registry-db"
-        )
+    def __init__(self, name: str = "registry-db") -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
 
     def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``fn`` on the database thread and wait (for start-up and tests)."""

@@ -19,19 +19,18 @@ signature verified (409, 422) is logged on ``affidavit.witness`` with the submit
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import read_body
+from affidavit.registry.threads import DbThread
 from affidavit.verify.crypto.checkpoint import NoteVerifier
 from affidavit.verify.errors import AffidavitError
 from affidavit.witness.cosigner import WitnessKeys
@@ -57,7 +56,6 @@ _LOG = logging.getLogger("affidavit.witness")
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 _TEXT: Final = "text/plain; charset=utf-8"
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,21 +73,6 @@ class WitnessConfig:
         object.__setattr__(self, "trusted", trusted_by_origin(self.logs))
 
 
-class _Runtime:
-    """The open state and its one database thread (made in the lifespan)."""
-
-    def __init__(self, state: WitnessState) -> None:
-        self.state = state
-        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="witness-db")
-
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
-        self.state.close()
-
-
 def create_app(config: WitnessConfig, *, state: WitnessState | None = None) -> Starlette:
     """The ASGI app. ``state`` is opened here (``witness serve`` opens it first, so a refused
     start is one line and exit 2) or by the lifespan; the lifespan closes it on shutdown."""
@@ -97,12 +80,13 @@ def create_app(config: WitnessConfig, *, state: WitnessState | None = None) -> S
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        runtime = _Runtime(opened or WitnessState.open(config.state_dir))
-        app.state.witness = runtime
+        app.state.witness = witness = opened or WitnessState.open(config.state_dir)
+        app.state.db = db = DbThread("witness-db")  # every database call on this one thread
         try:
             yield
         finally:
-            runtime.close()
+            db.shutdown()
+            witness.close()
 
     async def add_checkpoint(request: Request) -> Response:
         try:
@@ -114,8 +98,8 @@ def create_app(config: WitnessConfig, *, state: WitnessState | None = None) -> S
         authenticated: Authenticated | None = None
         try:
             authenticated = authenticate(parse_request(body), config.trusted)
-            runtime: _Runtime = request.app.state.witness
-            lines = await runtime.run(runtime.state.cosign, authenticated, config.keys)
+            witness: WitnessState = request.app.state.witness
+            lines = await request.app.state.db.run(witness.cosign, authenticated, config.keys)
         except Refusal as refusal:
             if refusal.signed and authenticated is not None:
                 _log_refusal(refusal, authenticated)
@@ -143,8 +127,8 @@ def create_app(config: WitnessConfig, *, state: WitnessState | None = None) -> S
         digest = str(request.path_params["digest"])
         if not _DIGEST.fullmatch(digest):
             return _text(404, "not a lowercase hex SHA-256 origin hash")
-        runtime: _Runtime = request.app.state.witness
-        note = await runtime.run(runtime.state.latest_note, digest)
+        witness: WitnessState = request.app.state.witness
+        note = await request.app.state.db.run(witness.latest_note, digest)
         if note is None:
             return _text(404, "this witness never cosigned a checkpoint of that log")
         return Response(note.encode("utf-8"), media_type=_TEXT)
