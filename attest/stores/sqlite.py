@@ -205,9 +205,26 @@ class Store:
             ``usage.invalid``: called inside :meth:`read` (a read snapshot cannot be upgraded
                 safely).
         """
+        with self._transaction(writing=True) as conn:
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same committed snapshot.
+
+        Inside :meth:`write` it joins the write transaction (and sees its own changes).
+        """
+        with self._transaction(writing=False) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, *, writing: bool) -> Iterator[sqlite3.Connection]:
+        """One transaction on this thread, or the open one joined (a write may not join a read);
+        committed on return, rolled back on any exception (:meth:`_rollback`). A read's COMMIT
+        is skipped when nothing began one (SQLite starts a deferred transaction lazily)."""
         with self._lock:
             if self._depth:
-                if not self._writing:
+                if writing and not self._writing:
                     raise errors.UsageError("a write cannot start inside a read transaction")
                 self._depth += 1
                 try:
@@ -216,48 +233,25 @@ class Store:
                     self._depth -= 1
                 return
             with _translated(self.path):
-                self.conn.execute("BEGIN IMMEDIATE")
-            self._depth, self._writing = 1, True
-            self.serial += 1
+                self.conn.execute("BEGIN IMMEDIATE" if writing else "BEGIN DEFERRED")
+            self._depth, self._writing = 1, writing
+            if writing:
+                self.serial += 1
             try:
                 yield self.conn
             except BaseException:
                 self._rollback()
                 raise
             else:
-                try:
-                    with _translated(self.path):
-                        self.conn.execute("COMMIT")
-                except BaseException:
-                    self._rollback()
-                    raise
+                if writing or self.conn.in_transaction:
+                    try:
+                        with _translated(self.path):
+                            self.conn.execute("COMMIT")
+                    except BaseException:
+                        self._rollback()
+                        raise
             finally:
                 self._depth, self._writing = 0, False
-
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees the same committed snapshot.
-
-        Inside :meth:`write` it joins the write transaction (and sees its own changes).
-        """
-        with self._lock:
-            if self._depth:
-                yield self.conn
-                return
-            with _translated(self.path):
-                self.conn.execute("BEGIN DEFERRED")
-            self._depth = 1
-            try:
-                yield self.conn
-            except BaseException:
-                self._rollback()
-                raise
-            else:
-                if self.conn.in_transaction:
-                    with _translated(self.path):
-                        self.conn.execute("COMMIT")
-            finally:
-                self._depth = 0
 
     def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One read statement outside any transaction (it sees one committed snapshot of its
