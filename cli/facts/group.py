@@ -270,7 +270,14 @@ def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) 
     metavar="a,b",
     help="Scopes the caller may read (default: all); others look exactly like absent facts.",
 )
-@click.option("--format", "form", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="How to draw the walk (--json, or --format json, for the machine form).",
+)
 @_trusted_key_option
 def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     as_json: bool,

@@ -120,15 +120,14 @@ def test_required_options_are_marked() -> None:
 
 
 def test_text_for_people_is_the_default() -> None:
-    """JSON comes from ``--json``; a ``--format`` choice never defaults to it. ``facts walk``
-    still does: its default JSON is read by the stigmem pull test, owned by another change."""
+    """JSON comes from ``--json``; a ``--format`` choice never defaults to it."""
     json_default = [
         words
         for words, command in LEAVES.items()
         for param in command.params
         if isinstance(param, click.Option) and "--format" in param.opts and param.default == "json"
     ]
-    assert json_default == ["facts walk"]
+    assert json_default == []
 
 
 def test_every_verb_taking_trust_takes_the_whole_group() -> None:

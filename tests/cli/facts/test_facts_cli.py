@@ -104,7 +104,7 @@ def test_add_json_output(tmp_path: Path) -> None:
 
 def test_walk_formats_and_depth(store: tuple[Path, list[Any]]) -> None:
     db, facts = store
-    result = run("walk", facts[-1].hash, "--store", str(db))
+    result = run("walk", "--json", facts[-1].hash, "--store", str(db))
     assert result.exit_code == 0
     document = json.loads(result.output)
     assert document["depth_limit"] == 3
@@ -112,7 +112,17 @@ def test_walk_formats_and_depth(store: tuple[Path, list[Any]]) -> None:
     assert len(document["nodes"]) == 4
     for form in ("text", "dot", "mermaid", "svg", "html"):
         assert run("walk", facts[-1].hash, "--store", str(db), "--format", form).exit_code == 0
-    deep = run("walk", facts[-1].hash, "--store", str(db), "--depth", "6")
+    # text for people by default (issue 22); --json and --format json are the machine form
+    default = run("walk", facts[-1].hash, "--store", str(db))
+    assert (
+        default.output == run("walk", facts[-1].hash, "--store", str(db), "--format", "text").output
+    )
+    assert not default.output.lstrip().startswith("{")
+    assert (
+        json.loads(run("walk", facts[-1].hash, "--store", str(db), "--format", "json").output)
+        == document
+    )
+    deep = run("walk", "--json", facts[-1].hash, "--store", str(db), "--depth", "6")
     assert deep.exit_code == 2
     assert deep.stderr.startswith("error: graph_depth_exceeded: ")
     assert deep.stdout == ""
@@ -120,14 +130,18 @@ def test_walk_formats_and_depth(store: tuple[Path, list[Any]]) -> None:
 
 def test_walk_unknown_and_forbidden_roots(store: tuple[Path, list[Any]]) -> None:
     db, facts = store
-    missing = run("walk", ABSENT, "--store", str(db))
+    missing = run("walk", "--json", ABSENT, "--store", str(db))
     assert missing.exit_code == 2
     assert missing.stderr.startswith("error: fact_not_found: ")
-    forbidden = run("walk", facts[-1].hash, "--store", str(db), "--readable-scopes", "local")
+    forbidden = run(
+        "walk", "--json", facts[-1].hash, "--store", str(db), "--readable-scopes", "local"
+    )
     assert forbidden.exit_code == 3
     assert forbidden.stdout == ""
     assert forbidden.stderr.startswith("error: lineage.root_forbidden: ")
-    unknown = run("walk", facts[-1].hash, "--store", str(db), "--readable-scopes", "galaxy")
+    unknown = run(
+        "walk", "--json", facts[-1].hash, "--store", str(db), "--readable-scopes", "galaxy"
+    )
     assert unknown.exit_code == 2
 
 
@@ -193,7 +207,9 @@ def test_sign_then_walk_and_audit_with_trusted_keys(tmp_path: Path) -> None:
     assert signed_doc["signature"]["alg"] == "Ed25519"
     store = jsonl(tmp_path / "s.jsonl", [dict(facts[0].document), signed_doc])
     walked = json.loads(
-        run("walk", facts[1].hash, "--store", str(store), "--trusted-key", str(public)).output
+        run(
+            "walk", "--json", facts[1].hash, "--store", str(store), "--trusted-key", str(public)
+        ).output
     )
     assert [n["signature"] for n in walked["nodes"]] == ["signed", "unsigned"]
     ok = run("audit", "--store", str(store), "--trusted-key", str(public), "--json")
@@ -213,7 +229,9 @@ def test_a_signature_moved_to_another_fact_is_bad(tmp_path: Path) -> None:
     moved = {**dict(facts[1].document), "signature": signed["signature"]}
     store = jsonl(tmp_path / "s.jsonl", [signed, moved])
     walked = json.loads(
-        run("walk", facts[1].hash, "--store", str(store), "--trusted-key", str(public)).output
+        run(
+            "walk", "--json", facts[1].hash, "--store", str(store), "--trusted-key", str(public)
+        ).output
     )
     assert [n["signature"] for n in walked["nodes"]] == ["bad", "signed"]
     audited = json.loads(

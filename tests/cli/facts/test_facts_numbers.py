@@ -147,7 +147,10 @@ def test_store_cli_and_registry_round_trip_every_accepted_number(tmp_path: Path)
                 assert _same_number(stored.value.v, v)
                 exported = io.BytesIO()
                 store.export_jsonl(exported)
-            for args in (["walk", fact_hash, "--store", str(db)], ["audit", "--store", str(db)]):
+            for args in (
+                ["walk", "--json", fact_hash, "--store", str(db)],
+                ["audit", "--store", str(db)],
+            ):
                 assert runner.invoke(affidavit, ["facts", *args]).exit_code == 0
             # export, then re-import the export (CLI) into a fresh store
             out = runner.invoke(affidavit, ["facts", "export", str(db)])

@@ -201,7 +201,8 @@ def test_lineage_matches_the_nodes_depth_one_provenance(
     theirs = node.get(f"/v1/facts/{derived['id']}/provenance")
     node_parents = [hash_of[e["fact_id"]] for e in theirs["derived_from"] if e["exists"]]
     walked = CliRunner().invoke(
-        affidavit, ["facts", "walk", hash_of[derived["id"]], "--store", str(out), "--depth", "1"]
+        affidavit,
+        ["facts", "walk", "--json", hash_of[derived["id"]], "--store", str(out), "--depth", "1"],
     )
     assert walked.exit_code == 0, walked.output
     ours = json.loads(walked.output)
