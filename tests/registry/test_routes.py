@@ -404,7 +404,9 @@ def test_every_route_in_the_document_is_exercised(
     size = int(client.get("/tlog/checkpoint").text.split("\n")[1])
     tile = client.get(f"/tlog/tile/0/000.p/{size}")
     assert (tile.status_code, len(tile.content)) == (200, 32 * size)
-    assert client.get(f"/tlog/tile/0/000.p/{size + 1}").status_code == 404
+    # wider than the log holds: 255, not size + 1, which the integrator may reach meanwhile
+    assert size < 255
+    assert client.get("/tlog/tile/0/000.p/255").status_code == 404
     assert client.get("/tlog/key-rotations").status_code == 404  # this log never rotated
     assert client.get("/tlog/tile/0/0000").status_code == 400
     # SCITT (tests/registry/test_scitt_routes.py tests them on real processes): no issuer is
