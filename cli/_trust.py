@@ -99,7 +99,7 @@ def read_trust(
         ``key.*``, ``json.*``, ``io.unreadable``: a key file or folder that cannot be read, or
             a file claiming to be a key that is malformed.
         ``usage.invalid``: a folder holding no key; no key at all when ``needed_by``.
-        ``registry.*``: a fetch failed.
+        ``net.*``: the key document could not be fetched (unreachable, too slow, a bad answer).
     """
     roots = [
         _one(TrustedKey(key_from_base64(text), f"--public-key-base64 #{n}", "base64"))

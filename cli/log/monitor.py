@@ -37,7 +37,7 @@ __all__ = ["monitor"]
 @click.option(
     "--vkey",
     required=True,
-    help="The log's verifier key (`affidavit log vkey`); after a rotation, the old or the new one.",
+    help="The log's verifier key (as log vkey prints it); after a rotation, the old or the new.",
 )
 @click.option(
     "--state",
