@@ -8,7 +8,7 @@ the registry or the command line (docs/architecture.md).
 >>> verify_ed25519(key.public_key, b"hello", key.sign(b"hello"))
 
 The rooms: :mod:`.keyring` (private keys, publisher documents), :mod:`.files` (atomic and private
-files), :mod:`._host` (the one clock and capped file reader), :mod:`.plugins` (the installed
+files), :mod:`.host` (the one clock and capped file reader), :mod:`.plugins` (the installed
 plug-ins), :mod:`.stamp` (ProofPack bundles), :mod:`.receipts` (transformation receipts),
 :mod:`.scitt` (SCITT statements and receipts), :mod:`.errors` (``store.*``, ``log.*``); the
 subpackages :mod:`.log`, :mod:`.stores`, :mod:`.publishing` and :mod:`.intoto` list their own.
@@ -52,14 +52,14 @@ _HOME = {
     "private_key_pem": "keyring",
     "public_key_pem": "keyring",
     "publisher_document": "keyring",
-    "read_capped": "_host",
-    "read_key_bytes": "_host",
+    "read_capped": "host",
+    "read_key_bytes": "host",
     "sign_receipt": "scitt",
     "sign_receipt_body": "receipts",
     "sign_statement": "scitt",
     "stamp_bundles": "stamp",
     "transforms_for": "plugins",
-    "utc_now": "_host",
+    "utc_now": "host",
 }
 __all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
 __getattr__, __dir__ = _lazy_names(__name__, _HOME)

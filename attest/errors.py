@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from affidavit.verify._code import FAILED, INPUT, Code, catalogue
+from affidavit.verify.code import FAILED, INPUT, Code, catalogue
 from affidavit.verify.errors import AffidavitError
 
 __all__ = ["LogError", "StoreError", "families"]

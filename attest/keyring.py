@@ -21,7 +21,7 @@ key folder all end up with the one key exactly one of them generated.
 Signing goes through PyNaCl (libsodium); cryptography is imported only to read a private key and
 to write PEM. Trusted public keys are parsed by :mod:`affidavit.verify.crypto.trusted_keys`
 (:func:`load_public_key` reads one file); every key file is read by
-:func:`affidavit.attest._host.read_key_bytes`.
+:func:`affidavit.attest.host.read_key_bytes`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
-from affidavit.attest._host import read_key_bytes
 from affidavit.attest.files import create_exclusive
+from affidavit.attest.host import read_key_bytes
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-from affidavit.attest._host import read_capped
+from affidavit.attest.host import read_capped
 from affidavit.verify import errors
 from affidavit.verify.json.strict import DEFAULT_MAX_BYTES
 

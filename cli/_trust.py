@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from affidavit.attest._host import read_key_bytes
+from affidavit.attest.host import read_key_bytes
 from affidavit.cli.verify._fastpath import Option, click_option, echo
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64, parse_key_bytes
@@ -62,8 +62,6 @@ TRUST_OPTIONS: Final = (
            "Accepted for aigentsy-verify scripts: a verdict always needs a signature proven"
            " under a trusted key (no trusted key: not verified)."),
 )  # fmt: skip
-
-TRUST_DESTS: Final = tuple(option.dest for option in TRUST_OPTIONS)
 
 
 def trust_options(f: F) -> F:

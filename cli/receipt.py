@@ -35,8 +35,8 @@ import json
 from typing import TYPE_CHECKING
 
 import click
-from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
+from affidavit.attest.host import utc_now
 from affidavit.cli._common import emit_json, json_option, log_write_key_option, read_input
 from affidavit.cli._input import read_artefact
 from affidavit.verify import errors

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from affidavit.attest._host import utc_now
+from affidavit.attest.host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
 from affidavit.cli._serve import run, send_logs, stderr_handler

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
+from affidavit.attest.host import utc_now
 from affidavit.cli._common import (
     emit_json,
     json_option,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from affidavit.attest._host import utc_now  # the one clock; registry.startup takes it from here
+from affidavit.attest.host import utc_now  # the one clock; registry.startup takes it from here
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore

@@ -22,11 +22,11 @@ import click
 import pytest
 import yaml
 from affidavit.cli._group import SUBCOMMANDS, LazyGroup, affidavit
-from affidavit.verify import _code
+from affidavit.verify import code as error_code
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-GENERATED = {"reference/cli.md", "reference/errors.md"}
+GENERATED = {"reference/api.md", "reference/cli.md", "reference/errors.md"}
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 
 
@@ -213,7 +213,7 @@ def test_error_page_lists_every_code_with_its_exit_and_status() -> None:
 def test_error_page_exit_codes_match_the_code() -> None:
     page = reference.error_reference_markdown()
     documented = {code for code, _ in reference.EXIT_CODES}
-    assert documented == {0, _code.FAILED, _code.INPUT, _code.REFUSED}
+    assert documented == {0, error_code.FAILED, error_code.INPUT, error_code.REFUSED}
     for code, meaning in reference.EXIT_CODES:
         assert f"| `{code}` | {meaning} |" in page
     architecture = (DOCS / "architecture.md").read_text()
@@ -300,3 +300,26 @@ def test_mkdocs_build_is_strict_and_clean(tmp_path: Path) -> None:
     assert (site / "search" / "search_index.json").exists()
     for page in site.rglob("*.html"):
         assert "fonts.googleapis.com" not in page.read_text(), f"{page} fetches web fonts"
+
+
+def test_the_python_api_page_lists_each_rooms_all_and_nothing_else() -> None:
+    """reference/api.md is made from ``__all__`` (docs/adr/0019): one section per room, whose
+    table is exactly that room's ``__all__``, in order; no private module has a section."""
+    page = reference.api_reference_markdown()
+    tables: dict[str, list[str]] = {}
+    current = ""
+    for line in page.splitlines():
+        heading = re.match(r"^## `([\w.]+)`$", line)
+        if heading:
+            current = heading.group(1)
+            tables[current] = []
+        elif current and (row := re.match(r"^\| `(\w+)` \|", line)):
+            tables[current].append(row.group(1))
+    rooms = reference.public_rooms()
+    assert list(tables) == [room.__name__ for room in rooms]
+    for room in rooms:
+        assert tables[room.__name__] == list(room.__all__), room.__name__
+    assert {"affidavit.verify", "affidavit.verify.errors", "affidavit.registry.clients"} <= set(
+        tables
+    )
+    assert not [name for name in tables if "._" in name]

@@ -1,8 +1,9 @@
 """MkDocs hook (``hooks:`` in mkdocs.yml): the generated reference pages, made at build time.
 
-The CLI reference (``reference/cli.md``) comes from the click command tree and the error page
-(``reference/errors.md``) from ``specs/error-codes.json``, both through ``tools/docs_reference.py``,
-so neither can go stale. They exist only in the build, never under ``docs/``: a file of the same
+The CLI reference (``reference/cli.md``) comes from the click command tree, the error page
+(``reference/errors.md``) from ``specs/error-codes.json`` and the Python API
+(``reference/api.md``) from each package's ``__all__``, all through ``tools/docs_reference.py``,
+so none can go stale. They exist only in the build, never under ``docs/``: a file of the same
 name there is an error. The nav's Decisions section is filled with every ``docs/adr/NNNN-*.md``.
 Any failure (a command module that does not import, a malformed code list) stops the build with
 its reason.
@@ -16,7 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from docs_reference import cli_reference_markdown, decision_pages, error_reference_markdown
+from docs_reference import (
+    api_reference_markdown,
+    cli_reference_markdown,
+    decision_pages,
+    error_reference_markdown,
+)
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -25,6 +31,7 @@ from mkdocs.structure.files import File, Files
 GENERATED: dict[str, Callable[[], str]] = {
     "reference/cli.md": cli_reference_markdown,
     "reference/errors.md": error_reference_markdown,
+    "reference/api.md": api_reference_markdown,
 }
 
 # The nav section that lists every decision record (mkdocs.yml: ``- Decisions: []``).

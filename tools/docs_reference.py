@@ -5,21 +5,26 @@ subcommand is imported: an import error propagates, so a broken command fails th
 instead of vanishing from it) and writes one section per command: its usage line, its help text,
 its arguments and its options with their help, defaults, choices, ranges and environment variables.
 ``error_reference_markdown()`` renders ``specs/error-codes.json`` and the exit-code table;
-``decision_pages()`` lists the decision records for the nav.
+``api_reference_markdown()`` lists every package's public names, its ``__all__`` and nothing
+else (docs/adr/0019-public-surface.md); ``decision_pages()`` lists the decision records for the nav.
 
 The MkDocs hook ``tools/docs_hooks.py`` calls both at build time, so the pages cannot go stale;
 ``tests/test_docs_site.py`` calls them too. Run this file to print a page:
-``python tools/docs_reference.py cli|errors``.
+``python tools/docs_reference.py cli|errors|api``.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
+import pkgutil
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import click
@@ -41,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ERROR_CODES = ROOT / "specs" / "error-codes.json"
 DOCS = ROOT / "docs"
 
-# The exit codes every command uses (verify/_code.py; docs/architecture.md, "Exit codes").
+# The exit codes every command uses (verify/code.py; docs/architecture.md, "Exit codes").
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (0, "verified, or the command did what was asked"),
     (1, "the input was read and does not verify (or an audit found something)"),
@@ -391,7 +396,7 @@ def error_reference_markdown(path: Path = ERROR_CODES) -> str:
         "## Exit codes {#exit-codes}",
         "",
         "Every command exits with one of these; every error code maps to exactly one of them "
-        "(`verify/_code.py`).",
+        "(`verify/code.py`).",
         "",
         "| Exit | Meaning |",
         "|---|---|",
@@ -439,6 +444,101 @@ def error_reference_markdown(path: Path = ERROR_CODES) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+# -- the Python API -------------------------------------------------------------------------------
+
+# The distribution's top-level packages, in the one direction of imports (docs/architecture.md).
+API_PACKAGES = (
+    "affidavit.verify",
+    "affidavit.attest",
+    "affidavit.registry",
+    "affidavit.witness",
+    "affidavit.cli",
+)
+
+
+def public_rooms(tops: Sequence[str] = API_PACKAGES) -> list[ModuleType]:
+    """Every room below ``tops``, parents first: each package, and each module directly in a top
+    package (``affidavit.verify.errors``, ``affidavit.registry.auth``), which is a room of its
+    own (docs/adr/0019). The command line's modules are reached through its commands, so only its
+    packages are listed. An import error propagates."""
+    found: list[ModuleType] = []
+    for top in tops:
+        package = importlib.import_module(top)
+        found.append(package)
+        found.extend(
+            importlib.import_module(info.name)
+            for info in pkgutil.iter_modules(package.__path__, f"{top}.")
+            if not info.ispkg and top != "affidavit.cli" and not _private(info.name)
+        )
+        found.extend(
+            importlib.import_module(info.name)
+            for info in pkgutil.walk_packages(package.__path__, f"{top}.")
+            if info.ispkg and not _private(info.name)
+        )
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.rsplit(".", 1)[1].startswith("_")
+
+
+_ROLE = re.compile(r":[a-z]+:`~?\.?([^`]+)`")  # reST's :func:`name`, as a Markdown code span
+
+
+def _first_paragraph(doc: str) -> str:
+    """A docstring's first paragraph on one line, reST roles and double backticks as code spans."""
+    text = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+    return _ROLE.sub(r"`\1`", text).replace("``", "`")
+
+
+def _summary(value: object) -> str:
+    """The first paragraph of a public name's docstring (a constant: its type)."""
+    if isinstance(value, (type, ModuleType)) or callable(value):
+        return _first_paragraph(inspect.getdoc(value) or "")
+    return f"a constant ({type(value).__name__})"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, ModuleType):
+        return "module"
+    if isinstance(value, type):
+        return "exception" if issubclass(value, BaseException) else "class"
+    return "function" if callable(value) else "constant"
+
+
+def api_reference_markdown(tops: Sequence[str] = API_PACKAGES) -> str:
+    """The API reference: for each package, its docstring's first paragraph and its ``__all__``.
+
+    A name is public exactly when its package's ``__all__`` lists it (docs/adr/0019): the page
+    is made from those lists, so it shows nothing else and cannot go stale. A package without
+    ``__all__`` or a listed name that does not resolve is an error.
+    """
+    lines = [
+        "# Python API",
+        "",
+        "Generated from each package's `__all__` when the site is built: a name is public when",
+        "its package lists it, and only then (`docs/adr/0019-public-surface.md`). Modules not",
+        "named here are the implementation: importable and typed, free to change between",
+        "releases. `affidavit.verify` is the library most users want: verify, walk, hash.",
+        "",
+    ]
+    for package in public_rooms(tops):
+        names = getattr(package, "__all__", None)
+        if names is None:
+            raise ValueError(f"{package.__name__} has no __all__")
+        doc = _first_paragraph(inspect.getdoc(package) or "")
+        lines += [f"## `{package.__name__}`", "", doc, ""]
+        if not names:
+            lines += ["No public names: its commands or modules are the interface.", ""]
+            continue
+        lines += ["| name | kind | summary |", "|---|---|---|"]
+        for name in names:
+            value = getattr(package, name)  # a name that does not resolve stops the build
+            lines.append(f"| `{name}` | {_kind(value)} | {_cell(_summary(value))} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 # -- the decisions --------------------------------------------------------------------------------
 
 
@@ -453,5 +553,7 @@ if __name__ == "__main__":
         sys.stdout.write(cli_reference_markdown())
     elif sys.argv[1:] == ["errors"]:
         sys.stdout.write(error_reference_markdown())
+    elif sys.argv[1:] == ["api"]:
+        sys.stdout.write(api_reference_markdown())
     else:
-        sys.exit("usage: python tools/docs_reference.py cli|errors")
+        sys.exit("usage: python tools/docs_reference.py cli|errors|api")

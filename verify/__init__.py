@@ -6,10 +6,11 @@
 
 The names in ``__all__`` are the library's public API (docs/architecture.md, "Public API"):
 verify a bundle, an attestation, a manifest, pins, a checkpoint, a Merkle proof or an anchor
-receipt; walk and audit lineage; parse strictly and hash canonically. The rooms below
-(``json``, ``crypto``, ``anchor``, ``contracts``, ``bundles``, ``lineage``) are the
-implementation, free to change between releases; ``affidavit.verify.errors`` is public too, for
-its families and codes.
+receipt; walk and audit lineage; parse strictly and hash canonically; ``affidavit.verify.errors``
+is public too, for its families and codes. Each room below (``json``, ``crypto``, ``tlog``,
+``bundles``, ``anchor``, ``contracts``, ``lineage``, ``dsse``, ``receipts``, ``transforms``,
+``scitt``) lists in its own ``__all__`` what the layers above may import from it, free to change
+between minor releases before 1.0 (docs/adr/0019-public-surface.md).
 
 Nothing in this package reads the network, the environment or the clock on its own: trust
 inputs and time are arguments. It never imports ``affidavit.attest``, ``affidavit.registry``,

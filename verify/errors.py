@@ -42,9 +42,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-from affidavit.verify._code import INPUT, Code, catalogue
 from affidavit.verify.anchor.codes import ANCHOR
 from affidavit.verify.bundles.codes import BUNDLE
+from affidavit.verify.code import INPUT, Code, catalogue
 from affidavit.verify.contracts.codes import CONTRACT, POLICY
 from affidavit.verify.crypto.codes import KEY, MERKLE, SIGNATURE
 from affidavit.verify.dsse.codes import ENVELOPE, PREDICATE, STATEMENT

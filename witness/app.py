@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.routes._http import read_body
+from affidavit.registry.routes import read_body
 from affidavit.registry.threads import DbThread
 from affidavit.verify.crypto.checkpoint import NoteVerifier
 from affidavit.verify.errors import AffidavitError

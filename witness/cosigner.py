@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from affidavit.attest._host import read_key_bytes
 from affidavit.attest.files import private_file
+from affidavit.attest.host import read_key_bytes
 from affidavit.attest.keyring import (
     SigningKey,
     generate_keypair,

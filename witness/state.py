@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from affidavit.attest._host import utc_now
+from affidavit.attest.host import utc_now
 from affidavit.attest.stores.sqlite import Store
 from affidavit.witness.cosigner import WitnessKeys
 from affidavit.witness.protocol import Authenticated, Stored, check_against, origin_hash

@@ -42,7 +42,7 @@ from datetime import datetime
 from typing import Any, Final
 from urllib.parse import quote
 
-from affidavit.attest._host import utc_now
+from affidavit.attest.host import utc_now
 from affidavit.attest.intoto.statement import build_statement
 from affidavit.verify.dsse.predicates import SLSA_VSA_V1, bundle_subject
 from affidavit.verify.json.canonical import jcs, sha256_hex

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from affidavit.attest._host import read_capped
 from affidavit.attest.errors import LogError
 from affidavit.attest.files import atomic_write
+from affidavit.attest.host import read_capped
 from affidavit.attest.keyring import SigningKey
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey

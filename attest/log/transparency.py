@@ -47,8 +47,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from affidavit.attest._host import utc_now
 from affidavit.attest.errors import LogError
+from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.heads import HeadSigning, format_timestamp
 from affidavit.attest.log.keys import (

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import click
-from affidavit.attest._host import utc_now
+from affidavit.attest.host import utc_now
 from affidavit.attest.publishing import publish
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from affidavit.attest._host import read_capped
+from affidavit.attest.host import read_capped
 from affidavit.verify import errors
 from affidavit.verify.contracts.pins import BrokenDeclaration, Declaration
 from affidavit.verify.json.strict import loads

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import click
-from affidavit.attest._host import utc_now
 from affidavit.attest.files import atomic_write
+from affidavit.attest.host import utc_now
 from affidavit.attest.publishing import publish
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import (

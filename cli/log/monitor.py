@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from affidavit.attest._host import read_capped
 from affidavit.attest.files import atomic_write
+from affidavit.attest.host import read_capped
 from affidavit.cli._common import json_option, print_outcome
 from affidavit.registry.clients.tiles import TileReader
 from affidavit.verify import errors

@@ -28,7 +28,6 @@ from affidavit.verify.scitt.cbor import decode
 __all__ = ["MAX_RECEIPT_BYTES", "parse_problem", "register_statement"]
 
 MAX_RECEIPT_BYTES: Final = 1024 * 1024
-_PROBLEM: Final = "application/concise-problem-details+cbor"
 
 
 def parse_problem(body: bytes) -> tuple[str, str]:

@@ -9,6 +9,8 @@
 the ``{code, message, details}`` error answer.
 """
 
+from affidavit.registry.routes._http import read_body
+
 __all__ = [
     "contracts",
     "discovery",
@@ -18,6 +20,7 @@ __all__ = [
     "health",
     "log",
     "lookup",
+    "read_body",
     "scitt",
     "tlog",
 ]

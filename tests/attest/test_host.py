@@ -1,4 +1,4 @@
-"""attest/_host.py: the one clock and the one capped file reader."""
+"""attest/host.py: the one clock and the one capped file reader."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from affidavit.attest._host import read_capped, read_key_bytes, utc_now
+from affidavit.attest.host import read_capped, read_key_bytes, utc_now
 from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES
 from affidavit.verify.json.forms import UTC_TIMESTAMP, format_utc
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from affidavit.verify._code import FAILED, INPUT, Code
+from affidavit.verify.code import FAILED, INPUT, Code
 
 ANCHOR: Final = (
     Code(

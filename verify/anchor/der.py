@@ -41,7 +41,6 @@ __all__ = [
 # Universal tags (X.680 §8.4), constructed bit 0x20 included where DER requires it.
 BOOLEAN: Final = 0x01
 INTEGER: Final = 0x02
-BIT_STRING: Final = 0x03
 OCTET_STRING: Final = 0x04
 NULL: Final = 0x05
 OID: Final = 0x06

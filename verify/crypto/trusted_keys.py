@@ -29,7 +29,7 @@ Every key is an :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`: exactly
 canonical point of the curve, not of small order. Which files of a folder are keys, and the
 caller's whole trust, are :mod:`affidavit.verify.trust`'s (docs/adr/0016-one-trust-input.md); the
 command line reads the files and folders (:mod:`affidavit.cli._trust`, with
-:func:`affidavit.attest._host.read_key_bytes`, the one reader of key files): nothing here opens a
+:func:`affidavit.attest.host.read_key_bytes`, the one reader of key files): nothing here opens a
 file.
 
 Errors (exit 2), each message naming the file: ``key.unrecognized`` (none of the forms, too

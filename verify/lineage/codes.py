@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from affidavit.verify._code import FAILED, INPUT, REFUSED, Code
+from affidavit.verify.code import FAILED, INPUT, REFUSED, Code
 
 LINEAGE: Final = (
     Code(

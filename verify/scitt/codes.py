@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from affidavit.verify._code import FAILED, INPUT, REFUSED, Code
+from affidavit.verify.code import FAILED, INPUT, REFUSED, Code
 
 # RFC 8949: the strict decoder (verify/scitt/cbor.py).
 CBOR: Final[tuple[Code, ...]] = (

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from affidavit.attest._host import read_key_bytes
+from affidavit.attest.host import read_key_bytes
 from affidavit.attest.keyring import derive_test_key, public_key_pem
 from affidavit.verify.crypto import trusted_keys
 from affidavit.verify.crypto.checkpoint import verifier_key_string
@@ -51,7 +51,7 @@ def _write(folder: Path, name: str, data: bytes | str) -> Path:
 
 
 def _load(path: Path) -> trusted_keys.TrustedKey:
-    """A key file as every command reads it: the one reader (attest/_host.py), the one parser."""
+    """A key file as every command reads it: the one reader (attest/host.py), the one parser."""
     return trusted_keys.parse_key_bytes(read_key_bytes(path), source=str(path))
 
 
