@@ -54,9 +54,8 @@ from typing import Any, Final
 
 from affidavit.verify import errors
 
-__all__ = ["ENV_PREFIX", "Settings"]
+__all__ = ["Settings"]
 
-ENV_PREFIX: Final = "AFFIDAVIT_"
 _PUBLISHER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _KEY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 

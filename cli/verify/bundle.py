@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from affidavit.verify.trust import TrustRoot
 
 # + bundle, attestation: the click commands, built on first access
-__all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "parse_fast", "read_policy"]
+__all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "read_policy"]
 
 
 # -- the options, declared once: they build both the click commands and the fast parser ---------
@@ -381,12 +381,6 @@ COMMANDS: Final = {
         help="Verify an OutcomeAttestation: payload hash, then the signature under a trusted key.",
     ),
 }
-
-
-def parse_fast(command: str, argv: Sequence[str]) -> dict[str, Any] | None:
-    """``argv`` (after ``verify <command>``) as the click keyword arguments, or ``None`` when
-    click must read it (:func:`affidavit.cli.verify._fastpath.parse`)."""
-    return _fastpath.parse(COMMANDS[command], argv)
 
 
 def fast_main(command: str, argv: Sequence[str]) -> int | None:

@@ -24,6 +24,7 @@ _HOME = {
     "TileReader": "tiles",
     "add_checkpoint": "witness",
     "append_all": "log_entries",
+    "audit_index": "lookup",
     "fetch_manifest": "registry",
     "fetch_node_facts": "stigmem",
     "fetch_public_key": "registry",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 import pytest
+from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify import bundle as verify_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +76,10 @@ CASES: dict[str, list[str]] = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_fast_path_is_byte_identical_to_click(name: str, files: dict[str, str]) -> None:
     args = ["verify", *(a.format(**files) for a in CASES[name])]
-    assert verify_bundle.parse_fast(args[1], args[2:]) is not None  # really the fast path
+    # really the fast path:
+    assert (
+        _fastpath.parse(verify_bundle.COMMANDS[args[1]], args[2:]) is not None
+    )  # really the fast path
     fast = _run(_FAST, args, Path(files["dir"]))
     reference = _run(_CLICK, args, Path(files["dir"]))
     assert fast == reference
@@ -145,7 +149,7 @@ def test_heavy_module_check_can_fail(files: dict[str, str]) -> None:
     ],
 )
 def test_falls_back_to_click_for_what_it_does_not_understand(argv: list[str]) -> None:
-    assert verify_bundle.parse_fast("bundle", argv) is None
+    assert _fastpath.parse(verify_bundle.COMMANDS["bundle"], argv) is None
     code, _, err = _run(_NO_CLICK, ["verify", "bundle", *argv], ROOT)
     assert err.endswith(b"CLICK")
     assert not err.endswith(b"NOCLICK")
@@ -153,8 +157,8 @@ def test_falls_back_to_click_for_what_it_does_not_understand(argv: list[str]) ->
 
 
 def test_attestation_takes_one_source_only() -> None:
-    assert verify_bundle.parse_fast("attestation", [GOOD, GOOD]) is None
-    assert verify_bundle.parse_fast("attestation", [GOOD]) == {
+    assert _fastpath.parse(verify_bundle.COMMANDS["attestation"], [GOOD, GOOD]) is None
+    assert _fastpath.parse(verify_bundle.COMMANDS["attestation"], [GOOD]) == {
         "source": GOOD, "keys_b64": (), "key_files": (), "key_dirs": (), "vkeys": (),
         "fetch_urls": (), "strict": False, "as_json": False,
     }  # fmt: skip
@@ -168,5 +172,5 @@ def test_one_option_table_builds_both_parsers() -> None:
         options = verify_bundle.COMMANDS[command].options
         table = {flag for o in options for flag in (o.flag, *o.aliases)}
         assert click_flags == table
-        fast_keys = set(verify_bundle.parse_fast(command, [GOOD]) or {})
+        fast_keys = set(_fastpath.parse(verify_bundle.COMMANDS[command], [GOOD]) or {})
         assert fast_keys == {p.name for p in built.params}

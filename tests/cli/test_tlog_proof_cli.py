@@ -14,6 +14,7 @@ import pytest
 from affidavit.attest.keyring import derive_test_key, private_key_pem
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli.main import affidavit
+from affidavit.cli.verify import _fastpath
 from affidavit.cli.verify import bundle as verify_bundle
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.checkpoint import verifier_key_string
@@ -289,7 +290,10 @@ def test_verify_bundle_policy_fast_path_equals_click(bundles: dict[str, Any]) ->
     key = ["--public-key-base64", BUNDLE_LOG_KEY.public_key.b64]
     for name, (inputs, policy_file, code, first_code) in cases.items():
         args = ["verify", "bundle", *inputs, *key, "--policy", policy_file, "--json"]
-        assert verify_bundle.parse_fast("bundle", args[2:]) is not None  # really the fast path
+        # really the fast path:
+        assert (
+            _fastpath.parse(verify_bundle.COMMANDS["bundle"], args[2:]) is not None
+        )  # really the fast path
         fast = _process(_FAST, args)
         assert fast == _process(_CLICK, args), name
         assert fast[0] == code, (name, fast)

@@ -1,10 +1,10 @@
 """Deterministic validators: type an adapter's raw output against its AdapterContract (seed 003).
 
->>> from affidavit.verify.contracts.validators import get_validator
+>>> from affidavit.verify.contracts.validators import default_registry
 >>> contract = {"output_fields": ["tests_passed", "coverage_met"],
 ...             "allowed_policy_fields": ["tests_passed"],
 ...             "validator_name": "starter_boolean_validator", "validator_version": "1.0.0"}
->>> validator = get_validator("starter_boolean_validator", "1.0.0")
+>>> validator = default_registry.get("starter_boolean_validator", "1.0.0")
 >>> result = validator.validate({"tests_passed": True, "coverage_met": False}, contract)
 >>> result.status, result.normalized_policy_inputs
 ('accepted', {'tests_passed': True})
@@ -46,8 +46,6 @@ __all__ = [
     "ValidatorRegistry",
     "boolean_validator_family",
     "default_registry",
-    "get_validator",
-    "known_validators",
 ]
 
 ENTRY_POINT_GROUP: Final = "affidavit.validators"
@@ -250,13 +248,3 @@ class ValidatorRegistry:
 
 
 default_registry: Final = ValidatorRegistry()
-
-
-def get_validator(name: str, version: str) -> Validator | None:
-    """The built-in validator ``(name, version)`` or None (see ``ValidatorRegistry.get``)."""
-    return default_registry.get(name, version)
-
-
-def known_validators() -> tuple[tuple[str, str], ...]:
-    """Every built-in ``(name, version)``, sorted."""
-    return default_registry.known()

@@ -11,8 +11,7 @@ from affidavit.verify.contracts.validators import (
     ValidationResult,
     Validator,
     ValidatorRegistry,
-    get_validator,
-    known_validators,
+    default_registry,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,7 +29,7 @@ GOOD = {"tests_passed": True, "coverage_met": False, "reviewer_ok": False}
 
 
 def _boolean() -> Validator:
-    validator = get_validator("starter_boolean_validator", "1.0.0")
+    validator = default_registry.get("starter_boolean_validator", "1.0.0")
     assert validator is not None
     return validator
 
@@ -96,9 +95,9 @@ def test_never_raises_and_fails_closed(raw: dict[str, Any]) -> None:
 
 
 def test_registry_lookup_by_name_and_version() -> None:
-    assert ("starter_boolean_validator", "1.0.0") in known_validators()
-    assert get_validator("starter_boolean_validator", "9.9.9") is None
-    assert get_validator("no_such_validator_anywhere", "1.0.0") is None
+    assert ("starter_boolean_validator", "1.0.0") in default_registry.known()
+    assert default_registry.get("starter_boolean_validator", "9.9.9") is None
+    assert default_registry.get("no_such_validator_anywhere", "1.0.0") is None
     assert isinstance(_boolean(), BooleanValidator)
 
 
@@ -110,7 +109,7 @@ def test_a_sealed_registry_knows_only_its_families() -> None:
 
 def test_no_entry_point_is_read_unless_the_caller_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     # A verdict must not depend on what happens to be installed (issue 22): the library's
-    # registries (get_validator, BundleVerifier, lint_contract) know the built-ins only.
+    # registries (the default registry, BundleVerifier, lint_contract) know the built-ins only.
     import importlib.metadata
 
     from affidavit.verify.contracts import validators
@@ -122,8 +121,8 @@ def test_no_entry_point_is_read_unless_the_caller_asks(monkeypatch: pytest.Monke
     for registry in (ValidatorRegistry(), validators.default_registry):
         assert registry.get("plugin_validator", "1.0.0") is None
         assert registry.known() == (("starter_boolean_validator", "1.0.0"),)
-    assert get_validator("plugin_validator", "1.0.0") is None
-    assert known_validators() == (("starter_boolean_validator", "1.0.0"),)
+    assert default_registry.get("plugin_validator", "1.0.0") is None
+    assert default_registry.known() == (("starter_boolean_validator", "1.0.0"),)
 
 
 def test_a_broken_family_is_a_load_error() -> None:
