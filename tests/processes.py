@@ -177,15 +177,20 @@ def until(check: Callable[[], bool], bound: float, step: float = 0.05, what: str
     return time.monotonic() - started
 
 
-def stop_inside(pid: int, inside: Callable[[], bool], bound: float = 60) -> float:
-    """SIGSTOP process ``pid`` at a moment ``inside()`` is true: look, stop, look again (it may
-    have moved on in between), else resume it and try again. Returns how long catching took;
-    fails after ``bound`` seconds."""
+def stop_inside(
+    pid: int, inside: Callable[[], bool], bound: float = 60, settle: float = 0.2
+) -> float:
+    """SIGSTOP process ``pid`` at a moment ``inside()`` is true: look, stop, wait ``settle``
+    seconds, look again, else resume it and try again. Returns how long catching took; fails
+    after ``bound`` seconds. The wait lets what the process sent before it stopped land (a
+    COMMIT already on the wire ends its transaction a moment after the stop; looking at once
+    could catch it on its way out)."""
     started = time.monotonic()
     while time.monotonic() < started + bound:
         if not inside():
             continue
         os.kill(pid, signal.SIGSTOP)
+        time.sleep(settle)
         if inside():  # stopped inside it
             return time.monotonic() - started
         os.kill(pid, signal.SIGCONT)
