@@ -368,15 +368,16 @@ class PgCluster:
 
     # -- faults ----------------------------------------------------------------------------
 
-    def terminate_backends(self, url: str) -> None:
+    def terminate_backends(self, url: str) -> int:
         """``pg_terminate_backend`` every session connected to the database of ``url`` (but this
-        one)."""
+        one); how many."""
         with self.connect() as admin:
-            admin.execute(
+            rows = admin.execute(
                 "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
                 "WHERE datname = %s AND pid <> pg_backend_pid()",
                 (database_name(url),),
-            )
+            ).fetchall()
+        return len(rows)
 
     # -- databases --------------------------------------------------------------------------
 

@@ -30,18 +30,6 @@ from tests.pg import PgCluster
 DEMO = ["CREATE TABLE demo_rows (n INTEGER PRIMARY KEY)"]
 
 
-def _terminate(cluster: PgCluster, url: str) -> int:
-    """``pg_terminate_backend`` every connection to the database of ``url``; how many."""
-    name = url.rsplit("/", 1)[1]
-    with cluster.connect() as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (name,),
-        ).fetchall()
-    return len(rows)
-
-
 @pytest.fixture
 def store(pg_url: str) -> Iterator[Store]:
     opened = Store.connect(pg_url)
@@ -62,12 +50,12 @@ def test_a_terminated_connection_is_replaced_at_the_next_transaction(
 ) -> None:
     with store.write() as db:
         db.execute("INSERT INTO demo_rows VALUES (1)")
-    assert _terminate(pg_cluster, pg_url) == 1
+    assert pg_cluster.terminate_backends(pg_url) == 1
     with store.write() as db:  # reconnects: nothing of a transaction was lost
         db.execute("INSERT INTO demo_rows VALUES (2)")
-    assert _terminate(pg_cluster, pg_url) == 1
+    assert pg_cluster.terminate_backends(pg_url) == 1
     assert _count(store) == 2  # a read snapshot reconnects too
-    assert _terminate(pg_cluster, pg_url) == 1
+    assert pg_cluster.terminate_backends(pg_url) == 1
     # a statement outside any transaction (the registry's API-key lookup) reconnects as well
     assert store.conn.execute("SELECT count(*) FROM demo_rows").fetchone() == (2,)
 
@@ -78,7 +66,7 @@ def test_a_connection_lost_inside_a_transaction_fails_that_transaction_only(
     def lose_it() -> None:
         with store.write() as db:
             db.execute("INSERT INTO demo_rows VALUES (1)")
-            _terminate(pg_cluster, pg_url)
+            pg_cluster.terminate_backends(pg_url)
             # never run on a new connection outside the transaction (it would commit alone)
             with pytest.raises(sqlite3.OperationalError):
                 db.execute("INSERT INTO demo_rows VALUES (2)")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -13,6 +11,7 @@ import pytest
 from affidavit.cli.render.lineage import FORMATS, render
 from affidavit.verify.lineage.walk import MemoryFactSource, WalkResult, walk
 
+from tests import browser
 from tests.verify.lineage.test_lineage import ABSENT, make_fact
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -111,38 +110,10 @@ def test_control_characters_do_not_break_the_svg() -> None:
 
 @pytest.mark.browser
 def test_html_renders_in_headless_chromium() -> None:
-    chromium = shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-    )
-    if chromium is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
     out = Path(tempfile.mkdtemp(prefix="affidavit-lineage-"))
     page = out / "lineage.html"
     page.write_text(render(_diamond(), "html"), encoding="utf-8")
-    shot = out / "lineage.png"
-    completed = subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={out / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,900",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    assert shot.exists()
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    shot = browser.screenshot(page.as_uri(), out / "lineage.png", out / "profile", 1200, 900)
     assert shot.stat().st_size > 5000  # a blank page is a few hundred bytes
     print(f"lineage screenshot: {shot}")
 
@@ -191,21 +162,10 @@ document.body.insertAdjacentHTML("beforeend",
 
 @pytest.mark.browser
 def test_every_label_stays_inside_its_box_in_chromium(tmp_path: Path) -> None:
-    chromium = shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-    )
-    if chromium is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
     svg = render(_demo_walk(), "svg")
     page = tmp_path / "measure.html"
     page.write_text(f"<!DOCTYPE html><meta charset='utf-8'><body>{svg}{_MEASURE}</body>")
-    done = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    verdict = json.loads(done.stdout.split('<pre id="verdict">', 1)[1].split("</pre>", 1)[0])
+    dom = browser.run(tmp_path / "profile", "--dump-dom", page.as_uri())
+    verdict = json.loads(dom.split('<pre id="verdict">', 1)[1].split("</pre>", 1)[0])
     assert verdict["labels"] >= 20
     assert verdict["outside"] == [], verdict["outside"]
