@@ -51,6 +51,7 @@ __all__ = [
     "ALG_ES256",
     "ALG_NAMES",
     "CoseKey",
+    "check_alg",
     "key_from_bytes",
     "keys_from_files",
 ]
@@ -118,14 +119,11 @@ class CoseKey:
             ``scitt.key_mismatch``: ``alg`` does not fit this key.
             ``scitt.signature_invalid``: the signature does not verify.
         """
-        if alg not in ALG_NAMES or isinstance(alg, bool):
-            raise errors.ScittError(
-                "scitt.alg_unsupported", f"alg {alg!r} is not EdDSA (-8) or ES256 (-7)"
-            )
-        if alg != self.alg:
+        chosen = check_alg(alg, self.source or "signature")
+        if chosen != self.alg:
             raise errors.ScittError(
                 "scitt.key_mismatch",
-                f"alg {ALG_NAMES[int(str(alg))]} does not fit the {self.describe} key"
+                f"alg {ALG_NAMES[chosen]} does not fit the {self.describe} key"
                 + (f" {self.source}" if self.source else ""),
             )
         if self.kty == KTY_OKP:
@@ -135,6 +133,22 @@ class CoseKey:
                 raise errors.ScittError("scitt.signature_invalid", e.message) from None
             return
         _verify_es256(self.x, self.y, message, signature)
+
+
+def check_alg(alg: object, what: str) -> int:
+    """``alg`` when it is EdDSA or ES256 (RFC 9053 §2.1, §2.2): an integer, never a float or a
+    bool equal to one.
+
+    Raises:
+        ``scitt.alg_unsupported``: anything else, or no alg.
+    """
+    if type(alg) is not int or alg not in ALG_NAMES:
+        raise errors.ScittError(
+            "scitt.alg_unsupported",
+            f"{what}: alg {alg!r} is not EdDSA (-8) or ES256 (-7) (RFC 9053)",
+            details={"alg": alg if isinstance(alg, int | str) else None},
+        )
+    return alg
 
 
 def _verify_es256(x: bytes, y: bytes, message: bytes, signature: bytes) -> None:

@@ -30,7 +30,7 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof
 from affidavit.verify.scitt.cbor import decode
 from affidavit.verify.scitt.cose import HEADER_ALG, HEADER_CRIT, HEADER_KID, Sign1, parse_sign1
-from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey
+from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey, check_alg
 from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
 
 __all__ = [
@@ -184,11 +184,7 @@ def verify_receipt(
     if not keys:
         raise errors.UsageError("a receipt verifies only under a trusted key (fail closed)")
     receipt = data if isinstance(data, ParsedReceipt) else parse_receipt(data, what=what)
-    alg = receipt.sign1.alg
-    if alg not in ALG_NAMES or isinstance(alg, bool):
-        raise errors.ScittError(
-            "scitt.alg_unsupported", f"{what}: alg {alg!r} is not EdDSA (-8) or ES256 (-7)"
-        )
+    alg = check_alg(receipt.sign1.alg, what)
     leaf = leaf_hash(leaf_entry)  # RFC 9162 §2.1.1: SHA-256(0x00 || entry)
     candidates = [key for key in _ordered(keys, receipt.kid) if key.alg == alg]
     for proof in receipt.proofs:  # RFC 9942 §5.2.1: first the proof, then the signature

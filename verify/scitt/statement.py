@@ -36,7 +36,7 @@ from affidavit.verify.scitt.cose import (
     Sign1,
     parse_sign1,
 )
-from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey
+from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey, check_alg
 
 __all__ = [
     "CLAIM_ISS",
@@ -90,9 +90,8 @@ class SignedStatement:
 
     @property
     def alg_name(self) -> str:
-        """``EdDSA``, ``ES256``, or the code point as text."""
-        alg = self.sign1.alg
-        return ALG_NAMES.get(alg, str(alg)) if isinstance(alg, int) else str(alg)
+        """``EdDSA`` or ``ES256`` (:func:`parse_statement` refuses any other)."""
+        return ALG_NAMES[check_alg(self.sign1.alg, "statement")]
 
     def verify_signature(self, key: CoseKey) -> None:
         """The issuer's signature under ``key`` (RFC 9052 §4.4).
@@ -128,13 +127,7 @@ def parse_statement(
     """
     limits = {} if max_bytes is None else {"max_bytes": max_bytes}
     sign1 = parse_sign1(data, what=what, understood=UNDERSTOOD, **limits)
-    alg = sign1.alg
-    if alg not in ALG_NAMES or isinstance(alg, bool):
-        raise errors.ScittError(
-            "scitt.alg_unsupported",
-            f"{what}: alg {alg!r} is not EdDSA (-8) or ES256 (-7) (RFC 9053)",
-            details={"alg": alg if isinstance(alg, int | str) else None},
-        )
+    check_alg(sign1.alg, what)
     claims = sign1.protected.get(HEADER_CWT_CLAIMS)
     if not isinstance(claims, dict):
         raise errors.ScittError(

@@ -67,6 +67,10 @@ def test_es256_signatures() -> None:
     with pytest.raises(errors.ScittError) as caught:
         key.verify(True, b"", b"")  # a bool is not an algorithm
     assert caught.value.code == "scitt.alg_unsupported"
+    for floating in (-8.0, -7.0):  # equal to an algorithm, but not one: refused, never a crash
+        with pytest.raises(errors.ScittError) as caught:
+            key.verify(floating, b"", b"")
+        assert caught.value.code == "scitt.alg_unsupported"
 
 
 @pytest.mark.parametrize(
