@@ -59,9 +59,7 @@ def statement_key(key: Any) -> tuple[CoseKey, int]:
     from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - only for ES256
 
     if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
-        numbers = key.public_key().public_numbers()
-        cose = CoseKey(2, 1, numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big"))
-        return cose, ALG_ES256
+        return CoseKey.from_p256(key.public_key()), ALG_ES256
     raise errors.ScittError(
         "scitt.key_unrecognized", "a statement is signed with an Ed25519 or a P-256 private key"
     )

@@ -125,20 +125,15 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
             "scitt.payload_missing",
             "the Signed Statement's payload is detached: the service must verify its signature",
         )
-    kid = statement.sign1.kid
-    ordered = sorted(issuers, key=lambda key: key.thumbprint != kid)  # the kid's key first
-    for key in ordered:
-        try:
-            statement.verify_signature(key)
-        except errors.ScittError:
-            continue
-        return key
-    why = "no issuer key is configured" if not issuers else "it verifies under none of them"
-    raise errors.ScittError(
-        "scitt.issuer_untrusted",
-        f"the registration policy accepts statements signed by trusted issuers: {why}",
-        details={"issuer": statement.issuer},
-    )
+    try:
+        return statement.verify_under(issuers)  # the key its kid names first
+    except errors.ScittError:
+        why = "no issuer key is configured" if not issuers else "it verifies under none of them"
+        raise errors.ScittError(
+            "scitt.issuer_untrusted",
+            f"the registration policy accepts statements signed by trusted issuers: {why}",
+            details={"issuer": statement.issuer},
+        ) from None
 
 
 def _tables(state: RegistryState) -> None:

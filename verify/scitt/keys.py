@@ -54,6 +54,7 @@ __all__ = [
     "check_alg",
     "key_from_bytes",
     "keys_from_files",
+    "kid_first",
 ]
 
 # RFC 9053 §2.1, §2.2 (COSE Algorithms registry)
@@ -84,6 +85,13 @@ class CoseKey:
     def from_ed25519(cls, key: Ed25519PublicKey, source: str = "") -> CoseKey:
         """The OKP form of an Ed25519 key (already checked where it entered)."""
         return cls(KTY_OKP, CRV_ED25519, key.raw, source=source)
+
+    @classmethod
+    def from_p256(cls, key: ec.EllipticCurvePublicKey, source: str = "") -> CoseKey:
+        """The EC2 form of a P-256 public key (RFC 9053 §7.1.1: x and y, 32 bytes each)."""
+        numbers = key.public_numbers()
+        x, y = numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big")
+        return cls(KTY_EC2, CRV_P256, x, y, source)
 
     @property
     def alg(self) -> int:
@@ -135,6 +143,11 @@ class CoseKey:
         _verify_es256(self.x, self.y, message, signature)
 
 
+def kid_first(keys: Iterable[CoseKey], kid: bytes | None) -> list[CoseKey]:
+    """``keys``, the one whose thumbprint is ``kid`` first (a kid is a hint: all are tried)."""
+    return sorted(keys, key=lambda key: key.thumbprint != kid)
+
+
 def check_alg(alg: object, what: str) -> int:
     """``alg`` when it is EdDSA or ES256 (RFC 9053 §2.1, §2.2): an integer, never a float or a
     bool equal to one.
@@ -182,10 +195,7 @@ def _p256_from_pem(data: bytes, source: str) -> CoseKey | None:
         return None
     if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
         return None
-    numbers = key.public_numbers()
-    return CoseKey(
-        KTY_EC2, CRV_P256, numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big"), source
-    )
+    return CoseKey.from_p256(key, source)
 
 
 def key_from_bytes(data: bytes, *, source: str) -> CoseKey:

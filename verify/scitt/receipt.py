@@ -30,7 +30,7 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof
 from affidavit.verify.scitt.cbor import decode
 from affidavit.verify.scitt.cose import HEADER_ALG, HEADER_CRIT, HEADER_KID, Sign1, parse_sign1
-from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey, check_alg
+from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey, check_alg, kid_first
 from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
 
 __all__ = [
@@ -159,12 +159,6 @@ def parse_receipt(data: bytes, *, what: str = "receipt") -> ParsedReceipt:
     return ParsedReceipt(sign1, tuple(_parse_proof(blob, what) for blob in proofs))
 
 
-def _ordered(keys: Sequence[CoseKey], kid: bytes | None) -> list[CoseKey]:
-    """The trusted keys, the one named by ``kid`` first (kid is a hint: all are tried)."""
-    named = [key for key in keys if kid is not None and key.thumbprint == kid]
-    return named + [key for key in keys if key not in named]
-
-
 def verify_receipt(
     data: bytes | ParsedReceipt,
     leaf_entry: bytes,
@@ -186,7 +180,7 @@ def verify_receipt(
     receipt = data if isinstance(data, ParsedReceipt) else parse_receipt(data, what=what)
     alg = check_alg(receipt.sign1.alg, what)
     leaf = leaf_hash(leaf_entry)  # RFC 9162 §2.1.1: SHA-256(0x00 || entry)
-    candidates = [key for key in _ordered(keys, receipt.kid) if key.alg == alg]
+    candidates = [key for key in kid_first(keys, receipt.kid) if key.alg == alg]
     for proof in receipt.proofs:  # RFC 9942 §5.2.1: first the proof, then the signature
         root = root_from_inclusion_proof(leaf, proof.leaf_index, proof.tree_size, proof.path)
         tbs = receipt.sign1.to_be_signed(root)

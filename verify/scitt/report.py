@@ -97,21 +97,11 @@ def _statement_signature(statement: SignedStatement, keys: Sequence[CoseKey]) ->
         return StepResult.not_checked(name, "no issuer key given: the receipts alone are relied on")
     if statement.sign1.payload is None:
         return StepResult.not_checked(name, "the payload is detached: its signature is unchecked")
-    last: errors.ScittError | None = None
-    for key in keys:
-        try:
-            statement.verify_signature(key)
-        except errors.ScittError as e:
-            last = e
-            continue
-        return StepResult.ok(name, alg=statement.alg_name, kid=key.thumbprint.hex())
-    assert last is not None
-    if len(keys) > 1:
-        last = errors.ScittError(
-            "scitt.signature_invalid",
-            f"the signature verifies under none of the {len(keys)} issuer keys",
-        )
-    return StepResult.failed(name, last)
+    try:
+        key = statement.verify_under(keys)
+    except errors.ScittError as e:
+        return StepResult.failed(name, e)
+    return StepResult.ok(name, alg=statement.alg_name, kid=key.thumbprint.hex())
 
 
 def _receipts(

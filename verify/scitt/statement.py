@@ -24,6 +24,7 @@ bytes that were registered: any verifier can recompute the entry.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,7 +37,7 @@ from affidavit.verify.scitt.cose import (
     Sign1,
     parse_sign1,
 )
-from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey, check_alg
+from affidavit.verify.scitt.keys import ALG_NAMES, CoseKey, check_alg, kid_first
 
 __all__ = [
     "CLAIM_ISS",
@@ -101,6 +102,27 @@ class SignedStatement:
             ``scitt.alg_unsupported``, ``scitt.key_mismatch``, ``scitt.signature_invalid``.
         """
         key.verify(self.sign1.alg, self.sign1.to_be_signed(), self.sign1.signature)
+
+    def verify_under(self, keys: Sequence[CoseKey]) -> CoseKey:
+        """The one of ``keys`` the issuer's signature verifies under, the one its ``kid`` names
+        tried first (a hint: all are tried).
+
+        Raises:
+            ``scitt.signature_invalid``: it verifies under none of several keys (or no key).
+            ``scitt.payload_missing``, ``scitt.key_mismatch``: under the one key given (and
+                ``scitt.signature_invalid``, as :meth:`verify_signature`).
+        """
+        error = errors.ScittError(
+            "scitt.signature_invalid", f"the signature verifies under none of the {len(keys)} keys"
+        )
+        for key in kid_first(keys, self.sign1.kid):
+            try:
+                self.verify_signature(key)
+            except errors.ScittError as e:
+                error = e if len(keys) == 1 else error
+                continue
+            return key
+        raise error
 
 
 def _text_claim(claims: dict[Any, Any], label: int, name: str, what: str) -> str:
