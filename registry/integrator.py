@@ -43,7 +43,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import LogStatus
 from affidavit.registry.logview import signing
 from affidavit.registry.sequencer import Sequencer, SignedHeads, largest_signed
-from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.state import RegistryState
 
 __all__ = ["Integrator", "integrate_inline", "start_writing", "stop_writing"]
 
@@ -64,7 +64,6 @@ class Integrator:
     _stopping: bool = False
     _task: asyncio.Task[None] | None = None
     _known_next: int = 0  # the highest index this process sequenced, plus one
-    batches: int = 0  # integrations that signed (for tests and the log)
 
     def start(self) -> None:
         """Run the loop on the current event loop."""
@@ -84,16 +83,13 @@ class Integrator:
         """The sequencer wrote entries up to index ``highest``: integrate now when a batch is
         full or someone waits."""
         self._known_next = max(self._known_next, highest + 1)
-        if self.sequencer.waiting or self._known_next - self._floor() >= self.batch:
+        floor = self.sequencer.signed_size or 0
+        if self.sequencer.waiting or self._known_next - floor >= self.batch:
             self._wake.set()
 
     def kick(self) -> None:
         """Integrate now (someone waits)."""
         self._wake.set()
-
-    def _floor(self) -> int:
-        signed = self.sequencer.signed_size
-        return signed if signed is not None else 0
 
     async def _loop(self) -> None:
         while True:
@@ -116,7 +112,7 @@ class Integrator:
         state = self.state
         if state.unhealthy is not None:
             return None
-        status: LogStatus = await state.read_single(_status)
+        status: LogStatus = await state.read_single(lambda view: view.log.status())
         if status.pending == 0 and status.signed_size >= status.tree_size:
             return None
         started = time.perf_counter()
@@ -128,7 +124,6 @@ class Integrator:
             raise
         if heads is None:
             return None
-        self.batches += 1
         _LOG.debug(
             "integrated to size %d in %.1f ms",
             heads.tree_size,
@@ -136,10 +131,6 @@ class Integrator:
         )
         await self.sequencer.signed(heads)
         return heads
-
-
-def _status(view: ReadView) -> LogStatus:
-    return view.log.status()
 
 
 def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
@@ -154,10 +145,8 @@ def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
         return None
     note, head = signing(state, lambda: log.sign_heads(timestamp=state.clock()))  # step 2
     document = head.to_json()
-    state.checkpoint_cache.clear()
-    state.checkpoint_cache[head.tree_size] = note
-    state.sth_cache.clear()
-    state.sth_cache[head.tree_size] = document
+    state.checkpoint_cache = {head.tree_size: note}  # only the newest size is cached
+    state.sth_cache = {head.tree_size: document}
     return SignedHeads(head.tree_size, note, document)
 
 

@@ -50,9 +50,8 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
-from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
@@ -151,11 +150,11 @@ class _Item:
 @dataclass(frozen=True, slots=True)
 class _Done:
     """A batch's outcomes, and what was integrated and signed right after it for its waiters
-    (their paths by index)."""
+    (their proofs by index)."""
 
     outcomes: list[Any]
     heads: SignedHeads | None = None
-    paths: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
+    proven: dict[int, Integrated] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +182,7 @@ class Sequencer:
     # covers the given index (registry/integrator.py integrate_inline); None: leave it to the
     # integrator's rounds.
     integrate_inline: Callable[[int], SignedHeads | None] | None = None
-    _proofs: dict[int, tuple[SignedHeads, tuple[bytes, ...]]] = field(default_factory=dict)
+    _proofs: dict[int, Integrated] = field(default_factory=dict)
     # The scratch of the batch being written (database thread only; None between batches): what
     # a job's prepare may consult to do once per batch what it would do per request.
     batch: Batch | None = None
@@ -211,9 +210,7 @@ class Sequencer:
     async def load(self) -> None:
         """Learn the largest checkpoint recorded before this process started (so entries it
         covers are answered at once)."""
-        heads = await self.state.read(_largest_signed)
-        if heads is not None:
-            self._signed = heads
+        self._signed = await self.state.read(lambda view: largest_signed(view.log))
 
     def start(self) -> None:
         """Run the writer loop on the current event loop."""
@@ -236,12 +233,7 @@ class Sequencer:
             self._watcher.cancel()
             with contextlib.suppress(BaseException):
                 await self._watcher
-        for waiter in self._waiters:
-            if not waiter.future.done():
-                waiter.future.set_exception(
-                    RegistryError("registry.unavailable", "the registry is shutting down")
-                )
-        self._waiters.clear()
+        self.fail_waiters(RegistryError("registry.unavailable", "the registry is shutting down"))
 
     # -- writing --------------------------------------------------------------------------
 
@@ -306,8 +298,7 @@ class Sequencer:
                 except BaseException as e:  # the thread pool itself failed: fail the batch
                     done = _Done([_Refused(e)] * len(batch))
                 outcomes = done.outcomes
-                if done.heads is not None:
-                    self._learn(done)
+                self._keep(done.proven)
                 for item, outcome in zip(batch, outcomes, strict=True):
                     if item.future.done():  # the client went away; its write stands
                         continue
@@ -316,7 +307,7 @@ class Sequencer:
                     else:
                         item.future.set_result(outcome)
                 self._report_sequenced(outcomes)
-                if done.heads is not None and self._waiters:
+                if done.heads is not None:
                     await self.signed(done.heads)
             if self._stopping:
                 return
@@ -328,14 +319,10 @@ class Sequencer:
         if created:
             self.on_sequenced(max(created))
 
-    def _learn(self, done: _Done) -> None:
-        """Keep what a batch's own integration signed and proved, for its waiters'
-        :meth:`integrated` (bounded: a caller that went away leaves its proof behind)."""
-        assert done.heads is not None
-        if self._signed is None or done.heads.tree_size > self._signed.tree_size:
-            self._signed = done.heads
-        for index, path in done.paths.items():
-            self._proofs[index] = (done.heads, path)
+    def _keep(self, proven: dict[int, Integrated]) -> None:
+        """Keep what a batch's own integration proved, for its waiters' :meth:`integrated`
+        (bounded: a caller that went away leaves its proof behind)."""
+        self._proofs.update(proven)
         while len(self._proofs) > MAX_KEPT_PROOFS:
             del self._proofs[next(iter(self._proofs))]
 
@@ -344,25 +331,26 @@ class Sequencer:
         docstring); one outcome per item (a result, or :class:`_Refused`); then, when someone
         waits, :attr:`integrate_inline` and the waiters' inclusion paths."""
         outcomes = self._write_batch(batch)
-        waiting: set[int] = set()
+        waiting: dict[int, Sequenced] = {}
         for item, outcome in zip(batch, outcomes, strict=True):
             if not item.wait or isinstance(outcome, _Refused):
                 continue
-            leaf = outcome if item.job is None else (item.job.leaf or _no_leaf)(outcome)
+            job = item.job
+            leaf = outcome if job is None else job.leaf(outcome) if job.leaf else None
             if isinstance(leaf, Sequenced):
-                waiting.add(leaf.index)
+                waiting[leaf.index] = leaf
         if not waiting or self.integrate_inline is None:
             return _Done(outcomes)
         try:
             heads = self.integrate_inline(max(waiting))
             if heads is None:
                 return _Done(outcomes)
-            covered = sorted(i for i in waiting if i < heads.tree_size)
-            paths = self.state.log.inclusion_paths(covered, heads.tree_size)
+            covered = [waiting[i] for i in sorted(waiting) if i < heads.tree_size]
+            proven = _proven(self.state.log, covered, heads)
         except (errors.AffidavitError, sqlite3.DatabaseError) as e:  # the integrator's rounds
             _LOG.warning("integrating for waiting writers failed: %s", e)  # take over
             return _Done(outcomes)
-        return _Done(outcomes, heads, dict(zip(covered, paths, strict=True)))
+        return _Done(outcomes, heads, {p.index: p for p in proven})
 
     def _write_batch(self, batch: Sequence[_Item]) -> list[Any]:
         """The batch's one write transaction: one outcome per item."""
@@ -426,9 +414,7 @@ class Sequencer:
             raise LogError("log.unhealthy", self.state.unhealthy, details={"retry": False})
         kept = self._proofs.pop(placed.index, None)
         if kept is not None:  # proved on the database thread right after its batch
-            heads, path = kept
-            size, note, head = heads.tree_size, heads.checkpoint, heads.signed_tree_head
-            return Integrated(placed.index, placed.leaf_hash, size, note, head, path)
+            return kept
         signed = self._signed
         if signed is not None and placed.index < signed.tree_size:
             return (await self._prove([placed], signed))[0]
@@ -478,13 +464,8 @@ class Sequencer:
                 waiter.future.set_exception(error)
 
     async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
-        """Inclusion paths of every entry of ``placed`` at ``heads.tree_size``, in one read."""
-        size = heads.tree_size
-        paths = await self.state.read(_paths, [p.index for p in placed], size)
-        return [
-            Integrated(p.index, p.leaf_hash, size, heads.checkpoint, heads.signed_tree_head, path)
-            for p, path in zip(placed, paths, strict=True)
-        ]
+        """:func:`_proven` on a reader thread."""
+        return await self.state.read(lambda view: _proven(view.log, placed, heads))
 
     async def _watch(self) -> None:
         """While anyone waits: read the largest recorded checkpoint every
@@ -494,13 +475,14 @@ class Sequencer:
             if self.state.unhealthy is not None:
                 self.fail_waiters(LogError("log.unhealthy", self.state.unhealthy))
                 return
-            lowest = min(w.placed.index for w in self._waiters) if self._waiters else None
-            if lowest is None or (self._signed is not None and lowest < self._signed.tree_size):
-                if self._signed is not None:
-                    await self.signed(self._signed)
+            if not self._waiters:
+                continue
+            lowest = min(w.placed.index for w in self._waiters)
+            if self._signed is not None and lowest < self._signed.tree_size:
+                await self.signed(self._signed)
                 continue
             try:
-                heads = await self.state.read(_largest_signed)
+                heads = await self.state.read(lambda view: largest_signed(view.log))
             except errors.AffidavitError as e:
                 _LOG.warning("watching for checkpoints: %s: %s", e.code, e.message)
                 continue
@@ -508,17 +490,16 @@ class Sequencer:
                 await self.signed(heads)
 
 
-def _no_leaf(_result: Any) -> Sequenced | None:
-    return None
-
-
-def _paths(view: ReadView, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
-    return view.log.inclusion_paths(indexes, size)
-
-
-def _largest_signed(view: ReadView) -> SignedHeads | None:
-    """The largest recorded checkpoint, with the tree head recorded at its size."""
-    return largest_signed(view.log)
+def _proven(
+    log: TransparencyLog, placed: Sequence[Sequenced], heads: SignedHeads
+) -> list[Integrated]:
+    """Every entry of ``placed`` under ``heads``: their inclusion paths at its size, in one read."""
+    size = heads.tree_size
+    paths = log.inclusion_paths([p.index for p in placed], size)
+    return [
+        Integrated(p.index, p.leaf_hash, size, heads.checkpoint, heads.signed_tree_head, path)
+        for p, path in zip(placed, paths, strict=True)
+    ]
 
 
 def largest_signed(log: TransparencyLog) -> SignedHeads | None:
@@ -527,7 +508,6 @@ def largest_signed(log: TransparencyLog) -> SignedHeads | None:
     recorded = log.largest_head("checkpoint")
     if recorded is None:
         return None
-    size = parse_checkpoint_body(parse_note(recorded.document).text).tree_size
-    sth = log.recorded_head("sth", size)
+    sth = log.recorded_head("sth", recorded.tree_size)
     document = load_object(sth.document, what="recorded head") if sth is not None else None
-    return SignedHeads(size, recorded.document, document)
+    return SignedHeads(recorded.tree_size, recorded.document, document)

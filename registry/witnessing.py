@@ -23,9 +23,10 @@ answer under the witness's cosigner keys:
 :class:`CosigningTask` is the registry's background loop (``AFFIDAVIT_WITNESSES``): every
 ``witness_interval_s`` it asks the reader threads for the log's size; when a witness has not
 cosigned that size yet (and is not backing off) it takes the current checkpoint (signed on the
-writer thread, as ``/protocol/merkle/checkpoint`` does), talks to the witnesses on worker threads
-(never inside a database transaction, never on the writer thread), and records the lines on the
-writer thread. A witness that fails is retried on a later round, with exponential backoff.
+writer thread, as ``/protocol/merkle/checkpoint`` does), asks those witnesses with :func:`collect`
+on a worker thread (never inside a database transaction, never on the writer thread), and records
+the lines on the writer thread. A witness that fails is retried on a later round, with exponential
+backoff.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from affidavit.registry.clients.witness import (
     Conflict,
     Witness,
     add_checkpoint,
+    bad_response,
     parse_witnesses,
 )
 from affidavit.registry.logview import latest_checkpoint
@@ -175,12 +177,14 @@ def request_cosignature(
                     raise
                 if isinstance(answer, Conflict):
                     if answer.size == old:
-                        raise _bad(witness, f"it answered 409 with the old size {old} it was sent")
+                        raise bad_response(
+                            witness, f"it answered 409 with the old size {old} it was sent"
+                        )
                     old = learned = answer.size
                     continue
                 lines, labels = _verified(witness, note, answer.lines)
                 return WitnessReport(witness, lines, labels, learned, None, sent)
-            raise _bad(witness, f"its size kept changing ({_MAX_CONFLICTS} answers 409)")
+            raise bad_response(witness, f"its size kept changing ({_MAX_CONFLICTS} answers 409)")
         except errors.AffidavitError as e:
             error = e
             if not _transient(e):
@@ -208,14 +212,14 @@ def _verified(
         try:
             signature = parse_note(text + "\n" + line).signatures[0]
         except errors.SignatureError:
-            raise _bad(witness, "it returned a malformed signature line") from None
+            raise bad_response(witness, "it returned a malformed signature line") from None
         if (signature.name, signature.key_id) in trusted and line not in kept:
             kept.append(line)
     if not kept:
-        raise _bad(witness, "no line it returned is from its configured cosigner key(s)")
+        raise bad_response(witness, "no line it returned is from its configured cosigner key(s)")
     found = verify_cosignatures(note + "".join(kept), witness.cosigners)  # tlog.cosignature_*
     if any(v.timestamp == 0 for v in found):
-        raise _bad(witness, "a cosignature has a zero timestamp (tlog-witness forbids it)")
+        raise bad_response(witness, "a cosignature has a zero timestamp (tlog-witness forbids it)")
     return tuple(kept), tuple(v.cosigner.label for v in found)
 
 
@@ -234,12 +238,6 @@ def _fork(witness: Witness, witness_size: int, refused: errors.AffidavitError) -
         f"{witness.url} refused the consistency proof from its size {witness_size}: the tree it "
         f"cosigned at that size is not this log's ({refused.message})",
         details={"url": witness.url, "witness_size": witness_size},
-    )
-
-
-def _bad(witness: Witness, message: str) -> errors.ProofError:
-    return errors.ProofError(
-        "tlog.witness_bad_response", f"{witness.url}: {message}", details={"url": witness.url}
     )
 
 
@@ -337,7 +335,6 @@ class CosigningTask:
         self._hints: dict[str, int] = {}  # witness URL -> its last known size
         self._failures: dict[str, int] = {}
         self._next_try: dict[str, float] = {}
-        self._clients: dict[str, Any] = {}
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.last_reports: list[WitnessReport] = []
@@ -347,15 +344,13 @@ class CosigningTask:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="cosigning")
 
     async def stop(self) -> None:
-        """Stop after the round in flight (at most one request timeout), then close clients."""
+        """Stop after the round in flight (at most one request timeout)."""
         self._stopping.set()
         if self._task is not None:
             try:
                 await asyncio.wait_for(self._task, self.timeout + 2)
             except TimeoutError:  # pragma: no cover - a round stuck past its timeouts
                 _LOG.warning("cosigning: the last round did not finish; abandoned")
-        for client in self._clients.values():
-            client.close()
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
@@ -383,10 +378,9 @@ class CosigningTask:
             return []
         signed = await state.db.run(latest_checkpoint, state)  # log.unhealthy: the loop logs it
         note = log_signed_note(signed, state.key.public_key)
-        loop = asyncio.get_running_loop()
-        reports = await asyncio.gather(
-            *(loop.run_in_executor(None, self._ask, witness, note) for witness in due)
-        )
+        reports = await asyncio.to_thread(  # no database transaction open there; the next
+            collect, due, note, self._proof, timeout=self.timeout, tries=1, hints=self._hints
+        )  # round is the retry; proofs come from the reader threads
         lines = [line for report in reports for line in report.lines]
         if lines:
             await state.db.run(_record_in_state, state, note, lines)
@@ -395,22 +389,6 @@ class CosigningTask:
             self._account(report, cosigned_size)
         self.last_reports = list(reports)
         return self.last_reports
-
-    def _ask(self, witness: Witness, note: str) -> WitnessReport:
-        """One witness, on a worker thread: no database transaction is open here; proofs come
-        from the reader threads."""
-        client = self._clients.get(witness.url)
-        if client is None:
-            client = new_client(timeout=self.timeout, follow_redirects=False)
-            self._clients[witness.url] = client
-        return request_cosignature(
-            witness,
-            note,
-            self._proof,
-            client=client,
-            old_size=self._hints.get(witness.url, 0),
-            tries=1,  # the next round is the retry
-        )
 
     def _proof(self, old: int, new: int) -> Sequence[bytes]:
         return self.state.read_sync(lambda view: view.log.consistency_proof(old, new).path)

@@ -93,12 +93,7 @@ def status_of(row: Sequence[object] | None) -> LogStatus:
 
 def next_index(db: Connection) -> int:
     """The index the next sequenced entry gets: past the tree and every sequenced entry."""
-    row = db.execute(
-        "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), "
-        "(SELECT max(idx) FROM log_sequenced)"
-    ).fetchone()
-    found = [int(value) for value in (row or ()) if value is not None]
-    return max(found) + 1 if found else 0
+    return status_of(db.execute(STATUS_SQL).fetchone()).next_index
 
 
 def find_leaves(db: Connection, hashes: Sequence[bytes]) -> dict[bytes, int]:

@@ -38,6 +38,7 @@ __all__ = [
     "Witness",
     "add_checkpoint",
     "add_checkpoint_body",
+    "bad_response",
     "parse_witness",
     "parse_witnesses",
 ]
@@ -54,11 +55,6 @@ class Witness:
 
     url: str
     cosigners: tuple[Cosigner, ...]
-
-    @property
-    def label(self) -> str:
-        """How reports name the witness: its URL."""
-        return self.url
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +141,7 @@ def add_checkpoint(
         text = answer.body.decode("ascii", "replace")
         matched = _SIZE.fullmatch(text)
         if matched is None:
-            raise _bad(witness, "a 409 answer must be the cosigned size and a newline")
+            raise bad_response(witness, "a 409 answer must be the cosigned size and a newline")
         return Conflict(int(matched.group(1)))
     if answer.status != 200:
         first = answer.body[:200].decode("utf-8", "replace").splitlines()
@@ -158,14 +154,17 @@ def add_checkpoint(
     try:
         text = answer.body.decode("utf-8")
     except UnicodeDecodeError:
-        raise _bad(witness, "the cosignature lines are not UTF-8") from None
+        raise bad_response(witness, "the cosignature lines are not UTF-8") from None
     lines = text.splitlines(keepends=True)
     if not lines or not all(line.startswith(_EM_DASH) and line.endswith("\n") for line in lines):
-        raise _bad(witness, "a 200 answer must be note signature lines, each ending in a newline")
+        raise bad_response(
+            witness, "a 200 answer must be note signature lines, each ending in a newline"
+        )
     return Cosigned(tuple(lines))
 
 
-def _bad(witness: Witness, message: str) -> errors.ProofError:
+def bad_response(witness: Witness, message: str) -> errors.ProofError:
+    """``tlog.witness_bad_response``: ``witness`` answered what tlog-witness does not define."""
     return errors.ProofError(
         "tlog.witness_bad_response", f"{witness.url}: {message}", details={"url": witness.url}
     )
