@@ -39,7 +39,6 @@ _HOME = {
     "generate_key_files": "keyring",
     "generate_keypair": "keyring",
     "installed_validators": "plugins",
-    "issue_receipt": "scitt",
     "key_file_is_insecure": "keyring",
     "load_or_generate_key": "keyring",
     "load_private_pem": "keyring",

@@ -28,7 +28,6 @@ from typing import Any
 
 import cbor2
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.verify import errors
 from affidavit.verify.scitt.cbor import encode
 from affidavit.verify.scitt.cose import (
@@ -42,7 +41,7 @@ from affidavit.verify.scitt.keys import ALG_EDDSA, ALG_ES256, CoseKey
 from affidavit.verify.scitt.receipt import HEADER_VDP, HEADER_VDS, VDP_INCLUSION, VDS_RFC9162_SHA256
 from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
 
-__all__ = ["issue_receipt", "sign_receipt", "sign_statement", "statement_key"]
+__all__ = ["sign_receipt", "sign_statement", "statement_key"]
 
 CLAIM_IAT = 6  # RFC 8392 §3.1.6
 
@@ -147,33 +146,3 @@ def sign_receipt(
     }
     unprotected = {HEADER_VDP: {VDP_INCLUSION: [inclusion]}}
     return _sign1(key, ALG_EDDSA, protected, unprotected, root, detached=True)
-
-
-def issue_receipt(
-    log: TransparencyLog,
-    key: SigningKey,
-    leaf_index: int,
-    tree_size: int,
-    *,
-    issuer: str,
-    subject: str,
-    issued_at: datetime,
-) -> tuple[bytes, bytes]:
-    """The receipt of leaf ``leaf_index`` in the log's tree of ``tree_size`` leaves, signed by
-    ``key`` (the log key), and that tree's root.
-
-    Raises:
-        ``log.*``: no such leaf or size.
-    """
-    proof = log.inclusion_proof(leaf_index, tree_size)
-    receipt = sign_receipt(
-        key,
-        leaf_index=leaf_index,
-        tree_size=tree_size,
-        path=proof.path,
-        root=proof.root_hash,
-        issuer=issuer,
-        subject=subject,
-        issued_at=issued_at,
-    )
-    return receipt, proof.root_hash

@@ -33,7 +33,7 @@ from typing import Any, Final, NamedTuple
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
-from affidavit.attest.scitt import issue_receipt, sign_receipt
+from affidavit.attest.scitt import sign_receipt
 from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.publication import require_healthy
 from affidavit.registry.sequencer import Batch, Integrated, Job
@@ -186,35 +186,23 @@ def integrated_receipt(
     state: RegistryState, statement: SignedStatement, proven: Integrated
 ) -> Registration:
     """The receipt of a sequenced statement once a signed checkpoint covers it: over that
-    checkpoint's tree (its root, size and the path the sequencer proved), signed by the log key.
+    checkpoint's tree (its root, size and the path the sequencer proved).
 
     Raises:
         ``log.integrity``: the path does not lead from the leaf to the checkpoint's root.
     """
     root = parse_checkpoint_body(parse_note(proven.checkpoint).text).root_hash
-    rebuilt = root_from_inclusion_proof(
-        leaf_hash(statement.leaf_entry), proven.index, proven.tree_size, proven.path
-    )
-    if rebuilt != root:  # never sign a receipt the checkpoint contradicts (docs/adr/0005)
-        raise LogError(
-            "log.integrity",
-            f"the inclusion path does not give the checkpoint's root at {proven.tree_size}",
-        )
-    receipt = sign_receipt(
-        state.key,
-        leaf_index=proven.index,
-        tree_size=proven.tree_size,
-        path=proven.path,
-        root=root,
-        issuer=state.log.log_id,  # the checkpoint's origin (docs/formats.md §6)
-        subject=statement.subject,
-        issued_at=state.clock(),
-    )
-    return Registration(statement.entry_id, proven.index, proven.tree_size, root, receipt)
+    place = (proven.index, proven.tree_size, proven.path)
+    return _signed(state, statement.entry_id, statement.subject, place, root)
 
 
 def registration(state: RegistryState, entry_id: str) -> Registration | None:
-    """A fresh receipt of a registered entry (for the latest signed tree), or None."""
+    """A fresh receipt of a registered entry (for the latest signed tree, signed first if the
+    log grew: docs/adr/0005 checks run there), or None.
+
+    Raises:
+        ``log.integrity``: the log's path does not lead to the signed checkpoint's root.
+    """
     _tables(state)
     with state.tables.store.read() as db:
         row = db.execute(
@@ -222,31 +210,42 @@ def registration(state: RegistryState, entry_id: str) -> Registration | None:
         ).fetchone()
     if row is None:
         return None
-    return _receipt(state, entry_id, int(row[0]), str(row[1]))
-
-
-def _receipt(state: RegistryState, entry_id: str, index: int, subject: str) -> Registration:
-    """The receipt of leaf ``index`` for the tree of the latest checkpoint, signed first if the
-    log grew (docs/adr/0005 checks run there)."""
+    index = int(row[0])
     latest_checkpoint(state)
     head = state.log.latest_checkpoint()
     if head is None or head.tree_size <= index:  # pragma: no cover - signed just above
         raise LogError("log.unhealthy", "no signed checkpoint covers the entry")
-    receipt, root = issue_receipt(
-        state.log,
+    place = (index, head.tree_size, state.log.inclusion_proof(index, head.tree_size).path)
+    return _signed(state, entry_id, str(row[1]), place, bytes.fromhex(head.root_hash))
+
+
+def _signed(
+    state: RegistryState,
+    entry_id: str,
+    subject: str,
+    place: tuple[int, int, Sequence[bytes]],
+    root: bytes,
+) -> Registration:
+    """The receipt of the leaf at ``place`` (index, tree size, inclusion path) over the signed
+    tree whose root is ``root``, signed by the log key once the path leads from the leaf to that
+    root (docs/adr/0005: never a receipt the checkpoint contradicts)."""
+    index, tree_size, path = place
+    if root_from_inclusion_proof(leaf_hash(bytes.fromhex(entry_id)), *place) != root:
+        raise LogError(
+            "log.integrity",
+            f"the inclusion path does not give the checkpoint's root at {tree_size}",
+        )
+    receipt = sign_receipt(
         state.key,
-        index,
-        head.tree_size,
+        leaf_index=index,
+        tree_size=tree_size,
+        path=path,
+        root=root,
         issuer=state.log.log_id,  # the checkpoint's origin (docs/formats.md §6)
         subject=subject,
         issued_at=state.clock(),
     )
-    if root.hex() != head.root_hash:
-        raise LogError(  # the tree contradicts the checkpoint it signed: refuse (adr/0005)
-            "log.integrity",
-            f"the root at size {head.tree_size} is not the signed checkpoint's",
-        )
-    return Registration(entry_id, index, head.tree_size, root, receipt)
+    return Registration(entry_id, index, tree_size, root, receipt)
 
 
 def service_keys(state: RegistryState) -> list[CoseKey]:

@@ -11,7 +11,7 @@ from typing import Any
 import cbor2
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.attest.scitt import issue_receipt, sign_statement
+from affidavit.attest.scitt import sign_receipt, sign_statement
 from affidavit.verify.scitt.cbor import decode, encode
 from affidavit.verify.scitt.keys import CoseKey
 from affidavit.verify.scitt.statement import parse_statement
@@ -46,11 +46,13 @@ def transparent(
         log.append([bytes([i]) * 32 for i in range(before)])
         (index,) = log.append([parsed.leaf_entry])
         log.append([bytes([100 + i]) * 32 for i in range(after)])
-        receipt, _ = issue_receipt(
-            log,
+        proof = log.inclusion_proof(index, log.size)
+        receipt = sign_receipt(
             LOG_KEY,
-            index,
-            log.size,
+            leaf_index=index,
+            tree_size=log.size,
+            path=proof.path,
+            root=proof.root_hash,
             issuer="scitt.test/log",
             subject=parsed.subject,
             issued_at=WHEN,
