@@ -35,7 +35,7 @@ from affidavit.cli._input import read_artefact, read_input
 from affidavit.cli._trust import folder_files
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES
-from affidavit.verify.trust import KeyFile
+from affidavit.verify.trust import KeyFile, read_key_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -161,9 +161,7 @@ def _transparent_path(source: str) -> str:
 def register(*, url: str, source: str, out_file: str | None, timeout: float,
              as_json: bool) -> None:  # fmt: skip
     """Register a Signed Statement (SCRAPI POST /entries) and write the Transparent Statement."""
-    import cbor2  # noqa: PLC0415 - lazy
     from affidavit.registry.clients.scitt import register_statement  # noqa: PLC0415 - lazy
-    from affidavit.verify.scitt.cbor import encode  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.receipt import parse_receipt  # noqa: PLC0415 - lazy
     from affidavit.verify.scitt.statement import HEADER_RECEIPTS, parse_statement  # noqa: PLC0415
 
@@ -173,9 +171,7 @@ def register(*, url: str, source: str, out_file: str | None, timeout: float,
     receipt, locator = register_statement(url, statement.registered_bytes, timeout=timeout)
     proof = parse_receipt(receipt, what=f"{url} receipt").proofs[0]  # shaped right, not trusted
     receipts = [*statement.receipts, receipt]
-    body = [statement.sign1.protected_bytes, {HEADER_RECEIPTS: receipts},
-            statement.sign1.payload, statement.sign1.signature]  # fmt: skip
-    transparent = encode(cbor2.CBORTag(18, body))
+    transparent = statement.sign1.encoded(unprotected={HEADER_RECEIPTS: receipts})
     target = out_file or _transparent_path(source)
     atomic_write(target, transparent)
     if as_json:
@@ -218,11 +214,11 @@ def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
         ``io.unreadable``: not a folder. ``usage.invalid``: no key in it.
         ``key.*``, ``json.*``, ``scitt.key_unrecognized``: a file claiming to be a key is not one.
     """
-    from affidavit.verify.scitt.keys import keys_from_files  # noqa: PLC0415 - lazy
+    from affidavit.verify.scitt.keys import key_from_bytes  # noqa: PLC0415 - lazy
 
     candidates, _ = folder_files(path)
     files = [KeyFile(f, read_artefact(f, max_bytes=MAX_KEY_FILE_BYTES)) for f in candidates]
-    keys, _ = keys_from_files(files, folder=path)
+    keys, _ = read_key_files(files, lambda f: key_from_bytes(f.data, source=f.source), folder=path)
     return keys
 
 

@@ -50,7 +50,6 @@ _HOME = {
     "decode": "cbor",
     "encode": "cbor",
     "key_from_bytes": "keys",
-    "keys_from_files": "keys",
     "parse_receipt": "receipt",
     "parse_statement": "statement",
     "sig_structure": "cose",

@@ -20,11 +20,10 @@ key's kind is ``scitt.key_mismatch``. The ``kid`` of a key is its COSE Key Thumb
 §3): SHA-256 over the deterministic CBOR (RFC 8949 §4.2.1) of its required parameters (kty, crv,
 x, and y for EC2), as SCRAPI recommends for a Transparency Service's keys.
 
-Keys come from the bytes of files the caller read (:func:`key_from_bytes`,
-:func:`keys_from_files`): an Ed25519 key in any form every other command trusts
-(:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`), or a P-256 public key as a PEM
-SubjectPublicKeyInfo. Which files of a folder are keys is :func:`affidavit.verify.trust.key_claim`'s
-rule, the same for every folder.
+Keys come from the bytes of files the caller read (:func:`key_from_bytes`): an Ed25519 key in
+any form every other command trusts (:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`),
+or a P-256 public key as a PEM SubjectPublicKeyInfo. Which files of a folder are keys is
+:func:`affidavit.verify.trust.key_claim`'s rule, the same for every folder.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes
 from affidavit.verify.scitt.cbor import encode
-from affidavit.verify.trust import KeyFile, Skipped, read_key_files
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -53,7 +51,6 @@ __all__ = [
     "CoseKey",
     "check_alg",
     "key_from_bytes",
-    "keys_from_files",
     "kid_first",
 ]
 
@@ -217,18 +214,3 @@ def key_from_bytes(data: bytes, *, source: str) -> CoseKey:
                 f"{source}: a public key that is neither Ed25519 nor P-256",
             ) from None
         raise not_ed25519 from None
-
-
-def keys_from_files(
-    files: Iterable[KeyFile], *, folder: str | None = None
-) -> tuple[tuple[CoseKey, ...], tuple[Skipped, ...]]:
-    """The keys of ``files`` (a folder's, in name order), each read if it claims to be a key
-    (:func:`affidavit.verify.trust.key_claim`), else skipped with the reason.
-
-    Raises:
-        ``scitt.key_unrecognized``, ``key.*``, ``json.*``: a file claiming to be a key is not one.
-        ``usage.invalid``: ``folder`` holds no key (fail closed).
-    """
-    return read_key_files(
-        files, lambda file: key_from_bytes(file.data, source=file.source), folder=folder
-    )

@@ -10,10 +10,10 @@ from affidavit.attest.scitt import sign_statement
 from affidavit.verify import errors
 from affidavit.verify.scitt.cbor import encode
 from affidavit.verify.scitt.cose import parse_sign1
-from affidavit.verify.scitt.keys import CoseKey, key_from_bytes, keys_from_files
+from affidavit.verify.scitt.keys import CoseKey, key_from_bytes
 from affidavit.verify.scitt.receipt import parse_receipt
 from affidavit.verify.scitt.statement import parse_statement
-from affidavit.verify.trust import KeyFile
+from affidavit.verify.trust import KeyFile, read_key_files
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
@@ -43,13 +43,17 @@ def test_key_forms() -> None:
         key_from_bytes(b"not a key", source="x.pub")
 
 
+def _key(file: KeyFile) -> CoseKey:
+    return key_from_bytes(file.data, source=file.source)
+
+
 def test_a_folder_skips_what_is_not_a_key_and_refuses_none() -> None:
     files = [KeyFile("d/a.pub", ISSUER.public_key.b64.encode()), KeyFile("d/README", b"x")]
-    keys, skipped = keys_from_files(files, folder="d")
+    keys, skipped = read_key_files(files, _key, folder="d")
     assert [k.source for k in keys] == ["d/a.pub"]
     assert [s.source for s in skipped] == ["d/README"]
     with pytest.raises(errors.UsageError):
-        keys_from_files(files[1:], folder="d")
+        read_key_files(files[1:], _key, folder="d")
 
 
 def test_es256_signatures() -> None:
