@@ -31,7 +31,7 @@ from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.storage import COMPONENT as LOG_COMPONENT
 from affidavit.attest.log.storage import MIGRATIONS as LOG_MIGRATIONS
 from affidavit.registry.db import REGISTRY_MIGRATIONS
-from affidavit.registry.dump_log import LOG_TABLES, Rows, bad_dump, prove_log, refused
+from affidavit.registry.dump_log import LOG_TABLES, ProvenLog, Rows, bad_dump, prove_log, refused
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
@@ -39,13 +39,13 @@ from affidavit.verify.json.strict import load_object, loads
 from affidavit.verify.lineage.facts import parse_fact
 
 __all__ = [
+    "COMPONENTS",
     "FORMAT",
     "MANIFEST",
     "SIGNATURE",
     "SIGNATURE_FORMAT",
     "TABLES",
     "VerifiedDump",
-    "bad_dump",
     "encode_value",
     "read_dump",
     "signature_document",
@@ -57,6 +57,8 @@ SIGNATURE_FORMAT: Final = "affidavit.registry-export-signature/v1"
 MANIFEST: Final = "manifest.json"
 SIGNATURE: Final = "manifest.sig"
 _MAX_MANIFEST_BYTES: Final = 1 << 20
+# component -> migrations: the schemas a dump's store holds (the fact store has none of its own).
+COMPONENTS: Final = {LOG_COMPONENT: LOG_MIGRATIONS, "registry": REGISTRY_MIGRATIONS}
 
 # table -> (columns, ORDER BY): every table of the three components, in an order that inserts
 # cleanly (no foreign keys between them).
@@ -91,19 +93,22 @@ TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
 
 @dataclass(frozen=True, slots=True)
 class VerifiedDump:
-    """A dump proven under ``trusted_key``: its manifest and rows, and what was checked."""
+    """A dump proven under ``trusted_key``: its rows, and what was checked of its log."""
 
-    manifest: Mapping[str, Any]
     tables: Mapping[str, Rows]
     trusted_key: Ed25519PublicKey
-    tree_size: int
-    root_hash: str
-    heads_verified: int  # every recorded tree head and checkpoint, each under a key of the log
-    checkpoint_size: int | None  # the manifest's checkpoint, verified (None: the log has none)
+    log: ProvenLog
 
-    def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        return {table: len(rows) for table, rows in self.tables.items()}
+    def summary(self) -> dict[str, Any]:
+        """``{tree_size, root_hash, counts, trusted_key, heads_verified}``: what an import says
+        (``counts``: rows per table)."""
+        return {
+            "tree_size": self.log.tree_size,
+            "root_hash": self.log.root_hash,
+            "counts": {table: len(rows) for table, rows in self.tables.items()},
+            "trusted_key": self.trusted_key.b64,
+            "heads_verified": self.log.heads_verified,
+        }
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -157,15 +162,7 @@ def read_dump(directory: str | Path, trusted_key: Ed25519PublicKey) -> VerifiedD
     _check_schema(manifest)
     proven = prove_log(manifest["log"], tables, trusted_key)  # step 3
     _check_facts(tables["facts"])  # step 4
-    return VerifiedDump(
-        manifest=manifest,
-        tables=tables,
-        trusted_key=trusted_key,
-        tree_size=proven.tree_size,
-        root_hash=proven.root_hash,
-        heads_verified=proven.heads_verified,
-        checkpoint_size=proven.checkpoint_size,
-    )
+    return VerifiedDump(tables, trusted_key, proven)
 
 
 def _read_bytes(path: Path, missing: str, limit: int | None = None) -> bytes:
@@ -280,9 +277,8 @@ def _decode(value: Any) -> Any:
 
 
 def _check_schema(manifest: Mapping[str, Any]) -> None:
-    known = {LOG_COMPONENT: len(LOG_MIGRATIONS), "registry": len(REGISTRY_MIGRATIONS)}
     for component, version in manifest["schema"].items():
-        if not isinstance(version, int) or version > known.get(component, 0):
+        if not isinstance(version, int) or version > len(COMPONENTS.get(component, ())):
             raise bad_dump(
                 f"the dump's {component} schema {version} is newer than this Affidavit's"
             )

@@ -48,7 +48,7 @@ from affidavit.verify.crypto.merkle import EMPTY_ROOT, root_of
 from affidavit.verify.crypto.treehead import verify_sth
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["LOG_TABLES", "ProvenLog", "Rows", "bad_dump", "prove_log", "refused"]
+__all__ = ["LOG_TABLES", "ProvenLog", "Rows", "bad_dump", "insert_rows", "prove_log", "refused"]
 
 # table -> (columns, ORDER BY): the log's tables in a dump (attest/log/storage.py).
 LOG_TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
@@ -66,12 +66,12 @@ Rows = list[list[Any]]
 
 @dataclass(frozen=True, slots=True)
 class ProvenLog:
-    """What :func:`prove_log` checked."""
+    """What :func:`prove_log` checked: the tree, and every recorded head (tree heads inside their
+    key's window, checkpoints) verified under a key of the log."""
 
     tree_size: int
     root_hash: str
     heads_verified: int
-    checkpoint_size: int | None
 
 
 def refused(code: str, message: str, **details: Any) -> RegistryError:
@@ -82,6 +82,14 @@ def refused(code: str, message: str, **details: Any) -> RegistryError:
 def bad_dump(message: str, **details: Any) -> RegistryError:
     """``registry.dump_invalid`` (exit 2): the dump cannot be read as a dump."""
     return refused("registry.dump_invalid", message, **details)
+
+
+def insert_rows(db: Any, table: str, columns: Sequence[str], rows: Rows) -> None:
+    """Insert a dump's ``rows`` of ``table`` (one of the fixed tables, its ``columns``)."""
+    if rows:
+        marks = ", ".join("?" * len(columns))
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608 - fixed
+        db.executemany(sql, rows)
 
 
 def prove_log(
@@ -102,7 +110,7 @@ def prove_log(
             raise refused("registry.dump_root_mismatch", "the manifest names a log the dump lacks")
         if any(tables[table] for table in LOG_TABLES):
             raise bad_dump("the dump holds log rows but no log")
-        return ProvenLog(0, root, 0, None)
+        return ProvenLog(0, root, 0)
     meta = {str(row[0]): row[1] for row in tables["log_meta"]}
     for where, named in (
         ("log_meta", meta.get("public_key")),
@@ -156,13 +164,8 @@ def _scratch_log(store: Store, tables: Mapping[str, Rows]) -> TransparencyLog:
     try:
         with store.write() as db:
             db.execute("DELETE FROM log_keys")
-            for table in LOG_TABLES:
-                columns = LOG_TABLES[table][0]
-                marks = ", ".join("?" * len(columns))
-                db.executemany(
-                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608 - fixed names
-                    tables[table],
-                )
+            for table, (columns, _order) in LOG_TABLES.items():
+                insert_rows(db, table, columns, tables[table])
     except (sqlite3.Error, errors.AffidavitError) as e:
         raise bad_dump(f"the dump's log rows cannot be a log: {e}") from None
     try:
@@ -187,14 +190,14 @@ def _prove(  # noqa: PLR0917 - private, called once
             "registry.dump_key_mismatch",
             f"the dump's key history ends with {history[-1].public_key.b64}, not the trusted key",
         )
-    checkpoint_size = _check_checkpoint(log, history, summary.get("checkpoint"), heads, size)
+    _check_checkpoint(log, history, summary.get("checkpoint"), heads, size)
     for row in heads:  # step d
         _check_head(log, history, row, size)
     try:  # step b: every stored node against its children, every leaf against its data
         log.verify_integrity(full=True)
     except LogError as e:
         raise refused("registry.dump_root_mismatch", f"the dump's tree: {e.message}") from None
-    return ProvenLog(size, root, len(heads), checkpoint_size)
+    return ProvenLog(size, root, len(heads))
 
 
 def _verified_checkpoint(note: object, history: Sequence[LogKey]) -> Checkpoint:
@@ -217,7 +220,7 @@ def _verified_checkpoint(note: object, history: Sequence[LogKey]) -> Checkpoint:
 
 def _check_checkpoint(
     log: TransparencyLog, history: Sequence[LogKey], claimed: object, heads: Rows, size: int
-) -> int | None:
+) -> None:
     """Step c."""
     recorded = [row[5] for row in heads if row[1] == "checkpoint"]
     if claimed != (recorded[-1] if recorded else None):
@@ -226,7 +229,7 @@ def _check_checkpoint(
             "the manifest's checkpoint is not the latest checkpoint the dump's log recorded",
         )
     if claimed is None:
-        return None
+        return
     try:
         checkpoint = _verified_checkpoint(claimed, history)
     except (errors.AffidavitError, ValueError) as e:
@@ -235,7 +238,6 @@ def _check_checkpoint(
             f"the dump's checkpoint does not verify under the trusted log key: {e}",
         ) from None
     _check_root(log, checkpoint.tree_size, checkpoint.root_hash.hex(), size, "checkpoint")
-    return checkpoint.tree_size
 
 
 def _check_head(log: TransparencyLog, history: Sequence[LogKey], row: list[Any], size: int) -> None:

@@ -31,14 +31,13 @@ from typing import Any, Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.storage import COMPONENT as LOG_COMPONENT
-from affidavit.attest.log.storage import MIGRATIONS as LOG_MIGRATIONS
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import is_postgres_url
 from affidavit.attest.stores.sqlite import Store
-from affidavit.registry.db import REGISTRY_MIGRATIONS, index_key, is_legacy_index_key
+from affidavit.registry.db import index_key, is_legacy_index_key
 from affidavit.registry.dump import (
+    COMPONENTS,
     FORMAT,
     MANIFEST,
     SIGNATURE,
@@ -47,6 +46,7 @@ from affidavit.registry.dump import (
     read_dump,
     signature_document,
 )
+from affidavit.registry.dump_log import insert_rows
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.integrity import contract_identity_problem
 from affidavit.verify import errors
@@ -66,9 +66,13 @@ def _open(location: str | Path) -> tuple[Store, FactStore]:
     # No writer lease (docs/postgresql.md "Limits"): the import's one transaction checks the
     # restored tree in Python between statements, for longer than a lease on a large log.
     store = Store.at(location, create=True, lease=None)
-    store.migrate(LOG_COMPONENT, LOG_MIGRATIONS)
-    store.migrate("registry", REGISTRY_MIGRATIONS)
+    _migrate(store)
     return store, facts
+
+
+def _migrate(store: Store) -> None:
+    for component, migrations in COMPONENTS.items():
+        store.migrate(component, migrations)
 
 
 def migrate_store(location: str | Path) -> dict[str, dict[str, int]]:
@@ -83,13 +87,9 @@ def migrate_store(location: str | Path) -> dict[str, dict[str, int]]:
     facts.close()
     store = Store.at(location, create=True)
     try:
-        before = {c: store.schema_version(c) for c in (LOG_COMPONENT, "registry")}
-        store.migrate(LOG_COMPONENT, LOG_MIGRATIONS)
-        store.migrate("registry", REGISTRY_MIGRATIONS)
-        return {
-            c: {"before": before[c], "after": store.schema_version(c)}
-            for c in (LOG_COMPONENT, "registry")
-        }
+        before = {c: store.schema_version(c) for c in COMPONENTS}
+        _migrate(store)
+        return {c: {"before": before[c], "after": store.schema_version(c)} for c in COMPONENTS}
     finally:
         store.close()
 
@@ -184,7 +184,7 @@ def export_store(
             manifest = {
                 "format": FORMAT,
                 "source": store.kind,
-                "schema": {c: store.schema_version(c) for c in (LOG_COMPONENT, "registry")},
+                "schema": {c: store.schema_version(c) for c in COMPONENTS},
                 "log": summary,
                 "counts": counts,
                 "files": files,
@@ -243,13 +243,7 @@ def import_store(
             db.execute("DELETE FROM log_keys")  # a fresh schema has none; be explicit
             db.execute("DELETE FROM meta")  # the fact store's marker comes from the dump
             for table, rows in tables.items():
-                columns = TABLES[table][0]
-                marks = ", ".join("?" * len(columns))
-                if rows:
-                    db.executemany(
-                        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608
-                        rows,
-                    )
+                insert_rows(db, table, TABLES[table][0], rows)
             if store.kind == "postgresql":
                 for table, column in _IDENTITIES:
                     db.execute(
@@ -257,17 +251,11 @@ def import_store(
                         f"COALESCE((SELECT max({column}) FROM {table}), 0) + 1, false)"
                     )
             if tables["log_meta"]:  # the dump holds a log (not exported before the first start)
-                _prove_restored(store, dump.tree_size, dump.root_hash)
+                _prove_restored(store, dump.log.tree_size, dump.log.root_hash)
     finally:
         facts.close()
         store.close()
-    return {
-        "tree_size": dump.tree_size,
-        "root_hash": dump.root_hash,
-        "counts": dump.counts(),
-        "trusted_key": dump.trusted_key.b64,
-        "heads_verified": dump.heads_verified,
-    }
+    return dump.summary()
 
 
 def _rekeyed(index: list[list[Any]]) -> list[list[Any]]:
