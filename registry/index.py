@@ -75,7 +75,7 @@ from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import parse_fact
 from affidavit.verify.receipts.format import parse_receipt
-from affidavit.verify.scitt.statement import parse_statement
+from affidavit.verify.scitt.statement import SignedStatement, parse_statement
 
 __all__ = [
     "CONTRACT_RECORD_TYPE",
@@ -92,17 +92,6 @@ __all__ = [
 # docs/formats.md §3: the record type of a contract's leaf (registry/contracts.py writes it; the
 # string is the format, fixed forever).
 CONTRACT_RECORD_TYPE: Final = "affidavit.registry.adapter_entry.v1"
-KINDS: Final = (
-    "contract",
-    "bundle",
-    "receipt",
-    "fact",
-    "dsse",
-    "scitt",
-    "digest",
-    "raw",
-    "hash_only",
-)
 # Every field a subject may be filed under, in the order they are derived.
 FIELDS: Final = (
     "leaf_hash",
@@ -211,11 +200,12 @@ def _scitt(data: bytes) -> Found | None:
         statement = parse_statement(data)
     except errors.AffidavitError:
         return None
-    return [
-        ("statement_hash", statement.leaf_entry.hex()),
-        ("subject", name_digest(statement.subject)),
-        ("issuer", name_digest(statement.issuer)),
-    ]
+    return [("statement_hash", statement.leaf_entry.hex()), *_names(statement)]
+
+
+def _names(statement: SignedStatement) -> Found:
+    """A Signed Statement's CWT subject and issuer, as names are filed."""
+    return [("subject", name_digest(statement.subject)), ("issuer", name_digest(statement.issuer))]
 
 
 def registered_subjects(leaf_data: bytes, statement: bytes) -> Found:
@@ -231,7 +221,7 @@ def registered_subjects(leaf_data: bytes, statement: bytes) -> Found:
         return []
     if parsed.leaf_entry != leaf_data:
         return []
-    return [("subject", name_digest(parsed.subject)), ("issuer", name_digest(parsed.issuer))]
+    return _names(parsed)
 
 
 def _contract(_data: bytes, document: Mapping[str, Any]) -> Found | None:
@@ -312,3 +302,5 @@ _READERS: Final[tuple[tuple[str, Callable[[bytes, Mapping[str, Any]], Found | No
     ("fact", _fact),
     ("dsse", _dsse),
 )
+# Every kind a leaf may be (module docstring): the JSON documents' readers, then the rest.
+KINDS: Final = (*(kind for kind, _ in _READERS), "scitt", "digest", "raw", "hash_only")

@@ -145,11 +145,8 @@ def catch_up_all(tables: RegistryTables, log: TransparencyLog) -> int:
     """:func:`catch_up` to the tree's size, :data:`CHUNK` leaves per transaction (a long index
     never holds the writer for long); returns how many leaves were indexed."""
     total = 0
-    while True:
-        done = catch_up(tables, log, limit=CHUNK)
+    while done := catch_up(tables, log, limit=CHUNK):
         total += done
-        if done == 0:
-            break
     if total:
         _LOG.info("indexed %d log entries for lookups", total)
     return total

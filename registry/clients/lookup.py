@@ -184,9 +184,10 @@ def parse_page(data: bytes) -> Answer:
 # -- checking (offline) -----------------------------------------------------------------------
 
 
-def _verifiers(trust: TrustRoot, note: str) -> list[NoteVerifier]:
-    """The trusted keys as note verifiers: a verifier key as it is; a bare key named by the
-    note's origin line (a key ID binds the name, so only the origin the log signs can match)."""
+def _verified(note: str, trust: TrustRoot) -> VerifiedCheckpoint:
+    """``note`` verified under the trusted keys: a verifier key as it is; a bare key named by
+    the note's origin line (a key ID binds the name, so only the origin the log signs can match);
+    ``checkpoint.*`` when it does not verify."""
     try:
         origin = parse_note(note).text.split("\n", 1)[0]
     except errors.AffidavitError:
@@ -197,7 +198,7 @@ def _verifiers(trust: TrustRoot, note: str) -> list[NoteVerifier]:
             found.append(trusted.verifier)
         elif origin:
             found.append(NoteVerifier(origin, trusted.key.key_id_c2sp(origin), trusted.key))
-    return found
+    return verify_checkpoint(note, found)
 
 
 def _checkpoint_json(verified: VerifiedCheckpoint, note: str) -> dict[str, Any]:
@@ -245,24 +246,21 @@ def _check_leaf(entry: Entry, digest: str, data: bytes | None) -> StepResult:
 def _check_page(
     page: Answer, digest: str, leaves: Mapping[int, bytes | None], trust: TrustRoot
 ) -> tuple[list[StepResult], dict[str, Any] | None]:
-    steps: list[StepResult] = []
     try:
-        verified = verify_checkpoint(page.checkpoint, _verifiers(trust, page.checkpoint))
+        verified = _verified(page.checkpoint, trust)
     except errors.AffidavitError as e:
         return [StepResult.failed("checkpoint", e)], None
     body = verified.checkpoint
-    steps.append(StepResult.ok("checkpoint", tree_size=body.tree_size, origin=body.origin))
+    steps = [StepResult.ok("checkpoint", tree_size=body.tree_size, origin=body.origin)]
     for entry in page.entries:
         name = f"inclusion {entry.index}"
-        if entry.tree_size != body.tree_size:
-            error = RegistryError(
-                "lookup.size_mismatch",
-                f"the proof of leaf {entry.index} is for size {entry.tree_size}, "
-                f"the checkpoint's is {body.tree_size}",
-            )
-            steps.append(StepResult.failed(name, error))
-            continue
         try:
+            if entry.tree_size != body.tree_size:
+                raise RegistryError(
+                    "lookup.size_mismatch",
+                    f"the proof of leaf {entry.index} is for size {entry.tree_size}, "
+                    f"the checkpoint's is {body.tree_size}",
+                )
             verify_inclusion(
                 bytes.fromhex(entry.leaf_hash),
                 entry.index,
@@ -273,8 +271,7 @@ def _check_page(
         except errors.AffidavitError as e:
             steps.append(StepResult.failed(name, e))
             continue
-        steps.append(StepResult.ok(name))
-        steps.append(_check_leaf(entry, digest, leaves.get(entry.index)))
+        steps += [StepResult.ok(name), _check_leaf(entry, digest, leaves.get(entry.index))]
     return steps, _checkpoint_json(verified, page.checkpoint)
 
 
@@ -342,6 +339,19 @@ def _leaf(client: httpx.Client, base: str, index: int) -> bytes | None:
         ) from None
 
 
+def _page(client: httpx.Client, target: str) -> Answer:
+    """One page of ``GET /v1/lookup/{hash}`` (``target``), parsed; ``registry.bad_response``
+    unless it is 200 and a lookup page."""
+    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY)
+    if response.status != 200:
+        raise RegistryError(
+            "registry.bad_response",
+            f"{target}: HTTP {response.status}",
+            details={"status": response.status},
+        )
+    return parse_page(response.body)
+
+
 def lookup(
     url: str,
     digest: str,
@@ -369,15 +379,7 @@ def lookup(
     read = 0
     with new_client(timeout=timeout, transport=transport) as client:
         while cursor is not None and read < max_entries:
-            target = f"{base}/v1/lookup/{digest}?cursor={cursor}"
-            response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY)
-            if response.status != 200:
-                raise RegistryError(
-                    "registry.bad_response",
-                    f"{target}: HTTP {response.status}",
-                    details={"status": response.status},
-                )
-            page = parse_page(response.body)
+            page = _page(client, f"{base}/v1/lookup/{digest}?cursor={cursor}")
             page = Answer(page.checkpoint, page.entries[: max_entries - read], page.next_cursor)
             pages.append(page)
             read += len(page.entries)
@@ -392,14 +394,11 @@ def lookup(
 # -- a monitor's check of the index ----------------------------------------------------------
 
 
-def _first_at(client: httpx.Client, base: str, subject: Subject, index: int) -> Entry | None:
-    """The first entry the registry answers for ``subject`` from leaf ``index`` on."""
-    target = f"{base}/v1/lookup/{subject.digest}?cursor={index}&limit=1"
-    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY)
-    if response.status != 200:
-        raise RegistryError("registry.bad_response", f"{target}: HTTP {response.status}")
-    page = parse_page(response.body)
-    return page.entries[0] if page.entries else None
+def _answered(client: httpx.Client, base: str, filed: Subject, index: int) -> bool:
+    """Whether the first entry the registry answers for ``filed`` from leaf ``index`` on is
+    that leaf, matched in ``filed``'s field."""
+    page = _page(client, f"{base}/v1/lookup/{filed.digest}?cursor={index}&limit=1")
+    return any(e.index == index and filed.field in e.matched for e in page.entries[:1])
 
 
 def audit_index(
@@ -429,37 +428,34 @@ def audit_index(
     with TileReader(base + "/tlog/", timeout=timeout, transport=transport, codes=REGISTRY) as tiles:
         note = tiles.checkpoint().decode("utf-8", "replace")
         try:
-            verified = verify_checkpoint(note, _verifiers(trust, note))
+            body = _verified(note, trust).checkpoint
         except errors.AffidavitError as e:
             return Result("lookup_audit", url, (StepResult.failed("checkpoint", e),), subject)
-        body = verified.checkpoint
         subject.update(origin=body.origin, tree_size=body.tree_size)
-        steps = [StepResult.ok("checkpoint", tree_size=body.tree_size)]
         tree = TiledTree.for_checkpoint(tiles.tile, body)
         with new_client(timeout=timeout, transport=transport) as client:
-            try:
-                for index in range(start, body.tree_size):
-                    data = tree.entry_bundle(index >> 8)[index & 0xFF]  # bound to the root
-                    subject["entries"] += 1
-                    for filed in subjects(data):
-                        subject["hashes"] += 1
-                        answered = _first_at(client, base, filed, index)
-                        if (
-                            answered is None
-                            or answered.index != index
-                            or filed.field not in answered.matched
-                        ):
-                            error = RegistryError(
-                                "lookup.index_missing",
-                                f"leaf {index} is not answered under its {filed.field} "
-                                f"{filed.digest}",
-                                details={"index": index, "field": filed.field},
-                            )
-                            return Result("lookup_audit", url, (*steps, StepResult.failed(
-                                "index", error)), subject)  # fmt: skip
-            except errors.ProofError as e:  # tlog.*: a tile or bundle that does not bind
-                return Result(
-                    "lookup_audit", url, (*steps, StepResult.failed("entries", e)), subject
-                )
-    steps.append(StepResult.ok("index", entries=subject["entries"], hashes=subject["hashes"]))
-    return Result("lookup_audit", url, tuple(steps), subject)
+            last = _audit_entries(client, base, tree, range(start, body.tree_size), subject)
+    steps = (StepResult.ok("checkpoint", tree_size=body.tree_size), last)
+    return Result("lookup_audit", url, steps, subject)
+
+
+def _audit_entries(
+    client: httpx.Client, base: str, tree: TiledTree, indexes: range, subject: dict[str, Any]
+) -> StepResult:
+    """:func:`audit_index`'s last step over the leaves ``indexes`` (counted in ``subject``)."""
+    try:
+        for index in indexes:
+            data = tree.entry_bundle(index >> 8)[index & 0xFF]  # bound to the root
+            subject["entries"] += 1
+            for filed in subjects(data):
+                subject["hashes"] += 1
+                if not _answered(client, base, filed, index):
+                    error = RegistryError(
+                        "lookup.index_missing",
+                        f"leaf {index} is not answered under its {filed.field} {filed.digest}",
+                        details={"index": index, "field": filed.field},
+                    )
+                    return StepResult.failed("index", error)
+    except errors.ProofError as e:  # tlog.*: a tile or bundle that does not bind
+        return StepResult.failed("entries", e)
+    return StepResult.ok("index", entries=subject["entries"], hashes=subject["hashes"])
