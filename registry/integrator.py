@@ -27,7 +27,11 @@ size (before step 2 commits): the next round signs it. Heads are only ever signe
 leaves, after the consistency proof, so no crash or pause can fork the log.
 
 A round first reads the log's status in one statement on a reader (:meth:`TransparencyLog.status`)
-and takes the writer lock only when there is something to integrate or to sign.
+and takes the writer lock only when there is something to integrate or to sign. While anyone
+waits, rounds come every :data:`WATCH_INTERVAL_S` at least, and one that signed nothing reads the
+largest recorded checkpoint: another instance on the same database may have signed it, and its
+waiters here are answered (docs/adr/0018 §5). A log that stopped signing fails them
+(``log.unhealthy``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ __all__ = ["Integrator", "integrate_inline", "start_writing", "stop_writing"]
 _LOG = logging.getLogger("affidavit.registry")
 _FAILURE_PAUSE_S: Final = 0.5
 _INLINE_ROUNDS: Final = 4
+WATCH_INTERVAL_S: Final = 0.05  # between rounds while anyone waits
 
 
 @dataclass(slots=True)
@@ -93,8 +98,11 @@ class Integrator:
 
     async def _loop(self) -> None:
         while True:
+            pause = (
+                min(self.interval, WATCH_INTERVAL_S) if self.sequencer.waiting else self.interval
+            )
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+                await asyncio.wait_for(self._wake.wait(), pause)
             self._wake.clear()
             stopping = self._stopping
             try:
@@ -108,21 +116,27 @@ class Integrator:
                 return
 
     async def run_round(self) -> SignedHeads | None:
-        """One round: integrate and sign when there is something to; returns what was signed."""
+        """One round: integrate and sign when there is something to; returns what was signed
+        (module docstring)."""
         state = self.state
         if state.unhealthy is not None:
+            self.sequencer.fail_waiters(LogError("log.unhealthy", state.unhealthy))
             return None
         status: LogStatus = await state.read_single(lambda view: view.log.status())
-        if status.pending == 0 and status.signed_size >= status.tree_size:
-            return None
+        heads = None
         started = time.perf_counter()
-        try:
-            heads = await state.db.run(_integrate_and_sign, state)
-        except LogError as e:
-            if e.code == "log.unhealthy":
-                self.sequencer.fail_waiters(e)
-            raise
+        if status.pending or status.signed_size < status.tree_size:
+            try:
+                heads = await state.db.run(_integrate_and_sign, state)
+            except LogError as e:
+                if e.code == "log.unhealthy":
+                    self.sequencer.fail_waiters(e)
+                raise
         if heads is None:
+            if self.sequencer.waiting:  # signed elsewhere, perhaps
+                seen = await state.read(lambda view: largest_signed(view.log))
+                if seen is not None:
+                    await self.sequencer.signed(seen)
             return None
         _LOG.debug(
             "integrated to size %d in %.1f ms",

@@ -29,8 +29,8 @@ that :meth:`submit` and :meth:`run` refuse at once with ``registry.queue_full`` 
 **Waiting for integration.** The integrator (:mod:`affidavit.registry.integrator`) reports each
 signed size (:meth:`Sequencer.signed`); waiters it covers are answered with their inclusion
 paths, computed together in one read. Waiters on an instance that is not integrating (another
-instance on the same PostgreSQL database integrated) are answered by a watcher that reads the
-largest recorded checkpoint every :data:`WATCH_INTERVAL_S` while anyone waits. A waiter not
+instance on the same PostgreSQL database integrated) are answered by the integrator's rounds,
+which read the largest recorded checkpoint while anyone waits. A waiter not
 covered within ``integration_wait_s`` gets ``registry.integration_pending`` (503): its entry stays
 sequenced, and sending it again finds it (deduplication) and waits again.
 """
@@ -72,7 +72,6 @@ T = TypeVar("T")
 # so 65,535 bytes (64 KiB less one) is the largest entry a mirror can read from the tiles.
 MAX_ENTRY_BYTES: Final = 65_535
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
-WATCH_INTERVAL_S: Final = 0.05
 MAX_KEPT_PROOFS: Final = 100_000  # proofs kept for waiters (a few MB at most)
 
 
@@ -190,7 +189,6 @@ class Sequencer:
     _queued_bytes: int = 0
     _wake: asyncio.Event | None = None
     _task: asyncio.Task[None] | None = None
-    _watcher: asyncio.Task[None] | None = None
     _waiters: list[_Waiter] = field(default_factory=list)
     _signed: SignedHeads | None = None
     _stopping: bool = False
@@ -229,10 +227,6 @@ class Sequencer:
     async def stop(self) -> None:
         """:meth:`drain`, then answer waiters still waiting with ``registry.unavailable``."""
         await self.drain()
-        if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(BaseException):
-                await self._watcher
         self.fail_waiters(RegistryError("registry.unavailable", "the registry is shutting down"))
 
     # -- writing --------------------------------------------------------------------------
@@ -422,8 +416,6 @@ class Sequencer:
         self._waiters.append(_Waiter(placed, future))
         if self.on_wait is not None:
             self.on_wait()
-        if self._watcher is None or self._watcher.done():
-            self._watcher = asyncio.get_running_loop().create_task(self._watch(), name="watch")
         try:
             return await asyncio.wait_for(asyncio.shield(future), self.wait_s)
         except TimeoutError:
@@ -437,8 +429,8 @@ class Sequencer:
             self._waiters = [w for w in self._waiters if w.future is not future]
 
     async def signed(self, heads: SignedHeads) -> None:
-        """The integrator (here, or seen by the watcher) signed ``heads``: answer the waiters it
-        covers."""
+        """The integrator (here, or another instance's, seen by a round) signed ``heads``: answer
+        the waiters it covers."""
         if self._signed is None or heads.tree_size > self._signed.tree_size:
             self._signed = heads
         covered = [w for w in self._waiters if w.placed.index < heads.tree_size]
@@ -466,28 +458,6 @@ class Sequencer:
     async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
         """:func:`_proven` on a reader thread."""
         return await self.state.read(lambda view: _proven(view.log, placed, heads))
-
-    async def _watch(self) -> None:
-        """While anyone waits: read the largest recorded checkpoint every
-        :data:`WATCH_INTERVAL_S` (another instance may have integrated) and answer the covered."""
-        while self._waiters and not self._stopping:
-            await asyncio.sleep(WATCH_INTERVAL_S)
-            if self.state.unhealthy is not None:
-                self.fail_waiters(LogError("log.unhealthy", self.state.unhealthy))
-                return
-            if not self._waiters:
-                continue
-            lowest = min(w.placed.index for w in self._waiters)
-            if self._signed is not None and lowest < self._signed.tree_size:
-                await self.signed(self._signed)
-                continue
-            try:
-                heads = await self.state.read(lambda view: largest_signed(view.log))
-            except errors.AffidavitError as e:
-                _LOG.warning("watching for checkpoints: %s: %s", e.code, e.message)
-                continue
-            if heads is not None and heads.tree_size > lowest:
-                await self.signed(heads)
 
 
 def _proven(
