@@ -23,8 +23,6 @@ with ``Retry-After`` (SCRAPI "Rate Limiting": an unauthenticated service MUST li
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 import time
 from collections import OrderedDict
@@ -36,6 +34,7 @@ from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status,
 from affidavit.registry.routes._http import read_body
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
+from affidavit.verify.crypto.keys import b64url_decode_strict
 from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES, encode
 from affidavit.verify.scitt.statement import SignedStatement, parse_statement
@@ -157,6 +156,12 @@ def _location(request: Request, entry_id: str) -> str:
     return f"{request.app.state.registry.settings.node_url}/entries/{entry_id}"
 
 
+def _running(request: Request, entry_id: str, status: int) -> Response:
+    """The registration is running: look again at its locator in a second."""
+    headers = {"Location": _location(request, entry_id), "Retry-After": "1"}
+    return Response(b"", status_code=status, headers=headers)
+
+
 def _receipt_response(request: Request, done: scitt.Registration, status: int) -> Response:
     return Response(
         done.receipt,
@@ -197,11 +202,7 @@ async def register(request: Request, service: _Service, state: RegistryState) ->
     service.failures.pop(entry_id, None)
     done, _ = await asyncio.wait({task}, timeout=service.settings.wait_s)
     if not done:  # SCRAPI "Status 303 - Registration is running"
-        return Response(
-            b"",
-            status_code=303,
-            headers={"Location": _location(request, entry_id), "Retry-After": "1"},
-        )
+        return _running(request, entry_id, 303)
     return _receipt_response(request, task.result(), 201)
 
 
@@ -213,11 +214,7 @@ async def entry(request: Request, service: _Service, state: RegistryState) -> Re
             "scitt.entry_id_invalid", "an entry ID is 64 lowercase hex digits (its leaf entry)"
         )
     if entry_id in service.running:  # SCRAPI "Status 302 - Registration is running"
-        return Response(
-            b"",
-            status_code=302,
-            headers={"Location": _location(request, entry_id), "Retry-After": "1"},
-        )
+        return _running(request, entry_id, 302)
     failed = service.failures.get(entry_id)
     if failed is not None:
         raise failed
@@ -242,13 +239,12 @@ async def keys(request: Request, service: _Service, state: RegistryState) -> Res
 async def key(request: Request, service: _Service, state: RegistryState) -> Response:  # noqa: ARG001
     """``GET /.well-known/scitt-keys/{kid}``: one COSE Key (kid: base64url, no padding)."""
     text = str(request.path_params["kid"])
-    try:
-        kid = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
+    try:  # canonical and unpadded only: one spelling per kid
+        kid = b64url_decode_strict(text) if "=" not in text else b""
+    except ValueError:
         kid = b""
-    canonical = base64.urlsafe_b64encode(kid).rstrip(b"=") == text.encode()
     for candidate in await state.db.run(_key_set, state):
-        if kid and canonical and candidate[2] == kid:  # label 2: kid (RFC 9052 §7.1)
+        if kid and candidate[2] == kid:  # label 2: kid (RFC 9052 §7.1)
             return Response(encode(candidate), media_type=CBOR_TYPE)
     raise RegistryError("registry.not_found", "no key could be found for this kid value")
 

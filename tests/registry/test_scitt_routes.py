@@ -246,6 +246,8 @@ def test_the_keys_are_a_cose_key_set_with_thumbprint_kids(registry: RegistryProc
     assert decode(one.content, what="key") == expected.to_cose()
     missing = httpx.get(f"{registry.url}/.well-known/scitt-keys/{kid[:-2]}AA")
     assert (missing.status_code, _problem(missing)) == (404, ("No such key", "registry.not_found"))
+    for other in (f"{kid}=", kid[:-1] + chr(ord(kid[-1]) + 1)):  # padded; other trailing bits
+        assert httpx.get(f"{registry.url}/.well-known/scitt-keys/{other}").status_code == 404
 
 
 def test_no_issuer_folder_refuses_every_statement(tmp_path: Path) -> None:
