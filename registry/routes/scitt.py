@@ -23,6 +23,8 @@ with ``Retry-After`` (SCRAPI "Rate Limiting": an unauthenticated service MUST li
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import logging
 import time
 from collections import OrderedDict
@@ -34,7 +36,6 @@ from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status,
 from affidavit.registry.routes._http import read_body
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
-from affidavit.verify.crypto.keys import b64url_decode_strict
 from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES, encode
 from affidavit.verify.scitt.statement import SignedStatement, parse_statement
@@ -239,12 +240,13 @@ async def keys(request: Request, service: _Service, state: RegistryState) -> Res
 async def key(request: Request, service: _Service, state: RegistryState) -> Response:  # noqa: ARG001
     """``GET /.well-known/scitt-keys/{kid}``: one COSE Key (kid: base64url, no padding)."""
     text = str(request.path_params["kid"])
-    try:  # canonical and unpadded only: one spelling per kid
-        kid = b64url_decode_strict(text) if "=" not in text else b""
-    except ValueError:
+    try:
+        kid = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
         kid = b""
+    canonical = base64.urlsafe_b64encode(kid).rstrip(b"=") == text.encode()
     for candidate in await state.db.run(_key_set, state):
-        if kid and candidate[2] == kid:  # label 2: kid (RFC 9052 §7.1)
+        if kid and canonical and candidate[2] == kid:  # label 2: kid (RFC 9052 §7.1)
             return Response(encode(candidate), media_type=CBOR_TYPE)
     raise RegistryError("registry.not_found", "no key could be found for this kid value")
 
