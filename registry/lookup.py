@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Final
 
 from affidavit.attest.errors import LogError
@@ -63,26 +64,24 @@ class IndexedLog(TransparencyLog):
     lookup_tables: RegistryTables | None = None
 
     def append(self, leaf_data: Sequence[bytes]) -> list[int]:
-        with self.store.write():
-            indexes = super().append(leaf_data)
-            self._file()
-        return indexes
+        with self._filing():
+            return super().append(leaf_data)
 
     def append_leaf_hashes(self, hashes: Sequence[bytes]) -> list[int]:
-        with self.store.write():
-            indexes = super().append_leaf_hashes(hashes)
-            self._file()
-        return indexes
+        with self._filing():
+            return super().append_leaf_hashes(hashes)
 
     def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
-        with self.store.write():
-            sizes = super().integrate(limit)
-            self._file()
-        return sizes
+        with self._filing():
+            return super().integrate(limit)
 
-    def _file(self) -> None:
-        if self.lookup_tables is not None:
-            catch_up(self.lookup_tables, self)
+    @contextmanager
+    def _filing(self) -> Iterator[None]:
+        """One write transaction: the caller's change, then the leaves it added filed."""
+        with self.store.write():
+            yield
+            if self.lookup_tables is not None:
+                catch_up(self.lookup_tables, self)
 
 
 def registered_statement(store: Store, index: int, data: bytes | None) -> bytes | None:

@@ -90,24 +90,22 @@ async def lineage(request: Request) -> Response:
     picture: LineagePicture | None = getattr(request.app.state, "lineage_picture", None)
     state = request.app.state.registry
     limits = walk_limits(state.settings)
-    result = None
-    if picture is not None and is_fact_hash(fact_id):
 
-        def read(view: ReadView) -> WalkResult | None:
-            try:
-                return walk(
-                    view.facts,
-                    FactHash(fact_id),
-                    depth=DEFAULT_DEPTH,
-                    readable_scopes=_PUBLIC,
-                    limits=limits,
-                )
-            except errors.LineageError as e:
-                if e.code in ("fact_not_found", "lineage.root_forbidden"):
-                    return None  # hidden and absent alike (docs/adr/0009)
-                raise
+    def read(view: ReadView) -> WalkResult | None:
+        try:
+            return walk(
+                view.facts,
+                FactHash(fact_id),
+                depth=DEFAULT_DEPTH,
+                readable_scopes=_PUBLIC,
+                limits=limits,
+            )
+        except errors.LineageError as e:
+            if e.code in ("fact_not_found", "lineage.root_forbidden"):
+                return None  # hidden and absent alike (docs/adr/0009)
+            raise
 
-        result = await state.read(read)
+    result = await state.read(read) if picture is not None and is_fact_hash(fact_id) else None
     if result is None or picture is None:
         raise RegistryError(
             "registry.not_found",
