@@ -37,28 +37,28 @@ from affidavit.verify.scitt.cose import (
     HEADER_KID,
     sig_structure,
 )
-from affidavit.verify.scitt.keys import ALG_EDDSA, ALG_ES256, CoseKey
+from affidavit.verify.scitt.keys import ALG_EDDSA, CoseKey
 from affidavit.verify.scitt.receipt import HEADER_VDP, HEADER_VDS, VDP_INCLUSION, VDS_RFC9162_SHA256
 from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
 
-__all__ = ["sign_receipt", "sign_statement", "statement_key"]
+__all__ = ["sign_receipt", "sign_statement"]
 
 CLAIM_IAT = 6  # RFC 8392 §3.1.6
 
 
-def statement_key(key: Any) -> tuple[CoseKey, int]:
-    """The COSE key and algorithm of a signing key: a keyring :class:`SigningKey` (EdDSA) or a
+def _cose_key(key: Any) -> CoseKey:
+    """The COSE key of a signing key: a keyring :class:`SigningKey` (EdDSA) or a
     ``cryptography`` P-256 private key (ES256).
 
     Raises:
         ``scitt.key_unrecognized``: any other key.
     """
     if isinstance(key, SigningKey):
-        return CoseKey.from_ed25519(key.public_key), ALG_EDDSA
+        return CoseKey.from_ed25519(key.public_key)
     from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - only for ES256
 
     if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
-        return CoseKey.from_p256(key.public_key()), ALG_ES256
+        return CoseKey.from_p256(key.public_key())
     raise errors.ScittError(
         "scitt.key_unrecognized", "a statement is signed with an Ed25519 or a P-256 private key"
     )
@@ -78,15 +78,15 @@ def _sign(key: Any, alg: int, message: bytes) -> bytes:
 
 def _sign1(
     key: Any,
-    alg: int,
     protected: dict[int, Any],
     unprotected: dict[int, Any],
     payload: bytes,
     *,
     detached: bool,
 ) -> bytes:
+    """A COSE_Sign1 signed under its protected ``alg`` (RFC 9052 §4.4)."""
     protected_bytes = encode(protected)
-    signature = _sign(key, alg, sig_structure(protected_bytes, payload))  # RFC 9052 §4.4
+    signature = _sign(key, protected[HEADER_ALG], sig_structure(protected_bytes, payload))
     body = [protected_bytes, unprotected, None if detached else payload, signature]
     return encode(cbor2.CBORTag(COSE_SIGN1_TAG, body))
 
@@ -107,15 +107,15 @@ def sign_statement(
     """
     if not issuer or not subject:
         raise errors.UsageError("a Signed Statement needs a non-empty issuer and subject")
-    cose, alg = statement_key(key)
+    cose = _cose_key(key)
     protected: dict[int, Any] = {
-        HEADER_ALG: alg,
+        HEADER_ALG: cose.alg,
         HEADER_KID: cose.thumbprint,
         HEADER_CWT_CLAIMS: {CLAIM_ISS: issuer, CLAIM_SUB: subject},  # RFC 9943 §6
     }
     if content_type:
         protected[HEADER_CONTENT_TYPE] = content_type
-    return _sign1(key, alg, protected, {}, payload, detached=False)
+    return _sign1(key, protected, {}, payload, detached=False)
 
 
 def sign_receipt(
@@ -145,4 +145,4 @@ def sign_receipt(
         HEADER_VDS: VDS_RFC9162_SHA256,
     }
     unprotected = {HEADER_VDP: {VDP_INCLUSION: [inclusion]}}
-    return _sign1(key, ALG_EDDSA, protected, unprotected, root, detached=True)
+    return _sign1(key, protected, unprotected, root, detached=True)

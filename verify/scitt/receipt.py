@@ -69,11 +69,6 @@ class ParsedReceipt:
     sign1: Sign1
     proofs: tuple[InclusionProof, ...]
 
-    @property
-    def kid(self) -> bytes | None:
-        """The protected kid (a hint)."""
-        return self.sign1.kid
-
     def claim(self, label: int) -> Any:
         """A CWT claim of the protected header (15), or None."""
         claims = self.sign1.protected.get(HEADER_CWT_CLAIMS)
@@ -180,7 +175,7 @@ def verify_receipt(
     receipt = data if isinstance(data, ParsedReceipt) else parse_receipt(data, what=what)
     alg = check_alg(receipt.sign1.alg, what)
     leaf = leaf_hash(leaf_entry)  # RFC 9162 §2.1.1: SHA-256(0x00 || entry)
-    candidates = [key for key in kid_first(keys, receipt.kid) if key.alg == alg]
+    candidates = [key for key in kid_first(keys, receipt.sign1.kid) if key.alg == alg]
     for proof in receipt.proofs:  # RFC 9942 §5.2.1: first the proof, then the signature
         root = root_from_inclusion_proof(leaf, proof.leaf_index, proof.tree_size, proof.path)
         tbs = receipt.sign1.to_be_signed(root)
@@ -198,7 +193,7 @@ def verify_receipt(
                 issuer if isinstance(issuer, str) else None,
                 subject if isinstance(subject, str) else None,
             )
-    kid = receipt.kid
+    kid = receipt.sign1.kid
     if kid is not None and all(key.thumbprint != kid for key in keys):
         raise errors.ScittError(
             "scitt.receipt_key_untrusted",
