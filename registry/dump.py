@@ -22,7 +22,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -46,7 +46,7 @@ __all__ = [
     "SIGNATURE_FORMAT",
     "TABLES",
     "VerifiedDump",
-    "encode_value",
+    "encode_row",
     "read_dump",
     "signature_document",
     "signed_message",
@@ -114,11 +114,16 @@ class VerifiedDump:
 # -- writing ----------------------------------------------------------------------------------
 
 
-def encode_value(value: Any) -> Any:
-    """A column value as JSON: bytes as ``{"b64": ...}``, everything else as it is."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return {"b64": base64.b64encode(bytes(value)).decode("ascii")}
-    return value
+def encode_row(row: Sequence[Any]) -> bytes:
+    """A row as its line of a table file (read back by :func:`_decode_row`): a JSON array of
+    the column values, bytes as ``{"b64": ...}``, everything else as it is."""
+    values = [
+        {"b64": base64.b64encode(bytes(v)).decode("ascii")}
+        if isinstance(v, bytes | bytearray | memoryview)
+        else v
+        for v in row
+    ]
+    return (json.dumps(values, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def signed_message(manifest: bytes) -> bytes:

@@ -42,7 +42,7 @@ from affidavit.registry.dump import (
     MANIFEST,
     SIGNATURE,
     TABLES,
-    encode_value,
+    encode_row,
     read_dump,
     signature_document,
 )
@@ -175,8 +175,7 @@ def export_store(
                 digest, count = hashlib.sha256(), 0
                 with open(work / f"{table}.jsonl", "wb") as out:
                     for row in _rows(db, table):
-                        line = json.dumps([encode_value(v) for v in row], ensure_ascii=False)
-                        data = (line + "\n").encode("utf-8")
+                        data = encode_row(row)
                         out.write(data)
                         digest.update(data)
                         count += 1
