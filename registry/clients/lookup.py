@@ -122,14 +122,12 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
-def _statement(value: Any) -> bytes | None:
-    """An entry's ``statement`` (base64), decoded; None when absent."""
-    if value is None:
-        return None
+def _b64(value: Any, error: RegistryError) -> bytes:
+    """``value`` decoded from base64; ``error`` when it is not a base64 string."""
     try:
         return base64.b64decode(value if isinstance(value, str) else b"?", validate=True)
     except (binascii.Error, ValueError):
-        raise _bad("an entry's statement is not base64") from None
+        raise error from None
 
 
 def _entry(value: Any) -> Entry:
@@ -146,7 +144,9 @@ def _entry(value: Any) -> Entry:
         raise _bad("an entry's leaf_hash or kind is malformed")
     if not all(isinstance(field, str) for field in matched):
         raise _bad("matched is not a list of field names")
-    statement = _statement(value.get("statement"))
+    statement = value.get("statement")  # a registered statement's (base64), or absent
+    if statement is not None:
+        statement = _b64(statement, _bad("an entry's statement is not base64"))
     return Entry(
         index=_int(value.get("index"), "index"),
         leaf_hash=str(value["leaf_hash"]),
@@ -331,12 +331,7 @@ def _leaf(client: httpx.Client, base: str, index: int) -> bytes | None:
             return None
         raise RegistryError("registry.bad_response", f"{url}: HTTP {response.status}")
     data = document.get("leaf_data_b64") if isinstance(document, dict) else None
-    try:
-        return base64.b64decode(str(data), validate=True)
-    except (binascii.Error, ValueError):
-        raise RegistryError(
-            "registry.bad_response", f"{url}: leaf_data_b64 is not base64"
-        ) from None
+    return _b64(data, RegistryError("registry.bad_response", f"{url}: leaf_data_b64 is not base64"))
 
 
 def _page(client: httpx.Client, target: str) -> Answer:

@@ -190,6 +190,26 @@ def test_one_change_in_the_answer_is_not_found_but_failed(
     assert re.fullmatch(rf"not verified: [a-z0-9 ]+: {re.escape(code)}: .+\n", text.stdout)
 
 
+def _no_leaf_data(path: str, body: bytes) -> bytes:
+    if not path.startswith("/protocol/merkle/leaf/"):
+        return body
+    document = json.loads(body)
+    del document["leaf_data_b64"]
+    return json.dumps(document).encode()
+
+
+def test_a_leaf_answer_without_its_bytes_is_a_bad_response(
+    proxy: ThreadingHTTPServer, registry: dict[str, Any]
+) -> None:
+    """A leaf answer lacking ``leaf_data_b64`` is not a leaf: it was read as the base64 of the
+    text "None" and reported as a leaf that does not hash to its leaf hash."""
+    proxy.tamper = _no_leaf_data  # type: ignore[attr-defined]
+    url = proxy.url  # type: ignore[attr-defined]
+    result = run("lookup", url, DECLARATION["contract_hash"], "--vkey", registry["vkey"], "--json")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("error: registry.bad_response: "), result.stderr
+
+
 def test_a_key_the_log_does_not_sign_with_verifies_nothing(registry: dict[str, Any]) -> None:
     other = derive_test_key("not the registry's TEST-ONLY key").public_key
     document = cli(
