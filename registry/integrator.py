@@ -2,8 +2,9 @@
 
 Every ``integrate_interval_s`` (0.1 s), at once when ``integrate_batch`` entries are pending,
 and right after a write batch someone waits on (``?wait=integrated``, contract publication: on
-the same database thread call, :func:`integrate_inline`, so a waiting writer is answered without
-another trip there), the integrator runs on the database thread, in two write transactions:
+the same database thread call, :meth:`Integrator.integrate_inline`, so a waiting writer is
+answered without another trip there), the integrator runs on the database thread, in two write
+transactions:
 
 1. **integrate** (:meth:`TransparencyLog.integrate`): the stored tree is first proven to extend
    every head signed so far (docs/adr/0005: nothing joins a damaged tree), then up to
@@ -49,7 +50,7 @@ from affidavit.registry.logview import signing
 from affidavit.registry.sequencer import Sequencer, SignedHeads, largest_signed
 from affidavit.registry.state import RegistryState
 
-__all__ = ["Integrator", "integrate_inline", "start_writing", "stop_writing"]
+__all__ = ["Integrator", "start_writing", "stop_writing"]
 
 _LOG = logging.getLogger("affidavit.registry")
 _FAILURE_PAUSE_S: Final = 0.5
@@ -146,6 +147,22 @@ class Integrator:
         await self.sequencer.signed(heads)
         return heads
 
+    def integrate_inline(self, highest: int) -> SignedHeads | None:
+        """On the database thread, right after a write batch someone waits on: integrate and sign
+        (as a round does) until the tree covers index ``highest``, at most a few batches of
+        :data:`~affidavit.attest.log.sequencing.MAX_INTEGRATE`; the largest signed heads, or None.
+        Waiting writers then get their checkpoint without another trip to the database thread.
+
+        Raises:
+            as a round (``log.unhealthy``, ``store.*``).
+        """
+        heads: SignedHeads | None = None
+        for _ in range(_INLINE_ROUNDS):
+            heads = _integrate_and_sign(self.state) or largest_signed(self.state.log)
+            if heads is None or heads.tree_size > highest:
+                break
+        return heads
+
 
 def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
     """On the database thread: step 1 then step 2 of the module docstring. None when there was
@@ -164,23 +181,6 @@ def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
     return SignedHeads(head.tree_size, note, document)
 
 
-def integrate_inline(state: RegistryState, highest: int) -> SignedHeads | None:
-    """On the database thread, right after a write batch someone waits on: integrate and sign
-    (as a round does) until the tree covers index ``highest``, at most a few batches of
-    :data:`~affidavit.attest.log.sequencing.MAX_INTEGRATE`; the largest signed heads, or None.
-    Waiting writers then get their checkpoint without another trip to the database thread.
-
-    Raises:
-        as a round (``log.unhealthy``, ``store.*``).
-    """
-    heads: SignedHeads | None = None
-    for _ in range(_INLINE_ROUNDS):
-        heads = _integrate_and_sign(state) or largest_signed(state.log)
-        if heads is None or heads.tree_size > highest:
-            break
-    return heads
-
-
 async def start_writing(state: RegistryState) -> Integrator:
     """Start the sequencer and the integrator of a running registry (the app's lifespan) and
     hang them on ``state``; stop both with :func:`stop_writing`."""
@@ -194,9 +194,7 @@ async def start_writing(state: RegistryState) -> Integrator:
     integrator = Integrator(
         state, sequencer, interval=settings.integrate_interval_s, batch=settings.integrate_batch
     )
-    sequencer.on_sequenced = integrator.sequenced
-    sequencer.on_wait = integrator.kick
-    sequencer.integrate_inline = lambda highest: integrate_inline(state, highest)
+    sequencer.integrator = integrator
     await sequencer.load()
     sequencer.start()
     integrator.start()

@@ -44,7 +44,7 @@ import sqlite3
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
@@ -59,6 +59,7 @@ __all__ = [
     "MAX_QUEUED_BYTES",
     "Batch",
     "Integrated",
+    "Integrating",
     "Job",
     "Sequencer",
     "SignedHeads",
@@ -106,6 +107,20 @@ class SignedHeads:
     tree_size: int
     checkpoint: str
     signed_tree_head: dict[str, Any] | None
+
+
+class Integrating(Protocol):
+    """What the sequencer tells the integrator (registry/integrator.py)."""
+
+    def sequenced(self, highest: int) -> None:
+        """Entries up to index ``highest`` were just sequenced."""
+
+    def kick(self) -> None:
+        """Someone started waiting for integration."""
+
+    def integrate_inline(self, highest: int) -> SignedHeads | None:
+        """On the database thread after a batch someone waits on: integrate and sign until the
+        tree covers index ``highest``; the largest signed heads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +190,9 @@ class Sequencer:
     max_queue: int
     max_batch: int
     wait_s: float
-    on_sequenced: Callable[[int], None] | None = None  # the highest index just sequenced
-    on_wait: Callable[[], None] | None = None  # someone started waiting for integration
-    # On the database thread after a batch someone waits on: integrate and sign until the tree
-    # covers the given index (registry/integrator.py integrate_inline); None: leave it to the
-    # integrator's rounds.
-    integrate_inline: Callable[[int], SignedHeads | None] | None = None
+    # Told what is sequenced and who waits; integrates inline after a batch someone waits on
+    # (registry/integrator.py). None: nothing is integrated here.
+    integrator: Integrating | None = None
     _proofs: dict[int, Integrated] = field(default_factory=dict)
     # The scratch of the batch being written (database thread only; None between batches): what
     # a job's prepare may consult to do once per batch what it would do per request.
@@ -307,11 +319,11 @@ class Sequencer:
                 return
 
     def _report_sequenced(self, outcomes: Sequence[Any]) -> None:
-        if self.on_sequenced is None:
+        if self.integrator is None:
             return
         created = [o.index for o in outcomes if isinstance(o, Sequenced) and o.created]
         if created:
-            self.on_sequenced(max(created))
+            self.integrator.sequenced(max(created))
 
     def _keep(self, proven: dict[int, Integrated]) -> None:
         """Keep what a batch's own integration proved, for its waiters' :meth:`integrated`
@@ -323,7 +335,7 @@ class Sequencer:
     def _run_batch(self, batch: Sequence[_Item]) -> _Done:
         """On the database thread: the whole batch in one write transaction (module
         docstring); one outcome per item (a result, or :class:`_Refused`); then, when someone
-        waits, :attr:`integrate_inline` and the waiters' inclusion paths."""
+        waits, :meth:`Integrator.integrate_inline` and the waiters' inclusion paths."""
         outcomes = self._write_batch(batch)
         waiting: dict[int, Sequenced] = {}
         for item, outcome in zip(batch, outcomes, strict=True):
@@ -333,10 +345,10 @@ class Sequencer:
             leaf = outcome if job is None else job.leaf(outcome) if job.leaf else None
             if isinstance(leaf, Sequenced):
                 waiting[leaf.index] = leaf
-        if not waiting or self.integrate_inline is None:
+        if not waiting or self.integrator is None:
             return _Done(outcomes)
         try:
-            heads = self.integrate_inline(max(waiting))
+            heads = self.integrator.integrate_inline(max(waiting))
             if heads is None:
                 return _Done(outcomes)
             covered = [waiting[i] for i in sorted(waiting) if i < heads.tree_size]
@@ -414,8 +426,8 @@ class Sequencer:
             return (await self._prove([placed], signed))[0]
         future: asyncio.Future[Integrated] = asyncio.get_running_loop().create_future()
         self._waiters.append(_Waiter(placed, future))
-        if self.on_wait is not None:
-            self.on_wait()
+        if self.integrator is not None:
+            self.integrator.kick()
         try:
             return await asyncio.wait_for(asyncio.shield(future), self.wait_s)
         except TimeoutError:

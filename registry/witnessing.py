@@ -37,7 +37,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
@@ -284,11 +284,8 @@ def record_cosignatures(log: TransparencyLog, note: str, lines: Sequence[str]) -
     text = parse_note(note).text
     checkpoint = parse_checkpoint_body(text)
     latest = log.latest_checkpoint()
-    if (
-        latest is None
-        or latest.tree_size != checkpoint.tree_size
-        or latest.root_hash != checkpoint.root_hash.hex()
-    ):
+    signed = (checkpoint.tree_size, checkpoint.root_hash.hex())
+    if latest is None or (latest.tree_size, latest.root_hash) != signed:
         return None
     base = latest.document if parse_note(latest.document).text == text else note
     return log.add_cosignatures(base, lines)
@@ -314,30 +311,20 @@ def start_cosigning(state: RegistryState) -> CosigningTask | None:
     return task
 
 
+@dataclass(slots=True)
 class CosigningTask:
     """The registry's background cosigning loop (module docstring)."""
 
-    def __init__(
-        self,
-        state: RegistryState,
-        witnesses: Sequence[Witness],
-        *,
-        interval: float,
-        timeout: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.state = state
-        self.witnesses = tuple(witnesses)
-        self.interval = interval
-        self.timeout = timeout
-        self._clock = clock
-        self._cosigned: dict[str, int] = {}  # witness URL -> size it cosigned
-        self._hints: dict[str, int] = {}  # witness URL -> its last known size
-        self._failures: dict[str, int] = {}
-        self._next_try: dict[str, float] = {}
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self.last_reports: list[WitnessReport] = []
+    state: RegistryState
+    witnesses: tuple[Witness, ...]
+    interval: float
+    timeout: float
+    _cosigned: dict[str, int] = field(default_factory=dict)  # witness URL -> size it cosigned
+    _hints: dict[str, int] = field(default_factory=dict)  # witness URL -> its last known size
+    _failures: dict[str, int] = field(default_factory=dict)
+    _next_try: dict[str, float] = field(default_factory=dict)
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         """Run the loop on the current event loop."""
@@ -368,7 +355,7 @@ class CosigningTask:
         if state.unhealthy is not None:
             return []
         size = await state.read(lambda view: view.log.size)
-        now = self._clock()
+        now = time.monotonic()
         due = [
             w
             for w in self.witnesses
@@ -382,13 +369,12 @@ class CosigningTask:
             collect, due, note, self._proof, timeout=self.timeout, tries=1, hints=self._hints
         )  # round is the retry; proofs come from the reader threads
         lines = [line for report in reports for line in report.lines]
-        if lines:
-            await state.db.run(_record_in_state, state, note, lines)
         cosigned_size = parse_checkpoint_body(parse_note(note).text).tree_size
+        if lines:
+            await state.db.run(_record_in_state, state, note, cosigned_size, lines)
         for report in reports:
             self._account(report, cosigned_size)
-        self.last_reports = list(reports)
-        return self.last_reports
+        return reports
 
     def _proof(self, old: int, new: int) -> Sequence[bytes]:
         return self.state.read_sync(lambda view: view.log.consistency_proof(old, new).path)
@@ -406,7 +392,7 @@ class CosigningTask:
         failures = self._failures.get(url, 0) + 1
         self._failures[url] = failures
         delay = min(self.interval * 2 ** (failures - 1), _MAX_BACKOFF)
-        self._next_try[url] = self._clock() + delay
+        self._next_try[url] = time.monotonic() + delay
         error = report.error
         _LOG.warning(
             "cosigning: %s did not cosign size %d (%s: %s); retry in %.0f s",
@@ -418,12 +404,11 @@ class CosigningTask:
         )
 
 
-def _record_in_state(state: RegistryState, note: str, lines: Sequence[str]) -> None:
-    """On the writer thread: record the lines, and serve the cosigned note from the checkpoint
-    cache when it still holds that size."""
+def _record_in_state(state: RegistryState, note: str, size: int, lines: Sequence[str]) -> None:
+    """On the writer thread: record the lines on ``note`` (of ``size``), and serve the cosigned
+    note from the checkpoint cache when it still holds that size."""
     recorded = record_cosignatures(state.log, note, lines)
     if recorded is None:
         return
-    size = parse_checkpoint_body(parse_note(note).text).tree_size
     if size in state.checkpoint_cache:
         state.checkpoint_cache[size] = recorded

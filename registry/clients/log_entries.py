@@ -34,10 +34,10 @@ key they trust (``verify bundle --public-key-base64``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from affidavit.attest.log.types import InclusionProof
 from affidavit.registry.clients.https import DEFAULT_TIMEOUT
@@ -49,9 +49,6 @@ from affidavit.verify.crypto.merkle import leaf_hash, verify_inclusion
 from affidavit.verify.crypto.tree_ranges import inclusion_ranges
 from affidavit.verify.crypto.treehead import verify_sth
 from affidavit.verify.crypto.trusted_keys import key_from_document
-
-if TYPE_CHECKING:
-    from affidavit.registry.clients.registry import RegistryClient
 
 __all__ = ["ENTRIES_PATH", "RETRIES", "LogWriter", "ProvenEntry", "append_all", "is_registry_url"]
 
@@ -84,14 +81,7 @@ class LogWriter:
     may append through one writer."""
 
     def __init__(
-        self,
-        url: str | None,
-        *,
-        api_key: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        sleep: Callable[[float], None] = time.sleep,
-        client: RegistryClient | None = None,
+        self, url: str | None, *, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT
     ) -> None:
         """``url`` (or ``$AFFIDAVIT_REGISTRY_URL``) and ``api_key`` (or ``$AFFIDAVIT_API_KEY``), a
         key with scope ``log:write``; ``timeout`` is the deadline of each exchange, which the
@@ -101,13 +91,11 @@ class LogWriter:
             ``registry.url_missing``: no URL, or it breaks the one URL rule.
             ``usage.invalid``: the API key cannot be sent as a header.
         """
-        if client is None:  # httpx only now: a local command that imports this module needs none
-            from affidavit.registry.clients.registry import RegistryClient  # noqa: PLC0415
+        # httpx only now: a local command that imports this module needs none
+        from affidavit.registry.clients.registry import RegistryClient  # noqa: PLC0415
 
-            client = RegistryClient(url, api_key=api_key, env=env, timeout=timeout)
-        self._client = client
+        self._client = RegistryClient(url, api_key=api_key, timeout=timeout)
         self.url = self._client.url
-        self._sleep = sleep
         self._key: tuple[Ed25519PublicKey, str] | None = None
 
     def close(self) -> None:
@@ -150,16 +138,15 @@ class LogWriter:
         return _proven(self.url, data, self._post(data), key, log_id)
 
     def _post(self, data: bytes) -> tuple[Any, int]:
-        for attempt in range(RETRIES + 1):
+        for attempt in range(RETRIES):
             try:
                 return self._client.post_bytes(ENTRIES_PATH, data, params={"wait": "integrated"})
             except RegistryError as e:
                 error = e.details.get("error") if e.code == "registry.remote_error" else None
-                code = error.get("code") if isinstance(error, dict) else None
-                if code not in _TRANSIENT or attempt == RETRIES:
+                if not isinstance(error, dict) or error.get("code") not in _TRANSIENT:
                     raise
-                self._sleep(min(_MAX_WAIT_S, 1.0 + attempt))  # past the Retry-After (1 s)
-        raise AssertionError("unreachable")  # pragma: no cover
+            time.sleep(min(_MAX_WAIT_S, 1.0 + attempt))  # past the Retry-After (1 s)
+        return self._client.post_bytes(ENTRIES_PATH, data, params={"wait": "integrated"})
 
 
 def _bad(url: str, message: str, cause: str | None = None) -> RegistryError:
@@ -227,7 +214,5 @@ def append_all(
     """
     with LogWriter(url, api_key=api_key, timeout=timeout) as writer:
         writer.log_key()  # once, before the threads
-        if len(leaves) == 1:
-            return [writer.append(leaves[0])]
         with ThreadPoolExecutor(max(1, min(WORKERS, len(leaves)))) as pool:
             return list(pool.map(writer.append, leaves))
