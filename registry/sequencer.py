@@ -44,6 +44,7 @@ import sqlite3
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from affidavit.attest.errors import LogError
@@ -371,26 +372,23 @@ class Sequencer:
         try:
             with self.state.tables.transaction():
                 start = 0
-                while start < len(batch):
-                    end = start
-                    while end < len(batch) and batch[end].data is not None:
-                        end += 1
-                    if end > start:  # a run of entries: sequenced in one statement
-                        entries = [item.data for item in batch[start:end] if item.data is not None]
-                        outcomes[start:end] = self.state.log.sequence(entries)
-                        start = end
-                        continue
-                    job = batch[start].job
-                    assert job is not None
-                    try:
-                        prepared = job.prepare()
-                    except errors.AffidavitError as e:  # this item only: it wrote nothing
-                        outcomes[start] = _Refused(e)
-                    else:
-                        outcomes[start] = job.apply(prepared, scratch)
-                        if job.finish is not None:
-                            finishes[job.finish] = None
-                    start += 1
+                for entries, run in groupby(batch, key=lambda item: item.data is not None):
+                    items = list(run)
+                    if entries:  # a run of entries: sequenced in one statement
+                        data = [item.data for item in items if item.data is not None]
+                        outcomes[start : start + len(items)] = self.state.log.sequence(data)
+                    for position, job in enumerate((item.job for item in items), start):
+                        if job is None:
+                            continue
+                        try:
+                            prepared = job.prepare()
+                        except errors.AffidavitError as e:  # this item only: it wrote nothing
+                            outcomes[position] = _Refused(e)
+                        else:
+                            outcomes[position] = job.apply(prepared, scratch)
+                            if job.finish is not None:
+                                finishes[job.finish] = None
+                    start += len(items)
                 for finish in finishes:  # once each, before COMMIT
                     then = finish(scratch)
                     if then is not None:

@@ -252,8 +252,6 @@ def collect(
 ) -> list[WitnessReport]:
     """Ask every witness at once (one thread and one keep-alive client each); reports in the
     order of ``witnesses``. ``hints`` maps a witness URL to its size, when known."""
-    if not witnesses:
-        return []
 
     def one(witness: Witness) -> WitnessReport:
         with new_client(timeout=timeout, follow_redirects=False) as client:
@@ -267,7 +265,7 @@ def collect(
             )
 
     with concurrent.futures.ThreadPoolExecutor(
-        len(witnesses), thread_name_prefix="witness"
+        max(1, len(witnesses)), thread_name_prefix="witness"
     ) as pool:
         return list(pool.map(one, witnesses))
 
