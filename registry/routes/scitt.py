@@ -26,13 +26,21 @@ import asyncio
 import base64
 import binascii
 import logging
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from affidavit.attest.stores import translate_database_error
 from affidavit.registry import scitt
-from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
+from affidavit.registry.errors import (
+    CLOSE_CODES,
+    RETRY_AFTER_S,
+    RegistryError,
+    http_status,
+    public_body,
+)
 from affidavit.registry.routes._http import read_body
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
@@ -74,6 +82,8 @@ def problem(error: errors.AffidavitError, state: RegistryState | None = None) ->
     retry = RETRY_AFTER_S.get(error.code) or (1 if error.code == "scitt.rate_limited" else None)
     if retry is not None:
         headers["Retry-After"] = str(retry)
+    if error.code in CLOSE_CODES:  # the body was not read to its end (as error_response does)
+        headers["Connection"] = "close"
     return Response(encode(details), status_code=status, headers=headers, media_type=PROBLEM_TYPE)
 
 
@@ -142,15 +152,24 @@ def _guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             service = _service(request)
             service.buckets.take(request.client.host if request.client else "-")
             return await handler(request, service, state)
-        except errors.AffidavitError as e:
-            if http_status(e) >= 500:
-                _LOG.error("%s on %s %s: %s", e.code, request.method, request.url.path, e.message)
-            return problem(e, state)
+        except (errors.AffidavitError, sqlite3.DatabaseError) as e:
+            # a damaged, unreachable or busy store is 503 with the store's code, as on every
+            # other route (registry/app.py), never 500
+            error = e if isinstance(e, errors.AffidavitError) else _store_fault(state, e)
+            if http_status(error) >= 500:
+                _LOG.error(
+                    "%s on %s %s: %s", error.code, request.method, request.url.path, error.message
+                )
+            return problem(error, state)
         except Exception:
             _LOG.exception("unexpected error on %s %s", request.method, request.url.path)
             return problem(RegistryError("http.internal", "internal error; nothing was written"))
 
     return endpoint
+
+
+def _store_fault(state: RegistryState, error: sqlite3.DatabaseError) -> errors.AffidavitError:
+    return translate_database_error(state.tables.store.path, error)
 
 
 def _location(request: Request, entry_id: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from affidavit.registry.settings import Settings
+from affidavit.verify.scitt.cbor import decode
 from click.testing import CliRunner
 
 from tests.registry.conftest import SpecClient, make_key
@@ -183,3 +184,21 @@ def test_long_read_never_stalls_appends_or_latest(client: SpecClient, keys: dict
         release.set()
         reader.join(30)
     assert done == [3]  # the read saw a snapshot taken when it resumed (WAL)
+
+
+def test_a_database_fault_on_a_scitt_route_is_503_problem_details(
+    client: SpecClient, settings: Settings
+) -> None:
+    """Reproduction (issue 22): the SCRAPI routes answered a database fault with 500
+    ``http.internal`` where every other route answers 503 with the store's code."""
+    absent = client.get("/entries/" + "ab" * 32)  # the SCITT tables exist from here on
+    assert absent.status_code == 404
+    with sqlite3.connect(settings.database_path) as conn:  # another writer breaks the schema
+        conn.execute("DROP TABLE scitt_entries")
+        conn.execute("CREATE TABLE scitt_entries (unrelated INTEGER)")
+    response = client.get("/entries/" + "ab" * 32)
+    assert response.status_code == 503
+    assert response.headers["content-type"] == "application/concise-problem-details+cbor"
+    problem = decode(response.content, what="problem")
+    assert problem[-2].split(":", 1)[0] == "store.unreadable"
+    assert str(settings.database_path) not in problem[-2]  # no path reaches the client

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from affidavit.verify.scitt.cbor import decode
 
 from tests.processes import free_port
 
@@ -116,6 +117,26 @@ def test_short_body_is_408_and_closed(server: tuple[int, str], path: str) -> Non
     body = json.loads(rest.partition(b"\r\n\r\n")[2])
     assert body["code"] == "http.body_timeout"
     assert elapsed < BOUND
+
+
+def test_a_short_scitt_body_is_408_problem_details_and_closed(server: tuple[int, str]) -> None:
+    """The SCRAPI route answers in CBOR problem details, and closes as the JSON routes do
+    (issue 22: ``Connection: close`` was missing there, so the unread body held the socket)."""
+    port, _ = server
+    head = (
+        "POST /entries HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/cose\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=BOUND) as sock:
+        sock.sendall(head.encode() + b"\xd2\x84")  # 2 of the 1000 bytes announced
+        answer = _read_all(sock)  # the server answers and closes; we never send the rest
+    head_bytes, _, content = answer.partition(b"\r\n\r\n")
+    status_line, *header_lines = head_bytes.split(b"\r\n")
+    headers = dict(line.lower().split(b": ", 1) for line in header_lines)
+    assert status_line.split(b" ")[1] == b"408", answer[:200]
+    assert headers[b"connection"] == b"close"
+    assert headers[b"content-type"] == b"application/concise-problem-details+cbor"
+    assert decode(content, what="problem")[-2].startswith("http.body_timeout: ")
 
 
 def test_idle_keep_alive_connection_is_closed(server: tuple[int, str]) -> None:
