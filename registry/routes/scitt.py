@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from affidavit.attest.stores import translate_database_error
+from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry import scitt
 from affidavit.registry.errors import (
     CLOSE_CODES,
