@@ -96,12 +96,15 @@ def drive(
         latencies, codes, repeated = parent.recv()
     finally:
         process.join()
-    latencies.sort()
-    n = len(latencies)
+    return {**rates(latencies, seconds), "codes": codes, "repeated": repeated}
+
+
+def rates(latencies: list[float], seconds: float) -> dict[str, float]:
+    """Requests per second and the p50/p99 latency in ms of one run's latencies (seconds)."""
+    ordered = sorted(latencies)
+    n = len(ordered)
     return {
         "rps": n / seconds,
-        "p50_ms": latencies[n // 2] * 1000 if n else 0.0,
-        "p99_ms": latencies[min(n - 1, int(n * 0.99))] * 1000 if n else 0.0,
-        "codes": codes,
-        "repeated": repeated,
+        "p50_ms": ordered[n // 2] * 1000 if n else 0.0,
+        "p99_ms": ordered[min(n - 1, int(n * 0.99))] * 1000 if n else 0.0,
     }

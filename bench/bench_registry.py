@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _http import exchange  # noqa: E402 - bench/ is the script's folder
+from _http import exchange, rates  # noqa: E402 - bench/ is the script's folder
 
 AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 
@@ -115,14 +115,7 @@ def generate(  # noqa: PLR0917 - a bench helper
     process.start()
     latencies, errors = parent.recv()
     process.join()
-    latencies.sort()
-    n = len(latencies)
-    return {
-        "rps": n / seconds,
-        "p50_ms": latencies[n // 2] * 1000 if n else 0.0,
-        "p99_ms": latencies[min(n - 1, int(n * 0.99))] * 1000 if n else 0.0,
-        "errors": errors,
-    }
+    return {**rates(latencies, seconds), "errors": errors}
 
 
 def start_registry(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
