@@ -5,13 +5,13 @@
 # stop the registry (a trap stops it whatever happens). Needs nothing from earlier steps; writes
 # into $DEMO_DIR/registry.
 set -euo pipefail
+source "$(dirname "$0")/_registry.sh"
 work="$DEMO_DIR/registry"
 mkdir -p "$work"
 cd "$work"
 data="$work/data"
 
-port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-url="http://127.0.0.1:$port"
+url="$(free_url)"
 export AFFIDAVIT_REGISTRY_URL="$url"
 
 echo "-- affidavit registry keys create: API keys, shown once, stored as SHA-256 digests"
@@ -20,14 +20,7 @@ writer_key="$(affidavit registry keys create --scope facts:write --data-dir "$da
 team_key="$(affidavit registry keys create --scope facts:read:team --data-dir "$data" 2>/dev/null)"
 
 echo "-- affidavit registry serve on $url (background; stopped by a trap)"
-AFFIDAVIT_ADAPTER_CONTRACTS_DIR="$work/contracts" \
-  affidavit registry serve --port "$port" --data-dir "$data" --no-access-log 2>"$work/server.log" &
-server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  affidavit registry probe >/dev/null 2>&1 && break
-  sleep 0.1
-done
+serve_registry "$work" "$data" "$url"
 echo "-- affidavit registry probe (the node probe every client runs first)"
 affidavit registry probe
 

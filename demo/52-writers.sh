@@ -7,28 +7,21 @@
 # with the registry's pinned key exactly like a bundle stamped into a local log. Then log append
 # through the registry: the same entry again keeps its first index. Writes $DEMO_DIR/writers.
 set -euo pipefail
+source "$(dirname "$0")/_registry.sh"
 work="$DEMO_DIR/writers"
 rm -rf "$work"
 mkdir -p "$work/writer-a" "$work/writer-b"
 cd "$work"
 data="$work/data"
 
-port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-url="http://127.0.0.1:$port"
+url="$(free_url)"
 
 echo "-- affidavit registry keys create --scope log:write (one key per writer)"
 key_a="$(affidavit registry keys create --scope log:write --label writer-a --data-dir "$data" 2>/dev/null)"
 key_b="$(affidavit registry keys create --scope log:write --label writer-b --data-dir "$data" 2>/dev/null)"
 
 echo "-- affidavit registry serve on $url (background; stopped by a trap)"
-AFFIDAVIT_ADAPTER_CONTRACTS_DIR="$work/contracts" \
-  affidavit registry serve --port "$port" --data-dir "$data" --no-access-log 2>"$work/server.log" &
-server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  affidavit registry probe --registry "$url" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+serve_registry "$work" "$data" "$url"
 pinned="$(python -c 'import sys, httpx; print(httpx.get(sys.argv[1] + "/protocol/merkle/public-key").json()["public_key_base64"])' "$url")"
 echo "   the registry's log key, pinned: $pinned"
 

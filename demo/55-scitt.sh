@@ -4,12 +4,12 @@
 # offline under the log key, then in scitt-cose (an independent verifier) when it is installed.
 # Needs nothing from earlier steps; writes into $DEMO_DIR/scitt; stops its registry with a trap.
 set -euo pipefail
+source "$(dirname "$0")/_registry.sh"
 work="$DEMO_DIR/scitt"
 mkdir -p "$work"
 cd "$work"
 data="$work/data"
-port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-url="http://127.0.0.1:$port"
+url="$(free_url)"
 
 echo "-- affidavit keys generate: the issuer's key; its public half is the registration policy"
 affidavit keys generate --dir keys --publisher-id acme --key-id acme-issuer >/dev/null
@@ -22,14 +22,7 @@ affidavit scitt sign artefact.json --key keys/acme-issuer.key --issuer https://a
   --subject pkg:acme/app@1.2.3 --content-type application/json
 
 echo "-- affidavit registry serve --scitt-issuers issuers/ on $url (background; stopped by a trap)"
-AFFIDAVIT_ADAPTER_CONTRACTS_DIR="$work/contracts" affidavit registry serve --port "$port" \
-  --data-dir "$data" --scitt-issuers issuers --no-access-log 2>"$work/server.log" &
-server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  affidavit registry probe --registry "$url" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+serve_registry "$work" "$data" "$url" --scitt-issuers issuers
 
 echo "-- affidavit scitt register: POST /entries, the receipt, the Transparent Statement"
 affidavit scitt register "$url" artefact.json.cose
