@@ -11,9 +11,7 @@ same server stack, measured in the same run: the ratio is what the registry's ow
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import multiprocessing
 import os
 import signal
 import socket
@@ -22,12 +20,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _http import exchange, rates  # noqa: E402 - bench/ is the script's folder
+from _http import drive, request  # noqa: E402 - bench/ is the script's folder
 
 AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 
@@ -51,44 +48,6 @@ def wait_ready(port: int, path: str = "/v1/health") -> None:
     raise SystemExit("server did not start")
 
 
-async def _connection(
-    port: int, requests: list[bytes], stop: float, latencies: list[float], errors: list[int]
-) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    i = 0
-    try:
-        while time.monotonic() < stop:
-            status, seconds = await exchange(reader, writer, requests[i % len(requests)])
-            i += 1
-            latencies.append(seconds)
-            if status >= 400:
-                errors.append(status)
-    finally:
-        writer.close()
-
-
-def _load_process(
-    port: int, requests: list[bytes], seconds: float, connections: int, out: Any
-) -> None:
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
-    latencies: list[float] = []
-    errors: list[int] = []
-
-    async def run() -> None:
-        stop = time.monotonic() + seconds
-        await asyncio.gather(
-            *(_connection(port, requests, stop, latencies, errors) for _ in range(connections))
-        )
-
-    asyncio.run(run())
-    out.send((latencies, len(errors)))
-
-
 def generate(  # noqa: PLR0917 - a bench helper
     port: int,
     paths: list[str],
@@ -98,24 +57,14 @@ def generate(  # noqa: PLR0917 - a bench helper
     body: list[bytes] | None = None,
     method: str = "GET",
 ) -> dict[str, float]:
-    requests: list[bytes] = []
-    for i, path in enumerate(paths):
-        payload = body[i % len(body)] if body else b""
-        extra = (
-            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n" if body else ""
-        )
-        requests.append(
-            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}{extra}\r\n".encode()
-            + payload
-        )
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(
-        target=_load_process, args=(port, requests, seconds, connections, child)
-    )
-    process.start()
-    latencies, errors = parent.recv()
-    process.join()
-    return {**rates(latencies, seconds), "errors": errors}
+    requests = [
+        request(method, path, headers, body[i % len(body)] if body else None)
+        for i, path in enumerate(paths)
+    ]
+    # every connection sends the same list, round and round (bench/_http.py drive)
+    result = drive([port], [requests] * connections, seconds)
+    errors = sum(count for status, count in result["codes"].items() if status >= 400)
+    return {**result, "errors": errors}
 
 
 def start_registry(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
