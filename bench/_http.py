@@ -33,14 +33,19 @@ async def exchange(
     """Send one raw request and read its whole answer; returns (status, seconds taken)."""
     started = time.perf_counter()
     writer.write(raw)
+    status, _ = await read_answer(reader)
+    return status, time.perf_counter() - started
+
+
+async def read_answer(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """One whole answer on a keep-alive connection: its status and its body (Content-Length)."""
     head = await reader.readuntil(b"\r\n\r\n")
     length = 0
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":", 1)[1])
-    if length:
-        await reader.readexactly(length)
-    return int(head.split(b" ", 2)[1]), time.perf_counter() - started
+    body = await reader.readexactly(length) if length else b""
+    return int(head.split(b" ", 2)[1]), body
 
 
 async def _client(

@@ -54,7 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _http import drive  # noqa: E402
+from _http import drive, read_answer  # noqa: E402
 from _http import request as _request  # noqa: E402
 from _http import slices as _slices  # noqa: E402
 from _registry import start_cluster  # noqa: E402
@@ -197,14 +197,7 @@ async def _entry_writer(
             body = os.urandom(ENTRY_BYTES // 2).hex().encode()  # 1 KiB, distinct
             started = time.monotonic()
             writer.write(_entry_request(load.token, body, load.wait))
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                int(line.split(b":", 1)[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            answer = await reader.readexactly(length)
-            status = int(head.split(b" ", 2)[1])
+            status, answer = await read_answer(reader)
             codes[status] += 1
             if status in (200, 201):
                 done = time.monotonic()
@@ -219,13 +212,7 @@ async def _poller(port: int, stop: float, seen: list[tuple[float, int]]) -> None
     try:
         while time.monotonic() < stop + 3:  # past the writers: the last acks get served too
             writer.write(raw)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                int(line.split(b":", 1)[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            note = await reader.readexactly(length)
+            _, note = await read_answer(reader)
             seen.append((time.monotonic(), int(note.split(b"\n")[1])))
             await asyncio.sleep(POLL_S)
     finally:
