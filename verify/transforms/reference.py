@@ -33,8 +33,8 @@ __all__ = [
 
 def utf8_replace_invalid(data: str | bytes) -> str:
     """RFC 002 §1.4 ``utf8_replace_invalid``: undecodable bytes become U+FFFD, as
-    ``open(..., errors="replace")`` reads them (Python's UTF-8 decoder: one U+FFFD per maximal
-    invalid subpart, so ``ED A0 80`` gives three). Given text it returns it unchanged: a later
+    ``bytes.decode("utf-8", errors="replace")`` gives them (one U+FFFD per maximal invalid
+    subpart, so ``ED A0 80`` gives three). Given text it returns it unchanged: a later
     step sees already decoded text, with nothing left to replace."""
     if isinstance(data, str):
         return data
