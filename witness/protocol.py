@@ -177,7 +177,7 @@ def authenticate(
         Refusal: 400, 404 or 403 (module docstring).
     """
     try:
-        parsed = parse_note(submission.note)
+        parsed = parse_note(submission.note)  # the one scan of the note (signed-note)
         checkpoint = parse_checkpoint_body(parsed.text)
     except errors.SignatureError as e:
         raise Refusal(400, f"the checkpoint is malformed: {e.message}") from None
@@ -191,7 +191,7 @@ def authenticate(
     if not keys:
         raise Refusal(404, f"unknown log origin {checkpoint.origin!r}")
     try:
-        verified = verify_note(submission.note, keys)
+        verified = verify_note(parsed, keys)
     except errors.SignatureError as e:
         # checkpoint.no_trusted_signature, checkpoint.signature_bad, or a trusted key signing twice
         raise Refusal(403, f"the checkpoint is not signed by the log: {e.message}") from None
