@@ -226,6 +226,16 @@ def test_16_signatures_of_ml_dsa_44_size_are_cosigned(client: httpx.Client) -> N
     assert post(client, body).status_code == 200
 
 
+def test_a_size_beyond_2_63_minus_1_is_400_never_500(client: httpx.Client) -> None:
+    # issue 38: the witness stores sizes as SQLite INTEGER (signed 64-bit), as Go's tlog parses them
+    log = tree(13)
+    for size in (2**63, 2**64 - 1):
+        body = b"old 0\n\n" + log.note(size, root=bytes(32)).encode()
+        assert_text(post(client, body), 400, "2^63")
+    body = b"old 0\n\n" + log.note(2**63 - 1, root=bytes(32)).encode()
+    assert post(client, body).status_code == 200
+
+
 def test_404_other_paths(client: httpx.Client) -> None:
     assert_text(client.get("/nothing/here"), 404, "Not Found")
     assert_text(client.get("/ABC/checkpoint"), 404, "origin hash")
