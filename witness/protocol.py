@@ -203,7 +203,7 @@ def authenticate(
     labels = set(verified.verified_by)
     log_lines = tuple(
         note_signature_line(s.name, s.key_id, s.signature)
-        for s in parsed.signatures
+        for s in dict.fromkeys(parsed.signatures)  # a repeated line is kept once
         if f"{s.name}+{s.key_id.hex()}" in labels
     )
     return Authenticated(submission, checkpoint, parsed.text, log_lines)

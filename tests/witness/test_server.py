@@ -236,6 +236,17 @@ def test_a_size_beyond_2_63_minus_1_is_400_never_500(client: httpx.Client) -> No
     assert post(client, body).status_code == 200
 
 
+def test_a_log_signature_repeated_byte_for_byte_is_cosigned(client: httpx.Client) -> None:
+    # issue 38: the identical repeat is ignored (Go's note.Open), not "not signed by the log"
+    log = tree(14)
+    note = log.note(3)
+    line = note.split("\n\n", 1)[1]
+    assert post(client, b"old 0\n\n" + (note + line).encode()).status_code == 200
+    served = client.get(f"/{origin_hash(log.origin)}/checkpoint").text
+    assert served.startswith(note)
+    assert served.count(line) == 1
+
+
 def test_404_other_paths(client: httpx.Client) -> None:
     assert_text(client.get("/nothing/here"), 404, "Not Found")
     assert_text(client.get("/ABC/checkpoint"), 404, "origin hash")

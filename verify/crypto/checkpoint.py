@@ -10,7 +10,9 @@ Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tl
   ID must be ``SHA-256(name || 0x0A || 0x01 || key)[:4]``;
 - signatures from unknown (name, key ID) pairs are ignored; a signature from a known key that does
   not verify rejects the whole note (the spec's SHOULD, taken); at least one trusted signature must
-  verify, and an empty trust set is a usage error, never a pass;
+  verify, and an empty trust set is a usage error, never a pass; a signature line repeated byte
+  for byte is one signature (Go's ``note.Open`` drops the repeat), while two different signatures
+  by one trusted key are malformed;
 - a checkpoint body is origin, tree size (decimal, no leading zeros), base64 root hash (32 bytes),
   then optional non-empty extension lines.
 
@@ -256,7 +258,9 @@ def verify_note(note: str | bytes | SignedNote, verifiers: Iterable[NoteVerifier
     message = parsed.text.encode("utf-8")
     verified: list[str] = []
     ignored = 0
-    for line in parsed.signatures:
+    # The same line twice is the same signature, checked once (Go's note.Open drops the repeat);
+    # strict base64 makes equal (name, key ID, signature) the same bytes.
+    for line in dict.fromkeys(parsed.signatures):
         verifier = trusted.get((line.name, line.key_id))
         if verifier is None:  # unknown key: ignored, even if name or ID alone matches
             ignored += 1
