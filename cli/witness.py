@@ -130,12 +130,17 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     GET /<origin hash>/checkpoint."""
     from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
     from affidavit.witness.app import WitnessConfig, create_app, origin_paths  # noqa: PLC0415 - lazy
-    from affidavit.witness.cosigner import check_distinct, load_witness_keys  # noqa: PLC0415 - lazy
+    from affidavit.witness.cosigner import (  # noqa: PLC0415 - lazy
+        check_distinct,
+        check_origins,
+        load_witness_keys,
+    )
     from affidavit.witness.state import WitnessState  # noqa: PLC0415 - lazy
 
     logs = tuple(dict.fromkeys(parse_verifier_key(v) for v in log_vkeys))
     keys = load_witness_keys(name, key_file, ml_dsa_file)
     check_distinct(keys, logs)
+    check_origins(keys, logs)  # with --ml-dsa-key, origins of at most 255 bytes
     _configure_logging()
     listener = listen(host, port, backlog=1024)  # a port in use: net.bind_failed, exit 2
     state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
