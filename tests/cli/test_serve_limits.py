@@ -20,6 +20,7 @@ import resource
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,10 +47,30 @@ def _low_descriptor_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
 
 
+# The runner under uvicorn's h11 protocol (the fallback when httptools is not installed): a
+# Starlette app on cli/_serve.run, with the limits' defaults but the head timeout.
+H11_SERVER = """
+import socket, sys
+from affidavit.cli import _serve
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+_serve._protocol_class = lambda: H11Protocol
+app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("ok"))])
+listener = socket.create_server(("127.0.0.1", int(sys.argv[1])), backlog=1024)
+limits = _serve.Limits(header_timeout_s=float(sys.argv[2]))
+_serve.run(app, listener, host="127.0.0.1", port=int(sys.argv[1]), limits=limits)
+"""
+
+
 def _command(kind: str, folder: Path, port: int) -> tuple[list[str], dict[str, str], str]:
     """The server's command line, environment and the path of a request it answers."""
     env = {**os.environ, "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(folder / "none")}
     address = ["--host", "127.0.0.1", "--port", str(port)]
+    if kind == "h11":
+        return [sys.executable, "-c", H11_SERVER, str(port), str(HEADER_TIMEOUT)], env, "/"
     if kind == "witness":
         log = Tree(1, derive_test_key("serve limits: log"))
         key = write_key(folder / "w.key", derive_test_key("serve limits: witness"))
@@ -121,7 +142,7 @@ def _closed_by_server(conn: socket.socket, deadline: float) -> bool:
     return False
 
 
-@pytest.mark.parametrize("kind", ["witness", "registry"])
+@pytest.mark.parametrize("kind", ["witness", "registry", "h11"])
 def test_idle_connections_beyond_the_descriptor_limit_do_not_stop_the_server(
     kind: str, tmp_path: Path
 ) -> None:
@@ -147,6 +168,27 @@ def test_idle_connections_beyond_the_descriptor_limit_do_not_stop_the_server(
     text = log.read_text(errors="replace")
     assert "Traceback" not in text, text[-3000:]
     assert len(text.splitlines()) <= 40, text[-3000:]
+
+
+@pytest.mark.parametrize("kind", ["witness", "h11"])
+def test_half_a_further_request_on_a_kept_alive_connection_is_closed(
+    kind: str, tmp_path: Path
+) -> None:
+    """The head timeout starts again with the first byte of each further request (uvicorn's
+    keep-alive timer stops at that byte)."""
+    with _serving(kind, tmp_path) as (_, port, url, _log):
+        path = url.split(str(port), 1)[1]
+        with socket.create_connection(("127.0.0.1", port), 5) as conn:
+            conn.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            conn.settimeout(10)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += conn.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 "), answer
+            conn.sendall(HALF_LINE)  # a further request begins, and stops
+            time.sleep(0.2)
+            while conn.recv(4096) != b"":  # the rest of the first answer, then the close
+                pass
 
 
 def test_failed_accepts_are_one_line_per_cause_per_second(
