@@ -1,38 +1,114 @@
 """Running a server command's ASGI app (``registry serve``, ``witness serve``): uvicorn on the
 socket :func:`affidavit.cli._listen.listen` bound, its logs on stderr, until SIGTERM or Ctrl-C.
 
+Every server gets the same connection guard (:class:`Limits`), because uvicorn alone lets idle
+connections take a server offline: its only timers are keep-alive (after a response) and the
+app's body deadline (after the head), so a connection that never completes its request head is
+held forever, and enough of them use up the process's file descriptors:
+
+- **request-head timeout** (``header_timeout_s``, Go's ``http.Server.ReadHeaderTimeout``, nginx's
+  ``client_header_timeout``): a connection is closed unless a whole request head arrives within it,
+  counted from the connection's start, and on a kept-alive connection from the first byte of
+  each further request;
+- **connection limit** (``max_connections``): at most this many connections at once, and never
+  more than the descriptor limit (``RLIMIT_NOFILE``) less a reserve for the server's own files. A
+  connection beyond it takes the place of the oldest connection still waiting for its request
+  head; when none is waiting, the new connection is closed at once;
+- **one line per cause per second**: those closings, and accept failures (``EMFILE``...), are
+  counted and logged on ``uvicorn.error`` as one line per cause per second, never a traceback per
+  connection.
+
 uvicorn is imported only when a server runs (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import importlib.util
 import logging
+import resource
 import sys
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
 
-__all__ = ["run", "send_logs", "stderr_handler"]
+__all__ = [
+    "DEFAULT_HEADER_TIMEOUT_S",
+    "Limits",
+    "connection_cap",
+    "run",
+    "send_logs",
+    "stderr_handler",
+]
+
+DEFAULT_HEADER_TIMEOUT_S: Final = 10.0
+_RESERVE_MIN: Final = 64  # descriptors kept for databases, key files, logs, threads
+_UNLIMITED: Final = 1 << 16  # the cap when RLIMIT_NOFILE is unlimited
+_ACCEPT_ERRORS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+_LOG = logging.getLogger("uvicorn.error")
 
 
-def run(app: Any, listener: Any, *, host: str, port: int, keep_alive_s: float = 5) -> None:
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The connection guard of :func:`run`: the request-head timeout in seconds and the most
+    connections held at once (None: as many as the descriptor limit allows)."""
+
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    max_connections: int | None = None
+
+
+def connection_cap(wanted: int | None, descriptors: int | None = None) -> int:
+    """The connections a server holds at most: ``wanted`` (None: no wish), never above the
+    descriptor limit ``descriptors`` (default: this process's soft ``RLIMIT_NOFILE``) less a
+    reserve of max(64, 1/8 of it), and at least 1."""
+    if descriptors is None:
+        descriptors = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if descriptors == resource.RLIM_INFINITY or descriptors < 0:
+        descriptors = _UNLIMITED
+    cap = descriptors - max(_RESERVE_MIN, descriptors // 8)
+    if wanted is not None:
+        cap = min(cap, wanted)
+    return max(1, cap)
+
+
+def run(
+    app: Any,
+    listener: Any,
+    *,
+    host: str,
+    port: int,
+    keep_alive_s: float = 5,
+    limits: Limits = Limits(),
+) -> None:
     """Serve ``app`` on ``listener`` until SIGTERM or Ctrl-C (graceful shutdown, at most 10 s):
     uvloop and httptools when installed; uvicorn's access log off (a service logs its own and
-    never headers: API keys live there) and its logging left as the command set it."""
+    never headers: API keys live there) and its logging left as the command set it; every
+    connection under ``limits`` (module docstring)."""
     import uvicorn  # noqa: PLC0415 - lazy: the server stack (~100 ms) only for serve
 
+    guard = _Guard(limits.header_timeout_s, connection_cap(limits.max_connections))
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
-        loop=_best("uvloop", "auto"),
-        http=_best("httptools", "h11"),
+        http=_guarded(_protocol_class(), guard),
         access_log=False,
         log_config=None,
         timeout_graceful_shutdown=10,
         timeout_keep_alive=max(1, round(keep_alive_s)),
         lifespan="on",
     )
-    uvicorn.Server(config).run(sockets=[listener])
+    server = uvicorn.Server(config)
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        guard.loop = loop
+        loop.set_exception_handler(guard.loop_exception)
+        await server.serve(sockets=[listener])
+
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(serve())
 
 
 def stderr_handler(form: str) -> logging.Handler:
@@ -53,5 +129,163 @@ def send_logs(handler: logging.Handler, *names: str) -> None:
     logging.getLogger("uvicorn.error").handlers[:] = []
 
 
-def _best(module: str, fallback: str) -> str:
-    return module if importlib.util.find_spec(module) is not None else fallback
+def _best(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
+    if _best("uvloop"):
+        import uvloop  # noqa: PLC0415 - lazy, optional
+
+        factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+        return factory
+    return asyncio.new_event_loop
+
+
+def _protocol_class() -> Any:
+    """uvicorn's HTTP/1.1 protocol: httptools' when installed, else h11's."""
+    if _best("httptools"):
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: PLC0415
+
+        return HttpToolsProtocol
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
+
+    return H11Protocol
+
+
+class _Tally:
+    """Events counted per cause and logged as one line per cause per second: the first at once,
+    then each second the number that came meanwhile, until a second passes without one."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.pending: set[str] = set()
+
+    def note(self, loop: asyncio.AbstractEventLoop | None, cause: str) -> None:
+        if cause in self.pending:
+            self.counts[cause] = self.counts.get(cause, 0) + 1
+            return
+        _LOG.warning("%s", cause)
+        self._again(loop, cause)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop | None, cause: str) -> None:
+        count = self.counts.pop(cause, 0)
+        if not count:
+            self.pending.discard(cause)
+            return
+        _LOG.warning("%s: %d more in the last second", cause, count)
+        self._again(loop, cause)
+
+    def _again(self, loop: asyncio.AbstractEventLoop | None, cause: str) -> None:
+        self.pending.add(cause)
+        if loop is not None and not loop.is_closed():
+            loop.call_later(1.0, self._flush, loop, cause)
+        else:  # pragma: no cover - a note before the loop runs
+            self.pending.discard(cause)
+
+
+class _Guard:
+    """The connections of one server: how many are open, which still wait for a request head
+    (oldest first), the head timeout and the cap."""
+
+    def __init__(self, header_timeout_s: float, cap: int) -> None:
+        self.header_timeout_s = header_timeout_s
+        self.cap = cap
+        self.open = 0
+        self.waiting: dict[Any, None] = {}  # insertion order: the oldest first
+        self.tally = _Tally()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def admit(self, newcomer: Any) -> bool:
+        """Count ``newcomer`` in; at the cap, close the oldest connection still waiting for its
+        head in its place, or refuse the newcomer (False) when none is waiting."""
+        self.open += 1
+        if self.open <= self.cap:
+            return True
+        oldest = next((c for c in self.waiting if c is not newcomer), None)
+        if oldest is None:
+            self.tally.note(
+                self.loop,
+                f"refused connections: {self.cap} open, every one in a request "
+                "(the connection limit)",
+            )
+            return False
+        self.tally.note(
+            self.loop,
+            f"closed connections that had not sent a whole request head to admit new ones: "
+            f"{self.cap} open (the connection limit)",
+        )
+        oldest.close_waiting()
+        return True
+
+    def timed_out(self) -> None:
+        self.tally.note(
+            self.loop,
+            "closed connections that sent no whole request head within "
+            f"{self.header_timeout_s:g} s (the request-head timeout)",
+        )
+
+    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The loop's exception handler: an accept that failed for want of descriptors or
+        memory is one line per cause per second; anything else goes to the default handler."""
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in _ACCEPT_ERRORS:
+            self.tally.note(loop, f"{context.get('message', 'accept failed')}: {exc.strerror}")
+            return
+        loop.default_exception_handler(context)
+
+
+def _guarded(base: Any, guard: _Guard) -> Any:
+    """``base`` (a uvicorn HTTP protocol class) under ``guard``."""
+
+    class Guarded(base):  # type: ignore[misc]
+        _head_timer: asyncio.TimerHandle | None = None
+        _admitted = False
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._admitted = True
+            if not guard.admit(self):
+                transport.abort()
+                return
+            self._wait_for_head()
+
+        def data_received(self, data: bytes) -> None:
+            cycle = self.cycle
+            super().data_received(data)
+            if self.cycle is not cycle:  # a whole request head arrived
+                self._head_arrived()
+            if self._head_timer is None and (self.cycle is None or self.cycle.response_complete):
+                self._wait_for_head()  # the first bytes of a further request on this connection
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_arrived()
+            if self._admitted:
+                self._admitted = False
+                guard.open -= 1
+            super().connection_lost(exc)
+
+        def _wait_for_head(self) -> None:
+            if self.transport.is_closing():
+                return
+            self._head_timer = self.loop.call_later(guard.header_timeout_s, self._head_late)
+            guard.waiting[self] = None
+
+        def _head_arrived(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            guard.waiting.pop(self, None)
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            guard.timed_out()
+            self.close_waiting()
+
+        def close_waiting(self) -> None:
+            """Close this connection, which has not sent a whole request head."""
+            self._head_arrived()
+            if not self.transport.is_closing():
+                self.transport.abort()
+
+    return Guarded

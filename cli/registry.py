@@ -20,7 +20,7 @@ import click
 from affidavit.attest.host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
-from affidavit.cli._serve import run, send_logs, stderr_handler
+from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
 from affidavit.cli.scitt import scitt_serve_options, with_scitt
 from affidavit.registry.errors import AuthError
 from affidavit.verify import errors
@@ -150,7 +150,15 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     else:
         click.echo(f"registry on {listening} (data {settings.data_dir})", err=True)
     keep_alive = settings.keep_alive_timeout_s
-    run(app, listener, host=settings.host, port=settings.port, keep_alive_s=keep_alive)
+    limits = Limits(settings.header_timeout_s, settings.max_connections)
+    run(
+        app,
+        listener,
+        host=settings.host,
+        port=settings.port,
+        keep_alive_s=keep_alive,
+        limits=limits,
+    )
 
 
 def _configure_logging(access_log: bool) -> None:

@@ -6,6 +6,7 @@
     affidavit witness vkey --name NAME --key FILE [--ml-dsa-key FILE]
     affidavit witness serve --name NAME --key FILE --log-vkey VKEY [--log-vkey ...] --state DIR
         [--ml-dsa-key FILE] [--host 127.0.0.1] [--port 8081]
+        [--header-timeout SECONDS] [--max-connections N]
 
 ``serve`` checks its keys, the log keys and the state folder before the server starts, so a
 refused start is one line ``error: <code>: <message>`` and exit 2, never a traceback.
@@ -18,7 +19,7 @@ from pathlib import Path
 import click
 from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._listen import listen
-from affidavit.cli._serve import run, send_logs, stderr_handler
+from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
 from affidavit.verify import errors
 
 __all__ = ["witness"]
@@ -98,6 +99,20 @@ def vkey(name: str, key_file: Path, ml_dsa_file: Path | None, as_json: bool) -> 
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8081, show_default=True)
+@click.option(
+    "--header-timeout",
+    "header_timeout_s",
+    type=click.FloatRange(0, 3600, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds a connection has to send a whole request head, else it is closed.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    default=None,
+    help="Connections held at once [default: the descriptor limit less a reserve].",
+)
 @json_option
 def serve(  # noqa: PLR0917 - click passes options positionally
     name: str,
@@ -107,18 +122,25 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     state_dir: Path,
     host: str,
     port: int,
+    header_timeout_s: float,
+    max_connections: int | None,
     as_json: bool,
 ) -> None:
     """Run the witness (uvicorn) until SIGTERM or Ctrl-C: POST /add-checkpoint and
     GET /<origin hash>/checkpoint."""
     from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
     from affidavit.witness.app import WitnessConfig, create_app, origin_paths  # noqa: PLC0415 - lazy
-    from affidavit.witness.cosigner import check_distinct, load_witness_keys  # noqa: PLC0415 - lazy
+    from affidavit.witness.cosigner import (  # noqa: PLC0415 - lazy
+        check_distinct,
+        check_origins,
+        load_witness_keys,
+    )
     from affidavit.witness.state import WitnessState  # noqa: PLC0415 - lazy
 
     logs = tuple(dict.fromkeys(parse_verifier_key(v) for v in log_vkeys))
     keys = load_witness_keys(name, key_file, ml_dsa_file)
     check_distinct(keys, logs)
+    check_origins(keys, logs)  # with --ml-dsa-key, origins of at most 255 bytes
     _configure_logging()
     listener = listen(host, port, backlog=1024)  # a port in use: net.bind_failed, exit 2
     state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
@@ -136,7 +158,8 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         emit_json(banner)
     else:
         click.echo(f"witness {name} on {banner['listening']}", err=True)
-    run(app, listener, host=host, port=port)
+    limits = Limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
+    run(app, listener, host=host, port=port, limits=limits)
 
 
 def _check_name(name: str) -> None:

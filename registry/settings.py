@@ -22,6 +22,10 @@ Environment variables (the contracts directory as in seed 003 "Register"):
 - ``AFFIDAVIT_BODY_TIMEOUT``: seconds a request body may take to arrive in full, else HTTP 408
   ``http.body_timeout`` and the connection is closed (``15``)
 - ``AFFIDAVIT_KEEP_ALIVE_TIMEOUT``: seconds an idle keep-alive connection is held (``5``)
+- ``AFFIDAVIT_HEADER_TIMEOUT``: seconds a connection has to send a whole request head, else it is
+  closed (``10``)
+- ``AFFIDAVIT_MAX_CONNECTIONS``: connections held at once, never above the descriptor limit less a
+  reserve (that limit)
 - ``AFFIDAVIT_READ_THREADS``: reader threads for long reads, beside the one writer thread (``2``)
 - ``AFFIDAVIT_FACTS_STRICT_FORBIDDEN``: ``1``/``true`` answers an unreadable provenance root 403 as
   seed 002 §20.6.2 says, instead of exactly like an absent one (``false``; docs/adr/0009)
@@ -90,6 +94,8 @@ _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_MAX_BODY_BYTES": ("max_body_bytes", int),
     "AFFIDAVIT_BODY_TIMEOUT": ("body_timeout_s", float),
     "AFFIDAVIT_KEEP_ALIVE_TIMEOUT": ("keep_alive_timeout_s", float),
+    "AFFIDAVIT_HEADER_TIMEOUT": ("header_timeout_s", float),
+    "AFFIDAVIT_MAX_CONNECTIONS": ("max_connections", int),
     "AFFIDAVIT_READ_THREADS": ("read_threads", int),
     "AFFIDAVIT_FACTS_STRICT_FORBIDDEN": ("facts_strict_forbidden", _boolean),
     "AFFIDAVIT_WALK_MAX_NODES": ("walk_max_nodes", int),
@@ -129,6 +135,9 @@ class Settings:
     facts_page_limit: int = 1000
     body_timeout_s: float = 15.0
     keep_alive_timeout_s: float = 5.0
+    # cli/_serve.py: the request-head timeout and the connection limit (None: the descriptors')
+    header_timeout_s: float = 10.0
+    max_connections: int | None = None
     read_threads: int = 2
     # docs/adr/0009-hidden-equals-absent.md: an unreadable provenance root answers exactly like an
     # absent one (404 fact_not_found); True restores seed 002 §20.6.2's 403.
@@ -155,10 +164,13 @@ class Settings:
             raise errors.UsageError(f"port {self.port} is not between 0 and 65535")
         if self.max_body_bytes < 1024:
             raise errors.UsageError("max body size must be at least 1024 bytes")
-        if not 0 < self.body_timeout_s <= 3600 or not 0 < self.keep_alive_timeout_s <= 3600:
+        timeouts = (self.body_timeout_s, self.keep_alive_timeout_s, self.header_timeout_s)
+        if not all(0 < t <= 3600 for t in timeouts):
             raise errors.UsageError(
-                "body and keep-alive timeouts must be between 0 and 3600 seconds"
+                "body, keep-alive and request-head timeouts must be between 0 and 3600 seconds"
             )
+        if self.max_connections is not None and self.max_connections < 1:
+            raise errors.UsageError("max connections must be at least 1")
         if not 1 <= self.read_threads <= 64:
             raise errors.UsageError("read threads must be between 1 and 64")
         if self.walk_max_nodes < 1 or self.walk_max_bytes < 1024 or not self.walk_max_seconds > 0:

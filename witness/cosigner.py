@@ -51,6 +51,7 @@ from affidavit.verify.tlog.cosignature import (
 __all__ = [
     "WitnessKeys",
     "check_distinct",
+    "check_origins",
     "load_ml_dsa_44_key",
     "load_witness_keys",
     "write_key_files",
@@ -162,6 +163,26 @@ def check_distinct(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
         if log.key.raw == raw:
             raise errors.UsageError(
                 f"the witness key is the key of log {log.name!r}: a witness needs its own key"
+            )
+
+
+def check_origins(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
+    """With an ML-DSA-44 key, refuse a log whose origin is over 255 bytes: the ``subtree/v1``
+    message encodes ``opaque log_origin<1..2^8-1>`` (tlog-cosignature), so no checkpoint of that
+    log could be cosigned and every add-checkpoint would fail. Refused at start rather than
+    cosigned with Ed25519 only: a client whose policy names the witness's ML-DSA-44 key would
+    never see it cosign that log, with nothing in the answer to say why.
+
+    Raises:
+        ``usage.invalid``: such a log, with an ML-DSA-44 key.
+    """
+    if keys.ml_dsa_44 is None:
+        return  # cosignature/v1 signs the checkpoint text, whatever its origin's length
+    for log in logs:
+        if len(log.name.encode("utf-8")) > 255:
+            raise errors.UsageError(
+                f"log origin {log.name[:40]!r}... is over 255 bytes, which an ML-DSA-44 "
+                "cosignature (subtree/v1) cannot encode: drop --ml-dsa-key or that --log-vkey"
             )
 
 

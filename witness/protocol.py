@@ -5,8 +5,8 @@ consistency-proof lines, an empty line, then a checkpoint signed note; every lin
 newline and sizes are ASCII decimals without leading zeros. A request is judged in this order,
 each step answering with its HTTP status when it fails:
 
-1. **400**: the body is malformed (:func:`parse_request`), or the old size is above the
-   checkpoint's size.
+1. **400**: the body is malformed (:func:`parse_request`), a size is above 2^63 - 1 (what the
+   state stores), or the old size is above the checkpoint's size.
 2. **404**: the checkpoint's origin is not a configured log (the origin is the key name of a
    configured log verifier key).
 3. **403**: no signature from a trusted key of that origin, or a trusted key's signature fails
@@ -60,7 +60,10 @@ __all__ = [
 MAX_PROOF_LINES: Final = 63  # "The client MUST NOT send more than 63 consistency proof lines."
 SIZE_CONTENT_TYPE: Final = "text/x.tlog.size"  # the 409 answer's Content-Type
 _OLD_LINE: Final = re.compile(r"old (0|[1-9][0-9]{0,19})")
-_MAX_SIZE: Final = (1 << 64) - 1  # tree sizes are u64 (tlog-cosignature "end", RFC 6962)
+# Tree sizes are u64 on the wire (tlog-cosignature "end"), but the witness stores them as SQLite
+# INTEGER, signed 64-bit: a size above 2^63 - 1 is refused when the body is parsed (400), as Go's
+# tlog.ParseTree and torchwood parse sizes as int64. No log reaches 2^63 entries.
+_MAX_SIZE: Final = (1 << 63) - 1
 
 
 class Refusal(Exception):
@@ -145,7 +148,7 @@ def parse_request(body: bytes) -> SubmittedCheckpoint:
         raise Refusal(400, "the first line must be 'old <size>' (decimal, no leading zeros)")
     old_size = int(matched.group(1))
     if old_size > _MAX_SIZE:
-        raise Refusal(400, "the old size does not fit in 64 bits")
+        raise Refusal(400, f"the old size {old_size} is above 2^63 - 1")
     if len(proof_lines) > MAX_PROOF_LINES:
         raise Refusal(400, f"more than {MAX_PROOF_LINES} consistency proof lines")
     proof = tuple(_proof_hash(line, n) for n, line in enumerate(proof_lines, 1))
@@ -177,10 +180,12 @@ def authenticate(
         Refusal: 400, 404 or 403 (module docstring).
     """
     try:
-        parsed = parse_note(submission.note)
+        parsed = parse_note(submission.note)  # the one scan of the note (signed-note)
         checkpoint = parse_checkpoint_body(parsed.text)
     except errors.SignatureError as e:
         raise Refusal(400, f"the checkpoint is malformed: {e.message}") from None
+    if checkpoint.tree_size > _MAX_SIZE:
+        raise Refusal(400, f"the checkpoint size {checkpoint.tree_size} is above 2^63 - 1")
     if submission.old_size > checkpoint.tree_size:
         raise Refusal(
             400,
@@ -191,14 +196,14 @@ def authenticate(
     if not keys:
         raise Refusal(404, f"unknown log origin {checkpoint.origin!r}")
     try:
-        verified = verify_note(submission.note, keys)
+        verified = verify_note(parsed, keys)
     except errors.SignatureError as e:
         # checkpoint.no_trusted_signature, checkpoint.signature_bad, or a trusted key signing twice
         raise Refusal(403, f"the checkpoint is not signed by the log: {e.message}") from None
     labels = set(verified.verified_by)
     log_lines = tuple(
         note_signature_line(s.name, s.key_id, s.signature)
-        for s in parsed.signatures
+        for s in dict.fromkeys(parsed.signatures)  # a repeated line is kept once
         if f"{s.name}+{s.key_id.hex()}" in labels
     )
     return Authenticated(submission, checkpoint, parsed.text, log_lines)

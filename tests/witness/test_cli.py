@@ -12,9 +12,13 @@ from pathlib import Path
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.cli.main import affidavit
-from affidavit.verify.crypto.checkpoint import checkpoint_body, parse_checkpoint_body
+from affidavit.verify.crypto.checkpoint import (
+    checkpoint_body,
+    parse_checkpoint_body,
+    parse_verifier_key,
+)
 from affidavit.verify.tlog.cosignature import ML_DSA_44, parse_cosigner_vkey, verify_cosignatures
-from affidavit.witness.cosigner import load_witness_keys
+from affidavit.witness.cosigner import check_origins, load_witness_keys
 from click.testing import CliRunner
 
 from tests.conftest import raises_code
@@ -145,6 +149,24 @@ def test_serve_refuses_to_start_with_one_line(tmp_path: Path, case: str, code: s
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"error: {code}:"), done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_serve_with_an_ml_dsa_key_refuses_a_log_origin_over_255_bytes(tmp_path: Path) -> None:
+    # issue 38: subtree/v1 encodes log_origin<1..2^8-1>; such a log would be 503 forever
+    ed, ml = tmp_path / "w.key", tmp_path / "w.mldsa"
+    assert _run("witness", "keygen", "--key", str(ed), "--ml-dsa-key", str(ml))[0] == 0
+    long_log, short_log = Tree(3, origin="example.com/" + "l" * 244), Tree(3)
+    assert len(long_log.origin.encode()) == 256
+    args = ["--name", NAME, "--key", str(ed), "--state", str(tmp_path / "state")]
+    args += ["--ml-dsa-key", str(ml), "--port", str(free_port())]
+    done = _serve(*args, "--log-vkey", short_log.vkey, "--log-vkey", long_log.vkey)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: usage.invalid: "), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "255 bytes" in done.stderr
+    with raises_code("usage.invalid"):
+        check_origins(load_witness_keys(NAME, ed, ml), [parse_verifier_key(long_log.vkey)])
+    check_origins(load_witness_keys(NAME, ed), [parse_verifier_key(long_log.vkey)])  # Ed25519
 
 
 def test_serve_json_banner_names_the_monitoring_paths(tmp_path: Path) -> None:

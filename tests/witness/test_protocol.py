@@ -57,6 +57,7 @@ def test_parse_a_body_without_a_proof() -> None:
         b"Old 1\n\n" + TREE.note(1).encode(),
         b"old 1 \n\n" + TREE.note(1).encode(),
         b"old 18446744073709551616\n\n" + TREE.note(1).encode(),  # 2^64
+        b"old 9223372036854775808\n\n" + TREE.note(1).encode(),  # 2^63: SQLite's INTEGER is signed
         b"old 1\r\n\r\n" + TREE.note(1).encode(),
         b"old 1\nnot base64!\n\n" + TREE.note(1).encode(),
         b"old 1\nAAAA\n\n" + TREE.note(1).encode(),  # 3 bytes, not a hash

@@ -3,6 +3,7 @@ type, body), the monitoring endpoint, the cosignatures (Ed25519 and ML-DSA-44) v
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.network_local
 NAME = "witness.example/w1"
 TEXT = "text/plain; charset=utf-8"
 # One origin per test, so the tests share one witness process without sharing state.
-ORIGINS = [f"example.com/log{i}" for i in range(12)]
+ORIGINS = [f"example.com/log{i}" for i in range(16)]
 LOG_KEY = derive_test_key("witness server tests: log")
 
 
@@ -201,6 +202,49 @@ def test_405_wrong_method(client: httpx.Client) -> None:
 def test_413_body_over_the_limit(client: httpx.Client) -> None:
     response = post(client, b"old 0\n" + b"A" * (1024 * 1024 + 1))
     assert_text(response, 413, "over the limit")
+
+
+def _unknown_key_line(name: str, size: int) -> str:
+    """A signature line of a key the witness does not know, ``size`` bytes after the key ID."""
+    return f"\u2014 {name} {base64.b64encode(bytes(4 + size)).decode()}\n"
+
+
+def test_413_a_body_over_what_16_signatures_need(client: httpx.Client) -> None:
+    # issue 38: signed-note verifiers SHOULD bound a note; 64 KiB holds 16 ML-DSA-44 lines
+    note = tree(12).note(3)
+    body = b"old 0\n\n" + (note + _unknown_key_line("other.example/k", 49_000)).encode()
+    assert len(body) > 64 * 1024
+    assert_text(post(client, body), 413, "over the limit")
+
+
+def test_16_signatures_of_ml_dsa_44_size_are_cosigned(client: httpx.Client) -> None:
+    # signed-note: verifiers MUST accept at least 16 signatures; ML-DSA-44's are 2,420 bytes
+    log = tree(15)
+    extra = "".join(_unknown_key_line(f"{n:02}" + "k" * 253, 2420) for n in range(15))
+    body = b"old 0\n\n" + (log.note(3) + extra).encode()
+    assert len(body) > 50_000
+    assert post(client, body).status_code == 200
+
+
+def test_a_size_beyond_2_63_minus_1_is_400_never_500(client: httpx.Client) -> None:
+    # issue 38: the witness stores sizes as SQLite INTEGER (signed 64-bit), as Go's tlog parses them
+    log = tree(13)
+    for size in (2**63, 2**64 - 1):
+        body = b"old 0\n\n" + log.note(size, root=bytes(32)).encode()
+        assert_text(post(client, body), 400, "2^63")
+    body = b"old 0\n\n" + log.note(2**63 - 1, root=bytes(32)).encode()
+    assert post(client, body).status_code == 200
+
+
+def test_a_log_signature_repeated_byte_for_byte_is_cosigned(client: httpx.Client) -> None:
+    # issue 38: the identical repeat is ignored (Go's note.Open), not "not signed by the log"
+    log = tree(14)
+    note = log.note(3)
+    line = note.split("\n\n", 1)[1]
+    assert post(client, b"old 0\n\n" + (note + line).encode()).status_code == 200
+    served = client.get(f"/{origin_hash(log.origin)}/checkpoint").text
+    assert served.startswith(note)
+    assert served.count(line) == 1
 
 
 def test_404_other_paths(client: httpx.Client) -> None:

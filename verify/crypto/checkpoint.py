@@ -10,7 +10,9 @@ Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tl
   ID must be ``SHA-256(name || 0x0A || 0x01 || key)[:4]``;
 - signatures from unknown (name, key ID) pairs are ignored; a signature from a known key that does
   not verify rejects the whole note (the spec's SHOULD, taken); at least one trusted signature must
-  verify, and an empty trust set is a usage error, never a pass;
+  verify, and an empty trust set is a usage error, never a pass; a signature line repeated byte
+  for byte is one signature (Go's ``note.Open`` drops the repeat), while two different signatures
+  by one trusted key are malformed;
 - a checkpoint body is origin, tree size (decimal, no leading zeros), base64 root hash (32 bytes),
   then optional non-empty extension lines.
 
@@ -58,6 +60,9 @@ __all__ = [
 _EM_DASH = "\u2014 "
 MAX_NOTE_SIGNATURES = 100  # signed-note: MUST accept at least 16
 MAX_NOTE_BYTES = 1 << 20
+# signed-note: "MUST NOT contain any ASCII control characters ... other than newline"; in UTF-8
+# they are single bytes that no multi-byte sequence contains.
+_CONTROL_BYTES = bytes(c for c in range(0x20) if c != 0x0A)
 
 # ---------------------------------------------------------------------------------------------
 # C2SP signed notes (docs/formats.md §6, https://c2sp.org/signed-note)
@@ -195,14 +200,16 @@ def parse_note(note: str | bytes) -> SignedNote:
 def _decode_note(note: str | bytes) -> str:
     if len(note) > MAX_NOTE_BYTES:
         raise errors.SignatureError("checkpoint.malformed", "note is larger than 1 MiB")
-    if isinstance(note, bytes):
-        try:
-            note = note.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise errors.SignatureError(
-                "checkpoint.malformed", f"note is not valid UTF-8: {e.reason}"
-            ) from None
-    if any(ord(c) < 0x20 and c != "\n" for c in note):
+    try:
+        if isinstance(note, bytes):
+            data, note = note, note.decode("utf-8")
+        else:
+            data = note.encode("utf-8")  # a lone surrogate is not UTF-8 either
+    except (UnicodeDecodeError, UnicodeEncodeError) as e:
+        raise errors.SignatureError(
+            "checkpoint.malformed", f"note is not valid UTF-8: {e.reason}"
+        ) from None
+    if len(data.translate(None, _CONTROL_BYTES)) != len(data):  # one pass in C (issue 38)
         raise errors.SignatureError(
             "checkpoint.malformed", "note contains a control character other than newline"
         )
@@ -232,8 +239,9 @@ def _parse_signature_line(line: str) -> NoteSignature:
     return NoteSignature(parts[0], blob[:4], blob[4:])
 
 
-def verify_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> VerifiedNote:
-    """Verify a signed note against trusted ``verifiers`` (module docstring for the rules).
+def verify_note(note: str | bytes | SignedNote, verifiers: Iterable[NoteVerifier]) -> VerifiedNote:
+    """Verify a signed note against trusted ``verifiers`` (module docstring for the rules);
+    ``note`` may be one :func:`parse_note` already split, which is then not parsed again.
 
     Raises:
         ``usage.invalid``: ``verifiers`` is empty.
@@ -246,11 +254,13 @@ def verify_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Verifie
         raise errors.UsageError(
             "no trusted verifier keys given; a note cannot be checked without one"
         )
-    parsed = parse_note(note)
+    parsed = note if isinstance(note, SignedNote) else parse_note(note)
     message = parsed.text.encode("utf-8")
     verified: list[str] = []
     ignored = 0
-    for line in parsed.signatures:
+    # The same line twice is the same signature, checked once (Go's note.Open drops the repeat);
+    # strict base64 makes equal (name, key ID, signature) the same bytes.
+    for line in dict.fromkeys(parsed.signatures):
         verifier = trusted.get((line.name, line.key_id))
         if verifier is None:  # unknown key: ignored, even if name or ID alone matches
             ignored += 1

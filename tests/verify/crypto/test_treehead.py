@@ -210,11 +210,22 @@ def test_bad_signature_from_trusted_key_rejects_the_note() -> None:
         verify_note(good.replace("\n\n", "\n\n" + bad_line), [_verifier("log.example", KEY)])
 
 
-def test_trusted_key_signing_twice_is_malformed() -> None:
+def test_a_signature_line_repeated_byte_for_byte_counts_once() -> None:
+    # issue 38: the identical repeat is one signature (Go's note.Open drops it), not a second one
     good = _signed("hello\n", ("log.example", KEY))
     doubled = good + good.split("\n\n", 1)[1]
-    with raises_code("checkpoint.malformed"):
-        verify_note(doubled, [_verifier("log.example", KEY)])
+    result = verify_note(doubled, [_verifier("log.example", KEY)])
+    assert result.verified_by == verify_note(good, [_verifier("log.example", KEY)]).verified_by
+    assert len(result.verified_by) == 1
+
+
+def test_a_parsed_note_is_verified_without_parsing_it_again() -> None:
+    # issue 38: the witness splits the note once and verifies what it split
+    good = _signed("hello\n", ("log.example", KEY))
+    trusted = [_verifier("log.example", KEY)]
+    assert verify_note(parse_note(good), trusted) == verify_note(good, trusted)
+    with raises_code("checkpoint.no_trusted_signature"):
+        verify_note(parse_note(good), [_verifier("other.example", KEY)])
 
 
 def test_empty_trust_set_is_a_usage_error() -> None:
@@ -239,6 +250,8 @@ def test_text_may_contain_blank_lines() -> None:
         "text\n\n— a AAAAAAA\n",  # not canonical base64
         "text\n\n— a AAAAAAA= extra\n",
         "te\txt\n\n— a AAAAAAA=\n",  # control character
+        "te\x1fxt\n\n— a AAAAAAA=\n",  # the last control character
+        "te\ud800xt\n\n— a AAAAAAA=\n",  # a lone surrogate: not UTF-8
         "text\n\n\n",  # empty signature line
     ],
 )
