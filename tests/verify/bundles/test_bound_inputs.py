@@ -1,0 +1,120 @@
+"""Issue 35: a time, a key or a field that nothing signs decides nothing, and a malformed value
+is a domain error with a code, never a traceback (docs/formats.md §4).
+
+Each test reproduces one hole found by the issue's adversarial run; each failed on the code
+before its fix (see the commit that added it).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from affidavit.verify.bundles.actor_trust import ActorTrust
+from affidavit.verify.bundles.events import signing_payload
+from affidavit.verify.bundles.sidecar import sidecar_hash
+from affidavit.verify.bundles.verifier import BundleVerifier
+
+from tests.verify.bundles.test_bundle_support import (
+    ACTOR_ID,
+    ACTOR_KEY,
+    LOG_KEY,
+    OUTPUTS,
+    stamp,
+    verifier,
+)
+
+KEY_ID = "seller-key-1"
+
+
+@pytest.fixture(scope="module")
+def plain() -> dict[str, Any]:
+    return stamp({"accepted": OUTPUTS["accepted"]})["accepted"]
+
+
+@pytest.fixture(scope="module")
+def signed() -> dict[str, Any]:
+    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
+
+
+def _failed(result: Any) -> tuple[str, str | None]:
+    step = result.failed_step
+    assert step is not None, result.to_json()
+    return step.name, step.code
+
+
+# -- hole 1: a back-dated, unsigned signed_at -------------------------------------------------
+
+
+def _sign_all(bundle: dict[str, Any], signed_at: str | None) -> dict[str, Any]:
+    """``bundle`` with a sidecar signing every event under the actor key (no key directory)."""
+    out = copy.deepcopy(bundle)
+    signatures: dict[str, Any] = {}
+    for event in out["events"]:
+        entry = {
+            "actor_id": event["actor_id"],
+            "key_id": KEY_ID,
+            "public_key_base64": ACTOR_KEY.public_key.b64,
+            "signature_base64": ACTOR_KEY.sign_b64(signing_payload(event, KEY_ID)),
+            "intent": "evaluated_inference",
+        }
+        if signed_at is not None:
+            entry["signed_at"] = signed_at
+        signatures[event["hash"]] = [entry]
+    sidecar: dict[str, Any] = {
+        "sidecar_version": "0.0.1",
+        "canonicalization": "canonical_event_for_signing_v1",
+        "signature_alg": "Ed25519",
+        "signatures_by_event_hash": signatures,
+    }
+    sidecar["sidecar_hash"] = sidecar_hash(sidecar)  # anyone can recompute it
+    out["actor_signature_sidecar"] = sidecar
+    return out
+
+
+_REVOKED_DIRECTORY = {
+    KEY_ID: {
+        "actor_id": ACTOR_ID,
+        "public_key_base64": ACTOR_KEY.public_key.b64,
+        "issued_at": "2026-01-01T00:00:00Z",
+        "revoked_at": "2026-03-01T00:00:00Z",  # the events are dated 2026-03-01T12:00:00Z
+    }
+}
+
+
+def _requiring(trust: ActorTrust) -> BundleVerifier:
+    return BundleVerifier([LOG_KEY.public_key], actor_trust=trust, require_actor_signatures=True)
+
+
+@pytest.mark.parametrize("signed_at", [None, "2026-01-15T00:00:00Z"])
+def test_a_back_dated_signed_at_does_not_make_a_revoked_key_trusted(
+    plain: dict[str, Any], signed_at: str | None
+) -> None:
+    bundle = _sign_all(plain, signed_at)
+    assert all(e["actor_id"] == ACTOR_ID for e in bundle["events"])
+    result = _requiring(ActorTrust.from_directory(_REVOKED_DIRECTORY)).verify(bundle)
+    assert _failed(result) == ("actor_signatures", "bundle.actor_signatures_untrusted")
+
+
+def test_a_signed_at_cannot_widen_the_bundles_own_directory(plain: dict[str, Any]) -> None:
+    bundle = _sign_all(plain, "2026-01-15T00:00:00Z")
+    bundle["key_directory"] = copy.deepcopy(_REVOKED_DIRECTORY)
+    result = verifier().verify(bundle)
+    assert _failed(result) == ("actor_signature_sidecar", "event.key_not_valid")
+
+
+def test_a_signed_at_outside_the_window_still_fails(plain: dict[str, Any]) -> None:
+    # The stated time can only refuse (the peer refuses it too), never admit.
+    bundle = _sign_all(plain, "2026-04-01T00:00:00Z")
+    directory = copy.deepcopy(_REVOKED_DIRECTORY)
+    directory[KEY_ID]["revoked_at"] = "2026-03-15T00:00:00Z"
+    bundle["key_directory"] = directory
+    assert _failed(verifier().verify(bundle)) == ("actor_signature_sidecar", "event.key_not_valid")
+
+
+def test_the_trusted_window_at_the_event_time_still_trusts(plain: dict[str, Any]) -> None:
+    directory = copy.deepcopy(_REVOKED_DIRECTORY)
+    directory[KEY_ID]["revoked_at"] = None
+    result = _requiring(ActorTrust.from_directory(directory)).verify(_sign_all(plain, None))
+    assert result.verdict == "verified", result.to_json()
