@@ -26,7 +26,6 @@ fails the step; all good but not under caller-trusted keys is ``self_asserted`` 
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -40,6 +39,7 @@ from affidavit.verify.bundles.actor_keys import (
 )
 from affidavit.verify.bundles.events import SELF_ASSERTED_REASON, check_directory_signature
 from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.json.forms import same_digest
 from affidavit.verify.results import StepResult
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
         )
     recomputed = sidecar_hash(sidecar)
     claimed = sidecar.get("sidecar_hash")
-    if not isinstance(claimed, str) or not hmac.compare_digest(recomputed, claimed):
+    if not same_digest(recomputed, claimed):
         mismatch = errors.BundleError(
             "bundle.sidecar_hash_mismatch", "sidecar_hash does not recompute"
         )

@@ -58,7 +58,6 @@ the environment or the network.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -80,6 +79,7 @@ from affidavit.verify.contracts.validators import ValidatorRegistry, default_reg
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.treehead import SignedTreeHead, parse_sth
+from affidavit.verify.json.forms import same_digest
 from affidavit.verify.json.strict import loads
 from affidavit.verify.results import Result, StepResult
 
@@ -297,7 +297,7 @@ class BundleVerifier:
             recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
         except errors.CanonicalError as e:
             return StepResult.failed("bundle_hash", e)
-        if not hmac.compare_digest(recomputed, bundle["bundle_hash"]):
+        if not same_digest(recomputed, bundle["bundle_hash"]):
             error = errors.BundleError(
                 "bundle.hash_mismatch", "bundle_hash does not match the bundle"
             )

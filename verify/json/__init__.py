@@ -38,6 +38,7 @@ _HOME = {
     "py_compact": "canonical",
     "py_marked": "_fastpath",
     "py_spaced": "canonical",
+    "same_digest": "forms",
     "sha256_hex": "canonical",
     "unmark": "canonical",
 }

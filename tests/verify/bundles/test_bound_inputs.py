@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 from affidavit.verify.bundles.actor_trust import ActorTrust
+from affidavit.verify.bundles.attestation import verify_attestation
 from affidavit.verify.bundles.events import signing_payload
+from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.bundles.sidecar import sidecar_hash
 from affidavit.verify.bundles.verifier import BundleVerifier
+from affidavit.verify.json.canonical import py_compact, sha256_hex
 
 from tests.verify.bundles.test_bundle_support import (
     ACTOR_ID,
@@ -118,3 +121,41 @@ def test_the_trusted_window_at_the_event_time_still_trusts(plain: dict[str, Any]
     directory[KEY_ID]["revoked_at"] = None
     result = _requiring(ActorTrust.from_directory(directory)).verify(_sign_all(plain, None))
     assert result.verdict == "verified", result.to_json()
+
+
+# -- hole 4: a one-character non-ASCII hash -------------------------------------------------
+
+
+def test_non_ascii_bundle_hash_is_a_mismatch(plain: dict[str, Any]) -> None:
+    bundle = {**plain, "bundle_hash": "é"}
+    assert _failed(verifier().verify(bundle)) == ("bundle_hash", "bundle.hash_mismatch")
+
+
+def test_non_ascii_event_hash_is_a_mismatch(plain: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(plain)
+    bundle["events"][0]["hash"] = "é"
+    bundle["bundle_hash"] = bundle_hash(bundle)
+    assert _failed(verifier().verify(bundle)) == ("event_chain", "event.hash_mismatch")
+
+
+def test_non_ascii_sidecar_hash_is_a_mismatch(plain: dict[str, Any]) -> None:
+    bundle = _sign_all(plain, None)
+    bundle["actor_signature_sidecar"]["sidecar_hash"] = "é"
+    assert _failed(verifier().verify(bundle)) == (
+        "actor_signature_sidecar",
+        "bundle.sidecar_hash_mismatch",
+    )
+
+
+def test_non_ascii_attestation_payload_hash_is_a_mismatch() -> None:
+    body = {"deal_id": "d", "outcome": "accepted"}
+    attestation = {
+        "attestation": body,
+        "payload_hash": "é",
+        "signature": LOG_KEY.sign_b64(py_compact(body)),
+        "algorithm": "Ed25519",
+    }
+    result = verify_attestation(attestation, [LOG_KEY.public_key])
+    assert _failed(result) == ("payload_hash", "attestation.payload_hash_mismatch")
+    attestation["payload_hash"] = sha256_hex(py_compact(body))
+    assert verify_attestation(attestation, [LOG_KEY.public_key]).verdict == "verified"
