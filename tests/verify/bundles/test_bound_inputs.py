@@ -159,3 +159,14 @@ def test_non_ascii_attestation_payload_hash_is_a_mismatch() -> None:
     assert _failed(result) == ("payload_hash", "attestation.payload_hash_mismatch")
     attestation["payload_hash"] = sha256_hex(py_compact(body))
     assert verify_attestation(attestation, [LOG_KEY.public_key]).verdict == "verified"
+
+
+# -- hole 5: a non-string public_key_base64 in the key directory -----------------------------
+
+
+@pytest.mark.parametrize("value", [None, 7, [], {}, True])
+def test_non_string_directory_key_is_a_key_error(signed: dict[str, Any], value: Any) -> None:
+    bundle = copy.deepcopy(signed)
+    for entry in bundle["key_directory"].values():
+        entry["public_key_base64"] = value
+    assert _failed(verifier().verify(bundle)) == ("actor_signatures", "key.bad_base64")
