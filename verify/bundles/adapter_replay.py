@@ -301,7 +301,14 @@ def _check_decision(
             expected=decision.action,
             actual=payload["decision"],
         )
-    bound = by_contract.get(payload.get("contract_hash", ""))
+    named = payload.get("contract_hash", "")
+    if not isinstance(named, str):  # docs/formats.md §4: a contract_hash is a hex string
+        raise _Replay(
+            "adapter_evaluation_shape_invalid",
+            f"events[{index}].payload.contract_hash must be a string",
+            actual=named,
+        )
+    bound = by_contract.get(named)
     if bound is not None and not _same_bytes(
         bound["normalized_policy_inputs"], decision.evaluated_inputs
     ):

@@ -24,6 +24,7 @@ from tests.verify.bundles.test_bundle_support import (
     ACTOR_KEY,
     LOG_KEY,
     OUTPUTS,
+    reseal,
     stamp,
     verifier,
 )
@@ -170,3 +171,20 @@ def test_non_string_directory_key_is_a_key_error(signed: dict[str, Any], value: 
     for entry in bundle["key_directory"].values():
         entry["public_key_base64"] = value
     assert _failed(verifier().verify(bundle)) == ("actor_signatures", "key.bad_base64")
+
+
+# -- hole 6: a list or object contract_hash on a decision event --------------------------------
+
+
+def _decision_index(bundle: dict[str, Any]) -> int:
+    return next(i for i, e in enumerate(bundle["events"]) if "policy_snapshot" in e["payload"])
+
+
+@pytest.mark.parametrize("value", [[], ["a"], {}, {"a": 1}])
+def test_unhashable_contract_hash_on_a_decision_is_refused(
+    plain: dict[str, Any], value: Any
+) -> None:
+    bundle = copy.deepcopy(plain)
+    bundle["events"][_decision_index(bundle)]["payload"]["contract_hash"] = value
+    result = verifier().verify(reseal(bundle, anchor=True))
+    assert _failed(result) == ("adapter_replay", "adapter.shape_invalid")
