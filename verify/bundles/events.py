@@ -204,6 +204,7 @@ class ActorCheck(NamedTuple):
     trusted: frozenset[int]  # signed under a key the caller trusts (not only the bundle's)
 
 
+_SIGNATURE_KEYS: Final = frozenset(("key_id", "signature"))
 SELF_ASSERTED_REASON: Final = (
     "the signatures verify only under keys the bundle itself carries (its key_directory), "
     "not under actor keys the caller trusts"
@@ -237,6 +238,12 @@ def actor_signature_check(
         if not isinstance(key_id, str) or not key_id:
             bad = errors.BundleError(
                 "event.malformed", f"events[{index}].actor_signature lacks a key_id"
+            )
+            return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
+        if not signature.keys() <= _SIGNATURE_KEYS:  # docs/formats.md §4: {key_id, signature}
+            bad = errors.BundleError(
+                "event.malformed",
+                f"events[{index}].actor_signature has fields no signature covers",
             )
             return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
         entry: Any = directory.get(key_id)

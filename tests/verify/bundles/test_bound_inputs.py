@@ -188,3 +188,26 @@ def test_unhashable_contract_hash_on_a_decision_is_refused(
     bundle["events"][_decision_index(bundle)]["payload"]["contract_hash"] = value
     result = verifier().verify(reseal(bundle, anchor=True))
     assert _failed(result) == ("adapter_replay", "adapter.shape_invalid")
+
+
+# -- hole 8: unsigned extra fields on a logged event ------------------------------------------
+
+
+def test_an_unbound_field_beside_a_logged_event_is_malformed(plain: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(plain)
+    bundle["events"][-1].update(decision="auto_reject", payout_usd=900)
+    bundle["bundle_hash"] = bundle_hash(bundle)  # the event hash and the log still hold
+    result = verifier().verify(bundle)
+    assert _failed(result) == ("event_chain", "event.malformed")
+    assert "payout_usd" in result.failed_step.message
+
+
+def test_an_unbound_field_inside_an_actor_signature_is_malformed(signed: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(signed)
+    bundle["events"][0]["actor_signature"]["note"] = "unsigned"
+    bundle["bundle_hash"] = bundle_hash(bundle)
+    assert _failed(verifier().verify(bundle)) == ("actor_signatures", "event.malformed")
+
+
+def test_actor_signature_is_the_one_extra_event_field(signed: dict[str, Any]) -> None:
+    assert verifier().verify(signed).verdict == "verified"

@@ -84,6 +84,7 @@ DELIBERATE: Final = (
     Deliberate("first_prev_hash", "B-05", True, frozenset({"event.chain_broken"})),
     Deliberate("duplicate_event_id", "B-06", True, frozenset({"event.duplicate_id"})),
     Deliberate("event_deal_mismatch", "B-06", True, frozenset({"event.deal_mismatch"})),
+    Deliberate("event_unbound_fields", "B-26", True, frozenset({"event.malformed"})),
     Deliberate("no_inclusion", "B-08", True, frozenset({"bundle.unanchored"})),
     Deliberate("no_sth", "B-10", True, frozenset({"bundle.unanchored"})),
     Deliberate("unknown_spec_version", "B-25", True, frozenset({"bundle.unsupported_version"})),
