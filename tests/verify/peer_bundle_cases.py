@@ -802,6 +802,12 @@ def adapter_cases() -> list[Case]:
             tags={"adapter", "adapter_id_not_the_contracts"},
         ),
         Case(
+            "adapter_version_not_the_contracts",
+            deal_events(),
+            proofs=[_adapter_proof(adapter_version="9.9.9")],
+            tags={"adapter", "adapter_version_not_the_contracts"},
+        ),
+        Case(
             "adapter_evaluation_without_contract",
             deal_events(),
             proofs=[_adapter_proof(adapter_contract=DROP)],

@@ -14,7 +14,7 @@ import pytest
 from affidavit.verify.bundles.actor_trust import ActorTrust
 from affidavit.verify.bundles.attestation import verify_attestation
 from affidavit.verify.bundles.events import signing_payload
-from affidavit.verify.bundles.hashing import bundle_hash
+from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
 from affidavit.verify.bundles.sidecar import sidecar_hash
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.json.canonical import py_compact, sha256_hex
@@ -211,3 +211,30 @@ def test_an_unbound_field_inside_an_actor_signature_is_malformed(signed: dict[st
 
 def test_actor_signature_is_the_one_extra_event_field(signed: dict[str, Any]) -> None:
     assert verifier().verify(signed).verdict == "verified"
+
+
+# -- hole 9: adapter_version never compared with the embedded contract's -----------------------
+
+
+def _evaluation(bundle: dict[str, Any]) -> dict[str, Any]:
+    for proof in bundle["proofs"]:
+        evidence = proof.get("evidence") if isinstance(proof, dict) else None
+        if isinstance(evidence, dict) and "adapter_evaluation" in evidence:
+            return evidence["adapter_evaluation"]  # type: ignore[no-any-return]
+    for event in bundle["events"]:
+        if "adapter_evaluation" in event["payload"]:
+            return event["payload"]["adapter_evaluation"]  # type: ignore[no-any-return]
+    raise AssertionError("no adapter_evaluation")
+
+
+def test_an_evaluations_adapter_version_must_be_its_contracts(plain: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(plain)
+    evaluation = _evaluation(bundle)
+    assert evaluation["adapter_version"] == evaluation["adapter_contract"]["adapter_version"]
+    evaluation["adapter_version"] = "9.9.9"
+    for event in bundle["events"]:  # re-bind the edited proof: only the version is wrong
+        if "proof_hashes" in event["payload"]:
+            event["payload"]["proof_hashes"] = [proof_hash(p) for p in bundle["proofs"]]
+    result = verifier().verify(reseal(bundle, anchor=True))
+    assert _failed(result) == ("adapter_replay", "adapter.shape_invalid")
+    assert result.failed_step.expected == evaluation["adapter_contract"]["adapter_version"]

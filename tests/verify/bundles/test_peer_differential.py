@@ -118,6 +118,9 @@ DELIBERATE: Final = (
     ),
     Deliberate("adapter_id_not_the_contracts", "A-14", True, frozenset({"adapter.shape_invalid"})),
     Deliberate(
+        "adapter_version_not_the_contracts", "A-16", True, frozenset({"adapter.shape_invalid"})
+    ),
+    Deliberate(
         "adapter_names_another_validator",
         "A-15",
         True,
