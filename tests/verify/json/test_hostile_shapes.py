@@ -1,0 +1,87 @@
+"""Hostile shapes under the 64 MiB cap: the strict parser's work grows linearly with its input
+(issue 35). Outcomes and codes are asserted, never wall time: a quadratic scan shows up as a run
+that does not end (the inputs here would take hours), not as a flaky timing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from affidavit.verify import errors
+from affidavit.verify.json.strict import DEFAULT_MAX_DEPTH, loads
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.budget import budget
+from tests.conftest import raises_code
+
+MIB = 2**20
+
+
+def _quote_heavy(size: int) -> bytes:
+    """More than 128 brackets (two deep), then an unterminated string of escaped quotes."""
+    head = b"[" + b"[]," * 130 + b'"'
+    return head + b'\\"' * ((size - len(head)) // 2)
+
+
+@pytest.mark.parametrize("size", [64 * 1024, 4 * MIB])
+def test_quote_heavy_input_is_one_linear_scan(size: int) -> None:
+    with raises_code("json.syntax"):
+        loads(_quote_heavy(size))
+
+
+def test_a_string_ending_in_a_backslash_is_scanned_to_its_end() -> None:
+    document = b"[" * (DEFAULT_MAX_DEPTH + 1) + b'"' + b"\\"  # too deep before the string
+    with raises_code("json.too_deep"):
+        loads(document)
+    with raises_code("json.syntax"):
+        loads(b"[" + b"[]," * 130 + b'"[[[\\')
+
+
+def _reference_depth(raw: bytes) -> tuple[int, bool]:
+    """The deepest nesting outside strings, one byte at a time (a string that never ends runs
+    to the end of the input), up to the first backslash outside a string, where a parser stops
+    (a syntax error); and whether there is one."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        char = chr(byte)
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == "\\":
+            return deepest, True
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest, False
+
+
+_PIECES = st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b'\\"', b"a", b",", b":", b"\n"])
+
+
+@given(st.lists(_PIECES, max_size=400), st.integers(min_value=1, max_value=12))
+@settings(max_examples=budget(300, 3000), deadline=None)
+def test_depth_is_refused_exactly_when_the_reference_finds_it_too_deep(
+    pieces: list[bytes], limit: int
+) -> None:
+    """Exact where the document can be read that far; past a stray backslash (a syntax error
+    the parser stops at) any domain error is fine, never a traceback."""
+    raw = b"".join(pieces)
+    deepest, stray = _reference_depth(raw)
+    try:
+        loads(raw, max_depth=limit)
+        refused = False
+    except errors.ParseError as e:
+        refused = e.code == "json.too_deep"
+    if deepest > limit:
+        assert refused, raw
+    elif not stray:
+        assert not refused, raw
