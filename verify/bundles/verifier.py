@@ -195,7 +195,10 @@ class BundleVerifier:
         view = _read_parts(unverified_bundle)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
-        encoded = encode_once(bundle)
+        # Per-proof hashes only when an event binds the proofs (step 4): do only the work a
+        # verdict needs (issue 35).
+        binds = any("proof_hashes" in event.payload for event in view.events.items)
+        encoded = encode_once(bundle, proof_hashes=binds)
         # 2. bundle_hash: recomputed from the bytes received (docs/formats.md §1, §4).
         steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
         # 3. event_chain: shape, deal, ids, hashes, prev_hash links (docs/formats.md §4 "Event").
@@ -207,7 +210,7 @@ class BundleVerifier:
         sth, sth_step = self._sth_step(view.tree_head)
         if chain.status == "ok":
             # 4. proof_binding: events listing proof_hashes list exactly these proofs.
-            proof_hashes = None if encoded is None else encoded.proof_hashes
+            proof_hashes = None if encoded is None or not binds else encoded.proof_hashes
             steps.append(_proof_binding(view, warnings, proof_hashes))
             steps.append(inclusion)  # 5.
             steps.append(sth_step)  # 6.

@@ -5,8 +5,11 @@ that does not end (the inputs here would take hours), not as a flaky timing.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 from affidavit.verify import errors
+from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.json.strict import DEFAULT_MAX_DEPTH, loads
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,3 +88,53 @@ def test_depth_is_refused_exactly_when_the_reference_finds_it_too_deep(
         assert refused, raw
     elif not stray:
         assert not refused, raw
+
+
+# -- issue 35, hole 3: what one input may make, and only the work a verdict needs --------------
+
+
+def _bundle(field: bytes, item: bytes, size: int) -> bytes:
+    head = b'{"deal_id":"d","bundle_hash":"' + b"0" * 64 + b'",'
+    head += b'"proofs":[],"events":[' if field == b"events" else b'"events":[],"proofs":['
+    count = max(1, (size - len(head) - 2) // (len(item) + 1))
+    return head + b",".join([item] * count) + b"]}"
+
+
+_EVENT = (
+    b'{"event_id":"e","event_type":"PROOF_READY","deal_id":"d","actor_id":"a",'
+    b'"timestamp":"2026-01-01T00:00:00Z","payload":{},"prev_hash":"","hash":"' + b"0" * 64 + b'"}'
+)
+SHAPES = {
+    "quote-heavy": (_quote_heavy(8 * MIB), "json.syntax"),
+    "deep": (b"[" * (8 * MIB), "json.too_deep"),
+    "wide-proofs": (_bundle(b"proofs", b"{}", 4 * MIB), "json.too_many_items"),
+    "many-proofs": (
+        _bundle(b"proofs", b'{"p":' + b"1" * 60 + b"}", 1 * MIB),
+        "bundle.hash_mismatch",
+    ),
+    "many-events": (_bundle(b"events", _EVENT, 1 * MIB), "bundle.hash_mismatch"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_pathological_bundles_are_refused_within_a_memory_bound(name: str) -> None:
+    data, code = SHAPES[name]
+    verifier = BundleVerifier()
+    tracemalloc.start()
+    try:
+        result = verifier.verify_bytes(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    step = result.failed_step
+    assert step is not None
+    assert step.code == code, result.to_json()
+    assert peak < 32 * len(data), f"{name}: peak {peak / len(data):.1f} bytes per input byte"
+
+
+def test_the_container_cap_is_an_argument_and_counts_no_string() -> None:
+    assert loads(b'["[[[{{{"]', max_containers=1) == ["[[[{{{"]
+    with raises_code("json.too_many_items") as caught:
+        loads(b"[[], {}]", max_containers=2)
+    assert caught.value.details["limit"] == 2
+    assert loads(b"[[], {}]", max_containers=3) == [[], {}]
