@@ -5,7 +5,10 @@ that does not end (the inputs here would take hours), not as a flaky timing.
 
 from __future__ import annotations
 
+import json
 import tracemalloc
+from pathlib import Path
+from typing import Final
 
 import pytest
 from affidavit.verify import errors
@@ -138,3 +141,56 @@ def test_the_container_cap_is_an_argument_and_counts_no_string() -> None:
         loads(b"[[], {}]", max_containers=2)
     assert caught.value.details["limit"] == 2
     assert loads(b"[[], {}]", max_containers=3) == [[], {}]
+
+
+_HOSTILE_PIECES: Final = (
+    b"{},",
+    b"[],",
+    b"[",
+    b"{",
+    b'"\\"',
+    b"\\",
+    b'"a",',
+    b"1,",
+    b'{"a":',
+    b"]",
+)
+_KNOWN_CODES: Final = frozenset(
+    entry["code"]
+    for entry in json.loads(
+        (Path(__file__).resolve().parents[3] / "specs" / "error-codes.json").read_text()
+    )["codes"]
+)
+
+
+@given(
+    piece=st.sampled_from(_HOSTILE_PIECES),
+    count=st.integers(min_value=1, max_value=200_000),
+    where=st.sampled_from(["top", "proofs", "events", "deal_id", "payload"]),
+)
+@settings(max_examples=budget(12, 120), deadline=None)
+def test_hostile_shapes_are_domain_outcomes_within_a_memory_bound(
+    piece: bytes, count: int, where: str
+) -> None:
+    """Property (issue 35): a hostile run anywhere in a bundle ends in a result with a stable
+    code, using memory within a small multiple of the input's bytes."""
+    run = piece * count
+    head = b'{"deal_id":"d","bundle_hash":"' + b"0" * 64 + b'",'
+    documents = {
+        "top": run,
+        "proofs": head + b'"events":[],"proofs":[' + run + b"]}",
+        "events": head + b'"proofs":[],"events":[' + run + b"]}",
+        "deal_id": b'{"deal_id":"' + run + b'","proofs":[],"events":[],"bundle_hash":""}',
+        "payload": head + b'"proofs":[],"events":[{"event_id":"e","payload":' + run + b"}]}",
+    }
+    data = documents[where]
+    tracemalloc.start()
+    try:
+        result = BundleVerifier().verify_bytes(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    step = result.failed_step
+    assert step is not None, (where, piece, count)
+    assert step.code in _KNOWN_CODES, step.code
+    assert peak < 32 * len(data) + 4 * MIB, (where, piece, count, peak / len(data))
