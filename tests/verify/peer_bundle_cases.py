@@ -67,6 +67,13 @@ def _flip_proof(bundle: dict[str, Any]) -> None:
     bundle["bundle_hash"] = bundle_hash(bundle)
 
 
+def _unbound_event_fields(bundle: dict[str, Any]) -> None:
+    """Unsigned fields beside the logged event's signed ones (issue 35): the event hash and the
+    log still hold, bundle_hash is recomputed."""
+    bundle["events"][-1].update(decision="auto_reject", payout_usd=900)
+    bundle["bundle_hash"] = bundle_hash(bundle)
+
+
 def _resign_sth(key: SigningKey) -> Change:
     def change(bundle: dict[str, Any]) -> None:
         head = bundle["signed_tree_head"]
@@ -157,6 +164,14 @@ def handmade_cases() -> list[Case]:
             deal_events(),
             event_changes={0: {"deal_id": "deal-other"}},
             tags={"event_deal_mismatch"},
+        )
+    )
+    add(
+        Case(
+            "event_unbound_fields",
+            deal_events(),
+            post=[_unbound_event_fields],
+            tags={"event_unbound_fields"},
         )
     )
     add(Case("inclusion_proof_flipped", deal_events(), post=[_flip_proof]))
@@ -785,6 +800,12 @@ def adapter_cases() -> list[Case]:
             deal_events(),
             proofs=[_adapter_proof(adapter_id="other.adapter.v1")],
             tags={"adapter", "adapter_id_not_the_contracts"},
+        ),
+        Case(
+            "adapter_version_not_the_contracts",
+            deal_events(),
+            proofs=[_adapter_proof(adapter_version="9.9.9")],
+            tags={"adapter", "adapter_version_not_the_contracts"},
         ),
         Case(
             "adapter_evaluation_without_contract",

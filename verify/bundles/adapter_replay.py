@@ -8,7 +8,8 @@ Seed 003 ("Artifact binding", "replay independence"): a bundle carries its own t
 statuses):
 
 1. shape (``adapter_evaluation_shape_invalid``): an object with a non-empty ``adapter_id`` (equal
-   to the embedded contract's, checked once the contract passed step 2), the embedded
+   to the embedded contract's, checked once the contract passed step 2, as is an
+   ``adapter_version`` the evaluation states), the embedded
    ``adapter_contract``, ``contract_hash``, ``input_schema_hash``, ``normalized_policy_inputs``,
    ``validation_result``; without an embedded contract nothing can be replayed, and that fails;
 2. the embedded contract passes the AdapterContract schema (``schema_fail``);
@@ -262,6 +263,15 @@ def _check_evaluation(
             expected=decl["adapter_id"],
             actual=adapter_id,
         )
+    # The evaluation names the version of the contract it embeds (docs/parity.md A-16), as it
+    # names its adapter_id: a claimed 9.9.9 around an embedded 0.1.0 is refused.
+    if "adapter_version" in ae and ae["adapter_version"] != decl["adapter_version"]:
+        raise _Replay(
+            "adapter_evaluation_shape_invalid",
+            f"{item.where}: adapter_version is not the embedded contract's",
+            expected=decl["adapter_version"],
+            actual=ae["adapter_version"],
+        )
     _check_result(ae, decl, item.raw_output, notes, validators)
     for warning in lifecycle_of(decl).warnings:
         pointer = f", replaced by {warning['replaced_by']}" if warning["replaced_by"] else ""
@@ -301,7 +311,14 @@ def _check_decision(
             expected=decision.action,
             actual=payload["decision"],
         )
-    bound = by_contract.get(payload.get("contract_hash", ""))
+    named = payload.get("contract_hash", "")
+    if not isinstance(named, str):  # docs/formats.md §4: a contract_hash is a hex string
+        raise _Replay(
+            "adapter_evaluation_shape_invalid",
+            f"events[{index}].payload.contract_hash must be a string",
+            actual=named,
+        )
+    bound = by_contract.get(named)
     if bound is not None and not _same_bytes(
         bound["normalized_policy_inputs"], decision.evaluated_inputs
     ):

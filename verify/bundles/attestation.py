@@ -16,7 +16,6 @@ the caller trusts; without one it is ``unanchored``.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -24,6 +23,7 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.json.forms import same_digest
 from affidavit.verify.results import Result, StepResult
 
 __all__ = ["verify_attestation"]
@@ -70,7 +70,7 @@ def verify_attestation(
     message = py_compact(body)
     recomputed = sha256_hex(message)
     steps = [StepResult.ok("parse")]
-    if hmac.compare_digest(recomputed, claimed):
+    if same_digest(recomputed, claimed):
         steps.append(StepResult.ok("payload_hash"))
     else:
         mismatch = errors.BundleError(

@@ -22,7 +22,6 @@ Events are checked strictly: all eight fields present, seven strings and an obje
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -39,6 +38,7 @@ from affidavit.verify.bundles.views import EVENT_FIELDS, HASHED_FIELDS, Events
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.canonical import py_compact, py_spaced, sha256_hex
+from affidavit.verify.json.forms import same_digest
 from affidavit.verify.results import StepResult
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def chain_step(
             )
         known = known_hashes[index] if known_hashes is not None else None
         recomputed = event_hash(event.raw) if known is None else known
-        if not hmac.compare_digest(recomputed, event.hash):
+        if not same_digest(recomputed, event.hash):
             error = errors.BundleError(
                 "event.hash_mismatch", f"events[{index}].hash does not match its fields"
             )
@@ -204,6 +204,7 @@ class ActorCheck(NamedTuple):
     trusted: frozenset[int]  # signed under a key the caller trusts (not only the bundle's)
 
 
+_SIGNATURE_KEYS: Final = frozenset(("key_id", "signature"))
 SELF_ASSERTED_REASON: Final = (
     "the signatures verify only under keys the bundle itself carries (its key_directory), "
     "not under actor keys the caller trusts"
@@ -237,6 +238,12 @@ def actor_signature_check(
         if not isinstance(key_id, str) or not key_id:
             bad = errors.BundleError(
                 "event.malformed", f"events[{index}].actor_signature lacks a key_id"
+            )
+            return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
+        if not signature.keys() <= _SIGNATURE_KEYS:  # docs/formats.md §4: {key_id, signature}
+            bad = errors.BundleError(
+                "event.malformed",
+                f"events[{index}].actor_signature has fields no signature covers",
             )
             return ActorCheck(StepResult.failed(STEP_ACTORS, bad, index=index), none, none)
         entry: Any = directory.get(key_id)

@@ -94,18 +94,26 @@ def _hashed_fields_text(event: Any, text: str) -> str | None:
     return text[:start] + text[start + len(pair) :]
 
 
-def encode_once(bundle: Mapping[str, Any]) -> Encoded | None:
+def encode_once(bundle: Mapping[str, Any], *, proof_hashes: bool = True) -> Encoded | None:
     """``bundle_hash`` (docs/formats.md §4), every event hash and every proof hash from one encoding
     of each event and proof. None when a value has no encoding: the plain path then reports it.
+
+    ``proof_hashes=False``: only the work a verdict needs when no event binds the proofs (issue
+    35): the proofs are written as one array, no text or hash per proof (``proof_hashes`` is
+    then empty), so a bundle of millions of tiny proofs costs one encoding, not a hash each.
     """
     try:
         events = [py_marked(event) for event in bundle["events"]]
-        proofs = [py_marked(proof) for proof in bundle["proofs"]]
+        if proof_hashes:
+            proofs = [py_marked(proof) for proof in bundle["proofs"]]
+            proofs_text = "[" + ITEM_MARK.join(proofs) + "]"
+        else:
+            proofs, proofs_text = [], py_marked(bundle["proofs"])
         pairs = [
             ("deal_id", py_marked(bundle["deal_id"])),
             ("events", "[" + ITEM_MARK.join(events) + "]"),
             ("merkle_inclusion", py_marked(bundle.get("merkle_inclusion"))),
-            ("proofs", "[" + ITEM_MARK.join(proofs) + "]"),
+            ("proofs", proofs_text),
         ]
         if "spec_version" in bundle:
             pairs.append(("spec_version", py_marked(bundle["spec_version"])))

@@ -15,8 +15,10 @@ actor reported is the event's. With a ``key_directory`` (flat ``{key_id: entry}`
 ``keys_by_key_id``) the directory is the source of the key: the entry's key must equal it
 (``event.key_mismatch``), the directory's actor must be the signed event's
 (``event.actor_mismatch``), the key must be active (``event.key_inactive``; in the nested shape
-the status is required) and the signing time (``signed_at``, else the event time) inside
-``issued_at <= t < revoked_at``, compared as RFC 3339 instants (``event.key_not_valid``). Without
+the status is required) and the event's own time inside ``issued_at <= t < revoked_at``,
+compared as RFC 3339 instants (``event.key_not_valid``). An entry's ``signed_at`` is signed by
+nothing: it can only refuse (a key not valid at the stated time, as the peer checks), never
+admit; the caller's trust (:mod:`.actor_trust`) is judged at the event time only. Without
 a directory the entry's own key is used. Reported like the peer: ``binding_present``,
 ``binding_verified``, ``binding_source``, ``bindings_checked``. Fail closed: one bad signature
 fails the step; all good but not under caller-trusted keys is ``self_asserted`` (docs/adr/0008).
@@ -24,14 +26,20 @@ fails the step; all good but not under caller-trusted keys is ``self_asserted`` 
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.actor_keys import TRUST_BUNDLE, TRUST_CALLER, directory_entries
+from affidavit.verify.bundles.actor_keys import (
+    TRUST_BUNDLE,
+    TRUST_CALLER,
+    directory_entries,
+    key_valid_at,
+    parse_instant,
+)
 from affidavit.verify.bundles.events import SELF_ASSERTED_REASON, check_directory_signature
 from affidavit.verify.json.canonical import py_compact, sha256_hex
+from affidavit.verify.json.forms import same_digest
 from affidavit.verify.results import StepResult
 
 if TYPE_CHECKING:
@@ -94,7 +102,7 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
         )
     recomputed = sidecar_hash(sidecar)
     claimed = sidecar.get("sidecar_hash")
-    if not isinstance(claimed, str) or not hmac.compare_digest(recomputed, claimed):
+    if not same_digest(recomputed, claimed):
         mismatch = errors.BundleError(
             "bundle.sidecar_hash_mismatch", "sidecar_hash does not recompute"
         )
@@ -139,7 +147,9 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
                     f"actor {entry['actor_id']!r}; the signed event's actor is "
                     f"{event['actor_id']!r} (reported)"
                 )
-            when = entry.get("signed_at") or event["timestamp"]
+            # The caller's key window is judged at the signed, logged event time only: an
+            # entry's signed_at is covered by no signature and no log (docs/formats.md §4).
+            when = event["timestamp"]
             if trust is None or not trust.vouches(key_b64, event["actor_id"], when):
                 all_trusted = False
             actors.add(event["actor_id"])
@@ -178,14 +188,23 @@ def _check_entry(
             "bundle.sidecar_malformed", "a sidecar signature lacks a required field"
         ), ""
     key_id = entry["key_id"]
-    when = entry.get("signed_at") or event["timestamp"]
-    if not isinstance(when, str):
+    # docs/formats.md §4 sidecar: the window is judged at the event's own timestamp, which the
+    # event hash, the signature and (for the finality event) the log bind. ``signed_at`` is
+    # bound by nothing: it may refuse a signature (a key not valid at the time the entry
+    # states), never admit one. A falsy signed_at is absent, as before.
+    stated = entry.get("signed_at") or None
+    if stated is not None and not isinstance(stated, str):
         return errors.BundleError(
             "bundle.sidecar_malformed", "signed_at must be an RFC 3339 string"
         ), ""
+    when = event["timestamp"]
     if directory is None:
-        # No directory: the entry's own key, bound to the signed event's actor from the signing
-        # time on. The label is not the truth; the signature covers the event's actor.
+        # No directory: the entry's own key, bound to the signed event's actor at the event
+        # time. The label is not the truth; the signature covers the event's actor.
+        if stated is not None and parse_instant(stated) is None:
+            return errors.BundleError(
+                "event.key_not_valid", f"signed_at {stated!r} is not an RFC 3339 time"
+            ), ""
         own = {"actor_id": event["actor_id"], "public_key_base64": entry["public_key_base64"]}
         own["issued_at"], own["revoked_at"] = when, None
         signature = entry["signature_base64"]
@@ -200,4 +219,15 @@ def _check_entry(
     problem = check_directory_signature(
         event, listed, key_id, entry["signature_base64"], when, status_required=nested
     )
+    if (
+        problem is None
+        and stated is not None
+        and isinstance(listed, dict)
+        and not key_valid_at(listed, stated)
+    ):
+        problem = errors.BundleError(
+            "event.key_not_valid",
+            f"key {key_id!r} is not valid at the stated signed_at {stated!r} "
+            f"(issued_at={listed.get('issued_at')!r}, revoked_at={listed.get('revoked_at')!r})",
+        )
     return problem, entry["public_key_base64"]

@@ -58,7 +58,6 @@ the environment or the network.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -80,6 +79,7 @@ from affidavit.verify.contracts.validators import ValidatorRegistry, default_reg
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.treehead import SignedTreeHead, parse_sth
+from affidavit.verify.json.forms import same_digest
 from affidavit.verify.json.strict import loads
 from affidavit.verify.results import Result, StepResult
 
@@ -195,7 +195,10 @@ class BundleVerifier:
         view = _read_parts(unverified_bundle)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
-        encoded = encode_once(bundle)
+        # Per-proof hashes only when an event binds the proofs (step 4): do only the work a
+        # verdict needs (issue 35).
+        binds = any("proof_hashes" in event.payload for event in view.events.items)
+        encoded = encode_once(bundle, proof_hashes=binds)
         # 2. bundle_hash: recomputed from the bytes received (docs/formats.md §1, §4).
         steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
         # 3. event_chain: shape, deal, ids, hashes, prev_hash links (docs/formats.md §4 "Event").
@@ -207,7 +210,7 @@ class BundleVerifier:
         sth, sth_step = self._sth_step(view.tree_head)
         if chain.status == "ok":
             # 4. proof_binding: events listing proof_hashes list exactly these proofs.
-            proof_hashes = None if encoded is None else encoded.proof_hashes
+            proof_hashes = None if encoded is None or not binds else encoded.proof_hashes
             steps.append(_proof_binding(view, warnings, proof_hashes))
             steps.append(inclusion)  # 5.
             steps.append(sth_step)  # 6.
@@ -297,7 +300,7 @@ class BundleVerifier:
             recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
         except errors.CanonicalError as e:
             return StepResult.failed("bundle_hash", e)
-        if not hmac.compare_digest(recomputed, bundle["bundle_hash"]):
+        if not same_digest(recomputed, bundle["bundle_hash"]):
             error = errors.BundleError(
                 "bundle.hash_mismatch", "bundle_hash does not match the bundle"
             )

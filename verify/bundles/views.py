@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from affidavit.verify.crypto.treehead import SignedTreeHead
 
 __all__ = [
+    "ALLOWED_EVENT_KEYS",
     "EVENT_FIELDS",
     "HASHED_FIELDS",
     "BundleView",
@@ -50,6 +51,10 @@ HASHED_FIELDS: Final = (
     "prev_hash",
 )
 EVENT_FIELDS: Final = (*HASHED_FIELDS, "hash")
+# docs/formats.md §4 "Event": the eight fields, and a spec 3.0.0 ``actor_signature`` (its own
+# signature covers the hashed fields). Any other key is covered by neither the event hash nor
+# the log nor a signature: it is refused (``event.malformed``), never shown or passed on.
+ALLOWED_EVENT_KEYS: Final = frozenset((*EVENT_FIELDS, "actor_signature"))
 
 
 class Event(NamedTuple):
@@ -87,6 +92,10 @@ def _shape_problem(event: Any, index: int) -> str | None:
             return (
                 f"events[{index}].{name} must be {'an object' if expected is dict else 'a string'}"
             )
+    unbound = [key for key in event if key not in ALLOWED_EVENT_KEYS]
+    if unbound:
+        names = ", ".join(repr(key) for key in unbound[:5])
+        return f"events[{index}] has fields the event hash does not cover: {names}"
     return None
 
 
@@ -121,6 +130,7 @@ def parse_events(raw_events: Sequence[Any]) -> Events:
                 and type(view.payload) is dict
                 and type(view.prev_hash) is str
                 and type(view.hash) is str
+                and event.keys() <= ALLOWED_EVENT_KEYS
             ):
                 items.append(view)
                 continue

@@ -104,9 +104,16 @@ class VerifiedNote:
 
 
 def is_key_name(name: str) -> bool:
-    """Whether ``name`` can name a note key: non-empty, no Unicode space, no '+' (signed-note);
-    the one rule for logs, verifier keys, witnesses and cosigners."""
-    return bool(name) and "+" not in name and not any(c.isspace() for c in name)
+    """Whether ``name`` can name a note key: non-empty UTF-8 text, no Unicode space, no '+'
+    (signed-note); the one rule for logs, verifier keys, witnesses and cosigners. A lone
+    surrogate (a command-line byte that is not UTF-8, PEP 383) has no UTF-8 form: not a name."""
+    if not name or "+" in name or any(c.isspace() for c in name):
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_key_name(name: str) -> str:

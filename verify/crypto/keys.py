@@ -160,10 +160,15 @@ class Ed25519PublicKey:
         """Parse strict standard base64 of 32 bytes.
 
         Raises:
-            ``key.bad_base64``: not canonical base64.
+            ``key.bad_base64``: not canonical base64, or not text at all (a document's
+                ``public_key_base64`` may hold any JSON value).
             ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: as for
                 the constructor.
         """
+        if not isinstance(text, (str, bytes)):
+            raise errors.KeyMaterialError(
+                "key.bad_base64", f"public key: {type(text).__name__} is not base64 text"
+            )
         try:
             raw = b64decode_strict(text)
         except (ValueError, UnicodeError) as e:

@@ -18,6 +18,7 @@ from affidavit.verify import _lazy_names
 # docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
 _HOME = {
     "DEFAULT_MAX_BYTES": "strict",
+    "DEFAULT_MAX_CONTAINERS": "strict",
     "FORMS": "canonical",
     "Form": "canonical",
     "HEX64": "forms",
@@ -38,6 +39,7 @@ _HOME = {
     "py_compact": "canonical",
     "py_marked": "_fastpath",
     "py_spaced": "canonical",
+    "same_digest": "forms",
     "sha256_hex": "canonical",
     "unmark": "canonical",
 }

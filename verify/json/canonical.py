@@ -82,17 +82,22 @@ def jcs(value: Any) -> bytes:
     Raises:
         ``canonical.*``: ``canonical.unsafe_integer``, ``canonical.non_string_key``,
             ``canonical.non_finite``, ``canonical.lone_surrogate``,
-            ``canonical.unsupported_type``.
+            ``canonical.unsupported_type`` (also a value nested too deeply to encode).
     """
     path = _scan(value)
-    if path is _Path.C_ENCODER:
-        text = c_jcs_text(value)  # _fastpath trick 1: already the RFC 8785 text
-    elif path is _Path.FLOAT_PLACEHOLDERS:
-        # _fastpath trick 3; None when a document's string looked like a placeholder
-        placed = with_es6_floats(value, _es6_unless_repr)
-        text = "".join(_encode_slow(value)) if placed is None else placed
-    else:
-        text = "".join(_encode_slow(value))
+    try:
+        if path is _Path.C_ENCODER:
+            text = c_jcs_text(value)  # _fastpath trick 1: already the RFC 8785 text
+        elif path is _Path.FLOAT_PLACEHOLDERS:
+            # _fastpath trick 3; None when a document's string looked like a placeholder
+            placed = with_es6_floats(value, _es6_unless_repr)
+            text = "".join(_encode_slow(value)) if placed is None else placed
+        else:
+            text = "".join(_encode_slow(value))
+    except RecursionError as e:  # a library caller's value nested past the interpreter's limit
+        raise errors.CanonicalError(
+            "canonical.unsupported_type", "the value is nested too deeply to encode"
+        ) from e
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:

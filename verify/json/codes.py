@@ -37,6 +37,11 @@ PARSE: Final = (
     Code("json.number_too_large", INPUT, "An integer literal has more than 4,300 digits."),
     Code("json.syntax", INPUT, "Not well-formed JSON (RFC 8259)."),
     Code("json.too_deep", INPUT, "Arrays and objects nest deeper than the limit (default 128)."),
+    Code(
+        "json.too_many_items",
+        INPUT,
+        "More objects and arrays than the limit (default 1,000,000) in one document.",
+    ),
     Code("json.too_large", INPUT, "The document is larger than the size limit (default 64 MiB)."),
     Code("json.trailing_data", INPUT, "Data follows the JSON value."),
     Code("json.wrong_type", INPUT, "The JSON value is not of the expected type (e.g. an object)."),

@@ -25,6 +25,7 @@ checked (``2026-02-30`` is refused). This module is on the ``verify bundle`` pat
 
 from __future__ import annotations
 
+import hmac
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -41,6 +42,7 @@ __all__ = [
     "format_utc_fraction",
     "is_hex64",
     "parse_utc",
+    "same_digest",
 ]
 
 HEX64_PATTERN: Final = "[0-9a-f]{64}"
@@ -58,6 +60,17 @@ def is_hex64(value: object, *, any_case: bool = False) -> bool:
     if not isinstance(value, str):
         return False
     return (_HEX64_ANY_CASE if any_case else HEX64).fullmatch(value) is not None
+
+
+def same_digest(recomputed: str, claimed: object) -> bool:
+    """Whether ``claimed`` is exactly the text of the ``recomputed`` digest, compared in constant
+    time. A claim of any other type, or holding any character (non-ASCII included), is simply a
+    different value: never an error (docs/formats.md §1, verify over what you received)."""
+    if not isinstance(claimed, str):
+        return False
+    return hmac.compare_digest(
+        recomputed.encode("utf-8", "surrogatepass"), claimed.encode("utf-8", "surrogatepass")
+    )
 
 
 def format_utc(moment: datetime) -> str:

@@ -9,6 +9,8 @@ line and column, when it has any of (docs/formats.md §1 "Strict input"):
 
 * a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
 * more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
+* more than ``max_containers`` objects and arrays (``json.too_many_items``; default 1,000,000),
+  counted in the same pass, so a document of millions of ``{}`` is refused before it is built;
 * nesting deeper than ``max_depth`` (``json.too_deep``; default 128), checked before parsing, so
   10,000-deep input costs one linear scan and never reaches the recursive parser;
 * a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
@@ -33,15 +35,33 @@ from typing import Any, Final, NoReturn
 
 from affidavit.verify import errors
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "MAX_INT_DIGITS", "load_object", "loads"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_CONTAINERS",
+    "DEFAULT_MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "load_object",
+    "loads",
+]
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH: Final = 128
+# Objects and arrays one document may make (issue 35): each costs ~64-230 bytes parsed, from as
+# little as two bytes of input ("{}"), so memory stays a small multiple of the input's bytes.
+DEFAULT_MAX_CONTAINERS: Final = 1_000_000
 # CPython's default int_max_str_digits (Python 3.11+): the longest integer literal read.
 MAX_INT_DIGITS: Final = 4300
 
-# Strings are skipped when measuring depth: brackets inside them do not nest.
-_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# The depth pre-scan is one linear pass with memory of one copy of the input (issue 35: an
+# unterminated run of \" pairs made the old string pattern restart a scan to the end at every
+# quote, quadratic, and its repeated group kept ~70 bytes of match state per input byte).
+# First every escaped quote is made inert: backslash runs pair up from the left, as inside a JSON
+# string (RFC 8259 §7), so after "\\\\" -> "__" a quote is escaped exactly when a backslash is
+# left before it (two bytes.replace passes, C speed, same offsets). Then a string is a quote,
+# non-quotes, and its closing quote or the end of the input; brackets inside it do not nest.
+# Before the first backslash outside a string (a syntax error the parser stops at) this finds
+# exactly the depths the parser would reach.
+_STRING_OR_BRACKET = re.compile(rb'"[^"]*(?:"|\Z)|[\[\]{}]')
 # An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
 _ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
 # Any escaped surrogate (paired or not): only then can the parsed value hold a lone one.
@@ -61,6 +81,7 @@ def loads(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    max_containers: int = DEFAULT_MAX_CONTAINERS,
 ) -> Any:
     """Parse one strict JSON document and return plain Python values.
 
@@ -89,7 +110,7 @@ def loads(
         raise errors.ParseError(
             code, f"invalid UTF-8 at byte {e.start}", line=line, column=column
         ) from e
-    _check_depth(raw, max_depth)
+    _check_depth(raw, max_depth, max_containers)
     try:
         value = _decode(text)
     except _DuplicateKey as e:
@@ -221,15 +242,26 @@ _CHECKED_DECODER: Final = json.JSONDecoder(
 # Checks and error locations.
 
 
-def _check_depth(raw: bytes, max_depth: int) -> None:
-    # Fast path: a document with fewer brackets than the limit cannot nest past it.
-    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+def _check_depth(raw: bytes, max_depth: int, max_containers: int) -> None:
+    # Fast path: a document with fewer brackets than both limits cannot pass either.
+    if raw.count(b"[") + raw.count(b"{") <= min(max_depth, max_containers):
         return
-    depth = 0
-    for match in _STRING_OR_BRACKET.finditer(raw):
+    depth = containers = 0
+    inert = raw.replace(b"\\\\", b"__").replace(b'\\"', b"__")
+    for match in _STRING_OR_BRACKET.finditer(inert):
         token = match.group()
         if token in (b"[", b"{"):
             depth += 1
+            containers += 1
+            if containers > max_containers:
+                line, column = _position_of_byte(raw, match.start())
+                raise errors.ParseError(
+                    "json.too_many_items",
+                    f"more than {max_containers} objects and arrays",
+                    line=line,
+                    column=column,
+                    details={"limit": max_containers},
+                )
             if depth > max_depth:
                 line, column = _position_of_byte(raw, match.start())
                 raise errors.ParseError(

@@ -84,6 +84,7 @@ DELIBERATE: Final = (
     Deliberate("first_prev_hash", "B-05", True, frozenset({"event.chain_broken"})),
     Deliberate("duplicate_event_id", "B-06", True, frozenset({"event.duplicate_id"})),
     Deliberate("event_deal_mismatch", "B-06", True, frozenset({"event.deal_mismatch"})),
+    Deliberate("event_unbound_fields", "B-26", True, frozenset({"event.malformed"})),
     Deliberate("no_inclusion", "B-08", True, frozenset({"bundle.unanchored"})),
     Deliberate("no_sth", "B-10", True, frozenset({"bundle.unanchored"})),
     Deliberate("unknown_spec_version", "B-25", True, frozenset({"bundle.unsupported_version"})),
@@ -116,6 +117,9 @@ DELIBERATE: Final = (
         frozenset({"adapter.matched_rule_does_not_fire"}),
     ),
     Deliberate("adapter_id_not_the_contracts", "A-14", True, frozenset({"adapter.shape_invalid"})),
+    Deliberate(
+        "adapter_version_not_the_contracts", "A-16", True, frozenset({"adapter.shape_invalid"})
+    ),
     Deliberate(
         "adapter_names_another_validator",
         "A-15",

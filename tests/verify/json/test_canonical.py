@@ -234,3 +234,14 @@ def test_float_placeholders_never_capture_a_documents_own_strings(
 @settings(max_examples=300)
 def test_each_jcs_path_gives_the_same_bytes(value: object) -> None:
     assert jcs(value) == "".join(canonical._encode_slow(value)).encode()
+
+
+@pytest.mark.parametrize("leaf", [[], {"a": 1.0}, {"\U0001f600": 1}])
+def test_jcs_of_a_value_nested_too_deeply_is_a_canonical_error(leaf: object) -> None:
+    # As a library jcs() takes any value: a nesting past the interpreter's recursion limit is
+    # one domain error (issue 35), whichever encoder path the value takes.
+    value: object = leaf
+    for _ in range(5000):
+        value = [value] if isinstance(leaf, list) else {"a": value}
+    with raises_code("canonical.unsupported_type"):
+        jcs(value)

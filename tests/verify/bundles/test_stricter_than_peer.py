@@ -1,0 +1,67 @@
+"""Inputs Affidavit refuses and aigentsy-verify 1.6.3 accepts, each with its reason in
+docs/parity.md (issue 35): an empty value is never read as "absent", and a hash has one form.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from affidavit.verify.bundles.hashing import bundle_hash
+
+from tests.verify.bundles.test_bundle_support import OUTPUTS, stamp, verifier
+
+
+@pytest.fixture(scope="module")
+def plain() -> dict[str, Any]:
+    return stamp(OUTPUTS)["accepted"]  # four leaves in one log: a non-empty audit path
+
+
+@pytest.fixture(scope="module")
+def signed() -> dict[str, Any]:
+    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
+
+
+def _failed(bundle: dict[str, Any]) -> tuple[str, str | None]:
+    step = verifier().verify(bundle).failed_step
+    assert step is not None
+    return step.name, step.code
+
+
+def test_uppercase_hex_proof_node(plain: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(plain)
+    path = bundle["merkle_inclusion"]["proof"]
+    assert path
+    node = path[0]
+    if isinstance(node, dict):
+        node["hash"] = node["hash"].upper()
+    else:
+        path[0] = node.upper()
+    bundle["bundle_hash"] = bundle_hash(bundle)
+    assert _failed(bundle) == ("merkle_inclusion", "bundle.inclusion_malformed")
+
+
+def test_empty_directory_actor_id(signed: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(signed)
+    for entry in bundle["key_directory"].values():
+        entry["actor_id"] = ""
+    assert _failed(bundle) == ("actor_signatures", "event.actor_mismatch")
+
+
+def test_empty_sidecar_object(plain: dict[str, Any]) -> None:
+    bundle = {**plain, "actor_signature_sidecar": {}}
+    assert _failed(bundle) == ("actor_signature_sidecar", "bundle.sidecar_malformed")
+
+
+def test_empty_inclusion_object(plain: dict[str, Any]) -> None:
+    bundle = {**plain, "merkle_inclusion": {}}
+    bundle["bundle_hash"] = bundle_hash(bundle)
+    assert _failed(bundle) == ("merkle_inclusion", "bundle.inclusion_malformed")
+
+
+def test_empty_actor_signature(signed: dict[str, Any]) -> None:
+    bundle = copy.deepcopy(signed)
+    bundle["events"][0]["actor_signature"] = {}
+    bundle["bundle_hash"] = bundle_hash(bundle)
+    assert _failed(bundle) == ("actor_signatures", "event.malformed")

@@ -1,0 +1,196 @@
+"""Hostile shapes under the 64 MiB cap: the strict parser's work grows linearly with its input
+(issue 35). Outcomes and codes are asserted, never wall time: a quadratic scan shows up as a run
+that does not end (the inputs here would take hours), not as a flaky timing.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Final
+
+import pytest
+from affidavit.verify import errors
+from affidavit.verify.bundles.verifier import BundleVerifier
+from affidavit.verify.json.strict import DEFAULT_MAX_DEPTH, loads
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.budget import budget
+from tests.conftest import raises_code
+
+MIB = 2**20
+
+
+def _quote_heavy(size: int) -> bytes:
+    """More than 128 brackets (two deep), then an unterminated string of escaped quotes."""
+    head = b"[" + b"[]," * 130 + b'"'
+    return head + b'\\"' * ((size - len(head)) // 2)
+
+
+@pytest.mark.parametrize("size", [64 * 1024, 4 * MIB])
+def test_quote_heavy_input_is_one_linear_scan(size: int) -> None:
+    with raises_code("json.syntax"):
+        loads(_quote_heavy(size))
+
+
+def test_a_string_ending_in_a_backslash_is_scanned_to_its_end() -> None:
+    document = b"[" * (DEFAULT_MAX_DEPTH + 1) + b'"' + b"\\"  # too deep before the string
+    with raises_code("json.too_deep"):
+        loads(document)
+    with raises_code("json.syntax"):
+        loads(b"[" + b"[]," * 130 + b'"[[[\\')
+
+
+def _reference_depth(raw: bytes) -> tuple[int, bool]:
+    """The deepest nesting outside strings, one byte at a time (a string that never ends runs
+    to the end of the input), up to the first backslash outside a string, where a parser stops
+    (a syntax error); and whether there is one."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        char = chr(byte)
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == "\\":
+            return deepest, True
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest, False
+
+
+_PIECES = st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b'\\"', b"a", b",", b":", b"\n"])
+
+
+@given(st.lists(_PIECES, max_size=400), st.integers(min_value=1, max_value=12))
+@settings(max_examples=budget(300, 3000), deadline=None)
+def test_depth_is_refused_exactly_when_the_reference_finds_it_too_deep(
+    pieces: list[bytes], limit: int
+) -> None:
+    """Exact where the document can be read that far; past a stray backslash (a syntax error
+    the parser stops at) any domain error is fine, never a traceback."""
+    raw = b"".join(pieces)
+    deepest, stray = _reference_depth(raw)
+    try:
+        loads(raw, max_depth=limit)
+        refused = False
+    except errors.ParseError as e:
+        refused = e.code == "json.too_deep"
+    if deepest > limit:
+        assert refused, raw
+    elif not stray:
+        assert not refused, raw
+
+
+# -- issue 35, hole 3: what one input may make, and only the work a verdict needs --------------
+
+
+def _bundle(field: bytes, item: bytes, size: int) -> bytes:
+    head = b'{"deal_id":"d","bundle_hash":"' + b"0" * 64 + b'",'
+    head += b'"proofs":[],"events":[' if field == b"events" else b'"events":[],"proofs":['
+    count = max(1, (size - len(head) - 2) // (len(item) + 1))
+    return head + b",".join([item] * count) + b"]}"
+
+
+_EVENT = (
+    b'{"event_id":"e","event_type":"PROOF_READY","deal_id":"d","actor_id":"a",'
+    b'"timestamp":"2026-01-01T00:00:00Z","payload":{},"prev_hash":"","hash":"' + b"0" * 64 + b'"}'
+)
+SHAPES = {
+    "quote-heavy": (_quote_heavy(8 * MIB), "json.syntax"),
+    "deep": (b"[" * (8 * MIB), "json.too_deep"),
+    "wide-proofs": (_bundle(b"proofs", b"{}", 4 * MIB), "json.too_many_items"),
+    "many-proofs": (
+        _bundle(b"proofs", b'{"p":' + b"1" * 60 + b"}", 1 * MIB),
+        "bundle.hash_mismatch",
+    ),
+    "many-events": (_bundle(b"events", _EVENT, 1 * MIB), "bundle.hash_mismatch"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_pathological_bundles_are_refused_within_a_memory_bound(name: str) -> None:
+    data, code = SHAPES[name]
+    verifier = BundleVerifier()
+    tracemalloc.start()
+    try:
+        result = verifier.verify_bytes(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    step = result.failed_step
+    assert step is not None
+    assert step.code == code, result.to_json()
+    assert peak < 32 * len(data), f"{name}: peak {peak / len(data):.1f} bytes per input byte"
+
+
+def test_the_container_cap_is_an_argument_and_counts_no_string() -> None:
+    assert loads(b'["[[[{{{"]', max_containers=1) == ["[[[{{{"]
+    with raises_code("json.too_many_items") as caught:
+        loads(b"[[], {}]", max_containers=2)
+    assert caught.value.details["limit"] == 2
+    assert loads(b"[[], {}]", max_containers=3) == [[], {}]
+
+
+_HOSTILE_PIECES: Final = (
+    b"{},",
+    b"[],",
+    b"[",
+    b"{",
+    b'"\\"',
+    b"\\",
+    b'"a",',
+    b"1,",
+    b'{"a":',
+    b"]",
+)
+_KNOWN_CODES: Final = frozenset(
+    entry["code"]
+    for entry in json.loads(
+        (Path(__file__).resolve().parents[3] / "specs" / "error-codes.json").read_text()
+    )["codes"]
+)
+
+
+@given(
+    piece=st.sampled_from(_HOSTILE_PIECES),
+    count=st.integers(min_value=1, max_value=200_000),
+    where=st.sampled_from(["top", "proofs", "events", "deal_id", "payload"]),
+)
+@settings(max_examples=budget(12, 120), deadline=None)
+def test_hostile_shapes_are_domain_outcomes_within_a_memory_bound(
+    piece: bytes, count: int, where: str
+) -> None:
+    """Property (issue 35): a hostile run anywhere in a bundle ends in a result with a stable
+    code, using memory within a small multiple of the input's bytes."""
+    run = piece * count
+    head = b'{"deal_id":"d","bundle_hash":"' + b"0" * 64 + b'",'
+    documents = {
+        "top": run,
+        "proofs": head + b'"events":[],"proofs":[' + run + b"]}",
+        "events": head + b'"proofs":[],"events":[' + run + b"]}",
+        "deal_id": b'{"deal_id":"' + run + b'","proofs":[],"events":[],"bundle_hash":""}',
+        "payload": head + b'"proofs":[],"events":[{"event_id":"e","payload":' + run + b"}]}",
+    }
+    data = documents[where]
+    tracemalloc.start()
+    try:
+        result = BundleVerifier().verify_bytes(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    step = result.failed_step
+    assert step is not None, (where, piece, count)
+    assert step.code in _KNOWN_CODES, step.code
+    assert peak < 32 * len(data) + 4 * MIB, (where, piece, count, peak / len(data))
