@@ -1,9 +1,11 @@
 """The suite's own rules (issue 36, docs/testing.md): under CI a skip fails unless the test is a
-marked vector generator; no test reads a path outside the checkout or ../shared."""
+marked vector generator; no test reads a path outside the checkout or ../shared; a failure in a
+worker thread or task reaches the test."""
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import os
 import re
 import subprocess
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.workers import Worker, gather_all
 
 _CONFTEST = """
 from tests.conftest import pytest_make_collect_report, pytest_runtest_makereport
@@ -122,3 +125,39 @@ def test_no_test_reads_a_path_outside_the_checkout_or_shared() -> None:
         and _ELSEWHERE.search(node.value)
     ]
     assert not found, found
+
+
+def test_a_failure_in_a_worker_thread_reaches_the_test() -> None:
+    def fails() -> None:
+        raise AssertionError("index 7 twice")
+
+    worker = Worker(fails)
+    worker.start()
+    with pytest.raises(AssertionError, match="index 7 twice"):
+        worker.check(10)
+    done = Worker(lambda: 42)
+    done.start()
+    assert done.check(10) == 42
+
+
+def test_gather_all_raises_what_a_task_raised_after_all_ended() -> None:
+    ended: list[int] = []
+
+    async def one(n: int) -> int:
+        await asyncio.sleep(0.01 * n)
+        ended.append(n)
+        if n == 1:
+            raise AssertionError("index 3 twice")
+        return n
+
+    with pytest.raises(AssertionError, match="index 3 twice"):
+        asyncio.run(gather_all(*(one(n) for n in range(4))))
+    assert sorted(ended) == [0, 1, 2, 3]  # none was cancelled
+    assert asyncio.run(gather_all(*(one(n) for n in (0, 2)))) == [0, 2]
+
+    async def two_fail() -> list[object]:
+        return await gather_all(one(1), one(1))
+
+    with pytest.raises(BaseExceptionGroup) as group:
+        asyncio.run(two_fail())
+    assert len(group.value.exceptions) == 2
