@@ -1,7 +1,8 @@
 """Shared fixtures: where the peers' vectors live, golden-file comparison, exact error codes.
 
-Also the suite's rule for CI (docs/testing.md): under ``CI=true`` a skip is a failure unless the
-test is marked ``generator`` (a vector generator, run only when asked).
+Also the suite's two rules for CI (docs/testing.md): under ``CI=true`` a skip is a failure
+unless the test is marked ``generator`` (a vector generator, run only when asked), and every
+Hypothesis test runs under the suite's profile (tests/budget.py: no wall-clock deadline).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import TYPE_CHECKING
 import pytest
 from affidavit.verify.errors import AffidavitError
 
-from tests.budget import IN_CI
+from tests.budget import IN_CI, load_hypothesis_profile
 
 if TYPE_CHECKING:
     from tests.pg import PgCluster
+
+load_hypothesis_profile()
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "vectors"

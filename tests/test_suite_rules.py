@@ -1,6 +1,7 @@
 """The suite's own rules (issue 36, docs/testing.md): under CI a skip fails unless the test is a
-marked vector generator; no test reads a path outside the checkout or ../shared; a failure in a
-worker thread or task reaches the test."""
+marked vector generator; no test reads a path outside the checkout or ../shared; Hypothesis runs
+on example budgets, not a wall-clock deadline; a failure in a worker thread or task reaches the
+test."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
+from tests.budget import PROFILE
 from tests.conftest import ROOT
 from tests.workers import Worker, gather_all
 
@@ -125,6 +128,14 @@ def test_no_test_reads_a_path_outside_the_checkout_or_shared() -> None:
         and _ELSEWHERE.search(node.value)
     ]
     assert not found, found
+
+
+def test_hypothesis_runs_on_budgets_not_a_deadline() -> None:
+    assert settings.get_current_profile_name() == PROFILE
+    assert settings.default.deadline is None
+    # a test's own settings keep what they do not name from the profile
+    assert settings(max_examples=5).deadline is None
+    assert HealthCheck.too_slow in settings(max_examples=5).suppress_health_check
 
 
 def test_a_failure_in_a_worker_thread_reaches_the_test() -> None:
