@@ -7,17 +7,25 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
+from affidavit.attest.keyring import derive_test_key
 from hypothesis import HealthCheck, settings
 
 from tests.budget import PROFILE
 from tests.conftest import ROOT
+from tests.processes import RegistryProcess
+from tests.witness.helpers import Tree, WitnessProcess, write_key
 from tests.workers import Worker, gather_all
 
 _CONFTEST = """
@@ -172,3 +180,64 @@ def test_gather_all_raises_what_a_task_raised_after_all_ended() -> None:
     with pytest.raises(BaseExceptionGroup) as group:
         asyncio.run(two_fail())
     assert len(group.value.exceptions) == 2
+
+
+# -- ports: picked free, taken by another process before the server binds ------------------------
+
+
+class _Stranger(BaseHTTPRequestHandler):
+    """Another process's server on the port: answers 200 to anything."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _stranger_on(port: int) -> Iterator[None]:
+    server = ThreadingHTTPServer(("127.0.0.1", port), _Stranger)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.network_local
+def test_a_registry_whose_port_was_taken_starts_on_another(tmp_path: Path) -> None:
+    server = RegistryProcess(tmp_path / "data")
+    taken = server.port
+    with _stranger_on(taken):
+        server.start()
+        try:
+            assert server.port != taken
+            assert server.url == f"http://127.0.0.1:{server.port}"
+            # this instance answers there, not the stranger (which has no log key)
+            key = httpx.get(server.url + "/protocol/merkle/public-key", timeout=10)
+            assert key.status_code == 200
+            assert "public_key_base64" in key.json()
+        finally:
+            server.stop()
+
+
+@pytest.mark.network_local
+def test_a_witness_whose_port_was_taken_starts_on_another(tmp_path: Path) -> None:
+    tree = Tree(3)
+    key = write_key(tmp_path / "w.key", derive_test_key("suite rules: witness"))
+    witness = WitnessProcess(key, tmp_path / "state", [tree.vkey])
+    taken = witness.port
+    with _stranger_on(taken):
+        witness.start()
+        try:
+            assert witness.port != taken
+            answer = httpx.post(witness.url + "/add-checkpoint", content=tree.body(0, 3))
+            assert answer.status_code == 200, answer.text  # a cosignature: the witness itself
+        finally:
+            witness.stop()
