@@ -28,6 +28,10 @@ from tests.conftest import raises_code
 from tests.pg import PgCluster
 
 DEMO = ["CREATE TABLE demo_rows (n INTEGER PRIMARY KEY)"]
+# Short lease and lock wait for the tests that wait them out (Store.connect takes both): the
+# production values (WRITER_LEASE_S, LOCK_TIMEOUT_S) keep their order, the lease shorter.
+LEASE = 1.5
+LOCK_WAIT = LEASE + 2.5
 
 
 @pytest.fixture
@@ -100,9 +104,10 @@ def test_a_lock_timeout_is_busy_and_leaves_the_connection_usable(pg_url: str) ->
 
 def test_a_silent_writer_loses_the_lock_after_its_lease(pg_url: str) -> None:
     """A writer that stops talking inside its transaction (a SIGSTOPped instance) holds the
-    writer lock for at most WRITER_LEASE_S: the server ends its session, the others go on."""
-    silent, other = Store.connect(pg_url), Store.connect(pg_url)
-    assert WRITER_LEASE_S < LOCK_TIMEOUT_S
+    writer lock for at most its lease: the server ends its session, the others go on."""
+    assert WRITER_LEASE_S < LOCK_TIMEOUT_S  # the production values keep the order used here
+    silent = Store.connect(pg_url, timeout=LOCK_WAIT, lease=LEASE)
+    other = Store.connect(pg_url, timeout=LOCK_WAIT, lease=LEASE)
     done: list[float] = []
     try:
         silent.migrate("demo", DEMO)
@@ -118,14 +123,14 @@ def test_a_silent_writer_loses_the_lock_after_its_lease(pg_url: str) -> None:
                 db.execute("INSERT INTO demo_rows VALUES (1)")
                 thread = threading.Thread(target=write_other)
                 thread.start()
-                thread.join(WRITER_LEASE_S + 3)  # the silent writer sends nothing meanwhile
+                thread.join(LOCK_WAIT + 1)  # the silent writer sends nothing meanwhile
                 assert done, "the other writer still waits for a silent holder"
                 with pytest.raises(sqlite3.OperationalError):  # the session is gone
                     db.execute("INSERT INTO demo_rows VALUES (3)")
 
         with raises_code("store.unreadable"):  # and its COMMIT is refused
             fall_silent()
-        assert WRITER_LEASE_S - 0.5 <= done[0] <= WRITER_LEASE_S + 2
+        assert LEASE - 0.5 <= done[0] < LOCK_WAIT  # freed by the lease, not a lock timeout
         with silent.write() as db:  # and the silent one works again once it wakes up
             db.execute("INSERT INTO demo_rows VALUES (4)")
         with other.read() as db:
@@ -180,7 +185,7 @@ def test_the_fact_store_waits_a_bounded_time_for_the_writer_lock(pg_url: str) ->
 _BATCH_WRITER = """
 import sys
 from affidavit.attest.stores.sqlite import Store
-store = Store.connect(sys.argv[1])
+store = Store.connect(sys.argv[1], lease=float(sys.argv[2]))
 print("ready", flush=True)
 while True:
     with store.write() as db:
@@ -197,10 +202,10 @@ def test_a_writer_paused_inside_a_batch_insert_loses_the_lock_after_its_lease(
 ) -> None:
     """SIGSTOP a process in the middle of a batch insert: the server must see it idle (each
     statement ends with a Sync), not inside a pipeline, or the lease never starts."""
-    waiter = Store.connect(pg_url, timeout=WRITER_LEASE_S + 2)
+    waiter = Store.connect(pg_url, timeout=LOCK_WAIT)
     waiter.migrate("demo", ["CREATE TABLE demo_batch (n INTEGER PRIMARY KEY, b BLOB)"])
     child = subprocess.Popen(
-        [sys.executable, "-c", _BATCH_WRITER, pg_url],
+        [sys.executable, "-c", _BATCH_WRITER, pg_url, str(LEASE)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
@@ -210,10 +215,10 @@ def test_a_writer_paused_inside_a_batch_insert_loses_the_lock_after_its_lease(
         time.sleep(1.0)  # well inside its batches by now
         os.kill(child.pid, signal.SIGSTOP)
         started = time.monotonic()
-        with waiter.write() as db:  # store.busy after WRITER_LEASE_S + 2 if the lease never ran
+        with waiter.write() as db:  # store.busy after LOCK_WAIT if the lease never ran
             db.execute("SELECT 1")
         waited = time.monotonic() - started
-        assert waited <= WRITER_LEASE_S + 1.5, waited
+        assert waited < LOCK_WAIT, waited
     finally:
         child.kill()
         child.wait(10)
