@@ -32,6 +32,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that refuses connections for the length of the block: bound here
+    and never listening, so no other process can take it meanwhile (a port merely found free a
+    moment ago may be listening by the time the test connects: issue 36)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
+
+
 def stderr_until(
     process: subprocess.Popen[bytes], marker: bytes, bound: float
 ) -> tuple[bool, bytes]:

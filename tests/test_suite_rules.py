@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, settings
 
 from tests.budget import PROFILE
 from tests.conftest import ROOT
-from tests.processes import RegistryProcess
+from tests.processes import RegistryProcess, free_port, refused_port
 from tests.witness.helpers import Tree, WitnessProcess, write_key
 from tests.workers import Worker, gather_all
 
@@ -241,3 +242,17 @@ def test_a_witness_whose_port_was_taken_starts_on_another(tmp_path: Path) -> Non
             assert answer.status_code == 200, answer.text  # a cosignature: the witness itself
         finally:
             witness.stop()
+
+
+def test_a_refused_port_refuses_and_cannot_be_taken_meanwhile() -> None:
+    with refused_port() as port:
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        with socket.socket() as other, pytest.raises(OSError, match="in use"):
+            other.bind(("127.0.0.1", port))
+    # a port merely found free is free to take before the test connects (the old way)
+    picked = free_port()
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", picked))
+        other.listen()
+        socket.create_connection(("127.0.0.1", picked), timeout=5).close()
