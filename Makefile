@@ -12,7 +12,7 @@ COMPILE := $(PY) -m compileall -q build/__editable__.affidavit-* >/dev/null
 # is relayed by pip as a warning on every run; nothing else is silenced.
 PIP := PYTHONWARNINGS="ignore:Editable installation" flock /tmp/affidavit-pip.lock $(PY) -m pip
 
-.PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test docs clean
+.PHONY: demo test lint typecheck pytest install install-dev bench vectors wheel-test docs clean mutation
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,7 @@ lint: install-dev
 
 typecheck: install-dev
 	$(BIN)/mypy --strict -p affidavit.verify -p affidavit.attest -p affidavit.cli -p affidavit.registry -p affidavit.witness -p affidavit.specs
-	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py docs_run.py docs_stigmem_node.py
+	cd tools && ../$(BIN)/mypy --strict docs_reference.py docs_hooks.py docs_run.py docs_stigmem_node.py mutation.py
 
 # The coverage table goes to build/coverage.txt; the terminal gets its total in one line, and the
 # 20 slowest tests (slow property sweeps take their full budgets under CI=true: tests/budget.py).
@@ -66,6 +66,13 @@ test: lint typecheck pytest
 
 vectors: install-dev
 	UPDATE_GOLDENS=1 $(PY) -m pytest -q tests -k golden
+
+# Mutation testing of the modules that decide a verdict (issue 36; docs/testing.md), never part of
+# `make test`: mutmut 3 in a staging tree (tools/mutation.py), the scope in pyproject.toml
+# ([tool.affidavit.mutation.scope]). MUTATE=verify/crypto/merkle.py runs one module; one worker
+# unless MUTATION_CHILDREN says more. Prints the score per module and the survivors.
+mutation: install-dev
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) tools/mutation.py $(MUTATE)
 
 # The documentation site: MkDocs Material, --strict (a warning fails the build). The CLI reference
 # and the error-code pages are generated from the click commands and specs/error-codes.json.

@@ -1,8 +1,9 @@
 """Headless Chromium for the browser tests: Debian's ``chromium``, a fresh profile per run.
 
 A test that needs it calls :func:`chromium` (or a helper below), which skips the test with one
-clear message when Chromium is not installed (CI installs it, .ci/run). Every run is a real
-browser process, bounded in time; nothing listens beyond 127.0.0.1.
+clear message when Chromium is not installed (CI installs it, .ci/run, and there the skip is a
+failure: tests/conftest.py). Every run is a real browser process, bounded in time; nothing
+listens beyond 127.0.0.1.
 """
 
 from __future__ import annotations

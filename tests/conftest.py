@@ -1,9 +1,14 @@
-"""Shared fixtures: where the peers' vectors live, golden-file comparison, exact error codes."""
+"""Shared fixtures: where the peers' vectors live, golden-file comparison, exact error codes.
+
+Also the suite's two rules for CI (docs/testing.md): under ``CI=true`` a skip is a failure
+unless the test is marked ``generator`` (a vector generator, run only when asked), and every
+Hypothesis test runs under the suite's profile (tests/budget.py: no wall-clock deadline).
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,8 +16,12 @@ from typing import TYPE_CHECKING
 import pytest
 from affidavit.verify.errors import AffidavitError
 
+from tests.budget import IN_CI, load_hypothesis_profile
+
 if TYPE_CHECKING:
     from tests.pg import PgCluster
+
+load_hypothesis_profile()
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "vectors"
@@ -105,3 +114,55 @@ def pg_url(pg_cluster: PgCluster, request: pytest.FixtureRequest) -> Iterator[st
     url = pg_cluster.create_database(name)
     yield url
     pg_cluster.drop_database(name)
+
+
+# -- skips cannot hide in CI (docs/testing.md "Allowed skips") --------------------------------
+
+ALLOWED_SKIP_MARKER = "generator"
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _refuse_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    """Turn a skip into a failure that says why it was refused."""
+    reason = _skip_reason(report)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped under CI=true, which forbids it: {reason}\n"
+        "CI installs every tool, oracle and vector set a test needs (.ci/run); only tests marked "
+        f'`{ALLOWED_SKIP_MARKER}` may skip there (docs/testing.md "Allowed skips").'
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Under ``CI=true``, a test that skips (for a missing tool, oracle or vector set, or an
+    empty parameter set) fails instead, unless it is marked ``generator``."""
+    report = yield
+    if (
+        IN_CI
+        and report.skipped
+        and not hasattr(report, "wasxfail")
+        and item.get_closest_marker(ALLOWED_SKIP_MARKER) is None
+    ):
+        _refuse_skip(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """Under ``CI=true``, a module that skips itself (``importorskip`` at import, ``pytest.skip(
+    allow_module_level=True)``) is a collection error instead."""
+    report = yield
+    if IN_CI and report.skipped:
+        _refuse_skip(report)
+    return report

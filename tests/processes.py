@@ -32,6 +32,42 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that refuses connections for the length of the block: bound here
+    and never listening, so no other process can take it meanwhile (a port merely found free a
+    moment ago may be listening by the time the test connects: issue 36)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
+
+
+def stderr_until(
+    process: subprocess.Popen[bytes], marker: bytes, bound: float
+) -> tuple[bool, bytes]:
+    """Read ``process``'s stderr pipe until ``marker`` appears (True) or the process exits or
+    ``bound`` seconds pass (False); with what was read (the rest stays in the pipe)."""
+    assert process.stderr is not None
+    fd = process.stderr.fileno()
+    seen = b""
+    os.set_blocking(fd, False)
+    try:
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline:
+            with contextlib.suppress(BlockingIOError):
+                seen += os.read(fd, 65536)
+            if marker in seen:
+                return True, seen
+            if process.poll() is not None:
+                with contextlib.suppress(BlockingIOError):
+                    seen += os.read(fd, 65536)
+                return marker in seen, seen
+            time.sleep(0.02)
+        return False, seen
+    finally:
+        os.set_blocking(fd, True)
+
+
 def api_key(
     data_dir: Path, *scopes: str, publisher: str = "acme", database_url: str | None = None
 ) -> str:
@@ -50,6 +86,7 @@ class RegistryProcess:
     """``affidavit registry serve`` in a subprocess on 127.0.0.1, with extra environment."""
 
     stderr_text = b""
+    launch_output = b""  # the stderr of the last start that failed
 
     def __init__(
         self, data_dir: Path, env: Mapping[str, str] | None = None, *, log_file: Path | None = None
@@ -68,10 +105,43 @@ class RegistryProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self.token = ""  # an API key, for the tests that set one
 
-    def start(self) -> None:
-        """Start it and wait (at most 20 s) until ``/v1/health`` answers 200."""
+    def start(self, attempts: int = 3) -> None:
+        """Start it and wait (at most 20 s) until ``/v1/health`` answers 200.
+
+        The port was picked free a moment before; another process on this host may take it
+        before this one binds (issue 36). Then the instance exits with ``net.bind_failed`` and is
+        started again on another free port (``port`` and ``url`` follow). Health is asked only
+        once its own banner line said it listens, so another process's answer is never taken
+        for this one's."""
+        for _ in range(attempts):
+            if self._launch():
+                break
+            if b"net.bind_failed" not in self.launch_output:
+                raise AssertionError(f"the registry did not start: {self.stderr_text[-2000:]!r}")
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+        else:
+            raise AssertionError(f"no free port held in {attempts} tries: {self.stderr_text!r}")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                break
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        self.stop()
+        raise AssertionError(f"the registry did not start: {self.stderr_text[-2000:]!r}")
+
+    def _launch(self) -> bool:
+        """Start the process on ``self.port``; True once its banner says it listens there,
+        False when it exited first (reaped; its stderr in ``stderr_text``)."""
         stderr: Any = subprocess.PIPE
+        offset = len(self.stderr_text)  # where this run's stderr begins
         if self.log_file is not None:
+            offset = self.log_file.stat().st_size if self.log_file.exists() else 0
             stderr = self.log_file.open("ab")
         self.process = subprocess.Popen(
             [
@@ -92,15 +162,24 @@ class RegistryProcess:
         )
         if self.log_file is not None:
             stderr.close()  # the child holds its own descriptor
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        self.stop()
-        raise AssertionError(f"the registry did not start: {self.stderr_text[-2000:]!r}")
+        banner = f"registry on {self.url} ".encode()  # printed once bound (cli/registry.py)
+        if self.log_file is None:
+            bound, seen = stderr_until(self.process, banner, 20)
+            self.stderr_text += seen  # the rest is read when it is reaped
+        else:
+            bound, deadline = False, time.monotonic() + 20
+            while not bound and self.process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+                bound = banner in self.log_file.read_bytes()[offset:]
+            bound = bound or banner in self.log_file.read_bytes()[offset:]
+        if bound:
+            return True
+        if self.process.poll() is None:
+            self.stop()
+            raise AssertionError(f"the registry printed no banner: {self.stderr_text[-2000:]!r}")
+        self._reap(10)
+        self.launch_output = self.stderr_text[offset:]
+        return False
 
     def _reap(self, timeout: float) -> int:
         assert self.process is not None

@@ -1,6 +1,6 @@
 """Remote log writers: append entries to a registry's log and prove every byte of the answer.
 
->>> # with LogWriter("https://registry.example", api_key=KEY) as writer:   # doctest: +SKIP
+>>> # with LogWriter("https://registry.example", api_key=KEY) as writer:
 >>> #     proven = writer.append(b"entry bytes")      # POST /v1/log/entries?wait=integrated
 >>> #     proven.inclusion, proven.signed_tree_head   # docs/formats.md §4, verified
 

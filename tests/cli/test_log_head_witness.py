@@ -16,8 +16,9 @@ from affidavit.verify.tlog.cosignature import parse_cosigner_vkey, verify_cosign
 from affidavit.witness.cosigner import WitnessKeys
 from click.testing import CliRunner, Result
 
+from tests.processes import refused_port
 from tests.schemas import assert_output_schema
-from tests.witness.helpers import WitnessProcess, free_port, write_key
+from tests.witness.helpers import WitnessProcess, write_key
 
 pytestmark = pytest.mark.network_local
 
@@ -50,8 +51,11 @@ def witness(log_db: Path, tmp_path: Path) -> Iterator[WitnessProcess]:
         yield process
 
 
-def down() -> str:
-    return f"http://127.0.0.1:{free_port()}#{WITNESS_VKEY}"
+@pytest.fixture
+def down() -> Iterator[str]:
+    """A witness URL whose port refuses connections (held for the test)."""
+    with refused_port() as port:
+        yield f"http://127.0.0.1:{port}#{WITNESS_VKEY}"
 
 
 def test_the_checkpoint_comes_back_cosigned_and_is_recorded(
@@ -88,10 +92,10 @@ def test_the_checkpoint_comes_back_cosigned_and_is_recorded(
 
 
 def test_a_down_witness_is_reported_and_the_command_succeeds(
-    log_db: Path, witness: WitnessProcess
+    log_db: Path, witness: WitnessProcess, down: str
 ) -> None:
     result = run("log", "head", str(log_db), "--checkpoint", "--json",
-                 "--witness", down(), "--witness", f"{witness.url}#{WITNESS_VKEY}")  # fmt: skip
+                 "--witness", down, "--witness", f"{witness.url}#{WITNESS_VKEY}")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert_output_schema("log head", document)
@@ -103,17 +107,19 @@ def test_a_down_witness_is_reported_and_the_command_succeeds(
     assert good["cosigned"] is True
 
 
-def test_no_witness_up_still_prints_the_logs_own_checkpoint(log_db: Path) -> None:
-    result = run("log", "head", str(log_db), "--checkpoint", "--witness", down())
+def test_no_witness_up_still_prints_the_logs_own_checkpoint(log_db: Path, down: str) -> None:
+    result = run("log", "head", str(log_db), "--checkpoint", "--witness", down)
     assert result.exit_code == 0
     vkey = parse_verifier_key(run("log", "vkey", str(log_db)).stdout.strip())
     assert verify_checkpoint(result.stdout, [vkey]).checkpoint.tree_size == 3
     assert "net.unavailable" in result.stderr
 
 
-def test_require_witnesses_exits_1_below_the_count(log_db: Path, witness: WitnessProcess) -> None:
+def test_require_witnesses_exits_1_below_the_count(
+    log_db: Path, witness: WitnessProcess, down: str
+) -> None:
     result = run("log", "head", str(log_db), "--checkpoint", "--require-witnesses", "2",
-                 "--witness", down(), "--witness", f"{witness.url}#{WITNESS_VKEY}")  # fmt: skip
+                 "--witness", down, "--witness", f"{witness.url}#{WITNESS_VKEY}")  # fmt: skip
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1].startswith("error: tlog.quorum_not_met: 1 of 2")
     assert verify_cosignatures(result.stdout, [parse_cosigner_vkey(WITNESS_VKEY)])

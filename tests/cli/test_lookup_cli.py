@@ -22,7 +22,7 @@ from affidavit.verify.crypto.checkpoint import verifier_key_string
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 
 from tests.cli.test_output_schemas import cli, run
-from tests.processes import RegistryProcess, api_key, free_port
+from tests.processes import RegistryProcess, api_key, free_port, refused_port
 from tests.registry.helpers import contract
 from tests.registry.openapi_check import check_response
 from tests.registry.tamper_proxy import tamper_proxy, untouched
@@ -238,8 +238,9 @@ def test_bad_input_is_one_line_and_exit_2(digest: str, keys: tuple[str, ...], co
 def test_a_registry_that_does_not_answer_is_exit_2(
     registry: dict[str, Any], tmp_path: Path
 ) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    result = run("lookup", url, "a" * 64, "--vkey", registry["vkey"], "--json")
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        result = run("lookup", url, "a" * 64, "--vkey", registry["vkey"], "--json")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith("error: registry.unavailable: ")
 

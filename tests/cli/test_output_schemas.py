@@ -42,7 +42,7 @@ from tests.attest.publishing.test_publish_support import (
     write_json,
     write_key_files,
 )
-from tests.processes import AFFIDAVIT, free_port
+from tests.processes import AFFIDAVIT, free_port, refused_port
 from tests.registry.helpers import contract as registry_contract
 from tests.registry.helpers import fact as registry_fact
 from tests.schemas import (
@@ -185,8 +185,9 @@ def test_log_head_with_a_witness_that_is_down(log_dir: Path) -> None:
     # A --witness that refuses is reported with its error object and the checkpoint is printed
     # (tests/cli/test_log_head_witness.py checks the cosigned case with a real witness).
     vkey = WitnessKeys(WITNESS_NAME, derive_test_key("TEST-ONLY schemas witness")).vkeys()[0]
-    witness = f"http://127.0.0.1:{free_port()}#{vkey}"
-    document = cli("log head --checkpoint", log_dir / "log.db", "--witness", witness)
+    with refused_port() as port:
+        witness = f"http://127.0.0.1:{port}#{vkey}"
+        document = cli("log head --checkpoint", log_dir / "log.db", "--witness", witness)
     assert document["witnesses"][0]["error"]["code"] == "net.unavailable"
     assert_output_schema("log head", document)
 

@@ -26,6 +26,7 @@ from affidavit.verify.crypto.treehead import verify_sth
 from tests.processes import RegistryProcess, api_key
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.rawhttp import Connection
+from tests.workers import gather_all
 
 pytestmark = pytest.mark.network_local
 
@@ -186,7 +187,7 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(server: RegistryProces
             await asyncio.sleep(0.01)
         server.kill()  # SIGKILL mid-flight: some requests never get an answer
         record.done = True
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await gather_all(*tasks)  # a worker's failure fails the test
 
     asyncio.run(asyncio.wait_for(write_then_kill(), 60))
     last_heads = list(record.heads)

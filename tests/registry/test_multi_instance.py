@@ -19,6 +19,7 @@ import pytest
 from tests.processes import RegistryProcess, api_key
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.test_load import Record, _check_heads, _check_readable, _worker
+from tests.workers import gather_all
 
 pytestmark = pytest.mark.network_local
 
@@ -132,7 +133,7 @@ def test_load_on_both_and_sigkill_one_mid_burst(
         a.kill()  # SIGKILL instance A mid-flight; B keeps serving
         await asyncio.sleep(min(SECONDS, 3.0))
         record.done = True
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await gather_all(*tasks)  # a worker's failure fails the test
 
     asyncio.run(asyncio.wait_for(burst_then_kill(), 90))
     assert record.contracts

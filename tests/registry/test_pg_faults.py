@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.pg import LockWatch, PgCluster, database_name
 from tests.processes import RegistryProcess, serving, stop_inside, until
 from tests.registry.helpers import contract, fact, fact_hash
 from tests.registry.test_load import Record, _check_heads, _check_readable, _worker
+from tests.workers import Worker
 
 pytestmark = pytest.mark.network_local
 
@@ -71,7 +71,7 @@ class Background:
 
     def __init__(self, server: RegistryProcess, record: Record) -> None:
         self.server, self.record = server, record
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread = Worker(self._run)  # its failure reaches the test: stop()
 
     def _run(self) -> None:
         stop = time.monotonic() + 120
@@ -91,8 +91,7 @@ class Background:
 
     def stop(self) -> None:
         self.record.done = True
-        self.thread.join(60)
-        assert not self.thread.is_alive()
+        self.thread.check(60)
 
 
 def _auth(server: RegistryProcess) -> dict[str, str]:

@@ -39,7 +39,7 @@ from affidavit.verify.tlog.cosignature import parse_cosigner_vkey, verify_cosign
 from affidavit.witness.cosigner import WitnessKeys
 
 from tests.conftest import raises_code
-from tests.processes import RegistryProcess
+from tests.processes import RegistryProcess, refused_port
 from tests.registry.helpers import contract
 from tests.witness.helpers import AFFIDAVIT, WitnessProcess, free_port, write_key
 
@@ -168,9 +168,9 @@ def test_a_witness_on_another_tree_is_a_fork(witness: WitnessProcess, tmp_path: 
 
 def test_a_down_witness_is_retried_with_backoff_then_reported(tmp_path: Path) -> None:
     log = make_log(tmp_path, ORIGINS[3], [b"a"])
-    down = parse_witness(f"http://127.0.0.1:{free_port()}#{witness_vkey()}")
     slept: list[float] = []
-    with httpx.Client(timeout=5) as client:
+    with refused_port() as port, httpx.Client(timeout=5) as client:
+        down = parse_witness(f"http://127.0.0.1:{port}#{witness_vkey()}")
         report = request_cosignature(
             down, log.checkpoint(), proof_of(log), client=client, sleep=slept.append
         )

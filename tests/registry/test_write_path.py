@@ -16,7 +16,6 @@ import os
 import random
 import signal
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from affidavit.verify.crypto.merkle import leaf_hash, verify_consistency
 from tests.pg import LockWatch, PgCluster, database_name
 from tests.processes import RegistryProcess, api_key, serving, stop_inside, until
 from tests.registry.rawhttp import Connection
+from tests.workers import Worker, gather_all
 
 pytestmark = pytest.mark.network_local
 
@@ -118,9 +118,11 @@ def _load(
         watcher = asyncio.create_task(_watch_checkpoints([s.url for s in servers], acks))
         ends = time.monotonic() + bound
         while not acks.done and not until(acks) and time.monotonic() < ends:
+            if any(t.done() and not t.cancelled() and t.exception() for t in (*tasks, watcher)):
+                break  # a writer's assertion failed: stop the load and report it
             await asyncio.sleep(0.01)
         acks.done = True
-        await asyncio.gather(*tasks, watcher, return_exceptions=True)
+        await gather_all(*tasks, watcher)  # a writer's or the watcher's failure fails the test
 
     asyncio.run(run())
 
@@ -316,14 +318,15 @@ def _stored_size(cluster: PgCluster, url: str) -> int:
 
 @contextlib.contextmanager
 def _loaded(servers: list[RegistryProcess], acks: Acks) -> Iterator[None]:
-    """The load in a thread for the length of the block."""
-    worker = threading.Thread(target=_load, args=(servers, acks, lambda _: False, 120))
+    """The load in a thread for the length of the block; what it raised fails the test."""
+    worker = Worker(_load, servers, acks, lambda _: False, 120)
     worker.start()
     try:
         yield
     finally:
         acks.done = True
         worker.join(60)
+    worker.check(0)
 
 
 def _catch_integrating(a: RegistryProcess, acks: Acks, watch: LockWatch) -> int:

@@ -22,7 +22,7 @@ from affidavit.verify.crypto.checkpoint import (
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import consistency_proof, leaf_hash, root_of
 
-from tests.processes import AFFIDAVIT, free_port
+from tests.processes import AFFIDAVIT, free_port, stderr_until
 
 ORIGIN = "example.com/test-log"
 
@@ -106,23 +106,46 @@ class WitnessProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self.stderr = b""
 
-    def start(self) -> WitnessProcess:
+    def start(self, attempts: int = 3) -> WitnessProcess:
+        """Start it and wait until it answers. The port was picked free a moment before; when
+        another process took it meanwhile (``net.bind_failed``), start again on another free
+        port (issue 36); ``port`` and ``url`` follow."""
+        for _ in range(attempts):
+            before = len(self.stderr)
+            if self._launch():
+                return self
+            if b"net.bind_failed" not in self.stderr[before:]:
+                break
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+        raise AssertionError(f"the witness did not start: {self.stderr[-2000:]!r}")
+
+    def _launch(self) -> bool:
         self.process = subprocess.Popen(
             [*self.args, "--host", "127.0.0.1", "--port", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
+        # Its banner, printed once bound (cli/witness.py; on stdout under --json), says that
+        # what answers on the port is this process, not another one.
+        if "--json" not in self.args:
+            banner = f" on {self.url}\n".encode()
+            bound, seen = stderr_until(self.process, banner, 20)
+            self.stderr += seen
+            if not bound:
+                self.stop()
+                return False
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 break
             try:
                 httpx.get(f"{self.url}/{'0' * 64}/checkpoint", timeout=1)
-                return self
+                return True
             except httpx.HTTPError:
                 time.sleep(0.05)
         self.stop()
-        raise AssertionError(f"the witness did not start: {self.stderr[-2000:]!r}")
+        return False
 
     def stop(self) -> int:
         if self.process is None:

@@ -25,6 +25,7 @@ from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.witness.protocol import origin_hash
 
 from tests.witness.helpers import Tree, WitnessProcess, write_key
+from tests.workers import Worker
 
 pytestmark = pytest.mark.network_local
 
@@ -95,15 +96,17 @@ def test_concurrent_submissions_never_roll_back(
             for client in clients:
                 client.close()
 
-    watcher = threading.Thread(target=poller)
+    watcher = Worker(poller)
     watcher.start()
-    workers = [threading.Thread(target=submitter, args=(seed,)) for seed in range(THREADS)]
+    workers = [Worker(submitter, seed) for seed in range(THREADS)]
     for worker in workers:
         worker.start()
-    for worker in workers:
-        worker.join()
-    done.set()
-    watcher.join()
+    try:
+        for worker in workers:
+            worker.check(120)  # a submitter's failure fails the test
+    finally:
+        done.set()
+    watcher.check(30)
 
     assert not unexpected
     assert len(successes) >= ROUNDS  # the load did cosign, and it did contend:

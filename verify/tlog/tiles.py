@@ -14,6 +14,7 @@ tiles. The layout (tile paths, which tiles a size needs, entry bundles) is
 ... except errors.ProofError as e:
 ...     print(e.code, e.details)
 tlog.tile_mismatch {'path': 'tile/0/000'}
+
 The client, :class:`TiledTree`, does no I/O of its own: it is built with a *fetch* function and the
 size and root of a checkpoint the caller has verified, and it uses no byte it has not bound to that
 root (C2SP tlog-tiles client guidance; the class docstring says how). The fetch contract, the one

@@ -30,7 +30,7 @@ from affidavit.cli.main import affidavit
 from affidavit.verify.lineage.facts import parse_fact
 from click.testing import CliRunner
 
-from tests.processes import free_port, until
+from tests.processes import free_port, refused_port, until
 from tests.schemas import assert_output_schema
 
 pytestmark = pytest.mark.network_local
@@ -271,8 +271,9 @@ def test_node_errors_exit_2_with_one_line(node: Node, tmp_path: Path) -> None:
     assert wrong.stderr.startswith("error: stigmem.node_error: ")
     assert "401" in wrong.stderr
     assert wrong.stderr.count("\n") == 1
-    closed = f"http://127.0.0.1:{free_port()}"
-    gone = runner.invoke(affidavit, ["facts", "pull", closed, "--out", out, "--timeout", "2"])
+    with refused_port() as port:
+        closed = f"http://127.0.0.1:{port}"
+        gone = runner.invoke(affidavit, ["facts", "pull", closed, "--out", out, "--timeout", "2"])
     assert gone.exit_code == 2
     assert gone.stderr.startswith("error: stigmem.node_unreachable: ")
     assert not Path(out).exists()

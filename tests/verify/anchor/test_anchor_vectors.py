@@ -80,6 +80,7 @@ def test_anchor_vectors_are_listed() -> None:
 # -- the generator (UPDATE_ANCHOR_VECTORS=1) ---------------------------------------------------
 
 
+@pytest.mark.generator
 @pytest.mark.skipif(not UPDATE, reason="set UPDATE_ANCHOR_VECTORS=1 to make a new vector set")
 def test_generate_anchor_vectors(tmp_path: Path) -> None:
     ca = TestCa(tmp_path / "ca")

@@ -6,9 +6,6 @@ The golden vectors (vectors/tlog/proofs/) are in test_proof_golden.py.
 from __future__ import annotations
 
 import base64
-import re
-import subprocess
-from pathlib import Path
 
 import pytest
 from affidavit.verify.crypto import merkle
@@ -182,48 +179,9 @@ def test_format_refuses_what_parse_would_refuse(proof: TlogProof) -> None:
         format_proof(proof)
 
 
-# -- the spec's example (tlog-proof "Format"): structure only, its signatures are elided ---------
-
-_SPEC = Path("/work/.mirror/C2SP+C2SP/repo")
-
-
-def _spec_example() -> str:
-    if not (_SPEC / "HEAD").exists() and not (_SPEC / ".git").exists():
-        pytest.skip("the C2SP spec mirror is not here")
-    done = subprocess.run(
-        ["git", "-C", str(_SPEC), "show", "HEAD:tlog-proof.md"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode:
-        pytest.skip("the C2SP spec mirror cannot be read")
-    match = re.search(r"```\n(c2sp\.org/tlog-proof@v1\n.*?)```", done.stdout, re.S)
-    assert match is not None
-    return match.group(1)
-
-
-def _unelide(example: str) -> str:
-    """Each elided signature ``abc[...]xyz=`` becomes valid base64 of a plausible length."""
-
-    def blob(match: re.Match[str]) -> str:
-        return base64.b64encode(
-            bytes(4 + 64 + (8 if match.group(1) != "example.com/fancylog" else 0))
-        ).decode()
-
-    return re.sub(
-        r"(?m)^\u2014 (\S+) \S*\[\.\.\.\]\S*$", lambda m: f"\u2014 {m.group(1)} {blob(m)}", example
-    )
-
-
-def test_the_spec_example_has_the_structure_we_read() -> None:
-    proof = parse_proof(_unelide(_spec_example()))
-    assert proof.index == 73894
-    assert len(proof.path) == 5
-    assert proof.extra is not None
-    assert proof.extra.startswith(b"age-v1.2.1-darwin-arm64.tar.gz")
-    assert proof.checkpoint.startswith("example.com/fancylog\n109482\n")
-    assert proof.checkpoint.count("\u2014 ") == 4
+# -- the spec's example (tlog-proof "Format") -----------------------------------------------------
+# The spec's own example is not in the checkout or ../shared (its signatures are elided, so it
+# cannot verify anyway); its layout is checked through this twin with our own values.
 
 
 def test_our_twin_of_the_spec_example_round_trips() -> None:
