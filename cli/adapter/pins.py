@@ -25,7 +25,7 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.freshness import check_freshness, parse_duration
 from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
 from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
-from affidavit.verify.results import render_problems
+from affidavit.verify.results import Problem, render_problems
 
 __all__ = ["pin", "pins"]
 
@@ -220,6 +220,13 @@ def pins_check(  # noqa: PLR0917
     max_age_delta = parse_duration(max_age) if max_age is not None else None
     if max_age_delta is not None and not manifest_source:
         raise errors.UsageError("--max-age needs --manifest (the manifest whose age is checked)")
+    if require_signed and not (public_key_base64 or publisher_doc):
+        # Bad flags are exit 2 (the exit table, docs/guides/ci-gate.md): the gate cannot run.
+        raise errors.UsageError(
+            "--require-signed needs a trusted key: --publisher-doc FILE or --public-key-base64"
+        )
+    if require_signed and not (manifest_source or registry_url):
+        raise errors.UsageError("--require-signed needs --manifest (or --registry)")
     parsed = read_object(pin_file, what="pin file")
     try:
         pin_set = parse_pin_file(parsed)
@@ -231,10 +238,11 @@ def pins_check(  # noqa: PLR0917
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     live_document, live_report = _live_manifest(registry_url, public_key_base64, publisher_doc)
     manifest_problems = _freshness_problems(
-        document, public_key_base64, publisher_doc, max_age_delta
+        document, manifest_source, public_key_base64, publisher_doc, max_age_delta
     )
     folders = [Path(d) for d in contracts_dirs] or [pin_path.parent]
     scan = scan_contract_files(folders, (p.adapter_id for p in pin_set.pins))
+    searched = [f"{folder}/" if str(folder) != "." else "./" for folder in folders]
     result = check_pins(
         pin_set,
         scan.declarations,
@@ -246,6 +254,10 @@ def pins_check(  # noqa: PLR0917
         live_report=live_report,
         allow_inspection_only=allow_inspection_only,
         manifest_problems=manifest_problems,
+        pin_file_source=pin_file,
+        manifest_source=manifest_source,
+        live_source=registry_url,
+        searched=searched,
     )
     skipped = list(scan.skipped)
     if as_json:
@@ -266,10 +278,25 @@ def pins_check(  # noqa: PLR0917
     sys.stdout.flush()
 
 
+def _marks(result: PinCheckReport) -> list[str]:
+    """Each pin line's word: ``ok`` only when the whole check passes (issue 37 §4); a pin that
+    holds by itself under a failing manifest (stale, unsigned) is ``held``, never ``ok`` above a
+    ``FAILED`` result."""
+    return [
+        "FAIL"
+        if verdict.problems
+        else "REVOKED"
+        if verdict.revoked_refused
+        else "ok"
+        if result.ok
+        else "held"
+        for verdict in result.pins
+    ]
+
+
 def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> None:
     click.echo(f"pins check: {pin_file} ({len(result.pins)} pins)")
-    for verdict in result.pins:
-        mark = "ok" if verdict.holds else ("REVOKED" if not verdict.problems else "FAIL")
+    for verdict, mark in zip(result.pins, _marks(result), strict=True):
         label = f"{verdict.adapter_id}@{verdict.adapter_version}"
         sources = ", ".join(verdict.sources) or "no source"
         click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
@@ -287,22 +314,36 @@ def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> N
 
 def _freshness_problems(
     document: dict[str, Any] | None,
+    manifest_source: str | None,
     public_key_base64: str | None,
     publisher_doc: str | None,
     max_age: datetime.timedelta | None,
-) -> list[str]:
+) -> list[Problem]:
     """The manifest's freshness findings (docs/adr/0007-pin-gate-freshness.md)."""
     if document is None:
         return []
     freshness = check_freshness(document, resolve_key(public_key_base64, publisher_doc)[0])
     problems = []
     # A statement that is present must verify, with or without --max-age (tamper evidence).
-    if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
-        problems.append(f"manifest freshness: {freshness.problem}")
+    tampered = freshness.hash_status == "mismatch" or freshness.signature_status == "bad"
+    if tampered:
+        problems.append(
+            Problem(
+                f"manifest freshness: {freshness.problem}",
+                code="manifest.verification_failed",
+                file=manifest_source,
+            )
+        )
     if max_age is not None:
         stale = freshness.age_problem(max_age, utc_now())
-        if stale is not None and f"manifest freshness: {stale}" not in problems:
-            problems.append(f"manifest freshness: {stale}")
+        if stale is not None and not tampered:
+            problems.append(
+                Problem(
+                    f"manifest freshness: {stale}",
+                    code="pin.manifest_stale",
+                    file=manifest_source,
+                )
+            )
     return problems
 
 
