@@ -57,7 +57,7 @@ def test_hook_definition() -> None:
     assert hook["pass_filenames"] is False
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert 'affidavit "${args[@]}"' in action["runs"]["steps"][-1]["run"]
+    assert '"$BIN/affidavit" "${args[@]}" --json' in action["runs"]["steps"][-1]["run"]
 
 
 def test_pre_commit_try_repo_good_then_bad_pin(tmp_path: Path) -> None:
