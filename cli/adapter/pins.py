@@ -22,6 +22,7 @@ from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.cli.adapter.pins_scan import scan_contract_files
 from affidavit.verify import errors
+from affidavit.verify.contracts.contract import contract_hash, lint_contract
 from affidavit.verify.contracts.freshness import check_freshness, parse_duration
 from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
 from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
@@ -70,10 +71,22 @@ def _verified_manifest(
 
 
 @click.command("pin")
-@click.option("--id", "adapter_id", required=True)
-@click.option("--version", "adapter_version", required=True)
+@click.option("--id", "adapter_id", default=None, help="adapter_id (default: the --contract's).")
 @click.option(
-    "--hash", "contract_hash_hex", required=True, help="64-char sha256 hex of the contract."
+    "--version",
+    "adapter_version",
+    default=None,
+    help="adapter_version (default: the --contract's).",
+)
+@click.option(
+    "--hash", "contract_hash_hex", default=None, help="64-char sha256 hex of the contract."
+)
+@click.option(
+    "--contract",
+    "contract_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The contract declaration to pin: its contract_hash is computed (instead of --hash).",
 )
 @_pin_file_option("--file", "--out")
 @click.option(
@@ -92,9 +105,10 @@ def _verified_manifest(
 )
 @json_option
 def pin(  # noqa: PLR0917
-    adapter_id: str,
-    adapter_version: str,
-    contract_hash_hex: str,
+    adapter_id: str | None,
+    adapter_version: str | None,
+    contract_hash_hex: str | None,
+    contract_file: str | None,
     pin_file: str,
     manifest_source: str | None,
     public_key_base64: str | None,
@@ -102,7 +116,14 @@ def pin(  # noqa: PLR0917
     allow_revoked: bool,
     as_json: bool,
 ) -> None:
-    """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept)."""
+    """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept).
+
+    Give --id, --version and --hash (the seed's form), or --contract FILE: the declaration must
+    lint clean, and its adapter_id, adapter_version and recomputed contract_hash are pinned.
+    """
+    adapter_id, adapter_version, contract_hash_hex = _pin_identity(
+        adapter_id, adapter_version, contract_hash_hex, contract_file
+    )
     if not manifest_source and (public_key_base64 or publisher_doc):
         raise errors.ContractError(
             "pin.invalid_argument", "a public key is only used with --manifest"
@@ -136,6 +157,39 @@ def pin(  # noqa: PLR0917
             else ""
         )
     )
+
+
+def _pin_identity(
+    adapter_id: str | None,
+    adapter_version: str | None,
+    contract_hash_hex: str | None,
+    contract_file: str | None,
+) -> tuple[str, str, str]:
+    """(id, version, hash) from the flags, or from the --contract declaration (issue 37 §6)."""
+    if contract_file is None:
+        if adapter_id is None or adapter_version is None or contract_hash_hex is None:
+            raise errors.UsageError("give --id, --version and --hash, or --contract FILE")
+        return adapter_id, adapter_version, contract_hash_hex
+    if contract_hash_hex is not None:
+        raise errors.UsageError("give --hash or --contract, not both")
+    declaration = read_object(contract_file, what="contract")
+    report = lint_contract(declaration)
+    if not report.ok:
+        # A declaration that does not lint would fail the gate at once (seed 003 "Lint").
+        raise errors.ContractError(
+            "pin.contract_invalid",
+            f"{contract_file} does not lint clean: " + ", ".join(dict.fromkeys(report.error_codes)),
+        )
+    found = (declaration.get("adapter_id"), declaration.get("adapter_version"))
+    for flag, given, value in (
+        ("--id", adapter_id, found[0]),
+        ("--version", adapter_version, found[1]),
+    ):
+        if given is not None and given != value:
+            raise errors.ContractError(
+                "pin.invalid_argument", f"{flag} {given} differs from {contract_file}'s {value}"
+            )
+    return str(found[0]), str(found[1]), contract_hash(declaration)
 
 
 # ------------------------------------------------------------------------------------------

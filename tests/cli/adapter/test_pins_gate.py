@@ -345,3 +345,34 @@ def test_a_stale_manifest_prints_no_ok_pin_and_its_age_as_a_duration(
     assert [(f["code"], f["pin"], f["file"]) for f in findings] == [
         ("pin.manifest_stale", None, str(old))
     ]
+
+
+def test_pin_contract_computes_the_hash(project: dict[str, Path]) -> None:
+    """Issue 37 §6: ``adapter pin --contract FILE`` pins the file's id, version and recomputed
+    hash; ``--id --version --hash`` (the seed's form) stays."""
+    manifest = _manifest(project, "m", generated_at=_now())
+    contract = f"contracts/{CONTRACT_NAME}"
+    key = ("--manifest", str(manifest), "--public-key-base64", KEY_B64)
+    by_file = run("pin", "--contract", contract, *key, "--json")
+    assert by_file.exit_code == 0, by_file.output
+    pinned = json.loads(Path("pinned_adapters.json").read_text())["pinned_adapters"]
+    Path("pinned_adapters.json").unlink()
+    _pin(manifest)
+    assert json.loads(Path("pinned_adapters.json").read_text())["pinned_adapters"] == pinned
+    assert pinned[0]["contract_hash"] == HASH
+    assert _gate(manifest, project).exit_code == 0
+    same = run("pin", "--contract", contract, "--id", ID, "--version", VERSION, *key)
+    assert same.exit_code == 0, same.output
+    for args, code in (
+        (("--contract", contract, "--hash", HASH), "usage.invalid"),
+        (("--id", ID, "--version", VERSION), "usage.invalid"),
+        (("--contract", contract, "--id", "acme.other.v0"), "pin.invalid_argument"),
+        (("--contract", "contracts/missing.json"), "io.unreadable"),
+    ):
+        refused = run("pin", *args, *key)
+        assert refused.exit_code == 2, (args, refused.output)
+        assert _error_line(refused).startswith(f"error: {code}:"), refused.stderr
+    write_json(Path(contract), {**make_contract(), "allowed_policy_fields": ["signal_a"]})
+    tampered = run("pin", "--contract", contract, *key)
+    assert tampered.exit_code == 1, tampered.output
+    assert _error_line(tampered).startswith("error: pin.contract_invalid:")
