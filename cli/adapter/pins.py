@@ -205,11 +205,12 @@ _CHECK_HELP: Final = """Check every pin: exit 0 all hold, 1 does not hold, 3 rev
 
 \b
 A pin holds when:
-- every local contract it names (found under --contracts-dir, default: the pin file's folder)
-  lints clean and recomputes to the pinned contract_hash; a *.json file there that may be a
-  contract but is unreadable or not strict JSON fails the gate (exit 1), never a note;
+- its contract is found under --contracts-dir (default: the pin file's folder), lints clean
+  and recomputes to the pinned contract_hash; a deleted, moved or renamed contract fails
+  (pin.contract_missing: a manifest entry never stands in for it), and a *.json file there that
+  may be a contract but is unreadable or not strict JSON fails too (exit 1), never a note;
 - with --manifest, the signed entry matches (--require-signed: and its signatures are ok under
-  --public-key-base64 / --publisher-doc);
+  --public-key-base64 / --publisher-doc, one of which it needs: exit 2 without);
 - with --max-age, the manifest's signed time (signed_at, proven by its freshness_signature) is
   no older than the duration; a manifest without a proven signed time fails;
 - with --registry, the registry's live manifest verifies under the same key and lists the pin.
