@@ -342,6 +342,10 @@ class Problem(NamedTuple):
 
     message: str
     settings: tuple[str, ...] = ()
+    # The stable error code of the finding (specs/error-codes.json) and the file it is about, when
+    # known: what a CI annotation needs (issue 37 §5). Library text names no path it did not get.
+    code: str | None = None
+    file: str | None = None
 
     def render(self, names: Mapping[str, str] | None = None) -> str:
         """The sentence, each setting named by ``names`` (else by its parameter name)."""

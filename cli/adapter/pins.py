@@ -22,10 +22,11 @@ from affidavit.cli._common import emit_json, json_option
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.cli.adapter.pins_scan import scan_contract_files
 from affidavit.verify import errors
+from affidavit.verify.contracts.contract import contract_hash, lint_contract
 from affidavit.verify.contracts.freshness import check_freshness, parse_duration
 from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
 from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
-from affidavit.verify.results import render_problems
+from affidavit.verify.results import Problem, render_problems
 
 __all__ = ["pin", "pins"]
 
@@ -70,10 +71,22 @@ def _verified_manifest(
 
 
 @click.command("pin")
-@click.option("--id", "adapter_id", required=True)
-@click.option("--version", "adapter_version", required=True)
+@click.option("--id", "adapter_id", default=None, help="adapter_id (default: the --contract's).")
 @click.option(
-    "--hash", "contract_hash_hex", required=True, help="64-char sha256 hex of the contract."
+    "--version",
+    "adapter_version",
+    default=None,
+    help="adapter_version (default: the --contract's).",
+)
+@click.option(
+    "--hash", "contract_hash_hex", default=None, help="64-char sha256 hex of the contract."
+)
+@click.option(
+    "--contract",
+    "contract_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The contract declaration to pin: its contract_hash is computed (instead of --hash).",
 )
 @_pin_file_option("--file", "--out")
 @click.option(
@@ -92,9 +105,10 @@ def _verified_manifest(
 )
 @json_option
 def pin(  # noqa: PLR0917
-    adapter_id: str,
-    adapter_version: str,
-    contract_hash_hex: str,
+    adapter_id: str | None,
+    adapter_version: str | None,
+    contract_hash_hex: str | None,
+    contract_file: str | None,
     pin_file: str,
     manifest_source: str | None,
     public_key_base64: str | None,
@@ -102,7 +116,14 @@ def pin(  # noqa: PLR0917
     allow_revoked: bool,
     as_json: bool,
 ) -> None:
-    """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept)."""
+    """Pin (id, version, contract_hash) into the pin file (sorted, atomic, other pins kept).
+
+    Give --id, --version and --hash (the seed's form), or --contract FILE: the declaration must
+    lint clean, and its adapter_id, adapter_version and recomputed contract_hash are pinned.
+    """
+    adapter_id, adapter_version, contract_hash_hex = _pin_identity(
+        adapter_id, adapter_version, contract_hash_hex, contract_file
+    )
     if not manifest_source and (public_key_base64 or publisher_doc):
         raise errors.ContractError(
             "pin.invalid_argument", "a public key is only used with --manifest"
@@ -138,6 +159,39 @@ def pin(  # noqa: PLR0917
     )
 
 
+def _pin_identity(
+    adapter_id: str | None,
+    adapter_version: str | None,
+    contract_hash_hex: str | None,
+    contract_file: str | None,
+) -> tuple[str, str, str]:
+    """(id, version, hash) from the flags, or from the --contract declaration (issue 37 §6)."""
+    if contract_file is None:
+        if adapter_id is None or adapter_version is None or contract_hash_hex is None:
+            raise errors.UsageError("give --id, --version and --hash, or --contract FILE")
+        return adapter_id, adapter_version, contract_hash_hex
+    if contract_hash_hex is not None:
+        raise errors.UsageError("give --hash or --contract, not both")
+    declaration = read_object(contract_file, what="contract")
+    report = lint_contract(declaration)
+    if not report.ok:
+        # A declaration that does not lint would fail the gate at once (seed 003 "Lint").
+        raise errors.ContractError(
+            "pin.contract_invalid",
+            f"{contract_file} does not lint clean: " + ", ".join(dict.fromkeys(report.error_codes)),
+        )
+    found = (declaration.get("adapter_id"), declaration.get("adapter_version"))
+    for flag, given, value in (
+        ("--id", adapter_id, found[0]),
+        ("--version", adapter_version, found[1]),
+    ):
+        if given is not None and given != value:
+            raise errors.ContractError(
+                "pin.invalid_argument", f"{flag} {given} differs from {contract_file}'s {value}"
+            )
+    return str(found[0]), str(found[1]), contract_hash(declaration)
+
+
 # ------------------------------------------------------------------------------------------
 # adapter pins check (the CI gate)
 
@@ -151,11 +205,12 @@ _CHECK_HELP: Final = """Check every pin: exit 0 all hold, 1 does not hold, 3 rev
 
 \b
 A pin holds when:
-- every local contract it names (found under --contracts-dir, default: the pin file's folder)
-  lints clean and recomputes to the pinned contract_hash; a *.json file there that may be a
-  contract but is unreadable or not strict JSON fails the gate (exit 1), never a note;
+- its contract is found under --contracts-dir (default: the pin file's folder), lints clean
+  and recomputes to the pinned contract_hash; a deleted, moved or renamed contract fails
+  (pin.contract_missing: a manifest entry never stands in for it), and a *.json file there that
+  may be a contract but is unreadable or not strict JSON fails too (exit 1), never a note;
 - with --manifest, the signed entry matches (--require-signed: and its signatures are ok under
-  --public-key-base64 / --publisher-doc);
+  --public-key-base64 / --publisher-doc, one of which it needs: exit 2 without);
 - with --max-age, the manifest's signed time (signed_at, proven by its freshness_signature) is
   no older than the duration; a manifest without a proven signed time fails;
 - with --registry, the registry's live manifest verifies under the same key and lists the pin.
@@ -220,6 +275,13 @@ def pins_check(  # noqa: PLR0917
     max_age_delta = parse_duration(max_age) if max_age is not None else None
     if max_age_delta is not None and not manifest_source:
         raise errors.UsageError("--max-age needs --manifest (the manifest whose age is checked)")
+    if require_signed and not (public_key_base64 or publisher_doc):
+        # Bad flags are exit 2 (the exit table, docs/guides/ci-gate.md): the gate cannot run.
+        raise errors.UsageError(
+            "--require-signed needs a trusted key: --publisher-doc FILE or --public-key-base64"
+        )
+    if require_signed and not (manifest_source or registry_url):
+        raise errors.UsageError("--require-signed needs --manifest (or --registry)")
     parsed = read_object(pin_file, what="pin file")
     try:
         pin_set = parse_pin_file(parsed)
@@ -231,10 +293,11 @@ def pins_check(  # noqa: PLR0917
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     live_document, live_report = _live_manifest(registry_url, public_key_base64, publisher_doc)
     manifest_problems = _freshness_problems(
-        document, public_key_base64, publisher_doc, max_age_delta
+        document, manifest_source, public_key_base64, publisher_doc, max_age_delta
     )
     folders = [Path(d) for d in contracts_dirs] or [pin_path.parent]
     scan = scan_contract_files(folders, (p.adapter_id for p in pin_set.pins))
+    searched = [f"{folder}/" if str(folder) != "." else "./" for folder in folders]
     result = check_pins(
         pin_set,
         scan.declarations,
@@ -246,6 +309,10 @@ def pins_check(  # noqa: PLR0917
         live_report=live_report,
         allow_inspection_only=allow_inspection_only,
         manifest_problems=manifest_problems,
+        pin_file_source=pin_file,
+        manifest_source=manifest_source,
+        live_source=registry_url,
+        searched=searched,
     )
     skipped = list(scan.skipped)
     if as_json:
@@ -266,10 +333,25 @@ def pins_check(  # noqa: PLR0917
     sys.stdout.flush()
 
 
+def _marks(result: PinCheckReport) -> list[str]:
+    """Each pin line's word: ``ok`` only when the whole check passes (issue 37 §4); a pin that
+    holds by itself under a failing manifest (stale, unsigned) is ``held``, never ``ok`` above a
+    ``FAILED`` result."""
+    return [
+        "FAIL"
+        if verdict.problems
+        else "REVOKED"
+        if verdict.revoked_refused
+        else "ok"
+        if result.ok
+        else "held"
+        for verdict in result.pins
+    ]
+
+
 def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> None:
     click.echo(f"pins check: {pin_file} ({len(result.pins)} pins)")
-    for verdict in result.pins:
-        mark = "ok" if verdict.holds else ("REVOKED" if not verdict.problems else "FAIL")
+    for verdict, mark in zip(result.pins, _marks(result), strict=True):
         label = f"{verdict.adapter_id}@{verdict.adapter_version}"
         sources = ", ".join(verdict.sources) or "no source"
         click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
@@ -287,22 +369,36 @@ def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> N
 
 def _freshness_problems(
     document: dict[str, Any] | None,
+    manifest_source: str | None,
     public_key_base64: str | None,
     publisher_doc: str | None,
     max_age: datetime.timedelta | None,
-) -> list[str]:
+) -> list[Problem]:
     """The manifest's freshness findings (docs/adr/0007-pin-gate-freshness.md)."""
     if document is None:
         return []
     freshness = check_freshness(document, resolve_key(public_key_base64, publisher_doc)[0])
     problems = []
     # A statement that is present must verify, with or without --max-age (tamper evidence).
-    if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
-        problems.append(f"manifest freshness: {freshness.problem}")
+    tampered = freshness.hash_status == "mismatch" or freshness.signature_status == "bad"
+    if tampered:
+        problems.append(
+            Problem(
+                f"manifest freshness: {freshness.problem}",
+                code="manifest.verification_failed",
+                file=manifest_source,
+            )
+        )
     if max_age is not None:
         stale = freshness.age_problem(max_age, utc_now())
-        if stale is not None and f"manifest freshness: {stale}" not in problems:
-            problems.append(f"manifest freshness: {stale}")
+        if stale is not None and not tampered:
+            problems.append(
+                Problem(
+                    f"manifest freshness: {stale}",
+                    code="pin.manifest_stale",
+                    file=manifest_source,
+                )
+            )
     return problems
 
 

@@ -52,6 +52,9 @@ def pinned(
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
+    # The gate finds the pinned contract's declaration where it looks (issue 37).
+    (project / "contracts").mkdir()
+    (project / "contracts" / "eval_suite.json").write_text(json.dumps(declaration))
     saved = project / "saved.manifest.json"
     saved.write_bytes(client.get("/specs/adapter-contracts.manifest.json").content)
     pin = run(
@@ -109,4 +112,7 @@ def test_live_registry_alone_is_a_source(pinned: Path) -> None:
     pinned.unlink()  # no saved manifest: the live one is the only signed source
     result = run("pins", "check", "--registry", BASE, "--public-key-base64", KEY_B64, "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["pins"][0]["sources"] == ["registry"]
+    assert json.loads(result.stdout)["pins"][0]["sources"] == [
+        "contracts/eval_suite.json",
+        "registry",
+    ]

@@ -193,6 +193,51 @@ CONTRACT: Final = (
         REFUSED,
         "A pinned contract is revoked and the pin is not marked inspection-only.",
     ),
+    # The gate's findings (`pins check --json` "findings", issue 37 §5): each fails the gate
+    # (exit 1, reported under pin.check_failed).
+    Code(
+        "pin.contract_changed",
+        FAILED,
+        "A pinned contract's declaration recomputes to another contract_hash than the pin's.",
+    ),
+    Code(
+        "pin.contract_invalid",
+        FAILED,
+        "A pinned contract's declaration does not lint clean.",
+    ),
+    Code(
+        "pin.contract_missing",
+        FAILED,
+        (
+            "No declaration for a pin where the gate looks (the contract was deleted, moved or "
+            "renamed); a manifest entry never stands in for it."
+        ),
+    ),
+    Code(
+        "pin.contract_unreadable",
+        FAILED,
+        "A file that may be a pinned contract cannot be read strictly (unreadable, too large).",
+    ),
+    Code(
+        "pin.entry_missing",
+        FAILED,
+        "The manifest (or the registry's live manifest) has no entry for a pin.",
+    ),
+    Code(
+        "pin.manifest_stale",
+        FAILED,
+        "The manifest's proven signed time is older than the maximum age, ahead, or absent.",
+    ),
+    Code(
+        "pin.recorded_unverified",
+        FAILED,
+        "The pin was recorded against a manifest entry that failed verification.",
+    ),
+    Code(
+        "pin.signature_required",
+        FAILED,
+        "Signed entries are required, and a manifest or entry signature is not ok (e.g. unsigned).",
+    ),
     Code(
         "pin.entry_unverified",
         FAILED,

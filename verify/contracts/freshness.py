@@ -130,11 +130,19 @@ class FreshnessReport:
 
 
 def _human(delta: datetime.timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    """A duration as people read it, its two largest units (issue 37 §4: "36 days 4 hours", not
+    "3125563s").
+
+    >>> _human(datetime.timedelta(hours=36)), _human(datetime.timedelta(seconds=59))
+    ('1 day 12 hours', '59 seconds')
+    """
+    seconds = max(0, int(delta.total_seconds()))
+    parts = []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count} {unit}{'' if count == 1 else 's'}")
+    return " ".join(parts[:2]) or "0 seconds"
 
 
 def check_freshness(

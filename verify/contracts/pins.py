@@ -79,6 +79,16 @@ class BrokenDeclaration:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class _Sources:
+    """Where the inputs came from, as the caller names them (for findings; never opened)."""
+
+    pin_file: str | None = None
+    manifest: str | None = None
+    live: str | None = None
+    searched: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class PinVerdict:
     """What the gate found for one pin. ``holds`` is False when ``problems`` is not empty."""
 
@@ -120,6 +130,7 @@ class PinCheckReport:
     problems: tuple[Problem, ...]
     notes: tuple[Problem, ...]
     manifest: ManifestReport | None
+    pin_file: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -133,6 +144,27 @@ class PinCheckReport:
             return 1
         return 3 if any(p.revoked_refused for p in self.pins) else 0
 
+    def findings(self, names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+        """Every reason the gate fails, one object each: ``code`` (specs/error-codes.json), the
+        ``pin`` it is about (``adapter_id@adapter_version``; null for the manifest's), the
+        ``file`` to point at (null when none is known) and the ``message`` (issue 37 §5: what a
+        CI annotation needs). A refused revoked pin is one too (``pin.check_revoked``)."""
+        out: list[dict[str, Any]] = []
+        for verdict in self.pins:
+            label = f"{verdict.adapter_id}@{verdict.adapter_version}"
+            out.extend(_finding(p, label, names) for p in verdict.problems)
+            if verdict.revoked_refused:
+                out.append(
+                    {
+                        "code": "pin.check_revoked",
+                        "pin": label,
+                        "file": self.pin_file,
+                        "message": f"{label} is revoked",
+                    }
+                )
+        out.extend(_finding(p, None, names) for p in self.problems)
+        return out
+
     def to_json(self, names: Mapping[str, str] | None = None) -> dict[str, Any]:
         """JSON form for ``--json``; ``names`` words the caller's settings
         (:meth:`~affidavit.verify.results.Problem.render`)."""
@@ -143,22 +175,45 @@ class PinCheckReport:
             "pins": [p.to_json(names) for p in self.pins],
             "problems": render_problems(self.problems, names),
             "notes": render_problems(self.notes, names),
+            "findings": self.findings(names),
             "manifest": self.manifest.to_json() if self.manifest is not None else None,
         }
 
 
+def _finding(problem: Problem, pin: str | None, names: Mapping[str, str] | None) -> dict[str, Any]:
+    return {
+        "code": problem.code,
+        "pin": pin,
+        "file": problem.file,
+        "message": problem.render(names),
+    }
+
+
 # Findings about the caller's settings, worded through Problem fields (see the module docstring).
 _NO_MANIFEST_ENTRY_SIGNED = Problem(
-    "{require_signed} needs a signed manifest entry (no manifest given)", ("require_signed",)
+    "{require_signed} needs a signed manifest entry (no manifest given)",
+    ("require_signed",),
+    "pin.signature_required",
 )
 _NO_MANIFEST_SIGNED = Problem(
     "{require_signed} needs {manifest} (or {live_manifest}) and a public key",
     ("require_signed", "manifest", "live_manifest"),
+    "pin.signature_required",
 )
 _INSPECTION_NEEDS_ALLOW = Problem(
     "recorded inspection-only: passes only with {allow_inspection_only}",
     ("allow_inspection_only",),
 )
+
+
+def _required(
+    required: bool, problem: Problem, problems: list[Problem], notes: list[Problem]
+) -> None:
+    """A finding that fails the gate when ``required``, else a note (notes carry no code)."""
+    if required:
+        problems.append(problem)
+    else:
+        notes.append(Problem(problem.message, problem.settings))
 
 
 def _check_declarations(pin: Pin, found: Sequence[Declaration], problems: list[Problem]) -> None:
@@ -169,7 +224,9 @@ def _check_declarations(pin: Pin, found: Sequence[Declaration], problems: list[P
             problems.append(
                 Problem(
                     f"{decl.source} does not lint clean: "
-                    + ", ".join(dict.fromkeys(report.error_codes))
+                    + ", ".join(dict.fromkeys(report.error_codes)),
+                    code="pin.contract_invalid",
+                    file=decl.source,
                 )
             )
         recomputed = contract_hash(decl.body)
@@ -177,13 +234,19 @@ def _check_declarations(pin: Pin, found: Sequence[Declaration], problems: list[P
             problems.append(
                 Problem(
                     f"contract_hash mismatch in {decl.source}: pinned {pin.contract_hash}, "
-                    f"recomputed {recomputed}"
+                    f"recomputed {recomputed}",
+                    code="pin.contract_changed",
+                    file=decl.source,
                 )
             )
         declared = decl.body.get("contract_hash")
         if declared is not None and declared != recomputed:
             problems.append(
-                Problem(f"{decl.source} declares contract_hash {declared}, recomputes {recomputed}")
+                Problem(
+                    f"{decl.source} declares contract_hash {declared}, recomputes {recomputed}",
+                    code="contract.hash_mismatch",
+                    file=decl.source,
+                )
             )
 
 
@@ -196,21 +259,37 @@ def _check_entry(
     problems: list[Problem],
     notes: list[Problem],
     label: str = "manifest",
+    source: str | None = None,
 ) -> None:
     if entry.get("contract_hash") != pin.contract_hash:
         problems.append(
             Problem(
-                f"{label} entry contract_hash {entry.get('contract_hash')!r} differs from the pin"
+                f"{label} entry contract_hash {entry.get('contract_hash')!r} differs from the pin",
+                code="pin.hash_mismatch",
+                file=source,
             )
         )
     if entry_report.entry_hash_status != "ok":
-        problems.append(Problem(f"{label} entry_hash {entry_report.entry_hash_status}"))
+        problems.append(
+            Problem(
+                f"{label} entry_hash {entry_report.entry_hash_status}",
+                code="entry.hash_mismatch",
+                file=source,
+            )
+        )
     signature = entry_report.entry_signature_status
     if signature == "bad":
-        problems.append(Problem(f"{label} entry_signature bad"))
+        problems.append(
+            Problem(f"{label} entry_signature bad", code="entry.signature_invalid", file=source)
+        )
     elif signature != "ok":
-        (problems if require_signed else notes).append(
-            Problem(f"{label} entry_signature {signature}")
+        _required(
+            require_signed,
+            Problem(
+                f"{label} entry_signature {signature}", code="pin.signature_required", file=source
+            ),
+            problems,
+            notes,
         )
     if pin.entry_hash and entry.get("entry_hash") != pin.entry_hash:
         notes.append(
@@ -229,12 +308,18 @@ def _check_one(
     live: tuple[Mapping[str, Any], EntryReport] | None = None,
     live_given: bool = False,
     allow_inspection_only: bool = False,
+    sources: _Sources | None = None,
 ) -> PinVerdict:
+    where = sources or _Sources()
     problems: list[Problem] = []
     notes: list[Problem] = []
     # docs/formats.md §1: a file that cannot be read strictly is never "not found" (fail closed).
     problems.extend(
-        Problem(f"{b.source} cannot be checked ({b.reason}): it may be this contract, tampered")
+        Problem(
+            f"{b.source} cannot be checked ({b.reason}): it may be this contract, tampered",
+            code="pin.contract_unreadable",
+            file=b.source,
+        )
         for b in broken
     )
     # A pin recorded against a failing entry never holds (seed 003: never unverified as trusted).
@@ -242,31 +327,68 @@ def _check_one(
         problems.append(
             Problem(
                 f"pinned with entry_hash_status={pin.entry_hash_status}, "
-                f"entry_signature_status={pin.entry_signature_status}"
+                f"entry_signature_status={pin.entry_signature_status}",
+                code="pin.recorded_unverified",
+                file=where.pin_file,
+            )
+        )
+    # Every pin finds its declaration where the gate looks, and it hashes to the pin (issue 37):
+    # a manifest entry vouches for the hash, never for the bytes the runtime will load, so it does
+    # not stand in for a deleted, moved or renamed contract.
+    if not declarations and not broken:
+        searched = ", ".join(where.searched) or "the folders searched"
+        problems.append(
+            Problem(
+                f"declaration missing: no contract file for this pin in {searched} "
+                "(deleted, moved or renamed?)",
+                code="pin.contract_missing",
+                file=where.pin_file,
             )
         )
     _check_declarations(pin, declarations, problems)
     rows: list[Mapping[str, Any]] = [pin.raw, *(d.body for d in declarations)]
     if entry is not None:
         _check_entry(
-            pin, entry[0], entry[1], require_signed=require_signed, problems=problems, notes=notes
+            pin,
+            entry[0],
+            entry[1],
+            require_signed=require_signed,
+            problems=problems,
+            notes=notes,
+            source=where.manifest,
         )
         rows.append(entry[0])
     elif manifest_given:
-        (problems if require_signed else notes).append(Problem("no manifest entry for this pin"))
+        _required(
+            require_signed,
+            Problem(
+                "no manifest entry for this pin", code="pin.entry_missing", file=where.manifest
+            ),
+            problems,
+            notes,
+        )
     elif require_signed and not live_given:
         problems.append(_NO_MANIFEST_ENTRY_SIGNED)
     if live is not None:
         # The registry's live manifest: it knows of revocations a file predates (docs/adr/0007).
         _check_entry(
-            pin, live[0], live[1], require_signed=True, problems=problems, notes=notes, label="live"
+            pin,
+            live[0],
+            live[1],
+            require_signed=True,
+            problems=problems,
+            notes=notes,
+            label="live",
+            source=where.live,
         )
         rows.append(live[0])
     elif live_given:
-        problems.append(Problem("the registry's live manifest has no entry for this pin"))
-    if not declarations and entry is None and live is None and not broken:
         problems.append(
-            Problem("declaration missing: no contract file and no manifest entry found")
+            Problem(
+                "the registry's live manifest has no entry for this pin",
+                code="pin.entry_missing",
+                file=where.live,
+            )
         )
     # The most severe lifecycle any source reports wins (revoked > deprecated > superseded);
     # the pin's own text can only make it stricter (seed 003 lifecycle table).
@@ -318,18 +440,25 @@ def check_pins(
     live_manifest: Mapping[str, Any] | None = None,
     live_report: ManifestReport | None = None,
     allow_inspection_only: bool = False,
-    manifest_problems: Iterable[str] = (),
+    manifest_problems: Iterable[str | Problem] = (),
+    pin_file_source: str | None = None,
+    manifest_source: str | None = None,
+    live_source: str | None = None,
+    searched: Iterable[str] = (),
 ) -> PinCheckReport:
     """Check every pin against the declarations found and, when given, the verified manifests.
 
-    A pin holds when each declaration found for its (adapter_id, adapter_version) lints clean and
-    recomputes to the pinned ``contract_hash`` (and declares that hash), no broken file may be
-    its contract, the manifest entry (if a manifest is given) carries the same hash with an ``ok``
-    entry hash and no ``bad`` signature, and at least one source was found. ``require_signed``
+    A pin holds when at least one declaration is found for its (adapter_id, adapter_version)
+    (``pin.contract_missing`` otherwise: a manifest entry never stands in for it), each lints
+    clean and recomputes to the pinned ``contract_hash`` (and declares that hash), no broken file
+    may be its contract, and the manifest entry (if a manifest is given) carries the same hash
+    with an ``ok`` entry hash and no ``bad`` signature. ``require_signed``
     also demands an ``ok`` entry signature and manifest signature. ``live_manifest`` (the
     registry's live one) must verify fully and list the pin. Revoked pins are refused
     (exit 3) unless ``allow_inspection_only`` and the pin was recorded as inspection-only.
     ``manifest_problems`` are findings the caller made about the manifest (e.g. its age).
+    ``pin_file_source``, ``manifest_source``, ``live_source`` and ``searched`` (the folders the
+    declarations were looked for in) only name things in findings (:meth:`PinCheckReport.findings`).
 
     Raises:
         ``manifest.invalid``: ``manifest`` is malformed.
@@ -338,14 +467,20 @@ def check_pins(
     for decl in declarations:
         key = (str(decl.body.get("adapter_id", "")), str(decl.body.get("adapter_version", "")))
         by_key.setdefault(key, []).append(decl)
-    problems: list[Problem] = [Problem(text) for text in manifest_problems]
+    where = _Sources(pin_file_source, manifest_source, live_source, tuple(searched))
+    problems: list[Problem] = [
+        p
+        if isinstance(p, Problem)
+        else Problem(p, code="manifest.verification_failed", file=manifest_source)
+        for p in manifest_problems
+    ]
     notes: list[Problem] = []
     entries: dict[tuple[str, str], tuple[Mapping[str, Any], EntryReport]] = {}
     if manifest is not None:
         if manifest_report is None:
             raise errors.UsageError("check_pins needs the manifest's verification report")
         entries = _entries_of(manifest, manifest_report)
-        _manifest_findings(manifest_report, require_signed, problems, notes)
+        _manifest_findings(manifest_report, require_signed, problems, notes, manifest_source)
     elif require_signed and live_manifest is None:
         problems.append(_NO_MANIFEST_SIGNED)
     live: dict[tuple[str, str], tuple[Mapping[str, Any], EntryReport]] = {}
@@ -354,13 +489,22 @@ def check_pins(
             raise errors.UsageError("check_pins needs the live manifest's verification report")
         live = _entries_of(live_manifest, live_report)
         problems.extend(
-            Problem(f"registry manifest: {problem.message}") for problem in live_report.problems()
+            Problem(
+                f"registry manifest: {problem.message}",
+                code="manifest.verification_failed",
+                file=live_source,
+            )
+            for problem in live_report.problems()
         )
     broken_files = tuple(broken)
     pinned_ids = {pin.adapter_id for pin in pin_file.pins}
     # A broken file naming no pinned id may be any contract: nothing proves it is not one.
     problems.extend(
-        Problem(f"{item.source} cannot be checked ({item.reason})")
+        Problem(
+            f"{item.source} cannot be checked ({item.reason})",
+            code="pin.contract_unreadable",
+            file=item.source,
+        )
         for item in broken_files
         if not item.adapter_ids & pinned_ids
     )
@@ -375,26 +519,51 @@ def check_pins(
             live=live.get(pin.key),
             live_given=live_manifest is not None,
             allow_inspection_only=allow_inspection_only,
+            sources=where,
         )
         for pin in pin_file.pins
     )
     if not pin_file.pins:
         notes.append(Problem("the pin file has no pins"))
     return PinCheckReport(
-        pins=verdicts, problems=tuple(problems), notes=tuple(notes), manifest=manifest_report
+        pins=verdicts,
+        problems=tuple(problems),
+        notes=tuple(notes),
+        manifest=manifest_report,
+        pin_file=pin_file_source,
     )
 
 
 def _manifest_findings(
-    report: ManifestReport, require_signed: bool, problems: list[Problem], notes: list[Problem]
+    report: ManifestReport,
+    require_signed: bool,
+    problems: list[Problem],
+    notes: list[Problem],
+    source: str | None,
 ) -> None:
+    failed = "manifest.verification_failed"
     if report.manifest_hash_status != "ok":
-        problems.append(Problem(f"manifest_hash {report.manifest_hash_status}"))
-    if report.manifest_signature_status == "bad":
-        problems.append(Problem("manifest_signature bad"))
-    elif report.manifest_signature_status != "ok":
-        (problems if require_signed else notes).append(
-            Problem(f"manifest_signature {report.manifest_signature_status}")
+        problems.append(
+            Problem(f"manifest_hash {report.manifest_hash_status}", code=failed, file=source)
         )
-    problems.extend(Problem(f"manifest loud collision {i}@{v}") for i, v in report.loud_collisions)
-    problems.extend(Problem(f"manifest duplicate entry {i}@{v}") for i, v in report.duplicate_keys)
+    if report.manifest_signature_status == "bad":
+        problems.append(Problem("manifest_signature bad", code=failed, file=source))
+    elif report.manifest_signature_status != "ok":
+        _required(
+            require_signed,
+            Problem(
+                f"manifest_signature {report.manifest_signature_status}",
+                code="pin.signature_required",
+                file=source,
+            ),
+            problems,
+            notes,
+        )
+    problems.extend(
+        Problem(f"manifest loud collision {i}@{v}", code=failed, file=source)
+        for i, v in report.loud_collisions
+    )
+    problems.extend(
+        Problem(f"manifest duplicate entry {i}@{v}", code=failed, file=source)
+        for i, v in report.duplicate_keys
+    )

@@ -87,7 +87,7 @@ def test_age_and_future_times(manifest: dict[str, Any]) -> None:
     report = check_freshness(manifest, KEY)
     at = datetime.datetime(2025, 3, 1, tzinfo=datetime.UTC)
     assert report.age_problem(parse_duration("1h"), at + datetime.timedelta(minutes=59)) is None
-    assert "older than the maximum age of 1h" in str(
+    assert "older than the maximum age of 1 hour" in str(
         report.age_problem(parse_duration("1h"), at + datetime.timedelta(minutes=61))
     )
     assert "in the future" in str(

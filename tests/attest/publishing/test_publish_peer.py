@@ -164,6 +164,9 @@ def test_pin_files_are_readable_both_ways(tmp_path: Path, manifest: dict[str, An
     assert result.stderr.startswith("WARNING:")
     both = json.loads(pins.read_text())["pinned_adapters"]
     assert both[0] == peer_pin
+    # The gate finds each pinned contract's declaration where it looks (issue 37).
+    write_json(tmp_path / "contracts" / "eval_suite.json", make_contract())
+    write_json(tmp_path / "contracts" / "other.json", make_contract("acme.other.v0", "0.2.0"))
     check = ours(
         "pins",
         "check",

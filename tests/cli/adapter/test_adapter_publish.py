@@ -316,7 +316,8 @@ def test_pins_check_exit_codes(workspace: dict[str, Path]) -> None:
     assert ok.exit_code == 0, ok.output
     assert "result: OK (exit 0)" in ok.stdout
     unsigned = run("pins", "check", "--manifest", manifest, "--require-signed", "--json")
-    assert unsigned.exit_code == 1
+    assert unsigned.exit_code == 2  # no trusted key: bad flags (issue 37 §6)
+    assert _error_line(unsigned).startswith("error: usage.invalid: --require-signed needs")
     path = workspace["contracts"] / "a.json"
     declaration: dict[str, Any] = json.loads(path.read_text())
     declaration["allowed_policy_fields"] = ["signal_a"]

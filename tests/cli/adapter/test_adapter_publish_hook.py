@@ -1,8 +1,10 @@
-"""The ``affidavit-pins`` pre-commit hook, for real: ``pre-commit try-repo`` on temporary repos.
+"""The pre-commit hooks, for real: ``pre-commit try-repo`` on temporary repos (issue 37 §3).
 
-The hook repository is a temporary git repo holding a copy of ``.pre-commit-hooks.yaml`` (so the
-project's own .git is never written). ``language: system`` runs ``affidavit`` from PATH: no
-network. The consumer repo holds a contract and a pin, first good, then tampered.
+``affidavit-pins`` is ``language: python``: pre-commit builds its own virtualenv and installs
+Affidavit from the hook repository, here a one-commit copy of this checkout (tests/checkout.py),
+with the venv's ``affidavit`` kept off PATH to show nothing else is used. ``affidavit-pins-system``
+runs the ``affidavit`` on PATH, from a repo holding only ``.pre-commit-hooks.yaml`` (no build, no
+network). The consumer repo holds a contract and a pin, first good, then tampered.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 import yaml
 
 from tests.attest.publishing.test_publish_support import make_contract, write_json
+from tests.checkout import copy_checkout, git_env
 from tests.conftest import ROOT
 
 BIN = Path(sys.executable).parent
@@ -30,17 +33,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+def _env(home: Path, *, affidavit_on_path: bool = True) -> dict[str, str]:
+    # HOME is the test's (no user git configuration); pip keeps the user's cache, so pre-commit's
+    # build of the python hook reuses the wheels already downloaded.
+    cache = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
+    env = {**git_env(home), "PIP_CACHE_DIR": cache}
+    system = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != str(BIN))
     env.update(
-        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-        HOME=str(home),
+        PATH=f"{BIN}{os.pathsep}{system}" if affidavit_on_path else system,
         PRE_COMMIT_HOME=str(home / "pre-commit-cache"),
-        GIT_AUTHOR_NAME="test",
-        GIT_AUTHOR_EMAIL="test@example.invalid",
-        GIT_COMMITTER_NAME="test",
-        GIT_COMMITTER_EMAIL="test@example.invalid",
-        GIT_CONFIG_NOSYSTEM="1",
     )
     return env
 
@@ -49,25 +50,37 @@ def _git(repo: Path, env: dict[str, str], *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, timeout=60)
 
 
-def test_hook_definition() -> None:
-    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    hook = next(h for h in hooks if h["id"] == "affidavit-pins")
-    assert hook["language"] == "system"
-    assert hook["entry"] == "affidavit adapter pins check"
-    assert hook["pass_filenames"] is False
+def test_hook_definitions() -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"affidavit-pins", "affidavit-pins-system"}
+    assert hooks["affidavit-pins"]["language"] == "python"  # pre-commit builds the tool
+    assert hooks["affidavit-pins-system"]["language"] == "system"
+    for hook in hooks.values():
+        assert hook["entry"] == "affidavit adapter pins check"
+        assert hook["pass_filenames"] is False
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert 'affidavit "${args[@]}"' in action["runs"]["steps"][-1]["run"]
+    assert '"$BIN/affidavit" "${args[@]}" --json' in action["runs"]["steps"][-1]["run"]
 
 
-def test_pre_commit_try_repo_good_then_bad_pin(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+def _hook_repo(tmp_path: Path, hook: str, env: dict[str, str]) -> Path:
+    if hook == "affidavit-pins":  # the whole checkout: pre-commit pip-installs it
+        return copy_checkout(tmp_path / "hooks", commit=True)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     shutil.copy(ROOT / ".pre-commit-hooks.yaml", hooks / ".pre-commit-hooks.yaml")
     _git(hooks, env, "init", "-q")
     _git(hooks, env, "add", ".pre-commit-hooks.yaml")
     _git(hooks, env, "commit", "-q", "-m", "hooks")
+    return hooks
+
+
+@pytest.mark.parametrize("hook", ["affidavit-pins", "affidavit-pins-system"])
+def test_pre_commit_try_repo_good_then_bad_pin(tmp_path: Path, hook: str) -> None:
+    env = _env(tmp_path, affidavit_on_path=hook == "affidavit-pins-system")
+    if hook == "affidavit-pins":  # only pre-commit's own build can run it
+        assert shutil.which("affidavit", path=env["PATH"]) is None
+    hooks = _hook_repo(tmp_path, hook, env)
 
     project = tmp_path / "project"
     project.mkdir()
@@ -81,12 +94,12 @@ def test_pre_commit_try_repo_good_then_bad_pin(tmp_path: Path) -> None:
     def try_repo() -> subprocess.CompletedProcess[str]:
         assert PRE_COMMIT is not None
         return subprocess.run(
-            [PRE_COMMIT, "try-repo", str(hooks), "affidavit-pins", "--all-files", "--verbose"],
+            [PRE_COMMIT, "try-repo", str(hooks), hook, "--all-files", "--verbose"],
             cwd=project,
             env=env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=300,  # the python hook builds a virtualenv: tens of seconds on a busy host
             check=False,
         )
 
@@ -102,3 +115,11 @@ def test_pre_commit_try_repo_good_then_bad_pin(tmp_path: Path) -> None:
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "error: pin.check_failed:" in bad.stdout
     assert "contract_hash mismatch" in bad.stdout
+
+    if hook == "affidavit-pins":
+        return  # try-repo builds the python hook afresh each run (its own temporary store)
+    (project / "contracts" / "a.json").unlink()  # issue 37 §1: a deleted contract fails too
+    _git(project, env, "add", "-A")
+    deleted = try_repo()
+    assert deleted.returncode == 1, deleted.stdout + deleted.stderr
+    assert "declaration missing" in deleted.stdout

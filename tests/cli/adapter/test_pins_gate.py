@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -247,7 +248,7 @@ def test_max_age_refuses_a_manifest_signed_before_the_revocation(
     stale = _gate(old, project, "--max-age", "7d", "--json")
     assert stale.exit_code == 1, stale.output
     problems = json.loads(stale.stdout)["problems"]
-    assert any("older than the maximum age of 7d" in p for p in problems), problems
+    assert any("older than the maximum age of 7 days" in p for p in problems), problems
     fresh = _manifest(project, "fresh", generated_at=_now())
     assert _gate(fresh, project, "--max-age", "7d").exit_code == 0
 
@@ -288,3 +289,90 @@ def test_help_documents_the_gate_flags() -> None:
     for flag in ("--allow-inspection-only", "--max-age", "--registry", "--contracts-dir"):
         assert flag in text
     assert "0007-pin-gate-freshness" in text
+
+
+# ------------------------------------------------------------------------------------------
+# 4. Every pin finds its declaration where the gate looks (issue 37 §1)
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved", "renamed", "adapter_renamed"])
+def test_a_pinned_contract_not_where_the_gate_looks_fails(
+    project: dict[str, Path], how: str
+) -> None:
+    manifest = _manifest(project, "m", generated_at=_now())
+    _pin(manifest)
+    contracts = project["root"] / "contracts"
+    path = contracts / CONTRACT_NAME
+    gate = ("--contracts-dir", str(contracts), "--json")
+    assert _gate(manifest, project, *gate).exit_code == 0
+    if how == "deleted":
+        path.unlink()
+    elif how == "moved":  # out of --contracts-dir, and edited there
+        moved = project["root"] / "elsewhere" / CONTRACT_NAME
+        write_json(moved, {**make_contract(), "allowed_policy_fields": ["signal_a"]})
+        path.unlink()
+    elif how == "renamed":  # no longer a *.json file
+        path.rename(path.with_name(CONTRACT_NAME + ".bak"))
+    else:  # the declaration now names another adapter
+        write_json(path, {**make_contract(), "adapter_id": "acme.other.v0"})
+    result = _gate(manifest, project, *gate)
+    assert result.exit_code == 1, result.output
+    assert _error_line(result).startswith("error: pin.check_failed:")
+    report = json.loads(result.stdout)
+    verdict = report["pins"][0]
+    assert verdict["holds"] is False
+    codes = [f["code"] for f in report["findings"] if f["pin"] == f"{ID}@{VERSION}"]
+    assert "pin.contract_missing" in codes, report["findings"]
+
+
+def test_a_stale_manifest_prints_no_ok_pin_and_its_age_as_a_duration(
+    project: dict[str, Path],
+) -> None:
+    """Issue 37 §4: no pin line says ``ok`` above ``result: FAILED``; ages read as durations."""
+    old = _manifest(project, "old", generated_at="2025-01-01T00:00:00Z")
+    _pin(old)
+    stale = _gate(old, project, "--max-age", "7d")
+    assert stale.exit_code == 1, stale.output
+    lines = stale.stdout.splitlines()
+    assert lines[-1] == "result: FAILED (exit 1)"
+    assert lines[1].startswith(f"  held    {ID}@{VERSION}"), lines
+    assert not [line for line in lines if line.lstrip().startswith("ok ")]
+    assert " days " in stale.stdout
+    assert "older than the maximum age of 7 days" in stale.stdout
+    assert not re.search(r"\d{5,}s\b", stale.stdout)
+    result = _gate(old, project, "--max-age", "7d", "--json")
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["pin"], f["file"]) for f in findings] == [
+        ("pin.manifest_stale", None, str(old))
+    ]
+
+
+def test_pin_contract_computes_the_hash(project: dict[str, Path]) -> None:
+    """Issue 37 §6: ``adapter pin --contract FILE`` pins the file's id, version and recomputed
+    hash; ``--id --version --hash`` (the seed's form) stays."""
+    manifest = _manifest(project, "m", generated_at=_now())
+    contract = f"contracts/{CONTRACT_NAME}"
+    key = ("--manifest", str(manifest), "--public-key-base64", KEY_B64)
+    by_file = run("pin", "--contract", contract, *key, "--json")
+    assert by_file.exit_code == 0, by_file.output
+    pinned = json.loads(Path("pinned_adapters.json").read_text())["pinned_adapters"]
+    Path("pinned_adapters.json").unlink()
+    _pin(manifest)
+    assert json.loads(Path("pinned_adapters.json").read_text())["pinned_adapters"] == pinned
+    assert pinned[0]["contract_hash"] == HASH
+    assert _gate(manifest, project).exit_code == 0
+    same = run("pin", "--contract", contract, "--id", ID, "--version", VERSION, *key)
+    assert same.exit_code == 0, same.output
+    for args, code in (
+        (("--contract", contract, "--hash", HASH), "usage.invalid"),
+        (("--id", ID, "--version", VERSION), "usage.invalid"),
+        (("--contract", contract, "--id", "acme.other.v0"), "pin.invalid_argument"),
+        (("--contract", "contracts/missing.json"), "io.unreadable"),
+    ):
+        refused = run("pin", *args, *key)
+        assert refused.exit_code == 2, (args, refused.output)
+        assert _error_line(refused).startswith(f"error: {code}:"), refused.stderr
+    write_json(Path(contract), {**make_contract(), "allowed_policy_fields": ["signal_a"]})
+    tampered = run("pin", "--contract", contract, *key)
+    assert tampered.exit_code == 1, tampered.output
+    assert _error_line(tampered).startswith("error: pin.contract_invalid:")

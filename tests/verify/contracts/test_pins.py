@@ -202,19 +202,50 @@ def test_check_pins_outcomes() -> None:
     assert both.exit_code == 1  # a tampered contract outranks the revocation
 
 
+DECLARED = Declaration("contracts/c.json", make_contract())
+
+
+def test_a_manifest_entry_never_stands_in_for_a_missing_declaration() -> None:
+    """Issue 37: every pin finds its declaration where the gate looks; the signed entry vouches
+    for a hash, not for the bytes the runtime loads."""
+    document = _manifest()
+    report = verify_manifest(document, public_key=demo_key().public_key)
+    pins = parse_pin_file({"pinned_adapters": [PIN]})
+    result = check_pins(
+        pins,
+        [],
+        manifest=document,
+        manifest_report=report,
+        require_signed=True,
+        pin_file_source="pinned_adapters.json",
+        manifest_source="m.json",
+        searched=["contracts/"],
+    )
+    assert result.exit_code == 1
+    assert result.findings() == [
+        {
+            "code": "pin.contract_missing",
+            "pin": "acme.eval_suite.v0@0.1.0",
+            "file": "pinned_adapters.json",
+            "message": "declaration missing: no contract file for this pin in contracts/ "
+            "(deleted, moved or renamed?)",
+        }
+    ]
+
+
 def test_check_pins_with_manifest() -> None:
     document = _manifest()
     report = verify_manifest(document, public_key=demo_key().public_key)
     result = check_pins(
-        _pins(PIN), [], manifest=document, manifest_report=report, require_signed=True
+        _pins(PIN), [DECLARED], manifest=document, manifest_report=report, require_signed=True
     )
     assert result.exit_code == 0, result.to_json()
     unsigned = verify_manifest(document, public_key=None)
-    soft = check_pins(_pins(PIN), [], manifest=document, manifest_report=unsigned)
+    soft = check_pins(_pins(PIN), [DECLARED], manifest=document, manifest_report=unsigned)
     assert soft.exit_code == 0
     assert Problem("manifest_signature no_public_key") in soft.notes
     strict = check_pins(
-        _pins(PIN), [], manifest=document, manifest_report=unsigned, require_signed=True
+        _pins(PIN), [DECLARED], manifest=document, manifest_report=unsigned, require_signed=True
     )
     assert strict.exit_code == 1
     tampered = copy.deepcopy(document)
@@ -222,7 +253,7 @@ def test_check_pins_with_manifest() -> None:
     tampered["contracts"][0]["entry_hash"] = entry_hash(tampered["contracts"][0])
     bad = check_pins(
         _pins(PIN),
-        [],
+        [DECLARED],
         manifest=tampered,
         manifest_report=verify_manifest(tampered, public_key=demo_key().public_key),
     )
@@ -276,14 +307,25 @@ def test_the_cli_words_the_same_findings_with_its_flags(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pinned_adapters.json").write_text(json.dumps({"pinned_adapters": [PIN]}))
     runner = CliRunner()
+    # Issue 37 §6: --require-signed without a key (or a manifest) is bad flags: exit 2.
     checked = runner.invoke(affidavit, ["adapter", "pins", "check", "--require-signed", "--json"])
-    assert checked.exit_code == 1
-    document = json.loads(checked.stdout)
-    assert document["problems"] == [
-        "--require-signed needs --manifest (or --registry) and a public key"
-    ]
-    assert document["pins"][0]["problems"][0] == (
-        "--require-signed needs a signed manifest entry (no manifest given)"
+    assert checked.exit_code == 2
+    assert checked.stderr.strip() == (
+        "error: usage.invalid: --require-signed needs a trusted key: --publisher-doc FILE or "
+        "--public-key-base64"
+    )
+    key = ["--public-key-base64", demo_key().public_key.b64]
+    keyed = runner.invoke(affidavit, ["adapter", "pins", "check", "--require-signed", *key])
+    assert keyed.exit_code == 2
+    assert keyed.stderr.strip() == (
+        "error: usage.invalid: --require-signed needs --manifest (or --registry)"
+    )
+    (tmp_path / "pinned_adapters.json").write_text(json.dumps({"pinned_adapters": [INSPECTION]}))
+    (tmp_path / "c.json").write_text(json.dumps(make_contract(status="revoked")))
+    worded = runner.invoke(affidavit, ["adapter", "pins", "check", "--json"])
+    assert worded.exit_code == 3
+    assert json.loads(worded.stdout)["pins"][0]["notes"][-1] == (
+        "recorded inspection-only: passes only with --allow-inspection-only"
     )
     (tmp_path / "manifest.json").write_text(json.dumps(_manifest(status="revoked")))
     pinned = runner.invoke(affidavit, ["adapter", "pin", "--id", PIN["adapter_id"], "--version",
