@@ -363,6 +363,7 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     # SCITT (SCRAPI): a statement the registration policy refuses is 400 "Rejected".
     "cbor.too_large": 413,
     "scitt.issuer_untrusted": 400,
+    "scitt.issuer_mismatch": 400,
     "scitt.media_type_unsupported": 415,
     "scitt.rate_limited": 429,
     "scitt.entry_not_found": 404,
