@@ -127,6 +127,13 @@ REGISTRY: Final = (
         "The registry data folder cannot be created or used; refused to start.",
     ),
     Code(
+        "registry.entry_too_large",
+        FAILED,
+        "The log entry a request would make (a raw entry, a contract publication or lifecycle"
+        " change) is over 65,535 bytes, the largest a tlog-tiles entry bundle holds (ADR 0018);"
+        " nothing was written (HTTP 422).",
+    ),
+    Code(
         "registry.field_not_patchable",
         INPUT,
         "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422).",
@@ -334,6 +341,7 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "registry.contract_not_found": 404,
     "registry.version_conflict": 409,
     "registry.contract_rejected": 422,
+    "registry.entry_too_large": 422,
     "registry.field_not_patchable": 422,
     "provenance_cycle_detected": 400,
     "derived_from_immutable": 422,

@@ -183,7 +183,7 @@ def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, S
             )
         return placed
 
-    return Job(prepare, apply)
+    return Job(prepare, apply, entries=lambda found: [] if found is not None else [entry])
 
 
 def integrated_receipt(
