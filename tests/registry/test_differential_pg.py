@@ -1,22 +1,23 @@
 """The same random operations against a SQLite registry and a PostgreSQL registry: every answer
 matches (issue 27, "A differential"; docs/adr/0017-one-store-contract.md).
 
-Two real ``affidavit registry serve`` processes on 127.0.0.1 (tests/processes.py), one on its
-data folder's SQLite file, one on a fresh database of the test cluster (tests/pg.py), with the
-same key folder, public URL and API keys (the same rows written into both stores), so any
-difference is the store's. Each operation goes to both, in turn; the status and the body must be
-equal after :func:`_normal`, which blanks only what the clock decides: timestamps, and the
-signatures, entry hashes, roots and proof hashes computed over them (each process reads its own
-clock). What is blanked is still checked: each side's checkpoints and signed tree heads are
-verified under that side's own log key, then compared by origin and tree size only; a leaf is
-compared as the JSON it holds. A first phase publishes the same contract on each side in a
-different second, so every root differs, and requires every log read to compare equal (the
-seed 741390617 failure of issue 31: same size, different roots). Operations: facts with edge strings and lengths (U+0000, lone surrogates escaped in the
-JSON, 2,048 CJK characters, one past every limit), derivations (cycles, immutability), Stigmem
-POSTs, contracts at and past the id bounds, lifecycle patches, every key and scope (none, unknown,
-revoked, malformed), queries and paths with odd parameters, log and discovery reads. No answer
-may be a 5xx. Then each store is exported, imported into a fresh store of the other kind and
-re-exported: the tables come back byte for byte.
+Two real ``affidavit registry serve`` processes on 127.0.0.1 (tests/processes.py), one on its data
+folder's SQLite file, one on a fresh database of the test cluster (tests/pg.py), with the same key
+folder, public URL and API keys (the same rows written into both stores), so any difference is the
+store's. Each operation goes to both, in turn; the status and the body must be equal after
+:func:`_normal`, which blanks only what the clock decides: timestamps, and the signatures, entry
+hashes, roots and proof hashes computed over them (each process reads its own clock). What is
+blanked is still checked: each side's checkpoints and signed tree heads are verified under that
+side's own log key, then compared by origin and tree size only; a leaf is compared as the JSON it
+holds. A first phase publishes the same contract on each side in a different second, so every root
+differs, and requires every log read to compare equal (the seed 741390617 failure of issue 31: same
+size, different roots); a proof's hashes are the tree's, so they are blanked whatever their key.
+Operations: facts with edge strings and lengths (U+0000, lone surrogates escaped in the JSON, 2,048
+CJK characters, one past every limit), derivations (cycles, immutability), Stigmem POSTs, contracts
+at and past the id bounds, lifecycle patches, every key and scope (none, unknown, revoked,
+malformed), queries and paths with odd parameters, log and discovery reads. No answer may be a 5xx.
+Then each store is exported, imported into a fresh store of the other kind and re-exported: the
+tables come back byte for byte.
 
 Bounded: ``AFFIDAVIT_DIFFERENTIAL_SECONDS`` of operations (default 4; 30 when ``CI=true``);
 ``AFFIDAVIT_DIFFERENTIAL_SEED`` replays a run (the seed is printed with any failure).
@@ -148,16 +149,26 @@ _CLOCKED = frozenset(  # entry_hash covers published_at, manifest_hash generated
 )
 # Content hashes the clock never touches: compared as they are.
 _STABLE_HEX = frozenset({"contract_hash", "input_schema_hash", "id", "hash", "root_fact_id"})
+_PROOFS = frozenset({"proof", "path", "inclusion", "consistency"})
 _CHECKPOINTS = frozenset({"/protocol/merkle/checkpoint", "/tlog/checkpoint"})
 
 
-def _normal(value: Any, key: str = "", *, clocked_hashes: bool, log_key: Ed25519PublicKey) -> Any:
+def _normal(
+    value: Any,
+    key: str = "",
+    *,
+    clocked_hashes: bool,
+    log_key: Ed25519PublicKey,
+    stable: frozenset[str] = _STABLE_HEX,
+) -> Any:
     """``value`` with what each process's own clock decides blanked (module docstring): a
     signed tree head is verified under ``log_key`` first (so a blanked signature is still a
     checked one), and a leaf's bytes are compared as the JSON they hold, its timestamps blanked."""
 
     def again(item: Any, name: str) -> Any:
-        return _normal(item, name, clocked_hashes=clocked_hashes, log_key=log_key)
+        # a proof's hashes are the tree's (clock-decided), whatever their key is called
+        inner = frozenset() if clocked_hashes and name in _PROOFS else stable
+        return _normal(item, name, clocked_hashes=clocked_hashes, log_key=log_key, stable=inner)
 
     if isinstance(value, dict):
         if {"tree_size", "root_hash", "signature"} <= value.keys():
@@ -175,7 +186,7 @@ def _normal(value: Any, key: str = "", *, clocked_hashes: bool, log_key: Ed25519
             return value
     if isinstance(value, str):
         text = _TIME.sub("<time>", value)
-        if clocked_hashes and key not in _STABLE_HEX:
+        if clocked_hashes and key not in stable:
             text = _HEX64.sub("<hash>", text)
         return text
     return value
