@@ -192,6 +192,13 @@ REGISTRY: Final = (
         "A fact in a registry export is filed under a hash its body does not have.",
     ),
     Code(
+        "registry.dump_entry_mismatch",
+        FAILED,
+        "A SCITT row of a registry export is not the SHA-256 of its statement or not the log's"
+        " leaf at its index, or a sequenced entry's hash is not its data's (or it sits inside"
+        " the tree).",
+    ),
+    Code(
         "registry.dump_unportable",
         INPUT,
         "A registry export holds contract ids PostgreSQL cannot index (stored before the id "
