@@ -36,6 +36,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.scitt import sign_receipt
 from affidavit.registry.logview import latest_checkpoint
+from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
 from affidavit.registry.sequencer import Batch, Integrated, Job
 from affidavit.registry.settings import Settings
@@ -181,6 +182,8 @@ def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, S
                     state.now(),
                 ),
             )
+        if not placed.created:  # the entry was in the log already (appended raw): file it
+            refile(state.tables, state.log, placed.index)  # as reindex would (issue 31)
         return placed
 
     return Job(prepare, apply, entries=lambda found: [] if found is not None else [entry])
