@@ -131,8 +131,13 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
     try:
         return statement.verify_issuer(issuers)  # bound to its iss; the key its kid names first
     except errors.ScittError as e:
-        if e.code == "scitt.issuer_mismatch":  # a trusted key, of another issuer
-            raise
+        if e.code == "scitt.issuer_mismatch":  # a trusted key, of another issuer: said without
+            raise errors.ScittError(  # the key's file or bindings (the operator's, not public)
+                "scitt.issuer_mismatch",
+                f"the statement names iss {statement.issuer!r}; its signature verifies only"
+                " under a trusted key of another issuer (RFC 9943 §5.1.1.1)",
+                details={"issuer": statement.issuer},
+            ) from None
         why = "no issuer key is configured" if not issuers else "it verifies under none of them"
         raise errors.ScittError(
             "scitt.issuer_untrusted",

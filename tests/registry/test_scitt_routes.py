@@ -230,6 +230,7 @@ def test_a_refused_statement_is_problem_details_and_nothing_is_logged(
     response = httpx.post(registry.url + "/entries", content=body(), headers=COSE)
     assert response.status_code == status, name
     assert _problem(response)[1] == code, name
+    assert b"issuer.pub" not in response.content, name  # the operator's key files stay private
     assert _checkpoint(registry)[0] == before
 
 
