@@ -16,7 +16,8 @@ added at unprotected header 394 (default ``FILE`` with ``.transparent.cose``). T
 not trusted here: ``affidavit verify scitt`` checks it under the keys the caller trusts.
 
 Also here, for ``registry serve``: :func:`scitt_serve_options` (``--scitt-issuers DIR``, the
-registration policy's issuer keys, read as every key folder is; ``--scitt-rate``,
+registration policy's issuer keys, read as every key folder is, each bound to the issuers its
+``KEYFILE.iss`` names; ``--scitt-rate``,
 ``--scitt-wait``) and :func:`with_scitt`, which puts them into the registry's settings.
 
 Exit codes: 0 done; 2 unreadable input, a refused registration or usage (one line
@@ -195,23 +196,51 @@ def register(*, url: str, source: str, out_file: str | None, timeout: float,
 # -- registry serve ----------------------------------------------------------------------------
 
 
-def read_issuer_key(path: str) -> CoseKey:
-    """One issuer key file: Ed25519 in any trusted-key form, or a P-256 PEM.
+def _bound(key: CoseKey, path: str) -> CoseKey:
+    """``key`` (read from ``path``) bound to the issuers its binding file ``path + ".iss"``
+    names (docs/transparency.md "Issuer keys and the issuers they sign for"; RFC 9943
+    §5.1.1.1: a key signs only for its own ``iss``). No binding file: refused (fail closed).
 
     Raises:
-        ``io.unreadable``, ``key.*``, ``json.*``, ``scitt.key_unrecognized``.
+        ``usage.invalid``: no binding file, or not a binding (verify/scitt/keys.py).
+        ``io.unreadable``: it cannot be read.
+    """
+    from affidavit.verify.scitt.keys import (  # noqa: PLC0415 - lazy
+        ISSUER_BINDING_SUFFIX,
+        parse_issuer_binding,
+    )
+
+    binding = path + ISSUER_BINDING_SUFFIX
+    if not os.path.isfile(binding):
+        raise errors.UsageError(
+            f"the issuer key {path} has no {binding}: write there the issuer(s) (CWT iss) it"
+            " signs for, one a line"
+        )
+    data = read_artefact(binding, max_bytes=MAX_KEY_FILE_BYTES)
+    return key.bound_to(parse_issuer_binding(data, source=binding))
+
+
+def read_issuer_key(path: str) -> CoseKey:
+    """One issuer key file: Ed25519 in any trusted-key form, or a P-256 PEM, bound to the
+    issuers its ``.iss`` file names (:func:`_bound`).
+
+    Raises:
+        ``io.unreadable``, ``key.*``, ``json.*``, ``scitt.key_unrecognized``, ``usage.invalid``.
     """
     from affidavit.verify.scitt.keys import key_from_bytes  # noqa: PLC0415 - lazy
 
-    return key_from_bytes(read_artefact(path, max_bytes=MAX_KEY_FILE_BYTES), source=path)
+    key = key_from_bytes(read_artefact(path, max_bytes=MAX_KEY_FILE_BYTES), source=path)
+    return _bound(key, path)
 
 
 def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
     """The issuer keys of a folder, read as every key folder is (cli/_trust.py's file rule,
-    verify/trust.py's claim rule): files that are not keys are skipped; no key is an error.
+    verify/trust.py's claim rule): files that are not keys are skipped (a binding file, ``.iss``,
+    among them); no key is an error. Each key is bound to the issuers its ``.iss`` file names
+    (:func:`_bound`).
 
     Raises:
-        ``io.unreadable``: not a folder. ``usage.invalid``: no key in it.
+        ``io.unreadable``: not a folder. ``usage.invalid``: no key in it, or a key not bound.
         ``key.*``, ``json.*``, ``scitt.key_unrecognized``: a file claiming to be a key is not one.
     """
     from affidavit.verify.scitt.keys import key_from_bytes  # noqa: PLC0415 - lazy
@@ -219,7 +248,7 @@ def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
     candidates, _ = folder_files(path)
     files = [KeyFile(f, read_artefact(f, max_bytes=MAX_KEY_FILE_BYTES)) for f in candidates]
     keys, _ = read_key_files(files, lambda f: key_from_bytes(f.data, source=f.source), folder=path)
-    return keys
+    return tuple(_bound(key, key.source) for key in keys)
 
 
 def scitt_serve_options(f: F) -> F:
@@ -229,8 +258,8 @@ def scitt_serve_options(f: F) -> F:
         click.option("--scitt-issuers", "scitt_issuers", metavar="DIR", default=None,
                      envvar="AFFIDAVIT_SCITT_ISSUERS",
                      help="Folder of the issuer keys whose SCITT Signed Statements POST /entries"
-                     " accepts (Ed25519, or P-256 PEM) [default: none: every statement is"
-                     " refused]."),
+                     " accepts (Ed25519, or P-256 PEM), each beside KEYFILE.iss naming the"
+                     " issuers it signs for [default: none: every statement is refused]."),
         click.option("--scitt-rate", "scitt_rate", type=float, default=None,
                      envvar="AFFIDAVIT_SCITT_RATE",
                      help="SCITT requests per second per client [default: 50; bursts of 2x]."),

@@ -15,6 +15,7 @@ echo "-- affidavit keys generate: the issuer's key; its public half is the regis
 affidavit keys generate --dir keys --publisher-id acme --key-id acme-issuer >/dev/null
 mkdir -p issuers
 cp keys/acme-issuer.pub issuers/
+printf 'https://acme.example\n' > issuers/acme-issuer.pub.iss   # the issuer(s) this key signs for
 
 echo "-- affidavit scitt sign: a Signed Statement (COSE_Sign1, CWT iss and sub) over an artefact"
 printf '{"artefact": "acme-app-1.2.3.tar.gz", "sha256": "%s"}\n' "$(printf demo | sha256sum | cut -c1-64)" > artefact.json

@@ -11,7 +11,8 @@ the operator gives: step 1 the manifest's signature (``registry.dump_unsigned``,
 ``registry.dump_signature_invalid``); step 2 each file's hash and row count
 (``registry.dump_file_mismatch``, ``registry.dump_count_mismatch``); step 3 the log
 (:mod:`affidavit.registry.dump_log`); step 4 each fact's hash recomputed from its body
-(``registry.dump_fact_mismatch``). Those are exit 1: the dump was read and is not authentic. A
+(``registry.dump_fact_mismatch``); step 5 each SCITT row and sequenced entry against the log
+(``registry.dump_entry_mismatch``). Those are exit 1: the dump was read and is not authentic. A
 dump that cannot be read at all (a file missing, not JSON, a schema newer than this Affidavit's)
 is ``registry.dump_invalid``, exit 2.
 """
@@ -32,8 +33,11 @@ from affidavit.attest.log.storage import COMPONENT as LOG_COMPONENT
 from affidavit.attest.log.storage import MIGRATIONS as LOG_MIGRATIONS
 from affidavit.registry.db import REGISTRY_MIGRATIONS
 from affidavit.registry.dump_log import LOG_TABLES, ProvenLog, Rows, bad_dump, prove_log, refused
+from affidavit.registry.scitt import COMPONENT as SCITT_COMPONENT
+from affidavit.registry.scitt import MIGRATIONS as SCITT_MIGRATIONS
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.crypto.signature import decode_signature_b64, verify_ed25519
 from affidavit.verify.json.strict import load_object, loads
 from affidavit.verify.lineage.facts import parse_fact
@@ -58,7 +62,11 @@ MANIFEST: Final = "manifest.json"
 SIGNATURE: Final = "manifest.sig"
 _MAX_MANIFEST_BYTES: Final = 1 << 20
 # component -> migrations: the schemas a dump's store holds (the fact store has none of its own).
-COMPONENTS: Final = {LOG_COMPONENT: LOG_MIGRATIONS, "registry": REGISTRY_MIGRATIONS}
+COMPONENTS: Final = {
+    LOG_COMPONENT: LOG_MIGRATIONS,
+    "registry": REGISTRY_MIGRATIONS,
+    SCITT_COMPONENT: SCITT_MIGRATIONS,
+}
 
 # table -> (columns, ORDER BY): every table of the three components, in an order that inserts
 # cleanly (no foreign keys between them).
@@ -88,7 +96,14 @@ TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "meta": (("key", "value"), "key"),  # the fact store's format marker
     "facts": (("hash", "scope", "body"), "hash"),
     "edges": (("source", "derived"), "source, derived"),
+    "scitt_entries": (
+        ("entry_id", "leaf_index", "statement", "issuer", "subject", "registered_at"),
+        "entry_id",
+    ),
 }
+# Tables a dump written before they were exported may lack (issue 31): read as empty. Every
+# other table must be listed (a dump is the whole store: tests/registry/test_export_tables.py).
+ADDED_LATER: Final = frozenset({"log_sequenced", "scitt_entries"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +182,7 @@ def read_dump(directory: str | Path, trusted_key: Ed25519PublicKey) -> VerifiedD
     _check_schema(manifest)
     proven = prove_log(manifest["log"], tables, trusted_key)  # step 3
     _check_facts(tables["facts"])  # step 4
+    _check_entries(tables, proven.tree_size)  # step 5
     return VerifiedDump(tables, trusted_key, proven)
 
 
@@ -224,7 +240,11 @@ def _parse_manifest(unverified: bytes) -> dict[str, Any]:
         manifest = load_object(unverified, what="manifest")
     except errors.AffidavitError as e:
         raise bad_dump(f"manifest.json: {e.message}") from None
-    names = {f"{t}.jsonl" for t in TABLES}
+    listed = (
+        set(manifest.get("counts") or ()) if isinstance(manifest.get("counts"), dict) else set()
+    )
+    present = set(TABLES) - (ADDED_LATER - listed)  # an older dump may lack what came later
+    names = {f"{t}.jsonl" for t in present}
     if (
         manifest.get("format") != FORMAT
         or not isinstance(manifest.get("files"), dict)
@@ -233,7 +253,7 @@ def _parse_manifest(unverified: bytes) -> dict[str, Any]:
         or not isinstance(manifest.get("schema"), dict)
     ):
         raise bad_dump(f"manifest.json is not a {FORMAT} manifest")
-    if set(manifest["files"]) != names or set(manifest["counts"]) != set(TABLES):
+    if set(manifest["files"]) != names or set(manifest["counts"]) != present:
         raise bad_dump("the manifest does not list exactly the store's tables")
     return manifest
 
@@ -241,6 +261,8 @@ def _parse_manifest(unverified: bytes) -> dict[str, Any]:
 def _read_table(folder: Path, table: str, manifest: Mapping[str, Any]) -> Rows:
     """Step 2: one table file, its hash and its row count as the signed manifest names them."""
     name = f"{table}.jsonl"
+    if table in ADDED_LATER and table not in manifest["counts"]:
+        return []  # a dump written before this table was exported (ADDED_LATER)
     data = _read_bytes(folder / name, f"{name} is missing")
     if hashlib.sha256(data).hexdigest() != manifest["files"][name]:
         raise refused(
@@ -304,4 +326,35 @@ def _check_facts(rows: Rows) -> None:
                 "registry.dump_fact_mismatch",
                 f"exported fact {key.hex()} hashes to {fact.hash}",
                 fact=key.hex(),
+            )
+
+
+def _check_entries(tables: Mapping[str, Rows], tree_size: int) -> None:
+    """Step 5: each SCITT row's entry ID is the SHA-256 of its statement and the log's leaf at its
+    index is that entry (docs/formats.md §10); each sequenced entry's hash is its data's leaf
+    hash (RFC 9162 §2.1.1), at an index past the tree.
+
+    Raises:
+        ``registry.dump_entry_mismatch``: a row is not what its log says (exit 1).
+    """
+    leaves = {int(index): data for index, data in tables["log_entries"]}
+    for entry_id, leaf_index, statement, *_ in tables["scitt_entries"]:
+        if not isinstance(statement, bytes) or not isinstance(leaf_index, int):
+            raise bad_dump("scitt_entries.jsonl: a row is not (entry_id, leaf_index, statement...)")
+        entry = hashlib.sha256(statement).digest()
+        if entry.hex() != entry_id or leaves.get(leaf_index) != entry:
+            raise refused(
+                "registry.dump_entry_mismatch",
+                f"SCITT entry {str(entry_id)[:64]}: not the SHA-256 of its statement, or not the"
+                f" log's leaf {leaf_index}",
+                entry_id=str(entry_id)[:64],
+            )
+    for index, digest, data in tables["log_sequenced"]:
+        if not isinstance(index, int) or not isinstance(data, bytes):
+            raise bad_dump("log_sequenced.jsonl: a row is not (idx, hash, data)")
+        if index < tree_size or digest != leaf_hash(data):
+            raise refused(
+                "registry.dump_entry_mismatch",
+                f"sequenced entry {index}: inside the tree, or its hash is not its data's",
+                index=index,
             )

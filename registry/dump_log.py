@@ -60,6 +60,8 @@ LOG_TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "log_nodes": (("level", "idx", "hash"), "level, idx"),
     "log_entries": (("idx", "data"), "idx"),
     "log_heads": (("seq", "kind", "tree_size", "root_hash", "timestamp", "document"), "seq"),
+    # entries sequenced (acknowledged, durable) and not integrated yet: the next start integrates
+    "log_sequenced": (("idx", "hash", "data"), "idx"),
 }
 Rows = list[list[Any]]
 

@@ -127,6 +127,13 @@ REGISTRY: Final = (
         "The registry data folder cannot be created or used; refused to start.",
     ),
     Code(
+        "registry.entry_too_large",
+        FAILED,
+        "The log entry a request would make (a raw entry, a contract publication or lifecycle"
+        " change) is over 65,535 bytes, the largest a tlog-tiles entry bundle holds (ADR 0018);"
+        " nothing was written (HTTP 422).",
+    ),
+    Code(
         "registry.field_not_patchable",
         INPUT,
         "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422).",
@@ -183,6 +190,13 @@ REGISTRY: Final = (
         "registry.dump_fact_mismatch",
         FAILED,
         "A fact in a registry export is filed under a hash its body does not have.",
+    ),
+    Code(
+        "registry.dump_entry_mismatch",
+        FAILED,
+        "A SCITT row of a registry export is not the SHA-256 of its statement or not the log's"
+        " leaf at its index, or a sequenced entry's hash is not its data's (or it sits inside"
+        " the tree).",
     ),
     Code(
         "registry.dump_unportable",
@@ -334,6 +348,7 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "registry.contract_not_found": 404,
     "registry.version_conflict": 409,
     "registry.contract_rejected": 422,
+    "registry.entry_too_large": 422,
     "registry.field_not_patchable": 422,
     "provenance_cycle_detected": 400,
     "derived_from_immutable": 422,
@@ -363,6 +378,7 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     # SCITT (SCRAPI): a statement the registration policy refuses is 400 "Rejected".
     "cbor.too_large": 413,
     "scitt.issuer_untrusted": 400,
+    "scitt.issuer_mismatch": 400,
     "scitt.media_type_unsupported": 415,
     "scitt.rate_limited": 429,
     "scitt.entry_not_found": 404,

@@ -14,6 +14,9 @@
   (:mod:`affidavit.registry.scitt`, table ``scitt_entries``) is also filed under the subject and
   issuer of the statement it is the entry of (read from that store, checked to hash to the leaf),
   and its answer entry carries the statement (``statement``, base64) so a reader can check it.
+  A registration that finds its entry already in the log (appended raw before) files that leaf
+  again in its own transaction (:func:`refile`): whatever the order, the index is what
+  :func:`reindex` builds.
 - **Rebuilt** by :func:`reindex` (``affidavit registry reindex``) from the log's own entries
   (and the SCITT store).
 - **Answers** (:func:`answer`): every entry filed under a hash, below the size of the checkpoint
@@ -43,6 +46,7 @@ __all__ = [
     "answer",
     "catch_up",
     "catch_up_all",
+    "refile",
     "registered_statement",
     "reindex",
 ]
@@ -138,6 +142,18 @@ def catch_up(tables: RegistryTables, log: TransparencyLog, *, limit: int | None 
             last = min(end, first + CHUNK)
             tables.add_lookup_rows(list(_rows(log, first, last)), last)
     return max(0, end - start)
+
+
+def refile(tables: RegistryTables, log: TransparencyLog, index: int) -> None:
+    """File leaf ``index`` again as the log and the SCITT store say now, when the index already
+    holds it (else :func:`catch_up` files it, as it is then): a 32-byte leaf appended before the
+    SCITT service registered the statement it is the entry of gains that statement's subject and
+    issuer, as :func:`reindex` would file them (the index is a function of the log: issue 31).
+    Rows already filed are kept; in the caller's transaction (the registration's)."""
+    with tables.transaction():
+        indexed = tables.lookup_size()
+        if index < indexed:
+            tables.add_lookup_rows(list(_rows(log, index, index + 1)), indexed)
 
 
 def catch_up_all(tables: RegistryTables, log: TransparencyLog) -> int:

@@ -123,6 +123,11 @@ class _Change:
     declaration: dict[str, Any]
     new: bool
 
+    @property
+    def leaf(self) -> bytes:
+        """The log entry this change is sequenced as (docs/formats.md §4)."""
+        return leaf_data(self.entry, self.declaration)
+
 
 @dataclass(frozen=True, slots=True)
 class Authorized:
@@ -210,12 +215,19 @@ def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Jo
         if isinstance(prepared, Published):
             return prepared
         entry, declaration = prepared.entry, prepared.declaration
-        (placed,) = state.log.sequence([leaf_data(entry, declaration)])
+        (placed,) = state.log.sequence([prepared.leaf])  # checked by the sequencer: _entries
         batch["catalog_state"] = state
         stage(state, entry, declaration, placed.index, batch, new=prepared.new)
         return Published(True, entry, placed)
 
-    return Job(prepare, apply, finish_catalog, lambda: forget_catalog(state), _leaf_of)
+    return Job(
+        prepare, apply, finish_catalog, lambda: forget_catalog(state), _leaf_of, entries=_entries
+    )
+
+
+def _entries(prepared: Published | _Change) -> list[bytes]:
+    """The log entry a publication or lifecycle change will append (none when it is found)."""
+    return [] if isinstance(prepared, Published) else [prepared.leaf]
 
 
 def _leaf_of(published: Published) -> Sequenced:

@@ -6,10 +6,11 @@ thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
 
 - **Registration policy** (RFC 9943 §5.1.1.1, mandatory registration checks): a Signed
   Statement is accepted only when its signature verifies under one of the issuer keys the
-  operator trusts (``registry serve --scitt-issuers DIR``, :class:`ScittSettings`); the key named
-  by its ``kid`` is tried first, then the others. No issuer keys: every statement is refused
-  (``scitt.issuer_untrusted``: fail closed). The payload must be attached: the service verifies
-  the signature itself.
+  operator trusts (``registry serve --scitt-issuers DIR``, :class:`ScittSettings`) that is
+  bound to the ``iss`` it names (each key's ``KEYFILE.iss``; another issuer's key is
+  ``scitt.issuer_mismatch``); the key named by its ``kid`` is tried first, then the others.
+  No issuer keys: every statement is refused (``scitt.issuer_untrusted``: fail closed). The
+  payload must be attached: the service verifies the signature itself.
 - **The leaf**: the statement as registered (its unprotected header emptied, RFC 9943 §6.3), and
   the log entry is its SHA-256 (docs/formats.md §10), sequenced into the same tree the tiles,
   checkpoints and tlog-proofs serve through the registry's one write path (:func:`register_job`,
@@ -35,6 +36,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.scitt import sign_receipt
 from affidavit.registry.logview import latest_checkpoint
+from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
 from affidavit.registry.sequencer import Batch, Integrated, Job
 from affidavit.registry.settings import Settings
@@ -119,6 +121,7 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
     Raises:
         ``scitt.payload_missing``: the payload is detached.
         ``scitt.issuer_untrusted``: no trusted issuer key verifies it (or none is configured).
+        ``scitt.issuer_mismatch``: only keys bound to other issuers than its ``iss`` verify it.
     """
     if statement.sign1.payload is None:
         raise errors.ScittError(
@@ -126,8 +129,15 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
             "the Signed Statement's payload is detached: the service must verify its signature",
         )
     try:
-        return statement.verify_under(issuers)  # the key its kid names first
-    except errors.ScittError:
+        return statement.verify_issuer(issuers)  # bound to its iss; the key its kid names first
+    except errors.ScittError as e:
+        if e.code == "scitt.issuer_mismatch":  # a trusted key, of another issuer: said without
+            raise errors.ScittError(  # the key's file or bindings (the operator's, not public)
+                "scitt.issuer_mismatch",
+                f"the statement names iss {statement.issuer!r}; its signature verifies only"
+                " under a trusted key of another issuer (RFC 9943 §5.1.1.1)",
+                details={"issuer": statement.issuer},
+            ) from None
         why = "no issuer key is configured" if not issuers else "it verifies under none of them"
         raise errors.ScittError(
             "scitt.issuer_untrusted",
@@ -177,9 +187,11 @@ def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, S
                     state.now(),
                 ),
             )
+        if not placed.created:  # the entry was in the log already (appended raw): file it
+            refile(state.tables, state.log, placed.index)  # as reindex would (issue 31)
         return placed
 
-    return Job(prepare, apply)
+    return Job(prepare, apply, entries=lambda found: [] if found is not None else [entry])
 
 
 def integrated_receipt(

@@ -64,6 +64,7 @@ __all__ = [
     "Job",
     "Sequencer",
     "SignedHeads",
+    "check_entry",
 ]
 
 _LOG = logging.getLogger("affidavit.registry")
@@ -97,6 +98,10 @@ class Job(Generic[P, T]):
     finish: Callable[[Batch], Callable[[], None] | None] | None = None
     aborted: Callable[[], None] | None = None
     leaf: Callable[[T], Sequenced | None] | None = None  # the leaf a waiting caller proves
+    # The log entries ``apply`` will sequence, given what ``prepare`` returned: every job that
+    # appends a leaf names them, and the sequencer checks them (:func:`check_entry`) before
+    # ``apply``, refusing this item only (docs/adr/0018: the entry limit, where entries are made)
+    entries: Callable[[P], Sequence[bytes]] | None = None
     # Before any job of the batch prepares: note what it will read, so the batch reads it once
     gather: Callable[[Batch], None] | None = None
 
@@ -250,14 +255,14 @@ class Sequencer:
         signed at once, on the same database thread call.
 
         Raises:
-            ``usage.invalid``: ``data`` is empty or over :data:`MAX_ENTRY_BYTES`.
+            ``usage.invalid``: ``data`` is empty.
+            ``registry.entry_too_large``: ``data`` is over :data:`MAX_ENTRY_BYTES` (422).
             ``log.unhealthy``: the log refuses to sign (docs/adr/0005): nothing is sequenced (503).
             ``registry.queue_full``: the queue is full (503, ``Retry-After``).
             ``store.*``: the batch's transaction failed (503).
             sqlite3.DatabaseError: the database itself failed it (503).
         """
-        if not 0 < len(data) <= MAX_ENTRY_BYTES:
-            raise errors.UsageError(f"a log entry is 1 to {MAX_ENTRY_BYTES} bytes")
+        check_entry(data)
         if self.state.unhealthy is not None:
             raise LogError("log.unhealthy", self.state.unhealthy, details={"retry": False})
         placed: Sequenced = await self._enqueue(bytes(data), None, wait)
@@ -382,6 +387,8 @@ class Sequencer:
                             continue
                         try:
                             prepared = job.prepare()
+                            for entry in job.entries(prepared) if job.entries else ():
+                                check_entry(entry)  # the one limit of every entry made
                         except errors.AffidavitError as e:  # this item only: it wrote nothing
                             outcomes[position] = _Refused(e)
                         else:
@@ -468,6 +475,27 @@ class Sequencer:
     async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
         """:func:`_proven` on a reader thread."""
         return await self.state.read(lambda view: _proven(view.log, placed, heads))
+
+
+def check_entry(data: bytes) -> None:
+    """The one check of a log entry's size, for every kind of entry the registry makes: raw
+    entries (:meth:`Sequencer.submit`) and every :class:`Job` that appends a leaf (its
+    ``entries``: contract publications and lifecycle changes, SCITT registrations).
+
+    Raises:
+        ``usage.invalid``: ``data`` is empty.
+        ``registry.entry_too_large``: over :data:`MAX_ENTRY_BYTES` (docs/adr/0018: tlog-tiles
+            entry bundles hold each entry behind a uint16 length; 422).
+    """
+    if not data:
+        raise errors.UsageError("a log entry is 1 to 65,535 bytes, not empty")
+    if len(data) > MAX_ENTRY_BYTES:
+        raise RegistryError(
+            "registry.entry_too_large",
+            f"the log entry this makes is {len(data):,} bytes; the limit is {MAX_ENTRY_BYTES:,}"
+            " (tlog-tiles entry bundles, docs/adr/0018): nothing was written",
+            details={"entry_bytes": len(data), "limit": MAX_ENTRY_BYTES},
+        )
 
 
 def _proven(

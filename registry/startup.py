@@ -41,7 +41,7 @@ from affidavit.registry.state import RegistryState, utc_now
 from affidavit.registry.threads import DbThread, ReadPool
 from affidavit.verify import errors
 
-__all__ = ["open_state"]
+__all__ = ["check_log", "open_state"]
 
 _LOG = logging.getLogger("affidavit.registry")
 
@@ -135,6 +135,70 @@ def _load_or_create_key(settings: Settings) -> SigningKey:
     return key
 
 
+def check_log(
+    store: Store, key: SigningKey, state_file: Path, *, clock: Callable[[], datetime] = utc_now
+) -> IndexedLog:
+    """The start-up check of the log in ``store`` (what :func:`open_state` runs): opened bound to
+    the key's signed state file, then the tree against every head it signed, and every node.
+
+    Raises:
+        ``log.not_found``: no log yet. ``log.state_mismatch``, ``log.unhealthy``: refused.
+    """
+    log = _open_bound(store, key, clock, state_file)
+    _check_integrity(log)
+    return log
+
+
+def _open_bound(
+    store: Store, key: SigningKey, clock: Callable[[], datetime], state_file: Path
+) -> IndexedLog:
+    """The log opened bound to the key's signed state file (which it must extend); a refusal is
+    taken again under the writer lock (:func:`_check_integrity`: a signer on another instance
+    writes the state before its COMMIT).
+
+    Raises:
+        ``log.not_found``, ``log.state_mismatch`` (under the writer lock too), ``log.*``.
+    """
+    try:
+        log = IndexedLog.open(store, key, clock=clock, state_file=state_file)
+    except LogError as e:
+        if e.code != "log.state_mismatch":
+            raise
+        with store.write():
+            log = IndexedLog.open(store, key, clock=clock, state_file=state_file)
+    assert isinstance(log, IndexedLog)  # opened through IndexedLog (cls)
+    return log
+
+
+def _check_integrity(log: TransparencyLog) -> None:
+    """The tree against its latest signed head, and every node (docs/adr/0005). Start-up checks
+    do not race (issue 31): another instance signs a head, and writes the key's signed state file,
+    inside its write transaction, before COMMIT; a check outside the writer lock may see that
+    state ahead of the tree it reads. So a failed check is taken again under the writer lock,
+    where every signer's transaction has ended: only what fails there is reported as damage.
+
+    Raises:
+        ``log.unhealthy``: it does not hold, under the writer lock too.
+    """
+    try:
+        log.verify_integrity(full=True)
+        return
+    except LogError as e:
+        if e.code != "log.integrity":
+            raise
+    try:
+        with log.store.write():
+            log.verify_integrity(full=True)
+    except LogError as e:
+        if e.code != "log.integrity":
+            raise
+        raise LogError(
+            "log.unhealthy",
+            f"refusing to start: {e.message}; restore the database from a backup",
+            details=e.details,
+        ) from e
+
+
 def _open_storage_locked(
     settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
@@ -188,7 +252,7 @@ def _open_storage(
     facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
     try:
-        log = IndexedLog.open(store, key, clock=clock, state_file=state_file)
+        log: TransparencyLog = _open_bound(store, key, clock, state_file)
     except LogError as e:
         if e.code != "log.not_found":
             raise
@@ -203,16 +267,7 @@ def _open_storage(
             f"{path}: the log was rotated to key {log.key_id!r}; start with that key "
             f"(AFFIDAVIT_KEY_ID={log.key_id})",
         )
-    try:  # startup: the tree against its latest signed head, and every node (docs/adr/0005)
-        log.verify_integrity(full=True)
-    except LogError as e:
-        if e.code != "log.integrity":
-            raise
-        raise LogError(
-            "log.unhealthy",
-            f"refusing to start: {e.message}; restore the database from a backup",
-            details=e.details,
-        ) from e
+    _check_integrity(log)
     assert isinstance(log, IndexedLog)  # opened through IndexedLog (cls)
     log.lookup_tables = tables  # appends file their leaves from now on
     return tables, log, facts

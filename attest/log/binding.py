@@ -64,7 +64,9 @@ class StateBinding:
             self._state_seen = (seen, state)
         return state
 
-    def _references(self, db: Connection) -> list[Reference]:
+    def _references(self, db: Connection, state: LogState | bool | None = False) -> list[Reference]:
+        """The heads the tree must extend: the latest recorded, the last rotation's, the state
+        file's (``state``: as read before the caller's snapshot, or False to read it now)."""
         references = []
         recorded = latest_recorded(db)
         if recorded is not None:
@@ -73,8 +75,9 @@ class StateBinding:
         if rotated.tree_size is not None and rotated.root_hash is not None:
             source = f"the rotation to key {rotated.key_id!r}"
             references.append(Reference(rotated.tree_size, rotated.root_hash, source))
-        state = self.state()
-        if state is not None:
+        if state is False:
+            state = self.state()
+        if isinstance(state, LogState):
             references.append(
                 Reference(state.tree_size, state.root_hash, f"the signed state {self.state_file}")
             )
@@ -142,10 +145,15 @@ class StateBinding:
         Raises:
             ``log.integrity``: the tree contradicts a signed head, or a node is damaged.
         """
+        # What only grows is read first: the state file, then the tree in one snapshot (a state
+        # read after the snapshot could cover leaves integrated since: issue 31). A signer writes
+        # the state inside its write transaction, before COMMIT, so a state ahead of the snapshot
+        # can still be seen outside the writer lock: registry/startup.py checks again under it.
+        state = self.state()
         with self.store.read() as db:
             size = stored_size(db)
             reader = NodeReader(db, self.store.path)
-            references = self._references(db)
+            references = self._references(db, state)
             _prefetch(reader, size, references)
             check_extends(reader, self.store.path, size, reader.range_hash(0, size), references)
             if full:

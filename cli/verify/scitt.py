@@ -7,10 +7,12 @@
 The receipts are verified under the log keys the caller trusts, given with the trust options
 every verify verb takes (:mod:`affidavit.cli._trust`: ``--public-key-base64 K``, ``--public-key
 FILE``, ``--trusted-keys DIR``, ``--vkey``...); at least one (fail closed). ``--issuer-key FILE``
-(repeatable: an Ed25519 key in any trusted-key form, or a P-256 PEM) checks the statement's own
-signature too; without one that step is ``not_checked`` and the receipts are relied on
-(RFC 9943 §7.1). The steps, the verdict and the ``--json`` document are the library's
-(:func:`affidavit.verify.scitt.report.verify_transparent_statement`).
+(repeatable: an Ed25519 key in any trusted-key form, or a P-256 PEM, beside ``FILE.iss`` naming
+the issuers it signs for) checks the statement's own signature too, under a key bound to the
+``iss`` it names (``scitt.issuer_mismatch``, exit 1, when only another issuer's key verifies it;
+no ``FILE.iss`` is usage, exit 2); without one that step is ``not_checked`` and the receipts
+are relied on (RFC 9943 §7.1). The steps, the verdict and the ``--json`` document are the
+library's (:func:`affidavit.verify.scitt.report.verify_transparent_statement`).
 
 Exit codes: 0 verified; 1 not verified (a changed statement, receipt, proof or root; a receipt
 under a key not trusted); 2 unreadable input (not strict CBOR, not a Transparent Statement) or
@@ -40,8 +42,8 @@ __all__ = ["scitt"]
     "issuer_keys",
     multiple=True,
     metavar="FILE",
-    help="The issuer's public key (Ed25519 in any key form, or P-256 PEM): check the statement's"
-    " signature too (repeatable).",
+    help="The issuer's public key (Ed25519 in any key form, or P-256 PEM), beside FILE.iss naming"
+    " the issuers it signs for: check the statement's signature too (repeatable).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="List every step, also when verified.")
 @json_option

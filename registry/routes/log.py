@@ -8,7 +8,9 @@
 - ``GET /protocol/merkle/inclusion?leaf_index=&tree_size=``: ``merkle_inclusion``.
 - ``GET /protocol/merkle/consistency?first=&second=``: ``{first_size, second_size, first_root,
   second_root, proof}``.
-- ``GET /protocol/merkle/entries?start=&end=``: ``[start, end)``, at most the page limit.
+- ``GET /protocol/merkle/entries?start=&end=``: ``[start, end)``, at most the page limit and
+  :data:`MAX_PAGE_BYTES` of leaf data (fewer leaves when they are large; ``end`` is where the
+  next page starts).
 - ``GET /protocol/merkle/leaf/{index}``: one leaf.
 
 Leaf data is returned base64 (``leaf_data_b64``) with its leaf hash; registry leaves are JSON.
@@ -35,7 +37,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-__all__ = ["routes"]
+__all__ = ["MAX_PAGE_BYTES", "routes"]
+
+# Leaf bytes one /protocol/merkle/entries page holds at most (besides its first leaf): about
+# 1.4 MB of answer, base64 and JSON included, whatever the leaves' sizes.
+MAX_PAGE_BYTES: Final = 1 << 20
+_READ_LEAVES: Final = 16  # leaves read at once: at most 16 x 64 KiB before the budget is checked
 
 
 async def public_key(request: Request) -> Response:
@@ -116,7 +123,11 @@ def _leaf_json(log: TransparencyLog, index: int, data: bytes) -> dict[str, Any]:
 
 
 async def entries(request: Request) -> Response:
-    """Leaves ``[start, end)``; ``end`` defaults to start + page limit, capped at the size."""
+    """Leaves ``[start, end)``; ``end`` defaults to start + page limit, capped at the size. The
+    page ends early once its leaves hold :data:`MAX_PAGE_BYTES` (at least one leaf a page): its
+    ``end`` says where the next page starts. Leaves are read :data:`_READ_LEAVES` at a time, so
+    neither the read nor the answer holds more than about that many bytes (issue 31: 1,000 leaves
+    of 64 KiB made one ~87 MB answer)."""
     state = request.app.state.registry
     limit = state.settings.entries_page_limit
     start = int_param(request, "start", default=0)
@@ -126,8 +137,18 @@ async def entries(request: Request) -> Response:
         size = view.log.size
         end = int_param(request, "end") if end_text else min(start + limit, size)
         end = min(end, start + limit)
-        leaves = view.log.entries(start, end)
-        items = [_leaf_json(view.log, start + i, d) for i, d in enumerate(leaves)]
+        if not 0 <= start < end <= size:
+            view.log.entries(start, end)  # the log's own refusal (log.size_out_of_range)
+        items: list[dict[str, Any]] = []
+        held = 0
+        at = start
+        while at < end:
+            for data in view.log.entries(at, min(end, at + _READ_LEAVES)):
+                if items and held + len(data) > MAX_PAGE_BYTES:
+                    return {"start": start, "end": at, "tree_size": size, "entries": items}
+                items.append(_leaf_json(view.log, at, data))
+                held += len(data)
+                at += 1
         return {"start": start, "end": end, "tree_size": size, "entries": items}
 
     return json_response(await state.read(page))

@@ -61,6 +61,7 @@ _TITLES: Final = {  # SCRAPI's error titles
     "scitt.alg_unsupported": "Bad Signature Algorithm",
     "scitt.payload_missing": "Payload Missing",
     "scitt.issuer_untrusted": "Rejected",
+    "scitt.issuer_mismatch": "Rejected",
     "scitt.entry_not_found": "Not Found",
     "scitt.entry_id_invalid": "Invalid locator",
     "scitt.rate_limited": "Too Many Requests",

@@ -32,6 +32,7 @@ def keys(tmp_path: Path) -> dict[str, Path]:
     issuer_key = write_key(tmp_path / "issuer.key", ISSUER)
     (tmp_path / "iss").mkdir()
     (tmp_path / "iss" / "issuer.pub").write_text(ISSUER.public_key.b64 + "\n")
+    (tmp_path / "iss" / "issuer.pub.iss").write_text("https://acme.example\n")
     return {"key": issuer_key, "pub": tmp_path / "iss" / "issuer.pub", "folder": tmp_path / "iss"}
 
 
@@ -185,3 +186,64 @@ def test_issuer_folder_with_no_key_refuses_to_serve(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: usage.invalid: ")
     assert "no key in it" in result.stderr
+
+
+def _issuer_key(tmp_path: Path, binding: str | None) -> Path:
+    """The offline statement's issuer key (tests/verify/scitt/support.py), bound by its
+    ``.iss`` file to ``binding`` (none when None)."""
+    from tests.verify.scitt.support import ISSUER as STATEMENT_ISSUER
+
+    key = tmp_path / "issuer.pub"
+    key.write_text(STATEMENT_ISSUER.public_key.b64 + "\n")
+    if binding is not None:
+        (tmp_path / "issuer.pub.iss").write_text(binding)
+    return key
+
+
+def test_an_issuer_key_verifies_only_the_issuers_it_is_bound_to(tmp_path: Path) -> None:
+    # RFC 9943 §5.1.1.1: the statement names iss https://issuer.example; its signature verifies
+    # under this key, which signs for https://acme.example only: a mismatch, exit 1
+    path, log = _offline(tmp_path)
+    key = _issuer_key(tmp_path, "https://acme.example\n")
+    result = run("verify", "scitt", path, "--public-key", log, "--issuer-key", key, "--json")
+    assert result.exit_code == 1, result.stdout
+    assert_output_schema("verify scitt", result.stdout)
+    document = json.loads(result.stdout)
+    assert (document["verdict"], document["code"]) == ("failed", "scitt.issuer_mismatch")
+    text = run("verify", "scitt", path, "--public-key", log, "--issuer-key", key)
+    assert text.exit_code == 1
+    assert "scitt.issuer_mismatch" in text.stdout
+    # bound to the issuer it names (among others): verified
+    (tmp_path / "issuer.pub.iss").write_text("https://acme.example\nhttps://issuer.example\n")
+    bound = run("verify", "scitt", path, "--public-key", log, "--issuer-key", key)
+    assert bound.exit_code == 0, bound.stdout
+
+
+@pytest.mark.parametrize(
+    ("binding", "why"),
+    [
+        (None, "no binding"),
+        ("", "empty"),
+        ("https://issuer.example", "no final newline"),
+        ("https://issuer.example\n\n", "an empty line"),
+        (" https://issuer.example\n", "spaces around"),
+        ("https://issuer.example\nhttps://issuer.example\n", "twice"),
+        ("a\x00b\n", "a control character"),
+        ("\xff\n", "not UTF-8"),
+    ],
+)
+def test_an_issuer_key_without_a_good_binding_is_usage(
+    tmp_path: Path, binding: str | None, why: str
+) -> None:
+    path, log = _offline(tmp_path)
+    key = _issuer_key(tmp_path, None)
+    if binding is not None:
+        data = b"\xff\n" if binding == "\xff\n" else binding.encode()
+        (tmp_path / "issuer.pub.iss").write_bytes(data)
+    result = run("verify", "scitt", path, "--public-key", log, "--issuer-key", key)
+    assert (result.exit_code, result.stdout) == (2, ""), why
+    assert re.fullmatch(r"error: usage\.invalid: .*issuer\.pub\.iss.*\n", result.stderr), why
+    served = run("registry", "serve", "--port", "0", "--data-dir", tmp_path / "d",
+                 "--scitt-issuers", tmp_path)  # fmt: skip
+    assert served.exit_code == 2, why
+    assert re.fullmatch(r"error: usage\.invalid: .*issuer\.pub\.iss.*\n", served.stderr), why

@@ -104,7 +104,11 @@ def test_statements_and_receipts_built_by_scitt_cose_verify_here(alg: str) -> No
     report = verify_transparent_statement(
         ts,
         log_keys=[key_from_bytes(_public_pem(log), source="log")],
-        issuer_keys=[key_from_bytes(_public_pem(issuer), source="issuer")],
+        issuer_keys=[
+            key_from_bytes(_public_pem(issuer), source="issuer").bound_to(
+                ["https://vendor.example"]
+            )
+        ],
     )
     assert report.verdict == "verified", report.to_json()
     assert report.subject["receipts"][0]["root"] == scitt_cose.merkle_root(entries)

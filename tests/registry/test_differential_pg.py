@@ -1,18 +1,23 @@
 """The same random operations against a SQLite registry and a PostgreSQL registry: every answer
 matches (issue 27, "A differential"; docs/adr/0017-one-store-contract.md).
 
-Two real ``affidavit registry serve`` processes on 127.0.0.1 (tests/processes.py), one on its
-data folder's SQLite file, one on a fresh database of the test cluster (tests/pg.py), with the
-same key folder, public URL and API keys (the same rows written into both stores), so any
-difference is the store's. Each operation goes to both, in turn; the status and the body must be
-equal after :func:`_normal`, which blanks only what the clock decides: timestamps, and the
-signatures, entry hashes, roots and proof hashes computed over them (each process reads its own
-clock). Operations: facts with edge strings and lengths (U+0000, lone surrogates escaped in the
-JSON, 2,048 CJK characters, one past every limit), derivations (cycles, immutability), Stigmem
-POSTs, contracts at and past the id bounds, lifecycle patches, every key and scope (none, unknown,
-revoked, malformed), queries and paths with odd parameters, log and discovery reads. No answer
-may be a 5xx. Then each store is exported, imported into a fresh store of the other kind and
-re-exported: the tables come back byte for byte.
+Two real ``affidavit registry serve`` processes on 127.0.0.1 (tests/processes.py), one on its data
+folder's SQLite file, one on a fresh database of the test cluster (tests/pg.py), with the same key
+folder, public URL and API keys (the same rows written into both stores), so any difference is the
+store's. Each operation goes to both, in turn; the status and the body must be equal after
+:func:`_normal`, which blanks only what the clock decides: timestamps, and the signatures, entry
+hashes, roots and proof hashes computed over them (each process reads its own clock). What is
+blanked is still checked: each side's checkpoints and signed tree heads are verified under that
+side's own log key, then compared by origin and tree size only; a leaf is compared as the JSON it
+holds. A first phase publishes the same contract on each side in a different second, so every root
+differs, and requires every log read to compare equal (the seed 741390617 failure of issue 31: same
+size, different roots); a proof's hashes are the tree's, so they are blanked whatever their key.
+Operations: facts with edge strings and lengths (U+0000, lone surrogates escaped in the JSON, 2,048
+CJK characters, one past every limit), derivations (cycles, immutability), Stigmem POSTs, contracts
+at and past the id bounds, lifecycle patches, every key and scope (none, unknown, revoked,
+malformed), queries and paths with odd parameters, log and discovery reads. No answer may be a 5xx.
+Then each store is exported, imported into a fresh store of the other kind and re-exported: the
+tables come back byte for byte.
 
 Bounded: ``AFFIDAVIT_DIFFERENTIAL_SECONDS`` of operations (default 4; 30 when ``CI=true``);
 ``AFFIDAVIT_DIFFERENTIAL_SEED`` replays a run (the seed is printed with any failure).
@@ -20,6 +25,7 @@ Bounded: ``AFFIDAVIT_DIFFERENTIAL_SECONDS`` of operations (default 4; 30 when ``
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -37,9 +43,17 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from affidavit.attest.keyring import generate_key_files
+from affidavit.attest.keyring import generate_key_files, load_public_key
 from affidavit.registry.auth import ApiKey, hash_token, new_token, parse_token
 from affidavit.registry.db import open_tables
+from affidavit.verify.crypto.checkpoint import (
+    parse_note,
+    parse_verifier_key,
+    verifier_key_string,
+    verify_checkpoint,
+)
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.treehead import verify_sth
 
 from tests.processes import AFFIDAVIT, RegistryProcess
 from tests.registry.helpers import contract, fact_hash
@@ -135,22 +149,59 @@ _CLOCKED = frozenset(  # entry_hash covers published_at, manifest_hash generated
 )
 # Content hashes the clock never touches: compared as they are.
 _STABLE_HEX = frozenset({"contract_hash", "input_schema_hash", "id", "hash", "root_fact_id"})
+_PROOFS = frozenset({"proof", "path", "inclusion", "consistency"})
+_CHECKPOINTS = frozenset({"/protocol/merkle/checkpoint", "/tlog/checkpoint"})
 
 
-def _normal(value: Any, key: str = "", *, clocked_hashes: bool) -> Any:
-    """``value`` with what each process's own clock decides blanked (module docstring)."""
+def _normal(
+    value: Any,
+    key: str = "",
+    *,
+    clocked_hashes: bool,
+    log_key: Ed25519PublicKey,
+    stable: frozenset[str] = _STABLE_HEX,
+) -> Any:
+    """``value`` with what each process's own clock decides blanked (module docstring): a
+    signed tree head is verified under ``log_key`` first (so a blanked signature is still a
+    checked one), and a leaf's bytes are compared as the JSON they hold, its timestamps blanked."""
+
+    def again(item: Any, name: str) -> Any:
+        # a proof's hashes are the tree's (clock-decided), whatever their key is called
+        inner = frozenset() if clocked_hashes and name in _PROOFS else stable
+        return _normal(item, name, clocked_hashes=clocked_hashes, log_key=log_key, stable=inner)
+
     if isinstance(value, dict):
-        return {k: _normal(v, k, clocked_hashes=clocked_hashes) for k, v in value.items()}
+        if {"tree_size", "root_hash", "signature"} <= value.keys():
+            verify_sth(value, log_key)  # docs/formats.md §4: this side's head, under its key
+        return {k: again(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_normal(v, key, clocked_hashes=clocked_hashes) for v in value]
+        return [again(v, key) for v in value]
     if key in _CLOCKED:
         return "<clock>"
+    if key == "leaf_data_b64" and isinstance(value, str):
+        data = base64.b64decode(value, validate=True)
+        try:  # registry leaves are JSON (their published_at is the clock's); raw ones are bytes
+            return {"leaf": again(json.loads(data), "")}
+        except ValueError:
+            return value
     if isinstance(value, str):
         text = _TIME.sub("<time>", value)
-        if clocked_hashes and key not in _STABLE_HEX:
+        if clocked_hashes and key not in stable:
             text = _HEX64.sub("<hash>", text)
         return text
     return value
+
+
+def _checkpoint(note: str, log_key: Ed25519PublicKey) -> dict[str, Any]:
+    """A checkpoint note verified under ``log_key`` (docs/formats.md §6), as what the clock does
+    not decide: its origin, size and extension lines (the root covers leaves that hold the
+    publication time, and the signature covers the root)."""
+    signatures = parse_note(note).signatures
+    assert signatures, f"an unsigned checkpoint: {note!r}"
+    name = signatures[0].name  # the key is ours; a name the note picks only selects it
+    verified = verify_checkpoint(note, [parse_verifier_key(verifier_key_string(name, log_key))])
+    body = verified.checkpoint
+    return {"origin": body.origin, "tree_size": body.tree_size, "extensions": body.extensions}
 
 
 def _clocked(path: str) -> bool:
@@ -408,10 +459,17 @@ def _headers(op: Op, tokens: dict[str, str]) -> dict[str, str]:
     return headers
 
 
-def _answer(response: httpx.Response, path: str) -> tuple[int, Any]:
+def _answer(response: httpx.Response, path: str, log_key: Ed25519PublicKey) -> tuple[int, Any]:
     kind = response.headers.get("content-type", "")
+    if response.status_code == 200 and path in _CHECKPOINTS:
+        return response.status_code, _checkpoint(response.text, log_key)
     body: Any = response.json() if kind.startswith("application/json") else response.text
-    return response.status_code, _normal(body, clocked_hashes=_clocked(path))
+    return response.status_code, _normal(body, clocked_hashes=_clocked(path), log_key=log_key)
+
+
+def _log_key(server: RegistryProcess) -> Ed25519PublicKey:
+    """The log key this side signs with, read from its own key folder (what the test trusts)."""
+    return load_public_key(server.data_dir / "keys" / "registry-1.pub")
 
 
 def _run_ops(pair: Pair) -> Counter[tuple[str, int]]:
@@ -432,7 +490,7 @@ def _run_ops(pair: Pair) -> Counter[tuple[str, int]]:
                     content=op.body,
                     headers=_headers(op, pair.tokens),
                 )
-                answers.append(_answer(response, op.path))
+                answers.append(_answer(response, op.path, _log_key(server)))
             where = f"seed {SEED}, operation {count}: {op.method} {op.path} {op.params} {op.key}"
             assert answers[0][0] < 500, f"{where}: {answers[0]}"
             assert answers[0] == answers[1], (
@@ -468,9 +526,48 @@ def _round_trip(source: list[str | Path], target: list[str | Path], tmp: Path, n
     assert _tables(first), f"{name}: no tables exported"
 
 
+# Reads whose answers carry the log's roots, heads, proofs and leaves (all clock-decided).
+_LOG_READS: tuple[tuple[str, dict[str, str] | None], ...] = (
+    ("/protocol/merkle/checkpoint", None),
+    ("/tlog/checkpoint", None),
+    ("/protocol/merkle/latest", None),
+    ("/protocol/merkle/entries", {"start": "0"}),
+    ("/protocol/merkle/leaf/0", None),
+    ("/protocol/merkle/inclusion", {"leaf_index": "0"}),
+    ("/protocol/merkle/consistency", {"first": "1"}),
+    ("/specs/adapter-contracts.manifest.json", None),
+)
+
+
+def _skewed_clocks(pair: Pair) -> None:
+    """The same contract published on each side in a different second (so every root, head and
+    leaf differs by the clock alone): every log read still compares equal. Deterministic: the
+    second publication waits for the wall clock's second to change (issue 31, the differential
+    that failed by chance at seed 741390617)."""
+    body = _body(contract("acme.skew.v0", "1.0.0", ("signal_a",)))
+    headers = {"Content-Type": "application/json", "X-API-Key": pair.tokens["publish"]}
+    with httpx.Client(timeout=30) as client:
+        for server in (pair.sqlite, pair.postgres):
+            second = int(time.time())
+            response = client.post(server.url + CONTRACTS, content=body, headers=headers)
+            assert response.status_code == 201, response.text
+            while int(time.time()) == second:  # the next side publishes in a later second
+                time.sleep(0.05)
+        for path, params in _LOG_READS:
+            answers = [
+                _answer(client.get(server.url + path, params=params), path, _log_key(server))
+                for server in (pair.sqlite, pair.postgres)
+            ]
+            assert answers[0][0] == 200, f"{path}: {answers[0]}"
+            assert answers[0] == answers[1], (
+                f"{path}:\nsqlite   {answers[0]}\npostgres {answers[1]}"
+            )
+
+
 def test_sqlite_and_postgresql_answer_alike(
     pair: Pair, tmp_path: Path, pg_cluster: Any, request: pytest.FixtureRequest
 ) -> None:
+    _skewed_clocks(pair)
     started = time.monotonic()
     seen = _run_ops(pair)
     elapsed = time.monotonic() - started

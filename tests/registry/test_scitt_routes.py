@@ -39,6 +39,8 @@ P256 = ec.derive_private_key(0x5C177E57, ec.SECP256R1())  # TEST-ONLY
 def _issuers(folder: Path) -> Path:
     folder.mkdir()
     (folder / "issuer.pub").write_text(ISSUER.public_key.b64 + "\n")
+    (folder / "issuer.pub.iss").write_text("https://issuer.example\n")  # what it signs for
+    (folder / "vendor.pem.iss").write_text("vendor\n")
     (folder / "vendor.pem").write_bytes(
         P256.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -181,6 +183,16 @@ def _duplicate_alg(parts: list[Any]) -> None:
             400,
             "scitt.issuer_untrusted",
         ),
+        (
+            # RFC 9943 §5.1.1.1: the key of the issuer the statement names; issuer.pub is trusted,
+            # but bound to https://issuer.example only (issuer.pub.iss), not to "vendor"
+            "a trusted key signing as another issuer",
+            lambda: __import__("affidavit.attest.scitt", fromlist=["x"]).sign_statement(
+                b"x", ISSUER, issuer="vendor", subject="pkg:vendor@1"
+            ),
+            400,
+            "scitt.issuer_mismatch",
+        ),
         ("duplicate map key", lambda: edit(statement(), _duplicate_alg), 400, "cbor.duplicate_key"),
         (
             "indefinite length",
@@ -218,6 +230,7 @@ def test_a_refused_statement_is_problem_details_and_nothing_is_logged(
     response = httpx.post(registry.url + "/entries", content=body(), headers=COSE)
     assert response.status_code == status, name
     assert _problem(response)[1] == code, name
+    assert b"issuer.pub" not in response.content, name  # the operator's key files stay private
     assert _checkpoint(registry)[0] == before
 
 

@@ -168,7 +168,7 @@ def test_import_refuses_a_store_that_is_not_empty(tmp_path: Path) -> None:
 def test_migrate_is_idempotent_and_refuses_a_newer_schema(tmp_path: Path) -> None:
     location = tmp_path / "fresh.db"
     first = migrate_store(location)
-    assert {c: v["before"] for c, v in first.items()} == {"log": 0, "registry": 0}
+    assert {c: v["before"] for c, v in first.items()} == {"log": 0, "registry": 0, "scitt": 0}
     again = migrate_store(location)
     assert all(v["before"] == v["after"] for v in again.values())
     with sqlite3.connect(location) as db:

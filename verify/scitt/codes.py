@@ -128,6 +128,13 @@ SCITT: Final[tuple[Code, ...]] = (
         " under none of the issuer keys the service trusts.",
     ),
     Code(
+        "scitt.issuer_mismatch",
+        FAILED,
+        "The Signed Statement's signature verifies only under issuer keys bound to other"
+        " issuers than the iss it names (RFC 9943 §5.1.1.1: the key of the issuer it names;"
+        " docs/transparency.md, issuer keys and the issuers they sign for).",
+    ),
+    Code(
         "scitt.key_unrecognized",
         INPUT,
         "Not a key a SCITT signature is checked with: an Ed25519 key in any trusted-key form, or"

@@ -29,8 +29,8 @@ or a P-256 public key as a PEM SubjectPublicKeyInfo. Which files of a folder are
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from affidavit.verify import errors
@@ -48,12 +48,18 @@ __all__ = [
     "ALG_EDDSA",
     "ALG_ES256",
     "ALG_NAMES",
+    "ISSUER_BINDING_SUFFIX",
     "CoseKey",
     "check_alg",
     "key_from_bytes",
     "kid_first",
+    "parse_issuer_binding",
 ]
 
+# docs/transparency.md "Issuer keys and the issuers they sign for": KEYFILE + this suffix.
+ISSUER_BINDING_SUFFIX: Final = ".iss"
+_MAX_ISSUERS: Final = 1000
+# RFC 9943 §5.1.1.1 (mandatory registration checks): the key of the issuer the statement names.
 # RFC 9053 §2.1, §2.2 (COSE Algorithms registry)
 ALG_EDDSA: Final = -8
 ALG_ES256: Final = -7
@@ -77,6 +83,7 @@ class CoseKey:
     x: bytes
     y: bytes = b""
     source: str = ""
+    issuers: tuple[str, ...] = ()  # the iss values it signs for (:func:`parse_issuer_binding`)
 
     @classmethod
     def from_ed25519(cls, key: Ed25519PublicKey, source: str = "") -> CoseKey:
@@ -99,6 +106,10 @@ class CoseKey:
     def describe(self) -> str:
         """``EdDSA (Ed25519)`` or ``ES256 (P-256)``."""
         return "EdDSA (Ed25519)" if self.kty == KTY_OKP else "ES256 (P-256)"
+
+    def bound_to(self, issuers: Sequence[str]) -> CoseKey:
+        """This key, signing for ``issuers`` only (an issuer key's binding)."""
+        return replace(self, issuers=tuple(issuers))
 
     def required(self) -> dict[int, Any]:
         """The required parameters (RFC 9679 §4): kty, crv, x (and y for EC2)."""
@@ -214,3 +225,34 @@ def key_from_bytes(data: bytes, *, source: str) -> CoseKey:
                 f"{source}: a public key that is neither Ed25519 nor P-256",
             ) from None
         raise not_ed25519 from None
+
+
+def parse_issuer_binding(data: bytes, *, source: str) -> tuple[str, ...]:
+    """The issuers (CWT ``iss`` values, RFC 8392 §3.1.1) an issuer key signs for, from its
+    binding file (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, one
+    ``iss`` a line, each line ending in a newline, compared byte for byte with a statement's
+    ``iss``. Strict: no empty line, no space or control character at either end or inside a
+    line's ends, no ``iss`` twice, at least one, at most 1,000.
+
+    Raises:
+        ``usage.invalid``: anything else (the binding is the operator's or the caller's input).
+    """
+
+    def bad(why: str) -> errors.UsageError:
+        return errors.UsageError(f"{source}: {why} (one issuer a line, each ending in a newline)")
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("not UTF-8") from None
+    if not text.endswith("\n"):
+        raise bad("empty, or the last line does not end in a newline")
+    lines = text[:-1].split("\n")
+    if len(lines) > _MAX_ISSUERS:
+        raise bad(f"more than {_MAX_ISSUERS} issuers")
+    for line in lines:
+        if not line or line != line.strip() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in line):
+            raise bad(f"the line {line!r} is empty, has spaces around it or a control character")
+    if len(set(lines)) != len(lines):
+        raise bad("an issuer is named twice")
+    return tuple(lines)

@@ -6,7 +6,9 @@ Steps, in order:
 1. ``parse``                strict CBOR, a tagged COSE_Sign1, a Signed Statement (CWT claims with
                             iss and sub, alg EdDSA or ES256), receipts at 394; a failure is
                             unreadable input (exit 2);
-2. ``statement_signature``  the issuer's signature under the issuer keys the caller gives;
+2. ``statement_signature``  the issuer's signature under the issuer keys the caller gives,
+                            under one bound to the statement's ``iss``
+                            (``scitt.issuer_mismatch`` when only another issuer's verifies);
                             ``not_checked`` without one (RFC 9943 §7.1: a Relying Party MAY rely on
                             a receipt alone), or when the payload is detached;
 3. ``receipts``             every receipt, each proving the leaf entry recomputed from the
@@ -98,7 +100,7 @@ def _statement_signature(statement: SignedStatement, keys: Sequence[CoseKey]) ->
     if statement.sign1.payload is None:
         return StepResult.not_checked(name, "the payload is detached: its signature is unchecked")
     try:
-        key = statement.verify_under(keys)
+        key = statement.verify_issuer(keys)  # RFC 9943 §5.1.1.1: the named issuer's key
     except errors.ScittError as e:
         return StepResult.failed(name, e)
     return StepResult.ok(name, alg=statement.alg_name, kid=key.thumbprint.hex())

@@ -124,6 +124,30 @@ class SignedStatement:
             return key
         raise error
 
+    def verify_issuer(self, keys: Sequence[CoseKey]) -> CoseKey:
+        """The one of ``keys`` bound to the issuer this statement names (its ``iss``,
+        :attr:`CoseKey.issuers`) that its signature verifies under: RFC 9943 §5.1.1.1 requires
+        the key of the issuer the statement names, not any trusted issuer's.
+
+        Raises:
+            ``scitt.issuer_mismatch``: it verifies only under keys bound to other issuers.
+            everything :meth:`verify_under` raises, when it verifies under none of ``keys``.
+        """
+        bound = [key for key in keys if self.issuer in key.issuers]
+        if bound:
+            try:
+                return self.verify_under(bound)
+            except errors.ScittError:
+                pass
+        signer = self.verify_under(keys)  # raises when no key at all verifies it
+        raise errors.ScittError(
+            "scitt.issuer_mismatch",
+            f"the statement names iss {self.issuer!r}, but the key it verifies under"
+            f"{' (' + signer.source + ')' if signer.source else ''} signs only for"
+            f" {', '.join(map(repr, signer.issuers)) or 'no issuer'}",
+            details={"issuer": self.issuer, "key_issuers": list(signer.issuers)},
+        )
+
 
 def _text_claim(claims: dict[Any, Any], label: int, name: str, what: str) -> str:
     value = claims.get(label)

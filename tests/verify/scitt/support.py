@@ -19,7 +19,7 @@ from affidavit.verify.scitt.statement import parse_statement
 ISSUER = derive_test_key("TEST-ONLY scitt tests: issuer")
 LOG_KEY = derive_test_key("TEST-ONLY scitt tests: log")
 OTHER = derive_test_key("TEST-ONLY scitt tests: another key")
-ISSUER_COSE = CoseKey.from_ed25519(ISSUER.public_key, "issuer")
+ISSUER_COSE = CoseKey.from_ed25519(ISSUER.public_key, "issuer").bound_to(["https://issuer.example"])
 LOG_COSE = CoseKey.from_ed25519(LOG_KEY.public_key, "log")
 WHEN = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import pytest
 from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.scitt.cbor import decode, encode
-from affidavit.verify.scitt.keys import CoseKey
+from affidavit.verify.scitt.keys import CoseKey, parse_issuer_binding
 from affidavit.verify.scitt.receipt import parse_receipt, verify_receipt
 from affidavit.verify.scitt.report import verify_transparent_statement
 from affidavit.verify.scitt.statement import parse_statement
@@ -176,6 +176,30 @@ def test_a_receipt_under_an_untrusted_key_is_not_verified() -> None:
     report = verify_transparent_statement(ts, log_keys=[OTHER_COSE], issuer_keys=[ISSUER_COSE])
     assert report.verdict == "failed"
     assert report.steps[-1].code == "scitt.receipt_key_untrusted"
+
+
+@pytest.mark.parametrize("bound", [("https://acme.example",), ()])
+def test_an_issuer_key_bound_to_other_issuers_is_a_mismatch(bound: tuple[str, ...]) -> None:
+    # RFC 9943 §5.1.1.1: the key of the issuer the statement names (https://issuer.example);
+    # the signature verifies under this key, which is not bound to that iss
+    ts, _ = transparent()
+    other = ISSUER_COSE.bound_to(bound)
+    report = verify_transparent_statement(ts, log_keys=[LOG_COSE], issuer_keys=[other])
+    assert (report.verdict, report.exit_code) == ("failed", 1)
+    assert report.steps[1].code == "scitt.issuer_mismatch"
+    # the same key bound to it as well, beside the other: verified
+    both = [other, ISSUER_COSE]
+    assert verify_transparent_statement(ts, log_keys=[LOG_COSE], issuer_keys=both).verified
+
+
+def test_a_binding_is_read_strictly() -> None:
+    assert parse_issuer_binding(b"https://a.example\nvendor\n", source="k.iss") == (
+        "https://a.example",
+        "vendor",
+    )
+    for data in (b"", b"a", b"a\n\n", b"a\na\n", b" a\n", b"a\t\n", b"\xff\n"):
+        with pytest.raises(errors.UsageError):
+            parse_issuer_binding(data, source="k.iss")
 
 
 def test_no_trusted_log_key_is_usage_not_a_pass() -> None:
