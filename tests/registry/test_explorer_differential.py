@@ -3,7 +3,8 @@
 verdict for each.
 
 A real registry process holds a contract (leaf 0), a finality-event leaf of ``deal-1`` and a fact
-(appended by ``affidavit log append`` on its database, as another process would). A man in the
+(appended by ``affidavit log append`` on its database, as another process would) and a leaf
+appended by its hash only. A man in the
 middle (tests/registry/tamper_proxy.py) forwards every request to it and changes one thing of
 what it answers: an entry relabelled as the answer for another hash, another kind or other
 fields, a leaf's bytes, a proof hash, a proof one hash too short or too long, a ``next_cursor``
@@ -29,6 +30,8 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 from affidavit.attest.keyring import derive_test_key
+from affidavit.attest.log.transparency import TransparencyLog
+from affidavit.attest.stores.sqlite import Store
 from affidavit.registry.index import name_digest
 from affidavit.verify.crypto.checkpoint import (
     checkpoint_body,
@@ -38,6 +41,7 @@ from affidavit.verify.crypto.checkpoint import (
     verifier_key_string,
 )
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.json.canonical import jcs, py_compact
 
 from tests import browser
@@ -58,6 +62,7 @@ DEAL_LEAF = {
 FORGER = derive_test_key("a forger's TEST-ONLY key, named like the log")
 FORGED_VKEY = verifier_key_string(ORIGIN, FORGER.public_key)
 PIN_PAGE = "/__test_pin__"
+HASH_ONLY = leaf_hash(b"appended by its hash only")
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +83,11 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             capture_output=True, timeout=60, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
+        store = Store.at(process.data_dir / "registry.db")  # another process's connection
+        try:
+            TransparencyLog.open(store).append_leaf_hashes([HASH_ONLY])
+        finally:
+            store.close()
         served = httpx.get(process.url + "/protocol/merkle/public-key", timeout=10).json()
         vkey = verifier_key_string(ORIGIN, Ed25519PublicKey.from_b64(served["public_key_base64"]))
         yield {
@@ -86,6 +96,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             "contract_hash": declaration["contract_hash"],
             "deal": name_digest("deal-1"),
             "fact": fact_hash(evidence),
+            "hash_only": HASH_ONLY.hex(),
         }
 
 
@@ -174,6 +185,7 @@ CASES = {
     "honest-contract": Case("contract_hash", None, "verified", None),
     "honest-deal-name": Case("deal", None, "verified", None),
     "honest-fact": Case("fact", None, "verified", None),
+    "honest-hash-only": Case("hash_only", None, "verified", None),
     "honest-unknown": Case("0" * 64, None, "none", "lookup.not_found"),
     "relabelled-hash": Case("deal-99", _relabelled, "not-verified", "lookup.not_about"),
     "relabelled-kind": Case("contract_hash", _always(_lookup(
