@@ -50,6 +50,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import Subject, subjects
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
+    Checkpoint,
     NoteVerifier,
     VerifiedCheckpoint,
     parse_note,
@@ -387,11 +388,10 @@ def _page(client: httpx.Client, target: str, ends: float | None = None) -> Answe
     return parse_page(response.body)
 
 
-def _proven(page: Answer, entry: Entry, trust: TrustRoot) -> bool:
-    """Whether ``entry``'s inclusion proof holds under ``page``'s checkpoint (verified under
-    ``trust``): only then is its leaf worth reading (:func:`check_answer` says why not)."""
+def _proven(body: Checkpoint, entry: Entry) -> bool:
+    """Whether ``entry``'s inclusion proof holds under the verified checkpoint ``body``: only
+    then is its leaf worth reading (:func:`check_answer` says why not)."""
     try:
-        body = _verified(page.checkpoint, trust).checkpoint
         if entry.tree_size != body.tree_size:
             return False
         verify_inclusion(
@@ -450,12 +450,12 @@ def lookup(
                 raise _bad("next_cursor does not move forward")
             cursor = page.next_cursor
             try:  # the checkpoint first: nothing more is read under one nobody trusts
-                _verified(page.checkpoint, trust)
+                body = _verified(page.checkpoint, trust).checkpoint
             except errors.AffidavitError:
                 break
             unproven = False
             for entry in page.entries:  # each leaf only once its proof holds
-                unproven = not _proven(page, entry, trust)
+                unproven = not _proven(body, entry)
                 if unproven:
                     break  # the answer fails: read no more
                 leaves[entry.index] = _leaf(client, base, entry.index, ends)
