@@ -1,7 +1,9 @@
 """``affidavit lookup URL HASH``: what a registry's log holds about a hash, proven offline.
 
-Asks ``URL/v1/lookup/HASH`` (every page, up to 1,000 entries) and each entry's leaf, then checks
-everything under the log key the caller trusts before saying ``found``
+Asks ``URL/v1/lookup/HASH`` (every page, up to 1,000 entries) and each entry's leaf, checking
+each page's checkpoint and each proof before it reads more, every read bounded in bytes and all
+of them by one deadline (``--timeout``); it checks everything under the log key the caller
+trusts before saying ``found``
 (:mod:`affidavit.registry.clients.lookup`): the checkpoint's signature, each inclusion proof to
 its root, and that each leaf's bytes are filed under HASH as the registry says. Names (a deal id,
 an adapter id) are looked up by the SHA-256 of their UTF-8 (docs/transparency.md "Lookup").
@@ -31,8 +33,15 @@ __all__ = ["lookup"]
 @click.argument("url", metavar="URL")
 @click.argument("digest", metavar="HASH")
 @trust_options
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1, max=600),
+    default=30.0,
+    show_default=True,
+    help="Seconds for the whole lookup, every page and leaf.",
+)
 @json_option
-def lookup(url: str, digest: str, as_json: bool, **trust_options: Any) -> None:
+def lookup(url: str, digest: str, timeout: float, as_json: bool, **trust_options: Any) -> None:
     """Find every entry of a registry's log about HASH (64 lowercase hex) and prove each one.
 
     Trust the log's key with --vkey (name+keyid+base64, as log vkey prints it) or any other
@@ -47,7 +56,7 @@ def lookup(url: str, digest: str, as_json: bool, **trust_options: Any) -> None:
             "by the SHA-256 of its UTF-8"
         )
     trust = read_trust(**trust_options, needed_by="lookup")  # the log's key
-    result = run_lookup(url, digest, trust)
+    result = run_lookup(url, digest, trust, timeout=timeout)
     if as_json:
         emit_json({**result.document(), "trust": trust.to_json()})
     else:

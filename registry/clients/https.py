@@ -259,13 +259,16 @@ def send(
     max_bytes: int = MAX_RESPONSE_BYTES,
     https_only: bool = False,
     codes: Codes = NET,
+    until: float | None = None,
     **kwargs: Any,
 ) -> HttpResponse:
     """One request through ``client`` (built by :func:`new_client`), its body read whole up to
     ``max_bytes``, the whole exchange within the client's timeout.
 
     ``target`` names the request in errors (default ``url``); failures are told in ``codes``
-    (the neutral ``net.*`` unless the client keeps its own); ``kwargs`` go to httpx.
+    (the neutral ``net.*`` unless the client keeps its own); ``until`` (a
+    ``time.monotonic()`` value) ends the exchange earlier, for a command that keeps one deadline
+    over all its requests: once it has passed, nothing is sent; ``kwargs`` go to httpx.
 
     Raises:
         ``net.unavailable``: a transport failure (details: ``url``).
@@ -280,6 +283,10 @@ def send(
     name = target or url
     budget = _budget(client)
     ends = time.monotonic() + budget
+    if until is not None and until < ends:
+        ends = until
+        if ends <= time.monotonic():  # one deadline for the whole command: no request after it
+            raise _late(codes, name, budget)
     try:
         with deadline(ends), client.stream(method, url, **kwargs) as response:
             if https_only and response.url.scheme != "https":

@@ -10,6 +10,12 @@
 (:mod:`affidavit.registry.clients.https`). :func:`check_answer` is offline: nothing is taken
 on trust from the registry.
 
+:func:`lookup` checks before it reads more (issue 31): a page's checkpoint is verified under
+the trusted keys before anything else is asked for, and each entry's inclusion proof before its
+leaf is; the first that fails is the last request. Every read is bounded in bytes (a page at
+8 MiB, a leaf at the log's entry limit, 65,535 bytes: docs/adr/0018) and all of them by one
+deadline for the whole lookup (``timeout``), not one per request.
+
 1. ``checkpoint``: each page's checkpoint verifies under a log key the caller trusts (a verifier
    key ``name+keyid+base64``, or a bare key, then named by the checkpoint's origin);
 2. ``inclusion``: each entry's proof leads from its leaf hash, at its index, to that checkpoint's
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -43,6 +50,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import Subject, subjects
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
+    Checkpoint,
     NoteVerifier,
     VerifiedCheckpoint,
     parse_note,
@@ -59,7 +67,10 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "LOOKUP_TIMEOUT",
     "MAX_ENTRIES",
+    "MAX_ENTRY_BYTES",
+    "MAX_PAGES",
     "Answer",
     "Entry",
     "audit_index",
@@ -69,7 +80,16 @@ __all__ = [
 ]
 
 MAX_ENTRIES: Final = 1000  # entries a lookup reads at most (ten pages of the registry's cap)
+MAX_PAGES: Final = 10  # pages a lookup reads at most, whatever they hold
+# docs/adr/0018: the log's entry limit (tlog-tiles entry bundles use uint16 lengths): no leaf of
+# an honest log is longer.
+MAX_ENTRY_BYTES: Final = 0xFFFF
+LOOKUP_TIMEOUT: Final = 30.0  # seconds for the whole lookup, every page and leaf
 _MAX_PAGE_BYTES: Final = 8 * 1024 * 1024
+# A leaf's answer: {"leaf_index": N, "leaf_data_b64": "..."} of at most MAX_ENTRY_BYTES bytes
+# (base64: 87,380 characters), with room for the registry's other fields.
+_MAX_LEAF_ANSWER: Final = 96 * 1024
+_UNREAD: Final = "not read: an earlier step failed, so the lookup read no more"
 _NOT_FOUND: Final = (
     "lookup.not_found",
     "no entry about the hash under the verified checkpoint; a lookup proves presence only "
@@ -271,7 +291,10 @@ def _check_page(
         except errors.AffidavitError as e:
             steps.append(StepResult.failed(name, e))
             continue
-        steps += [StepResult.ok(name), _check_leaf(entry, digest, leaves.get(entry.index))]
+        if entry.index not in leaves:  # lookup() stopped reading at an earlier failure
+            steps += [StepResult.ok(name), StepResult.not_checked(f"leaf {entry.index}", _UNREAD)]
+            continue
+        steps += [StepResult.ok(name), _check_leaf(entry, digest, leaves[entry.index])]
     return steps, _checkpoint_json(verified, page.checkpoint)
 
 
@@ -285,7 +308,8 @@ def check_answer(
     truncated: bool = False,
 ) -> Result:
     """Check every page of a lookup answer (module docstring) under ``trust``; ``leaves`` maps
-    each entry's index to its bytes (None: appended by hash only). Reads nothing else. The
+    each entry's index to its bytes (None: appended by hash only; absent: not read, the step
+    ``not_checked``). Reads nothing else. The
     subject: ``{hash, found, entries, checkpoint, truncated}``, the entries only once proven."""
     steps: list[StepResult] = []
     checkpoint: dict[str, Any] | None = None
@@ -317,11 +341,25 @@ def check_answer(
 # -- fetching ---------------------------------------------------------------------------------
 
 
-def _leaf(client: httpx.Client, base: str, index: int) -> bytes | None:
-    """The leaf's bytes (``GET /protocol/merkle/leaf/{index}``); None when it was appended by
-    hash only (the registry says ``log.no_entry_data``)."""
+def _too_big_leaf(url: str, size: str) -> RegistryError:
+    return RegistryError(
+        "registry.bad_response",
+        f"{url}: {size}: a leaf is at most {MAX_ENTRY_BYTES} bytes, the log's entry limit "
+        "(docs/adr/0018)",
+        details={"url": url, "limit": MAX_ENTRY_BYTES},
+    )
+
+
+def _leaf(client: httpx.Client, base: str, index: int, ends: float) -> bytes | None:
+    """The leaf's bytes (``GET /protocol/merkle/leaf/{index}``), at most the log's entry limit;
+    None when it was appended by hash only (the registry says ``log.no_entry_data``)."""
     url = f"{base}/protocol/merkle/leaf/{index}"
-    response = send(client, "GET", url, codes=REGISTRY)
+    try:
+        response = send(client, "GET", url, codes=REGISTRY, max_bytes=_MAX_LEAF_ANSWER, until=ends)
+    except RegistryError as e:
+        if e.code == "registry.bad_response":  # over the cap: refused before it is held
+            raise _too_big_leaf(url, f"the answer is over {_MAX_LEAF_ANSWER} bytes") from None
+        raise
     try:
         document = loads(response.body)
     except errors.ParseError as e:
@@ -331,13 +369,16 @@ def _leaf(client: httpx.Client, base: str, index: int) -> bytes | None:
             return None
         raise RegistryError("registry.bad_response", f"{url}: HTTP {response.status}")
     data = document.get("leaf_data_b64") if isinstance(document, dict) else None
-    return _b64(data, RegistryError("registry.bad_response", f"{url}: leaf_data_b64 is not base64"))
+    leaf = _b64(data, RegistryError("registry.bad_response", f"{url}: leaf_data_b64 is not base64"))
+    if len(leaf) > MAX_ENTRY_BYTES:
+        raise _too_big_leaf(url, f"leaf {index} is {len(leaf)} bytes")
+    return leaf
 
 
-def _page(client: httpx.Client, target: str) -> Answer:
+def _page(client: httpx.Client, target: str, ends: float | None = None) -> Answer:
     """One page of ``GET /v1/lookup/{hash}`` (``target``), parsed; ``registry.bad_response``
     unless it is 200 and a lookup page."""
-    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY)
+    response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY, until=ends)
     if response.status != 200:
         raise RegistryError(
             "registry.bad_response",
@@ -347,42 +388,79 @@ def _page(client: httpx.Client, target: str) -> Answer:
     return parse_page(response.body)
 
 
+def _proven(body: Checkpoint, entry: Entry) -> bool:
+    """Whether ``entry``'s inclusion proof holds under the verified checkpoint ``body``: only
+    then is its leaf worth reading (:func:`check_answer` says why not)."""
+    try:
+        if entry.tree_size != body.tree_size:
+            return False
+        verify_inclusion(
+            bytes.fromhex(entry.leaf_hash),
+            entry.index,
+            body.tree_size,
+            [bytes.fromhex(h) for h in entry.hashes],
+            body.root_hash,
+        )
+    except errors.AffidavitError:
+        return False
+    return True
+
+
 def lookup(
     url: str,
     digest: str,
     trust: TrustRoot,
     *,
     max_entries: int = MAX_ENTRIES,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = LOOKUP_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
 ) -> Result:
     """Ask the registry at ``url`` about ``digest`` (64 lowercase hex), read at most
-    ``max_entries`` entries and their leaves, and check them all (:func:`check_answer`).
+    ``max_entries`` entries (and :data:`MAX_PAGES` pages) and their leaves, and check them all
+    (:func:`check_answer`). Checks before it reads (module docstring): a page whose checkpoint
+    does not verify under ``trust``, or an entry whose proof does not hold, is the last thing
+    read. ``timeout``: seconds for the whole lookup, one deadline over every request. Without a
+    trusted key nothing is read (fail closed).
 
     Raises:
         ``usage.invalid``: ``url`` breaks the URL rule, or ``digest`` is not 64 lowercase hex.
-        ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``: the
-            registry could not be read, or answered something else than a lookup.
+        ``registry.unavailable``: the registry could not be read, or not within ``timeout``.
+        ``registry.bad_response``, ``registry.remote_error``: it answered something else than a
+            lookup: a page over 8 MiB, a leaf over the entry limit (65,535 bytes), a cursor
+            that does not move forward.
     """
     if not is_hex64(digest):
         raise errors.UsageError(f"{digest[:80]!r} is not a hash: 64 lowercase hex characters")
     parse_url(url, allow_query=False)
+    ends = time.monotonic() + timeout  # one deadline for the whole command
     base = url.rstrip("/")
     pages: list[Answer] = []
     leaves: dict[int, bytes | None] = {}
     cursor: int | None = 0
     read = 0
+    if not trust.keys:
+        return check_answer(url, digest, pages, leaves, trust)
     with new_client(timeout=timeout, transport=transport) as client:
-        while cursor is not None and read < max_entries:
-            page = _page(client, f"{base}/v1/lookup/{digest}?cursor={cursor}")
+        while cursor is not None and read < max_entries and len(pages) < MAX_PAGES:
+            page = _page(client, f"{base}/v1/lookup/{digest}?cursor={cursor}", ends)
             page = Answer(page.checkpoint, page.entries[: max_entries - read], page.next_cursor)
             pages.append(page)
             read += len(page.entries)
-            for entry in page.entries:
-                leaves[entry.index] = _leaf(client, base, entry.index)
             if page.next_cursor is not None and page.next_cursor <= cursor:
                 raise _bad("next_cursor does not move forward")
             cursor = page.next_cursor
+            try:  # the checkpoint first: nothing more is read under one nobody trusts
+                body = _verified(page.checkpoint, trust).checkpoint
+            except errors.AffidavitError:
+                break
+            unproven = False
+            for entry in page.entries:  # each leaf only once its proof holds
+                unproven = not _proven(body, entry)
+                if unproven:
+                    break  # the answer fails: read no more
+                leaves[entry.index] = _leaf(client, base, entry.index, ends)
+            if unproven:
+                break
     return check_answer(url, digest, pages, leaves, trust, truncated=cursor is not None)
 
 

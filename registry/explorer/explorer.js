@@ -2,12 +2,20 @@
 //
 // Every value shown comes from this registry's JSON routes and is put on the page with
 // textContent, never as HTML. Nothing is trusted: the page says "verified" for an entry only when
+// it checked what `affidavit lookup` checks (registry/clients/lookup.py; issue 31):
 //   1. the checkpoint's Ed25519 signature verifies under the key the reader pinned (a C2SP
 //      verifier key in localStorage or in ?vkey=), with WebCrypto (c2sp.org/signed-note);
-//   2. the entry's bytes hash to its leaf hash, SHA-256(0x00 || bytes) (RFC 9162 §2.1.1);
-//   3. its inclusion proof leads from that leaf hash to the checkpoint's root (RFC 9162 §2.1.3.2).
+//   2. the entry's inclusion proof leads from its leaf hash to the checkpoint's root, in a tree
+//      of the checkpoint's size (RFC 9162 §2.1.3.2);
+//   3. the entry's bytes hash to its leaf hash, SHA-256(0x00 || bytes) (RFC 9162 §2.1.1);
+//   4. those bytes are filed under the searched hash, as the kind and in every field the
+//      registry says: the index rules of docs/formats.md §11, recomputed here from the bytes
+//      alone (subjects.js); the registry's "kind" and "matched" are claims until then.
 // Without a pin the checkpoint is checked against the key the registry serves itself and marked
-// "not pinned": consistent, never "verified".
+// "not pinned": consistent, never "verified". The pin is the reader's: a key in the link that
+// differs from the pinned one is shown as a conflict and not used. Every value of an answer that
+// goes into a URL is validated (an index and a cursor are digits, a hash 64 hex) and encoded; an
+// answer that is not the documented shape is refused whole, as the CLI refuses it.
 "use strict";
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -203,13 +211,28 @@ async function leafBytes(index) {
 // ---------------------------------------------------------------------------------------------
 // Trust: the pinned key, or the registry's own marked "not pinned".
 
+function linkKeys() {
+  // The distinct verifier keys the link names (?vkey=, any number of times).
+  const keys = new URLSearchParams(location.search).getAll("vkey").map((k) => k.trim());
+  return [...new Set(keys.filter((k) => k))];
+}
+
 async function pinnedKey() {
-  const fromLink = new URLSearchParams(location.search).get("vkey");
+  // -> {name, key, source, conflict} or null. The pin is the reader's: a key stored in this
+  // browser wins, and a key in the link that differs from it is a conflict, shown, never used.
+  // Without a stored pin, the link's key is used only when the link names one key.
   const stored = window.localStorage ? localStorage.getItem(PIN_KEY) : null;
-  const text = fromLink || stored;
-  if (!text) return null;
-  const parsed = await parseVkey(text);
-  return {...parsed, source: fromLink ? "the link (?vkey=)" : "this browser"};
+  const links = linkKeys();
+  if (stored) {
+    const others = links.filter((text) => text !== stored.trim());
+    const conflict = others.length ? "the link names another key ("
+      + others.map((text) => text.split("+")[0]).join(", ") + "): a conflict; it is NOT used,"
+      + " the key pinned in this browser is" : null;
+    return {...await parseVkey(stored), source: "this browser", conflict};
+  }
+  if (links.length > 1) throw new Error("the link names " + links.length + " different keys");
+  if (!links.length) return null;
+  return {...await parseVkey(links[0]), source: "the link (?vkey=)", conflict: null};
 }
 
 async function checkCheckpoint(note) {
@@ -252,6 +275,7 @@ async function showPinStatus() {
     status.replaceChildren(pin
       ? badge("good", "pinned: " + pin.name + " (from " + pin.source + ")")
       : badge("warn", "not pinned: nothing can be shown as verified until you pin the log key"));
+    if (pin && pin.conflict) status.append(" ", badge("bad", pin.conflict));
   } catch (e) {
     status.replaceChildren(badge("bad", "the pinned key is unusable: " + e.message));
   }
@@ -380,50 +404,105 @@ function describe(decoded, bytes, entry) {
 // ---------------------------------------------------------------------------------------------
 // One entry, proven.
 
-async function proveEntry(entry, check) {
-  // -> {state: "good" | "warn" | "bad", why, bytes}
+async function proveEntry(entry, check, digest) {
+  // -> {state: "good" | "warn" | "bad", why, bytes, filed}
   let bytes;
   try {
     bytes = await leafBytes(entry.index);
   } catch (e) {
-    return {state: "bad", why: "its bytes could not be read: " + e.message};
+    // appended by hash only: the leaf hash is all there is (registry/clients/lookup.py _leaf)
+    if (e.message !== "log.no_entry_data")
+      return {state: "bad", why: "its bytes could not be read: " + e.message};
+    bytes = null;
   }
   try {
-    const leaf = await leafHash(bytes);
+    const leaf = bytes === null ? hexToBytes(entry.leaf_hash) : await leafHash(bytes);
     if (bytesToHex(leaf) !== entry.leaf_hash)
       return {state: "bad", why: "its bytes do not hash to its leaf hash", bytes};
     if (!check.ok) return {state: "bad", why: "the checkpoint is not verified", bytes};
-    const proof = entry.inclusion_proof || {};
+    const proof = entry.inclusion_proof;
     if (BigInt(proof.tree_size) !== check.parsed.size)
       return {state: "bad", why: "its proof is for another tree size than the checkpoint", bytes};
     const root = await rootFromInclusion(entry.index, proof.tree_size, leaf,
-      (proof.hashes || []).map(hexToBytes));
+      proof.hashes.map(hexToBytes));
     if (!equal(root, check.parsed.root))
       return {state: "bad", why: "its inclusion proof leads to another root", bytes};
+    // docs/formats.md §11, recomputed from the bytes (lookup.not_about in the CLI)
+    const filed = bytes === null
+      ? {kind: "hash_only", rows: [["leaf_hash", entry.leaf_hash]], unsure: null}
+      : await Subjects.filedUnder(bytes, entry.statement !== undefined);
+    const off = Subjects.notAbout(entry, digest, filed);
+    if (off && off.cannot)
+      return {state: "bad", why: "this page cannot check that it is about this hash ("
+        + off.why + "); affidavit lookup can", bytes, filed};
+    if (off) return {state: "bad", why: "it is not about this hash: " + off.why, bytes, filed};
     if (!check.pinned)
-      return {state: "warn", why: "proof consistent, but the log key is not pinned", bytes};
-    return {state: "good", why: "", bytes};
+      return {state: "warn", why: "proof consistent, but the log key is not pinned", bytes, filed};
+    return {state: "good", why: "", bytes, filed};
   } catch (e) {
     return {state: "bad", why: e.message, bytes};
   }
 }
 
+// The answer of GET /v1/lookup/{hash}, refused whole unless it is the documented shape
+// (specs/registry-v1.yaml Lookup), exactly as registry/clients/lookup.py parse_page refuses it.
+const INDEX = (value) => Number.isSafeInteger(value) && value >= 0;
+
+function parseAnswer(answer, cursor) {
+  const bad = (why) => { throw new Error("the registry's answer is malformed: " + why); };
+  if (!answer || typeof answer !== "object" || Array.isArray(answer)) bad("not an object");
+  if (!Array.isArray(answer.entries) || typeof answer.checkpoint !== "string")
+    bad("entries or checkpoint missing");
+  for (const entry of answer.entries) {
+    if (!entry || typeof entry !== "object" || Array.isArray(entry)) bad("an entry is not an object");
+    const proof = entry.inclusion_proof;
+    if (!proof || typeof proof !== "object" || !Array.isArray(entry.matched) || !entry.matched.length)
+      bad("an entry lacks inclusion_proof or matched");
+    if (!Array.isArray(proof.hashes) || !proof.hashes.every((h) => HEX64.test(h)))
+      bad("inclusion_proof.hashes is not a list of 64-hex hashes");
+    if (typeof entry.leaf_hash !== "string" || !HEX64.test(entry.leaf_hash)
+      || typeof entry.kind !== "string")
+      bad("an entry's leaf_hash or kind is malformed");
+    if (!entry.matched.every((field) => typeof field === "string"))
+      bad("matched is not a list of field names");
+    if (!INDEX(entry.index)) bad("index is not a non-negative integer");
+    if (!INDEX(proof.tree_size)) bad("inclusion_proof.tree_size is not a non-negative integer");
+    if (entry.statement !== undefined && entry.statement !== null) {
+      try { b64ToBytes(entry.statement); } catch (e) { bad("an entry's statement is not base64"); }
+    } else {
+      delete entry.statement;
+    }
+  }
+  const next = answer.next_cursor;
+  if (next !== null && next !== undefined) {
+    // a cursor goes into a link: digits only, and forward (the CLI: "next_cursor does not move
+    // forward")
+    if (!INDEX(next)) bad("next_cursor is not a non-negative integer");
+    if (next <= cursor) bad("next_cursor does not move forward");
+  }
+  return {entries: answer.entries, checkpoint: answer.checkpoint,
+    nextCursor: next === null || next === undefined ? null : next};
+}
+
 function entryCard(entry, proven, digest) {
   const verified = proven.state === "good";
+  const kind = proven.filed && proven.filed.kind ? proven.filed.kind : entry.kind;
   const head = el("h3", {},
-    el("a", {href: "/search?q=" + entry.leaf_hash}, "entry #" + entry.index), " ",
-    el("span", {class: "kind"}, entry.kind), " ",
+    el("a", {href: "/search?q=" + encodeURIComponent(entry.leaf_hash)}, "entry #" + entry.index),
+    " ", el("span", {class: "kind"}, kind), " ",
     badge(proven.state, verified ? "verified" : "not verified: " + proven.why));
+  const claim = " (the registry's claim: a " + entry.kind + " entry"
+    + (verified ? ", recomputed here from its bytes)" : ", not proven)");
   const facts = [
-    ...field("matched", (entry.matched || []).join(", ") + " = " + digest),
+    ...field("matched", entry.matched.join(", ") + " = " + digest, el("span", {class: "muted"}, claim)),
     ...field("leaf hash", hashValue(entry.leaf_hash)),
   ];
   if (proven.bytes) facts.push(...describe(decodeLeaf(proven.bytes), proven.bytes, entry));
   const card = el("article", {class: "entry", "data-verdict": verified ? "verified" : "not-verified",
     "data-index": entry.index}, head, el("dl", {}, facts));
   const decoded = proven.bytes ? decodeLeaf(proven.bytes) : {kind: ""};
-  if (decoded.kind === "fact") {
-    const factHash = (entry.matched || []).includes("fact_hash") ? digest : null;
+  if (decoded.kind === "fact" && verified) {
+    const factHash = entry.matched.includes("fact_hash") ? digest : null;
     if (factHash) {
       const picture = el("img", {src: "/explorer/lineage/" + factHash, alt: "lineage of the fact",
         class: "lineage"});
@@ -450,18 +529,23 @@ async function searchPage(query) {
       el("code", {}, query), " (how names are filed): ", el("code", {}, digest),
       /^[0-9A-Fa-f]{64}$/.test(query) ? " (hashes are lowercase)" : "");
   }
-  const cursor = new URLSearchParams(location.search).get("cursor");
-  const path = "/v1/lookup/" + digest + (cursor && /^[0-9]{1,18}$/.test(cursor) ? "?cursor=" + cursor : "");
-  const answer = await getJSON(path);
+  const asked = new URLSearchParams(location.search).get("cursor");
+  const cursor = asked && /^[0-9]{1,15}$/.test(asked) ? Number(asked) : 0;
+  const path = "/v1/lookup/" + digest + (cursor ? "?cursor=" + encodeURIComponent(cursor) : "");
+  const answer = parseAnswer(await getJSON(path), cursor);
   const check = await checkCheckpoint(answer.checkpoint);
-  const entries = answer.entries || [];
-  const proven = await Promise.all(entries.map((entry) => proveEntry(entry, check)));
+  const entries = answer.entries;
+  const proven = await Promise.all(entries.map((entry) => proveEntry(entry, check, digest)));
   const count = entries.length + " entr" + (entries.length === 1 ? "y" : "ies");
   const failed = proven.some((p) => p.state === "bad");
   const all = entries.length > 0 && proven.every((p) => p.state === "good");
-  const verdict = !entries.length ? "none" : all ? "verified" : "not-verified";
+  // A checkpoint that does not verify proves nothing, not even "no entry" (as the CLI says).
+  const verdict = check.pinned && !check.ok ? "not-verified" : !entries.length ? "none"
+    : all ? "verified" : "not-verified";
   let line;
-  if (!entries.length) {
+  if (check.pinned && !check.ok) {
+    line = badge("bad", "not verified: the checkpoint is not verified under the pinned key");
+  } else if (!entries.length) {
     line = badge("warn", "no entry about this hash below size " + check.parsed.size
       + " (a lookup proves presence only; absence needs the whole log replayed)");
   } else if (all) {
@@ -474,9 +558,12 @@ async function searchPage(query) {
   }
   const summary = el("p", {id: "verdict", "data-verdict": verdict}, line);
   const cards = entries.map((entry, i) => entryCard(entry, proven[i], digest));
-  const more = answer.next_cursor === null || answer.next_cursor === undefined ? null
-    : el("p", {}, el("a", {href: "/search?q=" + encodeURIComponent(query) + "&cursor="
-      + answer.next_cursor}, "more entries"));
+  // The next page's link: the query and the validated cursor, encoded; a key only as this page's
+  // own link named it (never from the answer).
+  const next = new URLSearchParams({q: query, cursor: String(answer.nextCursor)});
+  for (const key of linkKeys()) next.append("vkey", key);
+  const more = answer.nextCursor === null ? null
+    : el("p", {}, el("a", {href: "/search?" + next.toString()}, "more entries"));
   show(el("h2", {}, "Entries about ", el("code", {class: "hash"}, digest)), note, summary,
     el("p", {}, checkpointLine(check)), ...cards, more);
 }

@@ -6,10 +6,12 @@ explorer").
   lookup found, decoded. The page holds no data: its script reads the registry's JSON routes
   (``/tlog/checkpoint``, ``/v1/lookup/{hash}``, ``/protocol/merkle/leaf/{index}``, ...) and puts
   every value on the page as text; it verifies the checkpoint's signature (WebCrypto Ed25519)
-  under the key the reader pinned and each inclusion proof (WebCrypto SHA-256, RFC 9162
-  §2.1.3.2) before it says "verified".
-- ``GET /explorer/explorer.js`` and ``/explorer/explorer.css``: the script and the style; nothing
-  else is served from the folder.
+  under the key the reader pinned, each inclusion proof (WebCrypto SHA-256, RFC 9162
+  §2.1.3.2) and that each leaf's bytes are filed under the searched hash (the index rules,
+  recomputed in the page, as ``affidavit lookup`` checks them) before it says "verified".
+- ``GET /explorer/explorer.js``, ``/explorer/subjects.js`` and ``/explorer/explorer.css``: the
+  script, the index rules it recomputes (docs/formats.md §11, as ``registry/index.py`` applies
+  them) and the style; nothing else is served from the folder.
 - ``GET /explorer/lineage/{fact_id}``: the fact's lineage picture (SVG) among this registry's
   *public* facts, drawn by the renderer ``registry serve`` hands to the app (the CLI's own,
   ``affidavit facts walk --format svg``); 404 when the fact is not public here, or when the app
@@ -50,6 +52,7 @@ CSP: Final = (
 _SVG_CSP: Final = "default-src 'none'; frame-ancestors 'none'"
 _ASSETS: Final = {
     "explorer.js": "text/javascript; charset=utf-8",
+    "subjects.js": "text/javascript; charset=utf-8",
     "explorer.css": "text/css; charset=utf-8",
 }
 _PUBLIC: Final = frozenset({"public"})

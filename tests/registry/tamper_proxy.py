@@ -28,15 +28,22 @@ class _Handler(BaseHTTPRequestHandler):
     server: Any
 
     def do_GET(self) -> None:
+        page = self.server.pages.get(self.path)
+        if page is not None:  # a page of the test's own, on the proxy's origin
+            self._send(200, {"content-type": page[0]}, page[1])
+            return
         upstream = self.server.upstream + self.path
         answer = httpx.get(
             upstream, timeout=10, headers={"accept": self.headers.get("accept", "*/*")}
         )
         body = self.server.tamper(self.path, answer.content)
-        self.send_response(answer.status_code)
+        self._send(answer.status_code, answer.headers, body)
+
+    def _send(self, status: int, headers: Any, body: bytes) -> None:
+        self.send_response(status)
         for name in _KEPT:
-            if name in answer.headers:
-                self.send_header(name, answer.headers[name])
+            if name in headers:
+                self.send_header(name, headers[name])
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -48,10 +55,12 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def tamper_proxy(upstream: str) -> Iterator[ThreadingHTTPServer]:
     """A proxy of ``upstream`` on a free port; set ``server.tamper`` to change what it serves
-    (``server.url`` is its address). Stopped on exit."""
+    (``server.url`` is its address), and ``server.pages[path] = (content_type, body)`` to serve
+    a page of the test's own at ``path`` instead of asking ``upstream``. Stopped on exit."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.upstream = upstream  # type: ignore[attr-defined]
     server.tamper = untouched  # type: ignore[attr-defined]
+    server.pages = {}  # type: ignore[attr-defined]
     server.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
