@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from affidavit.registry.clients.https import DEFAULT_TIMEOUT, REGISTRY, new_client, parse_url, send
+from affidavit.registry.clients.https import REGISTRY, new_client, parse_url, send
 from affidavit.registry.clients.tiles import TileReader
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import Subject, subjects
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "AUDIT_TIMEOUT",
     "LOOKUP_TIMEOUT",
     "MAX_ENTRIES",
     "MAX_ENTRY_BYTES",
@@ -85,6 +86,7 @@ MAX_PAGES: Final = 10  # pages a lookup reads at most, whatever they hold
 # an honest log is longer.
 MAX_ENTRY_BYTES: Final = 0xFFFF
 LOOKUP_TIMEOUT: Final = 30.0  # seconds for the whole lookup, every page and leaf
+AUDIT_TIMEOUT: Final = 300.0  # seconds for a whole audit_index, every tile and lookup
 _MAX_PAGE_BYTES: Final = 8 * 1024 * 1024
 # A leaf's answer: {"leaf_index": N, "leaf_data_b64": "..."} of at most MAX_ENTRY_BYTES bytes
 # (base64: 87,380 characters), with room for the registry's other fields.
@@ -467,11 +469,16 @@ def lookup(
 # -- a monitor's check of the index ----------------------------------------------------------
 
 
-def _answered(client: httpx.Client, base: str, filed: Subject, index: int) -> bool:
-    """Whether the first entry the registry answers for ``filed`` from leaf ``index`` on is
-    that leaf, matched in ``filed``'s field."""
-    page = _page(client, f"{base}/v1/lookup/{filed.digest}?cursor={index}&limit=1")
-    return any(e.index == index and filed.field in e.matched for e in page.entries[:1])
+def _answer(
+    client: httpx.Client, base: str, filed: Subject, index: int, ends: float
+) -> Entry | None:
+    """The first entry the registry answers for ``filed`` from leaf ``index`` on, when it is that
+    leaf, matched in ``filed``'s field; else None."""
+    target = f"{base}/v1/lookup/{filed.digest}?cursor={index}&limit=1"
+    first = _page(client, target, ends).entries[:1]
+    if first and first[0].index == index and filed.field in first[0].matched:
+        return first[0]
+    return None
 
 
 def audit_index(
@@ -479,7 +486,7 @@ def audit_index(
     trust: TrustRoot,
     *,
     start: int = 0,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = AUDIT_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
 ) -> Result:
     """What a monitor checks of a registry's lookup index (docs/transparency.md "Lookup"): its
@@ -488,17 +495,26 @@ def audit_index(
     (:class:`~affidavit.verify.tlog.tiles.TiledTree`); every hash it is filed under
     (:func:`~affidavit.registry.index.subjects`) is asked for from that leaf on
     (``GET /v1/lookup/{hash}?cursor=INDEX&limit=1``), and the first entry answered must be that
-    leaf, matched in that field (else ``lookup.index_missing``). The one Result (kind
+    leaf, matched in that field (else ``lookup.index_missing``). A 32-byte leaf the registry
+    answers with a registered statement (``statement``) must be that statement's entry (its
+    SHA-256 is the leaf, docs/formats.md §10; else ``lookup.not_about``), and is then asked for
+    under the statement's subject and issuer too, as the registry files it
+    (``subjects(leaf, statement=...)``, docs/formats.md §11). ``timeout``: seconds for the whole
+    audit, one deadline over every request (no request is sent after it). The one Result (kind
     ``lookup_audit``), subject ``{origin, tree_size, start, entries, hashes}``.
 
     Raises:
         ``usage.invalid``: ``url`` breaks the URL rule.
-        ``registry.unavailable``, ``registry.bad_response``: the registry could not be read.
+        ``registry.unavailable``: the registry could not be read, or not within ``timeout``.
+        ``registry.bad_response``: it answered something else than tiles and lookup pages.
     """
     parse_url(url, allow_query=False)
+    ends = time.monotonic() + timeout  # one deadline for the whole audit
     base = url.rstrip("/")
     subject: dict[str, Any] = {"start": start, "entries": 0, "hashes": 0}
-    with TileReader(base + "/tlog/", timeout=timeout, transport=transport, codes=REGISTRY) as tiles:
+    with TileReader(
+        base + "/tlog/", timeout=timeout, transport=transport, codes=REGISTRY, until=ends
+    ) as tiles:
         note = tiles.checkpoint().decode("utf-8", "replace")
         try:
             body = _verified(note, trust).checkpoint
@@ -507,28 +523,74 @@ def audit_index(
         subject.update(origin=body.origin, tree_size=body.tree_size)
         tree = TiledTree.for_checkpoint(tiles.tile, body)
         with new_client(timeout=timeout, transport=transport) as client:
-            last = _audit_entries(client, base, tree, range(start, body.tree_size), subject)
+            audit = _Audit(client, base, ends, subject)
+            last = audit.entries(tree, range(start, body.tree_size))
     steps = (StepResult.ok("checkpoint", tree_size=body.tree_size), last)
     return Result("lookup_audit", url, steps, subject)
 
 
-def _audit_entries(
-    client: httpx.Client, base: str, tree: TiledTree, indexes: range, subject: dict[str, Any]
-) -> StepResult:
-    """:func:`audit_index`'s last step over the leaves ``indexes`` (counted in ``subject``)."""
-    try:
-        for index in indexes:
-            data = tree.entry_bundle(index >> 8)[index & 0xFF]  # bound to the root
-            subject["entries"] += 1
-            for filed in subjects(data):
-                subject["hashes"] += 1
-                if not _answered(client, base, filed, index):
-                    error = RegistryError(
-                        "lookup.index_missing",
-                        f"leaf {index} is not answered under its {filed.field} {filed.digest}",
-                        details={"index": index, "field": filed.field},
-                    )
-                    return StepResult.failed("index", error)
-    except errors.ProofError as e:  # tlog.*: a tile or bundle that does not bind
-        return StepResult.failed("entries", e)
-    return StepResult.ok("index", entries=subject["entries"], hashes=subject["hashes"])
+@dataclass(frozen=True, slots=True)
+class _Audit:
+    """:func:`audit_index`'s requests after the checkpoint (counted in ``subject``)."""
+
+    client: httpx.Client
+    base: str
+    ends: float
+    subject: dict[str, Any]
+
+    def entries(self, tree: TiledTree, indexes: range) -> StepResult:
+        """The last step, over the leaves ``indexes``."""
+        try:
+            for index in indexes:
+                data = tree.entry_bundle(index >> 8)[index & 0xFF]  # bound to the root
+                self.subject["entries"] += 1
+                failed = self._leaf(index, data)
+                if failed is not None:
+                    return failed
+        except errors.ProofError as e:  # tlog.*: a tile or bundle that does not bind
+            return StepResult.failed("entries", e)
+        return StepResult.ok(
+            "index", entries=self.subject["entries"], hashes=self.subject["hashes"]
+        )
+
+    def _leaf(self, index: int, data: bytes) -> StepResult | None:
+        """The failed step for leaf ``index`` (its bytes ``data``), or None when every hash it
+        is filed under answers it."""
+        filed = subjects(data)
+        statement: bytes | None = None
+        for one in filed:
+            entry = self._asked(index, one)
+            if entry is None:
+                return _missing(index, one)
+            if filed[0].kind == "digest" and statement is None:
+                statement = entry.statement  # a registered statement's entry (docs/formats.md §10)
+        if statement is None:
+            return None
+        # docs/formats.md §11: with the statement it is the entry of, a 32-byte leaf is filed
+        # under that statement's subject and issuer too (registered_subjects: its SHA-256 is the
+        # leaf), the rule the registry files it by (registry/lookup.py).
+        registered = [one for one in subjects(data, statement=statement) if one not in filed]
+        if not registered:
+            error = RegistryError(
+                "lookup.not_about",
+                f"leaf {index} is answered with a statement whose SHA-256 is not the leaf",
+                details={"index": index, "field": "statement"},
+            )
+            return StepResult.failed("index", error)
+        for one in registered:
+            if self._asked(index, one) is None:
+                return _missing(index, one)
+        return None
+
+    def _asked(self, index: int, filed: Subject) -> Entry | None:
+        self.subject["hashes"] += 1
+        return _answer(self.client, self.base, filed, index, self.ends)
+
+
+def _missing(index: int, filed: Subject) -> StepResult:
+    error = RegistryError(
+        "lookup.index_missing",
+        f"leaf {index} is not answered under its {filed.field} {filed.digest}",
+        details={"index": index, "field": filed.field},
+    )
+    return StepResult.failed("index", error)

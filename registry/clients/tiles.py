@@ -48,9 +48,13 @@ class TileReader:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
         codes: Codes = NET,
+        until: float | None = None,
     ) -> None:
         """``prefix`` is the log's URL prefix (a missing final slash is added); ``timeout`` the
-        deadline of each GET; ``codes`` what its failures are told in.
+        deadline of each GET; ``codes`` what its failures are told in; ``until`` (a
+        ``time.monotonic()`` value) the deadline of a caller that keeps one over all its
+        requests: no GET is sent after it
+        (:func:`~affidavit.registry.clients.https.send`).
 
         Raises:
             ``usage.invalid``: ``prefix`` is not an http(s) URL prefix (the one URL rule,
@@ -61,6 +65,7 @@ class TileReader:
         self._timeout = timeout
         self._transport = transport
         self._codes = codes
+        self._until = until
         self._client: Any = None
 
     def url(self, path: str) -> str:
@@ -97,7 +102,9 @@ class TileReader:
             ``net.bad_response``: a status other than 200 or 404, or too large a body.
         """
         url, codes = self.url(path), self._codes
-        response = send(self._http(), "GET", url, max_bytes=max_bytes, codes=codes)
+        response = send(
+            self._http(), "GET", url, max_bytes=max_bytes, codes=codes, until=self._until
+        )
         if response.status == 404:
             return None
         if response.status != 200:
