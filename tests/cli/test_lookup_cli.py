@@ -257,6 +257,7 @@ def scitt_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
     issuers = tmp / "issuers"
     issuers.mkdir()
     (issuers / "issuer.pub").write_text(ISSUER.public_key.b64 + "\n")
+    (issuers / "issuer.pub.iss").write_text("https://issuer.example\n")  # what it signs for
     process = RegistryProcess(tmp / "data", env={"AFFIDAVIT_SCITT_ISSUERS": str(issuers)})
     process.start()
     try:
