@@ -191,9 +191,10 @@ def _array_issues(name: str, value: Any) -> list[Issue]:
             issues.append(
                 Issue("contract.bad_field_name", f"{name} entry {item!r} is not snake_case", name)
             )
-        elif item in seen:
-            duplicates.add(item)
-        else:
+        # draft-07 §6.4.5 uniqueItems holds for every item, a bad name too (the schema's rule).
+        if isinstance(item, str):
+            if item in seen:
+                duplicates.add(item)
             seen.add(item)
     if duplicates:
         issues.append(

@@ -264,3 +264,25 @@ def test_verify_path_does_not_import_jsonschema() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert completed.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("items", [["", ""], ["Bad", "Bad"], ["a b", "ok", "a b"]])
+def test_a_name_listed_twice_is_a_duplicate_whether_or_not_it_is_snake_case(
+    items: list[str],
+) -> None:
+    # JSON Schema's uniqueItems (draft-07 §6.4.5) holds for every item, valid or not: a bad
+    # name listed twice is both codes, as the reference validator says.
+    declaration = {
+        "adapter_contract_version": "1.0.0",
+        "adapter_id": "acme.x",
+        "adapter_version": "1.0.0",
+        "input_schema_version": "1.0.0",
+        "input_schema_hash": "0" * 64,
+        "output_fields": items,
+        "allowed_policy_fields": [],
+        "validator_name": "v",
+        "validator_version": "1.0.0",
+        "contract_hash": "0" * 64,
+    }
+    assert {"contract.bad_field_name", "contract.duplicate_field"} <= _codes(declaration)
+    assert _codes(declaration) == reference_issue_codes(declaration)
