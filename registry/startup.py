@@ -136,15 +136,32 @@ def _load_or_create_key(settings: Settings) -> SigningKey:
 
 
 def check_log(
-    store: Store, key: SigningKey, state_file: Path, *, clock: Callable[[], datetime] = utc_now
+    store: Store,
+    key: SigningKey,
+    state_file: Path,
+    log_id: str,
+    *,
+    clock: Callable[[], datetime] = utc_now,
 ) -> IndexedLog:
-    """The start-up check of the log in ``store`` (what :func:`open_state` runs): opened bound to
-    the key's signed state file, then the tree against every head it signed, and every node.
+    """The start-up check of the log in ``store``, as :func:`open_state` runs it: opened bound
+    to the key's signed state file, the log the settings name under the key it was started with,
+    then the tree against every head it signed, and every node.
 
     Raises:
-        ``log.not_found``: no log yet. ``log.state_mismatch``, ``log.unhealthy``: refused.
+        ``log.not_found``: no log yet. ``usage.invalid``: another log. ``log.key_mismatch``: the
+        log was rotated to another key. ``log.state_mismatch``, ``log.unhealthy``: refused.
     """
     log = _open_bound(store, key, clock, state_file)
+    if log.log_id != log_id:
+        raise errors.UsageError(
+            f"{store.path} holds log {log.log_id!r}, the settings say {log_id!r}"
+        )
+    if log.public_key.raw != key.public_key.raw:  # an earlier key of a rotated log (adr/0011)
+        raise LogError(
+            "log.key_mismatch",
+            f"{store.path}: the log was rotated to key {log.key_id!r}; start with that key "
+            f"(AFFIDAVIT_KEY_ID={log.key_id})",
+        )
     _check_integrity(log)
     return log
 
@@ -252,22 +269,11 @@ def _open_storage(
     facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
     try:
-        log: TransparencyLog = _open_bound(store, key, clock, state_file)
+        log: TransparencyLog = check_log(store, key, state_file, settings.log_id, clock=clock)
     except LogError as e:
         if e.code != "log.not_found":
             raise
         log = IndexedLog.create(store, key, settings.log_id, clock=clock, state_file=state_file)
-    if log.log_id != settings.log_id:
-        raise errors.UsageError(
-            f"{path} holds log {log.log_id!r}, the settings say {settings.log_id!r}"
-        )
-    if log.public_key.raw != key.public_key.raw:  # an earlier key of a rotated log (adr/0011)
-        raise LogError(
-            "log.key_mismatch",
-            f"{path}: the log was rotated to key {log.key_id!r}; start with that key "
-            f"(AFFIDAVIT_KEY_ID={log.key_id})",
-        )
-    _check_integrity(log)
     assert isinstance(log, IndexedLog)  # opened through IndexedLog (cls)
     log.lookup_tables = tables  # appends file their leaves from now on
     return tables, log, facts

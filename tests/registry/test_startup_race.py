@@ -87,7 +87,7 @@ def test_the_start_up_check_never_refuses_a_healthy_busy_log(
         while len(sizes) < CHECKS and time.monotonic() < deadline:
             store = Store.connect(pg_url)
             try:
-                log = check_log(store, key, state_file)
+                log = check_log(store, key, state_file, LOG_ID)
                 sizes.append(log.size)
             except Exception as e:  # every refusal is the failure counted
                 refusals.append(f"{type(e).__name__}: {e}")
