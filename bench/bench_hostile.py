@@ -8,6 +8,8 @@ input's memory stays a small multiple of its bytes. Each row is one document, gi
   pre-scan used to restart a string match at every quote: quadratic);
 - deep: nothing but ``[`` (refused ``json.too_deep``);
 - wide-proofs: a bundle whose ``proofs`` is ``{},`` repeated (one dict per three bytes);
+- long-ints, long-empty-strings: a bundle whose ``proofs`` is ``1,`` or ``"",`` repeated (one
+  list slot per two or three bytes; refused ``json.too_many_items`` once past a million items);
 - many-events: a bundle of small valid-looking events (``event.hash_mismatch``).
 
 Time is one run (``time.perf_counter``); memory is ``tracemalloc``'s peak over the call, as bytes
@@ -42,6 +44,20 @@ def wide_proofs(size: int) -> bytes:
     return head + b",".join([b"{}"] * count) + tail
 
 
+def _long_proofs(item: bytes, size: int) -> bytes:
+    head = b'{"deal_id":"d","events":[],"bundle_hash":"' + b"0" * 64 + b'","proofs":['
+    count = (size - len(head) - 2) // (len(item) + 1)
+    return head + b",".join([item] * count) + b"]}"
+
+
+def long_ints(size: int) -> bytes:
+    return _long_proofs(b"1", size)
+
+
+def long_empty_strings(size: int) -> bytes:
+    return _long_proofs(b'""', size)
+
+
 def many_events(size: int) -> bytes:
     event = (
         b'{"event_id":"e","event_type":"PROOF_READY","deal_id":"d","actor_id":"a",'
@@ -58,6 +74,8 @@ SHAPES: dict[str, Callable[[int], bytes]] = {
     "quote-heavy": quote_heavy,
     "deep": deep,
     "wide-proofs": wide_proofs,
+    "long-ints": long_ints,
+    "long-empty-strings": long_empty_strings,
     "many-events": many_events,
 }
 

@@ -18,7 +18,7 @@ from affidavit.verify import _lazy_names
 # docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
 _HOME = {
     "DEFAULT_MAX_BYTES": "strict",
-    "DEFAULT_MAX_CONTAINERS": "strict",
+    "DEFAULT_MAX_ITEMS": "strict",
     "FORMS": "canonical",
     "Form": "canonical",
     "HEX64": "forms",

@@ -9,8 +9,9 @@ line and column, when it has any of (docs/formats.md §1 "Strict input"):
 
 * a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
 * more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
-* more than ``max_containers`` objects and arrays (``json.too_many_items``; default 1,000,000),
-  counted in the same pass, so a document of millions of ``{}`` is refused before it is built;
+* more than ``max_items`` items (``json.too_many_items``; default 1,000,000): every object,
+  array, string (object keys too), number, ``true``, ``false`` and ``null``, counted in the same
+  pass, so a document of millions of ``{}``, ``1`` or ``""`` is refused before it is built;
 * nesting deeper than ``max_depth`` (``json.too_deep``; default 128), checked before parsing, so
   10,000-deep input costs one linear scan and never reaches the recursive parser;
 * a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
@@ -37,8 +38,8 @@ from affidavit.verify import errors
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
-    "DEFAULT_MAX_CONTAINERS",
     "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_ITEMS",
     "MAX_INT_DIGITS",
     "load_object",
     "loads",
@@ -46,9 +47,10 @@ __all__ = [
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH: Final = 128
-# Objects and arrays one document may make (issue 35): each costs ~64-230 bytes parsed, from as
-# little as two bytes of input ("{}"), so memory stays a small multiple of the input's bytes.
-DEFAULT_MAX_CONTAINERS: Final = 1_000_000
+# Items one document may make (issue 35; docs/formats.md §1): every value and every key. Each
+# costs at most a list or dict slot and one object parsed (~8-230 bytes) from as little as two
+# bytes of input ("1," or "{}"), so a million bound what any input under max_bytes can build.
+DEFAULT_MAX_ITEMS: Final = 1_000_000
 # CPython's default int_max_str_digits (Python 3.11+): the longest integer literal read.
 MAX_INT_DIGITS: Final = 4300
 
@@ -61,7 +63,9 @@ MAX_INT_DIGITS: Final = 4300
 # non-quotes, and its closing quote or the end of the input; brackets inside it do not nest.
 # Before the first backslash outside a string (a syntax error the parser stops at) this finds
 # exactly the depths the parser would reach.
-_STRING_OR_BRACKET = re.compile(rb'"[^"]*(?:"|\Z)|[\[\]{}]')
+# Any other run of bytes that is not whitespace or punctuation is one scalar token (a number,
+# true, false or null; anything else is a syntax error the parser reports).
+_STRING_OR_BRACKET = re.compile(rb'"[^"]*(?:"|\Z)|[\[\]{}]|[^\s,:\[\]{}"]+')
 # An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
 _ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
 # Any escaped surrogate (paired or not): only then can the parsed value hold a lone one.
@@ -81,7 +85,7 @@ def loads(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    max_containers: int = DEFAULT_MAX_CONTAINERS,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Any:
     """Parse one strict JSON document and return plain Python values.
 
@@ -110,7 +114,7 @@ def loads(
         raise errors.ParseError(
             code, f"invalid UTF-8 at byte {e.start}", line=line, column=column
         ) from e
-    _check_depth(raw, max_depth, max_containers)
+    _check_depth(raw, max_depth, max_items)
     try:
         value = _decode(text)
     except _DuplicateKey as e:
@@ -242,26 +246,31 @@ _CHECKED_DECODER: Final = json.JSONDecoder(
 # Checks and error locations.
 
 
-def _check_depth(raw: bytes, max_depth: int, max_containers: int) -> None:
-    # Fast path: a document with fewer brackets than both limits cannot pass either.
-    if raw.count(b"[") + raw.count(b"{") <= min(max_depth, max_containers):
+def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
+    # Fast path: in a document the parser can read, every item but the first follows a "[",
+    # "{", "," or ":", so a document with fewer of those than both limits cannot pass either.
+    brackets = raw.count(b"[") + raw.count(b"{")
+    if brackets <= max_depth and 1 + brackets + raw.count(b",") + raw.count(b":") <= max_items:
         return
-    depth = containers = 0
+    depth = items = 0
     inert = raw.replace(b"\\\\", b"__").replace(b'\\"', b"__")
     for match in _STRING_OR_BRACKET.finditer(inert):
         token = match.group()
+        if token in (b"]", b"}"):
+            depth -= 1
+            continue
+        items += 1  # docs/formats.md §1: an object, array, string, number or literal
+        if items > max_items:
+            line, column = _position_of_byte(raw, match.start())
+            raise errors.ParseError(
+                "json.too_many_items",
+                f"more than {max_items} items (values and keys)",
+                line=line,
+                column=column,
+                details={"limit": max_items},
+            )
         if token in (b"[", b"{"):
             depth += 1
-            containers += 1
-            if containers > max_containers:
-                line, column = _position_of_byte(raw, match.start())
-                raise errors.ParseError(
-                    "json.too_many_items",
-                    f"more than {max_containers} objects and arrays",
-                    line=line,
-                    column=column,
-                    details={"limit": max_containers},
-                )
             if depth > max_depth:
                 line, column = _position_of_byte(raw, match.start())
                 raise errors.ParseError(
@@ -271,8 +280,6 @@ def _check_depth(raw: bytes, max_depth: int, max_containers: int) -> None:
                     column=column,
                     details={"limit": max_depth},
                 )
-        elif token in (b"]", b"}"):
-            depth -= 1
 
 
 def _has_lone_surrogate(value: Any) -> bool:

@@ -11,6 +11,9 @@ import pytest
 from affidavit.verify.bundles.hashing import bundle_hash
 
 from tests.verify.bundles.test_bundle_support import OUTPUTS, stamp, verifier
+from tests.verify.bundles.test_bundle_swarm import _peer_verified as peer_swarm_verified
+from tests.verify.bundles.test_bundle_swarm import _stamp as swarm_bundle
+from tests.verify.bundles.test_bundle_swarm import _strict as strict_verifier
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +68,17 @@ def test_empty_actor_signature(signed: dict[str, Any]) -> None:
     bundle["events"][0]["actor_signature"] = {}
     bundle["bundle_hash"] = bundle_hash(bundle)
     assert _failed(bundle) == ("actor_signatures", "event.malformed")
+
+
+def test_empty_swarm_enforcement_object() -> None:
+    # Only the snapshot section differs from a stamped swarm bundle both verifiers accept under
+    # their swarm-strict profiles (signed designation, snapshot present); it sits outside
+    # bundle_hash, so nothing else needs redoing.
+    swarm = swarm_bundle()
+    assert strict_verifier().verify(swarm).verdict == "verified"
+    assert peer_swarm_verified(swarm)
+    bundle = {**swarm, "swarm_enforcement": {}}
+    assert peer_swarm_verified(bundle)  # the peer reads {} as no snapshot (skipped)
+    step = strict_verifier().verify(bundle).failed_step
+    assert step is not None
+    assert (step.name, step.code) == ("swarm_snapshot", "bundle.swarm_snapshot_mismatch")
