@@ -148,8 +148,10 @@ def check_log(
     then the tree against every head it signed, and every node.
 
     Raises:
-        ``log.not_found``: no log yet. ``usage.invalid``: another log. ``log.key_mismatch``: the
-        log was rotated to another key. ``log.state_mismatch``, ``log.unhealthy``: refused.
+        ``log.not_found``: no log yet.
+        ``usage.invalid``: the store holds another log.
+        ``log.key_mismatch``: the log was rotated to another key.
+        ``log.state_mismatch``, ``log.unhealthy``: refused.
     """
     log = _open_bound(store, key, clock, state_file)
     if log.log_id != log_id:
