@@ -28,8 +28,8 @@ from tests.processes import RegistryProcess, api_key
 
 pytestmark = pytest.mark.network_local
 
-CHECKS = budget(120, 1000)
-SECONDS = budget(30, 240)
+CHECKS = budget(120, 400)
+SECONDS = budget(30, 90)
 LOG_ID = "affidavit-registry"
 
 

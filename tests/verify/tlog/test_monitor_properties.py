@@ -72,7 +72,7 @@ def _budget_seconds() -> float:
     value = os.environ.get("AFFIDAVIT_PROPERTY_SECONDS")
     if value:
         return float(value)
-    return float(budget(local=4, ci=20))
+    return float(budget(local=4, ci=10))
 
 
 BUDGET = _budget_seconds()
