@@ -11,7 +11,7 @@ b'{"b": [1, 2]}'
 One plain encoder per form, standard-library public API only (docs/adr/0021-plain-encoders.md):
 
 ``jcs``
-    RFC 8785, written by :func:`_write_jcs` below: UTF-8, object keys sorted by UTF-16 code units
+    RFC 8785, written by :func:`_jcs_text` below: UTF-8, object keys sorted by UTF-16 code units
     (§3.2.3), numbers in the ES6 ``Number.prototype.toString`` form (§3.2.2.3, :func:`es6_number`),
     minimal string escapes (§3.2.2.2). Integers outside +-(2^53-1) are refused
     (``canonical.unsafe_integer``, I-JSON RFC 7493 §2.2) rather than rounded. Byte-identical to
@@ -31,7 +31,6 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from affidavit.verify import errors
@@ -69,15 +68,14 @@ def jcs(value: Any) -> bytes:
             ``canonical.unsupported_type`` (also a value nested too deeply to encode).
     """
     _refuse_what_has_no_jcs_form(value)
-    parts: list[str] = []
     try:
-        _write_jcs(value, parts.append)
+        text = _jcs_text(value)
     except RecursionError as e:  # a library caller's value nested past the interpreter's limit
         raise errors.CanonicalError(
             "canonical.unsupported_type", "the value is nested too deeply to encode"
         ) from e
     try:
-        return "".join(parts).encode("utf-8")  # RFC 8785 §3.2.4: UTF-8
+        return text.encode("utf-8")  # RFC 8785 §3.2.4: UTF-8
     except UnicodeEncodeError as e:
         raise errors.CanonicalError(
             "canonical.lone_surrogate", "a string holds an unpaired surrogate"
@@ -122,37 +120,26 @@ def _refuse_what_has_no_jcs_form(value: Any) -> None:
             )
 
 
-def _write_jcs(value: Any, emit: Callable[[str], object]) -> None:
-    """Write a value :func:`_refuse_what_has_no_jcs_form` accepted (RFC 8785 §3.2)."""
-    if value is None:
-        emit("null")  # RFC 8785 §3.2.2.1: literals
-    elif value is True:
-        emit("true")
-    elif value is False:
-        emit("false")
-    elif type(value) is str:
-        emit(_jcs_string(value))
-    elif type(value) is int:
-        emit(str(value))  # a safe integer: the ES6 form of the same double (§3.2.2.3)
-    elif type(value) is float:
-        emit(es6_number(value))
-    elif type(value) is dict:
-        # RFC 8785 §3.2.3: members sorted by their names' UTF-16 code units, compared as unsigned.
-        emit("{")
-        for index, key in enumerate(sorted(value, key=_utf16_code_units)):
-            if index:
-                emit(",")
-            emit(_jcs_string(key))
-            emit(":")
-            _write_jcs(value[key], emit)
-        emit("}")
-    else:  # a list or a tuple: an array, in order
-        emit("[")
-        for index, item in enumerate(value):
-            if index:
-                emit(",")
-            _write_jcs(item, emit)
-        emit("]")
+def _jcs_text(value: Any) -> str:
+    """The RFC 8785 text (§3.2) of a value :func:`_refuse_what_has_no_jcs_form` accepted."""
+    kind = type(value)
+    if kind is str:
+        return _jcs_string(value)
+    if kind is dict:
+        # §3.2.3: members sorted by their names' UTF-16 code units, compared as unsigned numbers.
+        names = sorted(value, key=_utf16_code_units)
+        return "{" + ",".join(_jcs_string(k) + ":" + _jcs_text(value[k]) for k in names) + "}"
+    if kind is list or kind is tuple:
+        return "[" + ",".join(map(_jcs_text, value)) + "]"  # an array, in order
+    if value is None:  # §3.2.2.1: literals
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return str(value)  # a safe integer: the ES6 form of the same double (§3.2.2.3)
+    return es6_number(value)  # a finite float (§3.2.2.3)
 
 
 def _utf16_code_units(key: str) -> bytes:
@@ -177,6 +164,8 @@ _JCS_NEEDS_ESCAPE: Final = re.compile('["\\\\\x00-\x1f]')
 
 def _jcs_string(text: str) -> str:
     """A string as RFC 8785 §3.2.2.2 writes it, quotes included."""
+    if _JCS_NEEDS_ESCAPE.search(text) is None:  # the usual string: written as it is
+        return '"' + text + '"'
     return '"' + _JCS_NEEDS_ESCAPE.sub(lambda match: _JCS_ESCAPES[match.group()], text) + '"'
 
 
