@@ -22,7 +22,8 @@ One plain encoder per form, standard-library public API only (docs/adr/0021-plai
     The same with the default separators ``", "`` and ``": "``.
 
 The two py-* forms are *defined* as what ``json.dumps`` writes (docs/formats.md §1, the AiGentsy
-forms), so ``json.dumps`` with those public arguments is their encoder.
+forms), so the standard library's ``json.JSONEncoder`` with those public arguments, built once per
+form, is their encoder.
 """
 
 from __future__ import annotations
@@ -223,13 +224,29 @@ def es6_repr(value: float) -> str | None:
 # -- py-compact and py-spaced: the AiGentsy forms -------------------------------------------
 
 
+def _python_encoder(separators: tuple[str, str]) -> json.JSONEncoder:
+    """docs/formats.md §1, a py-* form: what ``json.dumps(value, sort_keys=True,
+    separators=separators)`` writes (``json.dumps`` is ``JSONEncoder(...).encode``), with its
+    default ``ensure_ascii=True``."""
+    return json.JSONEncoder(
+        sort_keys=True,
+        separators=separators,
+        allow_nan=False,  # NaN and infinities: ValueError, not the non-JSON "NaN"
+        check_circular=False,  # a cycle: RecursionError, like any value nested too deeply
+    )
+
+
+_PY_COMPACT: Final = _python_encoder((",", ":"))
+_PY_SPACED: Final = _python_encoder((", ", ": "))  # json.dumps's default separators
+
+
 def py_compact(value: Any) -> bytes:
     """Encode as ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` (AiGentsy's hashes).
 
     Raises:
         ``canonical.*``: ``canonical.non_finite`` or ``canonical.unsupported_type``.
     """
-    return _json_dumps_form(value, separators=(",", ":"))
+    return _python_form(_PY_COMPACT, value)
 
 
 def py_spaced(value: Any) -> bytes:
@@ -238,20 +255,13 @@ def py_spaced(value: Any) -> bytes:
     Raises:
         ``canonical.*``: ``canonical.non_finite`` or ``canonical.unsupported_type``.
     """
-    return _json_dumps_form(value, separators=(", ", ": "))
+    return _python_form(_PY_SPACED, value)
 
 
-def _json_dumps_form(value: Any, *, separators: tuple[str, str]) -> bytes:
-    """docs/formats.md §1, the py-* forms: exactly ``json.dumps(value, sort_keys=True,
-    separators=...)`` with its default ``ensure_ascii=True``, refusing what has no JSON form."""
+def _python_form(encoder: json.JSONEncoder, value: Any) -> bytes:
+    """``value`` in a py-* form, refusing what has no JSON form (docs/formats.md §1)."""
     try:
-        text = json.dumps(
-            value,
-            sort_keys=True,
-            separators=separators,
-            allow_nan=False,  # NaN and infinities: ValueError, not the non-JSON "NaN"
-            check_circular=False,  # a cycle: RecursionError, like any value nested too deeply
-        )
+        text = encoder.encode(value)
     except ValueError as e:  # allow_nan=False (or an integer past str()'s digit limit)
         raise errors.CanonicalError(
             "canonical.non_finite", "NaN and infinities have no JSON form"
