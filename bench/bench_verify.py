@@ -11,11 +11,15 @@ Same run, same bundles: 1,200 spec-2.0.0 bundles stamped into one log under one 
   --public-key KEYFILE``, whole processes, median of >= 21 alternating runs, after compiling
   both packages' bytecode (docs/adr/0003-cold-start.md).
 - the speed tricks ADR 0003 keeps, each against the plain path it replaces, same run: the
-  one-pass marked encoding of a bundle (library rate without it), the click-free argument parser
-  (the click command on the same line), and the function-level imports (every module of
-  affidavit.verify and the verify commands imported first, as top-level imports would).
+  click-free argument parser (the click command on the same line), and the function-level imports
+  (every module of affidavit.verify and the verify commands imported first, as top-level imports
+  would).
+- ``--baseline REV``: the library rate of this tree and of the verifier at REV (``git archive``,
+  run from that tree as bench_write does), same bundles, in child processes that alternate, each
+  measuring the peer beside it, in bundles per CPU second of the child (steadier than wall time
+  on a shared machine; docs/adr/0021-plain-encoders.md measured the plain encoders this way).
 
-Run: ``python bench/bench_verify.py [--bundles N] [--runs R]``.
+Run: ``python bench/bench_verify.py [--bundles N] [--runs R] [--baseline REV [--rounds K]]``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import compileall
 import datetime
 import importlib
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -68,14 +73,93 @@ def _bundles(folder: Path, count: int) -> tuple[list[dict[str, Any]], str]:
     return bundles, key.public_key.b64
 
 
-def _rate(fn: Any, items: list[Any], runs: int) -> float:
+def _rate(fn: Any, items: list[Any], runs: int, clock: Any = time.perf_counter) -> float:
     rates = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = clock()
         for item in items:
             fn(item)
-        rates.append(len(items) / (time.perf_counter() - start))
+        rates.append(len(items) / (clock() - start))
     return statistics.median(rates)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("verify", "attest", "cli", "registry", "witness", "specs")
+
+
+def _baseline_path(revision: str, folder: Path) -> str:
+    """A PYTHONPATH that imports ``affidavit`` from ``revision`` (``git archive``; the project has
+    no ``affidavit/`` folder of its own, so ``affidavit/<package>`` links point into the tree)."""
+    tree = folder / "tree"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision, *PACKAGES], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    shim = folder / "shim" / "affidavit"
+    shim.mkdir(parents=True)
+    for package in PACKAGES:
+        (shim / package).symlink_to(tree / package)
+    return str(shim.parent)
+
+
+def _library_child(path: Path, runs: int) -> None:
+    """Child of ``--baseline``: the library rate of whichever ``affidavit`` is on the path, and
+    the peer's in the same process; one JSON line."""
+    import affidavit.verify  # the tree under test: whichever PYTHONPATH put first
+    from affidavit.verify.crypto.keys import Ed25519PublicKey
+    from aigentsy_verify import verify_bundle as peer_verify
+    from aigentsy_verify.adapter import verify_adapter_replay as peer_replay
+
+    data = json.loads(path.read_text())
+    bundles, key_b64 = data["bundles"], data["key"]
+    ours = BundleVerifier([Ed25519PublicKey.from_b64(key_b64)])
+    assert all(ours.verify(b).verified for b in bundles[:50])
+
+    def peer(bundle: dict[str, Any]) -> None:
+        peer_verify(bundle, key_b64)
+        peer_replay(bundle)
+
+    where = str(Path(affidavit.verify.__file__).resolve().parent.parent)
+    cpu = time.process_time  # this process's CPU time: steadier than wall time on a shared machine
+    rate = {"ours": _rate(ours.verify, bundles, runs, cpu), "peer": _rate(peer, bundles, runs, cpu)}
+    print(json.dumps({**rate, "from": where}))
+
+
+def _against_baseline(
+    bundles: list[dict[str, Any]], key_b64: str, revision: str, runs: int, rounds: int
+) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="bench-verify-baseline-"))
+    shim = _baseline_path(revision, folder)
+    data = folder / "bundles.json"
+    data.write_text(json.dumps({"bundles": bundles, "key": key_b64}))
+    script = [sys.executable, __file__, "--library-child", str(data), "--runs", str(runs)]
+    trees = {"this tree": None, f"baseline {revision}": shim}
+    found: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for _ in range(rounds):
+        for name, path in trees.items():  # alternate, so drift hits both alike
+            env = dict(os.environ)
+            if path is not None:
+                env["PYTHONPATH"] = os.pathsep.join(filter(None, (path, env.get("PYTHONPATH"))))
+            done = subprocess.run(script, env=env, capture_output=True, text=True, check=True)
+            found[name].append(json.loads(done.stdout.splitlines()[-1]))
+    rows: list[list[object]] = []
+    ours = {}
+    for name, rates in found.items():
+        ours[name] = statistics.median(r["ours"] for r in rates)
+        peer = statistics.median(r["peer"] for r in rates)
+        ratio = statistics.median(r["ours"] / r["peer"] for r in rates)
+        rows.append([f"affidavit, {name}", ours[name], peer, f"{ratio:.2f}x"])
+    now, before = ours["this tree"], ours[f"baseline {revision}"]
+    print()
+    print(
+        f"library against {revision}, {len(bundles)} bundles, child processes alternating, "
+        f"median of {rounds} rounds of median-of-{runs}, bundles per CPU second"
+    )
+    print(table(["verifier", "bundles/s", "peer bundles/s (same child)", "vs peer"], rows))
+    print(f"this tree / baseline: {now / before:.3f}")
+    for name, rates in found.items():
+        print(f"{name}: affidavit from {rates[0]['from']}")
 
 
 def _compile_bytecode() -> str:
@@ -109,7 +193,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bundles", type=int, default=1200)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", help="also measure the library at this git revision")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating child runs each")
+    parser.add_argument("--library-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.library_child is not None:
+        _library_child(args.library_child, args.runs)
+        return
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from aigentsy_verify import verify_bundle as peer_verify
     from aigentsy_verify.adapter import verify_adapter_replay as peer_replay
@@ -130,21 +220,11 @@ def main() -> None:
     def fresh(bundle: dict[str, Any]) -> None:
         BundleVerifier([Ed25519PublicKey.from_b64(key_b64)]).verify(bundle)  # no memo across
 
-    def plain(bundle: dict[str, Any]) -> None:
-        from affidavit.verify.bundles import verifier
-
-        real, verifier.encode_once = verifier.encode_once, lambda _bundle: None
-        try:  # every hash encoded on its own, as without the marked text (ADR 0003)
-            ours.verify(bundle)
-        finally:
-            verifier.encode_once = real
-
     rows: list[list[object]] = []
     peer_rate = _rate(peer, bundles, args.runs)
     for name, fn in (
         ("affidavit BundleVerifier.verify (shared verifier)", ours.verify),
         ("affidavit, new verifier per bundle (head re-verified)", fresh),
-        ("affidavit, shared verifier, without the one-pass encoding", plain),
         ("aigentsy_verify verify_bundle + adapter replay", peer),
         ("aigentsy_verify verify_bundle only", peer_core),
     ):
@@ -152,6 +232,8 @@ def main() -> None:
         rows.append([name, rate, f"{rate / peer_rate:.2f}x"])
     print(f"library, {len(bundles)} bundles from one log, one core, median of {args.runs}")
     print(table(["verifier", "bundles/s", "vs peer"], rows))
+    if args.baseline:
+        _against_baseline(bundles, key_b64, args.baseline, args.runs, args.rounds)
 
     sample = folder / "bundle.json"
     sample.write_text(json.dumps(bundles[0]))

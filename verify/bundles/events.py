@@ -22,7 +22,6 @@ Events are checked strictly: all eight fields present, seven strings and an obje
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -67,9 +66,7 @@ FINALITY_EVENT_TYPES: Final = frozenset(
         "OUTCOME_RECORDED",
     }
 )
-_LEAF_KEYS: Final = ("deal_id", "event_hash", "event_id", "event_type", "timestamp")  # sorted
-_ascii: Final = json.encoder.encode_basestring_ascii  # C; what py-compact writes for a string
-_LEAF_FORMAT: Final = "{" + ",".join(f'"{key}":%s' for key in _LEAF_KEYS) + "}"
+_LEAF_KEYS: Final = ("deal_id", "event_hash", "event_id", "event_type", "timestamp")
 STEP_CHAIN: Final = "event_chain"
 STEP_ACTORS: Final = "actor_signatures"
 
@@ -84,9 +81,6 @@ def leaf_data(event: Mapping[str, Any]) -> bytes:
     timestamp})`` (docs/formats.md §4 "Merkle log")."""
     values: tuple[Any, ...] = (event["deal_id"], event["hash"], event["event_id"])
     values += (event["event_type"], event["timestamp"])
-    if all(type(v) is str for v in values):
-        # Fast path, byte-identical to py-compact: keys in sorted order, ASCII string escapes.
-        return (_LEAF_FORMAT % tuple(map(_ascii, values))).encode("ascii")
     return py_compact(dict(zip(_LEAF_KEYS, values, strict=True)))
 
 
@@ -97,18 +91,8 @@ def signing_payload(event: Mapping[str, Any], key_id: str) -> bytes:
     return py_compact(body)
 
 
-def chain_step(
-    events: Events,
-    deal_id: str,
-    *,
-    known_hashes: Sequence[str | None] | None = None,
-) -> StepResult:
-    """Step ``event_chain``: shape, deal, unique ids, each hash, each ``prev_hash`` link.
-
-    ``known_hashes``: :func:`event_hash` of each event, already recomputed from these very event
-    objects by the caller (one encoding pass per bundle); None entries are recomputed here. Never
-    pass hashes read from a document (docs/formats.md §1).
-    """
+def chain_step(events: Events, deal_id: str) -> StepResult:
+    """Step ``event_chain``: shape, deal, unique ids, each hash, each ``prev_hash`` link."""
     seen: set[str] = set()
     previous = ""
     for index, event in enumerate(events.items):
@@ -132,8 +116,7 @@ def chain_step(
             return StepResult.failed(
                 STEP_CHAIN, error, expected=previous, actual=event.prev_hash, index=index
             )
-        known = known_hashes[index] if known_hashes is not None else None
-        recomputed = event_hash(event.raw) if known is None else known
+        recomputed = event_hash(event.raw)
         if not same_digest(recomputed, event.hash):
             error = errors.BundleError(
                 "event.hash_mismatch", f"events[{index}].hash does not match its fields"

@@ -65,7 +65,7 @@ from affidavit.verify import errors
 from affidavit.verify.bundles.adapter_replay import replay_adapter
 from affidavit.verify.bundles.binding import cross_reference
 from affidavit.verify.bundles.events import ActorCheck, actor_signature_check, chain_step
-from affidavit.verify.bundles.hashing import Encoded, bundle_hash, encode_once, proof_hash
+from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
 from affidavit.verify.bundles.inclusion import inclusion_step, read_inclusion
 from affidavit.verify.bundles.outcome import check_reconciliation
 from affidavit.verify.bundles.sidecar import SidecarCheck, sidecar_check
@@ -195,23 +195,17 @@ class BundleVerifier:
         view = _read_parts(unverified_bundle)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
-        # Per-proof hashes only when an event binds the proofs (step 4): do only the work a
-        # verdict needs (issue 35).
-        binds = any("proof_hashes" in event.payload for event in view.events.items)
-        encoded = encode_once(bundle, proof_hashes=binds)
         # 2. bundle_hash: recomputed from the bytes received (docs/formats.md §1, §4).
-        steps = [StepResult.ok("parse"), self._bundle_hash(bundle, encoded)]
+        steps = [StepResult.ok("parse"), self._bundle_hash(bundle)]
         # 3. event_chain: shape, deal, ids, hashes, prev_hash links (docs/formats.md §4 "Event").
-        known = None if encoded is None else encoded.event_hashes
-        chain = chain_step(view.events, view.deal_id, known_hashes=known)
+        chain = chain_step(view.events, view.deal_id)
         steps.append(chain)
         # 5. merkle_inclusion and 6. sth_signature read no event: computed here, reported in order.
         inclusion = inclusion_step(view.inclusion)
         sth, sth_step = self._sth_step(view.tree_head)
         if chain.status == "ok":
             # 4. proof_binding: events listing proof_hashes list exactly these proofs.
-            proof_hashes = None if encoded is None or not binds else encoded.proof_hashes
-            steps.append(_proof_binding(view, warnings, proof_hashes))
+            steps.append(_proof_binding(view, warnings))
             steps.append(inclusion)  # 5.
             steps.append(sth_step)  # 6.
             # 7. cross_reference: root, leaf and consequence binding (docs/formats.md §4, ADR 0008).
@@ -294,10 +288,10 @@ class BundleVerifier:
     # -- steps --------------------------------------------------------------------------
 
     @staticmethod
-    def _bundle_hash(bundle: Mapping[str, Any], encoded: Encoded | None) -> StepResult:
-        """Step 2, ``bundle_hash`` (docs/formats.md §4), from the one encoding pass when it ran."""
+    def _bundle_hash(bundle: Mapping[str, Any]) -> StepResult:
+        """Step 2, ``bundle_hash`` (docs/formats.md §4)."""
         try:
-            recomputed = bundle_hash(bundle) if encoded is None else encoded.bundle_hash
+            recomputed = bundle_hash(bundle)
         except errors.CanonicalError as e:
             return StepResult.failed("bundle_hash", e)
         if not same_digest(recomputed, bundle["bundle_hash"]):
@@ -389,12 +383,11 @@ def _required(events: Sequence[Event], actors: ActorCheck, sidecar: SidecarCheck
     return StepResult.ok(name, trust="caller_trusted", **details)
 
 
-def _proof_binding(
-    view: BundleView, warnings: list[str], recomputed: Sequence[str] | None = None
-) -> StepResult:
+def _proof_binding(view: BundleView, warnings: list[str]) -> StepResult:
     """Step 4, ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
 
-    ``recomputed``: the proofs' hashes from this bundle's encoding pass, if it ran.
+    The proofs' hashes are computed only here, when an event binds them: a bundle of many proofs
+    that no event lists costs no hash per proof (issue 35).
     """
     name = "proof_binding"
     binders = [
@@ -407,7 +400,7 @@ def _proof_binding(
         if proofs:
             warnings.append("proofs are covered by bundle_hash only; no event binds them")
         return StepResult.not_checked(name, "no event binds the proofs (proof_hashes)")
-    expected = [proof_hash(p) for p in proofs] if recomputed is None else list(recomputed)
+    expected = [proof_hash(p) for p in proofs]
     for index, listed in binders:
         if listed != expected:
             error = errors.BundleError(

@@ -6,42 +6,55 @@ b'{"a":"x","b":1}'
 
 :mod:`.strict` is the one loader of untrusted documents (duplicate keys, lone surrogates, depth
 and size caps refused); :mod:`.canonical` writes the three canonical encodings (RFC 8785 JCS and
-the AiGentsy ``py-compact``/``py-spaced`` forms), with :mod:`._fastpath` beside it; :mod:`.forms`
-defines the textual forms of hashes and times once for every layer.
+the AiGentsy ``py-compact``/``py-spaced`` forms), one plain encoder each; :mod:`.forms` defines the
+textual forms of hashes and times once for every layer.
 """
 
 from __future__ import annotations
 
-from affidavit.verify import _lazy_names
+from affidavit.verify.json.canonical import (
+    FORMS,
+    MAX_SAFE_INTEGER,
+    Form,
+    canonical_bytes,
+    es6_repr,
+    jcs,
+    py_compact,
+    py_spaced,
+    sha256_hex,
+)
+from affidavit.verify.json.forms import (
+    HEX64,
+    HEX64_PATTERN,
+    UTC_TIMESTAMP,
+    format_utc,
+    format_utc_fraction,
+    is_hex64,
+    parse_utc,
+    same_digest,
+)
+from affidavit.verify.json.strict import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, load_object, loads
 
-# name -> the module of this room that defines it, imported on first use (PEP 562,
-# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
-_HOME = {
-    "DEFAULT_MAX_BYTES": "strict",
-    "DEFAULT_MAX_ITEMS": "strict",
-    "FORMS": "canonical",
-    "Form": "canonical",
-    "HEX64": "forms",
-    "HEX64_PATTERN": "forms",
-    "ITEM_MARK": "_fastpath",
-    "KEY_MARK": "_fastpath",
-    "MAX_SAFE_INTEGER": "canonical",
-    "UTC_TIMESTAMP": "forms",
-    "canonical_bytes": "canonical",
-    "es6_repr": "canonical",
-    "format_utc": "forms",
-    "format_utc_fraction": "forms",
-    "is_hex64": "forms",
-    "jcs": "canonical",
-    "load_object": "strict",
-    "loads": "strict",
-    "parse_utc": "forms",
-    "py_compact": "canonical",
-    "py_marked": "_fastpath",
-    "py_spaced": "canonical",
-    "same_digest": "forms",
-    "sha256_hex": "canonical",
-    "unmark": "canonical",
-}
-__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_ITEMS",
+    "FORMS",
+    "HEX64",
+    "HEX64_PATTERN",
+    "MAX_SAFE_INTEGER",
+    "UTC_TIMESTAMP",
+    "Form",
+    "canonical_bytes",
+    "es6_repr",
+    "format_utc",
+    "format_utc_fraction",
+    "is_hex64",
+    "jcs",
+    "load_object",
+    "loads",
+    "parse_utc",
+    "py_compact",
+    "py_spaced",
+    "same_digest",
+    "sha256_hex",
+]

@@ -1,7 +1,7 @@
 """The bundle verifier's fast paths (docs/adr/0003) give the plain paths' bytes and verdicts.
 
-Independent sources: ``py_compact`` / ``py_spaced`` (json.dumps) and the plain ``bundle_hash``,
-``event_hash`` and ``proof_hash``; memos are checked against tampered second bundles.
+Memos are checked against tampered second bundles. (The one-pass marked encoding is gone:
+docs/adr/0021-plain-encoders.md; every hash now encodes what it covers.)
 """
 
 from __future__ import annotations
@@ -9,94 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.verify.bundles import adapter_replay, hashing, views
-from affidavit.verify.bundles.events import event_hash
-from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
+from affidavit.verify.bundles import adapter_replay, views
+from affidavit.verify.bundles.hashing import proof_hash
 from affidavit.verify.bundles.views import EVENT_FIELDS, parse_events
-from affidavit.verify.json.canonical import py_compact, py_marked, py_spaced, unmark
+from affidavit.verify.json.canonical import py_compact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.verify.bundles.test_bundle_support import OUTPUTS, edit, reseal, stamp, verifier
 
-_SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**60), 2**60)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12)  # any code point, separators and control characters included
-)
-_JSON = st.recursive(
-    _SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 
-
-@settings(max_examples=200, deadline=None)
-@given(_JSON)
-def test_marked_text_is_py_compact_and_py_spaced(value: Any) -> None:
-    text = py_marked(value)
-    assert unmark(text, "py-compact") == py_compact(value)
-    assert unmark(text, "py-spaced") == py_spaced(value)
-
-
-def _event(payload: Any, prev: str, **extra: Any) -> dict[str, Any]:
-    event = {
-        "event_id": "e:1\x01",
-        "event_type": 'PROOF_READY"hash": ',
-        "deal_id": "d, 1",
-        "actor_id": "a\x02",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "payload": payload,
-        "prev_hash": prev,
-        **extra,
-    }
-    event["hash"] = event_hash(event)
-    return event
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    payloads=st.lists(st.dictionaries(st.text(max_size=8), _JSON, max_size=4), max_size=3),
-    proofs=st.lists(_JSON, max_size=3),
-    spec=st.sampled_from([None, "2.0.0"]),
-)
-def test_encode_once_equals_the_plain_functions(
-    payloads: list[dict[str, Any]], proofs: list[Any], spec: str | None
-) -> None:
-    events, previous = [], ""
-    for payload in payloads:
-        events.append(_event(payload, previous))
-        previous = events[-1]["hash"]
-    document: dict[str, Any] = {"deal_id": "d, 1", "proofs": proofs, "events": events}
-    document["merkle_inclusion"] = {"leaf_hash": "00" * 32, "proof": [{"hash": "ab" * 32}]}
-    if spec is not None:
-        document["spec_version"] = spec
-    encoded = hashing.encode_once(document)
-    assert encoded is not None
-    assert encoded.bundle_hash == bundle_hash(document)
-    assert list(encoded.event_hashes) == [event_hash(e) for e in events]
-    assert list(encoded.proof_hashes) == [proof_hash(p) for p in proofs]
-
-
-def test_encode_once_leaves_odd_events_to_the_chain() -> None:
-    nested = _event({"hash": "x"}, "")
-    nested["event_type"] = {"hash": nested["hash"]}  # a "hash" key before the top-level one
-    extra = _event({}, "", actor_signature={"hash": "y"})
-    document = {"deal_id": "d", "proofs": [], "events": [nested, extra], "merkle_inclusion": None}
-    encoded = hashing.encode_once(document)
-    assert encoded is not None
-    assert encoded.event_hashes[0] is None
-    assert encoded.event_hashes[1] is None  # a ninth key: the chain encodes the event itself
-    assert encoded.bundle_hash == bundle_hash(document)
-
-
-def test_unencodable_bundle_takes_the_plain_path() -> None:
+def test_unencodable_bundle_fails_its_bundle_hash_step() -> None:
     document = {"deal_id": "d", "proofs": [float("nan")], "events": [], "bundle_hash": "0" * 64}
-    assert hashing.encode_once(document) is None
     result = verifier().verify(document)
     assert result.failed_step is not None
     assert (result.failed_step.name, result.failed_step.code) == (
