@@ -11,9 +11,9 @@ Same run, same bundles: 1,200 spec-2.0.0 bundles stamped into one log under one 
   --public-key KEYFILE``, whole processes, median of >= 21 alternating runs, after compiling
   both packages' bytecode (docs/adr/0003-cold-start.md).
 - the speed tricks ADR 0003 keeps, each against the plain path it replaces, same run: the
-  click-free argument parser (the click command on the same line), and the function-level imports
-  (every module of affidavit.verify and the verify commands imported first, as top-level imports
-  would).
+  function-level imports (every module of affidavit.verify and the verify commands imported
+  first, as top-level imports would); and what the lazy command group saves
+  (docs/adr/0022-click-alone.md: every command module the group's tables name imported first).
 - ``--baseline REV``: the library rate of this tree and of the verifier at REV (``git archive``,
   run from that tree as bench_write does), same bundles, in child processes that alternate, each
   measuring the peer beside it, in bundles per CPU second of the child (steadier than wall time
@@ -245,9 +245,14 @@ def main() -> None:
     ours_cli = [affidavit, "verify", "bundle", str(sample), "--public-key-base64", key_b64]
     peer_cli = [aigentsy, "bundle", str(sample), "--public-key", str(key_file)]
     line = ours_cli[1:]
-    click_path = (
-        "import sys; from affidavit.cli.main import affidavit; "
-        "affidavit.main(args=sys.argv[1:], prog_name='affidavit')"
+    eager_commands = (
+        "import sys, importlib\n"
+        "from affidavit.cli import _group\n"
+        "for table in (_group.SUBCOMMANDS, _group.VERIFY_COMMANDS, _group.LOG_COMMANDS,\n"
+        "              _group.ADAPTER_COMMANDS):\n"
+        "    for module, _ in table.values():\n"
+        "        importlib.import_module(module)\n"
+        "from affidavit.cli.main import main; main(sys.argv[1:])"
     )
     eager = (
         "import sys, pkgutil, importlib, affidavit.verify\n"
@@ -260,8 +265,8 @@ def main() -> None:
         "python -c pass": [sys.executable, "-c", "pass"],
         "affidavit verify bundle": ours_cli,
         "aigentsy-verify bundle": peer_cli,
-        "same, click command (no fast parser)": [sys.executable, "-c", click_path, *line],
         "same, every module imported first": [sys.executable, "-c", eager, *line],
+        "same, every command module imported first": [sys.executable, "-c", eager_commands, *line],
     }
     state = _compile_bytecode()
     runs = max(21, args.runs * 5)

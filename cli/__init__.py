@@ -12,8 +12,9 @@ unreadable input or usage, 1 when verification fails, 3 when refused by policy (
 
 The rooms:
 
-- :mod:`~affidavit.cli.main`: the entry point; ``verify bundle`` starts without click
-  (docs/adr/0003-cold-start.md). ``_group``: the click root, its lazy groups and their tables.
+- :mod:`~affidavit.cli.main`: the entry point; it runs the click root group, ``_group`` (the
+  root, its lazy groups and their tables: a command's module is imported when it runs,
+  docs/adr/0022-click-alone.md).
 - one module or package per command: ``adapter/``, ``canon``, ``export``, ``facts/``, ``keys``,
   ``log/``, ``lookup``, ``receipt``, ``registry``, ``scitt``, ``stamp``, ``transform``,
   ``verify/``, ``witness``.

@@ -1,7 +1,7 @@
 """One check over many inputs: in this process or in a process pool, with a progress bar on a
 terminal. Shared by ``verify bundle`` and ``verify receipt DIR``.
 
-Nothing here imports click or anything heavy: ``verify bundle``'s click-free cold path uses it
+Nothing here imports anything heavy: ``verify bundle``'s cold start loads it
 (docs/adr/0003-cold-start.md); the pool is imported only when one is started.
 """
 

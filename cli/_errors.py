@@ -1,8 +1,8 @@
 """The one-line failure message every command prints (style.md §11), shared by the click group
-(:mod:`affidavit.cli._group`), the click-free ``verify bundle`` path and :mod:`affidavit.cli.main`.
+(:mod:`affidavit.cli._group`) and :mod:`affidavit.cli.main`.
 
-It sits below all three so none of them imports another to print an error (tests/test_layering.py:
-no import cycles). It imports nothing at run time: the click-free path stays small.
+It sits below both, so the group prints an error without importing the entry point
+(tests/test_layering.py: no import cycles). It imports nothing at run time.
 """
 
 from __future__ import annotations

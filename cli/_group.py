@@ -1,9 +1,10 @@
 """The click side of the ``affidavit`` command: the root group, the lazy group class, and the
 groups whose verbs live in several modules (``adapter``, ``log``, ``verify``), each a table.
 
-Kept apart from :mod:`affidavit.cli.main` so that ``affidavit verify bundle`` can start without
-importing click at all (see ``main()``); everything else comes through here. Every verb is
-imported on first use, so the tables below cost nothing until a verb of theirs runs.
+:mod:`affidavit.cli.main` runs the root group; command modules that build their own groups import
+:class:`LazyGroup` from here. Every verb is imported on first use (click's lazy subcommand
+loading), so the tables below cost nothing until a verb of theirs runs: ``affidavit verify bundle``
+imports the ``verify`` verbs' one module it needs (docs/adr/0022-click-alone.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Reading a command's input: a path or ``-`` for stdin, with a size cap. No click here, so the
-click-free ``verify bundle`` path can use it too."""
+"""Reading a command's input: a path or ``-`` for stdin, with a size cap."""
 
 from __future__ import annotations
 

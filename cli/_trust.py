@@ -1,6 +1,6 @@
 """The trust options of every verify verb, declared once, and the one reader of what they name.
 
-Every verb that verifies under keys the caller trusts takes :data:`TRUST_OPTIONS` (style.md §16,
+Every verb that verifies under keys the caller trusts takes :func:`trust_options` (style.md §16,
 docs/adr/0016-one-trust-input.md), with the same names and meaning everywhere:
 
 ``--public-key-base64 K``  a trusted Ed25519 key, base64 (alias ``--log-key-base64``);
@@ -17,9 +17,6 @@ Every option is repeatable and they add up. This module reads the files and fold
 is, and every key, is decided by the library from the bytes
 (:class:`affidavit.verify.trust.TrustRoot`, :func:`affidavit.verify.trust.key_claim`). The
 ``--json`` document of every verb lists the keys and the skipped files (``"trust"``).
-
-No click at import: :mod:`affidavit.cli.verify.bundle`'s fast path reads trust through here
-(docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -28,8 +25,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import click
 from affidavit.attest.host import read_key_bytes
-from affidavit.cli.verify._fastpath import Option, click_option, echo
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64, parse_key_bytes
 from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
@@ -37,41 +34,71 @@ from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
 if TYPE_CHECKING:
     from affidavit.verify.crypto.trusted_keys import TrustedKey
 
-__all__ = ["TRUST_OPTIONS", "folder_files", "read_key_file", "read_trust", "trust_options"]
+__all__ = ["folder_files", "read_key_file", "read_trust", "trust_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-TRUST_OPTIONS: Final = (
-    Option("--public-key-base64", "keys_b64", "text",
-           "A trusted Ed25519 public key, standard base64 (repeatable).",
-           multiple=True, metavar="KEY", aliases=("--log-key-base64",)),
-    Option("--public-key", "key_files", "file",
-           "A trusted key file: JSON key document ({\"public_key_base64\": ...}, e.g. a publisher"
-           " document), PEM, base64 text or a C2SP verifier key (repeatable).",
-           multiple=True, metavar="FILE", aliases=("--publisher-doc", "--log-key")),
-    Option("--trusted-keys", "key_dirs", "folder",
-           "A folder of trusted keys (*.pub, *.pem, *.json key documents); other files are"
-           " skipped and listed in --json (repeatable).", multiple=True, metavar="DIR"),
-    Option("--vkey", "vkeys", "text",
-           "A trusted C2SP verifier key name+keyid+base64, or a key file or folder (repeatable).",
-           multiple=True, metavar="VKEY"),
-    Option("--fetch-key", "fetch_urls", "text",
-           "Fetch a trusted key from a registry or publisher document URL (explicit network"
-           " use; pin the key afterwards).", multiple=True, metavar="URL"),
-    Option("--strict", "strict", "flag",
-           "Accepted for aigentsy-verify scripts: a verdict always needs a signature proven"
-           " under a trusted key (no trusted key: not verified)."),
-)  # fmt: skip
+# The trust options, in the order --help lists them (module docstring).
+_TRUST_OPTIONS: Final = (
+    click.option(
+        "--public-key-base64",
+        "--log-key-base64",
+        "keys_b64",
+        multiple=True,
+        metavar="KEY",
+        help="A trusted Ed25519 public key, standard base64 (repeatable).",
+    ),
+    click.option(
+        "--public-key",
+        "--publisher-doc",
+        "--log-key",
+        "key_files",
+        type=click.Path(dir_okay=False),
+        multiple=True,
+        metavar="FILE",
+        help='A trusted key file: JSON key document ({"public_key_base64": ...}, e.g. a publisher'
+        " document), PEM, base64 text or a C2SP verifier key (repeatable).",
+    ),
+    click.option(
+        "--trusted-keys",
+        "key_dirs",
+        type=click.Path(file_okay=False),
+        multiple=True,
+        metavar="DIR",
+        help="A folder of trusted keys (*.pub, *.pem, *.json key documents); other files are"
+        " skipped and listed in --json (repeatable).",
+    ),
+    click.option(
+        "--vkey",
+        "vkeys",
+        multiple=True,
+        metavar="VKEY",
+        help="A trusted C2SP verifier key name+keyid+base64, or a key file or folder (repeatable).",
+    ),
+    click.option(
+        "--fetch-key",
+        "fetch_urls",
+        multiple=True,
+        metavar="URL",
+        help="Fetch a trusted key from a registry or publisher document URL (explicit network"
+        " use; pin the key afterwards).",
+    ),
+    click.option(
+        "--strict",
+        is_flag=True,
+        help="Accepted for aigentsy-verify scripts: a verdict always needs a signature proven"
+        " under a trusted key (no trusted key: not verified).",
+    ),
+)
 
 
 def trust_options(f: F) -> F:
-    """Add :data:`TRUST_OPTIONS` to a click command; it receives them as keyword arguments
-    (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``, ``strict``), to pass
-    on to :func:`read_trust`."""
-    for option in reversed(TRUST_OPTIONS):
-        params: list[Any] = getattr(f, "__click_params__", [])
-        params.append(click_option(option))
-        f.__click_params__ = params  # type: ignore[attr-defined]
+    """Add the trust options (module docstring) to a click command; it receives them as keyword
+    arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``, ``strict``),
+    to pass on to :func:`read_trust`. They come in the order above, where the decorator stands
+    among the command's other options (its ``--help`` lists them there)."""
+    for option in reversed(_TRUST_OPTIONS):
+        f = option(f)
     return f
 
 
@@ -111,7 +138,7 @@ def read_trust(
 
         for url in fetch_urls:
             fetched = fetch_public_key(url)
-            echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
+            click.echo(f"note: trusting key {fetched.b64} fetched from {url}; pin it", err=True)
             roots.append(_one(TrustedKey(fetched, url, "fetched")))
     root = TrustRoot().merge(*roots)
     if needed_by is not None and not root.keys:

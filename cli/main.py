@@ -5,46 +5,21 @@ Exit codes (style.md §11): 0 ok, 1 verification failed or findings, 2 unreadabl
 (:func:`affidavit.cli._errors.format_error`, re-exported here); a warning is one line,
 ``warning: <message>`` (:func:`show_warning`).
 
-Cold start (docs/adr/0003-cold-start.md): importing this module does not import click. ``main()``
-first offers ``verify bundle`` / ``verify attestation`` to a click-free fast path
-(:func:`affidavit.cli.verify.bundle.fast_main`), which parses the same option table as the click
-commands and hands anything it does not fully understand back to click. The click group lives in
-:mod:`affidavit.cli._group`; ``affidavit.cli.main.affidavit`` still names it (loaded on access).
+``main()`` hands the command line to the click group, :data:`affidavit` (from
+:mod:`affidavit.cli._group`), which parses it and imports only the command that runs
+(docs/adr/0022-click-alone.md).
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from affidavit.cli._errors import format_error
-
-if TYPE_CHECKING:
-    import click
-
-    affidavit: click.Group
+from affidavit.cli._group import affidavit
 
 __all__ = ["affidavit", "format_error", "main", "show_warning"]
-
-# Commands the click-free fast path may run: ("verify", name).
-_FAST_COMMANDS = frozenset({"bundle", "attestation"})
-
-
-# Fast path (PEP 562): ``affidavit`` (the click group) is imported on first access, so the console
-# script's ``from affidavit.cli.main import main`` does not import click. What it buys, measured
-# (median of 31 alternating fresh processes, Python 3.11, bytecode compiled): ``python -c pass``
-# 9.5 ms, ``import affidavit.cli.main`` 17.5 ms, ``import affidavit.cli._group`` (what importing
-# the group here would cost) 35.9 ms: ~18 ms off every ``verify bundle`` run. The plain path is
-# ``from affidavit.cli._group import affidavit`` at module level; tests and other callers'
-# ``from affidavit.cli.main import affidavit`` works the same either way.
-def __getattr__(name: str) -> Any:
-    """``affidavit`` (the click group) is imported on first access (PEP 562)."""
-    if name == "affidavit":
-        from affidavit.cli._group import affidavit  # noqa: PLC0415 - lazy: keeps click out of cold start
-
-        return affidavit
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def show_warning(message: Warning | str, *_where: Any, **_file: Any) -> None:
@@ -54,16 +29,7 @@ def show_warning(message: Warning | str, *_where: Any, **_file: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Console entry point: the fast path for ``verify bundle|attestation``, else click."""
+    """Console entry point: run the click group on ``argv`` (default: ``sys.argv[1:]``)."""
     warnings.showwarning = show_warning
-    args = argv if argv is not None else sys.argv[1:]
-    if len(args) >= 2 and args[0] == "verify" and args[1] in _FAST_COMMANDS:
-        from affidavit.cli.verify.bundle import fast_main  # noqa: PLC0415 - lazy: only verify bundle|attestation need it
-
-        code = fast_main(args[1], args[2:])
-        if code is not None:
-            sys.exit(code)
-    from affidavit.cli._group import affidavit  # noqa: PLC0415 - lazy: keeps click out of cold start
-
-    affidavit.main(args=args, prog_name="affidavit")
+    affidavit.main(args=argv if argv is not None else sys.argv[1:], prog_name="affidavit")
     sys.exit(0)  # pragma: no cover - click exits itself

@@ -22,13 +22,10 @@ finality leaf, under a checkpoint of a policy log cosigned by the policy's witne
 (:mod:`affidavit.verify.bundles.tlog_step`); without it a bundle is not verified
 (``bundle.tlog_proof_missing``).
 
-Start-up is kept small (performance.md): the verifier is imported when the command runs, and
-nothing on this path imports jsonschema, httpx or cryptography (unless a PEM key is read). The
-options are declared once (:data:`OPTIONS`, :data:`COMMANDS`); the private
-:mod:`affidavit.cli.verify._fastpath` builds the click commands from them and runs the common
-command lines without click (:func:`fast_main`; what that buys is measured there). Results are
-typed (:mod:`affidavit.verify.results`), rendered for people by :mod:`affidavit.cli.render.verdict`;
-this module only prints them.
+Start-up is kept small (docs/adr/0003-cold-start.md, 0022-click-alone.md): the verifier is imported
+when the command runs, and nothing on this path imports jsonschema, httpx or cryptography (unless a
+PEM key is read). Results are typed (:mod:`affidavit.verify.results`), rendered for people by
+:mod:`affidavit.cli.render.verdict`; this module only prints them.
 """
 
 from __future__ import annotations
@@ -36,15 +33,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
+import click
 from affidavit.cli._batch import Progress, map_in_workers
+from affidavit.cli._common import json_option
 from affidavit.cli._input import read_input
-from affidavit.cli._trust import TRUST_OPTIONS, folder_files, read_trust
+from affidavit.cli._trust import folder_files, read_trust, trust_options
 from affidavit.cli.render.verdict import outcome_blocks
-from affidavit.cli.verify import _fastpath
-from affidavit.cli.verify._fastpath import Command, Option
-from affidavit.cli.verify._fastpath import echo as _echo
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes
@@ -54,42 +50,132 @@ from affidavit.verify.results import Report, Result
 if TYPE_CHECKING:
     from affidavit.verify.trust import TrustRoot
 
-# + bundle, attestation: the click commands, built on first access
-__all__ = ["COMMANDS", "OPTIONS", "Option", "fast_main", "read_policy"]
+__all__ = ["attestation", "bundle", "read_policy"]
+
+# -- the commands ---------------------------------------------------------------------------------
 
 
-# -- the options, declared once: they build both the click commands and the fast parser ---------
+@click.command("bundle")
+@click.argument("inputs", nargs=-1, required=True)
+@trust_options
+@click.option(
+    "--profile",
+    type=click.Choice(["default", "swarm-strict"]),
+    default="default",
+    show_default=True,
+    help="Verification profile: default, or swarm-strict (every designated swarm event signed by"
+    " an enrolled, valid actor key).",
+)
+@click.option(
+    "--trusted-actor-keys",
+    "actor_keys_path",
+    type=click.Path(),
+    metavar="PATH",
+    help="Actor keys the caller trusts: a folder of key files (*.pub, *.json, *.pem; a JSON"
+    " document with actor_id binds the key to that actor) or a pinned key directory JSON."
+    " Without it actor signatures are only self_asserted.",
+)
+@click.option(
+    "--require-actor-signatures",
+    "require_actor",
+    is_flag=True,
+    help="Fail unless every event carries an actor signature under a caller-trusted key.",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    metavar="POLICY",
+    help="A C2SP tlog-policy file: also require the bundle's tlog_proof, its checkpoint signed by"
+    " a policy log and cosigned by the policy's witness quorum.",
+)
+@click.option(
+    "--attest-result",
+    "attest_key",
+    type=click.Path(dir_okay=False),
+    metavar="KEYFILE",
+    help="Sign the verdict as a SLSA Verification Summary (in-toto, DSSE) with this Ed25519"
+    " private key (PEM); with --out, one bundle only.",
+)
+@click.option(
+    "--out",
+    "vsa_out",
+    type=click.Path(dir_okay=False),
+    metavar="VSA",
+    help="Where --attest-result writes the VSA envelope (PASSED or FAILED; the exit code stays"
+    " the verdict's).",
+)
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, help="Worker processes.")
+@json_option
+def bundle(
+    *,
+    inputs: tuple[str, ...],
+    profile: str,
+    actor_keys_path: str | None,
+    require_actor: bool,
+    policy_file: str | None,
+    attest_key: str | None,
+    vsa_out: str | None,
+    jobs: int,
+    as_json: bool,
+    **trust_options: Any,
+) -> None:
+    """Verify ProofPack bundles (files, or folders of *.json) offline.
+
+    Verified only when every part checks and the tree head is signed by a trusted key.
+    """
+    if (attest_key is None) != (vsa_out is None):
+        raise errors.UsageError("--attest-result KEYFILE and --out VSA go together")
+    trust = read_trust(**trust_options, windows=True)  # tree heads honour windows (ADR 0011)
+    raw_keys = trust.raw_keys
+    policy = policy_bytes = None
+    if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
+        policy, policy_bytes = _read_policy(policy_file)
+    actor_keys = _actor_keys(actor_keys_path)
+    settings = _Settings(actor_keys, require_actor, profile, policy, tuple(trust.windows.items()))
+    paths = _expand(inputs)
+    if not paths:
+        raise errors.UsageError("no bundle files found in the given inputs")
+    if attest_key is not None and vsa_out is not None:
+        _exit(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out, as_json))
+    progress = Progress(len(paths))
+    results: list[Result] = []
+    for result in map_in_workers(
+        _verify_one,
+        paths,
+        jobs=jobs,
+        initializer=_init_worker,
+        initargs=(raw_keys, settings),
+        max_chunk=256,
+        chunks_per_worker=4,
+    ):
+        results.append(result)
+        progress.tick()
+    _exit(_finish(results, as_json, "bundle", len(paths) == 1, trust))
 
 
-OPTIONS: Final = {
-    "key": TRUST_OPTIONS,  # the one trust option group (cli/_trust.py, docs/adr/0016)
-    "bundle": (
-        Option("--profile", "profile", "choice",
-               "Verification profile: default, or swarm-strict (every designated swarm event"
-               " signed by an enrolled, valid actor key).", choices=("default", "swarm-strict")),
-        Option("--trusted-actor-keys", "actor_keys_path", "path",
-               "Actor keys the caller trusts: a folder of key files (*.pub, *.json, *.pem; a"
-               " JSON document with actor_id binds the key to that actor) or a pinned key"
-               " directory JSON. Without it actor signatures are only self_asserted.",
-               metavar="PATH"),
-        Option("--require-actor-signatures", "require_actor", "flag",
-               "Fail unless every event carries an actor signature under a caller-trusted key."),
-        Option("--policy", "policy_file", "file",
-               "A C2SP tlog-policy file: also require the bundle's tlog_proof, its checkpoint"
-               " signed by a policy log and cosigned by the policy's witness quorum.",
-               metavar="POLICY"),
-    ),
-    "attest": (
-        Option("--attest-result", "attest_key", "file",
-               "Sign the verdict as a SLSA Verification Summary (in-toto, DSSE) with this Ed25519"
-               " private key (PEM); with --out, one bundle only.", metavar="KEYFILE"),
-        Option("--out", "vsa_out", "file",
-               "Where --attest-result writes the VSA envelope (PASSED or FAILED; the exit code"
-               " stays the verdict's).", metavar="VSA"),
-    ),
-    "jobs": (Option("--jobs", "jobs", "jobs", "Worker processes."),),
-    "json": (Option("--json", "as_json", "flag", "Print one JSON document to stdout."),),
-}  # fmt: skip
+@click.command("attestation")
+@click.argument("source")
+@trust_options
+@json_option
+def attestation(*, source: str, as_json: bool, **trust_options: Any) -> None:
+    """Verify an OutcomeAttestation: payload hash, then the signature under a trusted key."""
+    from affidavit.verify.bundles.attestation import verify_attestation  # noqa: PLC0415 - ADR 0022: not for bundle
+
+    trust = read_trust(**trust_options)
+    result: Result
+    try:
+        document = loads(read_input(source))
+    except errors.AffidavitError as e:
+        result = Result.unreadable_input("attestation", source, e)
+    else:
+        result = verify_attestation(document, trust.public_keys, source=source)
+    _exit(_finish([result], as_json, "attestation", True, trust))
+
+
+def _exit(code: int) -> NoReturn:
+    """End the command with the report's exit code: 0 verified, 1 not verified, 2 unreadable."""
+    click.get_current_context().exit(code)
 
 
 # -- input ----------------------------------------------------------------------------------------
@@ -122,7 +208,7 @@ def read_policy(source: str) -> Any:
 
 def _read_policy(source: str) -> tuple[Any, bytes]:
     """:func:`read_policy`, and the bytes it was parsed from (the VSA's trust digest)."""
-    from affidavit.verify.tlog.policy import MAX_POLICY_BYTES, parse_policy  # noqa: PLC0415 - lazy
+    from affidavit.verify.tlog.policy import MAX_POLICY_BYTES, parse_policy  # noqa: PLC0415 - only with --policy
 
     too_large = (errors.ProofError, "tlog.policy_malformed")
     data = read_input(source, max_bytes=MAX_POLICY_BYTES, too_large=too_large)
@@ -152,12 +238,14 @@ _DEFAULT_SETTINGS: Final = _Settings()
 
 
 def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS) -> None:
-    from affidavit.attest.plugins import installed_validators  # noqa: PLC0415 - lazy
-    from affidavit.verify.bundles.verifier import BundleVerifier  # noqa: PLC0415 - lazy (cold start)
+    # Here, not at the top: verify attestation and verify --help import this module and never
+    # verify a bundle (~15 ms each, docs/adr/0022-click-alone.md).
+    from affidavit.attest.plugins import installed_validators  # noqa: PLC0415 - ADR 0022
+    from affidavit.verify.bundles.verifier import BundleVerifier  # noqa: PLC0415 - ADR 0022
 
     trust = None
     if settings.actor_keys:
-        from affidavit.verify.bundles.actor_trust import ActorTrust  # noqa: PLC0415 - lazy
+        from affidavit.verify.bundles.actor_trust import ActorTrust  # noqa: PLC0415 - only with actor keys
 
         trust = ActorTrust(settings.actor_keys)
     global _VERIFIER  # noqa: PLW0603 - one verifier per process, so head checks are memoized
@@ -182,7 +270,7 @@ def _actor_keys(path: str | None) -> tuple[Any, ...]:
     """
     if path is None:
         return ()
-    from affidavit.verify.bundles.actor_trust import (  # noqa: PLC0415 - lazy (cold start)
+    from affidavit.verify.bundles.actor_trust import (  # noqa: PLC0415 - only with actor keys
         ActorTrust,
         TrustedActorKey,
     )
@@ -230,50 +318,8 @@ def _finish(
     report = Report(kind, tuple(results))
     extra = {"trust": trust.to_json()}
     for text, to_stderr in outcome_blocks(report, as_json=as_json, extra=extra, detailed=detailed):
-        _echo(text, err=to_stderr)
+        click.echo(text, err=to_stderr)
     return report.exit_code
-
-
-def _run_bundle(  # noqa: PLR0917 - one parameter per option
-    inputs: tuple[str, ...],
-    profile: str,
-    actor_keys_path: str | None,
-    require_actor: bool,
-    policy_file: str | None,
-    jobs: int,
-    as_json: bool,
-    attest_key: str | None = None,
-    vsa_out: str | None = None,
-    **trust_options: Any,
-) -> int:
-    if (attest_key is None) != (vsa_out is None):
-        raise errors.UsageError("--attest-result KEYFILE and --out VSA go together")
-    trust = read_trust(**trust_options, windows=True)  # tree heads honour windows (ADR 0011)
-    raw_keys = trust.raw_keys
-    policy = policy_bytes = None
-    if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
-        policy, policy_bytes = _read_policy(policy_file)
-    actor_keys = _actor_keys(actor_keys_path)
-    settings = _Settings(actor_keys, require_actor, profile, policy, tuple(trust.windows.items()))
-    paths = _expand(inputs)
-    if not paths:
-        raise errors.UsageError("no bundle files found in the given inputs")
-    if attest_key is not None and vsa_out is not None:
-        return _run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out, as_json)
-    progress = Progress(len(paths))
-    results: list[Result] = []
-    for result in map_in_workers(
-        _verify_one,
-        paths,
-        jobs=jobs,
-        initializer=_init_worker,
-        initargs=(raw_keys, settings),
-        max_chunk=256,
-        chunks_per_worker=4,
-    ):
-        results.append(result)
-        progress.tick()
-    return _finish(results, as_json, "bundle", len(paths) == 1, trust)
 
 
 def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
@@ -291,7 +337,7 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     evidence too. The exit code stays the verdict's. An input that is not a bundle at all (no
     ``deal_id`` to name) gets no VSA: a note on stderr says why.
 
-    Only this path imports attest.intoto and the signing key loader (cold start, ADR 0003).
+    Only this path imports attest.intoto and the signing key loader (~25 ms, ADR 0022).
     """
     from affidavit.attest.intoto.sign import sign_statement  # noqa: PLC0415 - lazy: only with --attest-result
     from affidavit.attest.intoto.vsa import trust_digest, trust_document, vsa_statement  # noqa: PLC0415 - lazy
@@ -324,11 +370,11 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
             policy_digest=trust_digest(vsa_trust),
         )
     except errors.AffidavitError as e:
-        _echo(f"note: no verification summary written: {e.code}: {e.message}", err=True)
+        click.echo(f"note: no verification summary written: {e.code}: {e.message}", err=True)
         return code
     _write_envelope(vsa_out, sign_statement(statement, key))
     outcome = statement["predicate"]["verificationResult"]
-    _echo(f"note: wrote verification summary {vsa_out}: {outcome}", err=True)
+    click.echo(f"note: wrote verification summary {vsa_out}: {outcome}", err=True)
     return code
 
 
@@ -339,69 +385,3 @@ def _write_envelope(path: str, envelope: Any) -> None:
 
     text = json.dumps(envelope_json(envelope), separators=(",", ":")) + "\n"
     atomic_write(path, text.encode("ascii"))
-
-
-def _run_attestation(source: str, as_json: bool, **trust_options: Any) -> int:
-    from affidavit.verify.bundles.attestation import verify_attestation  # noqa: PLC0415 - lazy (cold start)
-
-    trust = read_trust(**trust_options)
-    result: Result
-    try:
-        document = loads(read_input(source))
-    except errors.AffidavitError as e:
-        result = Result.unreadable_input("attestation", source, e)
-    else:
-        result = verify_attestation(document, trust.public_keys, source=source)
-    return _finish([result], as_json, "attestation", True, trust)
-
-
-# -- the commands, declared once (docs/adr/0003-cold-start.md) ------------------------------------
-
-
-def _options(*groups: str) -> tuple[Option, ...]:
-    return tuple(option for group in groups for option in OPTIONS[group])
-
-
-COMMANDS: Final = {
-    "bundle": Command(
-        "bundle",
-        _options("key", "bundle", "attest", "jobs", "json"),
-        "inputs",
-        several=True,
-        run=_run_bundle,
-        help="Verify ProofPack bundles (files, or folders of *.json) offline.\n\n"
-        "Verified only when every part checks and the tree head is signed by a trusted key.",
-    ),
-    "attestation": Command(
-        "attestation",
-        _options("key", "json"),
-        "source",
-        several=False,
-        run=_run_attestation,
-        help="Verify an OutcomeAttestation: payload hash, then the signature under a trusted key.",
-    ),
-}
-
-
-def fast_main(command: str, argv: Sequence[str]) -> int | None:
-    """Run ``verify <command>`` without click; ``None`` when click must handle ``argv``.
-
-    Output and exit codes are the click path's, byte for byte (tests/cli/test_cold_start.py).
-    ``--attest-result``/``--out`` (signing a VSA) always go to click: signing is not start-up
-    critical, and the fast path stays free of the signing modules.
-    """
-    if any(token.partition("=")[0] in _ATTEST_FLAGS for token in argv):
-        return None
-    return _fastpath.run(COMMANDS[command], argv)
-
-
-_ATTEST_FLAGS: Final = frozenset(option.flag for option in OPTIONS["attest"])
-
-
-def __getattr__(name: str) -> Any:
-    """``bundle`` and ``attestation`` (click commands) are built on first access (PEP 562)."""
-    if name in COMMANDS:
-        command = _fastpath.click_command(COMMANDS[name])
-        globals()[name] = command
-        return command
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,20 +1,17 @@
-"""Cold start of ``affidavit verify bundle|attestation`` (docs/adr/0003): the click-free path.
-
-The fast path must print the same bytes and exit with the same code as the click path, and hand
-everything it does not fully understand back to click. Both paths run as real processes here.
+"""``affidavit verify bundle|attestation`` as whole processes through the console entry point
+(docs/adr/0003-cold-start.md, docs/adr/0022-click-alone.md): the exit code of each verdict and
+usage mistake, and the modules a run must not load at start-up.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
-from affidavit.cli.verify import _fastpath
-from affidavit.cli.verify import bundle as verify_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLES = ROOT / "vectors" / "bundles"
@@ -22,17 +19,7 @@ KEY = json.loads((BUNDLES / "manifest.json").read_text())["vectors"][0]["trusted
 GOOD = str(BUNDLES / "stamped-accepted-2.0.0.json")
 TAMPERED = str(BUNDLES / "tamper-payload-without-rehash.json")
 
-# main() takes the fast path for these; the click group is invoked directly for the reference.
-_FAST = "import sys; from affidavit.cli.main import main; main(sys.argv[1:])"
-_CLICK = (
-    "import sys; from affidavit.cli.main import affidavit; "
-    "affidavit.main(args=sys.argv[1:], prog_name='affidavit')"
-)
-_NO_CLICK = (
-    "import sys; from affidavit.cli.main import main\n"
-    "try:\n    main(sys.argv[1:])\nfinally:\n"
-    "    sys.stderr.write('CLICK' if 'click' in sys.modules else 'NOCLICK')"
-)
+_MAIN = "import sys; from affidavit.cli.main import main; main(sys.argv[1:])"
 
 
 def _run(script: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
@@ -55,54 +42,85 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "missing": str(folder / "missing.json")}  # fmt: skip
 
 
-CASES: dict[str, list[str]] = {
-    "good": ["bundle", GOOD, "--public-key-base64", KEY],
-    "good-json": ["bundle", GOOD, "--json", "--public-key-base64=" + KEY],
-    "unanchored": ["bundle", GOOD],
-    "tampered": ["bundle", TAMPERED, "--public-key-base64", KEY],
-    "tampered-json": ["bundle", "--json", TAMPERED, "--public-key-base64", KEY],
-    "mixed": ["bundle", GOOD, TAMPERED, "{missing}", "{bad}", "--public-key-base64", KEY],
-    "unreadable": ["bundle", "{missing}", "--public-key-base64", KEY],
-    "bad-json": ["bundle", "{bad}", "--json"],
-    "folder": ["bundle", "{sub}", "--publisher-doc", "{key}", "--jobs", "2"],
-    "bad-key": ["bundle", GOOD, "--public-key-base64", "not-base64"],
-    "missing-key-file": ["bundle", GOOD, "--publisher-doc", "{missing}"],
-    "empty-key-dir": ["bundle", GOOD, "--trusted-keys", "{sub}/none"],
-    "attestation-unreadable": ["attestation", "{missing}", "--public-key-base64", KEY],
-    "attestation-not-object": ["attestation", "{list}", "--json", "--public-key-base64", KEY],
-}
+# name -> (arguments after ``verify``, exit code, what the last line starts with: stderr's, or
+# stdout's when stderr is empty)
+CASES: dict[str, tuple[list[str], int, str]] = {
+    "good": (["bundle", GOOD, "--public-key-base64", KEY], 0, ""),
+    "good-json": (["bundle", GOOD, "--json", "--public-key-base64=" + KEY], 0, ""),
+    "unanchored": (["bundle", GOOD], 1, "1 bundle(s): 1 unanchored"),
+    "tampered": (["bundle", TAMPERED, "--public-key-base64", KEY], 1, "1 bundle(s): 1 failed"),
+    "tampered-json": (["bundle", "--json", TAMPERED, "--public-key-base64", KEY], 1, ""),
+    "mixed": (["bundle", GOOD, TAMPERED, "{missing}", "{bad}", "--public-key-base64", KEY], 2,
+              "error: json.syntax: "),
+    "unreadable": (["bundle", "{missing}", "--public-key-base64", KEY], 2,
+                   "error: io.unreadable: "),
+    "bad-json": (["bundle", "{bad}", "--json"], 2, ""),
+    "folder": (["bundle", "{sub}", "--publisher-doc", "{key}", "--jobs", "2"], 0, ""),
+    "bad-key": (["bundle", GOOD, "--public-key-base64", "not-base64"], 2,
+                "error: key.bad_base64: "),
+    "missing-key-file": (["bundle", GOOD, "--publisher-doc", "{missing}"], 2,
+                         "error: io.unreadable: "),
+    "empty-key-dir": (["bundle", GOOD, "--trusted-keys", "{sub}/none"], 2,
+                      "error: io.unreadable: "),
+    "attestation-unreadable": (["attestation", "{missing}", "--public-key-base64", KEY], 2,
+                               "error: io.unreadable: "),
+    "attestation-not-object": (["attestation", "{list}", "--json", "--public-key-base64", KEY],
+                               2, ""),
+    # click takes the last of a repeated option, as for every other command
+    "jobs-twice": (["bundle", GOOD, "--jobs", "1", "--jobs", "2"], 1, "1 bundle(s): 1 unanchored"),
+    "after-dashes": (["bundle", GOOD, "--", "{missing}"], 2, "error: io.unreadable: "),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fast_path_is_byte_identical_to_click(name: str, files: dict[str, str]) -> None:
-    args = ["verify", *(a.format(**files) for a in CASES[name])]
-    # really the fast path:
-    assert (
-        _fastpath.parse(verify_bundle.COMMANDS[args[1]], args[2:]) is not None
-    )  # really the fast path
-    fast = _run(_FAST, args, Path(files["dir"]))
-    reference = _run(_CLICK, args, Path(files["dir"]))
-    assert fast == reference
-    assert fast[0] in (0, 1, 2)
+def test_exit_codes_are_the_verdicts(name: str, files: dict[str, str]) -> None:
+    argv, code, last_line = CASES[name]
+    done = _run(_MAIN, ["verify", *(a.format(**files) for a in argv)], Path(files["dir"]))
+    assert done[0] == code, done
+    err = done[2].decode()
+    last = (err or done[1].decode()).rstrip("\n").rsplit("\n", 1)[-1]
+    assert last.startswith(last_line), done
+    assert "Traceback" not in err
+    if "--json" in argv:
+        assert json.loads(done[1])["results"]  # one document, whatever the verdict
 
 
-def test_exit_codes_are_the_verdicts(files: dict[str, str]) -> None:
-    codes = {
-        name: _run(_FAST, ["verify", *(a.format(**files) for a in CASES[name])], ROOT)[0]
-        for name in ("good", "tampered", "unreadable", "bad-key")
-    }
-    assert codes == {"good": 0, "tampered": 1, "unreadable": 2, "bad-key": 2}
+@pytest.mark.parametrize(
+    ("argv", "code", "says"),
+    [
+        (["--json=yes"], "usage.invalid", "Option '--json' does not take a value"),
+        (["--strict=yes"], "usage.invalid", "Option '--strict' does not take a value"),
+        (["--public-key-base64"], "usage.invalid", "requires an argument"),
+        (["--jobs", "0"], "usage.invalid", "Invalid value for '--jobs'"),
+        (["--jobs", "x"], "usage.invalid", "Invalid value for '--jobs'"),
+        (["--publisher-doc", str(BUNDLES)], "usage.invalid", "is a directory"),
+        (["--trusted-keys", GOOD], "usage.invalid", "is a file"),
+        (["--profile", "lenient"], "usage.invalid", "Invalid value for '--profile'"),
+        (["--unknown"], "usage.no_such_option", "No such option '--unknown'"),
+        (["--out", "o"], "usage.invalid", "--attest-result KEYFILE and --out VSA go together"),
+    ],
+)
+def test_a_usage_mistake_is_one_line(argv: list[str], code: str, says: str) -> None:
+    done = _run(_MAIN, ["verify", "bundle", GOOD, *argv], ROOT)
+    assert (done[0], done[1]) == (2, b""), done
+    line = re.fullmatch(rb"error: ([a-z_.]+): (.+)\n", done[2])
+    assert line, done[2]
+    assert line[1].decode() == code
+    assert says in line[2].decode()
 
 
-def test_fast_path_does_not_import_click() -> None:
-    code, _, err = _run(_NO_CLICK, ["verify", "bundle", GOOD, "--public-key-base64", KEY], ROOT)
-    assert (code, err) == (0, b"NOCLICK")
+@pytest.mark.parametrize("argv", [["bundle", "--help"], ["bundle", GOOD, "-h"]])
+def test_help_wins_over_the_rest(argv: list[str]) -> None:
+    code, out, err = _run(_MAIN, ["verify", *argv], ROOT)
+    assert (code, err) == (0, b"")
+    assert out.startswith(b"Usage: affidavit verify bundle [OPTIONS] INPUTS...")
 
 
-# Modules the verify-bundle path must not load (docs/adr/0003-cold-start.md): each costs
-# milliseconds at start-up (dataclasses pulls in inspect, ast, dis, tokenize; pathlib pulls in
-# urllib.parse and ipaddress) or belongs to another layer (click, httpx).
-_HEAVY = ("dataclasses", "inspect", "pathlib", "click", "httpx", "jsonschema", "cryptography")
+# Modules the verify-bundle path must not load (docs/adr/0003-cold-start.md, as amended by
+# docs/adr/0022-click-alone.md): each costs milliseconds at start-up (dataclasses; pathlib pulls
+# in urllib.parse and ipaddress) or belongs to another layer (httpx). click is the parser now
+# (ADR 0022), and with it inspect.
+_HEAVY = ("dataclasses", "pathlib", "httpx", "jsonschema", "cryptography")
 _LOADED = (
     "import sys; from affidavit.cli.main import main\n"
     "try:\n    main(sys.argv[1:])\nfinally:\n"
@@ -111,8 +129,8 @@ _LOADED = (
 
 
 @pytest.mark.parametrize("name", ["good", "good-json", "tampered", "unanchored", "bad-json"])
-def test_fast_path_loads_no_heavy_module(name: str, files: dict[str, str]) -> None:
-    args = ["verify", *(a.format(**files) for a in CASES[name])]
+def test_verify_bundle_loads_no_heavy_module(name: str, files: dict[str, str]) -> None:
+    args = ["verify", *(a.format(**files) for a in CASES[name][0])]
     code, out, err = _run(_LOADED, args, ROOT)
     assert code in (0, 1, 2)
     assert out  # the command really ran (a report was printed)
@@ -121,56 +139,7 @@ def test_fast_path_loads_no_heavy_module(name: str, files: dict[str, str]) -> No
 
 def test_heavy_module_check_can_fail(files: dict[str, str]) -> None:
     # The same probe sees pathlib when an option that needs it is used (--publisher-doc).
-    args = ["verify", *(a.format(**files) for a in CASES["folder"])]
+    args = ["verify", *(a.format(**files) for a in CASES["folder"][0])]
     code, _, err = _run(_LOADED, args, ROOT)
     assert code == 0
     assert b"pathlib" in err.rsplit(b"\n", 1)[-1]
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--help"],
-        [GOOD, "-h"],
-        [GOOD, "--unknown"],
-        [GOOD, "--jobs", "0"],
-        [GOOD, "--jobs", "x"],
-        [GOOD, "--jobs", "1", "--jobs", "2"],
-        [GOOD, "--json=yes"],
-        [GOOD, "--public-key-base64"],
-        [GOOD, "--publisher-doc", str(BUNDLES)],
-        [GOOD, "--trusted-keys", GOOD],
-        [GOOD, "--profile", "lenient"],
-        [GOOD, "--profile", "default", "--profile", "swarm-strict"],
-        [GOOD, "--strict=yes"],
-        [GOOD, "--", "x"],
-        [],
-        ["--json"],
-    ],
-)
-def test_falls_back_to_click_for_what_it_does_not_understand(argv: list[str]) -> None:
-    assert _fastpath.parse(verify_bundle.COMMANDS["bundle"], argv) is None
-    code, _, err = _run(_NO_CLICK, ["verify", "bundle", *argv], ROOT)
-    assert err.endswith(b"CLICK")
-    assert not err.endswith(b"NOCLICK")
-    assert code in (0, 1, 2)  # click ran it (help, usage error, or the command itself)
-
-
-def test_attestation_takes_one_source_only() -> None:
-    assert _fastpath.parse(verify_bundle.COMMANDS["attestation"], [GOOD, GOOD]) is None
-    assert _fastpath.parse(verify_bundle.COMMANDS["attestation"], [GOOD]) == {
-        "source": GOOD, "keys_b64": (), "key_files": (), "key_dirs": (), "vkeys": (),
-        "fetch_urls": (), "strict": False, "as_json": False,
-    }  # fmt: skip
-
-
-def test_one_option_table_builds_both_parsers() -> None:
-    for command in ("bundle", "attestation"):
-        built = getattr(verify_bundle, command)
-        assert isinstance(built, click.Command)
-        click_flags = {opt for p in built.params if isinstance(p, click.Option) for opt in p.opts}
-        options = verify_bundle.COMMANDS[command].options
-        table = {flag for o in options for flag in (o.flag, *o.aliases)}
-        assert click_flags == table
-        fast_keys = set(_fastpath.parse(verify_bundle.COMMANDS[command], [GOOD]) or {})
-        assert fast_keys == {p.name for p in built.params}

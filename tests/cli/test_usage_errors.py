@@ -3,8 +3,7 @@
 ``error: usage.<what>: <message>`` on stderr, nothing on stdout, exit 2 (style.md §11), whichever
 command it is, with or without ``--json`` (a command that fails outright prints no JSON:
 specs/output/error.schema.json), through the click group and through the console entry point
-(``cli/main.py``, whose fast path hands what it does not understand to click). ``--help`` and a
-group called without a command still print click's help.
+(``cli/main.py``). ``--help`` and a group called without a command still print click's help.
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ def test_a_usage_mistake_is_one_line_with_a_code(
 @pytest.mark.parametrize(
     "argv",
     [
-        ["verify", "bundle"],  # the fast path hands these to click
+        ["verify", "bundle"],
         ["verify", "bundle", GOOD, "--bogus-flag"],
         ["verify", "attestation", GOOD, "--jobs", "x", "--json"],
         ["verify", "bundl"],

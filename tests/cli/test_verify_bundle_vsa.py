@@ -1,5 +1,5 @@
 """``affidavit verify bundle --attest-result KEYFILE --out VSA``: a signed SLSA VSA v1 of the
-verdict, PASSED or FAILED, the exit code the verdict's; the fast path hands these to click."""
+verdict, PASSED or FAILED, the exit code the verdict's."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from affidavit.attest.keyring import derive_test_key, private_key_pem
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
 from affidavit.cli.main import affidavit
-from affidavit.cli.verify.bundle import fast_main
 from affidavit.verify.contracts.policy import AcceptancePolicy
 from affidavit.verify.dsse import predicates
 from affidavit.verify.dsse.envelope import parse_envelope
@@ -175,18 +174,6 @@ def test_a_bad_signing_key_is_exit_2_before_verifying(files: dict[str, str]) -> 
     assert result.exit_code == 2
     assert result.stdout == ""
     assert not Path(out).exists()
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["x.json", "--attest-result", "k", "--out", "o"],
-        ["x.json", "--attest-result=k", "--out=o"],
-        ["x.json", "--out", "o"],
-    ],
-)
-def test_fast_path_hands_the_new_options_to_click(argv: list[str]) -> None:
-    assert fast_main("bundle", argv) is None
 
 
 def test_through_the_console_entry_point(files: dict[str, str]) -> None:

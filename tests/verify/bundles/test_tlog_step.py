@@ -176,11 +176,12 @@ def test_a_broken_chain_leaves_the_step_unchecked(stamped: Any) -> None:
 
 
 # -- cold start (docs/adr/0003): without --policy the tlog modules are never imported -------------
+# (click, and with it inspect, parse every command line: docs/adr/0022-click-alone.md)
 
 _PROBE = (
     "import sys; from affidavit.cli.main import main\n"
     "try:\n    main(sys.argv[1:])\nfinally:\n"
-    "    heavy = ('dataclasses', 'inspect', 'pathlib', 'click', 'cryptography',\n"
+    "    heavy = ('dataclasses', 'pathlib', 'cryptography',\n"
     "             'affidavit.verify.tlog.policy', 'affidavit.verify.tlog.proof')\n"
     "    sys.stderr.write('LOADED:' + ' '.join(m for m in heavy if m in sys.modules))"
 )
