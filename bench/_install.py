@@ -1,7 +1,9 @@
 """The servers as a user installs them (issue 34): the benchmarks that start ``affidavit registry
 serve`` or ``witness serve`` run them from a virtualenv made with the install command of
-docs/start.md, ``pip install '<checkout>[registry]'`` (not editable), in ``build/bench-venv``;
-the load generator stays in the dev virtualenv that runs the benchmark.
+docs/start.md, ``pip install '<checkout>[registry]'`` (not editable), in ``build/bench-venv``,
+and a registry on PostgreSQL from one made with docs/postgresql.md's, ``pip install
+'<checkout>[postgres]'``, in ``build/bench-venv-postgres``; the load generator stays in the dev
+virtualenv that runs the benchmark.
 
 The virtualenv is made once and reused while it is current: made again when pyproject.toml or
 the interpreter changed (the dependencies may differ), Affidavit alone reinstalled when only the
@@ -27,15 +29,16 @@ PACKAGES = ("verify", "attest", "cli", "registry", "witness", "specs")
 PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE")
 PIP_LOCK = "/tmp/affidavit-pip.lock"  # the Makefile's: pip runs one at a time on this machine
 STAMP = "affidavit-bench.json"
-STACK = ("uvicorn", "uvloop", "httptools", "h11", "starlette")
+STACK = ("uvicorn", "uvloop", "httptools", "h11", "starlette", "psycopg")
 DEV = Path(sys.executable).parent / "affidavit"  # the dev virtualenv's (editable) command
 
 
 @dataclass(frozen=True)
 class Install:
-    """A virtualenv holding Affidavit as installed by ``pip install '<checkout>[registry]'``."""
+    """A virtualenv holding Affidavit as installed by ``pip install '<checkout>[extra]'``."""
 
     venv: Path
+    extra: str
     versions: dict[str, str]  # the server stack's distributions installed there
 
     @property
@@ -49,6 +52,10 @@ class Install:
     def stack(self) -> str:
         """The server stack, for a benchmark's header: ``uvicorn 0.55.0, uvloop 0.23.0, ...``."""
         return ", ".join(f"{name} {v}" for name, v in self.versions.items()) or "?"
+
+    def header(self) -> str:
+        """Where the servers come from, for a benchmark's header."""
+        return f"{self.venv} (pip install '<checkout>[{self.extra}]', not editable): {self.stack()}"
 
 
 def _digest(paths: list[Path]) -> str:
@@ -69,8 +76,9 @@ def _sources() -> list[Path]:
     return sorted(files)
 
 
-def _stamp() -> dict[str, str]:
+def _stamp(extra: str) -> dict[str, str]:
     return {
+        "extra": extra,
         "interpreter": f"{sys.base_prefix} {sys.version}",
         "dependencies": _digest([ROOT / "pyproject.toml"]),
         "sources": _digest(_sources()),
@@ -98,30 +106,34 @@ def _copy_sources(folder: Path) -> Path:
     return tree
 
 
-def user_install(venv: Path = VENV) -> Install:
-    """``venv`` holding this checkout as ``pip install '<checkout>[registry]'`` installs it,
-    made or refreshed when it is not current (module docstring)."""
-    wanted = _stamp()
+def user_install(extra: str = "registry", venv: Path | None = None) -> Install:
+    """``venv`` (default: ``build/bench-venv``, ``build/bench-venv-<extra>`` for another extra)
+    holding this checkout as ``pip install '<checkout>[extra]'`` installs it, made or refreshed
+    when it is not current (module docstring)."""
+    if venv is None:
+        venv = VENV if extra == "registry" else VENV.with_name(f"{VENV.name}-{extra}")
+    wanted = _stamp(extra)
     stamp = venv / STAMP
     have = json.loads(stamp.read_text()) if stamp.exists() else {}
     fresh = (
-        have.get("interpreter") != wanted["interpreter"]
+        have.get("extra") != extra
+        or have.get("interpreter") != wanted["interpreter"]
         or have.get("dependencies") != wanted["dependencies"]
         or not (venv / "bin" / "python").exists()
     )
     if fresh or have.get("sources") != wanted["sources"]:
-        print(f"bench: installing the checkout into {venv} (pip install '<checkout>[registry]')")
+        print(f"bench: installing the checkout into {venv} (pip install '<checkout>[{extra}]')")
         if fresh:
             shutil.rmtree(venv, ignore_errors=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp:
             tree = _copy_sources(Path(tmp))
             if fresh:
-                _pip(venv, f"{tree}[registry]")  # the README's command, not editable
+                _pip(venv, f"{tree}[{extra}]")  # the documented command, not editable
             else:  # the same dependencies: Affidavit alone, again
                 _pip(venv, "--no-deps", "--force-reinstall", str(tree))
         stamp.write_text(json.dumps(wanted))
-    return Install(venv, _versions(venv))
+    return Install(venv, extra, _versions(venv))
 
 
 def _versions(venv: Path) -> dict[str, str]:

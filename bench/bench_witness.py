@@ -143,10 +143,7 @@ def main() -> None:
     parser.add_argument("--ml-dsa", action="store_true", help="Also cosign with ML-DSA-44.")
     args = parser.parse_args()
     install = user_install()
-    print(
-        f"witness: {install.venv} (pip install '<checkout>[registry]', not editable): "
-        f"{install.stack()}; load generator and floor: {sys.executable}"
-    )
+    print(f"witness: {install.header()}; load generator and floor: {sys.executable}")
 
     from affidavit.attest.keyring import derive_test_key, private_key_pem
     from affidavit.attest.log.transparency import TransparencyLog

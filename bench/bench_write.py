@@ -13,8 +13,10 @@ this run.
 
 **The servers run as a user installs them** (issue 34, bench/_install.py): from
 ``build/bench-venv``, a virtualenv made with docs/start.md's command, ``pip install
-'<checkout>[registry]'`` (not editable; made once, reused while current), whose server stack the
-header prints; the load generator runs in the dev virtualenv. Table 5 compares it with a server
+'<checkout>[registry]'`` (not editable; made once, reused while current), on PostgreSQL from
+``build/bench-venv-postgres``, made with docs/postgresql.md's ``pip install
+'<checkout>[postgres]'``; the header prints their server stacks. The load generator runs in the
+dev virtualenv. Table 5 compares it with a server
 of the dev virtualenv (editable, ``.[dev]``) and of any ``--compare-venv DIR`` (a virtualenv
 without uvloop and httptools, say), in the same run.
 
@@ -198,13 +200,20 @@ class Load:
 
 @dataclass
 class Run:
-    """The run's arguments, the servers' install, the table's rows and every measurement by
-    (operation, store)."""
+    """The run's arguments, the servers' installs (SQLite's, PostgreSQL's once there is a
+    cluster), the table's rows and every measurement by (operation, store)."""
 
     args: argparse.Namespace
     install: Install
+    postgres: Install | None = None
     rows: list[list[object]] = field(default_factory=list)
     results: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
+    def command(self, database_url: str) -> str:
+        """The ``affidavit`` a server on ``database_url`` runs (empty: SQLite)."""
+        if database_url and self.postgres is not None:
+            return self.postgres.affidavit
+        return self.install.affidavit
 
 
 def _entry_request(token: str, body: bytes, wait: bool) -> bytes:
@@ -341,7 +350,7 @@ def _reads(deploy: Deployment, path: str, seconds: float) -> dict[str, Any]:
 
 def _config(folder: Path, label: str, url: str, count: int, run: Run) -> None:
     args, rows, results = run.args, run.rows, run.results
-    deploy = Deployment(folder / label.replace(" ", "-"), url, count, run.install.affidavit)
+    deploy = Deployment(folder / label.replace(" ", "-"), url, count, run.command(url))
     try:
         for wait in (False, True):
             r = bench_entries(Load(deploy.ports, deploy.token, args.clients, wait, args.seconds))
@@ -369,7 +378,7 @@ def _baseline(folder: Path, cluster: PgCluster | None, run: Run) -> None:
     if cluster is not None:
         stores.append(("pg, 1 instance", cluster.create_database("wb")))
     for label, url in stores:
-        old = Deployment(folder / f"base-{label[:2]}", url, 1, run.install.affidavit, shim)
+        old = Deployment(folder / f"base-{label[:2]}", url, 1, run.command(url), shim)
         try:
             measured = _writes(old, "contract", args.seconds, f"b{label[:2]}")
             run.results["contract", f"{label} (per-request)"] = measured
@@ -452,10 +461,7 @@ def main(argv: list[str] | None = None) -> None:
     cores = os.cpu_count() or 1
     install = user_install()
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({cores} cores)")
-    print(
-        f"servers: {install.venv} (pip install '<checkout>[registry]', not editable): "
-        f"{install.stack()}; load generator: {sys.executable}"
-    )
+    print(f"servers: {install.header()}; load generator: {sys.executable}")
     run = Run(args, install)
     installs: list[list[object]] = []
     rows, results = run.rows, run.results
@@ -465,6 +471,13 @@ def main(argv: list[str] | None = None) -> None:
             cluster = start_cluster()
         except PostgresMissing as e:
             print(f"PostgreSQL skipped: {e}")
+        else:
+            try:
+                run.postgres = user_install("postgres")
+            except BaseException:
+                cluster.stop()
+                raise
+            print(f"servers on PostgreSQL: {run.postgres.header()}")
     with tempfile.TemporaryDirectory(prefix="bench-write-") as tmp:
         folder = Path(tmp)
         try:
