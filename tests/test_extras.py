@@ -68,7 +68,7 @@ def test_uvloop_is_asked_for_where_it_has_wheels_only() -> None:
     uvloop = _declared()["uvloop"]
     assert uvloop.marker is not None
     assert uvloop.marker.evaluate(LINUX)
-    assert not uvloop.marker.evaluate(WINDOWS)  # no uvloop there: asyncio's loop, still serving
+    assert not uvloop.marker.evaluate(WINDOWS)  # uvloop does not build there: no failed install
     httptools = _declared()["httptools"]
     assert httptools.marker is None or httptools.marker.evaluate(WINDOWS)
 
