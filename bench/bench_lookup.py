@@ -16,7 +16,8 @@ and p50/p99 latency, by kind of hash and over all. Target: p99 < 10 ms at 1,000,
 A second table says what filing costs the write path: 10,000 appended leaves of a kind (raw
 1 KiB, a ~1 KiB fact), then ``catch_up`` (``subjects`` and the rows) on them, on SQLite.
 PostgreSQL runs on a throwaway cluster (bench/_registry.py: tests/pg.py, shared_buffers 128MB),
-stopped at the end.
+stopped at the end. No server runs: the library is called in this process, the dev virtualenv's
+(the benchmarks that start servers run them from a ``[registry]`` install: bench/_install.py).
 """
 
 from __future__ import annotations

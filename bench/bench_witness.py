@@ -11,6 +11,12 @@ The floor printed beside it, measured in the same run, is what one request canno
 the log's Ed25519 note signature, make the Ed25519 cosignature (plus ML-DSA-44 with ``--ml-dsa``)
 and commit one row in SQLite with ``synchronous=FULL``, in a loop in this process. The ratio is
 what HTTP, parsing and the server's own bookkeeping cost on top.
+
+The witness runs as a user installs it (issue 34, bench/_install.py): from ``build/bench-venv``,
+a virtualenv made with docs/start.md's ``pip install '<checkout>[registry]'`` (not editable;
+made once, reused while current); the load generator and the floor run in the dev virtualenv.
+The header names the install's server stack and the witness's own start-up line (its event loop
+and HTTP parser).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import asyncio
 import base64
 import multiprocessing
+import os
 import signal
 import subprocess
 import sys
@@ -31,10 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _http import exchange  # noqa: E402 - bench/ is the script's folder
+from _install import server_env, stack_line, user_install  # noqa: E402
 from _timing import ops_per_second, table  # noqa: E402
 from bench_registry import free_port, wait_ready  # noqa: E402
 
-AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
 LEAVES = 2500  # each connection can advance this many times
 
 
@@ -135,6 +142,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--ml-dsa", action="store_true", help="Also cosign with ML-DSA-44.")
     args = parser.parse_args()
+    install = user_install()
+    print(f"witness: {install.header()}; load generator and floor: {sys.executable}")
 
     from affidavit.attest.keyring import derive_test_key, private_key_pem
     from affidavit.attest.log.transparency import TransparencyLog
@@ -177,13 +186,21 @@ def main() -> None:
         floor = _floor(folder, key, witness, note)
 
         port = free_port()
-        command = [AFFIDAVIT, "witness", "serve", "--name", witness.name, "--key", str(key_file),
-                   "--state", str(folder / "state"), "--port", str(port)]  # fmt: skip
+        command = [install.affidavit, "witness", "serve", "--name", witness.name,
+                   "--key", str(key_file), "--state", str(folder / "state"),
+                   "--port", str(port)]  # fmt: skip
         for origin in origins:
             command += ["--log-vkey", verifier_key_string(origin, key.public_key)]
         if args.ml_dsa:
             command += ["--ml-dsa-key", str(ml_file)]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log_file = folder / "witness.log"
+        with log_file.open("wb") as log:
+            server = subprocess.Popen(
+                command,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                env=server_env(dict(os.environ)),
+            )
         try:
             wait_ready(port, "/" + "0" * 64 + "/checkpoint")
             parent, child = multiprocessing.Pipe()
@@ -196,6 +213,7 @@ def main() -> None:
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(30)
+        print(f"witness stack (its start-up line): {stack_line(log_file)}")
 
     kinds = "Ed25519 + ML-DSA-44" if args.ml_dsa else "Ed25519"
     latencies.sort()

@@ -4,12 +4,21 @@ instances on one database; contract publication against today's per-request path
 PostgreSQL against SQLite; reads on two instances against one; per core beside Tessera.
 
 Usage: python bench/bench_write.py [--quick] [--seconds S] [--clients N] [--baseline REV]
-[--skip-baseline] [--skip-postgres]
+[--skip-baseline] [--skip-postgres] [--rounds R] [--compare-venv DIR ...]
 
 Everything runs on 127.0.0.1: ``affidavit registry serve`` processes (stderr to files), a
 throwaway PostgreSQL cluster (tests/pg.py, ``fsync`` on, bench_postgres's settings), and the load
 in a separate process (raw HTTP/1.1 keep-alive connections, uvloop). Ratios compare numbers of
 this run.
+
+**The servers run as a user installs them** (issue 34, bench/_install.py): from
+``build/bench-venv``, a virtualenv made with docs/start.md's command, ``pip install
+'<checkout>[registry]'`` (not editable; made once, reused while current), on PostgreSQL from
+``build/bench-venv-postgres``, made with docs/postgresql.md's ``pip install
+'<checkout>[postgres]'``; the header prints their server stacks. The load generator runs in the
+dev virtualenv. Table 5 compares it with a server
+of the dev virtualenv (editable, ``.[dev]``) and of any ``--compare-venv DIR`` (a virtualenv
+without uvloop and httptools, say), in the same run.
 
 1. **Entries** (``POST /v1/log/entries``, 1 KiB of distinct random bytes each, ``--clients`` 64
    keep-alive clients; with two instances, clients alternate between them). A watcher polls
@@ -19,14 +28,20 @@ this run.
 2. **Contract publication** (16 clients, a distinct lint-clean contract each request: sign,
    log, store, answer with the inclusion proof) on this code and on **today's per-request
    path**: the registry at ``--baseline`` (default: the commit before issue 24), exported with
-   ``git archive`` and run from that tree, on the same machine in the same run.
+   ``git archive`` and run from that tree by the install's interpreter (the same server stack),
+   on the same machine in the same run.
 3. **PUT facts** (16 clients, a distinct fact each): PostgreSQL against SQLite, this code.
 4. **Reads** (32 clients): ``GET /protocol/merkle/latest`` and ``GET /tlog/checkpoint`` on one
    PostgreSQL instance and on two (clients alternate), while nothing writes.
+5. **Where the server is installed** (issue 34): SQLite entries as in 1 from the ``[registry]``
+   install, the dev virtualenv and every ``--compare-venv``, all started at once and measured in
+   turn for ``--rounds`` rounds (the order rotated each round): the median of each, its ratio
+   to the install, and each server's start-up line (its event loop and HTTP parser).
 
 Targets (issue 24): SQLite >= 2,000 entries/s, p99 ack < 100 ms, p99 to checkpoint < 1 s;
 PostgreSQL one instance >= 1,500/s; two instances: writes >= one instance, reads >= 1.7x;
-publication >= 5x the per-request path; PUT facts on PostgreSQL >= 0.8x SQLite. The anchor:
+publication >= 5x the per-request path; PUT facts on PostgreSQL >= 0.8x SQLite; issue 34: the
+``[registry]`` install >= 2,000 entries/s on SQLite, as the dev virtualenv. The anchor:
 Tessera publishes ~2,900 writes/s on a 12-core POSIX machine (~240/s per core), 1,600 with
 antispam (deduplication, which this log always does). The machine here is shared: the load
 generator, the servers and PostgreSQL run on its cores together.
@@ -41,6 +56,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,11 +73,13 @@ sys.path.insert(0, str(ROOT))
 from _http import drive, read_answer  # noqa: E402
 from _http import request as _request  # noqa: E402
 from _http import slices as _slices  # noqa: E402
+from _install import DEV, Install, server_env, stack_line, user_install  # noqa: E402
 from _registry import start_cluster  # noqa: E402
 from _timing import table  # noqa: E402 - bench/ is the script's folder
 
+import tests.processes  # noqa: E402
 from tests.pg import PgCluster, PostgresMissing  # noqa: E402
-from tests.processes import AFFIDAVIT, RegistryProcess  # noqa: E402
+from tests.processes import RegistryProcess  # noqa: E402
 from tests.registry.helpers import contract, fact  # noqa: E402
 
 ENTRIES = "/v1/log/entries"
@@ -81,10 +99,14 @@ PACKAGES = ("verify", "attest", "cli", "registry", "witness", "specs")
 
 
 class Deployment:
-    """Registry instances on one store, with one API key for every scope the bench needs."""
+    """Registry instances on one store, with one API key for every scope the bench needs, run by
+    the ``affidavit`` command ``command`` (a virtualenv's)."""
 
-    def __init__(self, folder: Path, database_url: str, count: int, pythonpath: str = "") -> None:
+    def __init__(
+        self, folder: Path, database_url: str, count: int, command: str, pythonpath: str = ""
+    ) -> None:
         self.folder, self.database_url, self.pythonpath = folder, database_url, pythonpath
+        self.command = command
         first = folder / "i0"
         first.mkdir(parents=True)
         self.token = self._api_key(first)
@@ -101,7 +123,8 @@ class Deployment:
             raise
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "AFFIDAVIT_DATABASE_URL"}
+        env = server_env(dict(os.environ))
+        env.pop("AFFIDAVIT_DATABASE_URL", None)
         if self.database_url:
             env["AFFIDAVIT_DATABASE_URL"] = self.database_url
         if self.pythonpath:
@@ -109,7 +132,7 @@ class Deployment:
         return env
 
     def _api_key(self, data: Path) -> str:
-        command = [AFFIDAVIT, "registry", "keys", "create", "--data-dir", str(data), "--json"]
+        command = [self.command, "registry", "keys", "create", "--data-dir", str(data), "--json"]
         for scope in ("publish", "facts:write", "facts:read:*"):
             command += ["--scope", scope]
         command += ["--publisher", "acme"]
@@ -125,7 +148,12 @@ class Deployment:
         server = RegistryProcess(data, log_file=data.parent / f"{data.name}.log")
         server.env = self._env() | {"AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(data / "none")}
         server.env["AFFIDAVIT_PUBLIC_URL"] = public_url or server.url
-        server.start()
+        # RegistryProcess runs tests.processes.AFFIDAVIT (the dev virtualenv's): this one's, here
+        tests.processes.AFFIDAVIT, dev = self.command, tests.processes.AFFIDAVIT
+        try:
+            server.start()
+        finally:
+            tests.processes.AFFIDAVIT = dev
         return server
 
     @property
@@ -172,11 +200,20 @@ class Load:
 
 @dataclass
 class Run:
-    """The run's arguments, the table's rows and every measurement by (operation, store)."""
+    """The run's arguments, the servers' installs (SQLite's, PostgreSQL's once there is a
+    cluster), the table's rows and every measurement by (operation, store)."""
 
     args: argparse.Namespace
+    install: Install
+    postgres: Install | None = None
     rows: list[list[object]] = field(default_factory=list)
     results: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
+    def command(self, database_url: str) -> str:
+        """The ``affidavit`` a server on ``database_url`` runs (empty: SQLite)."""
+        if database_url and self.postgres is not None:
+            return self.postgres.affidavit
+        return self.install.affidavit
 
 
 def _entry_request(token: str, body: bytes, wait: bool) -> bytes:
@@ -313,7 +350,7 @@ def _reads(deploy: Deployment, path: str, seconds: float) -> dict[str, Any]:
 
 def _config(folder: Path, label: str, url: str, count: int, run: Run) -> None:
     args, rows, results = run.args, run.rows, run.results
-    deploy = Deployment(folder / label.replace(" ", "-"), url, count)
+    deploy = Deployment(folder / label.replace(" ", "-"), url, count, run.command(url))
     try:
         for wait in (False, True):
             r = bench_entries(Load(deploy.ports, deploy.token, args.clients, wait, args.seconds))
@@ -341,12 +378,61 @@ def _baseline(folder: Path, cluster: PgCluster | None, run: Run) -> None:
     if cluster is not None:
         stores.append(("pg, 1 instance", cluster.create_database("wb")))
     for label, url in stores:
-        old = Deployment(folder / f"base-{label[:2]}", url, 1, pythonpath=shim)
+        old = Deployment(folder / f"base-{label[:2]}", url, 1, run.command(url), shim)
         try:
             measured = _writes(old, "contract", args.seconds, f"b{label[:2]}")
             run.results["contract", f"{label} (per-request)"] = measured
         finally:
             old.stop()
+
+
+def _installs(folder: Path, run: Run) -> list[list[object]]:
+    """SQLite entries (``--clients`` writers) from the servers of the ``[registry]`` install, the
+    dev virtualenv and every ``--compare-venv``, all running at once and measured in turn for
+    ``--rounds`` rounds (the order rotated each round, so a change in the machine's load falls
+    on every one alike); each row the median round, the spread, its ratio to the install and
+    the server's own start-up line (its event loop and HTTP parser)."""
+    args = run.args
+    servers = [("[registry] install", run.install.affidavit), ("dev venv (editable)", DEV)]
+    servers += [(f"venv {v}", str(v / "bin" / "affidavit")) for v in args.compare_venv]
+    deploys: list[Deployment] = []
+    rates: list[list[float]] = [[] for _ in servers]
+    costs: list[list[float]] = [[] for _ in servers]  # server CPU seconds per entry
+    try:
+        for n, (_, command) in enumerate(servers):
+            deploys.append(Deployment(folder / f"install{n}", "", 1, command))
+        for turn in range(args.rounds):
+            for n in [(turn + k) % len(servers) for k in range(len(servers))]:
+                deploy = deploys[n]
+                load = Load(deploy.ports, deploy.token, args.clients, False, args.seconds)
+                before = _cpu_seconds(deploy.instances[0])
+                r = bench_entries(load)
+                entries = r["rps"] * args.seconds
+                rates[n].append(r["rps"])
+                if entries:
+                    costs[n].append((_cpu_seconds(deploy.instances[0]) - before) / entries)
+    finally:
+        for deploy in deploys:
+            deploy.stop()
+    base = statistics.median(rates[0])
+    rows: list[list[object]] = []
+    for n, (label, _) in enumerate(servers):
+        median = statistics.median(rates[n])
+        spread = f"{min(rates[n]):,.0f}-{max(rates[n]):,.0f}"
+        ratio = f"{median / base:.2f}x" if base else ""
+        cost = statistics.median(costs[n]) if costs[n] else float("nan")
+        stack = stack_line(folder / f"install{n}" / "i0.log").split(" (")[0]
+        rows.append([label, median, spread, ratio, cost * 1e6, 1 / cost, stack])
+    return rows
+
+
+def _cpu_seconds(server: RegistryProcess) -> float:
+    """CPU time (user + system, every thread) the server process has used so far (proc(5):
+    /proc/PID/stat fields 14 and 15, in clock ticks)."""
+    assert server.process is not None
+    stat = Path(f"/proc/{server.process.pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": field 3 on
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -358,12 +444,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--repository", type=Path, default=ROOT, help="Where --baseline is.")
     parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument(
+        "--compare-venv",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="SQLite entries from this virtualenv's servers too (repeatable).",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="Rounds of the install comparison [3; 0: none]."
+    )
     args, _unknown = parser.parse_known_args(argv)
     args.seconds = args.seconds or (2.0 if args.quick else 5.0)
     began = time.monotonic()
     cores = os.cpu_count() or 1
+    install = user_install()
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({cores} cores)")
-    run = Run(args)
+    print(f"servers: {install.header()}; load generator: {sys.executable}")
+    run = Run(args, install)
+    installs: list[list[object]] = []
     rows, results = run.rows, run.results
     cluster: PgCluster | None = None
     if not args.skip_postgres:
@@ -371,10 +471,19 @@ def main(argv: list[str] | None = None) -> None:
             cluster = start_cluster()
         except PostgresMissing as e:
             print(f"PostgreSQL skipped: {e}")
+        else:
+            try:
+                run.postgres = user_install("postgres")
+            except BaseException:
+                cluster.stop()
+                raise
+            print(f"servers on PostgreSQL: {run.postgres.header()}")
     with tempfile.TemporaryDirectory(prefix="bench-write-") as tmp:
         folder = Path(tmp)
         try:
             _config(folder, "sqlite", "", 1, run)
+            if args.rounds:
+                installs = _installs(folder, run)
             if cluster is not None:
                 _config(folder, "pg, 1 instance", cluster.create_database("w1"), 1, run)
                 _config(folder, "pg, 2 instances", cluster.create_database("w2"), 2, run)
@@ -422,6 +531,19 @@ def main(argv: list[str] | None = None) -> None:
         if ("entries", label) in results
     ]
     per_core.append(["Tessera (POSIX, 12 cores; its README)", 2900, TESSERA_PER_CORE])
+    if installs:
+        print(
+            f"entries on SQLite, {args.clients} keep-alive clients, by where the server is "
+            f"installed: median of {args.rounds} rounds of {args.seconds:g} s, taken in turn"
+        )
+        print(
+            "server CPU = the server process's CPU time (every thread) per entry acknowledged "
+            "(and integrated); per CPU-s = entries one busy core would take at that cost, "
+            "whatever else loads the machine"
+        )
+        head = ["server", "entries/s", "rounds", "ratio", "server CPU us", "per CPU-s", "stack"]
+        print(table(head, installs))
+        print()
     print(f"per core ({cores} cores here, shared by the load, the servers and PostgreSQL):")
     print(table(["entries", "entries/s", "per core"], per_core))
     print(f"(bench_write: {time.monotonic() - began:.0f} s)")

@@ -18,6 +18,11 @@ held forever, and enough of them use up the process's file descriptors:
   counted and logged on ``uvicorn.error`` as one line per cause per second, never a traceback per
   connection.
 
+The event loop and HTTP parser are uvloop and httptools, which the ``registry`` extra installs
+(docs/adr/0018 "The server stack"), else asyncio's loop and h11 (a plain ``pip install affidavit``
+with uvicorn added by hand, a platform without uvloop wheels): the server works either way, at
+about half the request rate, and its start-up log line says which it runs on.
+
 uvicorn is imported only when a server runs (docs/adr/0003-cold-start.md).
 """
 
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import importlib.util
+import importlib.metadata
 import logging
 import resource
 import sys
@@ -88,11 +93,14 @@ def run(
     import uvicorn  # noqa: PLC0415 - lazy: the server stack (~100 ms) only for serve
 
     guard = _Guard(limits.header_timeout_s, connection_cap(limits.max_connections))
+    loop_factory, loop_name = _loop_factory()
+    protocol = _protocol_class()
+    _LOG.info("%s", _stack_line(loop_name, _parser_name(protocol)))
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=_guarded(_protocol_class(), guard),
+        http=_guarded(protocol, guard),
         access_log=False,
         log_config=None,
         timeout_graceful_shutdown=10,
@@ -107,7 +115,7 @@ def run(
         loop.set_exception_handler(guard.loop_exception)
         await server.serve(sockets=[listener])
 
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
         runner.run(serve())
 
 
@@ -129,28 +137,57 @@ def send_logs(handler: logging.Handler, *names: str) -> None:
     logging.getLogger("uvicorn.error").handlers[:] = []
 
 
-def _best(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+def _stack_line(loop: str, parser: str) -> str:
+    """The start-up log line naming the event loop and the HTTP parser a server runs on (with
+    their versions), and what to install when they are not the fast ones (docs/adr/0018)."""
+    line = f"server: event loop {loop}, HTTP parser {parser}"
+    if not (loop.startswith("uvloop") and parser.startswith("httptools")):
+        line += " (install the registry extra, 'affidavit[registry]', for uvloop and httptools)"
+    return line
 
 
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
-    if _best("uvloop"):
-        import uvloop  # noqa: PLC0415 - lazy, optional
+def _named(distribution: str) -> str:
+    """``distribution`` and its installed version, or the name alone when it has no metadata."""
+    try:
+        return f"{distribution} {importlib.metadata.version(distribution)}"
+    except importlib.metadata.PackageNotFoundError:
+        return distribution
 
-        factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-        return factory
-    return asyncio.new_event_loop
+
+def _loop_factory() -> tuple[Callable[[], asyncio.AbstractEventLoop], str]:
+    """uvloop's loop when it imports, else asyncio's; with its name for the log line. Importing,
+    not looking for the module, decides: a uvloop that is present but cannot load (a wheel for
+    another platform) falls back too."""
+    try:
+        import uvloop  # noqa: PLC0415 - lazy, optional (the registry extra)
+    except ImportError:
+        return asyncio.new_event_loop, "asyncio"
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory, _named("uvloop")
 
 
 def _protocol_class() -> Any:
-    """uvicorn's HTTP/1.1 protocol: httptools' when installed, else h11's."""
-    if _best("httptools"):
+    """uvicorn's HTTP/1.1 protocol: httptools' when httptools imports, else h11's."""
+    try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: PLC0415
+    except ImportError:  # uvicorn imports httptools there
+        from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
 
-        return HttpToolsProtocol
-    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
+        return H11Protocol
+    return HttpToolsProtocol
 
-    return H11Protocol
+
+# The parser each of uvicorn's HTTP/1.1 protocol modules runs on.
+_PARSERS: Final = {
+    "uvicorn.protocols.http.httptools_impl": "httptools",
+    "uvicorn.protocols.http.h11_impl": "h11",
+}
+
+
+def _parser_name(protocol: Any) -> str:
+    """The HTTP parser under ``protocol`` (a uvicorn protocol class), with its version."""
+    parser = _PARSERS.get(protocol.__module__)
+    return _named(parser) if parser else f"{protocol.__module__}.{protocol.__qualname__}"
 
 
 class _Tally:
