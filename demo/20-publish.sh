@@ -17,12 +17,12 @@ ls -l keys | sed 's/^/   /'
 
 echo "-- affidavit adapter attest --sign-with: lint, then a signed manifest entry per contract"
 for name in eval_suite other; do
-  affidavit adapter attest "contracts/$name.json" --sign-with keys/demo-k1.key --out "$name.entry.json"
+  affidavit adapter attest "contracts/$name.json" --key keys/demo-k1.key --out "$name.entry.json"
 done
 
 echo "-- affidavit adapter manifest build: order, sign entries, hash and sign the manifest"
 affidavit adapter manifest build eval_suite.entry.json other.entry.json \
-  --sign-with keys/demo-k1.key --out adapter-contracts.manifest.json
+  --key keys/demo-k1.key --out adapter-contracts.manifest.json
 
 echo "-- affidavit adapter manifest verify, with the pinned publisher document (offline)"
 affidavit adapter manifest verify adapter-contracts.manifest.json \
