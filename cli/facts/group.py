@@ -63,6 +63,9 @@ def read_documents(
         value = loads(data)
     except errors.ParseError as e:
         if e.code != "json.trailing_data" and len(lines) < 2:
+            if not e.message.startswith(f"{source}:"):  # issue 33: name the file
+                e.message = f"{source}: {e.message}"
+                e.details.setdefault("source", source)
             raise
         value = None  # JSON Lines with a bad line: every line is read and every bad one named
     if isinstance(value, list):
