@@ -58,7 +58,9 @@ def generate(  # noqa: PLR0917 - click passes options positionally
     name: str | None,
     as_json: bool,
 ) -> None:
-    """Publisher: write DIR/<key-id>.key (0600), DIR/<key-id>.pub and
+    """Make a key: a publisher's (also a log's), or with --kind witness a witness's.
+
+    Publisher: write DIR/<key-id>.key (0600), DIR/<key-id>.pub and
     DIR/<publisher-id>-publisher.json. Witness: write DIR/<key-id>.key (Ed25519) and, with
     --ml-dsa, DIR/<key-id>.mldsa (ML-DSA-44), both 0600.
 
