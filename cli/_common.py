@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from affidavit.verify.results import Report, Result
 
 __all__ = [
+    "AliasedOption",
     "emit_json",
     "json_option",
     "log_write_key_option",
@@ -25,6 +27,33 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AliasedOption(click.Option):
+    """An option whose old spellings still parse but ``--help`` does not show: one visible name
+    per concept across the command line, the old one kept for scripts (issue 33, style.md §11).
+
+    ``aliases`` are among the option's declarations; the test walk of the click tree reads
+    them (tests/cli/test_help_texts.py) to tell the visible names from the hidden ones.
+    """
+
+    def __init__(self, *args: Any, aliases: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.aliases = tuple(aliases)
+        unknown = [name for name in self.aliases if name not in self.opts]
+        if unknown:  # pragma: no cover - a declaration mistake, caught at import
+            raise ValueError(f"aliases {unknown} are not declared")
+
+    def _shown(self) -> click.Option:
+        shown = copy.copy(self)
+        shown.opts = [name for name in self.opts if name not in self.aliases]
+        return shown
+
+    def get_help_spec(self, ctx: click.Context) -> str:
+        return click.Option.get_help_spec(self._shown(), ctx)
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        return click.Option.get_error_hint(self._shown(), ctx)
 
 
 def json_option(f: F) -> F:

@@ -187,7 +187,9 @@ log = LazyGroup(
 verify = LazyGroup(
     "verify",
     lazy=VERIFY_COMMANDS,
-    help="Verify bundles, attestations, anchor receipts, checkpoints and Merkle proofs offline.",
+    help="Verify offline: bundle (ProofPack), attestation, anchor (receipts and RFC 3161 tokens),"
+    " checkpoint, inclusion (Merkle proofs), dsse (envelopes), receipt (transformation"
+    " receipts), scitt (transparent statements) and tlog-proof (C2SP proofs under a policy).",
 )
 
 # name -> (module, attribute); each area adds its own line. Kept sorted.

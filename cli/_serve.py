@@ -31,17 +31,21 @@ from __future__ import annotations
 import asyncio
 import errno
 import importlib.metadata
+import json
 import logging
 import resource
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT_S",
+    "JsonLines",
     "Limits",
     "connection_cap",
+    "json_lines_everywhere",
     "run",
     "send_logs",
     "stderr_handler",
@@ -123,6 +127,52 @@ def stderr_handler(form: str) -> logging.Handler:
     """A handler writing records to stderr as ``form`` (a :class:`logging.Formatter` format)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(form))
+    return handler
+
+
+class JsonLines(logging.Formatter):
+    """Every record as one JSON object on one line (docs/postgresql.md "Operations", issue 33):
+    ``ts`` (RFC 3339 UTC, milliseconds), ``level``, ``logger``, then the fields of a record
+    whose message is a JSON object (the access log's) or else ``message``; a traceback is one
+    string, ``exception``. Nothing here adds what the message does not say (no secrets)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        moment = datetime.fromtimestamp(record.created, UTC)
+        document: dict[str, Any] = {
+            "ts": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        message = record.getMessage()
+        fields = _json_object(message) if message.startswith("{") else None
+        if fields is None:
+            document["message"] = message
+        else:
+            document.update((k, v) for k, v in fields.items() if k not in document)
+        if record.exc_info:
+            document["exception"] = self.formatException(record.exc_info)
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def json_lines_everywhere(*names: str) -> logging.Handler:
+    """Send the loggers ``names`` (from INFO up), uvicorn's, and every other logger's warnings
+    (the root logger, Python's warnings included) to stderr as JSON lines (:class:`JsonLines`);
+    returns the handler."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines())
+    send_logs(handler, *names, "uvicorn")
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.captureWarnings(True)
     return handler
 
 

@@ -71,11 +71,20 @@ def read_object(source: str, *, what: str) -> dict[str, Any]:
 def read_manifest(source: str) -> dict[str, Any]:
     """A manifest object from a path, ``-`` or an explicit https URL."""
     try:
-        return read_object(source, what="manifest")
+        document = read_object(source, what="manifest")
     except errors.ParseError as e:
         if e.code != "json.wrong_type":
             raise
         raise errors.ContractError("manifest.invalid", e.message) from None
+    if "contracts" not in document and ("entry" in document or "contract_hash" in document):
+        # issue 33: say what the file is, not what a manifest's field holds (docs/formats.md §3)
+        raise errors.ContractError(
+            "manifest.invalid",
+            f"{source}: a manifest entry (what adapter attest writes), not a manifest: check it"
+            f" with 'affidavit adapter manifest verify-entry {source}', or build a manifest"
+            " from it with 'affidavit adapter manifest build'",
+        )
+    return document
 
 
 def publisher_document(source: str) -> PublisherDocument:

@@ -20,7 +20,13 @@ import click
 from affidavit.attest.host import utc_now
 from affidavit.cli._common import emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
-from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
+from affidavit.cli._serve import (
+    Limits,
+    json_lines_everywhere,
+    run,
+    send_logs,
+    stderr_handler,
+)
 from affidavit.cli.scitt import scitt_serve_options, with_scitt
 from affidavit.registry.errors import AuthError
 from affidavit.verify import errors
@@ -94,6 +100,15 @@ def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[
 @click.option("--public-url", default=None, help="URL clients use (node probe node_url).")
 @click.option("--access-log/--no-access-log", default=True, help="JSON access log on stderr.")
 @click.option(
+    "--log-format",
+    type=click.Choice(["json", "text"]),
+    default="json",
+    show_default=True,
+    envvar="AFFIDAVIT_LOG_FORMAT",
+    help="stderr's lines: json (one object per line, for log shippers) or text (for people)"
+    " [env: AFFIDAVIT_LOG_FORMAT].",
+)
+@click.option(
     "--witness",
     "witnesses",
     multiple=True,
@@ -117,6 +132,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     contracts_dir: Path | None,
     public_url: str | None,
     access_log: bool,
+    log_format: str,
     witnesses: tuple[str, ...],
     witness_interval: float | None,
     as_json: bool,
@@ -137,7 +153,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         witness_interval_s=witness_interval,
     )
     settings = with_scitt(settings, **scitt_options)  # a bad issuer folder: one line, exit 2
-    _configure_logging(access_log)
+    _configure_logging(access_log, log_format)
     # before anything else: one line, exit 2 (net.bind_failed, as witness serve)
     listener = listen(settings.host, settings.port, backlog=2048)
     state = open_state(settings)  # refusals: AffidavitError -> one line, exit 2
@@ -147,8 +163,11 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     listening = f"http://{settings.host}:{listener.getsockname()[1]}"  # the bound port (0: any)
     if as_json:
         emit_json({"listening": listening, "data_dir": str(settings.data_dir)})
-    else:
-        click.echo(f"registry on {listening} (data {settings.data_dir})", err=True)
+    banner = f"registry on {listening} (data {settings.data_dir})"
+    if log_format == "json":  # one format on stderr (docs/postgresql.md "Operations")
+        logging.getLogger("affidavit.registry").info(banner)
+    elif not as_json:
+        click.echo(banner, err=True)
     keep_alive = settings.keep_alive_timeout_s
     limits = Limits(settings.header_timeout_s, settings.max_connections)
     run(
@@ -161,14 +180,19 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     )
 
 
-def _configure_logging(access_log: bool) -> None:
-    send_logs(stderr_handler("%(message)s"), "affidavit.registry.access", "uvicorn")
+def _configure_logging(access_log: bool, log_format: str) -> None:
+    """stderr in one format: JSON lines (every logger, uvicorn's included), or for people the
+    access log's JSON, uvicorn's messages and ``LEVEL logger: message`` lines."""
+    if log_format == "json":
+        json_lines_everywhere("affidavit.registry", "affidavit.registry.access")
+    else:
+        send_logs(stderr_handler("%(message)s"), "affidavit.registry.access", "uvicorn")
+        service = logging.getLogger("affidavit.registry")
+        if not service.handlers:
+            service.addHandler(stderr_handler("%(levelname)s %(name)s: %(message)s"))
+            service.setLevel(logging.INFO)
     if not access_log:
         logging.getLogger("affidavit.registry.access").setLevel(logging.WARNING)
-    service = logging.getLogger("affidavit.registry")
-    if not service.handlers:
-        service.addHandler(stderr_handler("%(levelname)s %(name)s: %(message)s"))
-        service.setLevel(logging.INFO)
 
 
 @registry.group()

@@ -54,14 +54,24 @@ def _when(text: str | None) -> datetime:
 
 class _Required(click.Option):
     """An option help marks ``[required]`` that click cannot require: ``stamp batch`` takes it
-    from ``stamp`` or itself, so :func:`_require` checks it once the command line is read."""
+    from ``stamp`` or itself, so :func:`_require` checks it once the command line is read.
+    ``when``: the options only one deal needs say so (stamp batch needs none of them)."""
+
+    def __init__(self, *args: Any, when: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.when = when
 
     def get_help_extra(self, ctx: click.Context) -> Any:
-        return {**super().get_help_extra(ctx), "required": "required"}
+        return {**super().get_help_extra(ctx), "required": f"required{self.when}"}
 
 
-def _file(*names: str, help: str) -> Callable[[F], F]:
-    return click.option(*names, cls=_Required, type=click.Path(dir_okay=False), help=help)
+def _file(*names: str, help: str, when: str = "") -> Callable[[F], F]:
+    return click.option(
+        *names, cls=_Required, when=when, type=click.Path(dir_okay=False), help=help
+    )
+
+
+_ONE_DEAL = " for one deal"
 
 
 def _common_options(f: Any) -> Any:
@@ -220,15 +230,16 @@ def _report(written: list[tuple[Path, dict[str, Any]]], as_json: bool) -> None:
 
 @click.group("stamp", invoke_without_command=True)
 @_common_options
-@_file("--adapter-output", help="Raw adapter output.")
-@click.option("--deal-id", cls=_Required, default=None, help="Deal id.")
-@_file("--out", help="Bundle file to write.")
+@_file("--adapter-output", help="Raw adapter output.", when=_ONE_DEAL)
+@click.option("--deal-id", cls=_Required, when=_ONE_DEAL, default=None, help="Deal id.")
+@_file("--out", help="Bundle file to write.", when=_ONE_DEAL)
 @click.pass_context
 def stamp(ctx: click.Context, /, **options: Any) -> None:
     """Stamp one deal into a ProofPack bundle (or many with stamp batch).
 
-    The [required] options are required to stamp one deal; stamp batch takes --contract,
-    --policy, --log and --key from here or after batch.
+    Options marked [required] are needed by both; those [required for one deal] only
+    without batch. stamp batch takes --contract, --policy, --log and --key from here or
+    after batch.
     """
     ctx.obj = options
     if ctx.invoked_subcommand is not None:

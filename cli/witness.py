@@ -2,9 +2,10 @@
 
 ::
 
-    affidavit witness keygen --key FILE [--ml-dsa-key FILE] [--name NAME]
+    affidavit keys generate --kind witness --dir DIR --key-id ID [--ml-dsa] [--name NAME]
+        (witness keygen --key FILE [--ml-dsa-key FILE]: its old, hidden name)
     affidavit witness vkey --name NAME --key FILE [--ml-dsa-key FILE]
-    affidavit witness serve --name NAME --key FILE --log-vkey VKEY [--log-vkey ...] --state DIR
+    affidavit witness serve --name NAME --key FILE --log-vkey VKEY [--log-vkey ...] --data-dir DIR
         [--ml-dsa-key FILE] [--host 127.0.0.1] [--port 8081]
         [--header-timeout SECONDS] [--max-connections N]
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import AliasedOption, emit_json, json_option
 from affidavit.cli._listen import listen
 from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
 from affidavit.verify import errors
@@ -33,7 +34,7 @@ def witness() -> None:
     """A transparency-log witness: cosigns checkpoints of the logs it trusts (C2SP)."""
 
 
-@witness.command("keygen")
+@witness.command("keygen", hidden=True)
 @click.option("--key", "key_file", type=_PATH, help="Write a new Ed25519 key here (PKCS#8 PEM).")
 @click.option(
     "--ml-dsa-key", "ml_dsa_file", type=_PATH, help="Write a new ML-DSA-44 key here (PKCS#8 PEM)."
@@ -43,7 +44,15 @@ def witness() -> None:
 def keygen(
     key_file: Path | None, ml_dsa_file: Path | None, name: str | None, as_json: bool
 ) -> None:
-    """Generate witness keys: mode 0600 files that are never overwritten (exit 2 if one exists)."""
+    """Generate witness keys (hidden: keys generate --kind witness is its one name, issue 33)."""
+    write_witness_keys(key_file, ml_dsa_file, name, as_json=as_json)
+
+
+def write_witness_keys(
+    key_file: Path | None, ml_dsa_file: Path | None, name: str | None, *, as_json: bool
+) -> None:
+    """Generate witness keys: mode 0600 files that are never overwritten (exit 2 if one exists);
+    print the files written (stderr) and, under ``name``, the vkeys."""
     from affidavit.verify.tlog.cosignature import cosigner_vkey  # noqa: PLC0415 - lazy
     from affidavit.witness.cosigner import write_key_files  # noqa: PLC0415 - lazy
 
@@ -91,11 +100,14 @@ def vkey(name: str, key_file: Path, ml_dsa_file: Path | None, as_json: bool) -> 
     help="A trusted log's verifier key (affidavit log vkey); its name is the origin. Repeatable.",
 )
 @click.option(
+    "--data-dir",
     "--state",
     "state_dir",
+    cls=AliasedOption,
+    aliases=("--state",),  # the old spelling, kept for scripts (issue 33)
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder of witness.db (made 0700 when absent).",
+    help="The witness's data folder, holding witness.db (made 0700 when absent).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8081, show_default=True)

@@ -9,11 +9,11 @@ contract="$dir/adapter_contract.json"
 
 echo "-- scaffold acme.eval_suite.v0 0.1.0 (fields signal_a,signal_b,signal_c)"
 affidavit adapter scaffold --id acme.eval_suite.v0 --version 0.1.0 \
-  --fields signal_a,signal_b,signal_c --out "$dir" --force --format text
+  --fields signal_a,signal_b,signal_c --out "$dir" --force
 cp "$contract" "$dir/adapter_contract.v0.1.0.json"
 
 echo "-- lint (schema, allowed ⊆ output, both hashes recomputed, known validator)"
-affidavit adapter lint "$contract" --format text
+affidavit adapter lint "$contract"
 
 echo "-- scaffold again without --force is refused (exit 2), the file is kept"
 if affidavit adapter scaffold --id acme.eval_suite.v0 --out "$dir" 2>"$dir/refused.txt"; then
@@ -22,17 +22,17 @@ fi
 cat "$dir/refused.txt"
 
 echo "-- bump to 0.2.0 (atomic rewrite, hashes recomputed); bumping down is refused"
-affidavit adapter bump "$contract" --version 0.2.0 --format text
+affidavit adapter bump "$contract" --version 0.2.0
 if affidavit adapter bump "$contract" --version 0.1.0 2>"$dir/refused.txt"; then
   echo "unexpected: downgrade was allowed"; exit 1
 fi
 cat "$dir/refused.txt"
 
 echo "-- diff 0.1.0 -> 0.2.0 (exit 1: they differ)"
-affidavit adapter diff "$dir/adapter_contract.v0.1.0.json" "$contract" --format text || true
+affidavit adapter diff "$dir/adapter_contract.v0.1.0.json" "$contract" || true
 
 echo "-- hashes (recomputed by lint)"
 for f in "$dir/adapter_contract.v0.1.0.json" "$contract"; do
   echo "$(basename "$f"):"
-  affidavit adapter lint "$f" --format text | grep '_hash'
+  affidavit adapter lint "$f" | grep '_hash'
 done

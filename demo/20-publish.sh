@@ -11,22 +11,22 @@ cp "$VECTORS_DIR/publication/contracts/acme.other.v0@1.0.0.json" "$work/contract
 cd "$work"
 
 echo "-- affidavit keys generate: the publisher's key (0600) and its publisher document"
-affidavit keys generate --dir keys --publisher-id demo.publisher --key-id demo-k1 \
+affidavit keys generate --dir keys --publisher-id demo --key-id demo-k1 \
   --manifest-url https://publisher.example/specs/adapter-contracts.manifest.json >/dev/null
 ls -l keys | sed 's/^/   /'
 
 echo "-- affidavit adapter attest --sign-with: lint, then a signed manifest entry per contract"
 for name in eval_suite other; do
-  affidavit adapter attest "contracts/$name.json" --sign-with keys/demo-k1.key --out "$name.entry.json"
+  affidavit adapter attest "contracts/$name.json" --key keys/demo-k1.key --out "$name.entry.json"
 done
 
 echo "-- affidavit adapter manifest build: order, sign entries, hash and sign the manifest"
 affidavit adapter manifest build eval_suite.entry.json other.entry.json \
-  --sign-with keys/demo-k1.key --out adapter-contracts.manifest.json
+  --key keys/demo-k1.key --out adapter-contracts.manifest.json
 
 echo "-- affidavit adapter manifest verify, with the pinned publisher document (offline)"
 affidavit adapter manifest verify adapter-contracts.manifest.json \
-  --publisher-doc keys/demo.publisher-publisher.json
+  --publisher-doc keys/demo-publisher.json
 
 echo "-- affidavit adapter list"
 affidavit adapter list --manifest adapter-contracts.manifest.json
@@ -35,10 +35,10 @@ hash="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contrac
   contracts/eval_suite.json)"
 echo "-- affidavit adapter pin acme.eval_suite.v0@0.1.0 against the verified manifest"
 affidavit adapter pin --id acme.eval_suite.v0 --version 0.1.0 --hash "$hash" \
-  --manifest adapter-contracts.manifest.json --publisher-doc keys/demo.publisher-publisher.json
+  --manifest adapter-contracts.manifest.json --publisher-doc keys/demo-publisher.json
 
 gate=(affidavit adapter pins check --contracts-dir contracts
-  --manifest adapter-contracts.manifest.json --publisher-doc keys/demo.publisher-publisher.json
+  --manifest adapter-contracts.manifest.json --publisher-doc keys/demo-publisher.json
   --require-signed)
 echo "-- affidavit adapter pins check (the CI gate): passes"
 "${gate[@]}"

@@ -30,7 +30,7 @@ mapfile -t witness_vkeys < <(affidavit witness vkey --name "$witness_name" --key
 witness_port="$(free_port)"
 witness_url="http://127.0.0.1:$witness_port"
 affidavit witness serve --name "$witness_name" --key witness/w1.key --ml-dsa-key witness/w1.mldsa \
-  --log-vkey "$log_vkey" --state witness/state --port "$witness_port" 2>witness/server.log &
+  --log-vkey "$log_vkey" --data-dir witness/state --port "$witness_port" 2>witness/server.log &
 witness_pid=$!
 files_pid=""
 trap 'kill -TERM $witness_pid $files_pid 2>/dev/null || true; wait 2>/dev/null || true' EXIT

@@ -17,7 +17,7 @@ if [[ -f "$DEMO_DIR/publish/keys/demo-k1.key" ]]; then
   echo "-- using the publisher key of step 20: $key"
 else
   keydir="$work/keys"
-  affidavit keys generate --dir "$keydir" --publisher-id demo.publisher --key-id demo-k1 >/dev/null
+  affidavit keys generate --dir "$keydir" --publisher-id demo --key-id demo-k1 >/dev/null
   key="$keydir/demo-k1.key"
   echo "-- generated a demo key: $key"
 fi

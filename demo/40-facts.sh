@@ -35,13 +35,13 @@ note="$(affidavit facts hash note.json)"
 fact report affidavit:summary '{"type":"text","v":"paid 250 after auto_accept"}' team "$payout" "$note" > report.json
 report="$(affidavit facts hash report.json)"
 cat decision.json payout.json note.json report.json > facts.jsonl
-affidavit facts add facts.db facts.jsonl
+affidavit facts add --store facts.db facts.jsonl
 echo "-- the same batch again is a no-op:"
-affidavit facts add --json facts.db facts.jsonl > again.json
+affidavit facts add --json --store facts.db facts.jsonl > again.json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["added"]), "added,", len(d["existing"]), "already stored")' again.json
 echo "-- re-recording the decision as derived from the report is refused (derived_from is immutable):"
 fact decision affidavit:decision '{"type":"text","v":"auto_accept"}' team "$report" > cyclic.json
-if affidavit facts add facts.db cyclic.json; then echo "change accepted?!"; exit 1; else echo "(refused, exit $?)"; fi
+if affidavit facts add --store facts.db cyclic.json; then echo "change accepted?!"; exit 1; else echo "(refused, exit $?)"; fi
 
 echo "-- lineage of the report (text):"
 affidavit facts walk "$report" --store facts.db --format text
@@ -52,7 +52,7 @@ affidavit facts walk "$report" --store facts.db --format svg > lineage.svg
 echo "wrote $work/lineage.html and lineage.svg"
 
 echo "-- audit of an export, then of a tampered copy (the payout edited from 250 to 2500):"
-affidavit facts export facts.db > export.jsonl
+affidavit facts export --store facts.db > export.jsonl
 affidavit facts audit --store export.jsonl
 sed 's/"v":250}/"v":2500}/' export.jsonl > tampered.jsonl
 if affidavit facts audit --store tampered.jsonl; then echo "tampering missed?!"; exit 1; else echo "(audit exit $?)"; fi

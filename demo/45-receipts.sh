@@ -73,7 +73,7 @@ fi
 
 echo "-- the receipt as a fact derived from the source's fact; its lineage:"
 printf '{"entity":"urn:demo:source:notes/n1.txt","relation":"affidavit:ingested","value":{"type":"text","v":"notes/n1.txt as read"},"source":"file:///notes/n1.txt","scope":"local","confidence":1,"ts":"2026-01-01T00:00:00Z"}\n' > source-fact.json
-affidavit facts add facts.db source-fact.json >/dev/null
+affidavit facts add --store facts.db source-fact.json >/dev/null
 source_fact="$(affidavit facts hash source-fact.json)"
 receipt_fact="$(affidavit receipt fact out/notes/n1.txt.receipt.json --source-fact "$source_fact" --store facts.db | awk '{print $NF}')"
 affidavit facts walk "$receipt_fact" --store facts.db --format text

@@ -89,12 +89,19 @@ class RegistryProcess:
     launch_output = b""  # the stderr of the last start that failed
 
     def __init__(
-        self, data_dir: Path, env: Mapping[str, str] | None = None, *, log_file: Path | None = None
+        self,
+        data_dir: Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        log_file: Path | None = None,
+        access_log: bool = False,
     ) -> None:
         """``log_file``: stderr goes there instead of a pipe (a pipe can fill up under a long
-        load and stall the server; the benchmarks use a file)."""
+        load and stall the server; the benchmarks use a file). ``access_log``: a line per
+        request (off unless asked)."""
         self.data_dir = data_dir
         self.log_file = log_file
+        self.access_log = access_log
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -154,7 +161,7 @@ class RegistryProcess:
                 str(self.port),
                 "--data-dir",
                 str(self.data_dir),
-                "--no-access-log",
+                "--access-log" if self.access_log else "--no-access-log",
             ],
             env=self.env,
             stdout=subprocess.DEVNULL,

@@ -42,6 +42,7 @@ and :meth:`key_history` lists every key with its window.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -98,6 +99,7 @@ from affidavit.attest.log.types import (
 from affidavit.attest.stores.sqlite import Store
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.merkle import leaf_hash
+from affidavit.verify.errors import AffidavitError
 from affidavit.verify.json.forms import format_utc
 
 __all__ = [
@@ -193,6 +195,13 @@ class TransparencyLog(TreeReads, HeadSigning):
         if not _LOG_ID.fullmatch(log_id):
             raise LogError("log.bad_log_id", f"invalid log ID {log_id!r}")
         if state_file is not None and state_file.exists():
+            if cls._holds(path, log_id, key):  # issue 33: an existing log is not a fork
+                raise LogError(
+                    "log.exists",
+                    f"{path}: log {log_id!r} already exists there under this key; nothing to"
+                    " create (append to it, or give init a new DB and log ID)",
+                    details={"state_file": str(state_file)},
+                )
             raise LogError(
                 "log.state_mismatch",
                 f"the key already signed heads of log {log_id!r} (see {state_file}); "
@@ -215,6 +224,17 @@ class TransparencyLog(TreeReads, HeadSigning):
             if owns:
                 store.close()
             raise
+
+    @classmethod
+    def _holds(cls, path: str | Path | Store, log_id: str, key: SigningKey) -> bool:
+        """Whether ``path`` already holds the log ``log_id`` under ``key`` (read only)."""
+        if not isinstance(path, Store) and not os.path.isfile(path):
+            return False
+        try:
+            with cls.open(path) as existing:
+                return existing.log_id == log_id and existing.public_key == key.public_key
+        except AffidavitError:
+            return False
 
     @classmethod
     def open(

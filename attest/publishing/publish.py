@@ -220,7 +220,7 @@ def attest_document(
         document["entry_signature"] = _sign_hex(signing_key, digest)
         document["signed"] = True
         steps = [
-            "Add it to a manifest: affidavit adapter manifest build ENTRY... --sign-with KEYFILE "
+            "Add it to a manifest: affidavit adapter manifest build ENTRY... --key KEYFILE "
             "--out adapter-contracts.manifest.json",
             pin_step + " --manifest MANIFEST --public-key-base64 KEY",
         ]
@@ -228,8 +228,8 @@ def attest_document(
         document["signed"] = False
         steps = [
             "UNSIGNED: this entry carries no entry_signature and proves nothing about its "
-            "publisher. Sign it with --sign-with KEYFILE, or let `affidavit adapter manifest "
-            "build --sign-with KEYFILE` sign it.",
+            "publisher. Sign it with --key KEYFILE, or let `affidavit adapter manifest "
+            "build --key KEYFILE` sign it.",
             pin_step,
         ]
     document["next_steps"] = steps

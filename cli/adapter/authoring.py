@@ -1,9 +1,8 @@
 """``affidavit adapter scaffold | lint | bump | diff``: author AdapterContracts (seed 003).
 
-Same verbs, flags and JSON keys as ``aigentsy adapter`` so scripts keep working: text for people,
-``--json`` the peer's document (``--format json|text`` is a hidden, deprecated alias). ``scaffold``
-and ``lint`` are seed 003's verbs, whose scripts read the JSON document they print with no flag:
-on a terminal they print text, into a pipe or file the seed's JSON, so those scripts carry over.
+Same verbs, flags and JSON keys as ``aigentsy adapter``: text for people by default, wherever
+stdout goes, and ``--json`` the seed's document, unchanged (``--format json|text`` is a hidden,
+deprecated alias kept for scripts). Output never depends on whether stdout is a terminal (issue 33).
 Exit codes: 0 ok, 1 the contract is invalid or the two files differ, 2 unreadable input or usage
 (style.md §11).
 """
@@ -13,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -59,14 +57,6 @@ def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
         hidden=True,
         help="Deprecated: --format json is --json; text is the default.",
     )(f)
-
-
-def _seed_default(output_format: str | None) -> str:
-    """Seed 003's verbs print JSON with no flag: text on a terminal, the seed's JSON elsewhere
-    (a script reading the output), unless ``--format`` says which (module docstring)."""
-    if output_format is not None:
-        return output_format
-    return "text" if sys.stdout.isatty() else "json"
 
 
 def _emit(
@@ -175,7 +165,7 @@ def scaffold(
     _emit(
         document,
         as_json,
-        _seed_default(output_format),
+        output_format,
         [
             f"wrote {target}",
             f"  contract_hash      {hashes.contract_hash}",
@@ -205,7 +195,7 @@ def lint(output_format: str | None, as_json: bool, path: str) -> None:
     """Lint a contract: schema, allowed ⊆ output, both hashes, lifecycle, known validator."""
     declaration = read_json_object(path, what="adapter contract")
     report = lint_contract(declaration, validators=installed_validators())
-    _emit(report.to_json(), as_json, _seed_default(output_format), _lint_text(path, report))
+    _emit(report.to_json(), as_json, output_format, _lint_text(path, report))
     _exit(0 if report.ok else 1)
 
 

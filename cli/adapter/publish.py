@@ -23,7 +23,7 @@ import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.host import utc_now
 from affidavit.attest.publishing import publish
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import AliasedOption, emit_json, json_option
 from affidavit.cli._sources import (
     read_manifest,
     read_object,
@@ -70,7 +70,15 @@ def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
 
 @click.command("attest")
 @click.argument("contract", metavar="CONTRACT")
-@click.option("--sign-with", type=click.Path(dir_okay=False), help="Private key file (.key).")
+@click.option(
+    "--key",
+    "--sign-with",
+    "sign_with",
+    cls=AliasedOption,
+    aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
+    type=click.Path(dir_okay=False),
+    help="Private key file (.key).",
+)
 @click.option(
     "--publisher-id", default=None, help="Default: from the publisher doc beside the key."
 )
@@ -119,7 +127,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     out: str | None,
     as_json: bool,
 ) -> None:
-    """Lint CONTRACT and emit its manifest entry (attest document), signed with --sign-with.
+    """Lint CONTRACT and emit its manifest entry (attest document), signed with --key.
 
     Without a key the entry is UNSIGNED and says so ("signed": false). Lifecycle fields not
     given as flags come from the contract (seed 003: they are outside its hashes).
@@ -193,7 +201,14 @@ def manifest() -> None:
 @manifest.command("build")
 @click.argument("entries", nargs=-1, required=True, metavar="ENTRY...")
 @click.option(
-    "--sign-with", required=True, type=click.Path(dir_okay=False), help="Private key file."
+    "--key",
+    "--sign-with",
+    "sign_with",
+    cls=AliasedOption,
+    aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Private key file (.key).",
 )
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="Manifest file to write."

@@ -13,10 +13,10 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
-from affidavit.cli._common import emit_json, json_option, read_input
+from affidavit.cli._common import AliasedOption, emit_json, json_option, read_input
 from affidavit.cli._group import LazyGroup
 from affidavit.cli._trust import read_folder, read_key_file
 from affidavit.cli.render.lineage import FORMATS, Format, render
@@ -63,6 +63,9 @@ def read_documents(
         value = loads(data)
     except errors.ParseError as e:
         if e.code != "json.trailing_data" and len(lines) < 2:
+            if not e.message.startswith(f"{source}:"):  # issue 33: name the file
+                e.message = f"{source}: {e.message}"
+                e.details.setdefault("source", source)
             raise
         value = None  # JSON Lines with a bad line: every line is read and every bad one named
     if isinstance(value, list):
@@ -165,9 +168,10 @@ def _checker(paths: Sequence[str]) -> Any:
     from affidavit.verify.lineage.signing import TrustedFactKeys  # noqa: PLC0415
 
     keys = {}
-    for path in paths:
-        (trusted,) = read_key_file(path).keys
-        keys[_key_id_of(path, trusted.document)] = trusted.key
+    for path in paths:  # a key file, or a folder of them (--trusted-keys everywhere, ADR 0016)
+        root = read_folder(path) if os.path.isdir(path) else read_key_file(path)
+        for trusted in root.keys:
+            keys[_key_id_of(trusted.source, trusted.document)] = trusted.key
     return TrustedFactKeys(keys).check
 
 
@@ -180,12 +184,59 @@ def _key_id_of(path: str, document: dict[str, Any] | None) -> str:
 
 
 _trusted_key_option = click.option(
+    "--trusted-keys",
     "--trusted-key",
     "trusted_keys",
+    cls=AliasedOption,
+    aliases=("--trusted-key",),  # the old spelling, kept for scripts (issue 33)
     multiple=True,
-    metavar="FILE",
-    help="A public key whose fact signatures count (repeatable); its key id is the file's stem "
-    "(or publisher_key_id of a JSON key document).",
+    metavar="FILE|DIR",
+    help="A public key, or a folder of them, whose fact signatures count (repeatable); a key's "
+    "id is its file's stem (or publisher_key_id of a JSON key document).",
+)
+
+
+class _Drawing(click.Choice):  # type: ignore[type-arg]
+    """The walk's drawings; ``json`` is still read (it is ``--json``, the one name for the
+    machine form, issue 33) but not shown."""
+
+    shown: Final = tuple(form for form in FORMATS if form != "json")
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:  # noqa: ARG002
+        return f"[{'|'.join(self.shown)}]"
+
+
+def _store_and_source(store: str | None, paths: tuple[str, ...], verb: str) -> tuple[str, ...]:
+    """``--store DB`` and the operands, or the old positional ``DB`` first (kept for scripts,
+    issue 33): the store, then the rest."""
+    if store is not None:
+        return (store, *paths)
+    if not paths:
+        raise errors.UsageError(
+            f"facts {verb} needs --store DB (see 'affidavit facts {verb} --help')",
+            code="usage.missing_argument",
+        )
+    return paths
+
+
+class _Operands(click.Argument):
+    """The operands, shown in the usage line as ``usage`` (the old positional DB first is
+    read but not shown: --store is its one name, issue 33)."""
+
+    def __init__(self, *args: Any, usage: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.usage = usage
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:  # noqa: ARG002 - click's
+        return [self.usage] if self.usage else []
+
+
+_store_option = click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="DB",
+    help="The SQLite fact store.",
 )
 
 
@@ -209,12 +260,18 @@ def hash_command(as_json: bool, source: str) -> None:
 
 @facts.command("add")
 @json_option
-@click.argument("database", metavar="DB")
-@click.argument("source", metavar="FILE|-")
-def add_command(as_json: bool, database: str, source: str) -> None:
-    """Insert facts into the SQLite store DB (created when missing), all or none."""
+@_store_option
+@click.argument("operands", cls=_Operands, usage="FILE|-", nargs=-1, required=True)
+def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]) -> None:
+    """Insert facts into the SQLite store --store DB (created when missing), all or none."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
+    named = _store_and_source(store_path, operands, "add")
+    if len(named) != 2:  # the store and one source
+        raise errors.UsageError(
+            "facts add takes --store DB and one FILE|- (see 'affidavit facts add --help')"
+        )
+    database, source = named
     documents, parsed = read_facts(source)
     with FactStore.open(database, create=True) as store:
         result = store.add_batch(parsed, labels=[label for label, _ in documents], every_error=True)
@@ -273,10 +330,10 @@ def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) 
 @click.option(
     "--format",
     "form",
-    type=click.Choice(FORMATS),
+    type=_Drawing(FORMATS),
     default="text",
     show_default=True,
-    help="How to draw the walk (--json, or --format json, for the machine form).",
+    help="How to draw the walk (--json for the machine form).",
 )
 @_trusted_key_option
 def walk_command(  # noqa: PLR0917 - click passes options positionally by name
@@ -288,7 +345,8 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     form: Format,
     trusted_keys: tuple[str, ...],
 ) -> None:
-    """Walk a fact's provenance (docs/formats.md §5): json, text, dot, mermaid, svg or html."""
+    """Walk a fact's provenance (docs/formats.md §5): text, dot, mermaid, svg or html (--json
+    for the machine form)."""
     check_depth(depth)
     scopes = _parse_scopes(readable_scopes)
     checker = _checker(trusted_keys)
@@ -312,7 +370,7 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     type=click.IntRange(1, 64),
     default=1,
     help="Worker processes for the per-fact checks of a SQLite store; each reads its share of "
-    "the store itself (not used with --trusted-key, nor for JSON Lines, read in one pass).",
+    "the store itself (not used with --trusted-keys, nor for JSON Lines, read in one pass).",
 )
 @click.option(
     "--receipts",
@@ -428,12 +486,20 @@ def _check_receipts(source: FactSource, check: Any) -> list[Any]:
 
 
 @facts.command("export")
-@click.argument("database", metavar="DB")
+@_store_option
+@click.argument("operands", cls=_Operands, usage="", nargs=-1)
 @json_option
-def export_command(database: str, as_json: bool) -> None:
-    """Write the SQLite store DB as JSON Lines, one {fact, fact_hash} per line, to stdout (what
-    facts add reads); with --json, one document listing them."""
+def export_command(store_path: str | None, operands: tuple[str, ...], as_json: bool) -> None:
+    """Write the SQLite store --store DB as JSON Lines, one {fact, fact_hash} per line, to
+    stdout (what facts add reads); with --json, one document listing them."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
+
+    named = _store_and_source(store_path, operands, "export")
+    if len(named) != 1:
+        raise errors.UsageError(
+            "facts export takes --store DB only (see 'affidavit facts export --help')"
+        )
+    (database,) = named
 
     buffer = io.BytesIO()
     with FactStore.open(database) as store:

@@ -111,7 +111,9 @@ def report_blocks(report: Report, *, detailed: bool) -> list[tuple[str, bool]]:
 
 # How to supply what a verdict lacked, in this command line's words: the library names no flag
 # (style.md §17), so the hint lives here, by code.
-_KEY_OPTIONS: Final = "--public-key-base64 K, --public-key FILE or --trusted-keys DIR"
+_KEY_OPTIONS: Final = (
+    "--public-key-base64 K, --public-key FILE, --publisher-doc FILE or --trusted-keys DIR"
+)
 _HINTS: Final[Mapping[str, str]] = {
     "bundle.unanchored": f"give a key you trust: {_KEY_OPTIONS}",
     "attestation.unanchored": f"give a key you trust: {_KEY_OPTIONS}",

@@ -78,6 +78,19 @@ async def page(request: Request) -> Response:  # noqa: ARG001 - one page for bot
     return Response(_asset("index.html"), media_type="text/html; charset=utf-8", headers=_headers())
 
 
+# The explorer's icon, served so a browser's visit logs no 404 (issue 33): a seal, in SVG.
+_FAVICON: Final = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    b'<circle cx="8" cy="8" r="7" fill="#0969da"/>'
+    b'<path d="M4.5 8.5l2.5 2.5 4.5-5" fill="none" stroke="#fff" stroke-width="2"/></svg>'
+)
+
+
+async def favicon(request: Request) -> Response:  # noqa: ARG001 - one answer
+    """The icon browsers ask for (``/favicon.ico``, and the page's ``rel=icon``)."""
+    return Response(_FAVICON, media_type="image/svg+xml", headers=_headers(cache="max-age=86400"))
+
+
 async def asset(request: Request) -> Response:
     """The script or the style."""
     name = str(request.path_params["name"])
@@ -125,6 +138,7 @@ async def lineage(request: Request) -> Response:
 routes: Final = [
     Route("/", page, methods=["GET"]),
     Route("/search", page, methods=["GET"]),
+    Route("/favicon.ico", favicon, methods=["GET"]),
     Route("/explorer/lineage/{fact_id}", lineage, methods=["GET"]),
     Route("/explorer/{name}", asset, methods=["GET"]),
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 import pytest
@@ -84,10 +85,11 @@ TRUST = frozenset({
 # Options spelled like trust options with another meaning (ADR 0016 names its verbs):
 # the adapter publication verbs trust one publisher key, matched against the manifest's
 # publisher (docs/formats.md §3); registry import checks a dump against the registry's own log
-# key; log monitor follows one log, named by its verifier key (--vkey).
+# key; log monitor follows one log, named by its verifier key (--vkey); facts walk and audit
+# trust fact signers by key id (--trusted-keys: key files or folders, each key named by its id).
 OWN_MEANING = frozenset({
     "adapter manifest verify", "adapter manifest verify-entry", "adapter pin",
-    "adapter pins check", "registry import", "log monitor",
+    "adapter pins check", "registry import", "log monitor", "facts walk", "facts audit",
 })  # fmt: skip
 
 
@@ -145,3 +147,172 @@ def test_every_usage_mistake_is_one_line(words: str) -> None:
     result = CliRunner().invoke(affidavit, [*words.split(), "--no-such-flag", "--json"])
     assert (result.exit_code, result.stdout) == (2, ""), result.output
     assert re.fullmatch(r"error: usage\.no_such_option: .*--no-such-flag.*\n", result.stderr)
+
+
+# --- one vocabulary (issue 33): the same concept has the same visible name in every room
+
+# Each concept, its one visible name, and the spellings known to mean it; an option under any of
+# them that --help shows counts (AliasedOption's hidden old spellings do not).
+CONCEPTS: dict[str, tuple[str, frozenset[str]]] = {
+    "signing key": ("--key", frozenset({"--key", "--sign-with", "--signing-key", "--private-key"})),
+    "trusted keys": (
+        "--trusted-keys",
+        frozenset({"--trusted-keys", "--trusted-key", "--trust", "--keys-dir"}),
+    ),
+    "fact store": ("--store", frozenset({"--store", "--db", "--database", "--fact-store"})),
+    "data folder": ("--data-dir", frozenset({"--data-dir", "--data", "--state-dir", "--state"})),
+    "output format": ("--json", frozenset({"--json", "--format", "--output-format", "--output"})),
+}
+# A fact store named by a positional argument instead of --store (the room: facts, receipt fact).
+STORE_ARGUMENTS = frozenset({"database", "db", "store"})
+
+
+def _visible(param: click.Option) -> list[str]:
+    hidden = set(getattr(param, "aliases", ()))
+    return [name for name in (*param.opts, *param.secondary_opts) if name not in hidden]
+
+
+def _is_folder(param: click.Parameter) -> bool:
+    return isinstance(param.type, click.Path) and not param.type.file_okay
+
+
+def _means(concept: str, name: str, param: click.Option) -> bool:
+    """Whether ``name`` of ``param`` names ``concept`` (a --state file is a state file; a
+    --format without a json choice draws a picture, it does not pick the machine form)."""
+    if name not in CONCEPTS[concept][1]:
+        return False
+    if concept == "data folder" and name == "--state":
+        return _is_folder(param)
+    if concept == "output format" and name != "--json":
+        shown = getattr(param.type, "shown", getattr(param.type, "choices", ()))
+        return "json" in shown
+    return True
+
+
+def vocabulary() -> dict[str, dict[str, list[str]]]:
+    """``{concept: {visible spelling: [commands]}}`` over the whole click tree."""
+    found: dict[str, dict[str, list[str]]] = {concept: {} for concept in CONCEPTS}
+    for words, command in LEAVES.items():
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                for name in _visible(param):
+                    for concept in CONCEPTS:
+                        if _means(concept, name, param):
+                            found[concept].setdefault(name, []).append(words)
+            elif (
+                isinstance(param, click.Argument)
+                and param.name in STORE_ARGUMENTS
+                and words.split()[0] in {"facts", "receipt"}
+            ):
+                found["fact store"].setdefault(f"positional {param.name}", []).append(words)
+    return found
+
+
+def test_one_visible_name_per_concept() -> None:
+    found = vocabulary()
+    stray = {
+        concept: {name: where for name, where in names.items() if name != CONCEPTS[concept][0]}
+        for concept, names in found.items()
+    }
+    assert {concept: names for concept, names in stray.items() if names} == {}
+    # The check is not vacuous: each concept's one name is in use.
+    assert all(CONCEPTS[concept][0] in names for concept, names in found.items())
+
+
+def test_the_vocabulary_check_finds_a_second_name() -> None:
+    @click.command()
+    @click.option("--sign-with")
+    @click.option("--trusted-key")
+    @click.option("--state", type=click.Path(file_okay=False))
+    @click.option("--format", type=click.Choice(["text", "json"]))
+    def old(**_: object) -> None: ...
+
+    params = [p for p in old.params if isinstance(p, click.Option)]
+    meant = {
+        concept for concept in CONCEPTS for p in params for n in p.opts if _means(concept, n, p)
+    }
+    assert meant == {"signing key", "trusted keys", "data folder", "output format"}
+
+
+def _isatty_calls() -> list[str]:
+    """Every ``.isatty()`` call in the CLI's source, as ``file:line text``."""
+    import affidavit.cli
+
+    root = Path(affidavit.cli.__file__).parent
+    return [
+        f"{path.relative_to(root)}:{number} {line.strip()}"
+        for path in sorted(root.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ".isatty()" in line
+    ]
+
+
+# The terminal checks that do not choose what is printed: the progress line (stderr only) and
+# canon's closing newline for the prompt (the canonical bytes are the same either way).
+ISATTY_ALLOWED = ("_batch.py:", "canon.py:")
+
+
+def test_no_output_format_depends_on_a_terminal() -> None:
+    choosing = [call for call in _isatty_calls() if not call.startswith(ISATTY_ALLOWED)]
+    assert choosing == []
+
+
+@pytest.mark.parametrize("verb", ["scaffold", "lint", "bump", "diff"])
+def test_adapter_authoring_prints_text_into_a_pipe(verb: str, tmp_path: Path) -> None:
+    """CliRunner's stdout is not a terminal: no flag is text, --json the seed's document."""
+    runner = CliRunner()
+    made = runner.invoke(affidavit, ["adapter", "scaffold", "--id", "acme.x.v0", "--out",
+                                     str(tmp_path), "--json"])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    contract = str(tmp_path / "adapter_contract.json")
+    args = {
+        "scaffold": ["--id", "acme.y.v0", "--out", str(tmp_path / "y")],
+        "lint": [contract],
+        "bump": [contract, "--version", "0.2.0"],
+        "diff": [contract, contract],
+    }[verb]
+    text = runner.invoke(affidavit, ["adapter", verb, *args])
+    assert text.exit_code == 0, text.output
+    assert not text.stdout.lstrip().startswith("{"), text.stdout
+    if verb != "scaffold":
+        again = [contract, "--version", "0.3.0"] if verb == "bump" else args
+        as_json = runner.invoke(affidavit, ["adapter", verb, *again, "--json"])
+        assert as_json.exit_code == 0, as_json.output
+        assert as_json.stdout.startswith("{")
+
+
+def test_group_help_promises_only_its_verbs() -> None:
+    """``keys --help`` names no verb it lacks; ``verify --help`` names every verb it has."""
+    keys = COMMANDS["keys"]
+    assert isinstance(keys, click.Group)
+    promised = set(re.findall(r"\b(generate|inspect|list|rotate|revoke|import|export)\b",
+                              (keys.help or "").lower()))  # fmt: skip
+    assert promised <= set(keys.list_commands(click.Context(keys)))
+    verify = COMMANDS["verify"]
+    assert isinstance(verify, click.Group)
+    missing = [
+        name
+        for name in verify.list_commands(click.Context(verify))
+        if name not in (verify.help or "")
+    ]
+    assert missing == []
+
+
+def _help_of(param: click.Option, command: click.Command) -> str:
+    return (param.get_help_record(click.Context(command)) or ("", ""))[1]
+
+
+def test_required_only_where_every_path_needs_it() -> None:
+    """A group's option marked [required] is needed by each of its subcommands too (stamp batch
+    needs no --adapter-output, --deal-id or --out)."""
+    overstated = [
+        f"{words} {param.opts[0]}"
+        for words, command in COMMANDS.items()
+        if isinstance(command, click.Group) and command.invoke_without_command
+        for param in command.params
+        if isinstance(param, click.Option)
+        and re.search(r"[\[;] ?required\]", _help_of(param, command))
+        for sub in command.list_commands(click.Context(command))
+        if param.opts[0] not in _options(COMMANDS[f"{words} {sub}"])
+    ]
+    assert overstated == []

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from affidavit.attest.keyring import load_signing_key
@@ -16,6 +18,7 @@ from affidavit.cli.main import affidavit
 from click.testing import CliRunner
 
 from tests.conftest import ROOT
+from tests.schemas import assert_output_schema
 from tests.verify.bundles.test_bundle_support import OUTPUTS, POLICY
 
 
@@ -151,3 +154,74 @@ def test_an_insecure_private_key_is_one_warning_line(tmp_path: Path) -> None:
     assert done.stderr == (
         f"warning: {private}: private key file is readable by group or others (chmod 600 it)\n"
     )
+
+
+# --- issue 33: one verb makes every kind of key; keys inspect says what a key file is
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(affidavit, list(args))
+
+
+def test_keys_generate_makes_witness_keys_as_witness_keygen_did(tmp_path: Path) -> None:
+    made = _run("keys", "generate", "--kind", "witness", "--dir", str(tmp_path), "--key-id", "w1",
+                "--ml-dsa", "--name", "w.example/w1", "--json")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    document = json.loads(made.stdout)
+    assert_output_schema("keys generate", document)
+    assert document["files"] == [str(tmp_path / "w1.key"), str(tmp_path / "w1.mldsa")]
+    for name in ("w1.key", "w1.mldsa"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
+    # the same vkeys as the old verb prints for these files (witness keygen: hidden, kept)
+    vkey = _run("witness", "vkey", "--name", "w.example/w1", "--key", str(tmp_path / "w1.key"),
+                "--ml-dsa-key", str(tmp_path / "w1.mldsa"), "--json")  # fmt: skip
+    assert json.loads(vkey.stdout)["vkeys"] == document["vkeys"]
+    old = _run("witness", "keygen", "--key", str(tmp_path / "old.key"), "--json")
+    assert old.exit_code == 0, old.output
+    again = _run("keys", "generate", "--kind", "witness", "--dir", str(tmp_path), "--key-id", "w1")
+    assert again.exit_code == 2
+    assert again.stderr.startswith("error: io.exists: ")
+
+
+def test_keys_generate_refuses_options_of_the_other_kind(tmp_path: Path) -> None:
+    for args in (
+        ["--kind", "witness", "--publisher-id", "acme"],
+        ["--ml-dsa", "--publisher-id", "acme"],
+    ):
+        result = _run("keys", "generate", "--dir", str(tmp_path), "--key-id", "k", *args)
+        assert result.exit_code == 2
+        assert result.stderr.startswith("error: usage.invalid: "), result.stderr
+    missing = _run("keys", "generate", "--dir", str(tmp_path), "--key-id", "k")
+    assert (missing.exit_code, missing.stderr.count("\n")) == (2, 1)
+    assert missing.stderr.startswith("error: usage.missing_argument: publisher keys need")
+
+
+def test_keys_inspect_names_a_key_and_never_prints_its_secret(tmp_path: Path) -> None:
+    made = _run("keys", "generate", "--dir", str(tmp_path), "--publisher-id", "acme",
+                "--key-id", "k1", "--json")  # fmt: skip
+    public_b64 = json.loads(made.stdout)["public_key_base64"]
+    private = tmp_path / "k1.key"
+    secret = private.read_text()
+    seed_b64 = base64.b64encode(load_signing_key(private).seed).decode()
+    document = tmp_path / "acme-publisher.json"
+    seen = {}
+    for path in (private, tmp_path / "k1.pub", document):
+        result = _run("keys", "inspect", str(path), "--name", "log.example", "--json")
+        assert result.exit_code == 0, result.output
+        seen[path.name] = json.loads(result.stdout)
+        assert_output_schema("keys inspect", seen[path.name])
+        text = _run("keys", "inspect", str(path)).stdout
+        for output in (result.stdout, text):
+            assert seed_b64 not in output
+            assert all(line not in output for line in secret.splitlines()[1:-1])
+    for found in seen.values():
+        assert found["public_key_base64"] == public_b64
+        assert found["key_id"] == "k1"
+        assert found["publisher_id"] == "acme"
+        assert found["publisher_document"] == str(document)
+        assert found["vkeys"][0].startswith("log.example+")
+    assert seen["k1.key"]["kind"].startswith("Ed25519 private key")
+    assert seen["acme-publisher.json"]["kind"] == "publisher document"
+    bad = _run("keys", "inspect", str(tmp_path / "absent.key"))
+    assert (bad.exit_code, bad.stderr.count("\n")) == (2, 1)
+    assert bad.stderr.startswith("error: io.unreadable: ")

@@ -148,9 +148,13 @@ def test_stamp_marks_its_required_options(workdir: Path) -> None:
     # issue 22: required options are marked; stamp's cannot be click-required (stamp batch takes
     # them from stamp or itself), so help says so and a missing one is usage.missing_argument
     helped = _run(["stamp", "--help"]).stdout
-    for flag in ("--contract", "--policy", "--log", "--adapter-output", "--deal-id"):
+    for flag in ("--contract", "--policy", "--log"):
         line = next(line for line in helped.splitlines() if line.startswith(f"  {flag} "))
         assert "[required]" in line, line
+    # issue 33: what only one deal needs says so (stamp batch needs none of them)
+    for flag in ("--adapter-output", "--deal-id", "--out"):
+        line = next(line for line in helped.splitlines() if line.startswith(f"  {flag} "))
+        assert "[required for one deal]" in line, line
     # issue 24: --key only for a log DB (with --log URL the registry signs)
     key_help = helped[helped.index("  --key ") :].split("\n  -")[0]
     assert "[required with a log DB]" in " ".join(key_help.split()), key_help

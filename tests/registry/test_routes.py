@@ -426,6 +426,8 @@ def test_every_route_in_the_document_is_exercised(
     assert client.get("/").status_code == client.get("/search", params={"q": "x"}).status_code
     assert client.get("/explorer/explorer.js").status_code == 200
     assert client.get("/explorer/lineage/" + "0" * 64).status_code == 404  # no renderer here
+    icon = client.get("/favicon.ico")  # issue 33: a browser's visit logs no 404
+    assert (icon.status_code, icon.headers["content-type"]) == (200, "image/svg+xml")
     assert coverage.seen == all_operations()  # type: ignore[attr-defined]
 
 

@@ -122,7 +122,7 @@ def test_lint_cli_matches_the_peer_cli(case_id: str) -> None:
         check=False,
         timeout=60,
     )
-    ours = CliRunner().invoke(affidavit, ["adapter", "lint", str(path)])
+    ours = CliRunner().invoke(affidavit, ["adapter", "lint", str(path), "--json"])
     peer_doc, our_doc = json.loads(peer.stdout), json.loads(ours.stdout)
     keys = ("ok", "adapter_id", "contract_hash", "input_schema_hash")
     assert {k: our_doc[k] for k in keys} == {k: peer_doc[k] for k in keys}
