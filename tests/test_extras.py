@@ -8,6 +8,7 @@ line says which loop and parser it runs on (docs/adr/0018 "The server stack").
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 import tomllib
 from collections.abc import Callable
@@ -90,10 +91,12 @@ def test_serve_runs_on_what_the_extra_brings() -> None:
 
 
 def _serve_log(data: Path, env: dict[str, str]) -> str:
+    """The messages the registry logged, one a line (stderr is JSON lines: docs/postgresql.md)."""
     server = RegistryProcess(data, env)
     server.start()
     server.stop()  # uvicorn re-raises the SIGTERM once shut down: -15 is normal
-    return server.stderr_text.decode()
+    lines = server.stderr_text.decode().splitlines()
+    return "\n".join(str(json.loads(line).get("message", line)) for line in lines if line)
 
 
 @pytest.mark.network_local
