@@ -1,8 +1,15 @@
 """``affidavit verify bundle`` and ``affidavit verify attestation``: offline, fail-closed.
 
 Exit codes: 0 every input verified, 1 some input not verified (failed or unanchored), 2 some input
-unreadable (bad JSON, not a bundle, missing file) or bad usage. With several inputs the largest
-code wins. ``--json`` prints one document (``specs/verify-result.schema.json``).
+unreadable (bad JSON, not a bundle, missing file), a worker process died (``io.worker_failed``) or
+bad usage. With several inputs the largest code wins. ``--json`` prints one document
+(``specs/verify-result.schema.json``), ``--jsonl`` one result per line and a summary line.
+
+Many inputs stream (docs/adr/0023-streamed-bulk-verification.md): each result is printed as it is
+decided, in input order, and none is kept (text: one line per bundle; ``--json``: the one document,
+written as it goes). Enough bundles run on every core; each worker reads, parses, verifies and
+renders its own, and sends back only the text (:mod:`affidavit.cli._batch`). A folder's JSON files
+that carry no bundle field are skipped and counted (``summary.skipped``).
 
 Trust comes only from the caller, through the trust options every verify verb takes
 (:mod:`affidavit.cli._trust`, docs/adr/0016-one-trust-input.md): ``--public-key-base64 K``,
@@ -408,7 +415,7 @@ def _stream(
     out = sys.stdout
     output = settings.output
     tally = _Tally()
-    progress = Progress(len(items), lines_on_stdout=output in {"text", "jsonl"})
+    progress = Progress(len(items), lines_on_stdout=True)
     first = True
     if output == "json":  # the document's head; its results follow as they come (ADR 0023)
         out.write(f'{{\n  "verify_result_version": "{RESULT_VERSION}",\n  "kind": "bundle",\n')
