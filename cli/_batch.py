@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 from affidavit.verify import errors
@@ -48,7 +48,7 @@ def map_in_workers(
     initargs: tuple[Any, ...],
     max_chunk: int,
     chunks_per_worker: int,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """``work`` of each item, yielded in input order as soon as it and every item before it are
     done.
 

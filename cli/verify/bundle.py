@@ -420,7 +420,7 @@ def _stream(
     if output == "json":  # the document's head; its results follow as they come (ADR 0023)
         out.write(f'{{\n  "verify_result_version": "{RESULT_VERSION}",\n  "kind": "bundle",\n')
         out.write('  "results": [')
-    for verdict, code, text, to_stderr in map_in_workers(
+    decided = map_in_workers(
         _decide,
         items,
         jobs=jobs,
@@ -428,30 +428,42 @@ def _stream(
         initargs=(raw_keys, settings),
         max_chunk=256,
         chunks_per_worker=4,
-    ):
-        tally.add(verdict, code)
-        progress.tick()
-        if to_stderr:
-            click.echo(text, err=True)
-        elif output == "json":
-            out.write(("\n" if first else ",\n") + text)
-            first = False
-        else:
-            out.write(text + "\n")
-    summary = tally.summary()
-    tail = {"verdict": tally.verdict, "summary": summary, "trust": trust.to_json()}
-    if output == "json":
-        out.write("]" if first else "\n  ]")
-        out.write(",\n" + json.dumps(tail, indent=2, ensure_ascii=False)[2:] + "\n")
-    elif output == "jsonl":
-        head = {"verify_result_version": RESULT_VERSION, "kind": "bundle"}
-        out.write(json.dumps({**head, **tail}, ensure_ascii=False) + "\n")
-    elif tally.total > 1 or (tally.total == 1 and summary["unreadable"] == 0):
-        parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
-        out.write(f"{tally.total} bundle(s): {parts or 'none'}\n")
-        if tally.total > 1 and tally.codes:
-            codes = ", ".join(f"{code} {n}" for code, n in summary["by_code"].items())
-            out.write(f"by code: {codes}\n")
+    )
+    try:
+        for verdict, code, text, to_stderr in decided:
+            tally.add(verdict, code)
+            progress.tick()
+            if to_stderr:
+                click.echo(text, err=True)
+            elif output == "json":
+                out.write(("\n" if first else ",\n") + text)
+                first = False
+            else:
+                out.write(text + "\n")
+        summary = tally.summary()
+        tail = {"verdict": tally.verdict, "summary": summary, "trust": trust.to_json()}
+        if output == "json":
+            out.write("]" if first else "\n  ]")
+            out.write(",\n" + json.dumps(tail, indent=2, ensure_ascii=False)[2:] + "\n")
+        elif output == "jsonl":
+            head = {"verify_result_version": RESULT_VERSION, "kind": "bundle"}
+            out.write(json.dumps({**head, **tail}, ensure_ascii=False) + "\n")
+        elif tally.total > 1 or (tally.total == 1 and summary["unreadable"] == 0):
+            parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
+            out.write(f"{tally.total} bundle(s): {parts or 'none'}\n")
+            if tally.total > 1 and tally.codes:
+                codes = ", ".join(f"{code} {n}" for code, n in summary["by_code"].items())
+                out.write(f"by code: {codes}\n")
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop, quietly, the workers with us; what is still
+        # buffered goes nowhere (Python's signal docs, "Note on SIGPIPE"). Not every input was
+        # decided, so never 0 (ADR 0023).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        return 2
+    finally:
+        decided.close()  # with workers: the pool shut down now, not when collected
     if tally.skipped:
         click.echo(f"note: {tally.skipped} file(s) skipped: not bundles", err=True)
     return VERDICT_EXIT[tally.verdict]

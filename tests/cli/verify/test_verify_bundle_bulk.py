@@ -253,3 +253,28 @@ def test_default_jobs_every_core_when_it_pays() -> None:
     assert default_jobs(999, min_per_worker=500) == 1
     assert default_jobs(500 * cores(), min_per_worker=500) == cores()
     assert default_jobs(10**6, min_per_worker=500) == cores()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_reader_that_goes_away_stops_the_run_quietly(
+    stamped: list[dict[str, Any]], tmp_path: Path, jobs: str
+) -> None:
+    # `verify bundle DIR --json | head`: more output than a pipe holds, and the reader leaves
+    # after its first bytes. The run stops: no error line blaming an input, exit 2 (not all
+    # decided), never a hang.
+    paths = _mixed(tmp_path / "in", stamped, bad=False)
+    process = subprocess.Popen(
+        [EXE, "verify", "bundle", *paths, "--public-key-base64", KEY, "--jobs", jobs, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stdout.read(100).startswith(b"{")
+    process.stdout.close()
+    try:
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, err) == (2, b"")
