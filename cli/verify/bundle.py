@@ -170,7 +170,7 @@ def bundle(
     settings = _Settings(actor_keys, require_actor, profile, policy, windows, output)
     if attest_key is not None and vsa_out is not None:
         paths = [path for path, _ in items]
-        _exit(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out, as_json))
+        _exit(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out))
     if jobs is None:
         jobs = default_jobs(len(items), min_per_worker=_MIN_BUNDLES_PER_WORKER)
     _exit(_stream(items, jobs, raw_keys, settings, trust))
@@ -262,7 +262,7 @@ class _Settings(NamedTuple):
 
 
 _DEFAULT_SETTINGS: Final = _Settings()
-_OUTPUT: list[str] = ["text"]  # this process's _Settings.output, set with the verifier
+_OUTPUT = "text"  # this process's _Settings.output, set with the verifier
 
 # Fewer bundles than this per core run in this process: a worker costs a process start and a
 # verifier's set-up (~0.1 s, about 500 bundles' work; ADR 0023).
@@ -280,8 +280,8 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
         from affidavit.verify.bundles.actor_trust import ActorTrust  # noqa: PLC0415 - only with actor keys
 
         trust = ActorTrust(settings.actor_keys)
-    _OUTPUT[0] = settings.output
-    global _VERIFIER  # noqa: PLW0603 - one verifier per process, so head checks are memoized
+    global _VERIFIER, _OUTPUT  # noqa: PLW0603 - one verifier per process (memoized head checks)
+    _OUTPUT = settings.output
     _VERIFIER = BundleVerifier(
         [Ed25519PublicKey(raw) for raw in raw_keys],
         actor_trust=trust,
@@ -354,7 +354,7 @@ def _decide(item: tuple[str, bool]) -> Decided:
             return "skipped", None, note, True
         result = _VERIFIER.verify(document, source=source)
     verdict, code = result.verdict, result.code
-    output = _OUTPUT[0]
+    output = _OUTPUT
     if output == "jsonl":  # one line: the result, versioned (ADR 0023)
         return verdict, code, json.dumps(result.document(), ensure_ascii=False), False
     if output == "json":  # one element of the document's results, indented as in it
@@ -485,6 +485,19 @@ def _finish(
     return report.exit_code
 
 
+def _finish_one(result: Result, output: str, trust: TrustRoot) -> int:
+    """Print one bundle's report in ``output``'s form (``--jsonl``: its line, then the summary
+    line, as :func:`_stream` prints them); return its exit code."""
+    if output != "jsonl":
+        return _finish([result], output == "json", "bundle", True, trust)
+    tally = _Tally()
+    tally.add(result.verdict, result.code)
+    click.echo(json.dumps(result.document(), ensure_ascii=False))
+    tail = {"verdict": tally.verdict, "summary": tally.summary(), "trust": trust.to_json()}
+    click.echo(json.dumps({"verify_result_version": RESULT_VERSION, "kind": "bundle", **tail}))
+    return result.exit_code
+
+
 def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     paths: list[str],
     trust: TrustRoot,
@@ -492,7 +505,6 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     policy_bytes: bytes | None,
     key_file: str,
     vsa_out: str,
-    as_json: bool,
 ) -> int:
     """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report
     as without the options, then write the verdict as a signed SLSA VSA v1
@@ -515,9 +527,9 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     try:
         data = read_input(path)
     except errors.AffidavitError as e:
-        return _finish([_VERIFIER.unreadable(path, e)], as_json, "bundle", True, trust)
+        return _finish_one(_VERIFIER.unreadable(path, e), settings.output, trust)
     result: Result = _VERIFIER.verify_bytes(data, source=path)
-    code = _finish([result], as_json, "bundle", True, trust)
+    code = _finish_one(result, settings.output, trust)
     vsa_trust = trust_document(
         raw_keys,
         actor_keys=[(k.raw, k.actor_id) for k in settings.actor_keys],

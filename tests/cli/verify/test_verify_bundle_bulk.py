@@ -278,3 +278,25 @@ def test_a_reader_that_goes_away_stops_the_run_quietly(
             process.kill()
             process.communicate()
     assert (process.returncode, err) == (2, b"")
+
+
+def test_jsonl_with_attest_result_prints_the_same_lines(
+    stamped: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    from affidavit.attest.keyring import private_key_pem
+
+    from tests.attest.intoto.helpers import KEY as SIGNER
+
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(stamped[0]))
+    key = tmp_path / "verifier.key"
+    key.write_bytes(private_key_pem(SIGNER))
+    key.chmod(0o600)
+    plain = _verify(str(path), "--public-key-base64", KEY, "--jsonl")
+    vsa = tmp_path / "out.vsa.json"
+    signed = _verify(str(path), "--public-key-base64", KEY, "--jsonl", "--attest-result",
+                     str(key), "--out", str(vsa))  # fmt: skip
+    assert (plain.returncode, signed.returncode) == (0, 0), signed.stderr
+    assert signed.stdout == plain.stdout
+    assert [json.loads(line)["verdict"] for line in plain.stdout.splitlines()] == ["verified"] * 2
+    assert vsa.exists()
