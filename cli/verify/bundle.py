@@ -417,9 +417,10 @@ def _stream(
     tally = _Tally()
     progress = Progress(len(items), lines_on_stdout=True)
     first = True
-    if output == "json":  # the document's head; its results follow as they come (ADR 0023)
-        out.write(f'{{\n  "verify_result_version": "{RESULT_VERSION}",\n  "kind": "bundle",\n')
-        out.write('  "results": [')
+    # --json: the document's head goes out with the first result, which the rest follow as they
+    # come (ADR 0023); a run with no bundle at all prints no document, only its error.
+    head = f'{{\n  "verify_result_version": "{RESULT_VERSION}",\n  "kind": "bundle",\n'
+    head += '  "results": ['
     decided = map_in_workers(
         _decide,
         items,
@@ -436,18 +437,22 @@ def _stream(
             if to_stderr:
                 click.echo(text, err=True)
             elif output == "json":
-                out.write(("\n" if first else ",\n") + text)
+                out.write((head + "\n" if first else ",\n") + text)
                 first = False
             else:
                 out.write(text + "\n")
+        if tally.total == 0:  # every input skipped: nothing verified is never a pass
+            raise errors.UsageError(
+                f"no bundle in the given inputs ({tally.skipped} JSON file(s) skipped: not bundles)"
+            )
         summary = tally.summary()
         tail = {"verdict": tally.verdict, "summary": summary, "trust": trust.to_json()}
         if output == "json":
-            out.write("]" if first else "\n  ]")
+            out.write("\n  ]")
             out.write(",\n" + json.dumps(tail, indent=2, ensure_ascii=False)[2:] + "\n")
         elif output == "jsonl":
-            head = {"verify_result_version": RESULT_VERSION, "kind": "bundle"}
-            out.write(json.dumps({**head, **tail}, ensure_ascii=False) + "\n")
+            line = {"verify_result_version": RESULT_VERSION, "kind": "bundle", **tail}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
         elif tally.total > 1 or (tally.total == 1 and summary["unreadable"] == 0):
             parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
             out.write(f"{tally.total} bundle(s): {parts or 'none'}\n")

@@ -300,3 +300,15 @@ def test_jsonl_with_attest_result_prints_the_same_lines(
     assert signed.stdout == plain.stdout
     assert [json.loads(line)["verdict"] for line in plain.stdout.splitlines()] == ["verified"] * 2
     assert vsa.exists()
+
+
+@pytest.mark.parametrize("output", [[], ["--json"], ["--jsonl"]])
+def test_a_folder_with_no_bundle_at_all_is_an_error_not_a_pass(
+    tmp_path: Path, output: list[str]
+) -> None:
+    folder = tmp_path / "keys"
+    folder.mkdir()
+    (folder / "key.json").write_text(json.dumps({"public_key_base64": KEY}))
+    done = _verify(str(folder), "--public-key-base64", KEY, *output)
+    assert (done.returncode, done.stdout) == (2, "")  # nothing verified: never exit 0
+    assert done.stderr.splitlines()[-1].startswith("error: usage.invalid: no bundle in ")
