@@ -30,7 +30,8 @@ Same run, same bundles: 1,200 spec-2.0.0 bundles stamped into one log under one 
   ``--jsonl``), 1,000 vs 10,000.
 
 Run: ``python bench/bench_verify.py [--bundles N] [--runs R] [--baseline REV [--rounds K]]
-[--bulk 1000,10000 | --bulk 0] [--bulk-rounds K]``.
+[--bulk 1000,10000 | --bulk 0] [--bulk-rounds K] [--bulk-only]``; with ``--baseline REV`` the
+verify bundle DIR rows gain that revision's command (``--jobs 1``, ``--json``), same run.
 """
 
 from __future__ import annotations
@@ -263,9 +264,11 @@ def _measure(command: list[str]) -> dict[str, Any]:
     return found
 
 
-def _bulk(sizes: list[int], rounds: int) -> None:
-    """The command as users run it, against the peer, same run (issue 34's rows)."""
+def _bulk(sizes: list[int], rounds: int, baseline: str | None = None) -> None:
+    """The command as users run it, against the peer, same run (issue 34's rows); with
+    ``baseline``, the command of that revision too (``--jobs 1`` and ``--json``)."""
     folder = Path(tempfile.mkdtemp(prefix="bench-verify-bulk-"))
+    shim = None if baseline is None else _baseline_path(baseline, folder / "baseline")
     bundles, key_b64 = _bundles(folder, max(sizes))
     folders = {}
     for size in sizes:
@@ -287,6 +290,10 @@ def _bulk(sizes: list[int], rounds: int) -> None:
         commands[size, "default jobs"] = ours(size)
         commands[size, "--json"] = ours(size, "--json")
         commands[size, "--jsonl"] = ours(size, "--jsonl")
+        if shim is not None:  # that tree's affidavit first on the path (as --baseline does)
+            where = ["env", f"PYTHONPATH={shim}"]
+            commands[size, f"{baseline} --jobs 1"] = [*where, *ours(size, "--jobs", "1")]
+            commands[size, f"{baseline} --json"] = [*where, *ours(size, "--json", "--jobs", "1")]
     for command in commands.values():  # warm the file cache and the bytecode once
         _measure(command)
     found: dict[tuple[int, str], list[dict[str, Any]]] = {name: [] for name in commands}
@@ -295,7 +302,8 @@ def _bulk(sizes: list[int], rounds: int) -> None:
         for name, command in commands.items():  # alternate, so drift hits every row alike
             run = _measure(command)
             size, label = name
-            jobs = 1 if label in {"peer", "--jobs 1"} else default_jobs(size, min_per_worker=500)
+            alone = label in {"peer", "--jobs 1"} or (baseline is not None and baseline in label)
+            jobs = 1 if alone else default_jobs(size, min_per_worker=500)
             run["jobs"] = jobs if jobs > 1 else 0  # one job runs in the main process
             found[name].append(run)
             loads.append(os.getloadavg()[0])
@@ -310,7 +318,10 @@ def _bulk(sizes: list[int], rounds: int) -> None:
     rows: list[list[object]] = []
     for size in sizes:
         peer_cpu, peer_wall = median((size, "peer"), "cpu"), median((size, "peer"), "wall")
-        for label in ("peer", "--jobs 1", "default jobs"):
+        labels = ["peer", "--jobs 1", "default jobs"]
+        if baseline is not None:
+            labels.append(f"{baseline} --jobs 1")
+        for label in labels:
             cpu, wall = median((size, label), "cpu"), median((size, label), "wall")
             path = statistics.median(critical(run) for run in found[size, label])
             workers = _workers(found[size, label][0])
@@ -334,7 +345,8 @@ def _bulk(sizes: list[int], rounds: int) -> None:
     print(table(headers, rows))
     small, large = min(sizes), max(sizes)
     memory: list[list[object]] = []
-    for label in ("--json", "--jsonl", "default jobs", "peer"):
+    extra = [] if baseline is None else [f"{baseline} --json"]
+    for label in ("--json", "--jsonl", "default jobs", *extra, "peer"):
         low, high = median((small, label), "rss_mb"), median((large, label), "rss_mb")
         name = "text (default jobs)" if label == "default jobs" else label
         memory.append([name, low, high, f"{high / low:.2f}"])
@@ -373,7 +385,7 @@ def main() -> None:
         return
     sizes = [int(n) for n in args.bulk.split(",") if int(n) > 0]
     if args.bulk_only:
-        _bulk(sizes, args.bulk_rounds)
+        _bulk(sizes, args.bulk_rounds, args.baseline)
         return
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from aigentsy_verify import verify_bundle as peer_verify
@@ -453,7 +465,7 @@ def main() -> None:
         table(["command", "ms", "vs peer"], [[k, v, f"{v / base:.2f}x"] for k, v in cold.items()])
     )
     if sizes:
-        _bulk(sizes, args.bulk_rounds)
+        _bulk(sizes, args.bulk_rounds, args.baseline)
 
 
 if __name__ == "__main__":
