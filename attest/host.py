@@ -46,7 +46,15 @@ def read_capped(path: str | os.PathLike[str], limit: int) -> bytes:
     """
     try:
         with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+            # As many bytes as the file says it holds (plus one, to see its end), not a
+            # limit-sized buffer: read(limit + 1) allocates the whole limit (64 MiB for JSON
+            # input) on every call, a quarter of the cost of reading a bundle (issue 34). A
+            # file that holds more than it says (a device, a pipe, a growing file) is read on,
+            # still to limit + 1 bytes at most.
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(min(size, limit) + 1)
+            if size < len(data) <= limit:
+                data += handle.read(limit + 1 - len(data))
     except OSError as e:
         raise errors.ParseError("io.unreadable", f"{os.fspath(path)}: {e.strerror or e}") from e
     return data

@@ -19,7 +19,19 @@ Same run, same bundles: 1,200 spec-2.0.0 bundles stamped into one log under one 
   measuring the peer beside it, in bundles per CPU second of the child (steadier than wall time
   on a shared machine; docs/adr/0021-plain-encoders.md measured the plain encoders this way).
 
-Run: ``python bench/bench_verify.py [--bundles N] [--runs R] [--baseline REV [--rounds K]]``.
+- the command as users run it (issue 34, docs/adr/0023-streamed-bulk-verification.md): ``affidavit
+  verify bundle DIR`` over 1,000 and 10,000 bundle files (``--bulk``), ``--jobs 1`` and default
+  jobs, against the peer in one Python process (each file read with ``json.load``, then
+  ``verify_bundle`` and ``verify_adapter_replay``, as ``aigentsy-verify bundle`` runs them), each
+  in a fresh wrapper process that reports its descendants' CPU seconds and peak RSS
+  (``getrusage(RUSAGE_CHILDREN)``), rounds alternating. ``vs peer`` is in bundles per CPU second
+  (steady on a loaded machine); wall-clock rates are printed beside them with the load average,
+  since only wall time shows a second core at work. Then peak memory with ``--json`` (and
+  ``--jsonl``), 1,000 vs 10,000.
+
+Run: ``python bench/bench_verify.py [--bundles N] [--runs R] [--baseline REV [--rounds K]]
+[--bulk 1000,10000 | --bulk 0] [--bulk-rounds K] [--bulk-only]``; with ``--baseline REV`` the
+verify bundle DIR rows gain that revision's command (``--jobs 1``, ``--json``), same run.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from _timing import table
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
+from affidavit.cli._batch import default_jobs
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.contracts.policy import AcceptancePolicy
 
@@ -188,6 +201,171 @@ def _cold(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+# Runs a command and prints one JSON line: its descendants' CPU seconds, peak RSS and wall time.
+_MEASURE = (
+    "import json, resource, subprocess, sys, time\n"
+    "start = time.perf_counter()\n"
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+    "wall = time.perf_counter() - start\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps({'code': done.returncode, 'cpu': ru.ru_utime + ru.ru_stime,\n"
+    "                  'rss_mb': ru.ru_maxrss / 1024, 'wall': wall,\n"
+    "                  'err': done.stderr.decode()[-500:]}))\n"
+)
+
+# The peer over a folder in one Python process: what a user scripting aigentsy-verify would run.
+_PEER_FOLDER = (
+    "import json, os, sys\n"
+    "from aigentsy_verify import verify_bundle\n"
+    "from aigentsy_verify.adapter import verify_adapter_replay\n"
+    "folder, key = sys.argv[1], sys.argv[2]\n"
+    "bad = 0\n"
+    "for name in sorted(os.listdir(folder)):\n"
+    "    with open(os.path.join(folder, name)) as handle:\n"
+    "        bundle = json.load(handle)\n"
+    "    bad += not verify_bundle(bundle, key)['verified']\n"
+    "    verify_adapter_replay(bundle)\n"
+    "sys.exit(1 if bad else 0)\n"
+)
+
+
+# ``affidavit`` as its console script runs it (affidavit.cli.main:main), reporting at exit the CPU
+# seconds of this process and of its worker processes apart: the workers' share, divided by
+# their number, is what a second core takes off the wall clock on a machine that is not loaded.
+_OURS = (
+    "import atexit, json, os, resource, sys\n"
+    "def _report():\n"
+    "    me = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "    workers = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "    with open(os.environ['BENCH_VERIFY_RUSAGE'], 'w') as out:\n"
+    "        json.dump({'main': me.ru_utime + me.ru_stime,\n"
+    "                   'workers': workers.ru_utime + workers.ru_stime}, out)\n"
+    "atexit.register(_report)\n"
+    "from affidavit.cli.main import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def _measure(command: list[str]) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".json") as split:
+        env = dict(os.environ, BENCH_VERIFY_RUSAGE=split.name)
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURE, *command],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        found: dict[str, Any] = json.loads(done.stdout)
+        text = Path(split.name).read_text()
+        found.update(json.loads(text) if text else {"main": found["cpu"], "workers": 0.0})
+    if found["code"] != 0:
+        raise SystemExit(f"{command[:4]} exited {found['code']}: {found['err']}")
+    return found
+
+
+def _bulk(sizes: list[int], rounds: int, baseline: str | None = None) -> None:
+    """The command as users run it, against the peer, same run (issue 34's rows); with
+    ``baseline``, the command of that revision too (``--jobs 1`` and ``--json``)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-verify-bulk-"))
+    shim = None if baseline is None else _baseline_path(baseline, folder / "baseline")
+    bundles, key_b64 = _bundles(folder, max(sizes))
+    folders = {}
+    for size in sizes:
+        files = folder / f"n{size}"
+        files.mkdir()
+        for i, bundle in enumerate(bundles[:size]):
+            (files / f"{i:06d}.json").write_text(json.dumps(bundle))
+        folders[size] = str(files)
+    del bundles
+
+    def ours(size: int, *extra: str) -> list[str]:
+        return [sys.executable, "-c", _OURS, "verify", "bundle", folders[size],
+                "--public-key-base64", key_b64, *extra]  # fmt: skip
+
+    commands: dict[tuple[int, str], list[str]] = {}
+    for size in sizes:
+        commands[size, "peer"] = [sys.executable, "-c", _PEER_FOLDER, folders[size], key_b64]
+        commands[size, "--jobs 1"] = ours(size, "--jobs", "1")
+        commands[size, "default jobs"] = ours(size)
+        commands[size, "--json"] = ours(size, "--json")
+        commands[size, "--jsonl"] = ours(size, "--jsonl")
+        if shim is not None:  # that tree's affidavit first on the path (as --baseline does)
+            where = ["env", f"PYTHONPATH={shim}"]
+            commands[size, f"{baseline} --jobs 1"] = [*where, *ours(size, "--jobs", "1")]
+            commands[size, f"{baseline} --json"] = [*where, *ours(size, "--json", "--jobs", "1")]
+    for command in commands.values():  # warm the file cache and the bytecode once
+        _measure(command)
+    found: dict[tuple[int, str], list[dict[str, Any]]] = {name: [] for name in commands}
+    loads = []
+    for _ in range(rounds):
+        for name, command in commands.items():  # alternate, so drift hits every row alike
+            run = _measure(command)
+            size, label = name
+            alone = label in {"peer", "--jobs 1"} or (baseline is not None and baseline in label)
+            jobs = 1 if alone else default_jobs(size, min_per_worker=500)
+            run["jobs"] = jobs if jobs > 1 else 0  # one job runs in the main process
+            found[name].append(run)
+            loads.append(os.getloadavg()[0])
+
+    def median(name: tuple[int, str], field: str) -> float:
+        return statistics.median(run[field] for run in found[name])
+
+    def critical(run: dict[str, Any]) -> float:
+        """CPU seconds on the longest path: this process, plus the workers' share of one."""
+        return float(run["main"] + run["workers"] / (_workers(run) or 1))
+
+    rows: list[list[object]] = []
+    for size in sizes:
+        peer_cpu, peer_wall = median((size, "peer"), "cpu"), median((size, "peer"), "wall")
+        labels = ["peer", "--jobs 1", "default jobs"]
+        if baseline is not None:
+            labels.append(f"{baseline} --jobs 1")
+        for label in labels:
+            cpu, wall = median((size, label), "cpu"), median((size, label), "wall")
+            path = statistics.median(critical(run) for run in found[size, label])
+            workers = _workers(found[size, label][0])
+            rows.append([
+                f"{size:,}", label if label != "peer" else "peer, one Python process", workers,
+                size / cpu, f"{peer_cpu / cpu:.2f}x", f"{peer_cpu / path:.2f}x",
+                size / wall, f"{peer_wall / wall:.2f}x", median((size, label), "rss_mb"),
+            ])  # fmt: skip
+    print()
+    print(
+        f"verify bundle DIR, whole processes, median of {rounds} alternating rounds; "
+        f"{cores_note()}, load average {min(loads):.1f}-{max(loads):.1f} during the runs"
+    )
+    print(
+        "vs peer (CPU): bundles per CPU second of every process of the run; (path): the CPU"
+        " seconds of the longest path (main process + workers' CPU / workers), what the wall"
+        " clock would show with a free core per worker; wall: as measured, on this loaded machine"
+    )
+    headers = ["bundles", "command", "workers", "bundles/CPU s", "vs peer (CPU)",
+               "vs peer (path)", "bundles/s wall", "vs peer (wall)", "peak RSS MB"]  # fmt: skip
+    print(table(headers, rows))
+    small, large = min(sizes), max(sizes)
+    memory: list[list[object]] = []
+    extra = [] if baseline is None else [f"{baseline} --json"]
+    for label in ("--json", "--jsonl", "default jobs", *extra, "peer"):
+        low, high = median((small, label), "rss_mb"), median((large, label), "rss_mb")
+        name = "text (default jobs)" if label == "default jobs" else label
+        memory.append([name, low, high, f"{high / low:.2f}"])
+    print()
+    print(f"peak memory (max RSS of any process of the run, MB), {small:,} vs {large:,} bundles")
+    print(table(["output", f"{small:,}", f"{large:,}", "ratio"], memory))
+
+
+def _workers(run: dict[str, Any]) -> int:
+    """The worker processes a run used (default jobs: every core for enough bundles)."""
+    return int(run.get("jobs", 0))
+
+
+def cores_note() -> str:
+    """How many cores this process may use."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{count} cores"
+
+
 def main() -> None:
     """Print the table."""
     parser = argparse.ArgumentParser()
@@ -196,9 +374,18 @@ def main() -> None:
     parser.add_argument("--baseline", help="also measure the library at this git revision")
     parser.add_argument("--rounds", type=int, default=3, help="alternating child runs each")
     parser.add_argument("--library-child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bulk", default="1000,10000", help="bundle counts for verify bundle DIR (0: skip)"
+    )
+    parser.add_argument("--bulk-rounds", type=int, default=3)
+    parser.add_argument("--bulk-only", action="store_true", help="only the verify bundle DIR rows")
     args = parser.parse_args()
     if args.library_child is not None:
         _library_child(args.library_child, args.runs)
+        return
+    sizes = [int(n) for n in args.bulk.split(",") if int(n) > 0]
+    if args.bulk_only:
+        _bulk(sizes, args.bulk_rounds, args.baseline)
         return
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from aigentsy_verify import verify_bundle as peer_verify
@@ -277,6 +464,8 @@ def main() -> None:
     print(
         table(["command", "ms", "vs peer"], [[k, v, f"{v / base:.2f}x"] for k, v in cold.items()])
     )
+    if sizes:
+        _bulk(sizes, args.bulk_rounds, args.baseline)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""One check over many inputs: in this process or in a process pool, with a progress bar on a
-terminal. Shared by ``verify bundle`` and ``verify receipt DIR``.
+"""One check over many inputs: in this process or in a process pool, in input order and in
+constant memory, with a progress bar on a terminal. Shared by ``verify bundle`` and ``verify
+receipt DIR`` (docs/adr/0023-streamed-bulk-verification.md).
 
 Nothing here imports anything heavy: ``verify bundle``'s cold start loads it
 (docs/adr/0003-cold-start.md); the pool is imported only when one is started.
@@ -9,13 +10,33 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["Progress", "map_in_workers"]
+from affidavit.verify import errors
+
+__all__ = ["Progress", "cores", "default_jobs", "map_in_workers"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+# Chunks handed out but not yet given back, per worker: enough that no worker waits for the
+# next chunk while its last result travels back, few enough that results held stay bounded.
+_IN_FLIGHT_PER_WORKER = 3
+
+
+def cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1  # pragma: no cover - systems without an affinity mask
+
+
+def default_jobs(count: int, *, min_per_worker: int) -> int:
+    """How many workers ``count`` items pay for: every core, as long as each worker gets at
+    least ``min_per_worker`` items (a worker costs a process start and a verifier's set-up);
+    else fewer, down to this process alone."""
+    return max(1, min(cores(), count // max(1, min_per_worker)))
 
 
 def map_in_workers(
@@ -27,30 +48,76 @@ def map_in_workers(
     initargs: tuple[Any, ...],
     max_chunk: int,
     chunks_per_worker: int,
-) -> Iterator[R]:
-    """``work`` of each item, in order. With ``jobs`` > 1 (capped at the CPU count) and more
-    than one item, in a pool of that many processes, each set up by ``initializer(*initargs)``
-    and handed items in chunks of ``len(items) // (jobs * chunks_per_worker)`` (1 to
-    ``max_chunk``); else in this process, set up the same way."""
-    jobs = min(jobs, os.cpu_count() or 1)
+) -> Generator[R, None, None]:
+    """``work`` of each item, yielded in input order as soon as it and every item before it are
+    done.
+
+    With ``jobs`` > 1 (capped at :func:`cores`) and more than one item, in a pool of that many
+    processes, each set up by ``initializer(*initargs)`` and handed items in chunks of
+    ``len(items) // (jobs * chunks_per_worker)`` (1 to ``max_chunk``); at most a few chunks per
+    worker are out at once, so the results held wait for the printer, not for the whole run
+    (memory stays flat however many items there are). Else in this process, set up the same way.
+
+    Raises:
+        ``io.worker_failed``: a worker process ended without giving back its chunk (killed, out
+            of memory); the items from that chunk on get no result. The pool is shut down, and
+            its other workers with it: never a hang.
+    """
+    jobs = min(jobs, cores())
     if jobs <= 1 or len(items) < 2:
         initializer(*initargs)
         yield from map(work, items)
         return
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy (cold start)
+    from collections import deque  # noqa: PLC0415 - lazy (cold start)
+    from concurrent.futures import Future, ProcessPoolExecutor  # noqa: PLC0415 - lazy (cold start)
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415 - lazy
 
+    # Set up here first: workers forked from this process start with the modules it imported
+    # (the verifier's), instead of each importing them again (issue 34: ~0.1 CPU s a worker).
+    initializer(*initargs)
     chunk = max(1, min(max_chunk, len(items) // (jobs * chunks_per_worker)))
-    with ProcessPoolExecutor(jobs, initializer=initializer, initargs=initargs) as pool:
-        yield from pool.map(work, items, chunksize=chunk)
+    starts = iter(range(0, len(items), chunk))
+    pool = ProcessPoolExecutor(jobs, initializer=initializer, initargs=initargs)
+    pending: deque[Future[list[R]]] = deque()
+    try:
+        for start in starts:  # fill the window, then one new chunk per chunk given back
+            pending.append(pool.submit(_run_chunk, work, items[start : start + chunk]))
+            if len(pending) >= jobs * _IN_FLIGHT_PER_WORKER:
+                break
+        while pending:
+            done = pending.popleft().result()
+            following = next(starts, None)
+            if following is not None:
+                pending.append(pool.submit(_run_chunk, work, items[following : following + chunk]))
+            yield from done
+    except BrokenProcessPool:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise errors.ParseError(
+            "io.worker_failed",
+            f"a worker process ended unexpectedly (killed, or out of memory); "
+            f"{len(items)} inputs were given, the results above are all that were decided",
+        ) from None
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_chunk(work: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    """In a worker: ``work`` of each item of one chunk."""
+    return [work(item) for item in chunk]
 
 
 class Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal and there is more than
+    """A one-line progress bar on stderr, only when stderr is a terminal, stdout is not (a
+    command that prints a line per item shows its own progress there) and there is more than
     one item; redrawn every 1% and at the end. ``unit`` follows the count (``" receipts"``)."""
 
-    def __init__(self, total: int, *, unit: str = "") -> None:
+    def __init__(self, total: int, *, unit: str = "", lines_on_stdout: bool = False) -> None:
         self.total, self.done, self.unit = total, 0, unit
         self.enabled = total > 1 and sys.stderr.isatty()
+        if lines_on_stdout and sys.stdout.isatty():
+            self.enabled = False
         self.step = max(1, total // 100)
 
     def tick(self) -> None:

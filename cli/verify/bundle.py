@@ -1,8 +1,15 @@
 """``affidavit verify bundle`` and ``affidavit verify attestation``: offline, fail-closed.
 
 Exit codes: 0 every input verified, 1 some input not verified (failed or unanchored), 2 some input
-unreadable (bad JSON, not a bundle, missing file) or bad usage. With several inputs the largest
-code wins. ``--json`` prints one document (``specs/verify-result.schema.json``).
+unreadable (bad JSON, not a bundle, missing file), a worker process died (``io.worker_failed``) or
+bad usage. With several inputs the largest code wins. ``--json`` prints one document
+(``specs/verify-result.schema.json``), ``--jsonl`` one result per line and a summary line.
+
+Many inputs stream (docs/adr/0023-streamed-bulk-verification.md): each result is printed as it is
+decided, in input order, and none is kept (text: one line per bundle; ``--json``: the one document,
+written as it goes). Enough bundles run on every core; each worker reads, parses, verifies and
+renders its own, and sends back only the text (:mod:`affidavit.cli._batch`). A folder's JSON files
+that carry no bundle field are skipped and counted (``summary.skipped``).
 
 Trust comes only from the caller, through the trust options every verify verb takes
 (:mod:`affidavit.cli._trust`, docs/adr/0016-one-trust-input.md): ``--public-key-base64 K``,
@@ -32,20 +39,21 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 import click
-from affidavit.cli._batch import Progress, map_in_workers
+from affidavit.cli._batch import Progress, default_jobs, map_in_workers
 from affidavit.cli._common import json_option
 from affidavit.cli._input import read_input
 from affidavit.cli._trust import folder_files, read_trust, trust_options
-from affidavit.cli.render.verdict import outcome_blocks
+from affidavit.cli.render.verdict import error_line, outcome_blocks, result_lines
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes
 from affidavit.verify.json.strict import loads
-from affidavit.verify.results import Report, Result
+from affidavit.verify.results import RESULT_VERSION, VERDICT_EXIT, VERDICTS, Report, Result
 
 if TYPE_CHECKING:
     from affidavit.verify.trust import TrustRoot
@@ -105,8 +113,24 @@ __all__ = ["attestation", "bundle", "read_policy"]
     help="Where --attest-result writes the VSA envelope (PASSED or FAILED; the exit code stays"
     " the verdict's).",
 )
-@click.option("--jobs", type=click.IntRange(1, 64), default=1, help="Worker processes.")
-@json_option
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Worker processes [default: every core, when there are enough bundles to pay for them].",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document to stdout (written as results are decided).",
+)
+@click.option(
+    "--jsonl",
+    "as_jsonl",
+    is_flag=True,
+    help="Print JSON Lines: one result per line as it is decided, then one summary line.",
+)
 def bundle(
     *,
     inputs: tuple[str, ...],
@@ -116,42 +140,40 @@ def bundle(
     policy_file: str | None,
     attest_key: str | None,
     vsa_out: str | None,
-    jobs: int,
+    jobs: int | None,
     as_json: bool,
+    as_jsonl: bool,
     **trust_options: Any,
 ) -> None:
     """Verify ProofPack bundles (files, or folders of *.json) offline.
 
-    Verified only when every part checks and the tree head is signed by a trusted key.
+    Verified only when every part checks and the tree head is signed by a trusted key. In a
+    folder, JSON files that are not bundles at all (a key file) are skipped and counted.
     """
     if (attest_key is None) != (vsa_out is None):
         raise errors.UsageError("--attest-result KEYFILE and --out VSA go together")
+    if as_json and as_jsonl:
+        raise errors.UsageError("--json and --jsonl: choose one")
     trust = read_trust(**trust_options, windows=True)  # tree heads honour windows (ADR 0011)
     raw_keys = trust.raw_keys
     policy = policy_bytes = None
     if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
         policy, policy_bytes = _read_policy(policy_file)
     actor_keys = _actor_keys(actor_keys_path)
-    settings = _Settings(actor_keys, require_actor, profile, policy, tuple(trust.windows.items()))
-    paths = _expand(inputs)
-    if not paths:
+    items = _expand(inputs)
+    if not items:
         raise errors.UsageError("no bundle files found in the given inputs")
+    output = "jsonl" if as_jsonl else "json" if as_json else "text"
+    if len(items) == 1 and output == "text":
+        output = "detailed"  # one bundle: every step (as before; ADR 0023)
+    windows = tuple(trust.windows.items())
+    settings = _Settings(actor_keys, require_actor, profile, policy, windows, output)
     if attest_key is not None and vsa_out is not None:
-        _exit(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out, as_json))
-    progress = Progress(len(paths))
-    results: list[Result] = []
-    for result in map_in_workers(
-        _verify_one,
-        paths,
-        jobs=jobs,
-        initializer=_init_worker,
-        initargs=(raw_keys, settings),
-        max_chunk=256,
-        chunks_per_worker=4,
-    ):
-        results.append(result)
-        progress.tick()
-    _exit(_finish(results, as_json, "bundle", len(paths) == 1, trust))
+        paths = [path for path, _ in items]
+        _exit(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out))
+    if jobs is None:
+        jobs = default_jobs(len(items), min_per_worker=_MIN_BUNDLES_PER_WORKER)
+    _exit(_stream(items, jobs, raw_keys, settings, trust))
 
 
 @click.command("attestation")
@@ -181,17 +203,21 @@ def _exit(code: int) -> NoReturn:
 # -- input ----------------------------------------------------------------------------------------
 
 
-def _expand(inputs: Iterable[str]) -> list[str]:
-    """Files as given; a folder stands for its ``*.json`` files, sorted."""
-    out: list[str] = []
+def _expand(inputs: Iterable[str]) -> list[tuple[str, bool]]:
+    """Each input as ``(path, found in a folder)``: files as given; a folder stands for its
+    ``*.json`` files (regular files, not hidden ones), sorted by name."""
+    out: list[tuple[str, bool]] = []
     for item in inputs:
         if os.path.isdir(item):
-            from pathlib import Path  # noqa: PLC0415 - lazy: only for a folder input
-
-            path = Path(item)
-            out.extend(str(p) for p in sorted(path.glob("*.json")) if p.is_file())
+            with os.scandir(item) as entries:
+                names = sorted(
+                    e.name
+                    for e in entries
+                    if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
+                )
+            out.extend((os.path.join(item, name), True) for name in names)
         else:
-            out.append(item)
+            out.append((item, False))
     return out
 
 
@@ -232,9 +258,15 @@ class _Settings(NamedTuple):
     profile: str = "default"
     policy: Any = None  # a parsed tlog-policy (verify.tlog.policy.Policy), only with --policy
     key_windows: tuple[tuple[bytes, tuple[Any, ...]], ...] = ()  # (raw key, KeyWindows), ADR 0011
+    output: str = "text"  # how a worker renders each result: text, detailed, json or jsonl
 
 
 _DEFAULT_SETTINGS: Final = _Settings()
+_OUTPUT = "text"  # this process's _Settings.output, set with the verifier
+
+# Fewer bundles than this per core run in this process: a worker costs a process start and a
+# verifier's set-up (~0.1 s, about 500 bundles' work; ADR 0023).
+_MIN_BUNDLES_PER_WORKER: Final = 500
 
 
 def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS) -> None:
@@ -248,7 +280,8 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
         from affidavit.verify.bundles.actor_trust import ActorTrust  # noqa: PLC0415 - only with actor keys
 
         trust = ActorTrust(settings.actor_keys)
-    global _VERIFIER  # noqa: PLW0603 - one verifier per process, so head checks are memoized
+    global _VERIFIER, _OUTPUT  # noqa: PLW0603 - one verifier per process (memoized head checks)
+    _OUTPUT = settings.output
     _VERIFIER = BundleVerifier(
         [Ed25519PublicKey(raw) for raw in raw_keys],
         actor_trust=trust,
@@ -296,14 +329,149 @@ def _actor_keys(path: str | None) -> tuple[Any, ...]:
     return tuple(keys)
 
 
-def _verify_one(source: str) -> Result:
+# The bundle's top-level fields (docs/formats.md §4): a JSON file in a folder that has none of
+# them is not a bundle at all (a key file beside the bundles) and is skipped, counted; one that
+# has any is a bundle, verified, and fails closed (``bundle.malformed``) if it is incomplete.
+_BUNDLE_FIELDS: Final = ("deal_id", "events", "proofs", "bundle_hash")
+
+# What a worker sends back for one input: (verdict or "skipped", code, text, to stderr). The
+# result is rendered where it was decided, so only its text crosses between processes.
+Decided = tuple[str, str | None, str, bool]
+
+
+def _decide(item: tuple[str, bool]) -> Decided:
+    """Read, parse and verify one input, and render it as this process's output mode asks."""
+    source, in_folder = item
     try:
-        data = read_input(source)
+        document = loads(read_input(source))
     except errors.AffidavitError as e:
         result: Result = _VERIFIER.unreadable(source, e)
     else:
-        result = _VERIFIER.verify_bytes(data, source=source)
-    return result
+        if in_folder and not (
+            isinstance(document, dict) and any(f in document for f in _BUNDLE_FIELDS)
+        ):
+            note = f"note: skipped {source}: not a bundle (none of {', '.join(_BUNDLE_FIELDS)})"
+            return "skipped", None, note, True
+        result = _VERIFIER.verify(document, source=source)
+    verdict, code = result.verdict, result.code
+    output = _OUTPUT
+    if output == "jsonl":  # one line: the result, versioned (ADR 0023)
+        return verdict, code, json.dumps(result.document(), ensure_ascii=False), False
+    if output == "json":  # one element of the document's results, indented as in it
+        text = json.dumps(result.to_json(), indent=2, ensure_ascii=False)
+        return verdict, code, "    " + text.replace("\n", "\n    "), False
+    if verdict == "unreadable":
+        return verdict, code, error_line(result), True
+    lines = result_lines(result, detailed=output == "detailed")
+    if output == "detailed":
+        return verdict, code, "\n".join(lines), False
+    # Several bundles: one line each, the verdict and why not ("failed at STEP: CODE: ...").
+    why = [line.strip() for line in lines[1:]]
+    if why and why[0].startswith(verdict):
+        return verdict, code, f"{source}: " + "; ".join(why), False
+    return verdict, code, ": ".join([lines[0], "; ".join(why)]) if why else lines[0], False
+
+
+class _Tally:
+    """The counts a run prints at its end: constant size, however many results (ADR 0023)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+        self.codes: dict[str, int] = {}
+        self.skipped = 0
+
+    def add(self, verdict: str, code: str | None) -> None:
+        if verdict == "skipped":
+            self.skipped += 1
+            return
+        self.counts[verdict] += 1
+        if code is not None:
+            self.codes[code] = self.codes.get(code, 0) + 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def verdict(self) -> str:
+        """The worst verdict (``verified`` when there is none), as :class:`Report`'s."""
+        return max((v for v in VERDICTS if self.counts[v]), key=VERDICTS.index, default="verified")
+
+    def summary(self) -> dict[str, Any]:
+        """:meth:`Report.summary`'s fields, and ``skipped``."""
+        by_code = dict(sorted(self.codes.items()))
+        return {"total": self.total, **self.counts, "by_code": by_code, "skipped": self.skipped}
+
+
+def _stream(
+    items: list[tuple[str, bool]],
+    jobs: int,
+    raw_keys: list[bytes],
+    settings: _Settings,
+    trust: TrustRoot,
+) -> int:
+    """Verify every input, printing each result as it is decided, in input order; then the
+    summary. Returns the exit code, the worst verdict's (specs/verify-result.schema.json)."""
+    out = sys.stdout
+    output = settings.output
+    tally = _Tally()
+    progress = Progress(len(items), lines_on_stdout=True)
+    first = True
+    # --json: the document's head goes out with the first result, which the rest follow as they
+    # come (ADR 0023); a run with no bundle at all prints no document, only its error.
+    head = f'{{\n  "verify_result_version": "{RESULT_VERSION}",\n  "kind": "bundle",\n'
+    head += '  "results": ['
+    decided = map_in_workers(
+        _decide,
+        items,
+        jobs=jobs,
+        initializer=_init_worker,
+        initargs=(raw_keys, settings),
+        max_chunk=256,
+        chunks_per_worker=4,
+    )
+    try:
+        for verdict, code, text, to_stderr in decided:
+            tally.add(verdict, code)
+            progress.tick()
+            if to_stderr:
+                click.echo(text, err=True)
+            elif output == "json":
+                out.write((head + "\n" if first else ",\n") + text)
+                first = False
+            else:
+                out.write(text + "\n")
+        if tally.total == 0:  # every input skipped: nothing verified is never a pass
+            raise errors.UsageError(
+                f"no bundle in the given inputs ({tally.skipped} JSON file(s) skipped: not bundles)"
+            )
+        summary = tally.summary()
+        tail = {"verdict": tally.verdict, "summary": summary, "trust": trust.to_json()}
+        if output == "json":
+            out.write("\n  ]")
+            out.write(",\n" + json.dumps(tail, indent=2, ensure_ascii=False)[2:] + "\n")
+        elif output == "jsonl":
+            line = {"verify_result_version": RESULT_VERSION, "kind": "bundle", **tail}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        elif tally.total > 1 or (tally.total == 1 and summary["unreadable"] == 0):
+            parts = ", ".join(f"{summary[v]} {v}" for v in VERDICTS if summary[v])
+            out.write(f"{tally.total} bundle(s): {parts or 'none'}\n")
+            if tally.total > 1 and tally.codes:
+                codes = ", ".join(f"{code} {n}" for code, n in summary["by_code"].items())
+                out.write(f"by code: {codes}\n")
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop, quietly, the workers with us; what is still
+        # buffered goes nowhere (Python's signal docs, "Note on SIGPIPE"). Not every input was
+        # decided, so never 0 (ADR 0023).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        return 2
+    finally:
+        decided.close()  # with workers: the pool shut down now, not when collected
+    if tally.skipped:
+        click.echo(f"note: {tally.skipped} file(s) skipped: not bundles", err=True)
+    return VERDICT_EXIT[tally.verdict]
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -322,6 +490,19 @@ def _finish(
     return report.exit_code
 
 
+def _finish_one(result: Result, output: str, trust: TrustRoot) -> int:
+    """Print one bundle's report in ``output``'s form (``--jsonl``: its line, then the summary
+    line, as :func:`_stream` prints them); return its exit code."""
+    if output != "jsonl":
+        return _finish([result], output == "json", "bundle", True, trust)
+    tally = _Tally()
+    tally.add(result.verdict, result.code)
+    click.echo(json.dumps(result.document(), ensure_ascii=False))
+    tail = {"verdict": tally.verdict, "summary": tally.summary(), "trust": trust.to_json()}
+    click.echo(json.dumps({"verify_result_version": RESULT_VERSION, "kind": "bundle", **tail}))
+    return result.exit_code
+
+
 def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     paths: list[str],
     trust: TrustRoot,
@@ -329,7 +510,6 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     policy_bytes: bytes | None,
     key_file: str,
     vsa_out: str,
-    as_json: bool,
 ) -> int:
     """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report
     as without the options, then write the verdict as a signed SLSA VSA v1
@@ -352,9 +532,9 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     try:
         data = read_input(path)
     except errors.AffidavitError as e:
-        return _finish([_VERIFIER.unreadable(path, e)], as_json, "bundle", True, trust)
+        return _finish_one(_VERIFIER.unreadable(path, e), settings.output, trust)
     result: Result = _VERIFIER.verify_bytes(data, source=path)
-    code = _finish([result], as_json, "bundle", True, trust)
+    code = _finish_one(result, settings.output, trust)
     vsa_trust = trust_document(
         raw_keys,
         actor_keys=[(k.raw, k.actor_id) for k in settings.actor_keys],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import UTC
 from pathlib import Path
@@ -38,6 +39,20 @@ def test_read_capped(tmp_path: Path) -> None:
 
 def test_read_capped_reads_at_most_one_byte_past_the_limit() -> None:
     assert read_capped("/dev/zero", 1000) == bytes(1001)  # an endless file ends the read
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(10_000, 5000), (100, 101), (0, 1)])
+def test_read_capped_reads_a_pipe_past_its_size(limit: int, expected: int) -> None:
+    # A pipe says it holds 0 bytes (st_size): it is still read to its end, or to limit + 1.
+    if not os.path.isdir("/dev/fd"):
+        pytest.skip("needs /dev/fd")
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"p" * 5000)
+        os.close(write_end)
+        assert read_capped(f"/dev/fd/{read_end}", limit) == b"p" * expected
+    finally:
+        os.close(read_end)
 
 
 @pytest.mark.parametrize("limit", [0, 1])

@@ -17,6 +17,12 @@ PARSE: Final = (
         "Refused to overwrite an existing file the caller did not allow replacing.",
     ),
     Code("io.unreadable", INPUT, "A file could not be read."),
+    Code(
+        "io.worker_failed",
+        INPUT,
+        "A worker process of a bulk run ended unexpectedly (killed, out of memory); the inputs"
+        " it held got no result (docs/adr/0023).",
+    ),
     Code("json.bom", INPUT, "The document starts with a byte-order mark."),
     Code(
         "json.duplicate_key",

@@ -42,7 +42,7 @@ def test_verified_with_trusted_key(bundles: Path) -> None:
     assert "accepted.json: verified" in result.output
     document = _json("bundle", str(bundles), "--public-key-base64", KEY)
     assert document["summary"] == {"total": 4, "verified": 4, "unanchored": 0, "failed": 0,
-                                   "unreadable": 0, "by_code": {}}  # fmt: skip
+                                   "unreadable": 0, "by_code": {}, "skipped": 0}  # fmt: skip
     assert document["exit_code"] == 0
 
 
