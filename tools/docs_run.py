@@ -102,12 +102,16 @@ class Run:
     failed_line: int | None
 
 
-def run(document: Path, *, repo: Path = ROOT, timeout: float = TIMEOUT_S) -> Run:
+def run(
+    document: Path, *, repo: Path = ROOT, venv: Path | None = None, timeout: float = TIMEOUT_S
+) -> Run:
     """Run ``document``'s blocks in a new empty folder; every process it left behind is stopped.
 
-    The environment is the caller's, with ``.venv/bin`` first on PATH, ``AFFIDAVIT_REPO`` the
-    checkout (blocks copy files from it) and TMPDIR inside the run's folder.
+    The environment is the caller's, with ``venv``'s ``bin`` (default the checkout's ``.venv``)
+    first on PATH, ``AFFIDAVIT_REPO`` the checkout (blocks copy files from it) and TMPDIR inside
+    the run's folder.
     """
+    bin_dir = (venv if venv is not None else repo / ".venv") / "bin"
     with tempfile.TemporaryDirectory(prefix="affidavit-docs-") as folder:
         work = Path(folder) / "work"
         tmp = Path(folder) / "tmp"
@@ -116,7 +120,7 @@ def run(document: Path, *, repo: Path = ROOT, timeout: float = TIMEOUT_S) -> Run
         (Path(folder) / "run.sh").write_text(script(document.read_text(encoding="utf-8")))
         env = {
             **os.environ,
-            "PATH": f"{repo / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
             "AFFIDAVIT_REPO": str(repo),
             "TMPDIR": str(tmp),
         }
