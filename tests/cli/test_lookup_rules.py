@@ -16,6 +16,7 @@ import pytest
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.clients.lookup import Answer, Entry, check_answer
 from affidavit.registry.index import name_digest
+from affidavit.verify.crypto.checkpoint import parse_verifier_key, verifier_key_string
 from affidavit.verify.crypto.trusted_keys import TrustedKey
 from affidavit.verify.trust import TrustRoot
 
@@ -76,34 +77,68 @@ def _failed(document: dict[str, Any]) -> list[tuple[str, str | None]]:
 
 def test_a_proven_entry_is_verified_and_reported(log: dict[str, Any]) -> None:
     digest = hashlib.sha256(LEAVES[0]).hexdigest()
-    document = _check(log, digest, _entry(log, 0, "raw", "data_sha256"), truncated=True)
-    assert (document["verdict"], document["found"], document["truncated"]) == (
-        "verified",
-        True,
-        True,
-    )
-    assert document["entries"] == [
-        {
-            "index": 0,
-            "leaf_hash": hashlib.sha256(b"\x00" + LEAVES[0]).hexdigest(),
-            "kind": "raw",
-            "matched": ["data_sha256"],
+    page = Answer(log["note"], (_entry(log, 0, "raw", "data_sha256"),), None)
+    result = check_answer("https://r.test", digest, [page], {0: LEAVES[0]}, TRUST)
+    key_name = f"{ORIGIN}+{LOG_KEY.public_key.key_id_c2sp(ORIGIN).hex()}"
+    assert result.to_json() == {
+        "kind": "lookup",
+        "source": "https://r.test",
+        "verdict": "verified",
+        "verified": True,
+        "hash": digest,
+        "found": True,
+        "entries": [
+            {
+                "index": 0,
+                "leaf_hash": hashlib.sha256(b"\x00" + LEAVES[0]).hexdigest(),
+                "kind": "raw",
+                "matched": ["data_sha256"],
+                "tree_size": 3,
+            }
+        ],
+        "checkpoint": {
+            "origin": ORIGIN,
             "tree_size": 3,
-        }
-    ]
-    assert document["checkpoint"] == {
-        "origin": ORIGIN,
-        "tree_size": 3,
-        "root_hash": log["root"].hex(),
-        "verified_by": [f"{ORIGIN}+{LOG_KEY.public_key.key_id_c2sp(ORIGIN).hex()}"],
-        "other_signers": [],
+            "root_hash": log["root"].hex(),
+            "verified_by": [key_name],
+            "other_signers": [],
+        },
+        "truncated": False,
+        "steps": [
+            {"name": "checkpoint", "status": "ok", "details": {"tree_size": 3, "origin": ORIGIN}},
+            {"name": "inclusion 0", "status": "ok"},
+            {
+                "name": "leaf 0",
+                "status": "ok",
+                "details": {"kind": "raw", "matched": ["data_sha256"]},
+            },
+            {"name": "found", "status": "ok", "details": {"entries": 1}},
+        ],
     }
-    assert [(s["name"], s["status"]) for s in document["steps"]] == [
-        ("checkpoint", "ok"),
-        ("inclusion 0", "ok"),
-        ("leaf 0", "ok"),
-        ("found", "ok"),
-    ]
+    truncated = _check(log, digest, _entry(log, 0, "raw", "data_sha256"), truncated=True)
+    assert (truncated["verdict"], truncated["truncated"]) == ("verified", True)
+
+
+def test_a_verifier_key_is_trusted_as_it_is(log: dict[str, Any]) -> None:
+    vkey = verifier_key_string(ORIGIN, LOG_KEY.public_key)
+    trusted = TrustedKey(LOG_KEY.public_key, "log.vkey", "vkey", verifier=parse_verifier_key(vkey))
+    digest = hashlib.sha256(LEAVES[0]).hexdigest()
+    entry = _entry(log, 0, "raw", "data_sha256")
+    assert _check(log, digest, entry, trust=TrustRoot(keys=(trusted,)))["verdict"] == "verified"
+    renamed = verifier_key_string("another.name/log", LOG_KEY.public_key)
+    other = TrustedKey(LOG_KEY.public_key, "o.vkey", "vkey", verifier=parse_verifier_key(renamed))
+    document = _check(log, digest, entry, trust=TrustRoot(keys=(other,)))
+    assert _failed(document) == [("checkpoint", "checkpoint.no_trusted_signature")]
+
+
+def test_a_checkpoint_that_is_not_a_note_is_malformed(log: dict[str, Any]) -> None:
+    """Under a bare key as under a verifier key: the registry's note is malformed, the
+    caller's input is not (exact code)."""
+    digest = hashlib.sha256(LEAVES[0]).hexdigest()
+    page = Answer("not a signed note", (_entry(log, 0, "raw", "data_sha256"),), None)
+    document = check_answer("https://r.test", digest, [page], {0: LEAVES[0]}, TRUST).to_json()
+    assert _failed(document) == [("checkpoint", "checkpoint.malformed")]
+    assert document["verdict"] == "failed"
 
 
 @pytest.mark.parametrize(
@@ -155,14 +190,23 @@ def test_leaf_bytes_that_do_not_hash_to_the_leaf_fail(log: dict[str, Any]) -> No
     digest = hashlib.sha256(LEAVES[0]).hexdigest()
     document = _check(log, digest, _entry(log, 0, "raw", "data_sha256"), leaves={0: LEAVES[1]})
     assert _failed(document) == [("leaf 0", "lookup.leaf_mismatch")]
-    step = document["steps"][2]
-    assert step["expected"] == hashlib.sha256(b"\x00" + LEAVES[0]).hexdigest()
+    assert document["steps"][2] == {
+        "name": "leaf 0",
+        "status": "failed",
+        "code": "lookup.leaf_mismatch",
+        "message": "leaf 0's bytes do not hash to the leaf hash of the answer",
+        "expected": hashlib.sha256(b"\x00" + LEAVES[0]).hexdigest(),
+    }
 
 
 def test_a_proof_for_another_size_or_root_fails_before_its_leaf(log: dict[str, Any]) -> None:
     digest = hashlib.sha256(LEAVES[0]).hexdigest()
     other_size = _entry(log, 0, "raw", "data_sha256", tree_size=2)
-    assert _failed(_check(log, digest, other_size)) == [("inclusion 0", "lookup.size_mismatch")]
+    document = _check(log, digest, other_size)
+    assert _failed(document) == [("inclusion 0", "lookup.size_mismatch")]
+    assert document["message"] == (
+        "inclusion 0: the proof of leaf 0 is for size 2, the checkpoint's is 3"
+    )
     other_index = dataclasses.replace(_entry(log, 0, "raw", "data_sha256"), index=1)
     document = _check(log, digest, other_index, leaves={1: LEAVES[0]})
     assert _failed(document) == [("inclusion 1", "merkle.root_mismatch")]
@@ -172,11 +216,22 @@ def test_a_proof_for_another_size_or_root_fails_before_its_leaf(log: dict[str, A
 def test_a_leaf_that_was_not_read_is_not_checked(log: dict[str, Any]) -> None:
     digest = hashlib.sha256(LEAVES[0]).hexdigest()
     document = _check(log, digest, _entry(log, 0, "raw", "data_sha256"), leaves={})
-    assert document["verdict"] != "verified"
-    assert document["found"] is False
-    assert [(s["name"], s["status"]) for s in document["steps"]][1:3] == [
-        ("inclusion 0", "ok"),
-        ("leaf 0", "not_checked"),
+    assert (document["verdict"], document["found"], document.get("code")) == (
+        "unanchored",
+        False,
+        None,
+    )
+    assert document["message"] == (
+        "leaf 0: not read: an earlier step failed, so the lookup read no more"
+    )
+    assert document["steps"][1:] == [
+        {"name": "inclusion 0", "status": "ok"},
+        {
+            "name": "leaf 0",
+            "status": "not_checked",
+            "message": "not read: an earlier step failed, so the lookup read no more",
+        },
+        {"name": "found", "status": "ok", "details": {"entries": 1}},
     ]
 
 
@@ -224,5 +279,33 @@ def test_no_entry_under_a_verified_checkpoint_is_not_found(log: dict[str, Any]) 
         False,
     )
     assert document["checkpoint"]["tree_size"] == 3
-    assert document["steps"][-1]["name"] == "found"
-    assert document["steps"][-1]["status"] == "not_checked"
+    assert document["steps"][-1] == {
+        "name": "found",
+        "status": "not_checked",
+        "message": "no entry about the hash under the verified checkpoint; a lookup proves "
+        "presence only (replaying the log proves absence)",
+    }
+
+
+def test_each_entry_of_a_page_is_checked_after_one_fails(log: dict[str, Any]) -> None:
+    """A failed proof, or a leaf not read, does not hide the entries after it."""
+    digest = hashlib.sha256(LEAVES[0]).hexdigest()
+    bad = _entry(log, 0, "raw", "data_sha256", tree_size=2)
+    unread = _entry(log, 0, "raw", "data_sha256")
+    good = _entry(log, 2, "digest", "data_sha256")
+    names = ["checkpoint", "inclusion 0", "inclusion 2", "leaf 2", "found"]
+    document = _check(log, digest, bad, good, leaves={2: LEAVES[2]})
+    assert [s["name"] for s in document["steps"]] == names
+    assert _failed(document) == [
+        ("inclusion 0", "lookup.size_mismatch"),
+        ("leaf 2", "lookup.not_about"),
+    ]
+    unread_first = _check(log, digest, unread, good, leaves={2: LEAVES[2]})
+    assert [s["name"] for s in unread_first["steps"]] == [
+        "checkpoint",
+        "inclusion 0",
+        "leaf 0",
+        "inclusion 2",
+        "leaf 2",
+        "found",
+    ]
