@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.clients.lookup import Answer, Entry, check_answer
+from affidavit.registry.clients.lookup import Answer, Entry, check_answer, parse_page
 from affidavit.registry.index import name_digest
 from affidavit.verify.crypto.checkpoint import parse_verifier_key, verifier_key_string
 from affidavit.verify.crypto.trusted_keys import TrustedKey
 from affidavit.verify.trust import TrustRoot
 
+from tests.conftest import raises_code
 from tests.verify.scitt.support import LOG_KEY, OTHER, parse_statement, statement
 
 ORIGIN = "lookup.test/log"
@@ -309,3 +311,73 @@ def test_each_entry_of_a_page_is_checked_after_one_fails(log: dict[str, Any]) ->
         "leaf 2",
         "found",
     ]
+
+
+# -- the answer read strictly (specs/registry-v1.yaml Lookup) -------------------------------
+
+HEX = "ab" * 32
+ANSWERED: dict[str, Any] = {
+    "index": 0,
+    "leaf_hash": HEX,
+    "kind": "raw",
+    "matched": ["data_sha256"],
+    "inclusion_proof": {"tree_size": 3, "hashes": [HEX]},
+}
+
+
+def _page(*entries: dict[str, Any], **fields: Any) -> bytes:
+    document = {"checkpoint": "note", "entries": list(entries) or [ANSWERED], **fields}
+    return json.dumps(document).encode()
+
+
+def test_a_page_is_read_whole() -> None:
+    with_statement = {**ANSWERED, "index": 2, "statement": "AAEC"}
+    answer = parse_page(_page(ANSWERED, with_statement, next_cursor=7))
+    first = Entry(0, HEX, "raw", ("data_sha256",), 3, (HEX,))
+    assert answer == Answer("note", (first, dataclasses.replace(first, index=2,
+                            statement=b"\x00\x01\x02")), 7)  # fmt: skip
+    assert parse_page(_page()).next_cursor is None
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"[]", "not a JSON object"),
+        (b'{"checkpoint": "n", "checkpoint": "n"}', "not strict JSON: json.duplicate_key"),
+        (json.dumps({"entries": []}).encode(), "entries or checkpoint missing"),
+        (json.dumps({"checkpoint": "n", "entries": {}}).encode(), "entries or checkpoint missing"),
+        (_page(entries=[1]), "an entry is not an object"),
+        (_page({**ANSWERED, "inclusion_proof": []}), "an entry lacks inclusion_proof or matched"),
+        (_page({**ANSWERED, "matched": []}), "an entry lacks inclusion_proof or matched"),
+        (_page({**ANSWERED, "matched": "x"}), "an entry lacks inclusion_proof or matched"),
+        (_page({**ANSWERED, "inclusion_proof": {"tree_size": 3, "hashes": HEX}}),
+         "inclusion_proof.hashes is not a list of 64-hex hashes"),
+        (_page({**ANSWERED, "inclusion_proof": {"tree_size": 3, "hashes": [HEX.upper()]}}),
+         "inclusion_proof.hashes is not a list of 64-hex hashes"),
+        (_page({**ANSWERED, "leaf_hash": "x"}), "an entry's leaf_hash or kind is malformed"),
+        (_page({**ANSWERED, "kind": 1}), "an entry's leaf_hash or kind is malformed"),
+        (_page({**ANSWERED, "matched": ["a", 1]}), "matched is not a list of field names"),
+        (_page({**ANSWERED, "statement": "!!"}), "an entry's statement is not base64"),
+        (_page({**ANSWERED, "statement": 5}), "an entry's statement is not base64"),
+        (_page({**ANSWERED, "index": -1}), "index is not a non-negative integer"),
+        (_page({**ANSWERED, "index": True}), "index is not a non-negative integer"),
+        (_page({**ANSWERED, "inclusion_proof": {"tree_size": "3", "hashes": [HEX]}}),
+         "inclusion_proof.tree_size is not a non-negative integer"),
+        (_page(next_cursor=-1), "next_cursor is not a non-negative integer"),
+        (_page(next_cursor=1.0), "next_cursor is not a non-negative integer"),
+    ],
+)  # fmt: skip
+def test_an_answer_of_another_shape_is_a_bad_response(data: bytes, message: str) -> None:
+    with raises_code("registry.bad_response") as info:
+        parse_page(data)
+    assert info.value.message.startswith(f"lookup answer: {message}")
+
+
+def test_a_page_is_read_up_to_8_mib() -> None:
+    """docs/transparency.md "Lookup": a page is bounded at 8 MiB, whoever hands it in."""
+    page = _page()
+    limit = 8 * 1024 * 1024
+    assert parse_page(page + b" " * (limit - len(page))).checkpoint == "note"
+    with raises_code("registry.bad_response") as info:
+        parse_page(page + b" " * (limit - len(page) + 1))
+    assert info.value.message.startswith("lookup answer: not strict JSON: json.")
