@@ -544,3 +544,22 @@ def test_a_manifest_needs_its_verification_report() -> None:
     with raises_code("usage.invalid") as info:
         check_pins(_pins(PIN), [DECLARED], live_manifest=document)
     assert info.value.message == "check_pins needs the live manifest's verification report"
+
+
+def test_a_pin_is_told_when_the_live_entry_moved_since_pinning() -> None:
+    """docs/adr/0007: the live entry is compared with the entry_hash the pin recorded."""
+    document = make_manifest(demo_key(), [make_contract()])
+    report = _report(document)
+    recorded = {**PIN, "entry_hash": document["contracts"][0]["entry_hash"]}
+    same = check_pins(_pins(recorded), [DECLARED], live_manifest=document, live_report=report)
+    assert (same.exit_code, same.pins[0].to_json()["notes"]) == (0, [])
+    moved = check_pins(
+        _pins({**PIN, "entry_hash": "2" * 64}),
+        [DECLARED],
+        live_manifest=document,
+        live_report=report,
+    )
+    assert (moved.exit_code, moved.findings()) == (0, [])
+    assert moved.pins[0].to_json()["notes"] == [
+        "live entry_hash changed since pinning (lifecycle fields may have moved)"
+    ]
