@@ -19,10 +19,11 @@ from affidavit.registry.clients.lookup import Answer, Entry, check_answer, parse
 from affidavit.registry.index import name_digest
 from affidavit.verify.crypto.checkpoint import parse_verifier_key, verifier_key_string
 from affidavit.verify.crypto.trusted_keys import TrustedKey
+from affidavit.verify.scitt.statement import parse_statement
 from affidavit.verify.trust import TrustRoot
 
 from tests.conftest import raises_code
-from tests.verify.scitt.support import LOG_KEY, OTHER, parse_statement, statement
+from tests.verify.scitt.support import LOG_KEY, OTHER, statement
 
 ORIGIN = "lookup.test/log"
 SIGNED = statement(subject="pkg:lookup@1")
