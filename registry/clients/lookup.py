@@ -209,11 +209,9 @@ def parse_page(data: bytes) -> Answer:
 def _verified(note: str, trust: TrustRoot) -> VerifiedCheckpoint:
     """``note`` verified under the trusted keys: a verifier key as it is; a bare key named by
     the note's origin line (a key ID binds the name, so only the origin the log signs can match);
-    ``checkpoint.*`` when it does not verify."""
-    try:
-        origin = parse_note(note).text.split("\n", 1)[0]
-    except errors.AffidavitError:
-        origin = ""
+    ``checkpoint.*`` when it does not verify, ``checkpoint.malformed`` when it is not a signed
+    note (the registry's answer is malformed, whichever keys the caller trusts)."""
+    origin = parse_note(note).text.split("\n", 1)[0]
     found: list[NoteVerifier] = []
     for trusted in trust.keys:
         if trusted.verifier is not None:
