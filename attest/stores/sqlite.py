@@ -65,7 +65,6 @@ VERSIONS_DDL: Final = (
 
 # "$1" ... "$N" bind by name: the name sqlite3 looks up is the text after "$"
 _NAMES: Final = tuple(str(i) for i in range(1, 1001))
-_MARKS: Final = tuple(f"${name}" for name in _NAMES)
 
 
 def _named(parameters: Sequence[Any]) -> dict[str, Any]:
@@ -244,13 +243,15 @@ class SqliteConnection:
         *,
         skip_existing: bool = False,
     ) -> int:
-        """``INSERT INTO table (columns) VALUES ($1, ...) [ON CONFLICT DO NOTHING]`` once per
+        """``INSERT INTO table (columns) VALUES (?, ...) [ON CONFLICT DO NOTHING]`` once per
         row (one prepared statement); returns the rows inserted. ``table`` and ``columns`` are
-        the caller's fixed names."""
-        marks = ", ".join(_MARKS[: len(columns)])
+        the caller's fixed names. The statement is this store's own, so it takes SQLite's
+        positional ``?``: each row binds as it is, with no name lookup (the write path's bulk)."""
+        marks = ", ".join("?" * len(columns))
         tail = " ON CONFLICT DO NOTHING" if skip_existing else ""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){tail}"  # noqa: S608
-        return max(0, self.executemany(sql, rows).rowcount)
+        with _translated(self.path):
+            return max(0, self._raw.executemany(sql, rows).rowcount)
 
     def begin(self, *, writing: bool) -> None:
         """``BEGIN IMMEDIATE`` (SQLite's RESERVED lock, across processes) or ``BEGIN DEFERRED``."""
