@@ -211,7 +211,7 @@ class FactStore:
                 name,
                 mode="rwc",
                 timeout=_BUSY_S,
-                settings=("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"),
+                pragmas={"journal_mode": "WAL", "synchronous": "NORMAL"},
             )
             if not db.tables():
                 _create(db)

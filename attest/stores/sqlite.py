@@ -45,7 +45,7 @@ The house settings, for every database:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -150,11 +150,12 @@ class SqliteConnection:
         *,
         mode: str = "rw",
         timeout: float = DEFAULT_BUSY_TIMEOUT_S,
-        settings: Sequence[str] = (),
+        pragmas: Mapping[str, str] | None = None,
     ) -> SqliteConnection:
         """A connection to the file at ``path`` (``mode``: ``ro``, ``rw`` or ``rwc``) in
         autocommit mode (the store begins its own transactions), with ``timeout`` as its busy
-        timeout and ``settings`` (``PRAGMA`` statements) run first.
+        timeout and ``pragmas`` (``{"synchronous": "FULL"}``: ``PRAGMA synchronous=FULL``) set
+        first, in order.
 
         Raises:
             ``store.unreadable``: the file cannot be opened, or is not an SQLite database.
@@ -168,8 +169,8 @@ class SqliteConnection:
             )
             try:
                 raw.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-                for statement in settings:
-                    raw.execute(statement)
+                for name, value in (pragmas or {}).items():
+                    raw.execute(f"PRAGMA {name}={value}")
             except BaseException:
                 raw.close()
                 raise
@@ -204,22 +205,23 @@ class SqliteConnection:
                 ) from e
         elif not target.is_file():
             raise StoreError("store.missing", f"{target}: no such database")
-        settings = (
-            ("PRAGMA query_only=ON",)
-            if readonly
-            else (
-                "PRAGMA journal_mode=WAL",
-                "PRAGMA synchronous=FULL",
-                "PRAGMA foreign_keys=ON",
-                VERSIONS_DDL,
-            )
-        )
-        return cls.open(
+        conn = cls.open(
             target,
             mode="ro" if readonly else ("rwc" if create else "rw"),
             timeout=DEFAULT_BUSY_TIMEOUT_S if timeout is None else timeout,
-            settings=settings,
+            pragmas=(
+                {"query_only": "ON"}
+                if readonly
+                else {"journal_mode": "WAL", "synchronous": "FULL", "foreign_keys": "ON"}
+            ),
         )
+        if not readonly:
+            try:
+                conn.execute(VERSIONS_DDL)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
 
     @property
     def in_transaction(self) -> bool:
