@@ -44,7 +44,7 @@ from affidavit.attest.files import private_database
 from affidavit.attest.stores.fact_audit import audit_store
 from affidavit.attest.stores.fact_plan import FactPlan, PlanContext, batch_error
 from affidavit.attest.stores.fact_rows import BATCH, by_hash, raw_rows, row_body, row_key
-from affidavit.attest.stores.postgres import connect
+from affidavit.attest.stores.postgres import PgUnavailable, connect
 from affidavit.attest.stores.sqlite import SqliteConnection
 from affidavit.attest.stores.store import (
     Connection,
@@ -160,7 +160,9 @@ class FactStore:
         it may share with the log and the registry (docs/adr/0013-postgresql.md).
 
         Raises:
-            ``store.unreadable``: the server cannot be reached (or psycopg is missing).
+            ``store.unreadable``: the server cannot be reached (or psycopg is missing), or the
+                connection was lost while the tables were being made.
+            ``store.busy``: another writer held the writer lock past the lock timeout.
             ``lineage.store_invalid``: the database holds tables named like the store's that are not
                 an Affidavit fact store.
         """
@@ -176,6 +178,8 @@ class FactStore:
             stored_format = _format(db)
         except StoreError as e:
             db.close()
+            if e.code == "store.busy" or isinstance(e, PgUnavailable):
+                raise  # the database is busy or gone: its fault, not a store that is not ours
             raise errors.LineageError("lineage.store_invalid", f"{db.label}: {e}") from None
         except BaseException:
             db.close()

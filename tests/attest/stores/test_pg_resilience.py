@@ -182,6 +182,35 @@ def test_the_fact_store_waits_a_bounded_time_for_the_writer_lock(pg_url: str) ->
         holder.close()
 
 
+def test_opening_the_fact_store_behind_a_busy_writer_is_store_busy(pg_url: str) -> None:
+    """FactStore.connect creates its tables under the writer lock (a registry reader thread
+    does it when it first starts): a writer that holds the lock past the lock timeout makes
+    that ``store.busy``, retryable, not ``lineage.store_invalid`` ("not a fact store")."""
+    FactStore.connect(pg_url).close()  # the tables exist: only the lock is in the way
+    holder = Store.connect(pg_url)
+    seen: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            FactStore.connect(pg_url).close()
+        except BaseException as e:  # handed to the test thread
+            seen.append(e)
+
+    try:
+        with holder.write() as db:
+            thread = threading.Thread(target=open_it, daemon=True)
+            thread.start()
+            db.execute("SELECT pg_sleep($1)", (LOCK_TIMEOUT_S + 1.5,))  # active: no lease
+            thread.join(1)
+        assert not thread.is_alive(), "opening waited past its lock timeout"
+        assert len(seen) == 1
+        assert isinstance(seen[0], StoreError), seen[0]
+        assert seen[0].code == "store.busy"
+        FactStore.connect(pg_url).close()  # and opens once the writer is gone
+    finally:
+        holder.close()
+
+
 # A writer that spends its transactions in batch inserts (insert_rows), as the log and the fact
 # index do, over and over, in its own process.
 _BATCH_WRITER = """
