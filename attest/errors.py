@@ -3,7 +3,8 @@
 ::
 
     AffidavitError (affidavit.verify.errors)
-    ├── StoreError      store.*: the SQLite file is missing, busy, damaged or too new
+    ├── StoreError      store.*: the database is missing, busy, damaged, unreachable or too new
+    │   └── StoreIntegrityError  a statement broke a constraint (a key taken, a CHECK, a trigger)
     └── LogError        log.*: the transparency log refused an operation or found itself unsound
 """
 
@@ -15,7 +16,7 @@ from typing import Final
 from affidavit.verify.code import FAILED, INPUT, Code, catalogue
 from affidavit.verify.errors import AffidavitError
 
-__all__ = ["LogError", "StoreError", "families"]
+__all__ = ["LogError", "StoreError", "StoreIntegrityError", "families"]
 
 STORE: Final = (
     Code(
@@ -155,6 +156,14 @@ class StoreError(AffidavitError):
     """The database file cannot be used: missing, unreadable, busy, damaged or too new."""
 
     codes = catalogue(STORE)
+
+
+class StoreIntegrityError(StoreError):
+    """A statement broke a constraint of the schema: a key already taken, a CHECK, a trigger
+    that refused the row (docs/adr/0020-each-store-its-dialect.md). Both stores raise it for
+    their driver's integrity error, so a caller that expects one (a duplicate key) catches this
+    class. One that escapes is the database's fault like any other: ``store.unreadable``
+    (HTTP 503), the code a database error had before the stores raised their own."""
 
 
 class LogError(AffidavitError):

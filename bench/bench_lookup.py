@@ -42,7 +42,7 @@ from _registry import copy_rows, start_cluster  # noqa: E402 - bench/ is the scr
 from _timing import table  # noqa: E402
 from affidavit.attest.keyring import derive_test_key  # noqa: E402
 from affidavit.attest.log.transparency import TransparencyLog  # noqa: E402
-from affidavit.attest.stores.sqlite import Store  # noqa: E402
+from affidavit.attest.stores.store import Store  # noqa: E402
 from affidavit.registry.db import REGISTRY_MIGRATIONS, RegistryTables  # noqa: E402
 from affidavit.registry.lookup import answer, catch_up  # noqa: E402
 from affidavit.verify.json.canonical import jcs  # noqa: E402
@@ -91,11 +91,12 @@ def fill_sqlite(store: Store, entries: int) -> None:
     rows.sort()
     with store.write() as db:
         for offset in range(0, len(rows), ROW_BATCH):
-            db.executemany(
-                "INSERT INTO registry_lookup(hash, leaf_index, field, kind) VALUES (?, ?, ?, ?)",
+            db.insert_rows(
+                "registry_lookup",
+                ("hash", "leaf_index", "field", "kind"),
                 rows[offset : offset + ROW_BATCH],
             )
-        db.execute("INSERT INTO registry_lookup_size(id, size) VALUES (1, ?)", (entries,))
+        db.execute("INSERT INTO registry_lookup_size(id, size) VALUES (1, $1)", (entries,))
 
 
 def fill_postgres(url: str, entries: int) -> None:

@@ -107,7 +107,7 @@ def _load(port: int, per_connection: list[list[bytes]], seconds: float, out: Any
 
 def _floor(folder: Path, key: Any, witness: Any, note: str) -> float:
     """Ed25519 verify + cosign + one SQLite commit (synchronous=FULL), per loop."""
-    from affidavit.attest.stores.sqlite import Store
+    from affidavit.attest.stores.store import Migrations, Store
     from affidavit.verify.crypto.checkpoint import (
         parse_checkpoint_body,
         parse_verifier_key,
@@ -117,7 +117,7 @@ def _floor(folder: Path, key: Any, witness: Any, note: str) -> float:
 
     verifiers = [parse_verifier_key(verifier_key_string("bench.example/floor", key.public_key))]
     store = Store.open(folder / "floor.db", create=True)
-    store.migrate("floor", ["CREATE TABLE floor (k TEXT PRIMARY KEY, v TEXT)"])
+    store.migrate("floor", Migrations.same("CREATE TABLE floor (k TEXT PRIMARY KEY, v TEXT)"))
     counter = [0]
 
     def once() -> None:
@@ -126,7 +126,7 @@ def _floor(folder: Path, key: Any, witness: Any, note: str) -> float:
         counter[0] += 1
         with store.write() as db:
             db.execute(
-                "INSERT INTO floor VALUES ('x', ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v",
+                "INSERT INTO floor VALUES ('x', $1) ON CONFLICT(k) DO UPDATE SET v = excluded.v",
                 (lines[0] + str(counter[0]),),
             )
 

@@ -460,7 +460,7 @@ def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
     Empties the index, then files every leaf again, 1,000 per transaction; a running registry
     keeps answering (it indexes what a lookup needs first). docs/transparency.md "Lookup".
     """
-    from affidavit.attest.stores.sqlite import Store  # noqa: PLC0415 - lazy: only here
+    from affidavit.attest.stores.store import Store  # noqa: PLC0415 - lazy: only here
     from affidavit.registry.lookup import reindex as rebuild  # noqa: PLC0415 - lazy: only here
 
     location = _store_location(data_dir, database_url)

@@ -16,13 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
-from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.integrator import start_writing, stop_writing
 from affidavit.registry.routes import (
@@ -112,7 +110,6 @@ def create_app(
         lifespan=lifespan,
         exception_handlers={
             errors.AffidavitError: _affidavit_error,
-            sqlite3.DatabaseError: _database_error,
             HTTPException: _http_exception,
             Exception: _unexpected,
         },
@@ -127,15 +124,6 @@ async def _affidavit_error(request: Request, exc: Exception) -> Response:
     if http_status(exc) < 500:
         return error_response(exc)
     return _fault_response(request, exc)
-
-
-async def _database_error(request: Request, exc: Exception) -> Response:
-    """A damaged, unreachable or busy database is the server's fault: 503 with a stable code
-    (``store.corrupt``, ``store.unreadable``, ``store.busy``), never 500 (docs/adr/0005)."""
-    assert isinstance(exc, sqlite3.DatabaseError)
-    state = getattr(request.app.state, "registry", None)
-    where = state.tables.store.path if state is not None else "database"
-    return _fault_response(request, translate_database_error(where, exc))
 
 
 def _fault_response(request: Request, error: errors.AffidavitError) -> Response:

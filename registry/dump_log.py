@@ -22,7 +22,6 @@ them (:class:`affidavit.attest.log.transparency.TransparencyLog`); the destinati
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from affidavit.attest.log.keys import LogKey
 from affidavit.attest.log.storage import COMPONENT as LOG_COMPONENT
 from affidavit.attest.log.storage import MIGRATIONS as LOG_MIGRATIONS
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Connection, Store
 from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
@@ -86,12 +85,10 @@ def bad_dump(message: str, **details: Any) -> RegistryError:
     return refused("registry.dump_invalid", message, **details)
 
 
-def insert_rows(db: Any, table: str, columns: Sequence[str], rows: Rows) -> None:
+def insert_rows(db: Connection, table: str, columns: Sequence[str], rows: Rows) -> None:
     """Insert a dump's ``rows`` of ``table`` (one of the fixed tables, its ``columns``)."""
     if rows:
-        marks = ", ".join("?" * len(columns))
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608 - fixed
-        db.executemany(sql, rows)
+        db.insert_rows(table, columns, rows)
 
 
 def prove_log(
@@ -168,7 +165,7 @@ def _scratch_log(store: Store, tables: Mapping[str, Rows]) -> TransparencyLog:
             db.execute("DELETE FROM log_keys")
             for table, (columns, _order) in LOG_TABLES.items():
                 insert_rows(db, table, columns, tables[table])
-    except (sqlite3.Error, errors.AffidavitError) as e:
+    except errors.AffidavitError as e:
         raise bad_dump(f"the dump's log rows cannot be a log: {e}") from None
     try:
         return TransparencyLog(store, owns_store=False)

@@ -29,7 +29,7 @@ from typing import Final
 
 from affidavit.attest.errors import StoreError
 from affidavit.attest.stores.facts import FactStore
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.db import DegradedRecord, RegistryTables
 from affidavit.verify import errors
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver

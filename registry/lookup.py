@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.transparency import MAX_INTEGRATE, TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.db import REGISTRY_MIGRATIONS, RegistryTables
 from affidavit.registry.index import MAX_FIELDS, subjects
 
@@ -97,7 +97,7 @@ def registered_statement(store: Store, index: int, data: bytes | None) -> bytes 
         return None
     with store.read() as db:
         row = db.execute(
-            "SELECT leaf_index, statement FROM scitt_entries WHERE entry_id = ?", (data.hex(),)
+            "SELECT leaf_index, statement FROM scitt_entries WHERE entry_id = $1", (data.hex(),)
         ).fetchone()
     if row is None or int(row[0]) != index:
         return None
@@ -181,7 +181,7 @@ def reindex(store: Store) -> dict[str, Any]:
     tables.clear_lookup()
     entries = catch_up_all(tables, log)
     with store.read() as conn:
-        rows = int(conn.execute("SELECT count(*) FROM registry_lookup").fetchone()[0])
+        rows = int(conn.execute("SELECT count(*) FROM registry_lookup").fetchall()[0][0])
     return {"entries": entries, "rows": rows, "tree_size": log.size}
 
 

@@ -1,7 +1,7 @@
 """Is the store usable? One cheap query with a deadline, for ``/v1/health`` and readiness.
 
 >>> import asyncio, pathlib, tempfile
->>> from affidavit.attest.stores.sqlite import Store
+>>> from affidavit.attest.stores.store import Store
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "registry.db"
 >>> Store.open(path, create=True).close()
 >>> probe = StoreProbe(path)
@@ -25,12 +25,11 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-import sqlite3
 import time
 from pathlib import Path
 from typing import Final
 
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.verify.errors import AffidavitError
 
 __all__ = ["DEADLINE_S", "FRESH_S", "StoreProbe"]
@@ -78,7 +77,7 @@ class StoreProbe:
             if self._store is None:
                 self._store = Store.at(self._location, readonly=True)
             self._store.conn.execute("SELECT version FROM schema_versions LIMIT 1").fetchall()
-        except (AffidavitError, sqlite3.Error) as e:
+        except AffidavitError as e:
             _LOG.warning("health: the store is not usable: %s", e)
             answer = UNREACHABLE
         self._last = (time.monotonic(), answer)

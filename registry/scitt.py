@@ -35,6 +35,7 @@ from typing import Any, Final, NamedTuple
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.scitt import sign_receipt
+from affidavit.attest.stores.store import Migrations
 from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
@@ -61,7 +62,7 @@ __all__ = [
 ]
 
 COMPONENT: Final = "scitt"
-MIGRATIONS: Final = (
+_MIGRATIONS_SQLITE: Final = (
     """
     CREATE TABLE scitt_entries (
         entry_id      TEXT PRIMARY KEY,
@@ -73,6 +74,21 @@ MIGRATIONS: Final = (
     )
     """,
 )
+
+# The same steps in PostgreSQL's DDL (BYTEA, BIGINT, identity columns; docs/adr/0020).
+_MIGRATIONS_POSTGRESQL: Final = (
+    """
+CREATE TABLE scitt_entries (
+        entry_id      TEXT PRIMARY KEY,
+        leaf_index    BIGINT NOT NULL,
+        statement     BYTEA NOT NULL,
+        issuer        TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        registered_at TEXT NOT NULL
+    )
+""",
+)
+MIGRATIONS: Final = Migrations(sqlite=_MIGRATIONS_SQLITE, postgresql=_MIGRATIONS_POSTGRESQL)
 _SETTINGS_KEY: Final = "scitt"
 
 
@@ -163,7 +179,7 @@ def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, S
         _tables(state)
         with state.tables.store.read() as db:
             row = db.execute(
-                "SELECT leaf_index FROM scitt_entries WHERE entry_id = ?", (entry.hex(),)
+                "SELECT leaf_index FROM scitt_entries WHERE entry_id = $1", (entry.hex(),)
             ).fetchone()
         if row is not None:
             return Sequenced(int(row[0]), leaf_hash(entry), created=False)
@@ -177,7 +193,7 @@ def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, S
         with state.tables.store.write() as db:  # joins the batch's transaction
             db.execute(
                 "INSERT INTO scitt_entries(entry_id, leaf_index, statement, issuer, subject,"
-                " registered_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(entry_id) DO NOTHING",
+                " registered_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT(entry_id) DO NOTHING",
                 (
                     entry.hex(),
                     placed.index,
@@ -218,7 +234,7 @@ def registration(state: RegistryState, entry_id: str) -> Registration | None:
     _tables(state)
     with state.tables.store.read() as db:
         row = db.execute(
-            "SELECT leaf_index, subject FROM scitt_entries WHERE entry_id = ?", (entry_id,)
+            "SELECT leaf_index, subject FROM scitt_entries WHERE entry_id = $1", (entry_id,)
         ).fetchone()
     if row is None:
         return None

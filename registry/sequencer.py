@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -259,8 +258,8 @@ class Sequencer:
             ``registry.entry_too_large``: ``data`` is over :data:`MAX_ENTRY_BYTES` (422).
             ``log.unhealthy``: the log refuses to sign (docs/adr/0005): nothing is sequenced (503).
             ``registry.queue_full``: the queue is full (503, ``Retry-After``).
-            ``store.*``: the batch's transaction failed (503).
-            sqlite3.DatabaseError: the database itself failed it (503).
+            ``store.*``: the batch's transaction failed, or the database itself failed it
+                (503).
         """
         check_entry(data)
         if self.state.unhealthy is not None:
@@ -359,7 +358,7 @@ class Sequencer:
                 return _Done(outcomes)
             covered = [waiting[i] for i in sorted(waiting) if i < heads.tree_size]
             proven = _proven(self.state.log, covered, heads)
-        except (errors.AffidavitError, sqlite3.DatabaseError) as e:  # the integrator's rounds
+        except errors.AffidavitError as e:  # the integrator's rounds
             _LOG.warning("integrating for waiting writers failed: %s", e)  # take over
             return _Done(outcomes)
         return _Done(outcomes, heads, {p.index: p for p in proven})

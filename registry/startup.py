@@ -29,7 +29,7 @@ from affidavit.attest.keyring import SigningKey, load_or_generate_key
 from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry import contracts
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import RegistryTables, refuse_lost_database

@@ -19,7 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import is_postgres_url
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.db import RegistryTables
 
 __all__ = ["DbThread", "ReadPool", "ReadView"]

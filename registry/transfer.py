@@ -34,7 +34,7 @@ from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import is_postgres_url
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.db import index_key, is_legacy_index_key
 from affidavit.registry.dump import (
     COMPONENTS,

@@ -18,13 +18,12 @@ signatures and this witness's cosignatures, as ``GET /<origin hash>/checkpoint``
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from affidavit.attest.host import utc_now
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Connection, Migrations, Store
 from affidavit.witness.cosigner import WitnessKeys
 from affidavit.witness.protocol import Authenticated, Stored, check_against, origin_hash
 
@@ -32,15 +31,28 @@ __all__ = ["DATABASE_NAME", "WitnessState"]
 
 DATABASE_NAME: Final = "witness.db"
 COMPONENT: Final = "witness"
-MIGRATIONS: Final = [
-    "CREATE TABLE witness_checkpoints ("
-    "origin TEXT PRIMARY KEY, "
-    "origin_sha256 TEXT NOT NULL UNIQUE, "
-    "tree_size INTEGER NOT NULL CHECK (tree_size >= 0), "
-    "root_hash BLOB NOT NULL CHECK (length(root_hash) = 32), "
-    "note TEXT NOT NULL, "
-    "cosigned_at INTEGER NOT NULL)"
-]
+# The witness keeps its own SQLite file (Store.open); the PostgreSQL spelling is there for the
+# store interface's sake (docs/adr/0020), not used by `affidavit witness serve`.
+MIGRATIONS: Final = Migrations(
+    sqlite=(
+        "CREATE TABLE witness_checkpoints ("
+        "origin TEXT PRIMARY KEY, "
+        "origin_sha256 TEXT NOT NULL UNIQUE, "
+        "tree_size INTEGER NOT NULL CHECK (tree_size >= 0), "
+        "root_hash BLOB NOT NULL CHECK (length(root_hash) = 32), "
+        "note TEXT NOT NULL, "
+        "cosigned_at INTEGER NOT NULL)",
+    ),
+    postgresql=(
+        "CREATE TABLE witness_checkpoints ("
+        "origin TEXT PRIMARY KEY, "
+        "origin_sha256 TEXT NOT NULL UNIQUE, "
+        "tree_size BIGINT NOT NULL CHECK (tree_size >= 0), "
+        "root_hash BYTEA NOT NULL CHECK (length(root_hash) = 32), "
+        "note TEXT NOT NULL, "
+        "cosigned_at BIGINT NOT NULL)",
+    ),
+)
 
 
 def _now() -> int:
@@ -96,7 +108,7 @@ class WitnessState:
             db.execute(
                 "INSERT INTO witness_checkpoints"
                 "(origin, origin_sha256, tree_size, root_hash, note, cosigned_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(origin) DO UPDATE SET "
+                "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT(origin) DO UPDATE SET "
                 "tree_size = excluded.tree_size, root_hash = excluded.root_hash, "
                 "note = excluded.note, cosigned_at = excluded.cosigned_at",
                 (
@@ -115,7 +127,7 @@ class WitnessState:
         or None when this witness never cosigned one."""
         with self.store.read() as db:
             row = db.execute(
-                "SELECT note FROM witness_checkpoints WHERE origin_sha256 = ?", (digest,)
+                "SELECT note FROM witness_checkpoints WHERE origin_sha256 = $1", (digest,)
             ).fetchone()
         return None if row is None else str(row[0])
 
@@ -125,8 +137,8 @@ class WitnessState:
             return _stored(db, origin)
 
 
-def _stored(db: sqlite3.Connection, origin: str) -> Stored | None:
+def _stored(db: Connection, origin: str) -> Stored | None:
     row = db.execute(
-        "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = ?", (origin,)
+        "SELECT tree_size, root_hash FROM witness_checkpoints WHERE origin = $1", (origin,)
     ).fetchone()
     return None if row is None else Stored(int(row[0]), bytes(row[1]))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from sqlite3 import Connection
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
@@ -21,7 +20,7 @@ from affidavit.attest.log.check import Reference, audit_nodes, check_extends, la
 from affidavit.attest.log.keys import LogKey
 from affidavit.attest.log.state import LogState, read_state_of, write_state
 from affidavit.attest.log.tree import NodeReader, stored_size
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Connection, Store
 from affidavit.verify.crypto.tree_ranges import consistency_ranges
 
 __all__ = ["StateBinding"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from sqlite3 import Connection
 from typing import NamedTuple
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.tree import EMPTY_ROOT, NodeReader
+from affidavit.attest.stores.store import Connection
 from affidavit.verify import errors
 from affidavit.verify.crypto.merkle import leaf_hash, node_hash, verify_consistency
 from affidavit.verify.crypto.tree_ranges import consistency_ranges
@@ -80,7 +80,7 @@ def check_extends(
 
 def _level(db: Connection, level: int) -> Iterator[tuple[int, bytes]]:
     for index, value in db.execute(
-        "SELECT idx, hash FROM log_nodes WHERE level = ? ORDER BY idx", (level,)
+        "SELECT idx, hash FROM log_nodes WHERE level = $1 ORDER BY idx", (level,)
     ):
         yield int(index), bytes(value)
 

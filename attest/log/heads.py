@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from sqlite3 import Connection
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
@@ -22,6 +21,7 @@ from affidavit.attest.log.keys import signing_entry
 from affidavit.attest.log.storage import record_head
 from affidavit.attest.log.tree import NodeReader, stored_size
 from affidavit.attest.log.types import IssuedTreeHead, RecordedHead
+from affidavit.attest.stores.store import Connection
 from affidavit.verify.crypto.checkpoint import (
     NoteVerifier,
     checkpoint_body,

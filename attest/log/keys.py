@@ -34,11 +34,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from sqlite3 import Connection
 from typing import Any, Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import SigningKey
+from affidavit.attest.stores.store import Connection
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519_b64
@@ -187,7 +187,7 @@ class Rotation:
 def insert_first_key(db: Connection, key_id: str, public_key: Ed25519PublicKey) -> None:
     """Row 0 of a new log's history (valid from the start), in the caller's transaction."""
     db.execute(
-        "INSERT INTO log_keys(seq, key_id, public_key) VALUES (0, ?, ?)",
+        "INSERT INTO log_keys(seq, key_id, public_key) VALUES (0, $1, $2)",
         (key_id, public_key.b64),
     )
 
@@ -196,7 +196,7 @@ def insert_rotation(db: Connection, entry: LogKey) -> None:
     """Append a rotation's row, in the caller's transaction."""
     db.execute(
         "INSERT INTO log_keys(seq, key_id, public_key, valid_from, tree_size, root_hash, "
-        "statement) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "statement) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         (
             entry.seq,
             entry.key_id,

@@ -23,7 +23,7 @@ from affidavit.attest.log.storage import (
 )
 from affidavit.attest.log.tree import NodeReader, check_index, check_size, stored_size
 from affidavit.attest.log.types import ConsistencyProof, InclusionProof, RecordedHead
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
 
 __all__ = ["MAX_ENTRIES_PER_CALL", "TreeReads"]

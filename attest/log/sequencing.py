@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from sqlite3 import Connection
 from typing import Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.storage import insert_nodes
 from affidavit.attest.log.tree import extend, frontier, stored_size
+from affidavit.attest.stores.store import Connection, numbered
 from affidavit.verify.crypto.merkle import leaf_hash
 
 __all__ = [
@@ -103,13 +103,13 @@ def find_leaves(db: Connection, hashes: Sequence[bytes]) -> dict[bytes, int]:
     unique = list(dict.fromkeys(hashes))
     for offset in range(0, len(unique), _CHUNK):
         chunk = unique[offset : offset + _CHUNK]
-        marks = ",".join("?" * len(chunk))
+        marks = numbered(1, len(chunk))
         sql = (
             "SELECT hash, min(idx) FROM log_nodes "  # noqa: S608 - marks only
             f"WHERE level = 0 AND hash IN ({marks}) GROUP BY hash UNION ALL "
             f"SELECT hash, min(idx) FROM log_sequenced WHERE hash IN ({marks}) GROUP BY hash"
         )
-        for value, index in db.execute(sql, [*chunk, *chunk]):
+        for value, index in db.execute(sql, chunk):
             key = bytes(value)
             found[key] = min(int(index), found.get(key, int(index)))
     return found
@@ -138,7 +138,7 @@ def sequence_entries(
         placed.append(Sequenced(following, value, True))
         following += 1
     if rows:
-        db.executemany("INSERT INTO log_sequenced(idx, hash, data) VALUES (?, ?, ?)", rows)
+        db.insert_rows("log_sequenced", ("idx", "hash", "data"), rows)
     return placed
 
 
@@ -154,7 +154,7 @@ def integrate_pending(
     """
     size = stored_size(db)
     rows = db.execute(
-        "SELECT idx, hash FROM log_sequenced WHERE idx >= ? ORDER BY idx LIMIT ?",
+        "SELECT idx, hash FROM log_sequenced WHERE idx >= $1 ORDER BY idx LIMIT $2",
         (size, max(1, limit)),
     ).fetchall()
     if not rows:
@@ -172,10 +172,10 @@ def integrate_pending(
     insert_nodes(db, path, extend(edge, size, [bytes(row[1]) for row in rows]))  # RFC 9162 §2.1.1
     db.execute(
         "INSERT INTO log_entries(idx, data) SELECT idx, data FROM log_sequenced "
-        "WHERE idx >= ? AND idx < ?",
+        "WHERE idx >= $1 AND idx < $2",
         (size, end),
     )
-    db.execute("DELETE FROM log_sequenced WHERE idx < ?", (end,))
+    db.execute("DELETE FROM log_sequenced WHERE idx < $1", (end,))
     return size, end
 
 

@@ -148,7 +148,8 @@ def _tiles(
     for batch, low, high in _batches(refs):
         with log.store.read() as db:
             rows = db.execute(
-                "SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? AND idx < ? ORDER BY idx",
+                "SELECT hash FROM log_nodes"
+                " WHERE level = $1 AND idx >= $2 AND idx < $3 ORDER BY idx",
                 (height, low, high),
             ).fetchall()
         if len(rows) != high - low:  # (level, idx) is the key: the count proves none is missing
@@ -184,7 +185,7 @@ def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRe
     for batch, low, high in _batches(refs):
         with log.store.read() as db:
             rows = db.execute(
-                "SELECT data FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
+                "SELECT data FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
                 (low, high),
             ).fetchall()
             complete = len(rows) == high - low  # idx is the key: every leaf here has data
@@ -193,7 +194,7 @@ def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRe
                 positions = [
                     row[0]
                     for row in db.execute(
-                        "SELECT idx FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
+                        "SELECT idx FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
                         (low, high),
                     )
                 ]

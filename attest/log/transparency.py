@@ -96,7 +96,7 @@ from affidavit.attest.log.types import (
     IssuedTreeHead,
     RecordedHead,
 )
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.merkle import leaf_hash
 from affidavit.verify.errors import AffidavitError

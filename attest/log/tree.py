@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from sqlite3 import Connection
 from typing import Final
 
 from affidavit.attest.errors import LogError
+from affidavit.attest.stores.store import Connection, numbered
 from affidavit.verify.crypto.merkle import EMPTY_ROOT, node_hash, subtree_hash
 from affidavit.verify.crypto.tree_ranges import decompose
 
@@ -53,7 +53,7 @@ class NodeReader:
         if cached is not None:
             return cached
         row = self._db.execute(
-            "SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index)
+            "SELECT hash FROM log_nodes WHERE level = $1 AND idx = $2", (level, index)
         ).fetchone()
         if row is None:
             raise _missing(self._path, level, index)
@@ -69,9 +69,11 @@ class NodeReader:
             by_level: dict[int, list[int]] = {}
             for level, index in chunk:
                 by_level.setdefault(level, []).append(index)
-            clauses, params = [], []
+            clauses: list[str] = []
+            params: list[int] = []
             for level, indexes in by_level.items():
-                clauses.append(f"(level = ? AND idx IN ({','.join('?' * len(indexes))}))")
+                at = len(params) + 1
+                clauses.append(f"(level = ${at} AND idx IN ({numbered(at + 1, len(indexes))}))")
                 params += [level, *indexes]
             sql = "SELECT level, idx, hash FROM log_nodes WHERE " + " OR ".join(clauses)  # noqa: S608 - marks only
             for level, index, value in self._db.execute(sql, params):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import itertools
 import os
-import sqlite3
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from affidavit.attest.errors import StoreError
 from affidavit.attest.stores.fact_rows import BATCH, Bound, raw_rows
+from affidavit.attest.stores.sqlite import SqliteConnection
 from affidavit.verify import errors
 from affidavit.verify.lineage.audit import (
     AuditReport,
@@ -44,7 +44,7 @@ def audit_store(  # noqa: PLR0917 - the store's parts
         ``lineage.store_invalid``: the store cannot be read.
     """
     digest = EdgeDigest()
-    if not isinstance(db, sqlite3.Connection):
+    if db.dialect != "sqlite":
         jobs = 1  # the worker processes open the SQLite file; PostgreSQL reads serially
     try:
         if jobs <= 1:
@@ -55,7 +55,7 @@ def audit_store(  # noqa: PLR0917 - the store's parts
             )
             return with_edge_index_check(report, edges, digest)
         bounds = range_bounds(ranges if ranges is not None else _default_ranges(count(), jobs))
-    except sqlite3.DatabaseError as e:
+    except StoreError as e:
         raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
     from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - lazy: ~13 ms, only for jobs > 1
 
@@ -87,12 +87,13 @@ def range_bounds(count: int) -> list[Bound]:
 
 def _check_range(path: str, bound: Bound) -> list[Checked]:
     """Check the records in one key range (runs in a worker process; docs/formats.md §5)."""
-    uri = Path(path).as_uri() + "?mode=ro"
-    db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     try:
-        db.execute("PRAGMA busy_timeout = 5000")
+        db = SqliteConnection.open(path, mode="ro", timeout=5.0)
+    except StoreError as e:
+        raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
+    try:
         return check_records(raw_rows(db, bound))
-    except sqlite3.DatabaseError as e:
+    except StoreError as e:
         raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
     finally:
         db.close()

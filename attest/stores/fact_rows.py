@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
+from affidavit.attest.stores.store import numbered
+
 __all__ = ["BATCH", "CHUNK", "Bound", "by_hash", "raw_rows", "row_body", "row_key"]
 
 CHUNK: Final = 500  # keys per statement
@@ -35,12 +37,12 @@ def by_hash(
     """The rows of ``SELECT <select> FROM <table> WHERE <key> IN (...)<where>`` for the hex
     ``keys``, one statement per :data:`CHUNK` keys; ``select`` names the columns, the table and
     the key column (``"hash, body FROM facts WHERE hash"``), ``extra`` the parameters of
-    ``where``."""
+    ``where`` (numbered first: ``$1`` is ``extra[0]``; the keys follow)."""
     for offset in range(0, len(keys), CHUNK):
         chunk = [bytes.fromhex(h) for h in keys[offset : offset + CHUNK]]
-        marks = ",".join("?" * len(chunk))
+        marks = numbered(len(extra) + 1, len(chunk))
         yield from db.execute(
-            f"SELECT {select} IN ({marks}){where}", [*chunk, *extra]
+            f"SELECT {select} IN ({marks}){where}", [*extra, *chunk]
         )  # marks and fixed SQL only
 
 
@@ -49,11 +51,11 @@ def raw_rows(db: Any, bound: Bound | None) -> Iterator[tuple[str, bytes, str]]:
     low, high = bound if bound is not None else (None, None)
     query = "SELECT hash, body FROM facts"
     if low is not None and high is not None:
-        rows = db.execute(f"{query} WHERE hash >= ? AND hash < ? ORDER BY hash", (low, high))
+        rows = db.execute(f"{query} WHERE hash >= $1 AND hash < $2 ORDER BY hash", (low, high))
     elif low is not None:
-        rows = db.execute(f"{query} WHERE hash >= ? ORDER BY hash", (low,))
+        rows = db.execute(f"{query} WHERE hash >= $1 ORDER BY hash", (low,))
     elif high is not None:  # NULL sorts first (only in a forged table: the key is NOT NULL)
-        rows = db.execute(f"{query} WHERE hash < ? OR hash IS NULL ORDER BY hash", (high,))
+        rows = db.execute(f"{query} WHERE hash < $1 OR hash IS NULL ORDER BY hash", (high,))
     else:
         rows = db.execute(f"{query} ORDER BY hash")
     for key, body in rows:

@@ -34,19 +34,25 @@ serially or over worker processes, with the same report (:mod:`affidavit.attest.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Final, Self
 
+from affidavit.attest.errors import StoreError
 from affidavit.attest.files import private_database
 from affidavit.attest.stores.fact_audit import audit_store
 from affidavit.attest.stores.fact_plan import FactPlan, PlanContext, batch_error
 from affidavit.attest.stores.fact_rows import BATCH, by_hash, raw_rows, row_body, row_key
-from affidavit.attest.stores.postgres import PgConnection, connect, is_postgres_url
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.postgres import PgUnavailable, connect
+from affidavit.attest.stores.sqlite import SqliteConnection
+from affidavit.attest.stores.store import (
+    Connection,
+    Migrations,
+    Store,
+    is_postgres_url,
+    numbered,
+)
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
@@ -66,14 +72,33 @@ __all__ = [
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FORMAT: Final = "affidavit-facts/1"
+_BUSY_S: Final = 5.0  # the busy timeout of a fact store's own SQLite connection
 
-_SCHEMA: Final = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS facts ("
-    " hash BLOB PRIMARY KEY, scope TEXT NOT NULL, body BLOB NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS edges ("
-    " source BLOB NOT NULL, derived BLOB NOT NULL, PRIMARY KEY (source, derived)) WITHOUT ROWID",
+# The store's tables, in each database's own DDL (one step: the fact store has no versions).
+_SCHEMA: Final = Migrations(
+    sqlite=(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS facts ("
+        " hash BLOB PRIMARY KEY, scope TEXT NOT NULL, body BLOB NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE IF NOT EXISTS edges ("
+        " source BLOB NOT NULL, derived BLOB NOT NULL, PRIMARY KEY (source, derived))"
+        " WITHOUT ROWID",
+    ),
+    postgresql=(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS facts ("
+        " hash BYTEA PRIMARY KEY, scope TEXT NOT NULL, body BYTEA NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS edges ("
+        " source BYTEA NOT NULL, derived BYTEA NOT NULL, PRIMARY KEY (source, derived))",
+    ),
 )
+
+
+def _create(db: Connection) -> None:
+    """The store's tables and its format mark, where absent (inside the caller's write)."""
+    for statement in _SCHEMA.steps(db.dialect)[0].split(";"):
+        db.execute(statement)
+    db.execute("INSERT INTO meta VALUES ('format', $1) ON CONFLICT DO NOTHING", (FORMAT,))
 
 
 def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
@@ -99,7 +124,7 @@ class FactStore:
 
     def __init__(
         self,
-        connection: sqlite3.Connection | PgConnection | None,
+        connection: Connection | None,
         path: str,
         *,
         store: Store | None = None,
@@ -135,24 +160,26 @@ class FactStore:
         it may share with the log and the registry (docs/adr/0013-postgresql.md).
 
         Raises:
-            ``store.unreadable``: the server cannot be reached (or psycopg is missing).
+            ``store.unreadable``: the server cannot be reached (or psycopg is missing), or the
+                connection was lost while the tables were being made.
+            ``store.busy``: another writer held the writer lock past the lock timeout.
             ``lineage.store_invalid``: the database holds tables named like the store's that are not
                 an Affidavit fact store.
         """
         db = connect(url)
         try:
-            db.execute("BEGIN IMMEDIATE")  # one creator at a time across instances
+            db.begin(writing=True)  # one creator at a time across instances
             try:
-                for statement in _SCHEMA:
-                    db.execute(statement)
-                db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
-                db.execute("COMMIT")
+                _create(db)
+                db.commit()
             except BaseException:
-                db.execute("ROLLBACK")
+                db.rollback()
                 raise
             stored_format = _format(db)
-        except sqlite3.DatabaseError as e:
+        except StoreError as e:
             db.close()
+            if e.code == "store.busy" or isinstance(e, PgUnavailable):
+                raise  # the database is busy or gone: its fault, not a store that is not ours
             raise errors.LineageError("lineage.store_invalid", f"{db.label}: {e}") from None
         except BaseException:
             db.close()
@@ -184,21 +211,20 @@ class FactStore:
             except OSError as e:
                 raise errors.ParseError("io.unreadable", f"{name}: {e.strerror or e}") from None
         try:
-            db = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA busy_timeout = 5000")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            if not tables:
-                for statement in _SCHEMA:
-                    db.execute(statement)
-                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+            db = SqliteConnection.open(
+                name,
+                mode="rwc",
+                timeout=_BUSY_S,
+                pragmas={"journal_mode": "WAL", "synchronous": "NORMAL"},
+            )
+            if not db.tables():
+                _create(db)
             elif _format(db) != FORMAT:
                 db.close()
                 raise errors.LineageError(
                     "lineage.store_invalid", f"{name}: a SQLite file, but not a fact store"
                 )
-        except sqlite3.DatabaseError as e:
+        except StoreError as e:
             raise errors.LineageError("lineage.store_invalid", f"{name}: {e}") from None
         return cls(db, name)
 
@@ -216,17 +242,11 @@ class FactStore:
         if not os.path.exists(name):
             raise errors.ParseError("io.unreadable", f"{name}: no such file")
         try:
-            db = sqlite3.connect(
-                Path(os.path.abspath(name)).as_uri() + "?mode=ro",
-                uri=True,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            db.execute("PRAGMA busy_timeout = 5000")
+            db = SqliteConnection.open(name, mode="ro", timeout=_BUSY_S)
             if _format(db) != FORMAT:
                 db.close()
                 raise errors.LineageError("lineage.store_invalid", f"{name}: not a fact store")
-        except sqlite3.DatabaseError as e:
+        except StoreError as e:
             raise errors.LineageError("lineage.store_invalid", f"{name}: {e}") from None
         return cls(db, name)
 
@@ -272,7 +292,7 @@ class FactStore:
         where = ""
         if scopes is not None:
             nothing = " AND 1 = 0"  # no scope allowed: no row (portable: no bare 0)
-            where = f" AND scope IN ({','.join('?' * len(allowed))})" if allowed else nothing
+            where = f" AND scope IN ({numbered(1, len(allowed))})" if allowed else nothing
         select = "hash, body FROM facts WHERE hash"
         for key, body in by_hash(self._db, select, fact_hashes, where, allowed):
             fact_hash = FactHash(key.hex())
@@ -282,21 +302,21 @@ class FactStore:
     def raw(self, fact_hash: str) -> bytes | None:
         """The stored body of ``fact_hash`` (hex) as bytes, unparsed, or None."""
         row = self._db.execute(
-            "SELECT body FROM facts WHERE hash = ?", (bytes.fromhex(fact_hash),)
+            "SELECT body FROM facts WHERE hash = $1", (bytes.fromhex(fact_hash),)
         ).fetchone()
         return None if row is None else row_body(row[0])
 
     def scope_of(self, fact_hash: FactHash) -> str | None:
         """The stored scope of ``fact_hash`` (the index column; no body is read), or None."""
         row = self._db.execute(
-            "SELECT scope FROM facts WHERE hash = ?", (bytes.fromhex(fact_hash),)
+            "SELECT scope FROM facts WHERE hash = $1", (bytes.fromhex(fact_hash),)
         ).fetchone()
         return None if row is None else str(row[0])
 
     def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
         """Hashes of the stored facts whose derived_from names ``fact_hash``."""
         rows = self._db.execute(
-            "SELECT derived FROM edges WHERE source = ?", (bytes.fromhex(fact_hash),)
+            "SELECT derived FROM edges WHERE source = $1", (bytes.fromhex(fact_hash),)
         )
         return tuple(FactHash(row[0].hex()) for row in rows)
 
@@ -309,7 +329,7 @@ class FactStore:
         try:
             for source, derived in self._db.execute("SELECT source, derived FROM edges"):
                 yield row_key(source), row_key(derived)
-        except sqlite3.DatabaseError as e:
+        except StoreError as e:
             raise errors.LineageError("lineage.store_invalid", f"{self.path}: {e}") from None
 
     def records(self) -> Iterator[StoredRecord]:
@@ -326,7 +346,7 @@ class FactStore:
         after = b""
         while True:
             rows = self._db.execute(
-                f"SELECT hash, {column} FROM facts WHERE hash > ? ORDER BY hash LIMIT ?",  # noqa: S608 - a fixed column
+                f"SELECT hash, {column} FROM facts WHERE hash > $1 ORDER BY hash LIMIT $2",  # noqa: S608 - a fixed column
                 (after, size),
             ).fetchall()
             if not rows:
@@ -378,12 +398,12 @@ class FactStore:
             with self._store.write():
                 return self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
+        db.begin(writing=True)
         try:
             result = self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
-            db.execute("COMMIT")
+            db.commit()
         except BaseException:
-            db.execute("ROLLBACK")
+            db.rollback()
             raise
         return result
 
@@ -419,8 +439,9 @@ class FactStore:
         caller's write transaction (the one :meth:`plan` ran in)."""
         db = self._db
         if plan.added:
-            db.executemany(
-                "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+            db.insert_rows(
+                "facts",
+                ("hash", "scope", "body"),
                 [(bytes.fromhex(f.hash), f.scope, jcs(dict(f.document))) for f in plan.added],
             )
             edges = [
@@ -429,7 +450,7 @@ class FactStore:
                 for parent in f.derived_from
             ]
             if edges:
-                db.executemany("INSERT INTO edges (source, derived) VALUES (?, ?)", edges)
+                db.insert_rows("edges", ("source", "derived"), edges)
         return AddResult(added=tuple(f.hash for f in plan.added), existing=plan.existing)
 
     def export_jsonl(self, out: BinaryIO) -> int:
@@ -450,9 +471,9 @@ def _parse_stored(fact_hash: str, body: bytes | str) -> Fact:
         ) from e
 
 
-def _format(db: sqlite3.Connection | PgConnection) -> str | None:
+def _format(db: Connection) -> str | None:
     try:
         row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    except sqlite3.DatabaseError:
+    except StoreError:
         return None
     return None if row is None else str(row[0])

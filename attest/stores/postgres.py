@@ -1,30 +1,29 @@
-"""PostgreSQL under the stores' one SQL dialect: a psycopg 3 connection that speaks like sqlite3.
+"""The PostgreSQL store: the store interface (:mod:`affidavit.attest.stores.store`) on a psycopg 3
+connection, and the only module of Affidavit that imports psycopg
+(docs/adr/0013-postgresql.md, docs/adr/0020-each-store-its-dialect.md).
 
-Every store of Affidavit (the log, the fact store, the registry's tables, docs/formats.md §5 and
-§6) is written once, in the SQL subset SQLite and PostgreSQL share, against the small DB-API
-surface of :mod:`sqlite3` (``execute``, ``executemany``, ``fetchone``, ``fetchall``, iteration,
-``rowcount``, ``in_transaction``, ``BEGIN``/``COMMIT``/``ROLLBACK`` statements). This module gives
-a PostgreSQL connection that surface (docs/adr/0013-postgresql.md), so the stores do not fork:
+Statements are PostgreSQL SQL as written, sent as they are (psycopg's raw cursor: ``$1, $2, ...``
+are the server's own parameters; a ``%`` is a ``%``). Nothing is translated: a component gives its
+PostgreSQL schema itself (:class:`~affidavit.attest.stores.store.Migrations`), and there is no
+``PRAGMA`` and no ``sqlite_master`` here.
 
-- **Parameters**: ``?`` placeholders become ``%s`` (literal ``%`` doubled); our SQL has no ``?``
-  inside string literals.
-- **Transactions**: the connection is in autocommit mode and the stores issue their own
-  ``BEGIN``. ``BEGIN IMMEDIATE`` (SQLite: one writer across processes) becomes ``BEGIN`` plus
+- **Transactions**: the connection is in autocommit mode and the store begins its own. The
+  writer's (:meth:`PgConnection.begin` with ``writing``) is ``BEGIN`` plus
   ``pg_advisory_xact_lock`` on one key per database: one writer at a time across every instance
   on the database, released at COMMIT or ROLLBACK, which is what keeps the log gap-free and the
-  fact graph acyclic under concurrent instances. ``BEGIN DEFERRED`` (a read snapshot) becomes
+  fact graph acyclic under concurrent instances. A read snapshot is
   ``BEGIN ISOLATION LEVEL REPEATABLE READ``: every query of a read sees one snapshot.
-- **DDL**: ``BLOB`` is ``BYTEA``, ``INTEGER`` is ``BIGINT`` (tree sizes pass 2^31),
-  ``REAL`` is ``DOUBLE PRECISION``, ``INTEGER PRIMARY KEY AUTOINCREMENT`` an identity column,
-  ``WITHOUT ROWID`` is dropped; ``INSERT OR IGNORE`` is ``INSERT ... ON CONFLICT DO NOTHING``.
-- **PRAGMA**: none applies; ``PRAGMA quick_check`` answers ``ok`` (PostgreSQL checks pages with
-  its own checksums), the others nothing. ``sqlite_master`` names the schema's tables.
-- **Errors** keep the stores' one error path: psycopg's integrity errors are raised as
-  :class:`sqlite3.IntegrityError`; a lock timeout, deadlock or serialization failure as
-  :class:`PgBusy` (``store.busy``); a lost connection as :class:`PgUnavailable`
-  (``store.unreadable``), both :class:`sqlite3.OperationalError`; the rest as
-  :class:`sqlite3.DatabaseError`. Each carries psycopg's message and the redacted URL (never the
-  password), for the operator's log and the command line; the registry shows clients neither.
+- **Many rows**: :meth:`PgConnection.insert_rows` sends multi-row ``INSERT ... VALUES``
+  statements (up to :data:`_ROWS_PER_INSERT` rows each), composed from the table and its
+  columns; :meth:`PgConnection.executemany` runs its statement once per row.
+- **Errors** are the project's own: a broken constraint is
+  :class:`~affidavit.attest.errors.StoreIntegrityError`; a lock timeout, deadlock or
+  serialization failure :class:`PgBusy` (``store.busy``); a lost connection :class:`PgUnavailable`
+  (``store.unreadable``); the rest ``store.unreadable``. Each carries psycopg's message and the
+  redacted URL (never the password), for the operator's log and the command line; the registry
+  shows clients neither.
+- **Integrity**: PostgreSQL checks its pages with its own checksums; the store's
+  :meth:`~affidavit.attest.stores.store.Store.quick_check` has nothing to add here.
 
 Faults (docs/postgresql.md "Operations", docs/adr/0013 §7):
 
@@ -53,16 +52,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from affidavit.attest.errors import StoreError
+from affidavit.attest.errors import StoreError, StoreIntegrityError
 
 __all__ = [
     "LOCK_TIMEOUT_S",
@@ -72,8 +68,8 @@ __all__ = [
     "PgUnavailable",
     "connect",
     "is_postgres_url",
+    "open_database",
     "redact",
-    "translate",
 ]
 
 _LOG = logging.getLogger("affidavit.store")
@@ -81,16 +77,21 @@ _LOG = logging.getLogger("affidavit.store")
 # One advisory lock key for "the writer" of a database (pg_advisory_xact_lock takes a bigint):
 # the first eight bytes of SHA-256("affidavit.store.writer"), as a signed integer.
 WRITER_LOCK: Final = -0x2A5F0D6C1B7E3A91
-# How long a writer may stay silent inside its transaction before the server ends its session and
-# frees the writer lock (a paused or partitioned instance stops the others this long at most),
-# and how long any lock wait lasts before store.busy: longer than the lease, so a writer queued
-# behind a silent holder gets the lock instead of an error.
-WRITER_LEASE_S: Final = 5.0
-LOCK_TIMEOUT_S: Final = 7.0
 CONNECT_TIMEOUT_S: Final = 5.0
 BACKOFF_FIRST_S: Final = 0.05
 BACKOFF_CAP_S: Final = 1.0
+# How long a writer may stay silent inside its transaction before the server ends its session and
+# frees the writer lock (a paused or partitioned instance stops the others this long at most),
+# and how long any lock wait lasts before store.busy: longer than the lease, so a writer queued
+# behind a silent holder gets the lock instead of an error (docs/postgresql.md "Operations").
+WRITER_LEASE_S: Final = 5.0
+LOCK_TIMEOUT_S: Final = 7.0
 _SCHEMES: Final = ("postgresql://", "postgres://")
+# Every component's schema version (Store.migrate), in PostgreSQL's DDL.
+VERSIONS_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS schema_versions ("
+    "component TEXT PRIMARY KEY, version BIGINT NOT NULL)"
+)
 
 
 def is_postgres_url(location: object) -> bool:
@@ -108,33 +109,6 @@ def redact(url: str) -> str:
         host += f":{parts.port}"
     user = parts.username or ""
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-
-
-@lru_cache(maxsize=1024)
-def translate(sql: str) -> str:
-    """The PostgreSQL spelling of one statement of the stores' dialect (module docstring)."""
-    text = sql.strip()
-    upper = text.upper()
-    if upper.startswith("CREATE ") or upper.startswith("ALTER "):
-        text = re.sub(
-            r"\bINTEGER\s+PRIMARY\s+KEY\s+AUTOINCREMENT\b",
-            "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
-            text,
-            flags=re.IGNORECASE,
-        )
-        text = re.sub(r"\)\s*WITHOUT\s+ROWID", ")", text, flags=re.IGNORECASE)
-        text = re.sub(r"\bBLOB\b", "BYTEA", text, flags=re.IGNORECASE)
-        text = re.sub(r"\bINTEGER\b", "BIGINT", text, flags=re.IGNORECASE)
-        text = re.sub(r"\bREAL\b", "DOUBLE PRECISION", text, flags=re.IGNORECASE)
-    if re.match(r"INSERT\s+OR\s+IGNORE\s+INTO\b", text, flags=re.IGNORECASE):
-        text = re.sub(r"^INSERT\s+OR\s+IGNORE\s+INTO", "INSERT INTO", text, flags=re.IGNORECASE)
-        text += " ON CONFLICT DO NOTHING"
-    text = text.replace(
-        "sqlite_master",
-        "(SELECT tablename AS name FROM pg_tables"
-        " WHERE schemaname = current_schema()) AS sqlite_master",
-    )
-    return text.replace("%", "%%").replace("?", "%s")
 
 
 class _Rows:
@@ -161,20 +135,27 @@ class _Rows:
             yield self._rows[self._next - 1]
 
 
-class PgBusy(sqlite3.OperationalError):
+class PgBusy(StoreError):
     """The writer lock (or another lock) was not granted within the lock timeout, or the server
     cancelled the transaction to break a deadlock or a serialization conflict: retry later
     (``store.busy``)."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__("store.busy", message)
 
-class PgUnavailable(sqlite3.OperationalError):
+
+class PgUnavailable(StoreError):
     """The connection is gone (the server restarted, the backend was terminated, the session's
     lease ran out) or cannot be made again yet (``store.unreadable``)."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__("store.unreadable", message)
+
 
 class PgConnection:
-    """A psycopg 3 connection with the sqlite3 surface the stores use (module docstring), that
-    re-establishes itself after a fault (module docstring, "Faults").
+    """A psycopg 3 connection behind the store interface's
+    :class:`~affidavit.attest.stores.store.Connection` (module docstring), that re-establishes
+    itself after a fault (module docstring, "Faults").
 
     Used by one thread at a time (the stores' lock, or one database thread).
     """
@@ -214,6 +195,7 @@ class PgConnection:
             _with_keepalives(self._url),
             autocommit=True,
             connect_timeout=max(2, int(self.connect_timeout)),
+            cursor_factory=psycopg.RawCursor,  # $1, $2, ...: the server's own parameters
         )
         try:
             # Every lock wait of the session is bounded (the writer lock's too, store.busy).
@@ -231,7 +213,7 @@ class PgConnection:
         step (50 ms doubling to 1 s) so a database that is down is not hammered.
 
         Raises:
-            PgUnavailable: closed by the caller, or it cannot be made (yet).
+            ``store.unreadable``: closed by the caller, or it cannot be made (yet) (PgUnavailable).
         """
         if not self._lost():
             return self._conn
@@ -276,7 +258,9 @@ class PgConnection:
             ) from None
         return self
 
-    # -- the sqlite3 surface ----------------------------------------------------------------
+    # -- the store interface ----------------------------------------------------------------
+
+    dialect: Final[Literal["postgresql"]] = "postgresql"
 
     @property
     def in_transaction(self) -> bool:
@@ -296,59 +280,72 @@ class PgConnection:
         Outside a transaction a lost connection is made again first, and a read that finds it
         lost is run once more on the new one; inside a transaction never (module docstring).
         """
-        head = sql.lstrip()[:24].upper()
-        if head.startswith("PRAGMA"):
-            return _Rows([("ok",)] if "QUICK_CHECK" in sql.upper() else [])
-        if head.startswith("BEGIN"):
-            return self._begin(head)
-        if head.startswith(("COMMIT", "END")):
-            return self._end(commit=True)
-        if head.startswith("ROLLBACK"):
-            return self._end(commit=False)
-        statement, values = translate(sql), tuple(parameters)
+        values = tuple(parameters)
         if self._begun:
-            return self._run(self._conn, statement, values)
+            return self._run(self._conn, sql, values)
         try:
-            return self._run(self._live(), statement, values)
+            return self._run(self._live(), sql, values)
         except PgUnavailable:
-            if not head.startswith("SELECT") or self._closed:
+            if not sql.lstrip()[:6].upper().startswith("SELECT") or self._closed:
                 raise
-        return self._run(self._live(), statement, values)  # a read: once more, reconnected
+        return self._run(self._live(), sql, values)  # a read: once more, reconnected
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _Rows:
-        """Run one statement for each parameter row: an INSERT as multi-row INSERTs (up to
-        :data:`_ROWS_PER_INSERT` rows each), anything else row by row.
+        """Run one statement for each parameter row, one at a time.
 
         Never psycopg's ``executemany``: it pipelines, and a server waiting in the middle of a
         pipeline is not idle, so a writer paused there (SIGSTOP) would keep the writer lock past
         its lease (module docstring, "Lease"). Every statement here ends with a Sync.
         """
-        statement, values = translate(sql), [tuple(r) for r in rows]
         conn = self._conn if self._begun else self._live()
         total = 0
-        insert = _MULTI_ROW.match(statement)
         with self._translated(conn):
-            if insert is not None and values:
-                head, group, tail = insert.group(1), insert.group(2), insert.group(3) or ""
-                step = max(1, min(_ROWS_PER_INSERT, _MAX_PARAMETERS // max(1, len(values[0]))))
-                for start in range(0, len(values), step):
-                    chunk = values[start : start + step]
-                    text = head + ", ".join([group] * len(chunk)) + tail
-                    cursor = conn.execute(text, [v for row in chunk for v in row])
-                    total += max(0, cursor.rowcount)
-            else:
-                for row in values:
-                    cursor = conn.execute(statement, row or None)
-                    total += max(0, cursor.rowcount)
+            for row in rows:
+                total += max(0, conn.execute(sql, tuple(row) or None).rowcount)
         return _Rows([], total)
 
-    def _begin(self, head: str) -> _Rows:
-        """``BEGIN IMMEDIATE``: the writer lock, with the lease (one round trip); ``BEGIN
-        DEFERRED``: a snapshot. A new transaction may start on a new connection: the last one is
-        over, whatever became of it. When the connection is found lost at BEGIN, nothing ran
-        yet: BEGIN runs once more, reconnected. A BEGIN that fails (a lock timeout) leaves no
-        transaction behind."""
-        writing = head.startswith("BEGIN IMMEDIATE")
+    def insert_rows(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        *,
+        skip_existing: bool = False,
+    ) -> int:
+        """``INSERT INTO table (columns) VALUES (...), (...) [ON CONFLICT DO NOTHING]``, up to
+        :data:`_ROWS_PER_INSERT` rows a statement (and the protocol's parameter limit); returns
+        the rows inserted. ``table`` and ``columns`` are the caller's fixed names."""
+        values = [tuple(r) for r in rows]
+        if not values:
+            return 0
+        width = len(columns)
+        step = max(1, min(_ROWS_PER_INSERT, _MAX_PARAMETERS // max(1, width)))
+        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "  # noqa: S608 - fixed names
+        tail = " ON CONFLICT DO NOTHING" if skip_existing else ""
+        conn = self._conn if self._begun else self._live()
+        total = 0
+        with self._translated(conn):
+            for start in range(0, len(values), step):
+                chunk = values[start : start + step]
+                groups = ", ".join(
+                    "(" + ", ".join(f"${i * width + j + 1}" for j in range(width)) + ")"
+                    for i in range(len(chunk))
+                )
+                cursor = conn.execute(head + groups + tail, [v for row in chunk for v in row])
+                total += max(0, cursor.rowcount)
+        return total
+
+    def begin(self, *, writing: bool) -> None:
+        """The writer's transaction: the writer lock, with the lease (one round trip); else a
+        snapshot. A new transaction may start on a new connection: the last one is over,
+        whatever became of it. When the connection is found lost at BEGIN, nothing ran yet:
+        BEGIN runs once more, reconnected. A BEGIN that fails (a lock timeout) leaves no
+        transaction behind.
+
+        Raises:
+            ``store.busy``: the writer lock was not granted within the lock timeout.
+            ``store.unreadable``: the connection is lost and cannot be made again.
+        """
         if writing:
             lease = (
                 ""
@@ -356,10 +353,8 @@ class PgConnection:
                 else (f"SET LOCAL idle_in_transaction_session_timeout = {_ms(self.lease)}; ")
             )
             text = f"BEGIN; {lease}SELECT pg_advisory_xact_lock({WRITER_LOCK})"
-        elif head.startswith("BEGIN DEFERRED"):
-            text = "BEGIN ISOLATION LEVEL REPEATABLE READ"
         else:
-            text = "BEGIN"
+            text = "BEGIN ISOLATION LEVEL REPEATABLE READ"
         self._begun = self._writing = False
         for attempt in (1, 2):
             conn = self._live()
@@ -374,24 +369,39 @@ class PgConnection:
                 raise
             self._begun, self._writing = True, writing
             break
-        return _Rows([])
 
-    def _end(self, *, commit: bool) -> _Rows:
-        """COMMIT or ROLLBACK. On a lost connection the server has rolled the transaction back:
-        ROLLBACK (and the end of a read) is then done; COMMIT of a write is refused."""
+    def commit(self) -> None:
+        """COMMIT. On a lost connection the server has rolled the transaction back: the end of
+        a read is then done; COMMIT of a write is refused.
+
+        Raises:
+            ``store.unreadable``: a write's connection was lost before COMMIT.
+        """
         writing = self._writing
         self._begun = self._writing = False
         if self._lost():
-            if commit and writing:
+            if writing:
                 raise PgUnavailable(
                     f"{self.label}: the connection was lost before COMMIT; "
                     "the server rolled the transaction back"
                 )
-            return _Rows([])
-        if not commit:
+            return
+        self._run(self._conn, "COMMIT", ())
+
+    def rollback(self) -> None:
+        """ROLLBACK (done already when the connection was lost: the server rolled it back)."""
+        self._begun = self._writing = False
+        if not self._lost():
             self._rollback(self._conn)
-            return _Rows([])
-        return self._run(self._conn, "COMMIT", ())
+
+    def tables(self) -> set[str]:
+        """The tables of the connection's current schema."""
+        rows = self.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        return {str(row[0]) for row in rows}
+
+    def quick_check(self) -> None:
+        """Nothing to add: PostgreSQL checks its pages with its own checksums (module
+        docstring, "Integrity")."""
 
     def _rollback(self, conn: Any) -> None:
         """ROLLBACK whatever is open; a connection that cannot is closed (made again next)."""
@@ -413,7 +423,7 @@ class PgConnection:
 
     @contextmanager
     def _translated(self, conn: Any) -> Iterator[None]:
-        """psycopg errors as the sqlite3 classes the stores already handle (module docstring)."""
+        """psycopg's errors as the project's (module docstring, "Errors")."""
         import psycopg  # noqa: PLC0415 - loaded already when a connection exists
 
         try:
@@ -425,10 +435,8 @@ class PgConnection:
             if getattr(e, "sqlstate", None) in _BUSY_STATES:
                 raise PgBusy(message) from e
             if isinstance(e, psycopg.IntegrityError):
-                raise sqlite3.IntegrityError(message) from e
-            if isinstance(e, psycopg.OperationalError):
-                raise sqlite3.OperationalError(message) from e
-            raise sqlite3.DatabaseError(message) from e
+                raise StoreIntegrityError("store.unreadable", message) from e
+            raise StoreError("store.unreadable", message) from e
 
     def close(self) -> None:
         """Close the connection; it is not made again."""
@@ -466,12 +474,6 @@ def connect(
     ).connect()
 
 
-# ``INSERT ... VALUES (%s, ...)`` with no nested parentheses, optionally ``ON CONFLICT DO
-# NOTHING`` (``DO UPDATE`` may not touch a row twice in one statement: those run row by row).
-_MULTI_ROW: Final = re.compile(
-    r"^(INSERT\s.+?\sVALUES\s*)(\([^()]*\))(\s+ON\s+CONFLICT\s+DO\s+NOTHING)?$",
-    re.IGNORECASE | re.DOTALL,
-)
 _ROWS_PER_INSERT: Final = 500
 _MAX_PARAMETERS: Final = 65535  # the protocol's limit per statement
 
@@ -506,3 +508,22 @@ def _ms(seconds: float) -> int:
 
 def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [""])[0]
+
+
+def open_database(
+    url: str, *, timeout: float = LOCK_TIMEOUT_S, lease: float | None = WRITER_LEASE_S
+) -> PgConnection:
+    """The database at ``url`` (``postgresql://user@host:port/db``) ready for a store: connected
+    (:func:`connect`, with ``timeout`` as every lock wait's bound) and with the table of schema
+    versions.
+
+    Raises:
+        ``store.unreadable``: psycopg is missing, or the server cannot be reached.
+    """
+    conn = connect(url, lock_timeout=timeout, lease=lease)
+    try:
+        conn.execute(VERSIONS_DDL)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

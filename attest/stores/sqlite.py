@@ -1,15 +1,20 @@
-"""Small SQLite helpers for everything in Affidavit that keeps state: the log, facts, registry.
+"""The SQLite store: the store interface (:mod:`affidavit.attest.stores.store`) on SQLite, and
+the only module of Affidavit that imports :mod:`sqlite3` (docs/adr/0020-each-store-its-dialect.md).
 
 >>> import tempfile, pathlib
+>>> from affidavit.attest.stores.store import Migrations, Store
 >>> store = Store.open(pathlib.Path(tempfile.mkdtemp()) / "a.db", create=True)
->>> store.migrate("demo", ["CREATE TABLE demo_items (id INTEGER PRIMARY KEY, name TEXT)"])
+>>> store.migrate("demo", Migrations.same("CREATE TABLE demo_items (id INTEGER, name TEXT)"))
 1
 >>> with store.write() as db:
-...     _ = db.execute("INSERT INTO demo_items(name) VALUES ('x')")
+...     _ = db.execute("INSERT INTO demo_items(name) VALUES ($1)", ("x",))
 >>> with store.read() as db:
 ...     db.execute("SELECT count(*) FROM demo_items").fetchone()[0]
 1
 >>> store.close()
+
+Statements are SQLite SQL as written: ``$1, $2, ...`` are SQLite named parameters, bound by name
+from the parameter sequence (``$1`` is ``parameters[0]``); nothing is rewritten.
 
 The house settings, for every database:
 
@@ -26,79 +31,164 @@ The house settings, for every database:
 - Private files: a database created here is mode 0600 in a folder made 0700
   (:func:`affidavit.attest.files.private_database`); SQLite gives its ``-wal``/``-shm`` the same
   mode.
-- Damage: SQLite's "database disk image is malformed" (and a failed :meth:`Store.quick_check`) is
-  ``store.corrupt``, never a bare ``sqlite3`` exception.
+- Errors: every :mod:`sqlite3` error is raised as the project's own at the connection
+  (:func:`fault`): a broken constraint as :class:`~affidavit.attest.errors.StoreIntegrityError`;
+  "database disk image is malformed" (and a failed :meth:`SqliteConnection.quick_check`) as
+  ``store.corrupt``; a lock held past the busy timeout as ``store.busy``; anything else as
+  ``store.unreadable``.
 - ``schema_versions(component, version)``: each component (``log``, ``facts``, ``registry``...) owns
-  its tables and migrates them with :meth:`Store.migrate`; a database written by a newer version is
-  refused with ``store.schema_too_new`` instead of being misread.
+  its tables and migrates them with :meth:`~affidavit.attest.stores.store.Store.migrate`; a
+  database written by a newer version is refused with ``store.schema_too_new`` instead of being
+  misread.
 """
 
 from __future__ import annotations
 
-import logging
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import quote
 
-from affidavit.attest.errors import StoreError
+from affidavit.attest.errors import StoreError, StoreIntegrityError
 from affidavit.attest.files import private_database
-from affidavit.attest.stores.postgres import (
-    LOCK_TIMEOUT_S,
-    WRITER_LEASE_S,
-    PgBusy,
-    PgConnection,
-    PgUnavailable,
-    connect,
-    is_postgres_url,
-    redact,
-)
-from affidavit.verify import errors
 
-__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "Store", "translate_database_error"]
+__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "VERSIONS_DDL", "SqliteConnection", "fault"]
 
 DEFAULT_BUSY_TIMEOUT_S: Final = 30.0
-_LOG = logging.getLogger("affidavit.store")
-
-_VERSIONS_DDL: Final = (
+# Every component's schema version (Store.migrate), made when a database is opened for writing.
+VERSIONS_DDL: Final = (
     "CREATE TABLE IF NOT EXISTS schema_versions ("
     "component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
 )
 
+# "$1" ... "$N" bind by name: the name sqlite3 looks up is the text after "$"
+_NAMES: Final = tuple(str(i) for i in range(1, 1001))
 
-class Store:
-    """One SQLite connection with the house settings (WAL, FULL sync, one writer, versioning).
 
-    Use :meth:`write` for every change (one transaction per batch) and :meth:`read` for reads that
-    must see one snapshot. The connection may be shared between threads: both context managers
-    hold the store's lock. Not shareable across ``fork()``: open a new :class:`Store` in the child.
-    """
+def _named(parameters: Sequence[Any]) -> dict[str, Any]:
+    """``{"1": parameters[0], ...}``: what ``$1, $2, ...`` bind to."""
+    if len(parameters) > len(_NAMES):
+        return {str(i): value for i, value in enumerate(parameters, 1)}
+    return dict(zip(_NAMES, parameters, strict=False))
 
-    def __init__(self, path: Path | str, conn: sqlite3.Connection | PgConnection) -> None:
-        self.path = path  # the file, or the redacted URL of a PostgreSQL database
-        self.conn: Any = conn
-        self.kind: Final = "postgresql" if isinstance(conn, PgConnection) else "sqlite"
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._writing = False
-        self.serial = 0  # bumped at each write transaction's BEGIN: what a cache may key on
+
+def fault(path: Path | str, error: sqlite3.Error) -> StoreError:
+    """The project's error for an :mod:`sqlite3` error (module docstring, "Errors")."""
+    text = str(error)
+    if isinstance(error, sqlite3.IntegrityError):
+        return StoreIntegrityError("store.unreadable", f"{path}: {text}")
+    if "malformed" in text or "corrupt" in text:
+        return StoreError("store.corrupt", f"{path}: the database is damaged: {text}")
+    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return StoreError("store.busy", f"{path}: {text}")
+    return StoreError("store.unreadable", f"{path}: {text}")
+
+
+@contextmanager
+def _translated(path: Path | str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as e:
+        raise fault(path, e) from e
+
+
+class _Rows:
+    """A cursor's rows, with the driver's errors raised as the project's."""
+
+    __slots__ = ("_cursor", "_path")
+
+    def __init__(self, cursor: sqlite3.Cursor, path: Path | str) -> None:
+        self._cursor = cursor
+        self._path = path
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        try:
+            row: tuple[Any, ...] | None = self._cursor.fetchone()
+        except sqlite3.Error as e:
+            raise fault(self._path, e) from e
+        return row
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        try:
+            return self._cursor.fetchall()
+        except sqlite3.Error as e:
+            raise fault(self._path, e) from e
+
+    def __iter__(self) -> _Rows:
+        return self
+
+    def __next__(self) -> tuple[Any, ...]:
+        # a plain iterator, not a generator: closing a half-read generator would close the
+        # cursor (PEP 380), which raises once the connection is closed
+        try:
+            row: tuple[Any, ...] = next(self._cursor)
+        except sqlite3.Error as e:
+            raise fault(self._path, e) from e
+        return row
+
+
+class SqliteConnection:
+    """An :mod:`sqlite3` connection behind the store interface's
+    :class:`~affidavit.attest.stores.store.Connection` (module docstring)."""
+
+    dialect: Final[Literal["sqlite"]] = "sqlite"
+
+    def __init__(self, raw: sqlite3.Connection, path: Path | str) -> None:
+        self._raw = raw
+        self.path = path
 
     @classmethod
     def open(
         cls,
+        path: Path | str,
+        *,
+        mode: str = "rw",
+        timeout: float = DEFAULT_BUSY_TIMEOUT_S,
+        pragmas: Mapping[str, str] | None = None,
+    ) -> SqliteConnection:
+        """A connection to the file at ``path`` (``mode``: ``ro``, ``rw`` or ``rwc``) in
+        autocommit mode (the store begins its own transactions), with ``timeout`` as its busy
+        timeout and ``pragmas`` (``{"synchronous": "FULL"}``: ``PRAGMA synchronous=FULL``) set
+        first, in order.
+
+        Raises:
+            ``store.unreadable``: the file cannot be opened, or is not an SQLite database.
+            ``store.busy``: it stayed locked past ``timeout`` while being set up.
+        """
+        target = Path(path)
+        uri = f"file:{quote(str(target.resolve()))}?mode={mode}"
+        with _translated(target):
+            raw = sqlite3.connect(
+                uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False
+            )
+            try:
+                raw.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+                for name, value in (pragmas or {}).items():
+                    raw.execute(f"PRAGMA {name}={value}")
+            except BaseException:
+                raw.close()
+                raise
+        return cls(raw, target)
+
+    @classmethod
+    def open_database(
+        cls,
         path: str | Path,
         *,
         create: bool = False,
-        timeout: float = DEFAULT_BUSY_TIMEOUT_S,
+        timeout: float | None = None,
         readonly: bool = False,
-    ) -> Store:
-        """Open the database at ``path``; with ``create=True`` make it (and its folder) if absent,
-        private (0600 file, 0700 folder). ``readonly`` opens a reader that never writes (no
-        schema table, no journal-mode change; the database must already be in WAL mode).
+    ) -> SqliteConnection:
+        """The database at ``path`` with the house settings (module docstring); with
+        ``create=True`` made (and its folder) if absent, private (0600 file, 0700 folder).
+        ``readonly`` opens a reader that never writes (no schema table, no journal-mode change;
+        the database must already be in WAL mode).
 
         Raises:
             ``store.missing``: the file does not exist and ``create`` is false.
@@ -115,163 +205,72 @@ class Store:
                 ) from e
         elif not target.is_file():
             raise StoreError("store.missing", f"{target}: no such database")
-        mode = "ro" if readonly else ("rwc" if create else "rw")
-        uri = f"file:{quote(str(target.resolve()))}?mode={mode}"
-        with _translated(target):
-            conn = sqlite3.connect(
-                uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False
-            )
+        conn = cls.open(
+            target,
+            mode="ro" if readonly else ("rwc" if create else "rw"),
+            timeout=DEFAULT_BUSY_TIMEOUT_S if timeout is None else timeout,
+            pragmas=(
+                {"query_only": "ON"}
+                if readonly
+                else {"journal_mode": "WAL", "synchronous": "FULL", "foreign_keys": "ON"}
+            ),
+        )
+        if not readonly:
             try:
-                conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-                if readonly:
-                    conn.execute("PRAGMA query_only=ON")
-                    return cls(target, conn)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=FULL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                conn.execute(_VERSIONS_DDL)
+                conn.execute(VERSIONS_DDL)
             except BaseException:
                 conn.close()
                 raise
-        return cls(target, conn)
+        return conn
 
-    @classmethod
-    def connect(
-        cls,
-        url: str,
-        *,
-        timeout: float = LOCK_TIMEOUT_S,
-        lease: float | None = WRITER_LEASE_S,
-    ) -> Store:
-        """Open the PostgreSQL database at ``url`` (``postgresql://user@host:port/db``) with the
-        same surface: one writer at a time across every process on the database (an advisory
-        lock), read snapshots, versioned migrations, and a connection that is made again after a
-        fault (:mod:`affidavit.attest.stores.postgres`). ``timeout`` bounds every lock wait (the
-        writer lock's: ``store.busy``); ``lease`` how long a writer may stay silent inside a
-        write before the server frees the lock (None for a one-off job that may pause).
+    @property
+    def in_transaction(self) -> bool:
+        return self._raw.in_transaction
 
-        Raises:
-            ``store.unreadable``: psycopg is missing, or the server cannot be reached.
-        """
-        conn = connect(url, lock_timeout=timeout, lease=lease)
-        try:
-            conn.execute(_VERSIONS_DDL)
-        except BaseException:
-            conn.close()
-            raise
-        return cls(redact(url), conn)
-
-    @classmethod
-    def at(
-        cls,
-        location: str | Path,
-        *,
-        create: bool = False,
-        readonly: bool = False,
-        lease: float | None = WRITER_LEASE_S,
-    ) -> Store:
-        """:meth:`connect` for a ``postgresql://`` URL (with ``lease``), else :meth:`open` (a
-        file path or ``sqlite:///path``)."""
-        if is_postgres_url(location):
-            return cls.connect(str(location), lease=lease)
-        text = str(location)
-        path = Path(text.removeprefix("sqlite://")) if text.startswith("sqlite://") else Path(text)
-        return cls.open(path, create=create, readonly=readonly)
-
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
-        with self._lock:
-            self.conn.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (durable on return); rolled back on any exception.
-
-        Nested calls on the same thread join the outer transaction.
-
-        Raises:
-            ``store.busy``: another writer kept the lock past the busy timeout.
-            ``usage.invalid``: called inside :meth:`read` (a read snapshot cannot be upgraded
-                safely).
-        """
-        with self._transaction(writing=True) as conn:
-            yield conn
-
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees the same committed snapshot.
-
-        Inside :meth:`write` it joins the write transaction (and sees its own changes).
-        """
-        with self._transaction(writing=False) as conn:
-            yield conn
-
-    @contextmanager
-    def _transaction(self, *, writing: bool) -> Iterator[sqlite3.Connection]:
-        """One transaction on this thread, or the open one joined (a write may not join a read);
-        committed on return, rolled back on any exception (:meth:`_rollback`). A read's COMMIT
-        is skipped when nothing began one (SQLite starts a deferred transaction lazily)."""
-        with self._lock:
-            if self._depth:
-                if writing and not self._writing:
-                    raise errors.UsageError("a write cannot start inside a read transaction")
-                self._depth += 1
-                try:
-                    yield self.conn
-                finally:
-                    self._depth -= 1
-                return
-            with _translated(self.path):
-                self.conn.execute("BEGIN IMMEDIATE" if writing else "BEGIN DEFERRED")
-            self._depth, self._writing = 1, writing
-            if writing:
-                self.serial += 1
-            try:
-                yield self.conn
-            except BaseException:
-                self._rollback()
-                raise
-            else:
-                if writing or self.conn.in_transaction:
-                    try:
-                        with _translated(self.path):
-                            self.conn.execute("COMMIT")
-                    except BaseException:
-                        self._rollback()
-                        raise
-            finally:
-                self._depth, self._writing = 0, False
-
-    def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """One read statement outside any transaction (it sees one committed snapshot of its
-        own): one round trip on PostgreSQL, where :meth:`read` costs three (BEGIN, the
-        statement, COMMIT). Inside :meth:`read` or :meth:`write` it joins the transaction."""
-        with self._lock, _translated(self.path):
-            rows: list[tuple[Any, ...]] = self.conn.execute(sql, parameters).fetchall()
-        return rows
-
-    def _rollback(self) -> None:
-        """End the open transaction after a failure, whatever the failure was: a failed
-        statement never leaves the connection inside an aborted transaction (the next write
-        would fail too). A ROLLBACK that fails itself (the connection is gone) is logged, not
-        raised over the first error."""
-        if not self.conn.in_transaction:
-            return
-        try:
-            self.conn.execute("ROLLBACK")
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _Rows:
+        try:  # try/except, not a context manager: this is the hot path of every read
+            return _Rows(self._raw.execute(sql, _named(parameters)), self.path)
         except sqlite3.Error as e:
-            _LOG.warning("%s: ROLLBACK failed: %s", self.path, e)
+            raise fault(self.path, e) from e
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _Rows:
+        with _translated(self.path):
+            return _Rows(self._raw.executemany(sql, map(_named, rows)), self.path)
+
+    def insert_rows(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        *,
+        skip_existing: bool = False,
+    ) -> int:
+        """``INSERT INTO table (columns) VALUES (?, ...) [ON CONFLICT DO NOTHING]`` once per
+        row (one prepared statement); returns the rows inserted. ``table`` and ``columns`` are
+        the caller's fixed names. The statement is this store's own, so it takes SQLite's
+        positional ``?``: each row binds as it is, with no name lookup (the write path's bulk)."""
+        marks = ", ".join("?" * len(columns))
+        tail = " ON CONFLICT DO NOTHING" if skip_existing else ""
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){tail}"  # noqa: S608
+        with _translated(self.path):
+            return max(0, self._raw.executemany(sql, rows).rowcount)
+
+    def begin(self, *, writing: bool) -> None:
+        """``BEGIN IMMEDIATE`` (SQLite's RESERVED lock, across processes) or ``BEGIN DEFERRED``."""
+        with _translated(self.path):
+            self._raw.execute("BEGIN IMMEDIATE" if writing else "BEGIN DEFERRED")
+
+    def commit(self) -> None:
+        with _translated(self.path):
+            self._raw.execute("COMMIT")
+
+    def rollback(self) -> None:
+        with _translated(self.path):
+            self._raw.execute("ROLLBACK")
+
+    def tables(self) -> set[str]:
+        with _translated(self.path):
+            return {str(row[0]) for row in self._raw.execute("SELECT name FROM sqlite_master")}
 
     def quick_check(self) -> None:
         """``PRAGMA quick_check``: SQLite's page-level integrity check (O(size), no index
@@ -280,8 +279,7 @@ class Store:
         Raises:
             ``store.corrupt``: SQLite reports damage.
         """
-        with _translated(self.path), self._lock:
-            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        rows = [str(r[0]) for r in self.execute("PRAGMA quick_check").fetchall()]
         if rows != ["ok"]:
             raise StoreError(
                 "store.corrupt",
@@ -289,79 +287,5 @@ class Store:
                 details={"problems": rows[:5]},
             )
 
-    def schema_version(self, component: str) -> int:
-        """The stored schema version of ``component``; 0 when it has no tables here."""
-        with self.read() as db:
-            row = db.execute(
-                "SELECT version FROM schema_versions WHERE component = ?", (component,)
-            ).fetchone()
-        return 0 if row is None else int(row[0])
-
-    def migrate(self, component: str, migrations: Sequence[str]) -> int:
-        """Bring ``component`` to version ``len(migrations)``; returns that version.
-
-        ``migrations[i]`` is the SQL script taking version ``i`` to ``i + 1`` (statements separated
-        by ``;``). Everything pending runs in one write transaction: either all of it or none.
-
-        Raises:
-            ``store.schema_too_new``: the database is at a version above ``len(migrations)``.
-        """
-        target = len(migrations)
-        if self.schema_version(component) == target:
-            return target  # the common case: no write lock taken just to open
-        with self.write() as db:
-            row = db.execute(
-                "SELECT version FROM schema_versions WHERE component = ?", (component,)
-            ).fetchone()
-            current = 0 if row is None else int(row[0])
-            if current > target:
-                raise StoreError(
-                    "store.schema_too_new",
-                    f"{self.path}: {component} schema is version {current}; "
-                    f"this Affidavit understands up to {target}",
-                    details={"component": component, "found": current, "supported": target},
-                )
-            for script in migrations[current:]:
-                for statement in _statements(script):
-                    db.execute(statement)
-            if current != target:
-                db.execute(
-                    "INSERT INTO schema_versions(component, version) VALUES (?, ?) "
-                    "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
-                    (component, target),
-                )
-        return target
-
-
-def _statements(script: str) -> Iterator[str]:
-    """Split a migration script on ``;`` (our scripts hold no ``;`` inside literals or triggers)."""
-    for part in script.split(";"):
-        if part.strip():
-            yield part
-
-
-@contextmanager
-def _translated(path: Path | str) -> Iterator[None]:
-    """Turn sqlite3's errors at the boundary into the store's stable codes."""
-    try:
-        yield
-    except sqlite3.DatabaseError as e:
-        raise translate_database_error(path, e) from e
-
-
-def translate_database_error(
-    path: Path | str, error: sqlite3.DatabaseError
-) -> errors.AffidavitError:
-    """The stable code for an sqlite3 error: damage is ``store.corrupt``, a file that is not a
-    database or a lost PostgreSQL connection ``store.unreadable``, a held lock (SQLite's busy
-    timeout, PostgreSQL's lock timeout, a deadlock) ``store.busy``."""
-    text = str(error).removeprefix(f"{path}: ")  # PostgreSQL's errors name it already
-    if isinstance(error, PgBusy):
-        return StoreError("store.busy", f"{path}: {text}")
-    if isinstance(error, PgUnavailable):
-        return StoreError("store.unreadable", f"{path}: {text}")
-    if "malformed" in text or "corrupt" in text:
-        return StoreError("store.corrupt", f"{path}: the database is damaged: {text}")
-    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return StoreError("store.busy", f"{path}: {text}")
-    return StoreError("store.unreadable", f"{path}: {text}")
+    def close(self) -> None:
+        self._raw.close()

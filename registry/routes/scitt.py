@@ -26,13 +26,11 @@ import asyncio
 import base64
 import binascii
 import logging
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from affidavit.attest.stores.sqlite import translate_database_error
 from affidavit.registry import scitt
 from affidavit.registry.errors import (
     CLOSE_CODES,
@@ -153,10 +151,9 @@ def _guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             service = _service(request)
             service.buckets.take(request.client.host if request.client else "-")
             return await handler(request, service, state)
-        except (errors.AffidavitError, sqlite3.DatabaseError) as e:
-            # a damaged, unreachable or busy store is 503 with the store's code, as on every
-            # other route (registry/app.py), never 500
-            error = e if isinstance(e, errors.AffidavitError) else _store_fault(state, e)
+        except errors.AffidavitError as error:
+            # a damaged, unreachable or busy store is 503 with the store's code (StoreError), as
+            # on every other route (registry/app.py), never 500
             if http_status(error) >= 500:
                 _LOG.error(
                     "%s on %s %s: %s", error.code, request.method, request.url.path, error.message
@@ -167,10 +164,6 @@ def _guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return problem(RegistryError("http.internal", "internal error; nothing was written"))
 
     return endpoint
-
-
-def _store_fault(state: RegistryState, error: sqlite3.DatabaseError) -> errors.AffidavitError:
-    return translate_database_error(state.tables.store.path, error)
 
 
 def _location(request: Request, entry_id: str) -> str:

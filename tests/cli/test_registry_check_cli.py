@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.verify.json.canonical import jcs
 
 from tests.cli.test_output_schemas import cli, run
@@ -41,7 +41,7 @@ def test_a_clean_store_checks_ok(where: list[str]) -> None:
     document = fact("urn:check:\x00clean")
     _execute(
         where,
-        "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+        "INSERT INTO facts (hash, scope, body) VALUES ($1, $2, $3)",
         bytes.fromhex(fact_hash(document)),
         document["scope"],
         jcs(document),
@@ -58,14 +58,14 @@ def test_every_record_that_cannot_be_indexed_or_read_is_listed(where: list[str])
     bad_body, moved = "ab" * 32, fact("urn:check:moved")
     _execute(
         where,
-        "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+        "INSERT INTO facts (hash, scope, body) VALUES ($1, $2, $3)",
         bytes.fromhex(bad_body),
         "team",
         b"{not json",
     )
     _execute(
         where,
-        "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+        "INSERT INTO facts (hash, scope, body) VALUES ($1, $2, $3)",
         bytes.fromhex("cd" * 32),
         "team",
         jcs(moved),
@@ -75,7 +75,7 @@ def test_every_record_that_cannot_be_indexed_or_read_is_listed(where: list[str])
     for adapter_id, text in ((long_id, json.dumps(declaration)), ("acme.torn.v0", "{torn")):
         _execute(
             where,
-            "INSERT INTO registry_contracts VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO registry_contracts VALUES ($1, $2, $3, $4, $5, $6, $7)",
             adapter_id,
             "0.1.0",
             declaration["contract_hash"],

@@ -31,7 +31,7 @@ import httpx
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.index import name_digest
 from affidavit.verify.crypto.checkpoint import (
     checkpoint_body,

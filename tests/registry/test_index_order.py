@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.app import create_app
 from affidavit.registry.lookup import reindex
 from affidavit.registry.scitt import ScittSettings
@@ -60,7 +60,7 @@ def _entry(signed: bytes) -> bytes:
 def _rows(store: Store, size: int) -> set[tuple[Any, ...]]:
     with store.read() as db:
         found = db.execute(
-            "SELECT hash, leaf_index, field, kind FROM registry_lookup WHERE leaf_index < ?",
+            "SELECT hash, leaf_index, field, kind FROM registry_lookup WHERE leaf_index < $1",
             (size,),
         ).fetchall()
     return {(bytes(h), int(i), str(f), str(k)) for h, i, f, k in found}

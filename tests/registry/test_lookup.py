@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.index import name_digest, subjects
 from affidavit.registry.settings import Settings
 from affidavit.verify.crypto.checkpoint import (

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.startup import check_log
 
 from tests.budget import budget

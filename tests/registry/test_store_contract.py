@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.app import create_app
 from affidavit.registry.settings import Settings
 from affidavit.verify.json.canonical import jcs
@@ -226,7 +226,7 @@ def test_start_up_indexes_a_fact_stored_without_its_index_row(
     document = fact("urn:nul:\x00" + LONG_CJK[4:2000], scope="public")
     _execute(
         settings,
-        "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+        "INSERT INTO facts (hash, scope, body) VALUES ($1, $2, $3)",
         bytes.fromhex(fact_hash(document)),
         "public",
         jcs(document),
@@ -245,7 +245,7 @@ def test_start_up_lists_a_record_it_cannot_read_and_serves_the_rest(
     bad_key = "ab" * 32
     _execute(
         settings,
-        "INSERT INTO facts (hash, scope, body) VALUES (?, ?, ?)",
+        "INSERT INTO facts (hash, scope, body) VALUES ($1, $2, $3)",
         bytes.fromhex(bad_key),
         "public",
         b"not a fact",
@@ -288,7 +288,7 @@ def test_start_up_rekeys_a_version_2_fact_index(started: None, settings: Setting
     for document in (first, second):
         _execute(
             settings,
-            "UPDATE registry_fact_index SET entity = ?, relation = ? WHERE hash = ?",
+            "UPDATE registry_fact_index SET entity = $1, relation = $2 WHERE hash = $3",
             document["entity"],
             document["relation"],
             fact_hash(document),

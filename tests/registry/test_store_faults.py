@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from affidavit.attest.stores.postgres import LOCK_TIMEOUT_S
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.registry.probe import FRESH_S
 from affidavit.registry.settings import Settings
 
@@ -78,7 +78,7 @@ def test_a_lock_timeout_is_store_busy_and_leaves_the_instance_whole(
     def hold() -> None:
         with holder.write() as db:  # busy (not silent: the lease does not end it)
             holding.set()
-            db.execute("SELECT pg_sleep(?)", (LOCK_TIMEOUT_S + 1.5,))
+            db.execute("SELECT pg_sleep($1)", (LOCK_TIMEOUT_S + 1.5,))
 
     thread = threading.Thread(target=hold, daemon=True)
     try:

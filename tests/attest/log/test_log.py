@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import MAX_ENTRIES_PER_CALL, TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Migrations, Store
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.crypto.treehead import sth_message
@@ -253,7 +253,7 @@ def test_missing_node_is_an_integrity_error(log: TransparencyLog) -> None:
 
 def test_shares_a_store_with_other_tables(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "shared.db", create=True)
-    store.migrate("other", ["CREATE TABLE other_things (x INTEGER)"])
+    store.migrate("other", Migrations.same("CREATE TABLE other_things (x INTEGER)"))
     log = TransparencyLog.create(store, KEY, LOG_ID)
     log.append([b"x"])
     log.close()  # does not close a store it did not open

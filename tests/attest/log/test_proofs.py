@@ -100,7 +100,7 @@ def test_a_damaged_checkpoint_record_is_an_integrity_error(log: TransparencyLog)
     log.append([b"x", b"y"])
     log.checkpoint()
     with log.store.write() as db:
-        db.execute("UPDATE log_heads SET root_hash = ? WHERE kind = 'checkpoint'", ("00" * 32,))
+        db.execute("UPDATE log_heads SET root_hash = $1 WHERE kind = 'checkpoint'", ("00" * 32,))
     with raises_code("log.integrity"):
         build_proof(log, 0)
 

@@ -16,7 +16,7 @@ from affidavit.attest.log.keys import Rotation
 from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.storage import COMPONENT, MIGRATIONS, insert_meta
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.verify.crypto.checkpoint import NoteVerifier, verify_checkpoint
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import verify_consistency, verify_inclusion

@@ -12,7 +12,7 @@ from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.state import read_state
 from affidavit.attest.log.storage import COMPONENT, MIGRATIONS
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 from affidavit.verify.crypto import merkle
 from affidavit.verify.crypto.checkpoint import NoteVerifier, verify_checkpoint
 from affidavit.verify.crypto.keys import key_id_c2sp

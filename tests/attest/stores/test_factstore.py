@@ -200,7 +200,7 @@ def test_reader_is_read_only_and_sees_commits(store: FactStore, tmp_path: Path) 
         assert reader.get(facts[0].hash) is not None
         store.add_batch(facts[1:])
         assert reader.get(facts[1].hash) is not None
-        with pytest.raises(sqlite3.OperationalError):
+        with raises_code("store.unreadable"):  # a read-only connection refuses the write
             reader.add_batch([make_fact("new")])
     finally:
         reader.close()

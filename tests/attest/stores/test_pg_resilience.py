@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -19,15 +18,16 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from affidavit.attest.errors import StoreError
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import LOCK_TIMEOUT_S, WRITER_LEASE_S
-from affidavit.attest.stores.sqlite import Store, translate_database_error
+from affidavit.attest.stores.store import Migrations, Store
 from affidavit.verify.lineage.facts import parse_fact
 
 from tests.conftest import raises_code
 from tests.pg import PgCluster
 
-DEMO = ["CREATE TABLE demo_rows (n INTEGER PRIMARY KEY)"]
+DEMO = Migrations.same("CREATE TABLE demo_rows (n BIGINT PRIMARY KEY)")
 # A short lease for the silent-writer test (Store.connect takes it), instead of the
 # production WRITER_LEASE_S; the lock wait stays longer than the lease, as in production
 # (LOCK_TIMEOUT_S). LOCK_WAIT is only a ceiling (a passing test waits the lease, not it), kept
@@ -74,7 +74,7 @@ def test_a_connection_lost_inside_a_transaction_fails_that_transaction_only(
             db.execute("INSERT INTO demo_rows VALUES (1)")
             pg_cluster.terminate_backends(pg_url)
             # never run on a new connection outside the transaction (it would commit alone)
-            with pytest.raises(sqlite3.OperationalError):
+            with pytest.raises(StoreError):
                 db.execute("INSERT INTO demo_rows VALUES (2)")
             assert store.conn.in_transaction  # until the caller ends it
 
@@ -127,7 +127,7 @@ def test_a_silent_writer_loses_the_lock_after_its_lease(pg_url: str) -> None:
                 thread.start()
                 thread.join(LOCK_WAIT + 1)  # the silent writer sends nothing meanwhile
                 assert done, "the other writer still waits for a silent holder"
-                with pytest.raises(sqlite3.OperationalError):  # the session is gone
+                with pytest.raises(StoreError):  # the session is gone
                     db.execute("INSERT INTO demo_rows VALUES (3)")
 
         with raises_code("store.unreadable"):  # and its COMMIT is refused
@@ -170,30 +170,58 @@ def test_the_fact_store_waits_a_bounded_time_for_the_writer_lock(pg_url: str) ->
             thread = threading.Thread(target=add, daemon=True)
             thread.start()
             # an active holder (not idle: the lease does not end it) outlasts the lock timeout
-            db.execute("SELECT pg_sleep(?)", (LOCK_TIMEOUT_S + 1.5,))
+            db.execute("SELECT pg_sleep($1)", (LOCK_TIMEOUT_S + 1.5,))
             thread.join(1)
         assert not thread.is_alive(), "the fact store waited past its lock timeout"
         assert len(seen) == 1
-        assert isinstance(seen[0], sqlite3.OperationalError)
-        assert translate_database_error("x", seen[0]).code == "store.busy"
+        assert isinstance(seen[0], StoreError)
+        assert seen[0].code == "store.busy"
         assert facts.add_batch([one]).added == (one.hash,)  # the connection is usable
     finally:
         facts.close()
         holder.close()
 
 
-# A writer that spends its transactions in batch inserts (executemany), as the log and the fact
+def test_opening_the_fact_store_behind_a_busy_writer_is_store_busy(pg_url: str) -> None:
+    """FactStore.connect creates its tables under the writer lock (a registry reader thread
+    does it when it first starts): a writer that holds the lock past the lock timeout makes
+    that ``store.busy``, retryable, not ``lineage.store_invalid`` ("not a fact store")."""
+    FactStore.connect(pg_url).close()  # the tables exist: only the lock is in the way
+    holder = Store.connect(pg_url)
+    seen: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            FactStore.connect(pg_url).close()
+        except BaseException as e:  # handed to the test thread
+            seen.append(e)
+
+    try:
+        with holder.write() as db:
+            thread = threading.Thread(target=open_it, daemon=True)
+            thread.start()
+            db.execute("SELECT pg_sleep($1)", (LOCK_TIMEOUT_S + 1.5,))  # active: no lease
+            thread.join(1)
+        assert not thread.is_alive(), "opening waited past its lock timeout"
+        assert len(seen) == 1
+        assert isinstance(seen[0], StoreError), seen[0]
+        assert seen[0].code == "store.busy"
+        FactStore.connect(pg_url).close()  # and opens once the writer is gone
+    finally:
+        holder.close()
+
+
+# A writer that spends its transactions in batch inserts (insert_rows), as the log and the fact
 # index do, over and over, in its own process.
 _BATCH_WRITER = """
 import sys
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.stores.store import Store
 store = Store.connect(sys.argv[1])
 print("ready", flush=True)
 while True:
     with store.write() as db:
-        db.executemany(
-            "INSERT OR IGNORE INTO demo_batch VALUES (?, ?)",
-            [(n, b"x" * 64) for n in range(100_000)],
+        db.insert_rows(
+            "demo_batch", ("n", "b"), [(n, b"x" * 64) for n in range(100_000)], skip_existing=True
         )
         db.execute("DELETE FROM demo_batch")
 """
@@ -205,7 +233,9 @@ def test_a_writer_paused_inside_a_batch_insert_loses_the_lock_after_its_lease(
     """SIGSTOP a process in the middle of a batch insert: the server must see it idle (each
     statement ends with a Sync), not inside a pipeline, or the lease never starts."""
     waiter = Store.connect(pg_url, timeout=WRITER_LEASE_S + 2)
-    waiter.migrate("demo", ["CREATE TABLE demo_batch (n INTEGER PRIMARY KEY, b BLOB)"])
+    waiter.migrate(
+        "demo", Migrations.same("CREATE TABLE demo_batch (n BIGINT PRIMARY KEY, b BYTEA)")
+    )
     child = subprocess.Popen(
         [sys.executable, "-c", _BATCH_WRITER, pg_url],
         stdout=subprocess.PIPE,

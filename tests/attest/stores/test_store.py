@@ -7,7 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from affidavit.attest.stores.sqlite import Store
+from affidavit.attest.errors import StoreError, StoreIntegrityError
+from affidavit.attest.stores.store import Migrations, Store, numbered
 from affidavit.verify import errors
 
 from tests.conftest import raises_code
@@ -53,11 +54,11 @@ def test_not_a_database(tmp_path: Path) -> None:
 
 def test_migrations_apply_once_and_in_order(store: Store) -> None:
     assert store.schema_version("t") == 0
-    assert store.migrate("t", [V1]) == 1
-    assert store.migrate("t", [V1]) == 1  # idempotent
+    assert store.migrate("t", Migrations.same(V1)) == 1
+    assert store.migrate("t", Migrations.same(V1)) == 1  # idempotent
     with store.write() as db:
         db.execute("INSERT INTO t_items(name) VALUES ('a')")
-    assert store.migrate("t", [V1, V2]) == 2
+    assert store.migrate("t", Migrations.same(V1, V2)) == 2
     assert store.schema_version("t") == 2
     assert _count(store) == 1  # data kept across the upgrade
     with store.read() as db:
@@ -66,15 +67,16 @@ def test_migrations_apply_once_and_in_order(store: Store) -> None:
 
 
 def test_newer_schema_refused(store: Store) -> None:
-    store.migrate("t", [V1, V2])
+    store.migrate("t", Migrations.same(V1, V2))
     with raises_code("store.schema_too_new") as e:
-        store.migrate("t", [V1])
+        store.migrate("t", Migrations.same(V1))
     assert e.value.details == {"component": "t", "found": 2, "supported": 1}
 
 
 def test_failed_migration_rolls_back_entirely(store: Store) -> None:
-    with pytest.raises(sqlite3.OperationalError):  # a bug in a migration is not bad input
-        store.migrate("t", [V1, "CREATE TABLE t_other (x); THIS IS NOT SQL"])
+    with pytest.raises(StoreError) as caught:  # the database's own error, as the project's
+        store.migrate("t", Migrations.same(V1, "CREATE TABLE t_other (x); THIS IS NOT SQL"))
+    assert caught.value.code == "store.unreadable"
     assert store.schema_version("t") == 0
     with store.read() as db:
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
@@ -83,7 +85,7 @@ def test_failed_migration_rolls_back_entirely(store: Store) -> None:
 
 
 def test_write_rolls_back_on_error_and_nests(store: Store) -> None:
-    store.migrate("t", [V1])
+    store.migrate("t", Migrations.same(V1))
 
     def failing_batch() -> None:
         with store.write() as db:
@@ -103,7 +105,7 @@ def test_write_rolls_back_on_error_and_nests(store: Store) -> None:
 
 
 def test_write_inside_read_is_refused(store: Store) -> None:
-    store.migrate("t", [V1])
+    store.migrate("t", Migrations.same(V1))
     with pytest.raises(errors.UsageError), store.read(), store.write():
         pass  # pragma: no cover
     with store.write() as db:  # the store is usable afterwards
@@ -114,7 +116,7 @@ def test_write_inside_read_is_refused(store: Store) -> None:
 def test_one_writer_busy_error(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     first = Store.open(path, create=True)
-    first.migrate("t", [V1])
+    first.migrate("t", Migrations.same(V1))
     second = Store.open(path, timeout=0.05)
     try:
         with first.write() as db:
@@ -133,7 +135,7 @@ def test_one_writer_busy_error(tmp_path: Path) -> None:
 def test_read_sees_one_snapshot(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     reader = Store.open(path, create=True)
-    reader.migrate("t", [V1])
+    reader.migrate("t", Migrations.same(V1))
     other = sqlite3.connect(path, isolation_level=None)
     try:
         with reader.read() as db:
@@ -148,20 +150,43 @@ def test_read_sees_one_snapshot(tmp_path: Path) -> None:
 
 def test_context_manager_closes(tmp_path: Path) -> None:
     with Store.open(tmp_path / "x.db", create=True) as s:
-        s.migrate("t", [V1])
-    with pytest.raises(sqlite3.ProgrammingError):
+        s.migrate("t", Migrations.same(V1))
+    with pytest.raises(StoreError, match="closed"):
         s.conn.execute("SELECT 1")
 
 
 def test_opening_an_up_to_date_schema_takes_no_write_lock(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     writer = Store.open(path, create=True)
-    writer.migrate("t", [V1])
+    writer.migrate("t", Migrations.same(V1))
     reader = Store.open(path, timeout=0.05)
     try:
         with writer.write():  # a writer holds the lock; readers still open and read
-            assert reader.migrate("t", [V1]) == 1
+            assert reader.migrate("t", Migrations.same(V1)) == 1
             assert _count(reader) == 0
     finally:
         writer.close()
         reader.close()
+
+
+def test_the_sqlite_store_raises_the_projects_errors(store: Store) -> None:
+    """docs/adr/0020 §3: a broken constraint is StoreIntegrityError (a StoreError with the code a
+    database error always had), never sqlite3's class; SQLite's own spellings still work here."""
+    store.migrate("t", Migrations.same(V1))
+    with store.write() as db:
+        db.execute("INSERT INTO t_items(id, name) VALUES ($1, $2)", (1, "a"))
+    with pytest.raises(StoreIntegrityError) as caught, store.write() as db:
+        db.execute("INSERT INTO t_items(id, name) VALUES ($1, $2)", (1, "again"))
+    assert caught.value.code == "store.unreadable"
+    assert not isinstance(caught.value, sqlite3.Error)
+    with store.write() as db:  # rolled back, and the key may be skipped instead
+        assert db.insert_rows("t_items", ("id", "name"), [(1, "b")], skip_existing=True) == 0
+    assert _count(store) == 1
+    assert "t_items" in store.conn.tables()
+
+
+def test_numbered_parameters_bind_past_a_thousand(store: Store) -> None:
+    """``$1 ... $n`` bind by name on SQLite; more names than the store keeps ready still bind."""
+    values = list(range(1, 1501))
+    sql = f"SELECT $1, $1500 WHERE 1500 IN ({numbered(1, 1500)})"
+    assert store.query(sql, values) == [(1, 1500)]
