@@ -101,6 +101,11 @@ test("a note verifies only under the key that signed it, by its name and key ID"
   const otherRoot = b64(new Uint8Array(32).fill(7));
   await assert.rejects(verifyNote(parseNote(note([lines[0], lines[1], otherRoot].join("\n"))),
     log.name, log.key), /does not verify/);
+  // the log's line (its key ID, its good signature) under another name is not the log's line:
+  // a signature is the key's by its name and key ID together (c2sp.org/signed-note)
+  const renamed = note(BODY, SIGNATURES.replace("\u2014 affidavit-registry ", "\u2014 witness.example/w1 "));
+  assert.notEqual(renamed, notes.log);
+  await assert.rejects(verifyNote(parseNote(renamed), log.name, log.key), /no signature by the key affidavit-registry/);
   // the forger's line first, the log's line after: the log's is found
   const both = note(BODY, notes.forged.split("\n\n")[1] + SIGNATURES);
   await verifyNote(parseNote(both), log.name, log.key);

@@ -134,56 +134,71 @@ test("a registered statement's subject is 'cannot check', never verified; withou
 
 // -- parseAnswer: the documented shape or nothing ---------------------------------------------
 
-const MALFORMED = {
-  "a number": (a) => 5,
-  "null": (a) => null,
-  "an array": (a) => [a],
-  "no entries": (a) => ({...a, entries: undefined}),
-  "entries not a list": (a) => ({...a, entries: {}}),
-  "no checkpoint": (a) => ({...a, checkpoint: undefined}),
-  "a checkpoint not text": (a) => ({...a, checkpoint: 5}),
-  "an entry null": (a) => ({...a, entries: [null]}),
-  "an entry a string": (a) => ({...a, entries: ["x"]}),
-  "an entry a list": (a) => ({...a, entries: [[]]}),
-  "no inclusion_proof": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: undefined}]}),
-  "inclusion_proof a string": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: "x"}]}),
-  "no matched": (a) => ({...a, entries: [{...a.entries[0], matched: undefined}]}),
-  "matched a string": (a) => ({...a, entries: [{...a.entries[0], matched: "deal_id"}]}),
-  "matched empty": (a) => ({...a, entries: [{...a.entries[0], matched: []}]}),
-  "matched not text": (a) => ({...a, entries: [{...a.entries[0], matched: ["deal_id", 5]}]}),
-  "hashes missing": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {tree_size: 11}}]}),
-  "a hash in capitals": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
-    ...a.entries[0].inclusion_proof, hashes: ["AB".repeat(32)]}}]}),
-  "a hash too short": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
-    ...a.entries[0].inclusion_proof, hashes: ["ab".repeat(31)]}}]}),
-  "leaf_hash missing": (a) => ({...a, entries: [{...a.entries[0], leaf_hash: undefined}]}),
-  "leaf_hash a number": (a) => ({...a, entries: [{...a.entries[0], leaf_hash: 5}]}),
-  "leaf_hash not hex": (a) => ({...a, entries: [{...a.entries[0], leaf_hash: "x" + a.entries[0].leaf_hash.slice(1)}]}),
-  "kind not text": (a) => ({...a, entries: [{...a.entries[0], kind: 1}]}),
-  "index negative": (a) => ({...a, entries: [{...a.entries[0], index: -1}]}),
-  "index a fraction": (a) => ({...a, entries: [{...a.entries[0], index: 1.5}]}),
-  "index text": (a) => ({...a, entries: [{...a.entries[0], index: "1"}]}),
-  "index past 2^53": (a) => ({...a, entries: [{...a.entries[0], index: 2 ** 53}]}),
-  "tree_size negative": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
-    ...a.entries[0].inclusion_proof, tree_size: -1}}]}),
-  "tree_size text": (a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
-    ...a.entries[0].inclusion_proof, tree_size: "11"}}]}),
-  "a statement not base64": (a) => ({...a, entries: [{...a.entries[0], statement: "AB=="}]}),
-  "a statement a number": (a) => ({...a, entries: [{...a.entries[0], statement: 5}]}),
-  "next_cursor text": (a) => ({...a, next_cursor: "2"}),
-  "next_cursor negative": (a) => ({...a, next_cursor: -1}),
-  "next_cursor a fraction": (a) => ({...a, next_cursor: 2.5}),
-  "next_cursor not forward": (a) => ({...a, next_cursor: 0}),
+const MALFORMED = {  // name: [the answer, why it is refused (the reason the page shows)]
+  "a number": [(a) => 5, "not an object"],
+  "null": [(a) => null, "not an object"],
+  "an array": [(a) => [a], "not an object"],
+  "no entries": [(a) => ({...a, entries: undefined}), "entries or checkpoint missing"],
+  "entries not a list": [(a) => ({...a, entries: {}}), "entries or checkpoint missing"],
+  "no checkpoint": [(a) => ({...a, checkpoint: undefined}), "entries or checkpoint missing"],
+  "a checkpoint not text": [(a) => ({...a, checkpoint: 5}), "entries or checkpoint missing"],
+  "an entry null": [(a) => ({...a, entries: [null]}), "an entry is not an object"],
+  "an entry a string": [(a) => ({...a, entries: ["x"]}), "an entry is not an object"],
+  "an entry a list": [(a) => ({...a, entries: [[]]}), "an entry is not an object"],
+  "no inclusion_proof": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: undefined}]}), "an entry lacks inclusion_proof or matched"],
+  "inclusion_proof a string": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: "x"}]}), "an entry lacks inclusion_proof or matched"],
+  "no matched": [(a) => ({...a, entries: [{...a.entries[0], matched: undefined}]}), "an entry lacks inclusion_proof or matched"],
+  "matched a string": [(a) => ({...a, entries: [{...a.entries[0], matched: "deal_id"}]}), "an entry lacks inclusion_proof or matched"],
+  "matched empty": [(a) => ({...a, entries: [{...a.entries[0], matched: []}]}), "an entry lacks inclusion_proof or matched"],
+  "matched not text": [(a) => ({...a, entries: [{...a.entries[0], matched: ["deal_id", 5]}]}), "matched is not a list of field names"],
+  "hashes missing": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {tree_size: 11}}]}), "inclusion_proof.hashes is not a list of 64-hex hashes"],
+  "a hash in capitals": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
+    ...a.entries[0].inclusion_proof, hashes: ["AB".repeat(32)]}}]}), "inclusion_proof.hashes is not a list of 64-hex hashes"],
+  "a hash too short": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
+    ...a.entries[0].inclusion_proof, hashes: ["ab".repeat(31)]}}]}), "inclusion_proof.hashes is not a list of 64-hex hashes"],
+  "leaf_hash missing": [(a) => ({...a, entries: [{...a.entries[0], leaf_hash: undefined}]}),
+    "an entry's leaf_hash or kind is malformed"],
+  "leaf_hash a number": [(a) => ({...a, entries: [{...a.entries[0], leaf_hash: 5}]}),
+    "an entry's leaf_hash or kind is malformed"],
+  "leaf_hash not hex": [(a) => ({...a, entries: [{...a.entries[0], leaf_hash: "x" + a.entries[0].leaf_hash.slice(1)}]}),
+    "an entry's leaf_hash or kind is malformed"],
+  "kind not text": [(a) => ({...a, entries: [{...a.entries[0], kind: 1}]}),
+    "an entry's leaf_hash or kind is malformed"],
+  "index negative": [(a) => ({...a, entries: [{...a.entries[0], index: -1}]}), "index is not a non-negative integer"],
+  "index a fraction": [(a) => ({...a, entries: [{...a.entries[0], index: 1.5}]}), "index is not a non-negative integer"],
+  "index text": [(a) => ({...a, entries: [{...a.entries[0], index: "1"}]}), "index is not a non-negative integer"],
+  "index past 2^53": [(a) => ({...a, entries: [{...a.entries[0], index: 2 ** 53}]}), "index is not a non-negative integer"],
+  "tree_size negative": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
+    ...a.entries[0].inclusion_proof, tree_size: -1}}]}), "inclusion_proof.tree_size is not a non-negative integer"],
+  "tree_size text": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
+    ...a.entries[0].inclusion_proof, tree_size: "11"}}]}), "inclusion_proof.tree_size is not a non-negative integer"],
+  "a statement not base64": [(a) => ({...a, entries: [{...a.entries[0], statement: "AB=="}]}),
+    "an entry's statement is not base64"],
+  "a statement a number": [(a) => ({...a, entries: [{...a.entries[0], statement: 5}]}),
+    "an entry's statement is not base64"],
+  "next_cursor text": [(a) => ({...a, next_cursor: "2"}), "next_cursor is not a non-negative integer"],
+  "next_cursor negative": [(a) => ({...a, next_cursor: -1}), "next_cursor is not a non-negative integer"],
+  "next_cursor a fraction": [(a) => ({...a, next_cursor: 2.5}), "next_cursor is not a non-negative integer"],
+  "next_cursor not forward": [(a) => ({...a, next_cursor: 0}), "next_cursor does not move forward"],
+  "a string": [(a) => "x", "not an object"],
+  "leaf_hash a list": [(a) => ({...a, entries: [{...a.entries[0], leaf_hash: [a.entries[0].leaf_hash]}]}),
+    "an entry's leaf_hash or kind is malformed"],
+  "a hash a character long": [(a) => ({...a, entries: [{...a.entries[0], inclusion_proof: {
+    ...a.entries[0].inclusion_proof, hashes: ["ab".repeat(32) + "a"]}}]}), "inclusion_proof.hashes is not a list of 64-hex hashes"],
+  "leaf_hash a character long": [(a) => ({...a, entries: [{...a.entries[0], leaf_hash: "a" + a.entries[0].leaf_hash}]}),
+    "an entry's leaf_hash or kind is malformed"],
 };
 
-for (const [name, make] of Object.entries(MALFORMED)) {
+for (const [name, [make, why]] of Object.entries(MALFORMED)) {
   test("an answer is refused whole: " + name, async () => {
     const honest = registryRoutes()[lookup(DEAL)];
     assert.throws(() => parseAnswer(make(structuredClone(honest)), 0),
-      /^Error: the registry's answer is malformed: /);
-    const shown = await search(DEAL, {change: (a) => { a[lookup(DEAL)] = make(a[lookup(DEAL)]); }});
+      {message: "the registry's answer is malformed: " + why});
+    const shown = await search(DEAL, {change: (a) => {
+      a[lookup(DEAL)] = {status: 200, body: JSON.stringify(make(a[lookup(DEAL)]))};
+    }});
     assert.equal(shown.verdict, "error");
-    assert.match(shown.text, /^Could not read the registry: the registry's answer is malformed/);
+    assert.equal(shown.text, "Could not read the registry: the registry's answer is malformed: " + why);
   });
 }
 

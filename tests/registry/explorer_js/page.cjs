@@ -73,9 +73,18 @@ function freshDocument() {
   }
 }
 
+// A browser's createElement refuses a name that is not an element name (DOM §4.5: an
+// "InvalidCharacterError" DOMException), so a page that builds an element with no name fails here
+// as it would there.
+function createElement(tag) {
+  if (!/^[A-Za-z][^\s\0\/>]*$/.test(String(tag)))
+    throw new DOMException(`'${tag}' is not a valid element name`, "InvalidCharacterError");
+  return new Element(String(tag).toLowerCase());
+}
+
 const documentListeners = {};
 const document = {
-  createElement: (tag) => new Element(tag),
+  createElement,
   createTextNode: (text) => new Text(text),
   getElementById: (id) => body.all((node) => node.getAttribute("id") === id)[0] || null,
   addEventListener: (type, listener) => { (documentListeners[type] ||= []).push(listener); },
@@ -89,10 +98,13 @@ class Storage {
 }
 
 // fetch: this origin's routes, path -> {status, body (JSON or text)}; anything else is a 404.
+// Each request's URL is kept in `requested`, and its options in `requestOptions`.
 let routes = new Map();
 const requested = [];
-async function fetchRoute(url) {
+const requestOptions = [];
+async function fetchRoute(url, options) {
   requested.push(url);
+  requestOptions.push(options);
   const route = routes.get(url) || {status: 404, body: {code: "test.no_route"}};
   const text = typeof route.body === "string" ? route.body : JSON.stringify(route.body);
   return {
@@ -130,10 +142,12 @@ function reset({search = "", pathname = "/", stored = null, answers = {}} = {}) 
     [url, route !== null && typeof route === "object" && "status" in route && "body" in route
       ? route : {status: 200, body: route}]));
   requested.length = 0;
+  requestOptions.length = 0;
   globalThis.isSecureContext = true;
 }
 
-module.exports = {fixtures, page, reset, document, body, Element, requested, documentListeners};
+module.exports = {fixtures, page, reset, document, body, Element, requested, requestOptions,
+  documentListeners};
 
 // The registry of fixtures.json as routes: every leaf (the hash-only one answers
 // log.no_entry_data, as registry/app.py does), the log's public key and each lookup answer.
