@@ -27,6 +27,9 @@ def test_the_committed_fixtures_are_what_the_python_code_builds() -> None:
     assert (HERE / "subjects.json").read_text() == make_fixtures.subjects_text(), (
         "regenerate: python -m tests.registry.explorer_js.make_fixtures"
     )
+    assert (HERE / "canonical.json").read_text() == make_fixtures.canonical_text(), (
+        "regenerate: python -m tests.registry.explorer_js.make_fixtures"
+    )
 
 
 def test_the_explorer_js_tests_pass_under_node() -> None:
