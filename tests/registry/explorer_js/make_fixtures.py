@@ -159,6 +159,9 @@ def _edge_facts() -> list[dict[str, Any]]:
         {"derived_from": [{"hash": "ab" * 32, "fact_id": None}]},
         {"derived_from": [{"hash": "ab" * 32, "n": big}]},
         {"derived_from": [{"hash": "AB" * 32}]}, {"derived_from": ["ab" * 32 + "a"]},
+        {"entity": ["urn:x"]}, {"source": ["urn:x"]}, {"relation": ["a:b"]},
+        {"ts": ["2026-01-01T00:00:00Z"]}, {"id": ["i"]},
+        {"value": {"type": "foo", "v": None}}, {"value": {"type": ["text"], "v": "x"}},
     ]  # fmt: skip
     sig = {"alg": "Ed25519", "key_id": "k", "sig": "abc_-"}
     changes += [
@@ -167,7 +170,8 @@ def _edge_facts() -> list[dict[str, Any]]:
             sig, "x", {**sig, "x": 1}, {"alg": "Ed25519", "key_id": "k"},
             {"alg": "Ed25519", "key_id": "k", "x": "abc"}, {**sig, "alg": "RS256"},
             {**sig, "key_id": ""}, {**sig, "key_id": 5}, {**sig, "key_id": "k" * 256},
-            {**sig, "key_id": "k" * 257}, {**sig, "sig": 5}, {**sig, "sig": "s" * 256},
+            {**sig, "key_id": "k" * 257}, {**sig, "key_id": ["k"]}, {**sig, "sig": ["abc"]},
+            {**sig, "sig": 5}, {**sig, "sig": "s" * 256},
             {**sig, "sig": "s" * 257}, {**sig, "sig": "a+b"},
         )
     ]  # fmt: skip
@@ -200,6 +204,7 @@ def _edge_statements() -> list[Any]:
     statements += [
         {**statement, "_type": "https://in-toto.io/Statement/v0.1"}, [statement],
         {**statement, "predicateType": 5}, {**statement, "predicateType": "1https://x"},
+        {**statement, "predicateType": ["https://x"]},
         {**statement, "predicateType": "https://x y"}, {**statement, "predicateType": "https://x\x01"},
         {k: v for k, v in statement.items() if k != "predicate"},
     ]  # fmt: skip
@@ -218,6 +223,16 @@ def _edge_envelopes() -> list[bytes]:
     text = good.decode()
     sig = {"keyid": "k", "sig": base64.b64encode(b"s" * 64).decode()}
     out = [_dsse(base64.b64encode(jcs(s)).decode()) for s in _edge_statements()]
+    # a payload whose base64 holds "+" and "/" (and "==" padding): each spelling DSSE allows
+    # (URL-safe, unpadded), one alphabet mixed with the other, and the padding cut short
+    both = base64.b64encode(
+        jcs(_statement([{"name": "n~?>~?>x~?>~?>y", "digest": {"sha256": "ab" * 32}}]))
+    ).decode()
+    url = both.replace("+", "-").replace("/", "_")
+    out += [_dsse(p) for p in (
+        both, both.rstrip("="), url, url.rstrip("="), both.replace("/", "_", 1),
+        both.replace("+", "-", 1), url.replace("_", "/", 1), both[:-1], url[:-1], " " + both,
+    )]  # fmt: skip
     out += [_dsse(p) for p in (
         5, None, "!!!!", "a", "YQ=", "YQ==", "YR==", "YQ", "YQ==YQ==", "a+b_", text + "=",
         text.replace("+", "-").replace("/", "_"), text.rstrip("="), "=" + text,
@@ -254,6 +269,7 @@ def edge_leaves() -> list[bytes]:
                         "validator_version", "adapter_id", "output_fields")
     ]  # fmt: skip
     records += [
+        {**record, "declaration": {**declaration, "adapter_contract_version": "2.0.0"}},
         {**record, "declaration": {**declaration, "adapter_id": 5}},
         {**record, "declaration": {**declaration, "adapter_version": 5}},
         {**record, "declaration": []},
@@ -282,7 +298,7 @@ def edge_leaves() -> list[bytes]:
     leaves.append(json.dumps(dict(reversed(event.items())), separators=(",", ":")).encode())
     leaves += [json.dumps(f, ensure_ascii=False).encode() for f in _edge_facts()]
     leaves += _edge_envelopes()
-    leaves += [b" " + jcs(fact("urn:space")), b"\n" + py_compact(event)]
+    leaves += [b" " + jcs(fact("urn:space")), b"\n" + py_compact(event), py_compact(event) + b" "]
     leaves += [b"\xd2" + jcs(fact("urn:cose")), b"\xd2" + bytes(31)]
     return leaves
 
@@ -402,6 +418,7 @@ def _documents() -> list[bytes]:
         b' {"a" : [ 1 ,\t2 ]\r\n} ', b'{\t"a":1}', b'{\n"a":1}', b'{\r"a":1}', b"{ }", b"[ ]",
         b'{"a":1 }', b'{"a" :1}', b'{"a" 1}', b'{a:1}', b'{1:1}', b'{"a":1]', b"[1}", b"[1,]",
         b'{"a":1,}', b"[1 2]", b"{}x", b"{} ", b"", b" ", b"x", b"[-]", b"[+1]", b"[.5]",
+        b"{\xbb\xbf}", b'["\\x0041"]', b'{xa":1}', b'{"a"x1}',
         b"[01]", b"[1.]", b"[1e5]", b"[1E+5]", b"[1e-5]", b"[-0]", b"[-0.0]", b"[1e400]",
         b"[-1e400]", b"[NaN]", b"[Infinity]", b"[true,false,null]", b"[tru]", b"[nul]",
         b'["abc', b'["\x01"]', b'["\x1f"]', b'["\x7f"]', b'["\\x"]', b'["\\u12G4"]', b'["\\u12"]',
