@@ -261,7 +261,8 @@ def edge_leaves() -> list[bytes]:
     records: list[Any] = [
         {**record, "declaration": {**declaration, field: value}}
         for field in ("output_fields", "allowed_policy_fields")
-        for value in (None, False, "", 0, 0.0, [], {}, ["b", "a"], ["a", 1], 5, "ba", {"b": 1})
+        for value in (None, False, "", 0, 0.0, [], {}, ["b", "a"], ["a", 1], ["a", {"x": 1}], 5,
+                      "ba", {"b": 1})
     ]  # fmt: skip
     records += [
         {**record, "declaration": {k: v for k, v in declaration.items() if k != missing}}
