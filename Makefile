@@ -70,7 +70,9 @@ vectors: install-dev
 # Mutation testing of the modules that decide a verdict (issue 36; docs/testing.md), never part of
 # `make test`: mutmut 3 in a staging tree (tools/mutation.py), the scope in pyproject.toml
 # ([tool.affidavit.mutation.scope]). MUTATE=verify/crypto/merkle.py runs one module; one worker
-# unless MUTATION_CHILDREN says more. Prints the score per module and the survivors.
+# unless MUTATION_CHILDREN says more. Prints the score per module and the survivors. The
+# explorer's JavaScript (MUTATE=registry/explorer/explorer.js) runs under StrykerJS, pinned in
+# tools/stryker (npm ci there on first use), judged by tests/registry/explorer_js.
 mutation: install-dev
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) tools/mutation.py $(MUTATE)
 

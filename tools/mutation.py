@@ -6,6 +6,13 @@ one, every module of the scope (pyproject.toml ``[tool.affidavit.mutation]``: ea
 the tests that judge it). Prints the score per module (killed of all mutants, and each survivor
 by name) and writes it to ``build/mutation/scores.json``.
 
+The explorer's JavaScript (``registry/explorer/*.js``, the ``mutate`` list of
+``tools/stryker/stryker.config.json``) is mutated by StrykerJS instead, pinned in
+``tools/stryker/package-lock.json`` (``npm ci`` there, once; it brings the Node.js that Stryker
+10 needs) and judged by node's test runner on ``tests/registry/explorer_js``; its score per file
+is printed in the same table and written to ``build/stryker/scores.json``. A MODULE ending in
+``.js`` selects it.
+
 mutmut names a mutant after its file's path and puts the mutated copy first on ``sys.path``,
 while the tests import the packages as ``affidavit.*`` from folders named ``verify/``,
 ``registry/``, ... So the run happens in a staging tree, ``build/mutation/``, that lays each
@@ -31,6 +38,13 @@ ROOT = Path(__file__).resolve().parent.parent
 STAGE = ROOT / "build" / "mutation"
 KILLED = {1, 3, 36, 37, -24, 24, 152, 255}  # tests failed, or timed out, or mypy caught it
 SURVIVED = 0
+STRYKER = ROOT / "tools" / "stryker"
+STRYKER_OUT = ROOT / "build" / "stryker"
+# Stryker's statuses: a mutant a test failed on (or that timed out) is killed; one that survived
+# or that no test reached is not; ignored ones (`// Stryker disable`, with its reason) and ones
+# that do not run at all (a syntax or runtime error) are left out of the score, as Stryker does.
+STRYKER_KILLED = {"Killed", "Timeout"}
+STRYKER_NOT_KILLED = {"Survived", "NoCoverage"}
 
 
 def _scope() -> dict[str, list[str]]:
@@ -105,15 +119,95 @@ def _scores(modules: list[str]) -> dict[str, dict[str, Any]]:
     return scores
 
 
+def _js_scope() -> list[str]:
+    config = json.loads((STRYKER / "stryker.config.json").read_text())
+    files: list[str] = config["mutate"]
+    return files
+
+
+def _label(name: str, mutant: dict[str, Any]) -> str:
+    start = mutant["location"]["start"]
+    what = f"{mutant['mutatorName']} {mutant.get('replacement', '')!r}"
+    return f"{name}:{start['line']}:{start['column']} {what}"
+
+
+def _stryker(files: list[str]) -> tuple[int, dict[str, dict[str, Any]]]:
+    """StrykerJS on ``files``: (its exit code, the score per file)."""
+    env = {
+        **os.environ,
+        "PATH": f"{STRYKER / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    installed = STRYKER / "node_modules" / ".package-lock.json"
+    lock = STRYKER / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=STRYKER, check=False)
+        if done.returncode:
+            return done.returncode, {}
+    STRYKER_OUT.mkdir(parents=True, exist_ok=True)
+    log = STRYKER_OUT / "run.log"
+    print(f"stryker: {len(files)} file(s); progress in {log}")
+    with log.open("wb") as out:
+        done = subprocess.run(
+            [str(STRYKER / "node_modules" / ".bin" / "stryker"), "run",
+             str(STRYKER / "stryker.config.json"), "--mutate", ",".join(files)],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, check=False,
+        )  # fmt: skip
+    if done.returncode:
+        print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
+        return done.returncode, {}
+    report = json.loads((STRYKER_OUT / "mutation.json").read_text())
+    scores: dict[str, dict[str, Any]] = {}
+    for name in files:
+        mutants = report["files"].get(name, {"mutants": []})["mutants"]
+        counted = [m for m in mutants if m["status"] in STRYKER_KILLED | STRYKER_NOT_KILLED]
+        killed = [m for m in counted if m["status"] in STRYKER_KILLED]
+
+        scores[name] = {
+            "mutants": len(counted),
+            "killed": len(killed),
+            "timeouts": sum(m["status"] == "Timeout" for m in counted),
+            "ignored": sum(m["status"] == "Ignored" for m in mutants),
+            "score": round(100 * len(killed) / len(counted), 1) if counted else None,
+            "survived": [_label(name, m) for m in counted if m["status"] == "Survived"],
+            "other": [
+                _label(name, m) + " (no test reached it)"
+                for m in counted
+                if m["status"] == "NoCoverage"
+            ],
+        }
+    (STRYKER_OUT / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
+    return 0, scores
+
+
 def main(argv: list[str]) -> int:
     scope = _scope()
-    modules = argv or list(scope)
-    unknown = [m for m in modules if m not in scope]
+    js_scope = _js_scope()
+    modules = argv or [*scope, *js_scope]
+    unknown = [m for m in modules if m not in scope and m not in js_scope]
     if unknown:
         print(
             f"error: not in [tool.affidavit.mutation] scope: {', '.join(unknown)}", file=sys.stderr
         )
         return 2
+    scripts = [m for m in modules if m in js_scope]
+    modules = [m for m in modules if m in scope]
+    scores: dict[str, dict[str, Any]] = {}
+    if modules:
+        code = _mutmut(modules, scope)
+        if code:
+            return code
+        scores.update(_scores(modules))
+        (STAGE / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
+    if scripts:
+        code, js_scores = _stryker(scripts)
+        if code:
+            return code
+        scores.update(js_scores)
+    _print(scores)
+    return 0
+
+
+def _mutmut(modules: list[str], scope: dict[str, list[str]]) -> int:
     tests = sorted({t for m in modules for t in scope[m]})
     _stage(modules, tests)
     mutmut = Path(sys.executable).parent / "mutmut"
@@ -133,8 +227,10 @@ def main(argv: list[str]) -> int:
     if done.returncode:
         print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
         return done.returncode
-    scores = _scores(modules)
-    (STAGE / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
+    return 0
+
+
+def _print(scores: dict[str, dict[str, Any]]) -> None:
     total = sum(s["mutants"] for s in scores.values())
     killed = sum(s["killed"] for s in scores.values())
     print(f"\n{'module':<40} {'killed':>7} {'mutants':>8} {'score':>7}")
@@ -146,7 +242,6 @@ def main(argv: list[str]) -> int:
             print(f"    not killed (no test reached it, or suspicious): {name}")
     if total:
         print(f"{'all':<40} {killed:>7} {total:>8} {100 * killed / total:>6.1f}%")
-    return 0
 
 
 if __name__ == "__main__":

