@@ -328,6 +328,11 @@ def test_a_checkpoint_of_another_origin_signed_under_the_trusted_name_is_refused
         check_round(format_note(body, [line]).encode(), _vkey(key), folder_fetch(folder), None)
 
 
+def _upper_id(vkey: str) -> str:
+    name, key_id, rest = vkey.split("+", 2)
+    return f"{name}+{key_id.upper()}+{rest}"
+
+
 def test_rollback_details_and_state_refusals_say_why(tmp_path: Path, key: SigningKey) -> None:
     log = _log(tmp_path / "log.db", key, _leaves(0, 4))
     folder = tmp_path / "tiles"
@@ -357,6 +362,8 @@ def test_rollback_details_and_state_refusals_say_why(tmp_path: Path, key: Signin
         {"vkeys": [_vkey(key).replace("+", "+0", 1)]},
         {"vkeys": [verifier_key_string(ORIGIN, key.public_key).lower() + "x"]},
         {"format": "affidavit.tlog-monitor/v1"},  # the v2 fields under the v1 name
+        {"rotations": ""},  # no list, though as long as one
+        {"vkeys": [_upper_id(_vkey(key))]},  # the right key, not spelled canonically
     ]
     for change in changes:
         with raises_code("tlog.monitor_state_invalid") as invalid:
