@@ -12,7 +12,7 @@ from affidavit.attest.keyring import derive_test_key
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.crypto import trusted_keys
 from affidavit.verify.crypto.treehead import verify_sth
-from affidavit.verify.crypto.windows import KeyWindow, check_head_time, parse_rfc3339
+from affidavit.verify.crypto.windows import KeyWindow, check_head_time, merge_windows, parse_rfc3339
 from affidavit.verify.trust import KeyFile, TrustRoot
 
 from tests.conftest import raises_code
@@ -224,3 +224,69 @@ def test_bundle_verifier_applies_the_window_to_the_sth_step() -> None:
     step = next(s for s in result.steps if s.name == "sth_signature")
     assert (step.status, step.code) == ("failed", "treehead.key_outside_window")
     assert BundleVerifier([LOG_KEY.public_key]).verify(bundle).verdict == "verified"
+
+
+# --- issue 36: what a mutation run of windows.py asks of these tests ----------------------------
+
+
+def test_the_largest_offsets_are_times() -> None:
+    # RFC 3339 §5.6: time-numoffset hours 00-23, minutes 00-59
+    assert parse_rfc3339("2026-01-01T23:59:00+23:59") == MIDNIGHT
+    assert parse_rfc3339("2025-12-31T00:00:00-23:59") == MIDNIGHT - dt.timedelta(minutes=1)
+    assert parse_rfc3339("2026-01-01T00:00:00.999999Z") == MIDNIGHT + dt.timedelta(
+        microseconds=999999
+    )
+    assert parse_rfc3339("2026-01-01T00:00:00.1234567Z") == MIDNIGHT + dt.timedelta(
+        microseconds=123457
+    )
+
+
+def test_no_window_checks_nothing_not_even_the_time() -> None:
+    check_head_time([], "not a time", key_b64="k", log_id="l", tree_size=1)  # returns
+
+
+def test_a_head_outside_every_window_names_each_window() -> None:
+    windows = [
+        _window(valid_until="2026-01-01T00:00:00Z"),
+        _window(valid_from="2026-03-01T00:00:00.5+01:00"),
+    ]
+    check_head_time(windows, "2025-12-31T23:59:59Z", key_b64="k", log_id="l", tree_size=3)
+    check_head_time(windows, "2026-03-01T00:00:00Z", key_b64="k", log_id="l", tree_size=3)
+    with raises_code("treehead.key_outside_window") as caught:
+        check_head_time(windows, "2026-02-01T00:00:00Z", key_b64="KEY", log_id="l", tree_size=3)
+    assert caught.value.details == {
+        "log_id": "l",
+        "tree_size": 3,
+        "timestamp": "2026-02-01T00:00:00Z",
+    }
+    message = caught.value.message
+    assert "[-inf, 2026-01-01T00:00:00Z), [2026-02-28T23:00:00.5Z, +inf)" in message
+    assert "KEY" in message
+    with raises_code("treehead.malformed") as malformed:
+        check_head_time(windows, "2026-02-30T00:00:00Z", key_b64="k", log_id="l", tree_size=3)
+    assert malformed.value.message
+
+
+def test_a_window_without_a_source_says_which_field() -> None:
+    for fields, field in (
+        ({"valid_from": "soon"}, "valid_from"),
+        (
+            {"valid_from": "2026-02-01T00:00:00Z", "valid_until": "2026-01-01T00:00:00Z"},
+            "valid_until",
+        ),
+    ):
+        with raises_code("key.window_invalid") as caught:
+            KeyWindow.parse(fields)
+        assert caught.value.details == {"field": field}
+        assert caught.value.message.startswith("valid_from")  # no "<source>: " before it
+    assert KeyWindow.parse({"public_key_base64": "x"}) is None
+    assert KeyWindow.parse({"valid_until": None}) == KeyWindow(None, None)
+
+
+def test_merge_windows() -> None:
+    early, late = (
+        _window(valid_until="2026-01-01T00:00:00Z"),
+        _window(valid_from="2026-06-01T00:00:00Z"),
+    )
+    merged = merge_windows([(b"a", early), (b"b", None), (b"a", late), (b"c", late), (b"c", None)])
+    assert merged == {b"a": (early, late)}

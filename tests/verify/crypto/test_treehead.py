@@ -28,6 +28,7 @@ from affidavit.verify.crypto.treehead import (
     sth_message,
     verify_sth,
 )
+from affidavit.verify.crypto.windows import KeyWindow
 
 from tests.conftest import raises_code
 
@@ -364,3 +365,83 @@ def test_checkpoint_body_refuses_bad_input() -> None:
         checkpoint_body("o", 1, b"\x00" * 31)
     with pytest.raises(errors.UsageError):
         checkpoint_body("o", -1, b"\x00" * 32)
+
+
+# --- issue 36: what the first mutation run showed no test judged -------------------------------
+
+
+def _head(
+    log_id: str = "affidavit-test-log",
+    tree_size: int = 8,
+    root_hash: str = ROOT_HEX,
+    timestamp: str = "2026-01-02T03:04:05Z",
+) -> dict[str, Any]:
+    message = sth_message(log_id, tree_size, root_hash, timestamp)
+    return {
+        "log_id": log_id,
+        "tree_size": tree_size,
+        "root_hash": root_hash,
+        "timestamp": timestamp,
+        "signature": KEY.sign_b64(message),
+    }
+
+
+def test_a_log_id_with_a_space_and_an_empty_tree_verify() -> None:
+    # docs/formats.md §4: only '|' and control characters are refused in log_id; size 0 is
+    # the empty tree, whose root is SHA-256 of nothing
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    sth = verify_sth(_head("my log", 0, empty), KEY.public_key)
+    assert (sth.log_id, sth.tree_size, sth.root_hash, sth.key_id) == ("my log", 0, empty, None)
+    with raises_code("treehead.malformed"):
+        parse_sth(_head("my\x1flog"))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        [],
+        {**_head(), "log_id": "a|b"},
+        {**_head(), "log_id": 5},
+        {**_head(), "tree_size": -1},
+        {**_head(), "root_hash": ROOT_HEX.upper()},
+        {**_head(), "timestamp": "2026-01-02 03:04:05"},
+        {**_head(), "algorithm": "ECDSA"},
+        {**_head(), "key_id": 7},
+        {**_head(), "signature": "!!"},
+    ],
+)
+def test_every_malformed_head_says_why(document: Any) -> None:
+    with raises_code("treehead.malformed") as caught:
+        parse_sth(document)
+    assert isinstance(caught.value.message, str)
+    assert caught.value.message
+
+
+def test_a_bad_head_signature_names_the_log_and_size() -> None:
+    with raises_code("treehead.signature_bad") as caught:
+        verify_sth(_head(tree_size=9) | {"signature": _head()["signature"]}, KEY.public_key)
+    assert caught.value.details == {"log_id": "affidavit-test-log", "tree_size": 9}
+    assert isinstance(caught.value.message, str)
+    assert caught.value.message
+
+
+def test_a_windowed_key_verifies_only_heads_dated_inside_its_window() -> None:
+    # docs/adr/0011: the window is half-open, [valid_from, valid_until)
+    window = KeyWindow.parse(
+        {"valid_from": "2026-01-01T00:00:00Z", "valid_until": "2026-02-01T00:00:00Z"}
+    )
+    assert window is not None
+    inside = verify_sth(_head(timestamp="2026-01-31T23:59:59Z"), KEY.public_key, windows=[window])
+    assert inside.timestamp == "2026-01-31T23:59:59Z"
+    for timestamp in ("2026-02-01T00:00:00Z", "2025-12-31T23:59:59Z"):
+        with raises_code("treehead.key_outside_window") as caught:
+            verify_sth(_head(timestamp=timestamp), KEY.public_key, windows=[window])
+        assert caught.value.details == {
+            "log_id": "affidavit-test-log",
+            "tree_size": 8,
+            "timestamp": timestamp,
+        }
+        assert KEY.public_key.b64 in caught.value.message  # which trusted key's window
+        assert caught.value.exit_code == 1
+    # no window: trusted at every time
+    assert verify_sth(_head(timestamp="2030-01-01T00:00:00Z"), KEY.public_key, windows=()).tree_size

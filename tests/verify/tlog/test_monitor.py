@@ -10,7 +10,12 @@ import pytest
 from affidavit.attest.keyring import SigningKey, derive_test_key
 from affidavit.attest.log.tiles import folder_fetch, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.verify.crypto.checkpoint import verifier_key_string
+from affidavit.verify.crypto.checkpoint import (
+    checkpoint_body,
+    format_note,
+    note_signature_line,
+    verifier_key_string,
+)
 from affidavit.verify.tlog.monitor import (
     MonitorState,
     check_round,
@@ -19,8 +24,16 @@ from affidavit.verify.tlog.monitor import (
     parse_state,
     state_json,
 )
+from affidavit.verify.tlog.policy import parse_policy
 
 from tests.conftest import raises_code
+from tests.verify.tlog.proof_fixtures import (
+    ed_cosignature,
+    ed_cosigner,
+    policy_text,
+    vkey_of,
+    with_lines,
+)
 
 ORIGIN = "monitor.example/log"
 
@@ -109,6 +122,7 @@ def test_split_view_is_a_fork(tmp_path: Path, key: SigningKey) -> None:
     _, state = check_round(seen_a, _vkey(key), folder_fetch(tmp_path / "a"), None)
     with raises_code("tlog.fork") as caught:
         check_round(seen_b, _vkey(key), folder_fetch(tmp_path / "b"), state)
+    assert isinstance(caught.value.message, str)
     assert caught.value.details["trusted_checkpoint"] == seen_a.decode()
     assert caught.value.details["served_checkpoint"] == seen_b.decode()
 
@@ -241,3 +255,181 @@ def test_entries_of_another_log_in_an_unbound_full_tile_are_refused(
     with raises_code("tlog.tile_mismatch") as caught:
         check_round(note, _vkey(key), served.get, None, entries=True)
     assert caught.value.details["path"] == "tile/0/000"
+
+
+# -- issue 36: what the first mutation run showed no test judged --------------------------------
+
+
+def _recording(folder: Path) -> tuple[list[int], object]:
+    read: list[int] = []
+    fetch = folder_fetch(folder)
+
+    def recorded(path: str) -> bytes | None:
+        data = fetch(path)
+        if data is not None:
+            read.append(len(data))
+        return data
+
+    return read, recorded
+
+
+def test_round_documents_first_and_later_rounds(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 300))
+    folder = tmp_path / "tiles"
+    note = _publish(log, folder)
+    read, fetch = _recording(folder)
+    result, state = monitor_round(note, _vkey(key), fetch, None, entries=True, source="log")  # type: ignore[arg-type]
+    assert state is not None
+    assert result.to_json() == {
+        "kind": "monitor",
+        "source": "log",
+        "verdict": "verified",
+        "verified": True,
+        "origin": ORIGIN,
+        "previous_size": None,
+        "tree_size": 300,
+        "root_hash": base64.b64encode(log.root()).decode(),
+        "tiles_read": len(read),
+        "bytes_read": sum(read),
+        "entries_checked": 300,
+        "cosigned_by": [],
+        "rotated_to": [],
+        "steps": [
+            {"name": "checkpoint", "status": "ok", "details": {"origin": ORIGIN, "tree_size": 300}},
+            {"name": "rollback", "status": "ok"},
+            {"name": "consistency", "status": "ok"},
+            {"name": "entries", "status": "ok", "details": {"entries_checked": 300}},
+        ],
+    }
+    assert state == MonitorState(ORIGIN, (_vkey(key),), 300, log.root(), note.decode())
+    # a later round checks only the new entries, from the trusted size on
+    log.append(_leaves(300, 400))
+    later = _publish(log, folder)
+    result, _ = check_round(later, _vkey(key), folder_fetch(folder), state, entries=True)
+    assert (result.subject["previous_size"], result.subject["entries_checked"]) == (300, 100)
+    assert result.steps[-1].details == {"entries_checked": 100}
+    # a failing round keeps its kind and source
+    failed, kept = monitor_round(
+        note, _vkey(key), folder_fetch(tmp_path / "gone"), None, source="x"
+    )
+    assert (failed.to_json()["kind"], failed.to_json()["source"], kept) == ("monitor", "x", None)
+
+
+def test_a_checkpoint_of_another_origin_signed_under_the_trusted_name_is_refused(
+    tmp_path: Path, key: SigningKey
+) -> None:
+    # the signature line names the trusted key (name and key ID): only the origin pin refuses it
+    log = _log(tmp_path / "log.db", key, _leaves(0, 3))
+    folder = tmp_path / "tiles"
+    _publish(log, folder)
+    body = checkpoint_body("elsewhere.example/log", 3, log.root())
+    line = note_signature_line(ORIGIN, key.public_key.key_id_c2sp(ORIGIN), key.sign(body.encode()))
+    with raises_code("checkpoint.origin_mismatch"):
+        check_round(format_note(body, [line]).encode(), _vkey(key), folder_fetch(folder), None)
+
+
+def _upper_id(vkey: str) -> str:
+    name, key_id, rest = vkey.split("+", 2)
+    return f"{name}+{key_id.upper()}+{rest}"
+
+
+def test_rollback_details_and_state_refusals_say_why(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 4))
+    folder = tmp_path / "tiles"
+    small = _publish(log, folder)
+    log.append(_leaves(4, 6))
+    _, state = check_round(_publish(log, folder), _vkey(key), folder_fetch(folder), None)
+    with raises_code("tlog.rollback") as caught:
+        check_round(small, _vkey(key), folder_fetch(folder), state)
+    assert caught.value.details == {"trusted_size": 6, "served_size": 4}
+    assert caught.value.message
+    elsewhere = MonitorState("other.example/log", state.vkeys, 6, state.root_hash, state.checkpoint)
+    with raises_code("tlog.monitor_state_invalid") as bad:
+        check_round(small, _vkey(key), folder_fetch(folder), elsewhere)
+    assert bad.value.message
+    document = json.loads(state_json(state))
+    changes: list[dict[str, object]] = [
+        {"tree_size": "6"},
+        {"tree_size": True},
+        {"checkpoint": 6},
+        {"root_hash": "not base64"},
+        {"origin": "other.example/log"},
+        {"vkeys": "x"},
+        {"vkeys": []},
+        {"rotations": "x"},
+        {"rotations": ["x"]},
+        {"vkeys": [6]},
+        {"vkeys": [_vkey(key).replace("+", "+0", 1)]},
+        {"vkeys": [verifier_key_string(ORIGIN, key.public_key).lower() + "x"]},
+        {"format": "affidavit.tlog-monitor/v1"},  # the v2 fields under the v1 name
+        {"rotations": ""},  # no list, though as long as one
+        {"vkeys": [_upper_id(_vkey(key))]},  # the right key, not spelled canonically
+    ]
+    for change in changes:
+        with raises_code("tlog.monitor_state_invalid") as invalid:
+            parse_state(json.dumps({**document, **change}).encode(), vkey=_vkey(key))
+        assert isinstance(invalid.value.message, str), change
+        assert invalid.value.message.startswith("monitor state: "), change
+
+
+def test_state_json_is_sorted_utf8_on_one_line(tmp_path: Path, key: SigningKey) -> None:
+    # a C2SP origin may be any text without spaces or '+': another log's, signed here by hand
+    # (the tiles do not depend on the origin)
+    origin = "journal.example/é"
+    log = _log(tmp_path / "log.db", key, _leaves(0, 2))
+    folder = tmp_path / "tiles"
+    _publish(log, folder)
+    body = checkpoint_body(origin, 2, log.root())
+    line = note_signature_line(origin, key.public_key.key_id_c2sp(origin), key.sign(body.encode()))
+    vkey = verifier_key_string(origin, key.public_key)
+    _, state = check_round(format_note(body, [line]).encode(), vkey, folder_fetch(folder), None)
+    data = state_json(state)
+    assert data.endswith(b"}\n")
+    assert data.count(b"\n") == 1
+    assert origin.encode() in data  # UTF-8, not \\u escapes
+    keys = list(json.loads(data))
+    assert keys == sorted(keys)
+    assert parse_state(data, vkey=vkey) == state
+
+
+def test_a_round_under_a_policy_needs_the_witness_quorum(tmp_path: Path, key: SigningKey) -> None:
+    log = _log(tmp_path / "log.db", key, _leaves(0, 3))
+    folder = tmp_path / "tiles"
+    note = _publish(log, folder).decode()
+    policy = parse_policy(
+        policy_text(logs=[_vkey(key)], witnesses=[("ed", vkey_of(ed_cosigner()))], quorum="ed")
+    )
+    cosigned = with_lines(note, [ed_cosignature(note)]).encode()
+    result, state = check_round(
+        cosigned, _vkey(key), folder_fetch(folder), None, policy=policy, source="p"
+    )
+    assert result.to_json()["source"] == "p"
+    assert result.subject["cosigned_by"] == ["ed"]
+    assert [(s.name, s.status, s.details) for s in result.steps[:2]] == [
+        ("checkpoint", "ok", {"origin": ORIGIN, "tree_size": 3}),
+        ("policy", "ok", {"cosigned_by": ["ed"]}),
+    ]
+    assert state.checkpoint == cosigned.decode()
+    with raises_code("tlog.quorum_not_met"):
+        check_round(note.encode(), _vkey(key), folder_fetch(folder), None, policy=policy)
+    failed, kept = monitor_round(
+        note.encode(), _vkey(key), folder_fetch(folder), None, policy=policy
+    )
+    assert (failed.code, failed.failed_step.name, kept) == ("tlog.quorum_not_met", "policy", None)  # type: ignore[union-attr]
+
+
+def test_a_state_whose_tree_size_is_true_is_refused(tmp_path: Path, key: SigningKey) -> None:
+    # a one-leaf tree: true == 1 in Python, so only the type check refuses it
+    log = _log(tmp_path / "log.db", key, _leaves(0, 1))
+    folder = tmp_path / "tiles"
+    _, state = check_round(_publish(log, folder), _vkey(key), folder_fetch(folder), None)
+    document = {**json.loads(state_json(state)), "tree_size": True}
+    with raises_code("tlog.monitor_state_invalid"):
+        parse_state(json.dumps(document).encode(), vkey=_vkey(key))
+
+
+def test_a_state_file_is_at_most_1_mib(key: SigningKey) -> None:
+    with raises_code("json.too_large"):
+        parse_state(b"{}" + b" " * ((1 << 20) - 1), vkey=_vkey(key))
+    with raises_code("tlog.monitor_state_invalid"):  # read, then refused for its fields
+        parse_state(b"{}" + b" " * ((1 << 20) - 2), vkey=_vkey(key))

@@ -229,3 +229,46 @@ def test_a_vkey_the_state_does_not_hold_is_refused(log: Log) -> None:
     state = log.round(V1, None)
     with raises_code("tlog.monitor_state_invalid"):
         log.round(V3, state)  # K3 was never a key of this log
+
+
+# -- issue 36: what the first mutation run showed no test judged --------------------------------
+
+
+def test_a_handover_at_the_served_size_is_followed_and_reported(log: Log) -> None:
+    state, note = _rotated(log)
+    statement = _statement(K1, K2, 500, log.log.root(500))
+    served = _served(log, statement.encode() + b"\n")
+    read: list[int] = []
+
+    def fetch(path: str) -> bytes | None:
+        data = served.get(path)
+        if data is not None:
+            read.append(len(data))
+        return data
+
+    result, followed = check_round(note, V1, fetch, state)
+    assert followed.vkeys == (V1, V2)
+    assert [r.statement for r in followed.rotations] == [statement]
+    assert result.subject["rotated_to"] == [V2]
+    assert result.subject["bytes_read"] == sum(read)  # the rotations read count too
+
+
+def test_handover_and_unproven_rotation_details(log: Log) -> None:
+    state, note = _rotated(log)
+    evidence_of = {"served_checkpoint": note.decode()}
+    for statement, code in (
+        (_statement(K1, K2, 300, bytes(32)), "tlog.fork"),
+        (_statement(K1, K2, 600, log.log.root(500)), "tlog.rollback"),
+    ):
+        with raises_code(code) as caught:
+            check_round(note, V1, _served(log, statement.encode() + b"\n").get, state)
+        assert caught.value.details == {"rotation": statement, **evidence_of}
+        assert isinstance(caught.value.message, str)
+        assert caught.value.message
+    # a genuine handover, to K3, while K2 signed the checkpoint: no rotation reaches its signer
+    elsewhere = _statement(K1, K3, 300, log.log.root(300))
+    with raises_code("tlog.rotation_unproven") as unproven:
+        check_round(note, V1, _served(log, elsewhere.encode() + b"\n").get, state)
+    assert unproven.value.details == {"trusted_vkey": V1, **evidence_of}
+    assert isinstance(unproven.value.message, str)
+    assert unproven.value.message

@@ -319,3 +319,119 @@ def test_the_extra_data_is_not_authenticated() -> None:
     # Any extra data, or none, verifies: it is carried, never trusted.
     for extra in (None, b"a", b"b"):
         assert verify_proof(_proof(extra=extra), POLICY, entry=ENTRIES[3]).extra == extra
+
+
+# -- issue 36: what the first mutation run showed no test judged ----------------------------------
+
+
+def test_check_proof_document_for_the_entry_and_for_its_leaf_hash() -> None:
+    log_key = parse_note(NOTE).signatures[0]
+    label = f"{log_key.name}+{log_key.key_id.hex()}"
+    for given, source in (({"entry": ENTRIES[3]}, "entry"), ({"leaf_hash": LEAVES[3]}, "given")):
+        document = check_proof(_text(), POLICY, source="p.txt", **given).to_json()
+        assert document == {
+            "kind": "tlog_proof",
+            "source": "p.txt",
+            "verdict": "verified",
+            "verified": True,
+            "index": 3,
+            "leaf_hash": LEAVES[3].hex(),
+            "origin": "vectors.affidavit.test/tlog",
+            "tree_size": 7,
+            "root_hash": ROOT.hex(),
+            "log_keys": [label],
+            "witnesses": ["ed", "pq"],
+            "quorum": "both",
+            "ignored_signatures": 0,
+            "extra_base64": None,
+            "steps": [
+                {"name": "parse", "status": "ok", "details": {"index": 3, "proof_hashes": 3}},
+                {
+                    "name": "leaf_hash",
+                    "status": "ok",
+                    "details": {"leaf_hash": LEAVES[3].hex(), "source": source},
+                },
+                {
+                    "name": "log_signature",
+                    "status": "ok",
+                    "details": {"origin": "vectors.affidavit.test/tlog", "log_keys": [label]},
+                },
+                {"name": "cosignatures", "status": "ok", "details": {"witnesses": ["ed", "pq"]}},
+                {"name": "quorum", "status": "ok", "details": {"quorum": "both"}},
+                {"name": "inclusion", "status": "ok", "details": {"index": 3, "tree_size": 7}},
+            ],
+        }
+    failed = check_proof(MALFORMED["wrong-header"], POLICY, entry=ENTRIES[3], source="p.txt")
+    assert (failed.verdict, failed.to_json()["source"]) == ("unreadable", "p.txt")
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_every_malformed_proof_says_why(case: str) -> None:
+    with raises_code("tlog.proof_malformed") as caught:
+        parse_proof(MALFORMED[case])
+    assert isinstance(caught.value.message, str)
+    assert caught.value.message
+
+
+def test_the_size_limit_counts_utf8_bytes_and_is_inclusive() -> None:
+    start = f"{HEADER}\nindex 0\n\n"
+    # exactly the limit: read on, and refused later as a checkpoint (a note is at most 1 MiB)
+    exact = start + "x" * (MAX_PROOF_BYTES - len(start))
+    with raises_code("checkpoint.malformed"):
+        parse_proof(exact)
+    with raises_code("checkpoint.malformed"):
+        parse_proof(exact.encode())
+    # 1.5 M characters of two bytes each: within the limit in characters, not in bytes
+    wide = start + "\u00e9" * (3 * MAX_PROOF_BYTES // 4)
+    assert len(wide) < MAX_PROOF_BYTES < len(wide.encode())
+    with raises_code("tlog.proof_malformed") as caught:
+        parse_proof(wide)
+    assert caught.value.message
+
+
+def test_the_extra_data_and_path_limits_are_inclusive() -> None:
+    largest = _proof(extra=bytes(MAX_EXTRA_BYTES))
+    assert parse_proof(format_proof(largest)).extra == bytes(MAX_EXTRA_BYTES)
+    longest = TlogProof(0, (bytes(32),) * MAX_PROOF_HASHES, NOTE)
+    assert parse_proof(format_proof(longest)).path == longest.path
+
+
+@pytest.mark.parametrize(
+    "proof",
+    [
+        TlogProof(-1, (), NOTE),
+        TlogProof(0, (bytes(32),) * 65, NOTE),
+        TlogProof(0, (), NOTE, b""),
+        TlogProof(0, (), "not a note\n"),
+    ],
+)
+def test_format_refusals_say_why(proof: TlogProof) -> None:
+    with raises_code("usage.invalid") as caught:
+        format_proof(proof)
+    assert isinstance(caught.value.message, str)
+    assert caught.value.message
+
+
+def test_leaf_hash_and_entry_mismatch_refusals_say_why() -> None:
+    for call, code in (
+        (proof_leaf_hash, "usage.invalid"),
+        (lambda: proof_leaf_hash(leaf_hash=LEAVES[0][:31]), "merkle.bad_hash_length"),
+        (
+            lambda: check_proof(_text(), POLICY, entry=ENTRIES[3], leaf_hash=LEAVES[3]),
+            "usage.invalid",
+        ),
+    ):
+        with raises_code(code) as caught:
+            call()
+        assert isinstance(caught.value.message, str)
+        assert caught.value.message
+    checkpoint = parse_checkpoint_body(parse_note(NOTE).text)
+    with raises_code("tlog.entry_mismatch") as caught:
+        verify_proof_inclusion(_proof(), LEAVES[2], checkpoint)
+    assert caught.value.details == {
+        "expected": ROOT.hex(),
+        "computed": merkle.root_from_inclusion_proof(LEAVES[2], 3, 7, _proof().path).hex(),
+        "index": 3,
+        "leaf_hash": LEAVES[2].hex(),
+    }
+    assert caught.value.message

@@ -452,3 +452,107 @@ def test_fetch_results_may_be_any_bytes_like() -> None:
 def test_errors_are_proof_errors() -> None:
     with pytest.raises(errors.ProofError):
         parse_tile_path("nope")
+
+
+# -- issue 36: what the first mutation run showed no test judged --------------------------------
+
+
+def _said(call: Callable[[], object], code: str) -> errors.AffidavitError:
+    with raises_code(code) as caught:
+        call()
+    assert isinstance(caught.value.message, str)
+    assert caught.value.message
+    return caught.value
+
+
+def test_every_refusal_says_why_with_its_details() -> None:
+    store = _store(300)
+    tree = _tree(store, 300)
+    beyond: list[Callable[[], object]] = [
+        lambda: tree.leaf_hash(300),
+        lambda: tree.node(-1, 0),  # a negative height is no subtree (not a shift error)
+        lambda: tree.node(0, -1),
+        lambda: tree.root(301),
+        lambda: tree.inclusion_proof(300),
+        lambda: tree.consistency_proof(301),
+        lambda: tree.tile_ref(0, 2),
+        lambda: tree.range_hash(0, 301),
+        lambda: tree.check_entries(20, 10),
+    ]
+    for call in beyond:
+        _said(call, "tlog.beyond_tree")
+    _said(lambda: tree.consistency_proof(0), "merkle.consistency_from_zero")
+    usage: list[Callable[[], object]] = [
+        lambda: tree.range_hash(12, 20),  # 12 is a multiple of 4, not of 8
+        lambda: tree.range_hash(7, 3),
+        lambda: TiledTree(store.get, 300, bytes(31)),
+        lambda: TiledTree(store.get, -1, _root(1)),
+    ]
+    for call in usage:
+        _said(call, "usage.invalid")
+    wrong_root = bytes(32)
+    mismatch = _said(lambda: TiledTree(store.get, 300, wrong_root), "tlog.tile_mismatch")
+    assert mismatch.details == {"expected": wrong_root.hex(), "computed": _root(300).hex()}
+    short = {**store, "tile/0/001.p/44": store["tile/0/001.p/44"][:-1]}
+    malformed = _said(lambda: _tree(short, 300), "tlog.tile_malformed")
+    assert malformed.details == {"path": "tile/0/001.p/44", "length": 44 * 32 - 1, "expected": 1408}
+    gone = {k: v for k, v in store.items() if k != "tile/0/000"}
+    missing = _said(lambda: _tree(gone, 300).leaf_hash(0), "tlog.tile_missing")
+    assert missing.details == {"path": "tile/0/000"}
+    forged = _entries(300)[:256]
+    forged[7] = b"forged"
+    bad_entry = {**store, "tile/entries/000": encode_bundle(forged)}
+    entry = _said(lambda: _tree(bad_entry, 300).entry_bundle(0), "tlog.tile_mismatch")
+    assert entry.details == {"index": 7, "path": "tile/entries/000"}
+    bad_tile = {**store, "tile/0/000": bytes(8192)}
+    tile = _said(lambda: _tree(bad_tile, 300).leaf_hash(0), "tlog.tile_mismatch")
+    assert tile.details == {"path": "tile/0/000"}
+
+
+def test_a_tree_size_is_below_2_64() -> None:
+    empty: dict[str, bytes] = {}
+    with raises_code("usage.invalid"):
+        TiledTree(empty.get, 1 << 64, bytes(32))
+    with raises_code("tlog.tile_missing"):  # a size it takes: then it looks for the tiles
+        TiledTree(empty.get, (1 << 64) - 1, bytes(32))
+
+
+def test_size_zero_is_the_empty_tree_within_any_tree() -> None:
+    tree = _tree(_store(300), 300)
+    assert tree.root(0) == merkle.EMPTY_ROOT
+    assert tree.check_entries(0, 0) == 0
+    with raises_code("tlog.beyond_tree"):
+        tree.inclusion_proof(0, 0)
+
+
+def test_check_entries_reads_exactly_the_bundles_of_its_range() -> None:
+    store = _store(600)
+    del store["tile/entries/000"]  # leaves 0..255: not in [300, 600)
+    tree = _tree(store, 600)
+    assert tree.check_entries(300) == 300
+    assert not any(path.startswith("tile/entries/000") for path, _ in tree.fetched)
+    changed = _entries(600)[256:512]
+    changed[1] = b"forged"
+    store["tile/entries/001"] = encode_bundle(changed)
+    with raises_code("tlog.tile_mismatch") as caught:
+        _tree(store, 600).check_entries(300)
+    assert caught.value.details["index"] == 257
+
+
+def test_tile_refs_of_a_tree_of_2_60_plus_1_leaves() -> None:
+    # Two partial tiles: 16 hashes at level 7 (subtrees of 2^56 leaves) and one leaf at level 0,
+    # index 2^52; the root is RFC 6962's MTH of the two parts. 2^60 + 1 has no float form, so
+    # a tile count computed in floats would lose the last, partial tile.
+    size = (1 << 60) + 1
+    top = [merkle.leaf_hash(b"top %d" % i) for i in range(16)]
+    leaf = merkle.leaf_hash(b"last")
+    store = {tile_path(7, 0, 16): b"".join(top), tile_path(0, 1 << 52, 1): leaf}
+    root = merkle.node_hash(merkle.root_of(top), leaf)
+    tree = TiledTree(store.get, size, root)
+    assert tree.tile_ref(0, 1 << 52) == TileRef(0, 1 << 52, 1)
+    assert tree.tile_ref(0, (1 << 52) - 1) == TileRef(0, (1 << 52) - 1, 256)
+    assert tree.tile_ref(7, 0) == TileRef(7, 0, 16)
+    assert tree.leaf_hash(size - 1) == leaf
+    assert tree.root() == root
+    with raises_code("tlog.beyond_tree"):
+        tree.tile_ref(0, (1 << 52) + 1)
