@@ -190,3 +190,29 @@ def test_a_malformed_pinned_directory_is_refused_naming_its_entry(
         ActorTrust.from_directory(document)
     if code == "usage.invalid":
         assert "pinned directory" in str(default.value), name
+
+
+# The red team: an unsigned time (a sidecar entry's signed_at) must never decide the caller's
+# window. The bundle's own directory admits the key at both times, so only the pin decides: it is
+# judged at the signed, logged event time (2026-03-01T12:00:00Z), whatever signed_at states.
+SIGNED_AT: list[tuple[str, dict[str, Any], str, tuple[str, str | None, str | None]]] = [
+    ("revoked pin, signed_at back-dated into its window",
+     _entry(revoked_at="2026-03-01T00:00:00Z"), "2026-01-15T00:00:00Z", UNTRUSTED),
+    ("pin issued after the events, signed_at forward-dated into its window",
+     _entry(issued_at="2026-03-02T00:00:00Z"), "2026-03-05T00:00:00Z", UNTRUSTED),
+    ("open pin, signed_at back-dated", _entry(), "2026-01-15T00:00:00Z", TRUSTED),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "pin", "signed_at", "expected"), SIGNED_AT, ids=[s[0] for s in SIGNED_AT]
+)
+def test_a_sidecar_signed_at_never_decides_the_pinned_window(
+    name: str, pin: dict[str, Any], signed_at: str, expected: Any
+) -> None:
+    from tests.verify.bundles.test_bound_inputs import KEY_ID, _sign_all
+
+    plain = stamp({"accepted": OUTPUTS["accepted"]})["accepted"]
+    bundle = _sign_all(plain, signed_at)
+    bundle["key_directory"] = {KEY_ID: _entry()}  # the bundle's own: open since January
+    assert _judge(bundle, ActorTrust.from_directory({KEY_ID: pin})) == expected, name
