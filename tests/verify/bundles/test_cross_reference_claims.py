@@ -137,6 +137,17 @@ def test_the_leaf_of_a_non_finality_event_is_unbound(four: dict[str, Any]) -> No
     assert (result.verdict, step.code) == ("failed", "bundle.leaf_unbound")
     assert step.details["leaf_binding"] == "bound"
     assert bundle["events"][-1]["event_type"] in step.message
+    assert step.actual == bundle["merkle_inclusion"]["leaf_hash"]  # the leaf it recomputes from
+
+
+def test_an_event_after_the_logged_one_is_named(four: dict[str, Any]) -> None:
+    from tests.verify.bundles.test_bundle_binding import _append
+
+    logged = four["events"][-1]
+    result, step = _cross(_append(four, "DEAL_NOTE", {}))
+    assert (result.verdict, step.code) == ("failed", "bundle.events_after_finality")
+    assert step.message.startswith("1 event(s)"), step.message
+    assert repr(logged["event_id"]) in step.message
 
 
 def _events(bundle: dict[str, Any]) -> list[Event]:
@@ -162,7 +173,11 @@ def test_a_leaf_two_events_recompute_is_ambiguous(four: dict[str, Any]) -> None:
     view = BundleView(four, four["deal_id"], parse_events(twice), inclusion, TreeHead())
     sth = parse_sth(four["signed_tree_head"])
     step = cross_reference(view, inclusion_step(inclusion), sth)
-    assert (step.status, step.code) == ("failed", "bundle.leaf_ambiguous")
+    assert (step.name, step.status, step.code) == (
+        "cross_reference",
+        "failed",
+        "bundle.leaf_ambiguous",
+    )
     assert step.details["leaf_binding"] == "anchor_ambiguous"
     assert step.message
 
