@@ -28,6 +28,10 @@ this run; SQLite is the baseline (1.00).
    each walk on PostgreSQL must return exactly the SQLite walk. ``add_batch`` (cycle checks on) is
    timed on a small fresh sample of each store too.
 
+The registry instances run from ``pip install '<checkout>[postgres]'`` (not editable) in
+build/bench-venv-postgres (bench/_install.py): the code as a user installs it; the load
+generator runs in this virtualenv.
+
 Targets: walk p99 <= 5 ms on either store. The machine is shared by the client, the servers and
 PostgreSQL: on 2 cores, two instances add CPU contention, not capacity.
 """
@@ -54,6 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _http import drive, request, slices  # noqa: E402 - bench/ is the script's folder
+from _install import server_env, user_install  # noqa: E402
 from _registry import copy_rows, start_cluster  # noqa: E402
 from _timing import table  # noqa: E402
 from affidavit.attest.stores.facts import FactStore  # noqa: E402
@@ -76,12 +81,17 @@ COPY_BATCH = 50_000
 # -- registry processes ---------------------------------------------------------------------
 
 
-def _instance(data_dir: Path, database_url: str, public_url: str = "") -> RegistryProcess:
-    """``affidavit registry serve`` on 127.0.0.1, started, with its log in a file (a pipe could
-    fill up under load and stall the server)."""
+def _instance(
+    command: str, data_dir: Path, database_url: str, public_url: str = ""
+) -> RegistryProcess:
+    """``command registry serve`` on 127.0.0.1 (``command``: the ``affidavit`` of a user's
+    install, bench/_install.py), started, with its log in a file (a pipe could fill up under
+    load and stall the server)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     env = {"AFFIDAVIT_DATABASE_URL": database_url} if database_url else {}
-    server = RegistryProcess(data_dir, env, log_file=data_dir.parent / f"{data_dir.name}.log")
+    log = data_dir.parent / f"{data_dir.name}.log"
+    server = RegistryProcess(data_dir, env, log_file=log, command=command)
+    server.env = server_env(server.env)
     # docs/postgresql.md "Several instances": one public URL (the load balancer's)
     server.env["AFFIDAVIT_PUBLIC_URL"] = public_url or server.url
     server.start()
@@ -91,7 +101,9 @@ def _instance(data_dir: Path, database_url: str, public_url: str = "") -> Regist
 # -- section 1: the registry ----------------------------------------------------------------
 
 
-def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[RegistryProcess], str]:
+def _start_config(
+    command: str, folder: Path, database_url: str, count: int
+) -> tuple[list[RegistryProcess], str]:
     """``count`` instances on one store (the later ones with a copy of the first one's keys, as
     on another machine), a ``publish`` (namespace ``acme``), ``facts:write`` and ``facts:read:*``
     API key, and the seed contracts."""
@@ -102,11 +114,11 @@ def _start_config(folder: Path, database_url: str, count: int) -> tuple[list[Reg
     )
     instances: list[RegistryProcess] = []
     try:
-        instances.append(_instance(first, database_url))
+        instances.append(_instance(command, first, database_url))
         for i in range(1, count):
             other = folder / f"i{i}"
             shutil.copytree(first / "keys", other / "keys")
-            instances.append(_instance(other, database_url, instances[0].url))
+            instances.append(_instance(command, other, database_url, instances[0].url))
         _seed(instances, token)
     except BaseException:
         for instance in instances:
@@ -161,9 +173,10 @@ def _agreement(
 
 
 def bench_registry(
-    cluster: PgCluster, seconds: float, connections: int
+    cluster: PgCluster, seconds: float, connections: int, command: str
 ) -> tuple[list[list[object]], list[str]]:
-    """The registry table and notes (agreement, repeated requests)."""
+    """The registry table and notes (agreement, repeated requests); the servers run
+    ``command`` (the ``affidavit`` of a user's install)."""
     per_row = int(MAX_WRITE_RATE * seconds)
     contract_bodies = [json.dumps(contract(f"acme.bench_{i}.v0")).encode() for i in range(per_row)]
     fact_bodies = [json.dumps(fact(f"urn:bench:pg:{i}")).encode() for i in range(per_row)]
@@ -183,7 +196,7 @@ def bench_registry(
     ]
     with tempfile.TemporaryDirectory(prefix="bench-postgres-") as tmp:
         for index, (label, url, count) in enumerate(configs):
-            instances, token = _start_config(Path(tmp) / f"c{index}", url, count)
+            instances, token = _start_config(command, Path(tmp) / f"c{index}", url, count)
             try:
                 ports = [i.port for i in instances]
                 auth = f"Authorization: Bearer {token}\r\n"
@@ -420,7 +433,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     try:
         if not args.skip_registry:
-            rows, notes = bench_registry(cluster, seconds, args.connections)
+            install = user_install("postgres")
+            print(f"servers from {install.header()}; the clients from this virtualenv")
+            rows, notes = bench_registry(cluster, seconds, args.connections, install.affidavit)
             print(
                 f"registry: {seconds:g} s per row; reads {args.connections} clients, "
                 f"writes {WRITE_CLIENTS}; ratios vs SQLite (req/s: higher is better, p99: lower)"

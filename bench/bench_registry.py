@@ -1,11 +1,13 @@
 """Registry throughput: discovery GETs (req/s, p50/p99), publications/s, fact writes/s.
 
 Run: ``python bench/bench_registry.py [--seconds 5] [--connections 64]``. The server runs as
-``affidavit registry serve`` (uvicorn; uvloop + httptools when installed) in one process; the load
-generator runs in a second process and speaks raw HTTP/1.1 keep-alive over asyncio (so the
-client's own cost stays small). Targets: >= 3,000 req/s, p99 <= 25 ms for
-discovery GETs. The floor printed beside it is the same generator against a minimal ASGI app on the
-same server stack, measured in the same run: the ratio is what the registry's own code costs.
+``affidavit registry serve`` (uvicorn on uvloop and httptools) in one process, from ``pip install
+'<checkout>[registry]'`` (not editable) in build/bench-venv, as a user installs it
+(bench/_install.py); the load generator runs in this virtualenv, in a second process, and speaks
+raw HTTP/1.1 keep-alive over asyncio (so the client's own cost stays small). Targets: >= 3,000
+req/s, p99 <= 25 ms for discovery GETs. The floor printed beside it is the same generator against
+a minimal ASGI app on the same server stack (the same install), measured in the same run: the
+ratio is what the registry's own code costs.
 """
 
 from __future__ import annotations
@@ -25,8 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _http import drive, request  # noqa: E402 - bench/ is the script's folder
-
-AFFIDAVIT = str(Path(sys.executable).parent / "affidavit")
+from _install import Install, server_env, user_install  # noqa: E402
 
 
 def free_port() -> int:
@@ -67,11 +68,11 @@ def generate(  # noqa: PLR0917 - a bench helper
     return {**result, "errors": errors}
 
 
-def start_registry(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(data_dir / "none")}
+def start_registry(install: Install, data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    env = server_env({**os.environ, "AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(data_dir / "none")})
     process = subprocess.Popen(
         [
-            AFFIDAVIT,
+            install.affidavit,
             "registry",
             "serve",
             "--port",
@@ -98,11 +99,11 @@ async def app(scope, receive, send):
 """
 
 
-def start_floor(folder: Path, port: int) -> subprocess.Popen[bytes]:
+def start_floor(install: Install, folder: Path, port: int) -> subprocess.Popen[bytes]:
     (folder / "floor_app.py").write_text(FLOOR_APP)
     process = subprocess.Popen(
         [
-            sys.executable,
+            install.python,
             "-m",
             "uvicorn",
             "floor_app:app",
@@ -117,6 +118,7 @@ def start_floor(folder: Path, port: int) -> subprocess.Popen[bytes]:
             "auto",
         ],
         cwd=folder,
+        env=server_env(dict(os.environ)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -131,11 +133,13 @@ def main() -> None:
     args = parser.parse_args()
     from tests.registry.helpers import contract, fact
 
+    install = user_install()
+    print(f"servers from {install.header()}; the load generator from this virtualenv")
     rows: list[tuple[str, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         port = free_port()
-        floor = start_floor(folder, port)
+        floor = start_floor(install, folder, port)
         try:
             rows.append(
                 (
@@ -150,7 +154,7 @@ def main() -> None:
         token = json.loads(
             subprocess.run(
                 [
-                    AFFIDAVIT,
+                    install.affidavit,
                     "registry",
                     "keys",
                     "create",
@@ -169,7 +173,7 @@ def main() -> None:
             ).stdout
         )["api_key"]
         port = free_port()
-        server = start_registry(data, port)
+        server = start_registry(install, data, port)
         try:
             discovery = [
                 "/protocol/adapter-contracts",

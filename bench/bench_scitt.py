@@ -10,6 +10,9 @@ second offline (ours and, when installed, scitt-cose's).
   CBOR, the proof, EdDSA through libsodium); verify statement: the whole Transparent Statement
   (statement signature too); scitt-cose: its ``verify_receipt`` on the same receipt.
 
+The registry runs from ``pip install '<checkout>[registry]'`` (not editable) in build/bench-venv,
+as a user installs it (bench/_install.py); the clients and the offline checks run here.
+
 Run: ``python bench/bench_scitt.py [--statements N] [--clients C]``.
 """
 
@@ -26,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.processes
 
 import httpx
+from _install import server_env, user_install
 from _timing import ops_per_second, table
 from affidavit.attest.keyring import derive_test_key, load_signing_key, public_key_pem
 from affidavit.attest.scitt import sign_statement
@@ -74,11 +78,15 @@ def main() -> None:
         root = Path(tmp)
         (root / "iss").mkdir()
         (root / "iss" / "issuer.pub").write_text(ISSUER.public_key.b64 + "\n")
+        install = user_install()  # the server as a user installs it (bench/_install.py)
+        print(f"server from {install.header()}; the clients from this virtualenv")
         process = RegistryProcess(
             root / "data",
             env={"AFFIDAVIT_SCITT_ISSUERS": str(root / "iss"), "AFFIDAVIT_SCITT_RATE": "100000"},
             log_file=root / "server.log",
+            command=install.affidavit,
         )
+        process.env = server_env(process.env)
         process.start()
         try:
             one, receipts = _register(process.url, _statements(args.statements, "a"), 1)

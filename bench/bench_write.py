@@ -77,7 +77,6 @@ from _install import DEV, Install, server_env, stack_line, user_install  # noqa:
 from _registry import start_cluster  # noqa: E402
 from _timing import table  # noqa: E402 - bench/ is the script's folder
 
-import tests.processes  # noqa: E402
 from tests.pg import PgCluster, PostgresMissing  # noqa: E402
 from tests.processes import RegistryProcess  # noqa: E402
 from tests.registry.helpers import contract, fact  # noqa: E402
@@ -145,15 +144,11 @@ class Deployment:
 
     def _start(self, data: Path, public_url: str) -> RegistryProcess:
         data.mkdir(parents=True, exist_ok=True)
-        server = RegistryProcess(data, log_file=data.parent / f"{data.name}.log")
+        log = data.parent / f"{data.name}.log"
+        server = RegistryProcess(data, log_file=log, command=self.command)
         server.env = self._env() | {"AFFIDAVIT_ADAPTER_CONTRACTS_DIR": str(data / "none")}
         server.env["AFFIDAVIT_PUBLIC_URL"] = public_url or server.url
-        # RegistryProcess runs tests.processes.AFFIDAVIT (the dev virtualenv's): this one's, here
-        tests.processes.AFFIDAVIT, dev = self.command, tests.processes.AFFIDAVIT
-        try:
-            server.start()
-        finally:
-            tests.processes.AFFIDAVIT = dev
+        server.start()
         return server
 
     @property

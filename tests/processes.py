@@ -95,10 +95,13 @@ class RegistryProcess:
         *,
         log_file: Path | None = None,
         access_log: bool = False,
+        command: str = AFFIDAVIT,
     ) -> None:
         """``log_file``: stderr goes there instead of a pipe (a pipe can fill up under a long
         load and stall the server; the benchmarks use a file). ``access_log``: a line per
-        request (off unless asked)."""
+        request (off unless asked). ``command``: the ``affidavit`` to run (the benchmarks run
+        a user's install, bench/_install.py; default this virtualenv's)."""
+        self.command = command
         self.data_dir = data_dir
         self.log_file = log_file
         self.access_log = access_log
@@ -152,7 +155,7 @@ class RegistryProcess:
             stderr = self.log_file.open("ab")
         self.process = subprocess.Popen(
             [
-                AFFIDAVIT,
+                self.command,
                 "registry",
                 "serve",
                 "--host",
