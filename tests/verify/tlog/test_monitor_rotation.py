@@ -12,7 +12,12 @@ from affidavit.attest.keyring import SigningKey, derive_test_key
 from affidavit.attest.log.keys import Rotation
 from affidavit.attest.log.tiles import folder_fetch, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.verify.crypto.checkpoint import verifier_key_string
+from affidavit.verify.crypto.checkpoint import (
+    checkpoint_body,
+    format_note,
+    note_signature_line,
+    verifier_key_string,
+)
 from affidavit.verify.tlog.monitor import MonitorState, check_round, parse_state, state_json
 from affidavit.verify.tlog.rotation import ROTATIONS_PATH
 
@@ -272,3 +277,70 @@ def test_handover_and_unproven_rotation_details(log: Log) -> None:
     assert unproven.value.details == {"trusted_vkey": V1, **evidence_of}
     assert isinstance(unproven.value.message, str)
     assert unproven.value.message
+
+
+def test_a_later_handover_continues_the_rotations_the_state_followed(log: Log) -> None:
+    # docs/adr/0011 §3: once the state holds rotation #1 of this log, the next handover is #2 of
+    # the same log. A statement K2 signed for another log, or out of sequence, hands nothing over
+    # (the state's last rotation pins both; unpinned, either was followed to K3).
+    log.grow(10)
+    log.rotate(K2)
+    log.grow(5)
+    state = log.round(V1, log.round(V1, None))
+    assert [r.seq for r in state.rotations] == [1]
+    log.rotate(K3)
+    note = log.grow(7)
+    first, second = (log.folder / ROTATIONS_PATH).read_bytes().splitlines(keepends=True)
+    genuine = json.loads(second)
+
+    def handover(log_id: str, seq: int) -> bytes:
+        rotation = Rotation(
+            log_id, seq, K2.public_key, K3.public_key, K3.key_id, genuine["valid_from"],
+            genuine["tree_size"], genuine["root_hash"],
+        )  # fmt: skip
+        return first + rotation.sign(K2, K3).encode() + b"\n"
+
+    honest = handover(ORIGIN, genuine["seq"])
+    at_k3 = check_round(note, V1, _served(log, honest).get, state)[1]
+    # the state keeps the rotation it held and adds the one it followed: the whole history
+    assert (at_k3.vkeys, [r.seq for r in at_k3.rotations]) == ((V1, V2, V3), [1, 2])
+    assert parse_state(state_json(at_k3), vkey=V3) == at_k3
+    assert log.round(V3, at_k3).rotations == at_k3.rotations  # a round with no handover keeps it
+    for log_id, seq in ((ORIGIN, 5), (ORIGIN, 1), ("another.example/log", genuine["seq"])):
+        with raises_code("tlog.rotation_unproven"):
+            check_round(note, V1, _served(log, handover(log_id, seq)).get, state)
+
+
+def test_a_successor_key_signs_for_this_origin_only(log: Log) -> None:
+    # A checkpoint K2 signed under the log's name (the signature line names the successor key)
+    # whose body is another origin's: the handover is genuine, but the origin pin on the
+    # successor refuses the checkpoint (checkpoint.origin_mismatch), as it does for K1.
+    state, _note = _rotated(log)
+    body = checkpoint_body("elsewhere.example/log", 500, log.log.root(500))
+    line = note_signature_line(ORIGIN, K2.public_key.key_id_c2sp(ORIGIN), K2.sign(body.encode()))
+    note = format_note(body, [line]).encode()
+    for previous in (state, None):  # a first round too: no state's origin to fall back on
+        with raises_code("checkpoint.origin_mismatch"):
+            check_round(note, V1, folder_fetch(log.folder), previous)
+
+
+def test_a_state_whose_rotations_do_not_follow_one_another_is_refused(log: Log) -> None:
+    # docs/adr/0011: a state's history is verified whenever it is read. Its second rotation must
+    # continue the first: the next seq, of the same log; either alone breaking it is refused.
+    log.grow(10)
+    log.rotate(K2)
+    log.grow(5)
+    log.rotate(K3)
+    log.grow(7)
+    at_k3 = log.round(V1, None)
+    assert [r.seq for r in at_k3.rotations] == [1, 2]
+    document = json.loads(state_json(at_k3))
+    second = json.loads(document["rotations"][1])
+    for log_id, seq in ((ORIGIN, 3), ("another.example/log", 2)):
+        rotation = Rotation(
+            log_id, seq, K2.public_key, K3.public_key, K3.key_id, second["valid_from"],
+            second["tree_size"], second["root_hash"],
+        )  # fmt: skip
+        document["rotations"][1] = rotation.sign(K2, K3)
+        with raises_code("tlog.monitor_state_invalid"):
+            parse_state(json.dumps(document), vkey=V3)
