@@ -41,12 +41,13 @@ from tests.processes import RegistryProcess
 from tests.verify.scitt.support import with_receipts
 
 ISSUER = derive_test_key("bench_scitt issuer (TEST-ONLY)")
+ISSUER_NAME = "https://bench.example"
 COSE = {"Content-Type": "application/cose"}
 
 
 def _statements(n: int, tag: str) -> list[bytes]:
     return [
-        sign_statement(f'{{"n": {i}}}'.encode(), ISSUER, issuer="https://bench.example",
+        sign_statement(f'{{"n": {i}}}'.encode(), ISSUER, issuer=ISSUER_NAME,
                        subject=f"pkg:bench/{tag}@{i}", content_type="application/json")
         for i in range(n)
     ]  # fmt: skip
@@ -78,6 +79,7 @@ def main() -> None:
         root = Path(tmp)
         (root / "iss").mkdir()
         (root / "iss" / "issuer.pub").write_text(ISSUER.public_key.b64 + "\n")
+        (root / "iss" / "issuer.pub.iss").write_text(ISSUER_NAME + "\n")  # what it signs for
         install = user_install()  # the server as a user installs it (bench/_install.py)
         print(f"server from {install.header()}; the clients from this virtualenv")
         process = RegistryProcess(
