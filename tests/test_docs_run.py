@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 import pytest
 
@@ -42,51 +43,50 @@ docs_run = _load()
 # that virtualenv as its .venv (the README puts "$AFFIDAVIT_REPO/.venv/bin" on PATH).
 DEMO_VENV = ROOT / "build" / "demo-venv"
 AFTER_DEMO_ALONE = {"README.md"}
-DEV_FOUND = ".dev-extra-found"  # what the fixture found of the dev extra, for the test below
 
 
-def _pip(python: Path, *args: str) -> None:
-    command = ["flock", "/tmp/affidavit-pip.lock", str(python), "-m", "pip", "install", "--quiet"]
+class AfterDemo(NamedTuple):
+    checkout: Path  # this checkout, its .venv the demo virtualenv
+    dev_found: list[str]  # the dev extra's modules that virtualenv held before the run
+
+
+def _pip(python: Path, verb: str, *args: str) -> None:
+    command = ["flock", "/tmp/affidavit-pip.lock", str(python), "-m", "pip", verb, "--quiet"]
     subprocess.run([*command, *args], cwd=ROOT, check=True, timeout=900)
 
 
 @pytest.fixture(scope="session")
-def after_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def after_demo(tmp_path_factory: pytest.TempPathFactory) -> AfterDemo:
     """This checkout as `make demo` alone leaves it: its .venv holds the runtime install only."""
     stamp = DEMO_VENV / ".installed-runtime"
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     python = DEMO_VENV / "bin" / "python"
     if not stamp.exists() or stamp.read_text() != want:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(DEMO_VENV)], check=True)
-        _pip(python, "--upgrade", "pip", "setuptools", "wheel")
-        _pip(python, "-e", ".[registry]", "--config-settings", "editable_mode=strict")
+        _pip(python, "install", "--upgrade", "pip", "setuptools", "wheel")
+        _pip(python, "install", "-e", ".[registry]", "--config-settings", "editable_mode=strict")
         stamp.write_text(want)
     # A strict editable install sees new modules only when re-run (the Makefile's `install`).
-    _pip(python, "--no-deps", "--no-build-isolation", "-e", ".", "--config-settings",
+    _pip(python, "install", "--no-deps", "--no-build-isolation", "-e", ".", "--config-settings",
          "editable_mode=strict")  # fmt: skip
     # The README's Stigmem block installs stigmem-node itself: each run starts without it.
-    subprocess.run(
-        ["flock", "/tmp/affidavit-pip.lock", str(python), "-m", "pip", "uninstall", "--quiet",
-         "--yes", "stigmem-node"],
-        cwd=ROOT, check=True, timeout=300, capture_output=True,
-    )  # fmt: skip
+    _pip(python, "uninstall", "--yes", "stigmem-node")
     dev = ("pytest", "aigentsy", "stigmem_node")
-    probe = f"import importlib.util as u; print([m for m in {dev} if u.find_spec(m)])"
+    probe = f"import importlib.util as u; print(*[m for m in {dev} if u.find_spec(m)])"
     found = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, check=True)
     view = tmp_path_factory.mktemp("after-demo")
-    (view / DEV_FOUND).write_text(found.stdout.strip())
     for entry in ROOT.iterdir():
         if entry.name != ".venv":
             (view / entry.name).symlink_to(entry)
     (view / ".venv").symlink_to(DEMO_VENV)
-    return view
+    return AfterDemo(view, found.stdout.split())
 
 
 @pytest.mark.network_local
 @pytest.mark.parametrize("name", docs_run.DOCUMENTS)
 def test_every_shell_block_runs_as_written(name: str, request: pytest.FixtureRequest) -> None:
     if name in AFTER_DEMO_ALONE:
-        repo = request.getfixturevalue("after_demo")
+        repo = request.getfixturevalue("after_demo").checkout
         done = docs_run.run(ROOT / name, repo=repo, venv=repo / ".venv")
     else:
         done = docs_run.run(ROOT / name)
@@ -96,9 +96,9 @@ def test_every_shell_block_runs_as_written(name: str, request: pytest.FixtureReq
 
 def test_the_readme_runs_without_the_dev_extra(request: pytest.FixtureRequest) -> None:
     # The fixture is what it claims: no dev-extra package in the README's virtualenv when made.
-    view = request.getfixturevalue("after_demo")
-    assert (view / ".venv").resolve() == DEMO_VENV
-    assert (view / DEV_FOUND).read_text() == "[]"
+    after = request.getfixturevalue("after_demo")
+    assert (after.checkout / ".venv").resolve() == DEMO_VENV
+    assert after.dev_found == []
 
 
 @pytest.mark.parametrize("name", docs_run.DOCUMENTS)
