@@ -171,7 +171,13 @@ def stack_line(log: Path) -> str:
     if not log.exists():
         return ""
     marker = "server: event loop"
-    for line in log.read_text(errors="replace").splitlines():
+    for raw in log.read_text(errors="replace").splitlines():
+        line = raw
+        if raw.startswith("{"):  # a JSON log line (cli/_serve.py): its message
+            try:
+                line = str(json.loads(raw).get("message", ""))
+            except (ValueError, AttributeError):
+                continue
         if marker in line:
             return line[line.index(marker) + len("server: ") :]
     return ""
