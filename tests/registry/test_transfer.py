@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.registry.app import create_app
-from affidavit.registry.dump import signature_document
+from affidavit.registry.dump import export_store, import_store, migrate_store, signature_document
 from affidavit.registry.settings import Settings
-from affidavit.registry.transfer import export_store, import_store, migrate_store
 
 from tests.conftest import raises_code
 from tests.registry.conftest import Clock, make_key, registry_key
