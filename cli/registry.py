@@ -415,7 +415,7 @@ def _store_location(data_dir: Path | None, database_url: str | None) -> str:
 @json_option
 def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """Bring the store's schemas to this version (the service also does it at start)."""
-    from affidavit.registry.transfer import migrate_store  # noqa: PLC0415 - lazy: only here
+    from affidavit.registry.dump import migrate_store  # noqa: PLC0415 - lazy: only here
 
     versions = migrate_store(_store_location(data_dir, database_url))
     if as_json:
@@ -489,7 +489,7 @@ def export_command(
 
     The manifest is signed with the registry's key (DATA_DIR/keys/<key-id>.key), the log's key.
     """
-    from affidavit.registry.transfer import export_store  # noqa: PLC0415 - lazy: only here
+    from affidavit.registry.dump import export_store  # noqa: PLC0415 - lazy: only here
 
     settings = _settings(data_dir=data_dir, database_url=database_url)
     key = _registry_key(
@@ -540,7 +540,7 @@ def import_command(
     from each leaf to the signed root, its checkpoint and every recorded head verify (exit 1
     otherwise; exit 2 for a dump that cannot be read).
     """
-    from affidavit.registry.transfer import import_store  # noqa: PLC0415 - lazy: only here
+    from affidavit.registry.dump import import_store  # noqa: PLC0415 - lazy: only here
 
     settings = _settings(data_dir=data_dir, database_url=database_url)
     trusted = _trusted_log_key(settings, log_key)

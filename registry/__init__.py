@@ -10,7 +10,7 @@ The rooms: :mod:`.settings` and :mod:`.startup` (configuration, opening the stat
 (the ASGI application), :mod:`.contracts` and :mod:`.publication` (the contract catalog),
 :mod:`.sequencer` and :mod:`.integrator` (the one write path), :mod:`.db` and :mod:`.threads`
 (the registry's tables, where store calls run), :mod:`.index` and :mod:`.lookup` (lookup by
-hash), :mod:`.witnessing` (cosignatures), :mod:`.transfer` (export, import, migrate),
+hash), :mod:`.witnessing` (cosignatures), :mod:`.dump` (export, import, migrate),
 :mod:`.errors` (``registry.*``, ``http.*``, ``auth.*``, ``net.*``); the subpackages
 :mod:`.routes` and :mod:`.clients` list their own.
 """
@@ -28,9 +28,9 @@ _HOME = {
     "RegistryState": "state",
     "Settings": "settings",
     "create_app": "app",
-    "export_store": "transfer",
+    "export_store": "dump",
     "http_status": "errors",
-    "import_store": "transfer",
+    "import_store": "dump",
     "open_state": "startup",
 }
 __all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift

@@ -10,7 +10,6 @@
 (c) No dead names: a module-level function, class or constant that no code, tool, benchmark,
     demo script or ``__all__`` names outside its own definition is an error (a name only its
     own tests use is dead too: delete both).
-(d) No module is over 600 lines (style.md §2: one concept a module).
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ import pytest
 ROOT: Final = Path(__file__).resolve().parents[1]
 PACKAGES: Final = ("verify", "attest", "registry", "cli", "witness")
 _WORD: Final = re.compile(r"\w+")
-MAX_MODULE_LINES: Final = 600
 # The lazy-names helper (PEP 562) that every package's __init__ shares; it lives in the lowest
 # layer so that every package may import it.
 SHARED_PRIVATE: Final = {("affidavit.verify", "_lazy_names")}
@@ -170,13 +168,3 @@ def test_no_module_level_name_is_dead() -> None:
             if uses <= 0 and name not in around:
                 dead.append(f"{path.relative_to(ROOT)}:{line} {name}")
     assert not dead, "defined and used nowhere (delete it, and its tests):\n" + "\n".join(dead)
-
-
-def test_no_module_is_over_600_lines() -> None:
-    """One concept a module (style.md §2): a module past 600 lines is split along its concepts."""
-    long = [
-        f"{path.relative_to(ROOT)}: {lines}"
-        for _, path in _sources()
-        if (lines := path.read_text(encoding="utf-8").count("\n")) > MAX_MODULE_LINES
-    ]
-    assert not long, "split these along their concepts:\n" + "\n".join(long)

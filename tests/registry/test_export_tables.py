@@ -22,10 +22,9 @@ from typing import Any
 import psycopg
 import pytest
 from affidavit.registry.app import create_app
-from affidavit.registry.dump import TABLES, signature_document
+from affidavit.registry.dump import TABLES, export_store, import_store, signature_document
 from affidavit.registry.scitt import ScittSettings
 from affidavit.registry.settings import Settings
-from affidavit.registry.transfer import export_store, import_store
 from affidavit.verify.scitt.statement import parse_statement
 
 from tests.conftest import raises_code

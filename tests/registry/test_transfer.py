@@ -10,15 +10,22 @@ import shutil
 import sqlite3
 import string
 import warnings
+from base64 import b64decode, b64encode
 from pathlib import Path
 from typing import Any
 
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.registry.app import create_app
-from affidavit.registry.dump import signature_document
+from affidavit.registry.dump import (
+    TABLES,
+    export_store,
+    import_store,
+    migrate_store,
+    signature_document,
+)
 from affidavit.registry.settings import Settings
-from affidavit.registry.transfer import export_store, import_store, migrate_store
+from affidavit.verify.crypto.signature import verify_ed25519
 
 from tests.conftest import raises_code
 from tests.registry.conftest import Clock, make_key, registry_key
@@ -100,6 +107,43 @@ def _dump(tmp_path: Path) -> tuple[Settings, Path]:
     _fill(origin)
     export_store(origin.database, tmp_path / "dump", signing_key=registry_key())
     return origin, tmp_path / "dump"
+
+
+def test_the_dump_is_the_bytes_formats_md_names(tmp_path: Path) -> None:
+    """docs/formats.md §9, restated here rather than read from the exporter: each table file is
+    its rows in key order, each a JSON array (``ensure_ascii=False``, BLOBs as ``{"b64"}``) and a
+    newline; manifest.json is ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` and a
+    newline, naming each file's SHA-256 and count; manifest.sig is ``json.dumps(indent=2)`` and a
+    newline, an Ed25519 signature over the context line and manifest.json's bytes."""
+    origin = _settings(tmp_path, "origin")
+    _fill(origin)
+    with sqlite3.connect(origin.database) as db:  # text beyond ASCII, copied as it is
+        db.execute("UPDATE registry_api_keys SET label = 'café ünïcode'")
+    dump = tmp_path / "dump"
+    export_store(origin.database, dump, signing_key=registry_key())
+    assert "café".encode() in (dump / "registry_api_keys.jsonl").read_bytes()  # not \\u-escaped
+    manifest_bytes = (dump / "manifest.json").read_bytes()
+    manifest = json.loads(manifest_bytes)
+    assert manifest_bytes == (
+        json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    ).encode("utf-8")
+    with sqlite3.connect(origin.database) as db:
+        for table, (columns, order) in TABLES.items():
+            rows = db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}")
+            lines = [
+                [{"b64": b64encode(v).decode()} if isinstance(v, bytes) else v for v in row]
+                for row in rows
+            ]
+            data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+            assert (dump / f"{table}.jsonl").read_bytes() == data.encode("utf-8"), table
+            assert manifest["counts"][table] == len(lines)
+            assert manifest["files"][f"{table}.jsonl"] == hashlib.sha256(data.encode()).hexdigest()
+    signature = json.loads((dump / "manifest.sig").read_bytes())
+    assert (dump / "manifest.sig").read_bytes() == (json.dumps(signature, indent=2) + "\n").encode()
+    assert signature["format"] == "affidavit.registry-export-signature/v1"
+    assert (signature["algorithm"], signature["public_key"]) == ("Ed25519", TRUSTED.b64)
+    message = b"affidavit.registry-export/v1\n" + manifest_bytes
+    verify_ed25519(TRUSTED, message, b64decode(signature["signature"]))
 
 
 def _rewrite(path: Path, edit: Any) -> None:
