@@ -353,8 +353,13 @@ def _decide(item: tuple[str, bool]) -> Decided:
             note = f"note: skipped {source}: not a bundle (none of {', '.join(_BUNDLE_FIELDS)})"
             return "skipped", None, note, True
         result = _VERIFIER.verify(document, source=source)
-    verdict, code = result.verdict, result.code
+    # The verdict is decided from the steps on each read: read it once, the code only when
+    # there is one (issue 34: every read walks the steps again).
+    verdict = result.verdict
+    code = None if verdict == "verified" else result.code
     output = _OUTPUT
+    if output == "text" and verdict == "verified":  # result_lines' one line, nothing to add
+        return verdict, code, f"{source}: {verdict}", False
     if output == "jsonl":  # one line: the result, versioned (ADR 0023)
         return verdict, code, json.dumps(result.document(), ensure_ascii=False), False
     if output == "json":  # one element of the document's results, indented as in it

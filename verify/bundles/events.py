@@ -66,7 +66,6 @@ FINALITY_EVENT_TYPES: Final = frozenset(
         "OUTCOME_RECORDED",
     }
 )
-_LEAF_KEYS: Final = ("deal_id", "event_hash", "event_id", "event_type", "timestamp")
 STEP_CHAIN: Final = "event_chain"
 STEP_ACTORS: Final = "actor_signatures"
 
@@ -79,9 +78,14 @@ def event_hash(event: Mapping[str, Any]) -> str:
 def leaf_data(event: Mapping[str, Any]) -> bytes:
     """Leaf bytes of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
     timestamp})`` (docs/formats.md §4 "Merkle log")."""
-    values: tuple[Any, ...] = (event["deal_id"], event["hash"], event["event_id"])
-    values += (event["event_type"], event["timestamp"])
-    return py_compact(dict(zip(_LEAF_KEYS, values, strict=True)))
+    leaf = {
+        "deal_id": event["deal_id"],
+        "event_hash": event["hash"],
+        "event_id": event["event_id"],
+        "event_type": event["event_type"],
+        "timestamp": event["timestamp"],
+    }
+    return py_compact(leaf)
 
 
 def signing_payload(event: Mapping[str, Any], key_id: str) -> bytes:

@@ -131,7 +131,9 @@ def loads(
         raise errors.ParseError("json.syntax", e.msg, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
         raise errors.ParseError("json.too_deep", "nesting too deep") from None
-    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+    # An escaped surrogate needs a backslash: one memchr-speed test skips the pattern search for
+    # the many documents that have none (issue 34).
+    if b"\\" in raw and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
 
@@ -249,8 +251,12 @@ _CHECKED_DECODER: Final = json.JSONDecoder(
 def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
     # Fast path: in a document the parser can read, every item but the first follows a "[",
     # "{", "," or ":", so a document with fewer of those than both limits cannot pass either.
+    # Those are bytes of the document: one shorter than max_items cannot have too many items,
+    # and the two counts of "," and ":" are skipped (issue 34: a pass over the input each).
     brackets = raw.count(b"[") + raw.count(b"{")
-    if brackets <= max_depth and 1 + brackets + raw.count(b",") + raw.count(b":") <= max_items:
+    if brackets <= max_depth and (
+        len(raw) < max_items or 1 + brackets + raw.count(b",") + raw.count(b":") <= max_items
+    ):
         return
     depth = items = 0
     inert = raw.replace(b"\\\\", b"__").replace(b'\\"', b"__")

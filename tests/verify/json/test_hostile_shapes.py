@@ -161,6 +161,45 @@ def test_the_item_cap_counts_every_value_and_key() -> None:
     assert loads(b"[" + b"1," * 98 + b"1]", max_items=100) == [1] * 99
 
 
+def _items(value: object) -> int:
+    """docs/formats.md §1: the items a value is read from, every value and every key."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + _items(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_items(v) for v in value)
+    return 1
+
+
+_PLAIN_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _PLAIN_TEXT,
+    lambda children: st.lists(children, max_size=6) | st.dictionaries(_PLAIN_TEXT, children),
+    max_leaves=40,
+)
+
+
+@given(value=_VALUES, spaced=st.booleans())
+@settings(max_examples=budget(60, 600), deadline=None)
+def test_the_item_cap_holds_exactly_at_every_limit(value: object, spaced: bool) -> None:
+    """Property (issue 34): the counts are skipped for a document shorter than the cap (an item
+    takes at least one byte); the verdict is the same either side of the document's length,
+    refused exactly when the items are more than the cap."""
+    data = json.dumps(value, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    count = _items(value)
+    for limit in {1, count - 1, count, count + 1, len(data) - 1, len(data), len(data) + 1}:
+        if limit < 1:
+            continue
+        if count > limit:
+            with raises_code("json.too_many_items"):
+                loads(data, max_items=limit)
+        else:
+            assert loads(data, max_items=limit) == value
+
+
 _HOSTILE_PIECES: Final = (
     b"{},",
     b"[],",
