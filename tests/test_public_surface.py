@@ -10,7 +10,8 @@
 (c) No dead names: a module-level function, class or constant that no code, tool, benchmark,
     demo script or ``__all__`` names outside its own definition is an error (a name only its
     own tests use is dead too: delete both).
-(d) No module is over 600 lines (style.md §2: one concept a module).
+(d) No module is over 600 lines (style.md §2: one concept a module), but the one error table of
+    ``affidavit.verify`` (issue 32: one table per package, every code in one place).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ ROOT: Final = Path(__file__).resolve().parents[1]
 PACKAGES: Final = ("verify", "attest", "registry", "cli", "witness")
 _WORD: Final = re.compile(r"\w+")
 MAX_MODULE_LINES: Final = 600
+# One table, not one concept a module: every code of the verify layer (issue 32, item 5).
+ERROR_TABLES: Final = frozenset({"verify/codes.py"})
 # The lazy-names helper (PEP 562) that every package's __init__ shares; it lives in the lowest
 # layer so that every package may import it.
 SHARED_PRIVATE: Final = {("affidavit.verify", "_lazy_names")}
@@ -177,6 +180,7 @@ def test_no_module_is_over_600_lines() -> None:
     long = [
         f"{path.relative_to(ROOT)}: {lines}"
         for _, path in _sources()
-        if (lines := path.read_text(encoding="utf-8").count("\n")) > MAX_MODULE_LINES
+        if path.relative_to(ROOT).as_posix() not in ERROR_TABLES
+        and (lines := path.read_text(encoding="utf-8").count("\n")) > MAX_MODULE_LINES
     ]
     assert not long, "split these along their concepts:\n" + "\n".join(long)
