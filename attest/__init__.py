@@ -3,7 +3,7 @@ stamp, publishing, stores, in-toto and SCITT signing; it may import :mod:`affida
 the registry or the command line (docs/architecture.md).
 
 >>> from affidavit.attest import derive_test_key
->>> from affidavit.verify.crypto import verify_ed25519
+>>> from affidavit.verify.crypto.signature import verify_ed25519
 >>> key = derive_test_key("attest doctest")  # TEST-ONLY key
 >>> verify_ed25519(key.public_key, b"hello", key.sign(b"hello"))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from affidavit.verify.code import FAILED, INPUT, Code, catalogue
+from affidavit.verify.codes import FAILED, INPUT, Code, catalogue
 from affidavit.verify.errors import AffidavitError
 
 __all__ = ["LogError", "StoreError", "StoreIntegrityError", "families"]

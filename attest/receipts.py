@@ -35,8 +35,7 @@ from affidavit.verify.receipts.format import (
     receipt_hash_of,
     signing_message,
 )
-from affidavit.verify.transforms import apply_chain
-from affidavit.verify.transforms.chain import Transforms
+from affidavit.verify.transforms.chain import Transforms, apply_chain
 
 __all__ = ["make_receipt", "sign_receipt_body"]
 

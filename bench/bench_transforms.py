@@ -18,8 +18,9 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ops_per_second, table
-from affidavit.verify.transforms import RESERVED_REFERENCE, apply_chain
 from affidavit.verify.transforms import reference as ref
+from affidavit.verify.transforms.chain import apply_chain
+from affidavit.verify.transforms.reference import RESERVED_REFERENCE
 
 WHEEL = Path(__file__).resolve().parents[1] / "build/oracles/mempalace-3.11.0-py3-none-any.whl"
 SIZE = 8 << 20

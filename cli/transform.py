@@ -24,7 +24,8 @@ import sys
 
 import click
 from affidavit.cli._common import emit_json, json_option
-from affidavit.verify.transforms import RESERVED_ADAPTER_SPECIFIC, apply_chain
+from affidavit.verify.transforms.chain import apply_chain
+from affidavit.verify.transforms.reference import RESERVED_ADAPTER_SPECIFIC
 
 __all__ = ["transform"]
 

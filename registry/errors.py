@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from affidavit.verify.code import FAILED, INPUT, REFUSED, Code, catalogue
+from affidavit.verify.codes import FAILED, INPUT, REFUSED, Code, catalogue
 from affidavit.verify.errors import AffidavitError
 
 __all__ = [

@@ -22,7 +22,7 @@ import click
 import pytest
 import yaml
 from affidavit.cli._group import SUBCOMMANDS, LazyGroup, affidavit
-from affidavit.verify import code as error_code
+from affidavit.verify import codes as error_code
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -5,8 +5,9 @@
 (b) Private by default: an import in one package of a name from another names something the
     room it comes from lists in ``__all__`` (or ``affidavit.verify`` does), or a module of that
     room, or the function a module is named after (``from ...lineage.walk import walk``); never
-    a ``_``-prefixed module or name. The one exception is the PEP 562 helper every ``__init__``
-    shares.
+    a ``_``-prefixed module or name. The rooms of ``affidavit.verify`` are internal and list
+    nothing (issue 32): a name is imported from the module that defines it, which lists it in
+    its own ``__all__``. The one exception is the PEP 562 helper the front doors share.
 (c) No dead names: a module-level function, class or constant that no code, tool, benchmark,
     demo script or ``__all__`` names outside its own definition is an error (a name only its
     own tests use is dead too: delete both).
@@ -31,8 +32,8 @@ import pytest
 ROOT: Final = Path(__file__).resolve().parents[1]
 PACKAGES: Final = ("verify", "attest", "registry", "cli", "witness")
 _WORD: Final = re.compile(r"\w+")
-# The lazy-names helper (PEP 562) that every package's __init__ shares; it lives in the lowest
-# layer so that every package may import it.
+# The lazy-names helper (PEP 562) that the front doors (and attest's and registry's rooms) share;
+# it lives in the lowest layer so that every package may import it.
 SHARED_PRIVATE: Final = {("affidavit.verify", "_lazy_names")}
 
 
@@ -68,11 +69,14 @@ def _is_module(name: str) -> bool:
 
 @functools.cache
 def _listed(module: str) -> frozenset[str]:
-    """What may be imported from ``module`` by another package."""
+    """What may be imported from ``module`` by another package: what its room lists in
+    ``__all__``, or, in an internal room (one that lists nothing), what the module lists."""
     imported = importlib.import_module(module)
     parent = module.rsplit(".", 1)[0]
-    if not _is_package(module) and parent.count(".") > 1:  # a room's module: the room's list
-        imported = importlib.import_module(parent)
+    if not _is_package(module) and parent.count(".") > 1:  # a room's module
+        room = importlib.import_module(parent)
+        if getattr(room, "__all__", ()):
+            imported = room
     return frozenset(getattr(imported, "__all__", ()))
 
 

@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ERROR_CODES = ROOT / "specs" / "error-codes.json"
 DOCS = ROOT / "docs"
 
-# The exit codes every command uses (verify/code.py; docs/architecture.md, "Exit codes").
+# The exit codes every command uses (verify/codes.py; docs/architecture.md, "Exit codes").
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (0, "verified, or the command did what was asked"),
     (1, "the input was read and does not verify (or an audit found something)"),
@@ -396,7 +396,7 @@ def error_reference_markdown(path: Path = ERROR_CODES) -> str:
         "## Exit codes {#exit-codes}",
         "",
         "Every command exits with one of these; every error code maps to exactly one of them "
-        "(`verify/code.py`).",
+        "(`verify/codes.py`).",
         "",
         "| Exit | Meaning |",
         "|---|---|",

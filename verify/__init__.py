@@ -7,18 +7,21 @@
 The names in ``__all__`` are the library's public API (docs/architecture.md, "Public API"):
 verify a bundle, an attestation, a manifest, pins, a checkpoint, a Merkle proof or an anchor
 receipt; walk and audit lineage; parse strictly and hash canonically; ``affidavit.verify.errors``
-is public too, for its families and codes. Each room below (``json``, ``crypto``, ``tlog``,
-``bundles``, ``anchor``, ``contracts``, ``lineage``, ``dsse``, ``receipts``, ``transforms``,
-``scitt``) lists in its own ``__all__`` what the layers above may import from it, free to change
-between minor releases before 1.0 (docs/adr/0019-public-surface.md).
+is public too, for its families, and ``affidavit.verify.codes``, the one table of every code. The
+rooms below (``json``, ``crypto``, ``tlog``, ``bundles``, ``anchor``, ``contracts``, ``lineage``,
+``dsse``, ``receipts``, ``transforms``, ``scitt``) are internal (issue 32): their ``__init__``
+imports nothing and lists nothing; the layers above import a name from the module that defines
+it, as that module's ``__all__`` lists it, free to change between minor releases before 1.0
+(docs/adr/0019-public-surface.md).
 
 Nothing in this package reads the network, the environment or the clock on its own: trust
 inputs and time are arguments. It never imports ``affidavit.attest``, ``affidavit.registry``,
 ``affidavit.cli``, httpx, socket or urllib (tests/verify/test_offline_imports.py).
 
-Fast path: the names load on first use (PEP 562), so ``import affidavit.verify`` costs one small
-module, and the ``verify bundle`` command imports only what a bundle needs, not jsonschema (the
-contracts room) or cryptography (PEM keys, RFC 3161). docs/adr/0003-cold-start.md has the numbers.
+Fast path: this front door loads its names on first use (PEP 562), so ``import affidavit.verify``
+costs one small module, and verifying a bundle imports only what a bundle needs (32 of our
+modules), not jsonschema or cryptography (PEM keys, RFC 3161). docs/adr/0003-cold-start.md has
+the numbers.
 """
 
 from __future__ import annotations
@@ -147,8 +150,8 @@ def _lazy_names(
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's PEP 562 ``__getattr__`` and ``__dir__``: each name of ``homes`` (name -> the
     module below ``package`` that defines it) is imported from there on first access and kept,
-    so importing a package costs one small module (docs/adr/0003-cold-start.md). Every package
-    of ``affidavit.verify`` loads its public names so."""
+    so importing a package costs one small module (docs/adr/0003-cold-start.md). The front
+    doors load their public names so; the rooms of ``affidavit.verify`` do not use it."""
     namespace = sys.modules[package].__dict__
 
     def load(name: str) -> Any:

@@ -23,9 +23,9 @@
     (affidavit.registry.errors)
     └── registry.errors.AuthError   auth.*
 
-A family says *where* something went wrong; the ``code`` says *what*. Each room declares its codes
-in a ``codes.py`` beside its modules (e.g. :mod:`affidavit.verify.bundles.codes`), with the exit
-code each maps to: 2 unreadable input or usage, 1 read and does not verify, 3 refused by policy.
+A family says *where* something went wrong; the ``code`` says *what*. Every code of this layer is
+declared in one table, :mod:`affidavit.verify.codes`, grouped by family, with the exit code each
+maps to: 2 unreadable input or usage, 1 read and does not verify, 3 refused by policy.
 Raise with the code spelled out, so the code a user sees can be found by searching for it::
 
     raise errors.BundleError("bundle.malformed", "events is not an array")
@@ -42,18 +42,29 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-from affidavit.verify.anchor.codes import ANCHOR
-from affidavit.verify.bundles.codes import BUNDLE
-from affidavit.verify.code import INPUT, Code, catalogue
-from affidavit.verify.contracts.codes import CONTRACT, POLICY
-from affidavit.verify.crypto.codes import KEY, MERKLE, SIGNATURE
-from affidavit.verify.dsse.codes import ENVELOPE, PREDICATE, STATEMENT
-from affidavit.verify.json.codes import CANONICAL, PARSE
-from affidavit.verify.lineage.codes import LINEAGE
-from affidavit.verify.receipts.codes import RECEIPT
-from affidavit.verify.scitt.codes import CBOR, SCITT
-from affidavit.verify.tlog.codes import TLOG
-from affidavit.verify.transforms.codes import TRANSFORM
+from affidavit.verify.codes import (
+    ANCHOR,
+    BUNDLE,
+    CANONICAL,
+    CBOR,
+    CONTRACT,
+    ENVELOPE,
+    KEY,
+    LINEAGE,
+    MERKLE,
+    PARSE,
+    POLICY,
+    PREDICATE,
+    RECEIPT,
+    SCITT,
+    SIGNATURE,
+    STATEMENT,
+    TLOG,
+    TRANSFORM,
+    USAGE,
+    Code,
+    catalogue,
+)
 
 __all__ = [
     "AffidavitError",
@@ -136,14 +147,7 @@ class UsageError(AffidavitError):
     missing argument, an unknown command or option (``code=``).
     """
 
-    codes = catalogue(
-        [
-            Code("usage.invalid", INPUT, "Invalid usage or arguments."),
-            Code("usage.missing_argument", INPUT, "A required argument or option is missing."),
-            Code("usage.no_such_command", INPUT, "The command line names no such command."),
-            Code("usage.no_such_option", INPUT, "The command takes no such option."),
-        ]
-    )
+    codes = catalogue(USAGE)
 
     def __init__(
         self, message: str, *, code: str = "usage.invalid", details: dict[str, Any] | None = None

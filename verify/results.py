@@ -48,7 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Literal, NamedTuple
 
-from affidavit.verify.code import INPUT
+from affidavit.verify.codes import INPUT
 from affidavit.verify.errors import AffidavitError
 
 __all__ = [

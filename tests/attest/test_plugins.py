@@ -18,7 +18,8 @@ from affidavit.verify.contracts.validators import (
     Validator,
     boolean_validator_family,
 )
-from affidavit.verify.transforms import RESERVED_REFERENCE, apply_chain
+from affidavit.verify.transforms.chain import apply_chain
+from affidavit.verify.transforms.reference import RESERVED_REFERENCE
 
 from tests.conftest import raises_code
 

@@ -3,17 +3,11 @@ offline (docs/adr/0010-rfc3161-tokens.md).
 
 :mod:`.receipt` is the receipt's steps and result; :mod:`.rfc3161` the time-stamp token,
 :mod:`.certs` the certificate that signed it and :mod:`.der` the strict DER reader under both.
+
+This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
+``__init__`` imports nothing, so importing one module of it loads only that module. The layers
+above import a name from the module that defines it (each module's ``__all__`` says what it
+offers); the library's public names are :mod:`affidavit.verify`'s.
 """
 
-from __future__ import annotations
-
-from affidavit.verify import _lazy_names
-
-# name -> the module of this room that defines it, imported on first use (PEP 562,
-# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
-_HOME = {
-    "anchor_result": "receipt",
-    "verify_anchor_receipt": "receipt",
-}
-__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+__all__: list[str] = []

@@ -7,26 +7,11 @@
 :mod:`.adapter_replay`, :mod:`.outcome`, :mod:`.swarm` and :mod:`.swarm_decision` (profile
 ``swarm-strict``), :mod:`.tlog_step`, :mod:`.policy_layer`; :mod:`.attestation` verifies an
 OutcomeAttestation. This room is the ``verify bundle`` path (docs/adr/0003-cold-start.md).
+
+This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
+``__init__`` imports nothing, so importing one module of it loads only that module. The layers
+above import a name from the module that defines it (each module's ``__all__`` says what it
+offers); the library's public names are :mod:`affidavit.verify`'s.
 """
 
-from __future__ import annotations
-
-from affidavit.verify import _lazy_names
-
-# name -> the module of this room that defines it, imported on first use (PEP 562,
-# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
-_HOME = {
-    "ActorTrust": "actor_trust",
-    "BundleVerifier": "verifier",
-    "FINALITY_EVENT_TYPES": "events",
-    "TrustedActorKey": "actor_trust",
-    "bundle_hash": "hashing",
-    "event_hash": "events",
-    "leaf_data": "events",
-    "proof_hash": "hashing",
-    "signing_payload": "events",
-    "verify_attestation": "attestation",
-    "verify_bundle": "verifier",
-}
-__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+__all__: list[str] = []

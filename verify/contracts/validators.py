@@ -40,6 +40,7 @@ from affidavit.verify import errors
 __all__ = [
     "ENTRY_POINT_GROUP",
     "BooleanValidator",
+    "Family",
     "ValidationResult",
     "Validator",
     "ValidatorPlugins",

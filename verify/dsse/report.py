@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.code import FAILED
+from affidavit.verify.codes import FAILED
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.dsse.crosscheck import cross_check_bundle
 from affidavit.verify.dsse.envelope import parse_envelope

@@ -1,6 +1,7 @@
 """The json room: strict JSON in, canonical bytes out (docs/formats.md §1).
 
->>> from affidavit.verify.json import jcs, loads
+>>> from affidavit.verify.json.canonical import jcs
+>>> from affidavit.verify.json.strict import loads
 >>> jcs(loads(b'{"b": 1.0, "a": "x"}'))
 b'{"a":"x","b":1}'
 
@@ -8,53 +9,11 @@ b'{"a":"x","b":1}'
 and size caps refused); :mod:`.canonical` writes the three canonical encodings (RFC 8785 JCS and
 the AiGentsy ``py-compact``/``py-spaced`` forms), one plain encoder each; :mod:`.forms` defines the
 textual forms of hashes and times once for every layer.
+
+This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
+``__init__`` imports nothing, so importing one module of it loads only that module. The layers
+above import a name from the module that defines it (each module's ``__all__`` says what it
+offers); the library's public names are :mod:`affidavit.verify`'s.
 """
 
-from __future__ import annotations
-
-from affidavit.verify.json.canonical import (
-    FORMS,
-    MAX_SAFE_INTEGER,
-    Form,
-    canonical_bytes,
-    es6_repr,
-    jcs,
-    py_compact,
-    py_spaced,
-    sha256_hex,
-)
-from affidavit.verify.json.forms import (
-    HEX64,
-    HEX64_PATTERN,
-    UTC_TIMESTAMP,
-    format_utc,
-    format_utc_fraction,
-    is_hex64,
-    parse_utc,
-    same_digest,
-)
-from affidavit.verify.json.strict import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, load_object, loads
-
-__all__ = [
-    "DEFAULT_MAX_BYTES",
-    "DEFAULT_MAX_ITEMS",
-    "FORMS",
-    "HEX64",
-    "HEX64_PATTERN",
-    "MAX_SAFE_INTEGER",
-    "UTC_TIMESTAMP",
-    "Form",
-    "canonical_bytes",
-    "es6_repr",
-    "format_utc",
-    "format_utc_fraction",
-    "is_hex64",
-    "jcs",
-    "load_object",
-    "loads",
-    "parse_utc",
-    "py_compact",
-    "py_spaced",
-    "same_digest",
-    "sha256_hex",
-]
+__all__: list[str] = []

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from affidavit.verify import errors
-from affidavit.verify.code import REFUSED
+from affidavit.verify.codes import REFUSED
 from affidavit.verify.crypto.keys import Ed25519PublicKey, b64url_encode
 from affidavit.verify.crypto.signature import decode_signature_b64url, verify_ed25519
 from affidavit.verify.lineage.facts import Fact, FactHash, FactSignature

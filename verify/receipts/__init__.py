@@ -3,28 +3,11 @@ signed, replayable offline.
 
 :mod:`.format` is the receipt document and its hash; :mod:`.verify` verifies one against the
 bytes it speaks of (the one Result); :mod:`.facts` files receipts as facts.
+
+This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
+``__init__`` imports nothing, so importing one module of it loads only that module. The layers
+above import a name from the module that defines it (each module's ``__all__`` says what it
+offers); the library's public names are :mod:`affidavit.verify`'s.
 """
 
-from __future__ import annotations
-
-from affidavit.verify import _lazy_names
-
-# name -> the module of this room that defines it, imported on first use (PEP 562,
-# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
-_HOME = {
-    "MAX_RECEIPT_BYTES": "format",
-    "Receipt": "format",
-    "ReceiptIndex": "facts",
-    "check_receipt_fact": "facts",
-    "key_id_of": "format",
-    "load_receipt": "format",
-    "parse_receipt": "format",
-    "receipt_body": "format",
-    "receipt_fact_document": "facts",
-    "receipt_hash_of": "format",
-    "signing_message": "format",
-    "unreadable_receipt": "verify",
-    "verify_receipt": "verify",
-}
-__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+__all__: list[str] = []

@@ -14,7 +14,7 @@ Steps, in this order, each ``ok``, ``failed`` (with its code) or ``not_checked``
                     ``not_checked`` (``receipt.unanchored``) without trusted keys.
 2. ``source_hash``  ``H(source)`` and its length are the receipt's (``receipt.source_mismatch``).
 3. ``replay``       the declared transformations applied to the source, in the declared order
-                    (:func:`affidavit.verify.transforms.apply_chain`; the empty chain is the
+                    (:func:`affidavit.verify.transforms.chain.apply_chain`; the empty chain is the
                     identity, RFC 002 §7.2), give bytes that hash to the receipt's content
                     (``receipt.replay_mismatch``: an undeclared transformation was applied, §7.3
                     step 4). ``not_checked`` with ``transform.unimplemented`` when a declared
@@ -50,8 +50,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
 from affidavit.verify.receipts.format import Digest, Receipt, key_id_of, parse_receipt
 from affidavit.verify.results import Result, StepResult
-from affidavit.verify.transforms import apply_chain
-from affidavit.verify.transforms.chain import Transforms
+from affidavit.verify.transforms.chain import Transforms, apply_chain
 
 __all__ = ["receipt_result", "signature_step", "unreadable_receipt", "verify_receipt"]
 

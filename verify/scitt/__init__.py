@@ -1,7 +1,8 @@
 """SCITT offline (RFC 9943): Signed Statements, Transparent Statements and COSE Receipts.
 
 >>> from affidavit.verify.crypto.keys import Ed25519PublicKey
->>> from affidavit.verify.scitt import CoseKey, parse_statement
+>>> from affidavit.verify.scitt.keys import CoseKey
+>>> from affidavit.verify.scitt.statement import parse_statement
 >>> signed = bytes.fromhex(  # made by affidavit.attest.scitt.sign_statement, TEST-ONLY key
 ...     "d2845832a30127045820351ce86f5bee08d7a2e42b5122bd20489c8320c8d7327d83e5676a20c072bb10"
 ...     "0fa201636973730263737562a0427b7d584070c7b4d2b826929bd4ed8d564427045c68e7ec1a1e6c05f6"
@@ -18,45 +19,12 @@ The rooms: :mod:`~affidavit.verify.scitt.cbor` (strict CBOR in, deterministic CB
 (Signed and Transparent Statements, the leaf entry), :mod:`~affidavit.verify.scitt.receipt`
 (RFC 9942 receipts, RFC9162_SHA256) and :mod:`~affidavit.verify.scitt.report` (a Transparent
 Statement's one Result). Nothing here reads a file, the clock or the network: keys and
-bytes are the caller's. The names below load on first use, so that ``verify/errors.py`` can read
-this room's codes without importing cbor2.
+bytes are the caller's.
+
+This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
+``__init__`` imports nothing, so importing one module of it loads only that module. The layers
+above import a name from the module that defines it (each module's ``__all__`` says what it
+offers); the library's public names are :mod:`affidavit.verify`'s.
 """
 
-from __future__ import annotations
-
-from affidavit.verify import _lazy_names
-
-# name -> the module of this room that defines it, imported on first use (PEP 562,
-# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
-_HOME = {
-    "ALG_EDDSA": "keys",
-    "ALG_ES256": "keys",
-    "CLAIM_ISS": "statement",
-    "CLAIM_SUB": "statement",
-    "COSE_SIGN1_TAG": "cose",
-    "CoseKey": "keys",
-    "HEADER_ALG": "cose",
-    "HEADER_CONTENT_TYPE": "cose",
-    "HEADER_CWT_CLAIMS": "statement",
-    "HEADER_KID": "cose",
-    "HEADER_RECEIPTS": "statement",
-    "HEADER_VDP": "receipt",
-    "HEADER_VDS": "receipt",
-    "ISSUER_BINDING_SUFFIX": "keys",
-    "MAX_CBOR_BYTES": "cbor",
-    "ReceiptCheck": "receipt",
-    "SignedStatement": "statement",
-    "VDP_INCLUSION": "receipt",
-    "VDS_RFC9162_SHA256": "receipt",
-    "decode": "cbor",
-    "encode": "cbor",
-    "key_from_bytes": "keys",
-    "parse_issuer_binding": "keys",
-    "parse_receipt": "receipt",
-    "parse_statement": "statement",
-    "sig_structure": "cose",
-    "verify_receipt": "receipt",
-    "verify_transparent_statement": "report",
-}
-__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+__all__: list[str] = []

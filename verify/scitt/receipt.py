@@ -36,6 +36,7 @@ from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CL
 __all__ = [
     "HEADER_VDP",
     "HEADER_VDS",
+    "VDP_INCLUSION",
     "VDS_RFC9162_SHA256",
     "InclusionProof",
     "ParsedReceipt",

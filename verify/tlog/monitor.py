@@ -73,6 +73,7 @@ from affidavit.verify.tlog.rotation import (
 from affidavit.verify.tlog.tiles import Fetch, TiledTree
 
 __all__ = [
+    "MAX_STATE_BYTES",
     "STATE_FORMAT",
     "MonitorState",
     "check_round",

@@ -13,8 +13,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from affidavit.verify.transforms import RESERVED_ADAPTER_SPECIFIC, RESERVED_REFERENCE, apply_chain
 from affidavit.verify.transforms import reference as ref
+from affidavit.verify.transforms.chain import apply_chain
+from affidavit.verify.transforms.reference import RESERVED_ADAPTER_SPECIFIC, RESERVED_REFERENCE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
