@@ -68,11 +68,14 @@ def _is_module(name: str) -> bool:
 
 @functools.cache
 def _listed(module: str) -> frozenset[str]:
-    """What may be imported from ``module`` by another package."""
+    """What may be imported from ``module`` by another package: what its room lists in
+    ``__all__``, or, in an internal room (one that lists nothing), what the module lists."""
     imported = importlib.import_module(module)
     parent = module.rsplit(".", 1)[0]
-    if not _is_package(module) and parent.count(".") > 1:  # a room's module: the room's list
-        imported = importlib.import_module(parent)
+    if not _is_package(module) and parent.count(".") > 1:  # a room's module
+        room = importlib.import_module(parent)
+        if getattr(room, "__all__", ()):
+            imported = room
     return frozenset(getattr(imported, "__all__", ()))
 
 
