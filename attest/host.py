@@ -11,26 +11,23 @@ moment, and this is its default), and :func:`read_capped` reads every file whose
 key files, public or private, whose bytes :mod:`affidavit.verify.crypto.trusted_keys` parses.
 
 Imported by the command line's ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports
-neither :mod:`pathlib` nor, until the clock is read, :mod:`datetime`.
+no :mod:`pathlib`; :mod:`datetime` is loaded there already (click's), so it is imported at the top
+(docs/adr/0022-click-alone.md, "Amendment (issue 32)").
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
 
 from affidavit.verify import errors
-
-if TYPE_CHECKING:
-    from datetime import datetime
+from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES
 
 __all__ = ["read_capped", "read_key_bytes", "utc_now"]
 
 
 def utc_now() -> datetime:
     """The system clock: the current time, aware, in UTC."""
-    from datetime import UTC, datetime  # noqa: PLC0415 - lazy (cold start)
-
     return datetime.now(UTC)
 
 
@@ -68,8 +65,6 @@ def read_key_bytes(path: str | os.PathLike[str]) -> bytes:
         ``io.unreadable``: the file cannot be read (a folder included).
         ``key.unrecognized``: it is larger than a key file.
     """
-    from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES  # noqa: PLC0415 - lazy
-
     data = read_capped(path, MAX_KEY_FILE_BYTES)
     if len(data) > MAX_KEY_FILE_BYTES:
         raise errors.KeyMaterialError(

@@ -45,6 +45,10 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.trusted_keys import parse_key_bytes
 from affidavit.verify.json.strict import load_object
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as _CryptoKey
 
 __all__ = [
     "GeneratedKeyFiles",
@@ -138,9 +142,6 @@ def derive_test_key(
 
 def private_key_pem(key: SigningKey) -> bytes:
     """``key`` as unencrypted PKCS#8 PEM (the ``.key`` file format)."""
-    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415 - lazy
-
     private = Ed25519PrivateKey.from_private_bytes(key.seed)
     return private.private_bytes(
         serialization.Encoding.PEM,
@@ -151,9 +152,6 @@ def private_key_pem(key: SigningKey) -> bytes:
 
 def public_key_pem(key: Ed25519PublicKey) -> bytes:
     """``key`` as SubjectPublicKeyInfo PEM (``aigentsy-verify bundle --public-key PEMFILE``)."""
-    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as _CryptoKey  # noqa: PLC0415 - lazy
-
     return _CryptoKey.from_public_bytes(key.raw).public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
@@ -333,8 +331,6 @@ def load_signing_key(
 
 
 def _seed_from_pem(data: bytes, target: Path) -> bytes:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415 - lazy
-
     private = load_private_pem(data, target)
     if not isinstance(private, Ed25519PrivateKey):
         raise errors.KeyMaterialError("key.unrecognized", f"{target}: not an Ed25519 private key")
@@ -348,9 +344,6 @@ def load_private_pem(data: bytes, target: str | Path) -> object:
     Raises:
         ``key.unrecognized``: not PEM, encrypted, or unreadable (the message names ``target``).
     """
-    from cryptography.exceptions import UnsupportedAlgorithm  # noqa: PLC0415 - lazy
-    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
-
     if b"-----BEGIN" not in data:
         raise errors.KeyMaterialError(
             "key.unrecognized", f"{target}: not a PEM private key (expected PKCS#8 PEM)"

@@ -40,6 +40,9 @@ from affidavit.verify.scitt.cose import (
 from affidavit.verify.scitt.keys import ALG_EDDSA, CoseKey
 from affidavit.verify.scitt.receipt import HEADER_VDP, HEADER_VDS, VDP_INCLUSION, VDS_RFC9162_SHA256
 from affidavit.verify.scitt.statement import CLAIM_ISS, CLAIM_SUB, HEADER_CWT_CLAIMS
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 __all__ = ["sign_receipt", "sign_statement"]
 
@@ -55,7 +58,6 @@ def _cose_key(key: Any) -> CoseKey:
     """
     if isinstance(key, SigningKey):
         return CoseKey.from_ed25519(key.public_key)
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415 - only for ES256
 
     if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
         return CoseKey.from_p256(key.public_key())
@@ -68,9 +70,6 @@ def _sign(key: Any, alg: int, message: bytes) -> bytes:
     if alg == ALG_EDDSA:
         signature: bytes = key.sign(message)  # RFC 9053 §2.2
         return signature
-    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - only for ES256
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature  # noqa: PLC0415
 
     r, s = decode_dss_signature(key.sign(message, ec.ECDSA(hashes.SHA256())))
     return r.to_bytes(32, "big") + s.to_bytes(32, "big")  # RFC 9053 §2.1: r || s

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
@@ -68,7 +69,6 @@ def map_in_workers(
         initializer(*initargs)
         yield from map(work, items)
         return
-    from collections import deque  # noqa: PLC0415 - lazy (cold start)
     from concurrent.futures import Future, ProcessPoolExecutor  # noqa: PLC0415 - lazy (cold start)
     from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415 - lazy
 

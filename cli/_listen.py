@@ -7,6 +7,7 @@ has the same code everywhere), and handed to uvicorn (``Server.run(sockets=[...]
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 from affidavit.registry.errors import NetError
@@ -21,8 +22,6 @@ def listen(host: str, port: int, *, backlog: int) -> Any:
         ``net.bind_failed``: the address is in use, not permitted or not valid (details:
             ``port``).
     """
-    import socket  # noqa: PLC0415 - lazy: ~2 ms, only serve listens
-
     try:
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         listener = socket.socket(info[0], socket.SOCK_STREAM)

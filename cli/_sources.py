@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 from affidavit.cli._common import read_input
+from affidavit.registry.clients.https import get
 from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import PublisherDocument, parse_publisher_document
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -42,8 +43,6 @@ def fetch(url: str) -> bytes:
         ``manifest.fetch_failed``: not https, httpx missing, an HTTP/transport error, or over the
             cap.
     """
-    from affidavit.registry.clients.https import get  # noqa: PLC0415 - only on the network path
-
     try:
         response = get(
             url,

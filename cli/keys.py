@@ -15,8 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+from affidavit.attest.host import read_key_bytes
 from affidavit.cli._common import emit_json, json_option
+from affidavit.cli.witness import write_witness_keys
 from affidavit.verify import errors
+from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.crypto.trusted_keys import parse_key_bytes
+from affidavit.verify.json.strict import load_object
 
 __all__ = ["keys"]
 
@@ -103,8 +108,6 @@ def _generate_witness(
     folder: Path, key_id: str, *, ml_dsa: bool, name: str | None, as_json: bool
 ) -> None:
     """``witness keygen`` into DIR/<key-id>.key and DIR/<key-id>.mldsa (docs/transparency.md)."""
-    from affidavit.cli.witness import write_witness_keys  # noqa: PLC0415 - lazy
-
     if not _KEY_ID.match(key_id):  # the rule of publisher key ids (attest/keyring.py)
         raise errors.UsageError(f"key id {key_id!r} must match {_KEY_ID.pattern} (a file name)")
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,12 +144,9 @@ def _inspect(path: str, name: str | None) -> dict[str, Any]:
     Raises:
         ``io.unreadable``: it cannot be read. ``key.*``, ``json.*``: it is not a key.
     """
-    from affidavit.attest.host import read_key_bytes  # noqa: PLC0415 - lazy
-
     data = read_key_bytes(path)
     if b"PRIVATE KEY-----" in data:
         return _inspect_private(path, data, name)
-    from affidavit.verify.crypto.trusted_keys import parse_key_bytes  # noqa: PLC0415 - lazy
 
     trusted = parse_key_bytes(data, source=path)
     document = trusted.document or {}
@@ -194,7 +194,6 @@ def _inspect_private(path: str, data: bytes, name: str | None) -> dict[str, Any]
             "vkeys": [] if name is None else [cosigner_vkey(name, ML_DSA_44, public_raw)],
             "publisher_document": None,
         }
-    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
 
     return _description(
         path=path,
@@ -218,13 +217,10 @@ def _description(
     publisher_document: str | None,
 ) -> dict[str, Any]:
     from affidavit.verify.crypto.checkpoint import verifier_key_string  # noqa: PLC0415 - lazy
-    from affidavit.verify.crypto.keys import Ed25519PublicKey  # noqa: PLC0415 - lazy
     from affidavit.verify.tlog.cosignature import ED25519, cosigner_vkey  # noqa: PLC0415 - lazy
 
     key = Ed25519PublicKey(public_raw)
     if publisher_id is None and publisher_document is not None:  # the document beside names it
-        from affidavit.verify.json.strict import load_object  # noqa: PLC0415 - lazy
-
         publisher_id = load_object(Path(publisher_document).read_bytes()).get("publisher_id")
     vkeys = []
     if name is not None:  # as a log's or note signer's key (0x01), as a witness's (0x04)
@@ -249,8 +245,6 @@ def _stem(path: str) -> str:
 
 def _beside(path: str, public_b64: str) -> str | None:
     """The one ``*-publisher.json`` beside ``path`` naming this public key, if exactly one."""
-    from affidavit.verify.json.strict import load_object  # noqa: PLC0415 - lazy
-
     found = []
     for candidate in sorted(Path(path).parent.glob("*-publisher.json")):
         try:

@@ -27,6 +27,7 @@ from affidavit.cli._serve import (
     send_logs,
     stderr_handler,
 )
+from affidavit.cli.render.lineage import render_svg
 from affidavit.cli.scitt import scitt_serve_options, with_scitt
 from affidavit.registry.errors import AuthError
 from affidavit.verify import errors
@@ -157,7 +158,6 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     # before anything else: one line, exit 2 (net.bind_failed, as witness serve)
     listener = listen(settings.host, settings.port, backlog=2048)
     state = open_state(settings)  # refusals: AffidavitError -> one line, exit 2
-    from affidavit.cli.render.lineage import render_svg  # noqa: PLC0415 - lazy: only for serve
 
     app = create_app(settings, state=state, lineage_picture=render_svg)  # the explorer's pictures
     listening = f"http://{settings.host}:{listener.getsockname()[1]}"  # the bound port (0: any)

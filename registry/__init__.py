@@ -11,8 +11,8 @@ The rooms: :mod:`.settings` and :mod:`.startup` (configuration, opening the stat
 :mod:`.sequencer` and :mod:`.integrator` (the one write path), :mod:`.db` and :mod:`.threads`
 (the registry's tables, where store calls run), :mod:`.index` and :mod:`.lookup` (lookup by
 hash), :mod:`.witnessing` (cosignatures), :mod:`.dump` (export, import, migrate),
-:mod:`.errors` (``registry.*``, ``http.*``, ``auth.*``, ``net.*``); the subpackages
-:mod:`.routes` and :mod:`.clients` list their own.
+:mod:`.errors` (``registry.*``, ``http.*``, ``auth.*``, ``net.*``); the subpackage
+:mod:`.routes` lists its own, and :mod:`.clients` is internal: each of its modules lists its own.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from affidavit.verify.tlog.cosignature import (
     ml_dsa_44_available,
     ml_dsa_44_cosigned_message,
 )
+from cryptography.hazmat.primitives import serialization
 
 __all__ = [
     "WitnessKeys",
@@ -231,8 +232,6 @@ def _new_ml_dsa_44() -> Any:
 
 
 def _ml_dsa_pem(key: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - lazy
-
     pem: bytes = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,

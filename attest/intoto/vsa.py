@@ -39,6 +39,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from importlib.metadata import version as installed
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -69,8 +70,6 @@ SLSA_VERSION: Final = "1.0"
 def verifier_id(version: str | None = None) -> str:
     """``verifier.id``: :data:`VERIFIER_ID_PREFIX` and the installed Affidavit version."""
     if version is None:
-        from importlib.metadata import version as installed  # noqa: PLC0415 - only here
-
         version = installed("affidavit")
     return VERIFIER_ID_PREFIX + version
 

@@ -2,7 +2,7 @@
 fact store on it.
 
 >>> import tempfile, pathlib
->>> from affidavit.attest.stores import Migrations, Store
+>>> from affidavit.attest.stores.store import Migrations, Store
 >>> with Store.open(pathlib.Path(tempfile.mkdtemp()) / "a.db", create=True) as store:
 ...     store.migrate("demo", Migrations.same("CREATE TABLE demo_items (id INTEGER PRIMARY KEY)"))
 1
@@ -13,33 +13,10 @@ on PostgreSQL, each in its own SQL and each the only importer of its driver (doc
 :mod:`.facts` is the fact store, with
 :mod:`.fact_plan` (a batch checked against seed 002's rules), :mod:`.fact_rows` (its rows as
 stored) and :mod:`.fact_audit` (serial and parallel audits).
+
+This room is internal (issue 32; docs/adr/0022-click-alone.md, "Amendment (issue 32)"): its
+``__init__`` imports nothing, so importing one module of it loads only that module. Callers
+import a name from the module that defines it (each module's ``__all__`` says what it offers).
 """
 
-from __future__ import annotations
-
-from affidavit.verify import _lazy_names
-
-# name -> the module of this package that defines it, imported on first use (PEP 562,
-# docs/adr/0003-cold-start.md). The public names are these keys. Keep sorted by name.
-_HOME = {
-    "AddResult": "facts",
-    "Connection": "store",
-    "DEFAULT_BUSY_TIMEOUT_S": "sqlite",
-    "FactPlan": "fact_plan",
-    "FactStore": "facts",
-    "LOCK_TIMEOUT_S": "postgres",
-    "Migrations": "store",
-    "PgConnection": "postgres",
-    "PlanContext": "fact_plan",
-    "SqliteConnection": "sqlite",
-    "Store": "store",
-    "WRITER_LEASE_S": "postgres",
-    "batch_error": "fact_plan",
-    "is_postgres_url": "postgres",
-    "is_sqlite_file": "facts",
-    "numbered": "store",
-    "range_bounds": "fact_audit",
-    "redact": "postgres",
-}
-__all__ = [*_HOME]  # noqa: PLE0604 - the keys of _HOME: one list, no copy to drift
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+__all__: list[str] = []

@@ -22,7 +22,9 @@ from typing import Any, Final
 import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.host import utc_now
+from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.publishing import publish
+from affidavit.attest.publishing.freshness import sign_freshness
 from affidavit.cli._common import AliasedOption, emit_json, json_option
 from affidavit.cli._sources import (
     read_manifest,
@@ -32,7 +34,12 @@ from affidavit.cli._sources import (
     with_key_options,
 )
 from affidavit.verify import errors
-from affidavit.verify.contracts.contract import LIFECYCLE_STATUSES, contract_hash, input_schema_hash
+from affidavit.verify.contracts.contract import (
+    LIFECYCLE_STATUSES,
+    contract_hash,
+    input_schema_hash,
+    lint_contract,
+)
 from affidavit.verify.contracts.freshness import FreshnessReport, check_freshness
 from affidavit.verify.contracts.manifest import (
     ManifestReport,
@@ -53,8 +60,6 @@ DEFAULT_MANIFEST: Final = "adapter-contracts.manifest.json"
 
 
 def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
-    from affidavit.verify.contracts.contract import lint_contract  # noqa: PLC0415 - lazy
-
     report = lint_contract(declaration)
     if report.ok:
         return
@@ -132,8 +137,6 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     Without a key the entry is UNSIGNED and says so ("signed": false). Lifecycle fields not
     given as flags come from the contract (seed 003: they are outside its hashes).
     """
-    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
-
     declaration = read_object(contract, what="AdapterContract")
     _lint(declaration, contract, as_json)
     key = load_signing_key(sign_with) if sign_with else None
@@ -246,9 +249,6 @@ def manifest_build(  # noqa: PLR0917
     The manifest also carries a signed freshness statement (signed_at, freshness_hash,
     freshness_signature; docs/adr/0007-pin-gate-freshness.md) that the peer ignores.
     """
-    from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
-    from affidavit.attest.publishing.freshness import sign_freshness  # noqa: PLC0415 - lazy
-
     parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
     for source, entry in zip(entries, parsed, strict=True):
         try:

@@ -34,6 +34,9 @@ from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit_json, json_option, log_write_key_option, read_input
+from affidavit.registry.clients.log_entries import append_all, is_registry_url
+from affidavit.registry.clients.witness import parse_witnesses
+from affidavit.registry.witnessing import collect, record_cosignatures
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import check_key_name, verifier_key_string
 from affidavit.verify.crypto.merkle import leaf_hash
@@ -114,8 +117,6 @@ def append_leaves(
         ``usage.invalid``: ``api_key`` with a log DB.
         ``io.unreadable``, ``log.*``: the DB cannot be opened. ``registry.*``: the append failed.
     """
-    from affidavit.registry.clients.log_entries import append_all, is_registry_url  # noqa: PLC0415 - lazy
-
     if is_registry_url(target):
         proven = append_all(target, leaves, api_key=api_key)
         rows = [
@@ -229,7 +230,6 @@ def head(
 def _parse_witnesses(witnesses: tuple[str, ...]) -> tuple[Any, ...]:
     if not witnesses:
         return ()
-    from affidavit.registry.clients.witness import parse_witnesses  # noqa: PLC0415 - lazy: only with --witness
 
     return parse_witnesses(witnesses)
 
@@ -245,8 +245,6 @@ def _witnessed(
 ) -> None:
     """Collect, record and print the cosignatures of ``witnesses`` (C2SP tlog-witness), each
     request within ``timeout`` seconds in all."""
-    from affidavit.registry.witnessing import collect, record_cosignatures  # noqa: PLC0415 - lazy: httpx only with --witness
-
     reports = collect(
         witnesses,
         note,

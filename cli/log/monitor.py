@@ -18,6 +18,7 @@ import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.host import read_capped
 from affidavit.cli._common import json_option, print_outcome
+from affidavit.cli.verify.bundle import read_policy
 from affidavit.registry.clients.tiles import TileReader
 from affidavit.verify import errors
 from affidavit.verify.results import Result
@@ -77,8 +78,6 @@ def monitor(
         previous = parse_state(data, vkey=vkey)
     policy = None
     if policy_file is not None:
-        from affidavit.cli.verify.bundle import read_policy  # noqa: PLC0415 - only with --policy
-
         policy = read_policy(str(policy_file))
     with TileReader(url, timeout=timeout) as reader:
         try:

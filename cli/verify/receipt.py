@@ -40,6 +40,7 @@ from affidavit.cli._input import read_artefact
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
+from affidavit.verify.results import Report
 
 if TYPE_CHECKING:
     from affidavit.verify.results import Result
@@ -171,7 +172,5 @@ def _bulk(
 
 
 def _finish(results: Sequence[Result], as_json: bool, trust: TrustRoot, *, detailed: bool) -> None:
-    from affidavit.verify.results import Report  # noqa: PLC0415 - lazy
-
     report = Report("receipt", tuple(results))
     print_outcome(report, as_json=as_json, extra={"trust": trust.to_json()}, detailed=detailed)
