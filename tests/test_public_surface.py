@@ -5,7 +5,7 @@
 (b) Private by default: an import in one package of a name from another names something the
     room it comes from lists in ``__all__`` (or ``affidavit.verify`` does), or a module of that
     room, or the function a module is named after (``from ...lineage.walk import walk``); never
-    a ``_``-prefixed module or name. The rooms of ``affidavit.verify`` are internal and list
+    a ``_``-prefixed module or name. The rooms below the front doors are internal and list
     nothing (issue 32): a name is imported from the module that defines it, which lists it in
     its own ``__all__``. The one exception is the PEP 562 helper the front doors share.
 (c) No dead names: a module-level function, class or constant that no code, tool, benchmark,
@@ -32,7 +32,7 @@ import pytest
 ROOT: Final = Path(__file__).resolve().parents[1]
 PACKAGES: Final = ("verify", "attest", "registry", "cli", "witness")
 _WORD: Final = re.compile(r"\w+")
-# The lazy-names helper (PEP 562) that the front doors (and attest's and registry's rooms) share;
+# The lazy-names helper (PEP 562) that the front doors (and attest's log room, for now) share;
 # it lives in the lowest layer so that every package may import it.
 SHARED_PRIVATE: Final = {("affidavit.verify", "_lazy_names")}
 
