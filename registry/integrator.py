@@ -46,11 +46,12 @@ from typing import Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import LogStatus
-from affidavit.registry.logview import signing
+from affidavit.registry.logview import signed_by_current_key, signing
 from affidavit.registry.sequencer import Sequencer, SignedHeads, largest_signed
 from affidavit.registry.state import RegistryState
+from affidavit.verify.json.strict import load_object
 
-__all__ = ["Integrator", "start_writing", "stop_writing"]
+__all__ = ["Integrator", "sign_at_start", "start_writing", "stop_writing"]
 
 _LOG = logging.getLogger("affidavit.registry")
 _FAILURE_PAUSE_S: Final = 0.5
@@ -174,11 +175,35 @@ def _integrate_and_sign(state: RegistryState) -> SignedHeads | None:
     status = log.status()
     if old == new and status.signed_size >= status.tree_size:
         return None
-    note, head = signing(state, lambda: log.sign_heads(timestamp=state.clock()))  # step 2
-    document = head.to_json()
-    state.checkpoint_cache = {head.tree_size: note}  # only the newest size is cached
-    state.sth_cache = {head.tree_size: document}
-    return SignedHeads(head.tree_size, note, document)
+    return _sign(state)
+
+
+def _sign(state: RegistryState) -> SignedHeads:
+    """Step 2: both heads of the tree's size, signed together (the only place the registry signs
+    a head: docs/adr/0024)."""
+    note, head = signing(state, lambda: state.log.sign_heads(timestamp=state.clock()))
+    return SignedHeads(head.tree_size, note, head.to_json())
+
+
+def sign_at_start(state: RegistryState) -> SignedHeads | None:
+    """On the database thread, when the writer starts: integrate what is sequenced, and sign the
+    heads of the tree's size unless both are recorded under the current key (a new log, a tree
+    grown while no registry ran, a key rotated since: docs/adr/0011), so every GET finds them
+    recorded (docs/adr/0024). Under the writer lock: instances starting together sign once."""
+    log = state.log
+    with state.tables.transaction():
+        heads = _integrate_and_sign(state)
+        if heads is not None:
+            return heads
+        size = log.size
+        note = log.recorded_head("checkpoint", size)
+        sth = log.recorded_head("sth", size)
+        document = load_object(sth.document, what="recorded head") if sth is not None else None
+        if note is None or document is None or document.get("key_id") != log.key_id:
+            return _sign(state)
+        if not signed_by_current_key(log, note.document):
+            return _sign(state)
+    return None
 
 
 async def start_writing(state: RegistryState) -> Integrator:
@@ -195,6 +220,9 @@ async def start_writing(state: RegistryState) -> Integrator:
         state, sequencer, interval=settings.integrate_interval_s, batch=settings.integrate_batch
     )
     sequencer.integrator = integrator
+    if state.unhealthy is None:
+        with contextlib.suppress(LogError):  # log.unhealthy: marked, and the routes say so
+            await state.db.run(sign_at_start, state)
     await sequencer.load()
     sequencer.start()
     integrator.start()

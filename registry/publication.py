@@ -39,9 +39,9 @@ from affidavit.registry.contracts import (
     sync,
 )
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, latest_head
+from affidavit.registry.logview import inclusion_json, recorded_head
 from affidavit.registry.sequencer import Batch, Job
-from affidavit.registry.state import RegistryState
+from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.crypto.merkle import leaf_hash
@@ -357,7 +357,7 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
     proven = await sequencer.integrated(published.leaf)
     head = proven.signed_tree_head
     if head is None:  # a checkpoint without a tree head of its size: the latest head instead
-        head = await state.db.run(latest_head, state)
+        head = await state.read(_largest_head)
         size = int(head["tree_size"])
         inclusion = await state.read(inclusion_json, published.leaf.index, size)
     else:
@@ -374,3 +374,9 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
         "inclusion": inclusion,
         "signed_tree_head": head,
     }
+
+
+def _largest_head(view: ReadView) -> dict[str, Any]:
+    """The recorded signed tree head of the largest size (docs/adr/0024: never signed here)."""
+    found = view.log.largest_head("sth")
+    return recorded_head(view.log, 0 if found is None else found.tree_size)

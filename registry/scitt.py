@@ -21,9 +21,9 @@ thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
   so a leaf and its row commit together.
 - **Receipts** (RFC 9942 §5.2): for the tree of a signed checkpoint, signed by the log key, so a
   receipt's root is the checkpoint's root at its size: at registration the checkpoint that
-  integrated the leaf (:func:`integrated_receipt`); later (``GET /entries/{id}``) the latest
-  checkpoint, signed first when the log has grown (:func:`registration`; docs/adr/0005: never
-  over a tree that contradicts a signed head).
+  integrated the leaf (:func:`integrated_receipt`); later (``GET /entries/{id}``) the largest
+  checkpoint the writer signed (:func:`registration`; docs/adr/0024: a GET signs no head;
+  docs/adr/0005: never over a tree that contradicts a signed head).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.scitt import sign_receipt
 from affidavit.attest.stores.store import Migrations
-from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
 from affidavit.registry.sequencer import Batch, Integrated, Job
@@ -225,8 +224,8 @@ def integrated_receipt(
 
 
 def registration(state: RegistryState, entry_id: str) -> Registration | None:
-    """A fresh receipt of a registered entry (for the latest signed tree, signed first if the
-    log grew: docs/adr/0005 checks run there), or None.
+    """A fresh receipt of a registered entry, for the largest checkpoint the writer signed
+    (docs/adr/0024: never a head signed here), or None.
 
     Raises:
         ``log.integrity``: the log's path does not lead to the signed checkpoint's root.
@@ -239,9 +238,8 @@ def registration(state: RegistryState, entry_id: str) -> Registration | None:
     if row is None:
         return None
     index = int(row[0])
-    latest_checkpoint(state)
-    head = state.log.latest_checkpoint()
-    if head is None or head.tree_size <= index:  # pragma: no cover - signed just above
+    head = state.log.largest_head("checkpoint")  # signed at integration (docs/adr/0024)
+    if head is None or head.tree_size <= index:  # pragma: no cover - integrated before it
         raise LogError("log.unhealthy", "no signed checkpoint covers the entry")
     place = (index, head.tree_size, state.log.inclusion_proof(index, head.tree_size).path)
     return _signed(state, entry_id, str(row[1]), place, bytes.fromhex(head.root_hash))

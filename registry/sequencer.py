@@ -50,7 +50,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.state import RegistryState
+from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify import errors
 from affidavit.verify.json.strict import load_object
 
@@ -207,6 +207,8 @@ class Sequencer:
     _wake: asyncio.Event | None = None
     _task: asyncio.Task[None] | None = None
     _waiters: list[_Waiter] = field(default_factory=list)
+    # GETs of the heads waiting for the writer to sign the tree's size (:meth:`current`)
+    _head_waiters: list[tuple[int, asyncio.Future[SignedHeads]]] = field(default_factory=list)
     _signed: SignedHeads | None = None
     _stopping: bool = False
 
@@ -215,7 +217,12 @@ class Sequencer:
     @property
     def waiting(self) -> bool:
         """Whether anyone waits for integration."""
-        return bool(self._waiters)
+        return bool(self._waiters or self._head_waiters)
+
+    @property
+    def heads(self) -> SignedHeads | None:
+        """The largest heads this process signed or saw recorded (None before the first)."""
+        return self._signed
 
     @property
     def signed_size(self) -> int | None:
@@ -444,11 +451,62 @@ class Sequencer:
         finally:
             self._waiters = [w for w in self._waiters if w.future is not future]
 
+    async def current(self) -> SignedHeads:
+        """The heads of the tree's current size, as the GETs serve them (docs/adr/0024: a GET
+        never signs or writes). From memory when this process holds the heads of the size read
+        (one statement on a reader); else as recorded (another instance, or this one, signed
+        them); else the tree grew outside this writer (another process appended to its
+        database): the integrator is asked to sign it, and this waits for it, as a writer waits.
+        Past ``integration_wait_s`` the largest recorded heads are served.
+
+        Raises:
+            ``log.unhealthy``: the log refuses to sign (docs/adr/0005; 503).
+            ``registry.integration_pending``: no head was ever signed (503).
+        """
+        if self.state.unhealthy is not None:  # docs/adr/0005: no head is signed any more
+            raise LogError("log.unhealthy", self.state.unhealthy)
+        size = await self.state.read_single(_size)
+        signed = self._signed
+        if signed is not None and signed.tree_size >= size:
+            return signed
+        seen = await self.state.read(lambda view: largest_signed(view.log))
+        if seen is not None:
+            await self.signed(seen)
+            if seen.tree_size >= size:
+                return seen
+        future: asyncio.Future[SignedHeads] = asyncio.get_running_loop().create_future()
+        self._head_waiters.append((size, future))
+        if self.integrator is not None:
+            self.integrator.kick()
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.wait_s)
+        except TimeoutError:
+            if self._signed is not None:
+                return self._signed
+            raise RegistryError(
+                "registry.integration_pending",
+                f"no signed checkpoint covers the tree after {self.wait_s:g} s; ask again",
+                details={"tree_size": size},
+            ) from None
+        finally:
+            self._head_waiters = [w for w in self._head_waiters if w[1] is not future]
+
+    def cosigned(self, tree_size: int, note: str) -> None:
+        """Witnesses cosigned the checkpoint of ``tree_size``: serve ``note`` (with their lines)
+        from now on, when it is still the largest."""
+        signed = self._signed
+        if signed is not None and signed.tree_size == tree_size:
+            self._signed = SignedHeads(tree_size, note, signed.signed_tree_head)
+
     async def signed(self, heads: SignedHeads) -> None:
         """The integrator (here, or another instance's, seen by a round) signed ``heads``: answer
         the waiters it covers."""
         if self._signed is None or heads.tree_size > self._signed.tree_size:
             self._signed = heads
+        signed = self._signed
+        for size, future in self._head_waiters:
+            if size <= signed.tree_size and not future.done():
+                future.set_result(signed)
         covered = [w for w in self._waiters if w.placed.index < heads.tree_size]
         if not covered:
             return
@@ -467,9 +525,10 @@ class Sequencer:
     def fail_waiters(self, error: errors.AffidavitError) -> None:
         """Answer every waiter with ``error`` (the log stopped signing)."""
         waiting, self._waiters = self._waiters, []
-        for waiter in waiting:
-            if not waiter.future.done():
-                waiter.future.set_exception(error)
+        futures = [w.future for w in waiting] + [future for _, future in self._head_waiters]
+        for future in futures:
+            if not future.done():
+                future.set_exception(error)
 
     async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
         """:func:`_proven` on a reader thread."""
@@ -507,6 +566,11 @@ def _proven(
         Integrated(p.index, p.leaf_hash, size, heads.checkpoint, heads.signed_tree_head, path)
         for p, path in zip(placed, paths, strict=True)
     ]
+
+
+def _size(view: ReadView) -> int:
+    size: int = view.log.size
+    return size
 
 
 def largest_signed(log: TransparencyLog) -> SignedHeads | None:

@@ -64,8 +64,6 @@ class RegistryState:
     # The manifest_version the snapshot was built at: another instance on the same database bumps
     # it when it publishes (docs/adr/0013), and contracts.sync rebuilds the snapshot then.
     catalog_version: str | None = None
-    sth_cache: dict[int, dict[str, Any]] = field(default_factory=dict)
-    checkpoint_cache: dict[int, str] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
     probe: StoreProbe | None = None  # is the store usable (/v1/health), started by the app
     # The one write path (group commit, sequencing: a registry.sequencer.Sequencer) and the
