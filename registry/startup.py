@@ -30,7 +30,7 @@ from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.store import Store
-from affidavit.registry import contracts
+from affidavit.registry import contracts, scitt
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import RegistryTables, refuse_lost_database
 from affidavit.registry.errors import RegistryError
@@ -270,6 +270,7 @@ def _open_storage(
     # row, a contract row and its log leaf, commit together (docs/adr/0017).
     facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
+    store.migrate(scitt.COMPONENT, scitt.MIGRATIONS)  # once, here: never per call (issue 32)
     try:
         log: TransparencyLog = check_log(store, key, state_file, settings.log_id, clock=clock)
     except LogError as e:
