@@ -2,53 +2,24 @@
 
 Every head handed out was signed by the log's writer at integration, over durably committed
 leaves, and recorded (docs/adr/0024): a GET only reads, on the reader threads, what was recorded
-(or the heads the writer holds in memory, :meth:`~affidavit.registry.sequencer.Sequencer.current`).
+(or the heads the writer holds in memory, :meth:`~affidavit.registry.writer.LogWriter.current`).
 
 Signing proves the tree extends the last signed head first (docs/adr/0005); when it does not, the
-registry is marked unhealthy (:func:`signing`) and every route that serves a head answers 503
+registry is marked unhealthy (:meth:`~affidavit.registry.writer.LogWriter.signing`) and every
+route that serves a head answers 503
 ``log.unhealthy``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from affidavit.attest.errors import LogError
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.state import ReadView, RegistryState
-from affidavit.verify.crypto.checkpoint import parse_note
-from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["inclusion_json", "recorded_head", "signed_by_current_key", "signing"]
-
-T = TypeVar("T")
-
-
-def signing(state: RegistryState, sign: Callable[[], T]) -> T:
-    """Sign only while healthy; a tree that contradicts a signed head marks the log unhealthy.
-
-    Raises:
-        ``log.unhealthy``: 503, now or from an earlier failure.
-    """
-    if state.unhealthy is None:
-        try:
-            return sign()
-        except LogError as e:
-            if e.code != "log.integrity":
-                raise
-            state.mark_unhealthy(e)
-    raise LogError("log.unhealthy", state.unhealthy or "the log refuses to sign")
-
-
-def signed_by_current_key(log: TransparencyLog, note: str) -> bool:
-    """Whether the log's own signature line on ``note`` is by its current key (not a key it
-    rotated away from, docs/adr/0011)."""
-    signatures = parse_note(note).signatures
-    own = signatures[0] if signatures else None
-    return own is not None and own.key_id == key_id_c2sp(own.name, log.public_key.raw)
+__all__ = ["inclusion_json", "recorded_head"]
 
 
 def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:

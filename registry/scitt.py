@@ -14,7 +14,7 @@ thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
 - **The leaf**: the statement as registered (its unprotected header emptied, RFC 9943 §6.3), and
   the log entry is its SHA-256 (docs/formats.md §10), sequenced into the same tree the tiles,
   checkpoints and tlog-proofs serve through the registry's one write path (:func:`register_job`,
-  a job of :mod:`affidavit.registry.sequencer`: group commit). The entry ID is the leaf entry in
+  a job of :mod:`affidavit.registry.writer`: group commit). The entry ID is the leaf entry in
   hex: the same statement registered again is the same entry (no second leaf).
 - **The store**: component ``scitt`` (``Store.migrate``, run once when the registry starts:
   :mod:`affidavit.registry.startup`), table ``scitt_entries`` (entry ID, leaf index, the
@@ -39,9 +39,9 @@ from affidavit.attest.scitt import sign_receipt
 from affidavit.attest.stores.store import Migrations
 from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
-from affidavit.registry.sequencer import Batch, Integrated, Job
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.writer import Batch, Integrated, Job
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof
@@ -164,11 +164,11 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
 
 def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, Sequenced]:
     """Register ``statement`` (accepted by :func:`check_policy`) through the registry's one
-    write path (:mod:`affidavit.registry.sequencer`, group commit): ``prepare`` finds an entry
+    write path (:mod:`affidavit.registry.writer`, group commit): ``prepare`` finds an entry
     registered before (no second leaf) after the writer lock, else checks the log is healthy;
     ``apply`` sequences the leaf entry and stores the row in the batch's transaction, so the leaf
     and its row commit together. The job's result is the leaf's place, for
-    :meth:`~affidavit.registry.sequencer.Sequencer.integrated`."""
+    :meth:`~affidavit.registry.writer.LogWriter.integrated`."""
     entry = statement.leaf_entry
 
     def prepare() -> Sequenced | None:

@@ -372,8 +372,8 @@ class CosigningTask:
         cosigned_size = parse_checkpoint_body(parse_note(note).text).tree_size
         if lines:
             cosigned = await state.db.run(record_cosignatures, state.log, note, lines)
-            if cosigned is not None and state.sequencer is not None:
-                state.sequencer.cosigned(cosigned_size, cosigned)
+            if cosigned is not None:
+                state.writer.cosigned(cosigned_size, cosigned)
         for report in reports:
             self._account(report, cosigned_size)
         return reports

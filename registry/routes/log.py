@@ -59,7 +59,7 @@ async def latest(request: Request) -> Response:
     """The signed tree head of the current size, as the writer signed it at integration (from
     memory, else as recorded; docs/adr/0024: never signed here)."""
     state = request.app.state.registry
-    heads = await state.sequencer.current()
+    heads = await state.writer.current()
     document = heads.signed_tree_head
     if document is None:  # a checkpoint recorded without a tree head of its size (older logs)
         document = await state.read(_largest_head)
@@ -75,7 +75,7 @@ async def sth(request: Request) -> Response:
     """A recorded head of one size."""
     state = request.app.state.registry
     size = int_param(request, "tree_size", path=True)
-    heads = state.sequencer.heads
+    heads = state.writer.heads
     if heads is not None and heads.tree_size == size and heads.signed_tree_head is not None:
         return json_response(heads.signed_tree_head)
     return json_response(await state.read(lambda view: recorded_head(view.log, size)))
@@ -85,7 +85,7 @@ async def checkpoint(request: Request) -> Response:
     """The C2SP checkpoint of the current size, as the writer signed it (with the witnesses'
     cosignatures this process recorded)."""
     state = request.app.state.registry
-    note = (await state.sequencer.current()).checkpoint
+    note = (await state.writer.current()).checkpoint
     return Response(note.encode("utf-8"), media_type="text/plain; charset=utf-8")
 
 

@@ -188,10 +188,8 @@ def _receipt_response(request: Request, done: scitt.Registration, status: int) -
 async def _register(state: RegistryState, statement: SignedStatement) -> scitt.Registration:
     """Sequence the statement through the one write path, wait until a signed checkpoint covers
     it, and sign its receipt over that checkpoint's tree."""
-    sequencer = state.sequencer
-    assert sequencer is not None  # started by the app's lifespan
-    placed = await sequencer.run(scitt.register_job(state, statement))
-    proven = await sequencer.integrated(placed)
+    placed = await state.writer.run(scitt.register_job(state, statement))
+    proven = await state.writer.integrated(placed)
     return scitt.integrated_receipt(state, statement, proven)
 
 

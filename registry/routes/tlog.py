@@ -58,7 +58,7 @@ async def served_checkpoint(state: RegistryState) -> str:
     note = await state.read_single(_recorded)
     if note is not None:
         return note
-    checkpoint: str = (await state.sequencer.current()).checkpoint
+    checkpoint: str = (await state.writer.current()).checkpoint
     return checkpoint
 
 
