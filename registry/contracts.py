@@ -33,7 +33,7 @@ from affidavit.registry.db import ContractRow
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import CONTRACT_RECORD_TYPE
 from affidavit.registry.state import RegistryState
-from affidavit.registry.writer import Batch
+from affidavit.registry.writes import Batch
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import lint_contract
 from affidavit.verify.json.canonical import jcs

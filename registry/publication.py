@@ -41,7 +41,7 @@ from affidavit.registry.contracts import (
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.logview import inclusion_json, recorded_head
 from affidavit.registry.state import ReadView, RegistryState
-from affidavit.registry.writer import Batch, Job
+from affidavit.registry.writes import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.crypto.merkle import leaf_hash

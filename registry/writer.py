@@ -1,68 +1,31 @@
 """The log's writer: the one object that owns the registry's write path (docs/adr/0024).
 
->>> # inside a route, with the running state (registry/state.py):
->>> # placed = await state.writer.submit(entry_bytes)         # durably sequenced
->>> # proven = await state.writer.integrated(placed)          # under a signed checkpoint
+One entry, top to bottom, through :class:`LogWriter` (docs/architecture.md "The log's write
+path"; docs/transparency.md "Sequence, then integrate"; docs/adr/0018)::
 
-One entry, top to bottom, through :class:`LogWriter`::
+    submit(bytes) / run(job)   the event loop: bounded queue (registry.queue_full, 503)
+      -> sequence              database thread, one transaction per batch (group commit)
+      -> integrate             database thread, under the store's one writer lock
+      -> after_integration     the same transaction: the lookup index files the new leaves
+      -> sign                  both heads (C2SP checkpoint, signed tree head), once per size
+      -> prove                 reader threads: inclusion paths for the waiting callers
+    current()                  what every GET of a head serves: never signs, never writes
 
-    submit(bytes) / run(job)      the event loop: bounded queue (registry.queue_full, 503)
-      -> sequence                 database thread, one transaction per batch (group commit)
-      -> integrate                database thread, under the store's one writer lock
-      -> after_integration        the same transaction: the lookup index files the new leaves
-      -> sign                     both heads (C2SP checkpoint, signed tree head), once per size
-      -> prove                    reader threads: inclusion paths for the waiting callers
-    current()                     what every GET of a head serves: never signs, never writes
+**Sequence.** One loop runs everything queued (at most ``write_batch``) in **one** transaction
+on the database thread, one COMMIT (one fsync; one turn of PostgreSQL's writer lock); a failure
+rolls the batch back and fails every item not refused by its ``prepare``: never a partial write.
 
-**Submit.** :meth:`LogWriter.submit` takes the bytes of one log entry and returns its
-:class:`~affidavit.attest.log.sequencing.Sequenced` place (index, leaf hash, whether it is new)
-once it is durably sequenced; an entry already in the log gets its first index (deduplication).
-:meth:`LogWriter.integrated` then waits until a signed checkpoint covers it and returns the
-checkpoint, the tree head of that size and the entry's RFC 9162 inclusion path. ``POST
-/v1/log/entries`` is these two calls; contract publication, facts and SCITT registrations are
-:class:`Job` s of :meth:`LogWriter.run`.
+**Integrate, sign.** Every ``integrate_interval_s``, at once when ``integrate_batch`` entries are
+pending, and right after a batch someone waits on (on the same database thread call): (1) the
+tree is proven to extend every signed head (docs/adr/0005), up to ``MAX_INTEGRATE`` sequenced
+entries become leaves and ``after_integration`` files them, in one transaction; (2) both heads of
+the new size are signed together (``sign_heads``), the only place a head is signed (and once at
+:meth:`LogWriter.start` for a size no head of the current key covers). Both steps take the
+store's one writer lock and read the size under it, so an integration never overlaps another,
+on any instance (docs/adr/0013 §3), and a crash between them leaves a tree the next round signs.
 
-**Sequence: group commit.** Every write of the registry is queued here and run on the database
-thread by one loop: it takes everything queued (at most ``write_batch`` items), runs it in **one**
-write transaction, commits once (one fsync, one writer lock on PostgreSQL), answers every item,
-and takes the next batch, which filled up meanwhile. Consecutive entries are sequenced in one
-statement; a :class:`Job` runs ``prepare`` (reads and checks, after the writer lock: it may
-refuse, which refuses that item only) then ``apply`` (the writes). A failure in ``apply`` or at
-COMMIT rolls the whole batch back and fails every item of it that was not refused: never a
-partial write. At most ``log_queue`` items and :data:`MAX_QUEUED_BYTES` of entry bytes wait.
-
-**Integrate, index, sign.** Every ``integrate_interval_s`` (0.1 s), at once when
-``integrate_batch`` entries are pending, and right after a write batch someone waits on (on the
-same database thread call), the writer integrates on the database thread, in two write
-transactions (docs/adr/0018):
-
-1. **integrate** (:meth:`TransparencyLog.integrate`): the stored tree is first proven to extend
-   every head signed so far (docs/adr/0005: nothing joins a damaged tree), then up to
-   :data:`~affidavit.attest.log.sequencing.MAX_INTEGRATE` sequenced entries become leaves, and
-   the one after-integration hook (``after_integration``: the lookup index,
-   :func:`affidavit.registry.lookup.catch_up`) files them in the same transaction;
-2. **sign** (:meth:`TransparencyLog.sign_heads`): one C2SP checkpoint and one signed tree head of
-   the new size, proven again to extend every earlier head and the key's signed state file.
-
-Each head is signed there and only there (and once when the writer starts, for a size no head
-of the current key covers: :meth:`LogWriter.start`). **A GET never signs or writes**:
-:meth:`LogWriter.current` serves the heads from memory or as recorded, on a reader thread.
-
-**One integrator at a time, everywhere.** Both transactions take the store's one writer lock
-(SQLite's ``BEGIN IMMEDIATE``; on PostgreSQL the advisory lock of docs/adr/0013 §3, across every
-instance on the database) and read the tree's size after taking it, so two integrations never
-overlap and a batch is integrated exactly once, whichever instance runs it. A crash mid-batch
-leaves either the entries sequenced or a grown tree without a head of its size: the next round
-signs it. A round first reads the log's status in one statement on a reader and takes the writer
-lock only when there is something to integrate or to sign. While anyone waits, rounds come every
-:data:`WATCH_INTERVAL_S` at least, and one that signed nothing reads the largest recorded
-checkpoint: another instance may have signed it (docs/adr/0018 §5).
-
-**Prove.** Waiters a signed size covers are answered with their inclusion paths, computed
-together in one read. A waiter not covered within ``integration_wait_s`` gets
-``registry.integration_pending`` (503): its entry stays sequenced, and sending it again finds it
-(deduplication) and waits again. A log that stops signing (``log.unhealthy``, docs/adr/0005)
-fails every waiter.
+**Prove.** Waiters a signed size covers get their inclusion paths, read together; past
+``integration_wait_s``: ``registry.integration_pending`` (503; the entry stays sequenced).
 """
 
 from __future__ import annotations
@@ -76,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, TypeVar
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import LogStatus, Sequenced
@@ -84,103 +47,32 @@ from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.registry.db import RegistryTables
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.settings import Settings
-from affidavit.registry.threads import DbThread, ReadPool, ReadView
+from affidavit.registry.threads import DbThread, ReadPool
+from affidavit.registry.writes import (
+    MAX_ENTRY_BYTES,
+    Batch,
+    Integrated,
+    Job,
+    SignedHeads,
+    check_entry,
+    largest_signed,
+    proven,
+    signed_by_current_key,
+)
 from affidavit.verify import errors
-from affidavit.verify.crypto.checkpoint import parse_note
-from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
 
-__all__ = [
-    "MAX_ENTRY_BYTES",
-    "MAX_QUEUED_BYTES",
-    "Batch",
-    "Integrated",
-    "Job",
-    "LogWriter",
-    "SignedHeads",
-    "check_entry",
-    "largest_signed",
-]
+__all__ = ["MAX_ENTRY_BYTES", "MAX_QUEUED_BYTES", "LogWriter"]
 
 _LOG = logging.getLogger("affidavit.registry")
 P = TypeVar("P")
 T = TypeVar("T")
 
-# tlog-tiles "Log entries": an entry bundle holds each entry behind a big-endian uint16 length,
-# so 65,535 bytes (64 KiB less one) is the largest entry a mirror can read from the tiles.
-MAX_ENTRY_BYTES: Final = 65_535
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 MAX_KEPT_PROOFS: Final = 100_000  # proofs kept for waiters (a few MB at most)
 WATCH_INTERVAL_S: Final = 0.05  # between integration rounds while anyone waits
 _FAILURE_PAUSE_S: Final = 0.5
 _INLINE_ROUNDS: Final = 4
-
-
-Batch = dict[str, Any]
-"""Scratch space shared by the jobs of one batch (what their ``finish`` needs)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Job(Generic[P, T]):
-    """A write run inside a group-commit transaction on the database thread (module docstring).
-
-    ``prepare`` reads and checks (it may raise an :class:`AffidavitError` to refuse this item:
-    nothing of it is written); ``apply(prepared, batch)`` writes. ``finish(batch)`` runs once per
-    batch for all the jobs that name the same function, after the last job and before COMMIT
-    (one manifest change for many publications); what it returns runs after COMMIT (swap the
-    caches). ``aborted`` runs when the batch was rolled back (forget what ``prepare`` cached).
-    """
-
-    prepare: Callable[[], P]
-    apply: Callable[[P, Batch], T]
-    finish: Callable[[Batch], Callable[[], None] | None] | None = None
-    aborted: Callable[[], None] | None = None
-    leaf: Callable[[T], Sequenced | None] | None = None  # the leaf a waiting caller proves
-    # The log entries ``apply`` will sequence, given what ``prepare`` returned: every job that
-    # appends a leaf names them, and the writer checks them (:func:`check_entry`) before
-    # ``apply``, refusing this item only (docs/adr/0018: the entry limit, where entries are made)
-    entries: Callable[[P], Sequence[bytes]] | None = None
-    # Before any job of the batch prepares: note what it will read, so the batch reads it once
-    gather: Callable[[Batch], None] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SignedHeads:
-    """What an integration signed: the checkpoint note and the tree head (JSON) of one size."""
-
-    tree_size: int
-    checkpoint: str
-    signed_tree_head: dict[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class Integrated:
-    """An entry under a signed checkpoint: its place, the checkpoint note, the signed tree head
-    of the same size (None when none was recorded at that size), and its RFC 9162 §2.1.3
-    inclusion path at ``tree_size``, leaf end first."""
-
-    index: int
-    leaf_hash: bytes
-    tree_size: int
-    checkpoint: str
-    signed_tree_head: dict[str, Any] | None
-    path: tuple[bytes, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """``{index, leaf_hash, checkpoint, inclusion_proof: {tree_size, hashes}}`` (hex), plus
-        ``signed_tree_head`` when there is one."""
-        body: dict[str, Any] = {
-            "index": self.index,
-            "leaf_hash": self.leaf_hash.hex(),
-            "checkpoint": self.checkpoint,
-            "inclusion_proof": {
-                "tree_size": self.tree_size,
-                "hashes": [h.hex() for h in self.path],
-            },
-        }
-        if self.signed_tree_head is not None:
-            body["signed_tree_head"] = self.signed_tree_head
-        return body
 
 
 @dataclass(slots=True)
@@ -231,8 +123,7 @@ class LogWriter:
         self.clock = clock
         self.after_integration = after_integration  # in integration's transaction (the index)
         self.max_queue, self.max_batch = settings.log_queue, settings.write_batch
-        self.wait_s = settings.integration_wait_s
-        self.interval = settings.integrate_interval_s
+        self.wait_s, self.interval = settings.integration_wait_s, settings.integrate_interval_s
         self.integrate_batch = settings.integrate_batch
         # Why the log refuses to sign (docs/adr/0005), else None: set once, never cleared.
         self.unhealthy: str | None = None
@@ -272,7 +163,7 @@ class LogWriter:
         if self.unhealthy is None:
             with contextlib.suppress(LogError):  # log.unhealthy: marked, and the routes say so
                 await self.db.run(self._sign_at_start)
-        self._signed = await self.readers.run(_largest_signed_view)
+        self._signed = await self.readers.run(lambda view: largest_signed(view.log))
         self._wake, self._round = asyncio.Event(), asyncio.Event()
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -281,9 +172,8 @@ class LogWriter:
         ]
 
     async def stop(self) -> None:
-        """Refuse new writes (``registry.unavailable``), write what is queued, integrate and
-        sign it (the integration loop's last rounds), then answer the waiters still waiting
-        with ``registry.unavailable``."""
+        """Refuse new writes, write what is queued, integrate and sign it, then answer the
+        waiters left with ``registry.unavailable``."""
         self._stopping = True
         if self._wake is not None:
             self._wake.set()
@@ -438,11 +328,11 @@ class LogWriter:
             if heads is None:
                 return _Done(outcomes)
             covered = [waiting[i] for i in sorted(waiting) if i < heads.tree_size]
-            proven = _proven(self.log, covered, heads)
+            answers = proven(self.log, covered, heads)
         except errors.AffidavitError as e:  # the integration rounds take over
             _LOG.warning("integrating for waiting writers failed: %s", e)
             return _Done(outcomes)
-        return _Done(outcomes, heads, {p.index: p for p in proven})
+        return _Done(outcomes, heads, {p.index: p for p in answers})
 
     def _write_batch(self, batch: Sequence[_Item]) -> list[Any]:
         """The batch's one write transaction: one outcome per item."""
@@ -517,7 +407,7 @@ class LogWriter:
         if self.unhealthy is not None:
             self.fail_waiters(LogError("log.unhealthy", self.unhealthy))
             return None
-        status: LogStatus = await self.readers.run_single(_status)
+        status: LogStatus = await self.readers.run_single(lambda view: view.log.status())
         heads = None
         started = time.perf_counter()
         if status.pending or status.signed_size < status.tree_size:
@@ -529,7 +419,7 @@ class LogWriter:
                 raise
         if heads is None:
             if self.waiting:  # signed elsewhere, perhaps
-                seen = await self.readers.run(_largest_signed_view)
+                seen = await self.readers.run(lambda view: largest_signed(view.log))
                 if seen is not None:
                     await self._signed_heads(seen)
             return None
@@ -641,11 +531,11 @@ class LogWriter:
         """
         if self.unhealthy is not None:  # docs/adr/0005: no head is signed any more
             raise LogError("log.unhealthy", self.unhealthy)
-        size = await self.readers.run_single(_size)
+        size: int = await self.readers.run_single(lambda view: view.log.size)
         signed = self._signed
         if signed is not None and signed.tree_size >= size:
             return signed
-        seen = await self.readers.run(_largest_signed_view)
+        seen = await self.readers.run(lambda view: largest_signed(view.log))
         if seen is not None:
             await self._signed_heads(seen)
             if seen.tree_size >= size:
@@ -706,70 +596,5 @@ class LogWriter:
                 future.set_exception(error)
 
     async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
-        """:func:`_proven` on a reader thread."""
-        return await self.readers.run(lambda view: _proven(view.log, placed, heads))
-
-
-def check_entry(data: bytes) -> None:
-    """The one check of a log entry's size, for every kind of entry the registry makes: raw
-    entries (:meth:`LogWriter.submit`) and every :class:`Job` that appends a leaf (its
-    ``entries``: contract publications and lifecycle changes, SCITT registrations).
-
-    Raises:
-        ``usage.invalid``: ``data`` is empty.
-        ``registry.entry_too_large``: over :data:`MAX_ENTRY_BYTES` (docs/adr/0018: tlog-tiles
-            entry bundles hold each entry behind a uint16 length; 422).
-    """
-    if not data:
-        raise errors.UsageError("a log entry is 1 to 65,535 bytes, not empty")
-    if len(data) > MAX_ENTRY_BYTES:
-        raise RegistryError(
-            "registry.entry_too_large",
-            f"the log entry this makes is {len(data):,} bytes; the limit is {MAX_ENTRY_BYTES:,}"
-            " (tlog-tiles entry bundles, docs/adr/0018): nothing was written",
-            details={"entry_bytes": len(data), "limit": MAX_ENTRY_BYTES},
-        )
-
-
-def _proven(
-    log: TransparencyLog, placed: Sequence[Sequenced], heads: SignedHeads
-) -> list[Integrated]:
-    """Every entry of ``placed`` under ``heads``: their inclusion paths at its size, in one read."""
-    size = heads.tree_size
-    paths = log.inclusion_paths([p.index for p in placed], size)
-    return [
-        Integrated(p.index, p.leaf_hash, size, heads.checkpoint, heads.signed_tree_head, path)
-        for p, path in zip(placed, paths, strict=True)
-    ]
-
-
-def _size(view: ReadView) -> int:
-    size: int = view.log.size
-    return size
-
-
-def _status(view: ReadView) -> LogStatus:
-    return view.log.status()
-
-
-def _largest_signed_view(view: ReadView) -> SignedHeads | None:
-    return largest_signed(view.log)
-
-
-def largest_signed(log: TransparencyLog) -> SignedHeads | None:
-    """The checkpoint of the largest size ``log`` recorded (its latest, cosigned copy) and the
-    signed tree head of that size, if one was recorded; None before the first checkpoint."""
-    recorded = log.largest_head("checkpoint")
-    if recorded is None:
-        return None
-    sth = log.recorded_head("sth", recorded.tree_size)
-    document = load_object(sth.document, what="recorded head") if sth is not None else None
-    return SignedHeads(recorded.tree_size, recorded.document, document)
-
-
-def signed_by_current_key(log: TransparencyLog, note: str) -> bool:
-    """Whether the log's own signature line on ``note`` is by its current key (not a key it
-    rotated away from, docs/adr/0011)."""
-    signatures = parse_note(note).signatures
-    own = signatures[0] if signatures else None
-    return own is not None and own.key_id == key_id_c2sp(own.name, log.public_key.raw)
+        """:func:`~.writes.proven` on a reader thread."""
+        return await self.readers.run(lambda view: proven(view.log, placed, heads))

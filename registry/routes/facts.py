@@ -33,7 +33,7 @@ from affidavit.registry.auth import check_scope, readable_fact_scopes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
 from affidavit.registry.state import RegistryState
-from affidavit.registry.writer import Batch, Job
+from affidavit.registry.writes import Batch, Job
 from affidavit.verify import errors
 from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
 from affidavit.verify.lineage.stigmem import assert_request_to_fact, fact_record
