@@ -8,7 +8,7 @@ import :mod:`affidavit.attest` and :mod:`affidavit.verify`, never the command li
 
 The rooms: :mod:`.settings` and :mod:`.startup` (configuration, opening the state), :mod:`.app`
 (the ASGI application), :mod:`.contracts` and :mod:`.publication` (the contract catalog),
-:mod:`.sequencer` and :mod:`.integrator` (the one write path), :mod:`.db` and :mod:`.threads`
+:mod:`.writer` (the log's one write path, docs/adr/0024), :mod:`.db` and :mod:`.threads`
 (the registry's tables, where store calls run), :mod:`.index` and :mod:`.lookup` (lookup by
 hash), :mod:`.witnessing` (cosignatures), :mod:`.dump` (export, import, migrate),
 :mod:`.errors` (``registry.*``, ``http.*``, ``auth.*``, ``net.*``); the subpackage

@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import Any
 
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
-from affidavit.registry.integrator import start_writing, stop_writing
 from affidavit.registry.routes import (
     contracts,
     discovery,
@@ -78,7 +77,7 @@ def create_app(
         state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
         state.probe_store()  # health's own thread and connection (registry/probe.py)
-        await start_writing(state)  # group commit, sequencing, integration (issue 24)
+        await state.writer.start()  # the log's write path (docs/adr/0024)
         try:
             # C2SP witnesses cosign the log's checkpoints in the background (settings.witnesses)
             cosigning = start_cosigning(state)
@@ -89,7 +88,7 @@ def create_app(
                     await cosigning.stop()
         finally:
             try:
-                await stop_writing(state)  # what was sequenced is integrated and signed first
+                await state.writer.stop()  # what was sequenced is integrated and signed first
             finally:
                 state.close()
 

@@ -32,8 +32,8 @@ from affidavit.registry.catalog import CatalogRecord, Snapshot, declaration_url
 from affidavit.registry.db import ContractRow
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.index import CONTRACT_RECORD_TYPE
-from affidavit.registry.sequencer import Batch
 from affidavit.registry.state import RegistryState
+from affidavit.registry.writes import Batch
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import lint_contract
 from affidavit.verify.json.canonical import jcs

@@ -357,7 +357,7 @@ _STATUS_BY_CODE: Final[dict[str, int]] = {
     "lineage.root_forbidden": 403,
     "log.index_out_of_range": 404,
     "store.busy": 503,
-    # The write path (registry/sequencer.py): bounded, and never a silent drop.
+    # The write path (registry/writer.py): bounded, and never a silent drop.
     "registry.queue_full": 503,
     "registry.integration_pending": 503,
     # The server's own storage is at fault, not the request (docs/adr/0005): 503, never 500.

@@ -1,15 +1,15 @@
 """The lookup index kept in step with the log, and what ``GET /v1/lookup/{hash}`` answers
 (issue 26; docs/transparency.md "Lookup").
 
-- **In step.** :class:`IndexedLog` is the registry's log (:mod:`affidavit.registry.startup` opens
-  it): every append, and every integration of sequenced entries into the tree
-  (:mod:`affidavit.registry.integrator`, the one place every leaf of the sequencer goes through),
-  files the leaves it adds
-  (:func:`affidavit.registry.index.subjects`) in the same transaction, so a committed leaf is
-  always indexed and an index row never names a leaf that was rolled back. :func:`catch_up`
-  indexes from the index's size to the tree's, so leaves written by another process on the same
-  database (``affidavit stamp --log`` on the registry's file) or before schema 4 are indexed too:
-  at start, and before a lookup that would otherwise miss them.
+- **In step.** :func:`catch_up` is the log writer's one after-integration hook
+  (:class:`affidavit.registry.writer.LogWriter`, ``after_integration``; docs/adr/0024): every
+  integration of sequenced entries into the tree (the one place every leaf of the writer goes
+  through) files the leaves it adds (:func:`affidavit.registry.index.subjects`) in the same
+  transaction, so a committed leaf is indexed with it and an index row never names a leaf that
+  was rolled back. :func:`catch_up` indexes from the index's size to the tree's, so leaves
+  written by another process on the same database (``affidavit stamp --log`` on the registry's
+  file) or before schema 4 are indexed too: at start, at the next integration, and before a
+  lookup that would otherwise miss them.
 - **Registered statements.** A 32-byte leaf the SCITT service registered
   (:mod:`affidavit.registry.scitt`, table ``scitt_entries``) is also filed under the subject and
   issuer of the statement it is the entry of (read from that store, checked to hash to the leaf),
@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator
 from typing import Any, Final
 
 from affidavit.attest.errors import LogError
-from affidavit.attest.log.transparency import MAX_INTEGRATE, TransparencyLog
+from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.store import Store
 from affidavit.registry.db import REGISTRY_MIGRATIONS, RegistryTables
 from affidavit.registry.index import MAX_FIELDS, subjects
@@ -42,7 +41,6 @@ __all__ = [
     "CHUNK",
     "DEFAULT_PAGE",
     "MAX_PAGE",
-    "IndexedLog",
     "answer",
     "catch_up",
     "catch_up_all",
@@ -58,34 +56,6 @@ DEFAULT_PAGE: Final = 100
 Row = tuple[bytes, int, str, str]  # (hash, leaf_index, field, kind)
 _SCITT: Final = "scitt"  # registry/scitt.py COMPONENT (not imported: scitt sits above the index)
 _STATEMENT_BYTES: Final = 32  # a registration's leaf entry (docs/formats.md §10)
-
-
-class IndexedLog(TransparencyLog):
-    """The registry's log: what it adds to the tree is filed in the lookup index in the same
-    transaction (module docstring). :attr:`lookup_tables` is set once opened; until then (and
-    for a log without it) nothing is filed and :func:`catch_up` does it later."""
-
-    lookup_tables: RegistryTables | None = None
-
-    def append(self, leaf_data: Sequence[bytes]) -> list[int]:
-        with self._filing():
-            return super().append(leaf_data)
-
-    def append_leaf_hashes(self, hashes: Sequence[bytes]) -> list[int]:
-        with self._filing():
-            return super().append_leaf_hashes(hashes)
-
-    def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
-        with self._filing():
-            return super().integrate(limit)
-
-    @contextmanager
-    def _filing(self) -> Iterator[None]:
-        """One write transaction: the caller's change, then the leaves it added filed."""
-        with self.store.write():
-            yield
-            if self.lookup_tables is not None:
-                catch_up(self.lookup_tables, self)
 
 
 def registered_statement(store: Store, index: int, data: bytes | None) -> bytes | None:

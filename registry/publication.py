@@ -2,9 +2,9 @@
 
 Every function here runs on the database thread (:class:`affidavit.registry.threads.DbThread`), but
 :func:`answer`, on the event loop. Publications and lifecycle changes are jobs of the one write
-path (:mod:`affidavit.registry.sequencer`): many commit together, their leaves are sequenced in
+path (:mod:`affidavit.registry.writer`): many commit together, their leaves are sequenced in
 the same transaction as their rows, and each is answered once a signed checkpoint covers its
-leaf (the integrator's, :mod:`affidavit.registry.integrator`). Loading at start, the rows and the
+leaf (the integrator's, :mod:`affidavit.registry.writer`). Loading at start, the rows and the
 manifest are :mod:`affidavit.registry.contracts`.
 
 - Publication (docs/formats.md §3 "Publication in the registry's log"): lint, build the entry, sign
@@ -39,9 +39,9 @@ from affidavit.registry.contracts import (
     sync,
 )
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, latest_head
-from affidavit.registry.sequencer import Batch, Job
-from affidavit.registry.state import RegistryState
+from affidavit.registry.logview import inclusion_json, recorded_head
+from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.writes import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.crypto.merkle import leaf_hash
@@ -80,7 +80,7 @@ def require_healthy(state: RegistryState) -> None:
     Raises:
         ``log.unhealthy``: the stored tree contradicts a head this log signed (503).
     """
-    batch = state.sequencer.batch if state.sequencer is not None else None
+    batch = state.writer.batch
     if state.unhealthy is None and (batch is None or not batch.get("log_verified")):
         try:
             state.log.verify_integrity()
@@ -152,7 +152,7 @@ def publish_job(
     state: RegistryState, declaration: dict[str, Any], key: ApiKey
 ) -> Job[Any, Published]:
     """Publish one contract (docs/formats.md §3) as ``key``: the checks that need no store run
-    now; the job (:mod:`affidavit.registry.sequencer`) checks what is stored after the writer
+    now; the job (:mod:`affidavit.registry.writer`) checks what is stored after the writer
     lock (another instance on the same database may have published the same version a moment
     ago, docs/adr/0013) and sequences the leaf and stores the row in the same transaction. The
     same contract again is found (``created`` false) with the stored entry.
@@ -215,7 +215,7 @@ def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Jo
         if isinstance(prepared, Published):
             return prepared
         entry, declaration = prepared.entry, prepared.declaration
-        (placed,) = state.log.sequence([prepared.leaf])  # checked by the sequencer: _entries
+        (placed,) = state.log.sequence([prepared.leaf])  # checked by the writer: _entries
         batch["catalog_state"] = state
         stage(state, entry, declaration, placed.index, batch, new=prepared.new)
         return Published(True, entry, placed)
@@ -238,7 +238,7 @@ def _sync_once(state: RegistryState) -> None:
     """:func:`~affidavit.registry.contracts.sync`, once per write batch: inside it the writer
     lock is held, so what another instance committed cannot change until the batch commits
     (docs/adr/0013)."""
-    batch = state.sequencer.batch if state.sequencer is not None else None
+    batch = state.writer.batch
     if batch is None or not batch.get("catalog_synced"):
         sync(state)
         if batch is not None:
@@ -344,7 +344,7 @@ def _not_published(adapter_id: str, version: str) -> RegistryError:
 
 async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
     """The answer to a publication or lifecycle change, once a signed checkpoint covers its leaf
-    (:meth:`~affidavit.registry.sequencer.Sequencer.integrated`): ``{created, entry,
+    (:meth:`~affidavit.registry.writer.LogWriter.integrated`): ``{created, entry,
     leaf_index, inclusion, signed_tree_head}``, the inclusion proof at the tree head's size. On
     the event loop.
 
@@ -352,12 +352,10 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
         ``registry.integration_pending``, ``log.unhealthy``: no signed checkpoint covers the leaf
             (503).
     """
-    sequencer = state.sequencer
-    assert sequencer is not None
-    proven = await sequencer.integrated(published.leaf)
+    proven = await state.writer.integrated(published.leaf)
     head = proven.signed_tree_head
     if head is None:  # a checkpoint without a tree head of its size: the latest head instead
-        head = await state.db.run(latest_head, state)
+        head = await state.read(_largest_head)
         size = int(head["tree_size"])
         inclusion = await state.read(inclusion_json, published.leaf.index, size)
     else:
@@ -374,3 +372,9 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
         "inclusion": inclusion,
         "signed_tree_head": head,
     }
+
+
+def _largest_head(view: ReadView) -> dict[str, Any]:
+    """The recorded signed tree head of the largest size (docs/adr/0024: never signed here)."""
+    found = view.log.largest_head("sth")
+    return recorded_head(view.log, 0 if found is None else found.tree_size)

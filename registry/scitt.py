@@ -14,16 +14,17 @@ thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
 - **The leaf**: the statement as registered (its unprotected header emptied, RFC 9943 §6.3), and
   the log entry is its SHA-256 (docs/formats.md §10), sequenced into the same tree the tiles,
   checkpoints and tlog-proofs serve through the registry's one write path (:func:`register_job`,
-  a job of :mod:`affidavit.registry.sequencer`: group commit). The entry ID is the leaf entry in
+  a job of :mod:`affidavit.registry.writer`: group commit). The entry ID is the leaf entry in
   hex: the same statement registered again is the same entry (no second leaf).
-- **The store**: component ``scitt`` (``Store.migrate``), table ``scitt_entries`` (entry ID, leaf
-  index, the registered bytes, iss, sub, time), written in the transaction that appends the leaf,
-  so a leaf and its row commit together.
+- **The store**: component ``scitt`` (``Store.migrate``, run once when the registry starts:
+  :mod:`affidavit.registry.startup`), table ``scitt_entries`` (entry ID, leaf index, the
+  registered bytes, iss, sub, time), written in the transaction that appends the leaf, so a leaf
+  and its row commit together.
 - **Receipts** (RFC 9942 §5.2): for the tree of a signed checkpoint, signed by the log key, so a
   receipt's root is the checkpoint's root at its size: at registration the checkpoint that
-  integrated the leaf (:func:`integrated_receipt`); later (``GET /entries/{id}``) the latest
-  checkpoint, signed first when the log has grown (:func:`registration`; docs/adr/0005: never
-  over a tree that contradicts a signed head).
+  integrated the leaf (:func:`integrated_receipt`); later (``GET /entries/{id}``, on a reader
+  thread) the largest checkpoint the writer signed (:func:`registration`; docs/adr/0024: a GET
+  signs no head; docs/adr/0005: never over a tree that contradicts a signed head).
 """
 
 from __future__ import annotations
@@ -36,12 +37,11 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.scitt import sign_receipt
 from affidavit.attest.stores.store import Migrations
-from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
-from affidavit.registry.sequencer import Batch, Integrated, Job
 from affidavit.registry.settings import Settings
-from affidavit.registry.state import RegistryState
+from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.writes import Batch, Integrated, Job
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof
@@ -162,21 +162,16 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
         ) from None
 
 
-def _tables(state: RegistryState) -> None:
-    state.tables.store.migrate(COMPONENT, MIGRATIONS)
-
-
 def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, Sequenced]:
     """Register ``statement`` (accepted by :func:`check_policy`) through the registry's one
-    write path (:mod:`affidavit.registry.sequencer`, group commit): ``prepare`` finds an entry
+    write path (:mod:`affidavit.registry.writer`, group commit): ``prepare`` finds an entry
     registered before (no second leaf) after the writer lock, else checks the log is healthy;
     ``apply`` sequences the leaf entry and stores the row in the batch's transaction, so the leaf
     and its row commit together. The job's result is the leaf's place, for
-    :meth:`~affidavit.registry.sequencer.Sequencer.integrated`."""
+    :meth:`~affidavit.registry.writer.LogWriter.integrated`."""
     entry = statement.leaf_entry
 
     def prepare() -> Sequenced | None:
-        _tables(state)
         with state.tables.store.read() as db:
             row = db.execute(
                 "SELECT leaf_index FROM scitt_entries WHERE entry_id = $1", (entry.hex(),)
@@ -224,26 +219,24 @@ def integrated_receipt(
     return _signed(state, statement.entry_id, statement.subject, place, root)
 
 
-def registration(state: RegistryState, entry_id: str) -> Registration | None:
-    """A fresh receipt of a registered entry (for the latest signed tree, signed first if the
-    log grew: docs/adr/0005 checks run there), or None.
+def registration(state: RegistryState, view: ReadView, entry_id: str) -> Registration | None:
+    """A fresh receipt of a registered entry, for the largest checkpoint the writer signed, read
+    on a reader thread (``view``; docs/adr/0024: a GET never signs a head or writes), or None.
 
     Raises:
         ``log.integrity``: the log's path does not lead to the signed checkpoint's root.
     """
-    _tables(state)
-    with state.tables.store.read() as db:
+    with view.tables.store.read() as db:
         row = db.execute(
             "SELECT leaf_index, subject FROM scitt_entries WHERE entry_id = $1", (entry_id,)
         ).fetchone()
     if row is None:
         return None
     index = int(row[0])
-    latest_checkpoint(state)
-    head = state.log.latest_checkpoint()
-    if head is None or head.tree_size <= index:  # pragma: no cover - signed just above
+    head = view.log.largest_head("checkpoint")  # signed at integration (docs/adr/0024)
+    if head is None or head.tree_size <= index:  # pragma: no cover - integrated before it
         raise LogError("log.unhealthy", "no signed checkpoint covers the entry")
-    place = (index, head.tree_size, state.log.inclusion_proof(index, head.tree_size).path)
+    place = (index, head.tree_size, view.log.inclusion_proof(index, head.tree_size).path)
     return _signed(state, entry_id, str(row[1]), place, bytes.fromhex(head.root_hash))
 
 
@@ -276,9 +269,9 @@ def _signed(
     return Registration(entry_id, index, tree_size, root, receipt)
 
 
-def service_keys(state: RegistryState) -> list[CoseKey]:
+def service_keys(view: ReadView) -> list[CoseKey]:
     """The receipt-signing keys, every key of the log's history (SCRAPI: retired keys stay
-    available while receipts they signed may be verified)."""
+    available while receipts they signed may be verified), read on a reader thread."""
     return [
-        CoseKey.from_ed25519(entry.public_key, entry.key_id) for entry in state.log.key_history()
+        CoseKey.from_ed25519(entry.public_key, entry.key_id) for entry in view.log.key_history()
     ]

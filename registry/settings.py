@@ -36,11 +36,11 @@ Environment variables (the contracts directory as in seed 003 "Register"):
 - ``AFFIDAVIT_WITNESS_INTERVAL``: seconds between cosigning rounds (``10``)
 - ``AFFIDAVIT_WITNESS_TIMEOUT``: seconds one add-checkpoint request may take (``5``)
 - ``AFFIDAVIT_WRITE_BATCH``: writes committed together at most, one transaction and one fsync
-  (``512``; ``1`` commits each write alone; :mod:`affidavit.registry.sequencer`)
+  (``512``; ``1`` commits each write alone; :mod:`affidavit.registry.writer`)
 - ``AFFIDAVIT_LOG_QUEUE``: writes waiting at most; more are refused with 503
   ``registry.queue_full`` and ``Retry-After`` (``8192``)
 - ``AFFIDAVIT_INTEGRATE_INTERVAL``: seconds between integrations of sequenced entries into the
-  tree, each signing one checkpoint (``0.1``; :mod:`affidavit.registry.integrator`)
+  tree, each signing one checkpoint (``0.1``; :mod:`affidavit.registry.writer`)
 - ``AFFIDAVIT_INTEGRATE_BATCH``: sequenced entries that start an integration at once (``1024``)
 - ``AFFIDAVIT_INTEGRATION_WAIT``: seconds a request waits for a signed checkpoint to cover its
   entry before 503 ``registry.integration_pending`` (``30``)
@@ -151,7 +151,7 @@ class Settings:
     witnesses: tuple[str, ...] = ()
     witness_interval_s: float = 10.0
     witness_timeout_s: float = 5.0
-    # The write path (registry/sequencer.py) and the integrator (registry/integrator.py).
+    # The log's write path (registry/writer.py): group commit, then integration.
     write_batch: int = 512
     log_queue: int = 8192
     integrate_interval_s: float = 0.1

@@ -30,15 +30,16 @@ from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.store import Store
-from affidavit.registry import contracts
+from affidavit.registry import contracts, scitt
 from affidavit.registry.catalog import Snapshot
 from affidavit.registry.db import RegistryTables, refuse_lost_database
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.integrity import index_stored_facts
-from affidavit.registry.lookup import IndexedLog, catch_up_all
+from affidavit.registry.lookup import catch_up, catch_up_all
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState, utc_now
 from affidavit.registry.threads import DbThread, ReadPool
+from affidavit.registry.writer import LogWriter
 from affidavit.verify import errors
 
 __all__ = ["check_log", "open_state"]
@@ -76,6 +77,15 @@ def open_state(
             log=log,
             facts=facts,
             snapshot=Snapshot.build([], node_url=settings.node_url),
+            writer=LogWriter(
+                db=db,
+                readers=readers,
+                tables=tables,
+                log=log,
+                clock=clock,
+                settings=settings,
+                after_integration=lambda: catch_up(tables, log),  # the lookup index, in step
+            ),
             readers=readers,
         )
         db.call(contracts.start, state)
@@ -142,7 +152,7 @@ def check_log(
     log_id: str,
     *,
     clock: Callable[[], datetime] = utc_now,
-) -> IndexedLog:
+) -> TransparencyLog:
     """The start-up check of the log in ``store``, as :func:`open_state` runs it: opened bound
     to the key's signed state file, the log the settings name under the key it was started with,
     then the tree against every head it signed, and every node.
@@ -170,7 +180,7 @@ def check_log(
 
 def _open_bound(
     store: Store, key: SigningKey, clock: Callable[[], datetime], state_file: Path
-) -> IndexedLog:
+) -> TransparencyLog:
     """The log opened bound to the key's signed state file (which it must extend); a refusal is
     taken again under the writer lock (:func:`_check_integrity`: a signer on another instance
     writes the state before its COMMIT).
@@ -179,14 +189,12 @@ def _open_bound(
         ``log.not_found``, ``log.state_mismatch`` (under the writer lock too), ``log.*``.
     """
     try:
-        log = IndexedLog.open(store, key, clock=clock, state_file=state_file)
+        return TransparencyLog.open(store, key, clock=clock, state_file=state_file)
     except LogError as e:
         if e.code != "log.state_mismatch":
             raise
         with store.write():
-            log = IndexedLog.open(store, key, clock=clock, state_file=state_file)
-    assert isinstance(log, IndexedLog)  # opened through IndexedLog (cls)
-    return log
+            return TransparencyLog.open(store, key, clock=clock, state_file=state_file)
 
 
 def _check_integrity(log: TransparencyLog) -> None:
@@ -270,12 +278,13 @@ def _open_storage(
     # row, a contract row and its log leaf, commit together (docs/adr/0017).
     facts = FactStore.sharing(store)
     tables = RegistryTables.open(settings.database_path, store=store)
+    store.migrate(scitt.COMPONENT, scitt.MIGRATIONS)  # once, here: never per call (issue 32)
     try:
         log: TransparencyLog = check_log(store, key, state_file, settings.log_id, clock=clock)
     except LogError as e:
         if e.code != "log.not_found":
             raise
-        log = IndexedLog.create(store, key, settings.log_id, clock=clock, state_file=state_file)
-    assert isinstance(log, IndexedLog)  # opened through IndexedLog (cls)
-    log.lookup_tables = tables  # appends file their leaves from now on
+        log = TransparencyLog.create(
+            store, key, settings.log_id, clock=clock, state_file=state_file
+        )
     return tables, log, facts

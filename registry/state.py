@@ -1,4 +1,5 @@
-"""The running registry's state: settings, clock, key, database thread, log, fact store, catalog.
+"""The running registry's state: settings, clock, key, database thread, log, its writer, fact
+store, catalog.
 
 Opened once per process (:func:`affidavit.registry.startup.open_state`, by ``registry serve``
 before the server starts, or by the app's lifespan) and closed on shutdown. Every writing
@@ -31,6 +32,7 @@ from affidavit.registry.db import RegistryTables
 from affidavit.registry.probe import StoreProbe
 from affidavit.registry.settings import Settings
 from affidavit.registry.threads import DbThread, ReadPool, ReadView
+from affidavit.registry.writer import LogWriter
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
@@ -54,8 +56,8 @@ class RegistryState:
     log: TransparencyLog
     facts: FactStore
     snapshot: Snapshot
+    writer: LogWriter  # the log's write path (docs/adr/0024), started by the app's lifespan
     readers: ReadPool | None = None
-    unhealthy: str | None = None  # why the log refuses to sign (docs/adr/0005), else None
     store: dict[str, Any] = field(default_factory=dict)  # {kind, schema}: what health reports
     builtin_ids: frozenset[str] = frozenset()
     loaded: list[Any] = field(default_factory=list)  # built-in and directory CatalogRecords
@@ -64,15 +66,13 @@ class RegistryState:
     # The manifest_version the snapshot was built at: another instance on the same database bumps
     # it when it publishes (docs/adr/0013), and contracts.sync rebuilds the snapshot then.
     catalog_version: str | None = None
-    sth_cache: dict[int, dict[str, Any]] = field(default_factory=dict)
-    checkpoint_cache: dict[int, str] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
     probe: StoreProbe | None = None  # is the store usable (/v1/health), started by the app
-    # The one write path (group commit, sequencing: a registry.sequencer.Sequencer) and the
-    # integrator (registry.integrator.Integrator), started by the app's lifespan; None outside a
-    # running server. Typed Any: both modules import this one (tests/test_layering.py).
-    sequencer: Any = None
-    integrator: Any = None
+
+    @property
+    def unhealthy(self) -> str | None:
+        """Why the log refuses to sign (docs/adr/0005), else None (the writer's)."""
+        return self.writer.unhealthy
 
     def probe_store(self) -> StoreProbe:
         """The store probe of ``/v1/health`` (made on first use; closed with the state)."""
@@ -113,9 +113,7 @@ class RegistryState:
 
     def mark_unhealthy(self, error: errors.AffidavitError) -> None:
         """Stop signing: the stored tree contradicts a head this log signed (docs/adr/0005)."""
-        if self.unhealthy is None:
-            _LOG.error("log unhealthy, refusing to sign: %s: %s", error.code, error.message)
-            self.unhealthy = f"the log refuses to sign: {error.message}"
+        self.writer.mark_unhealthy(error)
 
     def close(self) -> None:
         """Drain the database thread and close every connection."""

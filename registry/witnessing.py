@@ -49,7 +49,6 @@ from affidavit.registry.clients.witness import (
     bad_response,
     parse_witnesses,
 )
-from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.state import RegistryState
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import (
@@ -361,7 +360,10 @@ class CosigningTask:
         ]
         if not due:
             return []
-        signed = await state.db.run(latest_checkpoint, state)  # log.unhealthy: the loop logs it
+        recorded = await state.read(lambda view: view.log.largest_head("checkpoint"))
+        if recorded is None:  # nothing signed yet (docs/adr/0024: the writer signs, not this)
+            return []
+        signed = recorded.document
         note = log_signed_note(signed, state.key.public_key)
         reports = await asyncio.to_thread(  # no database transaction open there; the next
             collect, due, note, self._proof, timeout=self.timeout, tries=1, hints=self._hints
@@ -369,7 +371,9 @@ class CosigningTask:
         lines = [line for report in reports for line in report.lines]
         cosigned_size = parse_checkpoint_body(parse_note(note).text).tree_size
         if lines:
-            await state.db.run(_record_in_state, state, note, cosigned_size, lines)
+            cosigned = await state.db.run(record_cosignatures, state.log, note, lines)
+            if cosigned is not None:
+                state.writer.cosigned(cosigned_size, cosigned)
         for report in reports:
             self._account(report, cosigned_size)
         return reports
@@ -400,13 +404,3 @@ class CosigningTask:
             error.message if error else "-",
             delay,
         )
-
-
-def _record_in_state(state: RegistryState, note: str, size: int, lines: Sequence[str]) -> None:
-    """On the writer thread: record the lines on ``note`` (of ``size``), and serve the cosigned
-    note from the checkpoint cache when it still holds that size."""
-    recorded = record_cosignatures(state.log, note, lines)
-    if recorded is None:
-        return
-    if size in state.checkpoint_cache:
-        state.checkpoint_cache[size] = recorded

@@ -33,7 +33,7 @@ async def publish(request: Request) -> Response:
     declaration = await read_json_object(request, "the contract")
     state = request.app.state.registry
     job = publication.publish_job(state, declaration, key)
-    published = await state.sequencer.run(job, wait=True)  # answered under a signed head
+    published = await state.writer.run(job, wait=True)  # answered under a signed head
     body = await publication.answer(state, published)
     return json_response(body, status=201 if published.created else 200)
 
@@ -47,7 +47,7 @@ async def patch(request: Request) -> Response:
     state = request.app.state.registry
     version = request.path_params["version"]
     job = publication.patch_job(state, authorized, version, changes)
-    published = await state.sequencer.run(job, wait=True)
+    published = await state.writer.run(job, wait=True)
     return json_response(await publication.answer(state, published))
 
 

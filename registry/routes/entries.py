@@ -1,9 +1,9 @@
 """Log entries from many writers (docs/transparency.md "Writing to the log"; issue 24).
 
 ``POST /v1/log/entries`` (scope ``log:write``): the body is the entry's bytes, 1 to 65,535
-(:data:`~affidavit.registry.sequencer.MAX_ENTRY_BYTES`, the largest entry a tlog-tiles entry
+(:data:`~affidavit.registry.writer.MAX_ENTRY_BYTES`, the largest entry a tlog-tiles entry
 bundle holds). The answer comes once the entry is durably sequenced
-(:meth:`~affidavit.registry.sequencer.Sequencer.submit`, group commit):
+(:meth:`~affidavit.registry.writer.LogWriter.submit`, group commit):
 
 - 201 ``{"index": N, "leaf_hash": hex}``: sequenced now at index N;
 - 200, the same shape: an entry with this leaf hash is in the log already, at its first index N
@@ -29,7 +29,7 @@ from typing import Final
 from affidavit.registry.auth import check_scope
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, json_response, read_body
-from affidavit.registry.sequencer import MAX_ENTRY_BYTES, Sequencer
+from affidavit.registry.writer import MAX_ENTRY_BYTES, LogWriter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -53,11 +53,11 @@ async def post_entry(request: Request) -> Response:
     body = await read_body(request, MAX_ENTRY_BYTES, state.settings.body_timeout_s)
     if not body:
         raise RegistryError("http.body_empty", "a log entry is at least one byte")
-    sequencer: Sequencer = state.sequencer
-    placed = await sequencer.submit(body, wait=wait == "integrated")
+    writer: LogWriter = state.writer
+    placed = await writer.submit(body, wait=wait == "integrated")
     status = 201 if placed.created else 200
     if wait == "integrated":
-        return json_response((await sequencer.integrated(placed)).to_json(), status=status)
+        return json_response((await writer.integrated(placed)).to_json(), status=status)
     return json_response({"index": placed.index, "leaf_hash": placed.leaf_hash.hex()}, status)
 
 

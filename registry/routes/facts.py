@@ -32,8 +32,8 @@ from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore, PlanCo
 from affidavit.registry.auth import check_scope, readable_fact_scopes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
-from affidavit.registry.sequencer import Batch, Job
 from affidavit.registry.state import RegistryState
+from affidavit.registry.writes import Batch, Job
 from affidavit.verify import errors
 from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
 from affidavit.verify.lineage.stigmem import assert_request_to_fact, fact_record
@@ -61,7 +61,7 @@ def _store_job(
     state: RegistryState, facts: list[Fact], readable: frozenset[str]
 ) -> Job[Any, AddResult]:
     """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole),
-    a job of the one write path (registry/sequencer.py: many requests commit together). The
+    a job of the one write path (registry/writer.py: many requests commit together). The
     requests of one write batch share their reads (the fact store's :class:`PlanContext`: each
     sees what the earlier ones planned) and their writes, done once for all of them before
     COMMIT (:func:`_write_facts`): a handful of statements per batch, not per request. A fact
@@ -96,7 +96,7 @@ def _store_job(
 
 def _context(state: RegistryState) -> PlanContext:
     """The fact plans' shared context of the write batch being run (database thread)."""
-    batch = state.sequencer.batch
+    batch = state.writer.batch
     if batch is None:  # pragma: no cover - jobs run inside a batch
         return state.facts.context()
     context: PlanContext | None = batch.get("facts_context")
@@ -119,7 +119,7 @@ async def put_facts(request: Request) -> Response:
     check_scope(key, "facts:write")
     facts = _parse_batch(await read_json_body(request))
     state = request.app.state.registry
-    result = await state.sequencer.run(_store_job(state, facts, readable_fact_scopes(key)))
+    result = await state.writer.run(_store_job(state, facts, readable_fact_scopes(key)))
     body = {"added": list(result.added), "existing": list(result.existing)}
     return json_response(body, status=201 if result.added else 200)
 
@@ -131,7 +131,7 @@ async def post_fact(request: Request) -> Response:
     state = request.app.state.registry
     document = assert_request_to_fact(await read_json_body(request), now=state.now())
     fact = parse_fact(document, what="fact")
-    result = await state.sequencer.run(_store_job(state, [fact], readable_fact_scopes(key)))
+    result = await state.writer.run(_store_job(state, [fact], readable_fact_scopes(key)))
     return json_response(fact_record(fact), status=201 if result.added else 200)
 
 

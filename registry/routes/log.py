@@ -14,9 +14,10 @@
 - ``GET /protocol/merkle/leaf/{index}``: one leaf.
 
 Leaf data is returned base64 (``leaf_data_b64``) with its leaf hash; registry leaves are JSON.
-Only ``latest`` and ``checkpoint`` may sign, so only they use the writer thread, and ``latest``
-only when the head of the current size is not in memory already; every other route reads on the
-reader threads (:meth:`RegistryState.read`) and never waits behind a write.
+No route signs or writes (docs/adr/0024): the heads were signed by the writer at integration,
+and every route reads on the reader threads (:meth:`RegistryState.read`), never waiting behind a
+write. ``latest`` and ``checkpoint`` serve the heads the writer holds in memory when they cover
+the size read, else the recorded ones; a tree grown outside the writer is signed by it first.
 """
 
 from __future__ import annotations
@@ -25,12 +26,7 @@ import base64
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.logview import (
-    inclusion_json,
-    latest_checkpoint,
-    latest_head,
-    recorded_head,
-)
+from affidavit.registry.logview import inclusion_json, recorded_head
 from affidavit.registry.routes._http import int_param, json_response
 from affidavit.registry.state import ReadView
 from starlette.requests import Request
@@ -60,36 +56,36 @@ async def public_key(request: Request) -> Response:
 
 
 async def latest(request: Request) -> Response:
-    """The current signed tree head: served from memory when this instance holds the head of the
-    current size (the size read in one statement on a reader); else on the writer thread, which
-    serves the recorded head of that size or signs one."""
+    """The signed tree head of the current size, as the writer signed it at integration (from
+    memory, else as recorded; docs/adr/0024: never signed here)."""
     state = request.app.state.registry
-    size = await state.read_single(_size)
-    cached = state.sth_cache.get(size)
-    if cached is not None and state.unhealthy is None:
-        return json_response(cached)
-    return json_response(await state.db.run(latest_head, state))
+    heads = await state.writer.current()
+    document = heads.signed_tree_head
+    if document is None:  # a checkpoint recorded without a tree head of its size (older logs)
+        document = await state.read(_largest_head)
+    return json_response(document)
 
 
-def _size(view: ReadView) -> int:
-    size: int = view.log.size
-    return size
+def _largest_head(view: ReadView) -> dict[str, Any]:
+    found = view.log.largest_head("sth")
+    return recorded_head(view.log, 0 if found is None else found.tree_size)
 
 
 async def sth(request: Request) -> Response:
     """A recorded head of one size."""
     state = request.app.state.registry
     size = int_param(request, "tree_size", path=True)
-    cached = state.sth_cache.get(size)
-    if cached is not None:
-        return json_response(cached)
+    heads = state.writer.heads
+    if heads is not None and heads.tree_size == size and heads.signed_tree_head is not None:
+        return json_response(heads.signed_tree_head)
     return json_response(await state.read(lambda view: recorded_head(view.log, size)))
 
 
 async def checkpoint(request: Request) -> Response:
-    """A C2SP checkpoint of the current size."""
+    """The C2SP checkpoint of the current size, as the writer signed it (with the witnesses'
+    cosignatures this process recorded)."""
     state = request.app.state.registry
-    note = await state.db.run(latest_checkpoint, state)
+    note = (await state.writer.current()).checkpoint
     return Response(note.encode("utf-8"), media_type="text/plain; charset=utf-8")
 
 

@@ -40,7 +40,7 @@ from affidavit.registry.errors import (
     public_body,
 )
 from affidavit.registry.routes._http import read_body
-from affidavit.registry.state import RegistryState
+from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify import errors
 from affidavit.verify.json.forms import is_hex64
 from affidavit.verify.scitt.cbor import MAX_CBOR_BYTES, encode
@@ -188,10 +188,8 @@ def _receipt_response(request: Request, done: scitt.Registration, status: int) -
 async def _register(state: RegistryState, statement: SignedStatement) -> scitt.Registration:
     """Sequence the statement through the one write path, wait until a signed checkpoint covers
     it, and sign its receipt over that checkpoint's tree."""
-    sequencer = state.sequencer
-    assert sequencer is not None  # started by the app's lifespan
-    placed = await sequencer.run(scitt.register_job(state, statement))
-    proven = await sequencer.integrated(placed)
+    placed = await state.writer.run(scitt.register_job(state, statement))
+    proven = await state.writer.integrated(placed)
     return scitt.integrated_receipt(state, statement, proven)
 
 
@@ -232,7 +230,7 @@ async def entry(request: Request, service: _Service, state: RegistryState) -> Re
     failed = service.failures.get(entry_id)
     if failed is not None:
         raise failed
-    done = await state.db.run(scitt.registration, state, entry_id)
+    done = await state.read(lambda view: scitt.registration(state, view, entry_id))
     if done is None:
         raise errors.ScittError(
             "scitt.entry_not_found", f"no registration {entry_id} is known to this service"
@@ -240,13 +238,13 @@ async def entry(request: Request, service: _Service, state: RegistryState) -> Re
     return _receipt_response(request, done, 200)
 
 
-def _key_set(state: RegistryState) -> list[dict[int, Any]]:
-    return [key.to_cose() for key in scitt.service_keys(state)]
+def _key_set(view: ReadView) -> list[dict[int, Any]]:
+    return [key.to_cose() for key in scitt.service_keys(view)]
 
 
 async def keys(request: Request, service: _Service, state: RegistryState) -> Response:  # noqa: ARG001
     """``GET /.well-known/scitt-keys``: the COSE Key Set."""
-    found = await state.db.run(_key_set, state)
+    found = await state.read(_key_set)
     return Response(encode(found), media_type=CBOR_TYPE)
 
 
@@ -258,7 +256,7 @@ async def key(request: Request, service: _Service, state: RegistryState) -> Resp
     except (binascii.Error, ValueError):
         kid = b""
     canonical = base64.urlsafe_b64encode(kid).rstrip(b"=") == text.encode()
-    for candidate in await state.db.run(_key_set, state):
+    for candidate in await state.read(_key_set):
         if kid and canonical and candidate[2] == kid:  # label 2: kid (RFC 9052 §7.1)
             return Response(encode(candidate), media_type=CBOR_TYPE)
     raise RegistryError("registry.not_found", "no key could be found for this kid value")

@@ -2,8 +2,9 @@
 ``/tlog/``: the same bytes ``affidavit log tiles`` writes to a folder, computed from the database.
 
 - ``GET /tlog/checkpoint``: the latest recorded checkpoint when it covers the current size
-  (with any witness cosignatures), else one signed on the writer thread as
-  ``/protocol/merkle/checkpoint`` does. ``text/plain; charset=utf-8``, ``max-age=5``: the spec's
+  (with any witness cosignatures), else the one the writer signs, as
+  ``/protocol/merkle/checkpoint`` serves it (docs/adr/0024: no GET signs).
+  ``text/plain; charset=utf-8``, ``max-age=5``: the spec's
   "SHOULD prevent caching beyond a few seconds".
 - ``GET /tlog/key-rotations``: the log's key rotation statements, one per line, oldest first
   (docs/adr/0011; what ``affidavit log tiles`` writes beside the checkpoint, and what a monitor
@@ -27,7 +28,6 @@ from typing import Final
 
 from affidavit.attest.log.tiles import rotations_bytes, tile_bytes
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import latest_checkpoint
 from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify.tlog.layout import parse_tile_path
 from affidavit.verify.tlog.rotation import ROTATIONS_PATH
@@ -51,19 +51,15 @@ def _recorded(view: ReadView) -> str | None:
     return None
 
 
-def _current(state: RegistryState) -> str:
-    """On the writer thread: the recorded checkpoint of the current size, else a new one."""
-    latest = state.log.latest_checkpoint()
-    if latest is not None and latest.tree_size == state.log.size:
-        return latest.document
-    return latest_checkpoint(state)
-
-
 async def served_checkpoint(state: RegistryState) -> str:
     """The checkpoint of the current size, as ``GET /tlog/checkpoint`` serves it (and as
-    ``GET /v1/lookup`` hands it out with the proofs that lead to it)."""
+    ``GET /v1/lookup`` hands it out with the proofs that lead to it): the recorded one, with its
+    cosignatures, else what the writer signs (docs/adr/0024: never signed here)."""
     note = await state.read_single(_recorded)
-    return note if note is not None else await state.db.run(_current, state)
+    if note is not None:
+        return note
+    checkpoint: str = (await state.writer.current()).checkpoint
+    return checkpoint
 
 
 async def checkpoint(request: Request) -> Response:

@@ -6,7 +6,7 @@ so no entry bundle ever holds an entry a mirror cannot read."""
 from __future__ import annotations
 
 import pytest
-from affidavit.registry.sequencer import MAX_ENTRY_BYTES
+from affidavit.registry.writer import MAX_ENTRY_BYTES
 from affidavit.verify.tlog.layout import parse_bundle
 
 from tests.registry.conftest import SpecClient

@@ -5,14 +5,15 @@ with its code, nothing written). Real processes under load: tests/registry/test_
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from affidavit.attest.keyring import derive_test_key
 from affidavit.registry.errors import RETRY_AFTER_S
-from affidavit.registry.sequencer import MAX_ENTRY_BYTES, Sequencer
 from affidavit.registry.settings import Settings
 from affidavit.registry.startup import open_state
+from affidavit.registry.writer import MAX_ENTRY_BYTES, LogWriter
 from affidavit.verify.crypto.checkpoint import NoteVerifier, verify_checkpoint
 from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.crypto.merkle import leaf_hash, verify_inclusion
@@ -131,19 +132,27 @@ def test_a_full_queue_refuses_at_once_and_drops_nothing(tmp_path: Path) -> None:
     state = open_state(settings, signing_key=derive_test_key("queue test"))  # TEST-ONLY key
 
     async def scenario() -> None:
-        sequencer = Sequencer(state, max_queue=2, max_batch=8, wait_s=5)
-        sequencer._wake = asyncio.Event()  # queued, the writer loop not started yet
-        waiting = [asyncio.create_task(sequencer.submit(f"e{i}".encode())) for i in range(2)]
+        limits = replace(settings, log_queue=2, write_batch=8, integration_wait_s=5)
+        assert state.readers is not None
+        writer = LogWriter(
+            db=state.db,
+            readers=state.readers,
+            tables=state.tables,
+            log=state.log,
+            clock=state.clock,
+            settings=limits,
+        )
+        writer._wake = asyncio.Event()  # queued, the writer loop not started yet
+        waiting = [asyncio.create_task(writer.submit(f"e{i}".encode())) for i in range(2)]
         await asyncio.sleep(0)
         with raises_code("registry.queue_full") as refused:
-            await sequencer.submit(b"one too many")
+            await writer.submit(b"one too many")
         assert RETRY_AFTER_S[refused.value.code] == 1  # answered 503 with Retry-After
-        sequencer._wake = None
-        sequencer.start()
-        sequencer._wake.set()  # type: ignore[attr-defined]
+        await writer.start()
+        writer._wake.set()  # type: ignore[union-attr]
         placed = await asyncio.gather(*waiting)
         assert [p.index for p in placed] == [0, 1]  # the queued ones were all written
-        await sequencer.stop()
+        await writer.stop()
 
     try:
         asyncio.run(scenario())

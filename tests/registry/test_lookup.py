@@ -136,17 +136,26 @@ def test_index_rows_commit_with_their_leaf_or_not_at_all(client: SpecClient) -> 
     state = client.client.app.state.registry
     digest = sha256_hex(b"rolled back")
 
-    def fail_after_append() -> None:
+    def integrate() -> None:  # the writer's step 1: integrate, then its after-integration hook
+        state.log.integrate()
+        state.writer.after_integration()
+
+    def fail_after_integration() -> None:
         with state.tables.transaction():
-            state.log.append([b"rolled back"])
+            state.log.sequence([b"rolled back"])
+            integrate()
             assert state.tables.lookup_size() == state.log.size  # filed in the same transaction
-            raise RuntimeError("the transaction fails after the append")
+            raise RuntimeError("the transaction fails after the integration")
 
     with pytest.raises(RuntimeError):
-        state.db.call(fail_after_append)
+        state.db.call(fail_after_integration)
     assert state.db.call(lambda: (state.log.size, state.tables.lookup_size())) == (0, 0)
     assert _proven(client, digest)["entries"] == []
-    state.db.call(state.log.append, [b"rolled back"])
+    placed = client.request(
+        "POST", "/v1/log/entries", raw=b"rolled back", key=make_key(state.settings, "log:write"),
+        headers={"Content-Type": "application/octet-stream"}, params={"wait": "integrated"},
+    )  # fmt: skip
+    assert placed.status_code == 201
     assert state.db.call(state.tables.lookup_size) == 1
     found = _proven(client, digest)["entries"]
     assert [(e["index"], e["kind"], e["matched"]) for e in found] == [(0, "raw", ["data_sha256"])]
@@ -177,6 +186,7 @@ def test_reindex_rebuilds_the_same_index_from_the_log(
         client.request("POST", CONTRACTS, json_body=contract(version=version), key=keys["publish"])
     state = client.client.app.state.registry
     state.db.call(state.log.append_leaf_hashes, [b"\x07" * 32])  # no data: its leaf hash only
+    state.db.call(state.writer.after_integration)  # as the writer's next round files it
     before = state.db.call(_rows, state.tables.store)
     assert (b"\x07" * 32, 2, "leaf_hash", "hash_only") in before
     where = ["--data-dir", str(settings.data_dir)]
