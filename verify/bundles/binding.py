@@ -97,14 +97,24 @@ def bind_leaf(events: Sequence[Event], inclusion: Inclusion) -> tuple[str, int |
     target = inclusion.claimed_leaf
     if target is None:  # claimed, but not 64 lowercase hex
         return UNBOUND, None
-    matches = [
-        index
-        for index, event in enumerate(events)
-        if hmac.compare_digest(leaf_hash(leaf_data(event.raw)), target)
-    ]
-    if len(matches) == 1:
-        return BOUND, matches[0]
-    return (UNBOUND if not matches else AMBIGUOUS), None
+    # The bound event of a bundle that verifies is its last (nothing may follow it): look from
+    # the end, and hash one leaf, not every event's.
+    for index in range(len(events) - 1, -1, -1):
+        if hmac.compare_digest(leaf_hash(leaf_data(events[index].raw)), target):
+            break
+    else:
+        return UNBOUND, None
+    # Two events have the same leaf bytes exactly when their five leaf fields are equal (a string
+    # has one py-compact form): an earlier event with the same fields recomputes the leaf too.
+    fields = _leaf_fields(events[index])
+    if any(_leaf_fields(other) == fields for other in events[:index]):
+        return AMBIGUOUS, None
+    return BOUND, index
+
+
+def _leaf_fields(event: Event) -> tuple[str, ...]:
+    """What :func:`~.events.leaf_data` encodes of ``event`` (docs/formats.md §4 "Merkle log")."""
+    return event.deal_id, event.hash, event.event_id, event.event_type, event.timestamp
 
 
 def cross_reference(
