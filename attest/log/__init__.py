@@ -8,11 +8,11 @@
 ...     log.append([b"a", b"b"])
 [0, 1]
 
-:mod:`.transparency` is the log (create, open, append, keys), with :mod:`.reading` (sizes, roots,
-entries, proofs) and :mod:`.heads` (tree heads, checkpoints, cosignatures) as its halves;
+:mod:`.transparency` is the log, one class read top to bottom (create, open, append, sequence,
+read and prove, sign heads and checkpoints, check itself against what it signed, keys);
 :mod:`.sequencing` files entries before they join the tree (docs/adr/0018); :mod:`.storage`,
-:mod:`.tree` and :mod:`.types` are its tables, nodes and wire objects; :mod:`.check`,
-:mod:`.binding` and :mod:`.state` keep it from signing a damaged tree or forking (docs/adr/0005);
+:mod:`.tree` and :mod:`.types` are its tables, nodes and wire objects; :mod:`.state` (the signed
+state file) keeps it from forking (docs/adr/0005);
 :mod:`.keys` is its key history (docs/adr/0011); :mod:`.tiles` writes C2SP tiles and
 :mod:`.proofs` C2SP tlog-proofs.
 """
