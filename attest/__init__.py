@@ -11,8 +11,8 @@ The rooms: :mod:`.keyring` (private keys, publisher documents), :mod:`.files` (a
 files), :mod:`.host` (the one clock and capped file reader), :mod:`.plugins` (the installed
 plug-ins), :mod:`.stamp` (ProofPack bundles), :mod:`.receipts` (transformation receipts),
 :mod:`.scitt` (SCITT statements and receipts), :mod:`.errors` (``store.*``, ``log.*``); the
-subpackage :mod:`.log` lists its own; :mod:`.stores`, :mod:`.publishing` and :mod:`.intoto` are
-internal: each of their modules lists its own.
+subpackages :mod:`.log`, :mod:`.stores`, :mod:`.publishing` and :mod:`.intoto` are internal: each
+of their modules lists its own.
 """
 
 from __future__ import annotations

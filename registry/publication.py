@@ -29,15 +29,7 @@ from affidavit.attest.log.sequencing import Sequenced
 from affidavit.attest.log.types import InclusionProof
 from affidavit.attest.publishing.publish import set_lifecycle
 from affidavit.registry.auth import ApiKey, check_publisher
-from affidavit.registry.contracts import (
-    entry_for,
-    finish_catalog,
-    forget_catalog,
-    leaf_data,
-    require_clean,
-    stage,
-    sync,
-)
+from affidavit.registry.contracts import leaf_data, require_clean
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.logview import inclusion_json, recorded_head
 from affidavit.registry.state import ReadView, RegistryState
@@ -174,7 +166,7 @@ def publish_job(
     require_clean(declaration)  # a clean contract has a string adapter_id: authorized above
     adapter_id = str(declaration["adapter_id"])
     version = str(declaration["adapter_version"])
-    if adapter_id in state.builtin_ids:
+    if adapter_id in state.catalog.builtin_ids:
         raise RegistryError(
             "registry.version_conflict",
             f"{adapter_id} is a built-in contract (built-ins win)",
@@ -189,14 +181,14 @@ def publish_job(
             if existing.contract_hash != recomputed:
                 raise _conflict(adapter_id, version, existing.contract_hash, recomputed)
             return _found(existing.entry, existing.declaration, existing.leaf_index)
-        loaded = state.snapshot.find(adapter_id, version)
+        loaded = state.catalog.snapshot.find(adapter_id, version)
         if loaded is not None and loaded.entry.get("contract_hash") != recomputed:
             raise _conflict(adapter_id, version, str(loaded.entry.get("contract_hash")), recomputed)
         require_healthy(state)
         published_at = state.now()
         stored = dict(declaration.items())
         stored["published_at"] = published_at
-        entry = entry_for(state, stored, published_at, "third_party")
+        entry = state.catalog.entry_for(stored, published_at, "third_party")
         stored["status"] = entry["status"]
         stored["distribution_channel"] = entry["distribution_channel"]
         return _Change(entry, stored, new=True)
@@ -208,21 +200,19 @@ def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Jo
     """The job of a publication or lifecycle change: ``prepare`` finds the stored answer
     (:class:`Published`) or the new signed entry and declaration, which are then sequenced as
     one leaf and stored as the row, in the batch's transaction (the leaf and the row commit
-    together or not at all; :func:`~affidavit.registry.contracts.reconcile` stays as a safety
-    net for older databases)."""
+    together or not at all; :meth:`~affidavit.registry.contracts.ContractCatalog.reconcile`
+    stays as a safety net for older databases)."""
 
     def apply(prepared: Published | _Change, batch: Batch) -> Published:
         if isinstance(prepared, Published):
             return prepared
         entry, declaration = prepared.entry, prepared.declaration
         (placed,) = state.log.sequence([prepared.leaf])  # checked by the writer: _entries
-        batch["catalog_state"] = state
-        stage(state, entry, declaration, placed.index, batch, new=prepared.new)
+        catalog.stage(entry, declaration, placed.index, batch, new=prepared.new)
         return Published(True, entry, placed)
 
-    return Job(
-        prepare, apply, finish_catalog, lambda: forget_catalog(state), _leaf_of, entries=_entries
-    )
+    catalog = state.catalog
+    return Job(prepare, apply, catalog.finish, catalog.forget, _leaf_of, entries=_entries)
 
 
 def _entries(prepared: Published | _Change) -> list[bytes]:
@@ -235,12 +225,12 @@ def _leaf_of(published: Published) -> Sequenced:
 
 
 def _sync_once(state: RegistryState) -> None:
-    """:func:`~affidavit.registry.contracts.sync`, once per write batch: inside it the writer
-    lock is held, so what another instance committed cannot change until the batch commits
-    (docs/adr/0013)."""
+    """:meth:`~affidavit.registry.contracts.ContractCatalog.sync`, once per write batch: inside
+    it the writer lock is held, so what another instance committed cannot change until the batch
+    commits (docs/adr/0013)."""
     batch = state.writer.batch
     if batch is None or not batch.get("catalog_synced"):
-        sync(state)
+        state.catalog.sync()
         if batch is not None:
             batch["catalog_synced"] = True
 
@@ -324,7 +314,7 @@ def patch_job(
                 declaration[name] = patch[name]
         require_clean(declaration)  # the same lint as publication, before anything is signed
         published_at = str(row.entry.get("published_at", ""))
-        entry = entry_for(state, declaration, published_at, "third_party")
+        entry = state.catalog.entry_for(declaration, published_at, "third_party")
         if entry["entry_hash"] == row.entry.get("entry_hash") and declaration == row.declaration:
             return _found(row.entry, row.declaration, row.leaf_index)
         require_healthy(state)

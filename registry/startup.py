@@ -1,9 +1,10 @@
 """Opening the registry's state, and the start-up refusals (docs/adr/0005).
 
 :func:`open_state` opens the database (creating it), the key (generating it on first start), the
-log and the fact store, loads the contracts (:func:`affidavit.registry.contracts.start`) and
-indexes the stored facts (:func:`affidavit.registry.integrity.index_stored_facts`; a record it
-cannot index or read is listed in ``state.tables.degraded``, never fatal). It sits above both,
+log and the fact store, loads the contracts into the catalog
+(:meth:`~affidavit.registry.contracts.ContractCatalog.start`) and indexes the stored facts
+(:func:`affidavit.registry.integrity.index_stored_facts`; a record it cannot index or read is
+listed in ``state.tables.degraded``, never fatal). It sits above both,
 and above :mod:`affidavit.registry.state`, which they take: no module imports back
 (tests/test_layering.py).
 
@@ -30,14 +31,14 @@ from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.store import Store
-from affidavit.registry import contracts, scitt
-from affidavit.registry.catalog import Snapshot
+from affidavit.registry import scitt
+from affidavit.registry.contracts import ContractCatalog
 from affidavit.registry.db import RegistryTables, refuse_lost_database
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.integrity import index_stored_facts
 from affidavit.registry.lookup import catch_up, catch_up_all
 from affidavit.registry.settings import Settings
-from affidavit.registry.state import RegistryState, utc_now
+from affidavit.registry.state import RegistryState, StoreHealth, utc_now
 from affidavit.registry.threads import DbThread, ReadPool
 from affidavit.registry.writer import LogWriter
 from affidavit.verify import errors
@@ -68,6 +69,7 @@ def open_state(
         clock = clock or utc_now
         tables, log, facts = db.call(_open_storage_locked, settings, key, clock, state_file)
         readers = ReadPool(settings.database, settings.read_threads)
+        catalog = ContractCatalog(settings, key, tables, clock)
         state = RegistryState(
             settings=settings,
             clock=clock,
@@ -76,7 +78,8 @@ def open_state(
             tables=tables,
             log=log,
             facts=facts,
-            snapshot=Snapshot.build([], node_url=settings.node_url),
+            catalog=catalog,
+            health=StoreHealth(settings.database),
             writer=LogWriter(
                 db=db,
                 readers=readers,
@@ -88,10 +91,10 @@ def open_state(
             ),
             readers=readers,
         )
-        db.call(contracts.start, state)
+        db.call(catalog.start, log)
         db.call(index_stored_facts, tables, facts)
         db.call(catch_up_all, tables, log)  # the lookup index (registry/lookup.py)
-        state.store = db.call(_store_report, tables.store)
+        state.health.report = db.call(_store_report, tables.store)
     except BaseException:
         if readers is not None:
             readers.shutdown()

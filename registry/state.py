@@ -27,7 +27,7 @@ from affidavit.attest.keyring import SigningKey
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stores.facts import FactStore
 from affidavit.attest.stores.postgres import redact
-from affidavit.registry.catalog import Snapshot
+from affidavit.registry.contracts import ContractCatalog
 from affidavit.registry.db import RegistryTables
 from affidavit.registry.probe import StoreProbe
 from affidavit.registry.settings import Settings
@@ -36,7 +36,7 @@ from affidavit.registry.writer import LogWriter
 from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
-__all__ = ["ReadView", "RegistryState", "SigningKeyLike", "utc_now"]
+__all__ = ["ReadView", "RegistryState", "SigningKeyLike", "StoreHealth", "utc_now"]
 
 _LOG = logging.getLogger("affidavit.registry")
 SigningKeyLike = SigningKey
@@ -44,9 +44,34 @@ T = TypeVar("T")
 
 
 @dataclass(slots=True)
+class StoreHealth:
+    """What ``/v1/health`` says of the store: its kind and each component's schema version
+    (read once at start), and the probe that asks whether it answers now."""
+
+    database: str  # the database setting the probe opens its own connection to
+    report: dict[str, Any] = field(default_factory=dict)  # {kind, schema}
+    _probe: StoreProbe | None = None
+
+    def probe(self) -> StoreProbe:
+        """The store probe (its own thread and connection: registry/probe.py), made on first
+        use; closed with the state."""
+        if self._probe is None:
+            self._probe = StoreProbe(self.database)
+        return self._probe
+
+    def close(self) -> None:
+        """Close the probe, if one was made."""
+        if self._probe is not None:
+            self._probe.close()
+
+
+@dataclass(slots=True)
 class RegistryState:
-    """Everything a request handler needs. Mutable only through :mod:`registry.contracts`
-    (snapshot swaps) and the database thread."""
+    """Everything a request handler needs, as a few typed services: the settings and clock, the
+    key, the database thread and its tables, the log and its writer, the fact store, the contract
+    catalog (:class:`~affidavit.registry.contracts.ContractCatalog`), the store's health
+    (:class:`StoreHealth`) and the reader pool. Mutable only through the catalog (snapshot
+    swaps) and the database thread."""
 
     settings: Settings
     clock: Callable[[], datetime]
@@ -55,30 +80,15 @@ class RegistryState:
     tables: RegistryTables
     log: TransparencyLog
     facts: FactStore
-    snapshot: Snapshot
+    catalog: ContractCatalog  # the contracts, their snapshot, manifest and fixed documents
     writer: LogWriter  # the log's write path (docs/adr/0024), started by the app's lifespan
+    health: StoreHealth  # what /v1/health says of the store
     readers: ReadPool | None = None
-    store: dict[str, Any] = field(default_factory=dict)  # {kind, schema}: what health reports
-    builtin_ids: frozenset[str] = frozenset()
-    loaded: list[Any] = field(default_factory=list)  # built-in and directory CatalogRecords
-    records: dict[tuple[str, str], Any] = field(default_factory=dict)  # CatalogRecords by identity
-    manifest: tuple[bytes, str] | None = None  # (bytes, ETag) of the current snapshot, built lazily
-    # The manifest_version the snapshot was built at: another instance on the same database bumps
-    # it when it publishes (docs/adr/0013), and contracts.sync rebuilds the snapshot then.
-    catalog_version: str | None = None
-    documents: dict[str, bytes] = field(default_factory=dict)  # fixed response bodies
-    probe: StoreProbe | None = None  # is the store usable (/v1/health), started by the app
 
     @property
     def unhealthy(self) -> str | None:
         """Why the log refuses to sign (docs/adr/0005), else None (the writer's)."""
         return self.writer.unhealthy
-
-    def probe_store(self) -> StoreProbe:
-        """The store probe of ``/v1/health`` (made on first use; closed with the state)."""
-        if self.probe is None:
-            self.probe = StoreProbe(self.settings.database)
-        return self.probe
 
     def now(self) -> str:
         """The clock as ``YYYY-MM-DDTHH:MM:SSZ`` (verify/json/forms.py)."""
@@ -118,8 +128,7 @@ class RegistryState:
     def close(self) -> None:
         """Drain the database thread and close every connection."""
         try:
-            if self.probe is not None:
-                self.probe.close()
+            self.health.close()
             if self.readers is not None:
                 self.readers.shutdown()
             self.db.call(self._close_storage)

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("attest/intoto", "attest/stores", "attest/publishing", "registry/clients")
+ROOMS = (
+    "attest/intoto",
+    "attest/log",
+    "attest/stores",
+    "attest/publishing",
+    "registry/clients",
+)
 
 
 @pytest.mark.parametrize("room", ROOMS)

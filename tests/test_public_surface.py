@@ -32,7 +32,7 @@ import pytest
 ROOT: Final = Path(__file__).resolve().parents[1]
 PACKAGES: Final = ("verify", "attest", "registry", "cli", "witness")
 _WORD: Final = re.compile(r"\w+")
-# The lazy-names helper (PEP 562) that the front doors (and attest's log room, for now) share;
+# The lazy-names helper (PEP 562) that the package front doors share (no room below them uses it);
 # it lives in the lowest layer so that every package may import it.
 SHARED_PRIVATE: Final = {("affidavit.verify", "_lazy_names")}
 

@@ -15,8 +15,9 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree). Reading and
-proofs: :mod:`affidavit.attest.log.reading`; signing heads: :mod:`affidavit.attest.log.heads`.
+Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree). One class,
+read top to bottom (issue 32): life cycle, appending, sequencing, reading and proofs, signing
+heads, integrity against the signed heads and the state file, keys.
 
 Any subtree hash a proof needs is either one stored node or (for the one ragged right edge) a fold
 of at most log2(n) stored nodes, so proofs, roots and heads cost O(log n) point reads and never
@@ -28,7 +29,7 @@ Durability: appends commit a batch in one ``BEGIN IMMEDIATE`` transaction with `
 disk. A head is signed inside a write transaction over the committed size and recorded before it
 is returned: it only ever covers durably committed leaves, and every later head extends it.
 
-Integrity (docs/adr/0005-log-state-binding.md, :mod:`affidavit.attest.log.binding`): before a
+Integrity (docs/adr/0005-log-state-binding.md, the class's integrity section): before a
 head is signed, the tree is proven to extend every head signed so far and the signed state file
 beside the key; :meth:`TransparencyLog.create` refuses to start a new log when the key already
 signed heads of that log ID.
@@ -42,16 +43,17 @@ and :meth:`key_history` lists every key with its window.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Final, NamedTuple
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.heads import HeadSigning, format_timestamp
 from affidavit.attest.log.keys import (
     HistoryCache,
     LogKey,
@@ -65,8 +67,8 @@ from affidavit.attest.log.keys import (
     latest_head_time,
     load_history,
     rotation_time,
+    signing_entry,
 )
-from affidavit.attest.log.reading import MAX_ENTRIES_PER_CALL, TreeReads
 from affidavit.attest.log.sequencing import (
     MAX_INTEGRATE,
     STATUS_SQL,
@@ -78,27 +80,51 @@ from affidavit.attest.log.sequencing import (
     status_of,
 )
 from affidavit.attest.log.sequencing import next_index as _next_index
-from affidavit.attest.log.state import LogState, start_state
+from affidavit.attest.log.state import LogState, read_state_of, start_state, write_state
 from affidavit.attest.log.storage import (
     COMPONENT,
     MIGRATIONS,
+    entry_data,
+    head_of_size,
+    head_row,
+    heads_after,
     insert_entries,
     insert_meta,
     insert_nodes,
+    largest_head,
+    latest_head,
     read_meta,
+    record_head,
     store_for,
     update_meta,
 )
-from affidavit.attest.log.tree import NodeReader, extend, frontier, stored_size
+from affidavit.attest.log.tree import (
+    NodeReader,
+    check_index,
+    check_size,
+    extend,
+    frontier,
+    stored_size,
+)
 from affidavit.attest.log.types import (
     ConsistencyProof,
     InclusionProof,
     IssuedTreeHead,
     RecordedHead,
 )
-from affidavit.attest.stores.store import Store
-from affidavit.verify.crypto.keys import Ed25519PublicKey
-from affidavit.verify.crypto.merkle import leaf_hash
+from affidavit.attest.stores.store import Connection, Store
+from affidavit.verify.crypto.checkpoint import (
+    NoteVerifier,
+    checkpoint_body,
+    format_note,
+    note_signature_line,
+    parse_note,
+    verify_checkpoint,
+)
+from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
+from affidavit.verify.crypto.merkle import EMPTY_ROOT, leaf_hash, node_hash, verify_consistency
+from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
+from affidavit.verify.crypto.treehead import sth_message
 from affidavit.verify.errors import AffidavitError
 from affidavit.verify.json.forms import format_utc
 
@@ -113,18 +139,32 @@ __all__ = [
     "RecordedHead",
     "Sequenced",
     "TransparencyLog",
+    "format_timestamp",
 ]
 
+MAX_ENTRIES_PER_CALL: Final = 1000
 _LOG_ID = re.compile(r"^[\x21-\x7b\x7d\x7e]{1,200}$")  # printable ASCII, no space, no '|'
 
 
-class TransparencyLog(TreeReads, HeadSigning):
+def format_timestamp(moment: datetime) -> str:
+    """``moment`` as a head's timestamp (docs/formats.md §4: UTC, whole seconds).
+
+    Raises:
+        ``log.bad_timestamp``: ``moment`` is naive.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise LogError("log.bad_timestamp", "a tree head timestamp must be timezone-aware")
+    return format_utc(moment)  # docs/formats.md §4
+
+
+class TransparencyLog:
     """An append-only Merkle log in one SQLite database; build it with :meth:`create`/:meth:`open`.
 
     Append (:meth:`append`), read (:attr:`size`, :meth:`root`, :meth:`leaf`, :meth:`entries`),
-    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`; :class:`.reading.TreeReads`), sign
-    heads (:meth:`checkpoint`, :meth:`signed_tree_head`; :class:`.heads.HeadSigning`) and manage
-    keys (:meth:`key_history`, :meth:`rotate_key`).
+    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`), sign heads (:meth:`checkpoint`,
+    :meth:`signed_tree_head`, :meth:`sign_heads`), check itself against what it signed
+    (:meth:`verify_integrity`, :meth:`bind_state`) and manage keys (:meth:`key_history`,
+    :meth:`rotate_key`).
     """
 
     def __init__(
@@ -161,6 +201,8 @@ class TransparencyLog(TreeReads, HeadSigning):
         self._verified = HistoryCache()
         # (write transaction serial, next index): sequence() in the same transaction asks once
         self._next: tuple[int, int] | None = None
+        # the state file last read, by stat and the keys it was checked against
+        self._state_seen: tuple[tuple[object, ...], LogState | None] | None = None
         self.key_history()  # verified now: a log whose history does not verify is not opened
         if key is not None:
             self.set_key(key)
@@ -365,6 +407,429 @@ class TransparencyLog(TreeReads, HeadSigning):
         with self.store.read() as db:
             return _next_index(db)
 
+    # -- reading and proofs (RFC 9162 §2.1.3, §2.1.4) ------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """The number of committed leaves (one statement, outside any transaction: one round
+        trip on PostgreSQL; inside one, it joins it)."""
+        rows = self.store.query("SELECT max(idx) FROM log_nodes WHERE level = 0")
+        return 0 if not rows or rows[0][0] is None else int(rows[0][0]) + 1
+
+    def latest_signed(self) -> tuple[RecordedHead | None, int]:
+        """The checkpoint of the largest size recorded (its latest, cosigned copy), or None, and
+        the tree's size, in one statement (what ``/tlog/checkpoint`` serves when they agree)."""
+        rows = self.store.query(
+            "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), seq, kind, tree_size, "
+            "root_hash, timestamp, document FROM (SELECT 1 AS one) AS anchor LEFT JOIN "
+            "(SELECT seq, kind, tree_size, root_hash, timestamp, document FROM log_heads "
+            "WHERE kind = 'checkpoint' ORDER BY tree_size DESC, seq DESC LIMIT 1) AS head ON 1 = 1"
+        )
+        top, *head = rows[0]
+        size = 0 if top is None else int(top) + 1
+        if head[0] is None:
+            return None, size
+        return head_row(head), size
+
+    def root(self, size: int | None = None) -> bytes:
+        """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.
+
+        Raises:
+            ``log.size_out_of_range``: ``size`` is negative or beyond the log.
+        """
+        with self.store.read() as db:
+            n = check_size(db, size)
+            return NodeReader(db, self.store.path).range_hash(0, n)
+
+    def leaf_hash(self, index: int) -> bytes:
+        """The leaf hash of leaf ``index``.
+
+        Raises:
+            ``log.index_out_of_range``: no such leaf.
+        """
+        with self.store.read() as db:
+            check_index(index, stored_size(db))
+            return NodeReader(db, self.store.path).node(0, index)
+
+    def leaf(self, index: int) -> bytes:
+        """The data of leaf ``index``.
+
+        Raises:
+            ``log.index_out_of_range``: no such leaf.
+            ``log.no_entry_data``: the leaf was appended by hash only.
+        """
+        with self.store.read() as db:
+            check_index(index, stored_size(db))
+            return entry_data(db, index, index + 1)[0]
+
+    def entries(self, start: int, end: int) -> list[bytes]:
+        """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
+
+        Raises:
+            ``log.size_out_of_range``: the range is empty, reversed or beyond the log.
+            ``log.range_too_large``: more than :data:`MAX_ENTRIES_PER_CALL` entries.
+            ``log.no_entry_data``: a leaf in the range was appended by hash only.
+        """
+        if end - start > MAX_ENTRIES_PER_CALL:
+            raise LogError(
+                "log.range_too_large",
+                f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}",
+            )
+        with self.store.read() as db:
+            size = stored_size(db)
+            if not 0 <= start < end <= size:
+                raise LogError(
+                    "log.size_out_of_range",
+                    f"entries [{start}, {end}) are not a non-empty range within size {size}",
+                )
+            return entry_data(db, start, end)
+
+    # -- proofs ---------------------------------------------------------------------------------
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> InclusionProof:
+        """The inclusion proof of leaf ``index`` in the tree of ``size`` leaves (default: all).
+
+        Raises:
+            ``log.size_out_of_range``, ``log.index_out_of_range``.
+        """
+        with self.store.read() as db:
+            n = check_size(db, size)
+            check_index(index, n)
+            reader = NodeReader(db, self.store.path)
+            ranges = inclusion_ranges(index, n)
+            reader.prefetch([(0, index)])
+            reader.prefetch_ranges([*ranges, (0, n)])  # one statement for the whole proof
+            path = tuple(reader.range_hash(a, b) for a, b in ranges)
+            return InclusionProof(
+                leaf_index=index,
+                tree_size=n,
+                leaf_hash=reader.node(0, index),
+                root_hash=reader.range_hash(0, n),
+                path=path,
+                sides=tuple("left" if a <= index else "right" for a, _ in ranges),
+            )
+
+    def inclusion_paths(self, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
+        """The RFC 9162 §2.1.3 inclusion paths of leaves ``indexes`` in the tree of ``size``
+        leaves, leaf end first: one read transaction and one node read for all of them.
+
+        Raises:
+            ``log.size_out_of_range``, ``log.index_out_of_range``.
+        """
+        with self.store.read() as db:
+            n = check_size(db, size)
+            plans = []
+            for index in indexes:
+                check_index(index, n)
+                plans.append(inclusion_ranges(index, n))
+            reader = NodeReader(db, self.store.path)
+            reader.prefetch_ranges(r for plan in plans for r in plan)
+            return [tuple(reader.range_hash(a, b) for a, b in plan) for plan in plans]
+
+    def consistency_proof(self, first: int, second: int | None = None) -> ConsistencyProof:
+        """The consistency proof from size ``first`` to ``second`` (default: all).
+
+        Needs ``0 < first <= second``.
+
+        Raises:
+            ``log.size_out_of_range``: a size is zero, beyond the log, or the two are out of order.
+        """
+        with self.store.read() as db:
+            n = check_size(db, second)
+            if not 0 < first <= n:
+                raise LogError(
+                    "log.size_out_of_range",
+                    f"a consistency proof needs 0 < from ({first}) <= to ({n})",
+                )
+            reader = NodeReader(db, self.store.path)
+            ranges = consistency_ranges(first, n)
+            reader.prefetch_ranges([*ranges, (0, first), (0, n)])
+            return ConsistencyProof(
+                first_size=first,
+                second_size=n,
+                first_root=reader.range_hash(0, first),
+                second_root=reader.range_hash(0, n),
+                path=tuple(reader.range_hash(a, b) for a, b in ranges),
+            )
+
+    def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
+        """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
+        recorded last, or None: what this log (or another process on its database) handed out."""
+        with self.store.read() as db:
+            return head_of_size(db, kind, tree_size)
+
+    def largest_head(self, kind: str) -> RecordedHead | None:
+        """The head of ``kind`` of the largest size recorded (its latest record), or None."""
+        with self.store.read() as db:
+            return largest_head(db, kind)
+
+    def latest_checkpoint(self) -> RecordedHead | None:
+        """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
+        with self.store.read() as db:
+            return latest_head(db, "checkpoint")
+
+    def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
+        """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
+        with self.store.read() as db:
+            return heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
+
+    # -- signing heads (docs/formats.md §4, §6) ------------------------------------------------
+
+    def signed_tree_head(self, timestamp: datetime | None = None) -> IssuedTreeHead:
+        """Sign, record and return the head of everything committed (docs/formats.md §4).
+
+        ``timestamp`` defaults to the log's clock; it must be timezone-aware and is signed as UTC
+        with one-second precision.
+
+        Raises:
+            ``log.no_signing_key``, ``log.bad_timestamp``.
+            ``log.key_outside_window``: the key's window does not contain ``timestamp`` (after a
+                rotation: the old key after T, the new key before T).
+        """
+        key = self._signing_key()
+        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
+        with self.store.write() as db:
+            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
+            size, root = self._checked_head(db)
+            head = self._record_sth(db, key, signer.key_id, size, root.hex(), stamp)
+            self._advance_state(key, size, root.hex(), stamp)
+        return head
+
+    def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
+        """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
+
+        The body is ``origin``, the size, the b64 root (docs/formats.md §6); the one signature line
+        is by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record,
+        and the key's window must contain it (a checkpoint body carries no time).
+
+        Raises:
+            ``log.no_signing_key``, ``log.bad_timestamp``.
+            ``usage.invalid``: an origin that is not a valid key name.
+            ``log.key_outside_window``: the key's window does not contain ``timestamp``.
+        """
+        key = self._signing_key()
+        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
+        with self.store.write() as db:
+            signing_entry(self.key_history(), key, stamp, "checkpoint", self.store.path)
+            size, root = self._checked_head(db)
+            note = self._record_note(db, key, origin, size, root, stamp)
+            self._advance_state(key, size, root.hex(), stamp)
+        return note
+
+    def sign_heads(
+        self, origin: str | None = None, timestamp: datetime | None = None
+    ) -> tuple[str, IssuedTreeHead]:
+        """Sign, record and return both heads of everything committed, in one transaction: the
+        C2SP checkpoint (as :meth:`checkpoint`) and the signed tree head (as
+        :meth:`signed_tree_head`), over one size and root, proven once to extend every earlier
+        head (docs/adr/0005). What an integration batch publishes.
+
+        Raises:
+            as :meth:`checkpoint` and :meth:`signed_tree_head`.
+        """
+        key = self._signing_key()
+        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
+        with self.store.write() as db:
+            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
+            size, root = self._checked_head(db)
+            note = self._record_note(db, key, origin, size, root, stamp)
+            head = self._record_sth(db, key, signer.key_id, size, root.hex(), stamp)
+            self._advance_state(key, size, root.hex(), stamp)
+        return note, head
+
+    def _record_note(  # noqa: PLR0917 - the head's parts
+        self,
+        db: Connection,
+        key: SigningKey,
+        origin: str | None,
+        size: int,
+        root: bytes,
+        stamp: str,
+    ) -> str:
+        """The checkpoint of ``size`` and ``root`` signed by ``key`` under the name ``origin``
+        (default: the log ID), recorded dated ``stamp``."""
+        name = origin if origin is not None else self.log_id
+        body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
+        key_id = key_id_c2sp(name, key.public_key.raw)
+        note = format_note(body, [note_signature_line(name, key_id, key.sign(body.encode()))])
+        record_head(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
+        return note
+
+    def _record_sth(  # noqa: PLR0917 - the head's parts
+        self, db: Connection, key: SigningKey, key_id: str, size: int, root_hex: str, stamp: str
+    ) -> IssuedTreeHead:
+        """The signed tree head of ``size`` and ``root_hex`` dated ``stamp``, recorded."""
+        message = sth_message(self.log_id, size, root_hex, stamp)  # docs/formats.md §4
+        head = IssuedTreeHead(self.log_id, size, root_hex, stamp, key.sign_b64(message), key_id)
+        document = json.dumps(head.to_json(), separators=(",", ":"))
+        record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
+        return head
+
+    def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
+        """Record ``note`` (a checkpoint of this log) again with witness signature ``lines`` added.
+
+        The caller has verified the lines against the witness keys it trusts (tlog-witness: "it
+        can move the valid signatures to its own view of the checkpoint"); this checks that the
+        note is this log's: signed by one of its keys (a checkpoint signed before a rotation stays
+        the log's), its size within the log and its root the log's root at that size. Lines
+        already on the note are not added twice. Returns the new note.
+
+        Raises:
+            ``checkpoint.*``: the note is malformed or not signed by the log's key.
+            ``log.checkpoint_foreign``: the size or root is not this log's.
+        """
+        parsed = parse_note(note)
+        name = parsed.signatures[0].name if parsed.signatures else self.log_id
+        verifiers = [
+            NoteVerifier(name, key_id_c2sp(name, entry.public_key.raw), entry.public_key)
+            for entry in self.key_history()
+        ]
+        checkpoint = verify_checkpoint(note, verifiers).checkpoint
+        with self.store.write() as db:
+            size, wanted = stored_size(db), checkpoint.tree_size
+            if wanted > size or checkpoint.root_hash != (
+                NodeReader(db, self.store.path).range_hash(0, wanted) if wanted else EMPTY_ROOT
+            ):
+                raise LogError(
+                    "log.checkpoint_foreign",
+                    f"checkpoint of size {checkpoint.tree_size} is not a tree head of this log",
+                )
+            present = set(note.splitlines(keepends=True))
+            added = [line for line in lines if line not in present]
+            cosigned = note + "".join(dict.fromkeys(added))
+            stamp = format_timestamp(self._clock())
+            root_hex = checkpoint.root_hash.hex()
+            head = RecordedHead(0, "checkpoint", checkpoint.tree_size, root_hex, stamp, cosigned)
+            record_head(db, head)
+        return cosigned
+
+    def _signing_key(self) -> SigningKey:
+        if self._key is None:
+            raise LogError(
+                "log.no_signing_key", f"{self.store.path}: opened without the log's signing key"
+            )
+        return self._key
+
+    # -- integrity: the signed heads and the state file (docs/adr/0005) ------------------------
+
+    def state(self) -> LogState | None:
+        """The verified signed state beside the key (None: unbound, or no head signed yet).
+
+        Raises:
+            ``log.state_invalid``: the file is malformed or not signed by a key of this log.
+        """
+        if self.state_file is None:
+            return None
+        keys = [entry.public_key for entry in self.key_history()]
+        try:  # read again only when the file was replaced (an atomic write: a new inode)
+            info = os.stat(self.state_file)
+            stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
+            seen: tuple[object, ...] | None = (*stamp, *(k.b64 for k in keys))
+        except OSError:
+            seen = None
+        cached = self._state_seen
+        if seen is not None and cached is not None and cached[0] == seen:
+            return cached[1]
+        state = read_state_of(self.state_file, keys, self.log_id)
+        if seen is not None:
+            self._state_seen = (seen, state)
+        return state
+
+    def _references(self, db: Connection, state: LogState | bool | None = False) -> list[Reference]:
+        """The heads the tree must extend: the latest recorded, the last rotation's, the state
+        file's (``state``: as read before the caller's snapshot, or False to read it now)."""
+        references = []
+        recorded = latest_recorded(db)
+        if recorded is not None:
+            references.append(recorded)
+        rotated = self.key_history()[-1]  # the tree the last rotation handed over
+        if rotated.tree_size is not None and rotated.root_hash is not None:
+            source = f"the rotation to key {rotated.key_id!r}"
+            references.append(Reference(rotated.tree_size, rotated.root_hash, source))
+        if state is False:
+            state = self.state()
+        if isinstance(state, LogState):
+            references.append(
+                Reference(state.tree_size, state.root_hash, f"the signed state {self.state_file}")
+            )
+        return references
+
+    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
+        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
+
+        Raises:
+            ``log.integrity``: a stored node contradicts a head this log signed.
+        """
+        size = stored_size(db)
+        reader = NodeReader(db, self.store.path)
+        references = self._references(db)
+        _prefetch(reader, size, references)
+        root = reader.range_hash(0, size)
+        check_extends(reader, self.store.path, size, root, references)
+        return size, root
+
+    def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
+        """Record the head in the state file when it is of a new size (inside the head's write
+        transaction: the database lock serialises every signer of this log)."""
+        if self.state_file is None:
+            return
+        current = self.state()
+        if current is not None and current.tree_size >= size:
+            return
+        state = LogState(self.log_id, size, root_hex, key.public_key.b64, stamp)
+        write_state(self.state_file, key, state)
+
+    def bind_state(self, state_file: Path) -> None:
+        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
+        the store extends the head recorded there; signing keeps it current from now on.
+
+        Raises:
+            ``log.state_invalid``, ``log.state_mismatch``.
+        """
+        self.state_file = state_file
+        self._check_state()
+
+    def _check_state(self) -> None:
+        """Refuse a store that does not extend the head the state file records."""
+        state = self.state()
+        if state is None:
+            return
+        with self.store.read() as db:
+            size = stored_size(db)
+            ok = size >= state.tree_size
+            if ok:
+                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
+                ok = root.hex() == state.root_hash
+        if not ok:
+            raise LogError(
+                "log.state_mismatch",
+                f"{self.store.path}: the log key signed a head of log {self.log_id!r} at size "
+                f"{state.tree_size} (root {state.root_hash[:16]}..., {self.state_file}) and this "
+                f"store (size {size}) does not extend it: refusing a forked or damaged log",
+                details={"tree_size": size, "signed_size": state.tree_size},
+            )
+
+    def verify_integrity(self, *, full: bool = False) -> None:
+        """Check the stored tree against the latest recorded head and the state file (O(log n));
+        with ``full``, also every stored node against its children and data (O(n)).
+
+        Raises:
+            ``log.integrity``: the tree contradicts a signed head, or a node is damaged.
+        """
+        # What only grows is read first: the state file, then the tree in one snapshot (a state
+        # read after the snapshot could cover leaves integrated since: issue 31). A signer writes
+        # the state inside its write transaction, before COMMIT, so a state ahead of the snapshot
+        # can still be seen outside the writer lock: registry/startup.py checks again under it.
+        state = self.state()
+        with self.store.read() as db:
+            size = stored_size(db)
+            reader = NodeReader(db, self.store.path)
+            references = self._references(db, state)
+            _prefetch(reader, size, references)
+            check_extends(reader, self.store.path, size, reader.range_hash(0, size), references)
+            if full:
+                audit_nodes(db, self.store.path)
+
     # -- keys (docs/adr/0011) ---------------------------------------------------------------------
 
     def key_history(self) -> list[LogKey]:
@@ -467,3 +932,132 @@ class TransparencyLog(TreeReads, HeadSigning):
     def _meta(self) -> dict[str, str]:
         with self.store.read() as db:
             return read_meta(db)
+
+
+def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> None:
+    """Read every node the root and the consistency proofs from ``references`` fold, at once."""
+    ranges = [(0, size)]
+    for ref in references:
+        if 0 < ref.tree_size <= size:
+            ranges += consistency_ranges(ref.tree_size, size)
+    reader.prefetch_ranges(ranges)
+
+
+# -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
+#
+# check_extends: before a new head is signed, the tree of the current size must extend every
+# earlier reference head (the latest recorded head, the last rotation's, the signed state file): an
+# RFC 9162 §2.1.4 consistency proof computed from the stored nodes must verify with
+# affidavit.verify.crypto.merkle.verify_consistency from the reference root to the new root.
+# audit_nodes: every stored interior node must be the hash of its two children (RFC 9162 §2.1.1)
+# and every stored leaf hash the leaf hash of its data: O(n), for start-up.
+
+
+class Reference(NamedTuple):
+    """A head the log signed earlier: its size, root (hex) and where it was recorded."""
+
+    tree_size: int
+    root_hash: str
+    source: str
+
+
+def latest_recorded(db: Connection) -> Reference | None:
+    """The most recently recorded head (any kind), or None."""
+    row = db.execute(
+        "SELECT tree_size, root_hash FROM log_heads ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else Reference(int(row[0]), str(row[1]), "the latest recorded head")
+
+
+def check_extends(
+    reader: NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
+) -> None:
+    """Prove the tree of ``size`` leaves and root ``root`` extends every reference head.
+
+    Raises:
+        ``log.integrity``: a reference is larger than the tree, or the proof does not verify.
+    """
+    for ref in references:
+        if ref.tree_size > size:
+            raise LogError(
+                "log.integrity",
+                f"{path}: the stored tree has {size} leaves, {ref.source} covers {ref.tree_size}",
+                details={"tree_size": size, "signed_size": ref.tree_size},
+            )
+        try:
+            expected = bytes.fromhex(ref.root_hash)
+        except ValueError:
+            expected = b""
+        if ref.tree_size == 0:
+            ok = expected == EMPTY_ROOT
+        else:
+            proof = [reader.range_hash(a, b) for a, b in consistency_ranges(ref.tree_size, size)]
+            try:  # RFC 9162 §2.1.4.2
+                verify_consistency(ref.tree_size, size, proof, expected, root)
+                ok = True
+            except AffidavitError:
+                ok = False
+        if not ok:
+            raise LogError(
+                "log.integrity",
+                f"{path}: the stored tree of size {size} does not extend {ref.source} "
+                f"(size {ref.tree_size}, root {ref.root_hash[:16]}...): a stored node differs",
+                details={"tree_size": size, "signed_size": ref.tree_size},
+            )
+
+
+def _level(db: Connection, level: int) -> Iterator[tuple[int, bytes]]:
+    for index, value in db.execute(
+        "SELECT idx, hash FROM log_nodes WHERE level = $1 ORDER BY idx", (level,)
+    ):
+        yield int(index), bytes(value)
+
+
+def audit_nodes(db: Connection, path: Path | str) -> int:
+    """Check every stored node against its children and every leaf against its data; returns
+    the number of nodes checked.
+
+    Raises:
+        ``log.integrity``: a node is missing or is not the hash of what it covers.
+    """
+    checked = 0
+    rows = db.execute(
+        "SELECT e.idx, e.data, n.hash FROM log_entries e "
+        "LEFT JOIN log_nodes n ON n.level = 0 AND n.idx = e.idx ORDER BY e.idx"
+    )
+    for index, data, stored in rows:
+        if stored is None or bytes(stored) != leaf_hash(bytes(data)):
+            raise _bad(path, 0, int(index))
+        checked += 1
+    level = 1
+    while True:
+        parents = _level(db, level)
+        children = _level(db, level - 1)
+        seen = False
+        for index, value in parents:
+            seen = True
+            left = _next_child(children, 2 * index)
+            right = _next_child(children, 2 * index + 1)
+            if left is None or right is None or node_hash(left, right) != value:
+                raise _bad(path, level, index)
+            checked += 1
+        if not seen:
+            return checked
+        level += 1
+
+
+def _next_child(children: Iterator[tuple[int, bytes]], wanted: int) -> bytes | None:
+    for index, value in children:
+        if index == wanted:
+            return value
+        if index > wanted:
+            return None
+    return None
+
+
+def _bad(path: Path | str, level: int, index: int) -> LogError:
+    return LogError(
+        "log.integrity",
+        f"{path}: stored node ({level}, {index}) is not the hash of what it covers",
+        details={"level": level, "index": index},
+    )

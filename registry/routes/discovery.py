@@ -18,7 +18,7 @@ from typing import Final
 
 from affidavit.attest.keyring import publisher_document
 from affidavit.registry.catalog import STATUSES, Snapshot
-from affidavit.registry.contracts import ensure_manifest, sync
+from affidavit.registry.contracts import ContractCatalog
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import json_response
 from affidavit.registry.threads import ReadView
@@ -37,12 +37,12 @@ async def _catalog(request: Request) -> Snapshot:
     snapshot rebuilt when it moved (docs/adr/0013: version checks, so an answer never lags a
     write another instance committed)."""
     state = request.app.state.registry
+    catalog: ContractCatalog = state.catalog
     if state.settings.uses_postgres and state.readers is not None:
         version = await state.readers.run_single(_catalog_version)
-        if version != state.catalog_version:
-            await state.db.run(sync, state)
-    snapshot: Snapshot = state.snapshot
-    return snapshot
+        if version != catalog.version:
+            await state.db.run(catalog.sync)
+    return catalog.snapshot
 
 
 def _catalog_version(view: ReadView) -> str | None:
@@ -55,7 +55,8 @@ async def publisher(request: Request) -> Response:
     settings = state.settings
     if request.path_params["publisher_id"] != settings.publisher_id:
         raise RegistryError("http.not_found", f"this node publishes as {settings.publisher_id}")
-    cached = state.documents.get("publisher")
+    documents = state.catalog.documents
+    cached = documents.get("publisher")
     if cached is not None:
         return Response(cached, media_type=_JSON)
     document = publisher_document(
@@ -66,7 +67,7 @@ async def publisher(request: Request) -> Response:
     )
     document["verify_url"] = f"{settings.node_url}/protocol/merkle/public-key"
     response = json_response(document)
-    state.documents["publisher"] = bytes(response.body)
+    documents["publisher"] = bytes(response.body)
     return response
 
 
@@ -108,10 +109,11 @@ async def exact(request: Request) -> Response:
 async def manifest(request: Request) -> Response:
     """The signed manifest; 304 when If-None-Match carries the current ETag."""
     state = request.app.state.registry
+    catalog: ContractCatalog = state.catalog
     await _catalog(request)
-    current = state.manifest
+    current = catalog.manifest
     if current is None:
-        current = await state.db.run(ensure_manifest, state)
+        current = await state.db.run(catalog.ensure_manifest)
     body, etag = current
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     match = request.headers.get("if-none-match", "")

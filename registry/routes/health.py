@@ -59,13 +59,13 @@ async def health(request: Request) -> Response:
         "status": "ok",
         "version": _package_version(),
         "capabilities": list(CAPABILITIES),
-        "store": state.store,
+        "store": state.health.report,
     }
     if state.unhealthy is not None:
         reason = public_body(LogError("log.unhealthy", state.unhealthy), state.hidden())
         document.update(status="unhealthy", code="log.unhealthy", reason=reason["message"])
         return json_response(document, status=503)
-    problem = await state.probe_store().check()
+    problem = await state.health.probe().check()
     if problem is None:
         records = state.tables.degraded  # docs/adr/0017: listed, never fatal; the rest is served
         if records:
@@ -120,9 +120,10 @@ def node_probe(request: Request) -> dict[str, Any]:
 async def well_known(request: Request) -> Response:
     """``GET /.well-known/affidavit`` (built once per running state)."""
     state = request.app.state.registry
-    cached = state.documents.get("node_probe")
+    documents = state.catalog.documents
+    cached = documents.get("node_probe")
     if cached is None:
-        cached = state.documents["node_probe"] = bytes(json_response(node_probe(request)).body)
+        cached = documents["node_probe"] = bytes(json_response(node_probe(request)).body)
     return Response(cached, media_type="application/json")
 
 
