@@ -7,7 +7,7 @@ parsing.
 A pin file is ours or the peer's; every pin is validated (reverse-DNS id, semver without leading
 zeros, 64 lowercase hex hash) and each (adapter_id, adapter_version) may be pinned once. The pin
 check is :mod:`affidavit.verify.contracts.pins`, pinning one contract
-:mod:`affidavit.verify.contracts.pin_plan`.
+:func:`affidavit.verify.contracts.pins.plan_pin`.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class Pin:
     @property
     def inspection_only(self) -> bool:
         """True when the pin was recorded as inspection-only: ``"inspection_only": true`` (as
-        :func:`~affidavit.verify.contracts.pin_plan.plan_pin` records a revoked contract under
+        :func:`~affidavit.verify.contracts.pins.plan_pin` records a revoked contract under
         ``allow_revoked_for_legacy_inspection``) or advice that starts with the peer's (or our)
         recorded wording.
 
