@@ -1,8 +1,8 @@
 """The anchor room: anchor receipts, a signed tree head time-stamped by an RFC 3161 TSA, verified
 offline (docs/adr/0010-rfc3161-tokens.md).
 
-:mod:`.receipt` is the receipt's steps and result; :mod:`.rfc3161` the time-stamp token,
-:mod:`.certs` the certificate that signed it and :mod:`.der` the strict DER reader under both.
+:mod:`.receipt` is the receipt's steps and result; :mod:`.rfc3161` the time-stamp token and the
+certificate that signed it, :mod:`.der` the strict DER reader under both.
 
 This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
 ``__init__`` imports nothing, so importing one module of it loads only that module. The layers
