@@ -11,11 +11,10 @@ the one :class:`~affidavit.verify.results.Result`:
 
 Verified only when every step is ``ok``.
 
-Signatures (step 2), under keys the caller trusts. DSSE protocol.md, "Protocol": a signature is
-over ``PAE(payloadType, payload)`` (:meth:`~affidavit.verify.dsse.envelope.Envelope.signed_bytes`),
-never over the payload alone.
-DSSE envelope.md, "Multiple signatures": "The verification policy on multiple signatures is
-application-specific"; Affidavit's is the threshold of TUF and in-toto:
+Signatures (step 2), under keys the caller trusts. DSSE protocol.md, "Protocol": a signature is over
+``PAE(payloadType, payload)`` (:meth:`~affidavit.verify.dsse.envelope.Envelope.signed_bytes`), never
+over the payload alone. DSSE envelope.md, "Multiple signatures": "The verification policy on
+multiple signatures is application-specific"; Affidavit's is the threshold of TUF and in-toto:
 
 * every signature is tried under every trusted key: the envelope's ``keyid`` is an
   unauthenticated hint and decides nothing (protocol.md: "KEYID ... MUST NOT be used for

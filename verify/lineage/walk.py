@@ -261,11 +261,10 @@ def walk(
 ) -> WalkResult:
     """Walk ``root``'s provenance up to ``depth`` derivation hops.
 
-    ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given,
-    marks each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes,
-    time); a walk cut by them is ``truncated``. The CLI walks a local file unbounded; the
-    registry passes its settings. ``clock`` (seconds, monotonic) is read only when
-    ``limits.max_seconds`` is finite.
+    ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given, marks
+    each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes, time); a walk
+    cut by them is ``truncated``. The CLI walks a local file unbounded; the registry passes its
+    settings. ``clock`` (seconds, monotonic) is read only when ``limits.max_seconds`` is finite.
 
     Raises:
         ``graph_depth_exceeded``: depth outside 0..5.

@@ -27,16 +27,15 @@ Steps, in this order, each ``ok``, ``failed`` (with its code) or ``not_checked``
 5. ``content_hash`` the content (or, without it, the chunks concatenated) hashes to the receipt's
                     content (``receipt.content_mismatch``).
 
-Every step runs (a report says everything it can); the verdict is ``verified`` only when every
-step is ``ok`` (:class:`affidavit.verify.results.Result`): ``unanchored`` when none failed but one
-could not run (no trusted key, ``receipt.unanchored``; a transformation this verifier has no
+Every step runs (a report says everything it can); the verdict is ``verified`` only when every step
+is ``ok`` (:class:`affidavit.verify.results.Result`): ``unanchored`` when none failed but one could
+not run (no trusted key, ``receipt.unanchored``; a transformation this verifier has no
 implementation of, ``transform.unimplemented``), never verified (style.md §7). The replay is
 compared with the receipt's content hash, not with the content file, so a changed content file is
 ``receipt.content_mismatch`` and a receipt whose claim does not replay is
-``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other*
-chain is still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared
-transformation was applied, but it reports the first byte at which the replay and the content
-differ.
+``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other* chain is
+still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared transformation
+was applied, but it reports the first byte at which the replay and the content differ.
 """
 
 from __future__ import annotations
