@@ -1,10 +1,10 @@
 """The pin check behind the CI gate (docs/formats.md §3, seed 003 "Manifest and pinning").
 
-Pin files are parsed by :mod:`affidavit.verify.contracts.pin_file` (its names are importable from
-here too); lifecycle rules live in :mod:`affidavit.verify.contracts.lifecycle`. Pinning one
-contract (:func:`plan_pin`, seed 003 "Adoption workflow", lifecycle table) decides what to record,
-in the peer's pin shape, from the verified manifest entry; the CLI writes it. Everything here is
-pure: the CLI reads files, fetches nothing unless asked, and hands parsed values in. The pin check
+Pin files are parsed by :mod:`affidavit.verify.contracts.pin_file`; lifecycle rules live in
+:mod:`affidavit.verify.contracts.lifecycle`. Pinning one contract (:func:`plan_pin`, seed 003
+"Adoption workflow", lifecycle table) decides what to record, in the peer's pin shape, from the
+verified manifest entry; the CLI writes it. Everything here is pure: the CLI reads files, fetches
+nothing unless asked, and hands parsed values in. The pin check
 (:func:`check_pins`) returns a frozen report whose ``exit_code`` is the gate's verdict: 0 every pin
 holds, 1 a mismatch, a missing, broken or unlinted declaration, or a stale manifest, 3 a revoked pin
 (1 wins when both occur: a tampered contract is the louder finding).
@@ -30,29 +30,17 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, lint_contract
 from affidavit.verify.contracts.lifecycle import Lifecycle, lifecycle_advice, lifecycle_state
 from affidavit.verify.contracts.manifest import EntryReport, ManifestReport, contracts_of
-from affidavit.verify.contracts.pin_file import (
-    SHA256_HEX_RE,
-    Pin,
-    PinFile,
-    parse_pin_file,
-    validate_pin_args,
-)
+from affidavit.verify.contracts.pin_file import Pin, PinFile, validate_pin_args
 from affidavit.verify.results import Problem, render_problems
 
 __all__ = [
-    "SHA256_HEX_RE",
     "BrokenDeclaration",
     "Declaration",
-    "Pin",
     "PinCheckReport",
-    "PinFile",
     "PinPlan",
     "PinVerdict",
-    "Problem",
     "check_pins",
-    "parse_pin_file",
     "plan_pin",
-    "validate_pin_args",
 ]
 
 # ------------------------------------------------------------------------------------------
