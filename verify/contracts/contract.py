@@ -52,7 +52,6 @@ __all__ = [
     "LIFECYCLE_STATUSES",
     "ContractHashes",
     "ContractReport",
-    "Issue",
     "clear_caches",
     "contract_hash",
     "contract_hash_body",

@@ -120,13 +120,8 @@ class BooleanValidator(NamedTuple):
     name: str = BOOLEAN_VALIDATOR_NAME
     version: str = "1.0.0"
 
-    def validate(
-        self, raw_output: Mapping[str, Any], contract: Mapping[str, Any]
-    ) -> ValidationResult:
+    def validate(self, raw_output: Any, contract: Any) -> ValidationResult:
         """Accept iff every ``output_fields`` entry is present and boolean (seed 003)."""
-        return self._check(raw_output, contract)
-
-    def _check(self, raw_output: Any, contract: Any) -> ValidationResult:
         # Typed Any on purpose: callers pass untrusted JSON, and nothing here may raise.
         if not isinstance(contract, Mapping):
             return _reject("contract is not an object")
