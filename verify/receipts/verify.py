@@ -96,10 +96,18 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     content_digest = Digest.of(whole)
     steps = (
         signature_step(receipt, tuple(trusted_keys)),
-        _source_step(receipt, source_digest),
+        _digest_step(
+            "source_hash", "receipt.source_mismatch", "the source", source_digest, receipt.source
+        ),
         _replay_step(receipt, source, source_digest, whole, content_digest, transforms),
         *_chunks_step(receipt, content, chunks, content_digest),
-        _content_step(receipt, content_digest, from_chunks=content is None),
+        _digest_step(
+            "content_hash",
+            "receipt.content_mismatch",
+            "the chunks concatenated" if content is None else "the content",
+            content_digest,
+            receipt.content,
+        ),
     )
     return receipt_result(label, steps, receipt, files)
 
@@ -159,19 +167,6 @@ def signature_step(receipt: Receipt, trusted: Sequence[Ed25519PublicKey]) -> Ste
             details={"key_id": receipt.signature.key_id},
         )
     return StepResult.failed("signature", error)
-
-
-def _source_step(receipt: Receipt, actual: Digest) -> StepResult:
-    if _same(actual, receipt.source):
-        return StepResult.ok("source_hash", sha256=actual.sha256, size=actual.size)
-    error = errors.ReceiptError(
-        "receipt.source_mismatch",
-        f"the source ({actual.size} bytes, sha256 {actual.sha256}) is not the receipt's "
-        f"({receipt.source.size} bytes, sha256 {receipt.source.sha256})",
-    )
-    return StepResult.failed(
-        "source_hash", error, expected=receipt.source.to_json(), actual=actual.to_json()
-    )
 
 
 def _replay_step(  # noqa: PLR0917 - what a replay compares
@@ -278,18 +273,17 @@ def _chunk_failure(
     return StepResult.failed("chunks", error, expected=expected, actual=actual, **details)
 
 
-def _content_step(receipt: Receipt, actual: Digest, *, from_chunks: bool) -> StepResult:
-    if _same(actual, receipt.content):
-        return StepResult.ok("content_hash", sha256=actual.sha256, size=actual.size)
-    what = "the chunks concatenated" if from_chunks else "the content"
+def _digest_step(step: str, code: str, what: str, actual: Digest, want: Digest) -> StepResult:
+    """Steps 2 and 5: ``actual`` is the digest the receipt declares (``want``), else ``code``."""
+    if _same(actual, want):
+        return StepResult.ok(step, sha256=actual.sha256, size=actual.size)
+    theirs = "the receipt's content" if step == "content_hash" else "the receipt's"
     error = errors.ReceiptError(
-        "receipt.content_mismatch",
-        f"{what} ({actual.size} bytes, sha256 {actual.sha256}) is not the receipt's content "
-        f"({receipt.content.size} bytes, sha256 {receipt.content.sha256})",
+        code,
+        f"{what} ({actual.size} bytes, sha256 {actual.sha256}) is not {theirs} "
+        f"({want.size} bytes, sha256 {want.sha256})",
     )
-    return StepResult.failed(
-        "content_hash", error, expected=receipt.content.to_json(), actual=actual.to_json()
-    )
+    return StepResult.failed(step, error, expected=want.to_json(), actual=actual.to_json())
 
 
 def _same(a: Digest, b: Digest) -> bool:
