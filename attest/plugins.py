@@ -19,9 +19,9 @@ from typing import Any
 from affidavit.verify import errors
 from affidavit.verify.contracts.validators import ENTRY_POINT_GROUP as VALIDATOR_GROUP
 from affidavit.verify.contracts.validators import Family, ValidatorRegistry
+from affidavit.verify.transforms.chain import ENTRY_POINT_GROUP as TRANSFORM_GROUP
+from affidavit.verify.transforms.chain import Transform, TransformSet, check_name
 from affidavit.verify.transforms.reference import RESERVED_REFERENCE
-from affidavit.verify.transforms.registry import ENTRY_POINT_GROUP as TRANSFORM_GROUP
-from affidavit.verify.transforms.registry import Transform, TransformSet, check_name
 
 __all__ = ["InstalledValidators", "available_transforms", "installed_validators", "transforms_for"]
 

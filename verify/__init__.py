@@ -43,7 +43,8 @@ if TYPE_CHECKING:
         lint_contract,
     )
     from affidavit.verify.contracts.manifest import ManifestReport, verify_entry, verify_manifest
-    from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file
+    from affidavit.verify.contracts.pin_file import parse_pin_file
+    from affidavit.verify.contracts.pins import PinCheckReport, check_pins
     from affidavit.verify.crypto.checkpoint import parse_verifier_key, verify_checkpoint
     from affidavit.verify.crypto.keys import Ed25519PublicKey
     from affidavit.verify.crypto.merkle import verify_consistency, verify_inclusion
@@ -87,7 +88,7 @@ _HOME = {
     "load_object": "json.strict",
     "loads": "json.strict",
     "parse_fact": "lineage.facts",
-    "parse_pin_file": "contracts.pins",
+    "parse_pin_file": "contracts.pin_file",
     "parse_verifier_key": "crypto.checkpoint",
     "py_compact": "json.canonical",
     "py_spaced": "json.canonical",

@@ -41,7 +41,7 @@ from affidavit.verify.contracts.manifest import (
     entry_hash,
     manifest_hash,
 )
-from affidavit.verify.contracts.pins import PinFile, parse_pin_file
+from affidavit.verify.contracts.pin_file import PinFile, parse_pin_file
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.json.strict import loads
 

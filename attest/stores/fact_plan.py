@@ -24,7 +24,7 @@ from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
-from affidavit.verify.lineage.graph import closing_parent
+from affidavit.verify.lineage.walk import closing_parent
 
 __all__ = ["FactPlan", "PlanContext", "batch_error"]
 

@@ -25,7 +25,8 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, lint_contract
 from affidavit.verify.contracts.freshness import check_freshness, parse_duration
 from affidavit.verify.contracts.manifest import ManifestReport, verify_manifest
-from affidavit.verify.contracts.pins import PinCheckReport, check_pins, parse_pin_file, plan_pin
+from affidavit.verify.contracts.pin_file import parse_pin_file
+from affidavit.verify.contracts.pins import PinCheckReport, check_pins, plan_pin
 from affidavit.verify.results import Problem, render_problems
 
 __all__ = ["pin", "pins"]

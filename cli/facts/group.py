@@ -104,7 +104,7 @@ def parse_documents(
         ``fact.batch_invalid``: two or more bad facts.
     """
     from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
-    from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
+    from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
     parsed = []
     bad = list(refused)
@@ -147,7 +147,7 @@ def open_source(path: str) -> FactSource:
     import mmap  # noqa: PLC0415
 
     from affidavit.attest.stores.facts import FactStore, is_sqlite_file  # noqa: PLC0415
-    from affidavit.verify.lineage.jsonl import JsonlFactSource  # noqa: PLC0415
+    from affidavit.verify.lineage.walk import JsonlFactSource  # noqa: PLC0415
 
     if not os.path.isfile(path):
         raise errors.ParseError("io.unreadable", f"{path}: no such file")
@@ -294,8 +294,8 @@ def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]
 def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) -> None:
     """Sign each fact's FactHash (Ed25519, b64url); print the signed facts."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415
-    from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
     from affidavit.verify.lineage.signing import signed_document, signing_message  # noqa: PLC0415
+    from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
     documents, parsed = read_facts(source)
     key = load_signing_key(key_path, refuse_world_readable=False, key_id=key_id)
@@ -471,7 +471,7 @@ def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
 def _check_receipts(source: FactSource, check: Any) -> list[Any]:
     """Every receipt fact of ``source``, checked, in storage order; records that are not facts
     are left to the audit, which reports them."""
-    from affidavit.verify.lineage.jsonl import split_record  # noqa: PLC0415
+    from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
     checks = []
     for record in source.records():

@@ -8,7 +8,7 @@ Trust comes only from the caller, through the trust options every verify verb ta
 (:mod:`affidavit.cli._trust`: ``--public-key-base64 K``, ``--public-key FILE``, ``--trusted-keys
 DIR``, ...); at least one key (fail closed). The envelope's ``keyid`` is a hint, never trusted.
 
-The steps and the verdict are the library's (:func:`affidavit.verify.dsse.report.check_envelope`):
+The steps and the verdict are the library's (:func:`affidavit.verify.dsse.verify.check_envelope`):
 envelope, signatures, statement, and with ``--bundle`` cross_check; the text is
 :mod:`affidavit.cli.render.verdict`'s.
 
@@ -59,7 +59,7 @@ def dsse(
 ) -> None:
     """Verify a DSSE envelope and the in-toto Statement v1 it carries, under trusted keys."""
     from affidavit.verify.dsse.envelope import MAX_ENVELOPE_BYTES  # noqa: PLC0415 - lazy
-    from affidavit.verify.dsse.report import NO_BUNDLE, check_envelope  # noqa: PLC0415 - lazy
+    from affidavit.verify.dsse.verify import NO_BUNDLE, check_envelope  # noqa: PLC0415 - lazy
 
     trust = read_trust(**trust_options, needed_by="verify dsse")
     keys = trust.public_keys

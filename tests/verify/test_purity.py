@@ -29,8 +29,7 @@ from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.errors import ParseError
 from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.audit import audit
-from affidavit.verify.lineage.jsonl import JsonlFactSource
-from affidavit.verify.lineage.walk import walk
+from affidavit.verify.lineage.walk import JsonlFactSource, walk
 
 from tests.conftest import VECTORS
 from tests.verify.conftest import ImpureRead, guarded

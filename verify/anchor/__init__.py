@@ -1,13 +1,11 @@
 """The anchor room: anchor receipts, a signed tree head time-stamped by an RFC 3161 TSA, verified
 offline (docs/adr/0010-rfc3161-tokens.md).
 
-:mod:`.receipt` is the receipt's steps and result; :mod:`.rfc3161` the time-stamp token,
-:mod:`.certs` the certificate that signed it and :mod:`.der` the strict DER reader under both.
+:mod:`.receipt` is the receipt's steps and result; :mod:`.rfc3161` the time-stamp token and the
+certificate that signed it, :mod:`.der` the strict DER reader under both.
 
-This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. The layers
-above import a name from the module that defines it (each module's ``__all__`` says what it
-offers); the library's public names are :mod:`affidavit.verify`'s.
+This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
+name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """
 
 __all__: list[str] = []

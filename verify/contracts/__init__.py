@@ -2,13 +2,11 @@
 
 :mod:`.contract` hashes and lints a contract against :mod:`.schema`; :mod:`.validators` type an
 adapter's output; :mod:`.policy` is the acceptance policy and its replay; :mod:`.lifecycle`,
-:mod:`.manifest` and :mod:`.freshness` are publishing; :mod:`.pins`, :mod:`.pin_file` and
-:mod:`.pin_plan` the pin check behind the CI gate.
+:mod:`.manifest` and :mod:`.freshness` are publishing; :mod:`.pins` (pinning, and the pin check
+behind the CI gate) and :mod:`.pin_file`.
 
-This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. The layers
-above import a name from the module that defines it (each module's ``__all__`` says what it
-offers); the library's public names are :mod:`affidavit.verify`'s.
+This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
+name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """
 
 __all__: list[str] = []

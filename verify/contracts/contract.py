@@ -19,13 +19,12 @@
 >>> lint_contract({**declaration, "output_fields": ["signal_a"]}).error_codes[:2]
 ('contract.missing_field', 'contract.missing_field')
 
-Both hashes are ``H(py-compact(...))`` over a fixed key set; a missing string counts as ``""``
-and a missing array as ``[]``. Neither covers the other, lifecycle fields, or ``_``-keys.
+Both hashes are ``H(py-compact(...))`` over a fixed key set; a missing string counts as ``""`` and a
+missing array as ``[]``. Neither covers the other, lifecycle fields, or ``_``-keys.
 ``lint_contract`` checks the schema (``affidavit.verify.contracts.schema``), recomputes both hashes
 and compares them with the declared ones, checks lifecycle fields, and warns on a validator the
 registry (``affidavit.verify.contracts.validators``) does not know. Results are memoized on the
-canonical
-bytes of the declaration, so checking the same embedded contract again costs one encoding.
+canonical bytes of the declaration, so checking the same embedded contract again costs one encoding.
 """
 
 from __future__ import annotations
@@ -53,7 +52,6 @@ __all__ = [
     "LIFECYCLE_STATUSES",
     "ContractHashes",
     "ContractReport",
-    "Issue",
     "clear_caches",
     "contract_hash",
     "contract_hash_body",

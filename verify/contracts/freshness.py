@@ -7,9 +7,8 @@
 >>> parse_duration("36h").total_seconds()
 129600.0
 
-``manifest_hash`` covers the publisher fields and the ordered entry hashes only (docs/formats.md
-§3, as
-the peer computes it): nothing signed says *when*. A manifest from before a revocation therefore
+``manifest_hash`` covers the publisher fields and the ordered entry hashes only (docs/formats.md §3,
+as the peer computes it): nothing signed says *when*. A manifest from before a revocation therefore
 still verifies. Affidavit adds three top-level fields, which the peer ignores, so its manifests stay
 readable by the peer and the peer's (which lack them) stay readable here:
 

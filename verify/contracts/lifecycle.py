@@ -40,9 +40,8 @@ __all__ = [
 Lifecycle = Literal["active", "superseded", "deprecated", "revoked"]
 
 # docs/formats.md §2 patterns (also the peer's pin argument checks), anchored with \A and \Z:
-# Python's
-# "$" also matches before a trailing newline, so "acme.x.v0@1.0.0\n" would pass ``match``. Use
-# them with ``fullmatch`` all the same. Versions follow SemVer 2.0.0 §2 (no leading zeros).
+# Python's "$" also matches before a trailing newline, so "acme.x.v0@1.0.0\n" would pass ``match``.
+# Use them with ``fullmatch`` all the same. Versions follow SemVer 2.0.0 §2 (no leading zeros).
 ADAPTER_ID_RE: Final = re.compile(rf"\A{ADAPTER_ID_PATTERN}\Z")
 SEMVER_RE: Final = re.compile(rf"\A{SEMVER_PATTERN}\Z")
 

@@ -42,7 +42,6 @@ from affidavit.verify.results import Problem, render_problems
 __all__ = [
     "ENTRY_HASH_FIELDS",
     "ENTRY_SCHEMA_VERSION",
-    "LIFECYCLE_STATUSES",
     "MANIFEST_SCHEMA_VERSION",
     "EntryReport",
     "HashStatus",

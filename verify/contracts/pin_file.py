@@ -7,7 +7,7 @@ parsing.
 A pin file is ours or the peer's; every pin is validated (reverse-DNS id, semver without leading
 zeros, 64 lowercase hex hash) and each (adapter_id, adapter_version) may be pinned once. The pin
 check is :mod:`affidavit.verify.contracts.pins`, pinning one contract
-:mod:`affidavit.verify.contracts.pin_plan`.
+:func:`affidavit.verify.contracts.pins.plan_pin`.
 """
 
 from __future__ import annotations
@@ -20,20 +20,13 @@ from affidavit.verify import errors
 from affidavit.verify.contracts.lifecycle import ADAPTER_ID_RE, SEMVER_RE
 from affidavit.verify.json.forms import HEX64
 
-__all__ = [
-    "SHA256_HEX_RE",
-    "Pin",
-    "PinFile",
-    "parse_pin_file",
-    "validate_pin_args",
-]
+__all__ = ["Pin", "PinFile", "parse_pin_file", "validate_pin_args"]
 
 # seed 003 lifecycle table: how the peer and we word a recorded inspection-only pin.
 _RECORDED_INSPECTION_ADVICE: Final = (
     "REVOKED \u2014 inspection-only pin",
     "REVOKED - inspection-only pin",
 )
-SHA256_HEX_RE: Final = HEX64  # the one hex64 form (verify/json/forms.py); anchored
 
 
 def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: str) -> None:
@@ -52,7 +45,7 @@ def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: 
             "pin.invalid_argument",
             f"version must be semver MAJOR.MINOR.PATCH without leading zeros: {adapter_version!r}",
         )
-    if not SHA256_HEX_RE.fullmatch(contract_hash_hex):
+    if not HEX64.fullmatch(contract_hash_hex):  # the one hex64 form (verify/json/forms.py)
         raise errors.ContractError(
             "pin.invalid_argument", "contract hash must be 64 lowercase hex characters"
         )
@@ -84,7 +77,7 @@ class Pin:
     @property
     def inspection_only(self) -> bool:
         """True when the pin was recorded as inspection-only: ``"inspection_only": true`` (as
-        :func:`~affidavit.verify.contracts.pin_plan.plan_pin` records a revoked contract under
+        :func:`~affidavit.verify.contracts.pins.plan_pin` records a revoked contract under
         ``allow_revoked_for_legacy_inspection``) or advice that starts with the peer's (or our)
         recorded wording.
 

@@ -23,10 +23,9 @@ Plug-ins: a distribution may add validators through the entry-point group ``affi
 the entry point's name is the validator name and its object is a *family*, a zero-argument callable
 returning the validators (one per version) of that name. This package reads no entry point: the
 caller passes its plug-ins (``ValidatorRegistry(plugins=...)``; the command line and the stamp pass
-:func:`affidavit.attest.plugins.installed_validators`'s), so a verdict of this package never
-depends on what happens to be installed: its default, :data:`default_registry`, knows the built-ins
-only. Built-ins are looked up first; the plug-ins only for a name that is not built in, once per
-name.
+:func:`affidavit.attest.plugins.installed_validators`'s), so a verdict of this package never depends
+on what happens to be installed: its default, :data:`default_registry`, knows the built-ins only.
+Built-ins are looked up first; the plug-ins only for a name that is not built in, once per name.
 """
 
 from __future__ import annotations
@@ -121,13 +120,8 @@ class BooleanValidator(NamedTuple):
     name: str = BOOLEAN_VALIDATOR_NAME
     version: str = "1.0.0"
 
-    def validate(
-        self, raw_output: Mapping[str, Any], contract: Mapping[str, Any]
-    ) -> ValidationResult:
+    def validate(self, raw_output: Any, contract: Any) -> ValidationResult:
         """Accept iff every ``output_fields`` entry is present and boolean (seed 003)."""
-        return self._check(raw_output, contract)
-
-    def _check(self, raw_output: Any, contract: Any) -> ValidationResult:
         # Typed Any on purpose: callers pass untrusted JSON, and nothing here may raise.
         if not isinstance(contract, Mapping):
             return _reject("contract is not an object")

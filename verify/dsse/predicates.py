@@ -4,7 +4,7 @@ A predicate type is a URI naming the predicate's meaning and shape (in-toto atte
 statement.md, ``predicateType``); each has a JSON Schema in ``specs/predicates/`` whose ``$id`` is
 the URI. The builders here are pure (no I/O, no clock, no attest import): the same bundle, entry
 or audit report always gives the same subject and predicate, so a verifier rebuilds them from the
-source and compares (``affidavit verify dsse --bundle``, :mod:`affidavit.verify.dsse.crosscheck`).
+source and compares (``affidavit verify dsse --bundle``, :mod:`affidavit.verify.dsse.verify`).
 Field names are lowerCamelCase (in-toto attestation spec v1, README "Conventions").
 
 Three sources, three predicate types:

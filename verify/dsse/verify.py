@@ -1,9 +1,20 @@
-"""Threshold verification of a DSSE envelope's signatures under keys the caller trusts.
+"""The steps of verifying one DSSE envelope (``affidavit verify dsse``; docs/formats.md §8), as
+the one :class:`~affidavit.verify.results.Result`:
 
-DSSE protocol.md, "Protocol": a signature is over ``PAE(payloadType, payload)``
-(:meth:`~affidavit.verify.dsse.envelope.Envelope.signed_bytes`), never over the payload alone.
-DSSE envelope.md, "Multiple signatures": "The verification policy on multiple signatures is
-application-specific"; Affidavit's is the threshold of TUF and in-toto:
+1. ``envelope``     strict parse (:func:`affidavit.verify.dsse.envelope.parse_envelope`); a failure
+                    is unreadable input, exit 2;
+2. ``signatures``   the threshold of distinct trusted keys over ``PAE(payloadType, payload)``;
+3. ``statement``    the payloadType is in-toto's and the payload a strict in-toto Statement v1
+                    (:mod:`affidavit.verify.dsse.statement`); ``not_checked`` unless step 2 is
+                    ``ok`` (an unauthenticated payload is not read);
+4. ``cross_check``  only with a bundle: the Statement against the bundle it summarizes.
+
+Verified only when every step is ``ok``.
+
+Signatures (step 2), under keys the caller trusts. DSSE protocol.md, "Protocol": a signature is over
+``PAE(payloadType, payload)`` (:meth:`~affidavit.verify.dsse.envelope.Envelope.signed_bytes`), never
+over the payload alone. DSSE envelope.md, "Multiple signatures": "The verification policy on
+multiple signatures is application-specific"; Affidavit's is the threshold of TUF and in-toto:
 
 * every signature is tried under every trusted key: the envelope's ``keyid`` is an
   unauthenticated hint and decides nothing (protocol.md: "KEYID ... MUST NOT be used for
@@ -16,19 +27,146 @@ application-specific"; Affidavit's is the threshold of TUF and in-toto:
   ever meet), is a usage error, never a silent "not verified".
 
 Fail closed: :attr:`DsseVerification.error` is None only when the threshold is met.
+
+Cross-check (step 4), a Statement of one of Affidavit's predicate types against its source. A
+signature proves who said something; the cross-check proves *what* was said is a faithful
+summary of the source the reader holds. The predicate builders are pure
+(:mod:`affidavit.verify.dsse.predicates`), so the verifier rebuilds from the source and compares;
+nothing in the Statement is taken on trust.
+
+For ``DECISION_V1`` (the source is a ProofPack bundle, ``verify dsse --bundle``):
+
+1. exactly one subject (``statement.subject_mismatch`` otherwise);
+2. its ``digest.sha256`` equals the bundle's ``bundle_hash`` *recomputed* from the bundle's content
+   (:func:`affidavit.verify.bundles.hashing.bundle_hash`, docs/formats.md §4), never the hash the
+   bundle records;
+3. its ``name`` equals the bundle's ``deal_id``;
+4. the whole subject equals :func:`~affidavit.verify.dsse.predicates.subject_for_bundle` (no
+   other digest or field the builder would not write); that builder also refuses a bundle whose
+   *recorded* ``bundle_hash`` is not its recomputed one (``bundle.hash_mismatch``, exit 1): a
+   bundle inconsistent with itself is no source to vouch for a Statement;
+5. ``predicate`` equals :func:`~affidavit.verify.dsse.predicates.decision_predicate` of the bundle,
+   as JSON values (``statement.predicate_mismatch``).
+
+The cross-check says the Statement is about this bundle; whether the bundle itself is anchored
+and signed is ``verify bundle``'s question. A predicate type with no rebuild here
+(:data:`CROSS_CHECKABLE`) is a usage error: the caller asked for a check that cannot be made.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hmac
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Final
 
 from affidavit.verify import errors
+from affidavit.verify.bundles.hashing import bundle_hash
+from affidavit.verify.codes import FAILED
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
-from affidavit.verify.dsse.envelope import Envelope
+from affidavit.verify.dsse import predicates
+from affidavit.verify.dsse.envelope import Envelope, parse_envelope
+from affidavit.verify.dsse.statement import Statement, statement_of
+from affidavit.verify.results import Result, StepResult
 
-__all__ = ["DsseVerification", "SignatureCheck", "check_threshold", "verify_envelope"]
+__all__ = [
+    "CROSS_CHECKABLE",
+    "NO_BUNDLE",
+    "DsseVerification",
+    "SignatureCheck",
+    "check_envelope",
+    "check_threshold",
+    "cross_check_bundle",
+    "verify_envelope",
+]
+
+NO_BUNDLE: Final[Any] = object()  # no bundle to cross-check: no cross_check step
+_UNAUTHENTICATED: Final = (
+    "the signatures did not verify: the payload is not authenticated, not read"
+)
+
+
+def check_envelope(
+    data: bytes,
+    trusted_keys: Sequence[Ed25519PublicKey],
+    *,
+    threshold: int = 1,
+    bundle: Any = NO_BUNDLE,
+    source: str | None = None,
+) -> Result:
+    """Verify the envelope ``data`` under ``trusted_keys`` (module docstring); an envelope too
+    large or malformed is the verdict ``unreadable``. ``bundle`` (a parsed ProofPack bundle) adds
+    the ``cross_check`` step.
+
+    Raises:
+        ``usage.invalid``: ``threshold`` is below 1 or above the distinct trusted keys.
+        ``bundle.*``, ``statement.*`` (exit 2): ``bundle`` records no decision, or the
+            Statement's predicate type cannot be cross-checked.
+    """
+    check_threshold(threshold, len(set(trusted_keys)))
+    subject: dict[str, Any] = {
+        "payload_type": None,
+        "threshold": threshold,
+        "trusted_keys": len(trusted_keys),
+        "signatures": [],
+        "keys_verified": [],
+        "statement": None,
+    }
+    try:
+        envelope = parse_envelope(data)
+    except (errors.EnvelopeError, errors.ParseError) as e:
+        return Result("dsse", source, (StepResult.unreadable("envelope", e),), subject)
+    subject["payload_type"] = envelope.payload_type
+    steps = [StepResult.ok("envelope", signatures=len(envelope.signatures))]
+    # 2. signatures: the threshold of distinct trusted keys (DSSE protocol.md).
+    verification = verify_envelope(envelope, trusted_keys, threshold=threshold)
+    subject["signatures"] = [
+        {"index": c.index, "keyid": c.keyid, "verified_by": [k.b64 for k in c.verified_by]}
+        for c in verification.signatures
+    ]
+    subject["keys_verified"] = [key.b64 for key in verification.keys_verified]
+    counted = len(verification.keys_verified)
+    if verification.error is not None:
+        steps.append(StepResult.failed("signatures", verification.error))
+    else:
+        summary = f"{counted} distinct trusted key(s) verified, threshold {threshold}"
+        details = {"threshold": threshold, "verified_keys": counted}
+        steps.append(StepResult("signatures", "ok", message=summary, details=details))
+    # 3. statement: only an authenticated payload is read.
+    statement = None
+    if not verification.met:
+        steps.append(StepResult.not_checked("statement", _UNAUTHENTICATED))
+    else:
+        try:
+            statement = statement_of(envelope)
+        except errors.EnvelopeError as e:
+            steps.append(StepResult.failed("statement", e))
+        else:
+            subject["statement"] = {
+                "predicate_type": statement.predicate_type,
+                "subjects": [
+                    {"name": s.name, "digest": dict(s.digest)} for s in statement.subjects
+                ],
+            }
+            steps.append(StepResult.ok("statement", predicate_type=statement.predicate_type))
+    # 4. cross_check: asked for with a bundle.
+    if bundle is not NO_BUNDLE:
+        steps.append(_cross_check(statement, bundle))
+    return Result("dsse", source, tuple(steps), subject)
+
+
+def _cross_check(statement: Any, bundle: Any) -> StepResult:
+    if statement is None:
+        reason = "the Statement was not read: nothing to cross-check"
+        return StepResult.not_checked("cross_check", reason)
+    try:
+        cross_check_bundle(statement, bundle)
+    except (errors.EnvelopeError, errors.BundleError) as e:
+        if e.exit_code != FAILED:  # a bundle that is no decision bundle: bad input, exit 2
+            raise
+        return StepResult.failed("cross_check", e)
+    return StepResult.ok("cross_check")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,3 +269,106 @@ def _verifies(key: Ed25519PublicKey, message: bytes, signature: bytes) -> bool:
     except errors.SignatureError:
         return False
     return True
+
+
+# The predicate types a --bundle can be cross-checked against.
+CROSS_CHECKABLE: Final = frozenset({predicates.DECISION_V1})
+
+
+def cross_check_bundle(statement: Statement, bundle: Any) -> None:
+    """Check ``statement`` (a ``DECISION_V1`` Statement) against ``bundle``, the parsed bundle
+    JSON (module docstring). Returns None when it matches.
+
+    Raises:
+        ``usage.invalid``: the predicate type cannot be cross-checked against a bundle.
+        ``bundle.malformed``: ``bundle`` is not an object with a string ``deal_id`` and
+            ``bundle_hash``.
+        ``predicate.decision_missing``: the bundle records no decision (exit 2: not a source a
+            decision Statement can be about).
+        ``canonical.*``: the bundle has no canonical form (it cannot be hashed).
+        ``statement.subject_mismatch``, ``statement.predicate_mismatch``: it does not match.
+        ``bundle.hash_mismatch``: the subject is the bundle's content, but the bundle's recorded
+            ``bundle_hash`` is not (exit 1).
+    """
+    if statement.predicate_type not in CROSS_CHECKABLE:
+        raise errors.UsageError(
+            f"a Statement of predicateType {statement.predicate_type!r} cannot be cross-checked "
+            f"against a bundle (only {', '.join(sorted(CROSS_CHECKABLE))})"
+        )
+    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("deal_id"), str):
+        raise errors.BundleError(
+            "bundle.malformed", "the bundle is not a JSON object with a string deal_id"
+        )
+    recomputed = bundle_hash(bundle)
+    if len(statement.subjects) != 1:
+        raise _subject_mismatch(
+            f"a decision Statement has exactly one subject, this one has {len(statement.subjects)}"
+        )
+    subject = statement.subjects[0]
+    actual = subject.digest.get("sha256")
+    if actual is None or not hmac.compare_digest(actual, recomputed):
+        raise _subject_mismatch(
+            "subject digest sha256 is not the bundle's recomputed bundle_hash",
+            expected=recomputed,
+            actual=actual,
+        )
+    if subject.name != bundle["deal_id"]:
+        raise _subject_mismatch(
+            "subject name is not the bundle's deal_id",
+            expected=bundle["deal_id"],
+            actual=subject.name,
+        )
+    expected_subject = predicates.subject_for_bundle(bundle)
+    if not _same_json(statement.document["subject"][0], expected_subject):
+        raise _subject_mismatch(
+            "the subject is not the one the bundle gives (another digest or field)",
+            expected=expected_subject,
+            actual=statement.document["subject"][0],
+        )
+    expected_predicate = predicates.decision_predicate(bundle)
+    if not _same_json(statement.predicate, expected_predicate):
+        raise errors.EnvelopeError(
+            "statement.predicate_mismatch",
+            "the predicate is not the one rebuilt from the bundle",
+            details={"differs_at": _first_difference(statement.predicate, expected_predicate)},
+        )
+
+
+def _subject_mismatch(
+    message: str, *, expected: Any = None, actual: Any = None
+) -> errors.EnvelopeError:
+    details: dict[str, Any] = {}
+    if expected is not None:
+        details["expected"] = expected
+    if actual is not None:
+        details["actual"] = actual
+    return errors.EnvelopeError("statement.subject_mismatch", message, details=details)
+
+
+def _same_json(left: Any, right: Any) -> bool:
+    """Equality as JSON values: ``True`` is not ``1``, ``1.0`` is ``1`` (one JSON number)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return left.keys() == right.keys() and all(_same_json(left[k], right[k]) for k in left)
+    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+        return len(left) == len(right) and all(map(_same_json, left, right))
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right
+    return type(left) is type(right) and left == right
+
+
+def _first_difference(left: Any, right: Any, path: str = "predicate") -> str:
+    """The JSON path of the first place ``left`` (the Statement's) and ``right`` (rebuilt)
+    differ, for the message (never a value: a predicate may be large)."""
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        for key in sorted(set(left) | set(right)):
+            if key not in left or key not in right or not _same_json(left[key], right[key]):
+                if key in left and key in right:
+                    return _first_difference(left[key], right[key], f"{path}.{key}")
+                return f"{path}.{key}"
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        for index, (a, b) in enumerate(zip(left, right, strict=True)):
+            if not _same_json(a, b):
+                return _first_difference(a, b, f"{path}[{index}]")
+    return path

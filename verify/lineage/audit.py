@@ -39,8 +39,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, cast, runtime_chec
 from affidavit.verify import errors
 from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import Fact, FactHash, fact_hash_and_parents, parse_fact
-from affidavit.verify.lineage.graph import find_cycles
-from affidavit.verify.lineage.walk import FactSource, SignatureStatus, StoredRecord
+from affidavit.verify.lineage.walk import FactSource, SignatureStatus, StoredRecord, find_cycles
 
 __all__ = [
     "DANGLING",

@@ -175,9 +175,8 @@ def fact_hash_of(document: Mapping[str, Any]) -> FactHash:
         ``canonical.*``: a hashed value has no RFC 8785 form.
     """
     # docs/formats.md §5: only these keys; id, derived_from, signature are outside the hash. The
-    # value
-    # in its normal form (docs/formats.md "Facts"): interpret_as "content" is the default and a
-    # null value may omit v; neither changes the FactHash.
+    # value in its normal form (docs/formats.md "Facts"): interpret_as "content" is the default and
+    # a null value may omit v; neither changes the FactHash.
     body = {name: document[name] for name in HASHED_FIELDS}
     body["value"] = _hashed_value(body["value"])
     return FactHash(sha256_hex(jcs(body)))
@@ -298,8 +297,7 @@ def _validated(doc: dict[str, Any], what: str) -> tuple[tuple[FactHash, ...], by
 
 
 def _hash_of(doc: dict[str, Any], body: bytes | None) -> FactHash:
-    # docs/formats.md §5: FactHash = H(jcs(hashed fields)); jcs decides whenever the quick pass did
-    # not.
+    # docs/formats.md §5: FactHash = H(jcs(hashed fields)); jcs decides when the quick pass did not.
     return fact_hash_of(doc) if body is None else FactHash(hashlib.sha256(body).hexdigest())
 
 

@@ -19,6 +19,33 @@ parents) reaches the result. An unreadable root is refused with no data; an unkn
 Bounds (:class:`WalkLimits`): a walk stops at a number of nodes, an estimate of its JSON size and a
 wall-clock budget, whichever comes first, and then says ``truncated: true``; it never loads more
 facts than it may still show. Edges are kept only between nodes of the result.
+
+Cycle checks (seed 002 §20.6.1 rule 2, :func:`find_cycles`, :func:`closing_parent`). Edges point
+from a derived fact to the facts it was derived from. Because derived_from is outside FactHash
+(docs/formats.md §5), two facts can name each other, and a fact can even name itself: cycles are
+possible and must be refused on insert and found by an audit.
+
+>>> find_cycles({"a": ("b",), "b": ("a",), "c": ("a", "x")})
+[('a', 'b')]
+
+:class:`JsonlFactSource`, a read-only fact store over the bytes of a JSON Lines file. Each non-blank
+line is one of:
+
+* an export record ``{"fact_hash": H, "fact": {...}}`` (what ``FactStore.export_jsonl`` writes):
+  the fact is filed under ``H``, which an audit compares with the recomputed FactHash;
+* a plain fact document, filed under its recomputed FactHash.
+
+The caller reads the file (nothing here opens one): the bytes, or a read-only ``mmap`` of the
+file, which the command line passes so that a large export costs no memory (``facts walk``,
+``facts audit``). The first use indexes the lines in one pass (FactHash -> byte offset); a fact
+is parsed again, from its bytes, when it is asked for, so memory holds offsets rather than facts.
+Audits go over the lines and never build the index.
+
+>>> data = (b'{"entity": "urn:x:a", "relation": "memory:role", '
+...     b'"value": {"type": "null", "v": null}, "source": "urn:s:1", "scope": "public", '
+...     b'"confidence": 0.5, "ts": "2026-01-01T00:00:00Z"}\\n')
+>>> [record.where for record in JsonlFactSource(data, "facts.jsonl").records()]
+['line 1']
 """
 
 from __future__ import annotations
@@ -26,16 +53,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
-from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash
+from affidavit.verify.json.strict import loads
+from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
 
 __all__ = [
     "DEFAULT_DEPTH",
     "MAX_DEPTH",
     "FactSource",
+    "JsonlFactSource",
     "MemoryFactSource",
     "SignatureStatus",
     "StoredRecord",
@@ -44,6 +73,9 @@ __all__ = [
     "WalkNode",
     "WalkResult",
     "check_depth",
+    "closing_parent",
+    "find_cycles",
+    "split_record",
     "walk",
 ]
 
@@ -229,11 +261,10 @@ def walk(
 ) -> WalkResult:
     """Walk ``root``'s provenance up to ``depth`` derivation hops.
 
-    ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given,
-    marks each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes,
-    time); a walk cut by them is ``truncated``. The CLI walks a local file unbounded; the
-    registry passes its settings. ``clock`` (seconds, monotonic) is read only when
-    ``limits.max_seconds`` is finite.
+    ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given, marks
+    each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes, time); a walk
+    cut by them is ``truncated``. The CLI walks a local file unbounded; the registry passes its
+    settings. ``clock`` (seconds, monotonic) is read only when ``limits.max_seconds`` is finite.
 
     Raises:
         ``graph_depth_exceeded``: depth outside 0..5.
@@ -359,3 +390,221 @@ def _load_many(source: FactSource, fact_hashes: Sequence[FactHash]) -> Mapping[F
     for fact_hash, fact in found.items():
         _check_key(fact_hash, fact)
     return found
+
+
+H = TypeVar("H", bound=str)
+
+
+def closing_parent(
+    fact: H, parents: Sequence[H], children_of: Callable[[H], Iterable[H]]
+) -> H | None:
+    """The first of ``parents`` through which adding ``fact -> parents`` would close a cycle.
+
+    The graph before the insert must be acyclic (the store keeps that invariant). A new cycle then
+    runs through ``fact``: some parent is ``fact`` itself or one of its descendants (the facts
+    that already name it, directly or transitively, perhaps as a dangling reference). The walk
+    goes down from ``fact``, which is cheap in the usual case of a fact nobody names yet.
+    """
+    wanted = set(parents)
+    if fact in wanted:
+        return fact
+    seen = {fact}
+    frontier = [fact]
+    while frontier:
+        nxt: list[H] = []
+        for node in frontier:
+            for child in children_of(node):
+                if child in seen:
+                    continue
+                if child in wanted:
+                    return next(p for p in parents if p == child)
+                seen.add(child)
+                nxt.append(child)
+        frontier = nxt
+    return None
+
+
+def find_cycles(graph: Mapping[str, Sequence[str]]) -> list[tuple[str, ...]]:
+    """Every cycle's members (strongly connected components of size > 1, and self-loops).
+
+    Each component is returned sorted; the list is sorted. Iterative Tarjan, so a long chain
+    does not hit the recursion limit. Edges to nodes outside ``graph`` (dangling) are ignored.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles: list[tuple[str, ...]] = []
+    counter = 0
+    for start in graph:
+        if start in index:
+            continue
+        work: list[tuple[str, int]] = [(start, 0)]
+        while work:
+            node, position = work.pop()
+            if position == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            parents = graph[node]
+            advanced = False
+            while position < len(parents):
+                parent = parents[position]
+                position += 1
+                if parent not in graph:
+                    continue
+                if parent not in index:
+                    work.append((node, position))
+                    work.append((parent, 0))
+                    advanced = True
+                    break
+                if parent in on_stack:
+                    low[node] = min(low[node], index[parent])
+            if advanced:
+                continue
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    cycles.append(tuple(sorted(component)))
+            if work:
+                caller = work[-1][0]
+                low[caller] = min(low[caller], low[node])
+    return sorted(cycles)
+
+
+_MAX_LINE: Final = 4 * 1024 * 1024
+
+
+class Lines(Protocol):
+    """What :class:`JsonlFactSource` reads: ``bytes``, or a read-only ``mmap.mmap`` of a file."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: slice, /) -> bytes: ...
+    def find(self, sub: bytes, start: int = ..., /) -> int: ...
+
+
+def split_record(document: Any) -> tuple[str | None, Any]:
+    """Split one parsed line into ``(stored key or None, fact document)``."""
+    if isinstance(document, dict) and set(document) == {"fact_hash", "fact"}:
+        return document["fact_hash"], document["fact"]
+    return None, document
+
+
+class JsonlFactSource:
+    """A :class:`~affidavit.verify.lineage.walk.FactSource` over the bytes of a JSON Lines file
+    (read-only); ``name`` (the file's path) starts every error message.
+
+    Raises (from :meth:`get` and :meth:`children`, which build the index on first use):
+        ``lineage.store_invalid``: a line is not a fact or export record (the walk refuses to
+            guess), or longer than 4 MiB.
+    """
+
+    def __init__(self, data: Lines, name: str) -> None:
+        self.data = data
+        self.path = name
+        self._index: dict[str, tuple[int, int]] | None = None
+        self._children: dict[str, list[FactHash]] | None = None
+
+    def get(self, fact_hash: FactHash) -> Fact | None:
+        """See :class:`~affidavit.verify.lineage.walk.FactSource`."""
+        index = self._ensure_index()
+        where = index.get(fact_hash)
+        if where is None:
+            return None
+        offset, length = where
+        line = self.data[offset : offset + length]
+        return self._parse_line(line, where=f"offset {offset}")[1]
+
+    def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
+        """See :class:`~affidavit.verify.lineage.walk.FactSource`."""
+        found: dict[FactHash, Fact] = {}
+        for fact_hash in fact_hashes:
+            fact = self.get(fact_hash)
+            if fact is not None:
+                found[fact_hash] = fact
+        return found
+
+    def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        """See :class:`~affidavit.verify.lineage.walk.FactSource`."""
+        if self._children is None:
+            children: dict[str, list[FactHash]] = {}
+            for key, fact in self._facts():
+                for parent in fact.derived_from:
+                    children.setdefault(parent, []).append(FactHash(key))
+            self._children = children
+        return tuple(self._children.get(fact_hash, ()))
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Stream every line as a raw record; the key is ``fact_hash`` when the line has one.
+
+        A line that is not JSON is still yielded (key ``None``) so that an audit reports it.
+        """
+        for number, _offset, line in self._lines():
+            key: str | None = None
+            body = line
+            try:
+                key_value, document = split_record(loads(line))
+            except errors.ParseError:
+                yield StoredRecord(key=None, body=line, where=f"line {number}")
+                continue
+            if key_value is not None:
+                key = key_value if isinstance(key_value, str) else repr(key_value)
+                try:
+                    body = jcs(document)
+                except errors.CanonicalError:
+                    body = line
+            yield StoredRecord(key=key, body=body, where=f"line {number}")
+
+    # --------------------------------------------------------------------------------------
+
+    def _lines(self) -> Iterator[tuple[int, int, bytes]]:
+        data, offset, number = self.data, 0, 0
+        while offset < len(data):
+            end = data.find(b"\n", offset) + 1 or len(data)
+            number += 1
+            if end - offset > _MAX_LINE:
+                raise errors.LineageError(
+                    "lineage.store_invalid", f"{self.path}: line {number} is too long"
+                )
+            line = data[offset:end]
+            if line.strip():
+                yield number, offset, line
+            offset = end
+
+    def _parse_line(self, line: bytes, *, where: str) -> tuple[str, Fact]:
+        try:
+            key, document = split_record(loads(line))
+            fact = parse_fact(document, what=f"{self.path} {where}")
+        except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
+            raise errors.LineageError(
+                "lineage.store_invalid",
+                f"{self.path} {where}: {e.message}",
+                details={"cause": e.code},
+            ) from e
+        if key is None:
+            return fact.hash, fact
+        if not is_fact_hash(key):
+            raise errors.LineageError(
+                "lineage.store_invalid", f"{self.path} {where}: fact_hash is not a FactHash"
+            )
+        return str(key), fact
+
+    def _facts(self) -> Iterator[tuple[str, Fact]]:
+        for number, _offset, line in self._lines():
+            yield self._parse_line(line, where=f"line {number}")
+
+    def _ensure_index(self) -> dict[str, tuple[int, int]]:
+        if self._index is None:
+            index: dict[str, tuple[int, int]] = {}
+            for number, offset, line in self._lines():
+                key, _fact = self._parse_line(line, where=f"line {number}")
+                index.setdefault(key, (offset, len(line)))
+            self._index = index
+        return self._index

@@ -27,7 +27,7 @@ applying exactly these declared transformations, in this order*::
   time (``receipt.capability_inconsistent``), so the field can never contradict the list.
 - ``transformations`` is ordered: the replay applies them in list order (RFC 002 §7.3 step 2). A
   name appears at most once (the declared set of §1.4 is a set) and each name is well formed
-  (:func:`affidavit.verify.transforms.registry.check_name`, ``transform.name_invalid``).
+  (:func:`affidavit.verify.transforms.chain.check_name`, ``transform.name_invalid``).
 - ``content.chunks`` (optional) are the stored records in chunk order; their concatenation is the
   content (RFC 002 §7.2 steps 3-4, §7.3 step 3), so their sizes must add up to ``content.size``.
 - ``receipt_hash = H(jcs(receipt without "signature"))`` (docs/formats.md §1 ``jcs``), over the
@@ -59,7 +59,7 @@ from affidavit.verify.crypto.signature import decode_signature_b64
 from affidavit.verify.json.canonical import MAX_SAFE_INTEGER, jcs, sha256_hex
 from affidavit.verify.json.forms import is_hex64, parse_utc
 from affidavit.verify.json.strict import loads
-from affidavit.verify.transforms.registry import check_name
+from affidavit.verify.transforms.chain import check_name
 
 __all__ = [
     "BYTE_PRESERVING",

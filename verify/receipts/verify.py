@@ -27,16 +27,15 @@ Steps, in this order, each ``ok``, ``failed`` (with its code) or ``not_checked``
 5. ``content_hash`` the content (or, without it, the chunks concatenated) hashes to the receipt's
                     content (``receipt.content_mismatch``).
 
-Every step runs (a report says everything it can); the verdict is ``verified`` only when every
-step is ``ok`` (:class:`affidavit.verify.results.Result`): ``unanchored`` when none failed but one
-could not run (no trusted key, ``receipt.unanchored``; a transformation this verifier has no
+Every step runs (a report says everything it can); the verdict is ``verified`` only when every step
+is ``ok`` (:class:`affidavit.verify.results.Result`): ``unanchored`` when none failed but one could
+not run (no trusted key, ``receipt.unanchored``; a transformation this verifier has no
 implementation of, ``transform.unimplemented``), never verified (style.md §7). The replay is
 compared with the receipt's content hash, not with the content file, so a changed content file is
 ``receipt.content_mismatch`` and a receipt whose claim does not replay is
-``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other*
-chain is still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared
-transformation was applied, but it reports the first byte at which the replay and the content
-differ.
+``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other* chain is
+still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared transformation
+was applied, but it reports the first byte at which the replay and the content differ.
 """
 
 from __future__ import annotations
@@ -97,10 +96,18 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     content_digest = Digest.of(whole)
     steps = (
         signature_step(receipt, tuple(trusted_keys)),
-        _source_step(receipt, source_digest),
+        _digest_step(
+            "source_hash", "receipt.source_mismatch", "the source", source_digest, receipt.source
+        ),
         _replay_step(receipt, source, source_digest, whole, content_digest, transforms),
         *_chunks_step(receipt, content, chunks, content_digest),
-        _content_step(receipt, content_digest, from_chunks=content is None),
+        _digest_step(
+            "content_hash",
+            "receipt.content_mismatch",
+            "the chunks concatenated" if content is None else "the content",
+            content_digest,
+            receipt.content,
+        ),
     )
     return receipt_result(label, steps, receipt, files)
 
@@ -160,19 +167,6 @@ def signature_step(receipt: Receipt, trusted: Sequence[Ed25519PublicKey]) -> Ste
             details={"key_id": receipt.signature.key_id},
         )
     return StepResult.failed("signature", error)
-
-
-def _source_step(receipt: Receipt, actual: Digest) -> StepResult:
-    if _same(actual, receipt.source):
-        return StepResult.ok("source_hash", sha256=actual.sha256, size=actual.size)
-    error = errors.ReceiptError(
-        "receipt.source_mismatch",
-        f"the source ({actual.size} bytes, sha256 {actual.sha256}) is not the receipt's "
-        f"({receipt.source.size} bytes, sha256 {receipt.source.sha256})",
-    )
-    return StepResult.failed(
-        "source_hash", error, expected=receipt.source.to_json(), actual=actual.to_json()
-    )
 
 
 def _replay_step(  # noqa: PLR0917 - what a replay compares
@@ -279,18 +273,17 @@ def _chunk_failure(
     return StepResult.failed("chunks", error, expected=expected, actual=actual, **details)
 
 
-def _content_step(receipt: Receipt, actual: Digest, *, from_chunks: bool) -> StepResult:
-    if _same(actual, receipt.content):
-        return StepResult.ok("content_hash", sha256=actual.sha256, size=actual.size)
-    what = "the chunks concatenated" if from_chunks else "the content"
+def _digest_step(step: str, code: str, what: str, actual: Digest, want: Digest) -> StepResult:
+    """Steps 2 and 5: ``actual`` is the digest the receipt declares (``want``), else ``code``."""
+    if _same(actual, want):
+        return StepResult.ok(step, sha256=actual.sha256, size=actual.size)
+    theirs = "the receipt's content" if step == "content_hash" else "the receipt's"
     error = errors.ReceiptError(
-        "receipt.content_mismatch",
-        f"{what} ({actual.size} bytes, sha256 {actual.sha256}) is not the receipt's content "
-        f"({receipt.content.size} bytes, sha256 {receipt.content.sha256})",
+        code,
+        f"{what} ({actual.size} bytes, sha256 {actual.sha256}) is not {theirs} "
+        f"({want.size} bytes, sha256 {want.sha256})",
     )
-    return StepResult.failed(
-        "content_hash", error, expected=receipt.content.to_json(), actual=actual.to_json()
-    )
+    return StepResult.failed(step, error, expected=want.to_json(), actual=actual.to_json())
 
 
 def _same(a: Digest, b: Digest) -> bool:

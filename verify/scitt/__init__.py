@@ -15,16 +15,13 @@
 
 The rooms: :mod:`~affidavit.verify.scitt.cbor` (strict CBOR in, deterministic CBOR out),
 :mod:`~affidavit.verify.scitt.cose` (COSE_Sign1, RFC 9052), :mod:`~affidavit.verify.scitt.keys`
-(COSE keys, EdDSA and ES256, RFC 9679 thumbprints), :mod:`~affidavit.verify.scitt.statement`
-(Signed and Transparent Statements, the leaf entry), :mod:`~affidavit.verify.scitt.receipt`
-(RFC 9942 receipts, RFC9162_SHA256) and :mod:`~affidavit.verify.scitt.report` (a Transparent
-Statement's one Result). Nothing here reads a file, the clock or the network: keys and
-bytes are the caller's.
+(COSE keys, EdDSA and ES256, RFC 9679 thumbprints), :mod:`~affidavit.verify.scitt.statement` (Signed
+and Transparent Statements, the leaf entry), :mod:`~affidavit.verify.scitt.receipt` (RFC 9942
+receipts, RFC9162_SHA256) and :mod:`~affidavit.verify.scitt.report` (a Transparent Statement's one
+Result). Nothing here reads a file, the clock or the network: keys and bytes are the caller's.
 
-This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. The layers
-above import a name from the module that defines it (each module's ``__all__`` says what it
-offers); the library's public names are :mod:`affidavit.verify`'s.
+This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
+name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """
 
 __all__: list[str] = []

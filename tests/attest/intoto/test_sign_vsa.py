@@ -19,10 +19,9 @@ from affidavit.attest.intoto.vsa import (
 )
 from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.dsse import predicates
-from affidavit.verify.dsse.crosscheck import cross_check_bundle
 from affidavit.verify.dsse.envelope import envelope_json, parse_envelope
 from affidavit.verify.dsse.statement import statement_of
-from affidavit.verify.dsse.verify import verify_envelope
+from affidavit.verify.dsse.verify import cross_check_bundle, verify_envelope
 from affidavit.verify.json.canonical import jcs
 
 from tests.attest.intoto.helpers import (

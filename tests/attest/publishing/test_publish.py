@@ -11,7 +11,7 @@ from affidavit.attest.publishing import publish
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, input_schema_hash
 from affidavit.verify.contracts.manifest import ENTRY_HASH_FIELDS, verify_entry, verify_manifest
-from affidavit.verify.contracts.pins import parse_pin_file
+from affidavit.verify.contracts.pin_file import parse_pin_file
 
 from tests.attest.publishing.test_publish_support import (
     DEMO_KEY_ID,

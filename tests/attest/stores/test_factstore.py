@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from affidavit.attest.stores.facts import FactStore
 from affidavit.verify.lineage.audit import audit
-from affidavit.verify.lineage.jsonl import JsonlFactSource
-from affidavit.verify.lineage.walk import walk
+from affidavit.verify.lineage.walk import JsonlFactSource, walk
 
 from tests.conftest import raises_code
 from tests.verify.lineage.test_lineage import ABSENT, chain, make_fact

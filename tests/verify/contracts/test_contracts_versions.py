@@ -10,7 +10,7 @@ import pytest
 from affidavit.verify.contracts.contract import contract_hash, input_schema_hash, lint_contract
 from affidavit.verify.contracts.lifecycle import parse_adapter_ref, parse_semver
 from affidavit.verify.contracts.manifest import check_entry_text, check_signature
-from affidavit.verify.contracts.pins import validate_pin_args
+from affidavit.verify.contracts.pin_file import validate_pin_args
 from affidavit.verify.contracts.schema import is_semver, schema_issues
 
 from tests.conftest import raises_code

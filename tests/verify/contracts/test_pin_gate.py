@@ -18,12 +18,12 @@ from affidavit.verify.contracts.manifest import (
     manifest_hash,
     verify_manifest,
 )
+from affidavit.verify.contracts.pin_file import parse_pin_file
 from affidavit.verify.contracts.pins import (
     BrokenDeclaration,
     Declaration,
     PinCheckReport,
     check_pins,
-    parse_pin_file,
 )
 from affidavit.verify.results import Problem
 

@@ -13,7 +13,8 @@ from affidavit.verify.contracts.lifecycle import (
     parse_adapter_ref,
 )
 from affidavit.verify.contracts.manifest import entry_hash, verify_manifest
-from affidavit.verify.contracts.pins import Declaration, check_pins, parse_pin_file, plan_pin
+from affidavit.verify.contracts.pin_file import parse_pin_file
+from affidavit.verify.contracts.pins import Declaration, check_pins, plan_pin
 from affidavit.verify.results import Problem
 
 from tests.attest.publishing.test_publish_support import demo_key, make_contract, make_manifest

@@ -11,8 +11,8 @@ import pytest
 from affidavit.cli.main import affidavit
 from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.dsse import predicates
-from affidavit.verify.dsse.crosscheck import _same_json, cross_check_bundle
 from affidavit.verify.dsse.statement import parse_statement
+from affidavit.verify.dsse.verify import _same_json, cross_check_bundle
 from affidavit.verify.json.strict import loads
 from click.testing import CliRunner
 

@@ -12,9 +12,14 @@ from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.lineage.audit import DANGLING, audit
 from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
-from affidavit.verify.lineage.graph import closing_parent, find_cycles
-from affidavit.verify.lineage.jsonl import JsonlFactSource
-from affidavit.verify.lineage.walk import MemoryFactSource, StoredRecord, walk
+from affidavit.verify.lineage.walk import (
+    JsonlFactSource,
+    MemoryFactSource,
+    StoredRecord,
+    closing_parent,
+    find_cycles,
+    walk,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -27,8 +27,7 @@ from affidavit.verify.lineage.facts import (
     fact_hash_of,
     parse_fact,
 )
-from affidavit.verify.lineage.graph import find_cycles
-from affidavit.verify.lineage.walk import StoredRecord
+from affidavit.verify.lineage.walk import StoredRecord, find_cycles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -14,9 +14,8 @@ from affidavit.cli.render.lineage import render
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.lineage.audit import audit
 from affidavit.verify.lineage.facts import Fact, parse_fact
-from affidavit.verify.lineage.jsonl import JsonlFactSource
 from affidavit.verify.lineage.signing import TrustedFactKeys, signed_document, signing_message
-from affidavit.verify.lineage.walk import walk
+from affidavit.verify.lineage.walk import JsonlFactSource, walk
 
 from tests.conftest import VECTORS, assert_golden, raises_code
 

@@ -250,7 +250,7 @@ def test_any_content_byte_flip_is_caught(flip: int) -> None:
 
 def test_plugin_transformation_replays_when_installed() -> None:
     """The same receipt is unanchored without the plugin and verified with it."""
-    from affidavit.verify.transforms.registry import TransformSet
+    from affidavit.verify.transforms.chain import TransformSet
 
     shout = TransformSet.of({"acme.shout": str.upper})
     document = forged(SOURCE, CONTENT.upper(), (*LOSSY, "acme.shout"))

@@ -7,9 +7,8 @@ from typing import Any, cast
 
 import pytest
 from affidavit.verify.transforms import reference as ref
-from affidavit.verify.transforms.chain import apply_chain
+from affidavit.verify.transforms.chain import TransformSet, apply_chain, check_name
 from affidavit.verify.transforms.reference import RESERVED_ADAPTER_SPECIFIC, RESERVED_REFERENCE
-from affidavit.verify.transforms.registry import TransformSet, check_name
 
 from tests.conftest import raises_code
 
