@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AliasedOption",
+    "emit",
     "emit_json",
     "json_option",
     "log_write_key_option",
@@ -96,6 +97,14 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
 def emit_json(document: Any) -> None:
     """Write ``document`` as indented JSON (key order kept) and a newline to stdout."""
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def emit(as_json: bool, document: Any, *lines: object) -> None:
+    """``document`` as JSON with ``--json`` (:func:`emit_json`), else ``lines`` for people."""
+    if as_json:
+        emit_json(document)
+    for line in () if as_json else lines:
+        click.echo(line)
 
 
 def print_outcome(outcome: Result | Report, *, as_json: bool, **how: Any) -> None:
