@@ -37,8 +37,14 @@ from typing import TYPE_CHECKING
 import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.host import utc_now
-from affidavit.cli._common import emit, emit_json, json_option, log_write_key_option, read_input
-from affidavit.cli._input import read_artefact
+from affidavit.cli._common import (
+    emit,
+    emit_json,
+    json_option,
+    log_write_key_option,
+    read_artefact,
+    read_input,
+)
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.forms import format_utc
