@@ -197,7 +197,7 @@ def head(
         check_key_name(origin)  # the rule `log vkey --origin` applies too
     if (witnesses or require_witnesses is not None) and not checkpoint:
         raise errors.UsageError("--witness and --require-witnesses only apply with --checkpoint")
-    parsed = _parse_witnesses(witnesses)  # before signing: a bad URL#VKEY is exit 2, no head
+    parsed = parse_witnesses(witnesses)  # before signing: a bad URL#VKEY is exit 2, no head
     if require_witnesses is not None and require_witnesses > len(parsed):
         raise errors.UsageError(
             f"--require-witnesses {require_witnesses} but only {len(parsed)} witness(es) given"
@@ -222,13 +222,6 @@ def head(
         emit_json({"ok": True, "signed_tree_head": sth})
     else:
         emit_json(sth)
-
-
-def _parse_witnesses(witnesses: tuple[str, ...]) -> tuple[Any, ...]:
-    if not witnesses:
-        return ()
-
-    return parse_witnesses(witnesses)
 
 
 def _witnessed(
@@ -327,7 +320,6 @@ def sign_with(log: TransparencyLog, db: Path, key_file: Path | None) -> None:
 
 
 def _parse_timestamp(text: str) -> dt.datetime:
-
     moment = parse_utc(text)
     if moment is None:
         raise LogError("log.bad_timestamp", f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ")
@@ -341,7 +333,6 @@ def _parse_timestamp(text: str) -> dt.datetime:
 @json_option
 def consistency(db: Path, first: int, second: int | None, as_json: bool) -> None:
     """Print the consistency proof from tree size M to N (RFC 9162 §2.1.4)."""
-
     with TransparencyLog.open(db) as opened:
         proof = opened.consistency_proof(first, second).to_json()
     emit(
