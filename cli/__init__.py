@@ -20,7 +20,7 @@ The rooms:
   ``verify/``, ``witness``.
 - :mod:`~affidavit.cli.render`: outcomes and lineage as text for people.
 - shared and private: ``_trust`` (the one trust option group, docs/adr/0016-one-trust-input.md),
-  ``_input`` (capped reads), ``_common`` (``--json``, JSON output), ``_errors``, ``_batch``
+  ``_common`` (capped reads, ``--json``, JSON output), ``_batch``
   (``--jobs`` worker pools), ``_receipts`` (receipt folders), ``_sources`` (publication inputs),
   ``_listen``.
 """

@@ -1,32 +1,39 @@
-"""Shared pieces of the CLI: reading inputs, writing JSON, the --json and --format options."""
+"""Shared pieces of the CLI: reading inputs (a path or ``-`` for stdin, with a size cap), writing
+JSON, the --json and --format options."""
 
 from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
-from affidavit.cli._input import read_input
+from affidavit.attest.host import read_capped
 from affidavit.verify import errors
-from affidavit.verify.json.strict import load_object, loads
+from affidavit.verify.json.strict import DEFAULT_MAX_BYTES, load_object, loads
 
 if TYPE_CHECKING:
     from affidavit.verify.results import Report, Result
 
 __all__ = [
+    "MAX_ARTEFACT_BYTES",
     "AliasedOption",
+    "emit",
     "emit_json",
     "json_option",
     "log_write_key_option",
     "print_outcome",
+    "read_artefact",
     "read_input",
     "read_json",
     "read_json_object",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_ARTEFACT_BYTES: Final = 1024 * 1024 * 1024  # a receipt's source, content or chunk: 1 GiB
 
 
 class AliasedOption(click.Option):
@@ -72,6 +79,45 @@ log_write_key_option = click.option(
 )
 
 
+def read_input(
+    source: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    too_large: tuple[type[errors.AffidavitError], str] = (errors.ParseError, "json.too_large"),
+) -> bytes:
+    """Read ``source`` (a path, or ``-`` for stdin) with a size cap, never more than cap + 1 bytes.
+    Over the cap is ``too_large`` (the error class and code of what was being read: a DSSE
+    envelope is ``dsse.too_large``, a CBOR statement ``cbor.too_large``), ``{"limit": max_bytes}``
+    in its details.
+
+    Raises:
+        ``io.unreadable``: the file cannot be read.
+        ``json.too_large``: the input is over ``max_bytes`` (unless ``too_large`` names another).
+    """
+    if source != "-":
+        data = read_capped(source, max_bytes)
+    else:
+        try:
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        except OSError as e:
+            raise errors.ParseError("io.unreadable", f"{source}: {e.strerror or e}") from None
+    if len(data) > max_bytes:
+        family, code = too_large
+        message = f"{source}: larger than {max_bytes} bytes"
+        raise family(code, message, details={"limit": max_bytes})
+    return data
+
+
+def read_artefact(source: str, *, max_bytes: int = MAX_ARTEFACT_BYTES) -> bytes:
+    """:func:`read_input` for bytes that are not JSON (a receipt's source, content, chunks): over
+    ``max_bytes`` is ``io.unreadable``, not ``json.too_large``.
+
+    Raises:
+        ``io.unreadable``: the file cannot be read, or it is over ``max_bytes``.
+    """
+    return read_input(source, max_bytes=max_bytes, too_large=(errors.ParseError, "io.unreadable"))
+
+
 def read_json(source: str) -> Any:
     """Read and strictly parse one JSON document from a path or ``-``."""
     return _with_source(source, loads)
@@ -96,6 +142,14 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
 def emit_json(document: Any) -> None:
     """Write ``document`` as indented JSON (key order kept) and a newline to stdout."""
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def emit(as_json: bool, document: Any, *lines: object) -> None:
+    """``document`` as JSON with ``--json`` (:func:`emit_json`), else ``lines`` for people."""
+    if as_json:
+        emit_json(document)
+    for line in () if as_json else lines:
+        click.echo(line)
 
 
 def print_outcome(outcome: Result | Report, *, as_json: bool, **how: Any) -> None:

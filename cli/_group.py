@@ -1,5 +1,6 @@
-"""The click side of the ``affidavit`` command: the root group, the lazy group class, and the
-groups whose verbs live in several modules (``adapter``, ``log``, ``verify``), each a table.
+"""The click side of the ``affidavit`` command: the root group, the lazy group class, the one line
+a failure prints (:func:`format_error`, style.md §11), and the groups whose verbs live in several
+modules (``adapter``, ``log``, ``verify``), each a table.
 
 :mod:`affidavit.cli.main` runs the root group; command modules that build their own groups import
 :class:`LazyGroup` from here. Every verb is imported on first use (click's lazy subcommand
@@ -13,7 +14,6 @@ import importlib
 from typing import Any, NoReturn
 
 import click
-from affidavit.cli._errors import format_error
 from affidavit.verify import errors
 from affidavit.verify.errors import AffidavitError
 
@@ -25,6 +25,7 @@ __all__ = [
     "LazyGroup",
     "adapter",
     "affidavit",
+    "format_error",
     "log",
     "usage_error",
     "verify",
@@ -102,6 +103,11 @@ def usage_error(e: click.UsageError) -> errors.UsageError:
     command = e.ctx.command_path if e.ctx is not None else "affidavit"
     message = f"{e.format_message().rstrip('.')} (see '{command} --help')"
     return errors.UsageError(message, code=code, details={"command": command})
+
+
+def format_error(error: AffidavitError) -> str:
+    """``error: <code>: <message>``, the line every failure prints to stderr (style.md §11)."""
+    return f"error: {error.code}: {error.message}"
 
 
 def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:

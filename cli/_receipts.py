@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from affidavit.attest.plugins import transforms_for
-from affidavit.cli._input import read_artefact
+from affidavit.cli._common import read_artefact
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, Receipt, load_receipt

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import click
-from affidavit.cli._common import emit_json, json_option, read_json
+from affidavit.cli._common import emit, emit_json, json_option, read_json
 from affidavit.verify.json.canonical import FORMS, Form, canonical_bytes, sha256_hex
 
 __all__ = ["canon", "hash_command"]
@@ -52,7 +52,4 @@ def canon(form: Form, as_json: bool, source: str) -> None:
 def hash_command(form: Form, as_json: bool, source: str) -> None:
     """Print the lowercase SHA-256 hex of a document's canonical bytes."""
     digest = sha256_hex(canonical_bytes(read_json(source), form))
-    if as_json:
-        emit_json({"ok": True, "form": form, "sha256": digest})
-    else:
-        click.echo(digest)
+    emit(as_json, {"ok": True, "form": form, "sha256": digest}, digest)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import click
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, json_option
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 from affidavit.verify.json.forms import is_hex64
@@ -57,11 +57,7 @@ def lookup(url: str, digest: str, timeout: float, as_json: bool, **trust_options
         )
     trust = read_trust(**trust_options, needed_by="lookup")  # the log's key
     result = run_lookup(url, digest, trust, timeout=timeout)
-    if as_json:
-        emit_json({**result.document(), "trust": trust.to_json()})
-    else:
-        for line in _lines(result):
-            click.echo(line)
+    emit(as_json, {**result.document(), "trust": trust.to_json()}, *_lines(result))
     click.get_current_context().exit(result.exit_code)
 
 

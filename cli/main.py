@@ -2,7 +2,7 @@
 
 Exit codes (style.md §11): 0 ok, 1 verification failed or findings, 2 unreadable input or usage,
 3 refused by policy. Every failure prints one line, ``error: <code>: <message>``, to stderr
-(:func:`affidavit.cli._errors.format_error`, re-exported here); a warning is one line,
+(:func:`affidavit.cli._group.format_error`, re-exported here); a warning is one line,
 ``warning: <message>`` (:func:`show_warning`).
 
 ``main()`` hands the command line to the click group, :data:`affidavit` (from
@@ -16,8 +16,7 @@ import sys
 import warnings
 from typing import Any, NoReturn
 
-from affidavit.cli._errors import format_error
-from affidavit.cli._group import affidavit
+from affidavit.cli._group import affidavit, format_error
 
 __all__ = ["affidavit", "format_error", "main", "show_warning"]
 

@@ -37,8 +37,14 @@ from typing import TYPE_CHECKING
 import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.host import utc_now
-from affidavit.cli._common import emit_json, json_option, log_write_key_option, read_input
-from affidavit.cli._input import read_artefact
+from affidavit.cli._common import (
+    emit,
+    emit_json,
+    json_option,
+    log_write_key_option,
+    read_artefact,
+    read_input,
+)
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.forms import format_utc
@@ -196,10 +202,7 @@ def log_command(
     (row,), log = append_leaves(target, [leaf], api_key)
     entry = {"ok": True, "receipt": receipt_file, "receipt_hash": parsed.receipt_hash}
     entry |= row | log
-    if as_json:
-        emit_json(entry)
-        return
-    click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{parsed.receipt_hash}")
+    emit(as_json, entry, f"{entry['index']}\t{entry['leaf_hash']}\t{parsed.receipt_hash}")
 
 
 @receipt.command("fact")
@@ -242,15 +245,14 @@ def fact_command(  # noqa: PLR0917 - one parameter per option
     with FactStore.open(store_path, create=True) as store:
         result = store.add_batch([fact], labels=[receipt_file])
     added = bool(result.added)
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "fact_hash": fact.hash,
-                "added": added,
-                "receipt_hash": parsed.receipt_hash,
-                "fact": document,
-            }
-        )
-        return
-    click.echo(f"{'added' if added else 'already stored'} {fact.hash}")
+    emit(
+        as_json,
+        {
+            "ok": True,
+            "fact_hash": fact.hash,
+            "added": added,
+            "receipt_hash": parsed.receipt_hash,
+            "fact": document,
+        },
+        f"{'added' if added else 'already stored'} {fact.hash}",
+    )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from affidavit.attest.host import utc_now
-from affidavit.cli._common import emit_json, json_option, read_json_object
+from affidavit.cli._common import emit, emit_json, json_option, read_json_object
 from affidavit.cli._listen import listen
 from affidavit.cli._serve import (
     Limits,
@@ -308,10 +308,7 @@ def keys_bind(
     found = _on_tables(data_dir, database_url, lambda tables: tables.bind_api_key(key_id, bound))
     if not found:
         raise errors.UsageError(f"no active API key {key_id}")
-    if as_json:
-        emit_json({"key_id": key_id, "publishers": bound})
-    else:
-        click.echo(f"bound {key_id} to {', '.join(bound)}")
+    emit(as_json, {"key_id": key_id, "publishers": bound}, f"bound {key_id} to {', '.join(bound)}")
 
 
 @keys.command("list")
@@ -343,10 +340,7 @@ def keys_revoke(
     found = _on_tables(data_dir, database_url, lambda tables: tables.revoke_api_key(key_id))
     if not found:
         raise errors.UsageError(f"no API key {key_id}")
-    if as_json:
-        emit_json({"key_id": key_id, "revoked": True})
-    else:
-        click.echo(f"revoked {key_id}")
+    emit(as_json, {"key_id": key_id, "revoked": True}, f"revoked {key_id}")
 
 
 _REGISTRY_OPTION = click.option(
@@ -365,10 +359,8 @@ def probe(registry_url: str | None, as_json: bool) -> None:
     from affidavit.registry.clients.registry import require_node  # noqa: PLC0415 - lazy: httpx (~35 ms), registry calls only
 
     node = require_node(registry_url)
-    if as_json:
-        emit_json(dict(node.document))
-        return
-    click.echo(f"{node.url}: node {node.node_id} version {node.version} auth={node.auth}")
+    text = f"{node.url}: node {node.node_id} version {node.version} auth={node.auth}"
+    emit(as_json, dict(node.document), text)
 
 
 @registry.command()
@@ -418,11 +410,11 @@ def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
     from affidavit.registry.dump import migrate_store  # noqa: PLC0415 - lazy: only here
 
     versions = migrate_store(_store_location(data_dir, database_url))
-    if as_json:
-        emit_json({"ok": True, "schema": versions})
-        return
-    for component, seen in versions.items():
-        click.echo(f"{component}: schema {seen['before']} -> {seen['after']}")
+    emit(
+        as_json,
+        {"ok": True, "schema": versions},
+        *(f"{part}: schema {seen['before']} -> {seen['after']}" for part, seen in versions.items()),
+    )
 
 
 @registry.command("check")

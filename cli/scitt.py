@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option
-from affidavit.cli._input import read_artefact, read_input
+from affidavit.cli._common import emit_json, json_option, read_artefact, read_input
 from affidavit.cli._trust import folder_files
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES

@@ -27,7 +27,7 @@ import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.host import utc_now
 from affidavit.cli._common import (
-    emit_json,
+    emit,
     json_option,
     log_write_key_option,
     read_json,
@@ -218,14 +218,15 @@ def _report(written: list[tuple[Path, dict[str, Any]]], as_json: bool) -> None:
         }
         for path, bundle in written
     ]
-    if as_json:
-        emit_json({"ok": True, "bundles": rows})
-        return
-    for row in rows:
-        click.echo(
+    emit(
+        as_json,
+        {"ok": True, "bundles": rows},
+        *(
             f"{row['out']}: {row['deal_id']} {row['decision']} (spec {row['spec_version']}, "
             f"leaf {row['leaf_index']} of {row['tree_size']})"
-        )
+            for row in rows
+        ),
+    )
 
 
 @click.group("stamp", invoke_without_command=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from affidavit.cli._common import AliasedOption, emit_json, json_option
+from affidavit.cli._common import AliasedOption, emit, emit_json, json_option
 from affidavit.cli._listen import listen
 from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
 from affidavit.verify import errors
@@ -81,11 +81,7 @@ def vkey(name: str, key_file: Path, ml_dsa_file: Path | None, as_json: bool) -> 
     from affidavit.witness.cosigner import load_witness_keys  # noqa: PLC0415 - lazy
 
     vkeys = load_witness_keys(name, key_file, ml_dsa_file).vkeys()
-    if as_json:
-        emit_json({"name": name, "vkeys": vkeys})
-        return
-    for line in vkeys:
-        click.echo(line)
+    emit(as_json, {"name": name, "vkeys": vkeys}, *vkeys)
 
 
 @witness.command("serve")

@@ -1,11 +1,9 @@
 """``affidavit adapter attest|manifest|list|lifecycle``: publication.
 
 Thin commands over :mod:`affidavit.attest.publishing.publish`,
-:mod:`affidavit.verify.contracts.manifest` and
-:mod:`affidavit.verify.contracts.pins` (docs/formats.md §3, seed 003 "Adoption workflow"). Flags
-mirror
-the
-peer's ``aigentsy adapter`` verbs where the peer has them.
+:mod:`affidavit.verify.contracts.manifest` and :mod:`affidavit.verify.contracts.pins`
+(docs/formats.md §3, seed 003 "Adoption workflow"). Flags mirror the peer's ``aigentsy adapter``
+verbs where the peer has them.
 
 Network: none, except for an explicit ``https://`` MANIFEST argument or ``--fetch-publisher``;
 then one GET through httpx (imported only on that path) with a timeout and a size cap.

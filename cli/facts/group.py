@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
-from affidavit.cli._common import AliasedOption, emit_json, json_option, read_input
+from affidavit.cli._common import AliasedOption, emit, emit_json, json_option, read_input
 from affidavit.cli._group import LazyGroup
 from affidavit.cli._trust import read_folder, read_key_file
 from affidavit.cli.render.lineage import FORMATS, Format, render
@@ -249,13 +249,8 @@ _store_option = click.option(
 def hash_command(as_json: bool, source: str) -> None:
     """Print the FactHash of each fact (one fact, an array, or JSON Lines)."""
     _documents, parsed = read_facts(source)
-    if as_json:
-        emit_json(
-            {"ok": True, "facts": [{"fact_hash": f.hash, "stigmem_cid": f.cid} for f in parsed]}
-        )
-        return
-    for fact in parsed:
-        click.echo(fact.hash)
+    facts = [{"fact_hash": f.hash, "stigmem_cid": f.cid} for f in parsed]
+    emit(as_json, {"ok": True, "facts": facts}, *(fact.hash for fact in parsed))
 
 
 @facts.command("add")
@@ -275,13 +270,12 @@ def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]
     documents, parsed = read_facts(source)
     with FactStore.open(database, create=True) as store:
         result = store.add_batch(parsed, labels=[label for label, _ in documents], every_error=True)
-    if as_json:
-        emit_json({"ok": True, "added": list(result.added), "existing": list(result.existing)})
-        return
-    for fact_hash in result.added:
-        click.echo(f"added {fact_hash}")
-    for fact_hash in result.existing:
-        click.echo(f"already stored {fact_hash}")
+    emit(
+        as_json,
+        {"ok": True, "added": list(result.added), "existing": list(result.existing)},
+        *(f"added {fact_hash}" for fact_hash in result.added),
+        *(f"already stored {fact_hash}" for fact_hash in result.existing),
+    )
 
 
 @facts.command("sign")

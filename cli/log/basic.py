@@ -33,7 +33,7 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.cli._common import emit_json, json_option, log_write_key_option, read_input
+from affidavit.cli._common import emit, emit_json, json_option, log_write_key_option, read_input
 from affidavit.registry.clients.log_entries import append_all, is_registry_url
 from affidavit.registry.clients.witness import parse_witnesses
 from affidavit.registry.witnessing import collect, record_cosignatures
@@ -68,10 +68,7 @@ def init(db: Path, key_file: Path, log_id: str, as_json: bool) -> None:
             "key_id": created.key_id,
             "key_path": absolute,
         }
-    if as_json:
-        emit_json(document)
-    else:
-        click.echo(f"created log {log_id!r} in {db} (key {created.key_id})")
+    emit(as_json, document, f"created log {log_id!r} in {db} (key {created.key_id})")
 
 
 @click.command("append")
@@ -98,11 +95,11 @@ def append(
     leaves = [_leaf_data(source, leaf_form) for source in files]
     rows, log = append_leaves(db, leaves, api_key)
     appended = [{"file": source, **row} for source, row in zip(files, rows, strict=True)]
-    if as_json:
-        emit_json({"ok": True, "appended": appended, **log})
-        return
-    for entry in appended:
-        click.echo(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}")
+    emit(
+        as_json,
+        {"ok": True, "appended": appended, **log},
+        *(f"{entry['index']}\t{entry['leaf_hash']}\t{entry['file']}" for entry in appended),
+    )
 
 
 def append_leaves(
@@ -200,7 +197,7 @@ def head(
         check_key_name(origin)  # the rule `log vkey --origin` applies too
     if (witnesses or require_witnesses is not None) and not checkpoint:
         raise errors.UsageError("--witness and --require-witnesses only apply with --checkpoint")
-    parsed = _parse_witnesses(witnesses)  # before signing: a bad URL#VKEY is exit 2, no head
+    parsed = parse_witnesses(witnesses)  # before signing: a bad URL#VKEY is exit 2, no head
     if require_witnesses is not None and require_witnesses > len(parsed):
         raise errors.UsageError(
             f"--require-witnesses {require_witnesses} but only {len(parsed)} witness(es) given"
@@ -225,13 +222,6 @@ def head(
         emit_json({"ok": True, "signed_tree_head": sth})
     else:
         emit_json(sth)
-
-
-def _parse_witnesses(witnesses: tuple[str, ...]) -> tuple[Any, ...]:
-    if not witnesses:
-        return ()
-
-    return parse_witnesses(witnesses)
 
 
 def _witnessed(
@@ -310,10 +300,7 @@ def vkey(db: Path, origin: str | None, as_json: bool) -> None:
             "vkey": verifier_key_string(name, opened.public_key),
             "public_key_base64": opened.public_key.b64,
         }
-    if as_json:
-        emit_json(document)
-        return
-    click.echo(document["vkey"])
+    emit(as_json, document, document["vkey"])
 
 
 def sign_with(log: TransparencyLog, db: Path, key_file: Path | None) -> None:
@@ -333,7 +320,6 @@ def sign_with(log: TransparencyLog, db: Path, key_file: Path | None) -> None:
 
 
 def _parse_timestamp(text: str) -> dt.datetime:
-
     moment = parse_utc(text)
     if moment is None:
         raise LogError("log.bad_timestamp", f"--timestamp {text!r} is not YYYY-MM-DDTHH:MM:SSZ")
@@ -347,17 +333,14 @@ def _parse_timestamp(text: str) -> dt.datetime:
 @json_option
 def consistency(db: Path, first: int, second: int | None, as_json: bool) -> None:
     """Print the consistency proof from tree size M to N (RFC 9162 §2.1.4)."""
-
     with TransparencyLog.open(db) as opened:
         proof = opened.consistency_proof(first, second).to_json()
-    if as_json:
-        emit_json({"ok": True, "consistency": proof})
-        return
-    _echo_fields(proof, ["first_size", "second_size", "first_root", "second_root"])
-    for value in proof["proof"]:
-        click.echo(f"proof: {value}")
-
-
-def _echo_fields(document: dict[str, Any], names: list[str]) -> None:
-    for name in names:
-        click.echo(f"{name}: {document[name]}")
+    emit(
+        as_json,
+        {"ok": True, "consistency": proof},
+        *(
+            f"{name}: {proof[name]}"
+            for name in ("first_size", "second_size", "first_root", "second_root")
+        ),
+        *(f"proof: {value}" for value in proof["proof"]),
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 from affidavit.attest.log.tiles import TilesReport, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, json_option
 from affidavit.cli.log.basic import sign_with
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 
@@ -39,10 +39,11 @@ def tiles(
     with TransparencyLog.open(db) as opened:
         note, signed = current_checkpoint(opened, db, key_file, origin)
         report = write_tiles(opened, directory, note)
-    if as_json:
-        emit_json({"ok": True, "checkpoint_signed": signed, **report.to_json()})
-        return
-    click.echo(_summary(report, signed))
+    emit(
+        as_json,
+        {"ok": True, "checkpoint_signed": signed, **report.to_json()},
+        _summary(report, signed),
+    )
 
 
 def current_checkpoint(

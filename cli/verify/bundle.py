@@ -45,8 +45,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 import click
 from affidavit.cli._batch import Progress, default_jobs, map_in_workers
-from affidavit.cli._common import json_option
-from affidavit.cli._input import read_input
+from affidavit.cli._common import json_option, read_input
 from affidavit.cli._trust import folder_files, read_trust, trust_options
 from affidavit.cli.render.verdict import error_line, outcome_blocks, result_lines
 from affidavit.verify import errors

@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 from affidavit.cli._batch import Progress, map_in_workers
-from affidavit.cli._common import json_option, print_outcome, read_input
-from affidavit.cli._input import read_artefact
+from affidavit.cli._common import json_option, print_outcome, read_artefact, read_input
 from affidavit.cli._trust import read_trust, trust_options
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey

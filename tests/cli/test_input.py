@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from affidavit.cli._input import read_input
+from affidavit.cli._common import read_input
 from affidavit.verify import errors
 
 

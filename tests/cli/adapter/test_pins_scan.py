@@ -1,11 +1,12 @@
-"""cli/adapter/pins_scan.py: the local files the pin gate checks (found, broken, skipped)."""
+"""cli/adapter/pins.py, scan_contract_files: the local files the pin gate checks (found, broken,
+skipped)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from affidavit.cli.adapter.pins_scan import MAX_CONTRACT_FILE_BYTES, scan_contract_files
+from affidavit.cli.adapter.pins import MAX_CONTRACT_FILE_BYTES, scan_contract_files
 
 from tests.attest.publishing.test_publish_support import make_contract, make_entry
 from tests.conftest import raises_code
