@@ -36,8 +36,7 @@ from affidavit.registry.state import ReadView, RegistryState
 from affidavit.registry.writes import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
-from affidavit.verify.crypto.merkle import leaf_hash
-from affidavit.verify.crypto.tree_ranges import inclusion_ranges
+from affidavit.verify.crypto.merkle import inclusion_ranges, leaf_hash
 
 __all__ = [
     "PATCHABLE_FIELDS",

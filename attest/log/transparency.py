@@ -122,8 +122,14 @@ from affidavit.verify.crypto.checkpoint import (
     verify_checkpoint,
 )
 from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
-from affidavit.verify.crypto.merkle import EMPTY_ROOT, leaf_hash, node_hash, verify_consistency
-from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
+from affidavit.verify.crypto.merkle import (
+    EMPTY_ROOT,
+    consistency_ranges,
+    inclusion_ranges,
+    leaf_hash,
+    node_hash,
+    verify_consistency,
+)
 from affidavit.verify.crypto.treehead import sth_message
 from affidavit.verify.errors import AffidavitError
 from affidavit.verify.json.forms import format_utc

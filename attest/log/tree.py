@@ -5,7 +5,7 @@ A node ``(level, index)`` is the hash of the complete subtree over leaves
 ``[index·2^level, (index+1)·2^level)``. Every subtree hash that an RFC 9162 root or proof needs
 covers ``[start, end)`` with ``start`` a multiple of a power of two at least ``end - start``; such a
 range is a left-to-right run of at most log2(n) complete subtrees (:func:`decompose`), folded right
-to left. Which ranges a proof is made of is planned by :mod:`affidavit.verify.crypto.tree_ranges`.
+to left. Which ranges a proof is made of is planned by :mod:`affidavit.verify.crypto.merkle`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Final
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.stores.store import Connection, numbered
-from affidavit.verify.crypto.merkle import EMPTY_ROOT, node_hash, subtree_hash
-from affidavit.verify.crypto.tree_ranges import decompose
+from affidavit.verify.crypto.merkle import EMPTY_ROOT, decompose, node_hash, subtree_hash
 
 __all__ = [
     "EMPTY_ROOT",

@@ -45,8 +45,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import NoteVerifier, verify_checkpoint
 from affidavit.verify.crypto.keys import Ed25519PublicKey, key_id_c2sp
-from affidavit.verify.crypto.merkle import leaf_hash, verify_inclusion
-from affidavit.verify.crypto.tree_ranges import inclusion_ranges
+from affidavit.verify.crypto.merkle import inclusion_ranges, leaf_hash, verify_inclusion
 from affidavit.verify.crypto.treehead import verify_sth
 from affidavit.verify.crypto.trusted_keys import key_from_document
 

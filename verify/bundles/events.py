@@ -1,5 +1,5 @@
-"""ProofPack events: hashes, the chain, finality leaves and per-actor signatures (docs/formats.md
-§4).
+"""ProofPack events: hashes, the chain, finality leaves, per-actor signatures (docs/formats.md
+§4) and the vocabularies of an outcome read-back.
 
 >>> event = {"event_id": "e1", "event_type": "DEAL_CREATED", "deal_id": "d", "actor_id": "a",
 ...          "timestamp": "2026-01-01T00:00:00Z", "payload": {}, "prev_hash": ""}
@@ -18,6 +18,16 @@ b'{"deal_id":"'
 
 Events are checked strictly: all eight fields present, seven strings and an object payload
 (read once into :class:`~.views.Event` views by :func:`~.views.parse_events`).
+
+Step ``outcome_reconciliation``: an ``OUTCOME_RECONCILED`` event records a post-action read-back
+(AiGentsy SDK 1.17.2, ``record_outcome_reconciled``). The SDK writes three fields only from closed
+vocabularies; a value outside them (or a missing one) is not something the SDK writes, so it fails
+the step (``bundle.reconciliation_vocabulary_unknown``, ``details.unknown`` lists each
+``field=value``). The step reports what the events record; it never judges whether the read-back
+is true. Reported only when the bundle has such an event.
+
+>>> check_reconciliation([]) is None
+True
 """
 
 from __future__ import annotations
@@ -46,10 +56,13 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_FIELDS",
     "FINALITY_EVENT_TYPES",
+    "OUTCOME_RECONCILED",
+    "VOCABULARIES",
     "ActorCheck",
     "actor_signature_check",
     "chain_step",
     "check_directory_signature",
+    "check_reconciliation",
     "event_hash",
     "leaf_data",
     "signing_payload",
@@ -256,3 +269,52 @@ def actor_signature_check(
             STEP_ACTORS, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details
         )
     return ActorCheck(step, indexes, frozenset(trusted))
+
+
+# Step outcome_reconciliation (AiGentsy SDK 1.17.2, record_outcome_reconciled).
+
+STEP_OUTCOME: Final = "outcome_reconciliation"
+OUTCOME_RECONCILED: Final = "OUTCOME_RECONCILED"
+VOCABULARIES: Final[Mapping[str, frozenset[str]]] = {
+    "reconciliation_status": frozenset({"matched", "mismatched", "inconclusive", "unavailable"}),
+    "readback_source_type": frozenset(
+        {
+            "first_party",
+            "third_party",
+            "platform_attested",
+            "caller_attested",
+            "signed_external",
+            "unsigned_external",
+        }
+    ),
+    "evidence_redaction_status": frozenset(
+        {"hash_only", "summary_only", "redacted", "full_payload_opt_in"}
+    ),
+}
+
+
+def check_reconciliation(events: Sequence[Mapping[str, Any]]) -> StepResult | None:
+    """The step for chain-checked events, or None when no ``OUTCOME_RECONCILED`` is present."""
+    records: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    for index, event in enumerate(events):
+        if event["event_type"] != OUTCOME_RECONCILED:
+            continue
+        payload = event["payload"]
+        record: dict[str, Any] = {"event_id": event["event_id"], "index": index}
+        for field, allowed in VOCABULARIES.items():
+            value = payload.get(field)
+            record[field] = value
+            if not isinstance(value, str) or value not in allowed:
+                unknown.append(f"events[{index}].payload.{field}={value!r}")
+        records.append(record)
+    if not records:
+        return None
+    if unknown:
+        error = errors.BundleError(
+            "bundle.reconciliation_vocabulary_unknown",
+            f"{len(unknown)} value(s) outside the OUTCOME_RECONCILED vocabularies: "
+            + ", ".join(unknown[:5]),
+        )
+        return StepResult.failed(STEP_OUTCOME, error, unknown=unknown, records=records)
+    return StepResult.ok(STEP_OUTCOME, records=records)

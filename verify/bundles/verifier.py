@@ -34,7 +34,7 @@ Names and order are part of the ``--json`` output (``specs/verify-result.schema.
  9. ``actor_signature_sidecar``  the optional sidecar (docs/formats.md §4; :mod:`.sidecar`)
 10. ``adapter_replay``           embedded contracts, validators and policy decisions
                                  (docs/formats.md §4 ``adapter_evaluation``; :mod:`.adapter_replay`)
-11. ``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.outcome`)
+11. ``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.events`)
 12. ``swarm_coverage``,          only with ``profile="swarm-strict"`` (docs/adr/0008;
 13. ``swarm_snapshot``,          :mod:`.swarm`, :mod:`.swarm_decision`)
 14. ``swarm_decision``
@@ -64,10 +64,14 @@ from typing import TYPE_CHECKING, Any, Final
 from affidavit.verify import errors
 from affidavit.verify.bundles.adapter_replay import replay_adapter
 from affidavit.verify.bundles.binding import cross_reference
-from affidavit.verify.bundles.events import ActorCheck, actor_signature_check, chain_step
+from affidavit.verify.bundles.events import (
+    ActorCheck,
+    actor_signature_check,
+    chain_step,
+    check_reconciliation,
+)
 from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
 from affidavit.verify.bundles.inclusion import inclusion_step, read_inclusion
-from affidavit.verify.bundles.outcome import check_reconciliation
 from affidavit.verify.bundles.sidecar import SidecarCheck, sidecar_check
 from affidavit.verify.bundles.views import (
     BundleView,

@@ -6,7 +6,7 @@ and tree heads.
 >>> verify_inclusion(leaves[1], 1, 2, [leaves[0]], root_of(leaves))  # None: it verifies
 
 :mod:`.keys` parses Ed25519 public keys strictly; :mod:`.signature` verifies through libsodium;
-:mod:`.merkle` and :mod:`.tree_ranges` are RFC 9162's trees and proofs; :mod:`.treehead` is the
+:mod:`.merkle` is RFC 9162's trees, their layout and proofs; :mod:`.treehead` is the
 AiGentsy signed tree head a bundle rests on and :mod:`.checkpoint` C2SP's signed notes and
 checkpoints; :mod:`.trusted_keys` and :mod:`.windows` read the keys a caller trusts and their
 validity windows.

@@ -14,9 +14,22 @@ Verification follows RFC 9162 §2.1.3.2 and §2.1.4.2, with these strict rules (
   "consistent" with the empty tree, so such a proof checks nothing and usually hides a bug;
 - roots are compared as given (a root of the wrong length simply never matches).
 
+The tree's layout (RFC 9162 §2.1): each hash of an inclusion or consistency proof, and each part
+of a root, is the Merkle tree hash of one aligned range of leaves. The planners below name those
+ranges (pure integer arithmetic); a store (the SQLite log's complete-subtree rows,
+:mod:`affidavit.attest.log.tree`) or tiles (:mod:`affidavit.verify.tlog.tiles`) then supplies the
+hashes.
+
+>>> decompose(0, 6)
+[(2, 0), (1, 2)]
+>>> inclusion_ranges(2, 5)
+[(3, 4), (0, 2), (4, 5)]
+>>> consistency_ranges(3, 7)
+[(2, 3), (3, 4), (0, 2), (4, 7)]
+
 The proof builders (:func:`inclusion_proof`, :func:`consistency_proof`) work on a list of leaf
-hashes in memory: the ranges :mod:`.tree_ranges` plans, each hashed with :func:`root_of`. They are
-the reference the log's and the tiles' O(log n) reads are tested against.
+hashes in memory: the ranges those planners name, each hashed with :func:`root_of`. They are the
+reference the log's and the tiles' O(log n) reads are tested against.
 """
 
 from __future__ import annotations
@@ -26,7 +39,6 @@ import hmac
 from collections.abc import Callable, Sequence
 
 from affidavit.verify import errors
-from affidavit.verify.crypto.tree_ranges import consistency_ranges, decompose, inclusion_ranges
 from affidavit.verify.results import Result, StepRun
 
 __all__ = [
@@ -35,8 +47,11 @@ __all__ = [
     "check_inclusion",
     "consistency_proof",
     "consistency_proof_length",
+    "consistency_ranges",
+    "decompose",
     "inclusion_proof",
     "inclusion_proof_length",
+    "inclusion_ranges",
     "leaf_hash",
     "node_hash",
     "root_from_inclusion_proof",
@@ -45,6 +60,66 @@ __all__ = [
     "verify_consistency",
     "verify_inclusion",
 ]
+
+
+# RFC 9162 §2.1: the layout, which aligned subtrees a root or a proof is made of.
+
+
+def decompose(start: int, end: int) -> list[tuple[int, int]]:
+    """The complete subtrees ``(level, index)`` covering ``[start, end)``, left to right."""
+    nodes: list[tuple[int, int]] = []
+    position = start
+    while position < end:
+        width = 1 << ((end - position).bit_length() - 1)  # largest power of two that fits
+        if position:
+            width = min(width, position & -position)  # and keeps the subtree aligned
+        level = width.bit_length() - 1
+        nodes.append((level, position >> level))
+        position += width
+    return nodes
+
+
+def split(n: int) -> int:
+    """The largest power of two strictly below ``n`` (n >= 2), RFC 9162 §2.1.1."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
+    """The subtrees of PATH(index, D[size]) (RFC 9162 §2.1.3.1), leaf end first."""
+    ranges: list[tuple[int, int]] = []
+    start, end = 0, size
+    while end - start > 1:
+        k = split(end - start)
+        if index < start + k:
+            ranges.append((start + k, end))
+            end = start + k
+        else:
+            ranges.append((start, start + k))
+            start += k
+    ranges.reverse()
+    return ranges
+
+
+def consistency_ranges(first: int, size: int) -> list[tuple[int, int]]:
+    """The subtrees of PROOF(m, D[n]) = SUBPROOF(m, D[n], true) (RFC 9162 §2.1.4.1)."""
+    ranges: list[tuple[int, int]] = []
+    start, end, whole = 0, size, True
+    m = first
+    while m != end - start:
+        k = split(end - start)
+        if m <= k:
+            ranges.append((start + k, end))
+            end = start + k
+        else:
+            ranges.append((start, start + k))
+            start += k
+            m -= k
+            whole = False
+    if not whole:
+        ranges.append((start, end))
+    ranges.reverse()
+    return ranges
+
 
 HASH_BYTES = 32
 _sha256 = hashlib.sha256
@@ -84,7 +159,7 @@ def subtree_hash(start: int, end: int, node: Callable[[int, int], bytes]) -> byt
     """The Merkle tree hash of leaves ``[start, end)`` from stored complete subtrees, where
     ``node(level, index)`` is the hash of leaves ``[index·2^level, (index+1)·2^level)``: the one
     fold for the log's node table and for tiles. ``start`` is a multiple of a power of two at least
-    ``end - start`` (every range a root or proof is made of, :mod:`.tree_ranges`). O(log n) nodes.
+    ``end - start`` (every range a root or proof is made of, :func:`decompose`). O(log n) nodes.
     """
     if start == end:
         return EMPTY_ROOT

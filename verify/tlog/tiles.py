@@ -47,11 +47,12 @@ from affidavit.verify.crypto.checkpoint import Checkpoint
 from affidavit.verify.crypto.merkle import (
     EMPTY_ROOT,
     HASH_BYTES,
+    consistency_ranges,
+    inclusion_ranges,
     leaf_hash,
     node_hash,
     subtree_hash,
 )
-from affidavit.verify.crypto.tree_ranges import consistency_ranges, inclusion_ranges
 from affidavit.verify.tlog.layout import (
     _MAX_INDEX,
     MAX_LEVEL,

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from affidavit.verify.bundles.outcome import VOCABULARIES
+from affidavit.verify.bundles.events import VOCABULARIES
 
 from tests.verify.bundles.test_bundle_support import OUTPUTS, reseal, stamp, verifier
 
