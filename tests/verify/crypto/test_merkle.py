@@ -381,3 +381,21 @@ def test_every_small_tree_proves_every_leaf_and_every_older_size() -> None:
             proof = merkle.consistency_proof(leaves, m, n)
             assert len(proof) == (merkle.consistency_proof_length(m, n) if m < n else 0)
             merkle.verify_consistency(m, n, proof, _mth(leaves[:m]), root)
+
+
+def test_decompose_names_the_aligned_complete_subtrees_of_any_range() -> None:
+    """RFC 9162 §2.1: ``decompose(start, end)`` covers ``[start, end)`` left to right with complete
+    subtrees, each aligned (a subtree of level L starts at a multiple of 2**L) and the largest
+    aligned one that fits where it starts. The log's node table and the tiles read these nodes, so
+    a misaligned one would hash leaves of another range; every range up to 65 leaves is checked."""
+    for start in range(65):
+        for end in range(start, 66):
+            position = start
+            for level, index in merkle.decompose(start, end):
+                width = 1 << level
+                assert index * width == position, (start, end, level, index)  # aligned, no gap
+                assert position + width <= end, (start, end)
+                bigger = width * 2
+                assert position % bigger or position + bigger > end, (start, end, level)  # largest
+                position += width
+            assert position == end, (start, end)  # covers the range exactly
