@@ -1,31 +1,15 @@
-"""The rooms of affidavit.verify are internal (issue 32; docs/adr/0003-cold-start.md, "Amendment
-(issue 32)"): each ``__init__`` is a docstring that says so and lists nothing, with no lazy-name
-machinery, and verifying a bundle through the front door loads only what a bundle needs."""
+"""Verifying a bundle through affidavit.verify loads only what a bundle needs (issue 32;
+docs/adr/0003-cold-start.md, "Amendment (issue 32)"). That the rooms are internal, with no
+lazy-name machinery, is tests/test_internal_rooms.py's."""
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
-ROOMS = (
-    "anchor",
-    "bundles",
-    "contracts",
-    "crypto",
-    "dsse",
-    "json",
-    "lineage",
-    "receipts",
-    "scitt",
-    "tlog",
-    "transforms",
-)
 # Issue 32 asks for <= 30 modules of ours (51 before it): one error table and internal rooms
 # brought it to 32, the tree's layout in merkle.py and the outcome step in events.py to 30
 # (ADR 0003, "Amendment (issue 32)").
@@ -37,27 +21,6 @@ def _run(code: str) -> str:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     return done.stdout
-
-
-@pytest.mark.parametrize("room", ROOMS)
-def test_a_room_is_a_docstring_that_says_it_is_internal(room: str) -> None:
-    tree = ast.parse((ROOT / "verify" / room / "__init__.py").read_text(encoding="utf-8"))
-    doc = ast.get_docstring(tree) or ""
-    assert "This room is internal" in doc, room
-    docstring, names = tree.body  # nothing else: no import, no __getattr__, no _HOME
-    assert isinstance(docstring, ast.Expr)
-    assert isinstance(names, ast.AnnAssign)
-    assert ast.unparse(names) == "__all__: list[str] = []", room
-
-
-def test_importing_every_room_imports_none_of_their_modules() -> None:
-    code = (
-        "import importlib, sys\n"
-        f"for room in {ROOMS!r}: importlib.import_module('affidavit.verify.' + room)\n"
-        "print(sorted(m for m in sys.modules if m.startswith('affidavit.verify.')"
-        " and m.count('.') > 2))"
-    )
-    assert _run(code).strip() == "[]"
 
 
 def test_verifying_one_bundle_loads_only_what_a_bundle_needs() -> None:

@@ -18,11 +18,6 @@ from affidavit.verify.bundles.actor_keys import key_valid_at, parse_instant
 from tests.verify.bundles.test_bundle_support import OUTPUTS, stamp, verifier
 
 
-@pytest.fixture(scope="module")
-def signed() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
-
-
 def _actor_step(bundle: dict[str, Any]) -> tuple[str, str, str | None]:
     result = verifier().verify(bundle)
     step = result.step("actor_signatures")

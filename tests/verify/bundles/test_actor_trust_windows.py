@@ -33,11 +33,6 @@ UNTRUSTED = ("failed", "actor_signatures", "bundle.actor_signatures_untrusted")
 TRUSTED = ("verified", None, None)
 
 
-@pytest.fixture(scope="module")
-def signed() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
-
-
 def _entry(**changes: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "actor_id": ACTOR_ID,

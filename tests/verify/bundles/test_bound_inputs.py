@@ -23,29 +23,12 @@ from tests.verify.bundles.test_bundle_support import (
     ACTOR_ID,
     ACTOR_KEY,
     LOG_KEY,
-    OUTPUTS,
+    failed_step,
     reseal,
-    stamp,
     verifier,
 )
 
 KEY_ID = "seller-key-1"
-
-
-@pytest.fixture(scope="module")
-def plain() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]})["accepted"]
-
-
-@pytest.fixture(scope="module")
-def signed() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
-
-
-def _failed(result: Any) -> tuple[str, str | None]:
-    step = result.failed_step
-    assert step is not None, result.to_json()
-    return step.name, step.code
 
 
 # -- hole 1: a back-dated, unsigned signed_at -------------------------------------------------
@@ -98,14 +81,14 @@ def test_a_back_dated_signed_at_does_not_make_a_revoked_key_trusted(
     bundle = _sign_all(plain, signed_at)
     assert all(e["actor_id"] == ACTOR_ID for e in bundle["events"])
     result = _requiring(ActorTrust.from_directory(_REVOKED_DIRECTORY)).verify(bundle)
-    assert _failed(result) == ("actor_signatures", "bundle.actor_signatures_untrusted")
+    assert failed_step(result) == ("actor_signatures", "bundle.actor_signatures_untrusted")
 
 
 def test_a_signed_at_cannot_widen_the_bundles_own_directory(plain: dict[str, Any]) -> None:
     bundle = _sign_all(plain, "2026-01-15T00:00:00Z")
     bundle["key_directory"] = copy.deepcopy(_REVOKED_DIRECTORY)
     result = verifier().verify(bundle)
-    assert _failed(result) == ("actor_signature_sidecar", "event.key_not_valid")
+    assert failed_step(result) == ("actor_signature_sidecar", "event.key_not_valid")
 
 
 def test_a_signed_at_outside_the_window_still_fails(plain: dict[str, Any]) -> None:
@@ -114,7 +97,10 @@ def test_a_signed_at_outside_the_window_still_fails(plain: dict[str, Any]) -> No
     directory = copy.deepcopy(_REVOKED_DIRECTORY)
     directory[KEY_ID]["revoked_at"] = "2026-03-15T00:00:00Z"
     bundle["key_directory"] = directory
-    assert _failed(verifier().verify(bundle)) == ("actor_signature_sidecar", "event.key_not_valid")
+    assert failed_step(verifier().verify(bundle)) == (
+        "actor_signature_sidecar",
+        "event.key_not_valid",
+    )
 
 
 def test_the_trusted_window_at_the_event_time_still_trusts(plain: dict[str, Any]) -> None:
@@ -129,20 +115,20 @@ def test_the_trusted_window_at_the_event_time_still_trusts(plain: dict[str, Any]
 
 def test_non_ascii_bundle_hash_is_a_mismatch(plain: dict[str, Any]) -> None:
     bundle = {**plain, "bundle_hash": "é"}
-    assert _failed(verifier().verify(bundle)) == ("bundle_hash", "bundle.hash_mismatch")
+    assert failed_step(verifier().verify(bundle)) == ("bundle_hash", "bundle.hash_mismatch")
 
 
 def test_non_ascii_event_hash_is_a_mismatch(plain: dict[str, Any]) -> None:
     bundle = copy.deepcopy(plain)
     bundle["events"][0]["hash"] = "é"
     bundle["bundle_hash"] = bundle_hash(bundle)
-    assert _failed(verifier().verify(bundle)) == ("event_chain", "event.hash_mismatch")
+    assert failed_step(verifier().verify(bundle)) == ("event_chain", "event.hash_mismatch")
 
 
 def test_non_ascii_sidecar_hash_is_a_mismatch(plain: dict[str, Any]) -> None:
     bundle = _sign_all(plain, None)
     bundle["actor_signature_sidecar"]["sidecar_hash"] = "é"
-    assert _failed(verifier().verify(bundle)) == (
+    assert failed_step(verifier().verify(bundle)) == (
         "actor_signature_sidecar",
         "bundle.sidecar_hash_mismatch",
     )
@@ -157,7 +143,7 @@ def test_non_ascii_attestation_payload_hash_is_a_mismatch() -> None:
         "algorithm": "Ed25519",
     }
     result = verify_attestation(attestation, [LOG_KEY.public_key])
-    assert _failed(result) == ("payload_hash", "attestation.payload_hash_mismatch")
+    assert failed_step(result) == ("payload_hash", "attestation.payload_hash_mismatch")
     attestation["payload_hash"] = sha256_hex(py_compact(body))
     assert verify_attestation(attestation, [LOG_KEY.public_key]).verdict == "verified"
 
@@ -170,7 +156,7 @@ def test_non_string_directory_key_is_a_key_error(signed: dict[str, Any], value: 
     bundle = copy.deepcopy(signed)
     for entry in bundle["key_directory"].values():
         entry["public_key_base64"] = value
-    assert _failed(verifier().verify(bundle)) == ("actor_signatures", "key.bad_base64")
+    assert failed_step(verifier().verify(bundle)) == ("actor_signatures", "key.bad_base64")
 
 
 # -- hole 6: a list or object contract_hash on a decision event --------------------------------
@@ -187,7 +173,7 @@ def test_unhashable_contract_hash_on_a_decision_is_refused(
     bundle = copy.deepcopy(plain)
     bundle["events"][_decision_index(bundle)]["payload"]["contract_hash"] = value
     result = verifier().verify(reseal(bundle, anchor=True))
-    assert _failed(result) == ("adapter_replay", "adapter.shape_invalid")
+    assert failed_step(result) == ("adapter_replay", "adapter.shape_invalid")
 
 
 # -- hole 8: unsigned extra fields on a logged event ------------------------------------------
@@ -198,7 +184,7 @@ def test_an_unbound_field_beside_a_logged_event_is_malformed(plain: dict[str, An
     bundle["events"][-1].update(decision="auto_reject", payout_usd=900)
     bundle["bundle_hash"] = bundle_hash(bundle)  # the event hash and the log still hold
     result = verifier().verify(bundle)
-    assert _failed(result) == ("event_chain", "event.malformed")
+    assert failed_step(result) == ("event_chain", "event.malformed")
     assert "payout_usd" in result.failed_step.message
 
 
@@ -206,7 +192,7 @@ def test_an_unbound_field_inside_an_actor_signature_is_malformed(signed: dict[st
     bundle = copy.deepcopy(signed)
     bundle["events"][0]["actor_signature"]["note"] = "unsigned"
     bundle["bundle_hash"] = bundle_hash(bundle)
-    assert _failed(verifier().verify(bundle)) == ("actor_signatures", "event.malformed")
+    assert failed_step(verifier().verify(bundle)) == ("actor_signatures", "event.malformed")
 
 
 def test_actor_signature_is_the_one_extra_event_field(signed: dict[str, Any]) -> None:
@@ -236,5 +222,5 @@ def test_an_evaluations_adapter_version_must_be_its_contracts(plain: dict[str, A
         if "proof_hashes" in event["payload"]:
             event["payload"]["proof_hashes"] = [proof_hash(p) for p in bundle["proofs"]]
     result = verifier().verify(reseal(bundle, anchor=True))
-    assert _failed(result) == ("adapter_replay", "adapter.shape_invalid")
+    assert failed_step(result) == ("adapter_replay", "adapter.shape_invalid")
     assert result.failed_step.expected == evaluation["adapter_contract"]["adapter_version"]

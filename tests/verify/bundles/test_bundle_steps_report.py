@@ -25,9 +25,7 @@ from tests.verify.bundles.test_bundle_support import (
     ACTOR_KEY,
     LOG_KEY,
     OTHER_KEY,
-    OUTPUTS,
     reseal,
-    stamp,
     verifier,
 )
 
@@ -38,16 +36,6 @@ AFTER_CHAIN = (
     "actor_signature_sidecar",
     "adapter_replay",
 )
-
-
-@pytest.fixture(scope="module")
-def plain() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]})["accepted"]
-
-
-@pytest.fixture(scope="module")
-def signed() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
 
 
 _DROP: Any = object()

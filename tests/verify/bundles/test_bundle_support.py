@@ -118,6 +118,13 @@ def edit(bundle: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> di
     return out
 
 
+def failed_step(result: Any) -> tuple[str, str | None]:
+    """The (name, code) of a result's failed step; the result must have one."""
+    step = result.failed_step
+    assert step is not None, result.to_json()
+    return step.name, step.code
+
+
 def verifier() -> BundleVerifier:
     """A verifier that trusts the TEST-ONLY log key."""
     return BundleVerifier([LOG_KEY.public_key])

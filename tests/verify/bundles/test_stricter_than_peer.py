@@ -21,11 +21,6 @@ def plain() -> dict[str, Any]:
     return stamp(OUTPUTS)["accepted"]  # four leaves in one log: a non-empty audit path
 
 
-@pytest.fixture(scope="module")
-def signed() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
-
-
 def _failed(bundle: dict[str, Any]) -> tuple[str, str | None]:
     step = verifier().verify(bundle).failed_step
     assert step is not None

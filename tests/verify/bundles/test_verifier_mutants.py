@@ -27,6 +27,7 @@ from tests.verify.bundles.test_bundle_support import (
     OTHER_KEY,
     OUTPUTS,
     edit,
+    failed_step,
     reseal,
     stamp,
     verifier,
@@ -36,25 +37,9 @@ TRUST_ACTOR = ActorTrust([TrustedActorKey(ACTOR_KEY.public_key.raw)])
 
 
 @pytest.fixture(scope="module")
-def plain() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]})["accepted"]
-
-
-@pytest.fixture(scope="module")
-def signed() -> dict[str, Any]:
-    return stamp({"accepted": OUTPUTS["accepted"]}, actor=True)["accepted"]
-
-
-@pytest.fixture(scope="module")
 def foreign() -> dict[str, Any]:
     """A self-consistent bundle whose head is signed by a key the verifier does not trust."""
     return stamp({"foreign": OUTPUTS["accepted"]}, key=OTHER_KEY)["foreign"]
-
-
-def _failed(result: Any) -> tuple[str, str | None]:
-    step = result.failed_step
-    assert step is not None, result.to_json()
-    return step.name, step.code
 
 
 # -- step 6, sth_signature: the signer is remembered per head, never across heads ---------------
@@ -67,9 +52,9 @@ def test_one_verifier_judges_each_head_by_its_own_signature(
     # is checked afresh, in either order (docs/formats.md §4 "Signed tree head").
     check = verifier()
     assert check.verify(plain).verdict == "verified"
-    assert _failed(check.verify(foreign)) == ("sth_signature", "treehead.signature_bad")
+    assert failed_step(check.verify(foreign)) == ("sth_signature", "treehead.signature_bad")
     again = verifier()
-    assert _failed(again.verify(foreign)) == ("sth_signature", "treehead.signature_bad")
+    assert failed_step(again.verify(foreign)) == ("sth_signature", "treehead.signature_bad")
     assert again.verify(plain).verdict == "verified"
 
 
@@ -107,7 +92,7 @@ def test_a_head_dated_outside_its_signers_window_fails(plain: dict[str, Any]) ->
     }
     assert LOG_KEY.public_key.b64 in step.message
     late = _windowed(valid_from="2026-03-01T12:00:01Z").verify(plain)
-    assert _failed(late) == ("sth_signature", "treehead.key_outside_window")
+    assert failed_step(late) == ("sth_signature", "treehead.key_outside_window")
 
 
 def test_a_head_inside_its_signers_window_verifies(plain: dict[str, Any]) -> None:
@@ -133,7 +118,7 @@ def test_a_windowed_head_with_an_impossible_time_is_malformed(plain: dict[str, A
     bundle = reseal(bundle)
     assert verifier().verify(bundle).verdict == "verified"
     result = _windowed(valid_until="2027-01-01T00:00:00Z").verify(bundle)
-    assert _failed(result) == ("sth_signature", "treehead.malformed")
+    assert failed_step(result) == ("sth_signature", "treehead.malformed")
 
 
 def _resign_head(head: dict[str, Any]) -> str:
@@ -161,7 +146,7 @@ def test_a_bad_inline_signature_keeps_its_own_code_under_the_requirement(
             public_key_base64=OTHER_KEY.public_key.b64
         ),
     )
-    assert _failed(_requiring().verify(bundle)) == ("actor_signatures", "event.signature_bad")
+    assert failed_step(_requiring().verify(bundle)) == ("actor_signatures", "event.signature_bad")
 
 
 def test_a_bad_sidecar_signature_keeps_its_own_code_under_the_requirement(
@@ -173,7 +158,7 @@ def test_a_bad_sidecar_signature_keeps_its_own_code_under_the_requirement(
     entry["signature_base64"] = ACTOR_KEY.sign_b64(b"another message")
     sidecar["sidecar_hash"] = sidecar_hash(sidecar)
     result = _requiring().verify(bundle)
-    assert _failed(result) == ("actor_signature_sidecar", "event.signature_bad")
+    assert failed_step(result) == ("actor_signature_sidecar", "event.signature_bad")
     step = result.step("actor_signatures")
     assert step is not None
     assert step.status != "failed"
