@@ -58,6 +58,28 @@ class Install:
         return f"{self.venv} (pip install '<checkout>[{self.extra}]', not editable): {self.stack()}"
 
 
+def baseline_tree(
+    revision: str, folder: Path, *, also: tuple[str, ...] = (), repository: Path = ROOT
+) -> str:
+    """``revision``'s packages, and the folders ``also`` names, by ``git archive`` into
+    ``folder/tree``; returns a PYTHONPATH that imports ``affidavit`` from that tree: a folder whose
+    ``affidavit/<package>`` links point into it (the project has no ``affidavit/`` folder of its
+    own, docs/adr/0001). Raises ``subprocess.CalledProcessError`` when git cannot archive it."""
+    tree = folder / "tree"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(repository), "archive", revision, *PACKAGES, *also],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    shim = folder / "shim" / "affidavit"
+    shim.mkdir(parents=True)
+    for package in PACKAGES:
+        (shim / package).symlink_to(tree / package)
+    return str(shim.parent)
+
+
 def _digest(paths: list[Path]) -> str:
     h = hashlib.sha256()
     for path in paths:

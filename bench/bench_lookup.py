@@ -1,6 +1,7 @@
 """Lookups by hash at 1,000,000 indexed entries, on SQLite and PostgreSQL (issue 26).
 
 Usage: python bench/bench_lookup.py [--quick] [--entries N] [--lookups N] [--skip-postgres]
+[--baseline REV | --skip-baseline]
 
 Per store, a log of N leaves appended by hash (``TransparencyLog.append_leaf_hashes``, 10,000 per
 transaction) and its lookup index built directly in bulk, three rows per entry as
@@ -16,8 +17,11 @@ and p50/p99 latency, by kind of hash and over all. Target: p99 < 10 ms at 1,000,
 A second table says what filing costs the write path: 10,000 appended leaves of a kind (raw
 1 KiB, a ~1 KiB fact), then ``catch_up`` (``subjects`` and the rows) on them, on SQLite.
 PostgreSQL runs on a throwaway cluster (bench/_registry.py: tests/pg.py, shared_buffers 128MB),
-stopped at the end. No server runs: the library is called in this process, the dev virtualenv's
-(the benchmarks that start servers run them from a ``[registry]`` install: bench/_install.py).
+stopped at the end. ``--baseline REV`` (default: the tree before issue 32, which asks the p99 to
+stay within noise) runs REV's own bench_lookup.py first, from ``git archive`` (bench/_install.py),
+with the same arguments, and adds its rows and the p99 ratio per store. No server runs: the
+library is called in this process, the dev virtualenv's (the benchmarks that start servers run
+them from a ``[registry]`` install: bench/_install.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import hashlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +43,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _registry import copy_rows, start_cluster  # noqa: E402 - bench/ is the script's folder
+from _install import baseline_tree  # noqa: E402 - bench/ is the script's folder
+from _registry import copy_rows, start_cluster  # noqa: E402
 from _timing import table  # noqa: E402
 from affidavit.attest.keyring import derive_test_key  # noqa: E402
 from affidavit.attest.log.transparency import TransparencyLog  # noqa: E402
@@ -55,6 +61,8 @@ LOG_ID = "bench-lookup"
 APPEND_BATCH = 10_000
 ROW_BATCH = 200_000
 GROUP = 4  # entries sharing one digest
+BASELINE = "e71ada5"  # the tree before issue 32 (one log writer, each store its own dialect)
+KINDS = ("0 entries", "1 entry", "4 entries", "all")
 
 
 def leaf(i: int) -> bytes:
@@ -220,12 +228,37 @@ def filing_rows(count: int) -> list[list[Any]]:
     return out
 
 
+def baseline_rows(revision: str, arguments: list[str]) -> list[list[Any]]:
+    """The lookup rows of ``revision``'s own bench_lookup.py, run with ``arguments`` in a child
+    process on its ``git archive``; its store names gain `` @REV``."""
+    with tempfile.TemporaryDirectory(prefix="bench-lookup-baseline-") as folder:
+        shim = baseline_tree(revision, Path(folder), also=("bench", "tests"))
+        script = Path(folder) / "tree" / "bench" / "bench_lookup.py"
+        env = {**os.environ, "PYTHONPATH": shim}
+        done = subprocess.run(
+            [sys.executable, str(script), *arguments, "--skip-baseline"],
+            env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"baseline {revision} failed:\n{done.stderr[-2000:]}")
+    rows = []
+    for line in done.stdout.splitlines():  # "sqlite  1 entry  1,234  0.51  0.90"
+        words = line.split()
+        kind = " ".join(words[1:-3])
+        if words and words[0] in ("sqlite", "postgresql") and kind in KINDS:
+            rate, p50, p99 = (float(w.replace(",", "")) for w in words[-3:])
+            rows.append([f"{words[0]} @{revision}", kind, rate, p50, p99])
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100,000 entries, 1,500 lookups.")
     parser.add_argument("--entries", type=int, default=None, help="[1,000,000; 100,000].")
     parser.add_argument("--lookups", type=int, default=None, help="[6,000; 1,500].")
     parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument("--baseline", default=BASELINE, help=f"The tree before [{BASELINE}].")
+    parser.add_argument("--skip-baseline", action="store_true")
     args, _unknown = parser.parse_known_args(argv)
     entries = args.entries or (100_000 if args.quick else 1_000_000)
     count = args.lookups or (1_500 if args.quick else 6_000)
@@ -233,6 +266,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     rows: list[list[Any]] = []
     notes: list[str] = []
+    if not args.skip_baseline:
+        same = ["--entries", str(entries), "--lookups", str(count)]
+        rows += baseline_rows(args.baseline, same + ["--skip-postgres"] * args.skip_postgres)
     with tempfile.TemporaryDirectory(prefix="bench-lookup-") as folder:
         path = Path(folder) / "registry.db"
         found, note = run_store(
@@ -270,6 +306,12 @@ def main(argv: list[str] | None = None) -> None:
         "target p99 < 10 ms"
     )
     print(table(["store", "hash", "lookups/s", "p50 ms", "p99 ms"], rows))
+    p99 = {(row[0], row[1]): row[4] for row in rows}
+    for store in ("sqlite", "postgresql"):
+        before = p99.get((f"{store} @{args.baseline}", "all"))
+        if before and (store, "all") in p99:
+            ratio = p99[store, "all"] / before
+            print(f"  {store}: p99 this tree / {args.baseline} = {ratio:.2f}")
     for note in notes:
         print(f"  {note}")
     print()

@@ -73,7 +73,7 @@ sys.path.insert(0, str(ROOT))
 from _http import drive, read_answer  # noqa: E402
 from _http import request as _request  # noqa: E402
 from _http import slices as _slices  # noqa: E402
-from _install import DEV, Install, server_env, stack_line, user_install  # noqa: E402
+from _install import DEV, Install, baseline_tree, server_env, stack_line, user_install  # noqa: E402
 from _registry import start_cluster  # noqa: E402
 from _timing import table  # noqa: E402 - bench/ is the script's folder
 
@@ -91,7 +91,6 @@ ENTRY_BYTES = 1024
 POLL_S = 0.01
 TESSERA_PER_CORE = 240  # ~2,900 writes/s on 12 cores (Trillian Tessera, POSIX)
 BASELINE = "75d6260^"  # the commit before issue 24: today's per-request write path
-PACKAGES = ("verify", "attest", "cli", "registry", "witness", "specs")
 
 
 # -- registry processes (this code, or a baseline tree) ---------------------------------------
@@ -158,25 +157,6 @@ class Deployment:
     def stop(self) -> None:
         for instance in self.instances:
             instance.stop()
-
-
-def baseline_tree(repository: Path, revision: str, folder: Path) -> str:
-    """The registry at ``revision`` (``git archive``), and a PYTHONPATH that runs it: a folder
-    whose ``affidavit/<package>`` links point into that tree (the project has no
-    ``affidavit/`` folder of its own, docs/adr/0001)."""
-    tree = folder / "tree"
-    tree.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(repository), "archive", revision, *PACKAGES],
-        check=True,
-        capture_output=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    shim = folder / "shim" / "affidavit"
-    shim.mkdir(parents=True)
-    for package in PACKAGES:
-        (shim / package).symlink_to(tree / package)
-    return str(shim.parent)
 
 
 # -- load -----------------------------------------------------------------------------------
@@ -365,7 +345,7 @@ def _baseline(folder: Path, cluster: PgCluster | None, run: Run) -> None:
     """Contract publication on today's per-request path (module docstring, 2)."""
     args = run.args
     try:
-        shim = baseline_tree(args.repository, args.baseline, folder / "baseline")
+        shim = baseline_tree(args.baseline, folder / "baseline", repository=args.repository)
     except subprocess.CalledProcessError as e:
         print(f"baseline skipped: git archive {args.baseline} failed: {e.stderr.decode()[:200]}")
         return
