@@ -9,21 +9,18 @@ line and column, when it has any of (docs/formats.md §1 "Strict input"):
 
 * a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
 * more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
-* more than ``max_items`` items (``json.too_many_items``; default 1,000,000): every object,
-  array, string (object keys too), number, ``true``, ``false`` and ``null``, counted in the same
-  pass, so a document of millions of ``{}``, ``1`` or ``""`` is refused before it is built;
-* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), checked before parsing, so
-  10,000-deep input costs one linear scan and never reaches the recursive parser;
+* more than ``max_items`` items (``json.too_many_items``; default 1,000,000): every value and
+  key, counted before the document is built;
+* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), found by the same linear
+  pre-scan, so deep input never reaches the recursive parser;
 * a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
 * ``NaN``/``Infinity`` literals or a number that overflows a double (``json.non_finite``);
-* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``): CPython
-  refuses to convert one (``int_max_str_digits``), and conversion time grows with the square of its
-  length; the cap is ours, so the verdict never depends on the interpreter's setting;
+* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``; conversion
+  is quadratic), a cap of ours so the verdict never depends on ``int_max_str_digits``;
 * an unpaired UTF-16 surrogate, raw or ``\\ud800``-escaped (``json.lone_surrogate``);
 * anything after the value but whitespace (``json.trailing_data``), or bad syntax (``json.syntax``).
 
-The parser is the standard library's C scanner with hooks; the size check comes first, so
-memory stays within a small multiple of ``max_bytes``.
+The parser is the standard library's C scanner with hooks, after the size check.
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ import json
 import math
 import re
 import sys
+from functools import partial
 from typing import Any, Final, NoReturn
 
 from affidavit.verify import errors
@@ -47,24 +45,17 @@ __all__ = [
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH: Final = 128
-# Items one document may make (issue 35; docs/formats.md §1): every value and every key. Each
-# costs at most a list or dict slot and one object parsed (~8-230 bytes) from as little as two
-# bytes of input ("1," or "{}"), so a million bound what any input under max_bytes can build.
+# Items (values and keys) one document may make, docs/formats.md §1: each costs up to ~230 bytes
+# built from as little as two bytes of input ("1," or "{}").
 DEFAULT_MAX_ITEMS: Final = 1_000_000
 # CPython's default int_max_str_digits (Python 3.11+): the longest integer literal read.
 MAX_INT_DIGITS: Final = 4300
 
-# The depth pre-scan is one linear pass with memory of one copy of the input (issue 35: an
-# unterminated run of \" pairs made the old string pattern restart a scan to the end at every
-# quote, quadratic, and its repeated group kept ~70 bytes of match state per input byte).
-# First every escaped quote is made inert: backslash runs pair up from the left, as inside a JSON
-# string (RFC 8259 §7), so after "\\\\" -> "__" a quote is escaped exactly when a backslash is
-# left before it (two bytes.replace passes, C speed, same offsets). Then a string is a quote,
-# non-quotes, and its closing quote or the end of the input; brackets inside it do not nest.
-# Before the first backslash outside a string (a syntax error the parser stops at) this finds
-# exactly the depths the parser would reach.
-# Any other run of bytes that is not whitespace or punctuation is one scalar token (a number,
-# true, false or null; anything else is a syntax error the parser reports).
+# The pre-scan is one linear pass. Escaped quotes are made inert first: backslash runs pair up
+# from the left as in a JSON string (RFC 8259 §7), so after "\\\\" -> "__" a quote is escaped
+# exactly when a backslash is left before it (same offsets). Then a string is a quote, non-quotes
+# and its closing quote or the end; any other run of non-punctuation is one scalar token. Up to
+# the first backslash outside a string (a syntax error) this finds the parser's depths.
 _STRING_OR_BRACKET = re.compile(rb'"[^"]*(?:"|\Z)|[\[\]{}]|[^\s,:\[\]{}"]+')
 # An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
 _ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
@@ -87,13 +78,10 @@ def loads(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Any:
-    """Parse one strict JSON document and return plain Python values.
-
-    Objects become ``dict`` (key order as in the document), arrays ``list``, numbers ``int``
-    or ``float``. Text passed as ``str`` is re-encoded as UTF-8 and checked the same way.
+    """Parse one strict JSON document (``str`` is re-encoded as UTF-8) into plain Python values.
 
     Raises:
-        ``json.*``: one of its subclasses, each with its own code (see the module docstring).
+        ``json.*``: each refusal with its own code (module docstring).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
@@ -131,8 +119,7 @@ def loads(
         raise errors.ParseError("json.syntax", e.msg, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
         raise errors.ParseError("json.too_deep", "nesting too deep") from None
-    # An escaped surrogate needs a backslash: one memchr-speed test skips the pattern search for
-    # the many documents that have none (issue 34).
+    # An escaped surrogate needs a backslash: a memchr-speed test skips the search (issue 34).
     if b"\\" in raw and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
@@ -145,11 +132,10 @@ def _digit_limit() -> int:
 
 
 def _decode(text: str) -> Any:
-    # The C fast path converts integers itself. Under CPython's default int_max_str_digits
-    # (== MAX_INT_DIGITS) it raises ValueError for a longer one, and only then is the document
-    # read again through the checking hook, which names the literal. An interpreter without that
-    # limit (or a higher one) gets the hook whenever a long digit run is present, so the verdict
-    # never depends on the interpreter (docs/formats.md §1: a value is read one way, or not at all).
+    # The C fast path converts integers itself and, under the default int_max_str_digits
+    # (== MAX_INT_DIGITS), raises ValueError for a longer one: only then is the checking hook
+    # used. Without that limit, or with a higher one, a long digit run sends the text to the hook,
+    # so the verdict never depends on the interpreter (docs/formats.md §1).
     limit = sys.get_int_max_str_digits()
     if (limit == 0 or limit > MAX_INT_DIGITS) and _LONG_DIGITS.search(text):
         return _CHECKED_DECODER.decode(text)
@@ -229,19 +215,11 @@ def _parse_float(literal: str) -> float:
     return value
 
 
-_DECODER: Final = json.JSONDecoder(
-    object_pairs_hook=_object_pairs,
-    parse_constant=_reject_constant,
-    parse_float=_parse_float,
-    strict=True,  # control characters inside strings are errors (RFC 8259 §7)
-)
-_CHECKED_DECODER: Final = json.JSONDecoder(
-    object_pairs_hook=_object_pairs,
-    parse_constant=_reject_constant,
-    parse_float=_parse_float,
-    parse_int=_parse_int,
-    strict=True,
-)
+# strict: control characters inside strings are errors (RFC 8259 §7).
+_hooked = partial(json.JSONDecoder, object_pairs_hook=_object_pairs, strict=True,
+                  parse_constant=_reject_constant, parse_float=_parse_float)  # fmt: skip
+_DECODER: Final = _hooked()
+_CHECKED_DECODER: Final = _hooked(parse_int=_parse_int)
 
 
 # ------------------------------------------------------------------------------------------
@@ -249,10 +227,8 @@ _CHECKED_DECODER: Final = json.JSONDecoder(
 
 
 def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
-    # Fast path: in a document the parser can read, every item but the first follows a "[",
-    # "{", "," or ":", so a document with fewer of those than both limits cannot pass either.
-    # Those are bytes of the document: one shorter than max_items cannot have too many items,
-    # and the two counts of "," and ":" are skipped (issue 34: a pass over the input each).
+    # Fast path: in a readable document every item but the first follows a "[", "{", "," or
+    # ":", so fewer of those than the limits (or fewer bytes than max_items) pass both.
     brackets = raw.count(b"[") + raw.count(b"{")
     if brackets <= max_depth and (
         len(raw) < max_items or 1 + brackets + raw.count(b",") + raw.count(b":") <= max_items
@@ -267,25 +243,18 @@ def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
             continue
         items += 1  # docs/formats.md §1: an object, array, string, number or literal
         if items > max_items:
-            line, column = _position_of_byte(raw, match.start())
-            raise errors.ParseError(
-                "json.too_many_items",
-                f"more than {max_items} items (values and keys)",
-                line=line,
-                column=column,
-                details={"limit": max_items},
-            )
+            message = f"more than {max_items} items (values and keys)"
+            raise _over_limit("json.too_many_items", message, raw, match.start(), max_items)
         if token in (b"[", b"{"):
             depth += 1
             if depth > max_depth:
-                line, column = _position_of_byte(raw, match.start())
-                raise errors.ParseError(
-                    "json.too_deep",
-                    f"nesting deeper than {max_depth}",
-                    line=line,
-                    column=column,
-                    details={"limit": max_depth},
-                )
+                message = f"nesting deeper than {max_depth}"
+                raise _over_limit("json.too_deep", message, raw, match.start(), max_depth)
+
+
+def _over_limit(code: str, message: str, raw: bytes, at: int, limit: int) -> errors.ParseError:
+    line, column = _position_of_byte(raw, at)
+    return errors.ParseError(code, message, line=line, column=column, details={"limit": limit})
 
 
 def _has_lone_surrogate(value: Any) -> bool:
