@@ -23,12 +23,10 @@ failure with its own code (``specs/error-codes.json``):
    ``anchor.imprint_algorithm_unsupported``), and ``hashedMessage`` equals the hash of the data
    under that algorithm -> ``anchor.imprint_mismatch``.
 
-Certificates embedded in the token are never trusted; they only serve as untrusted
-intermediates when a path to a CA is built. Imports ``cryptography``; load this module lazily:
-it is not on the ``verify bundle`` path. Every ``cryptography.x509`` import here is local to the
-function that needs it: ``cryptography.x509`` imports the standard library's ``email.utils``,
-which imports ``socket``, and no ``affidavit.verify`` module may load ``socket`` on import
-(``tests/verify/test_offline_imports.py``). No socket is ever opened.
+Certificates carried in the token are never trusted, only offered as intermediates to a CA.
+Load this module lazily (it imports ``cryptography``). Every ``cryptography.x509`` import is local
+to its function: it loads ``socket`` (through ``email.utils``), which no ``affidavit.verify``
+module may load on import (``tests/verify/test_offline_imports.py``).
 """
 
 from __future__ import annotations
@@ -159,7 +157,7 @@ class VerifiedToken(NamedTuple):
 
 
 def parse_token(der: bytes) -> ParsedToken:
-    """Read a DER TimeStampResp or TimeStampToken strictly.
+    """Read a DER TimeStampResp or bare TimeStampToken strictly.
 
     Raises:
         ``anchor.token_malformed``: not strict DER of the RFC 3161 / RFC 5652 structures.
@@ -463,7 +461,7 @@ def load_certificate(data: bytes, what: str = "certificate") -> x509.Certificate
     """A PEM or DER X.509 certificate, decoded completely.
 
     Raises:
-        ``anchor.tsa_cert_unreadable``: neither (``anchor.tsa_cert_unreadable``, exit 2).
+        ``anchor.tsa_cert_unreadable``: neither (exit 2).
     """
     try:
         return _strict_load(data)
@@ -500,10 +498,8 @@ def _strict_load(data: bytes) -> x509.Certificate:
 
 
 def check_carried(certificates: Sequence[bytes], crls: Sequence[bytes]) -> list[x509.Certificate]:
-    """The certificates a token carries: untrusted and unsigned, never taken as the signer.
-
-    Each must still be readable (and each CRL): a token that carries garbage is malformed, as
-    openssl also finds. Returns them for path building only.
+    """The certificates a token carries, for path building only: never taken as the signer, but
+    each (and each CRL) must be readable, as openssl also requires.
 
     Raises:
         ``anchor.token_malformed``: one is unreadable.
