@@ -367,8 +367,7 @@ def verify_token(
     Raises:
         ``anchor.*``: the code names the first check that fails.
     """
-    cert = signer_certificate(tsa_certs, sid_issuer=token.sid_issuer, sid_serial=token.sid_serial,
-                              sid_key_id=token.sid_key_id, cert_ids=token.cert_ids)  # fmt: skip
+    cert = signer_certificate(tsa_certs, token)
     carried = check_carried(token.certificates, token.crls)
     check_tsa_usage(cert)
     digest_name = HASHES.get(token.digest_oid)
@@ -383,7 +382,7 @@ def verify_token(
             "the signed messageDigest is not the hash of the TSTInfo (content altered)",
         )
     _check_signature(token, cert, digest_name)
-    check_validity(cert, token.gen_time, format_utc_fraction(token.gen_time))
+    check_validity(cert, token.gen_time)
     chained_to = check_chain(cert, carried, ca_certs, token.gen_time) if ca_certs else None
     imprint_name = HASHES.get(token.imprint_oid)
     if imprint_name not in STRONG_HASHES:
@@ -525,15 +524,10 @@ def check_carried(certificates: Sequence[bytes], crls: Sequence[bytes]) -> list[
 
 
 def signer_certificate(
-    candidates: Sequence[x509.Certificate],
-    *,
-    sid_issuer: bytes | None,
-    sid_serial: int | None,
-    sid_key_id: bytes | None,
-    cert_ids: Sequence[CertId],
+    candidates: Sequence[x509.Certificate], token: ParsedToken
 ) -> x509.Certificate:
-    """The given certificate that the SignerInfo sid (RFC 5652 §5.3) and every first ESSCertID
-    of the signing-certificate attributes (RFC 2634 §5.4, RFC 5035, RFC 5816) name.
+    """The given certificate that the token's SignerInfo sid (RFC 5652 §5.3) and every first
+    ESSCertID of its signing-certificate attributes (RFC 2634 §5.4, RFC 5035, RFC 5816) name.
 
     Raises:
         ``anchor.tsa_cert_mismatch``: none of ``candidates`` is named.
@@ -541,8 +535,8 @@ def signer_certificate(
     for cert in candidates:
         der = cert.public_bytes(serialization.Encoding.DER)
         issuer = _issuer_der(cert)
-        if _is_sid(cert, issuer, sid_issuer, sid_serial, sid_key_id) and all(
-            _cert_id_matches(cert_id, der, issuer, cert) for cert_id in cert_ids
+        if _is_sid(cert, issuer, token) and all(
+            _cert_id_matches(cert_id, der, issuer, cert) for cert_id in token.cert_ids
         ):
             return cert
     raise errors.ProofError(
@@ -552,22 +546,17 @@ def signer_certificate(
     )
 
 
-def _is_sid(
-    cert: x509.Certificate,
-    issuer: bytes,
-    sid_issuer: bytes | None,
-    sid_serial: int | None,
-    sid_key_id: bytes | None,
-) -> bool:
+def _is_sid(cert: x509.Certificate, issuer: bytes, token: ParsedToken) -> bool:
     from cryptography import x509  # noqa: PLC0415 - see the module docstring
 
-    if sid_key_id is not None:  # [0] SubjectKeyIdentifier
+    if token.sid_key_id is not None:  # [0] SubjectKeyIdentifier
         try:
             ski = cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)
         except x509.ExtensionNotFound:
             return False
-        return ski.value.digest == sid_key_id
-    return sid_serial == cert.serial_number and sid_issuer == issuer  # IssuerAndSerialNumber
+        return ski.value.digest == token.sid_key_id
+    # IssuerAndSerialNumber
+    return token.sid_serial == cert.serial_number and token.sid_issuer == issuer
 
 
 def _cert_id_matches(cert_id: CertId, der: bytes, issuer: bytes, cert: x509.Certificate) -> bool:
@@ -624,7 +613,7 @@ def check_tsa_usage(cert: x509.Certificate) -> None:
         )
 
 
-def check_validity(cert: x509.Certificate, at: datetime, when: str) -> None:
+def check_validity(cert: x509.Certificate, at: datetime) -> None:
     """``at`` (the token's genTime) lies within the certificate's validity (RFC 5280 §4.1.2.5).
 
     Raises:
@@ -633,7 +622,7 @@ def check_validity(cert: x509.Certificate, at: datetime, when: str) -> None:
     if not cert.not_valid_before_utc <= at <= cert.not_valid_after_utc:
         raise errors.ProofError(
             "anchor.tsa_cert_not_valid",
-            f"genTime {when} is outside the TSA certificate's validity "
+            f"genTime {format_utc_fraction(at)} is outside the TSA certificate's validity "
             f"({cert.not_valid_before_utc.isoformat()} .. {cert.not_valid_after_utc.isoformat()})",
         )
 
