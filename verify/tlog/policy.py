@@ -329,8 +329,10 @@ class _Builder:
         self.quorum = name
 
     def _key(self, vkey: str, parse: Callable[[str], _T]) -> _T:
-        if not _is_utf8(vkey):
-            raise self.fail("a vkey must be UTF-8 (it names a signed-note key)")
+        try:
+            vkey.encode("utf-8")
+        except UnicodeEncodeError:
+            raise self.fail("a vkey must be UTF-8 (it names a signed-note key)") from None
         try:
             return parse(vkey)
         except (errors.KeyMaterialError, errors.ProofError) as e:
@@ -386,14 +388,6 @@ def parse_policy(data: bytes | str) -> Policy:
 
 def _url(items: list[str], position: int) -> str | None:
     return items[position] if len(items) > position else None
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # -- verifying a checkpoint under a policy (tlog-proof "Verifying a tlog proof", steps 2-3) ------
