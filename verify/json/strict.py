@@ -57,8 +57,12 @@ MAX_INT_DIGITS: Final = 4300
 # and its closing quote or the end; any other run of non-punctuation is one scalar token. Up to
 # the first backslash outside a string (a syntax error) this finds the parser's depths.
 _STRING_OR_BRACKET = re.compile(rb'"[^"]*(?:"|\Z)|[\[\]{}]|[^\s,:\[\]{}"]+')
-# An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
-_ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
+# In order: an escaped backslash (consumed, so "\\ud800" is text), a high surrogate escape
+# directly followed by a low one (a pair, RFC 8259 §7), or any other surrogate escape (lone).
+_ESCAPE = re.compile(
+    r"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|u(?P<lone>[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
 # Any escaped surrogate (paired or not): only then can the parsed value hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A raw lone surrogate cannot come from valid UTF-8; json only makes one from an escape.
@@ -273,34 +277,16 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 
 def _raise_lone_surrogate(text: str) -> NoReturn:
-    # Walk escapes in order: a high surrogate must be followed directly by a low one.
-    matches = list(_ESCAPE.finditer(text))
-    i = 0
-    while i < len(matches):
-        m = matches[i]
-        unit = m.group(1)
-        if unit is None:
-            i += 1
-            continue
-        code = int(unit, 16)
-        nxt = matches[i + 1] if i + 1 < len(matches) else None
-        if _is_pair(code, nxt, m.end()):
-            i += 2
-            continue
-        line, column = _position_of_char(text, m.start())
-        raise errors.ParseError(
-            "json.lone_surrogate", f"unpaired surrogate \\u{unit.lower()}", line=line, column=column
-        )
+    lone = next((m for m in _ESCAPE.finditer(text) if m["lone"]), None)
+    if lone is None:  # pragma: no cover - the parsed value holds one, so the text does
+        raise errors.ParseError("json.lone_surrogate", "unpaired surrogate")
+    line, column = _position_of_char(text, lone.start())
     raise errors.ParseError(
-        "json.lone_surrogate", "unpaired surrogate"
-    )  # pragma: no cover - found above
-
-
-def _is_pair(code: int, nxt: re.Match[str] | None, end: int) -> bool:
-    # RFC 8259 §7: a high surrogate escape directly followed by a low surrogate escape.
-    if not 0xD800 <= code <= 0xDBFF or nxt is None or nxt.start() != end or not nxt.group(1):
-        return False
-    return 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF
+        "json.lone_surrogate",
+        f"unpaired surrogate \\u{lone['lone'].lower()}",
+        line=line,
+        column=column,
+    )
 
 
 def _raise_duplicate(text: str, key: str) -> NoReturn:
