@@ -172,55 +172,45 @@ def _fields_step(receipt: object) -> StepResult:
     return StepResult.ok(name, tsr_present=bool(tsr))
 
 
+def _failed(name: str, code: str, message: str, **details: Any) -> StepResult:
+    return StepResult.failed(name, errors.ProofError(code, message), **details)
+
+
 def _sth_match_step(sth: Mapping[str, Any], expected: Mapping[str, Any]) -> StepResult:
-    name = "sth_match"
     try:
         same = py_compact(sth) == py_compact(expected)
     except errors.CanonicalError as e:
-        return StepResult.failed(name, errors.ProofError("anchor.sth_mismatch", e.message))
+        return _failed("sth_match", "anchor.sth_mismatch", e.message)
     if same:
-        return StepResult.ok(name)
-    return StepResult.failed(
-        name,
-        errors.ProofError(
-            "anchor.sth_mismatch", "the receipt anchors another tree head than the expected one"
-        ),
+        return StepResult.ok("sth_match")
+    return _failed(
+        "sth_match",
+        "anchor.sth_mismatch",
+        "the receipt anchors another tree head than the expected one",
         expected={k: expected.get(k) for k in ("tree_size", "root_hash")},
         actual={k: sth.get(k) for k in ("tree_size", "root_hash")},
     )
 
 
 def _digest_step(receipt: Mapping[str, Any], computed: str) -> StepResult:
-    name = "sth_digest"
-    algorithm = receipt["sth_digest_algorithm"]
+    algorithm, claimed = receipt["sth_digest_algorithm"], receipt["sth_digest"]
     if algorithm != "SHA-256":
-        return StepResult.failed(
-            name,
-            errors.ProofError(
-                "anchor.digest_algorithm_unsupported",
-                f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'",
-            ),
-        )
-    claimed = receipt["sth_digest"]
+        message = f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'"
+        return _failed("sth_digest", "anchor.digest_algorithm_unsupported", message)
     if claimed != computed:  # exact text, as the peer compares (docs/formats.md: lowercase hex)
-        return StepResult.failed(
-            name,
-            errors.ProofError("anchor.digest_mismatch", "sth_digest is not H(py-compact(sth))"),
-            expected=computed,
-            actual=claimed,
+        message = "sth_digest is not H(py-compact(sth))"
+        return _failed(
+            "sth_digest", "anchor.digest_mismatch", message, expected=computed, actual=claimed
         )
-    return StepResult.ok(name, sth_digest=computed)
+    return StepResult.ok("sth_digest", sth_digest=computed)
 
 
 def _status_step(receipt: Mapping[str, Any]) -> StepResult:
     status = receipt["tsa_status"]
     if status == "granted":
         return StepResult.ok("tsa_status")
-    return StepResult.failed(
-        "tsa_status",
-        errors.ProofError("anchor.tsa_not_granted", f"tsa_status is {status!r}, not 'granted'"),
-        actual=status,
-    )
+    message = f"tsa_status is {status!r}, not 'granted'"
+    return _failed("tsa_status", "anchor.tsa_not_granted", message, actual=status)
 
 
 def _sth_signature_step(
@@ -231,7 +221,6 @@ def _sth_signature_step(
         return StepResult.not_checked(
             name, "no log key given: the tree head's own signature is not checked"
         )
-
     try:
         verify_sth(sth, log_key, windows=windows)
     except errors.SignatureError as e:
