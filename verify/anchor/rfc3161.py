@@ -138,17 +138,12 @@ class VerifiedToken(NamedTuple):
     chained_to: str | None  # subject of the CA the path ends at, when CAs were given
 
     def to_json(self) -> dict[str, Any]:
-        """JSON form (genTime as RFC 3339 UTC)."""
+        """JSON form, in field order: genTime as RFC 3339 UTC, the integers as text."""
         return {
+            **self._asdict(),
             "gen_time": format_utc_fraction(self.gen_time),
             "serial_number": str(self.serial_number),
-            "policy": self.policy,
-            "imprint_algorithm": self.imprint_algorithm,
             "nonce": None if self.nonce is None else str(self.nonce),
-            "accuracy": self.accuracy,
-            "tsa_subject": self.tsa_subject,
-            "tsa_cert_sha256": self.tsa_cert_sha256,
-            "chained_to": self.chained_to,
         }
 
 
