@@ -114,7 +114,7 @@ def loads(
     except _NonFinite as e:
         _raise_non_finite(text, e.literal)
     except _IntegerTooLong:
-        _raise_integer_too_long(text, _digit_limit())
+        _raise_integer_too_long(text)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
             raise errors.ParseError(
@@ -127,12 +127,6 @@ def loads(
     if b"\\" in raw and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
-
-
-def _digit_limit() -> int:
-    # Ours, or the interpreter's when it is set lower (it can be lowered to 640).
-    limit = sys.get_int_max_str_digits()
-    return MAX_INT_DIGITS if limit == 0 else min(limit, MAX_INT_DIGITS)
 
 
 def _decode(text: str) -> Any:
@@ -311,9 +305,11 @@ def _raise_non_finite(text: str, literal: str) -> NoReturn:
     )
 
 
-def _raise_integer_too_long(text: str, limit: int) -> NoReturn:
-    # The first number token outside strings that is a plain integer over the limit: the
-    # scanner reads in document order, so it is the one the hook refused.
+def _raise_integer_too_long(text: str) -> NoReturn:
+    # The limit is ours, or the interpreter's when it is set lower (as low as 640). The first
+    # plain integer token outside strings over it is the one the hook refused (document order).
+    interpreter = sys.get_int_max_str_digits()
+    limit = MAX_INT_DIGITS if interpreter == 0 else min(interpreter, MAX_INT_DIGITS)
     line, column = 0, 0
     for match in _STRING_OR_NUMBER.finditer(text):
         token = match.group()
