@@ -23,18 +23,15 @@
     (affidavit.registry.errors)
     └── registry.errors.AuthError   auth.*
 
-A family says *where* something went wrong; the ``code`` says *what*. Every code of this layer is
-declared in one table, :mod:`affidavit.verify.codes`, grouped by family, with the exit code each
-maps to: 2 unreadable input or usage, 1 read and does not verify, 3 refused by policy.
-Raise with the code spelled out, so the code a user sees can be found by searching for it::
+A family says *where* something went wrong; the ``code`` says *what*. Every code is declared in
+:mod:`affidavit.verify.codes` with its exit code (2 unreadable input or usage, 1 does not verify,
+3 refused by policy), and raised spelled out, so it can be found by searching for it::
 
     raise errors.BundleError("bundle.malformed", "events is not an array")
 
-Codes are part of the public interface: the CLI prints ``error: <code>: <message>``, the registry
-answers ``{code, message, details}``, and the golden vectors name the code they expect.
-``specs/error-codes.json`` is generated from the families of every layer
-(``python tools/gen_error_codes.py``); a test compares the two both ways, and another checks that
-every code is raised somewhere and every raise names a declared code.
+Codes are public (the CLI's ``error: <code>: <message>``, the registry's ``{code, message,
+details}``, the vectors); ``specs/error-codes.json`` is generated from the families
+(``tools/gen_error_codes.py``) and tests keep the two, and every raise, in step.
 """
 
 from __future__ import annotations
@@ -141,11 +138,8 @@ class ParseError(AffidavitError):
 
 
 class UsageError(AffidavitError):
-    """A function or command was called with arguments it cannot accept (``usage.invalid``).
-
-    The command line's parser reports what it catches more precisely (``cli/_group.py``): a
-    missing argument, an unknown command or option (``code=``).
-    """
+    """A function or command was called with arguments it cannot accept (``usage.invalid``, or
+    a more precise ``code=`` from the command line's parser)."""
 
     codes = catalogue(USAGE)
 

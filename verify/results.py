@@ -8,37 +8,24 @@ result, a report.
 >>> result.verdict, result.code, result.exit_code
 ('unanchored', None, 1)
 
-Every verification step ends in exactly one of these states:
+Every step ends in one state: ``ok`` (it ran and checks); ``failed`` (a stable ``code`` from
+``specs/error-codes.json``, a message, maybe ``expected``/``actual``); ``not_checked`` (could not
+run or did not apply: ``reason``); ``self_asserted`` (signatures verify only under keys the bundle
+itself carries, never ``ok``; docs/adr/0008-actor-keys-and-events-after-finality.md).
 
-``ok``           the step ran and the part it covers checks;
-``failed``       the step ran and found a problem: ``code`` (a stable error code from
-                 ``specs/error-codes.json``), a message, and where useful ``expected``/``actual``;
-``not_checked``  the step could not run or did not apply; ``reason`` says why.
-``self_asserted`` (signature steps) every signature verifies, but only under keys the bundle
-                 itself carries, not under keys the caller trusts: never ``ok``
-                 (docs/adr/0008-actor-keys-and-events-after-finality.md).
+Every verifier returns one :class:`Result`, whose verdict is computed from its steps, never
+stored beside them (style.md §5):
 
-Every verifier (bundles, attestations, anchors, receipts, DSSE, checkpoints, inclusion proofs,
-tlog-proofs, monitor rounds) returns one :class:`Result`: what it checked, step by step, and the
-subject's own fields. Its verdict is computed from the steps, never stored beside them (style.md
-§5), by one rule:
-
-``unreadable``  a step reading the input failed (:meth:`StepResult.unreadable`: the input is not
-                what it claims to be, exit 2);
+``unreadable``  a step reading the input failed (:meth:`StepResult.unreadable`, exit 2);
 ``failed``      any other step failed (exit 1);
 ``unanchored``  nothing failed, but a step the verdict needs (``required``; every step when
-                ``None``) is not ``ok``: no trusted key, no TSA certificate, a transformation
-                this verifier cannot replay. Read, not proven: never verified (style.md §7);
+                ``None``) is not ``ok``: read, not proven, never verified (style.md §7);
 ``verified``    every step the verdict needs is ``ok`` (exit 0).
 
-:data:`VERDICT_EXIT` is the one verdict-to-exit map (style.md §11) and :data:`RESULT_VERSION` the
-one document version. A run over several inputs is a :class:`Report`, whose verdict is the worst
-of its results'. Text for people is rendered from these in ``cli/render/verdict.py``, never here.
-
-A check that has no step of its own (a pin the gate refuses, a manifest entry that fails) reports
-a :class:`Problem`: one sentence. A sentence about a caller setting names it through a field, so
-the library says ``require_signed`` where the command line says ``--require-signed``: library
-text never names a command-line flag (tests/verify/test_no_flags.py).
+A run over several inputs is a :class:`Report`, whose verdict is the worst of its results'. Text
+for people is rendered from these in ``cli/render/verdict.py``. A finding with no step of its own
+is a :class:`Problem`, which names a caller setting by field (``require_signed``), never by
+command-line flag (tests/verify/test_no_flags.py).
 """
 
 from __future__ import annotations
@@ -152,13 +139,10 @@ class StepResult(NamedTuple):
 
 
 class Result(NamedTuple):
-    """One verification: the kind of subject, where it came from, every step, and the subject's
-    own fields (JSON values, in output order). The verdict, code and message are computed from
-    the steps (module docstring).
-
-    ``required`` names the steps the verdict needs ``ok`` (``None``: every step); ``unproven`` is
-    the code and message of the verdict ``unanchored`` (``None``: those of the first step needed
-    and not ``ok``).
+    """One verification: the kind of subject, its source, every step, and the subject's own
+    fields (JSON values, in output order). ``required`` names the steps the verdict needs ``ok``
+    (``None``: every step); ``unproven`` is the code and message of ``unanchored`` (``None``: the
+    first needed step's).
     """
 
     kind: str
@@ -294,9 +278,8 @@ class Report(NamedTuple):
 
 
 class StepRun:
-    """The steps of a check that raises at its first failure (style.md §5: it raises, or it
-    returns the result): :meth:`passed` records each step as it passes, :meth:`fail` the step in
-    progress as failed (``unreadable`` for an input error, exit 2) and the rest as
+    """The steps of a check that raises at its first failure: :meth:`passed` records each step,
+    :meth:`fail` the step in progress (``unreadable`` for an input error) and the rest as
     ``not_checked``.
 
     >>> run = StepRun(("parse",))
@@ -334,16 +317,14 @@ class StepRun:
 class Problem(NamedTuple):
     """A finding that is not a step of its own (the pin gate, a manifest): one sentence.
 
-    A sentence about a caller setting names it as a ``{field}`` of ``message``, each field listed
-    in ``settings``. The library words it by parameter name (``require_signed``); a command
-    passes its option names to :meth:`render` (``--require-signed``). Without settings the
-    message is plain text, never formatted.
+    A caller setting is a ``{field}`` of ``message`` listed in ``settings``, rendered by parameter
+    name unless a command passes its option names to :meth:`render`; without settings the message
+    is never formatted.
     """
 
     message: str
     settings: tuple[str, ...] = ()
-    # The stable error code of the finding (specs/error-codes.json) and the file it is about, when
-    # known: what a CI annotation needs (issue 37 §5). Library text names no path it did not get.
+    # The finding's error code and file, when known: what a CI annotation needs (issue 37 §5).
     code: str | None = None
     file: str | None = None
 

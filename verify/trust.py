@@ -11,30 +11,19 @@
 ('keys/log.key.logstate-1.json', 'a JSON document without public_key_base64: not a key')
 
 Every verify verb takes its trust from one :class:`TrustRoot` (style.md §16,
-docs/adr/0016-one-trust-input.md): the keys the caller trusts (log keys signing tree heads and
-checkpoints, with their validity windows and, for verifier keys, their names; publisher keys;
-the signers of DSSE envelopes and receipts), the actor keys, the tlog-policy (logs, witnesses and
-their quorum) and the TSA certificates. A key's role is what the verb uses it for; the root only
-says that the caller trusts it, and where it came from.
-
-Nothing here reads a file, the clock, the environment or the network (style.md §8): the caller
-reads the files it names and passes their bytes (:class:`KeyFile`). What a file is, is decided
-here, once, for every command, by :func:`key_claim`:
+docs/adr/0016-one-trust-input.md): the trusted keys (a key's role is what the verb uses it for),
+the actor keys, the tlog-policy and the TSA certificates. The caller reads the files and passes
+their bytes (:class:`KeyFile`); what a file is, is decided here once, by :func:`key_claim`:
 
 - a ``*.pub`` or ``*.pem`` file claims to be a key by its name;
-- a ``*.json`` file claims to be a key by its content: it names ``public_key_base64`` (a key
-  document, docs/formats.md §3); any other JSON file (a log's signed state file, a manifest) is
-  not a key;
+- a ``*.json`` file claims to be one when it names ``public_key_base64`` (docs/formats.md §3);
+  any other JSON file (a log's state file, a manifest) is not a key;
 - any other file (a private ``*.key``, a README) is not a key.
 
-A file that claims to be a key is read strictly by
-:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`, and a malformed one is an error
-(``key.*``, ``json.*``, exit 2). A file that does not is :class:`Skipped`, with the reason, never
-an error. A trust input with no key in it is an error (``usage.invalid``: fail closed, style.md
-§7), never an empty set that trusts nothing quietly.
-
-This module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md): NamedTuples, no
-pathlib, no dataclasses.
+A file that claims to be a key is read strictly
+(:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`; ``key.*``, ``json.*``, exit 2); one
+that does not is :class:`Skipped`, never an error. A folder with no key in it is ``usage.invalid``
+(fail closed, style.md §7). On the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -111,7 +100,7 @@ def read_key_files(
     files: Iterable[KeyFile], parse: Callable[[KeyFile], _K], *, folder: str | None = None
 ) -> tuple[tuple[_K, ...], tuple[Skipped, ...]]:
     """``parse`` each file that claims to be a key (:func:`key_claim`); skip the others, with
-    the reason. ``folder``: the files are a folder's, which must hold a key.
+    the reason. ``folder`` names the folder the files are, which must hold a key.
 
     Raises:
         ``usage.invalid``: ``folder`` holds no key (fail closed).
@@ -148,13 +137,12 @@ class TrustRoot(NamedTuple):
     def from_files(
         cls, files: Iterable[KeyFile], *, windows: bool = False, folder: str | None = None
     ) -> TrustRoot:
-        """The keys of ``files``, each read if it claims to be a key, else skipped.
-        ``windows``: the caller honours validity windows (else a windowed key is refused,
-        ``key.window_unsupported``). ``folder``: the files are a folder's, which must hold a key.
+        """The keys of ``files`` (:func:`read_key_files`); ``windows``: the caller honours
+        validity windows.
 
         Raises:
             ``key.*``, ``json.*``, ``manifest.publisher_document_invalid``: a file that claims
-                to be a key is malformed (trusted_keys.py's module docstring).
+                to be a key is malformed.
             ``usage.invalid``: ``folder`` holds no key (fail closed).
         """
         keys, skipped = read_key_files(
@@ -188,13 +176,11 @@ class TrustRoot(NamedTuple):
 
     @property
     def windows(self) -> dict[bytes, tuple[KeyWindow, ...]]:
-        """``{raw key: windows}`` for the keys trusted only within validity windows: a key
-        also given without a window is trusted at every time (docs/adr/0011)."""
+        """``{raw key: windows}`` for the keys trusted only within validity windows."""
         return key_windows(self.keys)
 
     def note_verifiers(self) -> list[NoteVerifier]:
-        """The keys as C2SP note verifiers (a checkpoint signature names its key by name and
-        key ID, docs/formats.md §6).
+        """The keys as C2SP note verifiers (docs/formats.md §6).
 
         Raises:
             ``key.vkey_malformed``: a key without a name (not a verifier key).

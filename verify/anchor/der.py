@@ -13,8 +13,7 @@ Only Distinguished Encoding Rules are read; anything else is refused with :class
   (§11.1), OBJECT IDENTIFIER arcs in minimal base-128 (§8.19.2), GeneralizedTime as RFC 3161
   §2.4.2 and RFC 5280 §4.1.2.5.2 want it (``YYYYMMDDhhmmss[.f*]Z``, no trailing zero fraction).
 
-This module parses; it trusts nothing. Signatures and hashes are checked in
-:mod:`affidavit.verify.anchor.rfc3161`.
+It parses and trusts nothing: :mod:`affidavit.verify.anchor.rfc3161` checks.
 """
 
 from __future__ import annotations

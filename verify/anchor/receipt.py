@@ -4,11 +4,9 @@
 >>> result.verdict, result.code
 ('unreadable', 'anchor.malformed')
 
-A receipt (the shape AiGentsy serves at ``/protocol/merkle/anchors``) carries ``receipt_version,
-anchor_id, sth, sth_digest, sth_digest_algorithm, anchor_method, tsa_url, tsa_status,
-anchored_at`` and the TSA's response as ``tsr_base64``; ``sth`` has at least ``tree_size,
-root_hash, timestamp, signature`` (docs/formats.md §4). Steps, each ``ok``, ``failed`` with a stable
-code, or ``not_checked`` with why (:mod:`affidavit.verify.results`):
+A receipt (as AiGentsy serves at ``/protocol/merkle/anchors``) carries :data:`RECEIPT_FIELDS`
+and the TSA's response as ``tsr_base64``; its ``sth`` has at least :data:`STH_FIELDS`
+(docs/formats.md §4). Steps:
 
 ``receipt_fields``  the fields above are present, ``sth`` an object   (``anchor.malformed``, exit 2)
 ``sth_match``       with ``expected_sth``: the receipt anchors that very tree head
@@ -18,10 +16,9 @@ code, or ``not_checked`` with why (:mod:`affidavit.verify.results`):
 ``timestamp_token`` with trusted TSA certificates: the RFC 3161 token itself
                     (:mod:`affidavit.verify.anchor.rfc3161`), its imprint over ``py-compact(sth)``
 
-Fail closed (docs/adr/0010-rfc3161-tokens.md): the receipt's own fields are claims anyone can
-write, so without a TSA certificate the caller trusts the verdict is ``unanchored``
-(``anchor.token_unchecked``, exit 1), never ``verified``. Importing this module does not import
-``cryptography``: the token module loads only when certificates are given.
+Fail closed (docs/adr/0010-rfc3161-tokens.md): the receipt's fields are claims anyone can write,
+so without a trusted TSA certificate the verdict is ``unanchored`` (``anchor.token_unchecked``).
+``cryptography`` loads only when certificates are given.
 """
 
 from __future__ import annotations
@@ -53,14 +50,12 @@ _UNCHECKED: Final = (
     "anchor.token_unchecked",
     "the time-stamp token was not verified: give the TSA certificate you trust",
 )
+_NO_TSA: Final = "no trusted TSA certificate given: the RFC 3161 token is not proven"
 
 
 def _peer(steps: Sequence[StepResult]) -> dict[str, bool]:
-    """The peer's booleans, computed from our steps for parity reports.
-
-    The peer stops at its first failure (fields, then digest, then status), so each of its
-    flags is true only when every earlier check passed too; ours are derived the same way.
-    """
+    """The peer's booleans for parity reports: it stops at its first failure (fields, digest,
+    status), so each flag also needs every earlier check passed."""
     passed = {step.name for step in steps if step.status == "ok"}
     fields = next((s for s in steps if s.name == "receipt_fields"), None)
     digest = {"receipt_fields", "sth_digest"} <= passed
@@ -109,11 +104,9 @@ def verify_anchor_receipt(
 ) -> Result:
     """Verify an anchor receipt; every problem in it is a step of the result, never raised.
 
-    ``tsa_certs`` are PEM or DER certificates of TSAs the caller trusts; ``ca_certs`` optional
-    trust anchors the TSA certificate must chain to (at genTime). ``log_key`` also verifies the
-    tree head's own signature; with ``log_key_windows`` (the key's validity windows,
-    docs/formats.md §4) the head must be dated inside one (``treehead.key_outside_window``).
-    ``expected_sth`` (a bundle's ``signed_tree_head``) must be the tree head the receipt anchors.
+    ``tsa_certs`` (PEM or DER) are trusted TSAs, ``ca_certs`` optional anchors they must chain to
+    at genTime; ``log_key`` (within ``log_key_windows``) checks the tree head's own signature;
+    ``expected_sth`` (a bundle's ``signed_tree_head``) must be the head the receipt anchors.
 
     Raises:
         ``anchor.tsa_cert_unreadable``: a certificate argument is not a certificate (caller error).
@@ -142,16 +135,11 @@ def verify_anchor_receipt(
     steps.append(_status_step(receipt))
     steps.append(_sth_signature_step(sth, log_key, log_key_windows))
     token: dict[str, Any] | None = None
-    if not tsa_certs:
-        steps.append(
-            StepResult.not_checked(
-                "timestamp_token",
-                "no trusted TSA certificate given: the RFC 3161 token is not proven",
-            )
-        )
-    else:
+    if tsa_certs:
         step, token = _token_step(receipt, sth_bytes, trusted, anchors)
-        steps.append(step)
+    else:
+        step = StepResult.not_checked("timestamp_token", _NO_TSA)
+    steps.append(step)
     return anchor_result(source, steps, receipt, computed, token)
 
 
@@ -184,55 +172,45 @@ def _fields_step(receipt: object) -> StepResult:
     return StepResult.ok(name, tsr_present=bool(tsr))
 
 
+def _failed(name: str, code: str, message: str, **details: Any) -> StepResult:
+    return StepResult.failed(name, errors.ProofError(code, message), **details)
+
+
 def _sth_match_step(sth: Mapping[str, Any], expected: Mapping[str, Any]) -> StepResult:
-    name = "sth_match"
     try:
         same = py_compact(sth) == py_compact(expected)
     except errors.CanonicalError as e:
-        return StepResult.failed(name, errors.ProofError("anchor.sth_mismatch", e.message))
+        return _failed("sth_match", "anchor.sth_mismatch", e.message)
     if same:
-        return StepResult.ok(name)
-    return StepResult.failed(
-        name,
-        errors.ProofError(
-            "anchor.sth_mismatch", "the receipt anchors another tree head than the expected one"
-        ),
+        return StepResult.ok("sth_match")
+    return _failed(
+        "sth_match",
+        "anchor.sth_mismatch",
+        "the receipt anchors another tree head than the expected one",
         expected={k: expected.get(k) for k in ("tree_size", "root_hash")},
         actual={k: sth.get(k) for k in ("tree_size", "root_hash")},
     )
 
 
 def _digest_step(receipt: Mapping[str, Any], computed: str) -> StepResult:
-    name = "sth_digest"
-    algorithm = receipt["sth_digest_algorithm"]
+    algorithm, claimed = receipt["sth_digest_algorithm"], receipt["sth_digest"]
     if algorithm != "SHA-256":
-        return StepResult.failed(
-            name,
-            errors.ProofError(
-                "anchor.digest_algorithm_unsupported",
-                f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'",
-            ),
-        )
-    claimed = receipt["sth_digest"]
+        message = f"sth_digest_algorithm is {algorithm!r}, not 'SHA-256'"
+        return _failed("sth_digest", "anchor.digest_algorithm_unsupported", message)
     if claimed != computed:  # exact text, as the peer compares (docs/formats.md: lowercase hex)
-        return StepResult.failed(
-            name,
-            errors.ProofError("anchor.digest_mismatch", "sth_digest is not H(py-compact(sth))"),
-            expected=computed,
-            actual=claimed,
+        message = "sth_digest is not H(py-compact(sth))"
+        return _failed(
+            "sth_digest", "anchor.digest_mismatch", message, expected=computed, actual=claimed
         )
-    return StepResult.ok(name, sth_digest=computed)
+    return StepResult.ok("sth_digest", sth_digest=computed)
 
 
 def _status_step(receipt: Mapping[str, Any]) -> StepResult:
     status = receipt["tsa_status"]
     if status == "granted":
         return StepResult.ok("tsa_status")
-    return StepResult.failed(
-        "tsa_status",
-        errors.ProofError("anchor.tsa_not_granted", f"tsa_status is {status!r}, not 'granted'"),
-        actual=status,
-    )
+    message = f"tsa_status is {status!r}, not 'granted'"
+    return _failed("tsa_status", "anchor.tsa_not_granted", message, actual=status)
 
 
 def _sth_signature_step(
@@ -243,7 +221,6 @@ def _sth_signature_step(
         return StepResult.not_checked(
             name, "no log key given: the tree head's own signature is not checked"
         )
-
     try:
         verify_sth(sth, log_key, windows=windows)
     except errors.SignatureError as e:
@@ -258,28 +235,23 @@ def _token_step(
 ) -> tuple[StepResult, dict[str, Any] | None]:
     from affidavit.verify.anchor import rfc3161  # noqa: PLC0415 - lazy, as above
 
-    name = "timestamp_token"
-    text = receipt.get("tsr_base64")
-    if not text:
-        return StepResult.failed(
-            name,
-            errors.ProofError("anchor.token_absent", "the receipt carries no tsr_base64 token"),
-        ), None
-    if len(text) > MAX_TOKEN_BYTES * 4 // 3 + 4:
-        return StepResult.failed(
-            name, errors.ProofError("anchor.token_malformed", "tsr_base64 is larger than 1 MiB")
-        ), None
     try:
-        der = b64decode_strict(text)
-    except (ValueError, UnicodeError) as e:
-        return StepResult.failed(
-            name, errors.ProofError("anchor.token_malformed", f"tsr_base64: {e}")
-        ), None
-    try:
+        der = _token_der(receipt.get("tsr_base64"))
         parsed = rfc3161.parse_token(der)
         verified = rfc3161.verify_token(parsed, sth_bytes, trusted, anchors)
     except errors.ProofError as e:
-        return StepResult.failed(name, e), None
+        return StepResult.failed("timestamp_token", e), None
     summary = verified.to_json()
     shown = {k: summary[k] for k in ("gen_time", "tsa_subject", "imprint_algorithm")}
-    return StepResult.ok(name, **shown), summary
+    return StepResult.ok("timestamp_token", **shown), summary
+
+
+def _token_der(text: str | None) -> bytes:
+    if not text:
+        raise errors.ProofError("anchor.token_absent", "the receipt carries no tsr_base64 token")
+    if len(text) > MAX_TOKEN_BYTES * 4 // 3 + 4:
+        raise errors.ProofError("anchor.token_malformed", "tsr_base64 is larger than 1 MiB")
+    try:
+        return b64decode_strict(text)
+    except (ValueError, UnicodeError) as e:
+        raise errors.ProofError("anchor.token_malformed", f"tsr_base64: {e}") from None

@@ -23,12 +23,10 @@ failure with its own code (``specs/error-codes.json``):
    ``anchor.imprint_algorithm_unsupported``), and ``hashedMessage`` equals the hash of the data
    under that algorithm -> ``anchor.imprint_mismatch``.
 
-Certificates embedded in the token are never trusted; they only serve as untrusted
-intermediates when a path to a CA is built. Imports ``cryptography``; load this module lazily:
-it is not on the ``verify bundle`` path. Every ``cryptography.x509`` import here is local to the
-function that needs it: ``cryptography.x509`` imports the standard library's ``email.utils``,
-which imports ``socket``, and no ``affidavit.verify`` module may load ``socket`` on import
-(``tests/verify/test_offline_imports.py``). No socket is ever opened.
+Certificates carried in the token are never trusted, only offered as intermediates to a CA.
+Load this module lazily (it imports ``cryptography``). Every ``cryptography.x509`` import is local
+to its function: it loads ``socket`` (through ``email.utils``), which no ``affidavit.verify``
+module may load on import (``tests/verify/test_offline_imports.py``).
 """
 
 from __future__ import annotations
@@ -140,17 +138,12 @@ class VerifiedToken(NamedTuple):
     chained_to: str | None  # subject of the CA the path ends at, when CAs were given
 
     def to_json(self) -> dict[str, Any]:
-        """JSON form (genTime as RFC 3339 UTC)."""
+        """JSON form, in field order: genTime as RFC 3339 UTC, the integers as text."""
         return {
+            **self._asdict(),
             "gen_time": format_utc_fraction(self.gen_time),
             "serial_number": str(self.serial_number),
-            "policy": self.policy,
-            "imprint_algorithm": self.imprint_algorithm,
             "nonce": None if self.nonce is None else str(self.nonce),
-            "accuracy": self.accuracy,
-            "tsa_subject": self.tsa_subject,
-            "tsa_cert_sha256": self.tsa_cert_sha256,
-            "chained_to": self.chained_to,
         }
 
 
@@ -159,7 +152,7 @@ class VerifiedToken(NamedTuple):
 
 
 def parse_token(der: bytes) -> ParsedToken:
-    """Read a DER TimeStampResp or TimeStampToken strictly.
+    """Read a DER TimeStampResp or bare TimeStampToken strictly.
 
     Raises:
         ``anchor.token_malformed``: not strict DER of the RFC 3161 / RFC 5652 structures.
@@ -369,8 +362,7 @@ def verify_token(
     Raises:
         ``anchor.*``: the code names the first check that fails.
     """
-    cert = signer_certificate(tsa_certs, sid_issuer=token.sid_issuer, sid_serial=token.sid_serial,
-                              sid_key_id=token.sid_key_id, cert_ids=token.cert_ids)  # fmt: skip
+    cert = signer_certificate(tsa_certs, token)
     carried = check_carried(token.certificates, token.crls)
     check_tsa_usage(cert)
     digest_name = HASHES.get(token.digest_oid)
@@ -385,7 +377,7 @@ def verify_token(
             "the signed messageDigest is not the hash of the TSTInfo (content altered)",
         )
     _check_signature(token, cert, digest_name)
-    check_validity(cert, token.gen_time, format_utc_fraction(token.gen_time))
+    check_validity(cert, token.gen_time)
     chained_to = check_chain(cert, carried, ca_certs, token.gen_time) if ca_certs else None
     imprint_name = HASHES.get(token.imprint_oid)
     if imprint_name not in STRONG_HASHES:
@@ -463,7 +455,7 @@ def load_certificate(data: bytes, what: str = "certificate") -> x509.Certificate
     """A PEM or DER X.509 certificate, decoded completely.
 
     Raises:
-        ``anchor.tsa_cert_unreadable``: neither (``anchor.tsa_cert_unreadable``, exit 2).
+        ``anchor.tsa_cert_unreadable``: neither (exit 2).
     """
     try:
         return _strict_load(data)
@@ -500,10 +492,8 @@ def _strict_load(data: bytes) -> x509.Certificate:
 
 
 def check_carried(certificates: Sequence[bytes], crls: Sequence[bytes]) -> list[x509.Certificate]:
-    """The certificates a token carries: untrusted and unsigned, never taken as the signer.
-
-    Each must still be readable (and each CRL): a token that carries garbage is malformed, as
-    openssl also finds. Returns them for path building only.
+    """The certificates a token carries, for path building only: never taken as the signer, but
+    each (and each CRL) must be readable, as openssl also requires.
 
     Raises:
         ``anchor.token_malformed``: one is unreadable.
@@ -529,15 +519,10 @@ def check_carried(certificates: Sequence[bytes], crls: Sequence[bytes]) -> list[
 
 
 def signer_certificate(
-    candidates: Sequence[x509.Certificate],
-    *,
-    sid_issuer: bytes | None,
-    sid_serial: int | None,
-    sid_key_id: bytes | None,
-    cert_ids: Sequence[CertId],
+    candidates: Sequence[x509.Certificate], token: ParsedToken
 ) -> x509.Certificate:
-    """The given certificate that the SignerInfo sid (RFC 5652 §5.3) and every first ESSCertID
-    of the signing-certificate attributes (RFC 2634 §5.4, RFC 5035, RFC 5816) name.
+    """The given certificate that the token's SignerInfo sid (RFC 5652 §5.3) and every first
+    ESSCertID of its signing-certificate attributes (RFC 2634 §5.4, RFC 5035, RFC 5816) name.
 
     Raises:
         ``anchor.tsa_cert_mismatch``: none of ``candidates`` is named.
@@ -545,8 +530,8 @@ def signer_certificate(
     for cert in candidates:
         der = cert.public_bytes(serialization.Encoding.DER)
         issuer = _issuer_der(cert)
-        if _is_sid(cert, issuer, sid_issuer, sid_serial, sid_key_id) and all(
-            _cert_id_matches(cert_id, der, issuer, cert) for cert_id in cert_ids
+        if _is_sid(cert, issuer, token) and all(
+            _cert_id_matches(cert_id, der, issuer, cert) for cert_id in token.cert_ids
         ):
             return cert
     raise errors.ProofError(
@@ -556,22 +541,17 @@ def signer_certificate(
     )
 
 
-def _is_sid(
-    cert: x509.Certificate,
-    issuer: bytes,
-    sid_issuer: bytes | None,
-    sid_serial: int | None,
-    sid_key_id: bytes | None,
-) -> bool:
+def _is_sid(cert: x509.Certificate, issuer: bytes, token: ParsedToken) -> bool:
     from cryptography import x509  # noqa: PLC0415 - see the module docstring
 
-    if sid_key_id is not None:  # [0] SubjectKeyIdentifier
+    if token.sid_key_id is not None:  # [0] SubjectKeyIdentifier
         try:
             ski = cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)
         except x509.ExtensionNotFound:
             return False
-        return ski.value.digest == sid_key_id
-    return sid_serial == cert.serial_number and sid_issuer == issuer  # IssuerAndSerialNumber
+        return ski.value.digest == token.sid_key_id
+    # IssuerAndSerialNumber
+    return token.sid_serial == cert.serial_number and token.sid_issuer == issuer
 
 
 def _cert_id_matches(cert_id: CertId, der: bytes, issuer: bytes, cert: x509.Certificate) -> bool:
@@ -628,7 +608,7 @@ def check_tsa_usage(cert: x509.Certificate) -> None:
         )
 
 
-def check_validity(cert: x509.Certificate, at: datetime, when: str) -> None:
+def check_validity(cert: x509.Certificate, at: datetime) -> None:
     """``at`` (the token's genTime) lies within the certificate's validity (RFC 5280 §4.1.2.5).
 
     Raises:
@@ -637,7 +617,7 @@ def check_validity(cert: x509.Certificate, at: datetime, when: str) -> None:
     if not cert.not_valid_before_utc <= at <= cert.not_valid_after_utc:
         raise errors.ProofError(
             "anchor.tsa_cert_not_valid",
-            f"genTime {when} is outside the TSA certificate's validity "
+            f"genTime {format_utc_fraction(at)} is outside the TSA certificate's validity "
             f"({cert.not_valid_before_utc.isoformat()} .. {cert.not_valid_after_utc.isoformat()})",
         )
 

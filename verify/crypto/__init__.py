@@ -11,10 +11,8 @@ AiGentsy signed tree head a bundle rests on and :mod:`.checkpoint` C2SP's signed
 checkpoints; :mod:`.trusted_keys` and :mod:`.windows` read the keys a caller trusts and their
 validity windows.
 
-This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. The layers
-above import a name from the module that defines it (each module's ``__all__`` says what it
-offers); the library's public names are :mod:`affidavit.verify`'s.
+This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
+name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """
 
 __all__: list[str] = []

@@ -1,7 +1,5 @@
-"""C2SP signed notes and checkpoints (docs/formats.md §6): what ``verify checkpoint`` and the log
-use.
-
-Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tlog-checkpoint):
+"""C2SP signed notes (https://c2sp.org/signed-note) and checkpoints
+(https://c2sp.org/tlog-checkpoint), docs/formats.md §6:
 
 - a note is UTF-8 text without control characters other than newline; the text ends in a newline
   and is separated from the signature lines by the *last* blank line;
@@ -16,10 +14,7 @@ Signed notes (https://c2sp.org/signed-note) and checkpoints (https://c2sp.org/tl
 - a checkpoint body is origin, tree size (decimal, no leading zeros), base64 root hash (32 bytes),
   then optional non-empty extension lines.
 
-The AiGentsy signed tree head (docs/formats.md §4), which bundles carry, lives in
-:mod:`affidavit.verify.crypto.treehead`; this module is not on the ``verify bundle`` path, so it
-may use
-dataclasses (docs/adr/0003-cold-start.md).
+Not on the ``verify bundle`` path, so it may use dataclasses (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -104,9 +99,8 @@ class VerifiedNote:
 
 
 def is_key_name(name: str) -> bool:
-    """Whether ``name`` can name a note key: non-empty UTF-8 text, no Unicode space, no '+'
-    (signed-note); the one rule for logs, verifier keys, witnesses and cosigners. A lone
-    surrogate (a command-line byte that is not UTF-8, PEP 383) has no UTF-8 form: not a name."""
+    """Whether ``name`` can name a note key (signed-note): non-empty UTF-8 text (so no lone
+    surrogate, PEP 383), no Unicode space, no '+'; the one rule for logs, keys and witnesses."""
     if not name or "+" in name or any(c.isspace() for c in name):
         return False
     try:
@@ -117,9 +111,7 @@ def is_key_name(name: str) -> bool:
 
 
 def check_key_name(name: str) -> str:
-    """``name`` when it can name a note key, and so be a checkpoint's origin: the one rule for
-    the logs that sign (``log head --checkpoint --origin``) and the keys they print (``log vkey
-    --origin``), so a printed key can always be read back.
+    """``name`` when it can name a note key and so be a checkpoint's origin.
 
     Raises:
         ``usage.invalid``: empty, a Unicode space, or a '+' (signed-note, key names).
@@ -137,7 +129,7 @@ def parse_verifier_key(vkey: str) -> NoteVerifier:
 
     Raises:
         ``key.vkey_malformed``: wrong shape, unknown signature type, or key ID mismatch.
-        ``key.*``: the embedded Ed25519 key is malformed or weak (``key.*``).
+        ``key.*``: the embedded Ed25519 key is malformed or weak.
     """
     parts = vkey.split("+", 2)  # the base64 part may itself contain "+"
     if len(parts) != 3 or not is_key_name(parts[0]):
@@ -247,8 +239,8 @@ def _parse_signature_line(line: str) -> NoteSignature:
 
 
 def verify_note(note: str | bytes | SignedNote, verifiers: Iterable[NoteVerifier]) -> VerifiedNote:
-    """Verify a signed note against trusted ``verifiers`` (module docstring for the rules);
-    ``note`` may be one :func:`parse_note` already split, which is then not parsed again.
+    """Verify a signed note (or one :func:`parse_note` split) against trusted ``verifiers``
+    (module docstring for the rules).
 
     Raises:
         ``usage.invalid``: ``verifiers`` is empty.
@@ -399,10 +391,8 @@ def parse_checkpoint_body(text: str) -> Checkpoint:
 def verify_checkpoint(
     note: str | bytes, verifiers: Iterable[NoteVerifier], *, origin: str | None = None
 ) -> VerifiedCheckpoint:
-    """Verify a checkpoint note's signatures, then parse its body; optionally pin the origin.
-
-    The body is parsed only after a trusted signature verified (signed-note: ignore the text
-    otherwise).
+    """Verify a checkpoint note's signatures, then (signed-note: only then) parse its body;
+    optionally pin the origin.
 
     Raises:
         everything :func:`verify_note` raises, and
@@ -413,7 +403,7 @@ def verify_checkpoint(
 
 
 def _checkpoint_of(verified: VerifiedNote, origin: str | None) -> VerifiedCheckpoint:
-    """The body of a verified note, parsed, its origin pinned (:func:`verify_checkpoint`)."""
+    """The body of a verified note, its origin pinned."""
     checkpoint = parse_checkpoint_body(verified.text)
     if origin is not None and checkpoint.origin != origin:
         raise errors.SignatureError(
@@ -431,11 +421,8 @@ def check_checkpoint(
     origin: str | None = None,
     source: str | None = None,
 ) -> Result:
-    """:func:`verify_checkpoint` step by step, as the one
-    :class:`~affidavit.verify.results.Result` (kind ``checkpoint``): ``note`` (a signed note at
-    all; else unreadable), ``signature`` (a trusted key signed it), ``checkpoint`` (its body, and
-    the ``origin`` pinned); the checkpoint's fields when it verified. Never raises for a note
-    that does not verify.
+    """:func:`verify_checkpoint` as a ``checkpoint`` result of steps ``note``, ``signature`` and
+    ``checkpoint``, with the checkpoint's fields when it verified; failures are reported.
 
     Raises:
         ``usage.invalid``: ``verifiers`` is empty.

@@ -11,13 +11,12 @@ Every ``Ed25519PublicKey`` that exists has passed these checks (docs/adr/0002):
 - exactly 32 bytes (``key.wrong_length``);
 - a canonical encoding, y < p and no "negative zero" x (``key.non_canonical``, RFC 8032 §5.1.3);
 - a point of edwards25519 (``key.not_on_curve``);
-- not of small order, i.e. ``8·A`` is not the identity (``key.weak``). A small-order key lets
-  anyone forge signatures that some verifiers accept, so it is refused where keys enter (key files,
-  publisher documents, key directories), whatever verifier is used later. Mixed-order keys (a
-  prime-order part plus torsion) are accepted, as libsodium does.
+- not of small order, ``8·A`` not the identity (``key.weak``): such a key lets anyone forge
+  signatures some verifiers accept, so it is refused where keys enter, whatever verifies later.
+  Mixed-order keys are accepted, as libsodium does.
 
-Neither PyNaCl nor cryptography checks a key when the key object is built (performance.md), hence
-the explicit check. It is pure integer arithmetic and memoized per key.
+Neither PyNaCl nor cryptography checks a key when building it; this check is integer arithmetic,
+memoized per key.
 """
 
 from __future__ import annotations
@@ -50,10 +49,8 @@ C2SP_ED25519_TYPE = b"\x01"
 
 
 def b64decode_strict(text: str | bytes) -> bytes:
-    """Decode standard base64 (RFC 4648 §4) strictly: alphabet, padding and canonical form.
-
-    Re-encoding must give back the input, so trailing bits, missing padding and whitespace are
-    all refused.
+    """Decode standard base64 (RFC 4648 §4) strictly: re-encoding must give back the input (no
+    trailing bits, missing padding or whitespace).
 
     Raises:
         ValueError: the text is not canonical standard base64.
@@ -100,14 +97,11 @@ def b64url_encode(raw: bytes) -> str:
 
 
 class Ed25519PublicKey:
-    """A validated Ed25519 public key (32 raw bytes). Building one runs the checks above.
-
-    Immutable, hashable and equal by ``raw``. A plain class with ``__slots__`` rather than a
-    dataclass: this module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
+    """A validated Ed25519 public key (32 raw bytes), immutable and equal by ``raw``; a slotted
+    class, not a dataclass, on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 
     Raises (on construction):
-        ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: see the
-            module docstring.
+        ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``.
     """
 
     __slots__ = ("_raw",)
@@ -152,7 +146,7 @@ class Ed25519PublicKey:
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Ed25519PublicKey:
-        """Validate 32 raw bytes as a public key (see the class docstring for what is raised)."""
+        """Validate 32 raw bytes as a public key (raises as the constructor)."""
         return cls(bytes(raw))
 
     @classmethod
@@ -160,10 +154,8 @@ class Ed25519PublicKey:
         """Parse strict standard base64 of 32 bytes.
 
         Raises:
-            ``key.bad_base64``: not canonical base64, or not text at all (a document's
-                ``public_key_base64`` may hold any JSON value).
-            ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``, ``key.weak``: as for
-                the constructor.
+            ``key.bad_base64``: not canonical base64, or not text at all.
+            ``key.*``: as the constructor.
         """
         if not isinstance(text, (str, bytes)):
             raise errors.KeyMaterialError(

@@ -42,20 +42,13 @@ _L = 2**252 + 27742317777372353535851937790883648493
 
 
 def verify_ed25519(key: Ed25519PublicKey, message: bytes, signature: bytes) -> None:
-    """Verify an Ed25519 ``signature`` of ``message`` under ``key`` (strict, see module docstring).
-
-    Returns None on success.
+    """Verify an Ed25519 ``signature`` of ``message`` under ``key`` (strict, module docstring).
 
     Raises:
         ``signature.malformed``: ``signature`` is not 64 bytes.
-        ``signature.bad``: the signature does not verify (``signature.bad``).
+        ``signature.bad``: the signature does not verify.
     """
-    if len(signature) != ED25519_SIGNATURE_BYTES:
-        raise errors.SignatureError(
-            "signature.malformed",
-            f"an Ed25519 signature is 64 bytes, got {len(signature)}",
-            details={"length": len(signature)},
-        )
+    _exactly_64(signature)
     if int.from_bytes(signature[32:], "little") >= _L:  # RFC 8032 §5.1.7 step 1
         raise errors.SignatureError(
             "signature.bad", "signature S is not reduced modulo L (malleable)"
@@ -72,7 +65,7 @@ def decode_signature_b64(text: str | bytes) -> bytes:
     """Strict standard base64 of exactly 64 bytes (docs/formats.md §3: signatures are ``b64``).
 
     Raises:
-        ``signature.malformed``: not canonical base64, or not 64 bytes (``signature.malformed``).
+        ``signature.malformed``: not canonical base64, or not 64 bytes.
     """
     try:
         raw = b64decode_strict(text)

@@ -4,44 +4,26 @@
 >>> (loaded.form, loaded.key.b64)
 ('base64', '11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=')
 
-Trust comes only from the caller, and keys are checked where they enter (docs/adr/0002). A key
-file holds at most 64 KiB and is in one of four forms, told apart by its content, never by its
-name (surrounding whitespace aside, nothing else may be in the file):
+Trust comes only from the caller; keys are checked where they enter (docs/adr/0002). A key file
+holds at most 64 KiB in one of four forms, told by its content, never its name, with nothing else
+in it but surrounding whitespace:
 
-- **JSON**: a strict JSON object (docs/formats.md §1: duplicate keys, NaN, BOM... refused) with a
-  string ``public_key_base64`` (docs/formats.md §3): a publisher document, the key file
-  aigentsy-verify takes (``key_id``, ``algorithm``), an actor key file (``actor_id``). Fields it
-  names must be well formed: ``algorithm`` is ``"Ed25519"``; ``key_id``, ``publisher_id`` and
-  ``publisher_key_id`` are non-empty strings and ``manifest_url`` a string or null (the rule of
-  :func:`affidavit.verify.contracts.manifest.parse_publisher_document`). ``valid_from`` and
-  ``valid_until`` bound the key's validity window (:mod:`affidavit.verify.crypto.windows`: RFC 3339
-  with an offset, half-open, compared as instants; :attr:`TrustedKey.window`). Other fields are
-  the caller's (:attr:`TrustedKey.document`).
-- **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) holding an Ed25519 SubjectPublicKeyInfo, whose
-  DER is exactly the 12-byte prefix of RFC 8410 §4 and the 32 key bytes (the algorithm has no
-  parameters, so the DER form is unique). Read without cryptography.
-- **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file, docs/formats.md §3).
-- **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (docs/formats.md §6; what ``verify
-  checkpoint --vkey`` takes), checked by
-  :func:`affidavit.verify.crypto.checkpoint.parse_verifier_key`.
+- **JSON**: a strict JSON object with a string ``public_key_base64`` (docs/formats.md §3): a
+  publisher document, aigentsy-verify's key file, an actor key file. Named fields must be well
+  formed: ``algorithm`` ``"Ed25519"``; ``key_id``, ``publisher_id``, ``publisher_key_id``
+  non-empty strings; ``manifest_url`` a string or null. ``valid_from``/``valid_until`` are a
+  validity window (:mod:`affidavit.verify.crypto.windows`); other fields are the caller's.
+- **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) whose DER is exactly the RFC 8410 §4 prefix
+  and the 32 key bytes (unique: the algorithm has no parameters). Read without cryptography.
+- **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file).
+- **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (docs/formats.md §6).
 
-Every key is an :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`: exactly 32 bytes, a
-canonical point of the curve, not of small order. Which files of a folder are keys, and the
-caller's whole trust, are :mod:`affidavit.verify.trust`'s (docs/adr/0016-one-trust-input.md); the
-command line reads the files and folders (:mod:`affidavit.cli._trust`, with
-:func:`affidavit.attest.host.read_key_bytes`, the one reader of key files): nothing here opens a
-file.
-
-Errors (exit 2), each message naming the file: ``key.unrecognized`` (none of the forms, too
-large, a field of a JSON key document wrong), ``key.bad_base64``, ``key.wrong_length``,
-``key.non_canonical``, ``key.not_on_curve``, ``key.weak``, ``key.vkey_malformed`` (the key
-itself), ``json.*`` (not strict JSON), ``manifest.publisher_document_invalid`` (a publisher field
-malformed), ``key.window_invalid`` (a malformed window), ``key.window_unsupported`` (a windowed
-key read by a caller that did not ask for windows: fail closed, a command that cannot check the
-window must not trust the key beyond it).
-
-This module is on the ``verify bundle`` path (docs/adr/0003-cold-start.md): it imports neither
-pathlib nor dataclasses, and the signed-note module only when a verifier key is read.
+Which files are keys, and the caller's whole trust, are :mod:`affidavit.verify.trust`'s
+(docs/adr/0016-one-trust-input.md); nothing here opens a file. Errors (exit 2) name the file:
+``key.unrecognized`` (no form, too large, a bad JSON field), ``key.*`` for the key itself,
+``json.*``, ``manifest.publisher_document_invalid``, ``key.window_invalid``, and
+``key.window_unsupported`` (a windowed key for a caller that cannot check windows: fail closed).
+On the ``verify bundle`` path (docs/adr/0003-cold-start.md): no pathlib, no dataclasses.
 """
 
 from __future__ import annotations
@@ -77,13 +59,9 @@ _PUBLISHER_ID_FIELDS: Final = ("publisher_id", "publisher_key_id")
 
 
 class TrustedKey(NamedTuple):
-    """A key the caller trusts, and where and how it was read.
-
-    ``form`` is ``"json"``, ``"pem"``, ``"base64"`` or ``"vkey"``; ``document`` is the JSON key
-    document (for the caller's own fields, e.g. ``actor_id``), ``verifier`` the parsed verifier
-    key (its name and key ID) of the ``vkey`` form, ``window`` the validity window a JSON document
-    names (None: valid at every time; only when the caller asked for windows).
-    """
+    """A key the caller trusts, where it was read and in which ``form`` (``json``, ``pem``,
+    ``base64``, ``vkey``), with the JSON ``document``, the parsed ``verifier`` of a vkey, and the
+    ``window`` a document names (None: valid at every time)."""
 
     key: Ed25519PublicKey
     source: str
@@ -94,9 +72,8 @@ class TrustedKey(NamedTuple):
 
 
 def key_windows(loaded: Iterable[TrustedKey]) -> dict[bytes, tuple[KeyWindow, ...]]:
-    """``{raw key: its windows}`` for the keys that are trusted only within windows: a key
-    listed by several files is trusted within any of them, and at every time when one of them
-    names no window (:func:`affidavit.verify.crypto.windows.merge_windows`)."""
+    """``{raw key: its windows}`` for keys trusted only within windows
+    (:func:`affidavit.verify.crypto.windows.merge_windows`)."""
     return merge_windows((trusted.key.raw, trusted.window) for trusted in loaded)
 
 
@@ -107,7 +84,8 @@ def parse_key_bytes(data: bytes, *, source: str, windows: bool = False) -> Trust
     Raises:
         See the module docstring.
     """
-    _check_size(data, source)
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise errors.KeyMaterialError("key.unrecognized", f"{source}: too large for a key file")
     text = data.strip()
     if text.startswith(b"{"):
         try:
@@ -137,8 +115,7 @@ def key_from_base64(text: str) -> Ed25519PublicKey:
     """A key given as base64 text on a command line (surrounding whitespace ignored).
 
     Raises:
-        ``key.bad_base64``, ``key.wrong_length``, ``key.non_canonical``, ``key.not_on_curve``,
-        ``key.weak``: see :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`.
+        ``key.*``: see :class:`~affidavit.verify.crypto.keys.Ed25519PublicKey`.
     """
     return Ed25519PublicKey.from_b64(text.strip())
 
@@ -146,10 +123,8 @@ def key_from_base64(text: str) -> Ed25519PublicKey:
 def key_from_document(
     document: Mapping[str, Any], *, source: str | None = None, windows: bool = False
 ) -> Ed25519PublicKey:
-    """The key of a JSON key document (module docstring: the fields it may name, and how).
-
-    A document with ``valid_from``/``valid_until`` is refused unless ``windows`` says the caller
-    honours them (:func:`parse_key_bytes` returns the window with the key).
+    """The key of a JSON key document (module docstring); a windowed one only when the caller
+    honours ``windows``.
 
     Raises:
         ``key.unrecognized``: no string ``public_key_base64``, another ``algorithm``, a malformed
@@ -196,11 +171,6 @@ def key_from_document(
             "signed tree heads: verify bundle)",
         )
     return key
-
-
-def _check_size(data: bytes, source: str) -> None:
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise errors.KeyMaterialError("key.unrecognized", f"{source}: too large for a key file")
 
 
 def _non_empty_string(value: object) -> bool:

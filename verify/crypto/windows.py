@@ -6,32 +6,24 @@
 (True, False)
 
 A log that rotates its key (docs/adr/0011-log-key-rotation.md) closes the old key's window at the
-rotation time T and opens the new key's at T. A trusted key document (a JSON key file, see
-:mod:`affidavit.verify.crypto.trusted_keys`) may carry that window::
+rotation time T and opens the new key's at T. A trusted key document
+(:mod:`affidavit.verify.crypto.trusted_keys`) may carry that window::
 
     {"public_key_base64": "...", "valid_from": "2026-01-01T00:00:00Z",
      "valid_until": "2026-07-01T00:00:00+02:00"}
 
-- The window is **half-open**: ``valid_from <= t < valid_until``. Two windows that meet at T have
-  no gap and no overlap: a head dated T belongs to the new key only.
-- Either bound may be absent or ``null``: unbounded on that side. A key without either field has
-  no window and is trusted at every time (exactly as before windows existed).
-- Each bound is an RFC 3339 §5.6 ``date-time`` with a **mandatory** offset (``Z`` or ``±hh:mm``),
-  parsed strictly (ASCII digits, a real calendar date, no leap second ``:60``, which Python cannot
-  represent) and compared as an instant, never as text: ``2026-01-01T01:00:00+01:00`` *equals*
-  ``2026-01-01T00:00:00Z``. A fraction of more than six digits is rounded *up* to the next
-  microsecond, which is exact for every time on the microsecond grid (a tree-head timestamp is
-  whole seconds): ``t < x`` exactly when ``t < ceil(x)``.
-- An empty window (``valid_from >= valid_until``) is refused: a key trusted at no time is a typo.
+- The window is **half-open**, ``valid_from <= t < valid_until``: a head dated T belongs to the
+  new key only. An absent or ``null`` bound is unbounded; a key with neither has no window.
+- Each bound is an RFC 3339 §5.6 ``date-time`` with a **mandatory** offset, parsed strictly (no
+  leap second ``:60``, which Python cannot represent) and compared as an instant. A fraction
+  beyond six digits rounds *up* to the microsecond, exact for times on the microsecond grid:
+  ``t < x`` exactly when ``t < ceil(x)``.
+- An empty window (``valid_from >= valid_until``) is refused as a typo.
 
-What the window limits: a signed tree head (docs/formats.md §4) verified by that key must carry a
-timestamp inside it, else ``treehead.key_outside_window`` (exit 1). A C2SP checkpoint carries no
-time (docs/formats.md §6), so a window cannot be applied to it; windowed keys are never verifier
-keys (a verifier key ``name+id+key`` has no fields), so a checkpoint cannot be accepted under a
-windowed key by mistake.
-
-Malformed window fields are ``key.window_invalid`` (exit 2). This module is on the ``verify
-bundle`` path (docs/adr/0003-cold-start.md): it imports :mod:`datetime` only to parse a time.
+A signed tree head (docs/formats.md §4) verified by a windowed key must be dated inside a window
+(``treehead.key_outside_window``, exit 1). A C2SP checkpoint carries no time, and a verifier key
+has no fields, so no checkpoint is accepted under a windowed key. Malformed window fields are
+``key.window_invalid`` (exit 2). On the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -157,11 +149,8 @@ def check_head_time(
     log_id: str,
     tree_size: int,
 ) -> None:
-    """Refuse a tree head dated outside every window of the key that verified it.
-
-    ``windows`` are the key's windows (a key trusted by several documents is trusted within any
-    of them); an empty sequence means no window: nothing to check. ``timestamp`` is the head's
-    (docs/formats.md §4, ``YYYY-MM-DDTHH:MM:SSZ``).
+    """Refuse a tree head dated (``timestamp``, docs/formats.md §4) outside every one of the
+    ``windows`` of the key that verified it; no windows, nothing to check.
 
     Raises:
         ``treehead.malformed``: the timestamp is not a real UTC time (exit 2).
@@ -188,11 +177,8 @@ def check_head_time(
 def merge_windows(
     entries: Iterable[tuple[bytes, KeyWindow | None]],
 ) -> dict[bytes, tuple[KeyWindow, ...]]:
-    """``{raw key: windows}`` from (raw key, window) pairs, for keys that only have windows.
-
-    A key listed once without a window is trusted at every time, so it gets no entry; a key
-    listed with several windows is trusted within any of them.
-    """
+    """``{raw key: windows}`` from (raw key, window) pairs; a key listed once without a window
+    is trusted at every time and gets no entry."""
     windows: dict[bytes, list[KeyWindow]] = {}
     unbounded: set[bytes] = set()
     for raw, window in entries:

@@ -10,10 +10,8 @@ and size caps refused); :mod:`.canonical` writes the three canonical encodings (
 the AiGentsy ``py-compact``/``py-spaced`` forms), one plain encoder each; :mod:`.forms` defines the
 textual forms of hashes and times once for every layer.
 
-This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. The layers
-above import a name from the module that defines it (each module's ``__all__`` says what it
-offers); the library's public names are :mod:`affidavit.verify`'s.
+This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
+name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """
 
 __all__: list[str] = []

@@ -21,9 +21,8 @@ One plain encoder per form, standard-library public API only (docs/adr/0021-plai
 ``py-spaced``
     The same with the default separators ``", "`` and ``": "``.
 
-The two py-* forms are *defined* as what ``json.dumps`` writes (docs/formats.md §1, the AiGentsy
-forms), so the standard library's ``json.JSONEncoder`` with those public arguments, built once per
-form, is their encoder.
+The py-* forms (AiGentsy's) are *defined* as what ``json.dumps`` writes, so ``json.JSONEncoder``
+with those arguments is their encoder.
 """
 
 from __future__ import annotations
@@ -61,8 +60,6 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1  # RFC 8785 §3.2.2.3 via I-JSON (RFC 7493 �
 def jcs(value: Any) -> bytes:
     """Encode ``value`` as RFC 8785 canonical JSON bytes.
 
-    The whole value is checked first (:func:`_refuse_what_has_no_jcs_form`), then written.
-
     Raises:
         ``canonical.*``: ``canonical.unsafe_integer``, ``canonical.non_string_key``,
             ``canonical.non_finite``, ``canonical.lone_surrogate``,
@@ -84,12 +81,8 @@ def jcs(value: Any) -> bytes:
 
 
 def _refuse_what_has_no_jcs_form(value: Any) -> None:
-    """Raise for the first thing in ``value`` RFC 8785 cannot write.
-
-    One iterative walk (no recursion, so a deeply nested value is still checked to its bottom):
-    at each object its keys, then its members, last first. Only the exact JSON types pass;
-    a tuple is written as an array.
-    """
+    """Raise for the first thing in ``value`` RFC 8785 cannot write: one walk without recursion
+    (a deep value is checked to its bottom); only the exact JSON types pass, a tuple as an array."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -225,9 +218,7 @@ def es6_repr(value: float) -> str | None:
 
 
 def _python_encoder(separators: tuple[str, str]) -> json.JSONEncoder:
-    """docs/formats.md §1, a py-* form: what ``json.dumps(value, sort_keys=True,
-    separators=separators)`` writes (``json.dumps`` is ``JSONEncoder(...).encode``), with its
-    default ``ensure_ascii=True``."""
+    """What ``json.dumps(value, sort_keys=True, separators=separators)`` writes."""
     return json.JSONEncoder(
         sort_keys=True,
         separators=separators,

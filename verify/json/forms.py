@@ -10,17 +10,14 @@ datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
 >>> parse_utc("2026-1-2T03:04:05Z") is None
 True
 
-- **hex64**: a SHA-256 digest as 64 lowercase hex characters (docs/formats.md, Notation: ``H(x)``,
-  the form of every hex digest in every format). :data:`HEX64` is anchored (``\\A...\\Z``), so
-  no method of it lets a trailing newline through; :data:`HEX64_PATTERN` is the bare fragment
-  for larger patterns.
-- **UTC timestamp**: ``YYYY-MM-DDTHH:MM:SSZ`` (:data:`UTC_TIMESTAMP_FORMAT`; docs/formats.md §4, the
-  tree-head form, used for every time Affidavit writes). Some readers also take a fraction of one
-  to six digits (``fraction=True``: the form of RFC 3161 genTime and of signed freshness times).
+- **hex64**: a SHA-256 digest as 64 lowercase hex characters (docs/formats.md, ``H(x)``).
+  :data:`HEX64` is anchored (``\\A...\\Z``: no trailing newline gets through);
+  :data:`HEX64_PATTERN` is the bare fragment.
+- **UTC timestamp**: ``YYYY-MM-DDTHH:MM:SSZ`` (docs/formats.md §4), every time Affidavit writes;
+  ``fraction=True`` also reads one to six fraction digits (RFC 3161 genTime, freshness times).
 
-Parsing is strict: the digits are ASCII, zero-padded, the zone is ``Z``, and the calendar is
-checked (``2026-02-30`` is refused). This module is on the ``verify bundle`` path
-(docs/adr/0003-cold-start.md): it imports :mod:`datetime` only when a time is parsed or made.
+Parsing is strict: ASCII digits, zero-padded, zone ``Z``, a real calendar date. On the ``verify
+bundle`` path (docs/adr/0003-cold-start.md): :mod:`datetime` is imported only when needed.
 """
 
 from __future__ import annotations
@@ -63,9 +60,8 @@ def is_hex64(value: object, *, any_case: bool = False) -> bool:
 
 
 def same_digest(recomputed: str, claimed: object) -> bool:
-    """Whether ``claimed`` is exactly the text of the ``recomputed`` digest, compared in constant
-    time. A claim of any other type, or holding any character (non-ASCII included), is simply a
-    different value: never an error (docs/formats.md §1, verify over what you received)."""
+    """Whether ``claimed`` is exactly the text of the ``recomputed`` digest, in constant time; a
+    claim of any other type or text is a different value, never an error (docs/formats.md §1)."""
     if not isinstance(claimed, str):
         return False
     return hmac.compare_digest(
@@ -74,10 +70,7 @@ def same_digest(recomputed: str, claimed: object) -> bool:
 
 
 def format_utc(moment: datetime) -> str:
-    """``moment`` as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the fraction of a second dropped).
-
-    A naive ``moment`` is taken as local time, as :meth:`datetime.astimezone` does.
-    """
+    """``moment`` (naive: local time) as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC, the fraction dropped."""
     from datetime import UTC  # noqa: PLC0415 - lazy (cold start)
 
     return moment.astimezone(UTC).strftime(UTC_TIMESTAMP_FORMAT)

@@ -9,21 +9,18 @@ line and column, when it has any of (docs/formats.md §1 "Strict input"):
 
 * a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
 * more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
-* more than ``max_items`` items (``json.too_many_items``; default 1,000,000): every object,
-  array, string (object keys too), number, ``true``, ``false`` and ``null``, counted in the same
-  pass, so a document of millions of ``{}``, ``1`` or ``""`` is refused before it is built;
-* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), checked before parsing, so
-  10,000-deep input costs one linear scan and never reaches the recursive parser;
+* more than ``max_items`` items (``json.too_many_items``; default 1,000,000): every value and
+  key, counted before the document is built;
+* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), found by the same linear
+  pre-scan, so deep input never reaches the recursive parser;
 * a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
 * ``NaN``/``Infinity`` literals or a number that overflows a double (``json.non_finite``);
-* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``): CPython
-  refuses to convert one (``int_max_str_digits``), and conversion time grows with the square of its
-  length; the cap is ours, so the verdict never depends on the interpreter's setting;
+* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``; conversion
+  is quadratic), a cap of ours so the verdict never depends on ``int_max_str_digits``;
 * an unpaired UTF-16 surrogate, raw or ``\\ud800``-escaped (``json.lone_surrogate``);
 * anything after the value but whitespace (``json.trailing_data``), or bad syntax (``json.syntax``).
 
-The parser is the standard library's C scanner with hooks; the size check comes first, so
-memory stays within a small multiple of ``max_bytes``.
+The parser is the standard library's C scanner with hooks, after the size check.
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ import json
 import math
 import re
 import sys
+from functools import partial
 from typing import Any, Final, NoReturn
 
 from affidavit.verify import errors
@@ -47,27 +45,24 @@ __all__ = [
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH: Final = 128
-# Items one document may make (issue 35; docs/formats.md §1): every value and every key. Each
-# costs at most a list or dict slot and one object parsed (~8-230 bytes) from as little as two
-# bytes of input ("1," or "{}"), so a million bound what any input under max_bytes can build.
+# Items (values and keys) one document may make, docs/formats.md §1: each costs up to ~230 bytes
+# built from as little as two bytes of input ("1," or "{}").
 DEFAULT_MAX_ITEMS: Final = 1_000_000
 # CPython's default int_max_str_digits (Python 3.11+): the longest integer literal read.
 MAX_INT_DIGITS: Final = 4300
 
-# The depth pre-scan is one linear pass with memory of one copy of the input (issue 35: an
-# unterminated run of \" pairs made the old string pattern restart a scan to the end at every
-# quote, quadratic, and its repeated group kept ~70 bytes of match state per input byte).
-# First every escaped quote is made inert: backslash runs pair up from the left, as inside a JSON
-# string (RFC 8259 §7), so after "\\\\" -> "__" a quote is escaped exactly when a backslash is
-# left before it (two bytes.replace passes, C speed, same offsets). Then a string is a quote,
-# non-quotes, and its closing quote or the end of the input; brackets inside it do not nest.
-# Before the first backslash outside a string (a syntax error the parser stops at) this finds
-# exactly the depths the parser would reach.
-# Any other run of bytes that is not whitespace or punctuation is one scalar token (a number,
-# true, false or null; anything else is a syntax error the parser reports).
+# The pre-scan is one linear pass. Escaped quotes are made inert first: backslash runs pair up
+# from the left as in a JSON string (RFC 8259 §7), so after "\\\\" -> "__" a quote is escaped
+# exactly when a backslash is left before it (same offsets). Then a string is a quote, non-quotes
+# and its closing quote or the end; any other run of non-punctuation is one scalar token. Up to
+# the first backslash outside a string (a syntax error) this finds the parser's depths.
 _STRING_OR_BRACKET = re.compile(rb'"[^"]*(?:"|\Z)|[\[\]{}]|[^\s,:\[\]{}"]+')
-# An escaped surrogate, or an escaped backslash (which must be consumed so "\\ud800" is text).
-_ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
+# In order: an escaped backslash (consumed, so "\\ud800" is text), a high surrogate escape
+# directly followed by a low one (a pair, RFC 8259 §7), or any other surrogate escape (lone).
+_ESCAPE = re.compile(
+    r"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|u(?P<lone>[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
 # Any escaped surrogate (paired or not): only then can the parsed value hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A raw lone surrogate cannot come from valid UTF-8; json only makes one from an escape.
@@ -87,13 +82,10 @@ def loads(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Any:
-    """Parse one strict JSON document and return plain Python values.
-
-    Objects become ``dict`` (key order as in the document), arrays ``list``, numbers ``int``
-    or ``float``. Text passed as ``str`` is re-encoded as UTF-8 and checked the same way.
+    """Parse one strict JSON document (``str`` is re-encoded as UTF-8) into plain Python values.
 
     Raises:
-        ``json.*``: one of its subclasses, each with its own code (see the module docstring).
+        ``json.*``: each refusal with its own code (module docstring).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
@@ -122,7 +114,7 @@ def loads(
     except _NonFinite as e:
         _raise_non_finite(text, e.literal)
     except _IntegerTooLong:
-        _raise_integer_too_long(text, _digit_limit())
+        _raise_integer_too_long(text)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
             raise errors.ParseError(
@@ -131,25 +123,17 @@ def loads(
         raise errors.ParseError("json.syntax", e.msg, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
         raise errors.ParseError("json.too_deep", "nesting too deep") from None
-    # An escaped surrogate needs a backslash: one memchr-speed test skips the pattern search for
-    # the many documents that have none (issue 34).
+    # An escaped surrogate needs a backslash: a memchr-speed test skips the search (issue 34).
     if b"\\" in raw and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         _raise_lone_surrogate(text)
     return value
 
 
-def _digit_limit() -> int:
-    # Ours, or the interpreter's when it is set lower (it can be lowered to 640).
-    limit = sys.get_int_max_str_digits()
-    return MAX_INT_DIGITS if limit == 0 else min(limit, MAX_INT_DIGITS)
-
-
 def _decode(text: str) -> Any:
-    # The C fast path converts integers itself. Under CPython's default int_max_str_digits
-    # (== MAX_INT_DIGITS) it raises ValueError for a longer one, and only then is the document
-    # read again through the checking hook, which names the literal. An interpreter without that
-    # limit (or a higher one) gets the hook whenever a long digit run is present, so the verdict
-    # never depends on the interpreter (docs/formats.md §1: a value is read one way, or not at all).
+    # The C fast path converts integers itself and, under the default int_max_str_digits
+    # (== MAX_INT_DIGITS), raises ValueError for a longer one: only then is the checking hook
+    # used. Without that limit, or with a higher one, a long digit run sends the text to the hook,
+    # so the verdict never depends on the interpreter (docs/formats.md §1).
     limit = sys.get_int_max_str_digits()
     if (limit == 0 or limit > MAX_INT_DIGITS) and _LONG_DIGITS.search(text):
         return _CHECKED_DECODER.decode(text)
@@ -229,19 +213,11 @@ def _parse_float(literal: str) -> float:
     return value
 
 
-_DECODER: Final = json.JSONDecoder(
-    object_pairs_hook=_object_pairs,
-    parse_constant=_reject_constant,
-    parse_float=_parse_float,
-    strict=True,  # control characters inside strings are errors (RFC 8259 §7)
-)
-_CHECKED_DECODER: Final = json.JSONDecoder(
-    object_pairs_hook=_object_pairs,
-    parse_constant=_reject_constant,
-    parse_float=_parse_float,
-    parse_int=_parse_int,
-    strict=True,
-)
+# strict: control characters inside strings are errors (RFC 8259 §7).
+_hooked = partial(json.JSONDecoder, object_pairs_hook=_object_pairs, strict=True,
+                  parse_constant=_reject_constant, parse_float=_parse_float)  # fmt: skip
+_DECODER: Final = _hooked()
+_CHECKED_DECODER: Final = _hooked(parse_int=_parse_int)
 
 
 # ------------------------------------------------------------------------------------------
@@ -249,10 +225,8 @@ _CHECKED_DECODER: Final = json.JSONDecoder(
 
 
 def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
-    # Fast path: in a document the parser can read, every item but the first follows a "[",
-    # "{", "," or ":", so a document with fewer of those than both limits cannot pass either.
-    # Those are bytes of the document: one shorter than max_items cannot have too many items,
-    # and the two counts of "," and ":" are skipped (issue 34: a pass over the input each).
+    # Fast path: in a readable document every item but the first follows a "[", "{", "," or
+    # ":", so fewer of those than the limits (or fewer bytes than max_items) pass both.
     brackets = raw.count(b"[") + raw.count(b"{")
     if brackets <= max_depth and (
         len(raw) < max_items or 1 + brackets + raw.count(b",") + raw.count(b":") <= max_items
@@ -267,25 +241,18 @@ def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
             continue
         items += 1  # docs/formats.md §1: an object, array, string, number or literal
         if items > max_items:
-            line, column = _position_of_byte(raw, match.start())
-            raise errors.ParseError(
-                "json.too_many_items",
-                f"more than {max_items} items (values and keys)",
-                line=line,
-                column=column,
-                details={"limit": max_items},
-            )
+            message = f"more than {max_items} items (values and keys)"
+            raise _over_limit("json.too_many_items", message, raw, match.start(), max_items)
         if token in (b"[", b"{"):
             depth += 1
             if depth > max_depth:
-                line, column = _position_of_byte(raw, match.start())
-                raise errors.ParseError(
-                    "json.too_deep",
-                    f"nesting deeper than {max_depth}",
-                    line=line,
-                    column=column,
-                    details={"limit": max_depth},
-                )
+                message = f"nesting deeper than {max_depth}"
+                raise _over_limit("json.too_deep", message, raw, match.start(), max_depth)
+
+
+def _over_limit(code: str, message: str, raw: bytes, at: int, limit: int) -> errors.ParseError:
+    line, column = _position_of_byte(raw, at)
+    return errors.ParseError(code, message, line=line, column=column, details={"limit": limit})
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -304,34 +271,16 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 
 def _raise_lone_surrogate(text: str) -> NoReturn:
-    # Walk escapes in order: a high surrogate must be followed directly by a low one.
-    matches = list(_ESCAPE.finditer(text))
-    i = 0
-    while i < len(matches):
-        m = matches[i]
-        unit = m.group(1)
-        if unit is None:
-            i += 1
-            continue
-        code = int(unit, 16)
-        nxt = matches[i + 1] if i + 1 < len(matches) else None
-        if _is_pair(code, nxt, m.end()):
-            i += 2
-            continue
-        line, column = _position_of_char(text, m.start())
-        raise errors.ParseError(
-            "json.lone_surrogate", f"unpaired surrogate \\u{unit.lower()}", line=line, column=column
-        )
+    lone = next((m for m in _ESCAPE.finditer(text) if m["lone"]), None)
+    if lone is None:  # pragma: no cover - the parsed value holds one, so the text does
+        raise errors.ParseError("json.lone_surrogate", "unpaired surrogate")
+    line, column = _position_of_char(text, lone.start())
     raise errors.ParseError(
-        "json.lone_surrogate", "unpaired surrogate"
-    )  # pragma: no cover - found above
-
-
-def _is_pair(code: int, nxt: re.Match[str] | None, end: int) -> bool:
-    # RFC 8259 §7: a high surrogate escape directly followed by a low surrogate escape.
-    if not 0xD800 <= code <= 0xDBFF or nxt is None or nxt.start() != end or not nxt.group(1):
-        return False
-    return 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF
+        "json.lone_surrogate",
+        f"unpaired surrogate \\u{lone['lone'].lower()}",
+        line=line,
+        column=column,
+    )
 
 
 def _raise_duplicate(text: str, key: str) -> NoReturn:
@@ -356,9 +305,11 @@ def _raise_non_finite(text: str, literal: str) -> NoReturn:
     )
 
 
-def _raise_integer_too_long(text: str, limit: int) -> NoReturn:
-    # The first number token outside strings that is a plain integer over the limit: the
-    # scanner reads in document order, so it is the one the hook refused.
+def _raise_integer_too_long(text: str) -> NoReturn:
+    # The limit is ours, or the interpreter's when it is set lower (as low as 640). The first
+    # plain integer token outside strings over it is the one the hook refused (document order).
+    interpreter = sys.get_int_max_str_digits()
+    limit = MAX_INT_DIGITS if interpreter == 0 else min(interpreter, MAX_INT_DIGITS)
     line, column = 0, 0
     for match in _STRING_OR_NUMBER.finditer(text):
         token = match.group()

@@ -15,13 +15,10 @@ A receipt becomes one fact whose provenance walk reads *content <- transformatio
 ``derived_from`` ``[<FactHash of the source's fact>]``
 =============  ==================================================================================
 
-The audit finds the receipt a fact names by its ``receipt_hash`` among the receipt files of a
-folder (every ``*.json`` under it, parsed and hashed; names do not matter), and reports
-``receipt.not_found`` (no file hashes to it: missing, or altered), ``receipt.hash_mismatch`` (a
-file named after that hash, ``<hash>.json`` or ``<hash>.receipt.json``, hashes to another: it was
-altered), the file's own parse error, ``receipt.fact_mismatch`` (the fact's content hash or value
-disagrees with the receipt) or, with trusted keys, the signature step's code. The bytes themselves
-are ``verify receipt``'s to check: the audit has no source or content.
+The audit finds a fact's receipt by ``receipt_hash`` among a folder's ``*.json`` files, whatever
+their names, and reports ``receipt.not_found``, ``receipt.hash_mismatch`` (``<hash>.json`` or
+``<hash>.receipt.json`` hashes to another), the file's parse error, ``receipt.fact_mismatch`` or,
+with trusted keys, the signature step's code. The bytes are ``verify receipt``'s to check.
 """
 
 from __future__ import annotations
@@ -65,7 +62,7 @@ def receipt_fact_document(
     receipt: Receipt, *, source_fact: str, ts: str, scope: str = "local"
 ) -> dict[str, Any]:
     """The fact that records ``receipt`` as derived from the fact ``source_fact`` (module
-    docstring). Validate it with :func:`affidavit.verify.lineage.facts.parse_fact`.
+    docstring).
 
     Raises:
         ``usage.invalid``: ``source_fact`` is not a FactHash.
@@ -105,9 +102,8 @@ class ReceiptIndex:
     def of_files(
         cls, folder: str, files: Iterable[tuple[str, bytes | errors.AffidavitError]]
     ) -> ReceiptIndex:
-        """Index the receipt files of ``folder``: ``(path, bytes)`` of each ``*.json`` under it, in
-        path order, or ``(path, error)`` for one that could not be read (the caller reads them:
-        the command line's ``cli/_receipts.py: receipt_files``)."""
+        """Index ``(path, bytes or read error)`` of each ``*.json`` under ``folder``, in path
+        order."""
         by_hash: dict[str, tuple[str, Receipt]] = {}
         by_name: dict[str, tuple[str, Receipt | errors.AffidavitError]] = {}
         for path, data in files:
@@ -143,15 +139,14 @@ class ReceiptFactCheck:
 
     def to_json(self) -> dict[str, Any]:
         """``{fact, receipt_hash, file, ok, code?, message?}``."""
-        out: dict[str, Any] = {
+        out = {
             "fact": self.fact,
             "receipt_hash": self.receipt_hash,
             "file": self.file,
             "ok": self.ok,
         }
         if self.code is not None:
-            out["code"] = self.code
-            out["message"] = self.message
+            out |= {"code": self.code, "message": self.message}
         return out
 
 

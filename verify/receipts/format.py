@@ -23,27 +23,18 @@ applying exactly these declared transformations, in this order*::
     }
 
 - ``capability`` is ``byte_preserving`` exactly when ``transformations`` is empty, else
-  ``declared_lossy`` (RFC 002 §1.4 "Capability derivation"); any other pairing is refused at parse
-  time (``receipt.capability_inconsistent``), so the field can never contradict the list.
-- ``transformations`` is ordered: the replay applies them in list order (RFC 002 §7.3 step 2). A
-  name appears at most once (the declared set of §1.4 is a set) and each name is well formed
-  (:func:`affidavit.verify.transforms.chain.check_name`, ``transform.name_invalid``).
-- ``content.chunks`` (optional) are the stored records in chunk order; their concatenation is the
-  content (RFC 002 §7.2 steps 3-4, §7.3 step 3), so their sizes must add up to ``content.size``.
-- ``receipt_hash = H(jcs(receipt without "signature"))`` (docs/formats.md §1 ``jcs``), over the
-  document as received (every key of it is known: unknown keys are refused).
-- The signature is Ed25519 (docs/formats.md §3) over :func:`signing_message`:
-  ``b"affidavit-receipt-v1\\n" + receipt_hash`` (the 64 lowercase hex characters, ASCII), 85
-  bytes. The prefix is domain separation: no other Affidavit signature covers bytes that begin
-  this way (manifest and fact signatures cover a bare hex string, tree heads ``log_id|...``, DSSE
-  ``DSSEv1 ...``), so a receipt signature cannot be replayed as another artefact's, nor theirs as
-  a receipt's.
-- ``key_id`` is ``H(raw 32-byte public key)``: a hint that picks the trusted key, never trusted
-  itself (it is outside the hash; the signature decides).
+  ``declared_lossy`` (RFC 002 §1.4); any other pairing is ``receipt.capability_inconsistent``.
+- ``transformations`` are replayed in list order (RFC 002 §7.3 step 2); each name is well formed
+  (``transform.name_invalid``) and appears once (§1.4: a set).
+- ``content.chunks`` concatenate to the content (RFC 002 §7.2-7.3): their sizes add up.
+- ``receipt_hash = H(jcs(receipt without "signature"))`` over the document as received.
+- The Ed25519 signature (docs/formats.md §3) covers :func:`signing_message`, the domain-separating
+  ``b"affidavit-receipt-v1\\n"`` then the hash in ASCII hex: no other Affidavit signature covers
+  bytes that begin this way, so none is replayable across artefacts.
+- ``key_id = H(raw public key)`` only picks the trusted key; the signature decides.
 
-Strict (docs/formats.md §1): the document is strict JSON (:mod:`affidavit.verify.json.strict`),
-every object has only its documented keys, hashes are 64 lowercase hex characters, sizes are
-integers in ``[0, 2^53-1]``. Anything else is ``receipt.malformed`` (exit 2).
+Strict (docs/formats.md §1): strict JSON, only the documented keys, lowercase hex64 hashes, sizes
+in ``[0, 2^53-1]``; anything else is ``receipt.malformed`` (exit 2).
 """
 
 from __future__ import annotations
@@ -92,18 +83,8 @@ MAX_TRANSFORMATIONS: Final = 64
 MAX_CHUNKS: Final = 65_536
 _MAX_URI: Final = 2048
 
-_TOP_KEYS: Final = frozenset(
-    {
-        "receipt_version",
-        "source",
-        "adapter",
-        "transformations",
-        "capability",
-        "content",
-        "issued_at",
-        "signature",
-    }
-)
+_TOP_KEYS: Final = frozenset({"receipt_version", "source", "adapter", "transformations",
+                              "capability", "content", "issued_at", "signature"})  # fmt: skip
 _OPTIONAL_TOP: Final = frozenset({"issued_at"})
 _ADAPTER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _ADAPTER_VERSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}")
@@ -199,9 +180,8 @@ def receipt_body(
     source_uri: str | None = None,
     issued_at: str | None = None,
 ) -> dict[str, Any]:
-    """The unsigned receipt of ``source`` -> ``content`` (no replay, no signature: the signer,
-    :func:`affidavit.attest.receipts.make_receipt`, checks and signs). Checked like a parsed
-    receipt, so a body this returns always parses once signed.
+    """The unsigned receipt of ``source`` -> ``content``, checked as a parsed one is (the signer,
+    :func:`affidavit.attest.receipts.make_receipt`, replays and signs).
 
     Raises:
         ``receipt.malformed``, ``transform.name_invalid``: a field is not well formed.

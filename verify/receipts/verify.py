@@ -5,37 +5,28 @@
 >>> verify_receipt({"receipt_version": "9"}, b"", b"", None, ()).verdict
 'unreadable'
 
-Steps, in this order, each ``ok``, ``failed`` (with its code) or ``not_checked``:
+Steps, in this order:
 
-1. ``signature``    Ed25519 over ``b"affidavit-receipt-v1\\n" + receipt_hash`` under a key the
-                    caller trusts. ``receipt.signature_bad`` when the key its key_id names is
-                    trusted and the signature fails (the receipt was edited after signing);
-                    ``receipt.key_untrusted`` when it verifies under no trusted key and names none;
+1. ``signature``    Ed25519 over :func:`~affidavit.verify.receipts.format.signing_message` under a
+                    trusted key: ``receipt.signature_bad`` when the key its key_id names fails,
+                    ``receipt.key_untrusted`` when no trusted key verifies or is named,
                     ``not_checked`` (``receipt.unanchored``) without trusted keys.
 2. ``source_hash``  ``H(source)`` and its length are the receipt's (``receipt.source_mismatch``).
-3. ``replay``       the declared transformations applied to the source, in the declared order
-                    (:func:`affidavit.verify.transforms.chain.apply_chain`; the empty chain is the
-                    identity, RFC 002 §7.2), give bytes that hash to the receipt's content
-                    (``receipt.replay_mismatch``: an undeclared transformation was applied, §7.3
-                    step 4). ``not_checked`` with ``transform.unimplemented`` when a declared
-                    transformation has no implementation here (a plugin this verifier lacks), and
-                    ``not_checked`` when the source is not the receipt's (nothing to replay).
-4. ``chunks``       only when the receipt declares chunks or chunk files are given: the chunk
-                    files, in order, have the declared hashes and sizes and concatenate to the
-                    content (§7.2 steps 3-4); with the content alone, the content cut at the
-                    declared sizes gives the declared hashes (``receipt.chunk_mismatch``).
-5. ``content_hash`` the content (or, without it, the chunks concatenated) hashes to the receipt's
-                    content (``receipt.content_mismatch``).
+3. ``replay``       the declared chain applied to the source in order (the empty chain is the
+                    identity, RFC 002 §7.2) hashes to the receipt's content, else
+                    ``receipt.replay_mismatch`` (§7.3 step 4) with the first differing byte;
+                    ``not_checked`` when a transformation has no implementation here
+                    (``transform.unimplemented``) or the source is not the receipt's.
+4. ``chunks``       with declared or given chunks: the chunk files (or the content cut at the
+                    declared sizes) have the declared hashes and concatenate to the content
+                    (§7.2 steps 3-4; ``receipt.chunk_mismatch``).
+5. ``content_hash`` the content (else the chunks joined) is the receipt's
+                    (``receipt.content_mismatch``).
 
-Every step runs (a report says everything it can); the verdict is ``verified`` only when every step
-is ``ok`` (:class:`affidavit.verify.results.Result`): ``unanchored`` when none failed but one could
-not run (no trusted key, ``receipt.unanchored``; a transformation this verifier has no
-implementation of, ``transform.unimplemented``), never verified (style.md §7). The replay is
-compared with the receipt's content hash, not with the content file, so a changed content file is
-``receipt.content_mismatch`` and a receipt whose claim does not replay is
-``receipt.replay_mismatch``, each alone. A replay that produces the output of some *other* chain is
-still only ``receipt.replay_mismatch``: the verifier does not guess which undeclared transformation
-was applied, but it reports the first byte at which the replay and the content differ.
+Every step runs; the verdict (:class:`affidavit.verify.results.Result`) is ``verified`` only when
+every step is ``ok``, ``unanchored`` when none failed but one could not run. The replay is compared
+with the receipt's content hash, not the content file, so an altered file and a claim that does
+not replay are each reported alone.
 """
 
 from __future__ import annotations
@@ -72,14 +63,10 @@ def verify_receipt(  # noqa: PLR0917 - the receipt and the bytes it names
     label: str | None = None,
     files: tuple[tuple[str, str], ...] = (),
 ) -> Result:
-    """Verify ``receipt`` (a :class:`Receipt`, or a parsed JSON value) against the ``source``
-    bytes and the ``content`` bytes and/or ``chunks`` (in order). Never raises for any receipt
-    value; an unparsable one is ``unreadable``.
-
-    ``transforms`` defaults to the reference transformations; a caller that trusts its installed
-    plugins passes them (:func:`affidavit.attest.plugins.transforms_for`).
-    ``label`` names the receipt in the result (its path); ``files`` records where the source and
-    content were read from (bulk).
+    """Verify ``receipt`` (a :class:`Receipt` or a parsed JSON value; unparsable is
+    ``unreadable``) against ``source`` and ``content`` and/or ``chunks``. ``transforms`` defaults
+    to the reference ones (plugins: :func:`affidavit.attest.plugins.transforms_for`); ``label``
+    names the receipt, ``files`` where its bytes were read from.
 
     Raises:
         ``usage.invalid``: neither content nor chunks were given.
@@ -118,8 +105,8 @@ def receipt_result(
     receipt: Receipt | None = None,
     files: tuple[tuple[str, str], ...] = (),
 ) -> Result:
-    """The result of a receipt's ``steps``, every one needed ``ok``; its subject the receipt's
-    hash, adapter and chain, and (bulk) where its source and content were read from."""
+    """The result of a receipt's ``steps``: its subject the receipt's hash, adapter, chain and
+    ``files``."""
     subject: dict[str, Any] = {
         "receipt_hash": None if receipt is None else receipt.receipt_hash,
         "adapter": None

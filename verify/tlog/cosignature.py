@@ -13,10 +13,10 @@ whose signature bytes are a ``timestamped_signature``: a big-endian u64 POSIX ti
   extension lines are not covered (tlog-cosignature, "ML-DSA-44 signed message"). Available when
   the installed ``cryptography`` has ML-DSA (it is imported only when such a key is read).
 
-Verification ignores lines from cosigners the caller did not name (tlog-witness: "The client MUST
-ignore any cosignatures from unknown keys"); a line from a named cosigner that does not verify
-rejects the note (``tlog.cosignature_bad``), as signed-note asks of a known key. The log's own
-signature is not checked here: that is :func:`affidavit.verify.crypto.checkpoint.verify_checkpoint`.
+Lines from cosigners the caller did not name are ignored (tlog-witness: "MUST ignore any
+cosignatures from unknown keys"); a named cosigner's line that does not verify rejects the note
+(``tlog.cosignature_bad``). The log's own signature is
+:func:`affidavit.verify.crypto.checkpoint.verify_checkpoint`'s.
 """
 
 from __future__ import annotations
@@ -150,11 +150,8 @@ def parse_cosigner_vkey(vkey: str) -> Cosigner:
 
 
 def ed25519_cosigned_message(checkpoint_text: str, timestamp: int) -> bytes:
-    """The message of an Ed25519 ``cosignature/v1`` (tlog-cosignature, "Ed25519 signed message").
-
-    ``checkpoint_text`` is the note text (every line, extensions included, each ending in a
-    newline), without the blank line and the signatures.
-    """
+    """The message of an Ed25519 ``cosignature/v1`` (tlog-cosignature, "Ed25519 signed message")
+    over the note text, extension lines included, without the blank line and signatures."""
     _check_timestamp(timestamp)
     return f"cosignature/v1\ntime {timestamp}\n{checkpoint_text}".encode()
 
@@ -199,10 +196,8 @@ def cosignature_line(cosigner: Cosigner, timestamp: int, signature: bytes) -> st
 def verify_cosignatures(
     note: str | bytes, cosigners: Iterable[Cosigner]
 ) -> tuple[VerifiedCosignature, ...]:
-    """Verify every cosignature on ``note`` from a named cosigner; ignore all other lines.
-
-    Returns the cosignatures that verified, in the note's order (possibly none: whether that is
-    enough is the policy's question, :mod:`affidavit.verify.tlog.policy`).
+    """The cosignatures on ``note`` from the named ``cosigners``, each verified, in note order
+    (possibly none: enough is the policy's question); other lines are ignored.
 
     Raises:
         ``checkpoint.malformed``: the note or its checkpoint body is malformed.

@@ -58,10 +58,7 @@ _PATH: Final = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class TileRef:
-    """One tile or entry bundle: its level, index and width (256 for a full one).
-
-    ``entries=True`` names the entry bundle of level-0 tile ``index`` (``level`` is then 0).
-    """
+    """One tile, or (``entries``, level 0) entry bundle: level, index, width (256 when full)."""
 
     level: int
     index: int
@@ -146,10 +143,7 @@ def bundle_path(index: int, width: int = TILE_WIDTH) -> str:
 
 
 def parse_tile_path(path: str) -> TileRef:
-    """Parse a tile or entry-bundle path (relative to the prefix, starting ``tile/``), strictly.
-
-    Only the canonical form is accepted: ``<L>`` 0..63 and ``<W>`` 1..255 without leading zeros,
-    ``<N>`` in 3-digit elements with no leading ``x000`` element, no trailing slash.
+    """Parse a tile or entry-bundle path (``tile/...``) in its canonical form only.
 
     Raises:
         ``tlog.tile_path_invalid``: anything else.
@@ -177,12 +171,8 @@ def _check_sizes(size: int, since: int) -> None:
 
 
 def tiles_for_size(size: int, *, since: int = 0) -> list[TileRef]:
-    """The tiles of a tree of ``size`` leaves, level by level (full ones first, then the partial
-    one); with ``since``, only those a tree of ``since`` leaves does not have.
-
-    A size-70,000 tree has 273 full level-0 tiles, a partial one of width 112, one full level-1
-    tile, a partial one of width 17 and a partial level-2 tile of width 1 (tlog-tiles, "Partial
-    Tiles"). Partial tiles of ``since`` are not listed (they stay valid for ``since``).
+    """The tiles of a tree of ``size`` leaves, level by level, full ones then the partial one;
+    with ``since``, only those a tree of ``since`` leaves lacks (tlog-tiles, "Partial Tiles").
 
     Raises:
         ``usage.invalid``: not ``0 <= since <= size < 2^64``.

@@ -1,47 +1,32 @@
 """A monitor of a tiled log: check each new checkpoint against the tree it trusted last.
 
-One round (:func:`check_round`), given the checkpoint the log serves now, a way to read its tiles
-and the state the monitor kept from its last round:
+One round (:func:`check_round`) checks the checkpoint the log serves now against the state kept
+from the last round:
 
-1. the checkpoint verifies under the log key the monitor trusts now (signed-note;
-   ``checkpoint.*``), or under a key that key handed the log over to (step 7), and under the
-   tlog-policy when one is given (its log list and witness quorum; ``tlog.*``);
-2. it is for the same log as the state (origin; ``tlog.monitor_state_invalid``);
+1. it verifies under the trusted log key, or a key that key handed over to (step 7), and under
+   the tlog-policy when one is given (``checkpoint.*``, ``tlog.*``);
+2. it is for the state's log (origin; ``tlog.monitor_state_invalid``);
 3. it is not smaller than the trusted one (``tlog.rollback``);
-4. every tile it reads is bound to the checkpoint's root before it is used
-   (:class:`~affidavit.verify.tlog.tiles.TiledTree`: the partial tiles fold to the root, each
-   full tile hashes to its hash in the bound tile above; tlog-tiles: "Clients MUST NOT fetch
-   arbitrary partial tiles without verifying a checkpoint with a size that requires their
-   existence"; ``tlog.tile_mismatch``);
-5. the same bound tiles give the trusted root at the trusted size: the new tree extends the old
-   one (RFC 9162 §2.1.4 consistency, computed from the tiles instead of a proof; ``tlog.fork``).
-   A split view, where the log shows another tree to someone else, fails here for whichever
-   monitor saw the other branch first;
-6. optionally, every new entry is read from its entry bundle and hashed to its bound level-0
-   hash (a mirror that checks every entry);
-7. a key rotation (docs/adr/0011) is followed only when the trusted key proved it: when the
-   checkpoint carries no signature of the trusted key, the log's rotation statements
-   (:data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH`) are read, and each one after the
-   trusted key must be signed by the key before it and countersigned by its own
-   (``tlog.rotation_unproven`` otherwise, also when none reaches a key that signed the
-   checkpoint); the tree each hands over must be one the new tree extends (``tlog.rollback``,
-   ``tlog.fork``). The keys followed join the state's history; only the last one signs later
-   checkpoints.
+4. every tile read is bound to its root (:class:`~affidavit.verify.tlog.tiles.TiledTree`;
+   ``tlog.tile_mismatch``);
+5. those tiles give the trusted root at the trusted size (RFC 9162 §2.1.4 consistency from the
+   tiles; ``tlog.fork``), so a split view fails for whichever monitor saw the other branch;
+6. optionally, every new entry hashes to its bound level-0 hash;
+7. a key rotation (docs/adr/0011) is followed only when the checkpoint lacks the trusted key's
+   signature and the log's :data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH` chain, each
+   statement signed by the key before and its own, reaches a key that signed it
+   (``tlog.rotation_unproven``); each handed-over tree must be extended (``tlog.rollback``,
+   ``tlog.fork``).
 
-Only the tiles those checks need are read; the round reports how many and how many bytes. The
-state is returned for the caller to keep (atomically): this module does no I/O of its own
-(docs/adr/0002), and nothing here trusts a byte before its check.
-
-The state file is strict JSON (``v1``, without ``vkeys`` and ``rotations`` but with one
-``vkey``, is still read)::
+The state is returned for the caller to keep; this module does no I/O (docs/adr/0002). The state
+file is strict JSON (``v1``, with one ``vkey`` instead of ``vkeys`` and ``rotations``, is still
+read)::
 
     {"format": "affidavit.tlog-monitor/v2", "origin": "...", "vkeys": ["name+id+key", ...],
      "rotations": ["<statement>", ...], "tree_size": 1234, "root_hash": "<base64>",
      "checkpoint": "<the note trusted last>"}
 
-``vkeys`` are the log keys trusted, oldest first (the last one signs now); ``rotations[i]`` is the
-statement that handed ``vkeys[i]`` over to ``vkeys[i + 1]``, verified again when read. The trusted
-note is kept whole: with the new note, it is the evidence of a fork.
+The trusted note is kept whole: with the new note, it is the evidence of a fork.
 """
 
 from __future__ import annotations
@@ -95,11 +80,8 @@ _NO_TRUSTED_SIGNATURE: Final = "checkpoint.no_trusted_signature"
 
 @dataclass(frozen=True, slots=True)
 class MonitorState:
-    """What a monitor trusts: the log (origin, its key history) and its last verified checkpoint.
-
-    ``vkeys`` are the log's verifier keys trusted, oldest first; the last one signs checkpoints
-    now. ``rotations[i]`` handed ``vkeys[i]`` over to ``vkeys[i + 1]`` (docs/adr/0011).
-    """
+    """What a monitor trusts: the log's origin, its keys oldest first (``rotations[i]`` handed
+    ``vkeys[i]`` over to ``vkeys[i + 1]``, docs/adr/0011) and its last verified checkpoint."""
 
     origin: str
     vkeys: tuple[str, ...]
@@ -110,14 +92,13 @@ class MonitorState:
 
     @property
     def vkey(self) -> str:
-        """The key trusted to sign checkpoints now (the last of the history)."""
+        """The key trusted to sign checkpoints now."""
         return self.vkeys[-1]
 
 
 def parse_state(data: bytes, *, vkey: str) -> MonitorState:
-    """Read a state file kept by an earlier round (v2, or v1), for the log whose verifier key is
-    ``vkey``: the key's name must be the state's origin. Whether ``vkey`` is one of the state's
-    keys is checked by the round (:func:`check_round`), which may follow a rotation to it.
+    """Read a state file (v2, or v1) for the log whose verifier key is ``vkey`` (its name must be
+    the origin; :func:`check_round` checks the key itself).
 
     Raises:
         ``json.*``: not strict JSON.
@@ -156,8 +137,7 @@ def parse_state(data: bytes, *, vkey: str) -> MonitorState:
 def _key_history(
     origin: str, vkeys: object, statements: object
 ) -> tuple[tuple[str, ...], tuple[KeyRotation, ...]]:
-    """The state's keys (each a canonical vkey named ``origin``) and the rotations joining them,
-    each verified again (docs/adr/0011: a history is verified whenever it is read)."""
+    """The state's keys and the rotations joining them, verified again (docs/adr/0011)."""
     if (
         not isinstance(vkeys, list)
         or not isinstance(statements, list)
@@ -190,7 +170,7 @@ def _key_history(
 
 
 def normalized_vkey(vkey: str) -> str:
-    """``vkey`` checked and spelled canonically (lowercase key ID), as the state records it.
+    """``vkey`` checked and spelled canonically (lowercase key ID).
 
     Raises:
         ``key.vkey_malformed``, ``key.*``: not an Ed25519 note verifier key.
@@ -223,14 +203,9 @@ def check_round(
     entries: bool = False,
     source: str | None = None,
 ) -> tuple[Result, MonitorState]:
-    """Check the log's current checkpoint ``note`` against ``previous`` (module docstring).
-
-    ``fetch`` reads a path relative to the log's prefix (:mod:`affidavit.verify.tlog.tiles`).
-    Returns the round's :class:`~affidavit.verify.results.Result` (kind ``monitor``, every step
-    ``ok``) and the state to keep. ``previous`` None is the first round: ``vkey`` is trusted, and
-    the checkpoint and its tiles are checked and trusted from then on. Later rounds trust the
-    state's last key; ``vkey`` must then be a key of the state's history, or one this round
-    follows a rotation to. :func:`monitor_round` reports a failing round instead of raising.
+    """Check the log's current checkpoint ``note`` against ``previous`` (module docstring);
+    return the ``monitor`` result and the state to keep. On the first round (``previous`` None)
+    ``vkey`` is trusted; later, it must be in the state's key history or reached by a rotation.
 
     Raises:
         ``key.*``: ``vkey`` is not a note verifier key.
@@ -261,8 +236,7 @@ def monitor_round(
     entries: bool = False,
     source: str | None = None,
 ) -> tuple[Result, MonitorState | None]:
-    """:func:`check_round`, reporting a round that fails in its result (the failing step, the
-    rest ``not_checked``; an input error, exit 2, is ``unreadable``) with no state to keep.
+    """:func:`check_round`, reporting a failing round in its result, with no state to keep.
 
     Raises:
         ``key.*``: ``vkey`` is not a note verifier key.
@@ -280,9 +254,8 @@ def _round(  # noqa: PLR0917 - check_round's arguments
     entries: bool,
     source: str | None,
 ) -> tuple[Result, MonitorState | errors.AffidavitError]:
-    """The round's steps: ``checkpoint`` (1, 7: signed by the trusted key or one it handed over
-    to), ``policy`` (with one), ``rollback`` (2, 3), ``consistency`` (4, 5: the tiles bound, the
-    trusted tree extended, every handover kept) and ``entries`` (6, when asked)."""
+    """Steps ``checkpoint`` (1, 7), ``policy``, ``rollback`` (2, 3), ``consistency`` (4, 5) and
+    ``entries`` (6)."""
     given = normalized_vkey(vkey)
     plan = ("checkpoint", *(("policy",) if policy is not None else ()), "rollback", "consistency")
     run = StepRun((*plan, *(("entries",) if entries else ())))
@@ -353,8 +326,8 @@ def _round(  # noqa: PLR0917 - check_round's arguments
 def _verified_checkpoint(
     note: bytes, fetch: Fetch, previous: MonitorState | None, vkey: str
 ) -> tuple[Checkpoint, tuple[KeyRotation, ...], int]:
-    """The checkpoint, verified under the trusted key ``vkey`` or a key it handed over to
-    (step 7), the rotations followed to that key, and the bytes read for them."""
+    """The checkpoint verified under ``vkey`` or a key it handed over to (step 7), the rotations
+    followed, and the bytes read for them."""
     trusted = parse_verifier_key(vkey)
     try:
         return verify_checkpoint(note, [trusted], origin=trusted.name).checkpoint, (), 0

@@ -19,25 +19,18 @@ A policy file (https://c2sp.org/tlog-policy) is read strictly, line by line:
 - exactly one ``quorum <name>|none``, naming a witness or group of an earlier line ("Defining the
   quorum").
 
-Strict readings, each refused as ``tlog.policy_malformed`` with the line number: an unknown line
-type, a wrong number of items, a malformed key, a name defined twice (witnesses and groups share
-one namespace, and ``none`` is reserved), a member that is ``none`` or not yet defined, a name
-listed as a group member more than once *in the whole file* (so a witness counts towards the quorum
-in one way only: "Each defined name can be listed as a group member at most once"), two logs or
-two witnesses with the same public key even under other names ("Public key representation":
-duplicates), two witness keys with the same key name and key ID (a cosignature line could not say
-which it is), a missing or second quorum line. Names are opaque octet strings: the file is decoded
-as UTF-8 with ``surrogateescape``, so names compare octet for octet ("K" is not the Kelvin sign)
-and :func:`display_name` shows one in a message. A vkey must be UTF-8 (a signed note is).
+Refused as ``tlog.policy_malformed``, with the line number: an unknown line type, a wrong number
+of items, a malformed key, a name defined twice (witnesses and groups share one namespace; ``none``
+is reserved), a member that is ``none`` or not yet defined, a name listed as a member twice in the
+whole file ("Each defined name can be listed as a group member at most once"), two logs or two
+witnesses with one public key ("Public key representation"), two witness keys with one key name
+and key ID (their cosignatures could not be told apart), a missing or second quorum line. Names are
+opaque octets (decoded with ``surrogateescape``; :func:`display_name` shows one); a vkey must be
+UTF-8. Limits ("Implementation limits", at least 32 each): 128 logs, witnesses and groups, and
+:data:`MAX_POLICY_BYTES` (256 KiB fits 128 ML-DSA-44 witness lines of about 1.8 KB).
 
-Implementation limits ("Implementation limits" asks for at least 32 of each): :data:`MAX_LOGS`,
-:data:`MAX_WITNESSES` and :data:`MAX_GROUPS` (128 each) and :data:`MAX_POLICY_BYTES` (256 KiB: an
-ML-DSA-44 witness line is about 1.8 KB, so 128 of them fit).
-
-:func:`verify_checkpoint_under_policy` applies a policy to a checkpoint note, as tlog-proof's
-verification steps 2 and 3 ask: the log signature from a policy log named by the origin, every
-cosignature from a policy witness, then the quorum. This module is not on the ``verify bundle``
-path (docs/adr/0003-cold-start.md): it is imported only when a policy is given.
+:func:`verify_checkpoint_under_policy` applies a policy to a checkpoint note (tlog-proof
+verification steps 2 and 3). Not on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -168,11 +161,8 @@ class Policy:
         return next((w for w in self.witnesses if w.cosigner == cosigner), None)
 
     def satisfied(self, witnesses: Iterable[str]) -> frozenset[str]:
-        """Every witness and group name witnessed, given the witness names that cosigned.
-
-        Names that are not witnesses of this policy are ignored. Groups are evaluated in the order
-        they are defined: members are always defined earlier ("Defining a witness group").
-        """
+        """Every witness and group name witnessed, given the witness names that cosigned (others
+        ignored); groups in definition order, since members are defined earlier."""
         known = {w.name for w in self.witnesses}
         done = {name for name in witnesses if name in known}
         for group in self.groups:
@@ -222,8 +212,8 @@ class PolicyCheckpoint:
         labels: tuple[str, ...],
         cosignatures: tuple[WitnessCosignature, ...],
     ) -> PolicyCheckpoint:
-        """The result from the outcomes of :func:`verify_log_signature` (``checkpoint``,
-        ``labels``) and :func:`verify_witnesses`, once :func:`require_quorum` passed."""
+        """From :func:`verify_log_signature` and :func:`verify_witnesses`, once
+        :func:`require_quorum` passed."""
         logs = tuple(log for log in policy.logs if log.label in labels)
         ignored = len(parse_note(note).signatures) - len(labels) - len(cosignatures)
         return cls(checkpoint, logs, cosignatures, policy.quorum, ignored)
@@ -339,8 +329,10 @@ class _Builder:
         self.quorum = name
 
     def _key(self, vkey: str, parse: Callable[[str], _T]) -> _T:
-        if not _is_utf8(vkey):
-            raise self.fail("a vkey must be UTF-8 (it names a signed-note key)")
+        try:
+            vkey.encode("utf-8")
+        except UnicodeEncodeError:
+            raise self.fail("a vkey must be UTF-8 (it names a signed-note key)") from None
         try:
             return parse(vkey)
         except (errors.KeyMaterialError, errors.ProofError) as e:
@@ -350,11 +342,10 @@ class _Builder:
 
 
 def parse_policy(data: bytes | str) -> Policy:
-    """Parse a tlog-policy file strictly (see the module docstring).
+    """Parse a tlog-policy file strictly (module docstring).
 
     Raises:
-        ``tlog.policy_malformed``: anything the module docstring refuses (the message and
-            ``details.line`` say where; a key's own error code is in ``details.cause``).
+        ``tlog.policy_malformed``: at ``details.line``; a key's own code is ``details.cause``.
         ``tlog.cosigner_unsupported``: an ML-DSA-44 witness where ``cryptography`` lacks ML-DSA.
     """
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
@@ -399,23 +390,13 @@ def _url(items: list[str], position: int) -> str | None:
     return items[position] if len(items) > position else None
 
 
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 # -- verifying a checkpoint under a policy (tlog-proof "Verifying a tlog proof", steps 2-3) ------
 
 
 def verify_log_signature(note: str | bytes, policy: Policy) -> tuple[Checkpoint, tuple[str, ...]]:
-    """Step 2: the checkpoint is signed by a policy log whose key name is its origin.
-
-    The origin is read from the unverified body only to pick the policy logs to check against;
-    the body is returned only once a signature by one of them verified (signed-note).
-    Returns the checkpoint and the labels (``name+keyid``) of the log keys that verified.
+    """Step 2: the checkpoint is signed by a policy log whose key name is its origin (read from
+    the unverified body only to pick the logs). Returns the checkpoint and the ``name+keyid`` of
+    each log key that verified.
 
     Raises:
         ``checkpoint.malformed``: the note or its body is malformed.

@@ -10,28 +10,20 @@ written by :func:`format_proof`::
                                     (an empty line)
     <the checkpoint note, verbatim>
 
-Limits: the whole proof is at most :data:`MAX_PROOF_BYTES`, the extra data at most
-:data:`MAX_EXTRA_BYTES` once decoded, the path at most :data:`MAX_PROOF_HASHES` hashes (a tree of
-fewer than 2^64 leaves needs no more), the index below 2^64. Anything else is
-``tlog.proof_malformed``; the checkpoint itself must be a signed note and a checkpoint body
-(``checkpoint.malformed``).
+Over the limits (:data:`MAX_PROOF_BYTES`, :data:`MAX_EXTRA_BYTES` decoded,
+:data:`MAX_PROOF_HASHES`, an index below 2^64) or off the format is ``tlog.proof_malformed``; a
+bad checkpoint note is ``checkpoint.malformed``.
 
-Verification ("Verifying a tlog proof", :func:`verify_proof`, or :func:`check_proof` for every
-step's outcome in the one :class:`~affidavit.verify.results.Result`):
+Verification ("Verifying a tlog proof"; :func:`check_proof` reports every step):
 
-1. ``leaf_hash``: the RFC 6962 leaf hash of the entry the caller holds (or a leaf hash it gives);
-2. ``log_signature``: the checkpoint is signed by a policy log named by its origin
-   (:func:`~affidavit.verify.tlog.policy.verify_log_signature`);
-3. ``cosignatures`` and ``quorum``: every policy witness's cosignature verifies, and those that
-   did meet the policy's quorum (:mod:`affidavit.verify.tlog.policy`);
-4. ``inclusion``: the path leads from the leaf hash at ``index`` to the checkpoint's root
-   (RFC 9162 §2.1.3.2). A proof that leads elsewhere does not bind the entry
-   (``tlog.entry_mismatch``); a path of the wrong length (``merkle.bad_proof_length``) or an index
-   not below the tree size (``merkle.index_out_of_range``) keep their ``merkle.*`` codes.
+1. ``leaf_hash``: the RFC 6962 leaf hash of the caller's entry (or the leaf hash it gives);
+2. ``log_signature``: a policy log named by the origin signed the checkpoint;
+3. ``cosignatures`` and ``quorum``: the policy witnesses' cosignatures verify and meet its quorum;
+4. ``inclusion``: the path leads from the leaf at ``index`` to the root (RFC 9162 §2.1.3.2), else
+   ``tlog.entry_mismatch``; a wrong path length or index keeps its ``merkle.*`` code.
 
-The extra data is returned with the result, never trusted or interpreted ("Applications MUST NOT
-implicitly trust the extra data"). Cosignature timestamps are verified, then not used ("Use of
-timestamps").
+The extra data is returned, never trusted ("Applications MUST NOT implicitly trust the extra
+data"); cosignature timestamps are verified, then not used.
 """
 
 from __future__ import annotations
@@ -253,8 +245,7 @@ def verify_proof_inclusion(proof: TlogProof, leaf_hash: bytes, checkpoint: Check
     """Step 4: the inclusion path binds ``leaf_hash`` at ``proof.index`` to the checkpoint's root.
 
     Raises:
-        ``tlog.entry_mismatch``: the path leads to another root (the entry, index or a proof hash
-            is not the one the checkpoint covers).
+        ``tlog.entry_mismatch``: the path leads to another root.
         ``merkle.index_out_of_range``: the index is not below the checkpoint's tree size.
         ``merkle.bad_proof_length``: the path has the wrong length for the index and size.
     """
@@ -281,9 +272,8 @@ def check_proof(
     leaf_hash: bytes | None = None,
     source: str | None = None,
 ) -> Result:
-    """Run the verification steps (module docstring) and report each in the one
-    :class:`~affidavit.verify.results.Result` (kind ``tlog_proof``; the verified proof's fields
-    when it verified); never raises for a proof that does not verify.
+    """The ``tlog_proof`` result of every step (module docstring), with the verified proof's
+    fields when it verified; a proof that does not verify is reported, not raised.
 
     Raises:
         ``usage.invalid``: neither or both of ``entry`` and ``leaf_hash``.

@@ -8,12 +8,10 @@ A rotation statement (``affidavit.log_key_rotation.v1``) is one compact JSON obj
      "valid_from": "<RFC 3339, UTC>", "tree_size": N, "root_hash": "<hex>",
      "signature": "<b64, previous key>", "new_key_signature": "<b64, new key>"}
 
-Both signatures are Ed25519 over :func:`rotation_message` (nine ``|``-separated fields). The log
-publishes every statement of its history next to its checkpoint, oldest first, one per line
-(:data:`ROTATIONS_PATH`, written by ``affidavit log tiles`` and served by the registry under
-``/tlog/``). A client that trusts key ``K`` follows the statements after ``K`` one by one: each
-must be signed by the key before it (the one the client already trusts) and countersigned by its
-own key, with consecutive ``seq`` and one ``log_id``. Anything else is ``tlog.rotation_unproven``.
+Both signatures are Ed25519 over :func:`rotation_message`. The log publishes its whole history
+next to its checkpoint, one statement a line (:data:`ROTATIONS_PATH`). A client that trusts key
+``K`` follows the statements after ``K``: each signed by the key before it and countersigned by
+its own, with consecutive ``seq`` and one ``log_id``; anything else is ``tlog.rotation_unproven``.
 
 >>> from affidavit.verify.crypto.keys import Ed25519PublicKey
 >>> rotation_message(log_id="example/log", seq=1, previous_public_key="AAA=", public_key="BBB=",
@@ -65,26 +63,16 @@ def rotation_message(
 ) -> bytes:
     """The bytes both signatures of a rotation statement cover (docs/adr/0011 §3): the format
     and the eight fields, ``|``-separated, UTF-8 (never a tree-head or log-state message)."""
-    fields = (
-        ROTATION_FORMAT,
-        log_id,
-        seq,
-        previous_public_key,
-        public_key,
-        key_id,
-        valid_from,
-        tree_size,
-        root_hash,
-    )
+    fields = (ROTATION_FORMAT, log_id, seq, previous_public_key, public_key, key_id, valid_from,
+              tree_size, root_hash)  # fmt: skip
     return "|".join(map(str, fields)).encode()
 
 
 @dataclass(frozen=True, slots=True)
 class KeyRotation:
-    """A parsed rotation statement: key #``seq`` of log ``log_id`` is ``public_key`` from
-    ``valid_from`` on, taking over the tree of ``tree_size`` leaves and root ``root_hash`` from
-    ``previous_key``. ``statement`` is the text as published (evidence). Parsed only: see
-    :meth:`verify`."""
+    """A parsed, unverified (:meth:`verify`) rotation statement: key #``seq`` of ``log_id`` is
+    ``public_key`` from ``valid_from``, taking over the tree of ``tree_size`` leaves and root
+    ``root_hash`` from ``previous_key``; ``statement`` is the published text."""
 
     log_id: str
     seq: int
@@ -100,16 +88,9 @@ class KeyRotation:
 
     def message(self) -> bytes:
         """The signed bytes (:func:`rotation_message`)."""
-        return rotation_message(
-            log_id=self.log_id,
-            seq=self.seq,
-            previous_public_key=self.previous_key.b64,
-            public_key=self.public_key.b64,
-            key_id=self.key_id,
-            valid_from=self.valid_from,
-            tree_size=self.tree_size,
-            root_hash=self.root_hash.hex(),
-        )
+        fields = self.to_json()
+        del fields["format"], fields["signature"], fields["new_key_signature"]
+        return rotation_message(**fields)
 
     def verify(self) -> None:
         """Both signatures: by the previous key (the handover) and by the new key (possession).
@@ -198,13 +179,10 @@ def follow_rotations(
     log_id: str | None = None,
     seq: int | None = None,
 ) -> tuple[KeyRotation, ...]:
-    """The rotations of ``document`` (:data:`ROTATIONS_PATH`) after the trusted key, in order,
-    each verified: the first signed by ``trusted``, every next one by the key the one before
-    introduced; ``seq`` consecutive (the first is ``seq + 1`` when ``seq``, the seq of ``trusted``
-    as the client knows it, is given); one ``log_id`` (``log_id`` when given). Statements before
-    the trusted key's are not used and not checked beyond their form.
-
-    Returns ``()`` when ``trusted`` handed nothing over (it is the last key).
+    """The rotations of ``document`` (:data:`ROTATIONS_PATH`) after ``trusted``, each verified
+    and following the one before: ``seq`` consecutive (from ``seq + 1`` when the client knows
+    ``trusted``'s ``seq``), one ``log_id`` (``log_id`` when given). Earlier statements are only
+    parsed; ``()`` when ``trusted`` is the last key.
 
     Raises:
         ``tlog.rotation_unproven``: the document is malformed, does not name ``trusted``, or a

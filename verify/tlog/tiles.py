@@ -15,25 +15,16 @@ tiles. The layout (tile paths, which tiles a size needs, entry bundles) is
 ...     print(e.code, e.details)
 tlog.tile_mismatch {'path': 'tile/0/000'}
 
-The client, :class:`TiledTree`, does no I/O of its own: it is built with a *fetch* function and the
-size and root of a checkpoint the caller has verified, and it uses no byte it has not bound to that
-root (C2SP tlog-tiles client guidance; the class docstring says how). The fetch contract, the one
-rule to implement:
+:class:`TiledTree` does no I/O of its own: it reads through a *fetch* function and uses no byte
+it has not bound to the root of a checkpoint the caller verified (C2SP client guidance).
+``fetch(path)`` gets a path relative to the log's prefix (``"tile/0/x001/067"``) and returns the
+bytes, or ``None`` when there is no such resource (``tlog.tile_missing``); what it raises
+propagates unchanged, since a failed fetch is not "the log does not have it". ``dict.get`` over
+``{path: bytes}`` is one; so are :func:`affidavit.attest.log.tiles.folder_fetch` and an HTTP GET
+that maps 404 to ``None``.
 
-- ``fetch(path)`` gets a path relative to the log's prefix (``"tile/0/x001/067"``,
-  ``"tile/entries/000.p/9"``) and returns the resource's bytes, or ``None`` when the resource does
-  not exist (HTTP 404, no such file). A missing tile is then ``tlog.tile_missing``.
-- Anything it raises (a network error, a timeout, a permission error) propagates unchanged: a
-  failure to fetch is not the same as "this log does not have it", so the caller decides.
-
-``dict.get`` over a ``{path: bytes}`` mapping is a fetch function; so are a folder reader
-(:func:`affidavit.attest.log.tiles.folder_fetch`) and an HTTP GET that maps 404 to ``None``.
-
-Rules it keeps (tlog-tiles, "Partial Tiles"): only the tiles the size needs are fetched, and the
-only partial tiles fetched are those of that size (never an arbitrary ``.p/W``). When a partial
-tile is gone (the log MAY delete it once the full tile exists) the full tile is fetched instead and
-its prefix used. Every tile is checked to be exactly ``32 · width`` bytes
-(``tlog.tile_malformed``); every tile and entry must be bound to the root (``tlog.tile_mismatch``).
+tlog-tiles, "Partial Tiles": only the partial tiles of the size are fetched; when one is gone the
+full tile's prefix serves. Every tile is exactly ``32 · width`` bytes (``tlog.tile_malformed``).
 """
 
 from __future__ import annotations
@@ -65,8 +56,7 @@ from affidavit.verify.tlog.layout import (
 __all__ = ["Fetch", "TiledTree"]
 
 Fetch = Callable[[str], bytes | None]
-"""``fetch(path) -> bytes | None``: the resource at ``path`` (relative to the log's prefix), or
-``None`` when it does not exist. Exceptions propagate (module docstring)."""
+"""``fetch(path) -> bytes | None`` (module docstring)."""
 
 
 class _Tile:
@@ -91,34 +81,21 @@ class _Tile:
 
 
 class TiledTree:
-    """The Merkle tree of one checkpoint, read from tiles (tlog-tiles) through ``fetch``, every
-    hash of it bound to the checkpoint's root before it is used (Go's ``tlog.TileHashReader``).
+    """The Merkle tree of one checkpoint, read from tiles, every hash bound to the checkpoint's
+    root before use (Go's ``tlog.TileHashReader``); a mismatch is ``tlog.tile_mismatch``.
 
-    Binding is structural: there is no way to read a tile that was not checked.
+    - The **partial tiles** of the size are exactly what the root folds (RFC 9162 §2.1.1); they
+      are fetched at construction and must fold to the root.
+    - A **full tile** ``(L, N)`` must hash to hash ``N`` of the bound tile at level ``L + 1``
+      (tlog-tiles, "Merkle Tree"); the top level is always partial, so the recursion ends.
+    - An **entry bundle**'s entries must hash (RFC 6962 §2.1) to their bound level-0 hashes.
 
-    - The **partial tiles** of the size (one per level at most) are exactly what the root is
-      computed from (RFC 9162 §2.1.1: the root folds the complete subtrees of the size's binary
-      decomposition; the ones of tree heights ``8·L .. 8·L + 7`` are the hashes of the level-``L``
-      partial tile). They are fetched when the tree is built and the root computed from them
-      must be the checkpoint's (``tlog.tile_mismatch``): every hash they hold is then bound.
-    - A **full tile** at level ``L``, index ``N`` is the subtree whose hash is hash ``N`` of tile
-      level ``L + 1`` (tlog-tiles, "Merkle Tree"). It is accepted only when the MTH of its 256
-      hashes equals that hash, read through the (recursively bound) tile above
-      (``tlog.tile_mismatch``). The top level of a non-empty tree is always partial, so the
-      recursion ends at a tile the root bound.
-    - An **entry bundle** is accepted only when each entry hashes (RFC 6962 §2.1) to the bound
-      level-0 hash of its position (``tlog.tile_mismatch``).
-
-    Every node, root at an earlier size, proof and entry is then computed from bound hashes only.
-    Tiles are fetched at most once per instance (kept in memory); :attr:`fetched` lists
-    ``(path, length)`` of each fetch in order (:attr:`tiles_read` and :attr:`bytes_read` sum them
-    up) and :attr:`missed` the paths that were not found. Proofs are RFC 6962 / RFC 9162
-    §2.1.3-2.1.4, the same bytes the log's own proofs have. Not thread-safe.
+    Each tile is fetched at most once; :attr:`fetched` lists ``(path, length)`` per fetch and
+    :attr:`missed` the paths not found. Not thread-safe.
     """
 
     def __init__(self, fetch: Fetch, size: int, root: bytes) -> None:
-        """The tree of ``size`` leaves whose root is ``root``, both from a checkpoint the caller
-        verified, read through ``fetch`` (module docstring: the contract).
+        """The tree of ``size`` leaves whose root is ``root``, from a verified checkpoint.
 
         Raises:
             ``usage.invalid``: ``size`` is negative or not below 2^64, or ``root`` is not 32 bytes.
@@ -150,7 +127,7 @@ class TiledTree:
 
     @property
     def tiles_read(self) -> int:
-        """How many tiles and bundles were fetched so far (each at most once)."""
+        """How many tiles and bundles were fetched so far."""
         return len(self.fetched)
 
     @property
@@ -180,8 +157,7 @@ class TiledTree:
             )
 
     def _tile(self, level: int, index: int) -> _Tile:
-        """The bound tile at ``level``/``index``: a partial one (bound at construction) or a full
-        one checked against its hash in the tile above."""
+        """The bound tile at ``level``/``index``."""
         cached = self._tiles.get((level, index))
         if cached is not None:
             return cached
@@ -254,8 +230,7 @@ class TiledTree:
     # -- hashes ---------------------------------------------------------------------------------
 
     def node(self, height: int, index: int) -> bytes:
-        """The hash of the complete subtree at tree level ``height``, position ``index`` (leaves
-        ``[index·2^height, (index+1)·2^height)``), which must lie within the size.
+        """The hash of the complete subtree at tree level ``height``, position ``index``.
 
         Raises:
             ``tlog.beyond_tree``: the subtree is not complete within the size.
@@ -295,8 +270,7 @@ class TiledTree:
         return subtree_hash(start, end, self.node)
 
     def root(self, size: int | None = None) -> bytes:
-        """The root (MTH) of the first ``size`` leaves (default: this size); any smaller size is
-        computed from this size's tiles, for a consistency check.
+        """The root (MTH) of the first ``size`` leaves (default: this size).
 
         Raises:
             ``tlog.beyond_tree``: ``size`` is negative or beyond this size.
@@ -340,8 +314,7 @@ class TiledTree:
     # -- entries --------------------------------------------------------------------------------
 
     def entry_bundle(self, index: int) -> list[bytes]:
-        """The entries of bundle ``index`` at this size (256, or the partial count of the last),
-        each checked to hash to its level-0 tile hash.
+        """The entries of bundle ``index`` at this size, each bound to its level-0 tile hash.
 
         Raises:
             ``tlog.beyond_tree``: the tree of this size has no such bundle.
@@ -364,13 +337,13 @@ class TiledTree:
         return entries
 
     def check_entries(self, start: int = 0, end: int | None = None) -> int:
-        """Check every entry of leaves ``[start, end)`` (default: to this size) against its
-        level-0 tile hash, reading the bundles that hold them; returns how many were checked.
+        """Check every entry of leaves ``[start, end)`` (default: to this size) as
+        :meth:`entry_bundle` does; returns how many were checked.
 
         Raises:
             ``tlog.beyond_tree``: the range is reversed or beyond this size.
             ``tlog.tile_missing``, ``tlog.tile_malformed``, ``tlog.bundle_malformed``,
-            ``tlog.tile_mismatch``: as for :meth:`entry_bundle`.
+            ``tlog.tile_mismatch``.
         """
         stop = self._size(end)
         if not 0 <= start <= stop:

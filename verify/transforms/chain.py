@@ -2,20 +2,16 @@
 source bytes (RFC 002 §7.3: "Apply each declared transformation ... in the order declared by the
 adapter"); docs/formats.md "Declared transformations", "Chains", "Plugins".
 
-A set is the seven reference transformations (:mod:`.reference`) plus adapter plugins registered
-under the entry-point group ``affidavit.transforms``. An entry point's name is the transformation
-name it implements (``cursor.composer_ordering``, RFC 002 §1.4 "Third-party names SHOULD be
-prefixed with the adapter name"); its object is a callable from text to text. A plugin may also
-implement one of the adapter-specific reserved names, but never replace one of the seven reference
-transformations. Nothing is replaced by the identity: a plugin that cannot be loaded is an error
-(``transform.plugin_invalid``), and a name nobody implements is unimplemented. Plugins are passed
-in by the caller (:mod:`affidavit.attest.plugins` reads the installed ones); the default is the
-reference set, so a receipt's verdict never depends on what happens to be installed.
+A set is the seven reference transformations (:mod:`.reference`) plus plugins: entry points of
+``affidavit.transforms`` named by the transformation they implement (``cursor.composer_ordering``,
+RFC 002 §1.4), each a callable from text to text, never replacing a reference one. Nothing falls
+back to the identity: a broken plugin is ``transform.plugin_invalid``, a name nobody implements
+``transform.unimplemented``. The caller passes plugins in (:mod:`affidavit.attest.plugins`); the
+default is the reference set, so a verdict never depends on what is installed.
 
-The empty chain is the identity on bytes (RFC 002 §1.4 ``byte_preserving``). A non-empty chain
-works on text: the source is decoded as UTF-8, replacing invalid sequences when (and only when)
-the first step is ``utf8_replace_invalid``, strictly otherwise; every step then maps text to text,
-in order; the result is encoded as UTF-8.
+The empty chain is the identity on bytes (``byte_preserving``). Otherwise the source is decoded as
+UTF-8 (replacing invalid sequences only when the first step is ``utf8_replace_invalid``), every
+step maps text to text in order, and the result is encoded as UTF-8.
 """
 
 from __future__ import annotations
@@ -48,9 +44,8 @@ Transform: TypeAlias = Callable[[str], str]
 #: The entry-point group adapters register their transformations under.
 ENTRY_POINT_GROUP: Final = "affidavit.transforms"
 
-# RFC 002 §1.4: an adapter-defined name is "<adapter>.<name>". The adapter part is an adapter's
-# name as RFC 002 spells them (lowercase; hyphens allowed: `claude-code`, `cursor-jsonl`), the
-# name part a lowercase identifier.
+# RFC 002 §1.4: an adapter-defined name is "<adapter>.<name>", the adapter as RFC 002 spells
+# them (`claude-code`, `cursor-jsonl`), the name a lowercase identifier.
 _ADAPTER_NAME: Final = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*\.[a-z][a-z0-9_]*")
 _REFERENCE_SET: Final = frozenset(RESERVED_REFERENCE)
 _RESERVED: Final = _REFERENCE_SET | frozenset(RESERVED_ADAPTER_SPECIFIC)
@@ -59,8 +54,7 @@ _NAME_MAX: Final = 128
 
 def check_name(name: str) -> None:
     """Refuse anything that is not a transformation name: one of the thirteen reserved names of
-    RFC 002 §1.4, or ``<adapter>.<name>`` (the adapter part lowercase ASCII words joined by ``-`` or
-    ``_``, the name a lowercase identifier; at most 128 characters).
+    RFC 002 §1.4, or ``<adapter>.<name>`` of at most 128 characters.
 
     Raises:
         ``transform.name_invalid``: anything else (an unprefixed custom name included).
@@ -162,17 +156,13 @@ Transforms: TypeAlias = TransformSet | Callable[[Sequence[str]], TransformSet]
 def apply_chain(
     names: Sequence[str], source: bytes, *, transforms: Transforms | None = None
 ) -> bytes:
-    """``source`` after the transformations ``names``, applied in order.
-
-    ``transforms`` defaults to the seven reference transformations; a caller that trusts its
-    installed plugins passes them, or :func:`affidavit.attest.plugins.transforms_for` to load them
-    only when a name needs one (a callable is given the names). Every name is checked before any
-    step runs.
+    """``source`` after the transformations ``names``, applied in order, every name checked
+    first. ``transforms`` defaults to the reference set; a callable is given the names
+    (:func:`affidavit.attest.plugins.transforms_for` loads plugins only when needed).
 
     Raises:
         ``transform.name_invalid``: a name is not a transformation name.
-        ``transform.unimplemented``: a name has no implementation in ``transforms``; never the
-            identity.
+        ``transform.unimplemented``: a name has no implementation in ``transforms``.
         ``transform.not_utf8``: the first step is not ``utf8_replace_invalid`` and ``source`` is
             not valid UTF-8.
         ``transform.plugin_invalid``: a plugin raised, or returned something other than text that

@@ -32,10 +32,9 @@ __all__ = [
 
 
 def utf8_replace_invalid(data: str | bytes) -> str:
-    """RFC 002 §1.4 ``utf8_replace_invalid``: undecodable bytes become U+FFFD, as
-    ``bytes.decode("utf-8", errors="replace")`` gives them (one U+FFFD per maximal invalid
-    subpart, so ``ED A0 80`` gives three). Given text it returns it unchanged: a later
-    step sees already decoded text, with nothing left to replace."""
+    """RFC 002 §1.4 ``utf8_replace_invalid``: undecodable bytes become U+FFFD as
+    ``bytes.decode("utf-8", errors="replace")`` gives them (``ED A0 80`` gives three); text,
+    already decoded, is returned unchanged."""
     if isinstance(data, str):
         return data
     return bytes(data).decode("utf-8", errors="replace")
@@ -119,9 +118,8 @@ RESERVED_REFERENCE: Final[tuple[str, ...]] = (
     "blank_line_drop",
 )
 
-#: The other reserved names of RFC 002 §1.4: valid to declare, but their meaning depends on the
-#: adapter, so there is no reference implementation (a chain naming one is unimplemented unless a
-#: plugin provides it; never the identity).
+#: The other reserved names of RFC 002 §1.4: their meaning is the adapter's, so only a plugin
+#: implements one.
 RESERVED_ADAPTER_SPECIFIC: Final[tuple[str, ...]] = (
     "strip_tool_chrome",
     "tool_result_truncate",
@@ -133,13 +131,9 @@ RESERVED_ADAPTER_SPECIFIC: Final[tuple[str, ...]] = (
 
 
 def reference_transforms() -> dict[str, Callable[[str], str]]:
-    """The seven reference transformations by name (a new dict each call)."""
-    return {
-        "utf8_replace_invalid": utf8_replace_invalid,
-        "newline_normalize": newline_normalize,
-        "whitespace_trim": whitespace_trim,
-        "whitespace_collapse_internal": whitespace_collapse_internal,
-        "line_trim": line_trim,
-        "line_join_spaces": line_join_spaces,
-        "blank_line_drop": blank_line_drop,
-    }
+    """The seven reference transformations by name (a new dict each call): each function is
+    named after the transformation it implements."""
+    functions = (utf8_replace_invalid, newline_normalize, whitespace_trim,
+                 whitespace_collapse_internal, line_trim, line_join_spaces,
+                 blank_line_drop)  # fmt: skip
+    return {fn.__name__: fn for fn in functions}
