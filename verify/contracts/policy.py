@@ -13,28 +13,21 @@
 'auto_accept'
 
 docs/formats.md §4: ``{rules: [{conditions: [{field, op, value}], action}], default}``; ops
-``>= <= > < == != in``, and ``not_in`` (in the AiGentsy mandate vectors' ``allowed_ops``);
-actions ``auto_accept | require_review | auto_reject``; the first rule whose conditions all hold
-wins; a missing field fails its condition; ``default`` is ``require_review``
-when absent; ``policy_hash = H(py-compact({rules, default}))``. A decision event carries
+``>= <= > < == != in`` and ``not_in`` (the AiGentsy mandate vectors' ``allowed_ops``); the first
+rule whose conditions all hold wins; ``default`` is ``require_review`` when absent;
+``policy_hash = H(py-compact({rules, default}))``. A decision event carries
 ``payload.policy_snapshot = {matched_rule, evaluated_inputs, rule_index}``.
 
-Comparison rules (decided here, where the spec is silent; docs in the report): values compare only
-within one JSON type. Ordering operators need two numbers (booleans are not numbers) or two strings;
-``==``/``!=`` need the same JSON type; ``in`` needs an array and tests typed membership,
-``not_in`` its negation (typed non-membership; a missing or null field still never holds). A
-condition whose types do not fit does not hold, whatever the operator, and ``null`` counts as
-missing. So a rule this module says fires also fires under the peer's Python comparisons.
-
-Lifecycle (seed 003, table "Deprecated, superseded, and revoked"): a revoked contract routes to
-``unknown_adapter`` with no normalized inputs, so the policy falls through to its default action;
-deprecated and superseded contracts add ``lifecycle_warnings``. See :func:`lifecycle_of`.
-
-Nothing here reads a clock, the environment or the network.
+Comparison rules (decided here, where the spec is silent): values compare only within one JSON
+type. Ordering operators need two numbers (booleans are not numbers) or two strings; ``==``/``!=``
+the same JSON type; ``in`` an array (typed membership), ``not_in`` its negation. A condition whose
+types do not fit does not hold, and a missing or ``null`` field never holds. So a rule this module
+says fires also fires under the peer's Python comparisons.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
@@ -62,6 +55,7 @@ OPERATORS: Final[tuple[str, ...]] = (">=", "<=", ">", "<", "==", "!=", "in", "no
 DEFAULT_ACTION: Final = "require_review"  # docs/formats.md §4; seed 003 "falls through to default"
 NO_RULE: Final = -1  # rule_index of a default-action decision
 
+_ORDER: Final = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 _RULE_KEYS: Final = frozenset({"conditions", "action"})
 _CONDITION_KEYS: Final = frozenset({"field", "op", "value"})
 
@@ -119,14 +113,12 @@ class AcceptancePolicy(NamedTuple):
 
     @classmethod
     def from_json(cls, unverified_policy: Any) -> AcceptancePolicy:
-        """Parse a policy document strictly.
-
-        Only ``rules``, ``default`` and ``_``-prefixed comment keys are allowed at the top level;
-        rules hold exactly ``conditions`` and ``action``, conditions exactly ``field``, ``op``
-        and ``value``.
+        """Parse a policy document strictly: ``rules``, ``default`` and ``_``-comment keys at the
+        top, exactly ``conditions`` and ``action`` in a rule, ``field``, ``op``, ``value`` in a
+        condition.
 
         Raises:
-            ``policy.malformed``: wrong structure or types (``policy.malformed``).
+            ``policy.malformed``: wrong structure or types.
             ``policy.unknown_operator``: an ``op`` outside :data:`OPERATORS`.
             ``policy.unknown_action``: an action outside :data:`ACTIONS`.
         """
@@ -134,13 +126,14 @@ class AcceptancePolicy(NamedTuple):
             raise errors.PolicyError(
                 "policy.malformed", "an AcceptancePolicy must be a JSON object"
             )
-        extra = [k for k in unverified_policy if k not in ("rules", "default")]
-        extra = [k for k in extra if not k.startswith("_")]
+        extra = sorted(
+            k for k in unverified_policy if k not in ("rules", "default") and not k.startswith("_")
+        )
         if extra:
             raise errors.PolicyError(
                 "policy.malformed",
-                f"unknown policy field(s): {', '.join(sorted(extra))}",
-                details={"fields": sorted(extra)},
+                f"unknown policy field(s): {', '.join(extra)}",
+                details={"fields": extra},
             )
         raw_rules = unverified_policy.get("rules")
         if not isinstance(raw_rules, list):
@@ -270,17 +263,9 @@ def condition_holds(op: str, actual: Any, expected: Any) -> bool:
         return _json_equal(actual, expected)
     if op == "!=":
         return not _json_equal(actual, expected)
-    if ka not in ("number", "string"):
+    if ka not in ("number", "string") or op not in _ORDER:
         return False
-    if op == ">=":
-        return bool(actual >= expected)
-    if op == "<=":
-        return bool(actual <= expected)
-    if op == ">":
-        return bool(actual > expected)
-    if op == "<":
-        return bool(actual < expected)
-    return False
+    return bool(_ORDER[op](actual, expected))
 
 
 def rule_fires(rule: Rule, inputs: Mapping[str, Any]) -> bool:
@@ -372,17 +357,15 @@ class Lifecycle(NamedTuple):
 
 
 def lifecycle_of(contract: Mapping[str, Any]) -> Lifecycle:
-    """Read ``status`` / ``replaced_by`` of a declaration (discovery-only fields, seed 003).
+    """What a declaration's lifecycle (seed 003) means for a new evaluation.
 
-    The state is :func:`affidavit.verify.contracts.lifecycle.lifecycle_state`, the rule ``pins
-    check`` uses: revoked, and any status that is not active or deprecated, -> ``revoked`` (route to
-    ``unknown_adapter``) and a ``revoked`` warning; deprecated ->
-    a ``deprecated`` warning; active with ``replaced_by`` -> a ``superseded`` warning. Every warning
-    carries the replacement pointer (``replaced_by``, null when none).
+    The state is :func:`~affidavit.verify.contracts.lifecycle.lifecycle_state`'s (an unknown
+    status is revoked): revoked routes to ``unknown_adapter``; every state but active adds one
+    warning ``{kind, replaced_by}`` (null when no replacement is named).
     """
     replaced_by = contract.get("replaced_by")
     pointer = replaced_by if isinstance(replaced_by, str) and replaced_by else None
-    kind = lifecycle_state(contract)  # the one rule: an unknown status is revoked (fail closed)
+    kind = lifecycle_state(contract)
     if kind == "active":
         return Lifecycle(revoked=False, warnings=())
     warning = {"kind": kind, "replaced_by": pointer}
