@@ -152,52 +152,44 @@ def _check_type(kind: Any) -> None:
 
 def _subjects(value: Any) -> tuple[Subject, ...]:
     if not isinstance(value, list) or not value:
-        raise errors.EnvelopeError("statement.subject_invalid", "subject must be a non-empty array")
+        raise _subject_invalid("subject must be a non-empty array")
     subjects: list[Subject] = []
     for index, entry in enumerate(value):
         where = f"subject[{index}]"
         if not isinstance(entry, dict):
-            raise errors.EnvelopeError("statement.subject_invalid", f"{where} is not an object")
+            raise _subject_invalid(f"{where} is not an object")
         for field in _STRING_FIELDS:
             if field in entry and not isinstance(entry[field], str):
-                raise errors.EnvelopeError(
-                    "statement.subject_invalid", f"{where}.{field} must be a string"
-                )
+                raise _subject_invalid(f"{where}.{field} must be a string")
         if "annotations" in entry and not isinstance(entry["annotations"], dict):
-            raise errors.EnvelopeError(
-                "statement.subject_invalid", f"{where}.annotations must be an object"
-            )
+            raise _subject_invalid(f"{where}.annotations must be an object")
         if "digest" not in entry:
-            raise errors.EnvelopeError(
-                "statement.subject_invalid", f"{where} has no digest (statement.md: MUST be set)"
-            )
+            raise _subject_invalid(f"{where} has no digest (statement.md: MUST be set)")
         subjects.append(Subject(entry.get("name", ""), _digest(entry["digest"], where)))
     return tuple(subjects)
 
 
 def _digest(value: Any, where: str) -> dict[str, str]:
     if not isinstance(value, dict) or not value:
-        raise errors.EnvelopeError(
-            "statement.digest_invalid", f"{where}.digest must be a non-empty object"
-        )
+        raise _digest_invalid(f"{where}.digest must be a non-empty object")
     for algorithm, digest in value.items():
         if not algorithm:
-            raise errors.EnvelopeError(
-                "statement.digest_invalid", f"{where}.digest has an empty algorithm name"
-            )
+            raise _digest_invalid(f"{where}.digest has an empty algorithm name")
         if not isinstance(digest, str) or not digest:
-            raise errors.EnvelopeError(
-                "statement.digest_invalid",
-                f"{where}.digest.{algorithm} must be a non-empty string",
-            )
+            raise _digest_invalid(f"{where}.digest.{algorithm} must be a non-empty string")
         length = HEX_DIGEST_LENGTHS.get(algorithm)
         if length is not None and (len(digest) != length or not _LOWER_HEX.fullmatch(digest)):
-            raise errors.EnvelopeError(
-                "statement.digest_invalid",
-                f"{where}.digest.{algorithm} must be {length} lowercase hex characters",
-                details={"algorithm": algorithm},
-            )
+            message = f"{where}.digest.{algorithm} must be {length} lowercase hex characters"
+            raise _digest_invalid(message, algorithm=algorithm)
     return dict(value)
+
+
+def _subject_invalid(message: str) -> errors.EnvelopeError:
+    return errors.EnvelopeError("statement.subject_invalid", message)
+
+
+def _digest_invalid(message: str, **details: Any) -> errors.EnvelopeError:
+    return errors.EnvelopeError("statement.digest_invalid", message, details=details)
 
 
 def _shown(value: Any) -> str:

@@ -296,11 +296,7 @@ def cross_check_bundle(statement: Statement, bundle: Any) -> None:
 def _subject_mismatch(
     message: str, *, expected: Any = None, actual: Any = None
 ) -> errors.EnvelopeError:
-    details: dict[str, Any] = {}
-    if expected is not None:
-        details["expected"] = expected
-    if actual is not None:
-        details["actual"] = actual
+    details = {k: v for k, v in (("expected", expected), ("actual", actual)) if v is not None}
     return errors.EnvelopeError("statement.subject_mismatch", message, details=details)
 
 

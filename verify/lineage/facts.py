@@ -481,13 +481,9 @@ def _value(value: object, what: str) -> FactValue:
 def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
     # seed 002 §20.6.1 rule 1: each entry a 64-character lowercase hex FactHash.
     if not isinstance(entries, list):
-        raise errors.LineageError(
-            "fact.derived_from_malformed", f"{what}: derived_from must be an array"
-        )
+        raise _bad_derived(what, "derived_from must be an array")
     if len(entries) > _MAX_DERIVED:
-        raise errors.LineageError(
-            "fact.derived_from_malformed", f"{what}: derived_from has over {_MAX_DERIVED} entries"
-        )
+        raise _bad_derived(what, f"derived_from has over {_MAX_DERIVED} entries")
     hashes: list[FactHash] = []
     for index, entry in enumerate(entries):
         candidate = entry.get("hash") if isinstance(entry, dict) else entry
@@ -501,18 +497,16 @@ def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
                 "fact_id" in entry or str(entry.get("hash", "")).startswith("sha256:")
             ):
                 hint = " (a Stigmem node reference: map it with affidavit facts pull)"
-            raise errors.LineageError(
-                "fact.derived_from_malformed",
-                f"{what}: derived_from[{index}] is not a 64-character lowercase hex FactHash"
-                + hint,
-                details={"index": index},
-            )
+            message = f"derived_from[{index}] is not a 64-character lowercase hex FactHash{hint}"
+            raise _bad_derived(what, message, index=index)
         hashes.append(FactHash(str(candidate)))
     if len(set(hashes)) != len(hashes):
-        raise errors.LineageError(
-            "fact.derived_from_malformed", f"{what}: derived_from lists the same hash twice"
-        )
+        raise _bad_derived(what, "derived_from lists the same hash twice")
     return tuple(hashes)
+
+
+def _bad_derived(what: str, message: str, **details: Any) -> errors.LineageError:
+    return errors.LineageError("fact.derived_from_malformed", f"{what}: {message}", details=details)
 
 
 def _signature(value: object, what: str) -> FactSignature:

@@ -115,15 +115,10 @@ def node_timestamp_to_ts(text: object) -> str | None:
     if match is None:
         return None
     whole, fraction, offset = match.group(1), match.group(2) or "", match.group(3)
-    if offset in {"Z", "+00:00"}:
-        moment = whole
-    else:
-        try:
-            parsed = datetime.fromisoformat(whole + offset)
-        except ValueError:
-            return None
-        moment = format_utc(parsed)[:-1]  # the fraction and the "Z" are added below
     try:
+        parsed = datetime.fromisoformat(whole + ("+00:00" if offset == "Z" else offset))
+        # in UTC without the fraction and the "Z" (added below)
+        moment = whole if offset in {"Z", "+00:00"} else format_utc(parsed)[:-1]
         datetime.fromisoformat(moment)
     except ValueError:
         return None

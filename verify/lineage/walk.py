@@ -251,11 +251,12 @@ def walk(
     if not is_fact_hash(root):
         raise errors.UsageError("the root must be a 64-character lowercase hex FactHash")
     root_hash = FactHash(root)
-    root_fact = _load(source, root_hash)
+    root_fact = source.get(root_hash)
     if root_fact is None:
         raise errors.LineageError(
             "fact_not_found", f"fact {root} not found", details={"fact": root}
         )
+    _check_key(root_hash, root_fact)
     if readable_scopes is not None and root_fact.scope not in readable_scopes:
         # seed 002 §20.6.2: unauthorized root -> 403 with no node or edge data
         raise errors.LineageError(
@@ -350,16 +351,7 @@ def _check_key(fact_hash: FactHash, fact: Fact) -> None:
         )
 
 
-def _load(source: FactSource, fact_hash: FactHash) -> Fact | None:
-    fact = source.get(fact_hash)
-    if fact is not None:
-        _check_key(fact_hash, fact)
-    return fact
-
-
 def _load_many(source: FactSource, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
-    if not fact_hashes:
-        return {}
     found = source.get_many(fact_hashes)
     for fact_hash, fact in found.items():
         _check_key(fact_hash, fact)
