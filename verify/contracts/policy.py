@@ -58,6 +58,7 @@ NO_RULE: Final = -1  # rule_index of a default-action decision
 _ORDER: Final = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 _RULE_KEYS: Final = frozenset({"conditions", "action"})
 _CONDITION_KEYS: Final = frozenset({"field", "op", "value"})
+_SNAPSHOT_KEYS: Final = frozenset({"matched_rule", "evaluated_inputs", "rule_index"})
 
 
 class Condition(NamedTuple):
@@ -123,9 +124,7 @@ class AcceptancePolicy(NamedTuple):
             ``policy.unknown_action``: an action outside :data:`ACTIONS`.
         """
         if not isinstance(unverified_policy, dict):
-            raise errors.PolicyError(
-                "policy.malformed", "an AcceptancePolicy must be a JSON object"
-            )
+            raise _malformed("an AcceptancePolicy must be a JSON object")
         extra = sorted(
             k for k in unverified_policy if k not in ("rules", "default") and not k.startswith("_")
         )
@@ -137,7 +136,7 @@ class AcceptancePolicy(NamedTuple):
             )
         raw_rules = unverified_policy.get("rules")
         if not isinstance(raw_rules, list):
-            raise errors.PolicyError("policy.malformed", "policy.rules must be an array")
+            raise _malformed("policy.rules must be an array")
         default = unverified_policy.get("default", DEFAULT_ACTION)
         _check_action(default, "policy.default")
         rules = tuple(_parse_rule(raw, i) for i, raw in enumerate(raw_rules))
@@ -168,6 +167,14 @@ class AcceptancePolicy(NamedTuple):
         return Decision(self.default, NO_RULE, None, evaluated)
 
 
+def _malformed(message: str) -> errors.PolicyError:
+    return errors.PolicyError("policy.malformed", message)
+
+
+def _snapshot_malformed(message: str) -> errors.PolicyError:
+    return errors.PolicyError("policy.snapshot_malformed", message)
+
+
 def _check_action(action: Any, where: str) -> None:
     if not isinstance(action, str) or action not in ACTIONS:
         raise errors.PolicyError(
@@ -180,12 +187,10 @@ def _check_action(action: Any, where: str) -> None:
 def _parse_rule(raw: Any, index: int) -> Rule:
     where = f"policy.rules[{index}]"
     if not isinstance(raw, dict) or set(raw) != _RULE_KEYS:
-        raise errors.PolicyError(
-            "policy.malformed", f"{where} must be an object with exactly conditions and action"
-        )
+        raise _malformed(f"{where} must be an object with exactly conditions and action")
     conditions = raw["conditions"]
     if not isinstance(conditions, list):
-        raise errors.PolicyError("policy.malformed", f"{where}.conditions must be an array")
+        raise _malformed(f"{where}.conditions must be an array")
     _check_action(raw["action"], f"{where}.action")
     parsed = tuple(
         _parse_condition(c, f"{where}.conditions[{j}]") for j, c in enumerate(conditions)
@@ -195,12 +200,10 @@ def _parse_rule(raw: Any, index: int) -> Rule:
 
 def _parse_condition(raw: Any, where: str) -> Condition:
     if not isinstance(raw, dict) or set(raw) != _CONDITION_KEYS:
-        raise errors.PolicyError(
-            "policy.malformed", f"{where} must be an object with exactly field, op and value"
-        )
+        raise _malformed(f"{where} must be an object with exactly field, op and value")
     field, op, value = raw["field"], raw["op"], raw["value"]
     if not isinstance(field, str) or not field:
-        raise errors.PolicyError("policy.malformed", f"{where}.field must be a non-empty string")
+        raise _malformed(f"{where}.field must be a non-empty string")
     if not isinstance(op, str) or op not in OPERATORS:
         raise errors.PolicyError(
             "policy.unknown_operator",
@@ -208,9 +211,7 @@ def _parse_condition(raw: Any, where: str) -> Condition:
             details={"op": op},
         )
     if op in ("in", "not_in") and not isinstance(value, list):
-        raise errors.PolicyError(
-            "policy.malformed", f"{where}: the value of {op!r} must be an array"
-        )
+        raise _malformed(f"{where}: the value of {op!r} must be an array")
     return Condition(field, op, value)
 
 
@@ -288,26 +289,18 @@ def replay_snapshot(unverified_snapshot: Any, policy: AcceptancePolicy | None = 
         ``policy.replay_mismatch``: the matched rule does not fire, or the full replay differs.
     """
     snap = unverified_snapshot
-    if not isinstance(snap, dict) or not {"matched_rule", "evaluated_inputs", "rule_index"} <= set(
-        snap
-    ):
-        raise errors.PolicyError(
-            "policy.snapshot_malformed",
-            "policy_snapshot must hold matched_rule, evaluated_inputs and rule_index",
+    if not isinstance(snap, dict) or not snap.keys() >= _SNAPSHOT_KEYS:
+        raise _snapshot_malformed(
+            "policy_snapshot must hold matched_rule, evaluated_inputs and rule_index"
         )
     inputs, index, matched = snap["evaluated_inputs"], snap["rule_index"], snap["matched_rule"]
     if not isinstance(inputs, dict):
-        raise errors.PolicyError(
-            "policy.snapshot_malformed", "policy_snapshot.evaluated_inputs must be an object"
-        )
+        raise _snapshot_malformed("policy_snapshot.evaluated_inputs must be an object")
     if not isinstance(index, int) or isinstance(index, bool) or index < NO_RULE:
-        raise errors.PolicyError(
-            "policy.snapshot_malformed", "policy_snapshot.rule_index must be an integer >= -1"
-        )
+        raise _snapshot_malformed("policy_snapshot.rule_index must be an integer >= -1")
     if (index == NO_RULE) != (matched is None):
-        raise errors.PolicyError(
-            "policy.snapshot_malformed",
-            "policy_snapshot: matched_rule must be null exactly when rule_index is -1",
+        raise _snapshot_malformed(
+            "policy_snapshot: matched_rule must be null exactly when rule_index is -1"
         )
     decision = _snapshot_decision(matched, index, inputs, policy)
     if policy is not None:
@@ -329,9 +322,7 @@ def _snapshot_decision(
     try:
         rule = _parse_rule(matched, index)
     except errors.PolicyError as e:
-        raise errors.PolicyError(
-            "policy.snapshot_malformed", f"policy_snapshot.matched_rule: {e.message}"
-        ) from None
+        raise _snapshot_malformed(f"policy_snapshot.matched_rule: {e.message}") from None
     if not rule_fires(rule, inputs):
         raise errors.PolicyError(
             "policy.replay_mismatch",

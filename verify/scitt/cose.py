@@ -86,6 +86,10 @@ def sig_structure(protected_bytes: bytes, payload: bytes) -> bytes:
     return encode(["Signature1", protected_bytes, b"", payload])
 
 
+def _crit_unsupported(message: str, **details: Any) -> errors.ScittError:
+    return errors.ScittError("scitt.crit_unsupported", message, details=details)
+
+
 def _check_labels(header: dict[Any, Any], what: str) -> None:
     for label in header:
         if not isinstance(label, int | str) or isinstance(label, bool):
@@ -99,20 +103,16 @@ def _check_crit(protected: dict[Any, Any], understood: Collection[Any], what: st
         return
     crit = protected[HEADER_CRIT]
     if not isinstance(crit, list) or not crit:
-        raise errors.ScittError(
-            "scitt.crit_unsupported", f"{what}: crit is not a non-empty array (RFC 9052 §3.1)"
-        )
+        raise _crit_unsupported(f"{what}: crit is not a non-empty array (RFC 9052 §3.1)")
     for label in crit:
         if not isinstance(label, int | str) or isinstance(label, bool) or label not in protected:
-            raise errors.ScittError(
-                "scitt.crit_unsupported",
-                f"{what}: crit lists {label!r}, which is not a label of the protected header",
+            raise _crit_unsupported(
+                f"{what}: crit lists {label!r}, which is not a label of the protected header"
             )
         if label not in understood:
-            raise errors.ScittError(
-                "scitt.crit_unsupported",
+            raise _crit_unsupported(
                 f"{what}: crit marks header {label!r} critical, and it is not understood here",
-                details={"label": label},
+                label=label,
             )
 
 
@@ -153,8 +153,6 @@ def parse_sign1(
     if both:
         raise _malformed(what, f"label(s) {sorted(map(str, both))} in both header buckets")
     if HEADER_CRIT in unprotected:
-        raise errors.ScittError(
-            "scitt.crit_unsupported", f"{what}: crit is in the unprotected header (RFC 9052 §3.1)"
-        )
+        raise _crit_unsupported(f"{what}: crit is in the unprotected header (RFC 9052 §3.1)")
     _check_crit(protected, understood, what)
     return Sign1(protected_bytes, protected, unprotected, payload, signature)
