@@ -90,10 +90,8 @@ def parse_adapter_ref(ref: str) -> tuple[str, str]:
 
 
 def lifecycle_state(row: Mapping[str, Any]) -> Lifecycle:
-    """The lifecycle of a declaration, manifest entry or pin: missing status means active.
-
-    Unknown statuses are treated as revoked (fail closed); the manifest verifier reports them.
-    """
+    """The lifecycle of a declaration, manifest entry or pin: a missing status means active, an
+    unknown one revoked (fail closed; the manifest verifier reports it)."""
     status = row.get("status") or "active"
     if status == "active":
         return "superseded" if row.get("replaced_by") else "active"

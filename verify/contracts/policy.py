@@ -154,10 +154,8 @@ class AcceptancePolicy(NamedTuple):
     def evaluate(
         self, inputs: Mapping[str, Any], *, validation_result: str | None = None
     ) -> Decision:
-        """Evaluate against ``inputs`` (normalized policy inputs): the first firing rule wins.
-
-        A ``validation_result`` of ``rejected`` or ``unknown_adapter`` (revoked or unknown
-        contract) skips the rules: the decision is the default action (seed 003, fail closed).
+        """Evaluate against ``inputs`` (normalized policy inputs): the first firing rule wins; a
+        ``validation_result`` of ``rejected`` or ``unknown_adapter`` gives the default (seed 003).
         """
         evaluated = dict(inputs)
         if validation_result not in ("rejected", "unknown_adapter"):
@@ -247,10 +245,8 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 def condition_holds(op: str, actual: Any, expected: Any) -> bool:
-    """Whether ``actual <op> expected`` holds under the typed rules of the module docstring.
-
-    ``actual`` of ``None`` (missing or null) never holds; unknown operators never hold.
-    """
+    """Whether ``actual <op> expected`` holds under the typed rules of the module docstring
+    (never for a missing or null ``actual`` or an unknown operator)."""
     if actual is None:
         return False
     ka, ke = _kind(actual), _kind(expected)

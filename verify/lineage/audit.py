@@ -132,10 +132,8 @@ tuple, cheap to send from a worker process.
 
 
 def check_records(records: Iterable[RawRecord]) -> list[Checked]:
-    """Parse, validate and hash each record (docs/formats.md §5): the per-record part of an audit.
-
-    Pure: no clock, no I/O; bad content becomes a finding, never an exception.
-    """
+    """Parse, validate and hash each record (docs/formats.md §5): the per-record part of an audit;
+    bad content becomes a finding, never an exception."""
     out: list[Checked] = []
     append = out.append
     for key, body, where in records:

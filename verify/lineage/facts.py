@@ -125,11 +125,8 @@ class FactSignature:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One parsed, validated fact. ``hash`` is recomputed from the content, never read.
-
-    ``document`` is the validated object as received (extra keys kept, e.g. Stigmem metadata);
-    treat it as read-only.
-    """
+    """One parsed, validated fact: ``hash`` recomputed, never read; ``document`` the object as
+    received (extra keys kept, e.g. Stigmem metadata), read-only."""
 
     entity: str
     relation: str

@@ -105,10 +105,8 @@ def fact_record(fact: Fact) -> dict[str, Any]:
 
 
 def node_timestamp_to_ts(text: object) -> str | None:
-    """A node ``timestamp`` as RFC 3339 UTC with ``Z`` (fraction kept), or None if it is not one.
-
-    The node writes ``+00:00``; another offset is converted to UTC (its fraction kept).
-    """
+    """A node ``timestamp`` as RFC 3339 UTC with ``Z``, another offset than the node's ``+00:00``
+    converted (the fraction kept), or None if it is not one."""
     if not isinstance(text, str):
         return None
     match = _NODE_TS.fullmatch(text)

@@ -158,10 +158,8 @@ class WalkNode:
         return self.fact is not None
 
     def to_json(self) -> dict[str, Any]:
-        """``{id, entity, relation, value, confidence, exists: true}`` or ``{hash, exists: false}``.
-
-        A ``signature`` status is added to an existing node when signatures were checked.
-        """
+        """``{id, entity, relation, value, confidence, exists: true}`` (plus ``signature`` when
+        checked) or ``{hash, exists: false}``."""
         if self.fact is None:
             return {"hash": self.hash, "exists": False}  # docs/formats.md §5: hidden == absent
         out: dict[str, Any] = {
