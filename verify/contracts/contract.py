@@ -396,13 +396,12 @@ def _warnings(declaration: Mapping[str, Any], validators: ValidatorRegistry) -> 
     version = declaration.get("validator_version")
     if isinstance(name, str) and isinstance(version, str):
         try:
-            known = validators.get(name, version) is not None
-            why = "is not installed"
+            why = "is not installed" if validators.get(name, version) is None else ""
         except errors.ContractError as e:
             if e.code != "validator.load_failed":
                 raise
-            known, why = False, f"could not be loaded ({e.message})"
-        if not known:
+            why = f"could not be loaded ({e.message})"
+        if why:
             warnings.append(
                 Issue(
                     "validator.unknown",

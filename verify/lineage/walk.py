@@ -491,7 +491,8 @@ class JsonlFactSource:
     def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
         if self._children is None:
             children: dict[str, list[FactHash]] = {}
-            for key, fact in self._facts():
+            for number, _offset, line in self._lines():
+                key, fact = self._parse_line(line, where=f"line {number}")
                 for parent in fact.derived_from:
                     children.setdefault(parent, []).append(FactHash(key))
             self._children = children
@@ -545,10 +546,6 @@ class JsonlFactSource:
                 "lineage.store_invalid", f"{self.path} {where}: fact_hash is not a FactHash"
             )
         return str(key), fact
-
-    def _facts(self) -> Iterator[tuple[str, Fact]]:
-        for number, _offset, line in self._lines():
-            yield self._parse_line(line, where=f"line {number}")
 
     def _ensure_index(self) -> dict[str, tuple[int, int]]:
         if self._index is None:
