@@ -19,18 +19,14 @@
 >>> lint_contract({**declaration, "output_fields": ["signal_a"]}).error_codes[:2]
 ('contract.missing_field', 'contract.missing_field')
 
-Both hashes are ``H(py-compact(...))`` over a fixed key set; a missing string counts as ``""`` and a
-missing array as ``[]``. Neither covers the other, lifecycle fields, or ``_``-keys.
-``lint_contract`` checks the schema (``affidavit.verify.contracts.schema``), recomputes both hashes
-and compares them with the declared ones, checks lifecycle fields, and warns on a validator the
-registry (``affidavit.verify.contracts.validators``) does not know. Results are memoized on the
-canonical bytes of the declaration, so checking the same embedded contract again costs one encoding.
+Both hashes are ``H(py-compact(...))`` over a fixed key set; neither covers the other, lifecycle
+fields, or ``_``-keys. Hashes and lint reports are memoized on what they cover.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 from affidavit.verify import errors
@@ -88,6 +84,7 @@ LIFECYCLE_FIELDS: Final = (
     "distribution_channel",
 )
 DEFAULT_CONTRACT_VERSION: Final = "1.0.0"
+_ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
 
 
 def _sorted_list(value: Any) -> list[Any]:
@@ -99,45 +96,30 @@ def _sorted_list(value: Any) -> list[Any]:
     try:
         return sorted(items)
     except TypeError:  # mixed types cannot come from a schema-valid contract; stay deterministic
-        return sorted(items, key=_sort_key)
+        return sorted(items, key=lambda x: (type(x).__name__, x if isinstance(x, str) else repr(x)))
 
 
-def _sort_key(item: Any) -> tuple[str, str]:
-    # Arrays that pass the schema hold strings only; mixed junk still sorts deterministically.
-    return (
-        (type(item).__name__, item) if isinstance(item, str) else (type(item).__name__, repr(item))
-    )
-
-
-def _text(declaration: Mapping[str, Any], key: str, default: str = "") -> Any:
-    # Missing counts as "" (docs/formats.md §2); a present value, even null, is hashed as it is.
-    return declaration.get(key, default)
+def _hash_body(declaration: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    # docs/formats.md §2: a missing string counts as "" (adapter_contract_version as "1.0.0"), a
+    # missing array as []; a present value, even null, is hashed as it is.
+    body: dict[str, Any] = {}
+    for key in fields:
+        if key in _ARRAY_FIELDS:
+            body[key] = _sorted_list(declaration.get(key))
+        else:
+            missing = DEFAULT_CONTRACT_VERSION if key == "adapter_contract_version" else ""
+            body[key] = declaration.get(key, missing)
+    return body
 
 
 def input_schema_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
     """The object whose py-compact bytes ``input_schema_hash`` covers."""
-    return {
-        "input_schema_version": _text(declaration, "input_schema_version"),
-        "output_fields": _sorted_list(declaration.get("output_fields")),
-        "validator_name": _text(declaration, "validator_name"),
-        "validator_version": _text(declaration, "validator_version"),
-    }
+    return _hash_body(declaration, INPUT_SCHEMA_HASH_FIELDS)
 
 
 def contract_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
     """The object whose py-compact bytes ``contract_hash`` covers."""
-    return {
-        "adapter_contract_version": _text(
-            declaration, "adapter_contract_version", DEFAULT_CONTRACT_VERSION
-        ),
-        "adapter_id": _text(declaration, "adapter_id"),
-        "adapter_version": _text(declaration, "adapter_version"),
-        "input_schema_version": _text(declaration, "input_schema_version"),
-        "output_fields": _sorted_list(declaration.get("output_fields")),
-        "allowed_policy_fields": _sorted_list(declaration.get("allowed_policy_fields")),
-        "validator_name": _text(declaration, "validator_name"),
-        "validator_version": _text(declaration, "validator_version"),
-    }
+    return _hash_body(declaration, CONTRACT_HASH_FIELDS)
 
 
 def input_schema_hash(declaration: Mapping[str, Any]) -> str:
@@ -163,34 +145,21 @@ class ContractHashes(NamedTuple):
 
 _CACHE_LIMIT: Final = 4096
 _HASH_CACHE: dict[tuple[Any, ...], ContractHashes] = {}
-_STRING_FIELDS: Final = (
-    "adapter_id",
-    "adapter_version",
-    "input_schema_version",
-    "validator_name",
-    "validator_version",
-)
 
 
 def _hash_key(declaration: Mapping[str, Any]) -> tuple[Any, ...] | None:
     # A cache key is only built when every hashed value is an exact str (or a list of them):
     # then equal keys mean equal py-compact bytes. Anything else (1 == 1.0 == True in Python)
     # is hashed without the cache.
-    version = declaration.get("adapter_contract_version", DEFAULT_CONTRACT_VERSION)
-    if type(version) is not str:
-        return None
-    key: list[Any] = [version]
-    for name in _STRING_FIELDS:
-        value = declaration.get(name, "")
-        if type(value) is not str:
-            return None
-        key.append(value)
-    for name in ("output_fields", "allowed_policy_fields"):
-        items = declaration.get(name)
-        if not items:
-            key.append(())
-        elif type(items) is list and all(type(item) is str for item in items):
-            key.append(tuple(items))
+    key: list[Any] = []
+    for name, value in _hash_body(declaration, CONTRACT_HASH_FIELDS).items():
+        raw = declaration.get(name)
+        if name in _ARRAY_FIELDS and (
+            not raw or (type(raw) is list and all(type(item) is str for item in raw))
+        ):
+            key.append(tuple(value))
+        elif type(value) is str:
+            key.append(value)
         else:
             return None
     return tuple(key)
@@ -242,12 +211,8 @@ _CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class ContractReport(NamedTuple):
-    """What ``lint_contract`` checked and found.
-
-    ``contract_hash`` and ``input_schema_hash`` are recomputed from the declaration (never taken
-    from it); ``declared_*`` are the values the file claims ("" when absent or not a string).
-    ``ok`` is true iff there are no errors; warnings never fail a contract.
-    """
+    """What ``lint_contract`` found: ``contract_hash`` and ``input_schema_hash`` recomputed,
+    ``declared_*`` as claimed ("" when absent or not a string); warnings never fail a contract."""
 
     ok: bool
     errors: tuple[Issue, ...]
@@ -281,9 +246,8 @@ class ContractReport(NamedTuple):
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The lint document: the peer's keys (``ok, errors, warnings, adapter_id,
-        contract_hash, input_schema_hash``, the hashes as declared, errors and warnings as
-        messages) plus the recomputed hashes and each issue with its code."""
+        """The peer's lint document (hashes as declared, issues as messages) plus the recomputed
+        hashes and each issue with its code."""
         return {
             "ok": self.ok,
             "errors": [issue.message for issue in self.errors],
@@ -306,13 +270,10 @@ def lint_contract(
 ) -> ContractReport:
     """Lint one AdapterContract declaration (seed 003 "Lint a contract").
 
-    Checks the schema and allowed ⊆ output, recomputes both hashes and compares them with the
-    declared ones (only when the schema holds), checks lifecycle fields, and warns on an unknown
-    validator, a lifecycle advisory or an unknown ``adapter_contract_version``. Keys starting
-    with ``_`` are ignored. Pure: no network, clock or environment. A validator is known when
-    ``validators`` has it (default: the built-ins; a caller that trusts its installed plug-ins
-    passes ``affidavit.attest.plugins.installed_validators()``). With ``cache`` (and the default
-    validators) the report is memoized on the py-compact bytes of the declaration.
+    Checks the schema and allowed ⊆ output, compares both recomputed hashes with the declared ones
+    (only when the schema holds), checks lifecycle fields, and warns on a validator ``validators``
+    does not know, a lifecycle advisory or an unknown ``adapter_contract_version``. ``_``-keys are
+    ignored. With ``cache`` (and the default validators) the report is memoized.
 
     Raises:
         ``canonical.*``: the declaration holds a value with no JSON form (not from parsed JSON).
@@ -339,24 +300,13 @@ def _lint(declaration: dict[str, Any], validators: ValidatorRegistry) -> Contrac
     hashes = contract_hashes(declaration)
     if not issues:
         # Compare only a schema-valid declaration: otherwise the mismatch is noise.
-        if declaration["input_schema_hash"] != hashes.input_schema_hash:
-            issues.append(
-                Issue(
-                    "contract.input_schema_hash_mismatch",
-                    f"input_schema_hash mismatch: declared {declaration['input_schema_hash']}, "
-                    f"recomputed {hashes.input_schema_hash}",
-                    "input_schema_hash",
-                )
-            )
-        if declaration["contract_hash"] != hashes.contract_hash:
-            issues.append(
-                Issue(
-                    "contract.hash_mismatch",
-                    f"contract_hash mismatch: declared {declaration['contract_hash']}, "
-                    f"recomputed {hashes.contract_hash}",
-                    "contract_hash",
-                )
-            )
+        for name, code, recomputed in (
+            ("input_schema_hash", "contract.input_schema_hash_mismatch", hashes.input_schema_hash),
+            ("contract_hash", "contract.hash_mismatch", hashes.contract_hash),
+        ):
+            if declaration[name] != recomputed:
+                message = f"{name} mismatch: declared {declaration[name]}, recomputed {recomputed}"
+                issues.append(Issue(code, message, name))
     issues.extend(_lifecycle_issues(declaration))
     return _report(tuple(issues), tuple(_warnings(declaration, validators)), declaration, hashes)
 
@@ -385,47 +335,27 @@ def _string(value: Any) -> str:
 
 def _lifecycle_issues(declaration: Mapping[str, Any]) -> list[Issue]:
     # seed 003 lifecycle fields: optional, outside both hashes, checked only when present.
-    problems: list[tuple[str, str]] = []
-    self_pointers: list[Issue] = []
-    own = f"{declaration.get('adapter_id')}@{declaration.get('adapter_version')}"
-    if "status" in declaration and declaration["status"] not in LIFECYCLE_STATUSES:
-        problems.append(("status", f"status must be one of {', '.join(LIFECYCLE_STATUSES)}"))
-    for name in ("supersedes", "replaced_by"):
-        value = declaration.get(name)
-        if name in declaration and not (isinstance(value, str) and _POINTER.fullmatch(value)):
-            problems.append((name, f"{name} must be adapter_id@MAJOR.MINOR.PATCH"))
-        elif value == own:
-            # seed 003: supersedes is "the version this release replaces", replaced_by "the
-            # migration target"; neither can be the release itself.
-            self_pointers.append(
-                Issue(
-                    "contract.lifecycle_self_reference",
-                    f"{name} names the contract itself ({own})",
-                    name,
-                )
-            )
-    if "min_verifier_version" in declaration and not is_semver(declaration["min_verifier_version"]):
-        problems.append(("min_verifier_version", "min_verifier_version is not MAJOR.MINOR.PATCH"))
-    if "published_at" in declaration and not _is_iso8601(declaration["published_at"]):
-        problems.append(("published_at", "published_at is not an ISO-8601 date-time"))
-    channel = declaration.get("distribution_channel")
-    if "distribution_channel" in declaration and channel not in DISTRIBUTION_CHANNELS:
-        problems.append(
-            (
-                "distribution_channel",
-                f"distribution_channel must be one of {', '.join(DISTRIBUTION_CHANNELS)}",
-            )
-        )
+    problems = {
+        name: message
+        for name, (valid, message) in _LIFECYCLE_RULES.items()
+        if name in declaration and not valid(declaration[name])
+    }
     for name in LIFECYCLE_FIELDS:
         value = declaration.get(name)
-        if (
-            isinstance(value, str)
-            and _CONTROL.search(value)
-            and name not in {n for n, _ in problems}
-        ):
-            problems.append((name, f"{name} holds a control character"))
-    issues = [Issue("contract.lifecycle_invalid", message, name) for name, message in problems]
-    return issues + self_pointers
+        if name not in problems and isinstance(value, str) and _CONTROL.search(value):
+            problems[name] = f"{name} holds a control character"
+    issues = [Issue("contract.lifecycle_invalid", text, name) for name, text in problems.items()]
+    # seed 003: supersedes is "the version this release replaces", replaced_by "the migration
+    # target"; neither can be the release itself.
+    own = f"{declaration.get('adapter_id')}@{declaration.get('adapter_version')}"
+    issues.extend(
+        Issue(
+            "contract.lifecycle_self_reference", f"{name} names the contract itself ({own})", name
+        )
+        for name in ("supersedes", "replaced_by")
+        if name not in problems and declaration.get(name) == own
+    )
+    return issues
 
 
 def _is_iso8601(value: Any) -> bool:
@@ -440,19 +370,38 @@ def _is_iso8601(value: Any) -> bool:
     return True
 
 
+def _is_pointer(value: Any) -> bool:
+    return isinstance(value, str) and _POINTER.fullmatch(value) is not None
+
+
+_LIFECYCLE_RULES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
+    "status": (
+        LIFECYCLE_STATUSES.__contains__,
+        f"status must be one of {', '.join(LIFECYCLE_STATUSES)}",
+    ),
+    "supersedes": (_is_pointer, "supersedes must be adapter_id@MAJOR.MINOR.PATCH"),
+    "replaced_by": (_is_pointer, "replaced_by must be adapter_id@MAJOR.MINOR.PATCH"),
+    "min_verifier_version": (is_semver, "min_verifier_version is not MAJOR.MINOR.PATCH"),
+    "published_at": (_is_iso8601, "published_at is not an ISO-8601 date-time"),
+    "distribution_channel": (
+        DISTRIBUTION_CHANNELS.__contains__,
+        f"distribution_channel must be one of {', '.join(DISTRIBUTION_CHANNELS)}",
+    ),
+}
+
+
 def _warnings(declaration: Mapping[str, Any], validators: ValidatorRegistry) -> list[Issue]:
     warnings: list[Issue] = []
     name = declaration.get("validator_name")
     version = declaration.get("validator_version")
     if isinstance(name, str) and isinstance(version, str):
         try:
-            known = validators.get(name, version) is not None
-            why = "is not installed"
+            why = "is not installed" if validators.get(name, version) is None else ""
         except errors.ContractError as e:
             if e.code != "validator.load_failed":
                 raise
-            known, why = False, f"could not be loaded ({e.message})"
-        if not known:
+            why = f"could not be loaded ({e.message})"
+        if why:
             warnings.append(
                 Issue(
                     "validator.unknown",

@@ -7,19 +7,13 @@
 >>> parse_duration("36h").total_seconds()
 129600.0
 
-``manifest_hash`` covers the publisher fields and the ordered entry hashes only (docs/formats.md §3,
-as the peer computes it): nothing signed says *when*. A manifest from before a revocation therefore
-still verifies. Affidavit adds three top-level fields, which the peer ignores, so its manifests stay
-readable by the peer and the peer's (which lack them) stay readable here:
-
-* ``signed_at``: ISO-8601 UTC time the publisher signed this manifest;
-* ``freshness_hash`` = ``H(py-compact({freshness_schema_version: "1.0.0", manifest_hash,
-  manifest_version, generated_at, signed_at}))`` (a missing value as ``""``);
-* ``freshness_signature``: Ed25519 over the UTF-8 bytes of that hex string, ``b64`` (the same rule
-  as every other signature in docs/formats.md §3, under the manifest's key).
-
-The statement binds the time to this exact ``manifest_hash``: it cannot be moved to another
-manifest. A gate compares ``signed_at`` with its own clock (docs/adr/0007-pin-gate-freshness.md).
+``manifest_hash`` says nothing of *when*, so a manifest from before a revocation still verifies.
+Affidavit adds three top-level fields the peer ignores: ``signed_at`` (ISO-8601 UTC),
+``freshness_hash = H(py-compact({freshness_schema_version: "1.0.0", manifest_hash,
+manifest_version, generated_at, signed_at}))`` (a missing value as ``""``) and
+``freshness_signature`` (Ed25519 over that hex string, base64, under the manifest's key). The time
+is bound to this exact ``manifest_hash``; a gate compares it with its own clock
+(docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations
@@ -59,10 +53,8 @@ FreshnessStatus = Literal["ok", "mismatch", "absent"]
 
 def freshness_hash_body(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The object whose py-compact bytes ``freshness_hash`` covers (values as found, else "")."""
-    body: dict[str, Any] = {"freshness_schema_version": FRESHNESS_SCHEMA_VERSION}
-    for key in FRESHNESS_FIELDS:
-        body[key] = manifest.get(key, "")
-    return body
+    body = {key: manifest.get(key, "") for key in FRESHNESS_FIELDS}
+    return {"freshness_schema_version": FRESHNESS_SCHEMA_VERSION, **body}
 
 
 def freshness_hash(manifest: Mapping[str, Any]) -> str:
@@ -86,11 +78,9 @@ def parse_duration(text: str) -> datetime.timedelta:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FreshnessReport:
-    """What was checked of a manifest's freshness statement.
-
-    ``signed_at`` is set only when the statement is proven: its hash recomputes, it covers the
-    manifest's recomputed ``manifest_hash``, and its signature is ``ok`` under the trusted key.
-    """
+    """What was checked of a manifest's freshness statement. ``signed_at`` is set only when it is
+    proven: its hash recomputes, covers the recomputed ``manifest_hash``, and its signature is
+    ``ok`` under the trusted key."""
 
     hash_status: FreshnessStatus
     signature_status: str
@@ -129,8 +119,7 @@ class FreshnessReport:
 
 
 def _human(delta: datetime.timedelta) -> str:
-    """A duration as people read it, its two largest units (issue 37 §4: "36 days 4 hours", not
-    "3125563s").
+    """A duration as people read it, its two largest units.
 
     >>> _human(datetime.timedelta(hours=36)), _human(datetime.timedelta(seconds=59))
     ('1 day 12 hours', '59 seconds')
@@ -147,12 +136,8 @@ def _human(delta: datetime.timedelta) -> str:
 def check_freshness(
     unverified_manifest: Mapping[str, Any], public_key: Ed25519PublicKey | None
 ) -> FreshnessReport:
-    """Check the manifest's freshness statement under the caller's trusted key.
-
-    Never raises for a wrong value: an absent statement is ``absent`` (older manifests, the
-    peer's), a tampered one ``mismatch`` or a ``bad`` signature, and both are reported in
-    ``problem`` when they prevent proving ``signed_at``.
-    """
+    """Check the manifest's freshness statement under the caller's trusted key; never raises for
+    a wrong value (``absent``, ``mismatch``, a ``bad`` signature: said in ``problem``)."""
     claimed_at = unverified_manifest.get("signed_at")
     claimed_text = claimed_at if isinstance(claimed_at, str) else None
     claimed = unverified_manifest.get("freshness_hash")

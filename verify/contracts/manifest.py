@@ -8,20 +8,14 @@
 >>> (report.ok, report.manifest_hash_status, report.manifest_signature_status)
 (False, 'absent', 'absent')
 
-``entry_hash`` is ``H(py-compact(...))`` over exactly the 15 keys of :data:`ENTRY_HASH_FIELDS`, a
-missing one as ``""``; ``manifest_hash`` covers the schema version, the publisher fields and the
-entry hashes in array order. Signatures are Ed25519 over the UTF-8 bytes of the 64-character hex
-string, standard base64.
+``entry_hash`` is ``H(py-compact(...))`` over the 15 keys of :data:`ENTRY_HASH_FIELDS` (a missing
+one as ``""``); ``manifest_hash`` over the schema version, the publisher fields and the entry hashes
+in order. Signatures are Ed25519 over the UTF-8 hex string, standard base64.
 
-Verification recomputes every hash from what it received and never trusts a hash field to cover
-itself. Without a public key no signature counts as checked: the status is ``no_public_key`` and
-the verdict is not ``ok`` unless the caller passes ``allow_unsigned=True`` (a loud name for an
-unsafe choice). A ``bad`` signature or any hash ``mismatch`` always fails.
-
-The statuses keep the peer's words (``ok``/``mismatch``/``absent``, ``ok``/``bad``/``absent``/
-``no_public_key``: they are its JSON); each failed check is also a
-:class:`~affidavit.verify.results.Problem` (:meth:`ManifestReport.problems`), the type every
-report of ``affidavit.verify`` uses for findings that are not steps.
+Every hash is recomputed from what was received. Without a public key the status is
+``no_public_key`` and the verdict fails unless ``allow_unsigned=True``; a ``bad`` signature or a
+hash ``mismatch`` always fails. The statuses are the peer's JSON words; each failed check is also a
+:class:`~affidavit.verify.results.Problem` (:meth:`ManifestReport.problems`).
 """
 
 from __future__ import annotations
@@ -91,12 +85,9 @@ _CONTROL_BUT_LINES: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def check_entry_text(entry: Mapping[str, Any]) -> None:
-    """Refuse an entry whose hashed text holds a control character, before it is signed.
-
-    docs/formats.md §3: every one of the 15 hashed fields is signed. A NUL, an escape sequence or a
-    stray newline would be signed as part of a value that displays as something else (or, with
-    a trailing newline, passes a ``$`` pattern as its neighbour), so they are refused outright.
-    ``release_notes`` alone may hold TAB, LF and CR.
+    """Refuse an entry whose hashed text holds a control character, before it is signed
+    (docs/formats.md §3: a signed value must display as what it is); ``release_notes`` alone may
+    hold TAB, LF and CR.
 
     Raises:
         ``entry.control_character``: the first field found holding one (exit 2).
@@ -228,12 +219,8 @@ class EntryReport:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ManifestReport:
-    """The result of :func:`verify_manifest`: every status, and the verdict ``ok``.
-
-    ``duplicate_keys`` lists (adapter_id, adapter_version) pairs that occur more than once with
-    the same contract_hash (ambiguous lifecycle; Affidavit fails them), ``loud_collisions`` those
-    that occur with different contract hashes (docs/formats.md §3).
-    """
+    """The result of :func:`verify_manifest`. (adapter_id, adapter_version) pairs listed twice are
+    ``loud_collisions`` with different contract hashes, else ``duplicate_keys`` (both fail)."""
 
     ok: bool
     manifest_hash_status: HashStatus
@@ -369,12 +356,8 @@ def verify_manifest(
     allow_unsigned: bool = False,
     publisher_document_used: str | None = None,
 ) -> ManifestReport:
-    """Verify a parsed manifest offline and return what was checked (docs/formats.md §3).
-
-    Every entry hash and the manifest hash are recomputed; every signature is checked under
-    ``public_key`` (the caller's trusted key; the manifest's own ``public_key_base64`` is never
-    used). ``ok`` needs: every hash ``ok``, every signature ``ok`` (or, with ``allow_unsigned``,
-    ``absent``/``no_public_key``), no collision or duplicate key, and only known statuses.
+    """Verify a parsed manifest offline under the caller's ``public_key`` (never the manifest's
+    own) and return what was checked (docs/formats.md §3).
 
     Raises:
         ``manifest.invalid``: the manifest is not an object or ``contracts`` is malformed.

@@ -4,10 +4,8 @@ parsing.
 >>> parse_pin_file({"pinned_adapters": []}).pins
 ()
 
-A pin file is ours or the peer's; every pin is validated (reverse-DNS id, semver without leading
-zeros, 64 lowercase hex hash) and each (adapter_id, adapter_version) may be pinned once. The pin
-check is :mod:`affidavit.verify.contracts.pins`, pinning one contract
-:func:`affidavit.verify.contracts.pins.plan_pin`.
+A pin file is ours or the peer's; every pin is validated and each (adapter_id, adapter_version)
+may be pinned once.
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
 """The pin check behind the CI gate (docs/formats.md §3, seed 003 "Manifest and pinning").
 
-Pin files are parsed by :mod:`affidavit.verify.contracts.pin_file`; lifecycle rules live in
-:mod:`affidavit.verify.contracts.lifecycle`. Pinning one contract (:func:`plan_pin`, seed 003
-"Adoption workflow", lifecycle table) decides what to record, in the peer's pin shape, from the
-verified manifest entry; the CLI writes it. Everything here is pure: the CLI reads files, fetches
-nothing unless asked, and hands parsed values in. The pin check
-(:func:`check_pins`) returns a frozen report whose ``exit_code`` is the gate's verdict: 0 every pin
-holds, 1 a mismatch, a missing, broken or unlinted declaration, or a stale manifest, 3 a revoked pin
-(1 wins when both occur: a tampered contract is the louder finding).
+Pure: the caller reads files and hands parsed values in. :func:`plan_pin` (seed 003 "Adoption
+workflow") decides what to record from the verified manifest entry. :func:`check_pins` returns a
+frozen report whose ``exit_code`` is the gate's verdict: 0 every pin holds, 1 a mismatch, a missing,
+broken or unlinted declaration, or a stale manifest, 3 a revoked pin (1 wins when both occur).
 
-Findings are :class:`~affidavit.verify.results.Problem` sentences. One about a caller setting
-names it by its parameter here (``require_signed``); the command line renders it with its own
-option names (``to_json(names)``), so no message of this module names a command-line flag.
+Findings are :class:`~affidavit.verify.results.Problem` sentences; one about a caller setting names
+its parameter (``require_signed``), which the command line renders as its own option.
 
-Lifecycle is decided from the sources that say the most (revoked > deprecated > superseded >
-active): the signed manifest entries and the declarations, and the pin's own ``status``, which can
-only make a verdict stricter. Editable pin text never relaxes one: a revoked pin passes only when
-the caller allows inspection-only pins explicitly *and* the pin was recorded as one
-(docs/adr/0007-pin-gate-freshness.md).
+Lifecycle is the most severe any source reports (revoked > deprecated > superseded > active); the
+pin's own text can only make it stricter: a revoked pin passes only when the caller allows
+inspection-only pins *and* the pin was recorded as one (docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations
@@ -44,8 +37,7 @@ __all__ = [
 ]
 
 # ------------------------------------------------------------------------------------------
-# The pin check (docs/formats.md §3, docs/adr/0007-pin-gate-freshness.md): pure; the CLI gathers
-# the declarations and the manifest report.
+# The pin check (docs/formats.md §3, docs/adr/0007-pin-gate-freshness.md)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -133,10 +125,8 @@ class PinCheckReport:
         return 3 if any(p.revoked_refused for p in self.pins) else 0
 
     def findings(self, names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-        """Every reason the gate fails, one object each: ``code`` (specs/error-codes.json), the
-        ``pin`` it is about (``adapter_id@adapter_version``; null for the manifest's), the
-        ``file`` to point at (null when none is known) and the ``message`` (issue 37 §5: what a
-        CI annotation needs). A refused revoked pin is one too (``pin.check_revoked``)."""
+        """Every reason the gate fails (a refused revoked pin too), as ``{code, pin, file,
+        message}``: what a CI annotation needs; ``pin`` and ``file`` are null when unknown."""
         out: list[dict[str, Any]] = []
         for verdict in self.pins:
             label = f"{verdict.adapter_id}@{verdict.adapter_version}"
@@ -320,9 +310,8 @@ def _check_one(
                 file=where.pin_file,
             )
         )
-    # Every pin finds its declaration where the gate looks, and it hashes to the pin (issue 37):
-    # a manifest entry vouches for the hash, never for the bytes the runtime will load, so it does
-    # not stand in for a deleted, moved or renamed contract.
+    # A manifest entry vouches for the hash, never for the bytes the runtime will load: it does not
+    # stand in for a deleted, moved or renamed contract.
     if not declarations and not broken:
         searched = ", ".join(where.searched) or "the folders searched"
         problems.append(
@@ -436,17 +425,12 @@ def check_pins(
 ) -> PinCheckReport:
     """Check every pin against the declarations found and, when given, the verified manifests.
 
-    A pin holds when at least one declaration is found for its (adapter_id, adapter_version)
-    (``pin.contract_missing`` otherwise: a manifest entry never stands in for it), each lints
-    clean and recomputes to the pinned ``contract_hash`` (and declares that hash), no broken file
-    may be its contract, and the manifest entry (if a manifest is given) carries the same hash
-    with an ``ok`` entry hash and no ``bad`` signature. ``require_signed``
-    also demands an ``ok`` entry signature and manifest signature. ``live_manifest`` (the
-    registry's live one) must verify fully and list the pin. Revoked pins are refused
-    (exit 3) unless ``allow_inspection_only`` and the pin was recorded as inspection-only.
-    ``manifest_problems`` are findings the caller made about the manifest (e.g. its age).
-    ``pin_file_source``, ``manifest_source``, ``live_source`` and ``searched`` (the folders the
-    declarations were looked for in) only name things in findings (:meth:`PinCheckReport.findings`).
+    A pin holds when a declaration is found for it (a manifest entry never stands in), each lints
+    clean and recomputes to (and declares) the pinned ``contract_hash``, no broken file may be its
+    contract, and the manifest entry carries the same hash with an ``ok`` entry hash and no
+    ``bad`` signature; ``require_signed`` also demands ``ok`` signatures; ``live_manifest`` must
+    verify fully and list the pin. ``manifest_problems`` are the caller's findings about the
+    manifest (e.g. its age); the ``*_source`` names and ``searched`` only word findings.
 
     Raises:
         ``manifest.invalid``: ``manifest`` is malformed.
@@ -611,17 +595,16 @@ def plan_pin(
 ) -> PinPlan:
     """Decide what to pin, in the peer's pin shape (docs/formats.md §3, seed 003 lifecycle table).
 
-    Without a manifest the pin says ``entry_hash_status: no_manifest_supplied``. With one, the
-    matching entry must verify (its hash, no ``bad`` signature, no tampered manifest) and carry
-    the same contract_hash; its lifecycle decides the advice. Statuses are recorded as found, so
-    an unverified entry is never recorded as trusted.
+    With a manifest, the matching entry must verify and carry the same contract_hash; its
+    lifecycle decides the advice. Statuses are recorded as found (never an unverified entry as
+    trusted).
 
     Raises:
         ``pin.invalid_argument``: malformed id, version or hash.
         ``pin.entry_unverified``: the manifest entry or the manifest fails verification.
         ``pin.hash_mismatch``: the entry's contract_hash is not the one being pinned.
         ``pin.revoked``: the entry is revoked and ``allow_revoked_for_legacy_inspection`` is not set
-            (``pin.revoked``, exit 3; the message names no way out, the caller adds its own).
+            (exit 3; the caller adds the way out to the message).
     """
     validate_pin_args(adapter_id, adapter_version, contract_hash_hex)
     label = f"{adapter_id}@{adapter_version}"
@@ -663,8 +646,6 @@ def plan_pin(
         )
     state = lifecycle_state(entry)
     if state == "revoked" and not allow_revoked_for_legacy_inspection:
-        # The way out (allow_revoked_for_legacy_inspection) is the caller's to name: the CLI adds
-        # its flag to this message.
         raise errors.ContractError(
             "pin.revoked",
             f"{label} is REVOKED: refusing to pin it for new work (replacement: "

@@ -13,28 +13,21 @@
 'auto_accept'
 
 docs/formats.md §4: ``{rules: [{conditions: [{field, op, value}], action}], default}``; ops
-``>= <= > < == != in``, and ``not_in`` (in the AiGentsy mandate vectors' ``allowed_ops``);
-actions ``auto_accept | require_review | auto_reject``; the first rule whose conditions all hold
-wins; a missing field fails its condition; ``default`` is ``require_review``
-when absent; ``policy_hash = H(py-compact({rules, default}))``. A decision event carries
+``>= <= > < == != in`` and ``not_in`` (the AiGentsy mandate vectors' ``allowed_ops``); the first
+rule whose conditions all hold wins; ``default`` is ``require_review`` when absent;
+``policy_hash = H(py-compact({rules, default}))``. A decision event carries
 ``payload.policy_snapshot = {matched_rule, evaluated_inputs, rule_index}``.
 
-Comparison rules (decided here, where the spec is silent; docs in the report): values compare only
-within one JSON type. Ordering operators need two numbers (booleans are not numbers) or two strings;
-``==``/``!=`` need the same JSON type; ``in`` needs an array and tests typed membership,
-``not_in`` its negation (typed non-membership; a missing or null field still never holds). A
-condition whose types do not fit does not hold, whatever the operator, and ``null`` counts as
-missing. So a rule this module says fires also fires under the peer's Python comparisons.
-
-Lifecycle (seed 003, table "Deprecated, superseded, and revoked"): a revoked contract routes to
-``unknown_adapter`` with no normalized inputs, so the policy falls through to its default action;
-deprecated and superseded contracts add ``lifecycle_warnings``. See :func:`lifecycle_of`.
-
-Nothing here reads a clock, the environment or the network.
+Comparison rules (decided here, where the spec is silent): values compare only within one JSON
+type. Ordering operators need two numbers (booleans are not numbers) or two strings; ``==``/``!=``
+the same JSON type; ``in`` an array (typed membership), ``not_in`` its negation. A condition whose
+types do not fit does not hold, and a missing or ``null`` field never holds. So a rule this module
+says fires also fires under the peer's Python comparisons.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
@@ -62,8 +55,10 @@ OPERATORS: Final[tuple[str, ...]] = (">=", "<=", ">", "<", "==", "!=", "in", "no
 DEFAULT_ACTION: Final = "require_review"  # docs/formats.md §4; seed 003 "falls through to default"
 NO_RULE: Final = -1  # rule_index of a default-action decision
 
+_ORDER: Final = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 _RULE_KEYS: Final = frozenset({"conditions", "action"})
 _CONDITION_KEYS: Final = frozenset({"field", "op", "value"})
+_SNAPSHOT_KEYS: Final = frozenset({"matched_rule", "evaluated_inputs", "rule_index"})
 
 
 class Condition(NamedTuple):
@@ -119,32 +114,29 @@ class AcceptancePolicy(NamedTuple):
 
     @classmethod
     def from_json(cls, unverified_policy: Any) -> AcceptancePolicy:
-        """Parse a policy document strictly.
-
-        Only ``rules``, ``default`` and ``_``-prefixed comment keys are allowed at the top level;
-        rules hold exactly ``conditions`` and ``action``, conditions exactly ``field``, ``op``
-        and ``value``.
+        """Parse a policy document strictly: ``rules``, ``default`` and ``_``-comment keys at the
+        top, exactly ``conditions`` and ``action`` in a rule, ``field``, ``op``, ``value`` in a
+        condition.
 
         Raises:
-            ``policy.malformed``: wrong structure or types (``policy.malformed``).
+            ``policy.malformed``: wrong structure or types.
             ``policy.unknown_operator``: an ``op`` outside :data:`OPERATORS`.
             ``policy.unknown_action``: an action outside :data:`ACTIONS`.
         """
         if not isinstance(unverified_policy, dict):
-            raise errors.PolicyError(
-                "policy.malformed", "an AcceptancePolicy must be a JSON object"
-            )
-        extra = [k for k in unverified_policy if k not in ("rules", "default")]
-        extra = [k for k in extra if not k.startswith("_")]
+            raise _malformed("an AcceptancePolicy must be a JSON object")
+        extra = sorted(
+            k for k in unverified_policy if k not in ("rules", "default") and not k.startswith("_")
+        )
         if extra:
             raise errors.PolicyError(
                 "policy.malformed",
-                f"unknown policy field(s): {', '.join(sorted(extra))}",
-                details={"fields": sorted(extra)},
+                f"unknown policy field(s): {', '.join(extra)}",
+                details={"fields": extra},
             )
         raw_rules = unverified_policy.get("rules")
         if not isinstance(raw_rules, list):
-            raise errors.PolicyError("policy.malformed", "policy.rules must be an array")
+            raise _malformed("policy.rules must be an array")
         default = unverified_policy.get("default", DEFAULT_ACTION)
         _check_action(default, "policy.default")
         rules = tuple(_parse_rule(raw, i) for i, raw in enumerate(raw_rules))
@@ -162,10 +154,8 @@ class AcceptancePolicy(NamedTuple):
     def evaluate(
         self, inputs: Mapping[str, Any], *, validation_result: str | None = None
     ) -> Decision:
-        """Evaluate against ``inputs`` (normalized policy inputs): the first firing rule wins.
-
-        A ``validation_result`` of ``rejected`` or ``unknown_adapter`` (revoked or unknown
-        contract) skips the rules: the decision is the default action (seed 003, fail closed).
+        """Evaluate against ``inputs`` (normalized policy inputs): the first firing rule wins; a
+        ``validation_result`` of ``rejected`` or ``unknown_adapter`` gives the default (seed 003).
         """
         evaluated = dict(inputs)
         if validation_result not in ("rejected", "unknown_adapter"):
@@ -173,6 +163,14 @@ class AcceptancePolicy(NamedTuple):
                 if rule_fires(rule, evaluated):
                     return Decision(rule.action, index, rule.to_json(), evaluated)
         return Decision(self.default, NO_RULE, None, evaluated)
+
+
+def _malformed(message: str) -> errors.PolicyError:
+    return errors.PolicyError("policy.malformed", message)
+
+
+def _snapshot_malformed(message: str) -> errors.PolicyError:
+    return errors.PolicyError("policy.snapshot_malformed", message)
 
 
 def _check_action(action: Any, where: str) -> None:
@@ -187,12 +185,10 @@ def _check_action(action: Any, where: str) -> None:
 def _parse_rule(raw: Any, index: int) -> Rule:
     where = f"policy.rules[{index}]"
     if not isinstance(raw, dict) or set(raw) != _RULE_KEYS:
-        raise errors.PolicyError(
-            "policy.malformed", f"{where} must be an object with exactly conditions and action"
-        )
+        raise _malformed(f"{where} must be an object with exactly conditions and action")
     conditions = raw["conditions"]
     if not isinstance(conditions, list):
-        raise errors.PolicyError("policy.malformed", f"{where}.conditions must be an array")
+        raise _malformed(f"{where}.conditions must be an array")
     _check_action(raw["action"], f"{where}.action")
     parsed = tuple(
         _parse_condition(c, f"{where}.conditions[{j}]") for j, c in enumerate(conditions)
@@ -202,12 +198,10 @@ def _parse_rule(raw: Any, index: int) -> Rule:
 
 def _parse_condition(raw: Any, where: str) -> Condition:
     if not isinstance(raw, dict) or set(raw) != _CONDITION_KEYS:
-        raise errors.PolicyError(
-            "policy.malformed", f"{where} must be an object with exactly field, op and value"
-        )
+        raise _malformed(f"{where} must be an object with exactly field, op and value")
     field, op, value = raw["field"], raw["op"], raw["value"]
     if not isinstance(field, str) or not field:
-        raise errors.PolicyError("policy.malformed", f"{where}.field must be a non-empty string")
+        raise _malformed(f"{where}.field must be a non-empty string")
     if not isinstance(op, str) or op not in OPERATORS:
         raise errors.PolicyError(
             "policy.unknown_operator",
@@ -215,9 +209,7 @@ def _parse_condition(raw: Any, where: str) -> Condition:
             details={"op": op},
         )
     if op in ("in", "not_in") and not isinstance(value, list):
-        raise errors.PolicyError(
-            "policy.malformed", f"{where}: the value of {op!r} must be an array"
-        )
+        raise _malformed(f"{where}: the value of {op!r} must be an array")
     return Condition(field, op, value)
 
 
@@ -253,10 +245,8 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 def condition_holds(op: str, actual: Any, expected: Any) -> bool:
-    """Whether ``actual <op> expected`` holds under the typed rules of the module docstring.
-
-    ``actual`` of ``None`` (missing or null) never holds; unknown operators never hold.
-    """
+    """Whether ``actual <op> expected`` holds under the typed rules of the module docstring
+    (never for a missing or null ``actual`` or an unknown operator)."""
     if actual is None:
         return False
     ka, ke = _kind(actual), _kind(expected)
@@ -270,17 +260,9 @@ def condition_holds(op: str, actual: Any, expected: Any) -> bool:
         return _json_equal(actual, expected)
     if op == "!=":
         return not _json_equal(actual, expected)
-    if ka not in ("number", "string"):
+    if ka not in ("number", "string") or op not in _ORDER:
         return False
-    if op == ">=":
-        return bool(actual >= expected)
-    if op == "<=":
-        return bool(actual <= expected)
-    if op == ">":
-        return bool(actual > expected)
-    if op == "<":
-        return bool(actual < expected)
-    return False
+    return bool(_ORDER[op](actual, expected))
 
 
 def rule_fires(rule: Rule, inputs: Mapping[str, Any]) -> bool:
@@ -303,26 +285,18 @@ def replay_snapshot(unverified_snapshot: Any, policy: AcceptancePolicy | None = 
         ``policy.replay_mismatch``: the matched rule does not fire, or the full replay differs.
     """
     snap = unverified_snapshot
-    if not isinstance(snap, dict) or not {"matched_rule", "evaluated_inputs", "rule_index"} <= set(
-        snap
-    ):
-        raise errors.PolicyError(
-            "policy.snapshot_malformed",
-            "policy_snapshot must hold matched_rule, evaluated_inputs and rule_index",
+    if not isinstance(snap, dict) or not snap.keys() >= _SNAPSHOT_KEYS:
+        raise _snapshot_malformed(
+            "policy_snapshot must hold matched_rule, evaluated_inputs and rule_index"
         )
     inputs, index, matched = snap["evaluated_inputs"], snap["rule_index"], snap["matched_rule"]
     if not isinstance(inputs, dict):
-        raise errors.PolicyError(
-            "policy.snapshot_malformed", "policy_snapshot.evaluated_inputs must be an object"
-        )
+        raise _snapshot_malformed("policy_snapshot.evaluated_inputs must be an object")
     if not isinstance(index, int) or isinstance(index, bool) or index < NO_RULE:
-        raise errors.PolicyError(
-            "policy.snapshot_malformed", "policy_snapshot.rule_index must be an integer >= -1"
-        )
+        raise _snapshot_malformed("policy_snapshot.rule_index must be an integer >= -1")
     if (index == NO_RULE) != (matched is None):
-        raise errors.PolicyError(
-            "policy.snapshot_malformed",
-            "policy_snapshot: matched_rule must be null exactly when rule_index is -1",
+        raise _snapshot_malformed(
+            "policy_snapshot: matched_rule must be null exactly when rule_index is -1"
         )
     decision = _snapshot_decision(matched, index, inputs, policy)
     if policy is not None:
@@ -344,9 +318,7 @@ def _snapshot_decision(
     try:
         rule = _parse_rule(matched, index)
     except errors.PolicyError as e:
-        raise errors.PolicyError(
-            "policy.snapshot_malformed", f"policy_snapshot.matched_rule: {e.message}"
-        ) from None
+        raise _snapshot_malformed(f"policy_snapshot.matched_rule: {e.message}") from None
     if not rule_fires(rule, inputs):
         raise errors.PolicyError(
             "policy.replay_mismatch",
@@ -372,17 +344,15 @@ class Lifecycle(NamedTuple):
 
 
 def lifecycle_of(contract: Mapping[str, Any]) -> Lifecycle:
-    """Read ``status`` / ``replaced_by`` of a declaration (discovery-only fields, seed 003).
+    """What a declaration's lifecycle (seed 003) means for a new evaluation.
 
-    The state is :func:`affidavit.verify.contracts.lifecycle.lifecycle_state`, the rule ``pins
-    check`` uses: revoked, and any status that is not active or deprecated, -> ``revoked`` (route to
-    ``unknown_adapter``) and a ``revoked`` warning; deprecated ->
-    a ``deprecated`` warning; active with ``replaced_by`` -> a ``superseded`` warning. Every warning
-    carries the replacement pointer (``replaced_by``, null when none).
+    The state is :func:`~affidavit.verify.contracts.lifecycle.lifecycle_state`'s (an unknown
+    status is revoked): revoked routes to ``unknown_adapter``; every state but active adds one
+    warning ``{kind, replaced_by}`` (null when no replacement is named).
     """
     replaced_by = contract.get("replaced_by")
     pointer = replaced_by if isinstance(replaced_by, str) and replaced_by else None
-    kind = lifecycle_state(contract)  # the one rule: an unknown status is revoked (fail closed)
+    kind = lifecycle_state(contract)
     if kind == "active":
         return Lifecycle(revoked=False, warnings=())
     warning = {"kind": kind, "replaced_by": pointer}

@@ -6,15 +6,10 @@
 >>> schema_issues([])[0].code
 'contract.not_object'
 
-``schema_issues`` implements ``specs/adapter-contract.schema.json`` (docs/formats.md §2) with
-hand-written checks and precompiled regexes, and adds the one rule JSON Schema cannot express:
-``allowed_policy_fields`` must be a subset of ``output_fields``. It never imports jsonschema (that
-import alone costs ~60 ms, and a check is ~50x slower: docs/adr/0003); the tests run the same
-schema through ``jsonschema.Draft7Validator`` as the reference it must match
-(tests/verify/contracts/schema_reference.py; jsonschema is a dev dependency, an oracle).
-
-Regexes are applied with ``fullmatch``: a trailing newline never passes, as in ECMA-262 where
-``$`` means end of input (the shipped schema says the same with ``not: {pattern: "\\n"}``).
+``schema_issues`` implements ``specs/adapter-contract.schema.json`` (docs/formats.md §2) without
+importing jsonschema (docs/adr/0003), plus the one rule JSON Schema cannot express: allowed ⊆
+output. Regexes are applied with ``fullmatch``, so a trailing newline never passes (the schema's
+``not: {pattern: "\\n"}``).
 """
 
 from __future__ import annotations
@@ -64,15 +59,11 @@ SEMVER_FIELDS: Final = (
 HASH_FIELDS: Final = ("input_schema_hash", "contract_hash")
 ARRAY_FIELDS: Final = ("output_fields", "allowed_policy_fields")
 
-# docs/formats.md §2 patterns, compiled once. A version is a SemVer 2.0.0 core version: SemVer §2
-# "A normal version number MUST take the form X.Y.Z where X, Y, and Z are non-negative integers,
-# and MUST NOT contain leading zeroes" (else 1.0.0, 01.0.0 and 001.0.0 would be three versions
-# that compare equal).
+# docs/formats.md §2 patterns. SemVer 2.0.0 §2: X.Y.Z, non-negative integers without leading
+# zeroes (else 1.0.0, 01.0.0 and 001.0.0 would be three versions that compare equal).
 SEMVER_PATTERN: Final = r"(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)"
-# docs/formats.md §2, docs/adr/0017: every identifier is bounded, so both stores can index it
-# (PostgreSQL's btree rows hold 2,704 bytes). An adapter_id is at most 253 characters (the
-# longest DNS name, RFC 1035 §2.3.4), a version at most 64 (three 20-digit numbers: 2^64 fits),
-# a snake_case name at most 128.
+# docs/formats.md §2, docs/adr/0017: bounded so both stores can index them. An adapter_id is a
+# DNS name (RFC 1035 §2.3.4), a version three 20-digit numbers (2^64 fits).
 MAX_ADAPTER_ID: Final = 253
 MAX_SEMVER: Final = 64
 MAX_FIELD_NAME: Final = 128
@@ -95,12 +86,14 @@ class Issue(NamedTuple):
         return {"code": self.code, "message": self.message, "field": self.field}
 
 
+def _bounded_match(value: Any, pattern: re.Pattern[str], limit: int) -> bool:
+    return isinstance(value, str) and len(value) <= limit and pattern.fullmatch(value) is not None
+
+
 def is_semver(value: Any) -> bool:
     """``MAJOR.MINOR.PATCH`` digits only, no leading zeros, at most 64 characters (docs/formats.md
     §2; SemVer 2.0.0 §2)."""
-    return (
-        isinstance(value, str) and len(value) <= MAX_SEMVER and _SEMVER.fullmatch(value) is not None
-    )
+    return _bounded_match(value, _SEMVER, MAX_SEMVER)
 
 
 def _semver_message(name: str, value: Any) -> str:
@@ -114,11 +107,7 @@ def _semver_message(name: str, value: Any) -> str:
 def is_adapter_id(value: Any) -> bool:
     """Reverse-DNS adapter id, e.g. ``acme.eval_suite.v0``, at most 253 characters
     (docs/formats.md §2)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= MAX_ADAPTER_ID
-        and _ADAPTER_ID.fullmatch(value) is not None
-    )
+    return _bounded_match(value, _ADAPTER_ID, MAX_ADAPTER_ID)
 
 
 def _adapter_id_message(declaration: Mapping[str, Any]) -> str:
@@ -131,19 +120,12 @@ def _adapter_id_message(declaration: Mapping[str, Any]) -> str:
 def is_field_name(value: Any) -> bool:
     """snake_case name ``^[a-z][a-z0-9_]*$``, at most 128 characters (field and validator
     names)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= MAX_FIELD_NAME
-        and _SNAKE.fullmatch(value) is not None
-    )
+    return _bounded_match(value, _SNAKE, MAX_FIELD_NAME)
 
 
 def schema_issues(declaration: Any) -> tuple[Issue, ...]:
-    """Check ``declaration`` against the AdapterContract schema plus allowed ⊆ output.
-
-    Returns every issue found (empty when the declaration conforms); never raises on any JSON
-    value. Missing fields are reported and the present ones are still checked.
-    """
+    """Every issue of ``declaration`` against the AdapterContract schema plus allowed ⊆ output
+    (empty when it conforms); never raises on any JSON value."""
     if not isinstance(declaration, Mapping):
         return (Issue("contract.not_object", "declaration is not a JSON object"),)
     issues: list[Issue] = [

@@ -11,21 +11,15 @@
 >>> validator.validate({"tests_passed": 1, "coverage_met": False}, contract).status
 'rejected'
 
-A validator is identified by ``(name, version)``; the contract names it in ``validator_name`` /
-``validator_version``. Validators are pure functions of (raw output, contract): no clock, no
-network, no randomness, so a verifier can re-run one on the raw output a bundle carries and must
-get the same normalized inputs.
+A validator, named by the contract's ``validator_name`` / ``validator_version``, is a pure function
+of (raw output, contract), so a verifier re-running it on a bundle's raw output gets the same
+normalized inputs. Fail closed (seed 003 "Fail-closed defaults"): a rejected result emits no
+normalized inputs, an accepted one only ``allowed_policy_fields``.
 
-Fail closed (seed 003 "Fail-closed defaults"): a rejected result emits no normalized inputs, and an
-accepted one emits only ``allowed_policy_fields``.
-
-Plug-ins: a distribution may add validators through the entry-point group ``affidavit.validators``;
-the entry point's name is the validator name and its object is a *family*, a zero-argument callable
-returning the validators (one per version) of that name. This package reads no entry point: the
-caller passes its plug-ins (``ValidatorRegistry(plugins=...)``; the command line and the stamp pass
-:func:`affidavit.attest.plugins.installed_validators`'s), so a verdict of this package never depends
-on what happens to be installed: its default, :data:`default_registry`, knows the built-ins only.
-Built-ins are looked up first; the plug-ins only for a name that is not built in, once per name.
+Plug-ins: the entry-point group ``affidavit.validators`` maps a validator name to a *family*, a
+zero-argument callable returning its validators (one per version). This package reads no entry
+point: the caller passes its plug-ins (``ValidatorRegistry(plugins=...)``), so
+:data:`default_registry` knows the built-ins only and no verdict depends on what is installed.
 """
 
 from __future__ import annotations
@@ -55,11 +49,8 @@ Status = Literal["accepted", "rejected"]
 
 
 class ValidationResult(NamedTuple):
-    """The outcome of running a validator on one raw output.
-
-    ``normalized_policy_inputs`` holds only ``allowed_policy_fields`` and is empty unless
-    ``status == "accepted"``; treat it as read-only. ``errors`` says why an output was rejected.
-    """
+    """The outcome of running a validator on one raw output: ``normalized_policy_inputs``
+    (read-only) is empty unless accepted; ``errors`` says why an output was rejected."""
 
     status: Status
     normalized_policy_inputs: Mapping[str, Any] = MappingProxyType({})  # read-only, shared
@@ -110,12 +101,8 @@ def _reject(*reasons: str) -> ValidationResult:
 
 
 class BooleanValidator(NamedTuple):
-    """The boolean family: every output field present and a real JSON boolean.
-
-    Extra keys in the raw output are ignored (they never reach policy); a missing field, a
-    non-boolean (``1``, ``"true"``, ``null``), a malformed contract or a contract naming another
-    validator rejects the whole output.
-    """
+    """The boolean family: every output field present and a real JSON boolean (not ``1``,
+    ``"true"`` or ``null``); extra keys are ignored (they never reach policy)."""
 
     name: str = BOOLEAN_VALIDATOR_NAME
     version: str = "1.0.0"
@@ -181,8 +168,7 @@ _BUILTIN_FAMILIES: Final[dict[str, Family]] = {BOOLEAN_VALIDATOR_NAME: boolean_v
 
 class ValidatorRegistry:
     """Validators by ``(name, version)``: built-in families (or ``families``), then the caller's
-    ``plugins`` (asked lazily, once per name; module docstring).
-    """
+    ``plugins`` (asked lazily, once per name)."""
 
     def __init__(
         self,
@@ -219,12 +205,10 @@ class ValidatorRegistry:
 
     def _load(self, name: str) -> dict[str, Validator]:
         family = self._families.get(name)
-        if family is None:
-            if self._plugins is None:
-                return {}
+        if family is None and self._plugins is not None:
             family = self._plugins.family(name)
-            if family is None:
-                return {}
+        if family is None:
+            return {}
         try:
             validators = tuple(family())
         except Exception as e:

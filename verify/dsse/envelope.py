@@ -44,13 +44,10 @@ __all__ = [
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 
 
-# The cap on an envelope's size. An envelope carries one Statement; Affidavit's are kilobytes, and
-# base64 makes the payload 4/3 larger. 16 MiB leaves room for large third-party predicates (an SBOM)
-# while bounding what one untrusted file can cost: the strict parse, the base64 decode and the PAE
-# copy each hold about one more copy, so a few times 16 MiB at most. Checked before any parsing.
+# Room for a large third-party predicate (an SBOM) while bounding what one untrusted file costs
+# (the parse, the decode and the PAE each hold about one more copy). Checked before parsing.
 MAX_ENVELOPE_BYTES: Final = 16 * 1024 * 1024
-# Every signature is tried under every trusted key (the keyid is only a hint), so the work is
-# signatures x keys Ed25519 verifications; TUF and in-toto thresholds are single digits.
+# Every signature is tried under every trusted key: signatures x keys verifications.
 MAX_SIGNATURES: Final = 256
 
 _STANDARD: Final = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
@@ -58,12 +55,10 @@ _URL_SAFE: Final = re.compile(rb"[A-Za-z0-9_-]*={0,2}")
 
 
 def dsse_keyid(public_key_raw: bytes) -> str:
-    """The ``keyid`` Affidavit writes for an Ed25519 key: lowercase hex SHA-256 of the canonical
-    JSON ``{"keytype":"ed25519","keyval":{"public":"<hex>"},"scheme":"ed25519"}``.
-
-    It is the default key ID securesystemslib computes for the same key, so a consumer there
-    builds the key from nothing but the public key and its ``Envelope.verify`` finds the
-    signature (it tries only keys whose keyid matches). Verifying here never relies on it.
+    """The ``keyid`` Affidavit writes for an Ed25519 key: securesystemslib's default key ID, the
+    hex SHA-256 of ``{"keytype":"ed25519","keyval":{"public":"<hex>"},"scheme":"ed25519"}``, so
+    its ``Envelope.verify`` (which tries only matching keyids) finds the signature. Verifying
+    here never relies on it.
     """
     key = public_key_raw.hex()
     canonical = f'{{"keytype":"ed25519","keyval":{{"public":"{key}"}},"scheme":"ed25519"}}'
@@ -111,12 +106,9 @@ def envelope_json(envelope: Envelope) -> dict[str, object]:
 
 def decode_b64(text: str, *, field: str) -> bytes:
     """Decode DSSE base64: standard or URL-safe alphabet (DSSE envelope.md, "Either standard or
-    URL-safe encoding is allowed"), padded or not, and nothing else.
-
-    Strict otherwise: one alphabet per value (a ``+`` and a ``-`` together are refused), no
-    whitespace or other characters, padding only at the end and only as much as the length needs,
-    and the canonical form (unused trailing bits zero), so one byte string has at most four
-    spellings and no malleable ones.
+    URL-safe encoding is allowed"), padded or not. Strict otherwise: one alphabet per value, no
+    other character, only the padding the length needs, unused trailing bits zero (so no
+    malleable spellings).
 
     Raises:
         ``dsse.bad_base64``: ``text`` is none of these (``field`` names the value).
@@ -153,16 +145,11 @@ def _bad_base64(field: str, why: str) -> errors.EnvelopeError:
 def parse_envelope(raw: bytes) -> Envelope:
     """Read a DSSE JSON envelope strictly (DSSE envelope.md, "Parsing rules").
 
-    * at most :data:`MAX_ENVELOPE_BYTES` bytes, checked first; then strict JSON (docs/formats.md
-      §1: duplicate keys, NaN, lone surrogates... refused, each with its ``json.*`` code);
+    * at most :data:`MAX_ENVELOPE_BYTES` bytes, then strict JSON (docs/formats.md §1);
     * ``payload``, ``payloadType``, ``signatures`` and each ``sig`` are REQUIRED, "even if empty";
-      ``keyid`` is OPTIONAL and "an unset field MUST be treated the same as set-but-empty" (so
-      unset reads as ``""``); when set, each is a string (``signatures`` an array of objects);
-    * "Consumers MUST ignore unrecognized fields": other fields, at any level, are ignored (and
-      not kept: what is signed is only ``PAE(payloadType, payload)``);
-    * ``payload`` and ``sig`` by :func:`decode_b64`;
-    * at least one and at most :data:`MAX_SIGNATURES` signatures (an envelope that cannot verify
-      under any threshold is refused as input).
+      ``keyid`` is OPTIONAL and "an unset field MUST be treated the same as set-but-empty";
+    * "Consumers MUST ignore unrecognized fields" (and they are not kept);
+    * ``payload`` and ``sig`` by :func:`decode_b64`; 1 to :data:`MAX_SIGNATURES` signatures.
 
     Raises:
         ``dsse.too_large``, ``json.*``, ``dsse.malformed``, ``dsse.bad_base64``,

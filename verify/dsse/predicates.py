@@ -1,24 +1,12 @@
 """Affidavit's in-toto predicate types, and the subjects and predicates built from their sources.
 
-A predicate type is a URI naming the predicate's meaning and shape (in-toto attestation spec v1,
-statement.md, ``predicateType``); each has a JSON Schema in ``specs/predicates/`` whose ``$id`` is
-the URI. The builders here are pure (no I/O, no clock, no attest import): the same bundle, entry
-or audit report always gives the same subject and predicate, so a verifier rebuilds them from the
-source and compares (``affidavit verify dsse --bundle``, :mod:`affidavit.verify.dsse.verify`).
-Field names are lowerCamelCase (in-toto attestation spec v1, README "Conventions").
-
-Three sources, three predicate types:
-
-* :data:`DECISION_V1`, a stamped ProofPack bundle (docs/formats.md §4):
-  :func:`subject_for_bundle`, :func:`decision_predicate`;
-* :data:`MANIFEST_ENTRY_V1`, a signed manifest entry (docs/formats.md §3):
-  :func:`subject_for_entry`, :func:`entry_predicate`;
-* :data:`FACT_AUDIT_V1`, the ``affidavit facts audit --json`` report (docs/formats.md §5):
-  :func:`subject_for_audit`, :func:`audit_predicate`.
-
-The source's own hash is always recomputed and a source whose stated hash differs is refused
-(``bundle.hash_mismatch``, ``entry.hash_mismatch``): a Statement about a hash the source does not
-have would attest something nobody holds.
+A predicate type is a URI (in-toto attestation spec v1, statement.md, ``predicateType``) with a
+JSON Schema in ``specs/predicates/``; field names are lowerCamelCase (README "Conventions"). The
+builders are pure, so a verifier rebuilds subject and predicate from the source and compares
+(:mod:`affidavit.verify.dsse.verify`). Three sources: a stamped bundle (:data:`DECISION_V1`,
+docs/formats.md §4), a signed manifest entry (:data:`MANIFEST_ENTRY_V1`, §3) and the ``facts
+audit --json`` report (:data:`FACT_AUDIT_V1`, §5). The source's own hash is always recomputed; a
+source whose stated hash differs is refused: a Statement would attest something nobody holds.
 """
 
 from __future__ import annotations
@@ -66,9 +54,7 @@ AUDIT_REPORT_NAME: Final = "affidavit-facts-audit-report"
 
 def bundle_subject(bundle: Any) -> dict[str, Any]:
     """``{"name": deal_id, "digest": {"sha256": bundle_hash}}`` with ``bundle_hash`` recomputed
-    from the bundle's content (docs/formats.md §4), whatever hash the bundle states.
-
-    Used where the bundle may not verify (a FAILED verification summary still names it).
+    (docs/formats.md §4), whatever hash the bundle states (a FAILED summary still names it).
 
     Raises:
         ``bundle.malformed``: not an object with a string ``deal_id``.
@@ -107,23 +93,11 @@ def subject_for_bundle(bundle: Mapping[str, Any]) -> dict[str, Any]:
 def decision_predicate(bundle: Mapping[str, Any]) -> dict[str, Any]:
     """The :data:`DECISION_V1` predicate of a stamped bundle (docs/formats.md §4).
 
-    Where each field comes from (a field the bundle lacks, or holds with another JSON type, is
-    ``null``; never guessed):
-
-    * ``bundleSpecVersion``: ``spec_version`` (``null`` for a legacy bundle);
-    * ``bundleHash``: ``bundle_hash`` recomputed (equal to the subject digest);
-    * ``dealId``: ``deal_id``;
-    * ``decision``: the *decision event*, the last event whose payload carries a string
-      ``decision`` and an object ``policy_snapshot`` (§4 AcceptancePolicy):
-      ``{action: payload.decision, eventType, eventId, ruleIndex: policy_snapshot.rule_index}``;
-    * ``policyHash``: the decision event's ``payload.policy_hash``;
-    * ``contract``: ``{adapterId, adapterVersion, contractHash}``: ``adapterId`` and
-      ``contractHash`` from the decision event's payload, ``adapterVersion`` from the proof's
-      ``evidence.adapter_evaluation`` with that contract hash;
-    * ``inputs``: that evaluation's ``normalized_policy_inputs`` (what the policy decided on);
-    * ``log``: ``{logId, leafIndex}`` from ``merkle_inclusion`` and ``checkpoint``, the signed
-      tree head ``{treeSize, rootHash, timestamp, keyId}`` (``null`` when absent). Both sit
-      partly outside ``bundle_hash``: they say where the decision was logged.
+    The decision event is the last whose payload carries a string ``decision`` and an object
+    ``policy_snapshot`` (§4); the contract's version and the ``inputs`` come from the proof's
+    ``evidence.adapter_evaluation`` with its contract hash; ``log`` says where it was logged
+    (partly outside ``bundle_hash``). A field the bundle lacks, or holds with another JSON type, is
+    ``null``: never guessed.
 
     Raises:
         ``bundle.malformed``: not an object with a string ``deal_id``.
@@ -205,9 +179,8 @@ def _evaluation(proofs: Any, contract_hash: str | None) -> Mapping[str, Any]:
 
 
 def flat_entry(document: Any) -> Mapping[str, Any]:
-    """A manifest entry as one object: an entry of a manifest's ``contracts`` (its fields with
-    ``entry_hash`` and ``entry_signature``) as is, or the ``adapter attest`` document
-    ``{entry: {...}, entry_hash, entry_signature, ...}`` unwrapped.
+    """A manifest entry as one object: a manifest's ``contracts`` item as is, or the ``adapter
+    attest`` document ``{entry: {...}, entry_hash, entry_signature, ...}`` unwrapped.
 
     Raises:
         ``entry.invalid``: neither shape.
@@ -226,10 +199,8 @@ def flat_entry(document: Any) -> Mapping[str, Any]:
 
 def subject_for_entry(entry: Any) -> dict[str, Any]:
     """``{"name": "<adapter_id>@<adapter_version>", "digest": {"sha256": entry_hash}}`` of a
-    signed manifest entry (:func:`flat_entry` shapes). ``entry_hash`` is recomputed over the 15
-    hashed fields (docs/formats.md §3) and must equal the stated one. The ``entry_signature`` must
-    be present; it is not verified here (no publisher key is given; ``adapter manifest
-    verify-entry`` does that).
+    signed manifest entry (:func:`flat_entry` shapes), ``entry_hash`` recomputed (docs/formats.md
+    §3). The ``entry_signature`` must be present; it is not verified here (no key is given).
 
     Raises:
         ``entry.invalid``: not an entry, no string adapter_id / adapter_version, no
@@ -259,10 +230,8 @@ def subject_for_entry(entry: Any) -> dict[str, Any]:
 def entry_predicate(entry: Any) -> dict[str, Any]:
     """The :data:`MANIFEST_ENTRY_V1` predicate: ``{entry, entryHash, entrySignature}``.
 
-    ``entry`` is exactly the object ``entry_hash`` covers (the 15 fields, a missing one as
-    ``""``, docs/formats.md §3), so a reader recomputes the hash from the predicate alone;
-    ``entrySignature`` is the publisher's Ed25519 signature over the hex ``entryHash`` (standard
-    base64, as the manifest carries it; checked by ``adapter manifest verify-entry``).
+    ``entry`` is exactly the object ``entry_hash`` covers (docs/formats.md §3), so a reader
+    recomputes the hash from the predicate alone; ``entrySignature`` as the manifest carries it.
 
     Raises:
         as :func:`subject_for_entry`.
@@ -282,14 +251,10 @@ _REPORT_KEYS: Final = ("ok", "facts", "findings", "info", "signatures")
 
 
 def subject_for_audit(report: Any) -> list[dict[str, Any]]:
-    """The subjects of a fact-audit Statement: every fact the report names (a finding's or
-    info's ``fact``, a receipt result's ``fact``), by FactHash (docs/formats.md §5: SHA-256 over
-    the fact's JCS, so ``digest.sha256`` is the FactHash), deduplicated and sorted;
-    ``name`` is ``"fact:<FactHash>"``.
-
-    The report does not list the facts that passed, so a clean audit names none: its one subject
-    is then the report itself, ``{"name": AUDIT_REPORT_NAME, "digest": {"sha256":
-    H(jcs(report))}}`` (equal to the predicate's ``reportDigest``).
+    """The subjects of a fact-audit Statement: every fact the report names, sorted, as
+    ``{"name": "fact:<FactHash>", "digest": {"sha256": FactHash}}`` (docs/formats.md §5). A clean
+    audit names none: its one subject is then the report itself (:data:`AUDIT_REPORT_NAME`,
+    ``H(jcs(report))``, the predicate's ``reportDigest``).
 
     Raises:
         ``predicate.audit_invalid``: not a ``facts audit --json`` report.
@@ -310,11 +275,9 @@ def subject_for_audit(report: Any) -> list[dict[str, Any]]:
 def audit_predicate(report: Any) -> dict[str, Any]:
     """The :data:`FACT_AUDIT_V1` predicate: the report's verdict and findings as it gave them.
 
-    ``{ok, facts, findings, info, signatures, receipts, reportDigest}``: ``ok``, ``facts`` (count
-    read), ``findings``/``info`` (``{code, severity, where, fact, message, details}`` each),
-    ``signatures`` (``{signed, unsigned, bad}`` or ``null``) as in the report; ``receipts``
-    ``{checked, failed}`` with ``--receipts``, else ``null`` (the per-receipt results name their
-    facts as subjects); ``reportDigest`` ``{"sha256": H(jcs(report))}``, the whole report.
+    ``{ok, facts, findings, info, signatures, receipts, reportDigest}``: as in the report, but
+    ``receipts`` only ``{checked, failed}`` (its results are subjects) and ``reportDigest``
+    ``{"sha256": H(jcs(report))}``.
 
     Raises:
         as :func:`subject_for_audit`.
@@ -337,8 +300,7 @@ def audit_predicate(report: Any) -> dict[str, Any]:
 
 
 def _check_report(report: Any) -> None:
-    """The shape of ``facts audit --json`` (specs/output/facts-audit.schema.json), as far as the
-    predicate reads it."""
+    # specs/output/facts-audit.schema.json, as far as the predicate reads it.
     if not isinstance(report, Mapping) or any(key not in report for key in _REPORT_KEYS):
         raise _audit_invalid(f"not a facts audit report: it needs {', '.join(_REPORT_KEYS)}")
     if not isinstance(report["ok"], bool):

@@ -6,27 +6,13 @@ in-toto attestation spec v1, statement.md::
      "subject": [{"name": "<NAME>", "digest": {"<ALGORITHM>": "<HEX_VALUE>"}}, ...],
      "predicateType": "<URI>", "predicate": {...}}
 
-What is checked (each with its code, all exit 1: the envelope was read, its signed payload is
-not a Statement Affidavit accepts; fail closed):
-
-* the payload is one strict JSON document (docs/formats.md §1; ``statement.not_json``) holding an
-  object (``statement.malformed``);
-* ``_type`` is exactly ``https://in-toto.io/Statement/v1``; another in-toto Statement version
-  (``https://in-toto.io/Statement/v0.1``, the v1.0 draft) is ``statement.version_unsupported``
-  (we only speak v1), anything else ``statement.wrong_type``;
-* ``subject`` (statement.md: "Each element MUST have ``digest`` set") is a non-empty array of
-  ResourceDescriptor objects (resource_descriptor.md) whose string fields (``name``, ``uri``,
-  ``mediaType``, ``downloadLocation``) are strings and ``annotations`` an object when present
-  (``statement.subject_invalid``); ``digest`` is a non-empty object of algorithm -> string, and a
-  value for ``sha256``, ``sha384``, ``sha512`` (and the other fixed-length hashes of
-  digest_set.md) is lowercase hex of exactly the algorithm's length
-  (``statement.digest_invalid``; digest_set.md: "lowercase hex");
-* ``predicateType`` is a non-empty URI (RFC 3986: a scheme, then no whitespace or control
-  character; ``statement.predicate_type_invalid``);
-* ``predicate``, OPTIONAL in v1, is an object when present (``statement.predicate_invalid``).
-
-Unknown fields are ignored (statement.md, "parsing rules": consumers MUST ignore unrecognized
-fields) but kept in :attr:`Statement.document`, the object as parsed.
+Checked strictly (each failure its own ``statement.*`` code, exit 1: the signed payload is not a
+Statement Affidavit accepts): ``_type`` exactly v1 (another in-toto version is
+``statement.version_unsupported``); ``subject`` a non-empty array of ResourceDescriptors
+(resource_descriptor.md) each with a ``digest`` whose fixed-length algorithms hold lowercase hex of
+their length (digest_set.md); ``predicateType`` a URI (RFC 3986); ``predicate``, when present, an
+object. Unknown fields are ignored ("consumers MUST ignore unrecognized fields") but kept in
+:attr:`Statement.document`.
 """
 
 from __future__ import annotations
@@ -166,52 +152,44 @@ def _check_type(kind: Any) -> None:
 
 def _subjects(value: Any) -> tuple[Subject, ...]:
     if not isinstance(value, list) or not value:
-        raise errors.EnvelopeError("statement.subject_invalid", "subject must be a non-empty array")
+        raise _subject_invalid("subject must be a non-empty array")
     subjects: list[Subject] = []
     for index, entry in enumerate(value):
         where = f"subject[{index}]"
         if not isinstance(entry, dict):
-            raise errors.EnvelopeError("statement.subject_invalid", f"{where} is not an object")
+            raise _subject_invalid(f"{where} is not an object")
         for field in _STRING_FIELDS:
             if field in entry and not isinstance(entry[field], str):
-                raise errors.EnvelopeError(
-                    "statement.subject_invalid", f"{where}.{field} must be a string"
-                )
+                raise _subject_invalid(f"{where}.{field} must be a string")
         if "annotations" in entry and not isinstance(entry["annotations"], dict):
-            raise errors.EnvelopeError(
-                "statement.subject_invalid", f"{where}.annotations must be an object"
-            )
+            raise _subject_invalid(f"{where}.annotations must be an object")
         if "digest" not in entry:
-            raise errors.EnvelopeError(
-                "statement.subject_invalid", f"{where} has no digest (statement.md: MUST be set)"
-            )
+            raise _subject_invalid(f"{where} has no digest (statement.md: MUST be set)")
         subjects.append(Subject(entry.get("name", ""), _digest(entry["digest"], where)))
     return tuple(subjects)
 
 
 def _digest(value: Any, where: str) -> dict[str, str]:
     if not isinstance(value, dict) or not value:
-        raise errors.EnvelopeError(
-            "statement.digest_invalid", f"{where}.digest must be a non-empty object"
-        )
+        raise _digest_invalid(f"{where}.digest must be a non-empty object")
     for algorithm, digest in value.items():
         if not algorithm:
-            raise errors.EnvelopeError(
-                "statement.digest_invalid", f"{where}.digest has an empty algorithm name"
-            )
+            raise _digest_invalid(f"{where}.digest has an empty algorithm name")
         if not isinstance(digest, str) or not digest:
-            raise errors.EnvelopeError(
-                "statement.digest_invalid",
-                f"{where}.digest.{algorithm} must be a non-empty string",
-            )
+            raise _digest_invalid(f"{where}.digest.{algorithm} must be a non-empty string")
         length = HEX_DIGEST_LENGTHS.get(algorithm)
         if length is not None and (len(digest) != length or not _LOWER_HEX.fullmatch(digest)):
-            raise errors.EnvelopeError(
-                "statement.digest_invalid",
-                f"{where}.digest.{algorithm} must be {length} lowercase hex characters",
-                details={"algorithm": algorithm},
-            )
+            message = f"{where}.digest.{algorithm} must be {length} lowercase hex characters"
+            raise _digest_invalid(message, algorithm=algorithm)
     return dict(value)
+
+
+def _subject_invalid(message: str) -> errors.EnvelopeError:
+    return errors.EnvelopeError("statement.subject_invalid", message)
+
+
+def _digest_invalid(message: str, **details: Any) -> errors.EnvelopeError:
+    return errors.EnvelopeError("statement.digest_invalid", message, details=details)
 
 
 def _shown(value: Any) -> str:

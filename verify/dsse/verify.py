@@ -1,56 +1,23 @@
-"""The steps of verifying one DSSE envelope (``affidavit verify dsse``; docs/formats.md §8), as
-the one :class:`~affidavit.verify.results.Result`:
+"""Verifying one DSSE envelope (``affidavit verify dsse``; docs/formats.md §8) as the one
+:class:`~affidavit.verify.results.Result`, verified only when every step is ``ok``:
 
-1. ``envelope``     strict parse (:func:`affidavit.verify.dsse.envelope.parse_envelope`); a failure
-                    is unreadable input, exit 2;
+1. ``envelope``     strict parse (:func:`~affidavit.verify.dsse.envelope.parse_envelope`); a
+                    failure is unreadable input, exit 2;
 2. ``signatures``   the threshold of distinct trusted keys over ``PAE(payloadType, payload)``;
-3. ``statement``    the payloadType is in-toto's and the payload a strict in-toto Statement v1
-                    (:mod:`affidavit.verify.dsse.statement`); ``not_checked`` unless step 2 is
-                    ``ok`` (an unauthenticated payload is not read);
+3. ``statement``    an in-toto Statement v1 (:mod:`affidavit.verify.dsse.statement`), read only
+                    when step 2 is ``ok``;
 4. ``cross_check``  only with a bundle: the Statement against the bundle it summarizes.
 
-Verified only when every step is ``ok``.
+Signatures: DSSE envelope.md, "Multiple signatures": the policy "is application-specific";
+Affidavit's is TUF's and in-toto's threshold. Every signature is tried under every trusted Ed25519
+key (protocol.md: "KEYID ... MUST NOT be used for security decisions"), and a key counts once
+however many signatures it made. A threshold below 1 or above the distinct trusted keys is a usage
+error, never a silent "not verified".
 
-Signatures (step 2), under keys the caller trusts. DSSE protocol.md, "Protocol": a signature is over
-``PAE(payloadType, payload)`` (:meth:`~affidavit.verify.dsse.envelope.Envelope.signed_bytes`), never
-over the payload alone. DSSE envelope.md, "Multiple signatures": "The verification policy on
-multiple signatures is application-specific"; Affidavit's is the threshold of TUF and in-toto:
-
-* every signature is tried under every trusted key: the envelope's ``keyid`` is an
-  unauthenticated hint and decides nothing (protocol.md: "KEYID ... MUST NOT be used for
-  security decisions"); only Ed25519 keys are trusted, verified strictly
-  (:func:`affidavit.verify.crypto.signature.verify_ed25519`);
-* what counts toward the threshold is the number of *distinct trusted keys* under which at least
-  one signature verifies: a key counts once however many signatures it made, so one key cannot
-  meet a threshold of two by signing twice;
-* a threshold below 1, or above the number of distinct trusted keys (a threshold nobody could
-  ever meet), is a usage error, never a silent "not verified".
-
-Fail closed: :attr:`DsseVerification.error` is None only when the threshold is met.
-
-Cross-check (step 4), a Statement of one of Affidavit's predicate types against its source. A
-signature proves who said something; the cross-check proves *what* was said is a faithful
-summary of the source the reader holds. The predicate builders are pure
-(:mod:`affidavit.verify.dsse.predicates`), so the verifier rebuilds from the source and compares;
-nothing in the Statement is taken on trust.
-
-For ``DECISION_V1`` (the source is a ProofPack bundle, ``verify dsse --bundle``):
-
-1. exactly one subject (``statement.subject_mismatch`` otherwise);
-2. its ``digest.sha256`` equals the bundle's ``bundle_hash`` *recomputed* from the bundle's content
-   (:func:`affidavit.verify.bundles.hashing.bundle_hash`, docs/formats.md §4), never the hash the
-   bundle records;
-3. its ``name`` equals the bundle's ``deal_id``;
-4. the whole subject equals :func:`~affidavit.verify.dsse.predicates.subject_for_bundle` (no
-   other digest or field the builder would not write); that builder also refuses a bundle whose
-   *recorded* ``bundle_hash`` is not its recomputed one (``bundle.hash_mismatch``, exit 1): a
-   bundle inconsistent with itself is no source to vouch for a Statement;
-5. ``predicate`` equals :func:`~affidavit.verify.dsse.predicates.decision_predicate` of the bundle,
-   as JSON values (``statement.predicate_mismatch``).
-
-The cross-check says the Statement is about this bundle; whether the bundle itself is anchored
-and signed is ``verify bundle``'s question. A predicate type with no rebuild here
-(:data:`CROSS_CHECKABLE`) is a usage error: the caller asked for a check that cannot be made.
+Cross-check: the predicate builders are pure (:mod:`affidavit.verify.dsse.predicates`), so the
+verifier rebuilds the subject and predicate from the bundle it holds and compares, the digest
+against the bundle's *recomputed* ``bundle_hash``; nothing in the Statement is taken on trust.
+Whether the bundle itself is anchored and signed is ``verify bundle``'s question.
 """
 
 from __future__ import annotations
@@ -61,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.hashing import bundle_hash
 from affidavit.verify.codes import FAILED
 from affidavit.verify.crypto.keys import Ed25519PublicKey
 from affidavit.verify.crypto.signature import verify_ed25519
@@ -195,11 +161,8 @@ class DsseVerification:
 
     @property
     def error(self) -> errors.EnvelopeError | None:
-        """Why the envelope does not verify (None when the threshold is met).
-
-        ``dsse.signature_unverified`` when no signature verifies under any trusted key,
-        ``dsse.threshold_not_met`` when some do but under fewer distinct keys than the threshold.
-        """
+        """Why the envelope does not verify (None when the threshold is met):
+        ``dsse.signature_unverified`` (no trusted key) or ``dsse.threshold_not_met`` (too few)."""
         if self.met:
             return None
         details = {"threshold": self.threshold, "verified_keys": len(self.keys_verified)}
@@ -222,8 +185,7 @@ def verify_envelope(
     envelope: Envelope, trusted_keys: Iterable[Ed25519PublicKey], *, threshold: int = 1
 ) -> DsseVerification:
     """Check every signature of ``envelope`` under every key of ``trusted_keys`` (module
-    docstring). Returns the result whatever it is; :attr:`DsseVerification.error` says whether
-    the threshold is met.
+    docstring); :attr:`DsseVerification.error` says whether the threshold is met.
 
     Raises:
         ``usage.invalid``: ``threshold`` is below 1 or above the number of distinct trusted keys.
@@ -261,9 +223,8 @@ def check_threshold(threshold: int, distinct_keys: int) -> None:
 
 
 def _verifies(key: Ed25519PublicKey, message: bytes, signature: bytes) -> bool:
-    """Whether ``signature`` is a valid Ed25519 signature of ``message`` under ``key``: a
-    signature of another length or algorithm simply does not verify (it may be for a key of
-    another kind, DSSE envelope.md "Multiple signatures")."""
+    # A signature of another length or algorithm may be for a key of another kind (DSSE
+    # envelope.md "Multiple signatures"): it simply does not verify.
     try:
         verify_ed25519(key, message, signature)
     except errors.SignatureError:
@@ -276,8 +237,10 @@ CROSS_CHECKABLE: Final = frozenset({predicates.DECISION_V1})
 
 
 def cross_check_bundle(statement: Statement, bundle: Any) -> None:
-    """Check ``statement`` (a ``DECISION_V1`` Statement) against ``bundle``, the parsed bundle
-    JSON (module docstring). Returns None when it matches.
+    """Check a ``DECISION_V1`` ``statement`` against ``bundle``, the parsed bundle JSON: one
+    subject whose ``digest.sha256`` is the recomputed ``bundle_hash`` and ``name`` the ``deal_id``,
+    equal to :func:`~affidavit.verify.dsse.predicates.subject_for_bundle`, and the predicate equal
+    to :func:`~affidavit.verify.dsse.predicates.decision_predicate` as JSON values.
 
     Raises:
         ``usage.invalid``: the predicate type cannot be cross-checked against a bundle.
@@ -295,11 +258,7 @@ def cross_check_bundle(statement: Statement, bundle: Any) -> None:
             f"a Statement of predicateType {statement.predicate_type!r} cannot be cross-checked "
             f"against a bundle (only {', '.join(sorted(CROSS_CHECKABLE))})"
         )
-    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("deal_id"), str):
-        raise errors.BundleError(
-            "bundle.malformed", "the bundle is not a JSON object with a string deal_id"
-        )
-    recomputed = bundle_hash(bundle)
+    recomputed = predicates.bundle_subject(bundle)["digest"]["sha256"]
     if len(statement.subjects) != 1:
         raise _subject_mismatch(
             f"a decision Statement has exactly one subject, this one has {len(statement.subjects)}"
@@ -337,11 +296,7 @@ def cross_check_bundle(statement: Statement, bundle: Any) -> None:
 def _subject_mismatch(
     message: str, *, expected: Any = None, actual: Any = None
 ) -> errors.EnvelopeError:
-    details: dict[str, Any] = {}
-    if expected is not None:
-        details["expected"] = expected
-    if actual is not None:
-        details["actual"] = actual
+    details = {k: v for k, v in (("expected", expected), ("actual", actual)) if v is not None}
     return errors.EnvelopeError("statement.subject_mismatch", message, details=details)
 
 
@@ -359,8 +314,7 @@ def _same_json(left: Any, right: Any) -> bool:
 
 
 def _first_difference(left: Any, right: Any, path: str = "predicate") -> str:
-    """The JSON path of the first place ``left`` (the Statement's) and ``right`` (rebuilt)
-    differ, for the message (never a value: a predicate may be large)."""
+    # The JSON path of the first difference (never a value: a predicate may be large).
     if isinstance(left, Mapping) and isinstance(right, Mapping):
         for key in sorted(set(left) | set(right)):
             if key not in left or key not in right or not _same_json(left[key], right[key]):

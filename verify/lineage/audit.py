@@ -19,10 +19,9 @@ Findings (errors, each with the code of its :mod:`~affidavit.verify.errors` clas
 Information, never an error: ``lineage.dangling_reference``, a derived_from entry naming a fact
 the store does not hold (seed 002 §20.6.1 rule 3: dangling references are valid).
 
-The work splits in two: :func:`check_records` reads, validates and hashes each
-record on its own (pure, so a worker process can run it over its share of a store and send back
-plain tuples), and :func:`audit_checked` joins the results in store order: key checks, the graph,
-cycles, dangling references. Every path gives the same report, byte for byte.
+The work splits in two: :func:`check_records` reads, validates and hashes each record on its own
+(a worker process can run it over its share of a store), and :func:`audit_checked` joins the
+results in store order. Every path gives the same report, byte for byte.
 """
 
 from __future__ import annotations
@@ -31,9 +30,9 @@ import dataclasses
 import hashlib
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, islice, repeat
 from typing import Any, Final, Literal, NamedTuple, Protocol, cast, runtime_checkable
 
 from affidavit.verify import errors
@@ -133,31 +132,25 @@ tuple, cheap to send from a worker process.
 
 
 def check_records(records: Iterable[RawRecord]) -> list[Checked]:
-    """Parse, validate and hash each record (docs/formats.md §5): the per-record part of an audit.
-
-    Pure: no clock, no I/O; bad content becomes a finding, never an exception.
-    """
+    """Parse, validate and hash each record (docs/formats.md §5): the per-record part of an audit;
+    bad content becomes a finding, never an exception."""
     out: list[Checked] = []
     append = out.append
     for key, body, where in records:
         try:
             fact_hash, parents = fact_hash_and_parents(loads(body), what=where)
         except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
-            problem = _malformed(e, where, key)
-        else:
-            if key == fact_hash:  # the key itself: one string, pickled once from a worker
-                fact_hash = cast("FactHash", key)
-            append((key, where, fact_hash, parents, ()))
+            append((key, where, None, (), (_malformed(e, where, key),)))
             continue
-        append((key, where, None, (), (problem,)))
+        if key == fact_hash:  # the key itself: one string, pickled once from a worker
+            fact_hash = cast("FactHash", key)
+        append((key, where, fact_hash, parents, ()))
     return out
 
 
 class Examined(NamedTuple):
-    """One record read in full (for signature checks, which need the whole fact).
-
-    ``fact_hash`` is ``None`` when the body is not a fact; ``problems`` are its read findings.
-    """
+    """One record read in full (signature checks need the whole fact); ``fact_hash`` is None
+    when the body is not a fact, and ``problems`` say why."""
 
     key: str | None
     where: str
@@ -170,27 +163,23 @@ class Examined(NamedTuple):
 _BATCH: Final = 2048
 
 
-def examine(records: Sequence[StoredRecord]) -> list[Examined]:
+def examine(records: Iterable[StoredRecord]) -> list[Examined]:
     """Parse each record into a Fact, recomputing its FactHash (docs/formats.md §5)."""
     out: list[Examined] = []
     for record in records:
-        problems: list[Finding] = []
-        fact = _read(record.body, record.where, record.key, problems)
-        if fact is None:
-            out.append(Examined(record.key, record.where, None, (), tuple(problems), None))
+        key, where = record.key, record.where
+        try:
+            fact = parse_fact(loads(record.body), what=where)
+        except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
+            out.append(Examined(key, where, None, (), (_malformed(e, where, key),), None))
         else:
-            out.append(Examined(record.key, record.where, fact.hash, fact.derived_from, (), fact))
+            out.append(Examined(key, where, fact.hash, fact.derived_from, (), fact))
     return out
 
 
 def _batches(records: Iterable[StoredRecord]) -> Iterator[list[StoredRecord]]:
-    batch: list[StoredRecord] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= _BATCH:
-            yield batch
-            batch = []
-    if batch:
+    iterator = iter(records)
+    while batch := list(islice(iterator, _BATCH)):
         yield batch
 
 
@@ -199,12 +188,8 @@ def audit(
     *,
     check_signature: Callable[[Fact], SignatureStatus] | None = None,
 ) -> AuditReport:
-    """Check every record of ``source``; return the findings, never raise on bad content.
-
-    Over worker processes for the SQLite store: ``FactStore.audit(jobs=N)``, whose workers read
-    their own key ranges and hand :func:`check_records` results to :func:`audit_checked`; the
-    report is identical. A source with an edge index (:class:`EdgeIndex`) also has that index
-    checked against the bodies (:func:`with_edge_index_check`).
+    """Check every record of ``source``; return the findings, never raise on bad content. A
+    source's edge index (:class:`EdgeIndex`) is checked too (:func:`with_edge_index_check`).
 
     Raises:
         ``io.unreadable``, ``lineage.store_invalid``: the store itself cannot be read.
@@ -273,10 +258,8 @@ def with_edge_index_check(
 ) -> AuditReport:
     """``report`` plus a finding when ``source``'s edge index is not exactly the bodies' edges.
 
-    The insert-time cycle check (seed 002 §20.6.1 rule 2) walks the edge index, so an index edited
-    behind the store's back would let a later insert close a cycle: the audit recomputes it from
-    the bodies. Both sides are compared as order-free digests in O(1) memory; only on a mismatch
-    are the edges listed, to say which differ.
+    The insert-time cycle check (seed 002 §20.6.1 rule 2) walks the index, so an edited index would
+    let a later insert close a cycle. Compared as order-free digests; listed only on a mismatch.
 
     Raises:
         ``lineage.store_invalid``: the index cannot be read.
@@ -331,13 +314,10 @@ def _audit_signed(
                 status = check_signature(item.fact)
                 signatures[status] += 1
                 if status == "bad":
+                    fact = item.key if item.key is not None else item.fact.hash
+                    message = "signature does not verify"
                     assembly.findings.append(
-                        _error(
-                            "lineage.signature_bad",
-                            item.where,
-                            item.key if item.key is not None else item.fact.hash,
-                            "signature does not verify",
-                        )
+                        _error("lineage.signature_bad", item.where, fact, message)
                     )
     return assembly.report({name: signatures[name] for name in ("signed", "unsigned", "bad")})
 
@@ -420,13 +400,9 @@ def _graph_scan(
 ) -> tuple[dict[str, tuple[FactHash, ...]], list[tuple[str, FactHash]]]:
     """``(the part of graph that can hold a cycle, dangling (fact, parent) pairs in order)``.
 
-    Cycles: what is left after peeling off, again and again, the facts no remaining fact names
-    (Kahn's algorithm). A peeled fact is on no cycle (every fact naming it was peeled first),
-    while every fact on a cycle, a self-loop included, stays named forever. Cycles never pass
-    through peeled facts, so ``find_cycles`` of the rest equals ``find_cycles`` of the whole graph
-    (a test checks it on random graphs). For the usual acyclic store the rest is empty, and this
-    costs much less than the full strongly-connected-components walk: each hash is looked up once
-    and becomes a list position, so the loops index lists instead of hashing 64-character strings.
+    The rest after peeling off, again and again, the facts no remaining fact names (Kahn's
+    algorithm): a peeled fact is on no cycle, so ``find_cycles`` of the rest equals that of the
+    whole graph, and for the usual acyclic store the rest is empty. Hashes become list positions.
     """
     count = len(graph)
     sink = count  # stands for every hash the graph does not hold (dangling references)
@@ -458,11 +434,3 @@ def _graph_scan(
                 push(parent)
     rest = {keys[index]: graph[keys[index]] for index in range(count) if named[index]}
     return rest, dangling
-
-
-def _read(body: bytes, where: str, key: str | None, findings: list[Finding]) -> Fact | None:
-    try:
-        return parse_fact(loads(body), what=where)
-    except (errors.ParseError, errors.LineageError, errors.CanonicalError) as e:
-        findings.append(_malformed(e, where, key))
-    return None

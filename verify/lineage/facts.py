@@ -11,28 +11,17 @@
 >>> fact.cid
 'sha256:e13d7df0b1894ffb7d23cd2c83ee56f1370f98a5a8fff46c2e5683c18a8ab9b3'
 
-``FactHash = H(jcs({entity, relation, value, scope, source, confidence, ts}))``: ``id``,
-``derived_from``, ``signature`` and every other key are outside it. The value is hashed in its
-normal form (docs/formats.md "Facts"): ``interpret_as: "content"`` is the default and left out,
-and ``{"type": "null"}`` reads as ``{"type": "null", "v": null}``. ``ts`` is RFC 3339 UTC, ``Z``
-or ``+00:00``, hashed as received. ``derived_from`` entries are read as bare hashes or as
-Stigmem objects ``{hash, fact_id}`` whose hash is a FactHash (seed 002 §20.6.1 rule 1).
+``FactHash = H(jcs({entity, relation, value, scope, source, confidence, ts}))``; every other key
+is outside it. The value is hashed in its normal form (docs/formats.md "Facts"): ``interpret_as:
+"content"`` is left out and ``{"type": "null"}`` reads as ``{"type": "null", "v": null}``.
+``derived_from`` entries are bare hashes or Stigmem ``{hash, fact_id}`` (seed 002 §20.6.1 rule 1).
+Every number must read back as itself after RFC 8785: integers beyond +-(2^53-1) and whole floats
+in [2^53, 1e21) are refused (``canonical.unsafe_integer``), so no fact can make a store unreadable.
 
-Numbers (docs/formats.md "Facts"): every number in a fact document must read back as itself
-after RFC 8785. Integers beyond +-(2^53-1) and whole floats in [2^53, 1e21), which RFC 8785
-writes as such integers, are refused (``canonical.unsafe_integer``), so no accepted fact can
-make a store unreadable.
-
-Validation is compiled (precompiled regexes, no jsonschema import on this path); it implements
-``specs/fact.schema.json`` exactly, and a test proves the two agree. It also refuses a hash listed
-twice in one ``derived_from``, which JSON Schema cannot say.
-
-Speed (audits parse every stored fact; docs/architecture.md "Fast paths"): a quick pass checks
-the usual shape with one combined regex and exact type tests, and writes the hashed body's RFC 8785
-bytes directly (its keys are fixed, so only strings and numbers need encoding). Anything unusual
-falls back to the field-by-field checks, which raise the precise error, and to
-:func:`~affidavit.verify.json.canonical.jcs`; tests compare both paths
-(tests/verify/lineage/test_lineage_fastpath.py).
+Validation implements ``specs/fact.schema.json`` exactly (a test proves it) and refuses a hash
+listed twice in one ``derived_from``. A quick pass (docs/architecture.md "Fast paths") checks the
+usual shape and writes the hashed body's RFC 8785 bytes directly; anything unusual falls back to
+the field-by-field checks and :func:`~affidavit.verify.json.canonical.jcs` (tests compare both).
 """
 
 from __future__ import annotations
@@ -136,11 +125,8 @@ class FactSignature:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One parsed, validated fact. ``hash`` is recomputed from the content, never read.
-
-    ``document`` is the validated object as received (extra keys kept, e.g. Stigmem metadata);
-    treat it as read-only.
-    """
+    """One parsed, validated fact: ``hash`` recomputed, never read; ``document`` the object as
+    received (extra keys kept, e.g. Stigmem metadata), read-only."""
 
     entity: str
     relation: str
@@ -174,9 +160,7 @@ def fact_hash_of(document: Mapping[str, Any]) -> FactHash:
     Raises:
         ``canonical.*``: a hashed value has no RFC 8785 form.
     """
-    # docs/formats.md §5: only these keys; id, derived_from, signature are outside the hash. The
-    # value in its normal form (docs/formats.md "Facts"): interpret_as "content" is the default and
-    # a null value may omit v; neither changes the FactHash.
+    # docs/formats.md §5: only these keys, the value in its normal form ("Facts").
     body = {name: document[name] for name in HASHED_FIELDS}
     body["value"] = _hashed_value(body["value"])
     return FactHash(sha256_hex(jcs(body)))
@@ -217,8 +201,6 @@ def fact_hash_and_parents(
 ) -> tuple[FactHash, tuple[FactHash, ...]]:
     """Validate exactly as :func:`parse_fact` does; return only ``(FactHash, derived_from)``.
 
-    What an audit needs from each stored fact, without building the :class:`Fact`.
-
     Raises:
         ``fact.invalid``, ``fact.derived_from_malformed``, ``canonical.*``: as :func:`parse_fact`.
     """
@@ -230,11 +212,8 @@ def fact_hash_and_parents(
 
 
 def stigmem_value_v(value: FactValue) -> str:
-    """The Stigmem node's string form of ``v``: "null", "true"/"false", else ``str(v)``.
-
-    Mirrors the node's encoder (docs/formats.md §5): a boolean is judged by truthiness, and a number
-    keeps Python's ``str`` (``1.0`` stays ``"1.0"``).
-    """
+    """The Stigmem node's string form of ``v`` (docs/formats.md §5): "null", "true"/"false" by
+    truthiness, else ``str(v)`` (``1.0`` stays ``"1.0"``)."""
     if value.type == "null":
         return "null"
     if value.type == "boolean":
@@ -246,11 +225,9 @@ def stigmem_cid(fact: Fact, *, value_v: str | None = None) -> StigmemCid:
     """``"sha256:" + H(json.dumps(body, sort_keys, compact, ensure_ascii=False))`` (CID v2).
 
     The body is ``{confidence, entity, interpret_as, relation, scope, source, value_type,
-    value_v}``; ``interpret_as`` defaults to "content", and confidence is a float, as the node's
-    request model coerces it. Entity and source are lowercased first, as the node normalises them
-    on ingest before it computes the CID (docs/formats.md "Facts"): this is the CID the node gives
-    the fact (user-defined aliases aside). ``value_v`` replaces :func:`stigmem_value_v` (the
-    node's stored string of a number is not carried by its float in a response).
+    value_v}`` as the node computes it (docs/formats.md "Facts"): confidence a float,
+    ``interpret_as`` "content" by default, entity and source lowercased. ``value_v`` replaces
+    :func:`stigmem_value_v` (the node's stored string of a number is not in its response).
     """
     body = {
         "confidence": float(fact.confidence),
@@ -282,10 +259,8 @@ def _document(unverified: object, what: str) -> dict[str, Any]:
 
 
 def _validated(doc: dict[str, Any], what: str) -> tuple[tuple[FactHash, ...], bytes | None]:
-    """Every check but the signature's (which comes last).
-
-    Returns derived_from and, when the quick pass wrote them, the hashed body's RFC 8785 bytes.
-    """
+    """Every check but the signature's: derived_from and, when the quick pass wrote them, the
+    hashed body's RFC 8785 bytes."""
     if len(doc) > len(HASHED_FIELDS) and not doc.keys() <= _KNOWN_KEYS:
         # Keys outside the hash are stored too: the same number rule holds for them.
         for name in doc.keys() - _KNOWN_KEYS:
@@ -327,12 +302,8 @@ def _checks(doc: dict[str, Any], what: str) -> tuple[FactHash, ...]:
 
 
 def _quick(doc: dict[str, Any]) -> tuple[tuple[FactHash, ...], bytes | None] | None:
-    """``(derived_from, hashed body or None)`` when the usual shape passes every check
-    :func:`_checks` makes; None means "ask the slow checks", never "invalid".
-
-    Accepts only what :func:`_checks` accepts: exact types (a ``str`` subclass goes the slow
-    way), the same patterns and limits.
-    """
+    """``(derived_from, hashed body or None)`` when the usual shape passes every check of
+    :func:`_checks` (exact types, same patterns and limits); None means "ask the slow checks"."""
     entity, relation, source, ts = doc["entity"], doc["relation"], doc["source"], doc["ts"]
     scope, confidence, value = doc["scope"], doc["confidence"], doc["value"]
     if not (
@@ -434,11 +405,7 @@ def _hashed_value(value: object) -> object:
 
 
 def _unsafe_float(v: float) -> bool:
-    """A float RFC 8785 writes as an integer outside +-(2^53-1) (2^53 <= |v| < 1e21, all whole).
-
-    Our strict reader (and every I-JSON reader) refuses that integer, so a store holding it
-    could not be read back: such a number is refused at the door (docs/formats.md "Facts").
-    """
+    """A float RFC 8785 writes as an integer outside +-(2^53-1), which strict readers refuse."""
     return _TWO_53 <= abs(v) < _1E21
 
 
@@ -511,13 +478,9 @@ def _value(value: object, what: str) -> FactValue:
 def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
     # seed 002 §20.6.1 rule 1: each entry a 64-character lowercase hex FactHash.
     if not isinstance(entries, list):
-        raise errors.LineageError(
-            "fact.derived_from_malformed", f"{what}: derived_from must be an array"
-        )
+        raise _bad_derived(what, "derived_from must be an array")
     if len(entries) > _MAX_DERIVED:
-        raise errors.LineageError(
-            "fact.derived_from_malformed", f"{what}: derived_from has over {_MAX_DERIVED} entries"
-        )
+        raise _bad_derived(what, f"derived_from has over {_MAX_DERIVED} entries")
     hashes: list[FactHash] = []
     for index, entry in enumerate(entries):
         candidate = entry.get("hash") if isinstance(entry, dict) else entry
@@ -531,18 +494,16 @@ def _derived_from(entries: object, what: str) -> tuple[FactHash, ...]:
                 "fact_id" in entry or str(entry.get("hash", "")).startswith("sha256:")
             ):
                 hint = " (a Stigmem node reference: map it with affidavit facts pull)"
-            raise errors.LineageError(
-                "fact.derived_from_malformed",
-                f"{what}: derived_from[{index}] is not a 64-character lowercase hex FactHash"
-                + hint,
-                details={"index": index},
-            )
+            message = f"derived_from[{index}] is not a 64-character lowercase hex FactHash{hint}"
+            raise _bad_derived(what, message, index=index)
         hashes.append(FactHash(str(candidate)))
     if len(set(hashes)) != len(hashes):
-        raise errors.LineageError(
-            "fact.derived_from_malformed", f"{what}: derived_from lists the same hash twice"
-        )
+        raise _bad_derived(what, "derived_from lists the same hash twice")
     return tuple(hashes)
+
+
+def _bad_derived(what: str, message: str, **details: Any) -> errors.LineageError:
+    return errors.LineageError("fact.derived_from_malformed", f"{what}: {message}", details=details)
 
 
 def _signature(value: object, what: str) -> FactSignature:

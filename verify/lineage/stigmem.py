@@ -6,11 +6,9 @@ No network here: the registry's ``POST /v1/facts`` and ``affidavit facts pull`` 
   document: ``timestamp`` read as ``ts`` (the server's clock when both are absent), confidence 1
   and scope ``local`` by default, as on the node.
 * :func:`fact_record`: a stored fact in the node's FactRecord shape (``id`` = FactHash).
-* :func:`map_node_records`: node records (``GET /v1/facts`` pages) to fact documents that
-  ``facts add`` and ``facts audit`` take unchanged. Each record's own ``cid`` is checked against
-  the CID v2 computed from its content (a mismatch is a finding); node ids and CID references in
-  ``derived_from`` become FactHashes; a record that cannot be a fact is a finding, never dropped
-  silently.
+* :func:`map_node_records`: node records (``GET /v1/facts`` pages) to fact documents, each
+  record's ``cid`` checked against its content and ``derived_from`` references mapped to
+  FactHashes; a record that cannot be a fact is a finding, never dropped silently.
 
 >>> from affidavit.verify.lineage.stigmem import node_timestamp_to_ts
 >>> node_timestamp_to_ts("2026-05-01T10:00:00.250000+00:00")
@@ -60,8 +58,7 @@ def assert_request_to_fact(body: object, *, now: str) -> dict[str, Any]:
     """The fact document for a Stigmem client's ``POST /v1/facts`` body.
 
     ``ts`` comes from ``ts``, else ``timestamp``, else ``now``; ``confidence`` defaults to 1 and
-    ``scope`` to ``local`` (the node's AssertRequest defaults). Everything else is kept as sent;
-    :func:`~affidavit.verify.lineage.facts.parse_fact` then applies every rule of the fact format.
+    ``scope`` to ``local`` (the node's AssertRequest defaults); the rest is kept for ``parse_fact``.
 
     Raises:
         ``fact.invalid``: the body is not an object, or carries both ``ts`` and another
@@ -108,25 +105,18 @@ def fact_record(fact: Fact) -> dict[str, Any]:
 
 
 def node_timestamp_to_ts(text: object) -> str | None:
-    """A node ``timestamp`` as RFC 3339 UTC with ``Z`` (fraction kept), or None if it is not one.
-
-    The node writes ``+00:00``; another offset is converted to UTC (its fraction kept).
-    """
+    """A node ``timestamp`` as RFC 3339 UTC with ``Z``, another offset than the node's ``+00:00``
+    converted (the fraction kept), or None if it is not one."""
     if not isinstance(text, str):
         return None
     match = _NODE_TS.fullmatch(text)
     if match is None:
         return None
     whole, fraction, offset = match.group(1), match.group(2) or "", match.group(3)
-    if offset in {"Z", "+00:00"}:
-        moment = whole
-    else:
-        try:
-            parsed = datetime.fromisoformat(whole + offset)
-        except ValueError:
-            return None
-        moment = format_utc(parsed)[:-1]  # the fraction and the "Z" are added below
     try:
+        parsed = datetime.fromisoformat(whole + ("+00:00" if offset == "Z" else offset))
+        # in UTC without the fraction and the "Z" (added below)
+        moment = whole if offset in {"Z", "+00:00"} else format_utc(parsed)[:-1]
         datetime.fromisoformat(moment)
     except ValueError:
         return None
@@ -329,29 +319,20 @@ def _resolve(
     if isinstance(cid, str) and _CID.fullmatch(cid) and cid in by_cid:
         candidates = sorted(by_cid[cid])
         if len({h for _, h in candidates}) > 1:
-            report.info.append(
-                Finding(
-                    AMBIGUOUS,
-                    "info",
-                    item.where,
-                    item.fact.hash,
-                    f"{cid} names {len(candidates)} pulled facts; the earliest is used",
-                    {"ref": dict(ref) if isinstance(ref, Mapping) else ref},
-                )
-            )
+            message = f"{cid} names {len(candidates)} pulled facts; the earliest is used"
+            _note(report, AMBIGUOUS, item, message, ref)
         return candidates[0][1]
-    report.info.append(
-        Finding(
-            UNRESOLVED,
-            "info",
-            item.where,
-            item.fact.hash,
-            f"derived from {_describe(ref)}, which was not pulled or could not be mapped (kept "
-            "under stigmem.derived_from only)",
-            {"ref": dict(ref) if isinstance(ref, Mapping) else ref},
-        )
+    message = (
+        f"derived from {_describe(ref)}, which was not pulled or could not be mapped (kept "
+        "under stigmem.derived_from only)"
     )
+    _note(report, UNRESOLVED, item, message, ref)
     return None
+
+
+def _note(report: PullReport, code: str, item: _Pulled, message: str, ref: object) -> None:
+    details = {"ref": dict(ref) if isinstance(ref, Mapping) else ref}
+    report.info.append(Finding(code, "info", item.where, item.fact.hash, message, details))
 
 
 def _describe(ref: object) -> str:

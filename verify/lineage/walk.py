@@ -20,27 +20,12 @@ Bounds (:class:`WalkLimits`): a walk stops at a number of nodes, an estimate of 
 wall-clock budget, whichever comes first, and then says ``truncated: true``; it never loads more
 facts than it may still show. Edges are kept only between nodes of the result.
 
-Cycle checks (seed 002 §20.6.1 rule 2, :func:`find_cycles`, :func:`closing_parent`). Edges point
-from a derived fact to the facts it was derived from. Because derived_from is outside FactHash
-(docs/formats.md §5), two facts can name each other, and a fact can even name itself: cycles are
-possible and must be refused on insert and found by an audit.
+Cycles (seed 002 §20.6.1 rule 2): derived_from is outside FactHash (docs/formats.md §5), so two
+facts can name each other, or a fact itself; cycles are refused on insert (:func:`closing_parent`)
+and found by an audit (:func:`find_cycles`).
 
 >>> find_cycles({"a": ("b",), "b": ("a",), "c": ("a", "x")})
 [('a', 'b')]
-
-:class:`JsonlFactSource`, a read-only fact store over the bytes of a JSON Lines file. Each non-blank
-line is one of:
-
-* an export record ``{"fact_hash": H, "fact": {...}}`` (what ``FactStore.export_jsonl`` writes):
-  the fact is filed under ``H``, which an audit compares with the recomputed FactHash;
-* a plain fact document, filed under its recomputed FactHash.
-
-The caller reads the file (nothing here opens one): the bytes, or a read-only ``mmap`` of the
-file, which the command line passes so that a large export costs no memory (``facts walk``,
-``facts audit``). The first use indexes the lines in one pass (FactHash -> byte offset); a fact
-is parsed again, from its bytes, when it is asked for, so memory holds offsets rather than facts.
-Audits go over the lines and never build the index.
-
 >>> data = (b'{"entity": "urn:x:a", "relation": "memory:role", '
 ...     b'"value": {"type": "null", "v": null}, "source": "urn:s:1", "scope": "public", '
 ...     b'"confidence": 0.5, "ts": "2026-01-01T00:00:00Z"}\\n')
@@ -114,18 +99,13 @@ class FactSource(Protocol):
     """Anything that holds facts: a JSON Lines export, the SQLite store, a dict in a test."""
 
     def get(self, fact_hash: FactHash) -> Fact | None:
-        """The fact filed under ``fact_hash``, or ``None`` when there is none.
-
-        The returned fact's ``hash`` is recomputed from its content; a store that was tampered
-        with may return a fact whose ``hash`` differs from ``fact_hash``.
-        """
+        """The fact filed under ``fact_hash``, or None; its ``hash`` is recomputed, so a tampered
+        store may return one whose ``hash`` differs from ``fact_hash``."""
         ...
 
     def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
-        """The facts filed under any of ``fact_hashes`` (absent ones left out), by key.
-
-        One call per walk level lets a database answer a whole level in one query.
-        """
+        """The facts filed under any of ``fact_hashes`` (absent ones left out), by key: one
+        query per walk level."""
         ...
 
     def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
@@ -150,19 +130,15 @@ class MemoryFactSource:
                 self._children.setdefault(parent, []).append(fact.hash)
 
     def get(self, fact_hash: FactHash) -> Fact | None:
-        """See :meth:`FactSource.get`."""
         return self._facts.get(fact_hash)
 
     def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
-        """See :meth:`FactSource.get_many`."""
         return {h: self._facts[h] for h in fact_hashes if h in self._facts}
 
     def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
-        """See :meth:`FactSource.children`."""
         return tuple(self._children.get(fact_hash, ()))
 
     def records(self) -> Iterator[StoredRecord]:
-        """See :meth:`FactSource.records`."""
         for index, (key, fact) in enumerate(self._facts.items()):
             yield StoredRecord(key=key, body=jcs(dict(fact.document)), where=f"fact {index}")
 
@@ -182,10 +158,8 @@ class WalkNode:
         return self.fact is not None
 
     def to_json(self) -> dict[str, Any]:
-        """``{id, entity, relation, value, confidence, exists: true}`` or ``{hash, exists: false}``.
-
-        A ``signature`` status is added to an existing node when signatures were checked.
-        """
+        """``{id, entity, relation, value, confidence, exists: true}`` (plus ``signature`` when
+        checked) or ``{hash, exists: false}``."""
         if self.fact is None:
             return {"hash": self.hash, "exists": False}  # docs/formats.md §5: hidden == absent
         out: dict[str, Any] = {
@@ -261,10 +235,8 @@ def walk(
 ) -> WalkResult:
     """Walk ``root``'s provenance up to ``depth`` derivation hops.
 
-    ``readable_scopes=None`` means every scope is readable. ``check_signature``, when given, marks
-    each readable node signed/unsigned/bad. ``limits`` bound the result (nodes, bytes, time); a walk
-    cut by them is ``truncated``. The CLI walks a local file unbounded; the registry passes its
-    settings. ``clock`` (seconds, monotonic) is read only when ``limits.max_seconds`` is finite.
+    ``readable_scopes=None`` means every scope is readable. ``check_signature`` marks each readable
+    node signed/unsigned/bad. ``clock`` is read only when ``limits.max_seconds`` is finite.
 
     Raises:
         ``graph_depth_exceeded``: depth outside 0..5.
@@ -277,11 +249,12 @@ def walk(
     if not is_fact_hash(root):
         raise errors.UsageError("the root must be a 64-character lowercase hex FactHash")
     root_hash = FactHash(root)
-    root_fact = _load(source, root_hash)
+    root_fact = source.get(root_hash)
     if root_fact is None:
         raise errors.LineageError(
             "fact_not_found", f"fact {root} not found", details={"fact": root}
         )
+    _check_key(root_hash, root_fact)
     if readable_scopes is not None and root_fact.scope not in readable_scopes:
         # seed 002 §20.6.2: unauthorized root -> 403 with no node or edge data
         raise errors.LineageError(
@@ -376,16 +349,7 @@ def _check_key(fact_hash: FactHash, fact: Fact) -> None:
         )
 
 
-def _load(source: FactSource, fact_hash: FactHash) -> Fact | None:
-    fact = source.get(fact_hash)
-    if fact is not None:
-        _check_key(fact_hash, fact)
-    return fact
-
-
 def _load_many(source: FactSource, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
-    if not fact_hashes:
-        return {}
     found = source.get_many(fact_hashes)
     for fact_hash, fact in found.items():
         _check_key(fact_hash, fact)
@@ -400,10 +364,9 @@ def closing_parent(
 ) -> H | None:
     """The first of ``parents`` through which adding ``fact -> parents`` would close a cycle.
 
-    The graph before the insert must be acyclic (the store keeps that invariant). A new cycle then
-    runs through ``fact``: some parent is ``fact`` itself or one of its descendants (the facts
-    that already name it, directly or transitively, perhaps as a dangling reference). The walk
-    goes down from ``fact``, which is cheap in the usual case of a fact nobody names yet.
+    In an acyclic graph (the store's invariant) a new cycle runs through ``fact``: some parent is
+    ``fact`` or a fact that already names it, directly or transitively. So the walk goes down from
+    ``fact``: cheap for the usual fact nobody names yet.
     """
     wanted = set(parents)
     if fact in wanted:
@@ -425,11 +388,8 @@ def closing_parent(
 
 
 def find_cycles(graph: Mapping[str, Sequence[str]]) -> list[tuple[str, ...]]:
-    """Every cycle's members (strongly connected components of size > 1, and self-loops).
-
-    Each component is returned sorted; the list is sorted. Iterative Tarjan, so a long chain
-    does not hit the recursion limit. Edges to nodes outside ``graph`` (dangling) are ignored.
-    """
+    """Every cycle's members (strongly connected components of size > 1, and self-loops), each
+    sorted, in sorted order; dangling edges are ignored. Iterative Tarjan (no recursion limit)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
@@ -498,8 +458,12 @@ def split_record(document: Any) -> tuple[str | None, Any]:
 
 
 class JsonlFactSource:
-    """A :class:`~affidavit.verify.lineage.walk.FactSource` over the bytes of a JSON Lines file
-    (read-only); ``name`` (the file's path) starts every error message.
+    """A read-only :class:`FactSource` over the bytes of a JSON Lines file, or a read-only ``mmap``
+    of it (the caller opens the file); ``name`` (its path) starts every error message.
+
+    Each non-blank line is an export record ``{"fact_hash": H, "fact": {...}}``, filed under ``H``
+    (which an audit checks), or a plain fact, filed under its FactHash. The first lookup indexes
+    the lines (FactHash -> byte offset) and a fact is parsed when asked for; audits never index.
 
     Raises (from :meth:`get` and :meth:`children`, which build the index on first use):
         ``lineage.store_invalid``: a line is not a fact or export record (the walk refuses to
@@ -513,7 +477,6 @@ class JsonlFactSource:
         self._children: dict[str, list[FactHash]] | None = None
 
     def get(self, fact_hash: FactHash) -> Fact | None:
-        """See :class:`~affidavit.verify.lineage.walk.FactSource`."""
         index = self._ensure_index()
         where = index.get(fact_hash)
         if where is None:
@@ -523,43 +486,31 @@ class JsonlFactSource:
         return self._parse_line(line, where=f"offset {offset}")[1]
 
     def get_many(self, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
-        """See :class:`~affidavit.verify.lineage.walk.FactSource`."""
-        found: dict[FactHash, Fact] = {}
-        for fact_hash in fact_hashes:
-            fact = self.get(fact_hash)
-            if fact is not None:
-                found[fact_hash] = fact
-        return found
+        return {h: fact for h in fact_hashes if (fact := self.get(h)) is not None}
 
     def children(self, fact_hash: FactHash) -> Iterable[FactHash]:
-        """See :class:`~affidavit.verify.lineage.walk.FactSource`."""
         if self._children is None:
             children: dict[str, list[FactHash]] = {}
-            for key, fact in self._facts():
+            for number, _offset, line in self._lines():
+                key, fact = self._parse_line(line, where=f"line {number}")
                 for parent in fact.derived_from:
                     children.setdefault(parent, []).append(FactHash(key))
             self._children = children
         return tuple(self._children.get(fact_hash, ()))
 
     def records(self) -> Iterator[StoredRecord]:
-        """Stream every line as a raw record; the key is ``fact_hash`` when the line has one.
-
-        A line that is not JSON is still yielded (key ``None``) so that an audit reports it.
-        """
+        """Every line as a raw record, keyed by its ``fact_hash`` if any (a line that is not JSON
+        too, unkeyed, so that an audit reports it)."""
         for number, _offset, line in self._lines():
             key: str | None = None
             body = line
             try:
                 key_value, document = split_record(loads(line))
-            except errors.ParseError:
-                yield StoredRecord(key=None, body=line, where=f"line {number}")
-                continue
-            if key_value is not None:
-                key = key_value if isinstance(key_value, str) else repr(key_value)
-                try:
+                if key_value is not None:
+                    key = key_value if isinstance(key_value, str) else repr(key_value)
                     body = jcs(document)
-                except errors.CanonicalError:
-                    body = line
+            except (errors.ParseError, errors.CanonicalError):
+                pass
             yield StoredRecord(key=key, body=body, where=f"line {number}")
 
     # --------------------------------------------------------------------------------------
@@ -595,10 +546,6 @@ class JsonlFactSource:
                 "lineage.store_invalid", f"{self.path} {where}: fact_hash is not a FactHash"
             )
         return str(key), fact
-
-    def _facts(self) -> Iterator[tuple[str, Fact]]:
-        for number, _offset, line in self._lines():
-            yield self._parse_line(line, where=f"line {number}")
 
     def _ensure_index(self) -> dict[str, tuple[int, int]]:
         if self._index is None:

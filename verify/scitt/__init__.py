@@ -13,12 +13,8 @@
 >>> issuer = Ed25519PublicKey.from_b64("/Kmx6k8gfMBnlZ1l2p3R+BvoRIgWSpGY3kRuv7WbRQs=")
 >>> statement.verify_signature(CoseKey.from_ed25519(issuer))  # None: it verifies
 
-The rooms: :mod:`~affidavit.verify.scitt.cbor` (strict CBOR in, deterministic CBOR out),
-:mod:`~affidavit.verify.scitt.cose` (COSE_Sign1, RFC 9052), :mod:`~affidavit.verify.scitt.keys`
-(COSE keys, EdDSA and ES256, RFC 9679 thumbprints), :mod:`~affidavit.verify.scitt.statement` (Signed
-and Transparent Statements, the leaf entry), :mod:`~affidavit.verify.scitt.receipt` (RFC 9942
-receipts, RFC9162_SHA256) and :mod:`~affidavit.verify.scitt.report` (a Transparent Statement's one
-Result). Nothing here reads a file, the clock or the network: keys and bytes are the caller's.
+Nothing here reads a file, the clock or the network: keys and bytes are the caller's (the modules:
+docs/architecture.md).
 
 This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
 name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.

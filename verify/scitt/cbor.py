@@ -9,25 +9,13 @@ affidavit.verify.errors.ScittError: map: a map holds the key 1 twice (RFC 8949 �
 >>> encode({3: 1, 1: [b"a"]}).hex()
 'a2018141610301'
 
-Decoding is two passes over bytes already in memory (capped at ``max_bytes`` first):
-
-1. :func:`_scan` walks the item heads (RFC 8949 §3) without building anything and refuses what
-   gives one value two encodings or costs more than it carries: a reserved additional-information
-   value (28-30), an indefinite length (31; RFC 8949 §4.2.1 asks for definite lengths), an
-   argument not in its shortest form (§4.2.1 "preferred serialization"), a two-byte simple value
-   below 32 (§3.3), a length past the end of the input, nesting deeper than ``max_depth``, and
-   bytes after the one item (``cbor.trailing_bytes``). Every length is checked against the bytes
-   left before anything is allocated.
-2. ``cbor2`` then builds the value with ``allow_indefinite=False`` and
-   ``allow_duplicate_keys=False`` (RFC 8949 §5.6: a map with a key twice is not valid), strict
-   UTF-8. Pass 1 already refused every tag but the ones the caller names (COSE_Sign1's 18), so
-   cbor2 interprets none (no dates, no bignums). Maps come back as plain ``dict`` with integer,
-   text or byte-string keys, and arrays as ``list``.
-
-Map key order is not checked: RFC 9052 signs the protected header as the bytes that were sent, so
-an order other than the deterministic one (RFC 8949 §4.2.1) does not make two readings of one
-signature. :func:`encode` always writes the deterministic form: shortest arguments, definite
-lengths, map keys sorted by their encoded bytes (§4.2.1, core deterministic encoding).
+Decoding is two passes over bytes already in memory (capped first). Pass 1 walks the item heads
+(RFC 8949 §3) building nothing, and refuses reserved values, indefinite lengths (§4.2.1),
+non-shortest arguments (§4.2.1), two-byte simple values below 32 (§3.3), lengths past the end,
+nesting past ``max_depth``, tags the caller did not name and trailing bytes. Pass 2: ``cbor2``
+builds the value, refusing duplicate map keys (§5.6) and invalid UTF-8, as plain ``dict`` and
+``list``. Map key order is not checked: RFC 9052 signs the protected header as sent. :func:`encode`
+writes the core deterministic encoding (§4.2.1).
 """
 
 from __future__ import annotations
@@ -131,8 +119,7 @@ class _Scanner:
 
 
 def _plain(value: Any, what: str) -> Any:
-    """cbor2's frozen containers as ``dict`` and ``list``; map keys are integers, text or bytes
-    (what COSE labels and CWT claim keys are)."""
+    """cbor2's frozen containers as ``dict`` and ``list``; map keys integers, text or bytes."""
     if isinstance(value, bytes | str | int | float | bool) or value is None:
         return value
     if isinstance(value, Mapping):
@@ -159,8 +146,8 @@ def decode(
     max_depth: int = MAX_DEPTH,
     tags: frozenset[int] = COSE_TAGS,
 ) -> Any:
-    """The one data item of ``data``, read strictly (module docstring). Tags other than ``tags``
-    (default: COSE_Sign1's 18 only) are refused, so cbor2 never interprets one.
+    """The one data item of ``data``, read strictly (module docstring); tags other than ``tags``
+    are refused, so cbor2 never interprets one.
 
     Raises:
         ``cbor.too_large``: over ``max_bytes``, or more data items than the cap.

@@ -4,22 +4,12 @@
 >>> (sign1.alg, sign1.payload, sign1.unprotected)
 (-7, None, {})
 
-A COSE_Sign1 is read from bytes by :func:`parse_sign1`:
-
-- strict CBOR (:mod:`affidavit.verify.scitt.cbor`), the whole message and, again, the protected
-  header inside its byte string;
-- the tag 18 (``COSE_Sign1_Tagged``, RFC 9052 §2): SCITT statements and receipts are tagged
-  (RFC 9943 §6, RFC 9942 §4.3); an untagged array is refused;
-- four elements: the protected header as a byte string holding a map (or empty: an empty map,
-  RFC 9052 §3), the unprotected header as a map, the payload as a byte string or nil (detached),
-  the signature as a byte string;
-- header labels are integers or text (RFC 9052 §3), and no label is in both buckets (RFC 9052 §3:
-  "the same label MUST NOT occur in both");
-- ``crit`` (label 2, RFC 9052 §3.1) only in the protected bucket, a non-empty array of labels each
-  present there and understood by the caller (``understood``); anything else is refused.
-
-The signature is checked over :func:`sig_structure` (RFC 9052 §4.4) by a
-:class:`~affidavit.verify.scitt.keys.CoseKey`; ``external_aad`` is empty here.
+:func:`parse_sign1` reads strict CBOR (the message, then the protected header inside its byte
+string), tagged 18 (RFC 9052 §2; SCITT's are tagged, RFC 9943 §6, RFC 9942 §4.3), four elements of
+the right types, integer or text labels, no label in both buckets (RFC 9052 §3), and ``crit``
+(RFC 9052 §3.1) only protected, naming present labels the caller understands. The signature is
+checked over :func:`sig_structure` (RFC 9052 §4.4, empty ``external_aad``) by a
+:class:`~affidavit.verify.scitt.keys.CoseKey`.
 """
 
 from __future__ import annotations
@@ -96,6 +86,10 @@ def sig_structure(protected_bytes: bytes, payload: bytes) -> bytes:
     return encode(["Signature1", protected_bytes, b"", payload])
 
 
+def _crit_unsupported(message: str, **details: Any) -> errors.ScittError:
+    return errors.ScittError("scitt.crit_unsupported", message, details=details)
+
+
 def _check_labels(header: dict[Any, Any], what: str) -> None:
     for label in header:
         if not isinstance(label, int | str) or isinstance(label, bool):
@@ -109,20 +103,16 @@ def _check_crit(protected: dict[Any, Any], understood: Collection[Any], what: st
         return
     crit = protected[HEADER_CRIT]
     if not isinstance(crit, list) or not crit:
-        raise errors.ScittError(
-            "scitt.crit_unsupported", f"{what}: crit is not a non-empty array (RFC 9052 §3.1)"
-        )
+        raise _crit_unsupported(f"{what}: crit is not a non-empty array (RFC 9052 §3.1)")
     for label in crit:
         if not isinstance(label, int | str) or isinstance(label, bool) or label not in protected:
-            raise errors.ScittError(
-                "scitt.crit_unsupported",
-                f"{what}: crit lists {label!r}, which is not a label of the protected header",
+            raise _crit_unsupported(
+                f"{what}: crit lists {label!r}, which is not a label of the protected header"
             )
         if label not in understood:
-            raise errors.ScittError(
-                "scitt.crit_unsupported",
+            raise _crit_unsupported(
                 f"{what}: crit marks header {label!r} critical, and it is not understood here",
-                details={"label": label},
+                label=label,
             )
 
 
@@ -163,8 +153,6 @@ def parse_sign1(
     if both:
         raise _malformed(what, f"label(s) {sorted(map(str, both))} in both header buckets")
     if HEADER_CRIT in unprotected:
-        raise errors.ScittError(
-            "scitt.crit_unsupported", f"{what}: crit is in the unprotected header (RFC 9052 §3.1)"
-        )
+        raise _crit_unsupported(f"{what}: crit is in the unprotected header (RFC 9052 §3.1)")
     _check_crit(protected, understood, what)
     return Sign1(protected_bytes, protected, unprotected, payload, signature)

@@ -8,22 +8,12 @@
 >>> len(key.thumbprint)
 32
 
-Two kinds, each bound to the one algorithm it verifies (RFC 9053 §2.1, RFC 9053 §2.2):
-
-- an OKP key on Ed25519 (kty 1, crv 6) verifies EdDSA (alg -8), strictly, through
-  :func:`affidavit.verify.crypto.signature.verify_ed25519` (docs/adr/0002);
-- an EC2 key on P-256 (kty 2, crv 1) verifies ES256 (alg -7): ECDSA with SHA-256 over the
-  signature ``r || s``, 32 bytes each (RFC 9053 §2.1), through ``cryptography``.
-
-Any other algorithm is refused (``scitt.alg_unsupported``), and an algorithm that does not fit the
-key's kind is ``scitt.key_mismatch``. The ``kid`` of a key is its COSE Key Thumbprint (RFC 9679
-§3): SHA-256 over the deterministic CBOR (RFC 8949 §4.2.1) of its required parameters (kty, crv,
-x, and y for EC2), as SCRAPI recommends for a Transparency Service's keys.
-
-Keys come from the bytes of files the caller read (:func:`key_from_bytes`): an Ed25519 key in
-any form every other command trusts (:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`),
-or a P-256 public key as a PEM SubjectPublicKeyInfo. Which files of a folder are keys is
-:func:`affidavit.verify.trust.key_claim`'s rule, the same for every folder.
+Two kinds, each bound to its one algorithm (RFC 9053 §2.1, §2.2): OKP Ed25519 (kty 1, crv 6) for
+EdDSA (-8), verified strictly (docs/adr/0002); EC2 P-256 (kty 2, crv 1) for ES256 (-7), ``r || s``
+over SHA-256. Any other alg is ``scitt.alg_unsupported``, one that does not fit the key
+``scitt.key_mismatch``. A key's ``kid`` is its COSE Key Thumbprint (RFC 9679 §3). Keys come from
+file bytes the caller read (:func:`key_from_bytes`): Ed25519 in any trusted-key form, or a P-256
+PEM SubjectPublicKeyInfo.
 """
 
 from __future__ import annotations
@@ -59,7 +49,6 @@ __all__ = [
 # docs/transparency.md "Issuer keys and the issuers they sign for": KEYFILE + this suffix.
 ISSUER_BINDING_SUFFIX: Final = ".iss"
 _MAX_ISSUERS: Final = 1000
-# RFC 9943 §5.1.1.1 (mandatory registration checks): the key of the issuer the statement names.
 # RFC 9053 §2.1, §2.2 (COSE Algorithms registry)
 ALG_EDDSA: Final = -8
 ALG_ES256: Final = -7
@@ -75,8 +64,7 @@ _P256_ORDER: Final = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2F
 
 @dataclass(frozen=True, slots=True)
 class CoseKey:
-    """A public key a SCITT signature is checked with (module docstring); ``source`` names where
-    it came from, for messages."""
+    """A public key a SCITT signature is checked with; ``source`` names where it came from."""
 
     kty: int
     crv: int
@@ -157,8 +145,7 @@ def kid_first(keys: Iterable[CoseKey], kid: bytes | None) -> list[CoseKey]:
 
 
 def check_alg(alg: object, what: str) -> int:
-    """``alg`` when it is EdDSA or ES256 (RFC 9053 §2.1, §2.2): an integer, never a float or a
-    bool equal to one.
+    """``alg`` when it is the integer EdDSA or ES256 (RFC 9053 §2.1, §2.2).
 
     Raises:
         ``scitt.alg_unsupported``: anything else, or no alg.
@@ -195,8 +182,6 @@ def _verify_es256(x: bytes, y: bytes, message: bytes, signature: bytes) -> None:
 
 def _p256_from_pem(data: bytes, source: str) -> CoseKey | None:
     """A P-256 SubjectPublicKeyInfo PEM as an EC2 key; None when it is not one."""
-    if b"-----BEGIN PUBLIC KEY-----" not in data:
-        return None
     try:
         key = load_pem_public_key(data.strip())
     except (ValueError, TypeError):
@@ -216,23 +201,22 @@ def key_from_bytes(data: bytes, *, source: str) -> CoseKey:
     try:
         return CoseKey.from_ed25519(parse_key_bytes(data, source=source).key, source)
     except errors.KeyMaterialError as not_ed25519:
+        if b"-----BEGIN PUBLIC KEY-----" not in data:
+            raise not_ed25519 from None
         p256 = _p256_from_pem(data, source)
-        if p256 is not None:
-            return p256
-        if b"-----BEGIN PUBLIC KEY-----" in data:
+        if p256 is None:
             raise errors.ScittError(
                 "scitt.key_unrecognized",
                 f"{source}: a public key that is neither Ed25519 nor P-256",
             ) from None
-        raise not_ed25519 from None
+        return p256
 
 
 def parse_issuer_binding(data: bytes, *, source: str) -> tuple[str, ...]:
-    """The issuers (CWT ``iss`` values, RFC 8392 §3.1.1) an issuer key signs for, from its
-    binding file (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, one
-    ``iss`` a line, each line ending in a newline, compared byte for byte with a statement's
-    ``iss``. Strict: no empty line, no space or control character at either end or inside a
-    line's ends, no ``iss`` twice, at least one, at most 1,000.
+    """The issuers (CWT ``iss``, RFC 8392 §3.1.1) an issuer key signs for, from its binding file
+    (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, one ``iss`` a line,
+    each ending in a newline; no empty line, surrounding space, control character or repeat; 1 to
+    1,000 issuers.
 
     Raises:
         ``usage.invalid``: anything else (the binding is the operator's or the caller's input).

@@ -1,23 +1,14 @@
 """COSE Receipts of inclusion for RFC9162_SHA256 (RFC 9942 §5.2), verified offline.
 
-A receipt is a tagged COSE_Sign1 (RFC 9942 §4.3) signed by a Transparency Service:
+A receipt is a tagged COSE_Sign1 (RFC 9942 §4.3): protected ``alg`` and ``vds`` (395) = 1,
+RFC9162_SHA256 (§5.1), maybe a ``kid`` and CWT claims (15), ``crit`` naming only these; unprotected
+``vdp`` (396) whose ``-1`` holds the inclusion proofs ``[+ bstr .cbor [tree_size, leaf_index,
+[+ bstr]]]`` (§5.2). The payload, the Merkle root, is detached: the verifier rebuilds it from the
+leaf and the proof (§4.4); an attached one is refused, since nothing would tie it to the leaf.
 
-- protected: ``alg`` (1) and ``vds`` (395) = 1, RFC9162_SHA256 (RFC 9942 §5.1); optionally a
-  ``kid`` (4) and CWT claims (15); ``crit`` may name only these;
-- unprotected: ``vdp`` (396), a map whose ``-1`` (inclusion proofs) is ``[+ bstr .cbor
-  [tree_size, leaf_index, [+ bstr]]]`` (RFC 9942 §5.2);
-- payload: detached (nil). The payload is the Merkle root at ``tree_size``, which the verifier
-  rebuilds from the leaf and the proof (RFC 9942 §4.4, "Detached payloads force verifiers to
-  recompute the root from the proof"); a receipt with an attached payload is refused, since
-  nothing would tie those bytes to the leaf.
-
-:func:`verify_receipt`, in the order of RFC 9942 §5.2.1: every inclusion proof is parsed and
-checked against its tree (the path length fits ``leaf_index`` and ``tree_size``, RFC 9162 §2.1.3.2)
-before any is used, so a valid proof cannot hide a malformed one; then, proof by proof, the root is
-rebuilt from ``SHA-256(0x00 || leaf_entry)`` and the signature checked over it under the trusted
-keys (the one whose thumbprint is the receipt's ``kid`` first). The first proof whose root verifies
-is the result; none is ``scitt.receipt_signature_invalid`` (or ``scitt.receipt_key_untrusted``
-when the ``kid`` names no trusted key).
+:func:`verify_receipt` follows RFC 9942 §5.2.1: every proof is parsed and checked against its tree
+(RFC 9162 §2.1.3.2) before any is used; then, proof by proof, the root is rebuilt and its
+signature checked under the trusted keys, the first whose root verifies being the result.
 """
 
 from __future__ import annotations

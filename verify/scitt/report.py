@@ -1,27 +1,11 @@
 """Verifying a Transparent Statement (RFC 9943 §7.1): one :class:`~affidavit.verify.results.Result`
 of kind ``scitt`` (``affidavit verify scitt``).
 
-Steps, in order:
-
-1. ``parse``                strict CBOR, a tagged COSE_Sign1, a Signed Statement (CWT claims with
-                            iss and sub, alg EdDSA or ES256), receipts at 394; a failure is
-                            unreadable input (exit 2);
-2. ``statement_signature``  the issuer's signature under the issuer keys the caller gives,
-                            under one bound to the statement's ``iss``
-                            (``scitt.issuer_mismatch`` when only another issuer's verifies);
-                            ``not_checked`` without one (RFC 9943 §7.1: a Relying Party MAY rely on
-                            a receipt alone), or when the payload is detached;
-3. ``receipts``             every receipt, each proving the leaf entry recomputed from the
-                            statement (``SignedStatement.leaf_entry``) under a trusted log key
-                            (:func:`affidavit.verify.scitt.receipt.verify_receipt`).
-
-The verdict is the one rule of :class:`~affidavit.verify.results.Result`; the steps it needs are
-``parse`` and ``receipts`` (``statement_signature`` counts when it ran: a failed one fails).
-Nothing is verified without a receipt proven under a key the caller trusts (fail closed).
-
-The subject's fields: ``statement`` (iss, sub, content type, alg, whether the payload is attached,
-the entry ID and leaf entry, and the rule that gives it) and ``receipts`` (each receipt's tree
-size, leaf index, root, kid, alg, iss and sub when it verified, else its code).
+Steps: ``parse`` (strict; a failure is unreadable input, exit 2), ``statement_signature`` (under
+an issuer key bound to the statement's ``iss``, RFC 9943 §5.1.1.1; ``not_checked`` without issuer
+keys, RFC 9943 §7.1, or with a detached payload) and ``receipts`` (each proving the recomputed leaf
+entry under a trusted log key). Nothing is verified without a receipt proven under a key the
+caller trusts (fail closed).
 """
 
 from __future__ import annotations
@@ -48,8 +32,7 @@ def verify_transparent_statement(
     issuer_keys: Sequence[CoseKey] = (),
     source: str = "statement",
 ) -> Result:
-    """Verify the Transparent Statement in ``data`` (module docstring). Reads nothing else: the
-    keys are the caller's.
+    """Verify the Transparent Statement in ``data`` (module docstring) under the caller's keys.
 
     Raises:
         ``usage.invalid``: no trusted log key (fail closed).
@@ -112,8 +95,7 @@ def _receipts(
     out: list[dict[str, Any]],
     source: str,
 ) -> StepResult:
-    """Every receipt must prove the statement's leaf under a trusted key: a receipt under a key
-    the caller does not trust, or altered, is a failure, never skipped."""
+    # Every receipt must prove the leaf under a trusted key: none is skipped.
     for number, receipt in enumerate(statement.receipts):
         try:
             check = verify_receipt(

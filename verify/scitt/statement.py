@@ -4,21 +4,15 @@ logged under.
 >>> LEAF_RULE
 'SHA-256 of the Signed Statement with its unprotected header emptied (RFC 9943 §6.3)'
 
-A **Signed Statement** is a tagged COSE_Sign1 whose protected header carries the CWT claims
-(label 15, RFC 9597 §2) with a text ``iss`` (claim 1) and ``sub`` (claim 2) (RFC 9943 §6); an
-``alg`` of EdDSA or ES256; optionally a content type (label 3, text or uint) and a ``kid`` (label
-4, bytes). A **Transparent Statement** is the same message with its receipts, each a byte string
-holding a COSE Receipt, at unprotected label 394 (RFC 9942 §4.3, RFC 9943 §7).
+A **Signed Statement** is a tagged COSE_Sign1 whose protected header carries the CWT claims (15,
+RFC 9597 §2) with a text ``iss`` and ``sub`` (RFC 9943 §6), an ``alg`` of EdDSA or ES256, maybe a
+content type (3, text or uint) and a ``kid`` (4, bytes). A **Transparent Statement** adds its
+receipts, byte strings holding COSE Receipts, at unprotected 394 (RFC 9942 §4.3, RFC 9943 §7).
 
-**The leaf entry** (docs/formats.md "SCITT"): the Transparency Service registers the statement
-with its unprotected header set to the empty map (RFC 9943 §6.3: "the unprotected header of a
-Signed Statement MUST be set to an empty map before the Signed Statement can be included in a
-Statement Sequence"); the log's entry for it is the SHA-256 of those registered bytes, and the
-RFC 9162 leaf hash is ``SHA-256(0x00 || entry)``. That is what scitt-ccf-ledger's claims digest and
-scitt-cose's vectors use (the SHA-256 of the statement bytes), and RFC 9943 §8 names a hash as the
-way to keep statements out of the structure itself. Because the decoder refuses non-shortest and
-indefinite encodings, the registered bytes re-encoded from a Transparent Statement are exactly the
-bytes that were registered: any verifier can recompute the entry.
+**The leaf entry** (docs/formats.md "SCITT") is the SHA-256 of the statement registered with its
+unprotected header emptied (RFC 9943 §6.3); the RFC 9162 leaf hash is ``SHA-256(0x00 || entry)``,
+as scitt-ccf-ledger and scitt-cose's vectors use. The decoder refuses non-shortest encodings, so
+re-encoding a Transparent Statement gives exactly the registered bytes.
 """
 
 from __future__ import annotations
