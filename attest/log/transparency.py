@@ -15,30 +15,19 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree). One class,
-read top to bottom (issue 32): life cycle, appending, sequencing, reading and proofs, signing
-heads, integrity against the signed heads and the state file, keys.
+Storage: :mod:`affidavit.attest.log.storage` (one row per complete subtree). One class, read
+top to bottom (docs/adr/0024): life cycle, appending, sequencing, reading and proofs, signing
+heads, integrity, keys. Any subtree hash is one stored node or a fold of at most log2(n) of
+them, so proofs, roots and heads cost O(log n) point reads, inside one read transaction.
 
-Any subtree hash a proof needs is either one stored node or (for the one ragged right edge) a fold
-of at most log2(n) stored nodes, so proofs, roots and heads cost O(log n) point reads and never
-recompute the tree. Reads happen inside one read transaction, so a concurrent append cannot mix two
-sizes into one answer.
+Durability: an append returns after COMMIT (``synchronous=FULL``). A head is signed inside a
+write transaction over the committed size and recorded before it is returned, after the tree
+is proven to extend every head signed so far and the signed state file beside the key
+(docs/adr/0005-log-state-binding.md).
 
-Durability: appends commit a batch in one ``BEGIN IMMEDIATE`` transaction with ``synchronous=FULL``
-(:mod:`affidavit.attest.stores.sqlite`) and return only after COMMIT, so an acknowledged leaf is on
-disk. A head is signed inside a write transaction over the committed size and recorded before it
-is returned: it only ever covers durably committed leaves, and every later head extends it.
-
-Integrity (docs/adr/0005-log-state-binding.md, the class's integrity section): before a
-head is signed, the tree is proven to extend every head signed so far and the signed state file
-beside the key; :meth:`TransparencyLog.create` refuses to start a new log when the key already
-signed heads of that log ID.
-
-Keys (docs/adr/0011-log-key-rotation.md, :mod:`affidavit.attest.log.keys`): :meth:`rotate_key`
-closes the current key's window at T and opens a new key's at T (half-open windows, no gap, no
-overlap), recorded with a statement signed by the old key. A key signs a head only when the head's
-timestamp is inside its window (``log.key_outside_window``); :attr:`public_key` is the current key
-and :meth:`key_history` lists every key with its window.
+Keys (docs/adr/0011-log-key-rotation.md): :meth:`TransparencyLog.rotate_key` closes the current
+key's window at T and opens the new key's at T; a key signs only heads dated inside its window
+(``log.key_outside_window``).
 """
 
 from __future__ import annotations
@@ -164,14 +153,7 @@ def format_timestamp(moment: datetime) -> str:
 
 
 class TransparencyLog:
-    """An append-only Merkle log in one SQLite database; build it with :meth:`create`/:meth:`open`.
-
-    Append (:meth:`append`), read (:attr:`size`, :meth:`root`, :meth:`leaf`, :meth:`entries`),
-    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`), sign heads (:meth:`checkpoint`,
-    :meth:`signed_tree_head`, :meth:`sign_heads`), check itself against what it signed
-    (:meth:`verify_integrity`, :meth:`bind_state`) and manage keys (:meth:`key_history`,
-    :meth:`rotate_key`).
-    """
+    """An append-only Merkle log in one database; build it with :meth:`create` or :meth:`open`."""
 
     def __init__(
         self,
@@ -230,12 +212,10 @@ class TransparencyLog:
     ) -> TransparencyLog:
         """Create an empty log in the database at ``path`` (made if absent), signed by ``key``.
 
-        ``log_id`` is signed into every tree head, so it must not contain ``|`` (the STH message
-        separator) or whitespace. The head's ``key_id`` is ``key.key_id`` when set, else the first
-        16 hex digits of SHA-256 of the public key. ``key_path`` is remembered for the CLI.
-        ``state_file`` (:func:`affidavit.attest.log.state.state_path`) binds the key to this log:
-        when it already exists the key signed heads of this log ID elsewhere, and a new empty log
-        would fork it.
+        ``log_id`` is signed into every head, so it holds no ``|`` (the STH separator) or
+        whitespace. ``key_path`` is remembered for the CLI. An existing ``state_file``
+        (:func:`affidavit.attest.log.state.state_path`) means the key signed heads of this log
+        elsewhere, and a new empty log would fork it.
 
         Raises:
             ``log.bad_log_id``, ``log.exists``, ``store.unreadable``, ``log.state_mismatch``.
@@ -243,7 +223,7 @@ class TransparencyLog:
         if not _LOG_ID.fullmatch(log_id):
             raise LogError("log.bad_log_id", f"invalid log ID {log_id!r}")
         if state_file is not None and state_file.exists():
-            if cls._holds(path, log_id, key):  # issue 33: an existing log is not a fork
+            if cls._holds(path, log_id, key):  # an existing log is not a fork
                 raise LogError(
                     "log.exists",
                     f"{path}: log {log_id!r} already exists there under this key; nothing to"
@@ -293,14 +273,12 @@ class TransparencyLog:
         clock: Callable[[], datetime] = utc_now,
         state_file: Path | None = None,
     ) -> TransparencyLog:
-        """Open an existing log; ``key`` (checked against the log's public key) enables signing.
-        With ``state_file`` the store must extend the head recorded there (and signing keeps it
-        current).
+        """Open an existing log; ``key`` enables signing. With ``state_file`` the store must
+        extend the head recorded there (and signing keeps it current).
 
         Raises:
             ``store.missing``, ``store.unreadable``, ``log.not_found``, ``log.key_mismatch``,
-                ``log.state_invalid``,
-            ``log.state_mismatch``.
+                ``log.state_invalid``, ``log.state_mismatch``.
         """
         store, owns = store_for(path, create=False)
         try:
@@ -311,8 +289,7 @@ class TransparencyLog:
             raise
 
     def set_key(self, key: SigningKey) -> None:
-        """Use ``key`` to sign heads from now on: the current key, or an earlier key of the
-        history (which signs only heads dated inside its window).
+        """Sign heads with ``key`` from now on (an earlier key signs only inside its window).
 
         Raises:
             ``log.key_mismatch``: it is not a key of this log.
@@ -339,12 +316,9 @@ class TransparencyLog:
     # -- appending ------------------------------------------------------------------------------
 
     def append(self, leaf_data: Sequence[bytes]) -> list[int]:
-        """Append leaves (RFC 9162 §2.1.1 leaf hash of each) in one transaction; returns indexes.
-
-        The leaves are durable when this returns; nothing of the batch is stored if it raises.
-        """
-        hashes = [leaf_hash(bytes(data)) for data in leaf_data]
-        return self._append(hashes, leaf_data)
+        """Append leaves (RFC 9162 §2.1.1) in one transaction, durable on return; returns
+        their indexes."""
+        return self._append([leaf_hash(bytes(data)) for data in leaf_data], leaf_data)
 
     def append_leaf_hashes(self, hashes: Sequence[bytes]) -> list[int]:
         """Append precomputed 32-byte leaf hashes (no entry data kept); returns their indexes.
@@ -375,13 +349,12 @@ class TransparencyLog:
                 insert_entries(db, first, data)
         return list(range(first, first + len(hashes)))
 
-    # -- sequencing (attest/log/sequencing.py) -------------------------------------------------
+    # -- sequencing (attest/log/sequencing.py) --------------------------------------------------
 
     def sequence(self, entries: Sequence[bytes]) -> list[Sequenced]:
         """Sequence ``entries`` durably, in one transaction (or the caller's): each gets the next
-        index, or, when its leaf hash is in the log already, its first index (deduplication).
-        They join the tree at the next :meth:`integrate`; :meth:`append` integrates them first.
-        """
+        index, or its first index when its leaf hash is in the log already. They join the tree
+        at the next :meth:`integrate` (or :meth:`append`)."""
         with self.store.write() as db:
             serial = self.store.serial
             known = self._next if self._next is not None and self._next[0] == serial else None
@@ -392,8 +365,8 @@ class TransparencyLog:
             return placed
 
     def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
-        """Integrate up to ``limit`` sequenced entries into the tree, in one transaction (or the
-        caller's); returns ``(old size, new size)``. No head is signed here.
+        """Integrate up to ``limit`` sequenced entries into the tree; returns ``(old size, new
+        size)``. No head is signed here.
 
         Raises:
             ``log.integrity``: the sequenced entries do not continue the tree (nothing integrated).
@@ -402,14 +375,13 @@ class TransparencyLog:
             return integrate_pending(db, self.store.path, limit)
 
     def status(self) -> LogStatus:
-        """The tree's size, the next index to sequence and the largest signed checkpoint size,
-        in one statement outside any transaction (:meth:`Store.query`)."""
+        """The size, next index and largest checkpoint size, in one statement."""
         rows = self.store.query(STATUS_SQL)
         return status_of(rows[0] if rows else None)
 
     @property
     def next_index(self) -> int:
-        """The index the next sequenced entry gets (the size once everything is integrated)."""
+        """The index the next sequenced entry gets."""
         with self.store.read() as db:
             return _next_index(db)
 
@@ -417,14 +389,13 @@ class TransparencyLog:
 
     @property
     def size(self) -> int:
-        """The number of committed leaves (one statement, outside any transaction: one round
-        trip on PostgreSQL; inside one, it joins it)."""
+        """The number of committed leaves (one statement: :meth:`Store.query`)."""
         rows = self.store.query("SELECT max(idx) FROM log_nodes WHERE level = 0")
         return 0 if not rows or rows[0][0] is None else int(rows[0][0]) + 1
 
     def latest_signed(self) -> tuple[RecordedHead | None, int]:
-        """The checkpoint of the largest size recorded (its latest, cosigned copy), or None, and
-        the tree's size, in one statement (what ``/tlog/checkpoint`` serves when they agree)."""
+        """The latest copy of the largest checkpoint recorded (or None) and the tree's size, in
+        one statement."""
         rows = self.store.query(
             "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), seq, kind, tree_size, "
             "root_hash, timestamp, document FROM (SELECT 1 AS one) AS anchor LEFT JOIN "
@@ -490,7 +461,13 @@ class TransparencyLog:
                 )
             return entry_data(db, start, end)
 
-    # -- proofs ---------------------------------------------------------------------------------
+    def has_head(self, size: int, root: bytes) -> bool:
+        """Whether ``root`` is this log's root at ``size``."""
+        with self.store.read() as db:
+            if size > stored_size(db):
+                return False
+            reader = NodeReader(db, self.store.path)
+            return root == (reader.range_hash(0, size) if size else EMPTY_ROOT)
 
     def inclusion_proof(self, index: int, size: int | None = None) -> InclusionProof:
         """The inclusion proof of leaf ``index`` in the tree of ``size`` leaves (default: all).
@@ -516,8 +493,8 @@ class TransparencyLog:
             )
 
     def inclusion_paths(self, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
-        """The RFC 9162 §2.1.3 inclusion paths of leaves ``indexes`` in the tree of ``size``
-        leaves, leaf end first: one read transaction and one node read for all of them.
+        """The RFC 9162 §2.1.3 inclusion paths of ``indexes`` in the tree of ``size`` leaves,
+        leaf end first, with one node read for all of them.
 
         Raises:
             ``log.size_out_of_range``, ``log.index_out_of_range``.
@@ -534,8 +511,6 @@ class TransparencyLog:
 
     def consistency_proof(self, first: int, second: int | None = None) -> ConsistencyProof:
         """The consistency proof from size ``first`` to ``second`` (default: all).
-
-        Needs ``0 < first <= second``.
 
         Raises:
             ``log.size_out_of_range``: a size is zero, beyond the log, or the two are out of order.
@@ -559,18 +534,18 @@ class TransparencyLog:
             )
 
     def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
-        """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
-        recorded last, or None: what this log (or another process on its database) handed out."""
+        """The head of ``kind`` (``sth`` or ``checkpoint``) and ``tree_size`` recorded last, or
+        None."""
         with self.store.read() as db:
             return head_of_size(db, kind, tree_size)
 
     def largest_head(self, kind: str) -> RecordedHead | None:
-        """The head of ``kind`` of the largest size recorded (its latest record), or None."""
+        """The latest record of the largest head of ``kind``, or None."""
         with self.store.read() as db:
             return largest_head(db, kind)
 
     def latest_checkpoint(self) -> RecordedHead | None:
-        """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
+        """The checkpoint recorded last (with any cosignatures), or None."""
         with self.store.read() as db:
             return latest_head(db, "checkpoint")
 
@@ -582,15 +557,12 @@ class TransparencyLog:
     # -- signing heads (docs/formats.md §4, §6) ------------------------------------------------
 
     def signed_tree_head(self, timestamp: datetime | None = None) -> IssuedTreeHead:
-        """Sign, record and return the head of everything committed (docs/formats.md §4).
-
-        ``timestamp`` defaults to the log's clock; it must be timezone-aware and is signed as UTC
-        with one-second precision.
+        """Sign, record and return the head of everything committed (docs/formats.md §4),
+        dated ``timestamp`` (default: the log's clock), signed as UTC whole seconds.
 
         Raises:
             ``log.no_signing_key``, ``log.bad_timestamp``.
-            ``log.key_outside_window``: the key's window does not contain ``timestamp`` (after a
-                rotation: the old key after T, the new key before T).
+            ``log.key_outside_window``: the key's window does not contain ``timestamp``.
         """
         key = self._signing_key()
         stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
@@ -602,11 +574,9 @@ class TransparencyLog:
         return head
 
     def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
-        """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
-
-        The body is ``origin``, the size, the b64 root (docs/formats.md §6); the one signature line
-        is by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record,
-        and the key's window must contain it (a checkpoint body carries no time).
+        """Sign, record and return a C2SP tlog-checkpoint of everything committed
+        (docs/formats.md §6), signed under the key name ``origin`` (default: the log ID).
+        ``timestamp`` only dates the record; the key's window must contain it.
 
         Raises:
             ``log.no_signing_key``, ``log.bad_timestamp``.
@@ -625,10 +595,8 @@ class TransparencyLog:
     def sign_heads(
         self, origin: str | None = None, timestamp: datetime | None = None
     ) -> tuple[str, IssuedTreeHead]:
-        """Sign, record and return both heads of everything committed, in one transaction: the
-        C2SP checkpoint (as :meth:`checkpoint`) and the signed tree head (as
-        :meth:`signed_tree_head`), over one size and root, proven once to extend every earlier
-        head (docs/adr/0005). What an integration batch publishes.
+        """:meth:`checkpoint` and :meth:`signed_tree_head` in one transaction, over one size
+        and root proven once to extend every earlier head: what an integration batch publishes.
 
         Raises:
             as :meth:`checkpoint` and :meth:`signed_tree_head`.
@@ -652,8 +620,6 @@ class TransparencyLog:
         root: bytes,
         stamp: str,
     ) -> str:
-        """The checkpoint of ``size`` and ``root`` signed by ``key`` under the name ``origin``
-        (default: the log ID), recorded dated ``stamp``."""
         name = origin if origin is not None else self.log_id
         body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
         key_id = key_id_c2sp(name, key.public_key.raw)
@@ -664,7 +630,6 @@ class TransparencyLog:
     def _record_sth(  # noqa: PLR0917 - the head's parts
         self, db: Connection, key: SigningKey, key_id: str, size: int, root_hex: str, stamp: str
     ) -> IssuedTreeHead:
-        """The signed tree head of ``size`` and ``root_hex`` dated ``stamp``, recorded."""
         message = sth_message(self.log_id, size, root_hex, stamp)  # docs/formats.md §4
         head = IssuedTreeHead(self.log_id, size, root_hex, stamp, key.sign_b64(message), key_id)
         document = json.dumps(head.to_json(), separators=(",", ":"))
@@ -672,13 +637,11 @@ class TransparencyLog:
         return head
 
     def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
-        """Record ``note`` (a checkpoint of this log) again with witness signature ``lines`` added.
+        """Record ``note`` again with witness signature ``lines`` added (once); returns it.
 
-        The caller has verified the lines against the witness keys it trusts (tlog-witness: "it
-        can move the valid signatures to its own view of the checkpoint"); this checks that the
-        note is this log's: signed by one of its keys (a checkpoint signed before a rotation stays
-        the log's), its size within the log and its root the log's root at that size. Lines
-        already on the note are not added twice. Returns the new note.
+        The caller verified the lines (tlog-witness: "it can move the valid signatures to its
+        own view of the checkpoint"); this checks the note is this log's: signed by one of its
+        keys, its size within the log and its root the log's root at that size.
 
         Raises:
             ``checkpoint.*``: the note is malformed or not signed by the log's key.
@@ -692,10 +655,7 @@ class TransparencyLog:
         ]
         checkpoint = verify_checkpoint(note, verifiers).checkpoint
         with self.store.write() as db:
-            size, wanted = stored_size(db), checkpoint.tree_size
-            if wanted > size or checkpoint.root_hash != (
-                NodeReader(db, self.store.path).range_hash(0, wanted) if wanted else EMPTY_ROOT
-            ):
+            if not self.has_head(checkpoint.tree_size, checkpoint.root_hash):
                 raise LogError(
                     "log.checkpoint_foreign",
                     f"checkpoint of size {checkpoint.tree_size} is not a tree head of this log",
@@ -719,7 +679,7 @@ class TransparencyLog:
     # -- integrity: the signed heads and the state file (docs/adr/0005) ------------------------
 
     def state(self) -> LogState | None:
-        """The verified signed state beside the key (None: unbound, or no head signed yet).
+        """The verified signed state beside the key (None: unbound, or none signed yet).
 
         Raises:
             ``log.state_invalid``: the file is malformed or not signed by a key of this log.
@@ -743,7 +703,7 @@ class TransparencyLog:
 
     def _references(self, db: Connection, state: LogState | bool | None = False) -> list[Reference]:
         """The heads the tree must extend: the latest recorded, the last rotation's, the state
-        file's (``state``: as read before the caller's snapshot, or False to read it now)."""
+        file's (``state`` as read before the caller's snapshot, or False: read it now)."""
         references = []
         recorded = latest_recorded(db)
         if recorded is not None:
@@ -775,8 +735,8 @@ class TransparencyLog:
         return size, root
 
     def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
-        """Record the head in the state file when it is of a new size (inside the head's write
-        transaction: the database lock serialises every signer of this log)."""
+        """Record a head of a new size in the state file (inside the head's write transaction,
+        which serialises every signer)."""
         if self.state_file is None:
             return
         current = self.state()
@@ -786,8 +746,7 @@ class TransparencyLog:
         write_state(self.state_file, key, state)
 
     def bind_state(self, state_file: Path) -> None:
-        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
-        the store extends the head recorded there; signing keeps it current from now on.
+        """Bind this log to its key's signed state file, as ``open(state_file=)`` does.
 
         Raises:
             ``log.state_invalid``, ``log.state_mismatch``.
@@ -796,7 +755,6 @@ class TransparencyLog:
         self._check_state()
 
     def _check_state(self) -> None:
-        """Refuse a store that does not extend the head the state file records."""
         state = self.state()
         if state is None:
             return
@@ -822,10 +780,9 @@ class TransparencyLog:
         Raises:
             ``log.integrity``: the tree contradicts a signed head, or a node is damaged.
         """
-        # What only grows is read first: the state file, then the tree in one snapshot (a state
-        # read after the snapshot could cover leaves integrated since: issue 31). A signer writes
-        # the state inside its write transaction, before COMMIT, so a state ahead of the snapshot
-        # can still be seen outside the writer lock: registry/startup.py checks again under it.
+        # The state file first, then the tree in one snapshot (a state read after it could
+        # cover leaves integrated since). A signer writes the state before COMMIT, so a state
+        # ahead of the snapshot can still be seen: registry/startup.py checks again under lock.
         state = self.state()
         with self.store.read() as db:
             size = stored_size(db)
@@ -839,8 +796,7 @@ class TransparencyLog:
     # -- keys (docs/adr/0011) ---------------------------------------------------------------------
 
     def key_history(self) -> list[LogKey]:
-        """Every key of the log with its window, oldest first (the last is :attr:`public_key`),
-        read and verified now (each rotation signed by the key it replaced).
+        """Every key of the log with its window, oldest first, read and verified now.
 
         Raises:
             ``log.key_history_invalid``: the recorded history does not verify.
@@ -857,32 +813,27 @@ class TransparencyLog:
         new_state_file: Path | None = None,
     ) -> LogKey:
         """Close the current key's window at ``at`` (default: now, whole seconds) and open
-        ``new_key``'s at ``at``: ``[.., at)`` then ``[at, ..)``, no gap, no overlap. The log must
-        be open with its current key (:meth:`set_key`), which signs the rotation; ``new_key``
-        countersigns it.
+        ``new_key``'s there: ``[.., at)`` then ``[at, ..)``. The current key signs the rotation,
+        ``new_key`` countersigns it, and this log signs with ``new_key`` afterwards.
 
-        The rotation records the tree the old key hands over (proven to extend every head signed
-        so far, RFC 9162 §2.1.4): later heads must extend it. With a bound state file the old
-        key's state moves to that tree, and ``new_state_file`` (the new key's, beside it) starts
-        from it, so the binding of docs/adr/0005 continues. ``new_key_path`` is recorded as the
-        key path (``log head`` without ``--key``); without it the recorded path is dropped.
-        Afterwards this log signs with ``new_key``.
+        The rotation records the tree handed over (proven to extend every earlier head): later
+        heads must extend it. The old key's state file moves to that tree and
+        ``new_state_file`` starts from it (docs/adr/0005). ``new_key_path`` replaces the
+        recorded key path.
 
         Raises:
             ``log.no_signing_key``: no key set.
             ``log.key_mismatch``: the key set is not the current key (only it may hand over).
             ``log.rotation_invalid``: ``new_key`` is already a key of the log (or its key ID is
-                taken, or malformed); ``at`` is in the future, not after the current key's
-                ``valid_from``, or not after a head already recorded (which would fall outside
-                the old key's window).
+                taken, or malformed); ``at`` is in the future, or not after the current key's
+                ``valid_from`` or a head already recorded.
             ``log.bad_timestamp``: ``at`` is naive.
-            ``log.integrity``, ``log.state_invalid``, ``log.state_mismatch``: see
-                :meth:`signed_tree_head`;
-                ``new_state_file`` records a head this tree does not extend.
+            ``log.integrity``, ``log.state_invalid``, ``log.state_mismatch``: as
+                :meth:`signed_tree_head`, or ``new_state_file`` records a head this tree does
+                not extend.
         """
         old = self._signing_key()
-        # Default: now, to the second (the precision heads are signed with, docs/formats.md §4),
-        # so a head signed in the same second is already the new key's.
+        # to the second, as heads are dated (docs/formats.md §4)
         moment = self._clock().replace(microsecond=0) if at is None else at
         if moment.tzinfo is None or moment.utcoffset() is None:
             raise LogError("log.bad_timestamp", "a rotation time must be timezone-aware")
@@ -902,26 +853,12 @@ class TransparencyLog:
                     "that signed it: rotate at a later time",
                 )
             size, root = self._checked_head(db)
+            seq, new_public = history[-1].seq + 1, new_key.public_key
             rotation = Rotation(
-                self.log_id,
-                history[-1].seq + 1,
-                old.public_key,
-                new_key.public_key,
-                new_id,
-                valid_from,
-                size,
-                root.hex(),
+                self.log_id, seq, old.public_key, new_public, new_id, valid_from, size, root.hex()
             )
-            entry = LogKey(
-                rotation.seq,
-                new_id,
-                new_key.public_key,
-                valid_from,
-                None,
-                size,
-                root.hex(),
-                rotation.sign(old, new_key),
-            )
+            signature = rotation.sign(old, new_key)
+            entry = LogKey(seq, new_id, new_public, valid_from, None, size, root.hex(), signature)
             insert_rotation(db, entry)
             meta = {"public_key": new_key.public_key.b64, "key_id": new_id}
             update_meta(db, {**meta, "key_path": new_key_path})
@@ -950,13 +887,6 @@ def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> Non
 
 
 # -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
-#
-# check_extends: before a new head is signed, the tree of the current size must extend every
-# earlier reference head (the latest recorded head, the last rotation's, the signed state file): an
-# RFC 9162 §2.1.4 consistency proof computed from the stored nodes must verify with
-# affidavit.verify.crypto.merkle.verify_consistency from the reference root to the new root.
-# audit_nodes: every stored interior node must be the hash of its two children (RFC 9162 §2.1.1)
-# and every stored leaf hash the leaf hash of its data: O(n), for start-up.
 
 
 class Reference(NamedTuple):
@@ -978,7 +908,8 @@ def latest_recorded(db: Connection) -> Reference | None:
 def check_extends(
     reader: NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
 ) -> None:
-    """Prove the tree of ``size`` leaves and root ``root`` extends every reference head.
+    """Prove the tree of ``size`` leaves and root ``root`` extends every reference head
+    (RFC 9162 §2.1.4, with :func:`affidavit.verify.crypto.merkle.verify_consistency`).
 
     Raises:
         ``log.integrity``: a reference is larger than the tree, or the proof does not verify.
@@ -1020,8 +951,8 @@ def _level(db: Connection, level: int) -> Iterator[tuple[int, bytes]]:
 
 
 def audit_nodes(db: Connection, path: Path | str) -> int:
-    """Check every stored node against its children and every leaf against its data; returns
-    the number of nodes checked.
+    """Check every stored node against its children and every leaf against its data (RFC 9162
+    §2.1.1; O(n)); returns the number of nodes checked.
 
     Raises:
         ``log.integrity``: a node is missing or is not the hash of what it covers.
