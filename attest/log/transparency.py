@@ -36,6 +36,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Final, NamedTuple
@@ -564,14 +565,8 @@ class TransparencyLog:
             ``log.no_signing_key``, ``log.bad_timestamp``.
             ``log.key_outside_window``: the key's window does not contain ``timestamp``.
         """
-        key = self._signing_key()
-        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
-            size, root = self._checked_head(db)
-            head = self._record_sth(db, key, signer.key_id, size, root.hex(), stamp)
-            self._advance_state(key, size, root.hex(), stamp)
-        return head
+        with self._signing(timestamp, "tree head") as head:
+            return self._record_sth(head)
 
     def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
         """Sign, record and return a C2SP tlog-checkpoint of everything committed
@@ -583,14 +578,8 @@ class TransparencyLog:
             ``usage.invalid``: an origin that is not a valid key name.
             ``log.key_outside_window``: the key's window does not contain ``timestamp``.
         """
-        key = self._signing_key()
-        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signing_entry(self.key_history(), key, stamp, "checkpoint", self.store.path)
-            size, root = self._checked_head(db)
-            note = self._record_note(db, key, origin, size, root, stamp)
-            self._advance_state(key, size, root.hex(), stamp)
-        return note
+        with self._signing(timestamp, "checkpoint") as head:
+            return self._record_note(head, origin)
 
     def sign_heads(
         self, origin: str | None = None, timestamp: datetime | None = None
@@ -601,40 +590,42 @@ class TransparencyLog:
         Raises:
             as :meth:`checkpoint` and :meth:`signed_tree_head`.
         """
+        with self._signing(timestamp, "tree head") as head:
+            return self._record_note(head, origin), self._record_sth(head)
+
+    @contextmanager
+    def _signing(self, timestamp: datetime | None, what: str) -> Iterator[_Head]:
+        """The head of everything committed, inside the write transaction that records it: the
+        key's window checked, the tree proven to extend every earlier head; the state file
+        advanced once the caller recorded it."""
         key = self._signing_key()
         stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
+            signer = signing_entry(self.key_history(), key, stamp, what, self.store.path)
             size, root = self._checked_head(db)
-            note = self._record_note(db, key, origin, size, root, stamp)
-            head = self._record_sth(db, key, signer.key_id, size, root.hex(), stamp)
+            yield _Head(db, key, signer.key_id, size, root.hex(), stamp)
             self._advance_state(key, size, root.hex(), stamp)
-        return note, head
 
-    def _record_note(  # noqa: PLR0917 - the head's parts
-        self,
-        db: Connection,
-        key: SigningKey,
-        origin: str | None,
-        size: int,
-        root: bytes,
-        stamp: str,
-    ) -> str:
+    def _record_note(self, head: _Head, origin: str | None) -> str:
         name = origin if origin is not None else self.log_id
-        body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
-        key_id = key_id_c2sp(name, key.public_key.raw)
-        note = format_note(body, [note_signature_line(name, key_id, key.sign(body.encode()))])
-        record_head(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
+        body = checkpoint_body(name, head.size, bytes.fromhex(head.root_hex))  # docs/formats.md §6
+        key_id = key_id_c2sp(name, head.key.public_key.raw)
+        signature = head.key.sign(body.encode())
+        note = format_note(body, [note_signature_line(name, key_id, signature)])
+        record_head(
+            head.db, RecordedHead(0, "checkpoint", head.size, head.root_hex, head.stamp, note)
+        )
         return note
 
-    def _record_sth(  # noqa: PLR0917 - the head's parts
-        self, db: Connection, key: SigningKey, key_id: str, size: int, root_hex: str, stamp: str
-    ) -> IssuedTreeHead:
-        message = sth_message(self.log_id, size, root_hex, stamp)  # docs/formats.md §4
-        head = IssuedTreeHead(self.log_id, size, root_hex, stamp, key.sign_b64(message), key_id)
-        document = json.dumps(head.to_json(), separators=(",", ":"))
-        record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
-        return head
+    def _record_sth(self, head: _Head) -> IssuedTreeHead:
+        message = sth_message(self.log_id, head.size, head.root_hex, head.stamp)  # formats.md §4
+        signature = head.key.sign_b64(message)
+        issued = IssuedTreeHead(
+            self.log_id, head.size, head.root_hex, head.stamp, signature, head.key_id
+        )
+        document = json.dumps(issued.to_json(), separators=(",", ":"))
+        record_head(head.db, RecordedHead(0, "sth", head.size, head.root_hex, head.stamp, document))
+        return issued
 
     def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
         """Record ``note`` again with witness signature ``lines`` added (once); returns it.
@@ -887,6 +878,17 @@ def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> Non
 
 
 # -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
+
+
+class _Head(NamedTuple):
+    """A head being signed: the write transaction, the key and its ID, size, root, timestamp."""
+
+    db: Connection
+    key: SigningKey
+    key_id: str
+    size: int
+    root_hex: str
+    stamp: str
 
 
 class Reference(NamedTuple):
