@@ -165,14 +165,13 @@ class TransparencyLog:
         owns_store: bool = True,
         state_file: Path | None = None,
     ) -> None:
-        """Wrap an open store that already holds a log; prefer :meth:`open`.
+        """Wrap an open store that holds a log; prefer :meth:`open`.
 
         Raises:
             ``log.not_found``: the store holds no log.
             ``log.key_history_invalid``: the recorded key history does not verify.
             ``log.key_mismatch``: ``key`` is not a key of the log.
-            ``log.state_invalid``, ``log.state_mismatch``: ``state_file`` is bad, or the store does
-                not extend the head it records.
+            ``log.state_invalid``, ``log.state_mismatch``: ``state_file`` is bad, or not extended.
         """
         self.store = store
         self._clock = clock
@@ -628,11 +627,9 @@ class TransparencyLog:
         return issued
 
     def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
-        """Record ``note`` again with witness signature ``lines`` added (once); returns it.
-
-        The caller verified the lines (tlog-witness: "it can move the valid signatures to its
-        own view of the checkpoint"); this checks the note is this log's: signed by one of its
-        keys, its size within the log and its root the log's root at that size.
+        """Record ``note``, a checkpoint of this log, again with the witness signature ``lines``
+        the caller verified added once (tlog-witness: "it can move the valid signatures to its
+        own view of the checkpoint"); returns it.
 
         Raises:
             ``checkpoint.*``: the note is malformed or not signed by the log's key.

@@ -199,23 +199,6 @@ class PgConnection:
         self._conn, self._backoff, self._retry_at = fresh, 0.0, 0.0
         return fresh
 
-    def connect(self) -> PgConnection:
-        """Make the first connection.
-
-        Raises:
-            ``store.unreadable``: the server cannot be reached or refuses the login (the message
-                names the redacted URL).
-        """
-        import psycopg  # noqa: PLC0415 - psycopg is optional
-
-        try:
-            self._conn = self._open()
-        except psycopg.Error as e:
-            raise StoreError(
-                "store.unreadable", f"{self.label}: cannot connect: {_first_line(e)}"
-            ) from None
-        return self
-
     dialect: Final[Literal["postgresql"]] = "postgresql"
 
     @property
@@ -407,14 +390,19 @@ def connect(
             reached or refuses the login (the message names the redacted URL).
     """
     try:
-        import psycopg  # noqa: F401, PLC0415 - only for postgresql:// URLs (the [postgres] extra)
+        import psycopg  # noqa: PLC0415 - only for postgresql:// URLs (the [postgres] extra)
     except ImportError:
         raise StoreError(
             "store.unreadable", "PostgreSQL needs psycopg: pip install 'affidavit[postgres]'"
         ) from None
-    return PgConnection(
-        url, connect_timeout=timeout, lock_timeout=lock_timeout, lease=lease
-    ).connect()
+    conn = PgConnection(url, connect_timeout=timeout, lock_timeout=lock_timeout, lease=lease)
+    try:
+        conn._conn = conn._open()  # the first connection; later ones are _live()'s
+    except psycopg.Error as e:
+        raise StoreError(
+            "store.unreadable", f"{conn.label}: cannot connect: {_first_line(e)}"
+        ) from None
+    return conn
 
 
 _ROWS_PER_INSERT: Final = 500
