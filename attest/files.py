@@ -12,14 +12,17 @@ import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
+
+from affidavit.verify import errors
 
 __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
     "atomic_write",
+    "create_all",
     "create_exclusive",
     "folder_lock",
     "fsync_dir",
@@ -68,6 +71,32 @@ def create_exclusive(path: str | Path, data: bytes, *, mode: int = PRIVATE_FILE_
     finally:
         temporary.unlink(missing_ok=True)
     fsync_dir(target.parent)
+
+
+def create_all(files: Sequence[tuple[Path, bytes, int]]) -> None:
+    """:func:`create_exclusive` for every ``(path, data, mode)`` of ``files``, or for none.
+
+    Raises:
+        ``io.exists``: one of them exists (nothing is written).
+        OSError: as :func:`create_exclusive` (nothing is left).
+    """
+    for path, _, _ in files:
+        if path.exists() or path.is_symlink():
+            raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it")
+    written: list[Path] = []
+    try:
+        for path, data, mode in files:
+            try:
+                create_exclusive(path, data, mode=mode)
+            except FileExistsError:
+                raise errors.ParseError(
+                    "io.exists", f"{path} exists; refusing to overwrite it"
+                ) from None
+            written.append(path)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def _temporary(target: Path, data: bytes, mode: int) -> Path:

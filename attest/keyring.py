@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
-from affidavit.attest.files import create_exclusive
+from affidavit.attest.files import create_all, create_exclusive
 from affidavit.attest.host import read_key_bytes
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -174,22 +174,10 @@ def generate_key_files(
         OSError: the folder cannot be created or written.
     """
     folder, targets = _targets(directory, publisher_id, key_id)
-    for target in targets:
-        if target.exists() or target.is_symlink():
-            raise errors.ParseError("io.exists", f"{target} exists; refusing to overwrite it")
     folder.mkdir(parents=True, exist_ok=True)
     key = generate_keypair(key_id=key_id, publisher_id=publisher_id)
-    written: list[Path] = []
-    try:
-        for target, (data, mode) in zip(
-            targets, _contents(key, publisher_id, key_id, manifest_url), strict=True
-        ):
-            _create(target, data, mode)
-            written.append(target)
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+    contents = _contents(key, publisher_id, key_id, manifest_url)
+    create_all([(t, data, mode) for t, (data, mode) in zip(targets, contents, strict=True)])
     return GeneratedKeyFiles(*targets, key.public_key, key_id, publisher_id)
 
 
@@ -255,14 +243,6 @@ def _contents(
         ((key.public_key.b64 + "\n").encode("ascii"), 0o644),
         ((json.dumps(document, indent=2) + "\n").encode("utf-8"), 0o644),
     ]
-
-
-def _create(path: Path, data: bytes, mode: int) -> None:
-    """:func:`create_exclusive`, an existing file reported as ``io.exists``."""
-    try:
-        create_exclusive(path, data, mode=mode)
-    except FileExistsError:
-        raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it") from None
 
 
 def key_file_is_insecure(path: str | Path) -> bool:

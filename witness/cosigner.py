@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from affidavit.attest.files import create_exclusive
+from affidavit.attest.files import create_all
 from affidavit.attest.host import read_key_bytes
 from affidavit.attest.keyring import (
     SigningKey,
@@ -196,20 +196,7 @@ def write_key_files(ed25519: Path | None, ml_dsa_44: Path | None) -> list[tuple[
             serialization.NoEncryption(),
         )
         planned.append((ml_dsa_44, pem, ML_DSA_44, ml_key.public_key().public_bytes_raw()))
-    written: list[Path] = []
-    try:
-        for path, pem, _, _ in planned:
-            try:
-                create_exclusive(path, pem)  # 0600, whole or absent
-            except FileExistsError:
-                raise errors.ParseError(
-                    "io.exists", f"{path} exists; refusing to overwrite it"
-                ) from None
-            written.append(path)
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+    create_all([(path, pem, 0o600) for path, pem, _, _ in planned])
     return [(algorithm, public) for _, _, algorithm, public in planned]
 
 

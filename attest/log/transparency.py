@@ -708,15 +708,18 @@ class TransparencyLog:
             )
         return references
 
-    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
-        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
+    def _checked_head(
+        self, db: Connection, state: LogState | bool | None = False
+    ) -> tuple[int, bytes]:
+        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4;
+        ``state`` as :meth:`_references`).
 
         Raises:
             ``log.integrity``: a stored node contradicts a head this log signed.
         """
         size = stored_size(db)
         reader = NodeReader(db, self.store.path)
-        references = self._references(db)
+        references = self._references(db, state)
         _prefetch(reader, size, references)
         root = reader.range_hash(0, size)
         check_extends(reader, self.store.path, size, root, references)
@@ -773,11 +776,7 @@ class TransparencyLog:
         # ahead of the snapshot can still be seen: registry/startup.py checks again under lock.
         state = self.state()
         with self.store.read() as db:
-            size = stored_size(db)
-            reader = NodeReader(db, self.store.path)
-            references = self._references(db, state)
-            _prefetch(reader, size, references)
-            check_extends(reader, self.store.path, size, reader.range_hash(0, size), references)
+            self._checked_head(db, state)
             if full:
                 audit_nodes(db, self.store.path)
 
