@@ -197,16 +197,14 @@ def load_or_generate_key(
     """
     _, targets = _targets(directory, publisher_id, key_id)
     private = targets[0]
-    generated = False
     if not (private.exists() or private.is_symlink()):
         key = generate_keypair(key_id=key_id, publisher_id=publisher_id)
         contents = _contents(key, publisher_id, key_id, manifest_url)
         try:
             create_exclusive(private, contents[0][0], mode=contents[0][1])
-            generated = True
-        except FileExistsError:  # another process made it first: use theirs
-            pass
-        if generated:
+        except FileExistsError:
+            pass  # another process made it first: use theirs
+        else:
             for target, (data, mode) in zip(targets[1:], contents[1:], strict=True):
                 with contextlib.suppress(FileExistsError):
                     create_exclusive(target, data, mode=mode)
@@ -214,7 +212,7 @@ def load_or_generate_key(
     key = load_signing_key(
         private, refuse_world_readable=True, key_id=key_id, publisher_id=publisher_id
     )
-    return key, generated
+    return key, False
 
 
 def _targets(

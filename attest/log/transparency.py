@@ -357,11 +357,11 @@ class TransparencyLog:
         at the next :meth:`integrate` (or :meth:`append`)."""
         with self.store.write() as db:
             serial = self.store.serial
-            known = self._next if self._next is not None and self._next[0] == serial else None
-            placed = sequence_entries(db, entries, None if known is None else known[1])
-            following = max((p.index + 1 for p in placed if p.created), default=None)
-            if following is not None or known is not None:  # the next index, for this txn
-                self._next = (serial, max(following or 0, known[1] if known else 0))
+            known = self._next[1] if self._next is not None and self._next[0] == serial else None
+            placed = sequence_entries(db, entries, known)
+            created = [p.index + 1 for p in placed if p.created]
+            if created or known is not None:  # the next index, for this transaction
+                self._next = (serial, max([*created, known or 0]))
             return placed
 
     def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:

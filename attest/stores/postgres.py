@@ -91,24 +91,17 @@ class _Rows:
     """The few cursor methods the stores use, over rows already fetched (or none)."""
 
     def __init__(self, rows: list[tuple[Any, ...]], rowcount: int = -1) -> None:
-        self._rows = rows
-        self._next = 0  # rows before it were handed out (an index: popping the front is O(n))
+        self._rows = iter(rows)
         self.rowcount = rowcount
 
     def fetchone(self) -> tuple[Any, ...] | None:
-        if self._next >= len(self._rows):
-            return None
-        self._next += 1
-        return self._rows[self._next - 1]
+        return next(self._rows, None)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        rows, self._next = self._rows[self._next :], len(self._rows)
-        return rows
+        return list(self._rows)
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        while self._next < len(self._rows):
-            self._next += 1
-            yield self._rows[self._next - 1]
+        return self._rows
 
 
 class PgUnavailable(StoreError):
