@@ -44,58 +44,10 @@ from typing import Final, NamedTuple
 from affidavit.attest.errors import LogError
 from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.keys import (
-    HistoryCache,
-    LogKey,
-    Rotation,
-    check_name,
-    check_rotation,
-    entry_for,
-    insert_first_key,
-    insert_rotation,
-    key_label,
-    latest_head_time,
-    load_history,
-    rotation_time,
-    signing_entry,
-)
-from affidavit.attest.log.sequencing import (
-    MAX_INTEGRATE,
-    STATUS_SQL,
-    LogStatus,
-    Sequenced,
-    integrate_all,
-    integrate_pending,
-    sequence_entries,
-    status_of,
-)
-from affidavit.attest.log.sequencing import next_index as _next_index
+from affidavit.attest.log import keys, sequencing, storage, tree
+from affidavit.attest.log.keys import LogKey
+from affidavit.attest.log.sequencing import MAX_INTEGRATE, LogStatus, Sequenced
 from affidavit.attest.log.state import LogState, read_state_of, start_state, write_state
-from affidavit.attest.log.storage import (
-    COMPONENT,
-    MIGRATIONS,
-    entry_data,
-    head_of_size,
-    head_row,
-    heads_after,
-    insert_entries,
-    insert_meta,
-    insert_nodes,
-    largest_head,
-    latest_head,
-    read_meta,
-    record_head,
-    store_for,
-    update_meta,
-)
-from affidavit.attest.log.tree import (
-    NodeReader,
-    check_index,
-    check_size,
-    extend,
-    frontier,
-    stored_size,
-)
 from affidavit.attest.log.types import (
     ConsistencyProof,
     InclusionProof,
@@ -177,7 +129,7 @@ class TransparencyLog:
         self._clock = clock
         self._owns_store = owns_store
         self.state_file = state_file
-        store.migrate(COMPONENT, MIGRATIONS)
+        store.migrate(storage.COMPONENT, storage.MIGRATIONS)
         meta = self._meta()
         if "log_id" not in meta:
             raise LogError("log.not_found", f"{store.path}: no transparency log here")
@@ -186,7 +138,7 @@ class TransparencyLog:
         self.key_id: str = meta["key_id"]
         self.key_path: str | None = meta.get("key_path")
         self._key: SigningKey | None = None
-        self._verified = HistoryCache()
+        self._verified = keys.HistoryCache()
         # (write transaction serial, next index): sequence() in the same transaction asks once
         self._next: tuple[int, int] | None = None
         # the state file last read, by stat and the keys it was checked against
@@ -237,16 +189,16 @@ class TransparencyLog:
                 "restore the log's database",
                 details={"state_file": str(state_file)},
             )
-        store, owns = store_for(path, create=True)
+        store, owns = storage.store_for(path, create=True)
         try:
-            store.migrate(COMPONENT, MIGRATIONS)
-            key_id = key_label(key)
+            store.migrate(storage.COMPONENT, storage.MIGRATIONS)
+            key_id = keys.key_label(key)
             meta = {"log_id": log_id, "public_key": key.public_key.b64, "key_id": key_id}
             if key_path is not None:
                 meta["key_path"] = key_path
             with store.write() as db:
-                insert_meta(db, store.path, meta)
-                insert_first_key(db, key_id, key.public_key)
+                storage.insert_meta(db, store.path, meta)
+                keys.insert_first_key(db, key_id, key.public_key)
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
             if owns:
@@ -280,7 +232,7 @@ class TransparencyLog:
             ``store.missing``, ``store.unreadable``, ``log.not_found``, ``log.key_mismatch``,
                 ``log.state_invalid``, ``log.state_mismatch``.
         """
-        store, owns = store_for(path, create=False)
+        store, owns = storage.store_for(path, create=False)
         try:
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
@@ -294,7 +246,7 @@ class TransparencyLog:
         Raises:
             ``log.key_mismatch``: it is not a key of this log.
         """
-        if entry_for(self.key_history(), key.public_key) is None:
+        if keys.entry_for(self.key_history(), key.public_key) is None:
             raise LogError(
                 "log.key_mismatch",
                 f"the signing key ({key.public_key.b64}) is not this log's key "
@@ -340,13 +292,13 @@ class TransparencyLog:
             return []
         self._next = None  # the next index moves with the tree
         with self.store.write() as db:
-            integrate_all(db, self.store.path)  # sequenced entries keep their indexes: first
-            first = stored_size(db)
-            edge = frontier(db, self.store.path, first)
-            rows = extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
-            insert_nodes(db, self.store.path, rows)
+            sequencing.integrate_all(db, self.store.path)  # they keep their indexes: first
+            first = tree.stored_size(db)
+            edge = tree.frontier(db, self.store.path, first)
+            rows = tree.extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
+            storage.insert_nodes(db, self.store.path, rows)
             if data is not None:
-                insert_entries(db, first, data)
+                storage.insert_entries(db, first, data)
         return list(range(first, first + len(hashes)))
 
     # -- sequencing (attest/log/sequencing.py) --------------------------------------------------
@@ -358,7 +310,7 @@ class TransparencyLog:
         with self.store.write() as db:
             serial = self.store.serial
             known = self._next[1] if self._next is not None and self._next[0] == serial else None
-            placed = sequence_entries(db, entries, known)
+            placed = sequencing.sequence_entries(db, entries, known)
             created = [p.index + 1 for p in placed if p.created]
             if created or known is not None:  # the next index, for this transaction
                 self._next = (serial, max([*created, known or 0]))
@@ -372,18 +324,18 @@ class TransparencyLog:
             ``log.integrity``: the sequenced entries do not continue the tree (nothing integrated).
         """
         with self.store.write() as db:
-            return integrate_pending(db, self.store.path, limit)
+            return sequencing.integrate_pending(db, self.store.path, limit)
 
     def status(self) -> LogStatus:
         """The size, next index and largest checkpoint size, in one statement."""
-        rows = self.store.query(STATUS_SQL)
-        return status_of(rows[0] if rows else None)
+        rows = self.store.query(sequencing.STATUS_SQL)
+        return sequencing.status_of(rows[0] if rows else None)
 
     @property
     def next_index(self) -> int:
         """The index the next sequenced entry gets."""
         with self.store.read() as db:
-            return _next_index(db)
+            return sequencing.next_index(db)
 
     # -- reading and proofs (RFC 9162 §2.1.3, §2.1.4) ------------------------------------------
 
@@ -406,7 +358,7 @@ class TransparencyLog:
         size = 0 if top is None else int(top) + 1
         if head[0] is None:
             return None, size
-        return head_row(head), size
+        return storage.head_row(head), size
 
     def root(self, size: int | None = None) -> bytes:
         """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.
@@ -415,8 +367,8 @@ class TransparencyLog:
             ``log.size_out_of_range``: ``size`` is negative or beyond the log.
         """
         with self.store.read() as db:
-            n = check_size(db, size)
-            return NodeReader(db, self.store.path).range_hash(0, n)
+            n = tree.check_size(db, size)
+            return tree.NodeReader(db, self.store.path).range_hash(0, n)
 
     def leaf_hash(self, index: int) -> bytes:
         """The leaf hash of leaf ``index``.
@@ -425,8 +377,8 @@ class TransparencyLog:
             ``log.index_out_of_range``: no such leaf.
         """
         with self.store.read() as db:
-            check_index(index, stored_size(db))
-            return NodeReader(db, self.store.path).node(0, index)
+            tree.check_index(index, tree.stored_size(db))
+            return tree.NodeReader(db, self.store.path).node(0, index)
 
     def leaf(self, index: int) -> bytes:
         """The data of leaf ``index``.
@@ -436,8 +388,8 @@ class TransparencyLog:
             ``log.no_entry_data``: the leaf was appended by hash only.
         """
         with self.store.read() as db:
-            check_index(index, stored_size(db))
-            return entry_data(db, index, index + 1)[0]
+            tree.check_index(index, tree.stored_size(db))
+            return storage.entry_data(db, index, index + 1)[0]
 
     def entries(self, start: int, end: int) -> list[bytes]:
         """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
@@ -453,20 +405,20 @@ class TransparencyLog:
                 f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}",
             )
         with self.store.read() as db:
-            size = stored_size(db)
+            size = tree.stored_size(db)
             if not 0 <= start < end <= size:
                 raise LogError(
                     "log.size_out_of_range",
                     f"entries [{start}, {end}) are not a non-empty range within size {size}",
                 )
-            return entry_data(db, start, end)
+            return storage.entry_data(db, start, end)
 
     def has_head(self, size: int, root: bytes) -> bool:
         """Whether ``root`` is this log's root at ``size``."""
         with self.store.read() as db:
-            if size > stored_size(db):
+            if size > tree.stored_size(db):
                 return False
-            reader = NodeReader(db, self.store.path)
+            reader = tree.NodeReader(db, self.store.path)
             return root == (reader.range_hash(0, size) if size else EMPTY_ROOT)
 
     def inclusion_proof(self, index: int, size: int | None = None) -> InclusionProof:
@@ -476,9 +428,9 @@ class TransparencyLog:
             ``log.size_out_of_range``, ``log.index_out_of_range``.
         """
         with self.store.read() as db:
-            n = check_size(db, size)
-            check_index(index, n)
-            reader = NodeReader(db, self.store.path)
+            n = tree.check_size(db, size)
+            tree.check_index(index, n)
+            reader = tree.NodeReader(db, self.store.path)
             ranges = inclusion_ranges(index, n)
             reader.prefetch([(0, index)])
             reader.prefetch_ranges([*ranges, (0, n)])  # one statement for the whole proof
@@ -500,12 +452,12 @@ class TransparencyLog:
             ``log.size_out_of_range``, ``log.index_out_of_range``.
         """
         with self.store.read() as db:
-            n = check_size(db, size)
+            n = tree.check_size(db, size)
             plans = []
             for index in indexes:
-                check_index(index, n)
+                tree.check_index(index, n)
                 plans.append(inclusion_ranges(index, n))
-            reader = NodeReader(db, self.store.path)
+            reader = tree.NodeReader(db, self.store.path)
             reader.prefetch_ranges(r for plan in plans for r in plan)
             return [tuple(reader.range_hash(a, b) for a, b in plan) for plan in plans]
 
@@ -516,13 +468,13 @@ class TransparencyLog:
             ``log.size_out_of_range``: a size is zero, beyond the log, or the two are out of order.
         """
         with self.store.read() as db:
-            n = check_size(db, second)
+            n = tree.check_size(db, second)
             if not 0 < first <= n:
                 raise LogError(
                     "log.size_out_of_range",
                     f"a consistency proof needs 0 < from ({first}) <= to ({n})",
                 )
-            reader = NodeReader(db, self.store.path)
+            reader = tree.NodeReader(db, self.store.path)
             ranges = consistency_ranges(first, n)
             reader.prefetch_ranges([*ranges, (0, first), (0, n)])
             return ConsistencyProof(
@@ -537,22 +489,22 @@ class TransparencyLog:
         """The head of ``kind`` (``sth`` or ``checkpoint``) and ``tree_size`` recorded last, or
         None."""
         with self.store.read() as db:
-            return head_of_size(db, kind, tree_size)
+            return storage.head_of_size(db, kind, tree_size)
 
     def largest_head(self, kind: str) -> RecordedHead | None:
         """The latest record of the largest head of ``kind``, or None."""
         with self.store.read() as db:
-            return largest_head(db, kind)
+            return storage.largest_head(db, kind)
 
     def latest_checkpoint(self) -> RecordedHead | None:
         """The checkpoint recorded last (with any cosignatures), or None."""
         with self.store.read() as db:
-            return latest_head(db, "checkpoint")
+            return storage.latest_head(db, "checkpoint")
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
         """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
         with self.store.read() as db:
-            return heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
+            return storage.heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
 
     # -- signing heads (docs/formats.md §4, §6) ------------------------------------------------
 
@@ -600,7 +552,7 @@ class TransparencyLog:
         key = self._signing_key()
         stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, what, self.store.path)
+            signer = keys.signing_entry(self.key_history(), key, stamp, what, self.store.path)
             size, root = self._checked_head(db)
             yield _Head(db, key, signer.key_id, size, root.hex(), stamp)
             self._advance_state(key, size, root.hex(), stamp)
@@ -611,7 +563,7 @@ class TransparencyLog:
         key_id = key_id_c2sp(name, head.key.public_key.raw)
         signature = head.key.sign(body.encode())
         note = format_note(body, [note_signature_line(name, key_id, signature)])
-        record_head(
+        storage.record_head(
             head.db, RecordedHead(0, "checkpoint", head.size, head.root_hex, head.stamp, note)
         )
         return note
@@ -623,7 +575,9 @@ class TransparencyLog:
             self.log_id, head.size, head.root_hex, head.stamp, signature, head.key_id
         )
         document = json.dumps(issued.to_json(), separators=(",", ":"))
-        record_head(head.db, RecordedHead(0, "sth", head.size, head.root_hex, head.stamp, document))
+        storage.record_head(
+            head.db, RecordedHead(0, "sth", head.size, head.root_hex, head.stamp, document)
+        )
         return issued
 
     def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
@@ -654,7 +608,7 @@ class TransparencyLog:
             stamp = format_timestamp(self._clock())
             root_hex = checkpoint.root_hash.hex()
             head = RecordedHead(0, "checkpoint", checkpoint.tree_size, root_hex, stamp, cosigned)
-            record_head(db, head)
+            storage.record_head(db, head)
         return cosigned
 
     def _signing_key(self) -> SigningKey:
@@ -674,17 +628,17 @@ class TransparencyLog:
         """
         if self.state_file is None:
             return None
-        keys = [entry.public_key for entry in self.key_history()]
+        public_keys = [entry.public_key for entry in self.key_history()]
         try:  # read again only when the file was replaced (an atomic write: a new inode)
             info = os.stat(self.state_file)
             stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
-            seen: tuple[object, ...] | None = (*stamp, *(k.b64 for k in keys))
+            seen: tuple[object, ...] | None = (*stamp, *(k.b64 for k in public_keys))
         except OSError:
             seen = None
         cached = self._state_seen
         if seen is not None and cached is not None and cached[0] == seen:
             return cached[1]
-        state = read_state_of(self.state_file, keys, self.log_id)
+        state = read_state_of(self.state_file, public_keys, self.log_id)
         if seen is not None:
             self._state_seen = (seen, state)
         return state
@@ -717,8 +671,8 @@ class TransparencyLog:
         Raises:
             ``log.integrity``: a stored node contradicts a head this log signed.
         """
-        size = stored_size(db)
-        reader = NodeReader(db, self.store.path)
+        size = tree.stored_size(db)
+        reader = tree.NodeReader(db, self.store.path)
         references = self._references(db, state)
         _prefetch(reader, size, references)
         root = reader.range_hash(0, size)
@@ -750,10 +704,10 @@ class TransparencyLog:
         if state is None:
             return
         with self.store.read() as db:
-            size = stored_size(db)
+            size = tree.stored_size(db)
             ok = size >= state.tree_size
             if ok:
-                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
+                root = tree.NodeReader(db, self.store.path).range_hash(0, state.tree_size)
                 ok = root.hex() == state.root_hash
         if not ok:
             raise LogError(
@@ -789,7 +743,7 @@ class TransparencyLog:
             ``log.key_history_invalid``: the recorded history does not verify.
         """
         with self.store.read() as db:
-            return load_history(db, self.store.path, self.log_id, self._meta(), self._verified)
+            return keys.load_history(db, self.store.path, self.log_id, self._meta(), self._verified)
 
     def rotate_key(
         self,
@@ -824,14 +778,14 @@ class TransparencyLog:
         moment = self._clock().replace(microsecond=0) if at is None else at
         if moment.tzinfo is None or moment.utcoffset() is None:
             raise LogError("log.bad_timestamp", "a rotation time must be timezone-aware")
-        valid_from = rotation_time(moment)
-        new_id = key_label(new_key)
-        check_name(new_id)
+        valid_from = keys.rotation_time(moment)
+        new_id = keys.key_label(new_key)
+        keys.check_name(new_id)
         new_key = new_key.with_labels(key_id=new_id, publisher_id=new_key.publisher_id)
         with self.store.write() as db:
             history = self.key_history()
-            check_rotation(history, old, new_key, moment, self._clock())
-            latest = latest_head_time(db)
+            keys.check_rotation(history, old, new_key, moment, self._clock())
+            latest = keys.latest_head_time(db)
             if latest is not None and moment <= latest:
                 raise LogError(
                     "log.rotation_invalid",
@@ -841,17 +795,17 @@ class TransparencyLog:
                 )
             size, root = self._checked_head(db)
             seq, new_public = history[-1].seq + 1, new_key.public_key
-            rotation = Rotation(
+            rotation = keys.Rotation(
                 self.log_id, seq, old.public_key, new_public, new_id, valid_from, size, root.hex()
             )
             signature = rotation.sign(old, new_key)
             entry = LogKey(seq, new_id, new_public, valid_from, None, size, root.hex(), signature)
-            insert_rotation(db, entry)
+            keys.insert_rotation(db, entry)
             meta = {"public_key": new_key.public_key.b64, "key_id": new_id}
-            update_meta(db, {**meta, "key_path": new_key_path})
+            storage.update_meta(db, {**meta, "key_path": new_key_path})
             stamp = format_timestamp(self._clock())
             if new_state_file is not None:  # first: it may refuse (a fork under the new key)
-                reader = NodeReader(db, self.store.path)
+                reader = tree.NodeReader(db, self.store.path)
                 state = LogState(self.log_id, size, root.hex(), new_key.public_key.b64, stamp)
                 start_state(new_state_file, new_key, state, lambda n: reader.range_hash(0, n))
             self._advance_state(old, size, root.hex(), stamp)
@@ -861,10 +815,10 @@ class TransparencyLog:
 
     def _meta(self) -> dict[str, str]:
         with self.store.read() as db:
-            return read_meta(db)
+            return storage.read_meta(db)
 
 
-def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> None:
+def _prefetch(reader: tree.NodeReader, size: int, references: list[Reference]) -> None:
     """Read every node the root and the consistency proofs from ``references`` fold, at once."""
     ranges = [(0, size)]
     for ref in references:
@@ -904,7 +858,7 @@ def latest_recorded(db: Connection) -> Reference | None:
 
 
 def check_extends(
-    reader: NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
+    reader: tree.NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
 ) -> None:
     """Prove the tree of ``size`` leaves and root ``root`` extends every reference head
     (RFC 9162 §2.1.4, with :func:`affidavit.verify.crypto.merkle.verify_consistency`).
