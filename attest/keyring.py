@@ -135,9 +135,7 @@ def private_key_pem(key: SigningKey) -> bytes:
     """``key`` as unencrypted PKCS#8 PEM (the ``.key`` file format)."""
     private = Ed25519PrivateKey.from_private_bytes(key.seed)
     return private.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
 
 

@@ -85,12 +85,7 @@ def _sign1(
 
 
 def sign_statement(
-    payload: bytes,
-    key: Any,
-    *,
-    issuer: str,
-    subject: str,
-    content_type: str | None = None,
+    payload: bytes, key: Any, *, issuer: str, subject: str, content_type: str | None = None
 ) -> bytes:
     """A Signed Statement over ``payload`` (module docstring).
 

@@ -133,10 +133,7 @@ def _check_contract(contract: Mapping[str, Any]) -> None:
 
 
 def evaluate_adapter(
-    contract: Mapping[str, Any],
-    adapter_output: Any,
-    *,
-    validators: ValidatorRegistry | None = None,
+    contract: Mapping[str, Any], adapter_output: Any, *, validators: ValidatorRegistry | None = None
 ) -> dict[str, Any]:
     """Run the contract's validator (from ``validators``, default every installed one) on
     ``adapter_output``: the ``adapter_evaluation`` object. A revoked contract or a validator not
@@ -258,8 +255,7 @@ def _draft(  # noqa: PLR0917 - one deal and its stamping context
         },
     )
     chain.add(
-        "OUTCOME_RECORDED",
-        {"decision": decision.action, "decision_event_id": decided["event_id"]},
+        "OUTCOME_RECORDED", {"decision": decision.action, "decision_event_id": decided["event_id"]}
     )
     spec = "3.0.0" if actor_key is not None else "2.0.0"
     draft: dict[str, Any] = {

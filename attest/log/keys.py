@@ -168,8 +168,7 @@ class Rotation:
 def insert_first_key(db: Connection, key_id: str, public_key: Ed25519PublicKey) -> None:
     """Row 0 of a new log's history (valid from the start), in the caller's transaction."""
     db.execute(
-        "INSERT INTO log_keys(seq, key_id, public_key) VALUES (0, $1, $2)",
-        (key_id, public_key.b64),
+        "INSERT INTO log_keys(seq, key_id, public_key) VALUES (0, $1, $2)", (key_id, public_key.b64)
     )
 
 

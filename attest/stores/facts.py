@@ -36,13 +36,7 @@ from affidavit.attest.stores.fact_plan import FactPlan, PlanContext, batch_error
 from affidavit.attest.stores.fact_rows import BATCH, by_hash, raw_rows, row_body, row_key
 from affidavit.attest.stores.postgres import PgUnavailable, connect
 from affidavit.attest.stores.sqlite import SqliteConnection
-from affidavit.attest.stores.store import (
-    Connection,
-    Migrations,
-    Store,
-    is_postgres_url,
-    numbered,
-)
+from affidavit.attest.stores.store import Connection, Migrations, Store, is_postgres_url, numbered
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
