@@ -171,10 +171,14 @@ class Migrations:
 
 # Every component's schema version (Store.migrate), made when a database is opened for writing.
 _VERSIONS: Final = Migrations(
-    *(
-        (f"CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version {t})",)
-        for t in ("INTEGER NOT NULL", "BIGINT NOT NULL")
-    )
+    sqlite=(
+        "CREATE TABLE IF NOT EXISTS schema_versions ("
+        "component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+    ),
+    postgresql=(
+        "CREATE TABLE IF NOT EXISTS schema_versions ("
+        "component TEXT PRIMARY KEY, version BIGINT NOT NULL)",
+    ),
 )
 
 
