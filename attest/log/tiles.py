@@ -168,19 +168,11 @@ def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRe
     for batch, low, high in _batches(refs):
         with log.store.read() as db:
             rows = db.execute(
-                "SELECT data FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
+                "SELECT idx, data FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
                 (low, high),
             ).fetchall()
-            complete = len(rows) == high - low  # idx is the key: every leaf here has data
-            positions: list[int] = []
-            if not complete:  # some leaves were appended by hash: where are the others?
-                positions = [
-                    row[0]
-                    for row in db.execute(
-                        "SELECT idx FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
-                        (low, high),
-                    )
-                ]
+        complete = len(rows) == high - low  # idx is the key: every leaf here has data
+        positions = [] if complete else [int(row[0]) for row in rows]  # some appended by hash
         for ref in batch:
             start = ref.index * TILE_WIDTH
             if complete:
@@ -192,7 +184,7 @@ def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRe
                 yield ref, None  # a leaf appended by hash only
                 continue
             try:
-                yield ref, encode_bundle([row[0] for row in rows[first:last]])  # "Log entries"
+                yield ref, encode_bundle([row[1] for row in rows[first:last]])  # "Log entries"
             except errors.ProofError as e:
                 if e.code != "tlog.entry_too_large":  # pragma: no cover - the only one raised
                     raise
