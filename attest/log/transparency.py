@@ -801,8 +801,8 @@ class TransparencyLog:
             signature = rotation.sign(old, new_key)
             entry = LogKey(seq, new_id, new_public, valid_from, None, size, root.hex(), signature)
             keys.insert_rotation(db, entry)
-            meta = {"public_key": new_key.public_key.b64, "key_id": new_id}
-            storage.update_meta(db, {**meta, "key_path": new_key_path})
+            meta = {"public_key": new_public.b64, "key_id": new_id, "key_path": new_key_path}
+            storage.update_meta(db, meta)
             stamp = format_timestamp(self._clock())
             if new_state_file is not None:  # first: it may refuse (a fork under the new key)
                 reader = tree.NodeReader(db, self.store.path)
@@ -818,6 +818,17 @@ class TransparencyLog:
             return storage.read_meta(db)
 
 
+class _Head(NamedTuple):
+    """A head being signed: the write transaction, the key and its ID, size, root, timestamp."""
+
+    db: Connection
+    key: SigningKey
+    key_id: str
+    size: int
+    root_hex: str
+    stamp: str
+
+
 def _prefetch(reader: tree.NodeReader, size: int, references: list[Reference]) -> None:
     """Read every node the root and the consistency proofs from ``references`` fold, at once."""
     ranges = [(0, size)]
@@ -828,17 +839,6 @@ def _prefetch(reader: tree.NodeReader, size: int, references: list[Reference]) -
 
 
 # -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
-
-
-class _Head(NamedTuple):
-    """A head being signed: the write transaction, the key and its ID, size, root, timestamp."""
-
-    db: Connection
-    key: SigningKey
-    key_id: str
-    size: int
-    root_hex: str
-    stamp: str
 
 
 class Reference(NamedTuple):
