@@ -29,6 +29,7 @@ _HOME = {
     "SwarmOptions": "stamp",
     "atomic_write": "files",
     "available_transforms": "plugins",
+    "create_all": "files",
     "create_exclusive": "files",
     "derive_test_key": "keyring",
     "draft_bundles": "stamp",

@@ -1,12 +1,8 @@
 """Files Affidavit writes: atomically replaced files, and private files and folders.
 
-A file several processes may race to create (a registry's first key, when replicas start
-together) is made with :func:`create_exclusive`: complete before it has its name, and made once.
-
-Private means owner-only: folders 0700, files 0600, as key files already are. Databases hold
-API-key digests and facts of every scope, so a local user must not be able to read them; SQLite
-creates a database's ``-wal``, ``-shm`` and ``-journal`` files with the mode of the database file,
-so creating the database 0600 keeps those private too.
+Private means owner-only: folders 0700, files 0600. Databases hold API-key digests and facts of
+every scope; SQLite gives a database's ``-wal``, ``-shm`` and ``-journal`` files its mode, so
+creating it 0600 keeps those private too.
 """
 
 from __future__ import annotations
@@ -16,14 +12,17 @@ import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
+
+from affidavit.verify import errors
 
 __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
     "atomic_write",
+    "create_all",
     "create_exclusive",
     "folder_lock",
     "fsync_dir",
@@ -38,10 +37,8 @@ _SQLITE_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
 
 def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, fsync, rename.
-
-    The folder is fsynced too, so the rename itself survives a power cut. ``mode`` is applied to
-    the new file before it becomes visible (use 0o600 for anything secret).
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder with ``mode``,
+    fsync, rename, fsync of the folder.
 
     Raises:
         OSError: the folder is not writable, or the disk is full (``path`` is then unchanged).
@@ -58,13 +55,9 @@ def atomic_write(path: str | Path, data: bytes, *, mode: int = 0o644) -> None:
 
 def create_exclusive(path: str | Path, data: bytes, *, mode: int = PRIVATE_FILE_MODE) -> None:
     """Create ``path`` holding ``data`` unless it exists, atomically: whoever sees the file sees
-    all of it, and of several processes racing to create it exactly one succeeds.
-
-    ``data`` goes to a temporary file in the same folder (``mode`` from the first byte, fsynced),
-    which is then hard-linked to ``path``; ``link(2)`` fails when ``path`` exists, even as a
-    dangling symlink, and never follows one. The temporary name is removed and the folder fsynced,
-    so the new name survives a power cut. (``rename`` would silently replace a file another
-    process made in between; ``O_EXCL`` alone shows the others an empty or partial file.)
+    all of it, and of several processes racing to create it exactly one succeeds. A temporary
+    file is hard-linked to ``path``: ``link(2)`` fails when ``path`` exists (even as a dangling
+    symlink), where ``rename`` would replace it and ``O_EXCL`` alone shows a partial file.
 
     Raises:
         FileExistsError: ``path`` exists (nothing is changed).
@@ -78,6 +71,32 @@ def create_exclusive(path: str | Path, data: bytes, *, mode: int = PRIVATE_FILE_
     finally:
         temporary.unlink(missing_ok=True)
     fsync_dir(target.parent)
+
+
+def create_all(files: Sequence[tuple[Path, bytes, int]]) -> None:
+    """:func:`create_exclusive` for every ``(path, data, mode)`` of ``files``, or for none.
+
+    Raises:
+        ``io.exists``: one of them exists (nothing is written).
+        OSError: as :func:`create_exclusive` (nothing is left).
+    """
+    for path, _, _ in files:
+        if path.exists() or path.is_symlink():
+            raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it")
+    written: list[Path] = []
+    try:
+        for path, data, mode in files:
+            try:
+                create_exclusive(path, data, mode=mode)
+            except FileExistsError:
+                raise errors.ParseError(
+                    "io.exists", f"{path} exists; refusing to overwrite it"
+                ) from None
+            written.append(path)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def _temporary(target: Path, data: bytes, mode: int) -> Path:
@@ -106,9 +125,8 @@ def fsync_dir(folder: str | Path) -> None:
 
 @contextlib.contextmanager
 def folder_lock(path: str | Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on the folder ``path`` itself (no lock file to leave behind):
-    one holder at a time across processes on this host; the kernel releases it when the holder
-    exits, however it exits. Blocks until the lock is free.
+    """Hold an exclusive ``flock`` on the folder ``path`` itself (no lock file to leave behind),
+    waiting for it; the kernel releases it when the holder exits, however it exits.
 
     Raises:
         OSError: ``path`` is not a readable folder.
@@ -122,10 +140,8 @@ def folder_lock(path: str | Path) -> Iterator[None]:
 
 
 def private_dir(path: str | Path) -> Path:
-    """Make the folder ``path`` (and missing parents) if absent; a folder made here is 0700.
-
-    An existing folder keeps its mode (it may be a shared parent the operator chose); what is
-    private is what Affidavit creates inside it.
+    """Make the folder ``path`` (and missing parents) if absent, 0700; an existing folder keeps
+    its mode (it may be a shared parent the operator chose).
 
     Raises:
         OSError: it cannot be created, or exists and is not a folder.
@@ -145,10 +161,8 @@ def private_dir(path: str | Path) -> Path:
 
 
 def private_file(path: str | Path) -> bool:
-    """Create ``path`` empty with mode 0600 unless it exists; True when it was created here.
-
-    The file is created with ``O_EXCL`` (never following a symlink), so the mode holds from the
-    first byte on; an existing file is left alone.
+    """Create ``path`` empty with mode 0600 (``O_EXCL``, never following a symlink) unless it
+    exists; True when it was created here.
 
     Raises:
         OSError: the folder is missing or not writable.
@@ -166,10 +180,8 @@ def private_file(path: str | Path) -> bool:
 
 
 def private_database(path: str | Path, *, tighten: bool = False) -> bool:
-    """Prepare an SQLite database file to be private: create it empty with mode 0600 when
-    absent (its folder 0700 when that is made too). With ``tighten``, an existing database and
-    its ``-wal``/``-shm``/``-journal`` files lose group and other permissions (files written by
-    an older version). Returns True when the file was created here.
+    """Create an SQLite database file empty and private when absent (True then). With
+    ``tighten``, an existing one and its side files lose group and other permissions.
 
     Raises:
         OSError: the folder cannot be created, or a file cannot be changed.

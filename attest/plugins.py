@@ -1,13 +1,9 @@
 """The plug-ins installed in this environment: validators (entry-point group
 ``affidavit.validators``) and declared transformations (``affidavit.transforms``).
 
-``affidavit.verify`` reads no entry point: a verdict of the library depends on its arguments alone
-(style.md §8), so the callers that trust what is installed (the command line, the stamp) read the
-plug-ins here and pass them in: :func:`installed_validators` as a
-:class:`~affidavit.verify.contracts.validators.ValidatorRegistry`, :func:`transforms_for` as a
-``transforms=`` argument of :mod:`affidavit.verify.transforms` and :mod:`affidavit.verify.receipts`.
-Reading entry points (``importlib.metadata``) reads the installed distributions' metadata files,
-so it happens only when a name is not built in (validators) or not a reference transformation.
+``affidavit.verify`` reads no entry point (style.md §8): the callers that trust what is installed
+(the command line, the stamp) read the plug-ins here and pass them in. Entry points are read only
+when a name is not built in, since that reads every installed distribution's metadata.
 """
 
 from __future__ import annotations
@@ -30,10 +26,8 @@ __all__ = ["InstalledValidators", "available_transforms", "installed_validators"
 
 
 def _entry_points(group: str = VALIDATOR_GROUP) -> list[Any]:
-    """The installed entry points of ``group``, by name and value. ``importlib.metadata`` (which
-    pulls in ``email`` and reads every distribution's metadata) is imported here, only when a
-    name is not built in: a command that needs no plug-in never pays for it (cold start)."""
-    import importlib.metadata  # noqa: PLC0415 - cold start, see above
+    """The installed entry points of ``group``, by name and value."""
+    import importlib.metadata  # noqa: PLC0415 - cold start: only when a plug-in is needed
 
     return sorted(
         importlib.metadata.entry_points(group=group), key=lambda point: (point.name, point.value)
@@ -129,9 +123,7 @@ def _invalid(ep: Any, reason: str) -> errors.ReceiptError:
 
 @functools.cache
 def available_transforms() -> TransformSet:
-    """The seven reference transformations plus every installed plugin (entry-point group
-    ``affidavit.transforms``), loaded once per process (``available_transforms.cache_clear()``
-    reloads).
+    """The reference transformations plus every installed plugin, loaded once per process.
 
     Raises:
         ``transform.plugin_invalid``: an entry point fails to load, is not callable, or is not
@@ -143,9 +135,8 @@ def available_transforms() -> TransformSet:
 
 
 def transforms_for(names: Iterable[str]) -> TransformSet:
-    """What a caller that trusts its installed plugins replays ``names`` with: the reference set,
-    plus every plugin (:func:`available_transforms`) only when a name is not a reference one, so a
-    chain that needs no plugin loads none (and a broken plugin does not stop it).
+    """What to replay ``names`` with: the reference set, plus the plugins
+    (:func:`available_transforms`) only when a name is not a reference one.
 
     Raises:
         ``transform.plugin_invalid``, ``transform.plugin_conflict``: as

@@ -9,16 +9,10 @@ RFC 002 §1.4 and §7).
 >>> receipt["capability"], receipt["signature"]["alg"]
 ('declared_lossy', 'Ed25519')
 
-The signer refuses to sign what it cannot stand behind, with no override:
-
-- a content that the declared transformations, replayed in order on the source, do not produce
-  (``receipt.replay_mismatch``, exit 1): a receipt is a statement that the content is reproducible
-  from the source by exactly those transformations (RFC 002 §7.3); signing a false one is worse
-  than signing none, and a verifier would reject it anyway;
-- a transformation the signer has no implementation of (``transform.unimplemented``; its exit code
-  is the transforms room's, 2): it cannot check the claim, so it does not make it. Install the
-  plugin that implements it;
-- chunks that do not concatenate to the content (``receipt.chunk_mismatch``, exit 1; §7.2).
+The signer refuses, with no override, a content the declared transformations replayed on the
+source do not produce (``receipt.replay_mismatch``, RFC 002 §7.3), a transformation it cannot
+replay (``transform.unimplemented``), and chunks that do not make the content
+(``receipt.chunk_mismatch``, §7.2).
 """
 
 from __future__ import annotations
@@ -53,11 +47,8 @@ def make_receipt(
     issued_at: str | None = None,
     transforms: Transforms | None = None,
 ) -> dict[str, Any]:
-    """A signed receipt saying ``adapter`` turned ``source`` into ``content`` by
-    ``transformations`` in order.
-
-    ``content`` is the whole stored output; ``chunks`` (optional) are its records in chunk order
-    and must concatenate to it. With ``content`` ``None``, the chunks concatenated are the content.
+    """A signed receipt saying ``adapter`` turned ``source`` into ``content`` (default: the
+    ``chunks`` concatenated) by ``transformations`` in order.
 
     Raises:
         ``usage.invalid``: neither content nor chunks.
@@ -103,8 +94,7 @@ def make_receipt(
 
 
 def sign_receipt_body(body: dict[str, Any], key: SigningKey) -> dict[str, Any]:
-    """``body`` with its ``signature`` (docs/formats.md "Transformation receipts"), no replay:
-    :func:`make_receipt` is the checked way. Tests use this to build receipts that lie.
+    """``body`` with its ``signature``, with no replay (:func:`make_receipt` checks).
 
     Raises:
         ``receipt.malformed``, ``canonical.*``: the signed document would not parse.

@@ -8,16 +8,11 @@
 >>> parse_statement(signed).subject
 'pkg:x@1'
 
-A statement is signed with an Ed25519 key of the keyring (EdDSA, alg -8) or, optionally, a P-256
-key (ES256, alg -7, ``cryptography``): the protected header carries ``alg``, the content type
-(3), the ``kid`` (4: the key's COSE Key Thumbprint, RFC 9679) and the CWT claims (15) ``iss`` and
-``sub`` (RFC 9943 §6); the unprotected header is empty and the payload attached.
-
-A receipt is signed by the log key (EdDSA) over the root of the log at ``tree_size``, payload
-detached (RFC 9942 §4.4): protected ``alg``, ``vds`` = 1, ``kid`` and CWT claims (``iss`` the
-service, ``sub`` the statement's subject, ``iat`` the time of issue, RFC 9943 §6: a receipt carries
-CWT claims); unprotected ``vdp`` with one inclusion proof. Every byte is deterministic CBOR
-(RFC 8949 §4.2.1), so the same receipt verifies in any strict decoder.
+A statement is signed with an Ed25519 key (EdDSA) or a P-256 key (ES256); its protected header
+carries ``alg``, the content type, the ``kid`` (COSE Key Thumbprint, RFC 9679) and the CWT
+claims ``iss`` and ``sub``. A receipt is signed by the log key over the root at ``tree_size``,
+payload detached (RFC 9942 §4.4), with ``vds`` = 1, CWT claims ``iss``, ``sub`` and ``iat``,
+and one inclusion proof in ``vdp``. Every byte is deterministic CBOR (RFC 8949 §4.2.1).
 """
 
 from __future__ import annotations
@@ -50,8 +45,7 @@ CLAIM_IAT = 6  # RFC 8392 §3.1.6
 
 
 def _cose_key(key: Any) -> CoseKey:
-    """The COSE key of a signing key: a keyring :class:`SigningKey` (EdDSA) or a
-    ``cryptography`` P-256 private key (ES256).
+    """The COSE key of a :class:`SigningKey` (EdDSA) or a P-256 private key (ES256).
 
     Raises:
         ``scitt.key_unrecognized``: any other key.
@@ -91,12 +85,7 @@ def _sign1(
 
 
 def sign_statement(
-    payload: bytes,
-    key: Any,
-    *,
-    issuer: str,
-    subject: str,
-    content_type: str | None = None,
+    payload: bytes, key: Any, *, issuer: str, subject: str, content_type: str | None = None
 ) -> bytes:
     """A Signed Statement over ``payload`` (module docstring).
 
@@ -128,9 +117,8 @@ def sign_receipt(
     subject: str,
     issued_at: datetime,
 ) -> bytes:
-    """The receipt of leaf ``leaf_index`` in the tree of ``tree_size`` leaves whose root is
-    ``root``, with its RFC 9162 §2.1.3 inclusion ``path`` (leaf end first), signed by ``key``
-    (the log key; module docstring). The caller proves ``path`` and ``root`` first."""
+    """The receipt of leaf ``leaf_index`` under ``root`` at ``tree_size``, with its RFC 9162
+    §2.1.3 inclusion ``path``, signed by the log key. The caller proves ``path`` and ``root``."""
     inclusion = encode([tree_size, leaf_index, list(path)])  # RFC 9942 §5.2
     cose = CoseKey.from_ed25519(key.public_key)
     protected: dict[int, Any] = {

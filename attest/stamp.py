@@ -18,24 +18,19 @@
 
 What a bundle holds (docs/formats.md §4; seed 003 "Artifact binding"):
 
-- ``proofs[0] = {proof_id, proof_type: "adapter_evaluation", evidence: {adapter_evaluation,
-  adapter_output}}``: the full evaluation with the embedded contract, and the raw adapter output so
-  a verifier can re-run the validator offline;
-- ``events``, chained (``prev_hash``), all at the stamping time:
-  ``DEAL_CREATED`` -> ``PROOF_READY`` (``proof_hashes`` binds the proofs, plus the evaluation's
-  summary) -> the decision (``AUTO_GO_APPROVED`` | ``REVIEW_REQUIRED`` | ``REJECTED``, carrying
-  ``decision``, ``policy``, ``policy_hash`` and ``policy_snapshot``) -> ``OUTCOME_RECORDED``, the
-  finality event whose leaf is appended to the log. It commits to every earlier event through the
-  chain, so the signed head covers the proofs and the decision too;
+- ``proofs[0]``: an ``adapter_evaluation`` proof whose evidence is the evaluation (with the
+  embedded contract) and the raw adapter output, so a verifier can re-run the validator offline;
+- ``events``, chained by ``prev_hash``, all at the stamping time: ``DEAL_CREATED`` ->
+  ``PROOF_READY`` (``proof_hashes`` binds the proofs) -> the decision (``AUTO_GO_APPROVED`` |
+  ``REVIEW_REQUIRED`` | ``REJECTED``, with the policy and its snapshot) -> ``OUTCOME_RECORDED``,
+  the finality event whose leaf is logged: through the chain the signed head covers everything;
 - ``merkle_inclusion`` at the size of ``signed_tree_head``, and ``bundle_hash`` (py-compact);
-- spec ``2.0.0``; ``3.0.0`` when an actor key is given: each event carries ``actor_signature``
-  and the flat ``key_directory`` binds the key to the actor from the stamping time on;
-- with ``swarm_designate`` (needs an actor key): a signed ``SWARM_POLICY_SET`` event right after
-  ``DEAL_CREATED`` whose ``payload.swarm_policy = {policy_version: "swarm_enforcement/v1",
-  required_signed_event_types}`` designates the event types ``verify bundle --profile
-  swarm-strict`` requires signed; with ``swarm_snapshot`` also the runtime-style
-  ``swarm_enforcement = {snapshot, snapshot_hash}`` section (outside ``bundle_hash``,
-  ``snapshot_hash = H(py-compact(snapshot))``), cross-checked by that profile.
+- spec ``2.0.0``, or ``3.0.0`` with an actor key: each event carries ``actor_signature`` and
+  ``key_directory`` binds the key to the actor;
+- with ``swarm.designate`` (needs an actor key): a signed ``SWARM_POLICY_SET`` event after
+  ``DEAL_CREATED`` naming the event types ``verify bundle --profile swarm-strict`` requires
+  signed; with ``swarm.snapshot`` also ``swarm_enforcement = {snapshot, snapshot_hash}``
+  (outside ``bundle_hash``), cross-checked by that profile.
 
 All bundles of one call share one append transaction and one signed tree head. Time is an
 argument; nothing here reads the clock.
@@ -127,36 +122,26 @@ def _check_contract(contract: Mapping[str, Any]) -> None:
             f"the contract does not pass the schema: {first.code}: {first.message}",
             details={"codes": sorted({i.code for i in issues})},
         )
-    if contract["contract_hash"] != contract_hash(contract):
-        raise errors.ContractError(
-            "contract.hash_mismatch", "the contract's contract_hash does not recompute"
-        )
-    if contract["input_schema_hash"] != input_schema_hash(contract):
-        raise errors.ContractError(
-            "contract.input_schema_hash_mismatch",
-            "the contract's input_schema_hash does not recompute",
-        )
+    for name, recompute, code in (
+        ("contract_hash", contract_hash, "contract.hash_mismatch"),
+        ("input_schema_hash", input_schema_hash, "contract.input_schema_hash_mismatch"),
+    ):
+        if contract[name] != recompute(contract):
+            raise errors.ContractError(code, f"the contract's {name} does not recompute")
     # Then everything else ``adapter lint`` refuses (lifecycle fields: status, pointers, ...).
     lint_contract(contract).raise_for_errors()
 
 
 def evaluate_adapter(
-    contract: Mapping[str, Any],
-    adapter_output: Any,
-    *,
-    validators: ValidatorRegistry | None = None,
+    contract: Mapping[str, Any], adapter_output: Any, *, validators: ValidatorRegistry | None = None
 ) -> dict[str, Any]:
-    """Run the contract's validator on ``adapter_output``: the ``adapter_evaluation`` object.
-
-    The validator comes from ``validators`` (default: the built-ins and every installed plug-in,
-    ``installed_validators()``: the stamp is where plug-ins run). Revoked contracts
-    and validators that are not installed route to ``unknown_adapter`` with no normalized inputs
-    (seed 003 lifecycle table, fail closed); lifecycle warnings ride along.
+    """Run the contract's validator (from ``validators``, default every installed one) on
+    ``adapter_output``: the ``adapter_evaluation`` object. A revoked contract or a validator not
+    installed gives ``unknown_adapter`` with no inputs (seed 003 lifecycle table, fail closed).
 
     Raises:
         ``contract.schema_invalid``, ``contract.hash_mismatch``,
-            ``contract.input_schema_hash_mismatch``: the contract
-            itself is not valid (nothing is stamped on an invalid contract).
+            ``contract.input_schema_hash_mismatch``: the contract itself is not valid.
     """
     _check_contract(contract)
     lifecycle = lifecycle_of(contract)
@@ -270,8 +255,7 @@ def _draft(  # noqa: PLR0917 - one deal and its stamping context
         },
     )
     chain.add(
-        "OUTCOME_RECORDED",
-        {"decision": decision.action, "decision_event_id": decided["event_id"]},
+        "OUTCOME_RECORDED", {"decision": decision.action, "decision_event_id": decided["event_id"]}
     )
     spec = "3.0.0" if actor_key is not None else "2.0.0"
     draft: dict[str, Any] = {
@@ -313,9 +297,8 @@ def draft_bundles(
     swarm: SwarmOptions = SwarmOptions(),
 ) -> list[dict[str, Any]]:
     """Validate, decide and chain every item: the bundles without their log proof, in ``items``
-    order. Each draft's log leaf is :func:`finality_leaf`; :func:`finish_bundle` completes it
-    with the inclusion proof and the signed tree head of any log, local (:func:`stamp_bundles`)
-    or a registry's (``affidavit stamp --log URL``). Nothing is logged here.
+    order. :func:`finish_bundle` completes each with the proof of its :func:`finality_leaf`
+    from any log, local (:func:`stamp_bundles`) or a registry's. Nothing is logged here.
 
     Raises:
         ``usage.invalid``: ``when`` is naive, or ``items`` is empty, or a deal id repeats, or a
@@ -344,17 +327,15 @@ def draft_bundles(
 
 
 def finality_leaf(draft: Mapping[str, Any]) -> bytes:
-    """The log leaf of a draft: its finality event's leaf data (docs/formats.md §4 "Merkle
-    log")."""
+    """The log leaf of a draft: its finality event's (docs/formats.md §4 "Merkle log")."""
     return leaf_data(draft["events"][-1])
 
 
 def finish_bundle(
     draft: Mapping[str, Any], inclusion: Mapping[str, Any], head: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The bundle: ``draft`` with ``merkle_inclusion`` (docs/formats.md §4), ``bundle_hash``,
-    the ``signed_tree_head`` of the inclusion proof's size and ``exported_at`` (the stamping
-    time), keys in the bundle's order. The caller proved ``inclusion`` under ``head``."""
+    """``draft`` with ``merkle_inclusion``, ``bundle_hash``, ``signed_tree_head`` and
+    ``exported_at`` (docs/formats.md §4). The caller proved ``inclusion`` under ``head``."""
     bundle: dict[str, Any] = {**draft, "merkle_inclusion": dict(inclusion)}
     bundle["bundle_hash"] = bundle_hash(bundle)
     bundle["signed_tree_head"] = dict(head)
@@ -372,10 +353,8 @@ def stamp_bundles(
     actor_id: str = "affidavit",
     swarm: SwarmOptions = SwarmOptions(),
 ) -> list[dict[str, Any]]:
-    """Stamp every item under one signed tree head; returns the bundles in ``items`` order.
-
-    The log must have been opened with its signing key. All leaves are appended in one
-    transaction, then one head is signed and each bundle gets its inclusion proof at that size.
+    """Stamp every item under one signed tree head, appended in one transaction; returns the
+    bundles in ``items`` order.
 
     Raises:
         as :func:`draft_bundles` (before any append).

@@ -1,20 +1,15 @@
 """The witness's Starlette application (C2SP tlog-witness).
 
-- ``POST /add-checkpoint``: the body of :mod:`affidavit.witness.protocol`; 200 with the
-  cosignature lines (``text/plain; charset=utf-8``), 409 with ``<size>\\n`` (``Content-Type:
-  text/x.tlog.size``, exactly), or 400/403/404/422 with a one-line reason (``text/plain``).
-  A body over the limit (64 KiB by default, :data:`DEFAULT_MAX_BODY_BYTES`) is 413;
-  a body that does not arrive within the body timeout is 408 and the connection is closed.
-- ``GET /<lowercase hex SHA-256 of the origin>/checkpoint``: the latest checkpoint this witness
-  cosigned for that log, with the log's verified signature(s) and the witness's cosignature(s)
-  (tlog-witness, "Monitor Retrieval Mechanism"); 404 when it never cosigned one.
+- ``POST /add-checkpoint`` (:mod:`affidavit.witness.protocol`): 200 with the cosignature lines,
+  409 with ``<size>\\n`` (``Content-Type: text/x.tlog.size``), 400/403/404/422 with a one-line
+  reason; 413 over :data:`DEFAULT_MAX_BODY_BYTES`, 408 (connection closed) past the body timeout.
+- ``GET /<hex SHA-256 of the origin>/checkpoint``: the latest checkpoint cosigned for that log
+  (tlog-witness, "Monitor Retrieval Mechanism"), or 404.
 - Any other method on these paths is 405 (with ``Allow``), any other path 404.
 
-The prefixes of the spec (submission, monitoring) are both the server's root. Every database call
-runs on one database thread (:class:`WitnessState` does the check-sign-record step in one
-transaction); signatures are checked on the event loop before that. A refusal after the log's
-signature verified (409, 422) is logged on ``affidavit.witness`` with the submitted checkpoint
-(public data; never a key): a 422 may be evidence that the log forked.
+Signatures are checked on the event loop, every database call runs on one database thread. A
+refusal after the log's signature verified is logged on ``affidavit.witness`` with the
+checkpoint (public data): a 422 may be evidence that the log forked.
 """
 
 from __future__ import annotations
@@ -53,9 +48,8 @@ from starlette.routing import Route
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "WitnessConfig", "create_app", "origin_paths"]
 
 _LOG = logging.getLogger("affidavit.witness")
-# signed-note: verifiers SHOULD bound a note's size and MUST accept at least 16 signatures. 16
-# ML-DSA-44 lines with 255-byte names are 16 x 3,493 bytes, the old line and 63 proof lines 2,860:
-# 64 KiB leaves over 6 KiB for the checkpoint text, and a bigger body is never parsed.
+# signed-note: accept at least 16 signatures. 16 ML-DSA-44 lines with 255-byte names (55,888
+# bytes) and 64 proof lines (2,860) leave over 6 KiB of the 64 KiB for the checkpoint text.
 DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
 _TEXT: Final = "text/plain; charset=utf-8"
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
@@ -77,8 +71,7 @@ class WitnessConfig:
 
 
 def create_app(config: WitnessConfig, *, state: WitnessState | None = None) -> Starlette:
-    """The ASGI app. ``state`` is opened here (``witness serve`` opens it first, so a refused
-    start is one line and exit 2) or by the lifespan; the lifespan closes it on shutdown."""
+    """The ASGI app, on ``state`` (default: opened by the lifespan, which closes it)."""
     opened = state
 
     @contextlib.asynccontextmanager
@@ -167,8 +160,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 
 def _log_refusal(refusal: Refusal, request: Authenticated) -> None:
-    """A refusal of a checkpoint the log did sign: 409 is a stale client (INFO), 422 a possible
-    fork (WARNING, with the checkpoint as evidence)."""
+    """A refusal of a signed checkpoint: 409 (a stale client) at INFO, 422 (a possible fork)
+    at WARNING with the checkpoint as evidence."""
     checkpoint = request.checkpoint
     fields: dict[str, Any] = {
         "status": refusal.status,

@@ -1,18 +1,10 @@
 """The witness's keys and the cosignature lines they make (C2SP tlog-cosignature).
 
-Two keys, both PKCS#8 PEM files of mode 0600 (what OpenSSL and ``cryptography`` read):
-
-- ``--key``: Ed25519 (``-----BEGIN PRIVATE KEY-----``, the project's key file format,
-  :func:`affidavit.attest.keyring.load_signing_key`); it makes ``cosignature/v1`` lines (vkey
-  type 0x04). Always present.
-- ``--ml-dsa-key``: ML-DSA-44 in the seed-only PKCS#8 form (RFC 9881 private key, the 32-byte
-  seed; OpenSSL 3.5 writes and reads it); it makes ``subtree/v1`` lines for the whole tree (start 0,
-  end = size; vkey type 0x06). tlog-witness: "Witnesses SHOULD use ML-DSA-44 cosignatures".
-
-Both are made by ``affidavit witness keygen`` (:func:`write_key_files`). One name, two keys: the
-key IDs differ by their type byte, so the two lines never collide; the Ed25519 key must be this
-cosigner's own (tlog-cosignature: an operator of several Ed25519 cosigners uses distinct keys),
-and it must not be a log key the witness trusts (:func:`check_distinct`).
+Two keys, both PKCS#8 PEM files of mode 0600: Ed25519 (always; ``cosignature/v1`` lines, vkey
+type 0x04) and optionally ML-DSA-44 in the seed-only form of RFC 9881 (``subtree/v1`` lines over
+the whole tree, vkey type 0x06; tlog-witness: "Witnesses SHOULD use ML-DSA-44 cosignatures").
+The key IDs differ by their type byte, so the two lines never collide. The Ed25519 key must be
+this cosigner's own, never a log key the witness trusts (:func:`check_distinct`).
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from affidavit.attest.files import private_file
+from affidavit.attest.files import create_all
 from affidavit.attest.host import read_key_bytes
 from affidavit.attest.keyring import (
     SigningKey,
@@ -63,8 +55,8 @@ _SEED_BYTES = 32
 
 @dataclass(frozen=True, slots=True, eq=False)
 class WitnessKeys:
-    """A cosigner name with its Ed25519 key and, optionally, an ML-DSA-44 key (``cryptography``
-    object). Secrets never appear in ``repr``."""
+    """A cosigner name with its Ed25519 key and, optionally, an ML-DSA-44 key (secrets never in
+    ``repr``)."""
 
     name: str
     ed25519: SigningKey = field(repr=False)
@@ -91,10 +83,8 @@ class WitnessKeys:
         return [cosigner_vkey(c.name, c.algorithm, c.public_key) for c in self.cosigners]
 
     def cosign(self, text: str, checkpoint: Checkpoint, timestamp: int) -> list[str]:
-        """The cosignature lines over a checkpoint (``text`` its note text), time ``timestamp``.
-
-        tlog-witness: the timestamp must not be zero; the ML-DSA-44 cosignature covers the
-        whole tree (start 0, end = size).
+        """The cosignature lines over a checkpoint (``text`` its note text) at ``timestamp``
+        (tlog-witness: never zero).
 
         Raises:
             ``usage.invalid``: a timestamp of zero or beyond 2^63 - 1.
@@ -133,12 +123,7 @@ def load_ml_dsa_44_key(path: Path) -> Any:
     Raises:
         as :func:`load_witness_keys`.
     """
-    if not ml_dsa_44_available():  # pragma: no cover - cryptography releases before ML-DSA
-        raise errors.ProofError(
-            "tlog.cosigner_unsupported", "this cryptography build cannot sign ML-DSA-44"
-        )
-    from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey  # noqa: PLC0415 - lazy
-
+    key_class = _ml_dsa_44("sign ML-DSA-44")
     data = read_key_bytes(path)
     if key_file_is_insecure(path):
         raise errors.KeyMaterialError(
@@ -147,14 +132,14 @@ def load_ml_dsa_44_key(path: Path) -> Any:
             details={"path": str(path)},
         )
     private = load_private_pem(data, path)
-    if not isinstance(private, MLDSA44PrivateKey):
+    if not isinstance(private, key_class):
         raise errors.KeyMaterialError("key.unrecognized", f"{path}: not an ML-DSA-44 private key")
     return private
 
 
 def check_distinct(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
-    """Refuse a witness key that is also a log key it trusts: a log's note signature and a
-    cosignature by one key are confusable, and a log cannot witness itself.
+    """Refuse a witness key that is also a trusted log key (the two signatures would be
+    confusable, and a log cannot witness itself).
 
     Raises:
         ``usage.invalid``: the witness's Ed25519 key is one of the log keys.
@@ -168,11 +153,9 @@ def check_distinct(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
 
 
 def check_origins(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
-    """With an ML-DSA-44 key, refuse a log whose origin is over 255 bytes: the ``subtree/v1``
-    message encodes ``opaque log_origin<1..2^8-1>`` (tlog-cosignature), so no checkpoint of that
-    log could be cosigned and every add-checkpoint would fail. Refused at start rather than
-    cosigned with Ed25519 only: a client whose policy names the witness's ML-DSA-44 key would
-    never see it cosign that log, with nothing in the answer to say why.
+    """With an ML-DSA-44 key, refuse at start a log whose origin is over 255 bytes, which
+    ``subtree/v1`` cannot encode (tlog-cosignature ``opaque log_origin<1..2^8-1>``), rather than
+    silently cosign it with Ed25519 only.
 
     Raises:
         ``usage.invalid``: such a log, with an ML-DSA-44 key.
@@ -189,7 +172,7 @@ def check_origins(keys: WitnessKeys, logs: Sequence[NoteVerifier]) -> None:
 
 def write_key_files(ed25519: Path | None, ml_dsa_44: Path | None) -> list[tuple[Algorithm, bytes]]:
     """Generate fresh keys into new PKCS#8 PEM files (0600, never overwriting); returns the
-    algorithm and raw public key of each key written (for its vkey).
+    algorithm and raw public key of each.
 
     Raises:
         ``io.exists``: a target file exists (nothing is written then).
@@ -206,49 +189,27 @@ def write_key_files(ed25519: Path | None, ml_dsa_44: Path | None) -> list[tuple[
         ed_key = generate_keypair()
         planned.append((ed25519, private_key_pem(ed_key), ED25519, ed_key.public_key.raw))
     if ml_dsa_44 is not None:
-        ml_key = _new_ml_dsa_44()
-        public = ml_key.public_key().public_bytes_raw()
-        planned.append((ml_dsa_44, _ml_dsa_pem(ml_key), ML_DSA_44, public))
-    written: list[Path] = []
-    try:
-        for path, pem, _, _ in planned:
-            _write_private(path, pem)
-            written.append(path)
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+        ml_key = _ml_dsa_44("make ML-DSA-44 keys").from_seed_bytes(os.urandom(_SEED_BYTES))
+        pem = ml_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        planned.append((ml_dsa_44, pem, ML_DSA_44, ml_key.public_key().public_bytes_raw()))
+    create_all([(path, pem, 0o600) for path, pem, _, _ in planned])
     return [(algorithm, public) for _, _, algorithm, public in planned]
 
 
-def _new_ml_dsa_44() -> Any:
+def _ml_dsa_44(what: str) -> Any:
+    """``MLDSA44PrivateKey``.
+
+    Raises:
+        ``tlog.cosigner_unsupported``: this ``cryptography`` has no ML-DSA.
+    """
     if not ml_dsa_44_available():  # pragma: no cover - cryptography releases before ML-DSA
         raise errors.ProofError(
-            "tlog.cosigner_unsupported", "this cryptography build cannot make ML-DSA-44 keys"
+            "tlog.cosigner_unsupported", f"this cryptography build cannot {what}"
         )
     from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey  # noqa: PLC0415 - lazy
 
-    return MLDSA44PrivateKey.from_seed_bytes(os.urandom(_SEED_BYTES))
-
-
-def _ml_dsa_pem(key: Any) -> bytes:
-    pem: bytes = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return pem
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """Create ``path`` 0600 exclusively (never following a symlink), write, fsync."""
-    if not private_file(path):
-        raise errors.ParseError("io.exists", f"{path} exists; refusing to overwrite it")
-    try:
-        with open(path, "r+b") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
+    return MLDSA44PrivateKey

@@ -1,25 +1,20 @@
 """C2SP tlog-witness ``add-checkpoint``: parsing the request and deciding it (pure, no I/O).
 
-The request body (tlog-witness, "add-checkpoint") is an ``old <size>`` line, zero to 63 base64
-consistency-proof lines, an empty line, then a checkpoint signed note; every line ends in a
-newline and sizes are ASCII decimals without leading zeros. A request is judged in this order,
-each step answering with its HTTP status when it fails:
+The body is an ``old <size>`` line, zero to 63 base64 consistency-proof lines, an empty line,
+then a checkpoint signed note. A request is judged in this order, each failing step answering
+with its HTTP status:
 
-1. **400**: the body is malformed (:func:`parse_request`), a size is above 2^63 - 1 (what the
-   state stores), or the old size is above the checkpoint's size.
-2. **404**: the checkpoint's origin is not a configured log (the origin is the key name of a
-   configured log verifier key).
-3. **403**: no signature from a trusted key of that origin, or a trusted key's signature fails
-   (signatures from other keys are ignored, as the spec asks).
-4. **409**: the old size is not the size of the latest checkpoint this witness cosigned for the
-   origin (0 if none); the answer carries that size.
-5. **422**: a size-0 checkpoint whose root is not the empty tree's; a proof with old size 0; a
-   consistency proof that does not verify; the same size with another root.
+1. **400**: the body is malformed, a size is above 2^63 - 1, or the old size is above the
+   checkpoint's.
+2. **404**: the checkpoint's origin is not a configured log's key name.
+3. **403**: no valid signature from a trusted key of that origin (other keys are ignored).
+4. **409**: the old size is not that of the latest checkpoint cosigned for the origin (0 if
+   none); the answer carries that size.
+5. **422**: a size-0 checkpoint with another root than the empty tree's; a proof from size 0;
+   a consistency proof that does not verify; the same size with another root.
 
-Steps 1-3 need no state (:func:`authenticate`); steps 4-5 compare with the stored checkpoint and
-run inside the state's write transaction (:func:`check_against`), so the check and the update are
-one atomic step (tlog-witness: "checking the old size ... and persisting the new checkpoint must
-be performed atomically").
+Steps 1-3 need no state (:func:`authenticate`); steps 4-5 run inside the state's write
+transaction (:func:`check_against`), so check and update are one atomic step (tlog-witness).
 """
 
 from __future__ import annotations
@@ -60,18 +55,14 @@ __all__ = [
 MAX_PROOF_LINES: Final = 63  # "The client MUST NOT send more than 63 consistency proof lines."
 SIZE_CONTENT_TYPE: Final = "text/x.tlog.size"  # the 409 answer's Content-Type
 _OLD_LINE: Final = re.compile(r"old (0|[1-9][0-9]{0,19})")
-# Tree sizes are u64 on the wire (tlog-cosignature "end"), but the witness stores them as SQLite
-# INTEGER, signed 64-bit: a size above 2^63 - 1 is refused when the body is parsed (400), as Go's
-# tlog.ParseTree and torchwood parse sizes as int64. No log reaches 2^63 entries.
+# Sizes are u64 on the wire but stored as SQLite INTEGER (int64, as Go's tlog.ParseTree reads them)
 _MAX_SIZE: Final = (1 << 63) - 1
 
 
 class Refusal(Exception):
-    """An add-checkpoint request the witness does not cosign: the HTTP status and why.
-
-    ``conflict_size`` is the stored size a 409 answers with; ``signed`` tells whether the log's
-    signature verified (such a refusal may be evidence of a misbehaving log and is worth logging).
-    """
+    """An add-checkpoint request the witness does not cosign: the HTTP status and why, the
+    stored size a 409 answers with, and whether the log's signature verified (evidence worth
+    logging)."""
 
     def __init__(
         self, status: int, reason: str, *, conflict_size: int | None = None, signed: bool = False
@@ -94,11 +85,8 @@ class SubmittedCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class Authenticated:
-    """A submission whose checkpoint a trusted log key signed.
-
-    ``log_signatures`` are the verified signature lines of the trusted keys (the monitoring
-    endpoint serves them with the witness's cosignatures); other lines are dropped.
-    """
+    """A submission whose checkpoint a trusted log key signed, with the verified signature
+    lines of the trusted keys (other lines dropped)."""
 
     submission: SubmittedCheckpoint
     checkpoint: Checkpoint
@@ -120,8 +108,7 @@ def origin_hash(origin: str) -> str:
 
 
 def trusted_by_origin(verifiers: Sequence[NoteVerifier]) -> dict[str, tuple[NoteVerifier, ...]]:
-    """Group log verifier keys by their key name, which is the origin they sign
-    (tlog-checkpoint: the origin line is the log's key name)."""
+    """Group log verifier keys by key name, which is the origin they sign (tlog-checkpoint)."""
     grouped: dict[str, list[NoteVerifier]] = {}
     for verifier in verifiers:
         grouped.setdefault(verifier.name, []).append(verifier)
@@ -132,8 +119,7 @@ def parse_request(body: bytes) -> SubmittedCheckpoint:
     """Parse an add-checkpoint body strictly (tlog-witness, "add-checkpoint").
 
     Raises:
-        Refusal: 400, the body is not an old size line, at most 63 base64 32-byte hashes, an
-            empty line and a note that ends in a newline.
+        Refusal: 400, the body is malformed.
     """
     try:
         text = body.decode("utf-8")
@@ -170,11 +156,8 @@ def _proof_hash(line: str, number: int) -> bytes:
 def authenticate(
     submission: SubmittedCheckpoint, trusted: Mapping[str, Sequence[NoteVerifier]]
 ) -> Authenticated:
-    """Steps 1-3: the checkpoint is well formed (400), its origin known (404), signed by a
-    trusted key of that origin (403).
-
-    The origin is read before any signature is checked (it picks the keys); nothing else of the
-    text is trusted until a trusted signature verified.
+    """Steps 1-3 (module docstring). The origin picks the keys; nothing else of the text is
+    trusted until a trusted signature verified.
 
     Raises:
         Refusal: 400, 404 or 403 (module docstring).
@@ -210,9 +193,8 @@ def authenticate(
 
 
 def check_against(request: Authenticated, stored: Stored | None) -> None:
-    """Steps 4-5 against the latest cosigned checkpoint of the origin (None: never cosigned).
-
-    Run inside the write transaction that then records ``request`` (the atomic step).
+    """Steps 4-5 against the latest cosigned checkpoint of the origin (None: never cosigned),
+    inside the write transaction that then records ``request``.
 
     Raises:
         Refusal: 409 (``conflict_size`` set) or 422, both with ``signed`` true.

@@ -1,19 +1,11 @@
 """The witness's memory: the latest checkpoint it cosigned for each log, in ``DIR/witness.db``.
 
-tlog-witness asks the witness to keep, per origin, the latest checkpoint it verified and cosigned,
-to persist it before answering, and to check-and-update atomically ("the following race can
-occur: ... rolling back K leaves"). Here one SQLite database (the house settings of
-:mod:`affidavit.attest.stores.sqlite`: WAL, ``synchronous=FULL``, private 0600 file) holds one row
-per origin, and :meth:`WitnessState.cosign` runs the whole decision in ONE ``BEGIN IMMEDIATE``
-transaction: read the row, check the old size and the proof, sign, write the row, COMMIT (the WAL
-is fsynced). Only then is the answer sent. ``BEGIN IMMEDIATE`` takes SQLite's write lock across
-processes, so several witness processes may share one state folder: their transactions run one
-after the other and each sees what the previous one committed.
-
-Table ``witness_checkpoints``: ``origin`` (primary key), ``origin_sha256`` (the monitoring path),
-``tree_size``, ``root_hash`` (32 bytes), ``note`` (the checkpoint with the log's verified
-signatures and this witness's cosignatures, as ``GET /<origin hash>/checkpoint`` serves it),
-``cosigned_at`` (the cosignature's POSIX time).
+tlog-witness asks the witness to persist, per origin, the latest checkpoint it cosigned before
+answering, and to check-and-update atomically. One SQLite database (the house settings of
+:mod:`affidavit.attest.stores.sqlite`) holds a row per origin, and :meth:`WitnessState.cosign`
+reads the row, checks, signs, writes and COMMITs (fsynced) in one ``BEGIN IMMEDIATE``
+transaction, a lock across processes: several witness processes may share one state folder.
+``note`` is the checkpoint with the log's verified signatures and this witness's cosignatures.
 """
 
 from __future__ import annotations
@@ -60,11 +52,7 @@ def _now() -> int:
 
 
 class WitnessState:
-    """The witness database; open it with :meth:`open`, close it with :meth:`close`.
-
-    The connection is used from one thread at a time (the store's lock); the server runs every
-    call on its one database thread.
-    """
+    """The witness database (:meth:`open`); the server calls it from its one database thread."""
 
     def __init__(self, store: Store, clock: Callable[[], int] = _now) -> None:
         self.store = store
@@ -91,8 +79,8 @@ class WitnessState:
         self.store.close()
 
     def cosign(self, request: Authenticated, keys: WitnessKeys) -> list[str]:
-        """Check ``request`` against the stored checkpoint of its origin, cosign it and record it,
-        in one write transaction committed (fsynced) before this returns the cosignature lines.
+        """Check ``request`` against its origin's row, cosign and record it, committed before
+        the cosignature lines are returned.
 
         Raises:
             affidavit.witness.protocol.Refusal: 409 or 422
@@ -123,8 +111,7 @@ class WitnessState:
         return lines
 
     def latest_note(self, digest: str) -> str | None:
-        """The cosigned checkpoint of the origin whose SHA-256 is ``digest`` (lowercase hex),
-        or None when this witness never cosigned one."""
+        """The cosigned checkpoint of the origin whose SHA-256 is ``digest`` (hex), or None."""
         with self.store.read() as db:
             row = db.execute(
                 "SELECT note FROM witness_checkpoints WHERE origin_sha256 = $1", (digest,)

@@ -6,9 +6,8 @@ audits (:mod:`.statement`, :mod:`.sign`, :mod:`.export`) and verification summar
 >>> STATEMENT_V1
 'https://in-toto.io/Statement/v1'
 
-This room is internal (issue 32; docs/adr/0022-click-alone.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. Callers
-import a name from the module that defines it (each module's ``__all__`` says what it offers).
+This room is internal (docs/adr/0022-click-alone.md, "Amendment (issue 32)"): import each name
+from the module that defines it.
 """
 
 __all__: list[str] = []

@@ -1,17 +1,8 @@
 """The Statement of an Affidavit artefact: which kind it is, and its subject and predicate.
 
-Three kinds (docs/formats.md §3, §4, §5), told apart by shape when the caller does not say:
-
-* ``bundle``: an object with ``deal_id``, ``events`` and ``bundle_hash`` (a stamped ProofPack
-  bundle) -> :data:`~affidavit.verify.dsse.predicates.DECISION_V1`;
-* ``entry``: an object with ``adapter_id`` and ``entry_hash`` (an entry of a manifest's
-  ``contracts``), or ``{entry: {...}, entry_hash}`` (the ``adapter attest`` document) ->
-  :data:`~affidavit.verify.dsse.predicates.MANIFEST_ENTRY_V1`;
-* ``audit``: an object with ``ok``, ``facts``, ``findings`` and ``info`` (``facts audit --json``)
-  -> :data:`~affidavit.verify.dsse.predicates.FACT_AUDIT_V1`.
-
-A document that fits none is ``predicate.kind_unknown``, one that fits several
-``predicate.kind_ambiguous`` (both exit 2): guessing would attest the wrong thing.
+Three kinds (docs/formats.md §3-§5), told apart by shape when the caller does not say: a stamped
+``bundle``, a manifest ``entry`` (or the ``adapter attest`` document), a facts ``audit`` report.
+A document that fits none or several is refused: guessing would attest the wrong thing.
 """
 
 from __future__ import annotations
@@ -79,8 +70,7 @@ def detect_kind(source: Any) -> str:
 
 
 def statement_for(source: Any, kind: str | None = None) -> tuple[str, dict[str, Any]]:
-    """``(kind, Statement)`` of ``source``: the kind given, or detected; subject and predicate
-    built by :mod:`affidavit.verify.dsse.predicates`.
+    """``(kind, Statement)`` of ``source``, of the kind given or detected.
 
     Raises:
         ``usage.invalid``: an unknown ``kind``. ``predicate.*``, ``bundle.*``, ``entry.*``: as

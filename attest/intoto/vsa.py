@@ -1,37 +1,20 @@
 """A verdict of ``affidavit verify bundle`` as a SLSA Verification Summary Attestation v1.
 
-slsa.dev/spec/v1.0/verification_summary, "Schema" and "Fields": the Statement's subject is the
-artefact verified; the predicate says who verified it, when, against what, from which inputs, and
-the outcome. How each field is filled here:
+slsa.dev/spec/v1.0/verification_summary, "Fields", as filled here:
 
-* ``verifier.id`` (required TypeURI): ``https://affidavit.dev/verifier/affidavit@<version>``, the
-  verifier and its release (the trust base a consumer pins, with the key that signs the VSA);
-* ``timeVerified`` (required Timestamp): the verification time, RFC 3339 UTC to the second, from
-  an injectable clock;
-* ``resourceUri`` (required ResourceURI): ``urn:affidavit:bundle:<deal_id>`` (percent-encoded,
-  RFC 3986 §2.1): a bundle is identified by its deal, not by where the file happened to lie;
-* ``policy`` (required ResourceDescriptor with a ``uri``): what the caller trusted.
-  ``uri`` is :data:`POLICY_URI`, naming how the digest is made; ``digest.sha256`` is
-  ``H(jcs(trust document))`` (:func:`trust_document`): the sorted trusted tree-head keys, the
-  trusted actor keys, the profile, ``--require-actor-signatures`` and the tlog-policy file's
-  SHA-256. Two VSAs with the same policy digest were verified under the same trust;
-* ``inputAttestations`` (optional; "MUST contain information on all the attestations used"): the
-  one bundle read, ``{uri: resourceUri, digest: {sha256: SHA-256 of the exact bytes read}}``
-  (the VSA v1 InputAttestation has only these two fields). The bytes include the signed tree
-  head and ``tlog_proof``, which ``bundle_hash`` (the subject digest) does not cover, so the VSA
-  pins the exact evidence;
-* ``verificationResult``: ``PASSED`` only for the verdict ``verified``; ``failed`` and
-  ``unanchored`` are ``FAILED``;
-* ``verifiedLevels`` (required): "the highest level of each track verified ... or FAILED". A
-  bundle is not a build, so no ``SLSA_BUILD_LEVEL_*`` is claimed; PASSED gives the custom value
-  :data:`VERIFIED_LEVEL` (the spec allows custom values not starting with ``SLSA_``), FAILED gives
-  ``["FAILED"]``;
-* ``dependencyLevels``: absent (no dependency is verified); ``slsaVersion``: ``"1.0"``, the VSA
-  spec version followed.
+* ``verifier.id``: ``https://affidavit.dev/verifier/affidavit@<version>``;
+* ``timeVerified``: RFC 3339 UTC to the second, from an injectable clock;
+* ``resourceUri``: ``urn:affidavit:bundle:<deal_id>`` (percent-encoded, RFC 3986 §2.1);
+* ``policy``: :data:`POLICY_URI` and ``digest.sha256 = H(jcs(trust document))``
+  (:func:`trust_document`): two VSAs with the same digest were verified under the same trust;
+* ``inputAttestations``: the one bundle read, with the SHA-256 of the exact bytes (which cover
+  the signed tree head and ``tlog_proof``, outside ``bundle_hash``);
+* ``verificationResult``: ``PASSED`` only for the verdict ``verified``;
+* ``verifiedLevels``: a bundle is not a build, so no ``SLSA_BUILD_LEVEL_*``: PASSED gives the
+  custom :data:`VERIFIED_LEVEL`, FAILED ``["FAILED"]``; ``slsaVersion``: ``"1.0"``.
 
-The subject is :func:`affidavit.verify.dsse.predicates.bundle_subject`: ``deal_id`` and the
-``bundle_hash`` *recomputed* from what was read (a FAILED VSA of a tampered bundle names the
-content it saw, never the hash the bundle claims).
+The subject (:func:`affidavit.verify.dsse.predicates.bundle_subject`) carries the ``bundle_hash``
+*recomputed* from what was read, never the hash a tampered bundle claims.
 """
 
 from __future__ import annotations
@@ -82,10 +65,9 @@ def trust_document(
     require_actor_signatures: bool = False,
     tlog_policy: bytes | None = None,
 ) -> dict[str, Any]:
-    """What the caller trusted, as the JSON object whose JCS :func:`trust_digest` hashes:
-    ``{trustedKeys: [standard base64, sorted, distinct], trustedActorKeys: [[base64, actor_id
-    or null], sorted, distinct], profile, requireActorSignatures, tlogPolicySha256 (SHA-256 hex
-    of the tlog-policy file's bytes, or null)}``."""
+    """What the caller trusted, the object :func:`trust_digest` hashes: the sorted, distinct
+    tree-head and actor keys (base64), the profile, ``requireActorSignatures`` and the SHA-256
+    of the tlog-policy file (or null)."""
     keys = sorted({base64.b64encode(raw).decode("ascii") for raw in trusted_keys})
     actors = sorted(
         {(base64.b64encode(raw).decode("ascii"), actor) for raw, actor in actor_keys},
@@ -114,10 +96,8 @@ def vsa_statement(
     clock: Callable[[], datetime] = utc_now,
     version: str | None = None,
 ) -> dict[str, Any]:
-    """The VSA Statement of one ``verify bundle`` verdict (module docstring): ``bundle`` the
-    parsed bundle, ``data`` the exact bytes read, ``passed`` whether the verdict is
-    ``verified``, ``policy_digest`` the :func:`trust_digest`. Deterministic for a fixed
-    ``clock`` and ``version``.
+    """The VSA Statement of one ``verify bundle`` verdict on ``bundle`` (``data``: the exact
+    bytes read; ``policy_digest``: :func:`trust_digest`) (module docstring).
 
     Raises:
         ``bundle.malformed``: the bundle has no string ``deal_id`` (no subject to name).

@@ -8,16 +8,14 @@
 ...     log.append([b"a", b"b"])
 [0, 1]
 
-:mod:`.transparency` is the log, one class read top to bottom (create, open, append, sequence,
-read and prove, sign heads and checkpoints, check itself against what it signed, keys);
-:mod:`.sequencing` files entries before they join the tree (docs/adr/0018); :mod:`.storage`,
-:mod:`.tree` and :mod:`.types` are its tables, nodes and wire objects; :mod:`.state` (the signed
-state file) keeps it from forking (docs/adr/0005); :mod:`.keys` is its key history
-(docs/adr/0011); :mod:`.tiles` writes C2SP tiles and :mod:`.proofs` C2SP tlog-proofs.
+:mod:`.transparency` is the log, one class read top to bottom; :mod:`.sequencing` files entries
+before they join the tree (docs/adr/0018); :mod:`.storage`, :mod:`.tree` and :mod:`.types` are
+its tables, nodes and wire objects; :mod:`.state` keeps it from forking (docs/adr/0005);
+:mod:`.keys` is its key history (docs/adr/0011); :mod:`.tiles` and :mod:`.proofs` write C2SP
+tiles and tlog-proofs.
 
-This room is internal (issue 32; docs/adr/0022-click-alone.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. Callers
-import a name from the module that defines it (each module's ``__all__`` says what it offers).
+This room is internal (docs/adr/0022-click-alone.md, "Amendment (issue 32)"): import each name
+from the module that defines it.
 """
 
 __all__: list[str] = []

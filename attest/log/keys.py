@@ -1,28 +1,22 @@
 """The log's key history: which key signed which heads, and the rotations between them (private to
 :mod:`affidavit.attest.log.transparency`; docs/adr/0011-log-key-rotation.md).
 
-A log starts with one key, valid at every time. A **rotation** at time T closes the current key's
-window at T and opens the new key's at T: windows are half-open, ``[valid_from, valid_until)``, so
-consecutive windows meet with neither a gap nor an overlap, and a head dated exactly T belongs to
-the new key. A key signs a head (STH or checkpoint) only when the head's timestamp is inside its
-window (``log.key_outside_window``).
-
-A rotation is recorded (``log_keys``, :mod:`affidavit.attest.log.storage`) with a statement signed
-by the key it replaces, and countersigned by the new key (proof that the operator holds it)::
+A **rotation** at time T closes the current key's window at T and opens the new key's at T:
+windows are half-open, ``[valid_from, valid_until)``, so a head dated exactly T is the new key's.
+A key signs a head only when its timestamp is inside the window (``log.key_outside_window``).
+A rotation is recorded with a statement signed by the key it replaces and countersigned by the
+new key::
 
     {"format": "affidavit.log_key_rotation.v1", "log_id": ..., "seq": n,
      "previous_public_key": "<b64>", "public_key": "<b64>", "key_id": ...,
      "valid_from": "YYYY-MM-DDTHH:MM:SS[.ffffff]Z", "tree_size": N, "root_hash": "<hex>",
      "signature": "<b64, previous key>", "new_key_signature": "<b64, new key>"}
 
-Both signatures are Ed25519 over the UTF-8 bytes of
+Both signatures are Ed25519 over
 ``affidavit.log_key_rotation.v1|{log_id}|{seq}|{previous_public_key}|{public_key}|{key_id}|``
-``{valid_from}|{tree_size}|{root_hash}`` (nine ``|``-separated fields: never a four-field tree-head
-message, docs/formats.md §4, nor a five-field log state, docs/adr/0005). ``tree_size`` and
-``root_hash`` are the tree the old key handed over: every later head must extend it. Nobody
-holding only the new key can write a rotation, so nobody holding only the new key can graft a
-history onto the log; the history is verified, statement by statement, whenever it is read
-(``log.key_history_invalid``).
+``{valid_from}|{tree_size}|{root_hash}`` (nine fields: never a tree-head message nor a log
+state). Every later head must extend the tree handed over. Nobody holding only the new key can
+graft a history; it is verified whenever it is read (``log.key_history_invalid``).
 """
 
 from __future__ import annotations
@@ -73,11 +67,8 @@ _STATEMENT_FIELDS: Final = frozenset({
 
 @dataclass(frozen=True, slots=True)
 class LogKey:
-    """One key of the log's history and its window ``[valid_from, valid_until)`` (None: open).
-
-    ``tree_size``/``root_hash``/``statement`` are the rotation that introduced it (None for the
-    key the log was created with).
-    """
+    """One key of the log's history, its window ``[valid_from, valid_until)`` (None: open) and
+    the rotation that introduced it (None for the first key)."""
 
     seq: int
     key_id: str
@@ -94,9 +85,8 @@ class LogKey:
         return KeyWindow(_instant(self.valid_from), _instant(self.valid_until))
 
     def to_json(self) -> dict[str, Any]:
-        """A trusted-key document with its window (``verify bundle --trusted-keys`` reads it,
-        :mod:`affidavit.verify.crypto.windows`), plus the rotation statement that introduced it
-        (``null`` for the first key)."""
+        """A trusted-key document with its window (:mod:`affidavit.verify.crypto.windows`),
+        plus the rotation statement that introduced it (``null`` for the first key)."""
         document: dict[str, Any] = {
             "key_id": self.key_id,
             "public_key_base64": self.public_key.b64,
@@ -133,9 +123,7 @@ def check_name(key_id: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Rotation:
-    """What a rotation statement says (module docstring): key #``seq`` of log ``log_id`` is
-    ``public`` (``key_id``) from ``valid_from`` on, taking over the tree of ``tree_size`` leaves
-    and root ``root_hash`` from ``previous``."""
+    """What a rotation statement says (module docstring)."""
 
     log_id: str
     seq: int
@@ -147,17 +135,10 @@ class Rotation:
     root_hash: str
 
     def message(self) -> bytes:
-        """The bytes both signatures of the statement cover."""
-        return rotation_message(  # one spelling of the message, shared with the clients
-            log_id=self.log_id,
-            seq=self.seq,
-            previous_public_key=self.previous.b64,
-            public_key=self.public.b64,
-            key_id=self.key_id,
-            valid_from=self.valid_from,
-            tree_size=self.tree_size,
-            root_hash=self.root_hash,
-        )
+        """The bytes both signatures of the statement cover (the clients' one spelling)."""
+        fields = self.to_json()
+        del fields["format"]
+        return rotation_message(**fields)
 
     def to_json(self) -> dict[str, Any]:
         """The statement's fields, signatures aside."""
@@ -187,8 +168,7 @@ class Rotation:
 def insert_first_key(db: Connection, key_id: str, public_key: Ed25519PublicKey) -> None:
     """Row 0 of a new log's history (valid from the start), in the caller's transaction."""
     db.execute(
-        "INSERT INTO log_keys(seq, key_id, public_key) VALUES (0, $1, $2)",
-        (key_id, public_key.b64),
+        "INSERT INTO log_keys(seq, key_id, public_key) VALUES (0, $1, $2)", (key_id, public_key.b64)
     )
 
 
@@ -210,8 +190,7 @@ def insert_rotation(db: Connection, entry: LogKey) -> None:
 
 
 class HistoryCache:
-    """The history verified last, and the exact rows and current key it was verified from: the
-    same rows need no second verification (a head reads the history a few times)."""
+    """The history verified last, and the rows and current key it was verified from."""
 
     __slots__ = ("history", "source")
 
@@ -270,8 +249,8 @@ def load_history(
 
 
 def _check_statement(path: Path | str, log_id: str, previous: LogKey, entry: LogKey) -> None:
-    """``entry``'s rotation statement: well formed, about exactly this row, signed by the key
-    before it and by its own key, and starting after the previous key's window began."""
+    """``entry``'s rotation statement: well formed, about exactly this row, signed by both
+    keys, and starting after the previous key's window began."""
     where = f"rotation #{entry.seq}"
     start, previous_start = _instant(entry.valid_from), _instant(previous.valid_from)
     size = entry.tree_size
@@ -335,13 +314,11 @@ def entry_for(history: Sequence[LogKey], public_key: Ed25519PublicKey) -> LogKey
 def signing_entry(
     history: Sequence[LogKey], key: SigningKey, stamp: str, what: str, path: Path | str
 ) -> LogKey:
-    """The entry of the key that signs a head dated ``stamp``: it must be a key of the log and
-    ``stamp`` inside its window.
+    """The history entry of ``key``, which signs a head dated ``stamp``.
 
     Raises:
         ``log.key_mismatch``: not a key of this log.
-        ``log.key_outside_window``: ``stamp`` is outside the key's window (the message names the key
-            whose window holds it).
+        ``log.key_outside_window``: ``stamp`` is outside the key's window.
     """
     entry = entry_for(history, key.public_key)
     if entry is None:
@@ -376,8 +353,8 @@ def latest_head_time(db: Connection) -> datetime | None:
 def check_rotation(
     history: Sequence[LogKey], old: SigningKey, new: SigningKey, moment: datetime, now: datetime
 ) -> None:
-    """A rotation from ``old`` to ``new`` at ``moment`` against the history (the caller checks
-    the recorded heads: :func:`latest_head_time`).
+    """A rotation from ``old`` to ``new`` at ``moment`` against the history (the recorded heads
+    are the caller's: :func:`latest_head_time`).
 
     Raises:
         ``log.key_mismatch``: ``old`` is not the current key (only it may hand the log over).

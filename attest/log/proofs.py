@@ -13,16 +13,10 @@
 (1, 2, True)
 >>> log.close()
 
-A proof (https://c2sp.org/tlog-proof) is built from the checkpoint the log recorded last
-(:meth:`~affidavit.attest.log.transparency.TransparencyLog.latest_checkpoint`: with the witness
-cosignatures added since, once they were collected), and the inclusion path is computed at exactly
-that checkpoint's size, so it leads to the root the log and its witnesses signed. Nothing is
-signed here: a log whose latest checkpoint does not cover the leaf yet needs a new one first
-(``log.no_checkpoint``).
-
-:func:`attach_proof` adds the proof of a stamped bundle's finality leaf to the bundle as the
-string field ``tlog_proof``: a top-level field outside ``bundle_hash`` (docs/formats.md §4, like
-``signed_tree_head``), checked by ``verify bundle --policy``.
+A proof (https://c2sp.org/tlog-proof) uses the checkpoint recorded last, with any witness
+cosignatures, and the inclusion path at exactly its size. Nothing is signed here.
+:func:`attach_proof` puts it in a bundle's top-level ``tlog_proof`` (outside ``bundle_hash``,
+docs/formats.md §4).
 """
 
 from __future__ import annotations
@@ -60,9 +54,9 @@ def build_proof(log: TransparencyLog, index: int, *, extra: bytes | None = None)
     head = log.latest_checkpoint()
     if head is None or head.tree_size <= index:
         recorded = (
-            "no checkpoint is recorded"
-            if head is None
-            else (f"the latest checkpoint covers {head.tree_size} leaves")
+            f"the latest checkpoint covers {head.tree_size} leaves"
+            if head
+            else "no checkpoint is recorded"
         )
         raise LogError(
             "log.no_checkpoint",
@@ -103,10 +97,8 @@ def bundle_leaf(bundle: Any) -> tuple[int, bytes]:
 def attach_proof(
     log: TransparencyLog, bundle: Mapping[str, Any], *, extra: bytes | None = None
 ) -> dict[str, Any]:
-    """A copy of ``bundle`` with the tlog-proof of its leaf in ``tlog_proof`` (replacing one).
-
-    The bundle's leaf must be this log's leaf at its index (and its ``merkle_inclusion.log_id``,
-    when present, this log's ID). Nothing under ``bundle_hash`` changes.
+    """A copy of ``bundle`` with the tlog-proof of its leaf (this log's, at its index) in
+    ``tlog_proof``.
 
     Raises:
         ``bundle.malformed``, ``bundle.inclusion_malformed``: see :func:`bundle_leaf`.

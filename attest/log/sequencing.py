@@ -1,24 +1,17 @@
 """Sequence, then integrate: entries get their index durably first and join the tree in batches
 (private to :mod:`affidavit.attest.log.transparency`; docs/transparency.md "Writing to the log").
 
-Transparency logs that take many writers (Trillian Tessera, Sunlight) split an append in two:
+As in Trillian Tessera and Sunlight, an append is split in two:
 
-- **sequencing** (:func:`sequence_entries`) gives each entry the next index and stores it in
-  ``log_sequenced(idx, hash, data)`` in the caller's write transaction: once that commits the
-  entry is durable and its index final. An entry whose leaf hash is in the log already (a leaf of
-  the tree, or an entry sequenced earlier) is not stored again: it gets its first index
-  (deduplication, Tessera's "antispam"), through the index on leaf hashes (log schema 4);
-- **integration** (:func:`integrate_pending`) moves the sequenced entries, in index order from the
-  tree's size, into the tree (``log_nodes``, ``log_entries``) and deletes them from
-  ``log_sequenced``, in one write transaction. The tree only grows by whole, contiguous runs of
-  sequenced entries; a head is then signed over it as over any committed tree (docs/adr/0005).
+- **sequencing** (:func:`sequence_entries`) gives each entry the next index in ``log_sequenced``,
+  durable and final at COMMIT; an entry whose leaf hash is in the log already gets its first
+  index instead (deduplication, Tessera's "antispam");
+- **integration** (:func:`integrate_pending`) moves sequenced entries, in index order from the
+  tree's size, into the tree, in one write transaction; never past a gap (``log.integrity``).
 
-Both run under the store's one writer (SQLite's ``BEGIN IMMEDIATE``; PostgreSQL's advisory lock,
-docs/adr/0013 §3), and integration reads the tree's size after taking it: two integrations can
-never overlap, across threads, processes and instances, and a batch is integrated exactly once. A
-crash before an integration commits leaves the entries sequenced, integrated by the next one; a
-crash after it leaves a grown tree whose next head is signed as usual. Nothing is ever integrated
-past a gap in the sequence (``log.integrity``).
+Both run under the store's one writer (docs/adr/0013 §3), and integration reads the size after
+taking it, so a batch is integrated exactly once; a crash before COMMIT leaves the entries for
+the next integration.
 """
 
 from __future__ import annotations
@@ -53,8 +46,8 @@ _CHUNK: Final = 400  # hashes per lookup statement
 
 @dataclass(frozen=True, slots=True)
 class Sequenced:
-    """An entry's place in the log: its index, its RFC 9162 §2.1.1 leaf hash, and whether this
-    call sequenced it (``False``: it was in the log already, at this first index)."""
+    """An entry's index, its RFC 9162 §2.1.1 leaf hash, and whether this call sequenced it
+    (``False``: it was in the log already, at this first index)."""
 
     index: int
     leaf_hash: bytes
@@ -63,8 +56,7 @@ class Sequenced:
 
 @dataclass(frozen=True, slots=True)
 class LogStatus:
-    """Where the log stands: the tree's size, the next index to sequence (past every sequenced
-    entry), and the largest size a checkpoint was recorded for (0: none)."""
+    """The tree's size, the next index to sequence, and the largest checkpoint size (0: none)."""
 
     tree_size: int
     next_index: int
@@ -97,8 +89,7 @@ def next_index(db: Connection) -> int:
 
 
 def find_leaves(db: Connection, hashes: Sequence[bytes]) -> dict[bytes, int]:
-    """The first index of each of ``hashes`` that is in the log: a leaf of the tree or a
-    sequenced entry (one statement per :data:`_CHUNK` hashes, on the leaf-hash indexes)."""
+    """The first index of each of ``hashes`` in the log, as a leaf or a sequenced entry."""
     found: dict[bytes, int] = {}
     unique = list(dict.fromkeys(hashes))
     for offset in range(0, len(unique), _CHUNK):
@@ -118,10 +109,8 @@ def find_leaves(db: Connection, hashes: Sequence[bytes]) -> dict[bytes, int]:
 def sequence_entries(
     db: Connection, entries: Sequence[bytes], following: int | None = None
 ) -> list[Sequenced]:
-    """Give each entry its index in the caller's write transaction (module docstring): the next
-    free one, or the first index of the same leaf hash already in the log (earlier in
-    ``entries`` included). Returns one :class:`Sequenced` per entry, in order. ``following``
-    is :func:`next_index` when the caller knows it (it sequenced earlier in this transaction)."""
+    """Give each entry its index in the caller's write transaction (module docstring), in
+    order. ``following`` is :func:`next_index` when the caller knows it already."""
     hashes = [leaf_hash(bytes(data)) for data in entries]
     known = find_leaves(db, hashes)
     if following is None:
@@ -145,12 +134,11 @@ def sequence_entries(
 def integrate_pending(
     db: Connection, path: Path | str, limit: int = MAX_INTEGRATE
 ) -> tuple[int, int]:
-    """Move up to ``limit`` sequenced entries, from the tree's size on, into the tree, in the
-    caller's write transaction (module docstring). Returns ``(old size, new size)``.
+    """Move up to ``limit`` sequenced entries into the tree, in the caller's write transaction;
+    returns ``(old size, new size)``.
 
     Raises:
-        ``log.integrity``: the sequenced entries do not continue the tree without a gap (a damaged
-            store: nothing is integrated).
+        ``log.integrity``: the sequenced entries leave a gap (nothing is integrated).
     """
     size = stored_size(db)
     rows = db.execute(
@@ -180,8 +168,7 @@ def integrate_pending(
 
 
 def integrate_all(db: Connection, path: Path | str) -> int:
-    """Integrate every sequenced entry (in batches of :data:`MAX_INTEGRATE`), in the caller's
-    write transaction; returns the tree's new size."""
+    """Integrate every sequenced entry in the caller's write transaction; returns the size."""
     while True:
         old, new = integrate_pending(db, path)
         if old == new:

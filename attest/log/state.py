@@ -1,28 +1,18 @@
 """The signed log state file: binds a log key that has signed heads to the log it signed them for.
 
-A transparency log's history lives in its database; its key lives in a separate folder. If the
-database is deleted or emptied while the key survives, a service that re-initialises an empty log
-under the same key and log ID publishes a second, conflicting history (a fork). So every time the
-log signs a head of a new size, it also writes, beside the key, the latest head it signed
+A log whose database is lost while its key survives could be re-initialised empty under the same
+key and log ID: a fork. So each head of a new size is also written, signed, beside the key
 (docs/adr/0005-log-state-binding.md)::
 
     <key file>.logstate-<first 16 hex of SHA-256(log_id)>.json
     {"format": "affidavit.log_state.v1", "log_id": ..., "tree_size": N, "root_hash": "<hex>",
      "public_key": "<b64>", "signed_at": "YYYY-MM-DDTHH:MM:SSZ", "signature": "<b64>"}
 
-``signature`` is Ed25519 by the log key over the UTF-8 bytes of
-``affidavit.log_state.v1|{log_id}|{tree_size}|{root_hash}|{signed_at}`` (five ``|``-separated
-fields, so it can never be read as a four-field tree-head message, docs/formats.md §4). The file is
-replaced atomically (:func:`affidavit.attest.files.atomic_write`), mode 0600.
-
-A store bound to a state file must *extend* that head: hold the log (same log ID and key), at
-least ``tree_size`` leaves, and the same root at that size; anything else is ``log.state_mismatch``
-and the store is never re-initialised.
-
-Key rotation (docs/adr/0011-log-key-rotation.md): each key keeps its own state file beside it,
-signed by that key. A rotation writes the new key's state, starting from the tree the old key
-handed over, so the binding continues across the rotation; a log reads a state file signed by any
-key of its history (:func:`read_state_of`).
+``signature`` is Ed25519 by the log key over
+``affidavit.log_state.v1|{log_id}|{tree_size}|{root_hash}|{signed_at}`` (five fields: never a
+four-field tree-head message, docs/formats.md §4). The file is replaced atomically, mode 0600.
+A store bound to it must extend that head, else ``log.state_mismatch``. Each key keeps its own
+state file; a rotation starts the new key's from the tree handed over (docs/adr/0011).
 """
 
 from __future__ import annotations
@@ -30,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -86,11 +76,7 @@ def write_state(path: Path, key: SigningKey, state: LogState) -> None:
     """Sign ``state`` with ``key`` and replace the file at ``path`` atomically (0600, fsynced)."""
     document: dict[str, Any] = {
         "format": STATE_FORMAT,
-        "log_id": state.log_id,
-        "tree_size": state.tree_size,
-        "root_hash": state.root_hash,
-        "public_key": state.public_key,
-        "signed_at": state.signed_at,
+        **asdict(state),
         "signature": key.sign_b64(_message(state)),
     }
     atomic_write(path, (json.dumps(document, indent=2) + "\n").encode(), mode=0o600)
@@ -108,8 +94,7 @@ def read_state(path: Path, public_key: Ed25519PublicKey, log_id: str) -> LogStat
 def read_state_of(
     path: Path, public_keys: Sequence[Ed25519PublicKey], log_id: str
 ) -> LogState | None:
-    """The verified state at ``path`` signed by one of ``public_keys`` (a log's key history), or
-    None when there is no such file.
+    """The verified state at ``path`` signed by one of ``public_keys``, or None when absent.
 
     Raises:
         ``log.state_invalid``: unreadable, malformed, for another log or key, or a bad signature.
@@ -138,13 +123,7 @@ def read_state_of(
         or not isinstance(document["signature"], str)
     ):
         raise LogError("log.state_invalid", f"{path}: a log state field has the wrong type")
-    state = LogState(
-        log_id=document["log_id"],
-        tree_size=size,
-        root_hash=document["root_hash"],
-        public_key=document["public_key"],
-        signed_at=document["signed_at"],
-    )
+    state = LogState(**{name: document[name] for name in _FIELDS[1:]})
     public_key = next((k for k in public_keys if k.b64 == state.public_key), None)
     if state.log_id != log_id or public_key is None:
         raise LogError(
@@ -163,9 +142,8 @@ def read_state_of(
 def start_state(
     path: Path, key: SigningKey, state: LogState, root_at: Callable[[int], bytes]
 ) -> None:
-    """Write a new key's first state (after a rotation, docs/adr/0011). A state already there (a
-    rotation retried after a crash) must be of this log and key and one the tree extends:
-    ``root_at(n)`` is the tree's root at size ``n <= state.tree_size``.
+    """Write a new key's first state (after a rotation). A state already there (a retried
+    rotation) must be one the tree extends (``root_at(n)``: the root at size ``n``).
 
     Raises:
         ``log.state_invalid``: the file there is not a state of this log signed by ``key``.

@@ -1,28 +1,17 @@
-"""The transparency log's storage in SQLite: its tables, and the rows a head or a new log writes.
+"""The transparency log's tables (prefixed ``log_``, schema component ``log``, so the log can
+share a database with the fact store and the registry), and the rows a head or a new log writes.
 
-Storage (tables prefixed ``log_`` so the log can share a database with the fact store and the
-registry; schema component ``log``):
-
-- ``log_nodes(level, idx, hash)``: the hash of every *complete* subtree, keyed by its height and its
-  position at that height: ``(0, i)`` is leaf ``i``'s leaf hash, ``(L, j)`` covers leaves
-  ``[j·2^L, (j+1)·2^L)``. A complete subtree never changes in an append-only log, so a node is
-  written once, when its last leaf arrives, and is valid for every later tree size. Appends keep
-  the right edge (one node per set bit of the size) and write about two rows per leaf
-  (:mod:`affidavit.attest.log.tree` has the tree layout).
-- ``log_entries(idx, data)``: leaf data, for :meth:`leaf` and :meth:`entries` (absent for leaves
-  appended by hash only).
+- ``log_nodes(level, idx, hash)``: the hash of every *complete* subtree: ``(0, i)`` is leaf
+  ``i``'s leaf hash, ``(L, j)`` covers leaves ``[j·2^L, (j+1)·2^L)``. Written once, when its last
+  leaf arrives, it holds for every later size (:mod:`affidavit.attest.log.tree`).
+- ``log_entries(idx, data)``: leaf data (absent for leaves appended by hash only).
 - ``log_heads``: every signed tree head and checkpoint handed out, in order.
-- ``log_meta``: log ID, the *current* public key and key ID, optional key path (of the current
-  key).
-- ``log_keys`` (version 2): the key history, append-only: row 0 is the key the log was created
-  with (no ``valid_from``: valid from the start); row ``n`` is the key the ``n``-th rotation
-  introduced, with its ``valid_from`` (the rotation time T, RFC 3339 UTC), the tree it took over
-  (``tree_size``, ``root_hash``) and the rotation ``statement`` signed by the key it replaced
-  (:mod:`affidavit.attest.log.keys`). A key's window ends where the next row's begins, so windows
-  can neither overlap nor leave a gap. Migrating a version-1 log copies its key into row 0.
-- ``log_sequenced(idx, hash, data)`` (version 4): entries sequenced and not yet integrated into
-  the tree (:mod:`affidavit.attest.log.sequencing`); ``log_leaves_by_hash`` and
-  ``log_sequenced_by_hash`` find an entry by its leaf hash (deduplication).
+- ``log_meta``: log ID, the *current* public key, key ID and optional key path.
+- ``log_keys`` (version 2): the append-only key history; row 0 is the first key, row ``n`` the
+  key the ``n``-th rotation introduced, with its ``valid_from``, the tree it took over and the
+  signed statement (:mod:`affidavit.attest.log.keys`). A window ends where the next begins.
+- ``log_sequenced(idx, hash, data)`` (version 4): entries sequenced, not yet integrated
+  (:mod:`affidavit.attest.log.sequencing`), found by leaf hash through two indexes.
 """
 
 from __future__ import annotations
@@ -58,8 +47,7 @@ _MIGRATIONS_SQLITE: Final = (
         document  TEXT NOT NULL
     )
     """,
-    # Version 2: the key history (docs/adr/0011-log-key-rotation.md). Never edit a migration
-    # above: add one.
+    # 2: the key history (docs/adr/0011-log-key-rotation.md). Never edit a migration: add one.
     """
     CREATE TABLE log_keys (
         seq        INTEGER PRIMARY KEY,
@@ -78,8 +66,7 @@ _MIGRATIONS_SQLITE: Final = (
     """
     CREATE INDEX IF NOT EXISTS log_heads_by_size ON log_heads (kind, tree_size, seq)
     """,
-    # 4: sequence, then integrate (issue 24, attest/log/sequencing.py): entries sequenced durably
-    # before they join the tree, and leaf hashes looked up for deduplication
+    # 4: sequence, then integrate (attest/log/sequencing.py), with leaf-hash lookups
     """
     CREATE TABLE log_sequenced (
         idx  INTEGER PRIMARY KEY,
@@ -163,8 +150,7 @@ def latest_head(db: Connection, kind: str) -> RecordedHead | None:
 
 
 def largest_head(db: Connection, kind: str) -> RecordedHead | None:
-    """The head of ``kind`` of the largest size, its latest record (a cosigned copy counts), or
-    None (indexed: ``log_heads_by_size``)."""
+    """The latest record of the largest head of ``kind`` (``log_heads_by_size``), or None."""
     return _one_head(db, "kind = $1 ORDER BY tree_size DESC, seq DESC", (kind,))
 
 

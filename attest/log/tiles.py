@@ -17,30 +17,19 @@ entry bundle, and a writer that publishes a checkpoint's tree as static files.
 True
 >>> log.close()
 
-A tile at level ``L``, index ``N`` is a direct read of ``log_nodes``: the stored hashes of the
-complete subtrees at tree level ``8·L``, positions ``256·N .. 256·N + W - 1`` (every hash a tile
-holds covers a complete subtree, and the log stores exactly those). An entry bundle is the data of
-the leaves of level-0 tile ``N`` (tlog-tiles, "Log entries"), written only when every leaf has data
-(leaves appended by hash have none) and fits a uint16 length; other bundles are skipped and
-counted.
+A tile at level ``L``, index ``N`` is a direct read of ``log_nodes``: the stored hashes at tree
+level ``8·L``, positions ``256·N .. 256·N + W - 1`` (each covers a complete subtree, and the log
+stores exactly those). An entry bundle is the data of the leaves of level-0 tile ``N``, written
+only when every leaf has data and fits a uint16 length; other bundles are skipped and counted.
 
-:func:`write_tiles` rules:
-
-- What: every tile and bundle of the checkpoint's size that the folder's previous checkpoint
-  (``DIR/checkpoint``) did not cover, with the partial tiles that size needs; for a log whose key
-  rotated, ``DIR/key-rotations`` (its rotation statements, one per line: how a monitor follows
-  the new key, docs/adr/0011; it only grows); then ``DIR/checkpoint``, last, so a client never
-  sees a checkpoint whose tiles or rotations are not there yet.
-- Never overwritten: a tile or bundle already present must hold the same bytes (else
-  ``log.tiles_conflict``: another log's folder); partial tiles of older sizes are kept, since
-  clients holding older checkpoints may need them (tlog-tiles, "Partial Tiles").
-- Atomic: each file is written to ``.<name>.tmp`` in its own folder, fsynced and renamed over the
-  target; the folders are fsynced before the checkpoint is written. A writer killed at any point
-  leaves only whole files and some ``.<name>.tmp`` files (never served: dot files), and the next
-  run completes the tree, reusing (so removing) them. One writer per folder at a time (an
-  exclusive ``flock`` on the folder).
-- Incremental: the work starts at the size of ``DIR/checkpoint`` (checked to be this log's, under
-  the same origin, and not newer than the checkpoint to write); earlier files are not read again.
+:func:`write_tiles` writes every tile and bundle the folder's previous ``DIR/checkpoint`` did
+not cover (checked to be this log's and not newer), the partial tiles of this size,
+``DIR/key-rotations`` for a log whose key rotated (it only grows, docs/adr/0011), then
+``DIR/checkpoint`` last, so a client never sees a checkpoint whose files are not there yet. A
+file already present must hold the same bytes (else ``log.tiles_conflict``); older partial
+tiles are kept (tlog-tiles, "Partial Tiles"). Each file is written to ``.<name>.tmp``, fsynced
+and renamed, and the folders fsynced before the checkpoint: a writer killed at any point leaves
+whole files and dot files the next run reuses. One writer per folder (``flock``).
 """
 
 from __future__ import annotations
@@ -68,7 +57,6 @@ from affidavit.verify.crypto.checkpoint import (
     verify_checkpoint,
 )
 from affidavit.verify.crypto.keys import key_id_c2sp
-from affidavit.verify.crypto.merkle import EMPTY_ROOT
 from affidavit.verify.tlog.layout import (
     TILE_HEIGHT,
     TILE_WIDTH,
@@ -120,11 +108,8 @@ class TilesReport:
 
 
 def tile_bytes(log: TransparencyLog, ref: TileRef) -> bytes | None:
-    """The bytes of tile or entry bundle ``ref`` of this log, or None when the log's current tree
-    does not hold it (beyond the size), or it is a bundle with a leaf appended by hash only or an
-    entry over 65,535 bytes. Any partial tile up to the current size is answered.
-
-    The registry serves these; :func:`write_tiles` writes the same bytes.
+    """The bytes of tile or entry bundle ``ref`` (as :func:`write_tiles` writes them), or None
+    when it is beyond the current size or a bundle that cannot be written.
 
     Raises:
         ``log.integrity``: a node the tile needs is missing from the database.
@@ -142,8 +127,7 @@ def tile_bytes(log: TransparencyLog, ref: TileRef) -> bytes | None:
 def _tiles(
     log: TransparencyLog, level: int, refs: list[TileRef]
 ) -> Iterator[tuple[TileRef, bytes]]:
-    """The bytes of ``refs`` (consecutive tiles of one level, ascending), read in chunks of
-    consecutive rows: a tile is the stored nodes at tree level 8·L, positions 256·N .. 256·N+W-1."""
+    """The bytes of ``refs`` (consecutive tiles of one level, ascending), read in chunks."""
     height = TILE_HEIGHT * level
     for batch, low, high in _batches(refs):
         with log.store.read() as db:
@@ -172,32 +156,23 @@ def _tiles(
 
 
 def _batches(refs: list[TileRef]) -> Iterator[tuple[list[TileRef], int, int]]:
-    """``refs`` (consecutive, ascending) :data:`_CHUNK_TILES` at a time, each batch with the
-    positions ``[low, high)`` of the rows it covers at its level."""
+    """``refs`` :data:`_CHUNK_TILES` at a time, with the positions ``[low, high)`` they cover."""
     for offset in range(0, len(refs), _CHUNK_TILES):
         batch = refs[offset : offset + _CHUNK_TILES]
         yield batch, batch[0].index * TILE_WIDTH, batch[-1].index * TILE_WIDTH + batch[-1].width
 
 
 def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRef, bytes | None]]:
-    """The bytes of entry bundles ``refs`` (consecutive, ascending), None for one that cannot be
-    written (a leaf appended by hash only, or an entry over 65,535 bytes)."""
+    """The bytes of entry bundles ``refs`` (consecutive, ascending), None for one with a leaf
+    appended by hash only or an entry over 65,535 bytes."""
     for batch, low, high in _batches(refs):
         with log.store.read() as db:
             rows = db.execute(
-                "SELECT data FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
+                "SELECT idx, data FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
                 (low, high),
             ).fetchall()
-            complete = len(rows) == high - low  # idx is the key: every leaf here has data
-            positions: list[int] = []
-            if not complete:  # some leaves were appended by hash: where are the others?
-                positions = [
-                    row[0]
-                    for row in db.execute(
-                        "SELECT idx FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
-                        (low, high),
-                    )
-                ]
+        complete = len(rows) == high - low  # idx is the key: every leaf here has data
+        positions = [] if complete else [int(row[0]) for row in rows]  # some appended by hash
         for ref in batch:
             start = ref.index * TILE_WIDTH
             if complete:
@@ -209,7 +184,7 @@ def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRe
                 yield ref, None  # a leaf appended by hash only
                 continue
             try:
-                yield ref, encode_bundle([row[0] for row in rows[first:last]])  # "Log entries"
+                yield ref, encode_bundle([row[1] for row in rows[first:last]])  # "Log entries"
             except errors.ProofError as e:
                 if e.code != "tlog.entry_too_large":  # pragma: no cover - the only one raised
                     raise
@@ -220,11 +195,8 @@ def _bundles(log: TransparencyLog, refs: list[TileRef]) -> Iterator[tuple[TileRe
 
 
 def folder_fetch(directory: str | Path) -> Callable[[str], bytes | None]:
-    """A :data:`affidavit.verify.tlog.tiles.Fetch` over a folder written by :func:`write_tiles`
-    (or any tlog-tiles tree on disk): ``path`` -> the file's bytes, None when it does not exist.
-
-    Paths are taken as given (relative, ``/``-separated); one that is absolute or climbs out of
-    the folder is refused (``usage.invalid``). Other OSErrors propagate.
+    """A :data:`affidavit.verify.tlog.tiles.Fetch` over a tlog-tiles folder: ``path`` -> the
+    file's bytes, or None when absent; a path that is absolute or climbs out is ``usage.invalid``.
     """
     root = Path(directory)
 
@@ -244,9 +216,8 @@ def folder_fetch(directory: str | Path) -> Callable[[str], bytes | None]:
 
 
 def write_tiles(log: TransparencyLog, directory: str | Path, note: str) -> TilesReport:
-    """Publish the tree of checkpoint ``note`` (a note of this log) as tiles in ``directory``.
-
-    See the module docstring for what is written, in which order, and what is never overwritten.
+    """Publish the tree of checkpoint ``note`` (a note of this log) as tiles in ``directory``
+    (module docstring).
 
     Raises:
         ``checkpoint.*``: ``note`` is malformed or not signed by a key of the log under its
@@ -295,9 +266,8 @@ def write_tiles(log: TransparencyLog, directory: str | Path, note: str) -> Tiles
 
 
 def rotations_bytes(log: TransparencyLog) -> bytes | None:
-    """The log's rotation statements as clients read them next to the checkpoint
-    (:data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH`: one per line, oldest first), or
-    None when the log never rotated its key (docs/adr/0011)."""
+    """The log's rotation statements as :data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH`
+    holds them, or None when the key never rotated (docs/adr/0011)."""
     statements = [entry.statement for entry in log.key_history() if entry.statement is not None]
     return encode_rotations(statements) if statements else None
 
@@ -320,20 +290,19 @@ def _replace_rotations(root: Path, files: _Files, data: bytes) -> None:
 
 
 def _own_checkpoint(log: TransparencyLog, note: str) -> tuple[Checkpoint, list[NoteVerifier]]:
-    """The checkpoint of ``note``, verified under the log's keys (its current one or one it
-    rotated away from: a checkpoint signed before a rotation stays the log's) with its origin as
-    key name, and checked against the log's tree."""
+    """The checkpoint of ``note``, verified under any of the log's keys with its origin as key
+    name, and checked against the log's tree."""
     origin = parse_checkpoint_body(parse_note(note).text).origin
     verifiers = [
         NoteVerifier(origin, key_id_c2sp(origin, entry.public_key.raw), entry.public_key)
         for entry in log.key_history()
     ]
     checkpoint = verify_checkpoint(note, verifiers, origin=origin).checkpoint
-    size = checkpoint.tree_size
-    if size > log.size or checkpoint.root_hash != (log.root(size) if size else EMPTY_ROOT):
+    if not log.has_head(checkpoint.tree_size, checkpoint.root_hash):
         raise LogError(
             "log.checkpoint_foreign",
-            f"checkpoint of size {size} is not a tree head of this log (size {log.size})",
+            f"checkpoint of size {checkpoint.tree_size} is not a tree head of this log "
+            f"(size {log.size})",
         )
     return checkpoint, verifiers
 
@@ -341,8 +310,8 @@ def _own_checkpoint(log: TransparencyLog, note: str) -> tuple[Checkpoint, list[N
 def _published_size(
     log: TransparencyLog, root: Path, checkpoint: Checkpoint, verifiers: list[NoteVerifier]
 ) -> int:
-    """The size of the folder's checkpoint (0 when there is none), refusing one that is not this
-    log's under this origin, is newer than ``checkpoint``, or is not a head of this log."""
+    """The size of the folder's checkpoint (0: none), refusing one that is not this log's under
+    this origin, is newer than ``checkpoint``, or is not a head of this log."""
     path = root / CHECKPOINT_NAME
     try:
         published = path.read_bytes()
@@ -364,9 +333,7 @@ def _published_size(
             f"(size {checkpoint.tree_size}): refusing to move the published tree back",
             details={"path": str(path), "published_size": old.tree_size},
         )
-    if old.tree_size > log.size or old.root_hash != (
-        log.root(old.tree_size) if old.tree_size else EMPTY_ROOT
-    ):
+    if not log.has_head(old.tree_size, old.root_hash):
         raise LogError(
             "log.tiles_conflict",
             f"{path} (size {old.tree_size}) is not a tree head of this log: a forked tree",
@@ -376,9 +343,8 @@ def _published_size(
 
 
 class _Files:
-    """Atomic, never-overwriting file writes under one folder: each file written, fsynced and
-    renamed on a small thread pool (fsync waits on the disk, not the CPU, so several in flight
-    let the file system commit them together); the folder fsyncs batched in :meth:`sync`."""
+    """Atomic, never-overwriting file writes under one folder, on a small thread pool (several
+    fsyncs in flight let the file system commit them together); folder fsyncs in :meth:`sync`."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -397,9 +363,8 @@ class _Files:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def put(self, relative: str, data: bytes, kind: str) -> None:
-        """Write ``data`` at ``relative`` unless present (counted in :attr:`written` or
-        :attr:`kept` under ``kind``); a present file must hold ``data`` (never overwritten).
-        Errors surface from a later :meth:`put` or from :meth:`sync`."""
+        """Write ``data`` at ``relative`` unless present with these bytes (counted under
+        ``kind``); errors surface from a later :meth:`put` or from :meth:`sync`."""
         folder = os.path.dirname(os.path.join(self.root, relative))
         self._mkdirs(folder)
         self._dirty.add(folder)
@@ -435,8 +400,7 @@ class _Files:
         return True
 
     def replace(self, relative: str, data: bytes) -> None:
-        """Write ``data`` at ``relative`` atomically, replacing what is there (on this thread);
-        the folder is fsynced by :meth:`sync`."""
+        """Write ``data`` at ``relative`` atomically, replacing what is there (on this thread)."""
         target = os.path.join(self.root, relative)
         folder = os.path.dirname(target)
         self._mkdirs(folder)
@@ -446,9 +410,8 @@ class _Files:
 
     @staticmethod
     def _write(target: str, data: bytes) -> None:
-        """A temporary file beside ``target``, written, fsynced, renamed over it. The temporary
-        name is fixed per target (writers of one folder are serialised by the folder lock), so a
-        rerun after a crash reuses, and so removes, what the crash left."""
+        """A temporary file beside ``target``, written, fsynced, renamed over it; its name is
+        fixed per target, so a rerun after a crash reuses what the crash left."""
         folder, name = os.path.split(target)
         temporary = os.path.join(folder, f".{name}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -474,21 +437,16 @@ class _Files:
         self._made.add(folder)
 
     def sync(self) -> None:
-        """Wait for every write, then fsync (in parallel) every folder that may have a new entry,
-        dropping stale temporary files an interrupted run left there."""
+        """Wait for every write, then fsync (in parallel) every folder that may have a new entry."""
         while self._pending:
             self._collect()
-        # every folder with a new entry (a file, or a new folder), all fsynced before the
-        # checkpoint is written; their order among themselves does not matter
         list(self._pool.map(_sync_folder, sorted(self._dirty)))
         self._dirty.clear()
 
 
 def _sync_folder(folder: str) -> None:
-    """fsync ``folder``; in a partial tile's folder (``<N>.p``, a few files), first drop the
-    temporary files an interrupted run left for a partial tile of another size. (Elsewhere a
-    leftover ``.<name>.tmp`` is reused, so removed, when its tile is written: the tile is missing
-    until then.)"""
+    """fsync ``folder``; in a partial tile's folder (``<N>.p``) first drop the temporary files
+    an interrupted run left for a partial tile of another size (elsewhere they are reused)."""
     if folder.endswith(".p"):
         with os.scandir(folder) as entries:
             stale = [e.path for e in entries if e.name.startswith(".") and e.name.endswith(".tmp")]

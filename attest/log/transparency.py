@@ -15,30 +15,19 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage: :mod:`affidavit.attest.log.storage` (tables, one row per complete subtree). One class,
-read top to bottom (issue 32): life cycle, appending, sequencing, reading and proofs, signing
-heads, integrity against the signed heads and the state file, keys.
+Storage: :mod:`affidavit.attest.log.storage` (one row per complete subtree). One class, read
+top to bottom (docs/adr/0024): life cycle, appending, sequencing, reading and proofs, signing
+heads, integrity, keys. Any subtree hash is one stored node or a fold of at most log2(n) of
+them, so proofs, roots and heads cost O(log n) point reads, inside one read transaction.
 
-Any subtree hash a proof needs is either one stored node or (for the one ragged right edge) a fold
-of at most log2(n) stored nodes, so proofs, roots and heads cost O(log n) point reads and never
-recompute the tree. Reads happen inside one read transaction, so a concurrent append cannot mix two
-sizes into one answer.
+Durability: an append returns after COMMIT (``synchronous=FULL``). A head is signed inside a
+write transaction over the committed size and recorded before it is returned, after the tree
+is proven to extend every head signed so far and the signed state file beside the key
+(docs/adr/0005-log-state-binding.md).
 
-Durability: appends commit a batch in one ``BEGIN IMMEDIATE`` transaction with ``synchronous=FULL``
-(:mod:`affidavit.attest.stores.sqlite`) and return only after COMMIT, so an acknowledged leaf is on
-disk. A head is signed inside a write transaction over the committed size and recorded before it
-is returned: it only ever covers durably committed leaves, and every later head extends it.
-
-Integrity (docs/adr/0005-log-state-binding.md, the class's integrity section): before a
-head is signed, the tree is proven to extend every head signed so far and the signed state file
-beside the key; :meth:`TransparencyLog.create` refuses to start a new log when the key already
-signed heads of that log ID.
-
-Keys (docs/adr/0011-log-key-rotation.md, :mod:`affidavit.attest.log.keys`): :meth:`rotate_key`
-closes the current key's window at T and opens a new key's at T (half-open windows, no gap, no
-overlap), recorded with a statement signed by the old key. A key signs a head only when the head's
-timestamp is inside its window (``log.key_outside_window``); :attr:`public_key` is the current key
-and :meth:`key_history` lists every key with its window.
+Keys (docs/adr/0011-log-key-rotation.md): :meth:`TransparencyLog.rotate_key` closes the current
+key's window at T and opens the new key's at T; a key signs only heads dated inside its window
+(``log.key_outside_window``).
 """
 
 from __future__ import annotations
@@ -47,6 +36,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Final, NamedTuple
@@ -54,58 +44,10 @@ from typing import Final, NamedTuple
 from affidavit.attest.errors import LogError
 from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import SigningKey
-from affidavit.attest.log.keys import (
-    HistoryCache,
-    LogKey,
-    Rotation,
-    check_name,
-    check_rotation,
-    entry_for,
-    insert_first_key,
-    insert_rotation,
-    key_label,
-    latest_head_time,
-    load_history,
-    rotation_time,
-    signing_entry,
-)
-from affidavit.attest.log.sequencing import (
-    MAX_INTEGRATE,
-    STATUS_SQL,
-    LogStatus,
-    Sequenced,
-    integrate_all,
-    integrate_pending,
-    sequence_entries,
-    status_of,
-)
-from affidavit.attest.log.sequencing import next_index as _next_index
+from affidavit.attest.log import keys, sequencing, storage, tree
+from affidavit.attest.log.keys import LogKey
+from affidavit.attest.log.sequencing import MAX_INTEGRATE, LogStatus, Sequenced
 from affidavit.attest.log.state import LogState, read_state_of, start_state, write_state
-from affidavit.attest.log.storage import (
-    COMPONENT,
-    MIGRATIONS,
-    entry_data,
-    head_of_size,
-    head_row,
-    heads_after,
-    insert_entries,
-    insert_meta,
-    insert_nodes,
-    largest_head,
-    latest_head,
-    read_meta,
-    record_head,
-    store_for,
-    update_meta,
-)
-from affidavit.attest.log.tree import (
-    NodeReader,
-    check_index,
-    check_size,
-    extend,
-    frontier,
-    stored_size,
-)
 from affidavit.attest.log.types import (
     ConsistencyProof,
     InclusionProof,
@@ -164,14 +106,7 @@ def format_timestamp(moment: datetime) -> str:
 
 
 class TransparencyLog:
-    """An append-only Merkle log in one SQLite database; build it with :meth:`create`/:meth:`open`.
-
-    Append (:meth:`append`), read (:attr:`size`, :meth:`root`, :meth:`leaf`, :meth:`entries`),
-    prove (:meth:`inclusion_proof`, :meth:`consistency_proof`), sign heads (:meth:`checkpoint`,
-    :meth:`signed_tree_head`, :meth:`sign_heads`), check itself against what it signed
-    (:meth:`verify_integrity`, :meth:`bind_state`) and manage keys (:meth:`key_history`,
-    :meth:`rotate_key`).
-    """
+    """An append-only Merkle log in one database; build it with :meth:`create` or :meth:`open`."""
 
     def __init__(
         self,
@@ -182,20 +117,19 @@ class TransparencyLog:
         owns_store: bool = True,
         state_file: Path | None = None,
     ) -> None:
-        """Wrap an open store that already holds a log; prefer :meth:`open`.
+        """Wrap an open store that holds a log; prefer :meth:`open`.
 
         Raises:
             ``log.not_found``: the store holds no log.
             ``log.key_history_invalid``: the recorded key history does not verify.
             ``log.key_mismatch``: ``key`` is not a key of the log.
-            ``log.state_invalid``, ``log.state_mismatch``: ``state_file`` is bad, or the store does
-                not extend the head it records.
+            ``log.state_invalid``, ``log.state_mismatch``: ``state_file`` is bad, or not extended.
         """
         self.store = store
         self._clock = clock
         self._owns_store = owns_store
         self.state_file = state_file
-        store.migrate(COMPONENT, MIGRATIONS)
+        store.migrate(storage.COMPONENT, storage.MIGRATIONS)
         meta = self._meta()
         if "log_id" not in meta:
             raise LogError("log.not_found", f"{store.path}: no transparency log here")
@@ -204,7 +138,7 @@ class TransparencyLog:
         self.key_id: str = meta["key_id"]
         self.key_path: str | None = meta.get("key_path")
         self._key: SigningKey | None = None
-        self._verified = HistoryCache()
+        self._verified = keys.HistoryCache()
         # (write transaction serial, next index): sequence() in the same transaction asks once
         self._next: tuple[int, int] | None = None
         # the state file last read, by stat and the keys it was checked against
@@ -230,12 +164,10 @@ class TransparencyLog:
     ) -> TransparencyLog:
         """Create an empty log in the database at ``path`` (made if absent), signed by ``key``.
 
-        ``log_id`` is signed into every tree head, so it must not contain ``|`` (the STH message
-        separator) or whitespace. The head's ``key_id`` is ``key.key_id`` when set, else the first
-        16 hex digits of SHA-256 of the public key. ``key_path`` is remembered for the CLI.
-        ``state_file`` (:func:`affidavit.attest.log.state.state_path`) binds the key to this log:
-        when it already exists the key signed heads of this log ID elsewhere, and a new empty log
-        would fork it.
+        ``log_id`` is signed into every head, so it holds no ``|`` (the STH separator) or
+        whitespace. ``key_path`` is remembered for the CLI. An existing ``state_file``
+        (:func:`affidavit.attest.log.state.state_path`) means the key signed heads of this log
+        elsewhere, and a new empty log would fork it.
 
         Raises:
             ``log.bad_log_id``, ``log.exists``, ``store.unreadable``, ``log.state_mismatch``.
@@ -243,7 +175,7 @@ class TransparencyLog:
         if not _LOG_ID.fullmatch(log_id):
             raise LogError("log.bad_log_id", f"invalid log ID {log_id!r}")
         if state_file is not None and state_file.exists():
-            if cls._holds(path, log_id, key):  # issue 33: an existing log is not a fork
+            if cls._holds(path, log_id, key):  # an existing log is not a fork
                 raise LogError(
                     "log.exists",
                     f"{path}: log {log_id!r} already exists there under this key; nothing to"
@@ -257,16 +189,16 @@ class TransparencyLog:
                 "restore the log's database",
                 details={"state_file": str(state_file)},
             )
-        store, owns = store_for(path, create=True)
+        store, owns = storage.store_for(path, create=True)
         try:
-            store.migrate(COMPONENT, MIGRATIONS)
-            key_id = key_label(key)
+            store.migrate(storage.COMPONENT, storage.MIGRATIONS)
+            key_id = keys.key_label(key)
             meta = {"log_id": log_id, "public_key": key.public_key.b64, "key_id": key_id}
             if key_path is not None:
                 meta["key_path"] = key_path
             with store.write() as db:
-                insert_meta(db, store.path, meta)
-                insert_first_key(db, key_id, key.public_key)
+                storage.insert_meta(db, store.path, meta)
+                keys.insert_first_key(db, key_id, key.public_key)
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
             if owns:
@@ -293,16 +225,14 @@ class TransparencyLog:
         clock: Callable[[], datetime] = utc_now,
         state_file: Path | None = None,
     ) -> TransparencyLog:
-        """Open an existing log; ``key`` (checked against the log's public key) enables signing.
-        With ``state_file`` the store must extend the head recorded there (and signing keeps it
-        current).
+        """Open an existing log; ``key`` enables signing. With ``state_file`` the store must
+        extend the head recorded there (and signing keeps it current).
 
         Raises:
             ``store.missing``, ``store.unreadable``, ``log.not_found``, ``log.key_mismatch``,
-                ``log.state_invalid``,
-            ``log.state_mismatch``.
+                ``log.state_invalid``, ``log.state_mismatch``.
         """
-        store, owns = store_for(path, create=False)
+        store, owns = storage.store_for(path, create=False)
         try:
             return cls(store, key=key, clock=clock, owns_store=owns, state_file=state_file)
         except BaseException:
@@ -311,13 +241,12 @@ class TransparencyLog:
             raise
 
     def set_key(self, key: SigningKey) -> None:
-        """Use ``key`` to sign heads from now on: the current key, or an earlier key of the
-        history (which signs only heads dated inside its window).
+        """Sign heads with ``key`` from now on (an earlier key signs only inside its window).
 
         Raises:
             ``log.key_mismatch``: it is not a key of this log.
         """
-        if entry_for(self.key_history(), key.public_key) is None:
+        if keys.entry_for(self.key_history(), key.public_key) is None:
             raise LogError(
                 "log.key_mismatch",
                 f"the signing key ({key.public_key.b64}) is not this log's key "
@@ -339,12 +268,9 @@ class TransparencyLog:
     # -- appending ------------------------------------------------------------------------------
 
     def append(self, leaf_data: Sequence[bytes]) -> list[int]:
-        """Append leaves (RFC 9162 §2.1.1 leaf hash of each) in one transaction; returns indexes.
-
-        The leaves are durable when this returns; nothing of the batch is stored if it raises.
-        """
-        hashes = [leaf_hash(bytes(data)) for data in leaf_data]
-        return self._append(hashes, leaf_data)
+        """Append leaves (RFC 9162 §2.1.1) in one transaction, durable on return; returns
+        their indexes."""
+        return self._append([leaf_hash(bytes(data)) for data in leaf_data], leaf_data)
 
     def append_leaf_hashes(self, hashes: Sequence[bytes]) -> list[int]:
         """Append precomputed 32-byte leaf hashes (no entry data kept); returns their indexes.
@@ -366,65 +292,62 @@ class TransparencyLog:
             return []
         self._next = None  # the next index moves with the tree
         with self.store.write() as db:
-            integrate_all(db, self.store.path)  # sequenced entries keep their indexes: first
-            first = stored_size(db)
-            edge = frontier(db, self.store.path, first)
-            rows = extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
-            insert_nodes(db, self.store.path, rows)
+            sequencing.integrate_all(db, self.store.path)  # they keep their indexes: first
+            first = tree.stored_size(db)
+            edge = tree.frontier(db, self.store.path, first)
+            rows = tree.extend(edge, first, hashes)  # RFC 9162 §2.1.1, complete subtrees only
+            storage.insert_nodes(db, self.store.path, rows)
             if data is not None:
-                insert_entries(db, first, data)
+                storage.insert_entries(db, first, data)
         return list(range(first, first + len(hashes)))
 
-    # -- sequencing (attest/log/sequencing.py) -------------------------------------------------
+    # -- sequencing (attest/log/sequencing.py) --------------------------------------------------
 
     def sequence(self, entries: Sequence[bytes]) -> list[Sequenced]:
         """Sequence ``entries`` durably, in one transaction (or the caller's): each gets the next
-        index, or, when its leaf hash is in the log already, its first index (deduplication).
-        They join the tree at the next :meth:`integrate`; :meth:`append` integrates them first.
-        """
+        index, or its first index when its leaf hash is in the log already. They join the tree
+        at the next :meth:`integrate` (or :meth:`append`)."""
         with self.store.write() as db:
             serial = self.store.serial
-            known = self._next if self._next is not None and self._next[0] == serial else None
-            placed = sequence_entries(db, entries, None if known is None else known[1])
-            following = max((p.index + 1 for p in placed if p.created), default=None)
-            if following is not None or known is not None:  # the next index, for this txn
-                self._next = (serial, max(following or 0, known[1] if known else 0))
+            known = self._next[1] if self._next is not None and self._next[0] == serial else None
+            placed = sequencing.sequence_entries(db, entries, known)
+            created = [p.index + 1 for p in placed if p.created]
+            if created or known is not None:  # the next index, for this transaction
+                self._next = (serial, max([*created, known or 0]))
             return placed
 
     def integrate(self, limit: int = MAX_INTEGRATE) -> tuple[int, int]:
-        """Integrate up to ``limit`` sequenced entries into the tree, in one transaction (or the
-        caller's); returns ``(old size, new size)``. No head is signed here.
+        """Integrate up to ``limit`` sequenced entries into the tree; returns ``(old size, new
+        size)``. No head is signed here.
 
         Raises:
             ``log.integrity``: the sequenced entries do not continue the tree (nothing integrated).
         """
         with self.store.write() as db:
-            return integrate_pending(db, self.store.path, limit)
+            return sequencing.integrate_pending(db, self.store.path, limit)
 
     def status(self) -> LogStatus:
-        """The tree's size, the next index to sequence and the largest signed checkpoint size,
-        in one statement outside any transaction (:meth:`Store.query`)."""
-        rows = self.store.query(STATUS_SQL)
-        return status_of(rows[0] if rows else None)
+        """The size, next index and largest checkpoint size, in one statement."""
+        rows = self.store.query(sequencing.STATUS_SQL)
+        return sequencing.status_of(rows[0] if rows else None)
 
     @property
     def next_index(self) -> int:
-        """The index the next sequenced entry gets (the size once everything is integrated)."""
+        """The index the next sequenced entry gets."""
         with self.store.read() as db:
-            return _next_index(db)
+            return sequencing.next_index(db)
 
     # -- reading and proofs (RFC 9162 §2.1.3, §2.1.4) ------------------------------------------
 
     @property
     def size(self) -> int:
-        """The number of committed leaves (one statement, outside any transaction: one round
-        trip on PostgreSQL; inside one, it joins it)."""
+        """The number of committed leaves (one statement: :meth:`Store.query`)."""
         rows = self.store.query("SELECT max(idx) FROM log_nodes WHERE level = 0")
         return 0 if not rows or rows[0][0] is None else int(rows[0][0]) + 1
 
     def latest_signed(self) -> tuple[RecordedHead | None, int]:
-        """The checkpoint of the largest size recorded (its latest, cosigned copy), or None, and
-        the tree's size, in one statement (what ``/tlog/checkpoint`` serves when they agree)."""
+        """The latest copy of the largest checkpoint recorded (or None) and the tree's size, in
+        one statement."""
         rows = self.store.query(
             "SELECT (SELECT max(idx) FROM log_nodes WHERE level = 0), seq, kind, tree_size, "
             "root_hash, timestamp, document FROM (SELECT 1 AS one) AS anchor LEFT JOIN "
@@ -435,7 +358,7 @@ class TransparencyLog:
         size = 0 if top is None else int(top) + 1
         if head[0] is None:
             return None, size
-        return head_row(head), size
+        return storage.head_row(head), size
 
     def root(self, size: int | None = None) -> bytes:
         """MTH of the first ``size`` leaves (default: all), RFC 9162 §2.1.1.
@@ -444,8 +367,8 @@ class TransparencyLog:
             ``log.size_out_of_range``: ``size`` is negative or beyond the log.
         """
         with self.store.read() as db:
-            n = check_size(db, size)
-            return NodeReader(db, self.store.path).range_hash(0, n)
+            n = tree.check_size(db, size)
+            return tree.NodeReader(db, self.store.path).range_hash(0, n)
 
     def leaf_hash(self, index: int) -> bytes:
         """The leaf hash of leaf ``index``.
@@ -454,8 +377,8 @@ class TransparencyLog:
             ``log.index_out_of_range``: no such leaf.
         """
         with self.store.read() as db:
-            check_index(index, stored_size(db))
-            return NodeReader(db, self.store.path).node(0, index)
+            tree.check_index(index, tree.stored_size(db))
+            return tree.NodeReader(db, self.store.path).node(0, index)
 
     def leaf(self, index: int) -> bytes:
         """The data of leaf ``index``.
@@ -465,8 +388,8 @@ class TransparencyLog:
             ``log.no_entry_data``: the leaf was appended by hash only.
         """
         with self.store.read() as db:
-            check_index(index, stored_size(db))
-            return entry_data(db, index, index + 1)[0]
+            tree.check_index(index, tree.stored_size(db))
+            return storage.entry_data(db, index, index + 1)[0]
 
     def entries(self, start: int, end: int) -> list[bytes]:
         """Leaf data of ``[start, end)``, at most :data:`MAX_ENTRIES_PER_CALL` at once.
@@ -482,15 +405,21 @@ class TransparencyLog:
                 f"at most {MAX_ENTRIES_PER_CALL} entries per call, asked for {end - start}",
             )
         with self.store.read() as db:
-            size = stored_size(db)
+            size = tree.stored_size(db)
             if not 0 <= start < end <= size:
                 raise LogError(
                     "log.size_out_of_range",
                     f"entries [{start}, {end}) are not a non-empty range within size {size}",
                 )
-            return entry_data(db, start, end)
+            return storage.entry_data(db, start, end)
 
-    # -- proofs ---------------------------------------------------------------------------------
+    def has_head(self, size: int, root: bytes) -> bool:
+        """Whether ``root`` is this log's root at ``size``."""
+        with self.store.read() as db:
+            if size > tree.stored_size(db):
+                return False
+            reader = tree.NodeReader(db, self.store.path)
+            return root == (reader.range_hash(0, size) if size else EMPTY_ROOT)
 
     def inclusion_proof(self, index: int, size: int | None = None) -> InclusionProof:
         """The inclusion proof of leaf ``index`` in the tree of ``size`` leaves (default: all).
@@ -499,9 +428,9 @@ class TransparencyLog:
             ``log.size_out_of_range``, ``log.index_out_of_range``.
         """
         with self.store.read() as db:
-            n = check_size(db, size)
-            check_index(index, n)
-            reader = NodeReader(db, self.store.path)
+            n = tree.check_size(db, size)
+            tree.check_index(index, n)
+            reader = tree.NodeReader(db, self.store.path)
             ranges = inclusion_ranges(index, n)
             reader.prefetch([(0, index)])
             reader.prefetch_ranges([*ranges, (0, n)])  # one statement for the whole proof
@@ -516,38 +445,36 @@ class TransparencyLog:
             )
 
     def inclusion_paths(self, indexes: Sequence[int], size: int) -> list[tuple[bytes, ...]]:
-        """The RFC 9162 §2.1.3 inclusion paths of leaves ``indexes`` in the tree of ``size``
-        leaves, leaf end first: one read transaction and one node read for all of them.
+        """The RFC 9162 §2.1.3 inclusion paths of ``indexes`` in the tree of ``size`` leaves,
+        leaf end first, with one node read for all of them.
 
         Raises:
             ``log.size_out_of_range``, ``log.index_out_of_range``.
         """
         with self.store.read() as db:
-            n = check_size(db, size)
+            n = tree.check_size(db, size)
             plans = []
             for index in indexes:
-                check_index(index, n)
+                tree.check_index(index, n)
                 plans.append(inclusion_ranges(index, n))
-            reader = NodeReader(db, self.store.path)
+            reader = tree.NodeReader(db, self.store.path)
             reader.prefetch_ranges(r for plan in plans for r in plan)
             return [tuple(reader.range_hash(a, b) for a, b in plan) for plan in plans]
 
     def consistency_proof(self, first: int, second: int | None = None) -> ConsistencyProof:
         """The consistency proof from size ``first`` to ``second`` (default: all).
 
-        Needs ``0 < first <= second``.
-
         Raises:
             ``log.size_out_of_range``: a size is zero, beyond the log, or the two are out of order.
         """
         with self.store.read() as db:
-            n = check_size(db, second)
+            n = tree.check_size(db, second)
             if not 0 < first <= n:
                 raise LogError(
                     "log.size_out_of_range",
                     f"a consistency proof needs 0 < from ({first}) <= to ({n})",
                 )
-            reader = NodeReader(db, self.store.path)
+            reader = tree.NodeReader(db, self.store.path)
             ranges = consistency_ranges(first, n)
             reader.prefetch_ranges([*ranges, (0, first), (0, n)])
             return ConsistencyProof(
@@ -559,126 +486,104 @@ class TransparencyLog:
             )
 
     def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
-        """The head of ``kind`` (``sth`` or ``checkpoint``) and exactly ``tree_size`` leaves
-        recorded last, or None: what this log (or another process on its database) handed out."""
+        """The head of ``kind`` (``sth`` or ``checkpoint``) and ``tree_size`` recorded last, or
+        None."""
         with self.store.read() as db:
-            return head_of_size(db, kind, tree_size)
+            return storage.head_of_size(db, kind, tree_size)
 
     def largest_head(self, kind: str) -> RecordedHead | None:
-        """The head of ``kind`` of the largest size recorded (its latest record), or None."""
+        """The latest record of the largest head of ``kind``, or None."""
         with self.store.read() as db:
-            return largest_head(db, kind)
+            return storage.largest_head(db, kind)
 
     def latest_checkpoint(self) -> RecordedHead | None:
-        """The checkpoint recorded last (with the cosignatures added since, if any), or None."""
+        """The checkpoint recorded last (with any cosignatures), or None."""
         with self.store.read() as db:
-            return latest_head(db, "checkpoint")
+            return storage.latest_head(db, "checkpoint")
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
         """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
         with self.store.read() as db:
-            return heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
+            return storage.heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
 
     # -- signing heads (docs/formats.md §4, §6) ------------------------------------------------
 
     def signed_tree_head(self, timestamp: datetime | None = None) -> IssuedTreeHead:
-        """Sign, record and return the head of everything committed (docs/formats.md §4).
-
-        ``timestamp`` defaults to the log's clock; it must be timezone-aware and is signed as UTC
-        with one-second precision.
+        """Sign, record and return the head of everything committed (docs/formats.md §4),
+        dated ``timestamp`` (default: the log's clock), signed as UTC whole seconds.
 
         Raises:
             ``log.no_signing_key``, ``log.bad_timestamp``.
-            ``log.key_outside_window``: the key's window does not contain ``timestamp`` (after a
-                rotation: the old key after T, the new key before T).
+            ``log.key_outside_window``: the key's window does not contain ``timestamp``.
         """
-        key = self._signing_key()
-        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
-            size, root = self._checked_head(db)
-            head = self._record_sth(db, key, signer.key_id, size, root.hex(), stamp)
-            self._advance_state(key, size, root.hex(), stamp)
-        return head
+        with self._signing(timestamp, "tree head") as head:
+            return self._record_sth(head)
 
     def checkpoint(self, origin: str | None = None, timestamp: datetime | None = None) -> str:
-        """Sign, record and return a C2SP tlog-checkpoint signed note of everything committed.
-
-        The body is ``origin``, the size, the b64 root (docs/formats.md §6); the one signature line
-        is by the key name ``origin`` (default: the log ID). ``timestamp`` only dates the record,
-        and the key's window must contain it (a checkpoint body carries no time).
+        """Sign, record and return a C2SP tlog-checkpoint of everything committed
+        (docs/formats.md §6), signed under the key name ``origin`` (default: the log ID).
+        ``timestamp`` only dates the record; the key's window must contain it.
 
         Raises:
             ``log.no_signing_key``, ``log.bad_timestamp``.
             ``usage.invalid``: an origin that is not a valid key name.
             ``log.key_outside_window``: the key's window does not contain ``timestamp``.
         """
-        key = self._signing_key()
-        stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
-        with self.store.write() as db:
-            signing_entry(self.key_history(), key, stamp, "checkpoint", self.store.path)
-            size, root = self._checked_head(db)
-            note = self._record_note(db, key, origin, size, root, stamp)
-            self._advance_state(key, size, root.hex(), stamp)
-        return note
+        with self._signing(timestamp, "checkpoint") as head:
+            return self._record_note(head, origin)
 
     def sign_heads(
         self, origin: str | None = None, timestamp: datetime | None = None
     ) -> tuple[str, IssuedTreeHead]:
-        """Sign, record and return both heads of everything committed, in one transaction: the
-        C2SP checkpoint (as :meth:`checkpoint`) and the signed tree head (as
-        :meth:`signed_tree_head`), over one size and root, proven once to extend every earlier
-        head (docs/adr/0005). What an integration batch publishes.
+        """:meth:`checkpoint` and :meth:`signed_tree_head` in one transaction, over one size
+        and root proven once to extend every earlier head: what an integration batch publishes.
 
         Raises:
             as :meth:`checkpoint` and :meth:`signed_tree_head`.
         """
+        with self._signing(timestamp, "tree head") as head:
+            return self._record_note(head, origin), self._record_sth(head)
+
+    @contextmanager
+    def _signing(self, timestamp: datetime | None, what: str) -> Iterator[_Head]:
+        """The head of everything committed, inside the write transaction that records it: the
+        key's window checked, the tree proven to extend every earlier head; the state file
+        advanced once the caller recorded it."""
         key = self._signing_key()
         stamp = format_timestamp(timestamp if timestamp is not None else self._clock())
         with self.store.write() as db:
-            signer = signing_entry(self.key_history(), key, stamp, "tree head", self.store.path)
+            signer = keys.signing_entry(self.key_history(), key, stamp, what, self.store.path)
             size, root = self._checked_head(db)
-            note = self._record_note(db, key, origin, size, root, stamp)
-            head = self._record_sth(db, key, signer.key_id, size, root.hex(), stamp)
+            yield _Head(db, key, signer.key_id, size, root.hex(), stamp)
             self._advance_state(key, size, root.hex(), stamp)
-        return note, head
 
-    def _record_note(  # noqa: PLR0917 - the head's parts
-        self,
-        db: Connection,
-        key: SigningKey,
-        origin: str | None,
-        size: int,
-        root: bytes,
-        stamp: str,
-    ) -> str:
-        """The checkpoint of ``size`` and ``root`` signed by ``key`` under the name ``origin``
-        (default: the log ID), recorded dated ``stamp``."""
+    def _record_note(self, head: _Head, origin: str | None) -> str:
         name = origin if origin is not None else self.log_id
-        body = checkpoint_body(name, size, root)  # docs/formats.md §6, c2sp.org/tlog-checkpoint
-        key_id = key_id_c2sp(name, key.public_key.raw)
-        note = format_note(body, [note_signature_line(name, key_id, key.sign(body.encode()))])
-        record_head(db, RecordedHead(0, "checkpoint", size, root.hex(), stamp, note))
+        body = checkpoint_body(name, head.size, bytes.fromhex(head.root_hex))  # docs/formats.md §6
+        key_id = key_id_c2sp(name, head.key.public_key.raw)
+        signature = head.key.sign(body.encode())
+        note = format_note(body, [note_signature_line(name, key_id, signature)])
+        storage.record_head(
+            head.db, RecordedHead(0, "checkpoint", head.size, head.root_hex, head.stamp, note)
+        )
         return note
 
-    def _record_sth(  # noqa: PLR0917 - the head's parts
-        self, db: Connection, key: SigningKey, key_id: str, size: int, root_hex: str, stamp: str
-    ) -> IssuedTreeHead:
-        """The signed tree head of ``size`` and ``root_hex`` dated ``stamp``, recorded."""
-        message = sth_message(self.log_id, size, root_hex, stamp)  # docs/formats.md §4
-        head = IssuedTreeHead(self.log_id, size, root_hex, stamp, key.sign_b64(message), key_id)
-        document = json.dumps(head.to_json(), separators=(",", ":"))
-        record_head(db, RecordedHead(0, "sth", size, root_hex, stamp, document))
-        return head
+    def _record_sth(self, head: _Head) -> IssuedTreeHead:
+        message = sth_message(self.log_id, head.size, head.root_hex, head.stamp)  # formats.md §4
+        signature = head.key.sign_b64(message)
+        issued = IssuedTreeHead(
+            self.log_id, head.size, head.root_hex, head.stamp, signature, head.key_id
+        )
+        document = json.dumps(issued.to_json(), separators=(",", ":"))
+        storage.record_head(
+            head.db, RecordedHead(0, "sth", head.size, head.root_hex, head.stamp, document)
+        )
+        return issued
 
     def add_cosignatures(self, note: str, lines: Sequence[str]) -> str:
-        """Record ``note`` (a checkpoint of this log) again with witness signature ``lines`` added.
-
-        The caller has verified the lines against the witness keys it trusts (tlog-witness: "it
-        can move the valid signatures to its own view of the checkpoint"); this checks that the
-        note is this log's: signed by one of its keys (a checkpoint signed before a rotation stays
-        the log's), its size within the log and its root the log's root at that size. Lines
-        already on the note are not added twice. Returns the new note.
+        """Record ``note``, a checkpoint of this log, again with the witness signature ``lines``
+        the caller verified added once (tlog-witness: "it can move the valid signatures to its
+        own view of the checkpoint"); returns it.
 
         Raises:
             ``checkpoint.*``: the note is malformed or not signed by the log's key.
@@ -692,10 +597,7 @@ class TransparencyLog:
         ]
         checkpoint = verify_checkpoint(note, verifiers).checkpoint
         with self.store.write() as db:
-            size, wanted = stored_size(db), checkpoint.tree_size
-            if wanted > size or checkpoint.root_hash != (
-                NodeReader(db, self.store.path).range_hash(0, wanted) if wanted else EMPTY_ROOT
-            ):
+            if not self.has_head(checkpoint.tree_size, checkpoint.root_hash):
                 raise LogError(
                     "log.checkpoint_foreign",
                     f"checkpoint of size {checkpoint.tree_size} is not a tree head of this log",
@@ -706,7 +608,7 @@ class TransparencyLog:
             stamp = format_timestamp(self._clock())
             root_hex = checkpoint.root_hash.hex()
             head = RecordedHead(0, "checkpoint", checkpoint.tree_size, root_hex, stamp, cosigned)
-            record_head(db, head)
+            storage.record_head(db, head)
         return cosigned
 
     def _signing_key(self) -> SigningKey:
@@ -719,31 +621,31 @@ class TransparencyLog:
     # -- integrity: the signed heads and the state file (docs/adr/0005) ------------------------
 
     def state(self) -> LogState | None:
-        """The verified signed state beside the key (None: unbound, or no head signed yet).
+        """The verified signed state beside the key (None: unbound, or none signed yet).
 
         Raises:
             ``log.state_invalid``: the file is malformed or not signed by a key of this log.
         """
         if self.state_file is None:
             return None
-        keys = [entry.public_key for entry in self.key_history()]
+        public_keys = [entry.public_key for entry in self.key_history()]
         try:  # read again only when the file was replaced (an atomic write: a new inode)
             info = os.stat(self.state_file)
             stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
-            seen: tuple[object, ...] | None = (*stamp, *(k.b64 for k in keys))
+            seen: tuple[object, ...] | None = (*stamp, *(k.b64 for k in public_keys))
         except OSError:
             seen = None
         cached = self._state_seen
         if seen is not None and cached is not None and cached[0] == seen:
             return cached[1]
-        state = read_state_of(self.state_file, keys, self.log_id)
+        state = read_state_of(self.state_file, public_keys, self.log_id)
         if seen is not None:
             self._state_seen = (seen, state)
         return state
 
     def _references(self, db: Connection, state: LogState | bool | None = False) -> list[Reference]:
         """The heads the tree must extend: the latest recorded, the last rotation's, the state
-        file's (``state``: as read before the caller's snapshot, or False to read it now)."""
+        file's (``state`` as read before the caller's snapshot, or False: read it now)."""
         references = []
         recorded = latest_recorded(db)
         if recorded is not None:
@@ -760,23 +662,26 @@ class TransparencyLog:
             )
         return references
 
-    def _checked_head(self, db: Connection) -> tuple[int, bytes]:
-        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4).
+    def _checked_head(
+        self, db: Connection, state: LogState | bool | None = False
+    ) -> tuple[int, bytes]:
+        """The current size and root, proven to extend every earlier head (RFC 9162 §2.1.4;
+        ``state`` as :meth:`_references`).
 
         Raises:
             ``log.integrity``: a stored node contradicts a head this log signed.
         """
-        size = stored_size(db)
-        reader = NodeReader(db, self.store.path)
-        references = self._references(db)
+        size = tree.stored_size(db)
+        reader = tree.NodeReader(db, self.store.path)
+        references = self._references(db, state)
         _prefetch(reader, size, references)
         root = reader.range_hash(0, size)
         check_extends(reader, self.store.path, size, root, references)
         return size, root
 
     def _advance_state(self, key: SigningKey, size: int, root_hex: str, stamp: str) -> None:
-        """Record the head in the state file when it is of a new size (inside the head's write
-        transaction: the database lock serialises every signer of this log)."""
+        """Record a head of a new size in the state file (inside the head's write transaction,
+        which serialises every signer)."""
         if self.state_file is None:
             return
         current = self.state()
@@ -786,8 +691,7 @@ class TransparencyLog:
         write_state(self.state_file, key, state)
 
     def bind_state(self, state_file: Path) -> None:
-        """Bind this log to the signed state file of its key (after :meth:`open`), checking that
-        the store extends the head recorded there; signing keeps it current from now on.
+        """Bind this log to its key's signed state file, as ``open(state_file=)`` does.
 
         Raises:
             ``log.state_invalid``, ``log.state_mismatch``.
@@ -796,15 +700,14 @@ class TransparencyLog:
         self._check_state()
 
     def _check_state(self) -> None:
-        """Refuse a store that does not extend the head the state file records."""
         state = self.state()
         if state is None:
             return
         with self.store.read() as db:
-            size = stored_size(db)
+            size = tree.stored_size(db)
             ok = size >= state.tree_size
             if ok:
-                root = NodeReader(db, self.store.path).range_hash(0, state.tree_size)
+                root = tree.NodeReader(db, self.store.path).range_hash(0, state.tree_size)
                 ok = root.hex() == state.root_hash
         if not ok:
             raise LogError(
@@ -822,31 +725,25 @@ class TransparencyLog:
         Raises:
             ``log.integrity``: the tree contradicts a signed head, or a node is damaged.
         """
-        # What only grows is read first: the state file, then the tree in one snapshot (a state
-        # read after the snapshot could cover leaves integrated since: issue 31). A signer writes
-        # the state inside its write transaction, before COMMIT, so a state ahead of the snapshot
-        # can still be seen outside the writer lock: registry/startup.py checks again under it.
+        # The state file first, then the tree in one snapshot (a state read after it could
+        # cover leaves integrated since). A signer writes the state before COMMIT, so a state
+        # ahead of the snapshot can still be seen: registry/startup.py checks again under lock.
         state = self.state()
         with self.store.read() as db:
-            size = stored_size(db)
-            reader = NodeReader(db, self.store.path)
-            references = self._references(db, state)
-            _prefetch(reader, size, references)
-            check_extends(reader, self.store.path, size, reader.range_hash(0, size), references)
+            self._checked_head(db, state)
             if full:
                 audit_nodes(db, self.store.path)
 
     # -- keys (docs/adr/0011) ---------------------------------------------------------------------
 
     def key_history(self) -> list[LogKey]:
-        """Every key of the log with its window, oldest first (the last is :attr:`public_key`),
-        read and verified now (each rotation signed by the key it replaced).
+        """Every key of the log with its window, oldest first, read and verified now.
 
         Raises:
             ``log.key_history_invalid``: the recorded history does not verify.
         """
         with self.store.read() as db:
-            return load_history(db, self.store.path, self.log_id, self._meta(), self._verified)
+            return keys.load_history(db, self.store.path, self.log_id, self._meta(), self._verified)
 
     def rotate_key(
         self,
@@ -857,43 +754,38 @@ class TransparencyLog:
         new_state_file: Path | None = None,
     ) -> LogKey:
         """Close the current key's window at ``at`` (default: now, whole seconds) and open
-        ``new_key``'s at ``at``: ``[.., at)`` then ``[at, ..)``, no gap, no overlap. The log must
-        be open with its current key (:meth:`set_key`), which signs the rotation; ``new_key``
-        countersigns it.
+        ``new_key``'s there: ``[.., at)`` then ``[at, ..)``. The current key signs the rotation,
+        ``new_key`` countersigns it, and this log signs with ``new_key`` afterwards.
 
-        The rotation records the tree the old key hands over (proven to extend every head signed
-        so far, RFC 9162 §2.1.4): later heads must extend it. With a bound state file the old
-        key's state moves to that tree, and ``new_state_file`` (the new key's, beside it) starts
-        from it, so the binding of docs/adr/0005 continues. ``new_key_path`` is recorded as the
-        key path (``log head`` without ``--key``); without it the recorded path is dropped.
-        Afterwards this log signs with ``new_key``.
+        The rotation records the tree handed over (proven to extend every earlier head): later
+        heads must extend it. The old key's state file moves to that tree and
+        ``new_state_file`` starts from it (docs/adr/0005). ``new_key_path`` replaces the
+        recorded key path.
 
         Raises:
             ``log.no_signing_key``: no key set.
             ``log.key_mismatch``: the key set is not the current key (only it may hand over).
             ``log.rotation_invalid``: ``new_key`` is already a key of the log (or its key ID is
-                taken, or malformed); ``at`` is in the future, not after the current key's
-                ``valid_from``, or not after a head already recorded (which would fall outside
-                the old key's window).
+                taken, or malformed); ``at`` is in the future, or not after the current key's
+                ``valid_from`` or a head already recorded.
             ``log.bad_timestamp``: ``at`` is naive.
-            ``log.integrity``, ``log.state_invalid``, ``log.state_mismatch``: see
-                :meth:`signed_tree_head`;
-                ``new_state_file`` records a head this tree does not extend.
+            ``log.integrity``, ``log.state_invalid``, ``log.state_mismatch``: as
+                :meth:`signed_tree_head`, or ``new_state_file`` records a head this tree does
+                not extend.
         """
         old = self._signing_key()
-        # Default: now, to the second (the precision heads are signed with, docs/formats.md §4),
-        # so a head signed in the same second is already the new key's.
+        # to the second, as heads are dated (docs/formats.md §4)
         moment = self._clock().replace(microsecond=0) if at is None else at
         if moment.tzinfo is None or moment.utcoffset() is None:
             raise LogError("log.bad_timestamp", "a rotation time must be timezone-aware")
-        valid_from = rotation_time(moment)
-        new_id = key_label(new_key)
-        check_name(new_id)
+        valid_from = keys.rotation_time(moment)
+        new_id = keys.key_label(new_key)
+        keys.check_name(new_id)
         new_key = new_key.with_labels(key_id=new_id, publisher_id=new_key.publisher_id)
         with self.store.write() as db:
             history = self.key_history()
-            check_rotation(history, old, new_key, moment, self._clock())
-            latest = latest_head_time(db)
+            keys.check_rotation(history, old, new_key, moment, self._clock())
+            latest = keys.latest_head_time(db)
             if latest is not None and moment <= latest:
                 raise LogError(
                     "log.rotation_invalid",
@@ -902,32 +794,18 @@ class TransparencyLog:
                     "that signed it: rotate at a later time",
                 )
             size, root = self._checked_head(db)
-            rotation = Rotation(
-                self.log_id,
-                history[-1].seq + 1,
-                old.public_key,
-                new_key.public_key,
-                new_id,
-                valid_from,
-                size,
-                root.hex(),
+            seq, new_public = history[-1].seq + 1, new_key.public_key
+            rotation = keys.Rotation(
+                self.log_id, seq, old.public_key, new_public, new_id, valid_from, size, root.hex()
             )
-            entry = LogKey(
-                rotation.seq,
-                new_id,
-                new_key.public_key,
-                valid_from,
-                None,
-                size,
-                root.hex(),
-                rotation.sign(old, new_key),
-            )
-            insert_rotation(db, entry)
-            meta = {"public_key": new_key.public_key.b64, "key_id": new_id}
-            update_meta(db, {**meta, "key_path": new_key_path})
+            signature = rotation.sign(old, new_key)
+            entry = LogKey(seq, new_id, new_public, valid_from, None, size, root.hex(), signature)
+            keys.insert_rotation(db, entry)
+            meta = {"public_key": new_public.b64, "key_id": new_id, "key_path": new_key_path}
+            storage.update_meta(db, meta)
             stamp = format_timestamp(self._clock())
             if new_state_file is not None:  # first: it may refuse (a fork under the new key)
-                reader = NodeReader(db, self.store.path)
+                reader = tree.NodeReader(db, self.store.path)
                 state = LogState(self.log_id, size, root.hex(), new_key.public_key.b64, stamp)
                 start_state(new_state_file, new_key, state, lambda n: reader.range_hash(0, n))
             self._advance_state(old, size, root.hex(), stamp)
@@ -937,10 +815,21 @@ class TransparencyLog:
 
     def _meta(self) -> dict[str, str]:
         with self.store.read() as db:
-            return read_meta(db)
+            return storage.read_meta(db)
 
 
-def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> None:
+class _Head(NamedTuple):
+    """A head being signed: the write transaction, the key and its ID, size, root, timestamp."""
+
+    db: Connection
+    key: SigningKey
+    key_id: str
+    size: int
+    root_hex: str
+    stamp: str
+
+
+def _prefetch(reader: tree.NodeReader, size: int, references: list[Reference]) -> None:
     """Read every node the root and the consistency proofs from ``references`` fold, at once."""
     ranges = [(0, size)]
     for ref in references:
@@ -950,13 +839,6 @@ def _prefetch(reader: NodeReader, size: int, references: list[Reference]) -> Non
 
 
 # -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
-#
-# check_extends: before a new head is signed, the tree of the current size must extend every
-# earlier reference head (the latest recorded head, the last rotation's, the signed state file): an
-# RFC 9162 §2.1.4 consistency proof computed from the stored nodes must verify with
-# affidavit.verify.crypto.merkle.verify_consistency from the reference root to the new root.
-# audit_nodes: every stored interior node must be the hash of its two children (RFC 9162 §2.1.1)
-# and every stored leaf hash the leaf hash of its data: O(n), for start-up.
 
 
 class Reference(NamedTuple):
@@ -976,9 +858,10 @@ def latest_recorded(db: Connection) -> Reference | None:
 
 
 def check_extends(
-    reader: NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
+    reader: tree.NodeReader, path: Path | str, size: int, root: bytes, references: list[Reference]
 ) -> None:
-    """Prove the tree of ``size`` leaves and root ``root`` extends every reference head.
+    """Prove the tree of ``size`` leaves and root ``root`` extends every reference head
+    (RFC 9162 §2.1.4, with :func:`affidavit.verify.crypto.merkle.verify_consistency`).
 
     Raises:
         ``log.integrity``: a reference is larger than the tree, or the proof does not verify.
@@ -1020,8 +903,8 @@ def _level(db: Connection, level: int) -> Iterator[tuple[int, bytes]]:
 
 
 def audit_nodes(db: Connection, path: Path | str) -> int:
-    """Check every stored node against its children and every leaf against its data; returns
-    the number of nodes checked.
+    """Check every stored node against its children and every leaf against its data (RFC 9162
+    §2.1.1; O(n)); returns the number of nodes checked.
 
     Raises:
         ``log.integrity``: a node is missing or is not the hash of what it covers.

@@ -32,10 +32,8 @@ _PREFETCH_CHUNK: Final = 400  # keys per statement (well under SQLite's 32,766 p
 
 
 class NodeReader:
-    """Point reads of stored nodes inside one read transaction, with subtree folding.
-
-    :meth:`prefetch` reads many nodes in one statement and keeps them for later reads (a root or
-    a proof is O(log n) nodes: one round trip on PostgreSQL instead of one per node)."""
+    """Point reads of stored nodes inside one read transaction, with subtree folding;
+    :meth:`prefetch` reads a root's or proof's O(log n) nodes in one round trip."""
 
     def __init__(self, db: Connection, path: Path | str) -> None:
         self._db = db
@@ -59,9 +57,7 @@ class NodeReader:
         return bytes(row[0])
 
     def prefetch(self, keys: Iterable[tuple[int, int]]) -> None:
-        """Read the nodes ``(level, index)`` of ``keys`` in one statement per
-        :data:`_PREFETCH_CHUNK` keys and keep them; a missing one is reported when it is read
-        (:meth:`node`)."""
+        """Read and keep the nodes ``keys``; a missing one is reported when read (:meth:`node`)."""
         wanted = sorted({key for key in keys if key not in self._cache})
         for offset in range(0, len(wanted), _PREFETCH_CHUNK):
             chunk = wanted[offset : offset + _PREFETCH_CHUNK]
@@ -139,10 +135,8 @@ def check_index(index: int, size: int) -> None:
 
 def extend(edge: list[bytes], first: int, hashes: list[bytes]) -> list[tuple[int, int, bytes]]:
     """Append ``hashes`` as leaves ``first, first+1, ...`` to a tree whose right edge is ``edge``
-    (updated in place); returns the new node rows ``(level, index, hash)``, leaves included.
-
-    Each leaf that is a right child folds with the subtree on its left (RFC 9162 §2.1.1), and so
-    on up while the new node is itself a right child: about two rows per leaf.
+    (updated in place); returns the new node rows ``(level, index, hash)``: each right child
+    folds with its left sibling (RFC 9162 §2.1.1), about two rows per leaf.
     """
     rows: list[tuple[int, int, bytes]] = []
     for index, leaf in enumerate(hashes, start=first):

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = ["ConsistencyProof", "InclusionProof", "IssuedTreeHead", "RecordedHead"]
@@ -22,8 +22,7 @@ class InclusionProof:
     sides: tuple[str, ...]  # "left" / "right": where each path hash sits (informative only)
 
     def to_json(self, log_id: str) -> dict[str, Any]:
-        """The bundle's ``merkle_inclusion`` object (docs/formats.md §4), hashes as lowercase
-        hex."""
+        """The bundle's ``merkle_inclusion`` object (docs/formats.md §4)."""
         return {
             "leaf_hash": self.leaf_hash.hex(),
             "leaf_index": self.leaf_index,
@@ -60,11 +59,7 @@ class ConsistencyProof:
 
 @dataclass(frozen=True, slots=True)
 class IssuedTreeHead:
-    """A signed tree head this log issued, in the peer's format (docs/formats.md §4).
-
-    (:class:`affidavit.verify.crypto.treehead.SignedTreeHead` is the verifier's parsed form of the
-    same.)
-    """
+    """A signed tree head this log issued, in the peer's format (docs/formats.md §4)."""
 
     log_id: str
     tree_size: int
@@ -75,16 +70,8 @@ class IssuedTreeHead:
     algorithm: str = "Ed25519"
 
     def to_json(self) -> dict[str, Any]:
-        """The wire object, keys in the peer's order."""
-        return {
-            "log_id": self.log_id,
-            "tree_size": self.tree_size,
-            "root_hash": self.root_hash,
-            "timestamp": self.timestamp,
-            "signature": self.signature,
-            "key_id": self.key_id,
-            "algorithm": self.algorithm,
-        }
+        """The wire object, keys in the peer's order (the fields')."""
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

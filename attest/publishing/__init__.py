@@ -9,9 +9,8 @@ False
 :mod:`.publish` builds and signs entries and manifests (docs/formats.md §3) and writes pin
 files; :mod:`.freshness` signs a manifest's freshness times.
 
-This room is internal (issue 32; docs/adr/0022-click-alone.md, "Amendment (issue 32)"): its
-``__init__`` imports nothing, so importing one module of it loads only that module. Callers
-import a name from the module that defines it (each module's ``__all__`` says what it offers).
+This room is internal (docs/adr/0022-click-alone.md, "Amendment (issue 32)"): import each name
+from the module that defines it.
 """
 
 __all__: list[str] = []

@@ -10,8 +10,7 @@
 ('2025-01-02T00:00:00Z', 64)
 
 The statement binds ``signed_at`` to the manifest's ``manifest_hash``, ``manifest_version`` and
-``generated_at``; the peer ignores the three added keys, so its verifier still accepts the manifest.
-Signing again with the same inputs gives the same bytes (Ed25519 is deterministic).
+``generated_at``; the peer ignores the three added keys.
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ __all__ = ["sign_freshness"]
 
 
 class _Signer(Protocol):
-    # The part of affidavit.attest.publishing.publish.Signer used here (no import: publish may call
-    # us).
+    # the part of affidavit.attest.publishing.publish.Signer used here
     def sign(self, message: bytes) -> bytes:
         """Ed25519 signature of ``message``."""
         ...
@@ -39,10 +37,8 @@ class _Signer(Protocol):
 def sign_freshness(
     manifest: Mapping[str, Any], signer: _Signer, *, signed_at: str | None = None
 ) -> dict[str, Any]:
-    """A copy of ``manifest`` with ``signed_at``, ``freshness_hash`` and ``freshness_signature``.
-
-    ``signed_at`` defaults to the manifest's ``generated_at`` (a manifest built now is signed
-    now). The manifest must already carry its own, recomputable ``manifest_hash``.
+    """A copy of ``manifest`` with ``signed_at`` (default: its ``generated_at``),
+    ``freshness_hash`` and ``freshness_signature``.
 
     Raises:
         ``manifest.invalid``: ``signed_at`` is not ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, or the

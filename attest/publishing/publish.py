@@ -111,11 +111,9 @@ def build_entry(
     supersedes: str | None = None,
     replaced_by: str | None = None,
 ) -> dict[str, Any]:
-    """The 15 hashed entry fields for a declaration, in the peer's order (docs/formats.md §3).
-
-    The hashes are recomputed from the declaration (never copied from it). Lifecycle values not
-    given default to the declaration's own (``status`` else active, ``distribution_channel``
-    else third_party, ``supersedes``/``replaced_by`` else "").
+    """The 15 hashed entry fields for a declaration, in the peer's order (docs/formats.md §3),
+    its hashes recomputed. Lifecycle values not given default to the declaration's own, else
+    active, third_party and "".
 
     Raises:
         ``entry.lifecycle_invalid``: unknown status or channel, or a malformed adapter_id@semver
@@ -128,14 +126,14 @@ def build_entry(
     )
     supersedes = _from_declaration(supersedes, declaration, "supersedes", "")
     replaced_by = _from_declaration(replaced_by, declaration, "replaced_by", "")
-    if status not in LIFECYCLE_STATUSES:
-        raise errors.ContractError(
-            "entry.lifecycle_invalid", f"status must be one of {LIFECYCLE_STATUSES}"
-        )
-    if channel not in DISTRIBUTION_CHANNELS:
-        raise errors.ContractError(
-            "entry.lifecycle_invalid", f"channel must be one of {DISTRIBUTION_CHANNELS}"
-        )
+    for what, value, allowed in (
+        ("status", status, LIFECYCLE_STATUSES),
+        ("channel", channel, DISTRIBUTION_CHANNELS),
+    ):
+        if value not in allowed:
+            raise errors.ContractError(
+                "entry.lifecycle_invalid", f"{what} must be one of {allowed}"
+            )
     for pointer in (supersedes, replaced_by):
         if pointer:
             parse_adapter_ref(pointer)
@@ -162,10 +160,8 @@ def build_entry(
 
 
 def sign_entry(entry: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
-    """Return the entry's 15 fields plus ``entry_hash`` and ``entry_signature``.
-
-    An entry that already carries a hash and signature keeps them if they verify under the
-    signer's key (Ed25519 is deterministic: re-signing gives the same bytes).
+    """The entry's 15 fields plus ``entry_hash`` and ``entry_signature`` (one it carries is
+    kept if it verifies under the signer's key).
 
     Raises:
         ``entry.hash_mismatch``: the entry carries an ``entry_hash`` that does not recompute.
@@ -200,10 +196,8 @@ def attest_document(
     signing_key: Signer | None,
     **entry_fields: str | None,
 ) -> dict[str, Any]:
-    """The attest document for a (linted) declaration: the peer's shape, plus a signature.
-
-    ``entry_fields`` are the optional :func:`build_entry` keywords (status, channel, URLs, ...).
-    Unsigned documents carry ``"signed": false`` and say so in ``next_steps``.
+    """The attest document for a (linted) declaration (module docstring); ``entry_fields`` are
+    :func:`build_entry`'s optional keywords. Unsigned documents say so in ``next_steps``.
     """
     entry = build_entry(
         declaration,
@@ -237,9 +231,8 @@ def attest_document(
 
 
 def entry_from_document(document: Mapping[str, Any], *, source: str = "entry") -> dict[str, Any]:
-    """Extract an entry from an attest document (``{entry, entry_hash, ...}``) or a bare entry.
-
-    For an attest document, its top-level ``entry_hash``/``entry_signature`` ride with the entry.
+    """The entry of an attest document (with its top-level ``entry_hash`` and
+    ``entry_signature``) or a bare entry.
 
     Raises:
         ``entry.invalid``: not an object, or an identifying field is missing or not a string.
@@ -291,8 +284,7 @@ def build_manifest(
     generated_at: str,
     manifest_version: str = "1",
 ) -> dict[str, Any]:
-    """Sign each entry (if not yet signed), order them, hash and sign the manifest (docs/formats.md
-    §3).
+    """Sign each entry, order them, hash and sign the manifest (docs/formats.md §3).
 
     Raises:
         ``entry.invalid``: an entry's adapter_version is not semver.
@@ -341,9 +333,8 @@ def set_lifecycle(
     supersedes: str | None = None,
 ) -> dict[str, Any]:
     """A copy of the declaration with new lifecycle fields (seed 003: outside both hashes).
-
-    ``status`` may be ``superseded``: stored as ``active`` with ``replaced_by`` (required).
-    A ``replaced_by``/``supersedes`` of ``""`` removes the field.
+    ``superseded`` is stored as ``active`` with ``replaced_by`` (required); a pointer of ``""``
+    removes the field.
 
     Raises:
         ``entry.lifecycle_invalid``: unknown status, a bad pointer, a pointer to itself, or
@@ -379,15 +370,12 @@ def set_lifecycle(
     return updated
 
 
-# ------------------------------------------------------------------------------------------
-# Pin files (docs/formats.md §3): sorted, atomic, existing pins kept.
+# -- pin files (docs/formats.md §3): sorted, atomic, existing pins kept -----------------------
 
 
 def merge_pin(existing: PinFile | None, pin: Mapping[str, Any]) -> dict[str, Any]:
-    """The pin-file document with ``pin`` added or replacing the same (id, version).
-
-    Other pins and top-level keys are kept as read; pins are sorted by (adapter_id,
-    adapter_version) as strings, exactly as the peer sorts, so each tool's file reads the same.
+    """The pin-file document with ``pin`` added or replacing the same (id, version), other pins
+    and keys kept, pins sorted by (adapter_id, adapter_version) as strings (as the peer does).
     """
     kept = [
         dict(p.raw)
@@ -426,10 +414,7 @@ def read_pin_file(path: Path) -> PinFile | None:
 
 
 def write_pin(path: Path, pin: Mapping[str, Any]) -> dict[str, Any]:
-    """Add or replace ``pin`` in the pin file at ``path`` and write it atomically.
-
-    A malformed existing file is refused and left untouched (nothing is lost); the written
-    bytes are :func:`render_pin_file` of :func:`merge_pin`. Returns the document written.
+    """Add or replace ``pin`` in the pin file at ``path``, atomically; returns the document.
 
     Raises:
         ``json.*``, ``pin.file_invalid``: the existing file is malformed.

@@ -1,11 +1,9 @@
 """Auditing a fact store (docs/formats.md §5 "Lineage"): every stored body checked again, serially
 or split over worker processes, and the edge index compared with the edges the bodies declare.
 
-The key space is cut into ranges at two-byte prefixes; with ``jobs > 1`` worker processes each
-open the SQLite file read-only, read their ranges straight from it and check every body themselves
-(nothing stored is trusted), and send back plain tuples; this process joins them in key order, so
-the report is the serial one, byte for byte. PostgreSQL is read serially.
-
+With ``jobs > 1`` worker processes each open the SQLite file read-only and check their key ranges
+(cut at two-byte prefixes); this process joins their results in key order, so the report is the
+serial one, byte for byte. PostgreSQL is read serially.
 """
 
 from __future__ import annotations
@@ -36,10 +34,9 @@ __all__ = ["audit_store", "range_bounds"]
 def audit_store(  # noqa: PLR0917 - the store's parts
     db: Any, path: str, edges: EdgeIndex, count: Callable[[], int], jobs: int, ranges: int | None
 ) -> AuditReport:
-    """Audit every fact stored in ``db`` (the file ``path``; ``count()`` facts; ``edges`` its
-    edge index), with ``jobs`` worker processes on SQLite when ``jobs > 1`` (``ranges`` key ranges;
-    default: 8 per job, more for big stores). Each range is read in its own transaction, so a
-    write made while a parallel audit runs may be seen by some ranges and not by others.
+    """Audit every fact stored in ``db`` (the file ``path``; ``edges`` its edge index), with
+    ``jobs`` worker processes over ``ranges`` key ranges (default: 8 per job, more for big
+    stores). Each range is its own transaction: a concurrent write may be seen by some only.
 
     Raises:
         ``lineage.store_invalid``: the store cannot be read.
@@ -73,11 +70,8 @@ def _default_ranges(count: int, jobs: int) -> int:
 
 
 def range_bounds(count: int) -> list[Bound]:
-    """``count`` contiguous key ranges covering everything the ``hash`` column can hold.
-
-    Cut at two-byte prefixes. The first range is open below, so keys that are not 32-byte blobs
-    (text, numbers, short blobs: a tampered store) sort into it, and the last is open above.
-    """
+    """``count`` contiguous key ranges cut at two-byte prefixes, the first open below (where
+    keys that are not 32-byte blobs sort, in a tampered store) and the last open above."""
     count = max(1, min(count, 4096))
     cuts = [(i * 65536 // count).to_bytes(2, "big") for i in range(1, count)]
     lows: list[bytes | None] = [None, *cuts]

@@ -1,7 +1,5 @@
-"""Planning a batch of facts against a fact store, inside the writer's transaction, before
-anything is written: which facts are new, which are stored identically, and which break a rule
-(seed 002 §20.6.1, atomically per batch: a batch with one bad fact stores nothing, and the error
-names the fact and the rule).
+"""Planning a batch of facts inside the writer's transaction, before anything is written: which
+facts are new, which are stored identically, and which break a rule (seed 002 §20.6.1):
 
 * rule 2, no cycles: checked fact by fact against the store *and* the earlier facts of the batch
   (``provenance_cycle_detected``);
@@ -39,8 +37,8 @@ class FactPlan:
 
 
 class _Children:
-    """``children(hash)`` for cycle checks: the stored edges (read for many hashes in one
-    statement, then one node at a time where a walk goes deeper) plus the facts planned so far."""
+    """``children(hash)`` for cycle checks: the stored edges (prefetched for many hashes) plus
+    those of the facts planned so far."""
 
     def __init__(self, db: Any) -> None:
         self._db = db
@@ -70,8 +68,7 @@ class _Children:
 
 class PlanContext:
     """What the plans of one write transaction share (:meth:`FactStore.plan`): the stored facts
-    (scope and body) and edges read once each, and the facts planned so far, which later plans
-    see as stored although nothing is written until the caller writes them all."""
+    and edges, read once each, and the facts planned so far, which later plans see as stored."""
 
     def __init__(self, db: Any) -> None:
         self._db = db
@@ -138,7 +135,7 @@ def _plan_each(  # noqa: PLR0917 - the plan's parts
     existing: list[FactHash],
     every_error: bool,
 ) -> None:
-    """Each fact against what is stored and planned (rules 2 and 4); fills ``added`` and
+    """Each fact against what is stored and planned (rules 2 and 4), into ``added`` and
     ``existing``.
 
     Raises:
@@ -148,12 +145,10 @@ def _plan_each(  # noqa: PLR0917 - the plan's parts
     for fact, name in zip(facts, names, strict=True):
         try:
             earlier = stored.get(fact.hash)
+            if earlier is None and fact.hash in added:  # earlier in this batch
+                earlier = jcs(dict(added[fact.hash].document))
             if earlier is not None:
                 _check_unchanged(fact, earlier, name)
-                existing.append(fact.hash)
-                continue
-            if fact.hash in added:  # earlier in this batch
-                _check_unchanged(fact, jcs(dict(added[fact.hash].document)), name)
                 existing.append(fact.hash)
                 continue
             if fact.derived_from:
@@ -161,9 +156,10 @@ def _plan_each(  # noqa: PLR0917 - the plan's parts
             added[fact.hash] = fact
             children.add(fact)
         except errors.LineageError as e:
-            if e.code not in ("derived_from_immutable", "provenance_cycle_detected"):
-                raise
-            if not every_error:
+            if not every_error or e.code not in (
+                "derived_from_immutable",
+                "provenance_cycle_detected",
+            ):
                 raise
             refused.append(e)
     if refused:

@@ -1,10 +1,5 @@
 """The fact store's rows as stored (docs/formats.md §5): ``facts(hash, scope, body)`` and
-``edges(source, derived)``, read as they are, whatever a tampered table holds.
-
-:func:`row_key` and :func:`row_body` turn a stored key and body into the hex key and the bytes every
-reader of the store uses; :func:`by_hash` reads the rows of many keys a chunk of
-:data:`CHUNK` at a time; :func:`raw_rows` reads a key range in key order.
-"""
+``edges(source, derived)``, read as they are, whatever a tampered table holds."""
 
 from __future__ import annotations
 
@@ -34,10 +29,9 @@ def row_body(value: bytes | str) -> bytes:
 def by_hash(
     db: Any, select: str, keys: Sequence[str], where: str = "", extra: Sequence[Any] = ()
 ) -> Iterator[tuple[Any, ...]]:
-    """The rows of ``SELECT <select> FROM <table> WHERE <key> IN (...)<where>`` for the hex
-    ``keys``, one statement per :data:`CHUNK` keys; ``select`` names the columns, the table and
-    the key column (``"hash, body FROM facts WHERE hash"``), ``extra`` the parameters of
-    ``where`` (numbered first: ``$1`` is ``extra[0]``; the keys follow)."""
+    """The rows of ``SELECT <select> IN (...)<where>`` for the hex ``keys``, one statement per
+    :data:`CHUNK` keys (``select``: ``"hash, body FROM facts WHERE hash"``); ``extra`` are the
+    parameters of ``where``, numbered first."""
     for offset in range(0, len(keys), CHUNK):
         chunk = [bytes.fromhex(h) for h in keys[offset : offset + CHUNK]]
         marks = numbered(len(extra) + 1, len(chunk))

@@ -14,21 +14,11 @@ Rules enforced on insert (seed 002 §20.6.1 rules 2, 3 and 4), atomically per ba
 one bad fact stores nothing, and the error names the fact and the rule
 (:mod:`affidavit.attest.stores.fact_plan`).
 
-Layout: ``facts(hash BLOB PK, scope, body)`` with ``body`` the RFC 8785 bytes of the document as
-received, and ``edges(source, derived)`` keyed by the source hash, so "who names this fact" is one
-index range. One writer at a time (``BEGIN IMMEDIATE``), readers never block (WAL).
-
-Files: a store created here is mode 0600 (SQLite gives its ``-wal``/``-shm`` files the same
-mode) and a folder created for it 0700, through :func:`affidavit.attest.files.private_database`:
-a store holds facts of every scope, which only the owner may read.
-
-Readers: :meth:`FactStore.open_reader` opens a read-only connection (WAL readers never wait for
-the writer), and :meth:`FactStore.scope_of` / ``get_many(..., scopes=...)`` look at the stored
-scope column before any body is parsed, so a fact the caller may not read costs what an absent
-one costs (docs/adr/0009-hidden-equals-absent.md).
-
-Audits (:meth:`FactStore.audit`, docs/formats.md §5 "Lineage") check every stored body again,
-serially or over worker processes, with the same report (:mod:`affidavit.attest.stores.fact_audit`).
+Layout: ``facts(hash PK, scope, body)`` with ``body`` the RFC 8785 bytes as received, and
+``edges(source, derived)`` keyed by the source hash. A store created here is private
+(:func:`affidavit.attest.files.private_database`): it holds facts of every scope. Readers look at
+the stored scope before any body is parsed, so a fact the caller may not read costs what an
+absent one costs (docs/adr/0009-hidden-equals-absent.md).
 """
 
 from __future__ import annotations
@@ -46,13 +36,7 @@ from affidavit.attest.stores.fact_plan import FactPlan, PlanContext, batch_error
 from affidavit.attest.stores.fact_rows import BATCH, by_hash, raw_rows, row_body, row_key
 from affidavit.attest.stores.postgres import PgUnavailable, connect
 from affidavit.attest.stores.sqlite import SqliteConnection
-from affidavit.attest.stores.store import (
-    Connection,
-    Migrations,
-    Store,
-    is_postgres_url,
-    numbered,
-)
+from affidavit.attest.stores.store import Connection, Migrations, Store, is_postgres_url, numbered
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
@@ -119,33 +103,25 @@ class AddResult:
 
 
 class FactStore:
-    """A :class:`~affidavit.verify.lineage.walk.FactSource` backed by SQLite, and the one that
+    """A :class:`~affidavit.verify.lineage.walk.FactSource` backed by a store, and the one that
     writes."""
 
-    def __init__(
-        self,
-        connection: Connection | None,
-        path: str,
-        *,
-        store: Store | None = None,
-    ) -> None:
-        self._conn: Any = connection
+    def __init__(self, store: Store, *, owned: bool = True) -> None:
         self._store = store
-        self.path = path  # the file, or the redacted URL of a PostgreSQL database
+        self._owned = owned  # False: the caller's store (sharing), which the caller closes
+        self.path = str(store.path)  # the file, or the redacted URL of a PostgreSQL database
 
     @property
     def _db(self) -> Any:
-        # A shared store's connection is looked up on each use (the store may reconnect).
-        return self._store.conn if self._store is not None else self._conn
+        return self._store.conn
 
     @classmethod
     def sharing(cls, store: Store) -> Self:
-        """The fact store in ``store``'s database, on ``store``'s connection: a batch joins the
-        caller's :meth:`Store.write` transaction, so facts and rows the caller writes beside them
-        (the registry's fact index) commit together or not at all. The tables must exist (open
-        the store once with :meth:`at` first); :meth:`close` leaves the connection to ``store``.
+        """The fact store on ``store``'s connection: a batch joins the caller's
+        :meth:`Store.write`, so rows written beside it commit together. The tables must exist
+        (:meth:`at` first); :meth:`close` leaves the connection to ``store``.
         """
-        return cls(None, str(store.path), store=store)
+        return cls(store, owned=False)
 
     @classmethod
     def at(cls, location: str | os.PathLike[str], *, create: bool = False) -> Self:
@@ -156,8 +132,8 @@ class FactStore:
 
     @classmethod
     def connect(cls, url: str) -> Self:
-        """Open (creating its tables when absent) the fact store in a PostgreSQL database, which
-        it may share with the log and the registry (docs/adr/0013-postgresql.md).
+        """Open the fact store in a PostgreSQL database (its tables made when absent), which it
+        may share with the log and the registry (docs/adr/0013-postgresql.md).
 
         Raises:
             ``store.unreadable``: the server cannot be reached (or psycopg is missing), or the
@@ -167,14 +143,10 @@ class FactStore:
                 an Affidavit fact store.
         """
         db = connect(url)
+        store = Store(db.label, db)
         try:
-            db.begin(writing=True)  # one creator at a time across instances
-            try:
+            with store.write():  # one creator at a time across instances
                 _create(db)
-                db.commit()
-            except BaseException:
-                db.rollback()
-                raise
             stored_format = _format(db)
         except StoreError as e:
             db.close()
@@ -189,7 +161,7 @@ class FactStore:
             raise errors.LineageError(
                 "lineage.store_invalid", f"{db.label}: a database, but not a fact store"
             )
-        return cls(db, db.label)
+        return cls(store)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Self:
@@ -226,13 +198,12 @@ class FactStore:
                 )
         except StoreError as e:
             raise errors.LineageError("lineage.store_invalid", f"{name}: {e}") from None
-        return cls(db, name)
+        return cls(Store(name, db))
 
     @classmethod
     def open_reader(cls, path: str | os.PathLike[str]) -> Self:
-        """Open an existing store read-only (its own connection; never blocks the writer).
-
-        The connection may be used from one thread at a time (e.g. a dedicated reader thread).
+        """Open an existing store read-only, on a connection of its own for one thread at a time
+        (WAL: it never blocks the writer).
 
         Raises:
             ``io.unreadable``: the file is missing.
@@ -248,12 +219,12 @@ class FactStore:
                 raise errors.LineageError("lineage.store_invalid", f"{name}: not a fact store")
         except StoreError as e:
             raise errors.LineageError("lineage.store_invalid", f"{name}: {e}") from None
-        return cls(db, name)
+        return cls(Store(name, db))
 
     def close(self) -> None:
         """Close the connection (not a shared store's: its owner closes it)."""
-        if self._store is None:
-            self._conn.close()
+        if self._owned:
+            self._store.close()
 
     def __enter__(self) -> Self:
         return self
@@ -279,10 +250,8 @@ class FactStore:
     def get_many(
         self, fact_hashes: Sequence[FactHash], *, scopes: frozenset[str] | None = None
     ) -> Mapping[FactHash, Fact]:
-        """The stored facts among ``fact_hashes``, by key, in one query per 500 keys.
-
-        With ``scopes``, facts whose stored scope is not among them are left out before their
-        body is read (so they cost what an absent fact costs).
+        """The stored facts among ``fact_hashes``, by key, in one query per 500 keys; with
+        ``scopes``, others are left out before their body is read.
 
         Raises:
             ``lineage.store_invalid``: a stored body is not a fact.
@@ -338,10 +307,8 @@ class FactStore:
             yield StoredRecord(key=key, body=body, where=where)
 
     def pages(self, *, bodies: bool = True, size: int = BATCH) -> Iterator[list[StoredRecord]]:
-        """Every stored fact in FactHash order, ``size`` at a time, each page one query after the
-        last key (so memory stays bounded on PostgreSQL too, which reads a query's rows whole).
-        Without ``bodies`` only the keys are read (``body`` is empty). Keys that are not 32-byte
-        blobs (a forged table) are not paged."""
+        """Every stored fact in FactHash order, ``size`` a page, each page one query after the
+        last key (bounded memory on PostgreSQL too). Without ``bodies`` ``body`` is empty."""
         column = "body" if bodies else "''"
         after = b""
         while True:
@@ -359,12 +326,8 @@ class FactStore:
 
     def audit(self, *, jobs: int = 1, ranges: int | None = None) -> AuditReport:
         """Audit every stored fact (as :func:`~affidavit.verify.lineage.audit.audit`, no
-        signatures), with ``jobs`` worker processes when ``jobs > 1``.
-
-        The key space is cut into ``ranges`` ranges (default: 8 per job, more for big stores);
-        each worker opens the file read-only and checks its ranges; the report is identical to
-        the serial one. Each range is read in its own transaction, so a write made while a
-        parallel audit runs may be seen by some ranges and not by others.
+        signatures) with ``jobs`` worker processes over ``ranges`` key ranges
+        (:func:`~affidavit.attest.stores.fact_audit.audit_store`).
 
         Raises:
             ``lineage.store_invalid``: the file cannot be read as a store.
@@ -383,29 +346,18 @@ class FactStore:
         labels: Sequence[str] | None = None,
         every_error: bool = False,
     ) -> AddResult:
-        """Store ``facts`` in one transaction, or none of them.
+        """Store ``facts`` in one transaction (the caller's for a shared store), or none.
 
-        ``labels`` name the facts in errors (e.g. "line 3"); by default "fact #1", "fact #2"...
-        With ``every_error``, every fact is checked before the batch is refused, and two or more
-        refusals are raised together as ``fact.batch_invalid`` (one is raised as itself).
+        ``labels`` name the facts in errors (default "fact #1"...). With ``every_error``, every
+        fact is checked and two or more refusals are raised together as ``fact.batch_invalid``.
 
         Raises:
             ``derived_from_immutable``: a fact is stored already with another derived_from.
             ``provenance_cycle_detected``: a fact would close a derived_from cycle.
             ``fact.batch_invalid``: with ``every_error``, several facts were refused.
         """
-        if self._store is not None:  # the caller's transaction, or one of its own
-            with self._store.write():
-                return self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
-        db = self._db
-        db.begin(writing=True)
-        try:
-            result = self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
-            db.commit()
-        except BaseException:
-            db.rollback()
-            raise
-        return result
+        with self._store.write():
+            return self.write_plan(self.plan(facts, labels=labels, every_error=every_error))
 
     def plan(
         self,
@@ -415,14 +367,10 @@ class FactStore:
         every_error: bool = False,
         context: PlanContext | None = None,
     ) -> FactPlan:
-        """Check ``facts`` against the store and each other, inside the caller's write
-        transaction, without writing: which are new, which are stored identically (seed 002
-        §20.6.1 rules 2 and 4, as :meth:`add_batch`). A few statements whatever the batch's
-        size: the stored facts among them in one read per 500, and the facts that already name
-        the new ones (a cycle can only run through those) in one more; the walk goes further
-        down only where it finds any. With ``context`` (:meth:`context`), several plans of one
-        transaction share their reads, and each sees the facts the earlier ones planned (not yet
-        written: the caller writes them all at once, :meth:`write_plan`).
+        """Check ``facts`` against the store and each other inside the caller's write, without
+        writing (seed 002 §20.6.1 rules 2 and 4): which are new, which stored identically. With
+        ``context`` (:meth:`context`) several plans of one transaction share their reads and see
+        what the earlier ones planned (:mod:`~affidavit.attest.stores.fact_plan`).
 
         Raises:
             as :meth:`add_batch`.
@@ -435,8 +383,7 @@ class FactStore:
         return PlanContext(self._db)
 
     def write_plan(self, plan: FactPlan) -> AddResult:
-        """Store the new facts of ``plan`` and their edges (multi-row statements), inside the
-        caller's write transaction (the one :meth:`plan` ran in)."""
+        """Store the new facts of ``plan`` and their edges, inside :meth:`plan`'s transaction."""
         db = self._db
         if plan.added:
             db.insert_rows(

@@ -3,46 +3,29 @@ connection, and the only module of Affidavit that imports psycopg
 (docs/adr/0013-postgresql.md, docs/adr/0020-each-store-its-dialect.md).
 
 Statements are PostgreSQL SQL as written, sent as they are (psycopg's raw cursor: ``$1, $2, ...``
-are the server's own parameters; a ``%`` is a ``%``). Nothing is translated: a component gives its
-PostgreSQL schema itself (:class:`~affidavit.attest.stores.store.Migrations`), and there is no
-``PRAGMA`` and no ``sqlite_master`` here.
+are the server's own parameters; a ``%`` is a ``%``).
 
 - **Transactions**: the connection is in autocommit mode and the store begins its own. The
-  writer's (:meth:`PgConnection.begin` with ``writing``) is ``BEGIN`` plus
-  ``pg_advisory_xact_lock`` on one key per database: one writer at a time across every instance
-  on the database, released at COMMIT or ROLLBACK, which is what keeps the log gap-free and the
-  fact graph acyclic under concurrent instances. A read snapshot is
-  ``BEGIN ISOLATION LEVEL REPEATABLE READ``: every query of a read sees one snapshot.
-- **Many rows**: :meth:`PgConnection.insert_rows` sends multi-row ``INSERT ... VALUES``
-  statements (up to :data:`_ROWS_PER_INSERT` rows each), composed from the table and its
-  columns; :meth:`PgConnection.executemany` runs its statement once per row.
-- **Errors** are the project's own: a broken constraint is
-  :class:`~affidavit.attest.errors.StoreIntegrityError`; a lock timeout, deadlock or
-  serialization failure :class:`PgBusy` (``store.busy``); a lost connection :class:`PgUnavailable`
-  (``store.unreadable``); the rest ``store.unreadable``. Each carries psycopg's message and the
-  redacted URL (never the password), for the operator's log and the command line; the registry
-  shows clients neither.
-- **Integrity**: PostgreSQL checks its pages with its own checksums; the store's
-  :meth:`~affidavit.attest.stores.store.Store.quick_check` has nothing to add here.
+  writer's is ``BEGIN`` plus ``pg_advisory_xact_lock`` on one key per database: one writer at a
+  time across every instance, which keeps the log gap-free and the fact graph acyclic. A read
+  is ``BEGIN ISOLATION LEVEL REPEATABLE READ``: one snapshot.
+- **Errors**: a broken constraint is :class:`~affidavit.attest.errors.StoreIntegrityError`; a
+  lock timeout, deadlock or serialization failure ``store.busy``; a lost connection
+  :class:`PgUnavailable`; the rest ``store.unreadable``. Messages name the redacted URL.
+- **Integrity**: PostgreSQL checks its pages with its own checksums.
 
 Faults (docs/postgresql.md "Operations", docs/adr/0013 §7):
 
-- **Reconnect**: a connection found lost (the server restarted, the backend was terminated, the
-  session's lease ran out) is made again at the next BEGIN, or at the next statement outside a
-  transaction; a read (BEGIN, SELECT) that finds it lost runs once more on the new one. Never
-  inside a transaction: its statements would run outside it. The statement that finds the
-  connection lost inside one fails, the server has rolled the transaction back, and the caller's
-  ROLLBACK ends it here. While the server cannot be reached, attempts are spaced 50 ms doubling
-  to 1 s (:data:`BACKOFF_CAP_S`), each bounded by the connect timeout; between them statements
-  fail at once.
-- **Bounded lock waits**: every session has ``lock_timeout`` (:data:`LOCK_TIMEOUT_S`); a writer
-  that does not get the writer lock in time gets :class:`PgBusy` and its BEGIN is rolled back, so
-  no aborted transaction is left on the connection.
-- **Lease**: a writer transaction sets ``idle_in_transaction_session_timeout``
-  (:data:`WRITER_LEASE_S`): a holder of the writer lock that sends nothing for that long (a
-  paused or partitioned instance) has its session ended by the server, which frees the lock. It
-  must therefore not pause between statements inside a write; a one-off job that may (an import
-  reading its files) connects with ``lease=None``.
+- **Reconnect**: a lost connection is made again at the next BEGIN, or at the next statement
+  outside a transaction, and a read that found it lost runs once more; never inside a
+  transaction (its statements would run outside it): there the statement fails, the server has
+  rolled back, and the caller's ROLLBACK ends it here. Attempts are spaced 50 ms doubling to
+  1 s (:data:`BACKOFF_CAP_S`); between them statements fail at once.
+- **Bounded lock waits**: every session has ``lock_timeout`` (:data:`LOCK_TIMEOUT_S`); a BEGIN
+  that times out is rolled back, leaving no aborted transaction.
+- **Lease**: a writer sets ``idle_in_transaction_session_timeout`` (:data:`WRITER_LEASE_S`): a
+  holder of the writer lock silent that long (paused, partitioned) has its session ended by
+  the server, which frees the lock. A one-off job that may pause connects with ``lease=None``.
 
 psycopg is imported only when a ``postgresql://`` URL is opened (the ``[postgres]`` extra).
 """
@@ -63,12 +46,10 @@ from affidavit.attest.errors import StoreError, StoreIntegrityError
 __all__ = [
     "LOCK_TIMEOUT_S",
     "WRITER_LEASE_S",
-    "PgBusy",
     "PgConnection",
     "PgUnavailable",
     "connect",
     "is_postgres_url",
-    "open_database",
     "redact",
 ]
 
@@ -87,11 +68,6 @@ BACKOFF_CAP_S: Final = 1.0
 WRITER_LEASE_S: Final = 5.0
 LOCK_TIMEOUT_S: Final = 7.0
 _SCHEMES: Final = ("postgresql://", "postgres://")
-# Every component's schema version (Store.migrate), in PostgreSQL's DDL.
-VERSIONS_DDL: Final = (
-    "CREATE TABLE IF NOT EXISTS schema_versions ("
-    "component TEXT PRIMARY KEY, version BIGINT NOT NULL)"
-)
 
 
 def is_postgres_url(location: object) -> bool:
@@ -115,49 +91,29 @@ class _Rows:
     """The few cursor methods the stores use, over rows already fetched (or none)."""
 
     def __init__(self, rows: list[tuple[Any, ...]], rowcount: int = -1) -> None:
-        self._rows = rows
-        self._next = 0  # rows before it were handed out (an index: popping the front is O(n))
+        self._rows = iter(rows)
         self.rowcount = rowcount
 
     def fetchone(self) -> tuple[Any, ...] | None:
-        if self._next >= len(self._rows):
-            return None
-        self._next += 1
-        return self._rows[self._next - 1]
+        return next(self._rows, None)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        rows, self._next = self._rows[self._next :], len(self._rows)
-        return rows
+        return list(self._rows)
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        while self._next < len(self._rows):
-            self._next += 1
-            yield self._rows[self._next - 1]
-
-
-class PgBusy(StoreError):
-    """The writer lock (or another lock) was not granted within the lock timeout, or the server
-    cancelled the transaction to break a deadlock or a serialization conflict: retry later
-    (``store.busy``)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("store.busy", message)
+        return self._rows
 
 
 class PgUnavailable(StoreError):
-    """The connection is gone (the server restarted, the backend was terminated, the session's
-    lease ran out) or cannot be made again yet (``store.unreadable``)."""
+    """The connection is gone or cannot be made again yet (``store.unreadable``)."""
 
     def __init__(self, message: str) -> None:
         super().__init__("store.unreadable", message)
 
 
 class PgConnection:
-    """A psycopg 3 connection behind the store interface's
-    :class:`~affidavit.attest.stores.store.Connection` (module docstring), that re-establishes
-    itself after a fault (module docstring, "Faults").
-
-    Used by one thread at a time (the stores' lock, or one database thread).
+    """A psycopg 3 connection as a :class:`~affidavit.attest.stores.store.Connection`, made
+    again after a fault (module docstring). Used by one thread at a time.
     """
 
     def __init__(
@@ -173,15 +129,12 @@ class PgConnection:
         self.connect_timeout = connect_timeout
         self.lock_timeout = lock_timeout
         self.lease = lease
-        self.reconnects = 0  # how many times a lost connection was replaced
         self._conn: Any = None
         self._closed = False
         self._begun = False  # a transaction began (BEGIN ...) and was not ended by the caller
         self._writing = False  # ... and it holds the writer lock
         self._backoff = 0.0
         self._retry_at = 0.0
-
-    # -- the connection and its replacement -----------------------------------------------
 
     def _open(self) -> Any:
         """A new server connection in autocommit mode, with the session's settings.
@@ -209,8 +162,7 @@ class PgConnection:
         return bool(self._conn is None or self._conn.closed or self._conn.broken)
 
     def _live(self) -> Any:
-        """The connection, made again when the last one was lost, at most once per backoff
-        step (50 ms doubling to 1 s) so a database that is down is not hammered.
+        """The connection, made again when lost, at most once per backoff step.
 
         Raises:
             ``store.unreadable``: closed by the caller, or it cannot be made (yet) (PgUnavailable).
@@ -238,34 +190,14 @@ class PgConnection:
                 self._conn.close()
         _LOG.warning("%s: reconnected after a lost connection", self.label)
         self._conn, self._backoff, self._retry_at = fresh, 0.0, 0.0
-        self.reconnects += 1
         return fresh
-
-    def connect(self) -> PgConnection:
-        """Make the first connection.
-
-        Raises:
-            ``store.unreadable``: the server cannot be reached or refuses the login (the message
-                names the redacted URL).
-        """
-        import psycopg  # noqa: PLC0415 - psycopg is optional
-
-        try:
-            self._conn = self._open()
-        except psycopg.Error as e:
-            raise StoreError(
-                "store.unreadable", f"{self.label}: cannot connect: {_first_line(e)}"
-            ) from None
-        return self
-
-    # -- the store interface ----------------------------------------------------------------
 
     dialect: Final[Literal["postgresql"]] = "postgresql"
 
     @property
     def in_transaction(self) -> bool:
-        """Inside BEGIN ... COMMIT: one the caller began and has not ended (even when the
-        connection under it was lost: the caller still has to end it), or the server says so."""
+        """Inside a transaction the caller began and has not ended (even on a lost
+        connection: the caller still has to end it), or one the server reports."""
         if self._begun:
             return True
         if self._lost():
@@ -275,10 +207,8 @@ class PgConnection:
         return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _Rows:
-        """Run one statement; returns its rows (read whole: our queries are bounded).
-
-        Outside a transaction a lost connection is made again first, and a read that finds it
-        lost is run once more on the new one; inside a transaction never (module docstring).
+        """Run one statement; returns its rows, read whole (our queries are bounded). A read
+        outside a transaction that finds the connection lost runs once more (module docstring).
         """
         values = tuple(parameters)
         if self._begun:
@@ -291,12 +221,9 @@ class PgConnection:
         return self._run(self._live(), sql, values)  # a read: once more, reconnected
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _Rows:
-        """Run one statement for each parameter row, one at a time.
-
-        Never psycopg's ``executemany``: it pipelines, and a server waiting in the middle of a
-        pipeline is not idle, so a writer paused there (SIGSTOP) would keep the writer lock past
-        its lease (module docstring, "Lease"). Every statement here ends with a Sync.
-        """
+        """Run one statement per parameter row, one at a time: never psycopg's pipelining
+        ``executemany``, since a writer paused mid-pipeline is not idle and would keep the
+        writer lock past its lease (module docstring, "Lease")."""
         conn = self._conn if self._begun else self._live()
         total = 0
         with self._translated(conn):
@@ -312,9 +239,8 @@ class PgConnection:
         *,
         skip_existing: bool = False,
     ) -> int:
-        """``INSERT INTO table (columns) VALUES (...), (...) [ON CONFLICT DO NOTHING]``, up to
-        :data:`_ROWS_PER_INSERT` rows a statement (and the protocol's parameter limit); returns
-        the rows inserted. ``table`` and ``columns`` are the caller's fixed names."""
+        """Multi-row ``INSERT`` statements of up to :data:`_ROWS_PER_INSERT` rows (and the
+        protocol's parameter limit); returns the rows inserted."""
         values = [tuple(r) for r in rows]
         if not values:
             return 0
@@ -336,11 +262,9 @@ class PgConnection:
         return total
 
     def begin(self, *, writing: bool) -> None:
-        """The writer's transaction: the writer lock, with the lease (one round trip); else a
-        snapshot. A new transaction may start on a new connection: the last one is over,
-        whatever became of it. When the connection is found lost at BEGIN, nothing ran yet:
-        BEGIN runs once more, reconnected. A BEGIN that fails (a lock timeout) leaves no
-        transaction behind.
+        """The writer's transaction (the writer lock and the lease, one round trip), else a
+        snapshot. A BEGIN that finds the connection lost runs once more, reconnected (nothing
+        ran yet); one that fails leaves no transaction behind.
 
         Raises:
             ``store.busy``: the writer lock was not granted within the lock timeout.
@@ -371,8 +295,8 @@ class PgConnection:
             break
 
     def commit(self) -> None:
-        """COMMIT. On a lost connection the server has rolled the transaction back: the end of
-        a read is then done; COMMIT of a write is refused.
+        """COMMIT. On a lost connection the server has rolled back: a read is then done, a
+        write refused.
 
         Raises:
             ``store.unreadable``: a write's connection was lost before COMMIT.
@@ -400,8 +324,7 @@ class PgConnection:
         return {str(row[0]) for row in rows}
 
     def quick_check(self) -> None:
-        """Nothing to add: PostgreSQL checks its pages with its own checksums (module
-        docstring, "Integrity")."""
+        """Nothing to add (module docstring, "Integrity")."""
 
     def _rollback(self, conn: Any) -> None:
         """ROLLBACK whatever is open; a connection that cannot is closed (made again next)."""
@@ -433,7 +356,7 @@ class PgConnection:
             if conn.closed or conn.broken:
                 raise PgUnavailable(message) from e
             if getattr(e, "sqlstate", None) in _BUSY_STATES:
-                raise PgBusy(message) from e
+                raise StoreError("store.busy", message) from e
             if isinstance(e, psycopg.IntegrityError):
                 raise StoreIntegrityError("store.unreadable", message) from e
             raise StoreError("store.unreadable", message) from e
@@ -452,26 +375,27 @@ def connect(
     lock_timeout: float = LOCK_TIMEOUT_S,
     lease: float | None = WRITER_LEASE_S,
 ) -> PgConnection:
-    """Connect to ``url`` in autocommit mode (the stores issue BEGIN themselves).
-
-    ``timeout`` bounds each connection attempt, ``lock_timeout`` every lock wait (the writer
-    lock's: ``store.busy``), ``lease`` how long a writer may stay silent inside its transaction
-    before the server ends its session and frees the writer lock (None: no lease; for a
-    one-off job that may pause between statements).
+    """Connect to ``url``. ``timeout`` bounds each connection attempt, ``lock_timeout`` every
+    lock wait (``store.busy``), ``lease`` a writer's silence (module docstring, "Lease").
 
     Raises:
         ``store.unreadable``: psycopg is not installed, or the server cannot be
             reached or refuses the login (the message names the redacted URL).
     """
     try:
-        import psycopg  # noqa: F401, PLC0415 - only for postgresql:// URLs (the [postgres] extra)
+        import psycopg  # noqa: PLC0415 - only for postgresql:// URLs (the [postgres] extra)
     except ImportError:
         raise StoreError(
             "store.unreadable", "PostgreSQL needs psycopg: pip install 'affidavit[postgres]'"
         ) from None
-    return PgConnection(
-        url, connect_timeout=timeout, lock_timeout=lock_timeout, lease=lease
-    ).connect()
+    conn = PgConnection(url, connect_timeout=timeout, lock_timeout=lock_timeout, lease=lease)
+    try:
+        conn._conn = conn._open()  # the first connection; later ones are _live()'s
+    except psycopg.Error as e:
+        raise StoreError(
+            "store.unreadable", f"{conn.label}: cannot connect: {_first_line(e)}"
+        ) from None
+    return conn
 
 
 _ROWS_PER_INSERT: Final = 500
@@ -492,9 +416,9 @@ _KEEPALIVES: Final = {
 
 
 def _with_keepalives(url: str) -> str:
-    """``url`` as a libpq connection string with :data:`_KEEPALIVES` where it sets none, and an
-    ``application_name`` naming this process (``affidavit-<pid>``: in ``pg_stat_activity`` an
-    operator sees which instance holds the writer lock) unless the URL names one."""
+    """``url`` as a libpq connection string with :data:`_KEEPALIVES` and an ``application_name``
+    (``affidavit-<pid>``: ``pg_stat_activity`` shows who holds the writer lock) where it sets
+    none."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415 - optional
 
     given = conninfo_to_dict(url)
@@ -508,22 +432,3 @@ def _ms(seconds: float) -> int:
 
 def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [""])[0]
-
-
-def open_database(
-    url: str, *, timeout: float = LOCK_TIMEOUT_S, lease: float | None = WRITER_LEASE_S
-) -> PgConnection:
-    """The database at ``url`` (``postgresql://user@host:port/db``) ready for a store: connected
-    (:func:`connect`, with ``timeout`` as every lock wait's bound) and with the table of schema
-    versions.
-
-    Raises:
-        ``store.unreadable``: psycopg is missing, or the server cannot be reached.
-    """
-    conn = connect(url, lock_timeout=timeout, lease=lease)
-    try:
-        conn.execute(VERSIONS_DDL)
-    except BaseException:
-        conn.close()
-        raise
-    return conn

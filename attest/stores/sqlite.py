@@ -14,32 +14,19 @@ the only module of Affidavit that imports :mod:`sqlite3` (docs/adr/0020-each-sto
 >>> store.close()
 
 Statements are SQLite SQL as written: ``$1, $2, ...`` are SQLite named parameters, bound by name
-from the parameter sequence (``$1`` is ``parameters[0]``); nothing is rewritten.
+(``$1`` is ``parameters[0]``). The house settings:
 
-The house settings, for every database:
-
-- ``journal_mode=WAL``: readers never block the writer and see one committed snapshot per read
-  transaction.
-- ``synchronous=FULL``: in WAL mode every COMMIT fsyncs the log file, so a write that was
-  acknowledged survives power loss, not only a process crash. ``NORMAL`` would be faster per
-  commit, but the transparency log signs tree heads over what it acknowledged; a signed head over
-  leaves that a power cut took away would be a fork. Writers batch (one transaction per batch), so
-  the fsync is paid once per batch, not per row.
-- One writer: every write is ``BEGIN IMMEDIATE`` (SQLite's RESERVED lock, across processes) inside a
-  per-connection lock (across threads), with a busy timeout; a writer that cannot get the lock in
-  time gets ``store.busy``.
-- Private files: a database created here is mode 0600 in a folder made 0700
-  (:func:`affidavit.attest.files.private_database`); SQLite gives its ``-wal``/``-shm`` the same
-  mode.
-- Errors: every :mod:`sqlite3` error is raised as the project's own at the connection
-  (:func:`fault`): a broken constraint as :class:`~affidavit.attest.errors.StoreIntegrityError`;
-  "database disk image is malformed" (and a failed :meth:`SqliteConnection.quick_check`) as
-  ``store.corrupt``; a lock held past the busy timeout as ``store.busy``; anything else as
-  ``store.unreadable``.
-- ``schema_versions(component, version)``: each component (``log``, ``facts``, ``registry``...) owns
-  its tables and migrates them with :meth:`~affidavit.attest.stores.store.Store.migrate`; a
-  database written by a newer version is refused with ``store.schema_too_new`` instead of being
-  misread.
+- ``journal_mode=WAL``: readers never block the writer and see one snapshot per transaction.
+- ``synchronous=FULL``: every COMMIT fsyncs the log file, so an acknowledged write survives power
+  loss (the transparency log signs heads over what it acknowledged: a lost leaf would be a fork).
+  Writers batch, so the fsync is paid once per batch.
+- One writer: every write is ``BEGIN IMMEDIATE`` (across processes) inside the store's lock
+  (across threads), with a busy timeout past which the writer gets ``store.busy``.
+- Private files: a database created here is 0600 in a 0700 folder
+  (:func:`affidavit.attest.files.private_database`); SQLite gives ``-wal``/``-shm`` the same mode.
+- Errors (:func:`fault`): a broken constraint is
+  :class:`~affidavit.attest.errors.StoreIntegrityError`; a damaged file ``store.corrupt``; a lock
+  held past the busy timeout ``store.busy``; anything else ``store.unreadable``.
 """
 
 from __future__ import annotations
@@ -54,14 +41,9 @@ from urllib.parse import quote
 from affidavit.attest.errors import StoreError, StoreIntegrityError
 from affidavit.attest.files import private_database
 
-__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "VERSIONS_DDL", "SqliteConnection", "fault"]
+__all__ = ["DEFAULT_BUSY_TIMEOUT_S", "SqliteConnection", "fault"]
 
 DEFAULT_BUSY_TIMEOUT_S: Final = 30.0
-# Every component's schema version (Store.migrate), made when a database is opened for writing.
-VERSIONS_DDL: Final = (
-    "CREATE TABLE IF NOT EXISTS schema_versions ("
-    "component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-)
 
 # "$1" ... "$N" bind by name: the name sqlite3 looks up is the text after "$"
 _NAMES: Final = tuple(str(i) for i in range(1, 1001))
@@ -108,17 +90,13 @@ class _Rows:
         return self._cursor.rowcount
 
     def fetchone(self) -> tuple[Any, ...] | None:
-        try:
+        with _translated(self._path):
             row: tuple[Any, ...] | None = self._cursor.fetchone()
-        except sqlite3.Error as e:
-            raise fault(self._path, e) from e
         return row
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        try:
+        with _translated(self._path):
             return self._cursor.fetchall()
-        except sqlite3.Error as e:
-            raise fault(self._path, e) from e
 
     def __iter__(self) -> _Rows:
         return self
@@ -126,16 +104,13 @@ class _Rows:
     def __next__(self) -> tuple[Any, ...]:
         # a plain iterator, not a generator: closing a half-read generator would close the
         # cursor (PEP 380), which raises once the connection is closed
-        try:
+        with _translated(self._path):
             row: tuple[Any, ...] = next(self._cursor)
-        except sqlite3.Error as e:
-            raise fault(self._path, e) from e
         return row
 
 
 class SqliteConnection:
-    """An :mod:`sqlite3` connection behind the store interface's
-    :class:`~affidavit.attest.stores.store.Connection` (module docstring)."""
+    """An :mod:`sqlite3` connection as a :class:`~affidavit.attest.stores.store.Connection`."""
 
     dialect: Final[Literal["sqlite"]] = "sqlite"
 
@@ -153,9 +128,7 @@ class SqliteConnection:
         pragmas: Mapping[str, str] | None = None,
     ) -> SqliteConnection:
         """A connection to the file at ``path`` (``mode``: ``ro``, ``rw`` or ``rwc``) in
-        autocommit mode (the store begins its own transactions), with ``timeout`` as its busy
-        timeout and ``pragmas`` (``{"synchronous": "FULL"}``: ``PRAGMA synchronous=FULL``) set
-        first, in order.
+        autocommit mode, with ``timeout`` as its busy timeout and ``pragmas`` set first, in order.
 
         Raises:
             ``store.unreadable``: the file cannot be opened, or is not an SQLite database.
@@ -185,10 +158,9 @@ class SqliteConnection:
         timeout: float | None = None,
         readonly: bool = False,
     ) -> SqliteConnection:
-        """The database at ``path`` with the house settings (module docstring); with
-        ``create=True`` made (and its folder) if absent, private (0600 file, 0700 folder).
-        ``readonly`` opens a reader that never writes (no schema table, no journal-mode change;
-        the database must already be in WAL mode).
+        """The database at ``path`` with the house settings, with ``create`` made private if
+        absent. ``readonly`` opens a reader that never writes (the database must already be in
+        WAL mode).
 
         Raises:
             ``store.missing``: the file does not exist and ``create`` is false.
@@ -205,7 +177,7 @@ class SqliteConnection:
                 ) from e
         elif not target.is_file():
             raise StoreError("store.missing", f"{target}: no such database")
-        conn = cls.open(
+        return cls.open(
             target,
             mode="ro" if readonly else ("rwc" if create else "rw"),
             timeout=DEFAULT_BUSY_TIMEOUT_S if timeout is None else timeout,
@@ -215,13 +187,6 @@ class SqliteConnection:
                 else {"journal_mode": "WAL", "synchronous": "FULL", "foreign_keys": "ON"}
             ),
         )
-        if not readonly:
-            try:
-                conn.execute(VERSIONS_DDL)
-            except BaseException:
-                conn.close()
-                raise
-        return conn
 
     @property
     def in_transaction(self) -> bool:
@@ -245,10 +210,8 @@ class SqliteConnection:
         *,
         skip_existing: bool = False,
     ) -> int:
-        """``INSERT INTO table (columns) VALUES (?, ...) [ON CONFLICT DO NOTHING]`` once per
-        row (one prepared statement); returns the rows inserted. ``table`` and ``columns`` are
-        the caller's fixed names. The statement is this store's own, so it takes SQLite's
-        positional ``?``: each row binds as it is, with no name lookup (the write path's bulk)."""
+        """One prepared ``INSERT`` run once per row; returns the rows inserted. The statement
+        is this store's own, so it takes SQLite's positional ``?``: no name lookup per row."""
         marks = ", ".join("?" * len(columns))
         tail = " ON CONFLICT DO NOTHING" if skip_existing else ""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){tail}"  # noqa: S608
@@ -273,8 +236,7 @@ class SqliteConnection:
             return {str(row[0]) for row in self._raw.execute("SELECT name FROM sqlite_master")}
 
     def quick_check(self) -> None:
-        """``PRAGMA quick_check``: SQLite's page-level integrity check (O(size), no index
-        cross-check).
+        """``PRAGMA quick_check``: SQLite's page-level integrity check (O(size)).
 
         Raises:
             ``store.corrupt``: SQLite reports damage.

@@ -11,22 +11,15 @@
 [(7,)]
 >>> store.close()
 
-One :class:`Store` holds one :class:`Connection`, which two modules implement, each the only
-importer of its driver: :class:`~affidavit.attest.stores.sqlite.SqliteConnection`
-(:mod:`sqlite3`) and :class:`~affidavit.attest.stores.postgres.PgConnection` (psycopg 3). A
-caller
-
-- writes one SQL text where the text means the same in both databases: numbered parameters
-  ``$1, $2, ...`` (PostgreSQL's own; SQLite reads ``$1`` as a named parameter, bound by name),
-  ``INSERT ... ON CONFLICT DO NOTHING``, the types and functions both know;
-- gives both spellings where they differ: a schema (:class:`Migrations`), a statement
-  (:attr:`Store.kind` names the store's);
-- reads rows through :class:`Connection` and :class:`Rows`, and catches the project's errors,
-  never a driver's: :class:`~affidavit.attest.errors.StoreIntegrityError` for a broken
-  constraint, :class:`~affidavit.attest.errors.StoreError` (``store.busy``, ``store.unreadable``,
-  ``store.corrupt``...) for everything else the database says.
-
-Nothing rewrites a statement on its way to the database.
+One :class:`Store` holds one :class:`Connection`, implemented by
+:class:`~affidavit.attest.stores.sqlite.SqliteConnection` and
+:class:`~affidavit.attest.stores.postgres.PgConnection`, each module the only importer of its
+driver. A caller writes one SQL text where it means the same in both databases (``$1, $2, ...``
+parameters, ``INSERT ... ON CONFLICT DO NOTHING``), gives both spellings where they differ
+(:class:`Migrations`, or a statement chosen by :attr:`Store.kind`), and catches the project's
+errors (:class:`~affidavit.attest.errors.StoreError`, its
+:class:`~affidavit.attest.errors.StoreIntegrityError`), never a driver's. Nothing rewrites a
+statement on its way to the database.
 """
 
 from __future__ import annotations
@@ -44,8 +37,8 @@ from affidavit.attest.errors import StoreError
 from affidavit.attest.stores.postgres import (
     LOCK_TIMEOUT_S,
     WRITER_LEASE_S,
+    connect,
     is_postgres_url,
-    open_database,
     redact,
 )
 from affidavit.attest.stores.sqlite import SqliteConnection
@@ -85,9 +78,8 @@ class Rows(Protocol):
 
 
 class Connection(Protocol):
-    """One database connection as the stores hand it to callers (inside :meth:`Store.read` or
-    :meth:`Store.write`). Every method raises :class:`~affidavit.attest.errors.StoreError` (or
-    its :class:`~affidavit.attest.errors.StoreIntegrityError`), never a driver's error."""
+    """One database connection, as :meth:`Store.read` and :meth:`Store.write` hand it out. Every
+    method raises :class:`~affidavit.attest.errors.StoreError`, never a driver's error."""
 
     @property
     def dialect(self) -> Dialect:
@@ -112,12 +104,11 @@ class Connection(Protocol):
         *,
         skip_existing: bool = False,
     ) -> int:
-        """Insert ``rows`` into ``table`` (its ``columns``, fixed names of the caller), rows whose
-        key is taken left out with ``skip_existing``; returns the rows inserted."""
+        """Insert ``rows`` into ``table`` (``table`` and ``columns``: the caller's fixed names),
+        leaving out rows whose key is taken with ``skip_existing``; returns the rows inserted."""
 
     def begin(self, *, writing: bool) -> None:
-        """Start a transaction: the writer's (one at a time across every process on the
-        database) or a read snapshot."""
+        """Start the writer's transaction (one at a time across every process) or a snapshot."""
 
     def commit(self) -> None:
         """Commit the open transaction (durable on return)."""
@@ -126,7 +117,7 @@ class Connection(Protocol):
         """Roll the open transaction back."""
 
     def tables(self) -> set[str]:
-        """The names of the tables of the database (its current schema on PostgreSQL)."""
+        """The tables of the database (of its current schema on PostgreSQL)."""
 
     def quick_check(self) -> None:
         """The database's own page-level check, where it has one (SQLite's ``quick_check``).
@@ -178,16 +169,36 @@ class Migrations:
         return self.sqlite if dialect == "sqlite" else self.postgresql
 
 
+# Every component's schema version (Store.migrate), made when a database is opened for writing.
+_VERSIONS: Final = Migrations(
+    sqlite=(
+        "CREATE TABLE IF NOT EXISTS schema_versions ("
+        "component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+    ),
+    postgresql=(
+        "CREATE TABLE IF NOT EXISTS schema_versions ("
+        "component TEXT PRIMARY KEY, version BIGINT NOT NULL)",
+    ),
+)
+
+
+def _with_versions(conn: Connection) -> Connection:
+    """``conn`` with the table of schema versions made (closed if that fails)."""
+    try:
+        conn.execute(_VERSIONS.steps(conn.dialect)[0])
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class Store:
     """One database connection with the house rules: one writer at a time, read snapshots,
     versioned migrations (docs/adr/0013, docs/adr/0020).
 
     Use :meth:`write` for every change (one transaction per batch) and :meth:`read` for reads that
-    must see one snapshot. The connection may be shared between threads: both context managers
-    hold the store's lock. Not shareable across ``fork()``: open a new store in the child.
-
-    Open one with :meth:`at` (a path or a ``postgresql://`` URL), :meth:`open` (an SQLite file) or
-    :meth:`connect` (a PostgreSQL URL).
+    must see one snapshot. Threads may share it (both hold the store's lock); a ``fork()``ed
+    child opens its own. Open one with :meth:`at`, :meth:`open` (SQLite) or :meth:`connect`.
     """
 
     def __init__(self, path: Path | str, conn: Connection) -> None:
@@ -208,8 +219,7 @@ class Store:
         timeout: float | None = None,
         readonly: bool = False,
     ) -> Store:
-        """The SQLite store at ``path``, with the house settings
-        (:meth:`affidavit.attest.stores.sqlite.SqliteConnection.open_database`).
+        """The SQLite store at ``path`` (:meth:`.sqlite.SqliteConnection.open_database`).
 
         Raises:
             ``store.missing``: the file does not exist and ``create`` is false.
@@ -219,23 +229,21 @@ class Store:
         conn = SqliteConnection.open_database(
             path, create=create, timeout=timeout, readonly=readonly
         )
-        return cls(Path(path), conn)
+        return cls(Path(path), conn if readonly else _with_versions(conn))
 
     @classmethod
     def connect(
         cls, url: str, *, timeout: float = LOCK_TIMEOUT_S, lease: float | None = WRITER_LEASE_S
     ) -> Store:
-        """The PostgreSQL store at ``url`` (``postgresql://user@host:port/db``): one writer at a
-        time across every process on the database, read snapshots, versioned migrations, and a
-        connection made again after a fault (:mod:`affidavit.attest.stores.postgres`).
-        ``timeout`` bounds every lock wait (the writer lock's: ``store.busy``); ``lease`` how
-        long a writer may stay silent inside a write before the server frees the lock (None for
-        a one-off job that may pause).
+        """The PostgreSQL store at ``url`` (``postgresql://user@host:port/db``), reconnecting
+        after a fault (:mod:`.postgres`). ``timeout`` bounds every lock wait (``store.busy``);
+        ``lease`` is how long a writer may stay silent inside a write before the server frees
+        the lock (None for a one-off job that may pause).
 
         Raises:
             ``store.unreadable``: psycopg is missing, or the server cannot be reached.
         """
-        return cls(redact(url), open_database(url, timeout=timeout, lease=lease))
+        return cls(redact(url), _with_versions(connect(url, lock_timeout=timeout, lease=lease)))
 
     @classmethod
     def at(
@@ -246,16 +254,15 @@ class Store:
         readonly: bool = False,
         lease: float | None = WRITER_LEASE_S,
     ) -> Store:
-        """:meth:`connect` for a ``postgresql://`` URL (with ``lease``),
-        else :meth:`open` (a file path or ``sqlite:///path``).
+        """:meth:`connect` for a ``postgresql://`` URL, else :meth:`open` (a path or
+        ``sqlite:///path``).
 
         Raises:
             as :meth:`open` and :meth:`connect`.
         """
         if is_postgres_url(location):
             return cls.connect(str(location), lease=lease)
-        text = str(location)
-        path = Path(text.removeprefix("sqlite://")) if text.startswith("sqlite://") else Path(text)
+        path = Path(str(location).removeprefix("sqlite://"))
         return cls.open(path, create=create, readonly=readonly)
 
     def close(self) -> None:
@@ -298,9 +305,8 @@ class Store:
 
     @contextmanager
     def _transaction(self, *, writing: bool) -> Iterator[Connection]:
-        """One transaction on this thread, or the open one joined (a write may not join a read);
-        committed on return, rolled back on any exception (:meth:`_rollback`). A read's COMMIT
-        is skipped when nothing began one (SQLite starts a deferred transaction lazily)."""
+        """One transaction, or the open one joined (a write may not join a read). A read's
+        COMMIT is skipped when nothing began one (SQLite starts a deferred transaction lazily)."""
         with self._lock:
             if self._depth:
                 if writing and not self._writing:
@@ -331,17 +337,14 @@ class Store:
                 self._depth, self._writing = 0, False
 
     def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """One read statement outside any transaction (it sees one committed snapshot of its
-        own): one round trip on PostgreSQL, where :meth:`read` costs three (BEGIN, the
-        statement, COMMIT). Inside :meth:`read` or :meth:`write` it joins the transaction."""
+        """One read statement outside any transaction (one round trip on PostgreSQL, where
+        :meth:`read` costs three); inside :meth:`read` or :meth:`write` it joins theirs."""
         with self._lock:
             return self.conn.execute(sql, parameters).fetchall()
 
     def _rollback(self) -> None:
-        """End the open transaction after a failure, whatever the failure was: a failed
-        statement never leaves the connection inside an aborted transaction (the next write
-        would fail too). A ROLLBACK that fails itself (the connection is gone) is logged, not
-        raised over the first error."""
+        """End the open transaction after a failure, so that no aborted transaction is left
+        on the connection; a ROLLBACK that fails too is logged, not raised over the first."""
         if not self.conn.in_transaction:
             return
         try:
@@ -359,15 +362,13 @@ class Store:
             self.conn.quick_check()
 
     def schema_version(self, component: str) -> int:
-        """The stored schema version of ``component``; 0 when it has no tables here."""
+        """The stored schema version of ``component`` (0: none)."""
         rows = self.query("SELECT version FROM schema_versions WHERE component = $1", (component,))
         return int(rows[0][0]) if rows else 0
 
     def migrate(self, component: str, migrations: Migrations) -> int:
-        """Bring ``component`` to version ``len(migrations)``; returns that version.
-
-        The steps in this store's spelling (:class:`Migrations`) run in one write transaction:
-        either all of them or none.
+        """Bring ``component`` to version ``len(migrations)`` in one write transaction;
+        returns that version.
 
         Raises:
             ``store.schema_too_new``: the database is at a version above ``len(migrations)``.
