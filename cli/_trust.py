@@ -22,24 +22,21 @@ is, and every key, is decided by the library from the bytes
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Iterable
 
 import click
 from affidavit.attest.host import read_key_bytes
+from affidavit.cli._common import option_group
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64, parse_key_bytes
 from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
 
-if TYPE_CHECKING:
-    from affidavit.verify.crypto.trusted_keys import TrustedKey
-
 __all__ = ["folder_files", "read_key_file", "read_trust", "trust_options"]
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-# The trust options, in the order --help lists them (module docstring).
-_TRUST_OPTIONS: Final = (
+# The trust options, in the order --help lists them (module docstring); the command receives them
+# as keyword arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``,
+# ``strict``) to pass on to :func:`read_trust`.
+trust_options = option_group(
     click.option(
         "--public-key-base64",
         "--log-key-base64",
@@ -90,16 +87,6 @@ _TRUST_OPTIONS: Final = (
         " under a trusted key (no trusted key: not verified).",
     ),
 )
-
-
-def trust_options(f: F) -> F:
-    """Add the trust options (module docstring) to a click command; it receives them as keyword
-    arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``, ``strict``),
-    to pass on to :func:`read_trust`. They come in the order above, where the decorator stands
-    among the command's other options (its ``--help`` lists them there)."""
-    for option in reversed(_TRUST_OPTIONS):
-        f = option(f)
-    return f
 
 
 def read_trust(

@@ -1,10 +1,6 @@
-"""``affidavit adapter pin`` and ``affidavit adapter pins check``: pinning and the CI gate.
-
-Thin commands over :mod:`affidavit.verify.contracts.pins` and
-:mod:`affidavit.attest.publishing.publish` (docs/formats.md §3,
-seed 003 "Manifest and pinning" and the lifecycle table). Exit codes: 0 every pin holds, 1 a pin
-does not hold, 2 unreadable input or usage, 3 refused by policy (a revoked contract). Freshness
-(``--max-age``, ``--registry``): docs/adr/0007-pin-gate-freshness.md.
+"""``affidavit adapter pin`` and ``affidavit adapter pins check``: pinning and the CI gate
+(docs/formats.md §3, seed 003 "Manifest and pinning" and the lifecycle table; freshness:
+docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from typing import Any, Final, TypeVar
 import click
 from affidavit.attest.host import read_capped, utc_now
 from affidavit.attest.publishing import publish
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, emit_json, json_option
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, lint_contract
@@ -154,17 +150,13 @@ def pin(  # noqa: PLR0917
     if plan.message:
         click.echo(plan.message, err=True)
     written = publish.write_pin(Path(pin_file), plan.pin)
-    if as_json:
-        emit_json({"ok": True, "pinned": written["pinned_adapters"], "out": pin_file})
-        return
-    click.echo(f"pinned {adapter_id}@{adapter_version} {contract_hash_hex} in {pin_file}")
-    click.echo(
+    signature = plan.pin.get("entry_signature_status")
+    emit(
+        as_json,
+        {"ok": True, "pinned": written["pinned_adapters"], "out": pin_file},
+        f"pinned {adapter_id}@{adapter_version} {contract_hash_hex} in {pin_file}",
         f"  entry_hash_status {plan.pin['entry_hash_status']}"
-        + (
-            f", entry_signature_status {plan.pin['entry_signature_status']}"
-            if "entry_signature_status" in plan.pin
-            else ""
-        )
+        + ("" if signature is None else f", entry_signature_status {signature}"),
     )
 
 
@@ -387,28 +379,16 @@ def _freshness_problems(
     if document is None:
         return []
     freshness = check_freshness(document, resolve_key(public_key_base64, publisher_doc)[0])
-    problems = []
     # A statement that is present must verify, with or without --max-age (tamper evidence).
-    tampered = freshness.hash_status == "mismatch" or freshness.signature_status == "bad"
-    if tampered:
-        problems.append(
-            Problem(
-                f"manifest freshness: {freshness.problem}",
-                code="manifest.verification_failed",
-                file=manifest_source,
-            )
-        )
-    if max_age is not None:
-        stale = freshness.age_problem(max_age, utc_now())
-        if stale is not None and not tampered:
-            problems.append(
-                Problem(
-                    f"manifest freshness: {stale}",
-                    code="pin.manifest_stale",
-                    file=manifest_source,
-                )
-            )
-    return problems
+    if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
+        problem, code = freshness.problem, "manifest.verification_failed"
+    elif max_age is not None:
+        problem, code = freshness.age_problem(max_age, utc_now()), "pin.manifest_stale"
+    else:
+        return []
+    if problem is None:
+        return []
+    return [Problem(f"manifest freshness: {problem}", code=code, file=manifest_source)]
 
 
 def _live_manifest(

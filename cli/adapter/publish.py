@@ -1,21 +1,13 @@
-"""``affidavit adapter attest|manifest|list|lifecycle``: publication.
-
-Thin commands over :mod:`affidavit.attest.publishing.publish`,
-:mod:`affidavit.verify.contracts.manifest` and :mod:`affidavit.verify.contracts.pins`
-(docs/formats.md §3, seed 003 "Adoption workflow"). Flags mirror the peer's ``aigentsy adapter``
-verbs where the peer has them.
-
-Network: none, except for an explicit ``https://`` MANIFEST argument or ``--fetch-publisher``;
-then one GET through httpx (imported only on that path) with a timeout and a size cap.
-Exit codes: 0 ok, 1 does not verify / a pin does not hold, 2 unreadable input or usage,
-3 refused by policy (pinning or keeping a revoked contract).
+"""``affidavit adapter attest|manifest|list|lifecycle``: publication (docs/formats.md §3, seed 003
+"Adoption workflow"), with the peer's ``aigentsy adapter`` flags where it has them. Network: only
+for an explicit ``https://`` MANIFEST or ``--fetch-publisher`` (:mod:`affidavit.cli._sources`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import click
 from affidavit.attest.files import atomic_write
@@ -23,7 +15,7 @@ from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.publishing import publish
 from affidavit.attest.publishing.freshness import sign_freshness
-from affidavit.cli._common import AliasedOption, emit_json, json_option
+from affidavit.cli._common import AliasedOption, emit, emit_json, json_option
 from affidavit.cli._sources import (
     read_manifest,
     read_object,
@@ -51,6 +43,25 @@ from affidavit.verify.json.forms import format_utc
 __all__ = ["attest", "lifecycle", "list_command", "manifest"]
 
 DEFAULT_MANIFEST: Final = "adapter-contracts.manifest.json"
+_HASH_NAMES: Final = ("contract_hash", "input_schema_hash")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _signing_key_option(*, required: bool) -> Callable[[_F], _F]:
+    return click.option(
+        "--key",
+        "--sign-with",
+        "sign_with",
+        cls=AliasedOption,
+        aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
+        required=required,
+        type=click.Path(dir_okay=False),
+        help="Private key file (.key).",
+    )
+
+
+def _write_json(path: str, document: Any) -> None:
+    atomic_write(path, (json.dumps(document, indent=2) + "\n").encode("ascii"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -73,15 +84,7 @@ def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
 
 @click.command("attest")
 @click.argument("contract", metavar="CONTRACT")
-@click.option(
-    "--key",
-    "--sign-with",
-    "sign_with",
-    cls=AliasedOption,
-    aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
-    type=click.Path(dir_okay=False),
-    help="Private key file (.key).",
-)
+@_signing_key_option(required=False)
 @click.option(
     "--publisher-id", default=None, help="Default: from the publisher doc beside the key."
 )
@@ -143,6 +146,9 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     if not publisher_id or not publisher_key_id:
         raise errors.UsageError("give --publisher-id and --key-id (or a key with a publisher doc)")
     fields: dict[str, Any] = {
+        "publisher_id": publisher_id,
+        "publisher_key_id": publisher_key_id,
+        "published_at": published_at or format_utc(utc_now()),
         "status": status,
         "distribution_channel": channel,
         "docs_url": docs_url,
@@ -151,43 +157,20 @@ def attest(  # noqa: PLR0917 - one parameter per click option
         "supersedes": supersedes,
         "replaced_by": replaced_by,
     }
-    when = published_at or format_utc(utc_now())
     # docs/formats.md §3: every hashed entry field is signed; refuse control characters before any
     # signature is made (the entry is built once unsigned, checked, then attested).
-    check_entry_text(
-        publish.build_entry(
-            declaration,
-            publisher_id=publisher_id,
-            publisher_key_id=publisher_key_id,
-            published_at=when,
-            **fields,
-        )
-    )
-    document = publish.attest_document(
-        declaration,
-        publisher_id=publisher_id,
-        publisher_key_id=publisher_key_id,
-        published_at=when,
-        signing_key=key,
-        **fields,
-    )
-    rendered = json.dumps(document, indent=2) + "\n"
+    check_entry_text(publish.build_entry(declaration, **fields))
+    document = publish.attest_document(declaration, signing_key=key, **fields)
     if out is None:
-        click.echo(rendered, nl=False)
+        click.echo(json.dumps(document, indent=2))
         return
-    atomic_write(out, rendered.encode("ascii"))
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "out": out,
-                "entry_hash": document["entry_hash"],
-                "signed": document["signed"],
-            }
-        )
-    else:
-        state = "signed" if document["signed"] else "UNSIGNED"
-        click.echo(f"wrote {out}: {state} entry {document['entry_hash']}")
+    _write_json(out, document)
+    digest, signed = document["entry_hash"], document["signed"]
+    emit(
+        as_json,
+        {"ok": True, "out": out, "entry_hash": digest, "signed": signed},
+        f"wrote {out}: {'signed' if signed else 'UNSIGNED'} entry {digest}",
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -201,16 +184,7 @@ def manifest() -> None:
 
 @manifest.command("build")
 @click.argument("entries", nargs=-1, required=True, metavar="ENTRY...")
-@click.option(
-    "--key",
-    "--sign-with",
-    "sign_with",
-    cls=AliasedOption,
-    aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Private key file (.key).",
-)
+@_signing_key_option(required=True)
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="Manifest file to write."
 )
@@ -270,21 +244,18 @@ def manifest_build(  # noqa: PLR0917
         manifest_version=manifest_version,
     )
     document = sign_freshness(document, key, signed_at=signed_at or generated_at)
-    atomic_write(out, (json.dumps(document, indent=2) + "\n").encode("ascii"))
+    _write_json(out, document)
+    count, digest = len(document["contracts"]), document["manifest_hash"]
     summary = {
         "ok": True,
         "out": out,
-        "entry_count": len(document["contracts"]),
-        "manifest_hash": document["manifest_hash"],
+        "entry_count": count,
+        "manifest_hash": digest,
         "publisher_id": publisher_id,
         "publisher_key_id": publisher_key_id,
         "public_key_base64": key.public_key.b64,
     }
-    if as_json:
-        emit_json(summary)
-    else:
-        count, digest = summary["entry_count"], summary["manifest_hash"]
-        click.echo(f"wrote {out}: {count} signed entries, manifest_hash {digest}")
+    emit(as_json, summary, f"wrote {out}: {count} signed entries, manifest_hash {digest}")
 
 
 def _agreed(entries: list[dict[str, Any]], key: str) -> str:
@@ -435,19 +406,16 @@ def manifest_verify_entry(
         allow_unsigned and report.entry_signature_status in ("absent", "no_public_key")
     )
     ok = report.entry_hash_status == "ok" and sig_ok and report.status_valid
-    if as_json:
-        emit_json({"ok": ok, **report.to_json()})
-    else:
-        click.echo(
-            f"{report.adapter_id}@{report.adapter_version}: entry_hash {report.entry_hash_status}, "
-            f"entry_signature {report.entry_signature_status}"
-        )
+    statuses = (
+        f"entry_hash {report.entry_hash_status}, entry_signature {report.entry_signature_status}"
+    )
+    emit(
+        as_json,
+        {"ok": ok, **report.to_json()},
+        f"{report.adapter_id}@{report.adapter_version}: {statuses}",
+    )
     if not ok:
-        raise errors.ContractError(
-            "manifest.verification_failed",
-            f"{entry}: entry_hash {report.entry_hash_status}, "
-            f"entry_signature {report.entry_signature_status}",
-        )
+        raise errors.ContractError("manifest.verification_failed", f"{entry}: {statuses}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -553,7 +521,7 @@ def lifecycle(  # noqa: PLR0917
     before = (contract_hash(declaration), input_schema_hash(declaration))
     after = (contract_hash(updated), input_schema_hash(updated))
     target = out or contract
-    atomic_write(target, (json.dumps(updated, indent=2) + "\n").encode("ascii"))
+    _write_json(target, updated)
     changed = {
         k: {"old": declaration.get(k), "new": updated.get(k)}
         for k in ("status", "replaced_by", "supersedes")
@@ -567,14 +535,13 @@ def lifecycle(  # noqa: PLR0917
         "input_schema_hash": after[1],
         "hashes_unchanged": before == after,
     }
-    if as_json:
-        emit_json(result)
-        return
     pointer = f", replaced_by {updated['replaced_by']}" if updated.get("replaced_by") else ""
-    click.echo(f"wrote {target}: status {updated['status']}{pointer}")
-    for name, old, new in (
-        ("contract_hash", before[0], after[0]),
-        ("input_schema_hash", before[1], after[1]),
-    ):
-        verdict = "unchanged" if old == new else "CHANGED"
-        click.echo(f"  {name:<17} {old} -> {new} ({verdict})")
+    emit(
+        as_json,
+        result,
+        f"wrote {target}: status {updated['status']}{pointer}",
+        *(
+            f"  {name:<17} {old} -> {new} ({'unchanged' if old == new else 'CHANGED'})"
+            for name, old, new in zip(_HASH_NAMES, before, after, strict=True)
+        ),
+    )
