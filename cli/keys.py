@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 from affidavit.attest.host import read_key_bytes
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, json_option
 from affidavit.cli.witness import write_witness_keys
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -86,22 +86,22 @@ def generate(  # noqa: PLR0917 - click passes options positionally
     from affidavit.attest.keyring import generate_key_files  # noqa: PLC0415 - lazy
 
     written = generate_key_files(directory, publisher_id, key_id, manifest_url)
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "publisher_id": written.publisher_id,
-                "key_id": written.key_id,
-                "public_key_base64": written.public_key.b64,
-                "private_key_path": str(written.private_key),
-                "public_key_path": str(written.public_key_file),
-                "publisher_document_path": str(written.publisher_document),
-            }
-        )
-        return
-    click.echo(f"private key  {written.private_key}  (mode 0600; keep it secret)")
-    click.echo(f"public key   {written.public_key_file}  {written.public_key.b64}")
-    click.echo(f"publisher    {written.publisher_document}")
+    document = {
+        "ok": True,
+        "publisher_id": written.publisher_id,
+        "key_id": written.key_id,
+        "public_key_base64": written.public_key.b64,
+        "private_key_path": str(written.private_key),
+        "public_key_path": str(written.public_key_file),
+        "publisher_document_path": str(written.publisher_document),
+    }
+    emit(
+        as_json,
+        document,
+        f"private key  {written.private_key}  (mode 0600; keep it secret)",
+        f"public key   {written.public_key_file}  {written.public_key.b64}",
+        f"publisher    {written.publisher_document}",
+    )
 
 
 def _generate_witness(
@@ -128,14 +128,16 @@ def inspect(key_file: str, name: str | None, as_json: bool) -> None:
 
         check_key_name(name)
     document = _inspect(key_file, name)
-    if as_json:
-        emit_json(document)
-        return
-    for field, value in document.items():
-        if value is None or value == []:
-            continue
-        for line in value if isinstance(value, list) else [value]:
-            click.echo(f"{field:<19}{line}")
+    emit(
+        as_json,
+        document,
+        *(
+            f"{field:<19}{line}"
+            for field, value in document.items()
+            if value is not None
+            for line in (value if isinstance(value, list) else [value])
+        ),
+    )
 
 
 def _inspect(path: str, name: str | None) -> dict[str, Any]:
@@ -194,7 +196,6 @@ def _inspect_private(path: str, data: bytes, name: str | None) -> dict[str, Any]
             "vkeys": [] if name is None else [cosigner_vkey(name, ML_DSA_44, public_raw)],
             "publisher_document": None,
         }
-
     return _description(
         path=path,
         kind="Ed25519 private key (publisher, log or witness; its secret is not printed)",

@@ -1,16 +1,8 @@
 """``affidavit witness``: a C2SP tlog-witness (https://c2sp.org/tlog-witness).
 
-::
-
-    affidavit keys generate --kind witness --dir DIR --key-id ID [--ml-dsa] [--name NAME]
-        (witness keygen --key FILE [--ml-dsa-key FILE]: its old, hidden name)
-    affidavit witness vkey --name NAME --key FILE [--ml-dsa-key FILE]
-    affidavit witness serve --name NAME --key FILE --log-vkey VKEY [--log-vkey ...] --data-dir DIR
-        [--ml-dsa-key FILE] [--host 127.0.0.1] [--port 8081]
-        [--header-timeout SECONDS] [--max-connections N]
-
 ``serve`` checks its keys, the log keys and the state folder before the server starts, so a
-refused start is one line ``error: <code>: <message>`` and exit 2, never a traceback.
+refused start is one line and exit 2. Witness keys are made by ``keys generate --kind witness``
+(``witness keygen``: its old, hidden name).
 """
 
 from __future__ import annotations
@@ -61,13 +53,9 @@ def write_witness_keys(
     made = write_key_files(key_file, ml_dsa_file)
     files = [str(p) for p in (key_file, ml_dsa_file) if p is not None]
     vkeys = [cosigner_vkey(name, a, public) for a, public in made] if name is not None else []
-    if as_json:
-        emit_json({"ok": True, "files": files, "vkeys": vkeys})
-        return
-    for path in files:
+    for path in () if as_json else files:
         click.echo(f"wrote {path} (mode 0600; keep it secret)", err=True)
-    for line in vkeys:
-        click.echo(line)
+    emit(as_json, {"ok": True, "files": files, "vkeys": vkeys}, *vkeys)
 
 
 @witness.command("vkey")
