@@ -1,8 +1,5 @@
-"""``affidavit facts``: hash, add, sign, walk, audit, export and pull facts (docs/formats.md
-"Facts").
-
-Stores are named by path: a SQLite fact store (recognised by its header) or a JSON Lines file.
-Input documents are one fact (a JSON object), a JSON array of facts, or JSON Lines of facts.
+"""``affidavit facts`` (docs/formats.md "Facts"). A store is a SQLite fact store (known by its
+header) or a JSON Lines file; an input is one fact, a JSON array of facts, or JSON Lines of facts.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import SCOPES, Fact, parse_fact
 from affidavit.verify.lineage.walk import DEFAULT_DEPTH, FactSource, check_depth, walk
 
-__all__ = ["facts"]
+__all__ = ["facts", "finding_lines"]
 
 
 @click.group(
@@ -46,10 +43,9 @@ def facts() -> None:
 def read_documents(
     source: str, refused: list[errors.AffidavitError] | None = None
 ) -> list[tuple[str, Any]]:
-    """``(label, document)`` for each fact in ``source``: one object, an array, or JSON Lines.
-
-    With ``refused``, JSON Lines that are not strict JSON are appended there (every one) and the
-    readable lines are returned; without it they are raised (one as itself, several together).
+    """``(label, document)`` for each fact in ``source``. With ``refused``, every JSON Line that
+    is not strict JSON is appended there; without it they are raised (one as itself, several
+    together).
 
     Raises:
         ``json.*``: a document (or line) is not strict JSON; the message names the line.
@@ -92,11 +88,8 @@ def read_documents(
 def parse_documents(
     documents: Sequence[tuple[str, Any]], refused: Sequence[errors.AffidavitError] = ()
 ) -> list[Fact]:
-    """Parse every document as a fact (export records ``{fact_hash, fact}`` are unwrapped).
-
-    Every document is checked before anything is refused: one bad fact is raised as itself,
-    several together as ``fact.batch_invalid`` listing each (after ``refused``: lines already
-    found unreadable).
+    """Every document as a fact (export records ``{fact_hash, fact}`` unwrapped), all checked
+    before anything is refused (``refused``: lines already found unreadable come first).
 
     Raises:
         ``fact.invalid``, ``fact.derived_from_malformed``, ``canonical.*``: the one bad fact,
@@ -121,7 +114,7 @@ def parse_documents(
 
 
 def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
-    """Read and parse every fact of ``source``; every bad line and bad fact is reported.
+    """Read and parse every fact of ``source``, reporting every bad line and fact.
 
     Raises:
         ``fact.input_empty``: no facts at all.
@@ -232,11 +225,15 @@ class _Operands(click.Argument):
 
 
 _store_option = click.option(
+    "--store", "store_path", default=None, metavar="DB", help="The SQLite fact store."
+)
+# walk and audit read either kind of store (:func:`open_source`).
+_any_store_option = click.option(
     "--store",
     "store_path",
-    default=None,
-    metavar="DB",
-    help="The SQLite fact store.",
+    required=True,
+    metavar="FILE|DB",
+    help="The fact store: SQLite, or a JSON Lines file.",
 )
 
 
@@ -313,7 +310,7 @@ def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) 
 @facts.command("walk")
 @json_option
 @click.argument("root", metavar="HASH")
-@click.option("--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to walk.")
+@_any_store_option
 @click.option("--depth", type=int, default=DEFAULT_DEPTH, show_default=True, help="Hops, 0..5.")
 @click.option(
     "--readable-scopes",
@@ -355,9 +352,7 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
 
 @facts.command("audit")
 @json_option
-@click.option(
-    "--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to audit."
-)
+@_any_store_option
 @_trusted_key_option
 @click.option(
     "--jobs",
@@ -413,39 +408,37 @@ def audit_command(  # noqa: PLR0917 - click passes options positionally by name
         )
     failed_receipts = 0 if receipts is None else sum(not check.ok for check in receipts)
     ok = report.ok and failed_receipts == 0
-    if as_json:
-        document = report.to_json()
-        if receipts is not None:  # only with --receipts: the output is otherwise unchanged
-            document["ok"] = ok
-            document["receipts"] = {
-                "checked": len(receipts),
-                "failed": failed_receipts,
-                "results": [check.to_json() for check in receipts],
-            }
-        emit_json(document)
-    else:
-        for finding in report.findings:
-            click.echo(f"FAIL {finding.code} {finding.where}: {finding.message}")
-        for note in report.info:
-            click.echo(f"info {note.code} {note.where}: {note.message}")
-        if report.signatures is not None:
-            counts = ", ".join(f"{v} {k}" for k, v in report.signatures.items())
-            click.echo(f"signatures: {counts}")
-        if receipts is not None:
-            for check in receipts:
-                if check.ok:
-                    click.echo(f"receipt ok {check.receipt_hash} fact {check.fact}")
-                else:
-                    click.echo(
-                        f"FAIL {check.code} receipt {check.receipt_hash} fact {check.fact}: "
-                        f"{check.message}"
-                    )
-            click.echo(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
-        count = len(report.findings) + failed_receipts
-        verdict = "ok" if ok else f"{count} finding(s)"
-        click.echo(f"audited {report.facts} facts: {verdict}")
+    document = report.to_json()
+    lines = finding_lines(report)
+    if report.signatures is not None:
+        lines.append(f"signatures: {', '.join(f'{v} {k}' for k, v in report.signatures.items())}")
+    if receipts is not None:  # only with --receipts: the output is otherwise unchanged
+        document["ok"] = ok
+        document["receipts"] = {
+            "checked": len(receipts),
+            "failed": failed_receipts,
+            "results": [check.to_json() for check in receipts],
+        }
+        lines += [
+            f"receipt ok {check.receipt_hash} fact {check.fact}"
+            if check.ok
+            else f"FAIL {check.code} receipt {check.receipt_hash} fact {check.fact}: "
+            f"{check.message}"
+            for check in receipts
+        ]
+        lines.append(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
+    verdict = "ok" if ok else f"{len(report.findings) + failed_receipts} finding(s)"
+    emit(as_json, document, *lines, f"audited {report.facts} facts: {verdict}")
     if not ok:
         click.get_current_context().exit(1)
+
+
+def finding_lines(report: Any) -> list[str]:
+    """An audit's findings and notes, one line each (``facts audit``, ``facts pull``)."""
+    return [
+        *(f"FAIL {f.code} {f.where}: {f.message}" for f in report.findings),
+        *(f"info {n.code} {n.where}: {n.message}" for n in report.info),
+    ]
 
 
 def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
@@ -494,7 +487,6 @@ def export_command(store_path: str | None, operands: tuple[str, ...], as_json: b
             "facts export takes --store DB only (see 'affidavit facts export --help')"
         )
     (database,) = named
-
     buffer = io.BytesIO()
     with FactStore.open(database) as store:
         count = store.export_jsonl(buffer if as_json else sys.stdout.buffer)
