@@ -30,6 +30,7 @@ __all__ = [
     "read_input",
     "read_json",
     "read_json_object",
+    "signing_key_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,6 +82,12 @@ log_write_key_option = click.option(
     "--api-key",
     default=None,
     help="With a registry URL: an API key with scope log:write [default: $AFFIDAVIT_API_KEY].",
+)
+
+
+# ``--key KEYFILE`` of the verbs that sign with one Ed25519 key of the keyring.
+signing_key_option = click.option(
+    "--key", "key_file", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
 )
 
 

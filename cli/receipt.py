@@ -28,6 +28,7 @@ from affidavit.cli._common import (
     log_write_key_option,
     read_artefact,
     read_input,
+    signing_key_option,
 )
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -84,9 +85,7 @@ def _read_receipt(path: str) -> Receipt:
 @click.option(
     "--issued-at", metavar="TS", help="UTC time YYYY-MM-DDTHH:MM:SSZ to record (default: now)."
 )
-@click.option(
-    "--key", "key_file", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
-)
+@signing_key_option
 @click.option("--out", "out_file", required=True, metavar="RECEIPT.json", help="Where to write.")
 @json_option
 def make_command(  # noqa: PLR0917 - one parameter per option

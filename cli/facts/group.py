@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
-from affidavit.cli._common import AliasedOption, emit, emit_json, json_option, read_input
+from affidavit.cli._common import (
+    AliasedOption,
+    emit,
+    emit_json,
+    json_option,
+    read_input,
+    signing_key_option,
+)
 from affidavit.cli._group import LazyGroup
 from affidavit.cli._trust import read_folder, read_key_file
 from affidavit.cli.render.lineage import FORMATS, Format, render
@@ -277,19 +284,17 @@ def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]
 
 @facts.command("sign")
 @json_option
-@click.option(
-    "--key", "key_path", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
-)
+@signing_key_option
 @click.option("--key-id", default=None, help="Key id to record (default: the key file's stem).")
 @click.argument("source", metavar="FILE|-")
-def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) -> None:
+def sign_command(as_json: bool, key_file: str, key_id: str | None, source: str) -> None:
     """Sign each fact's FactHash (Ed25519, b64url); print the signed facts."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415
     from affidavit.verify.lineage.signing import signed_document, signing_message  # noqa: PLC0415
     from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
     documents, parsed = read_facts(source)
-    key = load_signing_key(key_path, refuse_world_readable=False, key_id=key_id)
+    key = load_signing_key(key_file, refuse_world_readable=False, key_id=key_id)
     if key.key_id is None:  # pragma: no cover - load_signing_key always names the key
         raise errors.UsageError("the key has no key id; pass --key-id")
     signed = [
