@@ -6,7 +6,8 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
@@ -23,6 +24,7 @@ __all__ = [
     "emit",
     "emit_json",
     "json_option",
+    "labelled",
     "log_write_key_option",
     "option_group",
     "print_outcome",
@@ -147,6 +149,21 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
     except errors.ParseError as e:
         e.message = f"{source}: {e.message}"
         e.details.setdefault("source", source)
+        raise
+
+
+@contextmanager
+def labelled(
+    source: str, family: type[errors.AffidavitError] = errors.ParseError, *codes: str
+) -> Iterator[None]:
+    """Prefix ``source: `` to the message of a ``family`` error raised inside (of ``codes``
+    only, when given), so a failure names the file it is about."""
+    try:
+        yield
+    except family as e:
+        if codes and e.code not in codes:
+            raise
+        e.message = f"{source}: {e.message}"
         raise
 
 

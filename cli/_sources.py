@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import click
-from affidavit.cli._common import option_group, read_input
+from affidavit.cli._common import labelled, option_group, read_input
 from affidavit.registry.clients.https import get
 from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import PublisherDocument, parse_publisher_document
@@ -50,11 +50,8 @@ def fetch(url: str) -> bytes:
 def read_object(source: str, *, what: str) -> dict[str, Any]:
     """A JSON object from a path, ``-`` or (explicitly) an https URL, parsed strictly."""
     data = fetch(source) if source.startswith(("https://", "http://")) else read_input(source)
-    try:
+    with labelled(source):
         return load_object(data, what=what)
-    except errors.ParseError as e:
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 def read_manifest(source: str) -> dict[str, Any]:
@@ -79,13 +76,8 @@ def read_manifest(source: str) -> dict[str, Any]:
 def publisher_document(source: str) -> PublisherDocument:
     """Read and parse a publisher document (docs/formats.md §3)."""
     document = read_object(source, what="publisher document")
-    try:
+    with labelled(source, errors.ContractError, "manifest.publisher_document_invalid"):
         return parse_publisher_document(document)
-    except errors.ContractError as e:
-        if e.code != "manifest.publisher_document_invalid":
-            raise
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 def well_known_url(manifest_source: str, manifest: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from affidavit.attest.host import utc_now
 from affidavit.cli._common import (
     emit,
     json_option,
+    labelled,
     log_write_key_option,
     read_artefact,
     read_input,
@@ -50,11 +51,8 @@ def _read_receipt(path: str) -> Receipt:
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
 
     data = read_input(path, max_bytes=MAX_RECEIPT_BYTES)
-    try:
+    with labelled(path):
         return load_receipt(data, what=path)
-    except errors.ParseError as e:
-        e.message = f"{path}: {e.message}"
-        raise
 
 
 @receipt.command("make")

@@ -16,7 +16,7 @@ from typing import Any, Final, TypeVar
 import click
 from affidavit.attest.host import read_capped, utc_now
 from affidavit.attest.publishing import publish
-from affidavit.cli._common import emit, emit_json, json_option
+from affidavit.cli._common import emit, emit_json, json_option, labelled
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, lint_contract
@@ -284,13 +284,8 @@ def pins_check(  # noqa: PLR0917
     if require_signed and not (manifest_source or registry_url):
         raise errors.UsageError("--require-signed needs --manifest (or --registry)")
     parsed = read_object(pin_file, what="pin file")
-    try:
+    with labelled(pin_file, errors.ContractError, "pin.file_invalid"):
         pin_set = parse_pin_file(parsed)
-    except errors.ContractError as e:
-        if e.code != "pin.file_invalid":
-            raise
-        e.message = f"{pin_file}: {e.message}"
-        raise
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     live_document, live_report = _live_manifest(registry_url, public_key_base64, publisher_doc)
     manifest_problems = _freshness_problems(
@@ -409,22 +404,13 @@ def _live_manifest(
     return live, verify_manifest(live, public_key=key)
 
 
-# ------------------------------------------------------------------------------------------
-# The contract files the gate checks
+# -- the contract files the gate checks (seed 003 "Register"; docs/formats.md §1) -------------
 #
-# Find the local contract files the pin gate must check (seed 003 "Register"; docs/formats.md §1).
-#
-# The runtime loads every ``*.adapter_contract.json`` under its contracts folder with a lenient
-# parser (the last of two duplicate keys wins), so a file the strict parser refuses may still be the
-# contract the runtime runs. The gate therefore never skips such a file silently: a ``*.json`` file
-# under the scanned folders that cannot be read or is not strict JSON is *broken*, and a broken file
-# is a failure (never a note) when it may be a contract:
-#
-# * its name ends with ``adapter_contract.json`` (the seed's naming rule), or
-# * its bytes contain ``adapter_id`` or a pinned adapter id, or a lenient parse finds an
-#   ``adapter_id`` key at any depth (so escapes such as ``"adapter\\u005fid"`` do not hide it).
-#
-# Other broken files (a ``package.json`` with a duplicate key) are listed as skipped.
+# The runtime reads its contracts leniently (the last of two duplicate keys wins), so a file the
+# strict parser refuses may still be a contract it runs: a *.json file that cannot be read or is
+# not strict JSON is *broken*, and fails the gate when it may be a contract (its name ends with
+# adapter_contract.json, or its bytes or a lenient parse name adapter_id or a pinned id, so an
+# escape such as "adapter\\u005fid" hides nothing). Other broken files are listed as skipped.
 
 _CONTRACT_SUFFIX: Final = "adapter_contract.json"
 # Folders never searched for contracts (tooling and dependencies, not a project's own files).
@@ -470,46 +456,33 @@ def scan_contract_files(folders: Iterable[Path], pinned_ids: Iterable[str]) -> S
     broken: list[BrokenDeclaration] = []
     skipped: list[str] = []
     for path in _json_files_under(folders):
-        _classify(path, ids, found, broken, skipped)
+        data = b""
+        try:
+            data = read_capped(path, MAX_CONTRACT_FILE_BYTES)
+            body = _strict(data)
+        except errors.ParseError as e:
+            reason = f"{e.code}: {e.message.removeprefix(f'{path}: ')}"
+        else:
+            if (
+                isinstance(body, dict)
+                and isinstance(body.get("adapter_id"), str)
+                and isinstance(body.get("adapter_version"), str)
+                and "output_fields" in body  # a bare manifest entry has no output_fields
+            ):
+                found.append(Declaration(source=str(path), body=body))
+            continue
+        named = _named_ids(data, ids)
+        if path.name.endswith(_CONTRACT_SUFFIX) or named is not None:
+            broken.append(BrokenDeclaration(str(path), reason, adapter_ids=named or frozenset()))
+        else:
+            skipped.append(f"{path}: {reason}")
     return ScanResult(tuple(found), tuple(broken), tuple(skipped))
 
 
-def _classify(
-    path: Path,
-    ids: list[str],
-    found: list[Declaration],
-    broken: list[BrokenDeclaration],
-    skipped: list[str],
-) -> None:
-    data = b""
-    try:
-        data = read_capped(path, MAX_CONTRACT_FILE_BYTES)
-    except errors.ParseError as e:
-        reason = f"{e.code}: {e.message.removeprefix(f'{path}: ')}"
-    else:
-        if len(data) > MAX_CONTRACT_FILE_BYTES:  # its first bytes still say whether it may be one
-            reason = f"json.too_large: over {MAX_CONTRACT_FILE_BYTES} bytes"
-        else:
-            try:
-                body = loads(data)
-            except errors.ParseError as e:
-                reason = f"{e.code}: {e.message}"  # the message carries line and column
-            else:
-                if (
-                    isinstance(body, dict)
-                    and isinstance(body.get("adapter_id"), str)
-                    and isinstance(body.get("adapter_version"), str)
-                    and "output_fields" in body  # a bare manifest entry has no output_fields
-                ):
-                    found.append(Declaration(source=str(path), body=body))
-                return
-    named = _named_ids(data, ids)
-    if path.name.endswith(_CONTRACT_SUFFIX) or named is not None:
-        broken.append(
-            BrokenDeclaration(source=str(path), reason=reason, adapter_ids=named or frozenset())
-        )
-    else:
-        skipped.append(f"{path}: {reason}")
+def _strict(data: bytes) -> Any:
+    if len(data) > MAX_CONTRACT_FILE_BYTES:  # its first bytes still say whether it may be one
+        raise errors.ParseError("json.too_large", f"over {MAX_CONTRACT_FILE_BYTES} bytes")
+    return loads(data)  # a strict-JSON error's message carries line and column
 
 
 def _named_ids(data: bytes, ids: list[str]) -> frozenset[str] | None:

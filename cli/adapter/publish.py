@@ -15,7 +15,7 @@ from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.publishing import publish
 from affidavit.attest.publishing.freshness import sign_freshness
-from affidavit.cli._common import AliasedOption, emit, emit_json, json_option
+from affidavit.cli._common import AliasedOption, emit, emit_json, json_option, labelled
 from affidavit.cli._sources import (
     read_manifest,
     read_object,
@@ -223,14 +223,9 @@ def manifest_build(  # noqa: PLR0917
     """
     parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
     for source, entry in zip(entries, parsed, strict=True):
-        try:
-            # docs/formats.md §3: nothing with a control character is signed
+        # docs/formats.md §3: nothing with a control character is signed
+        with labelled(source, errors.ContractError, "entry.control_character"):
             check_entry_text(entry)
-        except errors.ContractError as e:
-            if e.code != "entry.control_character":
-                raise
-            e.message = f"{source}: {e.message}"
-            raise
     key = load_signing_key(sign_with)
     publisher_id = publisher_id or _agreed(parsed, "publisher_id")
     publisher_key_id = publisher_key_id or _agreed(parsed, "publisher_key_id")

@@ -23,7 +23,14 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.cli._common import emit, emit_json, json_option, log_write_key_option, read_input
+from affidavit.cli._common import (
+    emit,
+    emit_json,
+    json_option,
+    labelled,
+    log_write_key_option,
+    read_input,
+)
 from affidavit.registry.clients.log_entries import append_all, is_registry_url
 from affidavit.registry.clients.witness import parse_witnesses
 from affidavit.registry.witnessing import collect, record_cosignatures
@@ -143,11 +150,8 @@ def _leaf_data(source: str, leaf_form: str) -> bytes:
     data = read_input(source)
     if leaf_form == "raw":
         return data
-    try:
+    with labelled(source):
         return py_compact(loads(data))  # docs/formats.md §1 py-compact, §4 leaf data
-    except errors.ParseError as e:
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 @click.command("head")
