@@ -263,62 +263,54 @@ def _agreed(entries: list[dict[str, Any]], key: str) -> str:
     return str(values.pop())
 
 
-def _print_report(report: ManifestReport, source: str) -> None:
-    click.echo(f"manifest: {source}")
-    click.echo(f"  manifest_hash:      {report.manifest_hash_status}")
-    click.echo(f"  manifest_signature: {report.manifest_signature_status}")
+def _report_lines(report: ManifestReport, source: str, freshness: FreshnessReport) -> list[str]:
     key = "supplied" if report.public_key_supplied else "NONE"
     if report.publisher_document_used:
         key += f" (publisher document {report.publisher_document_used})"
-    click.echo(f"  public key:         {key}")
-    click.echo(f"  entries:            {report.entry_count}")
-    for e in report.entries:
-        click.echo(
+    proven = "proven" if freshness.proven else "NOT proven"
+    lines = [
+        f"manifest: {source}",
+        f"  manifest_hash:      {report.manifest_hash_status}",
+        f"  manifest_signature: {report.manifest_signature_status}",
+        f"  public key:         {key}",
+        f"  entries:            {report.entry_count}",
+        *(
             f"    [{e.index}] {e.adapter_id}@{e.adapter_version} ({e.status}): "
             f"hash {e.entry_hash_status}, signature {e.entry_signature_status}"
-        )
-    for reason in report.failures():
-        click.echo(f"  FAIL: {reason}")
+            for e in report.entries
+        ),
+        *(f"  FAIL: {reason}" for reason in report.failures()),
+    ]
     if report.manifest_signature_status == "no_public_key":
-        click.echo("  note: no public key: signatures were NOT checked (this is not trust)")
+        lines.append("  note: no public key: signatures were NOT checked (this is not trust)")
+    lines.append(
+        f"  signed_at:          {freshness.claimed_signed_at or '-'} ({proven}; "
+        f"freshness_hash {freshness.hash_status}, signature {freshness.signature_status})"
+    )
+    return lines + [f"  FAIL: {reason}" for reason in _freshness_failures(freshness)]
 
 
-def _freshness_failures(freshness: FreshnessReport | None) -> list[str]:
+def _freshness_failures(freshness: FreshnessReport) -> list[str]:
     # A statement that is present must verify; an absent one is not a failure here (the peer's
     # manifests have none). `pins check --max-age` is where a missing one fails.
-    if freshness is None or freshness.hash_status == "absent":
+    if freshness.hash_status == "absent":
         return []
-    failures = []
-    if freshness.hash_status != "ok":
-        failures.append(f"freshness_hash {freshness.hash_status}")
+    failures = [] if freshness.hash_status == "ok" else [f"freshness_hash {freshness.hash_status}"]
     if freshness.signature_status == "bad":
         failures.append("freshness_signature bad")
     return failures
 
 
-def _finish(
-    report: ManifestReport, as_json: bool, source: str, freshness: FreshnessReport | None = None
-) -> None:
+def _finish(report: ManifestReport, as_json: bool, source: str, freshness: FreshnessReport) -> None:
     failures = report.failures() + _freshness_failures(freshness)
-    if as_json:
-        document = report.to_json()
-        if freshness is not None:
-            document["freshness"] = freshness.to_json()
-            document["failures"] = failures
-            document["ok"] = not failures
-        emit_json(document)
-    else:
-        _print_report(report, source)
-        if freshness is not None:
-            proven = "proven" if freshness.proven else "NOT proven"
-            click.echo(
-                f"  signed_at:          {freshness.claimed_signed_at or '-'} ({proven}; "
-                f"freshness_hash {freshness.hash_status}, "
-                f"signature {freshness.signature_status})"
-            )
-            for reason in _freshness_failures(freshness):
-                click.echo(f"  FAIL: {reason}")
-        click.echo(f"result: {'OK' if not failures else 'FAILED'}")
+    document = report.to_json()
+    document.update(freshness=freshness.to_json(), failures=failures, ok=not failures)
+    emit(
+        as_json,
+        document,
+        *_report_lines(report, source, freshness),
+        f"result: {'OK' if not failures else 'FAILED'}",
+    )
     if failures:
         raise errors.ContractError(
             "manifest.verification_failed",
