@@ -1,9 +1,7 @@
 """``affidavit keys``: make and inspect every kind of key (issue 33: one verb per job).
 
-``keys generate`` makes a publisher key (also the key of a log: ``log init --key``), or with
-``--kind witness`` a witness's keys (Ed25519, and ML-DSA-44 with ``--ml-dsa``; ``witness keygen``
-is the same under its old name). ``keys inspect FILE`` says what a key file is: its kind, key
-id, public key, verifier keys under ``--name`` and the publisher document that names it. It
+``keys generate`` makes a publisher key (also a log's), or with ``--kind witness`` a witness's
+keys (``witness keygen`` is its old name). ``keys inspect FILE`` says what a key file is and
 prints public material only, never a private key's bytes.
 """
 
@@ -107,7 +105,6 @@ def generate(  # noqa: PLR0917 - click passes options positionally
 def _generate_witness(
     folder: Path, key_id: str, *, ml_dsa: bool, name: str | None, as_json: bool
 ) -> None:
-    """``witness keygen`` into DIR/<key-id>.key and DIR/<key-id>.mldsa (docs/transparency.md)."""
     if not _KEY_ID.match(key_id):  # the rule of publisher key ids (attest/keyring.py)
         raise errors.UsageError(f"key id {key_id!r} must match {_KEY_ID.pattern} (a file name)")
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,7 +138,7 @@ def inspect(key_file: str, name: str | None, as_json: bool) -> None:
 
 
 def _inspect(path: str, name: str | None) -> dict[str, Any]:
-    """The public description of the key file at ``path`` (module docstring).
+    """The public description of the key file at ``path``.
 
     Raises:
         ``io.unreadable``: it cannot be read. ``key.*``, ``json.*``: it is not a key.
@@ -180,31 +177,31 @@ def _inspect_private(path: str, data: bytes, name: str | None) -> dict[str, Any]
 
     private = load_private_pem(data, path)
     public_raw: bytes = private.public_key().public_bytes_raw()  # type: ignore[attr-defined]
-    if not isinstance(private, Ed25519PrivateKey):
-        from affidavit.verify.tlog.cosignature import ML_DSA_44, cosigner_vkey  # noqa: PLC0415
+    if isinstance(private, Ed25519PrivateKey):
+        return _description(
+            path=path,
+            kind="Ed25519 private key (publisher, log or witness; its secret is not printed)",
+            key_id=_stem(path),
+            publisher_id=None,
+            public_raw=public_raw,
+            name=name,
+            publisher_document=_beside(path, Ed25519PublicKey(public_raw).b64),
+        )
+    from affidavit.verify.tlog.cosignature import ML_DSA_44, cosigner_vkey  # noqa: PLC0415
 
-        if type(private).__name__ != "MLDSA44PrivateKey":
-            raise errors.KeyMaterialError(
-                "key.unrecognized", f"{path}: neither an Ed25519 nor an ML-DSA-44 private key"
-            )
-        return {
-            "path": path,
-            "kind": "ML-DSA-44 private key (a witness's)",
-            "key_id": _stem(path),
-            "publisher_id": None,
-            "public_key_base64": None,
-            "vkeys": [] if name is None else [cosigner_vkey(name, ML_DSA_44, public_raw)],
-            "publisher_document": None,
-        }
-    return _description(
-        path=path,
-        kind="Ed25519 private key (publisher, log or witness; its secret is not printed)",
-        key_id=_stem(path),
-        publisher_id=None,
-        public_raw=public_raw,
-        name=name,
-        publisher_document=_beside(path, Ed25519PublicKey(public_raw).b64),
-    )
+    if type(private).__name__ != "MLDSA44PrivateKey":
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{path}: neither an Ed25519 nor an ML-DSA-44 private key"
+        )
+    return {
+        "path": path,
+        "kind": "ML-DSA-44 private key (a witness's)",
+        "key_id": _stem(path),
+        "publisher_id": None,
+        "public_key_base64": None,
+        "vkeys": [] if name is None else [cosigner_vkey(name, ML_DSA_44, public_raw)],
+        "publisher_document": None,
+    }
 
 
 def _description(

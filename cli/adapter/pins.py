@@ -16,7 +16,7 @@ from typing import Any, Final, TypeVar
 import click
 from affidavit.attest.host import read_capped, utc_now
 from affidavit.attest.publishing import publish
-from affidavit.cli._common import emit, emit_json, json_option, labelled
+from affidavit.cli._common import emit, json_option, labelled
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, lint_contract
@@ -311,10 +311,11 @@ def pins_check(  # noqa: PLR0917
         searched=searched,
     )
     skipped = list(scan.skipped)
-    if as_json:
-        emit_json({**result.to_json(CHECK_FLAGS), "pin_file": pin_file, "skipped_files": skipped})
-    else:
-        _print_check(pin_file, result, skipped)
+    emit(
+        as_json,
+        {**result.to_json(CHECK_FLAGS), "pin_file": pin_file, "skipped_files": skipped},
+        *_check_lines(pin_file, result, skipped),
+    )
     failing = [f"{v.adapter_id}@{v.adapter_version}" for v in result.pins if not v.holds]
     if result.exit_code == 1:
         raise errors.ContractError(
@@ -345,22 +346,18 @@ def _marks(result: PinCheckReport) -> list[str]:
     ]
 
 
-def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> None:
-    click.echo(f"pins check: {pin_file} ({len(result.pins)} pins)")
+def _check_lines(pin_file: str, result: PinCheckReport, skipped: list[str]) -> list[str]:
+    lines = [f"pins check: {pin_file} ({len(result.pins)} pins)"]
     for verdict, mark in zip(result.pins, _marks(result), strict=True):
         label = f"{verdict.adapter_id}@{verdict.adapter_version}"
         sources = ", ".join(verdict.sources) or "no source"
-        click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
-        for line in render_problems(verdict.problems, CHECK_FLAGS):
-            click.echo(f"          problem: {line}")
-        for line in render_problems(verdict.notes, CHECK_FLAGS):
-            click.echo(f"          note: {line}")
-    for line in render_problems(result.problems, CHECK_FLAGS):
-        click.echo(f"  problem: {line}")
-    notes = render_problems(result.notes, CHECK_FLAGS)
-    for line in (*notes, *(f"skipped {s}" for s in skipped)):
-        click.echo(f"  note: {line}")
-    click.echo(f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})")
+        lines.append(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
+        lines += [f"{' ' * 10}problem: {p}" for p in render_problems(verdict.problems, CHECK_FLAGS)]
+        lines += [f"{' ' * 10}note: {n}" for n in render_problems(verdict.notes, CHECK_FLAGS)]
+    lines += [f"  problem: {p}" for p in render_problems(result.problems, CHECK_FLAGS)]
+    lines += [f"  note: {n}" for n in render_problems(result.notes, CHECK_FLAGS)]
+    lines += [f"  note: skipped {s}" for s in skipped]
+    return [*lines, f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})"]
 
 
 def _freshness_problems(

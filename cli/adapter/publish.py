@@ -438,19 +438,15 @@ def list_command(source: str | None, registry_url: str | None, as_json: bool) ->
         source = source or DEFAULT_MANIFEST
         document = read_manifest(source)
     rows = contracts_of(document)
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "manifest": source,
-                "manifest_version": document.get("manifest_version"),
-                "publisher_id": document.get("publisher_id"),
-                "entry_count": len(rows),
-                "contracts": rows,
-                "verified": False,
-            }
-        )
-        return
+    listing = {
+        "ok": True,
+        "manifest": source,
+        "manifest_version": document.get("manifest_version"),
+        "publisher_id": document.get("publisher_id"),
+        "entry_count": len(rows),
+        "contracts": rows,
+        "verified": False,
+    }
     header = ("STATUS", "ADAPTER", "VERSION", "CHANNEL", "CONTRACT_HASH", "REPLACED_BY")
     table = [header] + [
         (
@@ -464,11 +460,15 @@ def list_command(source: str | None, registry_url: str | None, as_json: bool) ->
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    click.echo(
+    emit(
+        as_json,
+        listing,
+        *(
+            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in table
+        ),
         f"{len(rows)} entries from {source} (publisher {document.get('publisher_id', '?')}); "
-        "not verified: run `affidavit adapter manifest verify`."
+        "not verified: run `affidavit adapter manifest verify`.",
     )
 
 

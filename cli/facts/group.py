@@ -47,67 +47,25 @@ def facts() -> None:
 # Reading inputs ---------------------------------------------------------------------------
 
 
-def read_documents(
-    source: str, refused: list[errors.AffidavitError] | None = None
-) -> list[tuple[str, Any]]:
-    """``(label, document)`` for each fact in ``source``. With ``refused``, every JSON Line that
-    is not strict JSON is appended there; without it they are raised (one as itself, several
-    together).
+def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
+    """``(label, document)`` for each fact of ``source`` (one object, an array, or JSON Lines),
+    and each parsed (export records ``{fact_hash, fact}`` unwrapped). Every bad line and fact is
+    found before any is raised.
 
     Raises:
-        ``json.*``: a document (or line) is not strict JSON; the message names the line.
-        ``fact.batch_invalid``: several lines are not strict JSON.
-    """
-    data = read_input(source)
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    if not lines:
-        return []  # an empty input: the caller says "no facts read"
-    try:
-        value = loads(data)
-    except errors.ParseError as e:
-        if e.code != "json.trailing_data" and len(lines) < 2:
-            if not e.message.startswith(f"{source}:"):  # issue 33: name the file
-                e.message = f"{source}: {e.message}"
-                e.details.setdefault("source", source)
-            raise
-        value = None  # JSON Lines with a bad line: every line is read and every bad one named
-    if isinstance(value, list):
-        return [(f"{source} item {index + 1}", item) for index, item in enumerate(value)]
-    if value is not None:
-        return [(source, value)]
-    from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
-
-    documents = []
-    bad: list[errors.AffidavitError] = [] if refused is None else refused
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            documents.append((f"{source} line {number}", loads(line)))
-        except errors.ParseError as e:  # every bad line is reported, not only the first
-            e.message = f"{source} line {number}: {e.message}"
-            bad.append(e)
-    if bad and refused is None:
-        raise bad[0] if len(bad) == 1 else batch_error(bad)
-    return documents
-
-
-def parse_documents(
-    documents: Sequence[tuple[str, Any]], refused: Sequence[errors.AffidavitError] = ()
-) -> list[Fact]:
-    """Every document as a fact (export records ``{fact_hash, fact}`` unwrapped), all checked
-    before anything is refused (``refused``: lines already found unreadable come first).
-
-    Raises:
-        ``fact.invalid``, ``fact.derived_from_malformed``, ``canonical.*``: the one bad fact,
-            labelled.
-        ``fact.batch_invalid``: two or more bad facts.
+        ``fact.input_empty``: no facts at all.
+        ``json.*``, ``fact.invalid``, ``canonical.*``: the one bad line or fact, labelled.
+        ``fact.batch_invalid``: several.
     """
     from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
     from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
+    documents, bad = _read_documents(source)
+    if not documents and not bad:
+        raise errors.LineageError(
+            "fact.input_empty", f"{source}: no facts read (the input is empty)"
+        )
     parsed = []
-    bad = list(refused)
     for label, document in documents:
         try:
             parsed.append(parse_fact(split_record(document)[1], what=label))
@@ -117,24 +75,45 @@ def parse_documents(
             bad.append(e)
     if bad:
         raise bad[0] if len(bad) == 1 else batch_error(bad)
-    return parsed
+    return documents, parsed
 
 
-def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
-    """Read and parse every fact of ``source``, reporting every bad line and fact.
+def _read_documents(
+    source: str,
+) -> tuple[list[tuple[str, Any]], list[errors.AffidavitError]]:
+    """The documents of ``source`` and, for JSON Lines, every line that is not strict JSON.
 
     Raises:
-        ``fact.input_empty``: no facts at all.
-        ``json.*``, ``fact.invalid``, ``canonical.*``: the one bad line or fact.
-        ``fact.batch_invalid``: several.
+        ``json.*``: a single document is not strict JSON.
     """
-    refused: list[errors.AffidavitError] = []
-    documents = read_documents(source, refused)
-    if not documents and not refused:
-        raise errors.LineageError(
-            "fact.input_empty", f"{source}: no facts read (the input is empty)"
-        )
-    return documents, parse_documents(documents, refused)
+    data = read_input(source)
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return [], []  # an empty input: the caller says "no facts read"
+    try:
+        value = loads(data)
+    except errors.ParseError as e:
+        if e.code != "json.trailing_data" and len(lines) < 2:
+            if not e.message.startswith(f"{source}:"):  # issue 33: name the file
+                e.message = f"{source}: {e.message}"
+                e.details.setdefault("source", source)
+            raise
+    else:
+        if isinstance(value, list):
+            return [(f"{source} item {index + 1}", item) for index, item in enumerate(value)], []
+        if value is not None:  # a JSON null is read as one line, as JSON Lines are
+            return [(source, value)], []
+    documents = []  # JSON Lines with a bad line: every line is read and every bad one named
+    bad: list[errors.AffidavitError] = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            documents.append((f"{source} line {number}", loads(line)))
+        except errors.ParseError as e:
+            e.message = f"{source} line {number}: {e.message}"
+            bad.append(e)
+    return documents, bad
 
 
 def open_source(path: str) -> FactSource:

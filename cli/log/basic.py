@@ -252,15 +252,9 @@ def _witnessed(
         cosigned = recorded if recorded is not None else note + "".join(dict.fromkeys(lines))
     count = sum(report.ok for report in reports)
     met = required is None or count >= required
+    witnessed = [report.to_json() for report in reports]
     if as_json:
-        emit_json(
-            {
-                "ok": met,
-                "checkpoint": cosigned,
-                "cosigned_by": count,
-                "witnesses": [report.to_json() for report in reports],
-            }
-        )
+        emit_json({"ok": met, "checkpoint": cosigned, "cosigned_by": count, "witnesses": witnessed})
     else:
         click.echo(cosigned, nl=False)
         for report in reports:
