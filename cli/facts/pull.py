@@ -1,12 +1,9 @@
 """``affidavit facts pull URL --out FILE.jsonl``: a Stigmem node's facts, ready to audit.
 
-Pages through the node's ``GET /v1/facts`` (cursor, 500 a page), maps each record to a fact
-(docs/formats.md "Facts", "Stigmem node shapes"), checks each record's own ``cid`` against the CID
-v2 computed from its content, maps node ids and CID references to FactHashes, and writes one
-fact per line (RFC 8785), which ``facts add`` and ``facts audit`` take unchanged.
-
-Exit 0: every record became a fact and every CID agreed; 1: findings (each listed; the facts
-that could be mapped are still written); 2: the node could not be read, or bad arguments.
+Pages through the node's ``GET /v1/facts``, maps each record to a fact (docs/formats.md "Facts",
+"Stigmem node shapes"), checks its ``cid`` against the CID v2 of its content, and writes one fact
+per line (RFC 8785), what ``facts add`` and ``facts audit`` take. Exit 1: findings (each listed;
+the facts that could be mapped are still written).
 """
 
 from __future__ import annotations
