@@ -22,7 +22,14 @@ from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64, parse_key_bytes
 from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
 
-__all__ = ["folder_files", "read_key_file", "read_trust", "trust_options"]
+__all__ = [
+    "folder_files",
+    "read_folder",
+    "read_key_file",
+    "read_key_path",
+    "read_trust",
+    "trust_options",
+]
 
 # The trust options, in the order --help lists them (module docstring); the command receives them
 # as keyword arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``,
@@ -179,12 +186,17 @@ def folder_files(path: str) -> tuple[list[str], list[Skipped]]:
     return candidates, skipped
 
 
+def read_key_path(path: str, *, windows: bool = False) -> TrustRoot:
+    """A key file, or a folder of them (:func:`read_key_file`, :func:`read_folder`)."""
+    if os.path.isdir(path):
+        return read_folder(path, windows=windows)
+    return read_key_file(path, windows=windows)
+
+
 def _vkey(value: str, *, windows: bool) -> TrustRoot:
     # --vkey: a verifier key string, or (as scripts have it) a key file or folder.
-    if os.path.isdir(value):
-        return read_folder(value, windows=windows)
-    if os.path.isfile(value):
-        return read_key_file(value, windows=windows)
+    if os.path.isdir(value) or os.path.isfile(value):
+        return read_key_path(value, windows=windows)
     from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
 
     verifier = parse_verifier_key(value)  # key.vkey_malformed says what is wrong

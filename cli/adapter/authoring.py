@@ -91,8 +91,7 @@ def _hash_lines(hashes: ContractHashes | ContractReport) -> list[str]:
     ]
 
 
-# ---------------------------------------------------------------------------------------------
-# scaffold
+# -- scaffold -------------------------------------------------------------------------------------
 
 
 def _scaffold_fields(fields: str) -> list[str]:
@@ -177,8 +176,7 @@ def scaffold(
     _emit(document, as_json, output_format, [f"wrote {target}", *_hash_lines(hashes)])
 
 
-# ---------------------------------------------------------------------------------------------
-# lint
+# -- lint -----------------------------------------------------------------------------------------
 
 
 def _lint_text(source: str, report: ContractReport) -> list[str]:
@@ -200,8 +198,7 @@ def lint(output_format: str | None, as_json: bool, path: str) -> None:
     _exit(0 if report.ok else 1)
 
 
-# ---------------------------------------------------------------------------------------------
-# bump
+# -- bump -----------------------------------------------------------------------------------------
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -250,8 +247,7 @@ def bump(path: str, adapter_version: str, output_format: str | None, as_json: bo
     _emit(document, as_json, output_format, text)
 
 
-# ---------------------------------------------------------------------------------------------
-# diff
+# -- diff -----------------------------------------------------------------------------------------
 
 
 def _kind(field: str) -> str:

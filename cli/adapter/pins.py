@@ -71,8 +71,7 @@ def _verified_manifest(
     return document, verify_manifest(document, public_key=key, publisher_document_used=used)
 
 
-# ------------------------------------------------------------------------------------------
-# adapter pin
+# -- adapter pin ----------------------------------------------------------------------------------
 
 
 @click.command("pin")
@@ -193,8 +192,7 @@ def _pin_identity(
     return str(found[0]), str(found[1]), contract_hash(declaration)
 
 
-# ------------------------------------------------------------------------------------------
-# adapter pins check (the CI gate)
+# -- adapter pins check (the CI gate) -------------------------------------------------------------
 
 
 @click.group("pins")

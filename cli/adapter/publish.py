@@ -64,8 +64,7 @@ def _write_json(path: str, document: Any) -> None:
     atomic_write(path, (json.dumps(document, indent=2) + "\n").encode("ascii"))
 
 
-# ------------------------------------------------------------------------------------------
-# adapter attest
+# -- adapter attest -------------------------------------------------------------------------------
 
 
 def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
@@ -173,8 +172,7 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     )
 
 
-# ------------------------------------------------------------------------------------------
-# adapter manifest build | verify | verify-entry
+# -- adapter manifest build | verify | verify-entry -----------------------------------------------
 
 
 @click.group("manifest")
@@ -405,8 +403,7 @@ def manifest_verify_entry(
         raise errors.ContractError("manifest.verification_failed", f"{entry}: {statuses}")
 
 
-# ------------------------------------------------------------------------------------------
-# adapter list
+# -- adapter list ---------------------------------------------------------------------------------
 
 
 @click.command("list")
@@ -479,8 +476,7 @@ def _marker(row: Mapping[str, Any]) -> str:
     return status.upper() if status in ("deprecated", "revoked") else status
 
 
-# ------------------------------------------------------------------------------------------
-# adapter lifecycle
+# -- adapter lifecycle ----------------------------------------------------------------------------
 
 
 @click.command("lifecycle")

@@ -22,7 +22,7 @@ from affidavit.cli._common import (
     signing_key_option,
 )
 from affidavit.cli._group import LazyGroup
-from affidavit.cli._trust import read_folder, read_key_file
+from affidavit.cli._trust import read_folder, read_key_path
 from affidavit.cli.render.lineage import FORMATS, Format, render
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -148,8 +148,7 @@ def _checker(paths: Sequence[str]) -> Any:
 
     keys = {}
     for path in paths:  # a key file, or a folder of them (--trusted-keys everywhere, ADR 0016)
-        root = read_folder(path) if os.path.isdir(path) else read_key_file(path)
-        for trusted in root.keys:
+        for trusted in read_key_path(path).keys:
             keys[_key_id_of(trusted.source, trusted.document)] = trusted.key
     return TrustedFactKeys(keys).check
 
