@@ -72,7 +72,12 @@ def generate(  # noqa: PLR0917 - click passes options positionally
     if kind == "witness":
         if publisher_id is not None or manifest_url is not None:
             raise errors.UsageError("--publisher-id and --manifest-url are for publisher keys")
-        _generate_witness(Path(directory), key_id, ml_dsa=ml_dsa, name=name, as_json=as_json)
+        if not _KEY_ID.match(key_id):  # the rule of publisher key ids (attest/keyring.py)
+            raise errors.UsageError(f"key id {key_id!r} must match {_KEY_ID.pattern} (a file name)")
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        ml_file = folder / f"{key_id}.mldsa" if ml_dsa else None
+        write_witness_keys(folder / f"{key_id}.key", ml_file, name, as_json=as_json)
         return
     if ml_dsa or name is not None:
         raise errors.UsageError("--ml-dsa and --name are for --kind witness")
@@ -100,17 +105,6 @@ def generate(  # noqa: PLR0917 - click passes options positionally
         f"public key   {written.public_key_file}  {written.public_key.b64}",
         f"publisher    {written.publisher_document}",
     )
-
-
-def _generate_witness(
-    folder: Path, key_id: str, *, ml_dsa: bool, name: str | None, as_json: bool
-) -> None:
-    if not _KEY_ID.match(key_id):  # the rule of publisher key ids (attest/keyring.py)
-        raise errors.UsageError(f"key id {key_id!r} must match {_KEY_ID.pattern} (a file name)")
-    folder.mkdir(parents=True, exist_ok=True)
-    ed_file = folder / f"{key_id}.key"
-    ml_file = folder / f"{key_id}.mldsa" if ml_dsa else None
-    write_witness_keys(ed_file, ml_file, name, as_json=as_json)
 
 
 @keys.command("inspect")
