@@ -107,26 +107,20 @@ def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:
     ctx.exit(error.exit_code)
 
 
-# verb -> (module, attribute), per group; each area adds its own line. Kept sorted within an area.
-
-# ``affidavit adapter``: author, lint, publish and pin AdapterContracts (seed 003).
+# verb -> (module, attribute), per group (each group's help says what its verbs do).
 ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
-    # Authoring (seed 003 "Scaffold", "Lint", "bump", "diff").
+    "attest": ("affidavit.cli.adapter.publish", "attest"),
     "bump": ("affidavit.cli.adapter.authoring", "bump"),
     "diff": ("affidavit.cli.adapter.authoring", "diff"),
-    "lint": ("affidavit.cli.adapter.authoring", "lint"),
-    "scaffold": ("affidavit.cli.adapter.authoring", "scaffold"),
-    # Publication and pinning (seed 003 "Manifest and pinning"): owned by the publication area;
-    # `manifest` (build|verify) and `pins` (check) are click groups there.
-    "attest": ("affidavit.cli.adapter.publish", "attest"),
     "lifecycle": ("affidavit.cli.adapter.publish", "lifecycle"),
+    "lint": ("affidavit.cli.adapter.authoring", "lint"),
     "list": ("affidavit.cli.adapter.publish", "list_command"),
     "manifest": ("affidavit.cli.adapter.publish", "manifest"),
     "pin": ("affidavit.cli.adapter.pins", "pin"),
     "pins": ("affidavit.cli.adapter.pins", "pins"),
+    "scaffold": ("affidavit.cli.adapter.authoring", "scaffold"),
 }
 
-# ``affidavit log``: the transparency log.
 LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "append": ("affidavit.cli.log.basic", "append"),
     "consistency": ("affidavit.cli.log.basic", "consistency"),
@@ -141,24 +135,15 @@ LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "vkey": ("affidavit.cli.log.basic", "vkey"),
 }
 
-# ``affidavit verify``: the offline verifier. Exit codes: 0 verified, 1 not verified, 2 unreadable
-# input or usage.
 VERIFY_COMMANDS: dict[str, tuple[str, str]] = {
-    # --- anchor receipts and RFC 3161 tokens (docs/adr/0010-rfc3161-tokens.md)
     "anchor": ("affidavit.cli.verify.anchor", "anchor"),
-    # --- owned by the bundle/attestation area
     "attestation": ("affidavit.cli.verify.bundle", "attestation"),
     "bundle": ("affidavit.cli.verify.bundle", "bundle"),
-    # --- crypto primitives
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
-    "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
-    # --- DSSE envelopes and in-toto Statements (ours and the ecosystem's)
     "dsse": ("affidavit.cli.verify.dsse", "dsse"),
-    # --- transformation receipts (seed 004): one receipt, or a folder of them
+    "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
     "receipt": ("affidavit.cli.verify.receipt", "receipt"),
-    # --- SCITT Transparent Statements and their COSE Receipts (issue 25)
     "scitt": ("affidavit.cli.verify.scitt", "scitt"),
-    # --- C2SP transparency-log proofs under a tlog-policy
     "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
 }
 
