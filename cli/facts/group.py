@@ -7,7 +7,8 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -116,8 +117,10 @@ def _read_documents(
     return documents, bad
 
 
-def open_source(path: str) -> FactSource:
-    """The fact store at ``path``: SQLite when it has the SQLite header, else JSON Lines.
+@contextmanager
+def open_source(path: str) -> Iterator[FactSource]:
+    """The fact store at ``path``, closed afterwards: SQLite when it has the SQLite header, else
+    JSON Lines.
 
     Raises:
         ``io.unreadable``: no such file, or it cannot be read.
@@ -130,15 +133,23 @@ def open_source(path: str) -> FactSource:
 
     if not os.path.isfile(path):
         raise errors.ParseError("io.unreadable", f"{path}: no such file")
+    source: FactSource
     if is_sqlite_file(path):
-        return FactStore.open(path)
-    try:  # mapped, not read: the source keeps offsets, so a large export costs no memory
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return JsonlFactSource(b"", path)  # an empty file cannot be mapped
-            return JsonlFactSource(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), path)
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from e
+        source = FactStore.open(path)
+    else:
+        try:  # mapped, not read: the source keeps offsets, so a large export costs no memory
+            with open(path, "rb") as handle:
+                empty = os.fstat(handle.fileno()).st_size == 0  # which cannot be mapped
+                data = b"" if empty else mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from e
+        source = JsonlFactSource(data, path)
+    try:
+        yield source
+    finally:
+        close = getattr(source, "close", None)
+        if callable(close):
+            close()
 
 
 def _checker(paths: Sequence[str]) -> Any:
@@ -324,11 +335,8 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     check_depth(depth)
     scopes = _parse_scopes(readable_scopes)
     checker = _checker(trusted_keys)
-    source = open_source(store_path)
-    try:
+    with open_source(store_path) as source:
         result = walk(source, root, depth=depth, readable_scopes=scopes, check_signature=checker)
-    finally:
-        _close(source)
     sys.stdout.write(render(result, "json" if as_json else form))
     sys.stdout.flush()
 
@@ -375,15 +383,12 @@ def audit_command(  # noqa: PLR0917 - click passes options positionally by name
         raise errors.UsageError("--receipt-trusted-keys applies only with --receipts")
     checker = _checker(trusted_keys)
     receipt_check = _receipt_checker(receipts_dir, receipt_keys_dir)
-    source = open_source(store_path)
-    try:
+    with open_source(store_path) as source:
         if isinstance(source, FactStore) and checker is None:
             report = source.audit(jobs=jobs)
         else:  # signatures need each Fact here; JSON Lines has no ranges to share out
             report = audit(source, check_signature=checker)
         receipts = None if receipt_check is None else _check_receipts(source, receipt_check)
-    finally:
-        _close(source)
     if report.facts == 0 and report.ok:
         # Nothing was checked, so nothing can be called ok.
         raise errors.LineageError(
@@ -490,9 +495,3 @@ def _parse_scopes(text: str | None) -> frozenset[str] | None:
             f"unknown scope(s) {', '.join(unknown)}; choose from {', '.join(sorted(SCOPES))}"
         )
     return scopes
-
-
-def _close(source: FactSource) -> None:
-    close = getattr(source, "close", None)
-    if callable(close):
-        close()
