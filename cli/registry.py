@@ -65,16 +65,17 @@ _database_url_option = click.option(
     help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
     "[default: $AFFIDAVIT_DATABASE_URL, else DATA_DIR/registry.db].",
 )
-# The store every operations command works on.
+# The store every operations command works on: the command takes them as ``**store``, for
+# :func:`_settings`.
 _store_options = option_group(_data_dir_option("The registry's data folder."), _database_url_option)
 
 
-def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[Any], _T]) -> _T:
+def _on_tables(store: dict[str, Any], call: Callable[[Any], _T]) -> _T:
     """``call`` of the store's registry tables (``open_tables``' key binding checks), closed
     afterwards."""
     from affidavit.registry.db import open_tables  # noqa: PLC0415 - lazy: ~50 ms, only the keys commands
 
-    settings = _settings(data_dir=data_dir, database_url=database_url)
+    settings = _settings(**store)
     tables = open_tables(settings.database, key_dir=settings.key_dir)
     try:
         return call(tables)
@@ -213,13 +214,12 @@ def keys() -> None:
 @click.option("--label", default="", help="A note for people (not secret).")
 @_store_options
 @json_option
-def keys_create(  # noqa: PLR0917 - click passes options positionally
+def keys_create(
     scopes: tuple[str, ...],
     publishers: tuple[str, ...],
     label: str,
-    data_dir: Path | None,
-    database_url: str | None,
     as_json: bool,
+    **store: Any,
 ) -> None:
     """Create an API key. The token is printed once; only its SHA-256 is stored.
 
@@ -256,7 +256,7 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
         publishers=bound,
     )
     stamp = format_utc(utc_now())
-    _on_tables(data_dir, database_url, lambda tables: tables.add_api_key(key, stamp))
+    _on_tables(store, lambda tables: tables.add_api_key(key, stamp))
     document = {
         "key_id": key.key_id,
         "scopes": list(checked),
@@ -289,15 +289,14 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
 def keys_bind(
     key_id: str,
     publishers: tuple[str, ...],
-    data_dir: Path | None,
-    database_url: str | None,
     as_json: bool,
+    **store: Any,
 ) -> None:
     """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
     from affidavit.registry.auth import parse_publisher  # noqa: PLC0415 - lazy: ~7 ms, only the keys commands
 
     bound = [parse_publisher(p) for p in publishers]
-    found = _on_tables(data_dir, database_url, lambda tables: tables.bind_api_key(key_id, bound))
+    found = _on_tables(store, lambda tables: tables.bind_api_key(key_id, bound))
     if not found:
         raise errors.UsageError(f"no active API key {key_id}")
     emit(as_json, {"key_id": key_id, "publishers": bound}, f"bound {key_id} to {', '.join(bound)}")
@@ -306,9 +305,9 @@ def keys_bind(
 @keys.command("list")
 @_store_options
 @json_option
-def keys_list(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def keys_list(as_json: bool, **store: Any) -> None:
     """List key ids, scopes and labels (never tokens or digests)."""
-    listed = _on_tables(data_dir, database_url, lambda tables: tables.list_api_keys())
+    listed = _on_tables(store, lambda tables: tables.list_api_keys())
     emit(
         as_json,
         {"keys": listed},
@@ -324,11 +323,9 @@ def keys_list(data_dir: Path | None, database_url: str | None, as_json: bool) ->
 @click.argument("key_id")
 @_store_options
 @json_option
-def keys_revoke(
-    key_id: str, data_dir: Path | None, database_url: str | None, as_json: bool
-) -> None:
+def keys_revoke(key_id: str, as_json: bool, **store: Any) -> None:
     """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
-    found = _on_tables(data_dir, database_url, lambda tables: tables.revoke_api_key(key_id))
+    found = _on_tables(store, lambda tables: tables.revoke_api_key(key_id))
     if not found:
         raise errors.UsageError(f"no API key {key_id}")
     emit(as_json, {"key_id": key_id, "revoked": True}, f"revoked {key_id}")
@@ -386,18 +383,18 @@ def publish(contract: str, registry_url: str | None, api_key: str | None, as_jso
 # -- operations: migrate, export, import (docs/postgresql.md) ---------------------------------
 
 
-def _store_location(data_dir: Path | None, database_url: str | None) -> str:
-    return str(_settings(data_dir=data_dir, database_url=database_url).database)
+def _store_location(store: dict[str, Any]) -> str:
+    return str(_settings(**store).database)
 
 
 @registry.command("migrate")
 @_store_options
 @json_option
-def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def migrate(as_json: bool, **store: Any) -> None:
     """Bring the store's schemas to this version (the service also does it at start)."""
     from affidavit.registry.dump import migrate_store  # noqa: PLC0415 - lazy: only here
 
-    versions = migrate_store(_store_location(data_dir, database_url))
+    versions = migrate_store(_store_location(store))
     emit(
         as_json,
         {"ok": True, "schema": versions},
@@ -408,7 +405,7 @@ def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
 @registry.command("check")
 @_store_options
 @json_option
-def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def check(as_json: bool, **store: Any) -> None:
     """List stored records the registry cannot index or read (exit 1 when there are any).
 
     Reads every fact and contract row in one snapshot and writes nothing; the service starts and
@@ -416,7 +413,7 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
     """
     from affidavit.registry.integrity import check_location  # noqa: PLC0415 - lazy: only here
 
-    report = check_location(_store_location(data_dir, database_url))
+    report = check_location(_store_location(store))
     verdict = "ok" if report.ok else f"{len(report.problems)} records cannot be indexed or read"
     emit(
         as_json,
@@ -432,7 +429,7 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
 @registry.command("reindex")
 @_store_options
 @json_option
-def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def reindex(as_json: bool, **store: Any) -> None:
     """Rebuild the lookup index from the log's own entries (GET /v1/lookup).
 
     Empties the index, then files every leaf again, 1,000 per transaction; a running registry
@@ -441,11 +438,11 @@ def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
     from affidavit.attest.stores.store import Store  # noqa: PLC0415 - lazy: only here
     from affidavit.registry.lookup import reindex as rebuild  # noqa: PLC0415 - lazy: only here
 
-    store = Store.at(_store_location(data_dir, database_url))
+    opened = Store.at(_store_location(store))
     try:
-        report = rebuild(store)
+        report = rebuild(opened)
     finally:
-        store.close()
+        opened.close()
     emit(
         as_json,
         {"ok": True, **report},
@@ -458,16 +455,14 @@ def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @_store_options
 @json_option
-def export_command(
-    directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
-) -> None:
+def export_command(directory: Path, as_json: bool, **store: Any) -> None:
     """Write a portable, signed dump of the store into the new folder DIRECTORY.
 
     The manifest is signed with the registry's key (DATA_DIR/keys/<key-id>.key), the log's key.
     """
     from affidavit.registry.dump import export_store  # noqa: PLC0415 - lazy: only here
 
-    settings = _settings(data_dir=data_dir, database_url=database_url)
+    settings = _settings(**store)
     key = _registry_key(
         settings,
         "{path}: no registry key to sign the export with (the registry makes it on its first"
@@ -497,10 +492,9 @@ def export_command(
 @json_option
 def import_command(
     directory: Path,
-    data_dir: Path | None,
-    database_url: str | None,
     log_key: str | None,
     as_json: bool,
+    **store: Any,
 ) -> None:
     """Prove a dump under the trusted log key, then restore it into an empty store.
 
@@ -510,7 +504,7 @@ def import_command(
     """
     from affidavit.registry.dump import import_store  # noqa: PLC0415 - lazy: only here
 
-    settings = _settings(data_dir=data_dir, database_url=database_url)
+    settings = _settings(**store)
     trusted = _trusted_log_key(settings, log_key)
     result = import_store(str(settings.database), directory, trusted_key=trusted)
     emit(
