@@ -353,13 +353,9 @@ def manifest_verify(  # noqa: PLR0917
     is 1 unless --allow-unsigned is given.
     """
     document = read_manifest(target)
-    fetch_url = None
-    if fetch_publisher is not None:
-        fetch_url = (
-            fetch_publisher
-            if fetch_publisher != "-"
-            else from_publisher_document or well_known_url(target, document)
-        )
+    fetch_url = fetch_publisher  # a bare --fetch-publisher: the peer's flag, else .well-known
+    if fetch_publisher == "-":
+        fetch_url = from_publisher_document or well_known_url(target, document)
     key, used = resolve_key(
         public_key_base64, publisher_doc, fetch_url=fetch_url, manifest=document
     )

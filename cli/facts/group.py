@@ -195,17 +195,23 @@ class _Drawing(click.Choice):  # type: ignore[type-arg]
         return f"[{'|'.join(self.shown)}]"
 
 
-def _store_and_source(store: str | None, paths: tuple[str, ...], verb: str) -> tuple[str, ...]:
-    """``--store DB`` and the operands, or the old positional ``DB`` first (kept for scripts,
-    issue 33): the store, then the rest."""
-    if store is not None:
-        return (store, *paths)
-    if not paths:
+def _store_and_source(
+    store: str | None, paths: tuple[str, ...], verb: str, *, sources: int
+) -> tuple[str, ...]:
+    """``--store DB`` and ``sources`` operands, or the old positional ``DB`` first (kept for
+    scripts, issue 33): the store, then the rest."""
+    named = paths if store is None else (store, *paths)
+    if not named:
         raise errors.UsageError(
             f"facts {verb} needs --store DB (see 'affidavit facts {verb} --help')",
             code="usage.missing_argument",
         )
-    return paths
+    if len(named) != 1 + sources:
+        takes = "and one FILE|-" if sources else "only"
+        raise errors.UsageError(
+            f"facts {verb} takes --store DB {takes} (see 'affidavit facts {verb} --help')"
+        )
+    return named
 
 
 class _Operands(click.Argument):
@@ -254,12 +260,7 @@ def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]
     """Insert facts into the SQLite store --store DB (created when missing), all or none."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
-    named = _store_and_source(store_path, operands, "add")
-    if len(named) != 2:  # the store and one source
-        raise errors.UsageError(
-            "facts add takes --store DB and one FILE|- (see 'affidavit facts add --help')"
-        )
-    database, source = named
+    database, source = _store_and_source(store_path, operands, "add", sources=1)
     documents, parsed = read_facts(source)
     with FactStore.open(database, create=True) as store:
         result = store.add_batch(parsed, labels=[label for label, _ in documents], every_error=True)
@@ -469,12 +470,7 @@ def export_command(store_path: str | None, operands: tuple[str, ...], as_json: b
     stdout (what facts add reads); with --json, one document listing them."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
-    named = _store_and_source(store_path, operands, "export")
-    if len(named) != 1:
-        raise errors.UsageError(
-            "facts export takes --store DB only (see 'affidavit facts export --help')"
-        )
-    (database,) = named
+    (database,) = _store_and_source(store_path, operands, "export", sources=0)
     buffer = io.BytesIO()
     with FactStore.open(database) as store:
         count = store.export_jsonl(buffer if as_json else sys.stdout.buffer)
