@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -45,17 +45,16 @@ _SCAFFOLD_NOTE: Final = (
 )
 
 
-def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    # Deprecated, hidden: text is the default and --json the machine form (style.md §11);
-    # --format json|text is kept for the scripts written when JSON was the default.
-    return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(["json", "text"]),
-        default=None,
-        hidden=True,
-        help="Deprecated: --format json is --json; text is the default.",
-    )(f)
+# Deprecated, hidden: text is the default and --json the machine form (style.md §11);
+# --format json|text is kept for the scripts written when JSON was the default.
+_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["json", "text"]),
+    default=None,
+    hidden=True,
+    help="Deprecated: --format json is --json; text is the default.",
+)
 
 
 def _emit(

@@ -36,7 +36,9 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _command(kind: str, message: str, *, file: str | None, line: int | None, title: str) -> str:
+def _command(
+    kind: str, message: str, *, title: str, file: str | None = None, line: int | None = None
+) -> str:
     props = []
     if file:
         props.append(f"file={_property(file)}")
@@ -100,11 +102,7 @@ def render(
     """The workflow commands, the summary's Markdown and the outputs for one gate run."""
     if report is None:
         line = error_line or f"affidavit adapter pins check exited {exit_code} without a report"
-        commands = [
-            _command(
-                "error", line, file=None, line=None, title="affidavit pins check could not run"
-            )
-        ]
+        commands = [_command("error", line, title="affidavit pins check could not run")]
         summary = f"### affidavit pins check: could not run (exit {exit_code})\n\n`{line}`\n"
         outputs = {"result": "error", "exit-code": str(exit_code), **dict.fromkeys(_COUNTS, "0")}
         return commands, summary, outputs
