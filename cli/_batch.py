@@ -1,9 +1,7 @@
-"""One check over many inputs: in this process or in a process pool, in input order and in
-constant memory, with a progress bar on a terminal. Shared by ``verify bundle`` and ``verify
-receipt DIR`` (docs/adr/0023-streamed-bulk-verification.md).
-
-Nothing here imports anything heavy: ``verify bundle``'s cold start loads it
-(docs/adr/0003-cold-start.md); the pool is imported only when one is started.
+"""One check over many inputs, in this process or a process pool, in input order and constant
+memory, with a progress bar on a terminal (``verify bundle``, ``verify receipt DIR``;
+docs/adr/0023-streamed-bulk-verification.md). Nothing heavy is imported here: ``verify bundle``'s
+cold start loads it (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -34,9 +32,8 @@ def cores() -> int:
 
 
 def default_jobs(count: int, *, min_per_worker: int) -> int:
-    """How many workers ``count`` items pay for: every core, as long as each worker gets at
-    least ``min_per_worker`` items (a worker costs a process start and a verifier's set-up);
-    else fewer, down to this process alone."""
+    """How many workers ``count`` items pay for: at most every core, each with at least
+    ``min_per_worker`` items (a worker costs a process start and a verifier's set-up)."""
     return max(1, min(cores(), count // max(1, min_per_worker)))
 
 
@@ -51,13 +48,10 @@ def map_in_workers(
     chunks_per_worker: int,
 ) -> Generator[R, None, None]:
     """``work`` of each item, yielded in input order as soon as it and every item before it are
-    done.
-
-    With ``jobs`` > 1 (capped at :func:`cores`) and more than one item, in a pool of that many
-    processes, each set up by ``initializer(*initargs)`` and handed items in chunks of
-    ``len(items) // (jobs * chunks_per_worker)`` (1 to ``max_chunk``); at most a few chunks per
-    worker are out at once, so the results held wait for the printer, not for the whole run
-    (memory stays flat however many items there are). Else in this process, set up the same way.
+    done: with ``jobs`` > 1 (capped at :func:`cores`) in a pool of that many processes, each set
+    up by ``initializer(*initargs)`` and handed chunks of ``len(items) // (jobs *
+    chunks_per_worker)`` items (1 to ``max_chunk``), a few chunks per worker out at once so memory
+    stays flat; else in this process, set up the same way.
 
     Raises:
         ``io.worker_failed``: a worker process ended without giving back its chunk (killed, out
@@ -104,7 +98,6 @@ def map_in_workers(
 
 
 def _run_chunk(work: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
-    """In a worker: ``work`` of each item of one chunk."""
     return [work(item) for item in chunk]
 
 

@@ -1,12 +1,13 @@
-"""Shared pieces of the CLI: reading inputs (a path or ``-`` for stdin, with a size cap), writing
-JSON, the --json and --format options."""
+"""Shared pieces of the CLI: capped reads of a path or ``-`` (stdin), JSON output, and the options
+that mean the same to every command."""
 
 from __future__ import annotations
 
 import copy
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
@@ -23,12 +24,15 @@ __all__ = [
     "emit",
     "emit_json",
     "json_option",
+    "labelled",
     "log_write_key_option",
+    "option_group",
     "print_outcome",
     "read_artefact",
     "read_input",
     "read_json",
     "read_json_object",
+    "signing_key_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,12 +41,8 @@ MAX_ARTEFACT_BYTES: Final = 1024 * 1024 * 1024  # a receipt's source, content or
 
 
 class AliasedOption(click.Option):
-    """An option whose old spellings still parse but ``--help`` does not show: one visible name
-    per concept across the command line, the old one kept for scripts (issue 33, style.md §11).
-
-    ``aliases`` are among the option's declarations; the test walk of the click tree reads
-    them (tests/cli/test_help_texts.py) to tell the visible names from the hidden ones.
-    """
+    """An option whose old spellings (``aliases``, among its declarations) still parse but
+    ``--help`` does not show (issue 33); tests/cli/test_help_texts.py reads ``aliases``."""
 
     def __init__(self, *args: Any, aliases: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -63,12 +63,20 @@ class AliasedOption(click.Option):
         return click.Option.get_error_hint(self._shown(), ctx)
 
 
-def json_option(f: F) -> F:
-    """``--json``: one JSON document on stdout, whatever the command's default."""
-    return click.option(
-        "--json", "as_json", is_flag=True, help="Print one JSON document to stdout."
-    )(f)
+def option_group(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator adding ``options`` in the order given (``--help`` lists them so)."""
 
+    def add(f: F) -> F:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return add
+
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document to stdout."
+)
 
 # ``--api-key`` of the verbs that append to a log, local or a registry's (log append, receipt log,
 # stamp): the registry's key for POST /v1/log/entries.
@@ -79,16 +87,21 @@ log_write_key_option = click.option(
 )
 
 
+# ``--key KEYFILE`` of the verbs that sign with one Ed25519 key of the keyring.
+signing_key_option = click.option(
+    "--key", "key_file", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
+)
+
+
 def read_input(
     source: str,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     too_large: tuple[type[errors.AffidavitError], str] = (errors.ParseError, "json.too_large"),
 ) -> bytes:
-    """Read ``source`` (a path, or ``-`` for stdin) with a size cap, never more than cap + 1 bytes.
-    Over the cap is ``too_large`` (the error class and code of what was being read: a DSSE
-    envelope is ``dsse.too_large``, a CBOR statement ``cbor.too_large``), ``{"limit": max_bytes}``
-    in its details.
+    """Read ``source`` (a path, or ``-`` for stdin), never more than ``max_bytes`` + 1 bytes.
+    Over the cap is ``too_large`` (the error class and code of what was being read, e.g.
+    ``dsse.too_large``), ``{"limit": max_bytes}`` in its details.
 
     Raises:
         ``io.unreadable``: the file cannot be read.
@@ -139,8 +152,23 @@ def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
         raise
 
 
+@contextmanager
+def labelled(
+    source: str, family: type[errors.AffidavitError] = errors.ParseError, *codes: str
+) -> Iterator[None]:
+    """Prefix ``source: `` to the message of a ``family`` error raised inside (of ``codes``
+    only, when given), so a failure names the file it is about."""
+    try:
+        yield
+    except family as e:
+        if codes and e.code not in codes:
+            raise
+        e.message = f"{source}: {e.message}"
+        raise
+
+
 def emit_json(document: Any) -> None:
-    """Write ``document`` as indented JSON (key order kept) and a newline to stdout."""
+    """``document`` as indented JSON (key order kept) on stdout."""
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
 

@@ -1,11 +1,7 @@
-"""The click side of the ``affidavit`` command: the root group, the lazy group class, the one line
+"""The click side of the ``affidavit`` command: the root group, :class:`LazyGroup`, the one line
 a failure prints (:func:`format_error`, style.md §11), and the groups whose verbs live in several
-modules (``adapter``, ``log``, ``verify``), each a table.
-
-:mod:`affidavit.cli.main` runs the root group; command modules that build their own groups import
-:class:`LazyGroup` from here. Every verb is imported on first use (click's lazy subcommand
-loading), so the tables below cost nothing until a verb of theirs runs: ``affidavit verify bundle``
-imports the ``verify`` verbs' one module it needs (docs/adr/0022-click-alone.md).
+modules (``adapter``, ``log``, ``verify``), each a table. A verb's module is imported when it runs
+(docs/adr/0022-click-alone.md).
 """
 
 from __future__ import annotations
@@ -33,13 +29,10 @@ __all__ = [
 
 
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use (keeps cold start small).
-
-    It also turns any :class:`AffidavitError` into one line on stderr and its exit code, an
-    ``OSError`` into ``io.unreadable`` (exit 2), and a usage mistake click's parser catches into
-    ``usage.*`` (exit 2, :func:`usage_error`): no command ever ends in a traceback for bad input,
-    and every failure is ``error: <code>: <message>``. ``--help``, and a group called without a
-    command, still print click's help.
+    """A group whose subcommands are imported on first use, and where every failure is one line
+    ``error: <code>: <message>`` and its exit code: an :class:`AffidavitError`, an ``OSError``
+    (``io.unreadable``) or a usage mistake click's parser caught (``usage.*``). ``--help``, and a
+    group called without a command, still print click's help.
     """
 
     def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]], **kwargs: Any) -> None:
@@ -90,8 +83,7 @@ class LazyGroup(click.Group):
 
 
 def usage_error(e: click.UsageError) -> errors.UsageError:
-    """What the parser caught, as one ``usage.*`` error: the same line as every other failure
-    (style.md §11) instead of click's usage, hint and message on three lines."""
+    """What the parser caught, as one ``usage.*`` error (one line, not click's three)."""
     if isinstance(e, click.MissingParameter):
         code = "usage.missing_argument"
     elif isinstance(e, click.exceptions.NoSuchCommand):
@@ -115,36 +107,20 @@ def _fail(ctx: click.Context, error: AffidavitError) -> NoReturn:
     ctx.exit(error.exit_code)
 
 
-# verb -> (module, attribute), per group; each area adds its own line. Kept sorted within an area.
-
-# ``affidavit adapter``: author, lint, publish and pin AdapterContracts (seed 003).
+# verb -> (module, attribute), per group (each group's help says what its verbs do).
 ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
-    # Authoring (seed 003 "Scaffold", "Lint", "bump", "diff").
+    "attest": ("affidavit.cli.adapter.publish", "attest"),
     "bump": ("affidavit.cli.adapter.authoring", "bump"),
     "diff": ("affidavit.cli.adapter.authoring", "diff"),
-    "lint": ("affidavit.cli.adapter.authoring", "lint"),
-    "scaffold": ("affidavit.cli.adapter.authoring", "scaffold"),
-    # Publication and pinning (seed 003 "Manifest and pinning"): owned by the publication area;
-    # `manifest` (build|verify) and `pins` (check) are click groups there.
-    "attest": ("affidavit.cli.adapter.publish", "attest"),
     "lifecycle": ("affidavit.cli.adapter.publish", "lifecycle"),
+    "lint": ("affidavit.cli.adapter.authoring", "lint"),
     "list": ("affidavit.cli.adapter.publish", "list_command"),
     "manifest": ("affidavit.cli.adapter.publish", "manifest"),
     "pin": ("affidavit.cli.adapter.pins", "pin"),
     "pins": ("affidavit.cli.adapter.pins", "pins"),
+    "scaffold": ("affidavit.cli.adapter.authoring", "scaffold"),
 }
 
-# ``affidavit log``:
-#     log init DB --key KEYFILE --log-id ID
-#     log append DB|URL FILE... [--leaf-form raw|py-compact] [--api-key KEY]
-#     log head DB [--checkpoint [--origin O] [--witness URL#VKEY ...]] [--key KEYFILE]
-#     log vkey DB [--origin O]
-#     log consistency DB --from M [--to N]
-#     log tiles DB DIR
-#     log proof DB --index I [--inclusion [--size N]]
-#     log monitor URL --vkey VKEY --state FILE [--policy POLICY] [--entries]
-#     log rotate-key DB --new-key NEWKEY [--key OLDKEY] [--at RFC3339]
-#     log keys DB
 LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "append": ("affidavit.cli.log.basic", "append"),
     "consistency": ("affidavit.cli.log.basic", "consistency"),
@@ -159,24 +135,15 @@ LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "vkey": ("affidavit.cli.log.basic", "vkey"),
 }
 
-# ``affidavit verify``: the offline verifier. Exit codes: 0 verified, 1 not verified, 2 unreadable
-# input or usage.
 VERIFY_COMMANDS: dict[str, tuple[str, str]] = {
-    # --- anchor receipts and RFC 3161 tokens (docs/adr/0010-rfc3161-tokens.md)
     "anchor": ("affidavit.cli.verify.anchor", "anchor"),
-    # --- owned by the bundle/attestation area
     "attestation": ("affidavit.cli.verify.bundle", "attestation"),
     "bundle": ("affidavit.cli.verify.bundle", "bundle"),
-    # --- crypto primitives
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
-    "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
-    # --- DSSE envelopes and in-toto Statements (ours and the ecosystem's)
     "dsse": ("affidavit.cli.verify.dsse", "dsse"),
-    # --- transformation receipts (seed 004): one receipt, or a folder of them
+    "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
     "receipt": ("affidavit.cli.verify.receipt", "receipt"),
-    # --- SCITT Transparent Statements and their COSE Receipts (issue 25)
     "scitt": ("affidavit.cli.verify.scitt", "scitt"),
-    # --- C2SP transparency-log proofs under a tlog-policy
     "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
 }
 

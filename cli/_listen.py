@@ -1,8 +1,6 @@
-"""A bound, listening TCP socket for a server command (``registry serve``, ``witness serve``).
-
-The socket is bound before anything else starts, so a busy or invalid address is one error line
-(style.md §11), the same code from every server (``net.bind_failed``, issue 22: the same situation
-has the same code everywhere), and handed to uvicorn (``Server.run(sockets=[...])``).
+"""A bound, listening TCP socket for a server command (``registry serve``, ``witness serve``),
+bound before anything else starts so a busy or invalid address is one line, ``net.bind_failed``
+from every server, and handed to uvicorn.
 """
 
 from __future__ import annotations

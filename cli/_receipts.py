@@ -1,23 +1,20 @@
-"""Folders of transformation receipts, read for the command line: where each receipt's source and
-content are and the per-receipt work a ``--jobs`` worker runs (``verify receipt DIR``;
-docs/formats.md "Transformation receipts", bulk layout), and every receipt file of a folder
-(``facts audit --receipts DIR``, :class:`affidavit.verify.receipts.facts.ReceiptIndex`). The
-library verifies bytes; the folders, the files and the worker processes are the command line's.
+"""Folders of transformation receipts, read for the command line: the bulk layout of ``verify
+receipt DIR`` and the work of one receipt in a ``--jobs`` worker, and every receipt file of a
+folder (``facts audit --receipts DIR``). The library verifies bytes; folders, files and workers
+are the command line's (docs/formats.md "Transformation receipts", bulk layout).
 
-Layout, for ``verify receipt DIR --source-root SRC [--content-root OUT]``:
+Layout of ``verify receipt DIR --source-root SRC [--content-root OUT]``:
 
-- the receipts are the files named ``*.receipt.json`` anywhere under ``DIR``, taken in the order
-  of their paths relative to ``DIR`` (so a run's report is the same on every machine);
-- a receipt's **source** is ``SRC/<source.uri>``: ``source.uri`` must be a relative POSIX path that
-  stays inside ``SRC`` (no ``..``, not absolute, no backslash, and no symbolic link leading out);
-  otherwise the receipt is ``unreadable`` with ``receipt.layout_invalid``;
-- a receipt's **content** is ``OUT/<its path relative to DIR without .receipt.json>``; without
-  ``--content-root``, ``OUT`` is ``DIR`` itself: ``notes/a.txt.receipt.json`` sits beside
-  ``notes/a.txt``. ``receipt make --out CONTENT.receipt.json`` writes this layout;
-- declared chunks are checked by cutting the content at the declared sizes (no chunk files in bulk).
+- the receipts are the files ``*.receipt.json`` under ``DIR``, in the order of their relative
+  paths (a run's report is the same on every machine);
+- a receipt's **source** is ``SRC/<source.uri>``, a relative POSIX path that stays inside
+  ``SRC`` (no ``..``, not absolute, no backslash, no symbolic link out), else the receipt is
+  ``unreadable`` with ``receipt.layout_invalid``;
+- its **content** is ``OUT/<its relative path without .receipt.json>``, ``OUT`` defaulting to
+  ``DIR`` (``receipt make --out CONTENT.receipt.json`` writes this layout); declared chunks are
+  cut from the content at the declared sizes.
 
-A file that cannot be read (a receipt, its source, its content) makes that receipt ``unreadable``
-(exit 2) and the run goes on; the report names the files it read.
+A file that cannot be read makes that receipt ``unreadable`` (exit 2) and the run goes on.
 """
 
 from __future__ import annotations
@@ -49,7 +46,7 @@ RECEIPT_SUFFIX: Final = ".receipt.json"
 
 
 class Layout(NamedTuple):
-    """The three roots of a bulk run (module docstring)."""
+    """The three roots of a bulk run."""
 
     receipts: str
     sources: str
@@ -57,7 +54,7 @@ class Layout(NamedTuple):
 
 
 class Task(NamedTuple):
-    """One receipt of a bulk run: its path, relative path under the receipts root, the roots."""
+    """One receipt of a bulk run: its path, and relative path under the receipts root."""
 
     receipt: str
     relative: str
@@ -65,7 +62,7 @@ class Task(NamedTuple):
 
 
 def find_receipts(layout: Layout) -> list[Task]:
-    """Every ``*.receipt.json`` under ``layout.receipts``, by relative path.
+    """Every ``*.receipt.json`` under ``layout.receipts``.
 
     Raises:
         ``io.unreadable``: the receipts root is not a folder.
@@ -106,7 +103,7 @@ def _files(root: str, suffix: str) -> list[tuple[str, str]]:
 
 
 def source_path(receipt: Receipt, sources: str, *, what: str) -> str:
-    """Where the receipt's source is: ``sources/<source.uri>`` (module docstring).
+    """Where the receipt's source is: ``sources/<source.uri>``.
 
     Raises:
         ``receipt.layout_invalid``: no ``source.uri``, or one that is not a safe relative path.
@@ -134,8 +131,7 @@ _KEYS: tuple[Ed25519PublicKey, ...] = ()
 
 
 def init_worker(raw_keys: Sequence[bytes]) -> None:
-    """Set this process's trusted keys (a pool's initializer). Transformations are the default
-    set, plugins loaded once per process when a chain first names one."""
+    """Set this process's trusted keys (a pool's initializer)."""
     global _KEYS  # noqa: PLW0603 - one trust set per worker process
     _KEYS = tuple(Ed25519PublicKey(raw) for raw in raw_keys)
 

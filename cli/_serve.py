@@ -1,29 +1,19 @@
 """Running a server command's ASGI app (``registry serve``, ``witness serve``): uvicorn on the
 socket :func:`affidavit.cli._listen.listen` bound, its logs on stderr, until SIGTERM or Ctrl-C.
 
-Every server gets the same connection guard (:class:`Limits`), because uvicorn alone lets idle
-connections take a server offline: its only timers are keep-alive (after a response) and the
-app's body deadline (after the head), so a connection that never completes its request head is
-held forever, and enough of them use up the process's file descriptors:
+uvicorn alone holds a connection that never completes its request head forever, and enough of
+them use up the file descriptors, so every server gets one connection guard (:class:`Limits`):
 
-- **request-head timeout** (``header_timeout_s``, Go's ``http.Server.ReadHeaderTimeout``, nginx's
-  ``client_header_timeout``): a connection is closed unless a whole request head arrives within it,
-  counted from the connection's start, and on a kept-alive connection from the first byte of
-  each further request;
-- **connection limit** (``max_connections``): at most this many connections at once, and never
-  more than the descriptor limit (``RLIMIT_NOFILE``) less a reserve for the server's own files. A
-  connection beyond it takes the place of the oldest connection still waiting for its request
-  head; when none is waiting, the new connection is closed at once;
-- **one line per cause per second**: those closings, and accept failures (``EMFILE``...), are
-  counted and logged on ``uvicorn.error`` as one line per cause per second, never a traceback per
-  connection.
+- a **request-head timeout** (Go's ``ReadHeaderTimeout``, nginx's ``client_header_timeout``),
+  counted from the connection's start, and on a kept-alive one from a further request's first
+  byte;
+- a **connection limit**, never above ``RLIMIT_NOFILE`` less a reserve: a connection beyond it
+  takes the place of the oldest one still waiting for its head, else is closed at once;
+- **one log line per cause per second** for those closings and failed accepts (``EMFILE``...).
 
-The event loop and HTTP parser are uvloop and httptools, which the ``registry`` extra installs
-(docs/adr/0018 "The server stack"), else asyncio's loop and h11 (a plain ``pip install affidavit``
-with uvicorn added by hand, a platform without uvloop wheels): the server works either way, at
-about half the request rate, and its start-up log line says which it runs on.
-
-uvicorn is imported only when a server runs (docs/adr/0003-cold-start.md).
+uvloop and httptools (the ``registry`` extra, docs/adr/0018) run when installed, else asyncio and
+h11 at about half the rate; the start-up line says which. uvicorn is imported only when a server
+runs (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -90,10 +80,9 @@ def run(
     keep_alive_s: float = 5,
     limits: Limits = Limits(),
 ) -> None:
-    """Serve ``app`` on ``listener`` until SIGTERM or Ctrl-C (graceful shutdown, at most 10 s):
-    uvloop and httptools when installed; uvicorn's access log off (a service logs its own and
-    never headers: API keys live there) and its logging left as the command set it; every
-    connection under ``limits`` (module docstring)."""
+    """Serve ``app`` on ``listener`` until SIGTERM or Ctrl-C (graceful shutdown, at most 10 s),
+    every connection under ``limits``. uvicorn's access log is off: a service logs its own, never
+    headers (API keys live there)."""
     import uvicorn  # noqa: PLC0415 - lazy: the server stack (~100 ms) only for serve
 
     guard = _Guard(limits.header_timeout_s, connection_cap(limits.max_connections))
@@ -124,7 +113,6 @@ def run(
 
 
 def stderr_handler(form: str) -> logging.Handler:
-    """A handler writing records to stderr as ``form`` (a :class:`logging.Formatter` format)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(form))
     return handler
@@ -177,8 +165,8 @@ def json_lines_everywhere(*names: str) -> logging.Handler:
 
 
 def send_logs(handler: logging.Handler, *names: str) -> None:
-    """The loggers ``names`` write through ``handler`` only, from INFO up; ``uvicorn.error``
-    propagates to ``uvicorn`` (name that one among them)."""
+    """The loggers ``names`` write through ``handler`` only, from INFO up (``uvicorn.error``
+    through ``uvicorn``)."""
     for name in names:
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
@@ -188,8 +176,7 @@ def send_logs(handler: logging.Handler, *names: str) -> None:
 
 
 def _stack_line(loop: str, parser: str) -> str:
-    """The start-up log line naming the event loop and the HTTP parser a server runs on (with
-    their versions), and what to install when they are not the fast ones (docs/adr/0018)."""
+    """The start-up log line: event loop and HTTP parser, and what to install for the fast ones."""
     line = f"server: event loop {loop}, HTTP parser {parser}"
     if not (loop.startswith("uvloop") and parser.startswith("httptools")):
         line += " (install the registry extra, 'affidavit[registry]', for uvloop and httptools)"
@@ -197,7 +184,6 @@ def _stack_line(loop: str, parser: str) -> str:
 
 
 def _named(distribution: str) -> str:
-    """``distribution`` and its installed version, or the name alone when it has no metadata."""
     try:
         return f"{distribution} {importlib.metadata.version(distribution)}"
     except importlib.metadata.PackageNotFoundError:
@@ -205,9 +191,7 @@ def _named(distribution: str) -> str:
 
 
 def _loop_factory() -> tuple[Callable[[], asyncio.AbstractEventLoop], str]:
-    """uvloop's loop when it imports, else asyncio's; with its name for the log line. Importing,
-    not looking for the module, decides: a uvloop that is present but cannot load (a wheel for
-    another platform) falls back too."""
+    """uvloop's loop when it imports (a wheel for another platform does not), else asyncio's."""
     try:
         import uvloop  # noqa: PLC0415 - lazy, optional (the registry extra)
     except ImportError:
@@ -235,7 +219,6 @@ _PARSERS: Final = {
 
 
 def _parser_name(protocol: Any) -> str:
-    """The HTTP parser under ``protocol`` (a uvicorn protocol class), with its version."""
     parser = _PARSERS.get(protocol.__module__)
     return _named(parser) if parser else f"{protocol.__module__}.{protocol.__qualname__}"
 
@@ -272,8 +255,8 @@ class _Tally:
 
 
 class _Guard:
-    """The connections of one server: how many are open, which still wait for a request head
-    (oldest first), the head timeout and the cap."""
+    """The connections of one server: how many are open and which still wait for a request
+    head, oldest first."""
 
     def __init__(self, header_timeout_s: float, cap: int) -> None:
         self.header_timeout_s = header_timeout_s
@@ -323,7 +306,6 @@ class _Guard:
 
 
 def _guarded(base: Any, guard: _Guard) -> Any:
-    """``base`` (a uvicorn HTTP protocol class) under ``guard``."""
 
     class Guarded(base):  # type: ignore[misc]
         _head_timer: asyncio.TimerHandle | None = None
@@ -370,7 +352,6 @@ def _guarded(base: Any, guard: _Guard) -> Any:
             self.close_waiting()
 
         def close_waiting(self) -> None:
-            """Close this connection, which has not sent a whole request head."""
             self._head_arrived()
             if not self.transport.is_closing():
                 self.transport.abort()

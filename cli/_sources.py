@@ -1,9 +1,6 @@
-"""Where publication commands read from: files, stdin, or (only when asked) one HTTPS GET.
-
-Shared by ``affidavit adapter`` publication and pinning commands. Network: none, except for an
-explicit ``https://`` argument or ``--fetch-publisher``; then one GET through the one fetcher
-(:mod:`affidavit.registry.clients.https`: httpx, imported only on that path, a timeout and a size
-cap).
+"""Where ``affidavit adapter`` publication and pinning read from: files, stdin, or one HTTPS GET
+through the one fetcher (:mod:`affidavit.registry.clients.https`), only for an explicit
+``https://`` argument or ``--fetch-publisher``.
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import click
-from affidavit.cli._common import read_input
+from affidavit.cli._common import labelled, option_group, read_input
 from affidavit.registry.clients.https import get
 from affidavit.verify import errors
 from affidavit.verify.contracts.manifest import PublisherDocument, parse_publisher_document
@@ -21,7 +18,6 @@ from affidavit.verify.crypto.trusted_keys import key_from_base64
 from affidavit.verify.json.strict import load_object
 
 __all__ = [
-    "KEY_OPTIONS",
     "fetch",
     "publisher_document",
     "read_manifest",
@@ -36,20 +32,14 @@ _HTTP_TRANSPORT: Any = None
 
 
 def fetch(url: str) -> bytes:
-    """One HTTPS GET with a timeout and a size cap: the only network path here, through the one
-    fetcher (:func:`affidavit.registry.clients.https.get`).
+    """One HTTPS GET with a timeout and a size cap.
 
     Raises:
         ``manifest.fetch_failed``: not https, httpx missing, an HTTP/transport error, or over the
             cap.
     """
     try:
-        response = get(
-            url,
-            https_only=True,
-            follow_redirects=True,
-            transport=_HTTP_TRANSPORT,
-        )
+        response = get(url, https_only=True, follow_redirects=True, transport=_HTTP_TRANSPORT)
     except errors.AffidavitError as e:
         raise errors.ContractError("manifest.fetch_failed", e.message) from None
     if not response.ok:
@@ -60,11 +50,8 @@ def fetch(url: str) -> bytes:
 def read_object(source: str, *, what: str) -> dict[str, Any]:
     """A JSON object from a path, ``-`` or (explicitly) an https URL, parsed strictly."""
     data = fetch(source) if source.startswith(("https://", "http://")) else read_input(source)
-    try:
+    with labelled(source):
         return load_object(data, what=what)
-    except errors.ParseError as e:
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 def read_manifest(source: str) -> dict[str, Any]:
@@ -89,13 +76,8 @@ def read_manifest(source: str) -> dict[str, Any]:
 def publisher_document(source: str) -> PublisherDocument:
     """Read and parse a publisher document (docs/formats.md §3)."""
     document = read_object(source, what="publisher document")
-    try:
+    with labelled(source, errors.ContractError, "manifest.publisher_document_invalid"):
         return parse_publisher_document(document)
-    except errors.ContractError as e:
-        if e.code != "manifest.publisher_document_invalid":
-            raise
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 def well_known_url(manifest_source: str, manifest: Mapping[str, Any]) -> str:
@@ -132,7 +114,8 @@ def resolve_key(
     return document.public_key, source
 
 
-KEY_OPTIONS = [
+# The trusted key of a manifest or entry check (:func:`resolve_key`).
+with_key_options = option_group(
     click.option(
         "--public-key-base64",
         default=None,
@@ -144,11 +127,4 @@ KEY_OPTIONS = [
         metavar="FILE",
         help="Pinned local copy of the publisher document (its public_key_base64 is trusted).",
     ),
-]
-
-
-def with_key_options(f: Any) -> Any:
-    """Add ``--public-key-base64`` and ``--publisher-doc`` to a command."""
-    for option in reversed(KEY_OPTIONS):
-        f = option(f)
-    return f
+)

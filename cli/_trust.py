@@ -1,45 +1,40 @@
-"""The trust options of every verify verb, declared once, and the one reader of what they name.
+"""The trust options of every verify verb, declared once, and the one reader of what they name
+(style.md §16, docs/adr/0016-one-trust-input.md): ``--public-key-base64 K`` (alias
+``--log-key-base64``), ``--public-key FILE`` (aliases ``--publisher-doc``, ``--log-key``),
+``--trusted-keys DIR``, ``--vkey VKEY`` and ``--fetch-key URL`` (the only network use: one GET
+per URL), all repeatable and adding up; ``--strict`` is accepted for aigentsy-verify scripts (a
+verdict always needs a signature proven under a trusted key).
 
-Every verb that verifies under keys the caller trusts takes :func:`trust_options` (style.md §16,
-docs/adr/0016-one-trust-input.md), with the same names and meaning everywhere:
-
-``--public-key-base64 K``  a trusted Ed25519 key, base64 (alias ``--log-key-base64``);
-``--public-key FILE``      a key file: JSON key document, PEM, base64 or C2SP verifier key
-                           (aliases ``--publisher-doc``, ``--log-key``);
-``--trusted-keys DIR``     a folder: its keys, in name order; files that are not keys are skipped;
-``--vkey VKEY``            a C2SP verifier key ``name+keyid+base64``, or a key file or folder;
-``--fetch-key URL``        a key fetched from a registry or publisher document (explicit network
-                           use; the key is printed to pin);
-``--strict``               accepted for aigentsy-verify scripts: a verdict needs a signature
-                           proven under a trusted key, always (ADR 0016).
-
-Every option is repeatable and they add up. This module reads the files and folders; what a file
-is, and every key, is decided by the library from the bytes
-(:class:`affidavit.verify.trust.TrustRoot`, :func:`affidavit.verify.trust.key_claim`). The
-``--json`` document of every verb lists the keys and the skipped files (``"trust"``).
+What a file is, and every key, is decided by the library from the bytes
+(:class:`affidavit.verify.trust.TrustRoot`); every verb's ``--json`` lists the keys and the
+skipped files (``"trust"``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Iterable
 
 import click
 from affidavit.attest.host import read_key_bytes
+from affidavit.cli._common import option_group
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import TrustedKey, key_from_base64, parse_key_bytes
 from affidavit.verify.trust import KeyFile, Skipped, TrustRoot, name_claims_key
 
-if TYPE_CHECKING:
-    from affidavit.verify.crypto.trusted_keys import TrustedKey
+__all__ = [
+    "folder_files",
+    "read_folder",
+    "read_key_file",
+    "read_key_path",
+    "read_trust",
+    "trust_options",
+]
 
-__all__ = ["folder_files", "read_key_file", "read_trust", "trust_options"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-# The trust options, in the order --help lists them (module docstring).
-_TRUST_OPTIONS: Final = (
+# The trust options, in the order --help lists them (module docstring); the command receives them
+# as keyword arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``,
+# ``strict``) to pass on to :func:`read_trust`.
+trust_options = option_group(
     click.option(
         "--public-key-base64",
         "--log-key-base64",
@@ -92,16 +87,6 @@ _TRUST_OPTIONS: Final = (
 )
 
 
-def trust_options(f: F) -> F:
-    """Add the trust options (module docstring) to a click command; it receives them as keyword
-    arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``, ``strict``),
-    to pass on to :func:`read_trust`. They come in the order above, where the decorator stands
-    among the command's other options (its ``--help`` lists them there)."""
-    for option in reversed(_TRUST_OPTIONS):
-        f = option(f)
-    return f
-
-
 def read_trust(
     *,
     keys_b64: Iterable[str] = (),
@@ -113,12 +98,9 @@ def read_trust(
     windows: bool = False,
     needed_by: str | None = None,
 ) -> TrustRoot:
-    """Every key the trust options name, read one way (module docstring). ``windows``: the
-    verb honours validity windows (else a windowed key is ``key.window_unsupported``).
-    ``needed_by``: the verb (e.g. ``verify dsse``) refuses to run without a key (fail closed,
-    style.md §7); what none means otherwise is each verb's (ADR 0016).
-
-    ``--fetch-key`` is the only network use: one GET per URL, only when given.
+    """Every key the trust options name. ``windows``: the verb honours validity windows (else a
+    windowed key is ``key.window_unsupported``). ``needed_by``: the verb refuses to run without a
+    key (fail closed, style.md §7); what none means otherwise is each verb's (ADR 0016).
 
     Raises:
         ``key.*``, ``json.*``, ``io.unreadable``: a key file or folder that cannot be read, or
@@ -150,7 +132,7 @@ def read_trust(
 
 
 def read_key_file(path: str, *, windows: bool = False) -> TrustRoot:
-    """One key file the caller named: read as a key whatever its name (it was named as one).
+    """One key file the caller named, read as a key whatever its name.
 
     Raises:
         ``io.unreadable``: it cannot be read. ``key.unrecognized``: larger than a key file.
@@ -160,8 +142,7 @@ def read_key_file(path: str, *, windows: bool = False) -> TrustRoot:
 
 
 def read_folder(path: str, *, windows: bool = False) -> TrustRoot:
-    """The keys of a folder, in name order; files that are not keys skipped
-    (:meth:`TrustRoot.from_files`).
+    """The keys of a folder, in name order, files that are not keys skipped.
 
     Raises:
         ``io.unreadable``: not a folder. ``usage.invalid``: no key in it (fail closed).
@@ -181,8 +162,8 @@ def read_folder(path: str, *, windows: bool = False) -> TrustRoot:
 
 
 def folder_files(path: str) -> tuple[list[str], list[Skipped]]:
-    """The files of a folder that may be keys (by name, :func:`name_claims_key`), in name
-    order, and the entries that are not (other names, subfolders).
+    """The files of a folder that may be keys by name (:func:`name_claims_key`), in name
+    order, and the entries that are not.
 
     Raises:
         ``io.unreadable``: ``path`` is not a folder, or cannot be listed.
@@ -205,12 +186,17 @@ def folder_files(path: str) -> tuple[list[str], list[Skipped]]:
     return candidates, skipped
 
 
+def read_key_path(path: str, *, windows: bool = False) -> TrustRoot:
+    """A key file, or a folder of them (:func:`read_key_file`, :func:`read_folder`)."""
+    if os.path.isdir(path):
+        return read_folder(path, windows=windows)
+    return read_key_file(path, windows=windows)
+
+
 def _vkey(value: str, *, windows: bool) -> TrustRoot:
-    """``--vkey``: a verifier key string, or (as scripts have it) a key file or folder."""
-    if os.path.isdir(value):
-        return read_folder(value, windows=windows)
-    if os.path.isfile(value):
-        return read_key_file(value, windows=windows)
+    # --vkey: a verifier key string, or (as scripts have it) a key file or folder.
+    if os.path.isdir(value) or os.path.isfile(value):
+        return read_key_path(value, windows=windows)
     from affidavit.verify.crypto.checkpoint import parse_verifier_key  # noqa: PLC0415 - lazy
 
     verifier = parse_verifier_key(value)  # key.vkey_malformed says what is wrong

@@ -32,14 +32,8 @@ def canon(form: Form, as_json: bool, source: str) -> None:
     """
     encoded = canonical_bytes(read_json(source), form)
     if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "form": form,
-                "canonical": encoded.decode("utf-8"),
-                "sha256": sha256_hex(encoded),
-            }
-        )
+        text, digest = encoded.decode("utf-8"), sha256_hex(encoded)
+        emit_json({"ok": True, "form": form, "canonical": text, "sha256": digest})
         return
     sys.stdout.buffer.write(encoded + (b"\n" if sys.stdout.isatty() else b""))
     sys.stdout.buffer.flush()

@@ -1,16 +1,9 @@
 """``affidavit export intoto``: an artefact as a signed in-toto Statement in a DSSE envelope.
 
-SOURCE is a stamped bundle (-> ``https://affidavit.dev/attestation/decision/v1``), a signed
-manifest entry (-> ``.../manifest-entry/v1``) or a ``facts audit --json`` report
-(-> ``.../fact-audit/v1``), told apart by shape unless ``--kind`` says
-(:mod:`affidavit.attest.intoto.export`). The envelope (DSSE envelope.md, standard JSON, one line)
-is written atomically to ``--out``; verify it with ``affidavit verify dsse`` (and ``--bundle`` to
-cross-check a decision against its bundle).
-
-Exit codes: 0 written; 1 the source does not verify against itself (``bundle.hash_mismatch``,
-``entry.hash_mismatch``: nothing is signed); 2 unreadable input, unknown or ambiguous kind
-(``predicate.kind_unknown``, ``predicate.kind_ambiguous``), a source without what its predicate
-needs, or bad usage.
+SOURCE is a stamped bundle, a signed manifest entry or a ``facts audit --json`` report, told
+apart by shape unless ``--kind`` says (:mod:`affidavit.attest.intoto.export` has the predicate
+types). A source that does not verify against itself is exit 1 and nothing is signed
+(``bundle.hash_mismatch``, ``entry.hash_mismatch``); ``affidavit verify dsse`` checks the envelope.
 """
 
 from __future__ import annotations
@@ -19,7 +12,7 @@ import json
 
 import click
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option, read_json
+from affidavit.cli._common import emit, json_option, read_json, signing_key_option
 
 __all__ = ["export"]
 
@@ -31,9 +24,7 @@ def export() -> None:
 
 @export.command("intoto")
 @click.argument("source", metavar="SOURCE")
-@click.option(
-    "--key", "key_file", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
-)
+@signing_key_option
 @click.option(
     "--out", "out_file", required=True, metavar="FILE", help="Where to write the envelope."
 )
@@ -56,18 +47,16 @@ def intoto(source: str, key_file: str, out_file: str, kind: str | None, as_json:
     envelope = sign_statement(statement, key)
     text = json.dumps(envelope_json(envelope), separators=(",", ":")) + "\n"
     atomic_write(out_file, text.encode("ascii"))
-    if as_json:
-        emit_json(
-            {
-                "kind": kind,
-                "predicateType": statement["predicateType"],
-                "subject": statement["subject"],
-                "keyid": keyid_of(key),
-                "out": out_file,
-            }
-        )
-    else:
-        names = ", ".join(
-            f"{s['name']} sha256:{s['digest']['sha256']}" for s in statement["subject"]
-        )
-        click.echo(f"wrote {out_file}: {statement['predicateType']} about {names}")
+    predicate, subjects = statement["predicateType"], statement["subject"]
+    names = ", ".join(f"{s['name']} sha256:{s['digest']['sha256']}" for s in subjects)
+    emit(
+        as_json,
+        {
+            "kind": kind,
+            "predicateType": predicate,
+            "subject": subjects,
+            "keyid": keyid_of(key),
+            "out": out_file,
+        },
+        f"wrote {out_file}: {predicate} about {names}",
+    )

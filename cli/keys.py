@@ -1,9 +1,7 @@
 """``affidavit keys``: make and inspect every kind of key (issue 33: one verb per job).
 
-``keys generate`` makes a publisher key (also the key of a log: ``log init --key``), or with
-``--kind witness`` a witness's keys (Ed25519, and ML-DSA-44 with ``--ml-dsa``; ``witness keygen``
-is the same under its old name). ``keys inspect FILE`` says what a key file is: its kind, key
-id, public key, verifier keys under ``--name`` and the publisher document that names it. It
+``keys generate`` makes a publisher key (also a log's), or with ``--kind witness`` a witness's
+keys (``witness keygen`` is its old name). ``keys inspect FILE`` says what a key file is and
 prints public material only, never a private key's bytes.
 """
 
@@ -16,7 +14,7 @@ from typing import Any
 
 import click
 from affidavit.attest.host import read_key_bytes
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, json_option
 from affidavit.cli.witness import write_witness_keys
 from affidavit.verify import errors
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -74,7 +72,12 @@ def generate(  # noqa: PLR0917 - click passes options positionally
     if kind == "witness":
         if publisher_id is not None or manifest_url is not None:
             raise errors.UsageError("--publisher-id and --manifest-url are for publisher keys")
-        _generate_witness(Path(directory), key_id, ml_dsa=ml_dsa, name=name, as_json=as_json)
+        if not _KEY_ID.match(key_id):  # the rule of publisher key ids (attest/keyring.py)
+            raise errors.UsageError(f"key id {key_id!r} must match {_KEY_ID.pattern} (a file name)")
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        ml_file = folder / f"{key_id}.mldsa" if ml_dsa else None
+        write_witness_keys(folder / f"{key_id}.key", ml_file, name, as_json=as_json)
         return
     if ml_dsa or name is not None:
         raise errors.UsageError("--ml-dsa and --name are for --kind witness")
@@ -86,34 +89,22 @@ def generate(  # noqa: PLR0917 - click passes options positionally
     from affidavit.attest.keyring import generate_key_files  # noqa: PLC0415 - lazy
 
     written = generate_key_files(directory, publisher_id, key_id, manifest_url)
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "publisher_id": written.publisher_id,
-                "key_id": written.key_id,
-                "public_key_base64": written.public_key.b64,
-                "private_key_path": str(written.private_key),
-                "public_key_path": str(written.public_key_file),
-                "publisher_document_path": str(written.publisher_document),
-            }
-        )
-        return
-    click.echo(f"private key  {written.private_key}  (mode 0600; keep it secret)")
-    click.echo(f"public key   {written.public_key_file}  {written.public_key.b64}")
-    click.echo(f"publisher    {written.publisher_document}")
-
-
-def _generate_witness(
-    folder: Path, key_id: str, *, ml_dsa: bool, name: str | None, as_json: bool
-) -> None:
-    """``witness keygen`` into DIR/<key-id>.key and DIR/<key-id>.mldsa (docs/transparency.md)."""
-    if not _KEY_ID.match(key_id):  # the rule of publisher key ids (attest/keyring.py)
-        raise errors.UsageError(f"key id {key_id!r} must match {_KEY_ID.pattern} (a file name)")
-    folder.mkdir(parents=True, exist_ok=True)
-    ed_file = folder / f"{key_id}.key"
-    ml_file = folder / f"{key_id}.mldsa" if ml_dsa else None
-    write_witness_keys(ed_file, ml_file, name, as_json=as_json)
+    document = {
+        "ok": True,
+        "publisher_id": written.publisher_id,
+        "key_id": written.key_id,
+        "public_key_base64": written.public_key.b64,
+        "private_key_path": str(written.private_key),
+        "public_key_path": str(written.public_key_file),
+        "publisher_document_path": str(written.publisher_document),
+    }
+    emit(
+        as_json,
+        document,
+        f"private key  {written.private_key}  (mode 0600; keep it secret)",
+        f"public key   {written.public_key_file}  {written.public_key.b64}",
+        f"publisher    {written.publisher_document}",
+    )
 
 
 @keys.command("inspect")
@@ -128,18 +119,20 @@ def inspect(key_file: str, name: str | None, as_json: bool) -> None:
 
         check_key_name(name)
     document = _inspect(key_file, name)
-    if as_json:
-        emit_json(document)
-        return
-    for field, value in document.items():
-        if value is None or value == []:
-            continue
-        for line in value if isinstance(value, list) else [value]:
-            click.echo(f"{field:<19}{line}")
+    emit(
+        as_json,
+        document,
+        *(
+            f"{field:<19}{line}"
+            for field, value in document.items()
+            if value is not None
+            for line in (value if isinstance(value, list) else [value])
+        ),
+    )
 
 
 def _inspect(path: str, name: str | None) -> dict[str, Any]:
-    """The public description of the key file at ``path`` (module docstring).
+    """The public description of the key file at ``path``.
 
     Raises:
         ``io.unreadable``: it cannot be read. ``key.*``, ``json.*``: it is not a key.
@@ -178,32 +171,31 @@ def _inspect_private(path: str, data: bytes, name: str | None) -> dict[str, Any]
 
     private = load_private_pem(data, path)
     public_raw: bytes = private.public_key().public_bytes_raw()  # type: ignore[attr-defined]
-    if not isinstance(private, Ed25519PrivateKey):
-        from affidavit.verify.tlog.cosignature import ML_DSA_44, cosigner_vkey  # noqa: PLC0415
+    if isinstance(private, Ed25519PrivateKey):
+        return _description(
+            path=path,
+            kind="Ed25519 private key (publisher, log or witness; its secret is not printed)",
+            key_id=_stem(path),
+            publisher_id=None,
+            public_raw=public_raw,
+            name=name,
+            publisher_document=_beside(path, Ed25519PublicKey(public_raw).b64),
+        )
+    from affidavit.verify.tlog.cosignature import ML_DSA_44, cosigner_vkey  # noqa: PLC0415
 
-        if type(private).__name__ != "MLDSA44PrivateKey":
-            raise errors.KeyMaterialError(
-                "key.unrecognized", f"{path}: neither an Ed25519 nor an ML-DSA-44 private key"
-            )
-        return {
-            "path": path,
-            "kind": "ML-DSA-44 private key (a witness's)",
-            "key_id": _stem(path),
-            "publisher_id": None,
-            "public_key_base64": None,
-            "vkeys": [] if name is None else [cosigner_vkey(name, ML_DSA_44, public_raw)],
-            "publisher_document": None,
-        }
-
-    return _description(
-        path=path,
-        kind="Ed25519 private key (publisher, log or witness; its secret is not printed)",
-        key_id=_stem(path),
-        publisher_id=None,
-        public_raw=public_raw,
-        name=name,
-        publisher_document=_beside(path, Ed25519PublicKey(public_raw).b64),
-    )
+    if type(private).__name__ != "MLDSA44PrivateKey":
+        raise errors.KeyMaterialError(
+            "key.unrecognized", f"{path}: neither an Ed25519 nor an ML-DSA-44 private key"
+        )
+    return {
+        "path": path,
+        "kind": "ML-DSA-44 private key (a witness's)",
+        "key_id": _stem(path),
+        "publisher_id": None,
+        "public_key_base64": None,
+        "vkeys": [] if name is None else [cosigner_vkey(name, ML_DSA_44, public_raw)],
+        "publisher_document": None,
+    }
 
 
 def _description(

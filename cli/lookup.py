@@ -1,16 +1,11 @@
 """``affidavit lookup URL HASH``: what a registry's log holds about a hash, proven offline.
 
-Asks ``URL/v1/lookup/HASH`` (every page, up to 1,000 entries) and each entry's leaf, checking
-each page's checkpoint and each proof before it reads more, every read bounded in bytes and all
-of them by one deadline (``--timeout``); it checks everything under the log key the caller
-trusts before saying ``found``
-(:mod:`affidavit.registry.clients.lookup`): the checkpoint's signature, each inclusion proof to
-its root, and that each leaf's bytes are filed under HASH as the registry says. Names (a deal id,
-an adapter id) are looked up by the SHA-256 of their UTF-8 (docs/transparency.md "Lookup").
-
-Exit 0: found, every entry proven. 1: not found (under a verified checkpoint; absence is not
-proven), or a step failed (the first failed step is named). 2: a bad hash, URL or key, no
-trusted key, or a registry that cannot be read.
+Reads every page of ``URL/v1/lookup/HASH`` (up to 1,000 entries) and each entry's leaf, every read
+bounded in bytes and all by one deadline, and proves under the trusted log key the checkpoint's
+signature, each inclusion proof and that each leaf is filed under HASH
+(:mod:`affidavit.registry.clients.lookup`). A name is looked up by the SHA-256 of its UTF-8
+(docs/transparency.md "Lookup"). Exit 1: not found under a verified checkpoint (absence is not
+proven), or a step failed.
 """
 
 from __future__ import annotations

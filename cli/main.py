@@ -1,13 +1,8 @@
-"""The ``affidavit`` command's entry point.
+"""The ``affidavit`` command's entry point: the click group :data:`affidavit` on the command line.
 
 Exit codes (style.md §11): 0 ok, 1 verification failed or findings, 2 unreadable input or usage,
-3 refused by policy. Every failure prints one line, ``error: <code>: <message>``, to stderr
-(:func:`affidavit.cli._group.format_error`, re-exported here); a warning is one line,
-``warning: <message>`` (:func:`show_warning`).
-
-``main()`` hands the command line to the click group, :data:`affidavit` (from
-:mod:`affidavit.cli._group`), which parses it and imports only the command that runs
-(docs/adr/0022-click-alone.md).
+3 refused by policy. A failure is one line on stderr, ``error: <code>: <message>``
+(:func:`format_error`); a warning too, ``warning: <message>`` (:func:`show_warning`).
 """
 
 from __future__ import annotations
@@ -22,8 +17,7 @@ __all__ = ["affidavit", "format_error", "main", "show_warning"]
 
 
 def show_warning(message: Warning | str, *_where: Any, **_file: Any) -> None:
-    """``warning: <message>`` on stderr: a warning is one line too, without the category, module
-    path and source line :func:`warnings.showwarning` adds (e.g. a private key others can read)."""
+    """``warning: <message>`` on stderr, without what :func:`warnings.showwarning` adds."""
     sys.stderr.write(f"warning: {message}\n")
 
 

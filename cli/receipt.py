@@ -1,32 +1,17 @@
 """``affidavit receipt``: make, log and record transformation receipts (docs/formats.md
 "Transformation receipts"; seed 004, RFC 002 §1.4 and §7).
 
-::
+``make``: ``--chunk`` files (in chunk order) must concatenate to ``--content`` (RFC 002
+§7.2/§7.3; chunks alone: their concatenation is the content). The signer replays the chain and
+refuses, with no override, a content that does not replay (``receipt.replay_mismatch``) or a
+transformation it cannot run (``transform.unimplemented``). ``CONTENT.receipt.json`` is the
+layout ``verify receipt DIR`` reads.
 
-    affidavit receipt make --source SRC (--content OUT | --chunk FILE ...) --adapter NAME
-        --adapter-version V [--transform T ...] [--source-uri URI] [--issued-at TS]
-        --key KEYFILE --out RECEIPT.json [--json]
-    affidavit receipt log RECEIPT --log DB [--json]
-    affidavit receipt log URL RECEIPT [--api-key KEY] [--json]
-    affidavit receipt fact RECEIPT --source-fact HASH --store DB [--scope S] [--ts TS] [--json]
-
-``make``: ``--content`` is the whole stored output; ``--chunk`` (repeatable, in chunk order) are
-its records, which must concatenate to it (RFC 002 §7.2/§7.3); give either or both (chunks alone:
-their concatenation is the content). ``--transform`` names the declared transformations in the
-order the adapter applied them; none means byte_preserving. The signer replays the chain and
-refuses, with no override, a content that does not replay (``receipt.replay_mismatch``, exit 1)
-or a transformation it has no implementation of (``transform.unimplemented``, exit 2)
-(:mod:`affidavit.attest.receipts`). Write to ``CONTENT.receipt.json`` to get the layout that
-``verify receipt DIR`` reads.
-
-``log``: appends the receipt's RFC 8785 bytes (the whole signed document) as one leaf of a
-transparency log (``log init``), or of a registry's log (``receipt log URL RECEIPT``, or ``--log
-URL``: ``POST /v1/log/entries``, answered under a signed checkpoint and proven), printing
+``log``: one leaf, the receipt's RFC 8785 bytes, of a local log or a registry's (proven), printing
 ``index<TAB>leaf_hash<TAB>receipt_hash``.
 
-``fact``: records the receipt in a SQLite fact store as a fact derived from the source's fact
-(:mod:`affidavit.verify.receipts.facts`), so ``facts walk`` shows content <- transformations <-
-source and ``facts audit --receipts DIR`` can check it against the receipt file.
+``fact``: the receipt as a fact derived from the source's fact, so ``facts walk`` shows content
+<- transformations <- source and ``facts audit --receipts DIR`` checks it against the file.
 """
 
 from __future__ import annotations
@@ -39,11 +24,12 @@ from affidavit.attest.files import atomic_write
 from affidavit.attest.host import utc_now
 from affidavit.cli._common import (
     emit,
-    emit_json,
     json_option,
+    labelled,
     log_write_key_option,
     read_artefact,
     read_input,
+    signing_key_option,
 )
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -65,11 +51,8 @@ def _read_receipt(path: str) -> Receipt:
     from affidavit.verify.receipts.format import MAX_RECEIPT_BYTES, load_receipt  # noqa: PLC0415 - lazy
 
     data = read_input(path, max_bytes=MAX_RECEIPT_BYTES)
-    try:
+    with labelled(path):
         return load_receipt(data, what=path)
-    except errors.ParseError as e:
-        e.message = f"{path}: {e.message}"
-        raise
 
 
 @receipt.command("make")
@@ -100,9 +83,7 @@ def _read_receipt(path: str) -> Receipt:
 @click.option(
     "--issued-at", metavar="TS", help="UTC time YYYY-MM-DDTHH:MM:SSZ to record (default: now)."
 )
-@click.option(
-    "--key", "key_file", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
-)
+@signing_key_option
 @click.option("--out", "out_file", required=True, metavar="RECEIPT.json", help="Where to write.")
 @json_option
 def make_command(  # noqa: PLR0917 - one parameter per option
@@ -147,24 +128,24 @@ def make_command(  # noqa: PLR0917 - one parameter per option
     )
     made = parse_receipt(document)
     atomic_write(out_file, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "out": out_file,
-                "receipt_hash": made.receipt_hash,
-                "capability": made.capability,
-                "transformations": list(made.transformations),
-                "source": made.source.to_json(),
-                "content": made.content.to_json(),
-                "chunks": None if made.chunks is None else len(made.chunks),
-                "key_id": made.signature.key_id,
-            }
-        )
-        return
+    summary = {
+        "ok": True,
+        "out": out_file,
+        "receipt_hash": made.receipt_hash,
+        "capability": made.capability,
+        "transformations": list(made.transformations),
+        "source": made.source.to_json(),
+        "content": made.content.to_json(),
+        "chunks": None if made.chunks is None else len(made.chunks),
+        "key_id": made.signature.key_id,
+    }
     chain = ", ".join(made.transformations) or "no transformations"
-    click.echo(f"wrote {out_file}: {made.capability} ({chain})")
-    click.echo(f"receipt_hash {made.receipt_hash}")
+    emit(
+        as_json,
+        summary,
+        f"wrote {out_file}: {made.capability} ({chain})",
+        f"receipt_hash {made.receipt_hash}",
+    )
 
 
 @receipt.command("log")

@@ -1,11 +1,10 @@
-"""``affidavit registry``: serve the registry, manage its API keys, probe it, publish to it.
+"""``affidavit registry``: serve the registry, manage its API keys and store, probe it, publish
+to it.
 
-Process mode (seed 000 §12.2): commands that talk to a registry exit non-zero with one clear line
-when no URL is configured (``--registry`` or ``AFFIDAVIT_REGISTRY_URL``) or the node probe fails.
-
-``serve`` opens the registry's state (key, database, log checks) before the server starts, so a
-refused start (world-readable key, unusable data folder, damaged or forked database) is one line
-``error: <code>: <message>`` and exit 2, never a server traceback (docs/adr/0005).
+Commands that talk to a registry fail with one line when no URL is configured (``--registry`` or
+``AFFIDAVIT_REGISTRY_URL``) or the node probe fails (seed 000 §12.2). ``serve`` opens the state
+(key, database, log checks) before the server starts, so a refused start is one line and exit 2
+(docs/adr/0005).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from affidavit.attest.host import utc_now
-from affidavit.cli._common import emit, emit_json, json_option, read_json_object
+from affidavit.cli._common import emit, emit_json, json_option, option_group, read_json_object
 from affidavit.cli._listen import listen
 from affidavit.cli._serve import (
     Limits,
@@ -55,6 +54,10 @@ def _settings(**overrides: Any) -> Any:
     return Settings.from_env(os.environ, **overrides)
 
 
+def _data_dir_option(help: str) -> Callable[[_F], _F]:
+    return click.option("--data-dir", type=click.Path(path_type=Path), default=None, help=help)
+
+
 _database_url_option = click.option(
     "--database-url",
     default=None,
@@ -62,22 +65,17 @@ _database_url_option = click.option(
     help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
     "[default: $AFFIDAVIT_DATABASE_URL, else DATA_DIR/registry.db].",
 )
-_data_dir_option = click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="The registry's data folder."
-)
+# The store every operations command works on: the command takes them as ``**store``, for
+# :func:`_settings`.
+_store_options = option_group(_data_dir_option("The registry's data folder."), _database_url_option)
 
 
-def _store_options(f: _F) -> _F:
-    """``--data-dir`` and ``--database-url``: the store every operations command works on."""
-    return _data_dir_option(_database_url_option(f))
-
-
-def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[Any], _T]) -> _T:
-    """Run ``call`` on the registry tables of the store (opened with the key binding checks of
-    ``open_tables``), closing them afterwards."""
+def _on_tables(store: dict[str, Any], call: Callable[[Any], _T]) -> _T:
+    """``call`` of the store's registry tables (``open_tables``' key binding checks), closed
+    afterwards."""
     from affidavit.registry.db import open_tables  # noqa: PLC0415 - lazy: ~50 ms, only the keys commands
 
-    settings = _settings(data_dir=data_dir, database_url=database_url)
+    settings = _settings(**store)
     tables = open_tables(settings.database, key_dir=settings.key_dir)
     try:
         return call(tables)
@@ -88,9 +86,7 @@ def _on_tables(data_dir: Path | None, database_url: str | None, call: Callable[[
 @registry.command()
 @click.option("--host", default=None, help="Address to bind [default: 127.0.0.1].")
 @click.option("--port", type=int, default=None, help="Port [default: 8080].")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="Database and key folder."
-)
+@_data_dir_option("Database and key folder.")
 @_database_url_option
 @click.option(
     "--contracts-dir",
@@ -168,14 +164,13 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         logging.getLogger("affidavit.registry").info(banner)
     elif not as_json:
         click.echo(banner, err=True)
-    keep_alive = settings.keep_alive_timeout_s
     limits = Limits(settings.header_timeout_s, settings.max_connections)
     run(
         app,
         listener,
         host=settings.host,
         port=settings.port,
-        keep_alive_s=keep_alive,
+        keep_alive_s=settings.keep_alive_timeout_s,
         limits=limits,
     )
 
@@ -219,13 +214,12 @@ def keys() -> None:
 @click.option("--label", default="", help="A note for people (not secret).")
 @_store_options
 @json_option
-def keys_create(  # noqa: PLR0917 - click passes options positionally
+def keys_create(
     scopes: tuple[str, ...],
     publishers: tuple[str, ...],
     label: str,
-    data_dir: Path | None,
-    database_url: str | None,
     as_json: bool,
+    **store: Any,
 ) -> None:
     """Create an API key. The token is printed once; only its SHA-256 is stored.
 
@@ -262,19 +256,17 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
         publishers=bound,
     )
     stamp = format_utc(utc_now())
-    _on_tables(data_dir, database_url, lambda tables: tables.add_api_key(key, stamp))
+    _on_tables(store, lambda tables: tables.add_api_key(key, stamp))
+    document = {
+        "key_id": key.key_id,
+        "scopes": list(checked),
+        "publishers": list(bound),
+        "label": label,
+        "api_key": token,
+    }
+    emit(as_json, document, token)
     if as_json:
-        emit_json(
-            {
-                "key_id": key.key_id,
-                "scopes": list(checked),
-                "publishers": list(bound),
-                "label": label,
-                "api_key": token,
-            }
-        )
         return
-    click.echo(token)
     click.echo(
         f"key {key.key_id} with scopes {', '.join(checked)}"
         + (f" for publishers {', '.join(bound)}" if bound else "")
@@ -297,15 +289,14 @@ def keys_create(  # noqa: PLR0917 - click passes options positionally
 def keys_bind(
     key_id: str,
     publishers: tuple[str, ...],
-    data_dir: Path | None,
-    database_url: str | None,
     as_json: bool,
+    **store: Any,
 ) -> None:
     """Bind a publish key (e.g. one created before bindings) to publisher namespaces."""
     from affidavit.registry.auth import parse_publisher  # noqa: PLC0415 - lazy: ~7 ms, only the keys commands
 
     bound = [parse_publisher(p) for p in publishers]
-    found = _on_tables(data_dir, database_url, lambda tables: tables.bind_api_key(key_id, bound))
+    found = _on_tables(store, lambda tables: tables.bind_api_key(key_id, bound))
     if not found:
         raise errors.UsageError(f"no active API key {key_id}")
     emit(as_json, {"key_id": key_id, "publishers": bound}, f"bound {key_id} to {', '.join(bound)}")
@@ -314,30 +305,27 @@ def keys_bind(
 @keys.command("list")
 @_store_options
 @json_option
-def keys_list(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def keys_list(as_json: bool, **store: Any) -> None:
     """List key ids, scopes and labels (never tokens or digests)."""
-
-    listed = _on_tables(data_dir, database_url, lambda tables: tables.list_api_keys())
-    if as_json:
-        emit_json({"keys": listed})
-        return
-    for item in listed:
-        state = "revoked" if item["revoked"] else "active"
-        bound = ",".join(item["publishers"]) or "-"
-        click.echo(
-            f"{item['key_id']}  {state:7}  {','.join(item['scopes'])}  {bound}  {item['label']}"
-        )
+    listed = _on_tables(store, lambda tables: tables.list_api_keys())
+    emit(
+        as_json,
+        {"keys": listed},
+        *(
+            f"{item['key_id']}  {'revoked' if item['revoked'] else 'active':7}  "
+            f"{','.join(item['scopes'])}  {','.join(item['publishers']) or '-'}  {item['label']}"
+            for item in listed
+        ),
+    )
 
 
 @keys.command("revoke")
 @click.argument("key_id")
 @_store_options
 @json_option
-def keys_revoke(
-    key_id: str, data_dir: Path | None, database_url: str | None, as_json: bool
-) -> None:
+def keys_revoke(key_id: str, as_json: bool, **store: Any) -> None:
     """Revoke a key by its id; requests with it fail with auth.invalid from then on."""
-    found = _on_tables(data_dir, database_url, lambda tables: tables.revoke_api_key(key_id))
+    found = _on_tables(store, lambda tables: tables.revoke_api_key(key_id))
     if not found:
         raise errors.UsageError(f"no API key {key_id}")
     emit(as_json, {"key_id": key_id, "revoked": True}, f"revoked {key_id}")
@@ -381,35 +369,32 @@ def publish(contract: str, registry_url: str | None, api_key: str | None, as_jso
     node = require_node(registry_url)
     with RegistryClient(node.url, api_key=api_key) as client:
         result = client.publish(declaration)
-    if as_json:
-        emit_json(result)
-        return
     entry = result["entry"]
-    verb = "published" if result.get("created") else "already published"
-    click.echo(
-        f"{verb} {entry['adapter_id']}@{entry['adapter_version']} "
-        f"contract_hash {entry['contract_hash']} "
+    emit(
+        as_json,
+        result,
+        f"{'published' if result.get('created') else 'already published'} "
+        f"{entry['adapter_id']}@{entry['adapter_version']} contract_hash {entry['contract_hash']} "
         f"entry_hash {entry['entry_hash']} leaf {result['leaf_index']} "
-        f"tree_size {result['signed_tree_head']['tree_size']}"
+        f"tree_size {result['signed_tree_head']['tree_size']}",
     )
 
 
 # -- operations: migrate, export, import (docs/postgresql.md) ---------------------------------
 
 
-def _store_location(data_dir: Path | None, database_url: str | None) -> str:
-    settings = _settings(data_dir=data_dir, database_url=database_url)
-    return str(settings.database)
+def _store_location(store: dict[str, Any]) -> str:
+    return str(_settings(**store).database)
 
 
 @registry.command("migrate")
 @_store_options
 @json_option
-def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def migrate(as_json: bool, **store: Any) -> None:
     """Bring the store's schemas to this version (the service also does it at start)."""
     from affidavit.registry.dump import migrate_store  # noqa: PLC0415 - lazy: only here
 
-    versions = migrate_store(_store_location(data_dir, database_url))
+    versions = migrate_store(_store_location(store))
     emit(
         as_json,
         {"ok": True, "schema": versions},
@@ -420,7 +405,7 @@ def migrate(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
 @registry.command("check")
 @_store_options
 @json_option
-def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def check(as_json: bool, **store: Any) -> None:
     """List stored records the registry cannot index or read (exit 1 when there are any).
 
     Reads every fact and contract row in one snapshot and writes nothing; the service starts and
@@ -428,17 +413,15 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
     """
     from affidavit.registry.integrity import check_location  # noqa: PLC0415 - lazy: only here
 
-    report = check_location(_store_location(data_dir, database_url))
-    if as_json:
-        emit_json(report.to_json())
-    else:
-        for problem in report.problems:
-            click.echo(f"{problem.kind} {problem.id}: {problem.code}: {problem.message}")
-        verdict = "ok" if report.ok else f"{len(report.problems)} records cannot be indexed or read"
-        click.echo(
-            f"{report.facts} facts ({report.unindexed} to index at the next start), "
-            f"{report.contracts} contracts: {verdict}"
-        )
+    report = check_location(_store_location(store))
+    verdict = "ok" if report.ok else f"{len(report.problems)} records cannot be indexed or read"
+    emit(
+        as_json,
+        report.to_json(),
+        *(f"{p.kind} {p.id}: {p.code}: {p.message}" for p in report.problems),
+        f"{report.facts} facts ({report.unindexed} to index at the next start), "
+        f"{report.contracts} contracts: {verdict}",
+    )
     if not report.ok:
         click.get_current_context().exit(1)
 
@@ -446,7 +429,7 @@ def check(data_dir: Path | None, database_url: str | None, as_json: bool) -> Non
 @registry.command("reindex")
 @_store_options
 @json_option
-def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
+def reindex(as_json: bool, **store: Any) -> None:
     """Rebuild the lookup index from the log's own entries (GET /v1/lookup).
 
     Empties the index, then files every leaf again, 1,000 per transaction; a running registry
@@ -455,18 +438,16 @@ def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
     from affidavit.attest.stores.store import Store  # noqa: PLC0415 - lazy: only here
     from affidavit.registry.lookup import reindex as rebuild  # noqa: PLC0415 - lazy: only here
 
-    location = _store_location(data_dir, database_url)
-    store = Store.at(location)
+    opened = Store.at(_store_location(store))
     try:
-        report = rebuild(store)
+        report = rebuild(opened)
     finally:
-        store.close()
-    if as_json:
-        emit_json({"ok": True, **report})
-        return
-    click.echo(
+        opened.close()
+    emit(
+        as_json,
+        {"ok": True, **report},
         f"indexed {report['entries']} entries ({report['rows']} rows) of a log of "
-        f"{report['tree_size']}"
+        f"{report['tree_size']}",
     )
 
 
@@ -474,37 +455,27 @@ def reindex(data_dir: Path | None, database_url: str | None, as_json: bool) -> N
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @_store_options
 @json_option
-def export_command(
-    directory: Path, data_dir: Path | None, database_url: str | None, as_json: bool
-) -> None:
+def export_command(directory: Path, as_json: bool, **store: Any) -> None:
     """Write a portable, signed dump of the store into the new folder DIRECTORY.
 
     The manifest is signed with the registry's key (DATA_DIR/keys/<key-id>.key), the log's key.
     """
     from affidavit.registry.dump import export_store  # noqa: PLC0415 - lazy: only here
 
-    settings = _settings(data_dir=data_dir, database_url=database_url)
+    settings = _settings(**store)
     key = _registry_key(
         settings,
         "{path}: no registry key to sign the export with (the registry makes it on its first"
         " start; give the data folder it runs with)",
     )
     manifest = export_store(str(settings.database), directory, signing_key=key)
-    log = manifest["log"]
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "directory": str(directory),
-                "signed_by": key.public_key.b64,
-                "manifest": manifest,
-            }
-        )
-        return
-    click.echo(
+    log, counts, signer = manifest["log"], manifest["counts"], key.public_key.b64
+    emit(
+        as_json,
+        {"ok": True, "directory": str(directory), "signed_by": signer, "manifest": manifest},
         f"exported {log['log_id']} (tree size {log['tree_size']}, root {log['root_hash']}), "
-        f"{manifest['counts']['registry_contracts']} contracts, "
-        f"{manifest['counts']['facts']} facts into {directory}, signed by {key.public_key.b64}"
+        f"{counts['registry_contracts']} contracts, {counts['facts']} facts into {directory},"
+        f" signed by {signer}",
     )
 
 
@@ -521,10 +492,9 @@ def export_command(
 @json_option
 def import_command(
     directory: Path,
-    data_dir: Path | None,
-    database_url: str | None,
     log_key: str | None,
     as_json: bool,
+    **store: Any,
 ) -> None:
     """Prove a dump under the trusted log key, then restore it into an empty store.
 
@@ -534,22 +504,21 @@ def import_command(
     """
     from affidavit.registry.dump import import_store  # noqa: PLC0415 - lazy: only here
 
-    settings = _settings(data_dir=data_dir, database_url=database_url)
+    settings = _settings(**store)
     trusted = _trusted_log_key(settings, log_key)
     result = import_store(str(settings.database), directory, trusted_key=trusted)
-    if as_json:
-        emit_json({"ok": True, **result})
-        return
-    click.echo(
+    emit(
+        as_json,
+        {"ok": True, **result},
         f"imported tree size {result['tree_size']}, root {result['root_hash']} (unchanged), "
         f"{result['counts']['registry_contracts']} contracts, {result['counts']['facts']} facts; "
-        f"signed by the trusted key {result['trusted_key']}"
+        f"signed by the trusted key {result['trusted_key']}",
     )
 
 
 def _trusted_log_key(settings: Any, log_key: str | None) -> Ed25519PublicKey:
-    """The key an import trusts: ``--log-key FILE`` (read by the one trusted-key loader), else
-    the public half of the destination data folder's own key. Never a key the dump names."""
+    """The key an import trusts: ``--log-key FILE``, else the public half of the destination
+    data folder's own key; never a key the dump names."""
     from affidavit.attest.keyring import load_public_key  # noqa: PLC0415 - lazy
 
     if log_key is not None:

@@ -1,51 +1,33 @@
 """``affidavit scitt``: SCITT Signed Statements (RFC 9943) made and registered.
 
-::
+``sign`` makes a Signed Statement over any file: a COSE_Sign1 with the payload attached, EdDSA
+with an Ed25519 key of the keyring or ES256 with a P-256 PKCS#8 key. ``register`` sends it to a
+Transparency Service (SCRAPI ``POST /entries``), follows the locator until the receipt comes, and
+writes the Transparent Statement (the receipt at unprotected header 394), untrusted here:
+``affidavit verify scitt`` checks it under the caller's keys.
 
-    affidavit scitt sign FILE --key KEY --issuer ISS --subject SUB [--content-type TYPE]
-                         [--out OUT] [--json]
-    affidavit scitt register URL FILE [--out OUT] [--timeout S] [--json]
-
-``sign`` makes a Signed Statement over any file (a bundle, a manifest, a DSSE envelope, a
-receipt): a COSE_Sign1 with the payload attached, signed with an Ed25519 key of the keyring
-(EdDSA) or a P-256 PKCS#8 key (ES256) (:func:`affidavit.attest.scitt.sign_statement`); it writes
-``OUT`` (default ``FILE.cose``). ``register`` sends a Signed Statement to a Transparency Service
-(SCRAPI ``POST /entries``, :mod:`affidavit.registry.clients.scitt`), follows its 303/302 locator
-until the receipt comes, and writes the Transparent Statement: the statement with the receipt
-added at unprotected header 394 (default ``FILE`` with ``.transparent.cose``). The receipt is
-not trusted here: ``affidavit verify scitt`` checks it under the keys the caller trusts.
-
-Also here, for ``registry serve``: :func:`scitt_serve_options` (``--scitt-issuers DIR``, the
-registration policy's issuer keys, read as every key folder is, each bound to the issuers its
-``KEYFILE.iss`` names; ``--scitt-rate``,
-``--scitt-wait``) and :func:`with_scitt`, which puts them into the registry's settings.
-
-Exit codes: 0 done; 2 unreadable input, a refused registration or usage (one line
-``error: <code>: <message>``).
+Also here, for ``registry serve``: :func:`scitt_serve_options` and :func:`with_scitt`.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option, read_artefact, read_input
+from affidavit.cli._common import emit, json_option, option_group, read_artefact, read_input
 from affidavit.cli._trust import folder_files
 from affidavit.verify import errors
 from affidavit.verify.crypto.trusted_keys import MAX_KEY_FILE_BYTES
 from affidavit.verify.trust import KeyFile, read_key_files
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from affidavit.registry.settings import Settings
     from affidavit.verify.scitt.keys import CoseKey
 
 __all__ = ["read_issuer_folder", "read_issuer_key", "scitt", "scitt_serve_options", "with_scitt"]
 
-F = TypeVar("F", bound="Callable[..., Any]")
 _MAX_STATEMENT_BYTES = 4 * 1024 * 1024
 
 
@@ -118,26 +100,18 @@ def sign(
     target = out_file or f"{source}.cose"
     atomic_write(target, signed)
     statement = parse_statement(signed)
-    if as_json:
-        emit_json(
-            {
-                "out": target,
-                "entry_id": statement.entry_id,
-                "issuer": statement.issuer,
-                "subject": statement.subject,
-                "content_type": statement.content_type,
-                "alg": statement.alg_name,
-                "kid": statement.sign1.kid.hex() if statement.sign1.kid else None,
-                "bytes": len(signed),
-            }
-        )
-    else:
-        click.echo(f"{target}: Signed Statement ({statement.alg_name}), entry {statement.entry_id}")
-
-
-def _transparent_path(source: str) -> str:
-    stem = source[: -len(".cose")] if source.endswith(".cose") else source
-    return f"{stem}.transparent.cose"
+    document = {
+        "out": target,
+        "entry_id": statement.entry_id,
+        "issuer": statement.issuer,
+        "subject": statement.subject,
+        "content_type": statement.content_type,
+        "alg": statement.alg_name,
+        "kid": statement.sign1.kid.hex() if statement.sign1.kid else None,
+        "bytes": len(signed),
+    }
+    line = f"{target}: Signed Statement ({statement.alg_name}), entry {statement.entry_id}"
+    emit(as_json, document, line)
 
 
 @scitt.command("register")
@@ -172,33 +146,29 @@ def register(*, url: str, source: str, out_file: str | None, timeout: float,
     proof = parse_receipt(receipt, what=f"{url} receipt").proofs[0]  # shaped right, not trusted
     receipts = [*statement.receipts, receipt]
     transparent = statement.sign1.encoded(unprotected={HEADER_RECEIPTS: receipts})
-    target = out_file or _transparent_path(source)
+    target = out_file or f"{source.removesuffix('.cose')}.transparent.cose"
     atomic_write(target, transparent)
-    if as_json:
-        emit_json(
-            {
-                "out": target,
-                "entry_id": statement.entry_id,
-                "locator": locator,
-                "tree_size": proof.tree_size,
-                "leaf_index": proof.leaf_index,
-                "receipts": len(receipts),
-            }
-        )
-    else:
-        click.echo(
-            f"{target}: Transparent Statement, entry {statement.entry_id} at leaf "
-            f"{proof.leaf_index} of {proof.tree_size} (verify it: affidavit verify scitt)"
-        )
+    document = {
+        "out": target,
+        "entry_id": statement.entry_id,
+        "locator": locator,
+        "tree_size": proof.tree_size,
+        "leaf_index": proof.leaf_index,
+        "receipts": len(receipts),
+    }
+    line = (
+        f"{target}: Transparent Statement, entry {statement.entry_id} at leaf "
+        f"{proof.leaf_index} of {proof.tree_size} (verify it: affidavit verify scitt)"
+    )
+    emit(as_json, document, line)
 
 
 # -- registry serve ----------------------------------------------------------------------------
 
 
 def _bound(key: CoseKey, path: str) -> CoseKey:
-    """``key`` (read from ``path``) bound to the issuers its binding file ``path + ".iss"``
-    names (docs/transparency.md "Issuer keys and the issuers they sign for"; RFC 9943
-    §5.1.1.1: a key signs only for its own ``iss``). No binding file: refused (fail closed).
+    """``key`` (read from ``path``) bound to the issuers ``path + ".iss"`` names (RFC 9943
+    §5.1.1.1: a key signs only for its own ``iss``; docs/transparency.md "Issuer keys").
 
     Raises:
         ``usage.invalid``: no binding file, or not a binding (verify/scitt/keys.py).
@@ -220,8 +190,8 @@ def _bound(key: CoseKey, path: str) -> CoseKey:
 
 
 def read_issuer_key(path: str) -> CoseKey:
-    """One issuer key file: Ed25519 in any trusted-key form, or a P-256 PEM, bound to the
-    issuers its ``.iss`` file names (:func:`_bound`).
+    """One issuer key file (Ed25519 in any trusted-key form, or a P-256 PEM), bound
+    (:func:`_bound`).
 
     Raises:
         ``io.unreadable``, ``key.*``, ``json.*``, ``scitt.key_unrecognized``, ``usage.invalid``.
@@ -233,10 +203,8 @@ def read_issuer_key(path: str) -> CoseKey:
 
 
 def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
-    """The issuer keys of a folder, read as every key folder is (cli/_trust.py's file rule,
-    verify/trust.py's claim rule): files that are not keys are skipped (a binding file, ``.iss``,
-    among them); no key is an error. Each key is bound to the issuers its ``.iss`` file names
-    (:func:`_bound`).
+    """The issuer keys of a folder, read as every key folder is (files that are not keys, the
+    ``.iss`` files among them, skipped), each bound (:func:`_bound`).
 
     Raises:
         ``io.unreadable``: not a folder. ``usage.invalid``: no key in it, or a key not bound.
@@ -250,26 +218,35 @@ def read_issuer_folder(path: str) -> tuple[CoseKey, ...]:
     return tuple(_bound(key, key.source) for key in keys)
 
 
-def scitt_serve_options(f: F) -> F:
-    """``registry serve``'s SCITT options (module docstring), each also read from its
-    ``AFFIDAVIT_SCITT_*`` variable."""
-    options = [
-        click.option("--scitt-issuers", "scitt_issuers", metavar="DIR", default=None,
-                     envvar="AFFIDAVIT_SCITT_ISSUERS",
-                     help="Folder of the issuer keys whose SCITT Signed Statements POST /entries"
-                     " accepts (Ed25519, or P-256 PEM), each beside KEYFILE.iss naming the"
-                     " issuers it signs for [default: none: every statement is refused]."),
-        click.option("--scitt-rate", "scitt_rate", type=float, default=None,
-                     envvar="AFFIDAVIT_SCITT_RATE",
-                     help="SCITT requests per second per client [default: 50; bursts of 2x]."),
-        click.option("--scitt-wait", "scitt_wait", type=float, default=None,
-                     envvar="AFFIDAVIT_SCITT_WAIT",
-                     help="Seconds POST /entries waits for the receipt before answering 303"
-                     " [default: 5]."),
-    ]  # fmt: skip
-    for option in reversed(options):
-        f = option(f)
-    return f
+# ``registry serve``'s SCITT options, each also read from its ``AFFIDAVIT_SCITT_*`` variable.
+scitt_serve_options = option_group(
+    click.option(
+        "--scitt-issuers",
+        "scitt_issuers",
+        metavar="DIR",
+        default=None,
+        envvar="AFFIDAVIT_SCITT_ISSUERS",
+        help="Folder of the issuer keys whose SCITT Signed Statements POST /entries accepts"
+        " (Ed25519, or P-256 PEM), each beside KEYFILE.iss naming the issuers it signs for"
+        " [default: none: every statement is refused].",
+    ),
+    click.option(
+        "--scitt-rate",
+        "scitt_rate",
+        type=float,
+        default=None,
+        envvar="AFFIDAVIT_SCITT_RATE",
+        help="SCITT requests per second per client [default: 50; bursts of 2x].",
+    ),
+    click.option(
+        "--scitt-wait",
+        "scitt_wait",
+        type=float,
+        default=None,
+        envvar="AFFIDAVIT_SCITT_WAIT",
+        help="Seconds POST /entries waits for the receipt before answering 303 [default: 5].",
+    ),
+)
 
 
 def with_scitt(

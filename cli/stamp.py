@@ -1,18 +1,10 @@
 """``affidavit stamp``: validate an adapter output, decide by policy, log it, write a bundle.
 
-``affidavit stamp --contract C --adapter-output RAW.json --policy P.json --deal-id ID --log DB
---key KEYFILE [--actor-key KEYFILE --actor-id A] [--time T] --out BUNDLE.json`` stamps one deal
-(``--log https://REGISTRY --api-key KEY`` instead of ``--log DB --key KEYFILE``: through a
-registry's log, which signs; the bundle verifies offline the same way);
-``affidavit stamp batch --contract C --policy P --log DB --key K --out-dir DIR RAW.json...`` stamps
-many under one signed tree head (deal id = ``--deal-prefix`` + file stem, bundle
-``DIR/<stem>.bundle.json``). ``stamp`` is a group whose own options stamp one deal; ``batch`` is its
-one subcommand. Spec 2.0.0, or 3.0.0 with actor signatures when ``--actor-key`` is given;
-``--swarm-designate TYPE`` (repeatable) adds a signed swarm designation for ``verify bundle
---profile swarm-strict`` and ``--swarm-snapshot`` its hash-committed snapshot section.
-
-Nothing is appended to the log when an output file already exists (exit 2, ``io.exists``) or the
-contract, policy or adapter output is invalid.
+``stamp`` stamps one deal into a local log (``--log DB --key KEYFILE``) or a registry's, which
+signs (``--log URL --api-key KEY``); ``stamp batch`` stamps many under one signed tree head
+(deal id: ``--deal-prefix`` + file stem; bundle ``DIR/<stem>.bundle.json``). Spec 2.0.0, or 3.0.0
+with actor signatures (``--actor-key``). Nothing is appended when an output file exists
+(``io.exists``) or the contract, policy or adapter output is invalid.
 """
 
 from __future__ import annotations
@@ -30,6 +22,7 @@ from affidavit.cli._common import (
     emit,
     json_option,
     log_write_key_option,
+    option_group,
     read_json,
     read_json_object,
 )
@@ -74,41 +67,37 @@ def _file(*names: str, help: str, when: str = "") -> Callable[[F], F]:
 _ONE_DEAL = " for one deal"
 
 
-def _common_options(f: Any) -> Any:
-    for option in reversed(
-        (
-            _file("--contract", help="AdapterContract."),
-            _file("--policy", help="AcceptancePolicy."),
-            _file("--log", "log_path", help="Log DB or registry URL."),
-            click.option(
-                "--key",
-                "key_path",
-                type=click.Path(dir_okay=False),
-                help="Log key (the private .key file) [required with a log DB].",
-            ),
-            log_write_key_option,
-            click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
-            click.option("--actor-id", default=None, help="Actor id recorded on the events."),
-            click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),
-            click.option(
-                "--swarm-designate",
-                "swarm_designate",
-                multiple=True,
-                metavar="EVENT_TYPE",
-                help="Designate an event type that --profile swarm-strict requires actor-signed"
-                " (repeatable; adds a signed SWARM_POLICY_SET event; needs --actor-key).",
-            ),
-            click.option(
-                "--swarm-snapshot",
-                is_flag=True,
-                help="Also write the hash-committed swarm_enforcement snapshot section.",
-            ),
-            click.option("--force", is_flag=True, help="Overwrite existing bundle files."),
-            json_option,
-        )
-    ):
-        f = option(f)
-    return f
+# The options of stamp and stamp batch alike (batch also takes them from stamp).
+_common_options = option_group(
+    _file("--contract", help="AdapterContract."),
+    _file("--policy", help="AcceptancePolicy."),
+    _file("--log", "log_path", help="Log DB or registry URL."),
+    click.option(
+        "--key",
+        "key_path",
+        type=click.Path(dir_okay=False),
+        help="Log key (the private .key file) [required with a log DB].",
+    ),
+    log_write_key_option,
+    click.option("--actor-key", type=click.Path(dir_okay=False), help="Actor key (3.0.0)."),
+    click.option("--actor-id", default=None, help="Actor id recorded on the events."),
+    click.option("--time", "time_text", default=None, help="Stamping time (RFC 3339)."),
+    click.option(
+        "--swarm-designate",
+        "swarm_designate",
+        multiple=True,
+        metavar="EVENT_TYPE",
+        help="Designate an event type that --profile swarm-strict requires actor-signed"
+        " (repeatable; adds a signed SWARM_POLICY_SET event; needs --actor-key).",
+    ),
+    click.option(
+        "--swarm-snapshot",
+        is_flag=True,
+        help="Also write the hash-committed swarm_enforcement snapshot section.",
+    ),
+    click.option("--force", is_flag=True, help="Overwrite existing bundle files."),
+    json_option,
+)
 
 
 def _require(**values: Any) -> None:
@@ -122,7 +111,7 @@ def _require(**values: Any) -> None:
 def _run(
     options: dict[str, Any], items: list[tuple[str, Any, Path]]
 ) -> list[tuple[Path, dict[str, Any]]]:
-    """Load everything, stamp, write; returns (path, bundle) pairs."""
+    """Load everything, stamp, write: (path, bundle) pairs."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
     from affidavit.attest.stamp import StampItem, SwarmOptions  # noqa: PLC0415 - lazy
     from affidavit.verify.contracts.policy import AcceptancePolicy  # noqa: PLC0415 - lazy
@@ -145,12 +134,10 @@ def _run(
             )
     contract = read_json_object(options["contract"], what="contract")
     policy = AcceptancePolicy.from_json(read_json(options["policy"]))
-    actor_key = None
-    if options["actor_key"] is not None:
-        actor_key = load_signing_key(options["actor_key"])
+    actor_key = options["actor_key"]
     stamping = {
+        "actor_key": None if actor_key is None else load_signing_key(actor_key),
         "when": _when(options["time_text"]),
-        "actor_key": actor_key,
         "actor_id": options["actor_id"] or "affidavit",
         "swarm": SwarmOptions(tuple(options["swarm_designate"]), options["swarm_snapshot"]),
     }
@@ -161,10 +148,9 @@ def _run(
         )
     else:
         bundles = _stamp_local(options, stamp_items, policy, stamping)
-    written = []
-    for (_, _, out), bundle in zip(items, bundles, strict=True):
+    written = [(out, bundle) for (_, _, out), bundle in zip(items, bundles, strict=True)]
+    for out, bundle in written:
         atomic_write(out, (json.dumps(bundle, indent=2) + "\n").encode("utf-8"))
-        written.append((out, bundle))
     return written
 
 
@@ -187,9 +173,8 @@ def _stamp_local(
 def _stamp_remote(
     url: str, api_key: str | None, items: list[Any], policy: Any, stamping: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Stamp through a registry: each finality leaf is appended with ``POST /v1/log/entries
-    ?wait=integrated`` and the answer proven (registry/clients/log_entries.py) before the bundle
-    is finished with its inclusion proof and the registry's signed tree head of that size."""
+    """Stamp through a registry: each finality leaf appended (``POST /v1/log/entries``) and
+    proven, then its bundle finished with the inclusion proof and that signed tree head."""
     from affidavit.attest.stamp import (  # noqa: PLC0415 - lazy
         draft_bundles,
         finality_leaf,

@@ -1,20 +1,11 @@
 """``affidavit transform``: replay declared content transformations (docs/formats.md "Declared
 transformations"; seed 004, RFC 002 §1.4).
 
-::
-
-    affidavit transform apply NAME... [--json]  < SOURCE > OUTPUT
-    affidavit transform list [--json]
-
-``apply`` reads the source bytes on stdin and writes, as bytes, what the chain of transformations
-``NAME...`` (in that order) makes of them; nothing is written to stdout on error. Exit 2 when a
-name is not a transformation name (``transform.name_invalid``), has no implementation here
-(``transform.unimplemented``: the adapter-specific reserved names, or a plugin that is not
-installed), or the input is not UTF-8 and the chain does not start with ``utf8_replace_invalid``
-(``transform.not_utf8``).
-
-``list`` prints each transformation this process can replay, ``NAME<TAB>KIND`` (``reference``
-for the seven built in, ``plugin`` for those of entry-point group ``affidavit.transforms``).
+``apply`` writes what the chain ``NAME...`` makes of stdin's bytes, nothing on error:
+``transform.name_invalid``, ``transform.unimplemented`` (the adapter-specific reserved names, or
+a plugin not installed), ``transform.not_utf8`` (not UTF-8 and the chain does not start with
+``utf8_replace_invalid``). ``list`` prints ``NAME<TAB>KIND``: ``reference`` for the built-in
+ones, ``plugin`` for entry-point group ``affidavit.transforms``.
 """
 
 from __future__ import annotations
@@ -23,7 +14,7 @@ import hashlib
 import sys
 
 import click
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, emit_json, json_option
 from affidavit.verify.transforms.chain import apply_chain
 from affidavit.verify.transforms.reference import RESERVED_ADAPTER_SPECIFIC
 
@@ -75,8 +66,8 @@ def list_(as_json: bool) -> None:
     available = available_transforms()
     rows = [{"name": name, "kind": available.kind(name)} for name in available.names()]
     unimplemented = [name for name in RESERVED_ADAPTER_SPECIFIC if name not in available]
-    if as_json:
-        emit_json({"ok": True, "transforms": rows, "reserved_unimplemented": unimplemented})
-        return
-    for row in rows:
-        click.echo(f"{row['name']}\t{row['kind']}")
+    emit(
+        as_json,
+        {"ok": True, "transforms": rows, "reserved_unimplemented": unimplemented},
+        *(f"{row['name']}\t{row['kind']}" for row in rows),
+    )

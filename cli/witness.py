@@ -1,16 +1,8 @@
 """``affidavit witness``: a C2SP tlog-witness (https://c2sp.org/tlog-witness).
 
-::
-
-    affidavit keys generate --kind witness --dir DIR --key-id ID [--ml-dsa] [--name NAME]
-        (witness keygen --key FILE [--ml-dsa-key FILE]: its old, hidden name)
-    affidavit witness vkey --name NAME --key FILE [--ml-dsa-key FILE]
-    affidavit witness serve --name NAME --key FILE --log-vkey VKEY [--log-vkey ...] --data-dir DIR
-        [--ml-dsa-key FILE] [--host 127.0.0.1] [--port 8081]
-        [--header-timeout SECONDS] [--max-connections N]
-
 ``serve`` checks its keys, the log keys and the state folder before the server starts, so a
-refused start is one line ``error: <code>: <message>`` and exit 2, never a traceback.
+refused start is one line and exit 2. Witness keys are made by ``keys generate --kind witness``
+(``witness keygen``: its old, hidden name).
 """
 
 from __future__ import annotations
@@ -21,7 +13,6 @@ import click
 from affidavit.cli._common import AliasedOption, emit, emit_json, json_option
 from affidavit.cli._listen import listen
 from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
-from affidavit.verify import errors
 
 __all__ = ["witness"]
 
@@ -53,21 +44,18 @@ def write_witness_keys(
 ) -> None:
     """Generate witness keys: mode 0600 files that are never overwritten (exit 2 if one exists);
     print the files written (stderr) and, under ``name``, the vkeys."""
+    from affidavit.verify.crypto.checkpoint import check_key_name  # noqa: PLC0415 - lazy
     from affidavit.verify.tlog.cosignature import cosigner_vkey  # noqa: PLC0415 - lazy
     from affidavit.witness.cosigner import write_key_files  # noqa: PLC0415 - lazy
 
     if name is not None:
-        _check_name(name)
+        check_key_name(name)  # the one rule of note key names
     made = write_key_files(key_file, ml_dsa_file)
     files = [str(p) for p in (key_file, ml_dsa_file) if p is not None]
     vkeys = [cosigner_vkey(name, a, public) for a, public in made] if name is not None else []
-    if as_json:
-        emit_json({"ok": True, "files": files, "vkeys": vkeys})
-        return
-    for path in files:
+    for path in () if as_json else files:
         click.echo(f"wrote {path} (mode 0600; keep it secret)", err=True)
-    for line in vkeys:
-        click.echo(line)
+    emit(as_json, {"ok": True, "files": files, "vkeys": vkeys}, *vkeys)
 
 
 @witness.command("vkey")
@@ -149,7 +137,7 @@ def serve(  # noqa: PLR0917 - click passes options positionally
     keys = load_witness_keys(name, key_file, ml_dsa_file)
     check_distinct(keys, logs)
     check_origins(keys, logs)  # with --ml-dsa-key, origins of at most 255 bytes
-    _configure_logging()
+    send_logs(stderr_handler("%(levelname)s %(name)s: %(message)s"), "affidavit.witness", "uvicorn")
     listener = listen(host, port, backlog=1024)  # a port in use: net.bind_failed, exit 2
     state = WitnessState.open(state_dir)  # refusals: AffidavitError -> one line, exit 2
     config = WitnessConfig(keys=keys, logs=logs, state_dir=state_dir)
@@ -168,14 +156,3 @@ def serve(  # noqa: PLR0917 - click passes options positionally
         click.echo(f"witness {name} on {banner['listening']}", err=True)
     limits = Limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     run(app, listener, host=host, port=port, limits=limits)
-
-
-def _check_name(name: str) -> None:
-    from affidavit.verify.crypto.checkpoint import is_key_name  # noqa: PLC0415 - lazy
-
-    if not is_key_name(name):
-        raise errors.UsageError(f"name {name!r} must be a note key name: no spaces and no '+'")
-
-
-def _configure_logging() -> None:
-    send_logs(stderr_handler("%(levelname)s %(name)s: %(message)s"), "affidavit.witness", "uvicorn")

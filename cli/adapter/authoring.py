@@ -1,10 +1,8 @@
 """``affidavit adapter scaffold | lint | bump | diff``: author AdapterContracts (seed 003).
 
-Same verbs, flags and JSON keys as ``aigentsy adapter``: text for people by default, wherever
-stdout goes, and ``--json`` the seed's document, unchanged (``--format json|text`` is a hidden,
-deprecated alias kept for scripts). Output never depends on whether stdout is a terminal (issue 33).
-Exit codes: 0 ok, 1 the contract is invalid or the two files differ, 2 unreadable input or usage
-(style.md §11).
+The verbs, flags and JSON keys of ``aigentsy adapter``: text for people wherever stdout goes,
+``--json`` the seed's document (``--format json|text``: a hidden, deprecated alias). Exit 1: the
+contract is invalid, or the two files differ.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,6 +23,7 @@ from affidavit.verify.contracts.contract import (
     CONTRACT_HASH_FIELDS,
     INPUT_SCHEMA_HASH_FIELDS,
     LIFECYCLE_FIELDS,
+    ContractHashes,
     ContractReport,
     contract_hashes,
     lint_contract,
@@ -46,17 +45,16 @@ _SCAFFOLD_NOTE: Final = (
 )
 
 
-def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    # Deprecated, hidden: text is the default and --json the machine form (style.md §11);
-    # --format json|text is kept for the scripts written when JSON was the default.
-    return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(["json", "text"]),
-        default=None,
-        hidden=True,
-        help="Deprecated: --format json is --json; text is the default.",
-    )(f)
+# Deprecated, hidden: text is the default and --json the machine form (style.md §11);
+# --format json|text is kept for the scripts written when JSON was the default.
+_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["json", "text"]),
+    default=None,
+    hidden=True,
+    help="Deprecated: --format json is --json; text is the default.",
+)
 
 
 def _emit(
@@ -77,8 +75,22 @@ def _dump(declaration: Mapping[str, Any]) -> bytes:
     return (json.dumps(declaration, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-# ---------------------------------------------------------------------------------------------
-# scaffold
+def _rehash(declaration: dict[str, Any]) -> ContractHashes:
+    """Write both recomputed hashes into ``declaration``."""
+    hashes = contract_hashes(declaration)
+    declaration["input_schema_hash"] = hashes.input_schema_hash
+    declaration["contract_hash"] = hashes.contract_hash
+    return hashes
+
+
+def _hash_lines(hashes: ContractHashes | ContractReport) -> list[str]:
+    return [
+        f"  contract_hash      {hashes.contract_hash}",
+        f"  input_schema_hash  {hashes.input_schema_hash}",
+    ]
+
+
+# -- scaffold -------------------------------------------------------------------------------------
 
 
 def _scaffold_fields(fields: str) -> list[str]:
@@ -141,9 +153,7 @@ def scaffold(
         "validator_name": validator_name,
         "validator_version": validator_version,
     }
-    hashes = contract_hashes(declaration)
-    declaration["input_schema_hash"] = hashes.input_schema_hash
-    declaration["contract_hash"] = hashes.contract_hash
+    hashes = _rehash(declaration)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     target = (folder / CONTRACT_FILE).resolve()
@@ -162,29 +172,17 @@ def scaffold(
             "affidavit adapter bump <file> --version X.Y.Z after editing (recomputes the hashes)",
         ],
     }
-    _emit(
-        document,
-        as_json,
-        output_format,
-        [
-            f"wrote {target}",
-            f"  contract_hash      {hashes.contract_hash}",
-            f"  input_schema_hash  {hashes.input_schema_hash}",
-        ],
-    )
+    _emit(document, as_json, output_format, [f"wrote {target}", *_hash_lines(hashes)])
 
 
-# ---------------------------------------------------------------------------------------------
-# lint
+# -- lint -----------------------------------------------------------------------------------------
 
 
 def _lint_text(source: str, report: ContractReport) -> list[str]:
     lines = [f"{source}: {'ok' if report.ok else 'INVALID'} ({report.adapter_id or '?'})"]
     lines += [f"  error {issue.code}: {issue.message}" for issue in report.errors]
     lines += [f"  warning {issue.code}: {issue.message}" for issue in report.warnings]
-    lines.append(f"  contract_hash      {report.contract_hash}")
-    lines.append(f"  input_schema_hash  {report.input_schema_hash}")
-    return lines
+    return lines + _hash_lines(report)
 
 
 @click.command("lint")
@@ -199,8 +197,7 @@ def lint(output_format: str | None, as_json: bool, path: str) -> None:
     _exit(0 if report.ok else 1)
 
 
-# ---------------------------------------------------------------------------------------------
-# bump
+# -- bump -----------------------------------------------------------------------------------------
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -225,9 +222,7 @@ def bump(path: str, adapter_version: str, output_format: str | None, as_json: bo
             details={"previous_version": previous, "new_version": adapter_version},
         )
     declaration["adapter_version"] = adapter_version
-    hashes = contract_hashes(declaration)
-    declaration["input_schema_hash"] = hashes.input_schema_hash
-    declaration["contract_hash"] = hashes.contract_hash
+    hashes = _rehash(declaration)
     report = lint_contract(declaration)
     if not report.ok:  # refuse to write a contract that still does not lint: nothing is lost
         _emit(report.to_json(), as_json, output_format, _lint_text(path, report))
@@ -247,20 +242,11 @@ def bump(path: str, adapter_version: str, output_format: str | None, as_json: bo
         "input_schema_hash": hashes.input_schema_hash,
         "warnings": [issue.message for issue in report.warnings],
     }
-    _emit(
-        document,
-        as_json,
-        output_format,
-        [
-            f"{path}: {report.adapter_id} {previous} -> {adapter_version}",
-            f"  contract_hash      {hashes.contract_hash}",
-            f"  input_schema_hash  {hashes.input_schema_hash}",
-        ],
-    )
+    text = [f"{path}: {report.adapter_id} {previous} -> {adapter_version}", *_hash_lines(hashes)]
+    _emit(document, as_json, output_format, text)
 
 
-# ---------------------------------------------------------------------------------------------
-# diff
+# -- diff -----------------------------------------------------------------------------------------
 
 
 def _kind(field: str) -> str:
@@ -275,31 +261,26 @@ def _kind(field: str) -> str:
 
 
 def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
-    missing = object()
     changes = []
     for field in sorted(set(old) | set(new)):
-        before, after = old.get(field, missing), new.get(field, missing)
+        if field not in old or field not in new:
+            change = "added" if field not in old else "removed"
         # Compare canonical bytes, not Python equality (1 == 1.0 == true in Python).
-        if before is missing or after is missing or not _same(before, after):
-            changes.append(
-                {
-                    "field": field,
-                    "kind": _kind(field),
-                    "hash_relevant": field in _HASHED,
-                    "old": None if before is missing else before,
-                    "new": None if after is missing else after,
-                    "change": "added"
-                    if before is missing
-                    else "removed"
-                    if after is missing
-                    else "changed",
-                }
-            )
+        elif json.dumps(old[field], sort_keys=True) != json.dumps(new[field], sort_keys=True):
+            change = "changed"
+        else:
+            continue
+        changes.append(
+            {
+                "field": field,
+                "kind": _kind(field),
+                "hash_relevant": field in _HASHED,
+                "old": old.get(field),
+                "new": new.get(field),
+                "change": change,
+            }
+        )
     return changes
-
-
-def _same(before: Any, after: Any) -> bool:
-    return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
 
 
 def _without_comments(declaration: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,10 +1,6 @@
-"""``affidavit adapter pin`` and ``affidavit adapter pins check``: pinning and the CI gate.
-
-Thin commands over :mod:`affidavit.verify.contracts.pins` and
-:mod:`affidavit.attest.publishing.publish` (docs/formats.md §3,
-seed 003 "Manifest and pinning" and the lifecycle table). Exit codes: 0 every pin holds, 1 a pin
-does not hold, 2 unreadable input or usage, 3 refused by policy (a revoked contract). Freshness
-(``--max-age``, ``--registry``): docs/adr/0007-pin-gate-freshness.md.
+"""``affidavit adapter pin`` and ``affidavit adapter pins check``: pinning and the CI gate
+(docs/formats.md §3, seed 003 "Manifest and pinning" and the lifecycle table; freshness:
+docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from typing import Any, Final, TypeVar
 import click
 from affidavit.attest.host import read_capped, utc_now
 from affidavit.attest.publishing import publish
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, json_option, labelled
 from affidavit.cli._sources import read_manifest, read_object, resolve_key, with_key_options
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import contract_hash, lint_contract
@@ -75,8 +71,7 @@ def _verified_manifest(
     return document, verify_manifest(document, public_key=key, publisher_document_used=used)
 
 
-# ------------------------------------------------------------------------------------------
-# adapter pin
+# -- adapter pin ----------------------------------------------------------------------------------
 
 
 @click.command("pin")
@@ -154,17 +149,13 @@ def pin(  # noqa: PLR0917
     if plan.message:
         click.echo(plan.message, err=True)
     written = publish.write_pin(Path(pin_file), plan.pin)
-    if as_json:
-        emit_json({"ok": True, "pinned": written["pinned_adapters"], "out": pin_file})
-        return
-    click.echo(f"pinned {adapter_id}@{adapter_version} {contract_hash_hex} in {pin_file}")
-    click.echo(
+    signature = plan.pin.get("entry_signature_status")
+    emit(
+        as_json,
+        {"ok": True, "pinned": written["pinned_adapters"], "out": pin_file},
+        f"pinned {adapter_id}@{adapter_version} {contract_hash_hex} in {pin_file}",
         f"  entry_hash_status {plan.pin['entry_hash_status']}"
-        + (
-            f", entry_signature_status {plan.pin['entry_signature_status']}"
-            if "entry_signature_status" in plan.pin
-            else ""
-        )
+        + ("" if signature is None else f", entry_signature_status {signature}"),
     )
 
 
@@ -201,8 +192,7 @@ def _pin_identity(
     return str(found[0]), str(found[1]), contract_hash(declaration)
 
 
-# ------------------------------------------------------------------------------------------
-# adapter pins check (the CI gate)
+# -- adapter pins check (the CI gate) -------------------------------------------------------------
 
 
 @click.group("pins")
@@ -292,13 +282,8 @@ def pins_check(  # noqa: PLR0917
     if require_signed and not (manifest_source or registry_url):
         raise errors.UsageError("--require-signed needs --manifest (or --registry)")
     parsed = read_object(pin_file, what="pin file")
-    try:
+    with labelled(pin_file, errors.ContractError, "pin.file_invalid"):
         pin_set = parse_pin_file(parsed)
-    except errors.ContractError as e:
-        if e.code != "pin.file_invalid":
-            raise
-        e.message = f"{pin_file}: {e.message}"
-        raise
     document, report = _verified_manifest(manifest_source, public_key_base64, publisher_doc)
     live_document, live_report = _live_manifest(registry_url, public_key_base64, publisher_doc)
     manifest_problems = _freshness_problems(
@@ -324,10 +309,11 @@ def pins_check(  # noqa: PLR0917
         searched=searched,
     )
     skipped = list(scan.skipped)
-    if as_json:
-        emit_json({**result.to_json(CHECK_FLAGS), "pin_file": pin_file, "skipped_files": skipped})
-    else:
-        _print_check(pin_file, result, skipped)
+    emit(
+        as_json,
+        {**result.to_json(CHECK_FLAGS), "pin_file": pin_file, "skipped_files": skipped},
+        *_check_lines(pin_file, result, skipped),
+    )
     failing = [f"{v.adapter_id}@{v.adapter_version}" for v in result.pins if not v.holds]
     if result.exit_code == 1:
         raise errors.ContractError(
@@ -358,22 +344,18 @@ def _marks(result: PinCheckReport) -> list[str]:
     ]
 
 
-def _print_check(pin_file: str, result: PinCheckReport, skipped: list[str]) -> None:
-    click.echo(f"pins check: {pin_file} ({len(result.pins)} pins)")
+def _check_lines(pin_file: str, result: PinCheckReport, skipped: list[str]) -> list[str]:
+    lines = [f"pins check: {pin_file} ({len(result.pins)} pins)"]
     for verdict, mark in zip(result.pins, _marks(result), strict=True):
         label = f"{verdict.adapter_id}@{verdict.adapter_version}"
         sources = ", ".join(verdict.sources) or "no source"
-        click.echo(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
-        for line in render_problems(verdict.problems, CHECK_FLAGS):
-            click.echo(f"          problem: {line}")
-        for line in render_problems(verdict.notes, CHECK_FLAGS):
-            click.echo(f"          note: {line}")
-    for line in render_problems(result.problems, CHECK_FLAGS):
-        click.echo(f"  problem: {line}")
-    notes = render_problems(result.notes, CHECK_FLAGS)
-    for line in (*notes, *(f"skipped {s}" for s in skipped)):
-        click.echo(f"  note: {line}")
-    click.echo(f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})")
+        lines.append(f"  {mark:<8}{label}  {verdict.contract_hash[:16]}  [{sources}]")
+        lines += [f"{' ' * 10}problem: {p}" for p in render_problems(verdict.problems, CHECK_FLAGS)]
+        lines += [f"{' ' * 10}note: {n}" for n in render_problems(verdict.notes, CHECK_FLAGS)]
+    lines += [f"  problem: {p}" for p in render_problems(result.problems, CHECK_FLAGS)]
+    lines += [f"  note: {n}" for n in render_problems(result.notes, CHECK_FLAGS)]
+    lines += [f"  note: skipped {s}" for s in skipped]
+    return [*lines, f"result: {'OK' if result.ok else 'FAILED'} (exit {result.exit_code})"]
 
 
 def _freshness_problems(
@@ -387,28 +369,16 @@ def _freshness_problems(
     if document is None:
         return []
     freshness = check_freshness(document, resolve_key(public_key_base64, publisher_doc)[0])
-    problems = []
     # A statement that is present must verify, with or without --max-age (tamper evidence).
-    tampered = freshness.hash_status == "mismatch" or freshness.signature_status == "bad"
-    if tampered:
-        problems.append(
-            Problem(
-                f"manifest freshness: {freshness.problem}",
-                code="manifest.verification_failed",
-                file=manifest_source,
-            )
-        )
-    if max_age is not None:
-        stale = freshness.age_problem(max_age, utc_now())
-        if stale is not None and not tampered:
-            problems.append(
-                Problem(
-                    f"manifest freshness: {stale}",
-                    code="pin.manifest_stale",
-                    file=manifest_source,
-                )
-            )
-    return problems
+    if freshness.hash_status == "mismatch" or freshness.signature_status == "bad":
+        problem, code = freshness.problem, "manifest.verification_failed"
+    elif max_age is not None:
+        problem, code = freshness.age_problem(max_age, utc_now()), "pin.manifest_stale"
+    else:
+        return []
+    if problem is None:
+        return []
+    return [Problem(f"manifest freshness: {problem}", code=code, file=manifest_source)]
 
 
 def _live_manifest(
@@ -429,22 +399,13 @@ def _live_manifest(
     return live, verify_manifest(live, public_key=key)
 
 
-# ------------------------------------------------------------------------------------------
-# The contract files the gate checks
+# -- the contract files the gate checks (seed 003 "Register"; docs/formats.md §1) -------------
 #
-# Find the local contract files the pin gate must check (seed 003 "Register"; docs/formats.md §1).
-#
-# The runtime loads every ``*.adapter_contract.json`` under its contracts folder with a lenient
-# parser (the last of two duplicate keys wins), so a file the strict parser refuses may still be the
-# contract the runtime runs. The gate therefore never skips such a file silently: a ``*.json`` file
-# under the scanned folders that cannot be read or is not strict JSON is *broken*, and a broken file
-# is a failure (never a note) when it may be a contract:
-#
-# * its name ends with ``adapter_contract.json`` (the seed's naming rule), or
-# * its bytes contain ``adapter_id`` or a pinned adapter id, or a lenient parse finds an
-#   ``adapter_id`` key at any depth (so escapes such as ``"adapter\\u005fid"`` do not hide it).
-#
-# Other broken files (a ``package.json`` with a duplicate key) are listed as skipped.
+# The runtime reads its contracts leniently (the last of two duplicate keys wins), so a file the
+# strict parser refuses may still be a contract it runs: a *.json file that cannot be read or is
+# not strict JSON is *broken*, and fails the gate when it may be a contract (its name ends with
+# adapter_contract.json, or its bytes or a lenient parse name adapter_id or a pinned id, so an
+# escape such as "adapter\\u005fid" hides nothing). Other broken files are listed as skipped.
 
 _CONTRACT_SUFFIX: Final = "adapter_contract.json"
 # Folders never searched for contracts (tooling and dependencies, not a project's own files).
@@ -490,46 +451,33 @@ def scan_contract_files(folders: Iterable[Path], pinned_ids: Iterable[str]) -> S
     broken: list[BrokenDeclaration] = []
     skipped: list[str] = []
     for path in _json_files_under(folders):
-        _classify(path, ids, found, broken, skipped)
+        data = b""
+        try:
+            data = read_capped(path, MAX_CONTRACT_FILE_BYTES)
+            body = _strict(data)
+        except errors.ParseError as e:
+            reason = f"{e.code}: {e.message.removeprefix(f'{path}: ')}"
+        else:
+            if (
+                isinstance(body, dict)
+                and isinstance(body.get("adapter_id"), str)
+                and isinstance(body.get("adapter_version"), str)
+                and "output_fields" in body  # a bare manifest entry has no output_fields
+            ):
+                found.append(Declaration(source=str(path), body=body))
+            continue
+        named = _named_ids(data, ids)
+        if path.name.endswith(_CONTRACT_SUFFIX) or named is not None:
+            broken.append(BrokenDeclaration(str(path), reason, adapter_ids=named or frozenset()))
+        else:
+            skipped.append(f"{path}: {reason}")
     return ScanResult(tuple(found), tuple(broken), tuple(skipped))
 
 
-def _classify(
-    path: Path,
-    ids: list[str],
-    found: list[Declaration],
-    broken: list[BrokenDeclaration],
-    skipped: list[str],
-) -> None:
-    data = b""
-    try:
-        data = read_capped(path, MAX_CONTRACT_FILE_BYTES)
-    except errors.ParseError as e:
-        reason = f"{e.code}: {e.message.removeprefix(f'{path}: ')}"
-    else:
-        if len(data) > MAX_CONTRACT_FILE_BYTES:  # its first bytes still say whether it may be one
-            reason = f"json.too_large: over {MAX_CONTRACT_FILE_BYTES} bytes"
-        else:
-            try:
-                body = loads(data)
-            except errors.ParseError as e:
-                reason = f"{e.code}: {e.message}"  # the message carries line and column
-            else:
-                if (
-                    isinstance(body, dict)
-                    and isinstance(body.get("adapter_id"), str)
-                    and isinstance(body.get("adapter_version"), str)
-                    and "output_fields" in body  # a bare manifest entry has no output_fields
-                ):
-                    found.append(Declaration(source=str(path), body=body))
-                return
-    named = _named_ids(data, ids)
-    if path.name.endswith(_CONTRACT_SUFFIX) or named is not None:
-        broken.append(
-            BrokenDeclaration(source=str(path), reason=reason, adapter_ids=named or frozenset())
-        )
-    else:
-        skipped.append(f"{path}: {reason}")
+def _strict(data: bytes) -> Any:
+    if len(data) > MAX_CONTRACT_FILE_BYTES:  # its first bytes still say whether it may be one
+        raise errors.ParseError("json.too_large", f"over {MAX_CONTRACT_FILE_BYTES} bytes")
+    return loads(data)  # a strict-JSON error's message carries line and column
 
 
 def _named_ids(data: bytes, ids: list[str]) -> frozenset[str] | None:

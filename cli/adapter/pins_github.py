@@ -1,19 +1,12 @@
 """The CI gate's report as GitHub Actions reads it (action.yml; issue 37 §5).
 
 ``python -m affidavit.cli.adapter.pins_github --report R --stderr E --exit-code N`` reads what
-``affidavit adapter pins check --json`` printed (``R``, its stdout; ``E``, its stderr) and:
-
-* prints one workflow command per finding (``::error file=...,title=CODE::message``; a refused
-  revoked pin too) and one ``::warning`` per deprecated, superseded or inspection-only pin, so a
-  pull request shows each next to its file (docs.github.com, "Workflow commands for GitHub
-  Actions": ``error``, ``warning``, and the ``%``/``:``/``,`` escapes);
-* appends a Markdown table of the pins and the findings to ``$GITHUB_STEP_SUMMARY``;
-* appends the step's outputs to ``$GITHUB_OUTPUT``: ``result`` (``ok``, ``failed``, ``revoked``
-  or ``error``), ``exit-code``, ``pins``, ``holding``, ``failing``, ``revoked``, ``deprecated``,
-  ``findings``;
-* exits with the gate's exit code, so the step fails exactly when the gate does.
-
-A gate that could not run (exit 2, no report) gives one ``::error`` with its error line.
+``affidavit adapter pins check --json`` printed (stdout ``R``, stderr ``E``), prints one workflow
+command per finding (``::error``) and per deprecated, superseded or inspection-only pin
+(``::warning``; docs.github.com, "Workflow commands for GitHub Actions", escapes included), appends
+a Markdown table to ``$GITHUB_STEP_SUMMARY`` and the step's outputs (``result``, ``exit-code`` and
+the counts) to ``$GITHUB_OUTPUT``, and exits with the gate's code. A gate that could not run gives
+one ``::error`` with its error line.
 """
 
 from __future__ import annotations
@@ -30,6 +23,7 @@ __all__ = ["main", "render"]
 
 RESULTS: Final = {0: "ok", 1: "failed", 3: "revoked"}
 _NOT_ACTIVE: Final = ("deprecated", "superseded")
+_COUNTS: Final = ("pins", "holding", "failing", "revoked", "deprecated", "findings")
 
 
 def _data(text: str) -> str:
@@ -42,7 +36,9 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _command(kind: str, message: str, *, file: str | None, line: int | None, title: str) -> str:
+def _command(
+    kind: str, message: str, *, title: str, file: str | None = None, line: int | None = None
+) -> str:
     props = []
     if file:
         props.append(f"file={_property(file)}")
@@ -106,15 +102,9 @@ def render(
     """The workflow commands, the summary's Markdown and the outputs for one gate run."""
     if report is None:
         line = error_line or f"affidavit adapter pins check exited {exit_code} without a report"
-        commands = [
-            _command(
-                "error", line, file=None, line=None, title="affidavit pins check could not run"
-            )
-        ]
+        commands = [_command("error", line, title="affidavit pins check could not run")]
         summary = f"### affidavit pins check: could not run (exit {exit_code})\n\n`{line}`\n"
-        outputs = {"result": "error", "exit-code": str(exit_code)}
-        outputs.update(dict.fromkeys(("pins", "holding", "failing", "revoked"), "0"))
-        outputs.update({"deprecated": "0", "findings": "0"})
+        outputs = {"result": "error", "exit-code": str(exit_code), **dict.fromkeys(_COUNTS, "0")}
         return commands, summary, outputs
     pins: list[Mapping[str, Any]] = list(report.get("pins", []))
     findings: list[Mapping[str, Any]] = list(report.get("findings", []))

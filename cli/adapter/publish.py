@@ -1,21 +1,13 @@
-"""``affidavit adapter attest|manifest|list|lifecycle``: publication.
-
-Thin commands over :mod:`affidavit.attest.publishing.publish`,
-:mod:`affidavit.verify.contracts.manifest` and :mod:`affidavit.verify.contracts.pins`
-(docs/formats.md §3, seed 003 "Adoption workflow"). Flags mirror the peer's ``aigentsy adapter``
-verbs where the peer has them.
-
-Network: none, except for an explicit ``https://`` MANIFEST argument or ``--fetch-publisher``;
-then one GET through httpx (imported only on that path) with a timeout and a size cap.
-Exit codes: 0 ok, 1 does not verify / a pin does not hold, 2 unreadable input or usage,
-3 refused by policy (pinning or keeping a revoked contract).
+"""``affidavit adapter attest|manifest|list|lifecycle``: publication (docs/formats.md §3, seed 003
+"Adoption workflow"), with the peer's ``aigentsy adapter`` flags where it has them. Network: only
+for an explicit ``https://`` MANIFEST or ``--fetch-publisher`` (:mod:`affidavit.cli._sources`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import click
 from affidavit.attest.files import atomic_write
@@ -23,7 +15,7 @@ from affidavit.attest.host import utc_now
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.publishing import publish
 from affidavit.attest.publishing.freshness import sign_freshness
-from affidavit.cli._common import AliasedOption, emit_json, json_option
+from affidavit.cli._common import AliasedOption, emit, emit_json, json_option, labelled
 from affidavit.cli._sources import (
     read_manifest,
     read_object,
@@ -51,10 +43,28 @@ from affidavit.verify.json.forms import format_utc
 __all__ = ["attest", "lifecycle", "list_command", "manifest"]
 
 DEFAULT_MANIFEST: Final = "adapter-contracts.manifest.json"
+_HASH_NAMES: Final = ("contract_hash", "input_schema_hash")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-# ------------------------------------------------------------------------------------------
-# adapter attest
+def _signing_key_option(*, required: bool) -> Callable[[_F], _F]:
+    return click.option(
+        "--key",
+        "--sign-with",
+        "sign_with",
+        cls=AliasedOption,
+        aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
+        required=required,
+        type=click.Path(dir_okay=False),
+        help="Private key file (.key).",
+    )
+
+
+def _write_json(path: str, document: Any) -> None:
+    atomic_write(path, (json.dumps(document, indent=2) + "\n").encode("ascii"))
+
+
+# -- adapter attest -------------------------------------------------------------------------------
 
 
 def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
@@ -73,15 +83,7 @@ def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
 
 @click.command("attest")
 @click.argument("contract", metavar="CONTRACT")
-@click.option(
-    "--key",
-    "--sign-with",
-    "sign_with",
-    cls=AliasedOption,
-    aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
-    type=click.Path(dir_okay=False),
-    help="Private key file (.key).",
-)
+@_signing_key_option(required=False)
 @click.option(
     "--publisher-id", default=None, help="Default: from the publisher doc beside the key."
 )
@@ -143,6 +145,9 @@ def attest(  # noqa: PLR0917 - one parameter per click option
     if not publisher_id or not publisher_key_id:
         raise errors.UsageError("give --publisher-id and --key-id (or a key with a publisher doc)")
     fields: dict[str, Any] = {
+        "publisher_id": publisher_id,
+        "publisher_key_id": publisher_key_id,
+        "published_at": published_at or format_utc(utc_now()),
         "status": status,
         "distribution_channel": channel,
         "docs_url": docs_url,
@@ -151,47 +156,23 @@ def attest(  # noqa: PLR0917 - one parameter per click option
         "supersedes": supersedes,
         "replaced_by": replaced_by,
     }
-    when = published_at or format_utc(utc_now())
     # docs/formats.md §3: every hashed entry field is signed; refuse control characters before any
     # signature is made (the entry is built once unsigned, checked, then attested).
-    check_entry_text(
-        publish.build_entry(
-            declaration,
-            publisher_id=publisher_id,
-            publisher_key_id=publisher_key_id,
-            published_at=when,
-            **fields,
-        )
-    )
-    document = publish.attest_document(
-        declaration,
-        publisher_id=publisher_id,
-        publisher_key_id=publisher_key_id,
-        published_at=when,
-        signing_key=key,
-        **fields,
-    )
-    rendered = json.dumps(document, indent=2) + "\n"
+    check_entry_text(publish.build_entry(declaration, **fields))
+    document = publish.attest_document(declaration, signing_key=key, **fields)
     if out is None:
-        click.echo(rendered, nl=False)
+        click.echo(json.dumps(document, indent=2))
         return
-    atomic_write(out, rendered.encode("ascii"))
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "out": out,
-                "entry_hash": document["entry_hash"],
-                "signed": document["signed"],
-            }
-        )
-    else:
-        state = "signed" if document["signed"] else "UNSIGNED"
-        click.echo(f"wrote {out}: {state} entry {document['entry_hash']}")
+    _write_json(out, document)
+    digest, signed = document["entry_hash"], document["signed"]
+    emit(
+        as_json,
+        {"ok": True, "out": out, "entry_hash": digest, "signed": signed},
+        f"wrote {out}: {'signed' if signed else 'UNSIGNED'} entry {digest}",
+    )
 
 
-# ------------------------------------------------------------------------------------------
-# adapter manifest build | verify | verify-entry
+# -- adapter manifest build | verify | verify-entry -----------------------------------------------
 
 
 @click.group("manifest")
@@ -201,16 +182,7 @@ def manifest() -> None:
 
 @manifest.command("build")
 @click.argument("entries", nargs=-1, required=True, metavar="ENTRY...")
-@click.option(
-    "--key",
-    "--sign-with",
-    "sign_with",
-    cls=AliasedOption,
-    aliases=("--sign-with",),  # the old spelling, kept for scripts (issue 33)
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Private key file (.key).",
-)
+@_signing_key_option(required=True)
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="Manifest file to write."
 )
@@ -249,14 +221,9 @@ def manifest_build(  # noqa: PLR0917
     """
     parsed = [publish.entry_from_document(read_object(e, what="entry"), source=e) for e in entries]
     for source, entry in zip(entries, parsed, strict=True):
-        try:
-            # docs/formats.md §3: nothing with a control character is signed
+        # docs/formats.md §3: nothing with a control character is signed
+        with labelled(source, errors.ContractError, "entry.control_character"):
             check_entry_text(entry)
-        except errors.ContractError as e:
-            if e.code != "entry.control_character":
-                raise
-            e.message = f"{source}: {e.message}"
-            raise
     key = load_signing_key(sign_with)
     publisher_id = publisher_id or _agreed(parsed, "publisher_id")
     publisher_key_id = publisher_key_id or _agreed(parsed, "publisher_key_id")
@@ -270,21 +237,18 @@ def manifest_build(  # noqa: PLR0917
         manifest_version=manifest_version,
     )
     document = sign_freshness(document, key, signed_at=signed_at or generated_at)
-    atomic_write(out, (json.dumps(document, indent=2) + "\n").encode("ascii"))
+    _write_json(out, document)
+    count, digest = len(document["contracts"]), document["manifest_hash"]
     summary = {
         "ok": True,
         "out": out,
-        "entry_count": len(document["contracts"]),
-        "manifest_hash": document["manifest_hash"],
+        "entry_count": count,
+        "manifest_hash": digest,
         "publisher_id": publisher_id,
         "publisher_key_id": publisher_key_id,
         "public_key_base64": key.public_key.b64,
     }
-    if as_json:
-        emit_json(summary)
-    else:
-        count, digest = summary["entry_count"], summary["manifest_hash"]
-        click.echo(f"wrote {out}: {count} signed entries, manifest_hash {digest}")
+    emit(as_json, summary, f"wrote {out}: {count} signed entries, manifest_hash {digest}")
 
 
 def _agreed(entries: list[dict[str, Any]], key: str) -> str:
@@ -297,62 +261,54 @@ def _agreed(entries: list[dict[str, Any]], key: str) -> str:
     return str(values.pop())
 
 
-def _print_report(report: ManifestReport, source: str) -> None:
-    click.echo(f"manifest: {source}")
-    click.echo(f"  manifest_hash:      {report.manifest_hash_status}")
-    click.echo(f"  manifest_signature: {report.manifest_signature_status}")
+def _report_lines(report: ManifestReport, source: str, freshness: FreshnessReport) -> list[str]:
     key = "supplied" if report.public_key_supplied else "NONE"
     if report.publisher_document_used:
         key += f" (publisher document {report.publisher_document_used})"
-    click.echo(f"  public key:         {key}")
-    click.echo(f"  entries:            {report.entry_count}")
-    for e in report.entries:
-        click.echo(
+    proven = "proven" if freshness.proven else "NOT proven"
+    lines = [
+        f"manifest: {source}",
+        f"  manifest_hash:      {report.manifest_hash_status}",
+        f"  manifest_signature: {report.manifest_signature_status}",
+        f"  public key:         {key}",
+        f"  entries:            {report.entry_count}",
+        *(
             f"    [{e.index}] {e.adapter_id}@{e.adapter_version} ({e.status}): "
             f"hash {e.entry_hash_status}, signature {e.entry_signature_status}"
-        )
-    for reason in report.failures():
-        click.echo(f"  FAIL: {reason}")
+            for e in report.entries
+        ),
+        *(f"  FAIL: {reason}" for reason in report.failures()),
+    ]
     if report.manifest_signature_status == "no_public_key":
-        click.echo("  note: no public key: signatures were NOT checked (this is not trust)")
+        lines.append("  note: no public key: signatures were NOT checked (this is not trust)")
+    lines.append(
+        f"  signed_at:          {freshness.claimed_signed_at or '-'} ({proven}; "
+        f"freshness_hash {freshness.hash_status}, signature {freshness.signature_status})"
+    )
+    return lines + [f"  FAIL: {reason}" for reason in _freshness_failures(freshness)]
 
 
-def _freshness_failures(freshness: FreshnessReport | None) -> list[str]:
+def _freshness_failures(freshness: FreshnessReport) -> list[str]:
     # A statement that is present must verify; an absent one is not a failure here (the peer's
     # manifests have none). `pins check --max-age` is where a missing one fails.
-    if freshness is None or freshness.hash_status == "absent":
+    if freshness.hash_status == "absent":
         return []
-    failures = []
-    if freshness.hash_status != "ok":
-        failures.append(f"freshness_hash {freshness.hash_status}")
+    failures = [] if freshness.hash_status == "ok" else [f"freshness_hash {freshness.hash_status}"]
     if freshness.signature_status == "bad":
         failures.append("freshness_signature bad")
     return failures
 
 
-def _finish(
-    report: ManifestReport, as_json: bool, source: str, freshness: FreshnessReport | None = None
-) -> None:
+def _finish(report: ManifestReport, as_json: bool, source: str, freshness: FreshnessReport) -> None:
     failures = report.failures() + _freshness_failures(freshness)
-    if as_json:
-        document = report.to_json()
-        if freshness is not None:
-            document["freshness"] = freshness.to_json()
-            document["failures"] = failures
-            document["ok"] = not failures
-        emit_json(document)
-    else:
-        _print_report(report, source)
-        if freshness is not None:
-            proven = "proven" if freshness.proven else "NOT proven"
-            click.echo(
-                f"  signed_at:          {freshness.claimed_signed_at or '-'} ({proven}; "
-                f"freshness_hash {freshness.hash_status}, "
-                f"signature {freshness.signature_status})"
-            )
-            for reason in _freshness_failures(freshness):
-                click.echo(f"  FAIL: {reason}")
-        click.echo(f"result: {'OK' if not failures else 'FAILED'}")
+    document = report.to_json()
+    document.update(freshness=freshness.to_json(), failures=failures, ok=not failures)
+    emit(
+        as_json,
+        document,
+        *_report_lines(report, source, freshness),
+        f"result: {'OK' if not failures else 'FAILED'}",
+    )
     if failures:
         raise errors.ContractError(
             "manifest.verification_failed",
@@ -397,13 +353,9 @@ def manifest_verify(  # noqa: PLR0917
     is 1 unless --allow-unsigned is given.
     """
     document = read_manifest(target)
-    fetch_url = None
-    if fetch_publisher is not None:
-        fetch_url = (
-            fetch_publisher
-            if fetch_publisher != "-"
-            else from_publisher_document or well_known_url(target, document)
-        )
+    fetch_url = fetch_publisher  # a bare --fetch-publisher: the peer's flag, else .well-known
+    if fetch_publisher == "-":
+        fetch_url = from_publisher_document or well_known_url(target, document)
     key, used = resolve_key(
         public_key_base64, publisher_doc, fetch_url=fetch_url, manifest=document
     )
@@ -435,23 +387,19 @@ def manifest_verify_entry(
         allow_unsigned and report.entry_signature_status in ("absent", "no_public_key")
     )
     ok = report.entry_hash_status == "ok" and sig_ok and report.status_valid
-    if as_json:
-        emit_json({"ok": ok, **report.to_json()})
-    else:
-        click.echo(
-            f"{report.adapter_id}@{report.adapter_version}: entry_hash {report.entry_hash_status}, "
-            f"entry_signature {report.entry_signature_status}"
-        )
+    statuses = (
+        f"entry_hash {report.entry_hash_status}, entry_signature {report.entry_signature_status}"
+    )
+    emit(
+        as_json,
+        {"ok": ok, **report.to_json()},
+        f"{report.adapter_id}@{report.adapter_version}: {statuses}",
+    )
     if not ok:
-        raise errors.ContractError(
-            "manifest.verification_failed",
-            f"{entry}: entry_hash {report.entry_hash_status}, "
-            f"entry_signature {report.entry_signature_status}",
-        )
+        raise errors.ContractError("manifest.verification_failed", f"{entry}: {statuses}")
 
 
-# ------------------------------------------------------------------------------------------
-# adapter list
+# -- adapter list ---------------------------------------------------------------------------------
 
 
 @click.command("list")
@@ -483,19 +431,15 @@ def list_command(source: str | None, registry_url: str | None, as_json: bool) ->
         source = source or DEFAULT_MANIFEST
         document = read_manifest(source)
     rows = contracts_of(document)
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "manifest": source,
-                "manifest_version": document.get("manifest_version"),
-                "publisher_id": document.get("publisher_id"),
-                "entry_count": len(rows),
-                "contracts": rows,
-                "verified": False,
-            }
-        )
-        return
+    listing = {
+        "ok": True,
+        "manifest": source,
+        "manifest_version": document.get("manifest_version"),
+        "publisher_id": document.get("publisher_id"),
+        "entry_count": len(rows),
+        "contracts": rows,
+        "verified": False,
+    }
     header = ("STATUS", "ADAPTER", "VERSION", "CHANNEL", "CONTRACT_HASH", "REPLACED_BY")
     table = [header] + [
         (
@@ -509,11 +453,15 @@ def list_command(source: str | None, registry_url: str | None, as_json: bool) ->
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    click.echo(
+    emit(
+        as_json,
+        listing,
+        *(
+            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in table
+        ),
         f"{len(rows)} entries from {source} (publisher {document.get('publisher_id', '?')}); "
-        "not verified: run `affidavit adapter manifest verify`."
+        "not verified: run `affidavit adapter manifest verify`.",
     )
 
 
@@ -524,8 +472,7 @@ def _marker(row: Mapping[str, Any]) -> str:
     return status.upper() if status in ("deprecated", "revoked") else status
 
 
-# ------------------------------------------------------------------------------------------
-# adapter lifecycle
+# -- adapter lifecycle ----------------------------------------------------------------------------
 
 
 @click.command("lifecycle")
@@ -553,7 +500,7 @@ def lifecycle(  # noqa: PLR0917
     before = (contract_hash(declaration), input_schema_hash(declaration))
     after = (contract_hash(updated), input_schema_hash(updated))
     target = out or contract
-    atomic_write(target, (json.dumps(updated, indent=2) + "\n").encode("ascii"))
+    _write_json(target, updated)
     changed = {
         k: {"old": declaration.get(k), "new": updated.get(k)}
         for k in ("status", "replaced_by", "supersedes")
@@ -567,14 +514,13 @@ def lifecycle(  # noqa: PLR0917
         "input_schema_hash": after[1],
         "hashes_unchanged": before == after,
     }
-    if as_json:
-        emit_json(result)
-        return
     pointer = f", replaced_by {updated['replaced_by']}" if updated.get("replaced_by") else ""
-    click.echo(f"wrote {target}: status {updated['status']}{pointer}")
-    for name, old, new in (
-        ("contract_hash", before[0], after[0]),
-        ("input_schema_hash", before[1], after[1]),
-    ):
-        verdict = "unchanged" if old == new else "CHANGED"
-        click.echo(f"  {name:<17} {old} -> {new} ({verdict})")
+    emit(
+        as_json,
+        result,
+        f"wrote {target}: status {updated['status']}{pointer}",
+        *(
+            f"  {name:<17} {old} -> {new} ({'unchanged' if old == new else 'CHANGED'})"
+            for name, old, new in zip(_HASH_NAMES, before, after, strict=True)
+        ),
+    )

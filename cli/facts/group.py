@@ -1,8 +1,5 @@
-"""``affidavit facts``: hash, add, sign, walk, audit, export and pull facts (docs/formats.md
-"Facts").
-
-Stores are named by path: a SQLite fact store (recognised by its header) or a JSON Lines file.
-Input documents are one fact (a JSON object), a JSON array of facts, or JSON Lines of facts.
+"""``affidavit facts`` (docs/formats.md "Facts"). A store is a SQLite fact store (known by its
+header) or a JSON Lines file; an input is one fact, a JSON array of facts, or JSON Lines of facts.
 """
 
 from __future__ import annotations
@@ -10,15 +7,23 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 import click
-from affidavit.cli._common import AliasedOption, emit, emit_json, json_option, read_input
+from affidavit.cli._common import (
+    AliasedOption,
+    emit,
+    emit_json,
+    json_option,
+    read_input,
+    signing_key_option,
+)
 from affidavit.cli._group import LazyGroup
-from affidavit.cli._trust import read_folder, read_key_file
+from affidavit.cli._trust import read_folder, read_key_path
 from affidavit.cli.render.lineage import FORMATS, Format, render
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -26,7 +31,7 @@ from affidavit.verify.json.strict import loads
 from affidavit.verify.lineage.facts import SCOPES, Fact, parse_fact
 from affidavit.verify.lineage.walk import DEFAULT_DEPTH, FactSource, check_depth, walk
 
-__all__ = ["facts"]
+__all__ = ["facts", "finding_lines"]
 
 
 @click.group(
@@ -43,71 +48,25 @@ def facts() -> None:
 # Reading inputs ---------------------------------------------------------------------------
 
 
-def read_documents(
-    source: str, refused: list[errors.AffidavitError] | None = None
-) -> list[tuple[str, Any]]:
-    """``(label, document)`` for each fact in ``source``: one object, an array, or JSON Lines.
-
-    With ``refused``, JSON Lines that are not strict JSON are appended there (every one) and the
-    readable lines are returned; without it they are raised (one as itself, several together).
+def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
+    """``(label, document)`` for each fact of ``source`` (one object, an array, or JSON Lines),
+    and each parsed (export records ``{fact_hash, fact}`` unwrapped). Every bad line and fact is
+    found before any is raised.
 
     Raises:
-        ``json.*``: a document (or line) is not strict JSON; the message names the line.
-        ``fact.batch_invalid``: several lines are not strict JSON.
-    """
-    data = read_input(source)
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    if not lines:
-        return []  # an empty input: the caller says "no facts read"
-    try:
-        value = loads(data)
-    except errors.ParseError as e:
-        if e.code != "json.trailing_data" and len(lines) < 2:
-            if not e.message.startswith(f"{source}:"):  # issue 33: name the file
-                e.message = f"{source}: {e.message}"
-                e.details.setdefault("source", source)
-            raise
-        value = None  # JSON Lines with a bad line: every line is read and every bad one named
-    if isinstance(value, list):
-        return [(f"{source} item {index + 1}", item) for index, item in enumerate(value)]
-    if value is not None:
-        return [(source, value)]
-    from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
-
-    documents = []
-    bad: list[errors.AffidavitError] = [] if refused is None else refused
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            documents.append((f"{source} line {number}", loads(line)))
-        except errors.ParseError as e:  # every bad line is reported, not only the first
-            e.message = f"{source} line {number}: {e.message}"
-            bad.append(e)
-    if bad and refused is None:
-        raise bad[0] if len(bad) == 1 else batch_error(bad)
-    return documents
-
-
-def parse_documents(
-    documents: Sequence[tuple[str, Any]], refused: Sequence[errors.AffidavitError] = ()
-) -> list[Fact]:
-    """Parse every document as a fact (export records ``{fact_hash, fact}`` are unwrapped).
-
-    Every document is checked before anything is refused: one bad fact is raised as itself,
-    several together as ``fact.batch_invalid`` listing each (after ``refused``: lines already
-    found unreadable).
-
-    Raises:
-        ``fact.invalid``, ``fact.derived_from_malformed``, ``canonical.*``: the one bad fact,
-            labelled.
-        ``fact.batch_invalid``: two or more bad facts.
+        ``fact.input_empty``: no facts at all.
+        ``json.*``, ``fact.invalid``, ``canonical.*``: the one bad line or fact, labelled.
+        ``fact.batch_invalid``: several.
     """
     from affidavit.attest.stores.facts import batch_error  # noqa: PLC0415
     from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
+    documents, bad = _read_documents(source)
+    if not documents and not bad:
+        raise errors.LineageError(
+            "fact.input_empty", f"{source}: no facts read (the input is empty)"
+        )
     parsed = []
-    bad = list(refused)
     for label, document in documents:
         try:
             parsed.append(parse_fact(split_record(document)[1], what=label))
@@ -117,28 +76,51 @@ def parse_documents(
             bad.append(e)
     if bad:
         raise bad[0] if len(bad) == 1 else batch_error(bad)
-    return parsed
+    return documents, parsed
 
 
-def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
-    """Read and parse every fact of ``source``; every bad line and bad fact is reported.
+def _read_documents(
+    source: str,
+) -> tuple[list[tuple[str, Any]], list[errors.AffidavitError]]:
+    """The documents of ``source`` and, for JSON Lines, every line that is not strict JSON.
 
     Raises:
-        ``fact.input_empty``: no facts at all.
-        ``json.*``, ``fact.invalid``, ``canonical.*``: the one bad line or fact.
-        ``fact.batch_invalid``: several.
+        ``json.*``: a single document is not strict JSON.
     """
-    refused: list[errors.AffidavitError] = []
-    documents = read_documents(source, refused)
-    if not documents and not refused:
-        raise errors.LineageError(
-            "fact.input_empty", f"{source}: no facts read (the input is empty)"
-        )
-    return documents, parse_documents(documents, refused)
+    data = read_input(source)
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return [], []  # an empty input: the caller says "no facts read"
+    try:
+        value = loads(data)
+    except errors.ParseError as e:
+        if e.code != "json.trailing_data" and len(lines) < 2:
+            if not e.message.startswith(f"{source}:"):  # issue 33: name the file
+                e.message = f"{source}: {e.message}"
+                e.details.setdefault("source", source)
+            raise
+    else:
+        if isinstance(value, list):
+            return [(f"{source} item {index + 1}", item) for index, item in enumerate(value)], []
+        if value is not None:  # a JSON null is read as one line, as JSON Lines are
+            return [(source, value)], []
+    documents = []  # JSON Lines with a bad line: every line is read and every bad one named
+    bad: list[errors.AffidavitError] = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            documents.append((f"{source} line {number}", loads(line)))
+        except errors.ParseError as e:
+            e.message = f"{source} line {number}: {e.message}"
+            bad.append(e)
+    return documents, bad
 
 
-def open_source(path: str) -> FactSource:
-    """The fact store at ``path``: SQLite when it has the SQLite header, else JSON Lines.
+@contextmanager
+def open_source(path: str) -> Iterator[FactSource]:
+    """The fact store at ``path``, closed afterwards: SQLite when it has the SQLite header, else
+    JSON Lines.
 
     Raises:
         ``io.unreadable``: no such file, or it cannot be read.
@@ -151,15 +133,23 @@ def open_source(path: str) -> FactSource:
 
     if not os.path.isfile(path):
         raise errors.ParseError("io.unreadable", f"{path}: no such file")
+    source: FactSource
     if is_sqlite_file(path):
-        return FactStore.open(path)
-    try:  # mapped, not read: the source keeps offsets, so a large export costs no memory
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return JsonlFactSource(b"", path)  # an empty file cannot be mapped
-            return JsonlFactSource(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), path)
-    except OSError as e:
-        raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from e
+        source = FactStore.open(path)
+    else:
+        try:  # mapped, not read: the source keeps offsets, so a large export costs no memory
+            with open(path, "rb") as handle:
+                empty = os.fstat(handle.fileno()).st_size == 0  # which cannot be mapped
+                data = b"" if empty else mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise errors.ParseError("io.unreadable", f"{path}: {e.strerror or e}") from e
+        source = JsonlFactSource(data, path)
+    try:
+        yield source
+    finally:
+        close = getattr(source, "close", None)
+        if callable(close):
+            close()
 
 
 def _checker(paths: Sequence[str]) -> Any:
@@ -169,8 +159,7 @@ def _checker(paths: Sequence[str]) -> Any:
 
     keys = {}
     for path in paths:  # a key file, or a folder of them (--trusted-keys everywhere, ADR 0016)
-        root = read_folder(path) if os.path.isdir(path) else read_key_file(path)
-        for trusted in root.keys:
+        for trusted in read_key_path(path).keys:
             keys[_key_id_of(trusted.source, trusted.document)] = trusted.key
     return TrustedFactKeys(keys).check
 
@@ -206,17 +195,23 @@ class _Drawing(click.Choice):  # type: ignore[type-arg]
         return f"[{'|'.join(self.shown)}]"
 
 
-def _store_and_source(store: str | None, paths: tuple[str, ...], verb: str) -> tuple[str, ...]:
-    """``--store DB`` and the operands, or the old positional ``DB`` first (kept for scripts,
-    issue 33): the store, then the rest."""
-    if store is not None:
-        return (store, *paths)
-    if not paths:
+def _store_and_source(
+    store: str | None, paths: tuple[str, ...], verb: str, *, sources: int
+) -> tuple[str, ...]:
+    """``--store DB`` and ``sources`` operands, or the old positional ``DB`` first (kept for
+    scripts, issue 33): the store, then the rest."""
+    named = paths if store is None else (store, *paths)
+    if not named:
         raise errors.UsageError(
             f"facts {verb} needs --store DB (see 'affidavit facts {verb} --help')",
             code="usage.missing_argument",
         )
-    return paths
+    if len(named) != 1 + sources:
+        takes = "and one FILE|-" if sources else "only"
+        raise errors.UsageError(
+            f"facts {verb} takes --store DB {takes} (see 'affidavit facts {verb} --help')"
+        )
+    return named
 
 
 class _Operands(click.Argument):
@@ -232,11 +227,15 @@ class _Operands(click.Argument):
 
 
 _store_option = click.option(
+    "--store", "store_path", default=None, metavar="DB", help="The SQLite fact store."
+)
+# walk and audit read either kind of store (:func:`open_source`).
+_any_store_option = click.option(
     "--store",
     "store_path",
-    default=None,
-    metavar="DB",
-    help="The SQLite fact store.",
+    required=True,
+    metavar="FILE|DB",
+    help="The fact store: SQLite, or a JSON Lines file.",
 )
 
 
@@ -261,12 +260,7 @@ def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]
     """Insert facts into the SQLite store --store DB (created when missing), all or none."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
-    named = _store_and_source(store_path, operands, "add")
-    if len(named) != 2:  # the store and one source
-        raise errors.UsageError(
-            "facts add takes --store DB and one FILE|- (see 'affidavit facts add --help')"
-        )
-    database, source = named
+    database, source = _store_and_source(store_path, operands, "add", sources=1)
     documents, parsed = read_facts(source)
     with FactStore.open(database, create=True) as store:
         result = store.add_batch(parsed, labels=[label for label, _ in documents], every_error=True)
@@ -280,19 +274,17 @@ def add_command(as_json: bool, store_path: str | None, operands: tuple[str, ...]
 
 @facts.command("sign")
 @json_option
-@click.option(
-    "--key", "key_path", required=True, metavar="KEYFILE", help="Ed25519 private key (PEM)."
-)
+@signing_key_option
 @click.option("--key-id", default=None, help="Key id to record (default: the key file's stem).")
 @click.argument("source", metavar="FILE|-")
-def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) -> None:
+def sign_command(as_json: bool, key_file: str, key_id: str | None, source: str) -> None:
     """Sign each fact's FactHash (Ed25519, b64url); print the signed facts."""
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415
     from affidavit.verify.lineage.signing import signed_document, signing_message  # noqa: PLC0415
     from affidavit.verify.lineage.walk import split_record  # noqa: PLC0415
 
     documents, parsed = read_facts(source)
-    key = load_signing_key(key_path, refuse_world_readable=False, key_id=key_id)
+    key = load_signing_key(key_file, refuse_world_readable=False, key_id=key_id)
     if key.key_id is None:  # pragma: no cover - load_signing_key always names the key
         raise errors.UsageError("the key has no key id; pass --key-id")
     signed = [
@@ -313,7 +305,7 @@ def sign_command(as_json: bool, key_path: str, key_id: str | None, source: str) 
 @facts.command("walk")
 @json_option
 @click.argument("root", metavar="HASH")
-@click.option("--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to walk.")
+@_any_store_option
 @click.option("--depth", type=int, default=DEFAULT_DEPTH, show_default=True, help="Hops, 0..5.")
 @click.option(
     "--readable-scopes",
@@ -344,20 +336,15 @@ def walk_command(  # noqa: PLR0917 - click passes options positionally by name
     check_depth(depth)
     scopes = _parse_scopes(readable_scopes)
     checker = _checker(trusted_keys)
-    source = open_source(store_path)
-    try:
+    with open_source(store_path) as source:
         result = walk(source, root, depth=depth, readable_scopes=scopes, check_signature=checker)
-    finally:
-        _close(source)
     sys.stdout.write(render(result, "json" if as_json else form))
     sys.stdout.flush()
 
 
 @facts.command("audit")
 @json_option
-@click.option(
-    "--store", "store_path", required=True, metavar="FILE|DB", help="Fact store to audit."
-)
+@_any_store_option
 @_trusted_key_option
 @click.option(
     "--jobs",
@@ -397,15 +384,12 @@ def audit_command(  # noqa: PLR0917 - click passes options positionally by name
         raise errors.UsageError("--receipt-trusted-keys applies only with --receipts")
     checker = _checker(trusted_keys)
     receipt_check = _receipt_checker(receipts_dir, receipt_keys_dir)
-    source = open_source(store_path)
-    try:
+    with open_source(store_path) as source:
         if isinstance(source, FactStore) and checker is None:
             report = source.audit(jobs=jobs)
         else:  # signatures need each Fact here; JSON Lines has no ranges to share out
             report = audit(source, check_signature=checker)
         receipts = None if receipt_check is None else _check_receipts(source, receipt_check)
-    finally:
-        _close(source)
     if report.facts == 0 and report.ok:
         # Nothing was checked, so nothing can be called ok.
         raise errors.LineageError(
@@ -413,39 +397,37 @@ def audit_command(  # noqa: PLR0917 - click passes options positionally by name
         )
     failed_receipts = 0 if receipts is None else sum(not check.ok for check in receipts)
     ok = report.ok and failed_receipts == 0
-    if as_json:
-        document = report.to_json()
-        if receipts is not None:  # only with --receipts: the output is otherwise unchanged
-            document["ok"] = ok
-            document["receipts"] = {
-                "checked": len(receipts),
-                "failed": failed_receipts,
-                "results": [check.to_json() for check in receipts],
-            }
-        emit_json(document)
-    else:
-        for finding in report.findings:
-            click.echo(f"FAIL {finding.code} {finding.where}: {finding.message}")
-        for note in report.info:
-            click.echo(f"info {note.code} {note.where}: {note.message}")
-        if report.signatures is not None:
-            counts = ", ".join(f"{v} {k}" for k, v in report.signatures.items())
-            click.echo(f"signatures: {counts}")
-        if receipts is not None:
-            for check in receipts:
-                if check.ok:
-                    click.echo(f"receipt ok {check.receipt_hash} fact {check.fact}")
-                else:
-                    click.echo(
-                        f"FAIL {check.code} receipt {check.receipt_hash} fact {check.fact}: "
-                        f"{check.message}"
-                    )
-            click.echo(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
-        count = len(report.findings) + failed_receipts
-        verdict = "ok" if ok else f"{count} finding(s)"
-        click.echo(f"audited {report.facts} facts: {verdict}")
+    document = report.to_json()
+    lines = finding_lines(report)
+    if report.signatures is not None:
+        lines.append(f"signatures: {', '.join(f'{v} {k}' for k, v in report.signatures.items())}")
+    if receipts is not None:  # only with --receipts: the output is otherwise unchanged
+        document["ok"] = ok
+        document["receipts"] = {
+            "checked": len(receipts),
+            "failed": failed_receipts,
+            "results": [check.to_json() for check in receipts],
+        }
+        lines += [
+            f"receipt ok {check.receipt_hash} fact {check.fact}"
+            if check.ok
+            else f"FAIL {check.code} receipt {check.receipt_hash} fact {check.fact}: "
+            f"{check.message}"
+            for check in receipts
+        ]
+        lines.append(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
+    verdict = "ok" if ok else f"{len(report.findings) + failed_receipts} finding(s)"
+    emit(as_json, document, *lines, f"audited {report.facts} facts: {verdict}")
     if not ok:
         click.get_current_context().exit(1)
+
+
+def finding_lines(report: Any) -> list[str]:
+    """An audit's findings and notes, one line each (``facts audit``, ``facts pull``)."""
+    return [
+        *(f"FAIL {f.code} {f.where}: {f.message}" for f in report.findings),
+        *(f"info {n.code} {n.where}: {n.message}" for n in report.info),
+    ]
 
 
 def _receipt_checker(receipts_dir: str | None, keys_dir: str | None) -> Any:
@@ -488,13 +470,7 @@ def export_command(store_path: str | None, operands: tuple[str, ...], as_json: b
     stdout (what facts add reads); with --json, one document listing them."""
     from affidavit.attest.stores.facts import FactStore  # noqa: PLC0415
 
-    named = _store_and_source(store_path, operands, "export")
-    if len(named) != 1:
-        raise errors.UsageError(
-            "facts export takes --store DB only (see 'affidavit facts export --help')"
-        )
-    (database,) = named
-
+    (database,) = _store_and_source(store_path, operands, "export", sources=0)
     buffer = io.BytesIO()
     with FactStore.open(database) as store:
         count = store.export_jsonl(buffer if as_json else sys.stdout.buffer)
@@ -515,9 +491,3 @@ def _parse_scopes(text: str | None) -> frozenset[str] | None:
             f"unknown scope(s) {', '.join(unknown)}; choose from {', '.join(sorted(SCOPES))}"
         )
     return scopes
-
-
-def _close(source: FactSource) -> None:
-    close = getattr(source, "close", None)
-    if callable(close):
-        close()

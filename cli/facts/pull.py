@@ -1,19 +1,17 @@
 """``affidavit facts pull URL --out FILE.jsonl``: a Stigmem node's facts, ready to audit.
 
-Pages through the node's ``GET /v1/facts`` (cursor, 500 a page), maps each record to a fact
-(docs/formats.md "Facts", "Stigmem node shapes"), checks each record's own ``cid`` against the CID
-v2 computed from its content, maps node ids and CID references to FactHashes, and writes one
-fact per line (RFC 8785), which ``facts add`` and ``facts audit`` take unchanged.
-
-Exit 0: every record became a fact and every CID agreed; 1: findings (each listed; the facts
-that could be mapped are still written); 2: the node could not be read, or bad arguments.
+Pages through the node's ``GET /v1/facts``, maps each record to a fact (docs/formats.md "Facts",
+"Stigmem node shapes"), checks its ``cid`` against the CID v2 of its content, and writes one fact
+per line (RFC 8785), what ``facts add`` and ``facts audit`` take. Exit 1: findings (each listed;
+the facts that could be mapped are still written).
 """
 
 from __future__ import annotations
 
 import click
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit_json, json_option
+from affidavit.cli._common import emit, json_option
+from affidavit.cli.facts.group import finding_lines
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.lineage.audit import Finding
@@ -89,17 +87,13 @@ def pull_command(  # noqa: PLR0917 - click passes options positionally by name
         )
     # 0600: a node's facts may be of any scope
     atomic_write(out_path, b"".join(jcs(d) + b"\n" for d in report.documents), mode=0o600)
-    if as_json:
-        emit_json({**report.to_json(), "out": out_path, "fact_hashes": report.hashes})
-    else:
-        for finding in report.findings:
-            click.echo(f"FAIL {finding.code} {finding.where}: {finding.message}")
-        for note in report.info:
-            click.echo(f"info {note.code} {note.where}: {note.message}")
-        verdict = "ok" if report.ok else f"{len(report.findings)} finding(s)"
-        click.echo(
-            f"pulled {report.records} records, wrote {len(report.documents)} facts "
-            f"to {out_path}: {verdict}"
-        )
+    verdict = "ok" if report.ok else f"{len(report.findings)} finding(s)"
+    emit(
+        as_json,
+        {**report.to_json(), "out": out_path, "fact_hashes": report.hashes},
+        *finding_lines(report),
+        f"pulled {report.records} records, wrote {len(report.documents)} facts "
+        f"to {out_path}: {verdict}",
+    )
     if not report.ok:
         click.get_current_context().exit(1)

@@ -1,25 +1,15 @@
 """``affidavit log`` basics: an append-only RFC 6962 transparency log in one SQLite file.
 
-``init``, ``append``, ``head``, ``vkey``, ``prove`` and ``consistency`` (the verbs are listed in
-:data:`affidavit.cli._group.LOG_COMMANDS`). ``append`` also writes to a registry's log:
-``log append URL FILE...`` (:mod:`affidavit.registry.clients.log_entries`).
+Leaf data (``log append``): the file's exact bytes, or with ``--leaf-form py-compact`` the
+py-compact bytes of its strict JSON, AiGentsy's Merkle leaf form (docs/formats.md §4). Every file
+is read before anything is appended: every file becomes a leaf or none does.
 
-Leaf data (``log append``): by default the file's exact bytes, so any artefact can be logged and a
-verifier hashes what it holds. ``--leaf-form py-compact`` parses each file as strict JSON and logs
-its py-compact bytes instead: the form AiGentsy uses for its Merkle leaves (docs/formats.md §4), so
-two spellings of one document give one leaf. All files are read (and parsed) before anything is
-appended, and the whole command is one batch: either every file becomes a leaf or none does.
-
-Signing key: ``log init`` records the key file's absolute path in the database; ``log head`` uses
-``--key`` when given, else that recorded path. Either way the key must be the log's own key
-(``log.key_mismatch``); the private key itself is never copied into the database.
-
-Binding (docs/adr/0005-log-state-binding.md): each head of a new size also rewrites a signed state
-file beside the key file (``KEY.logstate-<hash of log id>.json``). ``log head`` refuses a database
-that does not extend the head recorded there, and ``log init`` refuses to start a new log under a
-key and log ID that already signed heads (``log.state_mismatch``, exit 2): a deleted or emptied
-database is never silently replaced by a second history. Before any head is signed, the tree is
-proven consistent with the last signed head (``log.integrity``, exit 1, when a node was damaged).
+Signing key: ``log init`` records the key file's absolute path; ``log head`` uses ``--key``, else
+that path, and the key must be the log's (``log.key_mismatch``); the private key is never copied
+into the database. Each head of a new size also rewrites a signed state file beside the key, and
+a database that does not extend it is refused, as is a second ``log init`` of a key and log ID
+that already signed heads (``log.state_mismatch``; docs/adr/0005-log-state-binding.md). Before
+a head is signed the tree is proven consistent with the last one (``log.integrity``, exit 1).
 """
 
 from __future__ import annotations
@@ -33,7 +23,14 @@ from affidavit.attest.errors import LogError
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.state import state_path
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.cli._common import emit, emit_json, json_option, log_write_key_option, read_input
+from affidavit.cli._common import (
+    emit,
+    emit_json,
+    json_option,
+    labelled,
+    log_write_key_option,
+    read_input,
+)
 from affidavit.registry.clients.log_entries import append_all, is_registry_url
 from affidavit.registry.clients.witness import parse_witnesses
 from affidavit.registry.witnessing import collect, record_cosignatures
@@ -44,13 +41,30 @@ from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
 
-__all__ = ["append", "append_leaves", "consistency", "head", "init", "sign_with", "vkey"]
+__all__ = [
+    "append",
+    "append_leaves",
+    "consistency",
+    "db_argument",
+    "head",
+    "init",
+    "log_key_option",
+    "sign_with",
+    "vkey",
+]
 
-_db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+db_argument = click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+# The key a verb signs a head with (:func:`sign_with`).
+log_key_option = click.option(
+    "--key",
+    "key_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The log's private key (default: the path the log recorded).",
+)
 
 
 @click.command("init")
-@_db_argument
+@db_argument
 @click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--log-id", required=True, help="Signed into every tree head; no '|' or spaces.")
 @json_option
@@ -136,18 +150,15 @@ def _leaf_data(source: str, leaf_form: str) -> bytes:
     data = read_input(source)
     if leaf_form == "raw":
         return data
-    try:
+    with labelled(source):
         return py_compact(loads(data))  # docs/formats.md §1 py-compact, §4 leaf data
-    except errors.ParseError as e:
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 @click.command("head")
-@_db_argument
+@db_argument
 @click.option("--checkpoint", is_flag=True, help="A C2SP tlog-checkpoint signed note instead.")
 @click.option("--origin", help="Checkpoint origin line and key name (default: the log ID).")
-@click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path))
+@log_key_option
 @click.option("--timestamp", help="UTC time to sign, YYYY-MM-DDTHH:MM:SSZ (default: now).")
 @click.option(
     "--witness",
@@ -218,10 +229,7 @@ def head(
                 click.echo(note, nl=False)
             return
         sth = opened.signed_tree_head(when).to_json()
-    if as_json:
-        emit_json({"ok": True, "signed_tree_head": sth})
-    else:
-        emit_json(sth)
+    emit_json({"ok": True, "signed_tree_head": sth} if as_json else sth)
 
 
 def _witnessed(
@@ -235,12 +243,8 @@ def _witnessed(
 ) -> None:
     """Collect, record and print the cosignatures of ``witnesses`` (C2SP tlog-witness), each
     request within ``timeout`` seconds in all."""
-    reports = collect(
-        witnesses,
-        note,
-        lambda old, new: opened.consistency_proof(old, new).path,
-        timeout=timeout,
-    )
+    prove = opened.consistency_proof
+    reports = collect(witnesses, note, lambda old, new: prove(old, new).path, timeout=timeout)
     lines = [line for report in reports for line in report.lines]
     cosigned = note
     if lines:
@@ -248,28 +252,19 @@ def _witnessed(
         cosigned = recorded if recorded is not None else note + "".join(dict.fromkeys(lines))
     count = sum(report.ok for report in reports)
     met = required is None or count >= required
+    witnessed = [report.to_json() for report in reports]
     if as_json:
-        emit_json(
-            {
-                "ok": met,
-                "checkpoint": cosigned,
-                "cosigned_by": count,
-                "witnesses": [report.to_json() for report in reports],
-            }
-        )
+        emit_json({"ok": met, "checkpoint": cosigned, "cosigned_by": count, "witnesses": witnessed})
     else:
         click.echo(cosigned, nl=False)
         for report in reports:
             if report.ok:
-                click.echo(
-                    f"witness {report.witness.url}: cosigned by {', '.join(report.cosigners)}",
-                    err=True,
-                )
+                said = f"cosigned by {', '.join(report.cosigners)}"
             elif report.error is not None:
-                click.echo(
-                    f"witness {report.witness.url}: {report.error.code}: {report.error.message}",
-                    err=True,
-                )
+                said = f"{report.error.code}: {report.error.message}"
+            else:
+                continue
+            click.echo(f"witness {report.witness.url}: {said}", err=True)
     if not met:
         raise errors.ProofError(
             "tlog.quorum_not_met",
@@ -279,7 +274,7 @@ def _witnessed(
 
 
 @click.command("vkey")
-@_db_argument
+@db_argument
 @click.option("--origin", help="The checkpoint origin the key signs as (default: the log ID).")
 @json_option
 def vkey(db: Path, origin: str | None, as_json: bool) -> None:
@@ -327,7 +322,7 @@ def _parse_timestamp(text: str) -> dt.datetime:
 
 
 @click.command("consistency")
-@_db_argument
+@db_argument
 @click.option("--from", "first", type=click.IntRange(min=1), required=True)
 @click.option("--to", "second", type=click.IntRange(min=1), help="Default: the current size.")
 @json_option

@@ -1,13 +1,11 @@
 """``affidavit log monitor URL --vkey VKEY --state FILE [--policy POLICY] [--entries]``.
 
 One round of a monitor of a tiled log (:mod:`affidavit.verify.tlog.monitor` has the checks):
-fetch ``URL/checkpoint`` and only the tiles the checks need, compare the new tree with the one in
-``--state``, and keep the new one there (written atomically, only after every check passed).
-Run it from cron or CI: exit 0 when the log extends what was trusted, 1 on a rollback, a fork
-(split view), tiles that do not match, a bad signature, a key rotation the trusted key did not sign
-or an unmet witness quorum (the state file is then left as it was, the evidence in the message), 2
-on unreadable input or a log that cannot be reached. A rotation the trusted key signed is followed
-and kept in the state (docs/transparency.md, "Monitoring").
+fetch ``URL/checkpoint`` and the tiles the checks need, compare the tree with the one in
+``--state``, and keep the new one there only after every check passed. Exit 1 on a rollback, a
+fork, tiles that do not match, a bad signature, an unsigned key rotation or an unmet witness
+quorum (the state file unchanged); a rotation the trusted key signed is followed
+(docs/transparency.md, "Monitoring").
 """
 
 from __future__ import annotations

@@ -1,26 +1,14 @@
 """``affidavit log proof``: a C2SP tlog-proof of one leaf, or a stamped bundle carrying its own, or
 the leaf's RFC 9162 inclusion proof.
 
-::
+The tlog-proof (https://c2sp.org/tlog-proof) is built under the checkpoint the log recorded last,
+with its witness cosignatures (:mod:`affidavit.attest.log.proofs`); one that does not cover the
+leaf yet is ``log.no_checkpoint`` (sign one: ``log head DB --checkpoint``). ``--bundle`` checks
+that the bundle's ``merkle_inclusion`` leaf is this log's leaf (``log.leaf_mismatch``) and adds
+the proof as ``tlog_proof`` (outside ``bundle_hash``). No private key is read.
 
-    affidavit log proof DB --index I [--extra-file F] [--out FILE] [--json]
-    affidavit log proof DB --bundle BUNDLE.json [--out OUT.json]
-    affidavit log proof DB --index I --inclusion [--size N] [--json]
-
-The proof (https://c2sp.org/tlog-proof) is built under the checkpoint the log recorded last, with
-the witness cosignatures collected for it (:mod:`affidavit.attest.log.proofs`); when that
-checkpoint does not cover the leaf yet, sign a new one first (``affidavit log head DB
---checkpoint``): ``log.no_checkpoint``, exit 2. ``--bundle`` reads a stamped bundle, checks that its
-``merkle_inclusion`` leaf is this log's leaf at that index (``log.leaf_mismatch``), and writes the
-bundle with the proof added as the string field ``tlog_proof`` (outside ``bundle_hash``;
-``affidavit verify bundle --policy POLICY`` checks it). Output goes to stdout unless ``--out``
-names a file (written atomically). No private key is read.
-
-``--inclusion`` prints the RFC 9162 inclusion proof of leaf I in the tree of ``--size`` leaves
-(default: the current size) in a bundle's ``merkle_inclusion`` form instead, with no checkpoint
-(``affidavit verify inclusion`` checks it). ``log prove DB --index I [--size N]`` is the same,
-a hidden alias kept for the scripts that call it (its ``--json`` schema is
-specs/output/log-prove.schema.json).
+``--inclusion`` prints the RFC 9162 inclusion proof in a bundle's ``merkle_inclusion`` form
+instead; ``log prove`` is its hidden old name (schema: specs/output/log-prove.schema.json).
 """
 
 from __future__ import annotations
@@ -32,7 +20,8 @@ import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.log.proofs import attach_proof, build_proof
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.cli._common import emit_json, json_option, read_input, read_json_object
+from affidavit.cli._common import emit, emit_json, json_option, read_input, read_json_object
+from affidavit.cli.log.basic import db_argument
 from affidavit.verify import errors
 from affidavit.verify.tlog.proof import MAX_EXTRA_BYTES
 
@@ -40,7 +29,7 @@ __all__ = ["proof", "prove"]
 
 
 @click.command("proof")
-@click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+@db_argument
 @click.option("--index", type=click.IntRange(min=0), help="The leaf to prove.")
 @click.option(
     "--bundle",
@@ -108,7 +97,7 @@ def proof(
 
 
 @click.command("prove", hidden=True)
-@click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+@db_argument
 @click.option("--index", type=click.IntRange(min=0), required=True)
 @click.option("--size", type=click.IntRange(min=0), help="Tree size (default: the current size).")
 @json_option
@@ -120,13 +109,15 @@ def prove(db: Path, index: int, size: int | None, as_json: bool) -> None:
 def _inclusion(db: Path, index: int, size: int | None, as_json: bool) -> None:
     with TransparencyLog.open(db) as opened:
         document = opened.inclusion_proof(index, size).to_json(opened.log_id)
-    if as_json:
-        emit_json({"ok": True, "merkle_inclusion": document})
-        return
-    for name in ("log_id", "leaf_index", "tree_size", "leaf_hash", "merkle_root"):
-        click.echo(f"{name}: {document[name]}")
-    for step in document["proof"]:
-        click.echo(f"proof: {step['position']} {step['hash']}")
+    emit(
+        as_json,
+        {"ok": True, "merkle_inclusion": document},
+        *(
+            f"{name}: {document[name]}"
+            for name in ("log_id", "leaf_index", "tree_size", "leaf_hash", "merkle_root")
+        ),
+        *(f"proof: {step['position']} {step['hash']}" for step in document["proof"]),
+    )
 
 
 def _write(data: bytes, out: str | None) -> None:

@@ -1,15 +1,9 @@
 """``affidavit log tiles DB DIR``: publish the log as C2SP tlog-tiles static files.
 
-Writes into DIR every tile and entry bundle of the current tree that DIR's previous checkpoint did
-not cover, the partial tiles of the current size, then ``DIR/checkpoint`` last
-(:func:`affidavit.attest.log.tiles.write_tiles` has the atomic and never-overwrite rules). DIR
-can then be served as is, or copied to object storage or a CDN.
-
-The checkpoint: the log's latest recorded checkpoint when it covers the current size under the
-origin asked for (it may carry witness cosignatures), else a new one signed here, with the same
-key rules as ``log head --checkpoint``: ``--key``, else the key path recorded by ``log init``; the
-key must be the log's, and the head is bound to the signed state file beside the key
-(docs/adr/0005-log-state-binding.md).
+Writes into DIR what its previous checkpoint did not cover, then ``DIR/checkpoint`` last
+(:func:`affidavit.attest.log.tiles.write_tiles` has the atomic and never-overwrite rules). The
+checkpoint is the latest recorded one when it covers the current size under the origin asked for
+(witness cosignatures kept), else one signed here with ``log head --checkpoint``'s key rules.
 """
 
 from __future__ import annotations
@@ -20,16 +14,16 @@ import click
 from affidavit.attest.log.tiles import TilesReport, write_tiles
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.cli._common import emit, json_option
-from affidavit.cli.log.basic import sign_with
+from affidavit.cli.log.basic import db_argument, log_key_option, sign_with
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 
 __all__ = ["current_checkpoint", "tiles"]
 
 
 @click.command("tiles")
-@click.argument("db", type=click.Path(dir_okay=False, path_type=Path))
+@db_argument
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path))
+@log_key_option
 @click.option("--origin", help="Checkpoint origin line and key name (default: the log ID).")
 @json_option
 def tiles(
@@ -49,9 +43,8 @@ def tiles(
 def current_checkpoint(
     log: TransparencyLog, db: Path, key_file: Path | None, origin: str | None
 ) -> tuple[str, bool]:
-    """The checkpoint of the log's current size under ``origin`` (default: the log ID): the
-    latest recorded one when it covers the size (cosignatures kept), else one signed now (the
-    ``log head --checkpoint`` key rules). Returns the note and whether it was signed here.
+    """The checkpoint of the log's current size under ``origin`` (default: the log ID), and
+    whether it was signed here (module docstring).
 
     Raises:
         ``log.no_signing_key``: a new checkpoint is needed and no key path is known.

@@ -6,12 +6,10 @@
 >>> render(empty, "mermaid").splitlines()[0]
 'flowchart BT'
 
-Every renderer reads only :class:`~affidavit.verify.lineage.walk.WalkResult`, where a hidden fact
-and
-an absent one are the same value (``fact is None``), so they come out byte-identical in every
-format (docs/formats.md §5). No network, no external binary: the SVG layout is drawn here (layers by
-walk depth, root on top, one barycentre pass to reduce crossings), and the HTML page embeds it
-with a table of the facts and a Content-Security-Policy that forbids every fetch and script.
+A hidden fact and an absent one are the same value in a walk (``fact is None``), so they come out
+byte-identical in every format (docs/formats.md §5). No network, no external binary: the SVG
+layout is drawn here (layers by depth, root on top, one barycentre pass against crossings), and
+the HTML page embeds it under a Content-Security-Policy that forbids every fetch and script.
 """
 
 from __future__ import annotations
@@ -81,7 +79,7 @@ def render(result: WalkResult, form: Format) -> str:
 
 
 def _columns(char: str) -> int:
-    """How many monospace cells a character takes: East Asian wide and full-width ones take 2."""
+    # East Asian wide and full-width characters take two monospace cells.
     return 2 if unicodedata.east_asian_width(char) in {"W", "F"} else 1
 
 
@@ -106,8 +104,7 @@ def _value_text(node: WalkNode) -> str:
 
 
 def signature_label(node: WalkNode) -> str:
-    """What is known of a fact's signature: checked (``signed``, ``BAD signature``,
-    ``unsigned``) or, when the walk did not check signatures, whether the fact carries one."""
+    """A fact's signature as checked, or (not checked) whether the fact carries one."""
     assert node.fact is not None
     if node.signature == "signed":
         return "signed"
@@ -119,8 +116,7 @@ def signature_label(node: WalkNode) -> str:
 
 
 def _label_lines(node: WalkNode) -> list[str]:
-    """The lines drawn in a node's box (at most ``_LINES``, each at most ``_LABEL_CHARS``); a
-    hidden or absent node shows only its hash."""
+    """The lines drawn in a node's box; a hidden or absent node shows only its hash."""
     if node.fact is None:
         return [node.hash[:16] + "\u2026", HIDDEN_LABEL]
     return [
