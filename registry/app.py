@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
+from affidavit.attest.keyring import SigningKey
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.routes import (
     contracts,
@@ -37,7 +38,7 @@ from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
 from affidavit.registry.settings import Settings
 from affidavit.registry.startup import open_state
-from affidavit.registry.state import RegistryState, SigningKeyLike
+from affidavit.registry.state import RegistryState
 from affidavit.registry.witnessing import start_cosigning
 from affidavit.verify import errors
 from starlette.applications import Starlette
@@ -57,7 +58,7 @@ def create_app(
     settings: Settings,
     *,
     clock: Callable[[], datetime] | None = None,
-    signing_key: SigningKeyLike | None = None,
+    signing_key: SigningKey | None = None,
     state: RegistryState | None = None,
     lineage_picture: explorer.LineagePicture | None = None,
 ) -> Starlette:

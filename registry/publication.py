@@ -73,7 +73,7 @@ def require_healthy(state: RegistryState) -> None:
         except LogError as e:
             if e.code != "log.integrity":
                 raise
-            state.mark_unhealthy(e)
+            state.writer.mark_unhealthy(e)
         if batch is not None:
             batch["log_verified"] = True
     if state.unhealthy is not None:

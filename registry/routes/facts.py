@@ -1,26 +1,22 @@
 """Facts and their provenance (seed 002 §20.6; docs/formats.md "Facts").
 
-- ``PUT /v1/facts`` (scope ``facts:write``): one fact, or ``{"facts": [...]}`` stored atomically.
-  Cycles are 400 ``provenance_cycle_detected``; another ``derived_from`` for a stored fact is 422
-  ``derived_from_immutable`` (the fact store's rules). 201 when something was added, else 200.
-- ``POST /v1/facts`` (scope ``facts:write``): one fact as a Stigmem client writes it (the node's
-  AssertRequest: ``timestamp`` for ``ts``, the server's clock when both are absent, confidence 1
-  and scope ``local`` by default). The answer is the node's FactRecord shape, ``id`` = FactHash.
-- ``GET /v1/facts/{id}``: one fact. A fact the key may not read is byte-identical to an absent one
-  (404 ``fact_not_found``).
-- ``GET /v1/facts?entity=&relation=&scope=&min_confidence=&limit=``: matching readable facts.
-- ``GET /v1/facts/{id}/provenance?depth=&scope=``: the walk; unreadable nodes look absent, and an
-  unreadable root is answered exactly as an absent one (404 ``fact_not_found``), unless the
-  setting ``facts_strict_forbidden`` asks for seed 002 §20.6.2's 403 (docs/adr/0009). The walk is
-  bounded in nodes, bytes and time (``truncated: true`` when cut).
+- ``PUT /v1/facts`` (scope ``facts:write``): one fact, or ``{"facts": [...]}`` stored atomically;
+  the fact store's rules refuse cycles (400 ``provenance_cycle_detected``) and a new
+  ``derived_from`` for a stored fact (422 ``derived_from_immutable``). 201 when something was
+  added, else 200.
+- ``POST /v1/facts`` (scope ``facts:write``): one fact as a Stigmem client's AssertRequest
+  (``timestamp`` for ``ts``, else the server's clock; confidence 1 and scope ``local`` by
+  default); the answer is the node's FactRecord shape, ``id`` = FactHash.
+- ``GET /v1/facts/{id}`` and ``GET /v1/facts?entity=&relation=&scope=&min_confidence=&limit=``:
+  readable facts.
+- ``GET /v1/facts/{id}/provenance?depth=&scope=``: the walk, bounded in nodes, bytes and time
+  (``truncated: true``); an unreadable root is 404 unless ``facts_strict_forbidden`` asks for
+  seed 002 §20.6.2's 403.
 
-Hidden equals absent (docs/adr/0009-hidden-equals-absent.md): scopes are checked on the stored
-scope column before a body is parsed, and a writer that cannot read a scope gets, for a fact that
-is already stored there, the answer it would get for a new one (201 ``added``).
-
-Readable scopes: ``public`` always; others with ``facts:read:<scope>`` (or ``facts:read:*``).
-A ``scope`` query parameter narrows the readable set, never widens it. Reads run on the reader
-threads (``state.read``) when the registry has them, never on the writer's thread.
+Hidden equals absent (docs/adr/0009): an unreadable fact is answered byte for byte as an absent
+one (404 ``fact_not_found``), scopes are checked before a body is parsed, and a writer gets for a
+fact stored in a scope it cannot read the answer of a new one (201). Readable scopes: ``public``
+always, others with ``facts:read:<scope>`` (or ``*``); a ``scope`` parameter only narrows them.
 """
 
 from __future__ import annotations
