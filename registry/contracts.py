@@ -291,7 +291,7 @@ class ContractCatalog:
             manifest_version=tables.get_meta("manifest_version") or "1",
         )
         manifest["verify_url"] = f"{settings.node_url}/protocol/merkle/public-key"
-        body = (_pretty(manifest) + "\n").encode("utf-8")
+        body = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         self.manifest = (body, '"' + hashlib.sha256(body).hexdigest() + '"')
         return self.manifest
 
@@ -394,7 +394,3 @@ def _published(
     return CatalogRecord(
         declaration=dict(declaration), entry=dict(entry), source="published", leaf_index=leaf
     )
-
-
-def _pretty(document: Any) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -10,15 +10,12 @@
 >>> http_status(RegistryError("http.body_too_large", "too big"))
 413
 
-Every failure on the wire is ``{code, message, details}`` (seed 001, "errors are
-{code, message, details}") with the status :func:`http_status` gives: by code first, then by the
-exit code (2 bad input 400, 1 does not verify 422, 3 refused by policy 403). Unexpected exceptions
-become ``http.internal`` (500) with no details, so nothing internal leaks.
-
-The server's own faults (5xx) are told to clients by :func:`public_body`: a store fault by its
-code and a fixed message, with ``Retry-After`` when a retry may succeed (:data:`RETRY_AFTER_S`);
-any other 5xx with the store's location, the data folder and the key folder cut out. Hosts,
-ports, users, database names, paths and the driver's words go to the server's log only.
+Every failure on the wire is ``{code, message, details}`` (seed 001) with the status
+:func:`http_status` gives: by code, else by exit code (2: 400, 1: 422, 3: 403); unexpected
+exceptions are ``http.internal`` (500) with no details. The server's own faults reach clients
+through :func:`public_body`: a store fault as its code and a fixed message (``Retry-After`` when
+a retry may succeed), any other with the store's location and folders cut out; the rest goes to
+the server's log only.
 """
 
 from __future__ import annotations

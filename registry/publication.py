@@ -27,8 +27,8 @@ from affidavit.attest.publishing.publish import set_lifecycle
 from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.contracts import leaf_data, require_clean
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, recorded_head
-from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.logview import inclusion_json, largest_head
+from affidavit.registry.state import RegistryState
 from affidavit.registry.writes import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
@@ -198,15 +198,13 @@ def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Jo
         return Published(True, entry, placed)
 
     catalog = state.catalog
-    return Job(prepare, apply, catalog.finish, catalog.forget, _leaf_of, entries=_entries)
+    return Job(
+        prepare, apply, catalog.finish, catalog.forget, lambda done: done.leaf, entries=_entries
+    )
 
 
 def _entries(prepared: Published | _Change) -> list[bytes]:
     return [] if isinstance(prepared, Published) else [prepared.leaf]
-
-
-def _leaf_of(published: Published) -> Sequenced:
-    return published.leaf
 
 
 def _sync_once(state: RegistryState) -> None:
@@ -323,7 +321,7 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
     proven = await state.writer.integrated(published.leaf)
     head = proven.signed_tree_head
     if head is None:  # a checkpoint without a tree head of its size: the latest head instead
-        head = await state.read(_largest_head)
+        head = await state.read(largest_head)
         size = int(head["tree_size"])
         inclusion = await state.read(inclusion_json, published.leaf.index, size)
     else:
@@ -340,9 +338,3 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
         "inclusion": inclusion,
         "signed_tree_head": head,
     }
-
-
-def _largest_head(view: ReadView) -> dict[str, Any]:
-    """The largest recorded signed tree head (docs/adr/0024: never signed here)."""
-    found = view.log.largest_head("sth")
-    return recorded_head(view.log, 0 if found is None else found.tree_size)

@@ -74,11 +74,6 @@ def _boolean(text: str) -> bool:
     raise ValueError(text)
 
 
-def _witness_list(text: str) -> tuple[str, ...]:
-    """``URL#VKEY`` items separated by whitespace (neither a URL nor a vkey contains any)."""
-    return tuple(text.split())
-
-
 # env variable -> (field name, parser)
 _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_REGISTRY_HOST": ("host", str),
@@ -101,7 +96,7 @@ _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_WALK_MAX_NODES": ("walk_max_nodes", int),
     "AFFIDAVIT_WALK_MAX_BYTES": ("walk_max_bytes", int),
     "AFFIDAVIT_WALK_MAX_SECONDS": ("walk_max_seconds", float),
-    "AFFIDAVIT_WITNESSES": ("witnesses", _witness_list),
+    "AFFIDAVIT_WITNESSES": ("witnesses", lambda text: tuple(text.split())),  # URL#VKEY ...
     "AFFIDAVIT_WITNESS_INTERVAL": ("witness_interval_s", float),
     "AFFIDAVIT_WITNESS_TIMEOUT": ("witness_timeout_s", float),
     "AFFIDAVIT_WRITE_BATCH": ("write_batch", int),

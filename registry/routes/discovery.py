@@ -21,7 +21,6 @@ from affidavit.registry.catalog import STATUSES, Snapshot
 from affidavit.registry.contracts import ContractCatalog
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import json_response
-from affidavit.registry.threads import ReadView
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -29,6 +28,7 @@ from starlette.routing import Route
 __all__ = ["routes"]
 
 _JSON: Final = "application/json"
+_VERSION: Final = "manifest_version"  # registry_meta: moved by every catalog change
 
 
 async def _catalog(request: Request) -> Snapshot:
@@ -39,14 +39,10 @@ async def _catalog(request: Request) -> Snapshot:
     state = request.app.state.registry
     catalog: ContractCatalog = state.catalog
     if state.settings.uses_postgres and state.readers is not None:
-        version = await state.readers.run_single(_catalog_version)
+        version = await state.readers.run_single(lambda view: view.tables.get_meta(_VERSION))
         if version != catalog.version:
             await state.db.run(catalog.sync)
     return catalog.snapshot
-
-
-def _catalog_version(view: ReadView) -> str | None:
-    return view.tables.get_meta("manifest_version")
 
 
 async def publisher(request: Request) -> Response:

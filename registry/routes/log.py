@@ -22,7 +22,7 @@ import base64
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.logview import inclusion_json, recorded_head
+from affidavit.registry.logview import inclusion_json, largest_head, recorded_head
 from affidavit.registry.routes._http import int_param, json_response
 from affidavit.registry.state import ReadView
 from starlette.requests import Request
@@ -58,13 +58,8 @@ async def latest(request: Request) -> Response:
     heads = await state.writer.current()
     document = heads.signed_tree_head
     if document is None:  # a checkpoint recorded without a tree head of its size (older logs)
-        document = await state.read(_largest_head)
+        document = await state.read(largest_head)
     return json_response(document)
-
-
-def _largest_head(view: ReadView) -> dict[str, Any]:
-    found = view.log.largest_head("sth")
-    return recorded_head(view.log, 0 if found is None else found.tree_size)
 
 
 async def sth(request: Request) -> Response:

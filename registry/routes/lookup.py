@@ -27,25 +27,15 @@ from starlette.routing import Route
 __all__ = ["routes"]
 
 
-def _digest(request: Request) -> str:
-    """The ``hash`` path parameter.
-
-    Raises:
-        ``http.bad_parameter``: not 64 lowercase hex characters.
-    """
-    text = str(request.path_params["hash"])
-    if not is_hex64(text):
+async def lookup(request: Request) -> Response:
+    """The entries about a hash, proven."""
+    digest = str(request.path_params["hash"])
+    if not is_hex64(digest):
         raise RegistryError(
             "http.bad_parameter",
             "hash must be 64 lowercase hex characters (a SHA-256)",
             details={"parameter": "hash"},
         )
-    return text
-
-
-async def lookup(request: Request) -> Response:
-    """The entries about a hash, proven."""
-    digest = _digest(request)
     cursor = int_param(request, "cursor", default=0)
     limit = int_param(request, "limit", default=DEFAULT_PAGE, minimum=1, maximum=MAX_PAGE)
     state = request.app.state.registry
