@@ -149,6 +149,7 @@ class LogWriter:
 
     @property
     def waiting(self) -> bool:
+        """Whether anyone waits for integration."""
         return bool(self._waiters or self._head_waiters)
 
     async def start(self) -> None:

@@ -56,13 +56,9 @@ def _parse_batch(body: Any) -> list[Fact]:
 def _store_job(
     state: RegistryState, facts: list[Fact], readable: frozenset[str]
 ) -> Job[Any, AddResult]:
-    """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole),
-    a job of the one write path (registry/writer.py: many requests commit together). The
-    requests of one write batch share their reads (the fact store's :class:`PlanContext`: each
-    sees what the earlier ones planned) and their writes, done once for all of them before
-    COMMIT (:func:`_write_facts`): a handful of statements per batch, not per request. A fact
-    already stored in a scope the writer cannot read is answered as added, exactly as a new one
-    would be, and left as it is (docs/adr/0009)."""
+    """The write-path job storing the facts and their index rows (docs/adr/0017: writes are
+    whole); a batch's jobs share one :class:`PlanContext` and one write (:func:`_write_facts`).
+    A fact stored in a scope the writer cannot read is answered as added (docs/adr/0009)."""
 
     def prepare() -> tuple[FactPlan, set[FactHash]]:
         context = _context(state)
@@ -165,8 +161,7 @@ class _Readable:
 
 
 async def _read(state: RegistryState, fn: Callable[..., T], *args: Any) -> T:
-    """Run ``fn(view, *args)`` on a reader thread; on the database thread when there is none.
-    ``view`` has ``facts`` and ``tables``."""
+    """Run ``fn(view, *args)`` on a reader thread, else on the database thread."""
     if getattr(state, "readers", None) is not None:
         return await state.read(fn, *args)
     return await state.db.run(fn, state, *args)
