@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
@@ -217,13 +217,6 @@ class ContractCatalog:
 
     # -- the snapshot and the manifest ----------------------------------------------------------
 
-    def _loaded_digest(self) -> str:
-        """The digest of the configured contracts' entries: what can change between starts
-        without a recorded change."""
-        return hashlib.sha256(
-            "\n".join(str(r.entry["entry_hash"]) for r in self.loaded).encode()
-        ).hexdigest()
-
     def _bump_manifest(self) -> str:
         """Record a change in the caller's transaction: a new manifest version and
         generated_at; returns the version."""
@@ -232,7 +225,7 @@ class ContractCatalog:
             version = str(int(tables.get_meta("manifest_version") or "0") + 1)
             tables.set_meta("manifest_version", version)
             tables.set_meta("manifest_generated_at", self.now())
-            tables.set_meta(_LOADED_DIGEST, self._loaded_digest())
+            tables.set_meta(_LOADED_DIGEST, _digest(self.loaded))
         return version
 
     def _rebuild(self, version: str | None) -> None:
@@ -256,14 +249,14 @@ class ContractCatalog:
         self._rebuild(tables.get_meta("manifest_version"))
         stored = tables.get_meta(_LOADED_DIGEST)
         if stored is None:  # kept by an older Affidavit: the digest of every entry
-            changed = tables.get_meta("manifest_entries_digest") != _digest(self.snapshot)
+            changed = tables.get_meta("manifest_entries_digest") != _digest(self.snapshot.records)
         else:
-            changed = stored != self._loaded_digest()
+            changed = stored != _digest(self.loaded)
         if changed:
             self.version = self._bump_manifest()
         elif stored is None:
             with tables.transaction():
-                tables.set_meta(_LOADED_DIGEST, self._loaded_digest())
+                tables.set_meta(_LOADED_DIGEST, _digest(self.loaded))
 
     def sync(self) -> bool:
         """Rebuild when another instance changed the catalog (its ``manifest_version`` moved;
@@ -381,10 +374,11 @@ def require_clean(declaration: Mapping[str, Any]) -> None:
             raise RegistryError("registry.contract_rejected", f"{field_name} must be a string")
 
 
-def _digest(snapshot: Snapshot) -> str:
-    """The digest an older Affidavit kept: every entry of the catalog."""
+def _digest(records: Iterable[CatalogRecord]) -> str:
+    """The digest of ``records``' entries: of the configured contracts, what can change between
+    starts without a recorded change (an older Affidavit kept every entry's)."""
     return hashlib.sha256(
-        "\n".join(str(r.entry["entry_hash"]) for r in snapshot.records).encode()
+        "\n".join(str(r.entry["entry_hash"]) for r in records).encode()
     ).hexdigest()
 
 
