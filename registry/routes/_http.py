@@ -142,7 +142,7 @@ async def api_key(request: Request) -> ApiKey | None:
         return None
     parsed = parse_token(token)
     state = request.app.state.registry
-    if getattr(state, "readers", None) is not None:  # one statement on a reader, off the writer
+    if state.readers is not None:  # one statement on a reader, off the writer
         stored = await state.read_single(lambda view: view.tables.get_api_key(parsed.key_id))
     else:
         stored = await state.db.run(state.tables.get_api_key, parsed.key_id)

@@ -28,6 +28,7 @@ from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore, PlanCo
 from affidavit.registry.auth import check_scope, readable_fact_scopes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
+from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState
 from affidavit.registry.writes import Batch, Job
 from affidavit.verify import errors
@@ -162,7 +163,7 @@ class _Readable:
 
 async def _read(state: RegistryState, fn: Callable[..., T], *args: Any) -> T:
     """Run ``fn(view, *args)`` on a reader thread, else on the database thread."""
-    if getattr(state, "readers", None) is not None:
+    if state.readers is not None:
         return await state.read(fn, *args)
     return await state.db.run(fn, state, *args)
 
@@ -230,14 +231,9 @@ def _confidence(raw: str | None) -> float:
     return value
 
 
-def walk_limits(settings: Any) -> WalkLimits:
-    """The walk bounds from the registry settings (defaults when a field is absent)."""
-    default = WalkLimits()
-    return WalkLimits(
-        max_nodes=int(getattr(settings, "walk_max_nodes", default.max_nodes)),
-        max_bytes=int(getattr(settings, "walk_max_bytes", default.max_bytes)),
-        max_seconds=float(getattr(settings, "walk_max_seconds", default.max_seconds)),
-    )
+def walk_limits(settings: Settings) -> WalkLimits:
+    """The provenance walk bounds of the registry settings."""
+    return WalkLimits(settings.walk_max_nodes, settings.walk_max_bytes, settings.walk_max_seconds)
 
 
 def _walk(
@@ -270,7 +266,7 @@ async def provenance(request: Request) -> Response:
         raise _not_found(fact_id)
     state = request.app.state.registry
     scopes = _narrow(readable, request.query_params.get("scope"))
-    strict = bool(getattr(state.settings, "facts_strict_forbidden", False))
+    strict = state.settings.facts_strict_forbidden
     limits = walk_limits(state.settings)
     body = await _read(
         state,
