@@ -4,11 +4,9 @@
 >>> from affidavit.registry.settings import Settings         # doctest: +SKIP
 >>> app = create_app(Settings(data_dir=Path("/tmp/reg")))    # doctest: +SKIP
 
-``create_app(settings, clock=..., signing_key=...)`` wires the route modules (one per surface:
-health and node probe, discovery, contracts, log, facts), the error handlers (every failure is
-``{code, message, details}``), and a structured access log. The clock and the key are injectable
-so golden responses are byte-stable in tests. State opens in the lifespan and closes on shutdown
-(uvicorn runs the lifespan on SIGTERM: in-flight requests finish, the database thread drains).
+:func:`create_app` wires the route modules, the error handlers (every failure is ``{code,
+message, details}``) and a structured access log. State opens in the lifespan and closes on
+shutdown (SIGTERM: in-flight requests finish, the database thread drains).
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
+from affidavit.attest.keyring import SigningKey
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
 from affidavit.registry.routes import (
     contracts,
@@ -37,7 +36,7 @@ from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
 from affidavit.registry.settings import Settings
 from affidavit.registry.startup import open_state
-from affidavit.registry.state import RegistryState, SigningKeyLike
+from affidavit.registry.state import RegistryState
 from affidavit.registry.witnessing import start_cosigning
 from affidavit.verify import errors
 from starlette.applications import Starlette
@@ -57,18 +56,15 @@ def create_app(
     settings: Settings,
     *,
     clock: Callable[[], datetime] | None = None,
-    signing_key: SigningKeyLike | None = None,
+    signing_key: SigningKey | None = None,
     state: RegistryState | None = None,
     lineage_picture: explorer.LineagePicture | None = None,
 ) -> Starlette:
     """Build the ASGI application. Nothing is opened until the lifespan starts, unless ``state``
-    was opened already (``registry serve`` opens it first, so a refused start is one line and
-    exit 2, not a server traceback); the lifespan then closes it on shutdown.
+    was opened already (``registry serve`` does, so a refused start is one line and exit 2).
 
-    ``clock`` returns an aware UTC datetime (default: the system clock); ``signing_key`` replaces
-    the key file under ``data_dir/keys`` (tests use a fixed TEST-ONLY key);
-    ``lineage_picture`` draws the explorer's lineage pictures (``registry serve`` passes the CLI's
-    SVG renderer; without one the explorer shows none).
+    ``clock`` returns an aware UTC datetime; ``signing_key`` replaces the key file (tests);
+    ``lineage_picture`` draws the explorer's lineage pictures (without one it shows none).
     """
     opened = state
 
@@ -126,9 +122,8 @@ async def _affidavit_error(request: Request, exc: Exception) -> Response:
 
 
 def _fault_response(request: Request, error: errors.AffidavitError) -> Response:
-    """The server's own fault: the detail to the log, the client a message that names no host,
-    port, user, database or path (registry/errors.py ``public_body``), and ``Retry-After`` when a
-    retry may succeed (issue 27: store faults and lock timeouts)."""
+    """The server's own fault: the detail to the log, the client :func:`public_body` and
+    ``Retry-After`` when a retry may succeed (issue 27)."""
     _FAULTS.log(request, error)
     state = getattr(request.app.state, "registry", None)
     body = public_body(error, state.hidden() if state is not None else ())
@@ -138,8 +133,7 @@ def _fault_response(request: Request, error: errors.AffidavitError) -> Response:
 
 
 class _FaultLog:
-    """One log line per fault code per second at most (a database outage under load is
-    thousands of refused requests a second), with how many were not logged in between."""
+    """One log line per fault code per second at most, counting those not logged between."""
 
     def __init__(self, interval_s: float = 1.0) -> None:
         self._interval = interval_s
@@ -183,8 +177,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:  # noqa: AR
 
 
 class AccessLog:
-    """One JSON line per request: method, path, status, bytes, ms, client, key id. Never headers,
-    bodies or tokens (the API key travels in a header; only its public key id is logged)."""
+    """One JSON line per request: method, path, status, bytes, ms, client, key id; never
+    headers, bodies or tokens."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -4,27 +4,18 @@
 >>> parse_token(token).key_id == token.split("_")[1]
 True
 
-A token is ``afk_<key id: 16 hex>_<secret: 32 random bytes, b64url>``. The key id is not
-secret: it only finds the row. The database keeps ``SHA-256(token)``; a request's token is hashed
-and compared with :func:`hmac.compare_digest`.
+A token is ``afk_<key id: 16 hex>_<secret: 32 random bytes, b64url>``; the key id only finds the
+row. Plain SHA-256, not a password hash: the secret is 256 random bits, nothing to guess, so a
+slow hash would only slow every request, and a stolen database still yields no token.
 
-Why plain SHA-256 and not a password hash (bcrypt, scrypt, Argon2): the secret is 256 bits from
-:func:`secrets.token_bytes`, not a human password, so there is nothing to guess and no dictionary to
-slow down; a slow hash would only cost every request time. A stolen database still yields no usable
-token, because SHA-256 is preimage resistant at that entropy.
+Scopes: ``publish`` (contracts), ``log:write`` (log entries), ``facts:write``,
+``facts:read:<local|team|company|public|*>`` (``public`` facts need no key), and ``admin``, the
+operator's key: any adapter_id and the reserved distribution channels.
 
-Scopes: ``publish`` (POST/PATCH contracts), ``log:write`` (POST log entries), ``facts:write``
-(PUT facts),
-``facts:read:<scope>`` for scope ``local|team|company|public`` or ``*`` (all). Facts in scope
-``public`` are readable without a key. ``admin``: the operator's key, which may write any
-adapter_id and use the reserved distribution channels.
-
-Ownership (docs/adr/0006-publisher-ownership.md): a ``publish`` key is bound to publisher
-namespaces, adapter-id prefixes of whole dot-separated segments (``acme`` covers ``acme.eval.v0``
-and ``acme.x.y``, not ``acmex.y``); it may publish and PATCH only adapter ids inside them
-(``auth.publisher_forbidden``). A ``publish`` key created before bindings existed has none and may
-not write at all (``auth.key_unbound``) until the operator binds it
-(``affidavit registry keys bind KEY_ID --publisher PREFIX``): fail closed.
+Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids inside its publisher
+namespaces, prefixes of whole dot-separated segments (``acme`` covers ``acme.x``, not
+``acmex.y``; else ``auth.publisher_forbidden``). A key with none may not write at all
+(``auth.key_unbound``) until bound: fail closed.
 """
 
 from __future__ import annotations

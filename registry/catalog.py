@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from affidavit.verify import errors
-from affidavit.verify.contracts.contract import LIFECYCLE_FIELDS
 from affidavit.verify.contracts.lifecycle import active_head, exact_match, parse_semver
 
 __all__ = ["STATUSES", "CatalogRecord", "Snapshot", "Source", "declaration_url", "view"]
@@ -127,9 +126,8 @@ class Snapshot:
         )
 
     def updated(self, changes: Iterable[CatalogRecord]) -> Snapshot:
-        """This snapshot with ``changes`` put in (a record of the same identity replaced):
-        the same records and order as :meth:`build` of everything, but each change is placed by
-        bisection instead of sorting the whole catalog again (a write batch changes a few)."""
+        """This snapshot with ``changes`` put in, as :meth:`build` of everything would order them,
+        each placed by bisection (a write batch changes a few)."""
         records, keys = list(self.records), list(self._keys)
         changes_seen = list(changes)
         for record in changes_seen:
@@ -157,8 +155,7 @@ class Snapshot:
 
     def find(self, adapter_id: str, adapter_version: str | None = None) -> CatalogRecord | None:
         """The exact (id, version), or the active head of ``adapter_id`` when version is None
-        (among that id's records only: a publication asks once per request, so this stays O(1)
-        in the catalog's size)."""
+        (among that id's records only: O(1) in the catalog's size)."""
         if self._by_id is None:
             by_id: dict[str, list[CatalogRecord]] = {}
             for record in self.records:
@@ -179,10 +176,6 @@ class Snapshot:
             "status": record.status,
             "_record": record,
         }
-
-    def ids(self) -> set[str]:
-        """Every adapter_id in the snapshot."""
-        return {r.adapter_id for r in self.records}
 
     def list_bytes(self, status: str | None) -> bytes:
         """``{contracts: [summary...], count}`` filtered by status, as bytes (memoized)."""
@@ -209,8 +202,3 @@ class Snapshot:
     def entries(self) -> list[dict[str, Any]]:
         """Signed entries in manifest order: (adapter_id, semver adapter_version)."""
         return [dict(r.entry) for r in self.records]
-
-
-def lifecycle_of(declaration: Mapping[str, Any]) -> dict[str, Any]:
-    """The lifecycle fields present in a declaration (seed 003: outside both hashes)."""
-    return {k: declaration[k] for k in LIFECYCLE_FIELDS if k in declaration}

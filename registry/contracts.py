@@ -1,22 +1,12 @@
-"""The registry's contracts as stored: the catalog service (:class:`ContractCatalog`: start-up
-loading, rows from log leaves, the catalog snapshot and the signed manifest).
+"""The registry's contracts as stored: :class:`ContractCatalog`, on the database thread.
 
-Every method runs on the database thread (:class:`affidavit.registry.threads.DbThread`).
-Publications and lifecycle changes (:mod:`affidavit.registry.publication`) write through
-:meth:`ContractCatalog.stage` and :meth:`ContractCatalog.finish`.
-
-- Start-up (seed 003 "Register"): the five built-in example contracts, then every
-  ``*.adapter_contract.json`` under the contracts directory. A file that does not parse or does not
-  lint clean is logged and skipped; one whose ``adapter_id`` collides with a built-in is skipped
-  (built-ins win). Loaded contracts are signed with the publisher key but not logged: they are
-  configuration, re-read at every start. Published contracts are rows in the database and leaves
-  in the log (:func:`leaf_data`); :meth:`ContractCatalog.reconcile` replays leaves the rows have
-  not seen.
-- Manifest: one change per write batch (a new ``manifest_version``, rebuilt from the snapshot on
-  the next GET); ``generated_at`` is the time of the last change (kept in the database), so the
-  bytes are identical between changes, also across restarts. The snapshot is rebuilt in one place
-  (:meth:`ContractCatalog.refresh` at start, :meth:`ContractCatalog.sync` when another instance
-  changed the catalog).
+- Start-up (seed 003 "Register"): the built-in contracts, then every ``*.adapter_contract.json``
+  under the contracts directory; a file that does not lint clean, or collides with a built-in's
+  ``adapter_id``, is logged and skipped. Loaded contracts are signed but not logged: they are
+  configuration. Published contracts are rows and log leaves (:func:`leaf_data`);
+  :meth:`ContractCatalog.reconcile` replays leaves the rows have not seen.
+- Manifest: one change per write batch (a new ``manifest_version``); ``generated_at`` is the
+  time of the last change, so the bytes stay identical between changes, across restarts too.
 """
 
 from __future__ import annotations
@@ -24,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
@@ -59,10 +49,7 @@ _MAX_CONTRACT_BYTES: Final = 1024 * 1024
 
 def leaf_data(entry: Mapping[str, Any], declaration: Mapping[str, Any]) -> bytes:
     """The log leaf for a signed entry: ``jcs({record_type, entry, declaration})`` (docs/formats.md
-    §1:
-    jcs for registry records). The leaf hash is ``SHA256(0x00 || leaf_data)`` (RFC 6962 §2.1).
-    The declaration rides along so the log alone can rebuild the registry
-    (:meth:`ContractCatalog.reconcile`)."""
+    §1, §3); the declaration rides along so the log alone can rebuild the registry."""
     return jcs(
         {
             "record_type": CONTRACT_RECORD_TYPE,
@@ -73,12 +60,9 @@ def leaf_data(entry: Mapping[str, Any], declaration: Mapping[str, Any]) -> bytes
 
 
 class ContractCatalog:
-    """The contract catalog service: the built-in and directory contracts loaded at start, the
-    published ones, their snapshot, the signed manifest with its ETag, and the fixed documents
-    served beside them (the publisher document, the node probe). One per running registry
-    (:class:`affidavit.registry.state.RegistryState` ``catalog``); every method runs on the
-    database thread, and the routes read :attr:`snapshot`, :attr:`manifest` and :attr:`version`
-    as they are (swapped whole, never changed in place)."""
+    """The loaded and published contracts, their snapshot, the signed manifest and the fixed
+    documents served beside them. Methods run on the database thread; the routes read
+    :attr:`snapshot`, :attr:`manifest` and :attr:`version` as they are (swapped whole)."""
 
     def __init__(
         self,
@@ -108,8 +92,8 @@ class ContractCatalog:
     # -- start-up (seed 003 "Register") ---------------------------------------------------------
 
     def start(self, log: TransparencyLog) -> None:
-        """Load built-ins and the contracts directory, replay what the rows missed of ``log``,
-        then build the snapshot (and record a change when the configured contracts changed)."""
+        """Load the configured contracts, replay what the rows missed of ``log``, build the
+        snapshot."""
         builtins = [self._loaded(decl, "builtin") for decl in _builtin_declarations()]
         self.builtin_ids = frozenset(r.adapter_id for r in builtins)
         self.loaded = [*builtins, *self._directory_records()]
@@ -183,10 +167,9 @@ class ContractCatalog:
         *,
         new: bool | None = None,
     ) -> None:
-        """Insert or update the row for a logged entry (inside the caller's transaction);
-        ``next_seq`` numbers a new row (default: the table's next); ``new`` says whether the row
-        is new when the caller knows (default: look). With ``next_seq`` (a batch) the caller
-        records ``applied_leaf`` once for the batch."""
+        """Insert or update the row for a logged entry in the caller's transaction;
+        ``next_seq`` numbers a new row (a batch, which then records ``applied_leaf`` itself);
+        ``new``: whether the row is new, when the caller knows."""
         tables = self.tables
         adapter_id, version = str(entry["adapter_id"]), str(entry["adapter_version"])
         if new is None:
@@ -208,9 +191,7 @@ class ContractCatalog:
             tables.set_meta("applied_leaf", str(leaf))
 
     def reconcile(self, log: TransparencyLog) -> int:
-        """Replay registry leaves of ``log`` the tables have not seen (a crash between the log
-        commit and the row commit). Returns how many were applied. Leaves of other record types
-        are skipped."""
+        """Replay contract leaves of ``log`` the tables have not seen; returns how many."""
         tables = self.tables
         applied_text = tables.get_meta("applied_leaf")
         start = int(applied_text) + 1 if applied_text is not None else 0
@@ -236,31 +217,20 @@ class ContractCatalog:
 
     # -- the snapshot and the manifest ----------------------------------------------------------
 
-    def _loaded_digest(self) -> str:
-        """The digest of the configured contracts' entries (built-in and directory, in load
-        order): what can change between starts without a publication recording it. Published
-        contracts change only through publications and lifecycle changes, each a recorded
-        change."""
-        return hashlib.sha256(
-            "\n".join(str(r.entry["entry_hash"]) for r in self.loaded).encode()
-        ).hexdigest()
-
     def _bump_manifest(self) -> str:
-        """Record a change: the next manifest gets a new version and generated_at (in the
-        caller's transaction, so the change and its record commit together). Returns the new
-        version."""
+        """Record a change in the caller's transaction: a new manifest version and
+        generated_at; returns the version."""
         tables = self.tables
         with tables.transaction():
             version = str(int(tables.get_meta("manifest_version") or "0") + 1)
             tables.set_meta("manifest_version", version)
             tables.set_meta("manifest_generated_at", self.now())
-            tables.set_meta(_LOADED_DIGEST, self._loaded_digest())
+            tables.set_meta(_LOADED_DIGEST, _digest(self.loaded))
         return version
 
     def _rebuild(self, version: str | None) -> None:
-        """The records and the snapshot of loaded + published contracts, read now, as of the
-        manifest ``version`` read before them (the one rebuild: at start and when another
-        instance changed the catalog); the manifest is built again on the next GET."""
+        """The one rebuild of the records and snapshot, as of the manifest ``version`` read
+        before them; the manifest is built again on the next GET."""
         records: dict[tuple[str, str], CatalogRecord] = {
             (record.adapter_id, record.adapter_version): record for record in self.loaded
         }
@@ -274,29 +244,24 @@ class ContractCatalog:
         self.version = version
 
     def refresh(self) -> None:
-        """At start: build the records and snapshot from loaded + published contracts; when the
-        ordered entry hashes differ from the last manifest's (a contracts-directory change),
-        record a change. Otherwise ``generated_at`` stays, so the manifest bytes stay
-        identical."""
+        """At start: rebuild, and record a change when the configured contracts changed."""
         tables = self.tables
         self._rebuild(tables.get_meta("manifest_version"))
         stored = tables.get_meta(_LOADED_DIGEST)
         if stored is None:  # kept by an older Affidavit: the digest of every entry
-            changed = tables.get_meta("manifest_entries_digest") != _digest(self.snapshot)
+            changed = tables.get_meta("manifest_entries_digest") != _digest(self.snapshot.records)
         else:
-            changed = stored != self._loaded_digest()
+            changed = stored != _digest(self.loaded)
         if changed:
             self.version = self._bump_manifest()
         elif stored is None:
             with tables.transaction():
-                tables.set_meta(_LOADED_DIGEST, self._loaded_digest())
+                tables.set_meta(_LOADED_DIGEST, _digest(self.loaded))
 
     def sync(self) -> bool:
-        """Rebuild the snapshot when another instance on the same database changed the catalog
-        since it was built (its ``manifest_version`` moved; docs/adr/0013: version checks, not
-        notifications, so an answer never lags a committed write). Inside a write transaction it
-        runs after the writer lock, so a publish decides on the latest rows. Returns whether it
-        rebuilt."""
+        """Rebuild when another instance changed the catalog (its ``manifest_version`` moved;
+        docs/adr/0013: version checks, so an answer never lags a committed write); returns
+        whether it rebuilt."""
         current = self.tables.get_meta("manifest_version")
         if current == self.version:
             return False
@@ -304,8 +269,7 @@ class ContractCatalog:
         return True
 
     def ensure_manifest(self) -> tuple[bytes, str]:
-        """The manifest bytes and ETag of the current snapshot, built (and signed) on first use
-        after a change."""
+        """The manifest bytes and ETag, built and signed on first use after a change."""
         self.sync()
         cached = self.manifest
         if cached is not None:
@@ -320,7 +284,7 @@ class ContractCatalog:
             manifest_version=tables.get_meta("manifest_version") or "1",
         )
         manifest["verify_url"] = f"{settings.node_url}/protocol/merkle/public-key"
-        body = (_pretty(manifest) + "\n").encode("utf-8")
+        body = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         self.manifest = (body, '"' + hashlib.sha256(body).hexdigest() + '"')
         return self.manifest
 
@@ -335,9 +299,8 @@ class ContractCatalog:
         *,
         new: bool,
     ) -> None:
-        """Inside the batch's transaction: store the row (``new``: the caller found none;
-        numbered after the batch's last one: the table is read once per batch), and keep the
-        record for :meth:`finish` (one snapshot and one manifest change per batch)."""
+        """Inside the batch's transaction: store the row (``new``: the caller found none) and
+        keep the record for :meth:`finish`."""
         tables = self.tables
 
         def next_seq() -> int:
@@ -356,8 +319,8 @@ class ContractCatalog:
         )
 
     def finish(self, batch: Batch) -> Callable[[], None] | None:
-        """Once per batch, before COMMIT: the new snapshot and one manifest change (in the
-        batch's transaction); returns the swap to run once it committed."""
+        """Once per batch, before COMMIT: one manifest change; returns the snapshot swap to run
+        once committed."""
         staged = batch.get("catalog")
         if not staged:  # every job of the batch found its answer stored: nothing changed
             return None
@@ -376,8 +339,7 @@ class ContractCatalog:
         return swap
 
     def forget(self) -> None:
-        """The batch rolled back: what :meth:`sync` read inside it may name rows that were never
-        committed, so the next :meth:`sync` rebuilds."""
+        """The batch rolled back: the next :meth:`sync` rebuilds."""
         self.version = None
 
 
@@ -412,11 +374,11 @@ def require_clean(declaration: Mapping[str, Any]) -> None:
             raise RegistryError("registry.contract_rejected", f"{field_name} must be a string")
 
 
-def _digest(snapshot: Snapshot) -> str:
-    """The digest an older Affidavit kept: every entry of the catalog (read once, at the first
-    start after an upgrade)."""
+def _digest(records: Iterable[CatalogRecord]) -> str:
+    """The digest of ``records``' entries: of the configured contracts, what can change between
+    starts without a recorded change (an older Affidavit kept every entry's)."""
     return hashlib.sha256(
-        "\n".join(str(r.entry["entry_hash"]) for r in snapshot.records).encode()
+        "\n".join(str(r.entry["entry_hash"]) for r in records).encode()
     ).hexdigest()
 
 
@@ -426,7 +388,3 @@ def _published(
     return CatalogRecord(
         declaration=dict(declaration), entry=dict(entry), source="published", leaf_index=leaf
     )
-
-
-def _pretty(document: Any) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False)

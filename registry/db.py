@@ -1,15 +1,13 @@
-"""The registry's own tables in the one SQLite database (WAL): contracts, API keys, meta.
+"""The registry's own tables in the one database: contracts, API keys, meta, the indexes.
 
 >>> import tempfile, pathlib
 >>> db = RegistryTables.open(pathlib.Path(tempfile.mkdtemp()) / "registry.db")
 >>> db.get_meta("missing") is None
 True
 
-The transparency log and the fact store keep their own tables in the same file, opened through
-their own classes (:mod:`affidavit.attest.log.transparency`, :mod:`affidavit.attest.stores.facts`);
-this module never touches them. One connection per :class:`RegistryTables`; the service uses
-every connection from one dedicated thread (:mod:`affidavit.registry.threads`), so writes are
-serialised and SQLite never sees a connection shared across threads.
+The log and the fact store keep their own tables in the same database, through their own
+classes; this module never touches them. The service uses each connection from one thread
+(:mod:`affidavit.registry.threads`).
 """
 
 from __future__ import annotations
@@ -170,28 +168,30 @@ CREATE TABLE IF NOT EXISTS registry_lookup_size (
 REGISTRY_MIGRATIONS: Final = Migrations(
     sqlite=_REGISTRY_MIGRATIONS_SQLITE, postgresql=_REGISTRY_MIGRATIONS_POSTGRESQL
 )
+_SELECT_CONTRACTS: Final = (
+    "SELECT adapter_id, adapter_version, contract_hash, declaration, entry, leaf_index, seq "
+    "FROM registry_contracts"
+)
 # registry_meta: set once every fact-index row is keyed by digest (schema version 3).
 _INDEX_KEYS: Final = ("fact_index_keys", "sha256")
 
 
 def index_key(text: str) -> str:
     """How the fact index files an entity or a relation: the hex SHA-256 of its UTF-8
-    (docs/adr/0017). A digest never holds ``:``, which every entity and relation does, so a row
-    still holding text (schema version 2) is told apart by its content."""
+    (docs/adr/0017)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def is_legacy_index_key(value: object) -> bool:
     """Whether a stored index column still holds an entity or relation as text (schema version
-    2, before :func:`index_key`): text has a ``:``, a digest never does."""
+    2): every entity and relation has a ``:``, a digest never does."""
     return ":" in str(value)
 
 
 @dataclass(frozen=True, slots=True)
 class DegradedRecord:
-    """A stored record the registry cannot index or read: reported (``registry check``, health),
-    never fatal (docs/adr/0017). ``kind`` is ``fact`` (``id`` its FactHash key) or ``contract``
-    (``id`` ``adapter_id@adapter_version``)."""
+    """A stored record the registry cannot index or read: reported, never fatal (docs/adr/0017).
+    ``kind`` is ``fact`` (``id`` its FactHash) or ``contract`` (``id`` ``adapter_id@version``)."""
 
     kind: str
     id: str
@@ -217,7 +217,7 @@ class ContractRow:
 
 
 class RegistryTables:
-    """Contracts, API keys and meta in one SQLite database."""
+    """The registry's tables in one store."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -227,8 +227,8 @@ class RegistryTables:
 
     @classmethod
     def open(cls, path: Path, *, store: Store | None = None) -> RegistryTables:
-        """Open (creating the database and the tables when absent). With ``store``, share that
-        connection (so a log append and a row insert can be one transaction)."""
+        """Open, creating the tables when absent; with ``store``, share its connection (a log
+        append and a row insert in one transaction)."""
         store = store if store is not None else Store.open(path, create=True)
         store.migrate("registry", REGISTRY_MIGRATIONS)
         return cls(store)
@@ -239,8 +239,7 @@ class RegistryTables:
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``, durable on return); nested
-        calls join it; rolled back on any exception."""
+        """One write transaction, durable on return; nested calls join it."""
         with self.store.write() as conn:
             yield conn
 
@@ -260,13 +259,9 @@ class RegistryTables:
     # -- contracts ----------------------------------------------------------------------------
 
     def contracts(self) -> list[ContractRow]:
-        """Every readable published contract, in publication order; a row that cannot be read is
-        left out and added to :attr:`degraded` (start-up never dies on stored data)."""
-        rows = self.conn.execute(
-            "SELECT adapter_id, adapter_version, contract_hash, declaration, entry, leaf_index, "
-            "seq "
-            "FROM registry_contracts ORDER BY seq"
-        ).fetchall()
+        """Every readable published contract, in publication order; an unreadable row goes to
+        :attr:`degraded` instead."""
+        rows = self.conn.execute(f"{_SELECT_CONTRACTS} ORDER BY seq").fetchall()
         good: list[ContractRow] = []
         for row in rows:
             try:
@@ -285,9 +280,7 @@ class RegistryTables:
     def get_contract(self, adapter_id: str, adapter_version: str) -> ContractRow | None:
         """One published contract, or None."""
         row = self.conn.execute(
-            "SELECT adapter_id, adapter_version, contract_hash, declaration, entry, leaf_index, "
-            "seq "
-            "FROM registry_contracts WHERE adapter_id = $1 AND adapter_version = $2",
+            f"{_SELECT_CONTRACTS} WHERE adapter_id = $1 AND adapter_version = $2",
             (adapter_id, adapter_version),
         ).fetchone()
         return None if row is None else _contract_row(row)
@@ -330,9 +323,8 @@ class RegistryTables:
     # -- fact index (for GET /v1/facts?entity=&relation=&scope=) -------------------------------
 
     def index_facts(self, rows: Sequence[tuple[str, str, str, str, float]]) -> None:
-        """Index (hash, entity, relation, scope, confidence) rows, entity and relation filed by
-        :func:`index_key`; known hashes are ignored. Joins the caller's transaction, so a fact
-        and its index row commit together."""
+        """Index (hash, entity, relation, scope, confidence) rows by :func:`index_key`, in the
+        caller's transaction; known hashes are ignored."""
         keyed = [(h, index_key(e), index_key(r), s, c) for h, e, r, s, c in rows]
         with self.transaction() as conn:
             conn.insert_rows(
@@ -354,9 +346,8 @@ class RegistryTables:
         return missing
 
     def rekey_fact_index(self) -> int:
-        """Convert index rows that still hold entity and relation as text (schema version 2) to
-        :func:`index_key` digests, in place (``seq``, the answers' order, kept); once done it is
-        recorded in ``registry_meta`` and never scanned for again. Returns the rows converted."""
+        """Convert index rows still holding text (schema version 2) to :func:`index_key` digests
+        in place, once (recorded in ``registry_meta``); returns the rows converted."""
         if self.get_meta(_INDEX_KEYS[0]) == _INDEX_KEYS[1]:
             return 0
         with self.transaction() as conn:
@@ -409,8 +400,7 @@ class RegistryTables:
 
     def add_lookup_rows(self, rows: Sequence[tuple[bytes, int, str, str]], size: int) -> None:
         """File (hash, leaf_index, field, kind) rows and record that leaves [0, size) are
-        indexed; rows already filed are ignored. Joins the caller's transaction, so the rows,
-        the size and the leaves they index commit together."""
+        indexed, in the caller's transaction; rows already filed are ignored."""
         with self.transaction() as conn:
             conn.insert_rows(
                 "registry_lookup", ("hash", "leaf_index", "field", "kind"), rows, skip_existing=True
@@ -430,8 +420,8 @@ class RegistryTables:
     def lookup(
         self, digest: bytes, *, after: int, below: int, limit: int
     ) -> list[tuple[int, str, str]]:
-        """``(leaf_index, kind, field)`` rows filed under ``digest`` with ``after < leaf_index <
-        below``, in leaf order: at most ``limit`` rows (one primary-key range scan)."""
+        """At most ``limit`` ``(leaf_index, kind, field)`` rows filed under ``digest`` with
+        ``after < leaf_index < below``, in leaf order."""
         return [
             (int(index), str(kind), str(field))
             for index, kind, field in self.conn.execute(
@@ -522,13 +512,10 @@ class RegistryTables:
 
 
 def open_tables(path: Path | str, *, key_dir: Path | None = None) -> RegistryTables:
-    """Open the registry tables of the one database, creating the file in the order the service
-    uses (the fact store first: it accepts only a fresh file or its own), for CLI commands that
-    run beside or before the service (``registry keys ...``).
-
-    A missing or empty database is created only while no log key in ``key_dir`` (default: the
-    ``keys`` folder beside the database) has signed heads: otherwise the database was lost, and
-    initialising it would let the service fork its log (docs/adr/0005).
+    """Open the registry tables for CLI commands (``registry keys ...``), creating the database
+    as the service does, but only while no log key in ``key_dir`` (default: ``keys`` beside the
+    database) has signed heads: else the database was lost, and a new one would fork the log
+    (docs/adr/0005).
 
     Raises:
         ``log.state_mismatch``: the database is missing or empty and a log state file exists.
@@ -573,12 +560,5 @@ def _dump(value: Any) -> str:
 
 
 def _contract_row(row: tuple[Any, ...]) -> ContractRow:
-    return ContractRow(
-        adapter_id=row[0],
-        adapter_version=row[1],
-        contract_hash=row[2],
-        declaration=json.loads(row[3]),
-        entry=json.loads(row[4]),
-        leaf_index=int(row[5]),
-        seq=int(row[6]),
-    )
+    declaration, entry = json.loads(row[3]), json.loads(row[4])
+    return ContractRow(row[0], row[1], row[2], declaration, entry, int(row[5]), int(row[6]))

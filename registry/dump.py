@@ -1,40 +1,31 @@
 """A registry's store as a signed dump: export it, prove it, import it; and migrate a store
 (docs/formats.md §9, docs/postgresql.md).
 
-``affidavit registry export DIR`` (:func:`export_store`) writes every table of the store (the
-log, the fact store, the registry's own tables: :data:`TABLES`) as JSON Lines, one file per
-table, read in one snapshot; ``manifest.json`` naming each file's SHA-256 and row count, the
-schema versions and the log's id, key, size, root and latest checkpoint; and ``manifest.sig``,
-the log's current key's Ed25519 signature over ``"affidavit.registry-export/v1\\n" ||
-manifest.json`` (:func:`signed_message`). Rows are copied as they are (heads as handed out, key
-history, API-key digests, never a token). The key folder (private keys, the log's signed state
-files, docs/adr/0005) is not in the dump: it moves with the data folder.
+:func:`export_store` writes every table of :data:`TABLES` as JSON Lines, read in one snapshot,
+rows as they are (never a token); ``manifest.json`` names each file's SHA-256 and row count, the
+schema versions and the log's id, key, size, root and latest checkpoint; ``manifest.sig`` is the
+log's current key's Ed25519 signature over :func:`signed_message`. The key folder is not in the
+dump: it moves with the data folder (docs/adr/0005).
 
-``affidavit registry import DIR`` (:func:`import_store`) trusts nothing in the folder until it is
-proven under ``trusted_key``, the key the operator gives, and opens the destination only then:
+:func:`import_store` trusts nothing in the folder until it is proven under ``trusted_key``, and
+opens the destination only then:
 
 1. the manifest's signature (``registry.dump_unsigned``, ``registry.dump_signature_invalid``);
 2. each file's hash and row count (``registry.dump_file_mismatch``,
    ``registry.dump_count_mismatch``);
-3. the log, so that not even a manifest the trusted key signed can carry a log that key did not
-   sign: (a) its current key is the trusted key and its key history verifies, each rotation
-   signed by the key it replaced, docs/adr/0011 (``registry.dump_key_mismatch``); (b) the level-0
-   hashes are exactly ``tree_size`` leaves giving the manifest's root (RFC 9162 §2.1.1), every
-   stored node is the hash of its children and every leaf hash the hash of its data
-   (``registry.dump_root_mismatch``); (c) the manifest's checkpoint is the latest the log
-   recorded, verifies under a key of the history and names the tree's root at its size
-   (``registry.dump_checkpoint_invalid``); (d) every recorded head (tree heads inside their key's
-   window, checkpoints) does too, so the tree extends every head it handed out
-   (``registry.dump_head_invalid``). The log's rows are loaded into a scratch SQLite file so the
-   log's own code reads them;
-4. each fact's hash recomputed from its body (``registry.dump_fact_mismatch``);
+3. the log, so that a manifest the trusted key signed cannot carry a log that key did not sign:
+   (a) its current key is the trusted key and its key history verifies, docs/adr/0011
+   (``registry.dump_key_mismatch``); (b) the leaves give the manifest's size and root
+   (RFC 9162 §2.1.1) and every node and leaf hash is its children's or data's
+   (``registry.dump_root_mismatch``); (c) the manifest's checkpoint is the latest recorded and
+   verifies (``registry.dump_checkpoint_invalid``); (d) so does every recorded head, and the tree
+   extends each (``registry.dump_head_invalid``);
+4. each fact's hash from its body (``registry.dump_fact_mismatch``);
 5. each SCITT row and sequenced entry against the log (``registry.dump_entry_mismatch``).
 
-Those are exit 1: the dump was read and is not authentic. A dump that cannot be read at all (a
-file missing, not JSON, a schema newer than this Affidavit's) is ``registry.dump_invalid``, exit
-2. Then every row is restored in one write transaction into an empty store of either kind
-(SQLite or PostgreSQL), and the restored tree is audited node by node: its root must be the
-dump's.
+Those are exit 1; a dump that cannot be read (a file missing, not JSON, a newer schema) is
+``registry.dump_invalid``, exit 2. Then every row is restored in one transaction into an empty
+store of either kind, and the restored tree is audited: its root must be the dump's.
 """
 
 from __future__ import annotations
@@ -99,10 +90,8 @@ COMPONENTS: Final = {
     "registry": REGISTRY_MIGRATIONS,
     SCITT_COMPONENT: SCITT_MIGRATIONS,
 }
-# table -> (columns, ORDER BY): every table of the three components, in an order that inserts
-# cleanly (no foreign keys between them). The log's come first (attest/log/storage.py);
-# log_sequenced holds entries sequenced (acknowledged, durable) and not integrated yet; meta is
-# the fact store's format marker.
+# table -> (columns, ORDER BY): every table of the three components, the log's first
+# (attest/log/storage.py); meta is the fact store's format marker.
 TABLES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     table: (tuple(columns.split()), order)
     for table, columns, order in (
@@ -144,9 +133,8 @@ Rows = list[list[Any]]
 
 
 def migrate_store(location: str | Path) -> dict[str, dict[str, int]]:
-    """Bring every component at ``location`` to the schema this Affidavit knows.
-
-    Returns ``{component: {"before": v, "after": v}}``.
+    """Bring every component at ``location`` to the schema this Affidavit knows; returns
+    ``{component: {"before": v, "after": v}}``.
 
     Raises:
         ``store.schema_too_new``: a component was written by a newer Affidavit (nothing is changed).
@@ -177,8 +165,8 @@ def _open(location: str | Path) -> tuple[Store, FactStore]:
 
 
 def _insert(db: Connection, tables: Mapping[str, Rows]) -> None:
-    """Write ``tables``' rows into a freshly migrated schema. Its key history and the fact
-    store's marker are the dump's: a fresh schema has none of the first, but be explicit."""
+    """Write ``tables``' rows into a freshly migrated schema; the key history and the fact
+    store's marker are the dump's."""
     for table in ("log_keys", "meta"):
         if table in tables:
             db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
@@ -200,7 +188,6 @@ def _audit(log: TransparencyLog, what: str) -> None:
 
 
 def _refused(code: str, message: str, **details: Any) -> RegistryError:
-    """The error ``code`` of a dump that is not authentic (or not importable), with ``details``."""
     return RegistryError(code, message, details=details)
 
 
@@ -215,10 +202,9 @@ def _bad_dump(message: str, **details: Any) -> RegistryError:
 def export_store(
     location: str | Path, directory: str | Path, *, signing_key: SigningKey
 ) -> dict[str, Any]:
-    """Write the dump of the store at ``location`` into the new folder ``directory``, its
-    manifest signed by ``signing_key`` (the registry's key: the log's current key).
-
-    Returns the manifest. The folder appears whole or not at all (written beside it, renamed).
+    """Write the dump of the store at ``location`` into the new folder ``directory``, signed by
+    ``signing_key`` (the log's current key); returns the manifest. The folder appears whole or
+    not at all (written beside it, renamed).
 
     Raises:
         ``usage.invalid``: ``directory`` exists and is not empty.
@@ -278,8 +264,7 @@ def export_store(
 
 
 def _log_summary(store: Store) -> dict[str, Any]:
-    """The log's id, key, size, root and latest checkpoint (an empty tree when the store holds no
-    log yet: keys created before the first start)."""
+    """The log's id, key, size, root and latest checkpoint (empty before the first start)."""
     try:
         log = TransparencyLog(store, owns_store=False)
     except LogError as e:
@@ -313,8 +298,7 @@ def _rows(db: Any, table: str) -> Iterator[tuple[Any, ...]]:
 
 
 def _encode_row(row: Sequence[Any]) -> bytes:
-    """A row as its line of a table file (read back by :func:`_decode_row`): a JSON array of
-    the column values, bytes as ``{"b64": ...}``, everything else as it is."""
+    """A row as a JSON array line, bytes as ``{"b64": ...}`` (read back by :func:`_decode_row`)."""
     values = [
         {"b64": base64.b64encode(bytes(v)).decode("ascii")}
         if isinstance(v, bytes | bytearray | memoryview)
@@ -326,9 +310,8 @@ def _encode_row(row: Sequence[Any]) -> bytes:
 
 def signed_message(manifest: bytes) -> bytes:
     """The bytes ``manifest.sig`` signs: ``"affidavit.registry-export/v1\\n"`` then the manifest
-    file's bytes as stored (docs/formats.md §9). The context line keeps the signature from ever
-    reading as another message the registry key signs: a tree head (no newline), a checkpoint
-    (whose second line is a number) or a state file (``affidavit.log_state.v1|``)."""
+    as stored (docs/formats.md §9). The context line keeps it from reading as another message the
+    key signs: a tree head, a checkpoint or a state file."""
     return FORMAT.encode("ascii") + b"\n" + manifest
 
 
@@ -350,18 +333,15 @@ def import_store(
     location: str | Path, directory: str | Path, *, trusted_key: Ed25519PublicKey
 ) -> dict[str, Any]:
     """Prove the dump in ``directory`` under ``trusted_key``, then restore it into the empty
-    store at ``location``.
-
-    Returns ``{"tree_size", "root_hash", "counts", "trusted_key", "heads_verified"}``.
+    store at ``location``; returns ``{tree_size, root_hash, counts, trusted_key, heads_verified}``.
+    On any refusal nothing is written.
 
     Raises:
         ``registry.dump_*`` (steps 1 to 5, module docstring): the dump is unreadable (exit 2) or
-            not authentic under ``trusted_key`` (exit 1). Nothing is written, the destination
-            is not even opened.
+            not authentic under ``trusted_key`` (exit 1); the destination is not even opened.
         ``registry.dump_unportable``: the target is PostgreSQL and the dump holds a contract id
-            outside the id bounds (docs/adr/0017). Nothing is written.
+            outside the id bounds (docs/adr/0017).
         ``registry.store_not_empty``: the target already holds a log, contracts, keys or facts.
-            Nothing is written.
     """
     tables, summary = _read_dump(Path(directory), trusted_key)
     tables["registry_fact_index"] = _rekeyed(tables["registry_fact_index"])
@@ -399,9 +379,8 @@ def import_store(
 
 
 def _rekeyed(index: Rows) -> Rows:
-    """The fact index rows as this schema files them: rows of a schema-2 store still hold entity
-    and relation as text, which PostgreSQL cannot always hold (U+0000, btree limits); they are
-    filed by :func:`affidavit.registry.db.index_key` here, as the registry's start-up would."""
+    """The fact index rows filed by :func:`~affidavit.registry.db.index_key`, as start-up would:
+    a schema-2 store's text may not fit PostgreSQL (U+0000, btree limits)."""
     return [
         [seq, fact, index_key(str(entity)), index_key(str(relation)), *rest]
         if is_legacy_index_key(entity) or is_legacy_index_key(relation)
@@ -411,8 +390,7 @@ def _rekeyed(index: Rows) -> Rows:
 
 
 def _check_portable(contracts: Rows) -> None:
-    """Refuse, before the target is opened, contract rows PostgreSQL cannot index: ids stored by
-    a SQLite registry before the id bounds (docs/adr/0017; ``registry check`` lists them)."""
+    """Refuse contract ids PostgreSQL cannot index, stored before the id bounds (docs/adr/0017)."""
     columns = TABLES["registry_contracts"][0]
     adapter_id, version = columns.index("adapter_id"), columns.index("adapter_version")
     problems = [
@@ -432,8 +410,7 @@ def _check_portable(contracts: Rows) -> None:
 def _read_dump(
     folder: Path, trusted_key: Ed25519PublicKey
 ) -> tuple[dict[str, Rows], dict[str, Any]]:
-    """The dump's rows, proven under ``trusted_key`` (steps 1 to 5), and what an import says of
-    them: ``{tree_size, root_hash, counts, trusted_key, heads_verified}``."""
+    """The dump's rows, proven under ``trusted_key`` (steps 1 to 5), and the import's summary."""
     unverified_manifest = _read_bytes(folder / MANIFEST, "no manifest.json (not an export)")
     _check_signature(folder, unverified_manifest, trusted_key)  # step 1
     manifest = _parse_manifest(unverified_manifest)
@@ -469,7 +446,7 @@ def _read_bytes(path: Path, missing: str, limit: int | None = None) -> bytes:
 
 
 def _check_signature(folder: Path, manifest: bytes, trusted_key: Ed25519PublicKey) -> None:
-    """Step 1: ``manifest.sig`` is an Ed25519 signature of the manifest by ``trusted_key``."""
+    """Step 1: ``manifest.sig`` is ``trusted_key``'s Ed25519 signature of the manifest."""
     path = folder / SIGNATURE
     if len(manifest) > _MAX_MANIFEST_BYTES:
         raise _bad_dump(f"{folder / MANIFEST}: larger than {_MAX_MANIFEST_BYTES} bytes")
@@ -573,8 +550,8 @@ def _decode_row(row: Any, width: int) -> list[Any]:
 def _prove_log(
     summary: Mapping[str, Any], tables: Mapping[str, Rows], trusted_key: Ed25519PublicKey
 ) -> tuple[int, str, int]:
-    """Step 3 (a to d): the dump's log (``summary`` is the signed manifest's ``log``) proven
-    under ``trusted_key``; returns its size, its root and how many recorded heads verified."""
+    """Step 3 (a to d): the manifest's ``log`` proven under ``trusted_key``; returns its size,
+    root and how many recorded heads verified."""
     size, root = summary.get("tree_size"), summary.get("root_hash")
     if not isinstance(size, int) or size < 0 or not isinstance(root, str):
         raise _bad_dump("the manifest's log has no valid tree_size and root_hash")
@@ -619,8 +596,8 @@ def _prove_log(
 
 
 def _check_leaves(nodes: Rows, size: int, root: str) -> None:
-    """Step b: the level-0 hashes give the signed size and root, and the stored nodes are exactly
-    the complete subtrees of that size (attest/log/storage.py): ``size >> L`` nodes at level L."""
+    """Step b: the level-0 hashes give the signed size and root, and the stored nodes are the
+    complete subtrees of that size: ``size >> L`` at level L (attest/log/storage.py)."""
     leaves = [(row[1], row[2]) for row in nodes if row[0] == 0]
     hashes = [h for _, h in leaves]
     if (
@@ -648,8 +625,7 @@ def _check_heads(
     log: TransparencyLog, claimed: object, heads: Rows, trusted_key: Ed25519PublicKey, size: int
 ) -> None:
     """Steps a (the history ends with the trusted key), c (``claimed``, the manifest's
-    checkpoint) and d (every recorded head: ``[seq, kind, tree_size, root_hash, timestamp,
-    document]``)."""
+    checkpoint) and d (every recorded head)."""
     history = log.key_history()
     if history[-1].public_key != trusted_key:
         raise _refused(
@@ -701,8 +677,7 @@ def _check_heads(
 
 
 def _verified_checkpoint(note: object, history: Sequence[LogKey]) -> Checkpoint:
-    """A checkpoint note verified under the keys of the log's history (its cosignatures, by
-    witnesses, are not the log's and are ignored).
+    """A checkpoint note verified under the keys of the log's history (cosignatures ignored).
 
     Raises:
         ``checkpoint.*``: the note is not text, or does not verify under the log's keys.
@@ -743,8 +718,7 @@ def _check_root(
 
 
 def _check_facts(rows: Rows) -> None:
-    """Step 4: each fact's hash recomputed from its body (docs/formats.md §5); the body is the
-    stored JSON, text or bytes."""
+    """Step 4: each fact's hash recomputed from its body, text or bytes (docs/formats.md §5)."""
     for key, _scope, body in rows:
         if not isinstance(key, bytes) or not isinstance(body, str | bytes):
             raise _bad_dump("facts.jsonl: a fact row is not (hash, scope, body)")
@@ -761,9 +735,8 @@ def _check_facts(rows: Rows) -> None:
 
 
 def _check_entries(tables: Mapping[str, Rows], tree_size: int) -> None:
-    """Step 5: each SCITT row's entry ID is the SHA-256 of its statement and the log's leaf at its
-    index is that entry (docs/formats.md §10); each sequenced entry's hash is its data's leaf
-    hash (RFC 9162 §2.1.1), at an index past the tree."""
+    """Step 5: each SCITT row's entry ID is its statement's SHA-256 and the log's leaf at its
+    index (docs/formats.md §10); each sequenced entry, past the tree, hashes to its leaf hash."""
     leaves = {int(index): data for index, data in tables["log_entries"]}
     for entry_id, leaf_index, statement, *_ in tables["scitt_entries"]:
         if not isinstance(statement, bytes) or not isinstance(leaf_index, int):

@@ -9,10 +9,9 @@
 >>> kind_of(leaf)
 'bundle'
 
-:func:`subjects` is pure: it reads only the leaf's bytes, so the registry (when it logs an entry,
-and ``registry reindex``), a monitor replaying the tiles and ``affidavit lookup`` checking an
-answer all derive the same rows from the same bytes. Every leaf is filed under its RFC 9162 leaf
-hash and the SHA-256 of its bytes; then, by what the bytes are (docs/formats.md §11):
+:func:`subjects` reads only the leaf's bytes, so the registry, a monitor replaying the tiles and
+``affidavit lookup`` derive the same rows. Every leaf is filed under its RFC 9162 leaf hash and
+the SHA-256 of its bytes; then, by what the bytes are (docs/formats.md §11):
 
 ========  ==================================================  ================================
 kind      the leaf                                            also filed under
@@ -40,21 +39,13 @@ digest    exactly 32 bytes: a SHA-256, as the registry's      ``statement_hash``
 raw       anything else                                       nothing more
 ========  ==================================================  ================================
 
-A 32-byte leaf does not hold its statement: the registry files the subject and issuer of a
-statement it registered from its SCITT store (``subjects(leaf, statement=...)``), and a lookup
-answer carries the statement, so a reader checks it as the registry filed it: the statement
-hashes to the leaf's bytes, and its CWT claims name the subject and issuer.
+A 32-byte leaf does not hold its statement: the registry and a lookup answer supply it
+(``subjects(leaf, statement=...)``), checked to hash to the leaf. A *name* is filed under the
+SHA-256 of its UTF-8 (docs/adr/0017), so every key is 64 lowercase hex. Hashes a leaf claims for
+itself are recomputed, never copied; a leaf that is not what it claims is ``raw``.
 
-A *name* (an adapter id, a deal id, an entity) is filed under the SHA-256 of its UTF-8, as the
-fact index files entities (docs/adr/0017), so every key is 64 lowercase hex and a reader who
-holds the name hashes it to look it up. Hashes a leaf claims for itself are recomputed, never
-copied: a contract record is filed under the ``contract_hash`` its declaration hashes to, a
-receipt under the ``receipt_hash`` its body hashes to. A leaf that is not what it claims (a
-record that does not parse, a receipt with an unknown key) is ``raw``: it is still found by its
-leaf hash and the SHA-256 of its bytes.
-
-Filed is not vouched for: anyone who may append writes the bytes, so a lookup proves an entry is
-in the log, not that its writer was honest (docs/transparency.md "Lookup").
+Filed is not vouched for: a lookup proves an entry is in the log, not that its writer was honest
+(docs/transparency.md "Lookup").
 """
 
 from __future__ import annotations
@@ -89,8 +80,7 @@ __all__ = [
     "subjects",
 ]
 
-# docs/formats.md §3: the record type of a contract's leaf (registry/contracts.py writes it; the
-# string is the format, fixed forever).
+# docs/formats.md §3: the record type of a contract's leaf (fixed forever).
 CONTRACT_RECORD_TYPE: Final = "affidavit.registry.adapter_entry.v1"
 # Every field a subject may be filed under, in the order they are derived.
 FIELDS: Final = (
@@ -133,8 +123,7 @@ class Subject:
 
 
 def name_digest(name: str) -> str:
-    """How a name (an adapter id, a deal id, an entity) is filed: the hex SHA-256 of its UTF-8
-    (lone surrogates kept as they are, as the fact index does)."""
+    """How a name is filed: the hex SHA-256 of its UTF-8 (lone surrogates kept)."""
     return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -144,13 +133,10 @@ def kind_of(leaf_data: bytes) -> str:
 
 
 def subjects(leaf_data: bytes, *, statement: bytes | None = None) -> list[Subject]:
-    """Every (kind, field, digest) the leaf is filed under, without repeats, in :data:`FIELDS`
-    order; the first two are always its RFC 9162 leaf hash (``SHA-256(0x00 || data)``) and the
-    SHA-256 of its bytes. Never raises for the leaf's content: what does not parse is ``raw``.
-
-    ``statement``: the Signed Statement a ``digest`` leaf is the entry of (as registered, its
-    unprotected header emptied); when it proves it (:func:`registered_subjects`), the leaf is
-    also filed under its ``subject`` and ``issuer``; otherwise it is ignored."""
+    """Every (kind, field, digest) the leaf is filed under, once each, in :data:`FIELDS` order:
+    first its RFC 9162 leaf hash and the SHA-256 of its bytes. Never raises: what does not parse
+    is ``raw``. ``statement``: the Signed Statement of a ``digest`` leaf; when
+    :func:`registered_subjects` proves it, its ``subject`` and ``issuer`` too."""
     kind, found = _classify(leaf_data)
     if kind == "digest" and statement is not None:
         found = [*found, *registered_subjects(leaf_data, statement)]
@@ -194,8 +180,7 @@ def _classify(leaf_data: bytes) -> tuple[str, Found]:
 
 
 def _scitt(data: bytes) -> Found | None:
-    """docs/formats.md §10: a Signed Statement; its statement hash is its leaf entry (SHA-256 of
-    the statement with its unprotected header emptied), recomputed."""
+    """docs/formats.md §10: a Signed Statement, filed under its leaf entry, recomputed."""
     try:
         statement = parse_statement(data)
     except errors.AffidavitError:
@@ -209,10 +194,8 @@ def _names(statement: SignedStatement) -> Found:
 
 
 def registered_subjects(leaf_data: bytes, statement: bytes) -> Found:
-    """``[("subject", ...), ("issuer", ...)]`` when ``statement`` is the Signed Statement whose
-    leaf entry ``leaf_data`` is (docs/formats.md §10): its bytes are the statement as registered
-    (SHA-256 of them is the entry, and so is the entry recomputed with the unprotected header
-    emptied); else ``[]``."""
+    """``[("subject", ...), ("issuer", ...)]`` when ``statement``, as registered, is the Signed
+    Statement whose leaf entry ``leaf_data`` is (docs/formats.md §10); else ``[]``."""
     if len(leaf_data) != _DIGEST_BYTES or hashlib.sha256(statement).digest() != leaf_data:
         return []
     try:

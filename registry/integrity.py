@@ -3,22 +3,12 @@
 >>> DegradedRecord("fact", "ab" * 32, "lineage.fact_malformed", "not JSON").to_json()["kind"]
 'fact'
 
-Two passes over one database (SQLite or PostgreSQL), the same on both stores:
-
-- :func:`index_stored_facts`, at every start: the fact index is rekeyed once from text to digests
-  (schema version 3, :meth:`RegistryTables.rekey_fact_index`), then every stored fact without an
-  index row (only a database written before facts and their index rows committed together) is
-  read and indexed; one that cannot be read, or whose body does not hash to its key, is left
-  unindexed and listed in :attr:`RegistryTables.degraded`. Everything else is served.
-- :func:`check_store`, for ``affidavit registry check``: every fact body is read and rehashed,
-  every fact looked up in the index, every contract row read and its identity checked against
-  the id rules both stores can hold (docs/formats.md §2), without writing anything.
-
-Each problem is a :class:`DegradedRecord` whose ``code`` is the audit's for facts
-(``lineage.fact_malformed``, ``lineage.fact_hash_mismatch``), ``store.corrupt`` for a contract
-row that cannot be read, and the lint code (``contract.bad_adapter_id``, ``contract.bad_semver``)
-for a contract row whose identity the contract no longer accepts (kept and served where it is,
-but it cannot move to PostgreSQL).
+:func:`index_stored_facts` (every start) rekeys the fact index once, then indexes every stored
+fact without an index row; :func:`check_store` (``affidavit registry check``) rehashes every fact,
+looks each up in the index and checks every contract row's identity (docs/formats.md §2), writing
+nothing. Each problem is a :class:`DegradedRecord`: ``lineage.fact_malformed`` or
+``lineage.fact_hash_mismatch`` for a fact, ``store.corrupt`` for an unreadable contract row,
+``contract.bad_adapter_id`` or ``contract.bad_semver`` for an identity PostgreSQL cannot hold.
 """
 
 from __future__ import annotations
@@ -75,8 +65,7 @@ class CheckReport:
 
 
 def read_fact(record: StoredRecord) -> Fact | DegradedRecord:
-    """The fact a stored record holds, or why it cannot be served (its body is not a fact, or
-    does not hash to the key it is filed under)."""
+    """The fact a stored record holds, or why it cannot be served."""
     key = str(record.key)
     try:
         fact = parse_fact(loads(record.body), what=f"stored fact {key}")
@@ -90,9 +79,8 @@ def read_fact(record: StoredRecord) -> Fact | DegradedRecord:
 
 
 def index_stored_facts(tables: RegistryTables, facts: FactStore) -> int:
-    """Rekey the fact index when needed, then index every stored fact that has no index row;
-    a fact that cannot be read is added to ``tables.degraded`` instead. Returns how many facts
-    were indexed. Runs on the database thread, before the registry serves."""
+    """Rekey the fact index when needed, then index every stored fact that has no index row
+    (an unreadable one goes to ``tables.degraded``); returns how many were indexed."""
     tables.rekey_fact_index()
     if tables.fact_index_size() == len(facts):
         return 0
@@ -123,8 +111,7 @@ def _bodies(facts: FactStore, keys: Iterable[str]) -> Iterator[StoredRecord]:
 
 
 def check_store(tables: RegistryTables, facts: FactStore) -> CheckReport:
-    """Read every stored fact and contract row (nothing is written) and list each record the
-    registry cannot index or read (module docstring)."""
+    """Every record the registry cannot index or read (module docstring); writes nothing."""
     problems: list[DegradedRecord] = []
     count = unindexed = 0
     for page in facts.pages(size=_PAGE):
@@ -152,9 +139,8 @@ def check_store(tables: RegistryTables, facts: FactStore) -> CheckReport:
 
 
 def contract_identity_problem(adapter_id: object, version: object) -> DegradedRecord | None:
-    """Why a stored contract identity is outside what both stores hold (docs/formats.md §2:
-    ``contract.bad_adapter_id``, ``contract.bad_semver``), or None. For every reader of stored
-    rows that must not pass one on (``registry check``; an import into PostgreSQL)."""
+    """Why a stored contract identity is outside what both stores hold (docs/formats.md §2),
+    or None."""
     ident = f"{adapter_id}@{version}"
     if not is_adapter_id(adapter_id):
         return DegradedRecord("contract", ident, "contract.bad_adapter_id", _ID_RULE)
@@ -164,8 +150,7 @@ def contract_identity_problem(adapter_id: object, version: object) -> DegradedRe
 
 
 def check_location(location: str) -> CheckReport:
-    """:func:`check_store` on the registry's store at ``location`` (a SQLite file, opened read
-    only, or a ``postgresql://`` URL), in one read snapshot.
+    """:func:`check_store` on the store at ``location``, read only, in one snapshot.
 
     Raises:
         ``store.missing``: no registry has been started on it (no file, or no registry tables).

@@ -1,13 +1,7 @@
 """Tree heads and proofs in their wire form, shared by the log routes and publication.
 
-Every head handed out was signed by the log's writer at integration, over durably committed
-leaves, and recorded (docs/adr/0024): a GET only reads, on the reader threads, what was recorded
-(or the heads the writer holds in memory, :meth:`~affidavit.registry.writer.LogWriter.current`).
-
-Signing proves the tree extends the last signed head first (docs/adr/0005); when it does not, the
-registry is marked unhealthy (:meth:`~affidavit.registry.writer.LogWriter.signing`) and every
-route that serves a head answers 503
-``log.unhealthy``.
+Every head handed out was signed by the log's writer at integration and recorded
+(docs/adr/0024): a GET only reads what was recorded, on the reader threads.
 """
 
 from __future__ import annotations
@@ -19,13 +13,11 @@ from affidavit.registry.errors import RegistryError
 from affidavit.registry.state import ReadView, RegistryState
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["inclusion_json", "recorded_head"]
+__all__ = ["inclusion_json", "largest_head", "recorded_head"]
 
 
 def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
-    """The most recent recorded signed tree head of ``tree_size`` leaves (any thread's log): one
-    indexed read (``log_heads_by_size``), however many heads were handed out (an integrator
-    records one per batch).
+    """The most recent recorded signed tree head of ``tree_size`` leaves (one indexed read).
 
     Raises:
         ``registry.not_found``: no head of that size was ever handed out.
@@ -39,6 +31,12 @@ def recorded_head(log: TransparencyLog, tree_size: int) -> dict[str, Any]:
         )
     document: dict[str, Any] = load_object(found.document, what="recorded head")
     return document
+
+
+def largest_head(view: ReadView) -> dict[str, Any]:
+    """The recorded signed tree head of the largest size (docs/adr/0024: never signed here)."""
+    found = view.log.largest_head("sth")
+    return recorded_head(view.log, 0 if found is None else found.tree_size)
 
 
 def inclusion_json(

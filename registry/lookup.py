@@ -1,27 +1,16 @@
 """The lookup index kept in step with the log, and what ``GET /v1/lookup/{hash}`` answers
 (issue 26; docs/transparency.md "Lookup").
 
-- **In step.** :func:`catch_up` is the log writer's one after-integration hook
-  (:class:`affidavit.registry.writer.LogWriter`, ``after_integration``; docs/adr/0024): every
-  integration of sequenced entries into the tree (the one place every leaf of the writer goes
-  through) files the leaves it adds (:func:`affidavit.registry.index.subjects`) in the same
-  transaction, so a committed leaf is indexed with it and an index row never names a leaf that
-  was rolled back. :func:`catch_up` indexes from the index's size to the tree's, so leaves
-  written by another process on the same database (``affidavit stamp --log`` on the registry's
-  file) or before schema 4 are indexed too: at start, at the next integration, and before a
-  lookup that would otherwise miss them.
-- **Registered statements.** A 32-byte leaf the SCITT service registered
-  (:mod:`affidavit.registry.scitt`, table ``scitt_entries``) is also filed under the subject and
-  issuer of the statement it is the entry of (read from that store, checked to hash to the leaf),
-  and its answer entry carries the statement (``statement``, base64) so a reader can check it.
-  A registration that finds its entry already in the log (appended raw before) files that leaf
-  again in its own transaction (:func:`refile`): whatever the order, the index is what
-  :func:`reindex` builds.
-- **Rebuilt** by :func:`reindex` (``affidavit registry reindex``) from the log's own entries
-  (and the SCITT store).
-- **Answers** (:func:`answer`): every entry filed under a hash, below the size of the checkpoint
-  handed out with them, each with its RFC 9162 inclusion proof to that checkpoint's root; paged by
-  leaf index. The proofs show presence; no answer proves absence (only replaying the log does).
+- **In step.** :func:`catch_up` is the log writer's after-integration hook (docs/adr/0024): it
+  files the leaves an integration adds in the same transaction, so an index row never names a
+  rolled-back leaf. It indexes from the index's size to the tree's, so leaves another process
+  wrote on the same database are indexed too.
+- **Registered statements.** A 32-byte leaf the SCITT service registered is also filed under its
+  statement's subject and issuer, and its answer carries the statement (base64) so a reader can
+  check it. A registration of an entry already in the log files it again (:func:`refile`):
+  whatever the order, the index is what :func:`reindex` builds from the log (and SCITT store).
+- **Answers** (:func:`answer`): every entry filed under a hash below the checkpoint's size, each
+  with its RFC 9162 inclusion proof, paged by leaf index. No answer proves absence.
 """
 
 from __future__ import annotations
@@ -59,8 +48,7 @@ _STATEMENT_BYTES: Final = 32  # a registration's leaf entry (docs/formats.md §1
 
 
 def registered_statement(store: Store, index: int, data: bytes | None) -> bytes | None:
-    """The Signed Statement (as registered) whose leaf entry leaf ``index`` is, when the SCITT
-    service registered it there (``data``: the leaf's bytes); else None."""
+    """The Signed Statement registered as leaf ``index`` (``data``: its bytes), else None."""
     if data is None or len(data) != _STATEMENT_BYTES:
         return None
     if store.schema_version(_SCITT) < 1:  # no statement was ever registered here
@@ -75,8 +63,7 @@ def registered_statement(store: Store, index: int, data: bytes | None) -> bytes 
 
 
 def _rows(log: TransparencyLog, start: int, end: int) -> Iterator[Row]:
-    """The index rows of leaves ``[start, end)`` (at most :data:`CHUNK`); a statement the SCITT
-    service registered is filed under its subject and issuer too."""
+    """The index rows of leaves ``[start, end)`` (at most :data:`CHUNK`)."""
     try:
         leaves: list[bytes | None] = list(log.entries(start, end))
     except LogError as e:
@@ -102,9 +89,8 @@ def _data_or_none(log: TransparencyLog, index: int) -> bytes | None:
 
 
 def catch_up(tables: RegistryTables, log: TransparencyLog, *, limit: int | None = None) -> int:
-    """Index the leaves from the index's size to the tree's (at most ``limit`` of them), in one
-    transaction (the caller's, when it holds one); returns how many were indexed. ``tables`` and
-    ``log`` share one store connection."""
+    """Index the leaves from the index's size to the tree's (at most ``limit``) in one
+    transaction, the caller's when it holds one; returns how many."""
     with tables.transaction():
         start = tables.lookup_size()
         end = log.size if limit is None else min(log.size, start + limit)
@@ -115,11 +101,9 @@ def catch_up(tables: RegistryTables, log: TransparencyLog, *, limit: int | None 
 
 
 def refile(tables: RegistryTables, log: TransparencyLog, index: int) -> None:
-    """File leaf ``index`` again as the log and the SCITT store say now, when the index already
-    holds it (else :func:`catch_up` files it, as it is then): a 32-byte leaf appended before the
-    SCITT service registered the statement it is the entry of gains that statement's subject and
-    issuer, as :func:`reindex` would file them (the index is a function of the log: issue 31).
-    Rows already filed are kept; in the caller's transaction (the registration's)."""
+    """File leaf ``index`` again, if already indexed, as the log and SCITT store say now (a
+    leaf appended before its registration gains the subject and issuer, as :func:`reindex`
+    would file it: issue 31), in the caller's transaction."""
     with tables.transaction():
         indexed = tables.lookup_size()
         if index < indexed:
@@ -127,8 +111,8 @@ def refile(tables: RegistryTables, log: TransparencyLog, index: int) -> None:
 
 
 def catch_up_all(tables: RegistryTables, log: TransparencyLog) -> int:
-    """:func:`catch_up` to the tree's size, :data:`CHUNK` leaves per transaction (a long index
-    never holds the writer for long); returns how many leaves were indexed."""
+    """:func:`catch_up` to the tree's size, :data:`CHUNK` leaves per transaction (never holding
+    the writer long); returns how many."""
     total = 0
     while done := catch_up(tables, log, limit=CHUNK):
         total += done
@@ -138,9 +122,7 @@ def catch_up_all(tables: RegistryTables, log: TransparencyLog) -> int:
 
 
 def reindex(store: Store) -> dict[str, Any]:
-    """Rebuild the lookup index of the registry in ``store`` from its log's own entries:
-    ``{entries, rows, tree_size}``. The index is emptied in the first transaction and filled
-    :data:`CHUNK` leaves per transaction; a lookup meanwhile indexes what it needs first.
+    """Rebuild the lookup index in ``store`` from its log: ``{entries, rows, tree_size}``.
 
     Raises:
         ``log.not_found``: the store holds no log.
@@ -165,10 +147,9 @@ def answer(
     checkpoint: str,
     tree_size: int,
 ) -> dict[str, Any]:
-    """The ``GET /v1/lookup/{hash}`` document (specs/registry-v1.yaml ``Lookup``): the entries
-    filed under ``digest`` with a leaf index in ``[cursor, tree_size)``, at most ``limit``, in
-    leaf order, each with its inclusion proof in the tree of ``tree_size`` leaves (the size of
-    ``checkpoint``); ``next_cursor`` when more follow. One read snapshot (the caller's)."""
+    """The ``GET /v1/lookup/{hash}`` document (specs/registry-v1.yaml ``Lookup``): at most
+    ``limit`` entries filed under ``digest`` in ``[cursor, tree_size)``, each with its inclusion
+    proof at ``tree_size``; ``next_cursor`` when more follow."""
     rows = tables.lookup(
         bytes.fromhex(digest), after=cursor - 1, below=tree_size, limit=(limit + 1) * MAX_FIELDS
     )

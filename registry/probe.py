@@ -9,14 +9,11 @@
 True
 >>> probe.close()
 
-The probe has its own thread and its own read-only connection, so it never queues behind the
-writer thread (which may be waiting for the writer lock) or behind long reads, and it touches a
-real table (``schema_versions``), not only the server's parser. It answers ``None`` (usable) or a
-reason that names no host, port, user, database or path: the detail goes to the server's log.
-Concurrent callers share one query in flight, and an answer younger than :data:`FRESH_S` is
-reused, so a load balancer polling many instances costs the database one query per interval.
-A query still running at the deadline is reported as not answering; the next check waits on the
-same query instead of piling another one up behind it.
+The probe has its own thread and read-only connection, so it never queues behind the writer or
+long reads, and it reads a real table (``schema_versions``). It answers ``None`` (usable) or a
+reason that names no host, user, database or path. Concurrent callers share one query in flight,
+an answer younger than :data:`FRESH_S` is reused, and a query still running at the deadline is
+reported as not answering while the next check waits on it instead of piling up another.
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """Contracts published through the registry: publication, lifecycle changes, their answers.
 
-Every function here runs on the database thread (:class:`affidavit.registry.threads.DbThread`), but
-:func:`answer`, on the event loop. Publications and lifecycle changes are jobs of the one write
-path (:mod:`affidavit.registry.writer`): many commit together, their leaves are sequenced in
-the same transaction as their rows, and each is answered once a signed checkpoint covers its
-leaf (the integrator's, :mod:`affidavit.registry.writer`). Loading at start, the rows and the
-manifest are :mod:`affidavit.registry.contracts`.
+Publications and lifecycle changes are jobs of the one write path
+(:mod:`affidavit.registry.writer`), run on the database thread: each leaf is sequenced in the
+transaction of its row, and answered (:func:`answer`, on the event loop) once a signed checkpoint
+covers it.
 
-- Publication (docs/formats.md §3 "Publication in the registry's log"): lint, build the entry, sign
-  it, sequence the leaf and store the row in one transaction, return the signed entry with an
-  inclusion proof under the signed tree head that first covers it. The same contract again is
-  idempotent; another contract under an existing (id, version) is ``registry.version_conflict``.
+- Publication (docs/formats.md §3): lint, build and sign the entry, sequence the leaf, store the
+  row. The same contract again is idempotent; another under a held (id, version) is
+  ``registry.version_conflict``.
 - Lifecycle (PATCH): only the seed 003 lifecycle fields; the new signed entry is logged too.
-- Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its publisher
-  namespaces; the operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key.
-- Integrity (docs/adr/0005): nothing is sequenced while the log is unhealthy, and the tree is
-  proven to extend the last signed head before each integration (``log.unhealthy``, 503).
+- Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its namespaces; the
+  operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key.
+- Integrity (docs/adr/0005): nothing is sequenced while the log is unhealthy (``log.unhealthy``).
 """
 
 from __future__ import annotations
@@ -31,8 +27,8 @@ from affidavit.attest.publishing.publish import set_lifecycle
 from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.contracts import leaf_data, require_clean
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, recorded_head
-from affidavit.registry.state import ReadView, RegistryState
+from affidavit.registry.logview import inclusion_json, largest_head
+from affidavit.registry.state import RegistryState
 from affidavit.registry.writes import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
@@ -63,10 +59,9 @@ RESERVED_CHANNELS: Final = ("aigentsy.builtin", "aigentsy.examples", "developer.
 
 
 def require_healthy(state: RegistryState) -> None:
-    """Refuse to write a leaf while the log is unhealthy, and prove the stored tree still extends
-    the last signed head (O(log n), once per write batch: the writer lock is held, the tree
-    cannot change inside it); a contradiction marks the log unhealthy (docs/adr/0005). The
-    integrator proves it again before each integration: nothing joins a damaged tree.
+    """Refuse to write a leaf while the log is unhealthy, and prove the stored tree extends the
+    last signed head, once per write batch (under the writer lock it cannot change); a
+    contradiction marks the log unhealthy (docs/adr/0005).
 
     Raises:
         ``log.unhealthy``: the stored tree contradicts a head this log signed (503).
@@ -78,7 +73,7 @@ def require_healthy(state: RegistryState) -> None:
         except LogError as e:
             if e.code != "log.integrity":
                 raise
-            state.mark_unhealthy(e)
+            state.writer.mark_unhealthy(e)
         if batch is not None:
             batch["log_verified"] = True
     if state.unhealthy is not None:
@@ -97,8 +92,7 @@ def _check_channel(key: ApiKey, channel: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Published:
-    """What a publication or a lifecycle change wrote (``created``) or found: the signed entry
-    and its log leaf (index, leaf hash)."""
+    """What a publication or a lifecycle change wrote (``created``) or found."""
 
     created: bool
     entry: dict[str, Any]
@@ -107,8 +101,7 @@ class Published:
 
 @dataclass(frozen=True, slots=True)
 class _Change:
-    """What a job's prepare decided to write: the new signed entry and declaration, and whether
-    the contract's row is new (a publication) or exists (a lifecycle change)."""
+    """What a job's prepare decided to write; ``new``: a publication's new row."""
 
     entry: dict[str, Any]
     declaration: dict[str, Any]
@@ -122,8 +115,7 @@ class _Change:
 
 @dataclass(frozen=True, slots=True)
 class Authorized:
-    """``key`` may write ``adapter_id`` (:func:`authorize`, docs/adr/0006): the one ownership
-    check a lifecycle change needs, made before its body is read."""
+    """``key`` may write ``adapter_id`` (docs/adr/0006): checked before a PATCH body is read."""
 
     key: ApiKey
     adapter_id: str
@@ -143,10 +135,8 @@ def publish_job(
     state: RegistryState, declaration: dict[str, Any], key: ApiKey
 ) -> Job[Any, Published]:
     """Publish one contract (docs/formats.md §3) as ``key``: the checks that need no store run
-    now; the job (:mod:`affidavit.registry.writer`) checks what is stored after the writer
-    lock (another instance on the same database may have published the same version a moment
-    ago, docs/adr/0013) and sequences the leaf and stores the row in the same transaction. The
-    same contract again is found (``created`` false) with the stored entry.
+    now, the job checks the store under the writer lock (another instance may have published
+    it, docs/adr/0013). The same contract again is found (``created`` false).
 
     Raises (now or from the job):
         ``auth.key_unbound``, ``auth.publisher_forbidden``: ``key`` may not write this adapter_id
@@ -196,11 +186,8 @@ def publish_job(
 
 
 def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Job[Any, Published]:
-    """The job of a publication or lifecycle change: ``prepare`` finds the stored answer
-    (:class:`Published`) or the new signed entry and declaration, which are then sequenced as
-    one leaf and stored as the row, in the batch's transaction (the leaf and the row commit
-    together or not at all; :meth:`~affidavit.registry.contracts.ContractCatalog.reconcile`
-    stays as a safety net for older databases)."""
+    """The job of a publication or lifecycle change: ``prepare`` finds the stored answer or the
+    new entry, then sequenced as one leaf and stored as the row in the batch's transaction."""
 
     def apply(prepared: Published | _Change, batch: Batch) -> Published:
         if isinstance(prepared, Published):
@@ -211,22 +198,18 @@ def _job(state: RegistryState, prepare: Callable[[], Published | _Change]) -> Jo
         return Published(True, entry, placed)
 
     catalog = state.catalog
-    return Job(prepare, apply, catalog.finish, catalog.forget, _leaf_of, entries=_entries)
+    return Job(
+        prepare, apply, catalog.finish, catalog.forget, lambda done: done.leaf, entries=_entries
+    )
 
 
 def _entries(prepared: Published | _Change) -> list[bytes]:
-    """The log entry a publication or lifecycle change will append (none when it is found)."""
     return [] if isinstance(prepared, Published) else [prepared.leaf]
 
 
-def _leaf_of(published: Published) -> Sequenced:
-    return published.leaf
-
-
 def _sync_once(state: RegistryState) -> None:
-    """:meth:`~affidavit.registry.contracts.ContractCatalog.sync`, once per write batch: inside
-    it the writer lock is held, so what another instance committed cannot change until the batch
-    commits (docs/adr/0013)."""
+    """Sync the catalog once per write batch: under the writer lock it cannot change
+    (docs/adr/0013)."""
     batch = state.writer.batch
     if batch is None or not batch.get("catalog_synced"):
         state.catalog.sync()
@@ -235,15 +218,13 @@ def _sync_once(state: RegistryState) -> None:
 
 
 def _found(entry: Mapping[str, Any], declaration: Mapping[str, Any], leaf: int) -> Published:
-    """A stored entry and its leaf (the leaf hash recomputed from the leaf data it was logged
-    as: RFC 9162 §2.1.1)."""
+    """A stored entry and its leaf, the leaf hash recomputed (RFC 9162 §2.1.1)."""
     value = leaf_hash(leaf_data(entry, declaration))
     return Published(False, dict(entry), Sequenced(leaf, value, False))
 
 
 def _conflict(adapter_id: str, version: str, held: str, offered: str) -> RegistryError:
-    # docs/formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is
-    # loud.
+    # docs/formats.md §3: a repeated (adapter_id, adapter_version), another contract_hash.
     return RegistryError(
         "registry.version_conflict",
         f"{adapter_id}@{version} is already published with another contract_hash",
@@ -259,9 +240,8 @@ def _conflict(adapter_id: str, version: str, held: str, offered: str) -> Registr
 def patch_job(
     state: RegistryState, authorized: Authorized, version: str, patch: Mapping[str, Any]
 ) -> Job[Any, Published]:
-    """Change lifecycle fields of a published contract (``authorized``: its ownership checked,
-    :func:`authorize`); the new signed entry is logged as a leaf too. An unchanged entry is
-    found (``created`` false).
+    """Change lifecycle fields of a published contract; the new signed entry is logged too. An
+    unchanged entry is found (``created`` false).
 
     Raises (now or from the job):
         ``registry.channel_reserved``: a reserved channel, set or current, without an admin key
@@ -290,8 +270,7 @@ def patch_job(
                 details={"fields": [name]},
             )
     if not (is_adapter_id(adapter_id) and is_semver(version)):
-        # No contract can be stored under it (docs/adr/0017): answered without asking the store,
-        # the same on both (U+0000 or an over-long id never reaches PostgreSQL).
+        # No contract can be stored under it (docs/adr/0017): never asked of the store.
         raise _not_published(adapter_id, version)
 
     def prepare() -> Published | _Change:
@@ -332,10 +311,8 @@ def _not_published(adapter_id: str, version: str) -> RegistryError:
 
 
 async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
-    """The answer to a publication or lifecycle change, once a signed checkpoint covers its leaf
-    (:meth:`~affidavit.registry.writer.LogWriter.integrated`): ``{created, entry,
-    leaf_index, inclusion, signed_tree_head}``, the inclusion proof at the tree head's size. On
-    the event loop.
+    """``{created, entry, leaf_index, inclusion, signed_tree_head}`` once a signed checkpoint
+    covers the leaf, the inclusion proof at the tree head's size.
 
     Raises:
         ``registry.integration_pending``, ``log.unhealthy``: no signed checkpoint covers the leaf
@@ -344,7 +321,7 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
     proven = await state.writer.integrated(published.leaf)
     head = proven.signed_tree_head
     if head is None:  # a checkpoint without a tree head of its size: the latest head instead
-        head = await state.read(_largest_head)
+        head = await state.read(largest_head)
         size = int(head["tree_size"])
         inclusion = await state.read(inclusion_json, published.leaf.index, size)
     else:
@@ -361,9 +338,3 @@ async def answer(state: RegistryState, published: Published) -> dict[str, Any]:
         "inclusion": inclusion,
         "signed_tree_head": head,
     }
-
-
-def _largest_head(view: ReadView) -> dict[str, Any]:
-    """The recorded signed tree head of the largest size (docs/adr/0024: never signed here)."""
-    found = view.log.largest_head("sth")
-    return recorded_head(view.log, 0 if found is None else found.tree_size)

@@ -1,30 +1,19 @@
 """The registry as a SCITT Transparency Service (RFC 9943, SCRAPI): registration policy, the
 statements' store, registration into the log, receipts.
 
-Every function taking a :class:`~affidavit.registry.state.RegistryState` runs on the database
-thread. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
+The HTTP side is :mod:`affidavit.registry.routes.scitt`.
 
-- **Registration policy** (RFC 9943 §5.1.1.1, mandatory registration checks): a Signed
-  Statement is accepted only when its signature verifies under one of the issuer keys the
-  operator trusts (``registry serve --scitt-issuers DIR``, :class:`ScittSettings`) that is
-  bound to the ``iss`` it names (each key's ``KEYFILE.iss``; another issuer's key is
-  ``scitt.issuer_mismatch``); the key named by its ``kid`` is tried first, then the others.
-  No issuer keys: every statement is refused (``scitt.issuer_untrusted``: fail closed). The
-  payload must be attached: the service verifies the signature itself.
-- **The leaf**: the statement as registered (its unprotected header emptied, RFC 9943 §6.3), and
-  the log entry is its SHA-256 (docs/formats.md §10), sequenced into the same tree the tiles,
-  checkpoints and tlog-proofs serve through the registry's one write path (:func:`register_job`,
-  a job of :mod:`affidavit.registry.writer`: group commit). The entry ID is the leaf entry in
-  hex: the same statement registered again is the same entry (no second leaf).
-- **The store**: component ``scitt`` (``Store.migrate``, run once when the registry starts:
-  :mod:`affidavit.registry.startup`), table ``scitt_entries`` (entry ID, leaf index, the
-  registered bytes, iss, sub, time), written in the transaction that appends the leaf, so a leaf
-  and its row commit together.
-- **Receipts** (RFC 9942 §5.2): for the tree of a signed checkpoint, signed by the log key, so a
-  receipt's root is the checkpoint's root at its size: at registration the checkpoint that
-  integrated the leaf (:func:`integrated_receipt`); later (``GET /entries/{id}``, on a reader
-  thread) the largest checkpoint the writer signed (:func:`registration`; docs/adr/0024: a GET
-  signs no head; docs/adr/0005: never over a tree that contradicts a signed head).
+- **Registration policy** (RFC 9943 §5.1.1.1): a Signed Statement with an attached payload is
+  accepted only when it verifies under a trusted issuer key (``registry serve --scitt-issuers
+  DIR``) bound to the ``iss`` it names (else ``scitt.issuer_mismatch``). No issuer keys: every
+  statement is refused (``scitt.issuer_untrusted``: fail closed).
+- **The leaf**: the log entry is the SHA-256 of the statement as registered (unprotected header
+  emptied, RFC 9943 §6.3; docs/formats.md §10), sequenced through the one write path
+  (:func:`register_job`). The entry ID is that hash in hex: registering again adds no leaf.
+- **The store**: table ``scitt_entries``, written in the transaction that sequences the leaf.
+- **Receipts** (RFC 9942 §5.2): signed by the log key over a signed checkpoint's tree: the one
+  that integrated the leaf (:func:`integrated_receipt`), later the largest (:func:`registration`;
+  a GET signs no head, docs/adr/0024).
 """
 
 from __future__ import annotations
@@ -94,10 +83,9 @@ _SETTINGS_KEY: Final = "scitt"
 
 @dataclass(frozen=True, slots=True)
 class ScittSettings:
-    """What ``registry serve`` configures for SCITT (carried in ``Settings.extra["scitt"]``):
-    the trusted issuer keys, the per-client request rate (SCRAPI "Rate Limiting": a service
-    without authentication MUST limit), and how long ``POST /entries`` waits for the receipt
-    before answering 303."""
+    """What ``registry serve`` configures for SCITT (in ``Settings.extra["scitt"]``): trusted
+    issuer keys, the per-client rate (SCRAPI "Rate Limiting"), and how long ``POST /entries``
+    waits for the receipt before answering 303."""
 
     issuers: tuple[CoseKey, ...] = ()
     rate_per_s: float = 50.0
@@ -116,7 +104,7 @@ class ScittSettings:
 
 
 def scitt_settings(settings: Settings) -> ScittSettings:
-    """The SCITT settings of a registry (the defaults, and no issuer, when none were given)."""
+    """The SCITT settings of a registry (the defaults when none were given)."""
     found = settings.extra.get(_SETTINGS_KEY)
     return found if isinstance(found, ScittSettings) else ScittSettings()
 
@@ -163,12 +151,9 @@ def check_policy(statement: SignedStatement, issuers: Sequence[CoseKey]) -> Cose
 
 
 def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, Sequenced]:
-    """Register ``statement`` (accepted by :func:`check_policy`) through the registry's one
-    write path (:mod:`affidavit.registry.writer`, group commit): ``prepare`` finds an entry
-    registered before (no second leaf) after the writer lock, else checks the log is healthy;
-    ``apply`` sequences the leaf entry and stores the row in the batch's transaction, so the leaf
-    and its row commit together. The job's result is the leaf's place, for
-    :meth:`~affidavit.registry.writer.LogWriter.integrated`."""
+    """The write-path job registering ``statement`` (accepted by :func:`check_policy`): finds
+    an entry registered before, else sequences the leaf and stores its row together; the
+    result is the leaf's place."""
     entry = statement.leaf_entry
 
     def prepare() -> Sequenced | None:
@@ -208,8 +193,7 @@ def register_job(state: RegistryState, statement: SignedStatement) -> Job[Any, S
 def integrated_receipt(
     state: RegistryState, statement: SignedStatement, proven: Integrated
 ) -> Registration:
-    """The receipt of a sequenced statement once a signed checkpoint covers it: over that
-    checkpoint's tree (its root, size and the path the sequencer proved).
+    """The receipt of a sequenced statement over the signed checkpoint that covers it.
 
     Raises:
         ``log.integrity``: the path does not lead from the leaf to the checkpoint's root.
@@ -220,8 +204,7 @@ def integrated_receipt(
 
 
 def registration(state: RegistryState, view: ReadView, entry_id: str) -> Registration | None:
-    """A fresh receipt of a registered entry, for the largest checkpoint the writer signed, read
-    on a reader thread (``view``; docs/adr/0024: a GET never signs a head or writes), or None.
+    """A fresh receipt of a registered entry for the largest signed checkpoint, or None.
 
     Raises:
         ``log.integrity``: the log's path does not lead to the signed checkpoint's root.
@@ -247,9 +230,8 @@ def _signed(
     place: tuple[int, int, Sequence[bytes]],
     root: bytes,
 ) -> Registration:
-    """The receipt of the leaf at ``place`` (index, tree size, inclusion path) over the signed
-    tree whose root is ``root``, signed by the log key once the path leads from the leaf to that
-    root (docs/adr/0005: never a receipt the checkpoint contradicts)."""
+    """The receipt of the leaf at ``place`` (index, size, path), signed once the path leads to
+    ``root`` (docs/adr/0005: never a receipt the checkpoint contradicts)."""
     index, tree_size, path = place
     if root_from_inclusion_proof(leaf_hash(bytes.fromhex(entry_id)), *place) != root:
         raise LogError(
@@ -270,8 +252,7 @@ def _signed(
 
 
 def service_keys(view: ReadView) -> list[CoseKey]:
-    """The receipt-signing keys, every key of the log's history (SCRAPI: retired keys stay
-    available while receipts they signed may be verified), read on a reader thread."""
+    """The receipt-signing keys: every key of the log's history (SCRAPI keeps retired ones)."""
     return [
         CoseKey.from_ed25519(entry.public_key, entry.key_id) for entry in view.log.key_history()
     ]

@@ -4,46 +4,39 @@
 >>> s.port, s.node_url
 (9000, 'http://127.0.0.1:9000')
 
-Environment variables (the contracts directory as in seed 003 "Register"):
+Environment variables (defaults in parentheses; the contracts directory as in seed 003):
 
-- ``AFFIDAVIT_REGISTRY_HOST``: address to bind (``127.0.0.1``)
-- ``AFFIDAVIT_REGISTRY_PORT``: port (``8080``)
+- ``AFFIDAVIT_REGISTRY_HOST``, ``_PORT``: where to listen (``127.0.0.1``, ``8080``)
 - ``AFFIDAVIT_DATA_DIR``: the SQLite database and the publisher key (``data``)
-- ``AFFIDAVIT_DATABASE_URL``: the store: ``sqlite:///path`` or ``postgresql://user@host:port/db``
-  (default: ``DATA_DIR/registry.db``; docs/adr/0013-postgresql.md)
-- ``AFFIDAVIT_ADAPTER_CONTRACTS_DIR``: ``*.adapter_contract.json`` loaded at start
-  (``data/adapter_contracts``)
+- ``AFFIDAVIT_DATABASE_URL``: ``sqlite:///path`` or ``postgresql://user@host:port/db``
+  (``DATA_DIR/registry.db``; docs/adr/0013-postgresql.md)
+- ``AFFIDAVIT_ADAPTER_CONTRACTS_DIR``: contracts loaded at start (``data/adapter_contracts``)
 - ``AFFIDAVIT_NODE_ID``: node probe ``node_id``, a URI (``urn:affidavit:node:local``)
 - ``AFFIDAVIT_PUBLIC_URL``: node probe ``node_url`` and links in documents (``http://HOST:PORT``)
-- ``AFFIDAVIT_PUBLISHER_ID``: publisher id of manifest and publisher document (``affidavit-local``)
+- ``AFFIDAVIT_PUBLISHER_ID``: of the manifest and publisher document (``affidavit-local``)
 - ``AFFIDAVIT_KEY_ID``: the publisher key's id, file ``keys/<id>.key`` (``registry-1``)
 - ``AFFIDAVIT_LOG_ID``: transparency-log id in tree heads (``affidavit-registry``)
-- ``AFFIDAVIT_MAX_BODY_BYTES``: request bodies above this are HTTP 413 (``1048576``)
-- ``AFFIDAVIT_BODY_TIMEOUT``: seconds a request body may take to arrive in full, else HTTP 408
-  ``http.body_timeout`` and the connection is closed (``15``)
+- ``AFFIDAVIT_MAX_BODY_BYTES``: larger request bodies are HTTP 413 (``1048576``)
+- ``AFFIDAVIT_BODY_TIMEOUT``: seconds for a whole request body, else 408 ``http.body_timeout``
+  and the connection closed (``15``)
 - ``AFFIDAVIT_KEEP_ALIVE_TIMEOUT``: seconds an idle keep-alive connection is held (``5``)
-- ``AFFIDAVIT_HEADER_TIMEOUT``: seconds a connection has to send a whole request head, else it is
-  closed (``10``)
-- ``AFFIDAVIT_MAX_CONNECTIONS``: connections held at once, never above the descriptor limit less a
+- ``AFFIDAVIT_HEADER_TIMEOUT``: seconds for a whole request head, else closed (``10``)
+- ``AFFIDAVIT_MAX_CONNECTIONS``: connections at once, never above the descriptor limit less a
   reserve (that limit)
-- ``AFFIDAVIT_READ_THREADS``: reader threads for long reads, beside the one writer thread (``2``)
-- ``AFFIDAVIT_FACTS_STRICT_FORBIDDEN``: ``1``/``true`` answers an unreadable provenance root 403 as
-  seed 002 §20.6.2 says, instead of exactly like an absent one (``false``; docs/adr/0009)
-- ``AFFIDAVIT_WALK_MAX_NODES`` / ``_BYTES`` / ``_SECONDS``: provenance walk bounds; beyond them the
-  walk is ``truncated: true`` (``10000`` / ``4194304`` / ``2.0``)
-- ``AFFIDAVIT_WITNESSES``: C2SP witnesses that cosign the log's checkpoints, ``URL#VKEY`` separated
-  by whitespace (none; :mod:`affidavit.registry.witnessing`)
-- ``AFFIDAVIT_WITNESS_INTERVAL``: seconds between cosigning rounds (``10``)
-- ``AFFIDAVIT_WITNESS_TIMEOUT``: seconds one add-checkpoint request may take (``5``)
-- ``AFFIDAVIT_WRITE_BATCH``: writes committed together at most, one transaction and one fsync
-  (``512``; ``1`` commits each write alone; :mod:`affidavit.registry.writer`)
-- ``AFFIDAVIT_LOG_QUEUE``: writes waiting at most; more are refused with 503
-  ``registry.queue_full`` and ``Retry-After`` (``8192``)
-- ``AFFIDAVIT_INTEGRATE_INTERVAL``: seconds between integrations of sequenced entries into the
-  tree, each signing one checkpoint (``0.1``; :mod:`affidavit.registry.writer`)
-- ``AFFIDAVIT_INTEGRATE_BATCH``: sequenced entries that start an integration at once (``1024``)
-- ``AFFIDAVIT_INTEGRATION_WAIT``: seconds a request waits for a signed checkpoint to cover its
-  entry before 503 ``registry.integration_pending`` (``30``)
+- ``AFFIDAVIT_READ_THREADS``: reader threads beside the one writer thread (``2``)
+- ``AFFIDAVIT_FACTS_STRICT_FORBIDDEN``: ``true`` answers an unreadable provenance root 403 as
+  seed 002 §20.6.2 says, not like an absent one (``false``; docs/adr/0009)
+- ``AFFIDAVIT_WALK_MAX_NODES`` / ``_BYTES`` / ``_SECONDS``: provenance walk bounds, beyond which
+  it is ``truncated: true`` (``10000`` / ``4194304`` / ``2.0``)
+- ``AFFIDAVIT_WITNESSES``: C2SP witnesses cosigning the checkpoints, ``URL#VKEY`` separated by
+  whitespace (none); ``AFFIDAVIT_WITNESS_INTERVAL``: seconds between rounds (``10``);
+  ``AFFIDAVIT_WITNESS_TIMEOUT``: seconds per add-checkpoint request (``5``)
+- ``AFFIDAVIT_WRITE_BATCH``: writes committed together at most (``512``; ``1``: each alone)
+- ``AFFIDAVIT_LOG_QUEUE``: writes waiting at most, more are 503 ``registry.queue_full`` (``8192``)
+- ``AFFIDAVIT_INTEGRATE_INTERVAL``: seconds between integrations, each signing a checkpoint
+  (``0.1``); ``AFFIDAVIT_INTEGRATE_BATCH``: pending entries that integrate at once (``1024``)
+- ``AFFIDAVIT_INTEGRATION_WAIT``: seconds a request waits for a signed checkpoint, else 503
+  ``registry.integration_pending`` (``30``)
 
 Nothing here reads the environment unless :meth:`Settings.from_env` is called.
 """
@@ -74,11 +67,6 @@ def _boolean(text: str) -> bool:
     raise ValueError(text)
 
 
-def _witness_list(text: str) -> tuple[str, ...]:
-    """``URL#VKEY`` items separated by whitespace (neither a URL nor a vkey contains any)."""
-    return tuple(text.split())
-
-
 # env variable -> (field name, parser)
 _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_REGISTRY_HOST": ("host", str),
@@ -101,7 +89,7 @@ _ENV: Final[dict[str, tuple[str, Callable[[str], Any]]]] = {
     "AFFIDAVIT_WALK_MAX_NODES": ("walk_max_nodes", int),
     "AFFIDAVIT_WALK_MAX_BYTES": ("walk_max_bytes", int),
     "AFFIDAVIT_WALK_MAX_SECONDS": ("walk_max_seconds", float),
-    "AFFIDAVIT_WITNESSES": ("witnesses", _witness_list),
+    "AFFIDAVIT_WITNESSES": ("witnesses", lambda text: tuple(text.split())),  # URL#VKEY ...
     "AFFIDAVIT_WITNESS_INTERVAL": ("witness_interval_s", float),
     "AFFIDAVIT_WITNESS_TIMEOUT": ("witness_timeout_s", float),
     "AFFIDAVIT_WRITE_BATCH": ("write_batch", int),

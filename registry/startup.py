@@ -1,18 +1,11 @@
 """Opening the registry's state, and the start-up refusals (docs/adr/0005).
 
-:func:`open_state` opens the database (creating it), the key (generating it on first start), the
-log and the fact store, loads the contracts into the catalog
-(:meth:`~affidavit.registry.contracts.ContractCatalog.start`) and indexes the stored facts
-(:func:`affidavit.registry.integrity.index_stored_facts`; a record it cannot index or read is
-listed in ``state.tables.degraded``, never fatal). It sits above both,
-and above :mod:`affidavit.registry.state`, which they take: no module imports back
-(tests/test_layering.py).
-
-Start-up refuses, with one stable code (docs/adr/0005): a data folder that cannot be used
-(``registry.data_dir_invalid``), a damaged database (``store.corrupt``, ``PRAGMA quick_check``), a
-missing, emptied or forked database while the key has signed heads (``log.state_mismatch``), and a
-stored tree that contradicts a signed head or whose nodes are not the hashes of their children
-(``log.unhealthy``). Files it creates are private (folders 0700, files 0600).
+:func:`open_state` opens the store, the key, the log and the fact store, loads the contracts and
+indexes the stored facts (a record it cannot read is listed in ``state.tables.degraded``, never
+fatal). Start-up refuses, with one stable code (docs/adr/0005): a data folder that cannot be used
+(``registry.data_dir_invalid``), a damaged database (``store.corrupt``), a missing, emptied or
+forked database while the key has signed heads (``log.state_mismatch``), and a stored tree that
+contradicts a signed head or its own nodes (``log.unhealthy``). Files it creates are private.
 """
 
 from __future__ import annotations
@@ -54,8 +47,7 @@ def open_state(
     clock: Callable[[], datetime] | None = None,
     signing_key: SigningKey | None = None,
 ) -> RegistryState:
-    """Open the database (creating it), the key (generating it on first start), the log and
-    the fact store, load the contracts, and build the first snapshot and manifest."""
+    """The registry's state, opened (module docstring)."""
     _private_folders(settings)
     key = signing_key if signing_key is not None else _load_or_create_key(settings)
     key = key.with_labels(key_id=settings.key_id, publisher_id=settings.publisher_id)
@@ -123,7 +115,7 @@ def _private_folders(settings: Settings) -> None:
 
 
 def _store_report(store: Store) -> dict[str, Any]:
-    """What ``/v1/health`` says of the store: its kind and each component's schema version."""
+    """What ``/v1/health`` says of the store."""
     return {
         "kind": store.kind,
         "schema": {component: store.schema_version(component) for component in ("log", "registry")},
@@ -131,8 +123,7 @@ def _store_report(store: Store) -> dict[str, Any]:
 
 
 def _load_or_create_key(settings: Settings) -> SigningKey:
-    """The publisher (and log) key, generated on the first start. Instances started together on
-    one key folder all load the one key exactly one of them generated (issue 21)."""
+    """The publisher (and log) key, generated once even by instances started together."""
     manifest_url = f"{settings.node_url}/specs/adapter-contracts.manifest.json"
     try:
         key, generated = load_or_generate_key(
@@ -156,9 +147,8 @@ def check_log(
     *,
     clock: Callable[[], datetime] = utc_now,
 ) -> TransparencyLog:
-    """The start-up check of the log in ``store``, as :func:`open_state` runs it: opened bound
-    to the key's signed state file, the log the settings name under the key it was started with,
-    then the tree against every head it signed, and every node.
+    """The start-up check of the log in ``store``: bound to the key's signed state file, the
+    settings' log under the key it runs with, the tree against its signed heads and every node.
 
     Raises:
         ``log.not_found``: no log yet.
@@ -184,9 +174,8 @@ def check_log(
 def _open_bound(
     store: Store, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> TransparencyLog:
-    """The log opened bound to the key's signed state file (which it must extend); a refusal is
-    taken again under the writer lock (:func:`_check_integrity`: a signer on another instance
-    writes the state before its COMMIT).
+    """The log opened bound to the key's signed state file; a refusal is retried under the
+    writer lock (as :func:`_check_integrity`).
 
     Raises:
         ``log.not_found``, ``log.state_mismatch`` (under the writer lock too), ``log.*``.
@@ -201,11 +190,9 @@ def _open_bound(
 
 
 def _check_integrity(log: TransparencyLog) -> None:
-    """The tree against its latest signed head, and every node (docs/adr/0005). Start-up checks
-    do not race (issue 31): another instance signs a head, and writes the key's signed state file,
-    inside its write transaction, before COMMIT; a check outside the writer lock may see that
-    state ahead of the tree it reads. So a failed check is taken again under the writer lock,
-    where every signer's transaction has ended: only what fails there is reported as damage.
+    """The tree against its latest signed head, and every node (docs/adr/0005). Another
+    instance writes its signed state before COMMIT, so a failure is retried under the writer
+    lock, where no signer is mid-transaction: only what fails there is damage (issue 31).
 
     Raises:
         ``log.unhealthy``: it does not hold, under the writer lock too.
@@ -232,9 +219,8 @@ def _check_integrity(log: TransparencyLog) -> None:
 def _open_storage_locked(
     settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
-    """:func:`_open_storage`, one instance at a time per key folder: instances started together
-    on a fresh data folder would otherwise race to create the same tables, fact-store marker and
-    log (issue 21). The lock is the key folder's ``flock``, released once the store is open."""
+    """:func:`_open_storage` under the key folder's lock: instances started together must not
+    race to create the same tables and log (issue 21)."""
     with folder_lock(settings.key_dir):
         return _open_storage(settings, key, clock, state_file)
 
@@ -257,10 +243,7 @@ def _check_pages(path: Path) -> None:
 def _open_storage(
     settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
-    """One database (a SQLite file, or a PostgreSQL database). The fact store first: it insists on
-    a fresh file or its own marker. The log, the registry tables and the fact store then share
-    one :class:`Store` connection, so a log append and a row change, or a fact and its index
-    row, commit in one transaction."""
+    """One database, the fact store created first (it insists on a fresh file or its own)."""
     path: Path | str = settings.database
     if settings.uses_postgres:
         FactStore.connect(settings.database_url).close()  # its tables, created when absent

@@ -1,17 +1,10 @@
-"""The running registry's state: settings, clock, key, database thread, log, its writer, fact
-store, catalog.
+"""The running registry's state, opened once per process by
+:func:`affidavit.registry.startup.open_state`.
 
-Opened once per process (:func:`affidavit.registry.startup.open_state`, by ``registry serve``
-before the server starts, or by the app's lifespan) and closed on shutdown. Every writing
-database object is created and used on the one database thread (:class:`DbThread`); long reads
-run on a small pool of reader threads with their own connections (:meth:`RegistryState.read`), so
-they never stall writes. The publisher key signs entries, manifests and tree heads: seed 003
-"Contract publication attestation" (one key for the signed tree head and the manifest, no second
-signing model).
-
-This module is the record only; opening it (and the start-up refusals) lives in
-:mod:`affidavit.registry.startup`, above :mod:`~affidavit.registry.publication` and the route
-modules that take a :class:`RegistryState`, so nothing imports back (tests/test_layering.py).
+Every writing database object lives on the one database thread (:class:`DbThread`); long reads
+run on reader threads with their own connections (:meth:`RegistryState.read`), so they never
+stall writes. One key signs entries, manifests and tree heads (seed 003 "Contract publication
+attestation").
 """
 
 from __future__ import annotations
@@ -33,28 +26,24 @@ from affidavit.registry.probe import StoreProbe
 from affidavit.registry.settings import Settings
 from affidavit.registry.threads import DbThread, ReadPool, ReadView
 from affidavit.registry.writer import LogWriter
-from affidavit.verify import errors
 from affidavit.verify.json.forms import format_utc
 
-__all__ = ["ReadView", "RegistryState", "SigningKeyLike", "StoreHealth", "utc_now"]
+__all__ = ["ReadView", "RegistryState", "StoreHealth", "utc_now"]
 
 _LOG = logging.getLogger("affidavit.registry")
-SigningKeyLike = SigningKey
 T = TypeVar("T")
 
 
 @dataclass(slots=True)
 class StoreHealth:
-    """What ``/v1/health`` says of the store: its kind and each component's schema version
-    (read once at start), and the probe that asks whether it answers now."""
+    """What ``/v1/health`` says of the store: read once at start, and probed now."""
 
     database: str  # the database setting the probe opens its own connection to
     report: dict[str, Any] = field(default_factory=dict)  # {kind, schema}
     _probe: StoreProbe | None = None
 
     def probe(self) -> StoreProbe:
-        """The store probe (its own thread and connection: registry/probe.py), made on first
-        use; closed with the state."""
+        """The store probe (its own thread and connection), made on first use."""
         if self._probe is None:
             self._probe = StoreProbe(self.database)
         return self._probe
@@ -67,11 +56,8 @@ class StoreHealth:
 
 @dataclass(slots=True)
 class RegistryState:
-    """Everything a request handler needs, as a few typed services: the settings and clock, the
-    key, the database thread and its tables, the log and its writer, the fact store, the contract
-    catalog (:class:`~affidavit.registry.contracts.ContractCatalog`), the store's health
-    (:class:`StoreHealth`) and the reader pool. Mutable only through the catalog (snapshot
-    swaps) and the database thread."""
+    """Everything a request handler needs, as typed services; mutable only through the catalog
+    (snapshot swaps) and the database thread."""
 
     settings: Settings
     clock: Callable[[], datetime]
@@ -95,15 +81,13 @@ class RegistryState:
         return format_utc(self.clock())  # docs/formats.md §4: the tree-head timestamp form
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(view, *args)`` on a reader thread (:class:`ReadView`: ``facts``, ``tables``,
-        ``log``, each on that thread's own read-only connection), never on the writer thread.
-        Sees what was committed before the call; must not write."""
+        """Run ``fn(view, *args)`` on a reader thread's read-only :class:`ReadView`: sees what
+        was committed before the call; must not write."""
         assert self.readers is not None
         return await self.readers.run(fn, *args)
 
     async def read_single(self, fn: Callable[..., T], *args: Any) -> T:
-        """:meth:`read` without a read transaction: for ``fn`` that runs one statement (one round
-        trip on PostgreSQL instead of three)."""
+        """:meth:`read` without a transaction, for one statement (one round trip, not three)."""
         assert self.readers is not None
         return await self.readers.run_single(fn, *args)
 
@@ -113,17 +97,12 @@ class RegistryState:
         return self.readers.call(fn, *args)
 
     def hidden(self) -> tuple[str, ...]:
-        """What a client must not read in an error (registry/errors.py ``public_body``): the
-        store's location (the URL as given and redacted, the SQLite file) and the folders."""
+        """What a client must not read in an error (``public_body``): the store and folders."""
         settings = self.settings
         database = settings.database
         found = [database, redact(database), str(settings.database_path)]
         found += [str(settings.key_dir), str(settings.data_dir), str(self.tables.store.path)]
         return tuple(dict.fromkeys(found))
-
-    def mark_unhealthy(self, error: errors.AffidavitError) -> None:
-        """Stop signing: the stored tree contradicts a head this log signed (docs/adr/0005)."""
-        self.writer.mark_unhealthy(error)
 
     def close(self) -> None:
         """Drain the database thread and close every connection."""

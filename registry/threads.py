@@ -43,10 +43,8 @@ class ReadView:
 
 
 class ReadPool:
-    """A few reader threads, each with its own :class:`ReadView`, so long reads (provenance
-    walks, proofs, leaf pages) never queue behind the writer thread or hold it up. In WAL mode a
-    reader sees the last committed snapshot and never blocks the writer (SQLite WAL,
-    "Concurrency")."""
+    """Reader threads, each with its own :class:`ReadView`: a reader sees the last committed
+    snapshot and never blocks the writer (SQLite WAL, "Concurrency")."""
 
     def __init__(self, location: Path | str, workers: int) -> None:
         self._path = location  # a SQLite file, or a postgresql:// URL
@@ -78,13 +76,9 @@ class ReadPool:
         with view.tables.store.read():  # one snapshot for the whole call
             return fn(view, *args)
 
-    def _call_single(self, fn: Callable[..., T], *args: Any) -> T:
-        return fn(self._view(), *args)
-
     async def run_single(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(view, *args)``, one statement that needs no snapshot, on a reader thread
-        without opening a read transaction (one round trip on PostgreSQL instead of three)."""
-        return await asyncio.wrap_future(self._pool.submit(self._call_single, fn, *args))
+        """As :meth:`run`, without a read transaction: for one statement."""
+        return await asyncio.wrap_future(self._pool.submit(lambda: fn(self._view(), *args)))
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(view, *args)`` on a reader thread and wait."""
@@ -105,8 +99,7 @@ class ReadPool:
 
 
 class DbThread:
-    """One thread that runs every database call, so connections never cross threads and writes
-    are serialised without extra locks."""
+    """The one thread that runs every write (module docstring)."""
 
     def __init__(self, name: str = "registry-db") -> None:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)

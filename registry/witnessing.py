@@ -1,32 +1,22 @@
 """The log collects witness cosignatures (C2SP tlog-witness, the client's side).
 
-For each witness (:class:`~affidavit.registry.clients.witness.Witness`, ``URL#VKEY``),
-:func:`request_cosignature` submits the log's checkpoint with a consistency proof and verifies the
-answer under the witness's cosigner keys:
+:func:`request_cosignature` submits the log's checkpoint to one witness (``URL#VKEY``) with a
+consistency proof and verifies the answer under the witness's cosigner keys:
 
-- the client keeps no state: it starts from a size hint (0 when it knows nothing; tlog-witness:
-  "a client ... MAY initially make a request with a old size of zero"); on 409 it reads the
-  witness's size and sends again from there with the log's consistency proof from that size;
-- the witness cosigned a size beyond the log's: ``tlog.rollback`` (the log lost leaves, or another
-  log signs under this key and origin); the witness refuses the proof from its size (422):
-  ``tlog.fork`` (its tree at that size is not this log's);
-- the returned lines are verified (:func:`~affidavit.verify.tlog.cosignature.verify_cosignatures`);
-  lines from keys not configured for the witness are dropped (the spec's "MUST ignore"), and an
-  answer without one verified line is ``tlog.witness_bad_response``;
-- transport failures and 5xx answers are retried a few times with a short backoff; any other
-  failure is final for this attempt. Failures are reported (:class:`WitnessReport`), never raised:
-  a witness that is down never fails the checkpoint.
+- it starts from a size hint (0 when unknown, as tlog-witness allows); on 409 it sends again from
+  the witness's size;
+- a witness size beyond the log's is ``tlog.rollback``; a proof refused from its size (422) is
+  ``tlog.fork``;
+- lines of keys not configured for the witness are dropped (the spec's "MUST ignore"); an answer
+  without one verified line is ``tlog.witness_bad_response``;
+- transport failures and 5xx are retried with a short backoff. Failures are reported
+  (:class:`WitnessReport`), never raised: a witness that is down never fails the checkpoint.
 
-:func:`record_cosignatures` then re-records the checkpoint with the verified lines
-(:meth:`TransparencyLog.add_cosignatures`), unless a newer checkpoint was signed meanwhile.
-
-:class:`CosigningTask` is the registry's background loop (``AFFIDAVIT_WITNESSES``): every
-``witness_interval_s`` it asks the reader threads for the log's size; when a witness has not
-cosigned that size yet (and is not backing off) it takes the current checkpoint (signed on the
-writer thread, as ``/protocol/merkle/checkpoint`` does), asks those witnesses with :func:`collect`
-on a worker thread (never inside a database transaction, never on the writer thread), and records
-the lines on the writer thread. A witness that fails is retried on a later round, with exponential
-backoff.
+:func:`record_cosignatures` re-records the checkpoint with the verified lines, unless a newer one
+was signed meanwhile. :class:`CosigningTask` is the background loop (``AFFIDAVIT_WITNESSES``):
+every ``witness_interval_s``, the witnesses that have not cosigned the log's size are asked on a
+worker thread (never inside a transaction), the lines recorded on the writer thread; a witness
+that fails is retried later, with exponential backoff.
 """
 
 from __future__ import annotations
@@ -116,8 +106,7 @@ class WitnessReport:
 
 
 def log_signed_note(note: str, log_key: Ed25519PublicKey) -> str:
-    """``note`` with only the log's own signature line(s) (name = origin, the log key's ID):
-    what is submitted to witnesses, whatever cosignatures a recorded copy already carries.
+    """``note`` with only the log's own signature line(s): what is submitted to witnesses.
 
     Raises:
         ``checkpoint.malformed``: the note is malformed or has no line of the log's key.
@@ -147,9 +136,8 @@ def request_cosignature(
     tries: int = DEFAULT_TRIES,
     sleep: Callable[[float], None] = time.sleep,
 ) -> WitnessReport:
-    """Submit ``note`` (signed by the log only) to ``witness`` and verify what it returns
-    (module docstring). ``old_size`` is a hint of the witness's size (0: unknown). Never raises
-    for the witness's failures: they are in the report.
+    """Submit ``note`` (signed by the log only) to ``witness`` and verify the answer (module
+    docstring); ``old_size`` hints the witness's size. The witness's failures are reported.
 
     Raises:
         ``checkpoint.malformed``: ``note`` itself is malformed (the caller's bug).
@@ -202,8 +190,7 @@ def _transient(error: errors.AffidavitError) -> bool:
 def _verified(
     witness: Witness, note: str, lines: Sequence[str]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The lines of the witness's configured keys, verified over the checkpoint, and their
-    labels; lines of other keys are dropped (tlog-witness: "MUST ignore")."""
+    """The lines of the witness's configured keys, verified, and their labels."""
     trusted = {(c.name, c.key_id) for c in witness.cosigners}
     text = parse_note(note).text
     kept: list[str] = []
@@ -249,8 +236,7 @@ def collect(
     tries: int = DEFAULT_TRIES,
     hints: dict[str, int] | None = None,
 ) -> list[WitnessReport]:
-    """Ask every witness at once (one thread and one keep-alive client each); reports in the
-    order of ``witnesses``. ``hints`` maps a witness URL to its size, when known."""
+    """Ask every witness at once, one thread and client each; ``hints``: URL -> known size."""
 
     def one(witness: Witness) -> WitnessReport:
         with new_client(timeout=timeout, follow_redirects=False) as client:
@@ -270,10 +256,8 @@ def collect(
 
 
 def record_cosignatures(log: TransparencyLog, note: str, lines: Sequence[str]) -> str | None:
-    """Record the log's checkpoint ``note`` again with the verified witness ``lines`` added (to
-    the latest recorded copy of it, so lines of earlier rounds are kept); returns the recorded
-    note, or None when the latest recorded checkpoint is another one (a newer checkpoint was
-    signed meanwhile: recording would make an older head the latest).
+    """Record ``note`` again with the verified ``lines`` added to its latest recorded copy;
+    None when a newer checkpoint was signed meanwhile (an older head must not become the latest).
 
     Raises:
         as :meth:`TransparencyLog.add_cosignatures`.
@@ -292,8 +276,7 @@ def start_cosigning(state: RegistryState) -> CosigningTask | None:
     """Start the background task when witnesses are configured (None otherwise).
 
     Raises:
-        as :func:`~affidavit.registry.clients.witness.parse_witnesses` (the settings validated
-            them already).
+        as :func:`~affidavit.registry.clients.witness.parse_witnesses`.
     """
     witnesses = parse_witnesses(state.settings.witnesses)
     if not witnesses:
@@ -346,8 +329,7 @@ class CosigningTask:
                 await asyncio.wait_for(self._stopping.wait(), self.interval)
 
     async def run_round(self) -> list[WitnessReport]:
-        """One round: the witnesses that have not cosigned the current size (and are not
-        backing off) are asked; returns their reports."""
+        """Ask the witnesses due (not cosigned the current size, not backing off)."""
         state = self.state
         if state.unhealthy is not None:
             return []

@@ -11,21 +11,19 @@ path"; docs/transparency.md "Sequence, then integrate"; docs/adr/0018)::
       -> prove                 reader threads: inclusion paths for the waiting callers
     current()                  what every GET of a head serves: never signs, never writes
 
-**Sequence.** One loop runs everything queued (at most ``write_batch``) in **one** transaction
-on the database thread, one COMMIT (one fsync; one turn of PostgreSQL's writer lock); a failure
-rolls the batch back and fails every item not refused by its ``prepare``: never a partial write.
+**Sequence.** Everything queued (at most ``write_batch``) runs in **one** transaction, one
+COMMIT; a failure rolls the batch back and fails every item its ``prepare`` did not refuse.
 
 **Integrate, sign.** Every ``integrate_interval_s``, at once when ``integrate_batch`` entries are
-pending, and right after a batch someone waits on (on the same database thread call): (1) the
-tree is proven to extend every signed head (docs/adr/0005), up to ``MAX_INTEGRATE`` sequenced
-entries become leaves and ``after_integration`` files them, in one transaction; (2) both heads of
-the new size are signed together (``sign_heads``), the only place a head is signed (and once at
-:meth:`LogWriter.start` for a size no head of the current key covers). Both steps take the
-store's one writer lock and read the size under it, so an integration never overlaps another,
-on any instance (docs/adr/0013 §3), and a crash between them leaves a tree the next round signs.
+pending, and right after a batch someone waits on: (1) in one transaction the tree is proven to
+extend every signed head (docs/adr/0005), up to ``MAX_INTEGRATE`` entries become leaves and
+``after_integration`` files them; (2) both heads of the new size are signed together, the only
+place a head is signed (and once at :meth:`LogWriter.start`). Both steps read the size under the
+store's one writer lock, so integrations never overlap on any instance (docs/adr/0013 §3), and a
+crash between them leaves a tree the next round signs.
 
-**Prove.** Waiters a signed size covers get their inclusion paths, read together; past
-``integration_wait_s``: ``registry.integration_pending`` (503; the entry stays sequenced).
+**Prove.** Covered waiters get their inclusion paths; past ``integration_wait_s``:
+``registry.integration_pending`` (503; the entry stays sequenced).
 """
 
 from __future__ import annotations
@@ -85,8 +83,7 @@ class _Item:
 
 @dataclass(frozen=True, slots=True)
 class _Done:
-    """A batch's outcomes, and what was integrated and signed right after it for its waiters
-    (their proofs by index)."""
+    """A batch's outcomes, and the heads signed right after it with its waiters' proofs."""
 
     outcomes: list[Any]
     heads: SignedHeads | None = None
@@ -105,8 +102,7 @@ class _Waiter:
 
 
 class LogWriter:
-    """The write path of one registry process (module docstring): submit, sequence, integrate,
-    index (``after_integration``), sign, prove; and the heads every GET serves."""
+    """The write path of one registry process (module docstring), and the heads GETs serve."""
 
     def __init__(  # the services the write path uses, passed explicitly
         self,
@@ -148,7 +144,7 @@ class LogWriter:
 
     @property
     def heads(self) -> SignedHeads | None:
-        """The largest heads this process signed or saw recorded (None before the first)."""
+        """The largest heads this process signed or saw recorded."""
         return self._signed
 
     @property
@@ -157,9 +153,8 @@ class LogWriter:
         return bool(self._waiters or self._head_waiters)
 
     async def start(self) -> None:
-        """Sign the heads of the tree's size when no head of the current key covers it
-        (:meth:`_sign_at_start`), learn the largest recorded checkpoint, and run the writer and
-        integration loops on the current event loop; stop them with :meth:`stop`."""
+        """Sign the tree's size if no head of the current key covers it, learn the largest
+        recorded heads, and run the writer and integration loops until :meth:`stop`."""
         if self.unhealthy is None:
             with contextlib.suppress(LogError):  # log.unhealthy: marked, and the routes say so
                 await self.db.run(self._sign_at_start)
@@ -197,8 +192,7 @@ class LogWriter:
             self.unhealthy = f"the log refuses to sign: {error.message}"
 
     def signing(self, sign: Callable[[], T]) -> T:
-        """Sign (or integrate) only while healthy; a tree that contradicts a signed head marks
-        the log unhealthy.
+        """Run ``sign`` only while healthy; ``log.integrity`` marks the log unhealthy.
 
         Raises:
             ``log.unhealthy``: 503, now or from an earlier failure.
@@ -215,17 +209,15 @@ class LogWriter:
     # -- submit ---------------------------------------------------------------------------
 
     async def submit(self, data: bytes, *, wait: bool = False) -> Sequenced:
-        """Sequence one log entry (the append entry point; module docstring). ``wait``: the
-        caller will wait for integration (:meth:`integrated`), so its batch is integrated and
-        signed at once, on the same database thread call.
+        """Sequence one log entry. ``wait``: the caller will wait for :meth:`integrated`, so its
+        batch is integrated and signed at once, on the same database thread call.
 
         Raises:
             ``usage.invalid``: ``data`` is empty.
             ``registry.entry_too_large``: ``data`` is over :data:`MAX_ENTRY_BYTES` (422).
             ``log.unhealthy``: the log refuses to sign (docs/adr/0005): nothing is sequenced (503).
             ``registry.queue_full``: the queue is full (503, ``Retry-After``).
-            ``store.*``: the batch's transaction failed, or the database itself failed it
-                (503).
+            ``store.*``: the batch's transaction failed (503).
         """
         check_entry(data)
         if self.unhealthy is not None:
@@ -238,7 +230,7 @@ class LogWriter:
         ``wait``: as :meth:`submit` (the leaf is ``job.leaf(result)``).
 
         Raises:
-            whatever ``prepare`` refuses with; RegistryQueueFull; the batch's failure.
+            whatever ``prepare`` refuses with; ``registry.queue_full``; the batch's failure.
         """
         result: T = await self._enqueue(None, job, wait)
         return result
@@ -291,7 +283,7 @@ class LogWriter:
                 return
 
     def _sequenced(self, outcomes: Sequence[Any]) -> None:
-        """Entries were sequenced: integrate now when a batch is full or someone waits."""
+        """Integrate now when a batch is full or someone waits."""
         created = [o.index for o in outcomes if isinstance(o, Sequenced) and o.created]
         if not created:
             return
@@ -301,17 +293,14 @@ class LogWriter:
             self._round.set()
 
     def _keep(self, proven: dict[int, Integrated]) -> None:
-        """Keep what a batch's own integration proved, for its waiters' :meth:`integrated`
-        (bounded: a caller that went away leaves its proof behind)."""
+        """Keep a batch's proofs for :meth:`integrated` (bounded: a caller may have gone)."""
         self._proofs.update(proven)
         while len(self._proofs) > MAX_KEPT_PROOFS:
             del self._proofs[next(iter(self._proofs))]
 
     def _run_batch(self, batch: Sequence[_Item]) -> _Done:
-        """On the database thread: the whole batch in one write transaction (module
-        docstring); one outcome per item (a result, or :class:`_Refused`); then, when someone
-        waits, integration and signing (:meth:`_integrate_inline`) and the waiters' inclusion
-        paths."""
+        """On the database thread: the batch's transaction, then, when someone waits,
+        integration, signing and the waiters' inclusion paths."""
         outcomes = self._write_batch(batch)
         waiting: dict[int, Sequenced] = {}
         for item, outcome in zip(batch, outcomes, strict=True):
@@ -335,7 +324,7 @@ class LogWriter:
         return _Done(outcomes, heads, {p.index: p for p in answers})
 
     def _write_batch(self, batch: Sequence[_Item]) -> list[Any]:
-        """The batch's one write transaction: one outcome per item."""
+        """The batch's one write transaction: one outcome per item (or :class:`_Refused`)."""
         outcomes: list[Any] = [None] * len(batch)
         scratch: Batch = {}
         finishes: dict[Callable[[Batch], Callable[[], None] | None], None] = {}
@@ -402,8 +391,7 @@ class LogWriter:
                 return
 
     async def integrate_round(self) -> SignedHeads | None:
-        """One round: integrate and sign when there is something to; returns what was signed
-        (module docstring)."""
+        """Integrate and sign when there is something to; returns what was signed."""
         if self.unhealthy is not None:
             self.fail_waiters(LogError("log.unhealthy", self.unhealthy))
             return None
@@ -432,11 +420,8 @@ class LogWriter:
         return heads
 
     def _integrate_inline(self, highest: int) -> SignedHeads | None:
-        """On the database thread, right after a write batch someone waits on: integrate and sign
-        (as a round does) until the tree covers index ``highest``, at most a few batches of
-        :data:`~affidavit.attest.log.sequencing.MAX_INTEGRATE`; the largest signed heads, or None.
-        Waiting writers then get their checkpoint without another trip to the database thread.
-        """
+        """Right after a batch someone waits on: integrate and sign until the tree covers
+        ``highest`` (at most a few rounds), so waiters need no other trip to the database thread."""
         heads: SignedHeads | None = None
         for _ in range(_INLINE_ROUNDS):
             heads = self._integrate_and_sign() or largest_signed(self.log)
@@ -445,9 +430,7 @@ class LogWriter:
         return heads
 
     def _integrate_and_sign(self) -> SignedHeads | None:
-        """On the database thread: step 1 (integrate, then the after-integration hook, in one
-        transaction) then step 2 (sign) of the module docstring. None when there was nothing to
-        integrate and the largest checkpoint already covers the tree."""
+        """Steps 1 and 2 of the module docstring; None when nothing needed either."""
         log = self.log
         with self.tables.transaction():  # step 1, under the writer lock
             self.signing(log.verify_integrity)  # docs/adr/0005: never integrate a damaged tree
@@ -460,16 +443,14 @@ class LogWriter:
         return self._sign()
 
     def _sign(self) -> SignedHeads:
-        """Step 2: both heads of the tree's size, signed together: the one place the registry
-        signs a head (docs/adr/0024)."""
+        """Step 2: the one place the registry signs a head (docs/adr/0024)."""
         note, head = self.signing(lambda: self.log.sign_heads(timestamp=self.clock()))
         return SignedHeads(head.tree_size, note, head.to_json())
 
     def _sign_at_start(self) -> SignedHeads | None:
-        """On the database thread, when the writer starts: integrate what is sequenced, and sign
-        the heads of the tree's size unless both are recorded under the current key (a new log,
-        a tree grown while no registry ran, a key rotated since: docs/adr/0011), so every GET
-        finds them recorded. Under the writer lock: instances starting together sign once."""
+        """Integrate what is sequenced, and sign the tree's size unless both heads are recorded
+        under the current key (a new log, a tree grown offline, a rotated key: docs/adr/0011).
+        Under the writer lock: instances starting together sign once."""
         log = self.log
         with self.tables.transaction():
             heads = self._integrate_and_sign()
@@ -488,7 +469,7 @@ class LogWriter:
     # -- prove ----------------------------------------------------------------------------
 
     async def integrated(self, placed: Sequenced) -> Integrated:
-        """Wait until a signed checkpoint covers ``placed``; its proof (module docstring).
+        """Wait until a signed checkpoint covers ``placed``; its proof.
 
         Raises:
             ``registry.integration_pending``: none did within ``integration_wait_s`` (503).
@@ -518,12 +499,9 @@ class LogWriter:
             self._waiters = [w for w in self._waiters if w.future is not future]
 
     async def current(self) -> SignedHeads:
-        """The heads of the tree's current size, as the GETs serve them (docs/adr/0024: a GET
-        never signs or writes). From memory when this process holds the heads of the size read
-        (one statement on a reader); else as recorded (another instance, or this one, signed
-        them); else the tree grew outside this writer (another process appended to its
-        database): the integration loop is asked to sign it, and this waits for it, as a writer
-        waits. Past ``integration_wait_s`` the largest recorded heads are served.
+        """The heads of the tree's current size, as GETs serve them (a GET never signs or
+        writes: docs/adr/0024): from memory, else as recorded, else (the tree grew outside this
+        writer) after the integration loop signs it; past ``integration_wait_s``, the largest.
 
         Raises:
             ``log.unhealthy``: the log refuses to sign (docs/adr/0005; 503).
@@ -557,15 +535,13 @@ class LogWriter:
             self._head_waiters = [w for w in self._head_waiters if w[1] is not future]
 
     def cosigned(self, tree_size: int, note: str) -> None:
-        """Witnesses cosigned the checkpoint of ``tree_size``: serve ``note`` (with their lines)
-        from now on, when it is still the largest."""
+        """Serve ``note``, the cosigned checkpoint of ``tree_size``, while it is the largest."""
         signed = self._signed
         if signed is not None and signed.tree_size == tree_size:
             self._signed = SignedHeads(tree_size, note, signed.signed_tree_head)
 
     async def _signed_heads(self, heads: SignedHeads) -> None:
-        """``heads`` were signed (here, or by another instance, seen by a round): answer the
-        waiters they cover."""
+        """``heads`` were signed (here or elsewhere): answer the waiters they cover."""
         if self._signed is None or heads.tree_size > self._signed.tree_size:
             self._signed = heads
         signed = self._signed
@@ -588,7 +564,7 @@ class LogWriter:
                 waiter.future.set_result(result)
 
     def fail_waiters(self, error: errors.AffidavitError) -> None:
-        """Answer every waiter with ``error`` (the log stopped signing, or shuts down)."""
+        """Answer every waiter with ``error``."""
         waiting, self._waiters = self._waiters, []
         futures = [w.future for w in waiting] + [future for _, future in self._head_waiters]
         for future in futures:
@@ -596,5 +572,4 @@ class LogWriter:
                 future.set_exception(error)
 
     async def _prove(self, placed: Sequence[Sequenced], heads: SignedHeads) -> list[Integrated]:
-        """:func:`~.writes.proven` on a reader thread."""
         return await self.readers.run(lambda view: proven(view.log, placed, heads))

@@ -44,13 +44,11 @@ Batch = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Job(Generic[P, T]):
-    """A write run inside a group-commit transaction on the database thread (module docstring).
+    """A write run inside a group-commit transaction on the database thread.
 
-    ``prepare`` reads and checks (it may raise an :class:`AffidavitError` to refuse this item:
-    nothing of it is written); ``apply(prepared, batch)`` writes. ``finish(batch)`` runs once per
-    batch for all the jobs that name the same function, after the last job and before COMMIT
-    (one manifest change for many publications); what it returns runs after COMMIT (swap the
-    caches). ``aborted`` runs when the batch was rolled back (forget what ``prepare`` cached).
+    ``prepare`` reads and checks (an :class:`AffidavitError` refuses this item only);
+    ``apply(prepared, batch)`` writes. ``finish(batch)`` runs once per batch per function, before
+    COMMIT; what it returns runs after COMMIT. ``aborted`` runs when the batch rolled back.
     """
 
     prepare: Callable[[], P]
@@ -58,9 +56,7 @@ class Job(Generic[P, T]):
     finish: Callable[[Batch], Callable[[], None] | None] | None = None
     aborted: Callable[[], None] | None = None
     leaf: Callable[[T], Sequenced | None] | None = None  # the leaf a waiting caller proves
-    # The log entries ``apply`` will sequence, given what ``prepare`` returned: every job that
-    # appends a leaf names them, and the writer checks them (:func:`check_entry`) before
-    # ``apply``, refusing this item only (docs/adr/0018: the entry limit, where entries are made)
+    # The log entries ``apply`` will sequence, checked by the writer first (docs/adr/0018)
     entries: Callable[[P], Sequence[bytes]] | None = None
     # Before any job of the batch prepares: note what it will read, so the batch reads it once
     gather: Callable[[Batch], None] | None = None
@@ -77,9 +73,8 @@ class SignedHeads:
 
 @dataclass(frozen=True, slots=True)
 class Integrated:
-    """An entry under a signed checkpoint: its place, the checkpoint note, the signed tree head
-    of the same size (None when none was recorded at that size), and its RFC 9162 §2.1.3
-    inclusion path at ``tree_size``, leaf end first."""
+    """An entry under a signed checkpoint, with its RFC 9162 §2.1.3 inclusion path at
+    ``tree_size``, leaf end first."""
 
     index: int
     leaf_hash: bytes
@@ -106,14 +101,11 @@ class Integrated:
 
 
 def check_entry(data: bytes) -> None:
-    """The one check of a log entry's size, for every kind of entry the registry makes: raw
-    entries (:meth:`LogWriter.submit`) and every :class:`Job` that appends a leaf (its
-    ``entries``: contract publications and lifecycle changes, SCITT registrations).
+    """The one check of a log entry's size, for every entry the registry makes.
 
     Raises:
         ``usage.invalid``: ``data`` is empty.
-        ``registry.entry_too_large``: over :data:`MAX_ENTRY_BYTES` (docs/adr/0018: tlog-tiles
-            entry bundles hold each entry behind a uint16 length; 422).
+        ``registry.entry_too_large``: over :data:`MAX_ENTRY_BYTES` (docs/adr/0018; 422).
     """
     if not data:
         raise errors.UsageError("a log entry is 1 to 65,535 bytes, not empty")
@@ -139,8 +131,8 @@ def proven(
 
 
 def largest_signed(log: TransparencyLog) -> SignedHeads | None:
-    """The checkpoint of the largest size ``log`` recorded (its latest, cosigned copy) and the
-    signed tree head of that size, if one was recorded; None before the first checkpoint."""
+    """The largest recorded checkpoint (its latest, cosigned copy) and the tree head of its
+    size, if recorded."""
     recorded = log.largest_head("checkpoint")
     if recorded is None:
         return None

@@ -1,19 +1,11 @@
 """A deadline for a whole HTTP exchange, enforced under httpx on every socket operation.
 
-httpx's ``timeout`` bounds each connect, write and read on its own: a server that sends one byte
-every 0.4 s never trips a 1 s read timeout and holds the client as long as it likes (issue 21,
-item 5). Here every socket operation of an exchange is bounded by the time left before the
-exchange's deadline, and refused once it has passed: :func:`transport` is an
-``httpx.HTTPTransport`` whose connection pool opens its sockets through :class:`_Backend`, and
-:func:`deadline` sets the moment (a ``time.monotonic()`` value) for the calls inside it.
-
-A timeout raised here is httpcore's own (``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``), so
-httpx reports it as ``httpx.TimeoutException`` like any other; the fetcher
-(:func:`affidavit.registry.clients.https.send`) says which deadline passed.
-
-Not bounded: name resolution (``getaddrinfo`` inside the connect), and transports httpx builds for
-itself from ``HTTP_PROXY``-style variables (there the fetcher still checks the clock between body
-chunks). This module imports httpx; only the network paths import it.
+httpx's ``timeout`` bounds each connect, write and read on its own: a server sending one byte
+every 0.4 s never trips a 1 s read timeout (issue 21, item 5). Here every socket operation is
+bounded by the time left before the deadline :func:`deadline` sets, through the connection pool
+of :func:`transport`; a timeout is httpcore's own, so httpx reports it as
+``httpx.TimeoutException``. Not bounded: name resolution, and transports httpx builds from
+``HTTP_PROXY``-style variables (the fetcher still checks the clock between body chunks).
 """
 
 from __future__ import annotations

@@ -10,45 +10,25 @@ usage.invalid
 >>> parse_url("https://log.example:8443/tlog/")
 'https://log.example:8443/tlog/'
 
-Every request a client of this package sends (the registry client, the Stigmem client, the tile
-reader of ``log monitor``, the witness client of ``log head --witness`` and ``registry serve``,
-``adapter`` commands reading an ``https://`` manifest or publisher document, ``verify bundle
---fetch-key``) follows one rule (issue 21):
+Every request of Affidavit's clients (registry, Stigmem, tiles, witnesses, ``https://``
+manifests and key documents) follows one rule (issue 21):
 
-- **URLs are parsed where they enter** (:func:`parse_url`, called by each client's constructor or
-  parser): an http(s) scheme, a host that is a DNS name, an IPv4 address or a bracketed IPv6 one,
-  an optional port 1 to 65535, no user name or password, no fragment, no space or control
-  character; anything else is ``usage.invalid``, one line, before any network use;
-- **``timeout`` is a deadline for the whole exchange** (connect, TLS, the request, the head and
-  the whole body): every socket read and write is bounded by the time left (clients are built by
-  :func:`new_client`; :mod:`affidavit.registry.clients._deadline`), and the clock is checked
+- **URLs are parsed where they enter** (:func:`parse_url`): an http(s) scheme, a DNS name, an
+  IPv4 address or a bracketed IPv6 one, an optional port 1 to 65535, no user info, no fragment,
+  no space or control character; anything else is ``usage.invalid`` before any network use;
+- **``timeout`` is a deadline for the whole exchange** (connect, TLS, request, head and body):
+  every socket operation is bounded by the time left (:mod:`._deadline`), the clock checked
   between body chunks;
 - **the answer is capped while it streams**: a ``Content-Length`` over ``max_bytes`` is refused
-  before the body is read, and the body is refused as soon as it passes ``max_bytes`` (never more
-  is held);
-- **any failure is one error**: every httpx exception (``httpx.HTTPError`` is not the base of all
-  of them: ``InvalidURL``, ``CookieConflict``, ``StreamError`` are apart) becomes one of the codes
-  below, never a traceback.
+  before the body, and the body as soon as it passes ``max_bytes``;
+- **any failure is one error**: every httpx exception (``InvalidURL``, ``CookieConflict`` and
+  ``StreamError`` are not ``httpx.HTTPError``) becomes one code, never a traceback:
+  ``net.unavailable`` (transport, or no httpx), ``net.timeout``, ``net.bad_response`` (over
+  ``max_bytes``, a redirect away from https), ``usage.invalid``. The registry's clients pass
+  :data:`REGISTRY` to keep the codes scripts rely on (issue 22).
 
-:func:`send` is one request through a client of :func:`new_client`; :func:`get` is one GET in a
-client of its own; with ``https_only`` it refuses any other scheme, and a redirect away from https.
-
-httpx (the ``[registry]`` extra) is imported when a request is made, so a command that never
-fetches never imports it. A failure has one code per situation, the same for every remote that is
-not a registry (a tile server, a witness, a Stigmem node, a key document; issue 22); a client
-passes its own :class:`Codes` where scripts rely on its codes (:data:`REGISTRY`: the registry's
-clients), and a caller that has always raised its own code for a failed fetch
-(``manifest.fetch_failed``) translates them:
-
-- ``net.unavailable``: the request failed in transport (DNS, connect, TLS), or httpx is not
-  installed;
-- ``net.timeout``: the exchange's deadline passed;
-- ``net.bad_response``: the body (or its ``Content-Length``) is over ``max_bytes``, or a
-  redirect left https;
-- ``usage.invalid``: the URL breaks the rule above (with ``https_only``: it is not ``https://``).
-
-What an answer means (status, JSON) is the caller's: :class:`HttpResponse` carries the status
-and the bytes.
+httpx (the ``[registry]`` extra) is imported when a request is made. What an answer means
+(status, JSON) is the caller's.
 """
 
 from __future__ import annotations
@@ -121,9 +101,8 @@ class HttpResponse(NamedTuple):
 
 
 def parse_url(url: str, *, https_only: bool = False, allow_query: bool = True) -> str:
-    """``url``, unchanged, once it is an absolute http(s) URL every client can use (the module
-    docstring's rule); ``allow_query=False`` also refuses a query (a prefix that paths are
-    appended to). Reads no network and imports no httpx.
+    """``url``, unchanged, once it follows the module docstring's rule; ``allow_query=False``
+    also refuses a query (a prefix that paths are appended to).
 
     Raises:
         ``usage.invalid``: the URL breaks the rule (the message says which part).
@@ -227,9 +206,8 @@ def new_client(
     transport: httpx.BaseTransport | None = None,
     **kwargs: Any,
 ) -> httpx.Client:
-    """An ``httpx.Client`` for :func:`send`: ``timeout`` is then the deadline of each exchange
-    (module docstring); ``transport`` (tests) replaces the network; ``kwargs`` go to httpx
-    (``headers``, ``base_url``, ``follow_redirects``; never ``timeout`` again).
+    """An ``httpx.Client`` for :func:`send`, ``timeout`` the deadline of each exchange;
+    ``transport`` (tests) replaces the network; ``kwargs`` go to httpx.
 
     Raises:
         ``net.unavailable``: httpx is not installed.
@@ -244,7 +222,7 @@ def new_client(
 
 
 def _budget(client: httpx.Client) -> float:
-    """The deadline of one exchange through ``client``: its timeout (the largest part set)."""
+    """The deadline of one exchange: the client's largest timeout part."""
     parts = client.timeout
     given = [t for t in (parts.connect, parts.read, parts.write, parts.pool) if t is not None]
     return max(given) if given else DEFAULT_TIMEOUT
@@ -262,20 +240,17 @@ def send(
     until: float | None = None,
     **kwargs: Any,
 ) -> HttpResponse:
-    """One request through ``client`` (built by :func:`new_client`), its body read whole up to
-    ``max_bytes``, the whole exchange within the client's timeout.
-
-    ``target`` names the request in errors (default ``url``); failures are told in ``codes``
-    (the neutral ``net.*`` unless the client keeps its own); ``until`` (a
-    ``time.monotonic()`` value) ends the exchange earlier, for a command that keeps one deadline
-    over all its requests: once it has passed, nothing is sent; ``kwargs`` go to httpx.
+    """One request through a client of :func:`new_client`, its body read whole up to
+    ``max_bytes`` within the client's timeout. ``target`` names the request in errors; ``until``
+    (``time.monotonic()``) is a command's one deadline over all its requests: once it has
+    passed, nothing is sent.
 
     Raises:
-        ``net.unavailable``: a transport failure (details: ``url``).
-        ``net.timeout``: the deadline passed (details: ``url``, ``deadline_s``).
-        ``net.bad_response``: the body or its ``Content-Length`` is over ``max_bytes``;
-            with ``https_only``, the answer came from a URL that is not https (a redirect left it).
-        ``usage.invalid``: httpx refused the URL (a caller that did not :func:`parse_url` it).
+        ``net.unavailable``: a transport failure.
+        ``net.timeout``: the deadline passed.
+        ``net.bad_response``: the body is over ``max_bytes``, or (``https_only``) a redirect left
+            https.
+        ``usage.invalid``: httpx refused the URL.
     """
     httpx = httpx_module()
     from affidavit.registry.clients._deadline import deadline  # noqa: PLC0415 - imports httpx
@@ -338,11 +313,10 @@ def get(
     transport: httpx.BaseTransport | None = None,
     codes: Codes = NET,
 ) -> HttpResponse:
-    """One GET of ``url`` in a client of its own (see :func:`send`).
+    """One GET of ``url`` in a client of its own.
 
     Raises:
-        ``usage.invalid``: ``url`` breaks the URL rule (:func:`parse_url`); with ``https_only``,
-            it is not ``https://``.
+        ``usage.invalid``: ``url`` breaks :func:`parse_url`'s rule.
         ``net.unavailable``, ``net.timeout``, ``net.bad_response``: as :func:`send`.
     """
     parse_url(url, https_only=https_only)

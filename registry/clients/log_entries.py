@@ -4,11 +4,9 @@
 >>> #     proven = writer.append(b"entry bytes")      # POST /v1/log/entries?wait=integrated
 >>> #     proven.inclusion, proven.signed_tree_head   # docs/formats.md §4, verified
 
-:class:`LogWriter` sends each entry to ``POST /v1/log/entries?wait=integrated`` (through
-:class:`~affidavit.registry.clients.registry.RegistryClient`, so the one HTTP rule holds: the URL
-parsed where it enters, a deadline per exchange, capped answers) and uses nothing of the answer it
-has not proven (docs/transparency.md "Writing to the log"), against the log's key and ID read once
-from ``/protocol/merkle/public-key``:
+:class:`LogWriter` sends each entry to ``POST /v1/log/entries?wait=integrated`` and uses nothing
+of the answer it has not proven (docs/transparency.md "Writing to the log") against the log's key
+and ID, read once from ``/protocol/merkle/public-key``:
 
 1. the leaf hash is SHA-256(0x00 || the bytes it sent) (RFC 9162 §2.1.1), at a non-negative index;
 2. the checkpoint is signed by that key under that log ID (C2SP tlog-checkpoint) and is at least
@@ -17,18 +15,12 @@ from ``/protocol/merkle/public-key``:
 4. the signed tree head verifies under the key (docs/formats.md §4) and names the same log, size
    and root.
 
-Any failure is ``registry.bad_response`` (the registry answered something that does not verify;
-``details.cause`` is the check's own code); nothing is returned. The result carries the
-``merkle_inclusion`` object and the tree head a ProofPack bundle holds, so a bundle stamped
-through a registry verifies offline exactly like one stamped into a local log.
-
-Transient refusals (503 ``registry.queue_full``, ``registry.integration_pending``,
-``store.busy``, ``store.unreadable``, all sent with ``Retry-After: 1``) are retried after 1, 2,
-3... seconds (at most :data:`RETRIES` times): sending the same entry again is safe, the registry
-deduplicates it.
-
-Trusting the key the registry serves is a check of consistency, not of trust: verifiers pin the
-key they trust (``verify bundle --public-key-base64``).
+Any failure is ``registry.bad_response`` (``details.cause``: the check's own code). The result
+carries the ``merkle_inclusion`` and tree head a bundle holds, so a bundle stamped through a
+registry verifies offline like one stamped locally. Transient 503s (a full queue, a pending
+integration, a busy store) are retried after 1, 2, 3... seconds, at most :data:`RETRIES` times:
+the registry deduplicates.
+The key the registry serves gives consistency, not trust: verifiers pin the key they trust.
 """
 
 from __future__ import annotations
@@ -62,9 +54,7 @@ _MAX_WAIT_S: Final = 5.0
 
 @dataclass(frozen=True, slots=True)
 class ProvenEntry:
-    """An entry in a registry's log, proven (module docstring): its place, whether this request
-    sequenced it (``created``; false: it was in the log already), the checkpoint note, and the
-    bundle's ``merkle_inclusion`` and ``signed_tree_head`` at the checkpoint's size."""
+    """An entry in a registry's log, proven; ``created``: this request sequenced it."""
 
     index: int
     leaf_hash: bytes
@@ -76,15 +66,13 @@ class ProvenEntry:
 
 
 class LogWriter:
-    """Appends entries to one registry's log (module docstring). Thread-safe: several threads
-    may append through one writer."""
+    """Appends entries to one registry's log (module docstring); thread-safe."""
 
     def __init__(
         self, url: str | None, *, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT
     ) -> None:
-        """``url`` (or ``$AFFIDAVIT_REGISTRY_URL``) and ``api_key`` (or ``$AFFIDAVIT_API_KEY``), a
-        key with scope ``log:write``; ``timeout`` is the deadline of each exchange, which the
-        registry's wait for a checkpoint must fit in.
+        """``url`` and ``api_key`` (scope ``log:write``) default to the environment;
+        ``timeout`` is each exchange's deadline, the registry's wait for a checkpoint included.
 
         Raises:
             ``registry.url_missing``: no URL, or it breaks the one URL rule.
@@ -124,8 +112,7 @@ class LogWriter:
         return self._key
 
     def append(self, data: bytes) -> ProvenEntry:
-        """Append ``data`` as one entry and wait until a signed checkpoint covers it; the proven
-        answer (module docstring).
+        """Append ``data`` as one entry; the proven answer once a signed checkpoint covers it.
 
         Raises:
             ``registry.remote_error``: the registry refused (details carry its error), after the
@@ -195,18 +182,15 @@ def _proven(
 
 
 def is_registry_url(location: str | None) -> bool:
-    """Whether a command's log argument names a registry (an http(s) URL) rather than a log DB
-    (``affidavit stamp --log``, ``log append``, ``receipt log``)."""
+    """Whether a command's log argument is a registry's http(s) URL rather than a log DB."""
     return location is not None and location.lower().startswith(("http://", "https://"))
 
 
 def append_all(
     url: str, leaves: Sequence[bytes], *, api_key: str | None = None, timeout: float = 60.0
 ) -> list[ProvenEntry]:
-    """Append every leaf of ``leaves`` to the registry at ``url`` (up to :data:`WORKERS` at once,
-    each answered under a signed checkpoint and proven), in ``leaves`` order. The first failure
-    is raised once every request ended; leaves already appended stay appended (sending them
-    again finds them).
+    """Append and prove every leaf (up to :data:`WORKERS` at once), answers in ``leaves`` order.
+    The first failure is raised once every request ended; appended leaves stay appended.
 
     Raises:
         as :class:`LogWriter` and :meth:`LogWriter.append`.

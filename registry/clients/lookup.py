@@ -5,34 +5,26 @@
 >>> check_answer("https://registry.example", "0" * 64, [], {}, TrustRoot()).verdict
 'unanchored'
 
-:func:`lookup` fetches the pages of ``GET /v1/lookup/{hash}`` and, for each entry, its leaf
-(``GET /protocol/merkle/leaf/{index}``), through the one fetcher
-(:mod:`affidavit.registry.clients.https`). :func:`check_answer` is offline: nothing is taken
-on trust from the registry.
+:func:`lookup` fetches the pages of ``GET /v1/lookup/{hash}`` and each entry's leaf
+(``GET /protocol/merkle/leaf/{index}``) and checks before it reads more (issue 31): a page's
+checkpoint before anything else, each entry's proof before its leaf; the first failure is the
+last request. Every read is bounded in bytes (a page at 8 MiB, a leaf at the log's entry limit,
+docs/adr/0018) and all by one deadline. :func:`check_answer` is offline:
 
-:func:`lookup` checks before it reads more (issue 31): a page's checkpoint is verified under
-the trusted keys before anything else is asked for, and each entry's inclusion proof before its
-leaf is; the first that fails is the last request. Every read is bounded in bytes (a page at
-8 MiB, a leaf at the log's entry limit, 65,535 bytes: docs/adr/0018) and all of them by one
-deadline for the whole lookup (``timeout``), not one per request.
-
-1. ``checkpoint``: each page's checkpoint verifies under a log key the caller trusts (a verifier
-   key ``name+keyid+base64``, or a bare key, then named by the checkpoint's origin);
-2. ``inclusion``: each entry's proof leads from its leaf hash, at its index, to that checkpoint's
-   root (RFC 9162 §2.1.3.2), in a tree of the checkpoint's size (``lookup.size_mismatch``);
-3. ``leaf``: the entry's bytes hash to its leaf hash (``lookup.leaf_mismatch``), and those bytes
-   are filed under the hash asked for, in every field and as the kind the registry says
+1. ``checkpoint``: each page's checkpoint verifies under a trusted log key (a verifier key, or a
+   bare key named by the checkpoint's origin);
+2. ``inclusion``: each entry's proof leads from its leaf hash to that root (RFC 9162 §2.1.3.2),
+   in a tree of the checkpoint's size (``lookup.size_mismatch``);
+3. ``leaf``: the entry's bytes hash to its leaf hash (``lookup.leaf_mismatch``) and are filed
+   under the hash asked for, in every field and as the kind the registry says
    (:func:`affidavit.registry.index.subjects`; ``lookup.not_about``). A 32-byte leaf is filed
-   under a ``subject`` or ``issuer`` only with the registered statement the entry carries
-   (``statement``): it hashes to the leaf's bytes and its CWT claims name them
-   (:func:`affidavit.registry.index.registered_subjects`); without it, or with other bytes, the
-   match is not proven (``lookup.not_about``: fail closed).
+   under a ``subject`` or ``issuer`` only with the registered statement it is the hash of
+   (``statement``); without it the match is not proven (fail closed).
 
-The answer is the one :class:`~affidavit.verify.results.Result` (kind ``lookup``): ``verified``
-when every step holds and the last one, ``found``, counts at least one entry; ``failed`` when any
-step failed; ``unanchored`` (``lookup.not_found``) when a verified checkpoint came with no entry,
-which proves nothing about absence (a registry can leave an entry out, docs/transparency.md), and
-when there is no trusted key (fail closed).
+The :class:`~affidavit.verify.results.Result` (kind ``lookup``) is ``verified`` when every step
+holds and ``found`` counts an entry; ``failed`` when a step failed; ``unanchored``
+(``lookup.not_found``) when a verified checkpoint came with no entry, which proves nothing about
+absence (docs/transparency.md), and when no key is trusted (fail closed).
 """
 
 from __future__ import annotations
@@ -145,7 +137,6 @@ def _int(value: Any, what: str) -> int:
 
 
 def _b64(value: Any, error: RegistryError) -> bytes:
-    """``value`` decoded from base64; ``error`` when it is not a base64 string."""
     try:
         return base64.b64decode(value if isinstance(value, str) else b"?", validate=True)
     except (binascii.Error, ValueError):
@@ -207,10 +198,12 @@ def parse_page(data: bytes) -> Answer:
 
 
 def _verified(note: str, trust: TrustRoot) -> VerifiedCheckpoint:
-    """``note`` verified under the trusted keys: a verifier key as it is; a bare key named by
-    the note's origin line (a key ID binds the name, so only the origin the log signs can match);
-    ``checkpoint.*`` when it does not verify, ``checkpoint.malformed`` when it is not a signed
-    note (the registry's answer is malformed, whichever keys the caller trusts)."""
+    """``note`` verified under the trusted keys, a bare key named by the note's origin (a key
+    ID binds the name, so only the origin the log signs can match).
+
+    Raises:
+        ``checkpoint.*``: it does not verify, or is not a signed note.
+    """
     origin = parse_note(note).text.split("\n", 1)[0]
     found: list[NoteVerifier] = []
     for trusted in trust.keys:
@@ -307,10 +300,9 @@ def check_answer(
     *,
     truncated: bool = False,
 ) -> Result:
-    """Check every page of a lookup answer (module docstring) under ``trust``; ``leaves`` maps
-    each entry's index to its bytes (None: appended by hash only; absent: not read, the step
-    ``not_checked``). Reads nothing else. The
-    subject: ``{hash, found, entries, checkpoint, truncated}``, the entries only once proven."""
+    """Check every page of a lookup answer under ``trust``, offline; ``leaves`` maps each
+    entry's index to its bytes (None: appended by hash only; absent: not read, ``not_checked``).
+    The subject: ``{hash, found, entries, checkpoint, truncated}``, entries only once proven."""
     steps: list[StepResult] = []
     checkpoint: dict[str, Any] | None = None
     if not trust.keys:
@@ -351,8 +343,7 @@ def _too_big_leaf(url: str, size: str) -> RegistryError:
 
 
 def _leaf(client: httpx.Client, base: str, index: int, ends: float) -> bytes | None:
-    """The leaf's bytes (``GET /protocol/merkle/leaf/{index}``), at most the log's entry limit;
-    None when it was appended by hash only (the registry says ``log.no_entry_data``)."""
+    """The leaf's bytes, at most the log's entry limit; None when appended by hash only."""
     url = f"{base}/protocol/merkle/leaf/{index}"
     try:
         response = send(client, "GET", url, codes=REGISTRY, max_bytes=_MAX_LEAF_ANSWER, until=ends)
@@ -376,8 +367,7 @@ def _leaf(client: httpx.Client, base: str, index: int, ends: float) -> bytes | N
 
 
 def _page(client: httpx.Client, target: str, ends: float | None = None) -> Answer:
-    """One page of ``GET /v1/lookup/{hash}`` (``target``), parsed; ``registry.bad_response``
-    unless it is 200 and a lookup page."""
+    """One page at ``target``; ``registry.bad_response`` unless it is 200 and a lookup page."""
     response = send(client, "GET", target, max_bytes=_MAX_PAGE_BYTES, codes=REGISTRY, until=ends)
     if response.status != 200:
         raise RegistryError(
@@ -389,8 +379,7 @@ def _page(client: httpx.Client, target: str, ends: float | None = None) -> Answe
 
 
 def _proven(body: Checkpoint, entry: Entry) -> bool:
-    """Whether ``entry``'s inclusion proof holds under the verified checkpoint ``body``: only
-    then is its leaf worth reading (:func:`check_answer` says why not)."""
+    """Whether ``entry``'s inclusion proof holds under ``body``: only then is its leaf read."""
     try:
         if entry.tree_size != body.tree_size:
             return False
@@ -415,19 +404,15 @@ def lookup(
     timeout: float = LOOKUP_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
 ) -> Result:
-    """Ask the registry at ``url`` about ``digest`` (64 lowercase hex), read at most
-    ``max_entries`` entries (and :data:`MAX_PAGES` pages) and their leaves, and check them all
-    (:func:`check_answer`). Checks before it reads (module docstring): a page whose checkpoint
-    does not verify under ``trust``, or an entry whose proof does not hold, is the last thing
-    read. ``timeout``: seconds for the whole lookup, one deadline over every request. Without a
-    trusted key nothing is read (fail closed).
+    """Ask the registry at ``url`` about ``digest``, read at most ``max_entries`` entries (and
+    :data:`MAX_PAGES` pages) and their leaves, checking before reading (module docstring).
+    ``timeout``: one deadline for the whole lookup. Without a trusted key nothing is read.
 
     Raises:
         ``usage.invalid``: ``url`` breaks the URL rule, or ``digest`` is not 64 lowercase hex.
         ``registry.unavailable``: the registry could not be read, or not within ``timeout``.
         ``registry.bad_response``, ``registry.remote_error``: it answered something else than a
-            lookup: a page over 8 MiB, a leaf over the entry limit (65,535 bytes), a cursor
-            that does not move forward.
+            lookup (over a size cap, a cursor that does not move forward).
     """
     if not is_hex64(digest):
         raise errors.UsageError(f"{digest[:80]!r} is not a hash: 64 lowercase hex characters")
@@ -470,8 +455,8 @@ def lookup(
 def _answer(
     client: httpx.Client, base: str, filed: Subject, index: int, ends: float
 ) -> Entry | None:
-    """The first entry the registry answers for ``filed`` from leaf ``index`` on, when it is that
-    leaf, matched in ``filed``'s field; else None."""
+    """The registry's first answer for ``filed`` from leaf ``index`` on, if it is that leaf
+    matched in ``filed``'s field."""
     target = f"{base}/v1/lookup/{filed.digest}?cursor={index}&limit=1"
     first = _page(client, target, ends).entries[:1]
     if first and first[0].index == index and filed.field in first[0].matched:
@@ -487,19 +472,14 @@ def audit_index(
     timeout: float = AUDIT_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
 ) -> Result:
-    """What a monitor checks of a registry's lookup index (docs/transparency.md "Lookup"): its
-    checkpoint (``/tlog/checkpoint``) verifies under ``trust``; every entry of ``[start, size)``
-    is read from the tiles, each bound to that checkpoint
-    (:class:`~affidavit.verify.tlog.tiles.TiledTree`); every hash it is filed under
-    (:func:`~affidavit.registry.index.subjects`) is asked for from that leaf on
-    (``GET /v1/lookup/{hash}?cursor=INDEX&limit=1``), and the first entry answered must be that
-    leaf, matched in that field (else ``lookup.index_missing``). A 32-byte leaf the registry
-    answers with a registered statement (``statement``) must be that statement's entry (its
-    SHA-256 is the leaf, docs/formats.md §10; else ``lookup.not_about``), and is then asked for
-    under the statement's subject and issuer too, as the registry files it
-    (``subjects(leaf, statement=...)``, docs/formats.md §11). ``timeout``: seconds for the whole
-    audit, one deadline over every request (no request is sent after it). The one Result (kind
-    ``lookup_audit``), subject ``{origin, tree_size, start, entries, hashes}``.
+    """A monitor's check of a registry's lookup index (docs/transparency.md "Lookup"): the
+    checkpoint verifies under ``trust``; every entry of ``[start, size)`` is read from the tiles,
+    bound to it; every hash it is filed under is asked for from that leaf on, and the first
+    answer must be that leaf, matched in that field (``lookup.index_missing``). A 32-byte leaf
+    answered with a registered statement must be its SHA-256 (docs/formats.md §10;
+    ``lookup.not_about``) and is asked for under its subject and issuer too (§11). ``timeout``:
+    one deadline for the whole audit. A Result of kind ``lookup_audit``, subject
+    ``{origin, tree_size, start, entries, hashes}``.
 
     Raises:
         ``usage.invalid``: ``url`` breaks the URL rule.
@@ -537,7 +517,6 @@ class _Audit:
     subject: dict[str, Any]
 
     def entries(self, tree: TiledTree, indexes: range) -> StepResult:
-        """The last step, over the leaves ``indexes``."""
         try:
             for index in indexes:
                 data = tree.entry_bundle(index >> 8)[index & 0xFF]  # bound to the root
@@ -552,8 +531,8 @@ class _Audit:
         )
 
     def _leaf(self, index: int, data: bytes) -> StepResult | None:
-        """The failed step for leaf ``index`` (its bytes ``data``), or None when every hash it
-        is filed under answers it."""
+        """The failed step for leaf ``index``, or None when every hash it is filed under
+        answers it."""
         filed = subjects(data)
         statement: bytes | None = None
         for one in filed:
@@ -564,9 +543,8 @@ class _Audit:
                 statement = entry.statement  # a registered statement's entry (docs/formats.md §10)
         if statement is None:
             return None
-        # docs/formats.md §11: with the statement it is the entry of, a 32-byte leaf is filed
-        # under that statement's subject and issuer too (registered_subjects: its SHA-256 is the
-        # leaf), the rule the registry files it by (registry/lookup.py).
+        # docs/formats.md §11: a 32-byte leaf is also filed under its statement's subject and
+        # issuer (registered_subjects: its SHA-256 is the leaf).
         registered = [one for one in subjects(data, statement=statement) if one not in filed]
         if not registered:
             error = RegistryError(

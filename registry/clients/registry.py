@@ -4,17 +4,11 @@
 >>> isinstance(probe(None, env={}), ProbeFailure)        # no URL configured: a typed failure
 True
 
-Two kinds of caller (seed 000 §12.2-12.3):
-
-- **process mode** (the CLI, a batch job): :func:`require_node` raises ``registry.url_missing``
-  when no URL is configured and ``registry.unavailable`` / ``registry.bad_response`` when the probe
-  fails; the CLI turns that into a clear message and a non-zero exit.
-- **middleware mode** (a library inside someone else's agent): :func:`middleware_probe` never
-  raises and returns None when there is no URL or no node; the host process carries on unchanged.
-
-:func:`probe` itself never raises: it returns a :class:`NodeDescription` or a :class:`ProbeFailure`.
-Configuration: ``AFFIDAVIT_REGISTRY_URL`` and ``AFFIDAVIT_API_KEY`` (the key is sent as
-``Authorization: Bearer``, never logged). Every response is size-capped and parsed strictly.
+Two kinds of caller (seed 000 §12.2-12.3): **process mode** (the CLI) calls :func:`require_node`,
+which raises; **middleware mode** (a library in someone else's agent) calls
+:func:`middleware_probe`, which never raises and returns None when there is no node.
+Configuration: ``AFFIDAVIT_REGISTRY_URL`` and ``AFFIDAVIT_API_KEY`` (sent as a bearer token,
+never logged). Every response is size-capped and parsed strictly.
 """
 
 from __future__ import annotations
@@ -70,7 +64,7 @@ _LOG = logging.getLogger("affidavit.registry.clients.registry")
 
 @dataclass(frozen=True, slots=True)
 class NodeDescription:
-    """A successful node probe (seed 000 §12.3.1 required fields, plus the raw document)."""
+    """A successful node probe (seed 000 §12.3.1 required fields, plus the document)."""
 
     url: str
     version: str
@@ -83,8 +77,8 @@ class NodeDescription:
 
 @dataclass(frozen=True, slots=True)
 class ProbeFailure:
-    """Why a probe failed: ``code`` is ``registry.url_missing``, ``registry.unavailable`` or
-    ``registry.bad_response``; ``message`` is for people."""
+    """Why a probe failed: ``registry.url_missing``, ``registry.unavailable`` or
+    ``registry.bad_response``."""
 
     url: str | None
     code: str
@@ -101,8 +95,7 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
     """``url`` or ``$AFFIDAVIT_REGISTRY_URL``, without a trailing slash.
 
     Raises:
-        ``registry.url_missing``: neither is set, or the URL breaks the one URL rule
-            (:func:`~affidavit.registry.clients.https.parse_url`; the message says why).
+        ``registry.url_missing``: neither is set, or the URL breaks the one URL rule.
     """
     environment = os.environ if env is None else env
     chosen = url or environment.get(URL_ENV, "")
@@ -120,14 +113,13 @@ def resolve_url(url: str | None, env: Mapping[str, str] | None = None) -> str:
 def _get_json(
     url: str, *, timeout: float, transport: httpx.BaseTransport | None, codes: Codes = REGISTRY
 ) -> Any:
-    """GET ``url`` (:func:`affidavit.registry.clients.https.get`) and parse strictly."""
     response = get(url, timeout=timeout, transport=transport, codes=codes)
     return _decode(url, response.status, response.body, codes)
 
 
 def _decode(url: str, status: int, data: bytes, codes: Codes = REGISTRY) -> Any:
-    """The strict JSON of an answer; an error status raises (a registry's ``{code, message,
-    details}`` as ``registry.remote_error``; another remote's as ``net.bad_response``)."""
+    """The strict JSON of an answer; an error status raises (a registry's error body as
+    ``registry.remote_error``; another remote's as ``net.bad_response``)."""
     try:
         document = loads(data) if data else None
     except errors.ParseError as e:
@@ -194,8 +186,7 @@ def require_node(url: str | None = None, **kwargs: Any) -> NodeDescription:
 
 
 def middleware_probe(url: str | None = None, **kwargs: Any) -> NodeDescription | None:
-    """Middleware mode: the node description, or None (no URL, unreachable, malformed). Never
-    raises, never exits; a failure is logged at debug level only."""
+    """Middleware mode: the node description, or None (logged at debug level). Never raises."""
     try:
         result = probe(url, **kwargs)
     except Exception:  # defensive: middleware must never break its host
@@ -220,9 +211,8 @@ def _with_default_path(url: str, path: str) -> str:
 def fetch_manifest(
     url: str, *, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None
 ) -> dict[str, Any]:
-    """Fetch a manifest: ``url`` itself, or ``{url}/specs/adapter-contracts.manifest.json`` when
-    ``url`` is a bare node URL. Returns the parsed object; verifying it is the caller's job
-    (:func:`affidavit.verify.contracts.manifest.verify_manifest`).
+    """Fetch a manifest (unverified): ``url``, or its ``/specs/adapter-contracts.manifest.json``
+    when ``url`` is a bare node URL.
 
     Raises:
         ``registry.unavailable``, ``registry.bad_response``, ``registry.remote_error``: fetch or
@@ -238,10 +228,9 @@ def fetch_manifest(
 def fetch_public_key(
     url: str, *, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None
 ) -> Ed25519PublicKey:
-    """Fetch a public key from ``/protocol/merkle/public-key`` or a publisher document (any JSON
-    object with ``public_key_base64``); a bare node URL means its ``/protocol/merkle/public-key``.
-    Explicit only: nothing calls this unless asked (docs/formats.md §3). The document may be
-    anyone's, so failures are the neutral ``net.*`` (issue 22).
+    """Fetch a public key from a document with ``public_key_base64`` (a bare node URL: its
+    ``/protocol/merkle/public-key``), only when asked (docs/formats.md §3). The document may be
+    anyone's, so failures are the neutral ``net.*``.
 
     Raises:
         ``net.unavailable``, ``net.timeout``, ``net.bad_response``: fetch or parse failed.
@@ -255,8 +244,8 @@ def fetch_public_key(
 
 
 class RegistryClient:
-    """A small synchronous client for one registry. Errors from the registry raise
-    ``registry.remote_error`` with its ``{code, message, details}`` in ``details["error"]``."""
+    """A synchronous client for one registry; its errors raise ``registry.remote_error`` with
+    the body in ``details["error"]``."""
 
     def __init__(
         self,
@@ -307,8 +296,7 @@ class RegistryClient:
     def post_bytes(
         self, path: str, data: bytes, *, params: Mapping[str, Any] | None = None
     ) -> tuple[Any, int]:
-        """POST ``data`` as ``application/octet-stream``; the parsed JSON answer and its status
-        (a 4xx/5xx raises ``registry.remote_error`` as :meth:`request` does)."""
+        """POST ``data`` as ``application/octet-stream``; the parsed answer and its status."""
         url = self.url + path
         response = send(
             self._http,
@@ -340,9 +328,3 @@ class RegistryClient:
     def put_facts(self, facts: list[Mapping[str, Any]]) -> dict[str, Any]:
         """PUT a batch of facts; returns ``{added, existing}``."""
         return dict(self.request("PUT", "/v1/facts", json_body={"facts": [dict(f) for f in facts]}))
-
-    def provenance(
-        self, fact_id: str, *, depth: int | None = None, scope: str | None = None
-    ) -> dict[str, Any]:
-        """The provenance walk of ``fact_id``."""
-        return dict(self.get(f"/v1/facts/{fact_id}/provenance", depth=depth, scope=scope))

@@ -4,14 +4,10 @@
 ...     "a2206852656a656374656421781a73636974742e6973737565725f756e747275737465643a206e6f"))
 ('Rejected', 'scitt.issuer_untrusted: no')
 
-:func:`register_statement` sends ``POST {base}/entries`` (``application/cose``) through the one
-HTTP rule (:mod:`affidavit.registry.clients.https`: the URL checked where it enters, a deadline,
-the answer capped) and follows SCRAPI's answers: 201 is the receipt; 303 (and then 302) names the
-registration's locator, polled after its ``Retry-After`` (at least 50 ms, at most 5 s) until 200
-and the receipt, within ``timeout`` seconds in all. A locator is followed only on the service's
-own origin. A refusal is the service's RFC 9290 concise problem details, raised as
-``registry.remote_error`` with the title, the detail and the code the detail starts with.
-Nothing here trusts the receipt: the caller verifies it (``affidavit verify scitt``).
+:func:`register_statement` sends ``POST {base}/entries`` and follows SCRAPI's answers: 201 is
+the receipt; 303 (then 302) names a locator on the service's own origin, polled after its
+``Retry-After`` (50 ms to 5 s) until 200, within ``timeout`` in all. A refusal's RFC 9290 problem
+details are raised as ``registry.remote_error``. The caller verifies the receipt.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Read a Stigmem node's facts over HTTP (httpx): ``GET /v1/facts``, page by page.
 
-The node pages with an opaque ``cursor`` (the last row's id) and at most 500 facts a page; a page
-whose facts were all filtered (e.g. contradicted ones) can be empty while ``cursor`` is not, so
-paging stops only when ``cursor`` is null. Responses are size-capped and parsed strictly.
-
-stigmem-node 0.9.0a12 sorts a listing by ``timestamp DESC, id DESC`` but its cursor selects
-``id > cursor``, so across a page boundary facts can be skipped or repeated. Repeats are dropped
-here (by id) and counted; :class:`NodeListing` says how many pages were read, so the caller can
-report that a listing of more than one page may be incomplete.
-
-The key is sent as ``Authorization: Bearer`` (the node's scheme) and never logged.
+The node pages with an opaque ``cursor`` and at most 500 facts a page; a page can be empty while
+``cursor`` is not, so paging stops only when ``cursor`` is null. stigmem-node 0.9.0a12 sorts by
+``timestamp DESC, id DESC`` but its cursor selects ``id > cursor``, so facts can be skipped or
+repeated across pages: repeats are dropped (by id) and counted, and :class:`NodeListing` says how
+many pages were read, so the caller can say a longer listing may be incomplete. The key is sent
+as ``Authorization: Bearer`` and never logged.
 """
 
 from __future__ import annotations

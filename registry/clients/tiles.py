@@ -4,14 +4,10 @@
 >>> reader.url("tile/0/000")
 'https://log.example/tlog/tile/0/000'
 
-The reader is the network half of a tile client: :class:`affidavit.verify.tlog.tiles.TiledTree`
-asks for paths and checks every byte; this only fetches, through the one fetcher
-(:mod:`affidavit.registry.clients.https`: the URL rule, a deadline per GET, a size cap), on one
-keep-alive connection.
-Any static host serves a tiled log (tlog-tiles: "a finite set of static resources which can be
-fetched with HTTP GET requests"), so ``prefix`` may be a registry's ``/tlog/`` or a CDN folder:
-failures are the neutral ``net.*`` (issue 22) unless the caller passes its own
-:class:`~affidavit.registry.clients.https.Codes` (``lookup`` reads its registry's tiles).
+The network half of a tile client: :class:`affidavit.verify.tlog.tiles.TiledTree` asks for paths
+and checks every byte; this only fetches, through the one fetcher, on one keep-alive connection.
+Any static host serves a tiled log, so failures are the neutral ``net.*`` (issue 22) unless the
+caller passes its own :class:`~affidavit.registry.clients.https.Codes`.
 """
 
 from __future__ import annotations
@@ -50,15 +46,11 @@ class TileReader:
         codes: Codes = NET,
         until: float | None = None,
     ) -> None:
-        """``prefix`` is the log's URL prefix (a missing final slash is added); ``timeout`` the
-        deadline of each GET; ``codes`` what its failures are told in; ``until`` (a
-        ``time.monotonic()`` value) the deadline of a caller that keeps one over all its
-        requests: no GET is sent after it
-        (:func:`~affidavit.registry.clients.https.send`).
+        """``prefix``: the log's URL prefix; ``timeout``: each GET's deadline; ``until``: the
+        caller's one deadline, as :func:`~affidavit.registry.clients.https.send` takes it.
 
         Raises:
-            ``usage.invalid``: ``prefix`` is not an http(s) URL prefix (the one URL rule,
-                :func:`~affidavit.registry.clients.https.parse_url`; no query, no fragment).
+            ``usage.invalid``: ``prefix`` breaks the one URL rule (or has a query).
         """
         parse_url(prefix, allow_query=False)
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"

@@ -21,7 +21,6 @@ from affidavit.registry.catalog import STATUSES, Snapshot
 from affidavit.registry.contracts import ContractCatalog
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import json_response
-from affidavit.registry.threads import ReadView
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -29,24 +28,19 @@ from starlette.routing import Route
 __all__ = ["routes"]
 
 _JSON: Final = "application/json"
+_VERSION: Final = "manifest_version"  # registry_meta: moved by every catalog change
 
 
 async def _catalog(request: Request) -> Snapshot:
-    """The current snapshot. On PostgreSQL, where other instances may publish to the same
-    database, the catalog's version is read first (one indexed row, on a reader thread) and the
-    snapshot rebuilt when it moved (docs/adr/0013: version checks, so an answer never lags a
-    write another instance committed)."""
+    """The current snapshot; on PostgreSQL, rebuilt first when another instance moved the
+    catalog's version (docs/adr/0013: an answer never lags a committed write)."""
     state = request.app.state.registry
     catalog: ContractCatalog = state.catalog
     if state.settings.uses_postgres and state.readers is not None:
-        version = await state.readers.run_single(_catalog_version)
+        version = await state.readers.run_single(lambda view: view.tables.get_meta(_VERSION))
         if version != catalog.version:
             await state.db.run(catalog.sync)
     return catalog.snapshot
-
-
-def _catalog_version(view: ReadView) -> str | None:
-    return view.tables.get_meta("manifest_version")
 
 
 async def publisher(request: Request) -> Response:
@@ -56,19 +50,16 @@ async def publisher(request: Request) -> Response:
     if request.path_params["publisher_id"] != settings.publisher_id:
         raise RegistryError("http.not_found", f"this node publishes as {settings.publisher_id}")
     documents = state.catalog.documents
-    cached = documents.get("publisher")
-    if cached is not None:
-        return Response(cached, media_type=_JSON)
-    document = publisher_document(
-        state.key.public_key,
-        settings.publisher_id,
-        settings.key_id,
-        f"{settings.node_url}/specs/adapter-contracts.manifest.json",
-    )
-    document["verify_url"] = f"{settings.node_url}/protocol/merkle/public-key"
-    response = json_response(document)
-    documents["publisher"] = bytes(response.body)
-    return response
+    if "publisher" not in documents:  # built once per running state
+        document = publisher_document(
+            state.key.public_key,
+            settings.publisher_id,
+            settings.key_id,
+            f"{settings.node_url}/specs/adapter-contracts.manifest.json",
+        )
+        document["verify_url"] = f"{settings.node_url}/protocol/merkle/public-key"
+        documents["publisher"] = bytes(json_response(document).body)
+    return Response(documents["publisher"], media_type=_JSON)
 
 
 async def list_contracts(request: Request) -> Response:

@@ -1,25 +1,17 @@
 """Log entries from many writers (docs/transparency.md "Writing to the log"; issue 24).
 
 ``POST /v1/log/entries`` (scope ``log:write``): the body is the entry's bytes, 1 to 65,535
-(:data:`~affidavit.registry.writer.MAX_ENTRY_BYTES`, the largest entry a tlog-tiles entry
-bundle holds). The answer comes once the entry is durably sequenced
-(:meth:`~affidavit.registry.writer.LogWriter.submit`, group commit):
+(:data:`~affidavit.registry.writer.MAX_ENTRY_BYTES`). The answer comes once the entry is durably
+sequenced: 201 ``{"index": N, "leaf_hash": hex}``, or 200 when an entry with this leaf hash is in
+the log already, at index N. With ``?wait=integrated``, only once a signed checkpoint covers it,
+adding ``"checkpoint"``, ``"inclusion_proof": {"tree_size", "hashes"}`` (RFC 9162 §2.1.3) and
+``"signed_tree_head"`` (docs/formats.md §4) of the same size.
 
-- 201 ``{"index": N, "leaf_hash": hex}``: sequenced now at index N;
-- 200, the same shape: an entry with this leaf hash is in the log already, at its first index N
-  (deduplication);
-- with ``?wait=integrated``, only once a signed checkpoint covers the entry, adding
-  ``"checkpoint"`` (the signed note), ``"inclusion_proof": {"tree_size", "hashes"}`` (RFC 9162
-  §2.1.3, hex, leaf end first) and ``"signed_tree_head"`` (docs/formats.md §4, the same size).
-
-Refusals, each one JSON error and nothing written: no key (401 ``auth.missing``), a key without
-``log:write`` (403 ``auth.forbidden``), a bad key (401 ``auth.invalid``), checked before the body
-is read; an empty body (400 ``http.body_empty``), a body over the limit (413
-``http.body_too_large``, refused as soon as it passes it), a body that does not arrive within the
-body timeout (408 ``http.body_timeout``, connection closed), another ``wait`` (400
-``http.bad_parameter``); a full queue (503 ``registry.queue_full``, ``Retry-After``), a log that
-refuses to sign (503 ``log.unhealthy``), no checkpoint in time (503
-``registry.integration_pending``: the entry stays sequenced).
+Refusals write nothing: the key is checked before the body is read (401 ``auth.missing``,
+``auth.invalid``; 403 ``auth.forbidden``); then 400 ``http.body_empty``, 413
+``http.body_too_large``, 408 ``http.body_timeout``, 400 ``http.bad_parameter`` (another
+``wait``), 503 ``registry.queue_full``, ``log.unhealthy`` or ``registry.integration_pending``
+(the entry stays sequenced).
 """
 
 from __future__ import annotations

@@ -1,26 +1,19 @@
 """The explorer: pages for people, checked in their browser (issue 26; docs/transparency.md "The
 explorer").
 
-- ``GET /`` and ``GET /search?q=``: one HTML page (package data, registry/explorer/): the log's
-  origin, size, checkpoint and witnesses, recent entries and the contract catalogue; or what a
-  lookup found, decoded. The page holds no data: its script reads the registry's JSON routes
-  (``/tlog/checkpoint``, ``/v1/lookup/{hash}``, ``/protocol/merkle/leaf/{index}``, ...) and puts
-  every value on the page as text; it verifies the checkpoint's signature (WebCrypto Ed25519)
-  under the key the reader pinned, each inclusion proof (WebCrypto SHA-256, RFC 9162
-  §2.1.3.2) and that each leaf's bytes are filed under the searched hash (the index rules,
-  recomputed in the page, as ``affidavit lookup`` checks them) before it says "verified".
-- ``GET /explorer/explorer.js``, ``/explorer/subjects.js`` and ``/explorer/explorer.css``: the
-  script, the index rules it recomputes (docs/formats.md §11, as ``registry/index.py`` applies
-  them) and the style; nothing else is served from the folder.
-- ``GET /explorer/lineage/{fact_id}``: the fact's lineage picture (SVG) among this registry's
-  *public* facts, drawn by the renderer ``registry serve`` hands to the app (the CLI's own,
-  ``affidavit facts walk --format svg``); 404 when the fact is not public here, or when the app
-  has no renderer.
+- ``GET /`` and ``GET /search?q=``: one HTML page (package data, registry/explorer/) holding no
+  data: its script reads the registry's JSON routes, puts every value on the page as text, and
+  says "verified" only once it checked the checkpoint's signature under the key the reader
+  pinned (WebCrypto Ed25519), each inclusion proof (RFC 9162 §2.1.3.2) and that each leaf is
+  filed under the searched hash (the index rules, recomputed as ``affidavit lookup`` does).
+- ``GET /explorer/explorer.js``, ``/explorer/subjects.js``, ``/explorer/explorer.css``: the
+  script, the index rules (docs/formats.md §11) and the style; nothing else from the folder.
+- ``GET /explorer/lineage/{fact_id}``: the lineage picture (SVG) among this registry's *public*
+  facts, drawn by the renderer ``registry serve`` hands to the app; else 404.
 
-Every answer carries a strict Content-Security-Policy (:data:`CSP`: scripts, styles, images
-and fetches from this origin only, no inline script or style, no framing, no forms elsewhere),
-``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``. No third-party
-resource is referenced; the page works without any network but the registry's.
+Every answer carries a strict Content-Security-Policy (:data:`CSP`: this origin only, no inline
+script or style, no framing), ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy:
+no-referrer``. No third-party resource is referenced.
 """
 
 from __future__ import annotations

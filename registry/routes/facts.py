@@ -1,26 +1,22 @@
 """Facts and their provenance (seed 002 §20.6; docs/formats.md "Facts").
 
-- ``PUT /v1/facts`` (scope ``facts:write``): one fact, or ``{"facts": [...]}`` stored atomically.
-  Cycles are 400 ``provenance_cycle_detected``; another ``derived_from`` for a stored fact is 422
-  ``derived_from_immutable`` (the fact store's rules). 201 when something was added, else 200.
-- ``POST /v1/facts`` (scope ``facts:write``): one fact as a Stigmem client writes it (the node's
-  AssertRequest: ``timestamp`` for ``ts``, the server's clock when both are absent, confidence 1
-  and scope ``local`` by default). The answer is the node's FactRecord shape, ``id`` = FactHash.
-- ``GET /v1/facts/{id}``: one fact. A fact the key may not read is byte-identical to an absent one
-  (404 ``fact_not_found``).
-- ``GET /v1/facts?entity=&relation=&scope=&min_confidence=&limit=``: matching readable facts.
-- ``GET /v1/facts/{id}/provenance?depth=&scope=``: the walk; unreadable nodes look absent, and an
-  unreadable root is answered exactly as an absent one (404 ``fact_not_found``), unless the
-  setting ``facts_strict_forbidden`` asks for seed 002 §20.6.2's 403 (docs/adr/0009). The walk is
-  bounded in nodes, bytes and time (``truncated: true`` when cut).
+- ``PUT /v1/facts`` (scope ``facts:write``): one fact, or ``{"facts": [...]}`` stored atomically;
+  the fact store's rules refuse cycles (400 ``provenance_cycle_detected``) and a new
+  ``derived_from`` for a stored fact (422 ``derived_from_immutable``). 201 when something was
+  added, else 200.
+- ``POST /v1/facts`` (scope ``facts:write``): one fact as a Stigmem client's AssertRequest
+  (``timestamp`` for ``ts``, else the server's clock; confidence 1 and scope ``local`` by
+  default); the answer is the node's FactRecord shape, ``id`` = FactHash.
+- ``GET /v1/facts/{id}`` and ``GET /v1/facts?entity=&relation=&scope=&min_confidence=&limit=``:
+  readable facts.
+- ``GET /v1/facts/{id}/provenance?depth=&scope=``: the walk, bounded in nodes, bytes and time
+  (``truncated: true``); an unreadable root is 404 unless ``facts_strict_forbidden`` asks for
+  seed 002 §20.6.2's 403.
 
-Hidden equals absent (docs/adr/0009-hidden-equals-absent.md): scopes are checked on the stored
-scope column before a body is parsed, and a writer that cannot read a scope gets, for a fact that
-is already stored there, the answer it would get for a new one (201 ``added``).
-
-Readable scopes: ``public`` always; others with ``facts:read:<scope>`` (or ``facts:read:*``).
-A ``scope`` query parameter narrows the readable set, never widens it. Reads run on the reader
-threads (``state.read``) when the registry has them, never on the writer's thread.
+Hidden equals absent (docs/adr/0009): an unreadable fact is answered byte for byte as an absent
+one (404 ``fact_not_found``), scopes are checked before a body is parsed, and a writer gets for a
+fact stored in a scope it cannot read the answer of a new one (201). Readable scopes: ``public``
+always, others with ``facts:read:<scope>`` (or ``*``); a ``scope`` parameter only narrows them.
 """
 
 from __future__ import annotations
@@ -32,6 +28,7 @@ from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore, PlanCo
 from affidavit.registry.auth import check_scope, readable_fact_scopes
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
+from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState
 from affidavit.registry.writes import Batch, Job
 from affidavit.verify import errors
@@ -60,13 +57,9 @@ def _parse_batch(body: Any) -> list[Fact]:
 def _store_job(
     state: RegistryState, facts: list[Fact], readable: frozenset[str]
 ) -> Job[Any, AddResult]:
-    """Store the batch and its index rows in one transaction (docs/adr/0017: writes are whole),
-    a job of the one write path (registry/writer.py: many requests commit together). The
-    requests of one write batch share their reads (the fact store's :class:`PlanContext`: each
-    sees what the earlier ones planned) and their writes, done once for all of them before
-    COMMIT (:func:`_write_facts`): a handful of statements per batch, not per request. A fact
-    already stored in a scope the writer cannot read is answered as added, exactly as a new one
-    would be, and left as it is (docs/adr/0009)."""
+    """The write-path job storing the facts and their index rows (docs/adr/0017: writes are
+    whole); a batch's jobs share one :class:`PlanContext` and one write (:func:`_write_facts`).
+    A fact stored in a scope the writer cannot read is answered as added (docs/adr/0009)."""
 
     def prepare() -> tuple[FactPlan, set[FactHash]]:
         context = _context(state)
@@ -169,9 +162,8 @@ class _Readable:
 
 
 async def _read(state: RegistryState, fn: Callable[..., T], *args: Any) -> T:
-    """Run ``fn(view, *args)`` on a reader thread; on the database thread when there is none.
-    ``view`` has ``facts`` and ``tables``."""
-    if getattr(state, "readers", None) is not None:
+    """Run ``fn(view, *args)`` on a reader thread, else on the database thread."""
+    if state.readers is not None:
         return await state.read(fn, *args)
     return await state.db.run(fn, state, *args)
 
@@ -239,14 +231,9 @@ def _confidence(raw: str | None) -> float:
     return value
 
 
-def walk_limits(settings: Any) -> WalkLimits:
-    """The walk bounds from the registry settings (defaults when a field is absent)."""
-    default = WalkLimits()
-    return WalkLimits(
-        max_nodes=int(getattr(settings, "walk_max_nodes", default.max_nodes)),
-        max_bytes=int(getattr(settings, "walk_max_bytes", default.max_bytes)),
-        max_seconds=float(getattr(settings, "walk_max_seconds", default.max_seconds)),
-    )
+def walk_limits(settings: Settings) -> WalkLimits:
+    """The provenance walk bounds of the registry settings."""
+    return WalkLimits(settings.walk_max_nodes, settings.walk_max_bytes, settings.walk_max_seconds)
 
 
 def _walk(
@@ -279,7 +266,7 @@ async def provenance(request: Request) -> Response:
         raise _not_found(fact_id)
     state = request.app.state.registry
     scopes = _narrow(readable, request.query_params.get("scope"))
-    strict = bool(getattr(state.settings, "facts_strict_forbidden", False))
+    strict = state.settings.facts_strict_forbidden
     limits = walk_limits(state.settings)
     body = await _read(
         state,

@@ -1,20 +1,14 @@
 """Health, readiness, liveness, node probe and the OpenAPI document (seed 000 §12.3.1; seed 001).
 
-``GET /v1/health`` -> ``{status, version, capabilities, store}`` (``store``: ``{kind: sqlite |
-postgresql, schema: {component: version}}``, docs/adr/0013): ``status`` is ``ok`` (200);
-``unhealthy`` (503, ``code`` ``log.unhealthy`` and a ``reason``) once the stored tree was found
-to contradict a head the log signed (docs/adr/0005); ``degraded`` (503, ``code``
-``store.unreadable``, a ``reason``, ``Retry-After``) while the store does not answer a cheap
-query within :data:`~affidavit.registry.probe.DEADLINE_S` (registry/probe.py); ``degraded``
-with 200 and ``records`` (``{kind, id, code}``, the first 100) when the store answers but holds
-records the registry cannot read or index (docs/adr/0017): the instance serves everything else,
-so it stays in rotation.
-``GET /v1/health/ready`` is the same check and document, for load balancers and orchestrators
-(take the instance out of rotation on 503). ``GET /v1/health/live`` -> ``{status: ok}`` while
-the process serves requests; it touches no store, so a database outage never restarts the
-registry (docs/postgresql.md "Operations"). ``GET /.well-known/affidavit`` -> the
-node probe ``{version, node_id, node_url, auth, federation}`` plus where the publisher document, the
-manifest and the log live; ``GET /openapi.yaml`` -> ``specs/registry-v1.yaml`` as shipped.
+``GET /v1/health`` and ``/v1/health/ready`` -> ``{status, version, capabilities, store}``
+(``store``: its kind and schema versions, docs/adr/0013). ``status`` is ``ok`` (200);
+``unhealthy`` (503, ``code`` ``log.unhealthy``, a ``reason``) once the stored tree contradicts a
+signed head (docs/adr/0005); ``degraded`` (503, ``store.unreadable``, ``Retry-After``) while the
+store does not answer within :data:`~affidavit.registry.probe.DEADLINE_S`; ``degraded`` with 200
+and ``records`` (the first 100) when it holds records the registry cannot read (docs/adr/0017):
+the rest is served, so the instance stays in rotation. ``GET /v1/health/live`` -> ``{status:
+ok}`` and touches no store, so a database outage never restarts the registry.
+``GET /.well-known/affidavit`` -> the node probe; ``GET /openapi.yaml`` -> specs/registry-v1.yaml.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The transparency log over HTTP (docs/formats.md §4, §6; RFC 9162 §2.1).
 
 - ``GET /protocol/merkle/public-key``: ``{public_key_base64, algorithm, key_id, log_id,
-  publisher_id}`` (the shape ``aigentsy-verify --fetch-key`` reads).
+  publisher_id}``.
 - ``GET /protocol/merkle/latest``: the signed tree head of the current size.
 - ``GET /protocol/merkle/sth/{tree_size}``: a head of that size that was handed out, else 404.
 - ``GET /protocol/merkle/checkpoint``: a C2SP tlog-checkpoint signed note (text/plain).
@@ -9,15 +9,11 @@
 - ``GET /protocol/merkle/consistency?first=&second=``: ``{first_size, second_size, first_root,
   second_root, proof}``.
 - ``GET /protocol/merkle/entries?start=&end=``: ``[start, end)``, at most the page limit and
-  :data:`MAX_PAGE_BYTES` of leaf data (fewer leaves when they are large; ``end`` is where the
-  next page starts).
-- ``GET /protocol/merkle/leaf/{index}``: one leaf.
+  :data:`MAX_PAGE_BYTES` of leaf data (``end`` is where the next page starts).
+- ``GET /protocol/merkle/leaf/{index}``: one leaf (``leaf_data_b64`` and its leaf hash).
 
-Leaf data is returned base64 (``leaf_data_b64``) with its leaf hash; registry leaves are JSON.
-No route signs or writes (docs/adr/0024): the heads were signed by the writer at integration,
-and every route reads on the reader threads (:meth:`RegistryState.read`), never waiting behind a
-write. ``latest`` and ``checkpoint`` serve the heads the writer holds in memory when they cover
-the size read, else the recorded ones; a tree grown outside the writer is signed by it first.
+No route signs or writes (docs/adr/0024): every route reads on the reader threads, and the heads
+are the writer's (:meth:`~affidavit.registry.writer.LogWriter.current`).
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ import base64
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.logview import inclusion_json, recorded_head
+from affidavit.registry.logview import inclusion_json, largest_head, recorded_head
 from affidavit.registry.routes._http import int_param, json_response
 from affidavit.registry.state import ReadView
 from starlette.requests import Request
@@ -62,13 +58,8 @@ async def latest(request: Request) -> Response:
     heads = await state.writer.current()
     document = heads.signed_tree_head
     if document is None:  # a checkpoint recorded without a tree head of its size (older logs)
-        document = await state.read(_largest_head)
+        document = await state.read(largest_head)
     return json_response(document)
-
-
-def _largest_head(view: ReadView) -> dict[str, Any]:
-    found = view.log.largest_head("sth")
-    return recorded_head(view.log, 0 if found is None else found.tree_size)
 
 
 async def sth(request: Request) -> Response:

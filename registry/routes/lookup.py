@@ -1,17 +1,12 @@
 """``GET /v1/lookup/{hash}``: every log entry about a hash, each with its inclusion proof, and the
 signed checkpoint the proofs lead to (issue 26; docs/transparency.md "Lookup").
 
-``hash`` is exactly 64 lowercase hex characters (anything else is 400 ``http.bad_parameter``);
-an unknown hash is 200 with no entries. ``cursor`` (a leaf index, default 0) and ``limit`` (1 to
-:data:`~affidavit.registry.lookup.MAX_PAGE`) page through the entries in leaf order;
-``next_cursor`` is the cursor of the next page, or null.
-
-The checkpoint is the one of the current size (the recorded one, with any witness
-cosignatures, as ``/tlog/checkpoint`` serves it; else signed now on the writer thread), and only
-entries below its size are answered. When the index is behind that size (leaves written by
-another process on the same database), the writer thread files the missing leaves first, so an
-answer is never short of an entry its checkpoint covers. Everything else is read on a reader
-thread, in one snapshot.
+``hash`` is 64 lowercase hex (else 400 ``http.bad_parameter``); an unknown hash is 200 with no
+entries. ``cursor`` (a leaf index) and ``limit`` (1 to :data:`~affidavit.registry.lookup.MAX_PAGE`)
+page in leaf order; ``next_cursor`` is the next page's cursor, or null. The checkpoint is the
+current size's, as ``/tlog/checkpoint`` serves it, and only entries below its size are answered;
+an index behind that size is caught up on the writer thread first, so an answer never misses an
+entry its checkpoint covers.
 """
 
 from __future__ import annotations
@@ -32,25 +27,15 @@ from starlette.routing import Route
 __all__ = ["routes"]
 
 
-def _digest(request: Request) -> str:
-    """The ``hash`` path parameter.
-
-    Raises:
-        ``http.bad_parameter``: not 64 lowercase hex characters.
-    """
-    text = str(request.path_params["hash"])
-    if not is_hex64(text):
+async def lookup(request: Request) -> Response:
+    """The entries about a hash, proven."""
+    digest = str(request.path_params["hash"])
+    if not is_hex64(digest):
         raise RegistryError(
             "http.bad_parameter",
             "hash must be 64 lowercase hex characters (a SHA-256)",
             details={"parameter": "hash"},
         )
-    return text
-
-
-async def lookup(request: Request) -> Response:
-    """The entries about a hash, proven."""
-    digest = _digest(request)
     cursor = int_param(request, "cursor", default=0)
     limit = int_param(request, "limit", default=DEFAULT_PAGE, minimum=1, maximum=MAX_PAGE)
     state = request.app.state.registry

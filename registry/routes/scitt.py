@@ -1,23 +1,18 @@
 """SCRAPI (draft-ietf-scitt-scrapi): the registry's SCITT Transparency Service routes.
 
-- ``POST /entries``: a Signed Statement (``application/cose``) in. Refused with concise problem
-  details unless it is strict CBOR, a Signed Statement (RFC 9943 §6), and accepted by the
-  registration policy (:func:`affidavit.registry.scitt.check_policy`). Accepted: 201 with the
-  receipt (``application/cose``) and ``Location: /entries/{id}`` when it is registered within the
-  wait; else 303 with that ``Location`` and ``Retry-After``, registration going on.
-- ``GET /entries/{id}``: 302 (to itself, ``Retry-After``) while the registration runs; 200 with a
-  fresh receipt once registered; 404 for an ID this service does not know.
-- ``GET /.well-known/scitt-keys``: the receipt-signing keys, a COSE Key Set (RFC 9052 §7,
-  ``application/cbor``), each with its ``kid``, the RFC 9679 thumbprint;
-  ``GET /.well-known/scitt-keys/{kid}``: one key, the kid in base64url without padding (SCRAPI:
-  kids that are not URL-safe), or 404.
+- ``POST /entries``: a Signed Statement (``application/cose``), strict CBOR (RFC 9943 §6) and
+  accepted by :func:`affidavit.registry.scitt.check_policy`: 201 with the receipt and
+  ``Location: /entries/{id}`` when registered within the wait, else 303 with that ``Location``
+  and ``Retry-After``.
+- ``GET /entries/{id}``: 302 (``Retry-After``) while registering; 200 with a fresh receipt; 404.
+- ``GET /.well-known/scitt-keys``: the receipt-signing keys, a COSE Key Set (RFC 9052 §7), each
+  with its RFC 9679 thumbprint as ``kid``; ``GET /.well-known/scitt-keys/{kid}``: one key (the
+  kid in base64url without padding), or 404.
 
-Every refusal is RFC 9290 concise problem details (``application/concise-problem-details+cbor``):
-``{-1: title, -2: detail}``, the detail starting with the error code (``scitt.issuer_untrusted:
-...``), the status from the one map of ``registry/errors.py``. SCRAPI's limits: a body over the
-registry's limit (or the CBOR cap) is 413 before it is read whole; each client (by address) has
-a token bucket (:class:`ScittSettings` rate and burst) for these routes, beyond which it gets 429
-with ``Retry-After`` (SCRAPI "Rate Limiting": an unauthenticated service MUST limit).
+Every refusal is RFC 9290 concise problem details, ``{-1: title, -2: "code: message"}``, with
+the status of the one map in ``registry/errors.py``. A body over the limit is 413 before it is
+read whole; each client address has a token bucket, past which it gets 429 with ``Retry-After``
+(SCRAPI "Rate Limiting": an unauthenticated service MUST limit).
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
 """The registry's transparency log as C2SP tlog-tiles (https://c2sp.org/tlog-tiles), prefix
-``/tlog/``: the same bytes ``affidavit log tiles`` writes to a folder, computed from the database.
+``/tlog/``: the bytes ``affidavit log tiles`` writes to a folder, computed from the database.
 
-- ``GET /tlog/checkpoint``: the latest recorded checkpoint when it covers the current size
-  (with any witness cosignatures), else the one the writer signs, as
-  ``/protocol/merkle/checkpoint`` serves it (docs/adr/0024: no GET signs).
-  ``text/plain; charset=utf-8``, ``max-age=5``: the spec's
-  "SHOULD prevent caching beyond a few seconds".
+- ``GET /tlog/checkpoint``: as ``/protocol/merkle/checkpoint`` serves it, with any witness
+  cosignatures; ``max-age=5`` (the spec: no caching beyond a few seconds).
 - ``GET /tlog/key-rotations``: the log's key rotation statements, one per line, oldest first
-  (docs/adr/0011; what ``affidavit log tiles`` writes beside the checkpoint, and what a monitor
-  reads to follow a rotation the old key signed); 404 ``registry.not_found`` when the key never
-  rotated. ``text/plain; charset=utf-8``, cached like the checkpoint.
-- ``GET /tlog/tile/<L>/<N>[.p/<W>]`` and ``GET /tlog/tile/entries/<N>[.p/<W>]``:
-  ``application/octet-stream``, ``Cache-Control: public, max-age=31536000, immutable`` (a full
-  tile never changes, nor does a given ``.p/<W>``). Any tile up to the current size is served,
-  partial ones of every earlier size included. Entry bundles are gzip-compressed when the client
-  accepts it (tlog-tiles, "Log entries": SHOULD be compressed at the HTTP layer).
+  (docs/adr/0011); 404 ``registry.not_found`` when the key never rotated. Cached likewise.
+- ``GET /tlog/tile/<L>/<N>[.p/<W>]`` and ``GET /tlog/tile/entries/<N>[.p/<W>]``: any tile up to
+  the current size, cached as immutable; entry bundles gzip-compressed when the client accepts
+  it (tlog-tiles, "Log entries").
 
-Errors: a path that is not a canonical tile path is 400 ``tlog.tile_path_invalid``; a tile beyond
-the current tree, or a bundle with a leaf appended by hash only (no data), is 404
-``registry.not_found``. Tiles and bundles are read on the reader threads, never the writer.
+A path that is not a canonical tile path is 400 ``tlog.tile_path_invalid``; a tile beyond the
+tree, or a bundle with a leaf appended by hash only, is 404 ``registry.not_found``. Everything is
+read on the reader threads.
 """
 
 from __future__ import annotations
