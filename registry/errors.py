@@ -20,10 +20,10 @@ the server's log only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from affidavit.verify.codes import FAILED, INPUT, REFUSED, Code, catalogue
+from affidavit.verify.codes import FAILED, INPUT, REFUSED, catalogue, table
 from affidavit.verify.errors import AffidavitError
 
 __all__ = [
@@ -39,12 +39,8 @@ __all__ = [
 ]
 
 
-def _codes(exit_code: int, descriptions: Mapping[str, str]) -> tuple[Code, ...]:
-    return tuple(Code(code, exit_code, text) for code, text in descriptions.items())
-
-
 REGISTRY: Final = (
-    *_codes(
+    *table(
         INPUT,
         {
             "http.bad_parameter": "A path or query parameter is missing or malformed (HTTP 400).",
@@ -106,7 +102,7 @@ REGISTRY: Final = (
             "stigmem.node_unreachable": "The Stigmem node could not be reached.",
         },
     ),
-    *_codes(
+    *table(
         FAILED,
         {
             "lookup.index_missing": (
@@ -171,7 +167,7 @@ REGISTRY: Final = (
             ),
         },
     ),
-    *_codes(
+    *table(
         REFUSED,
         {
             "registry.channel_reserved": (
@@ -185,7 +181,7 @@ REGISTRY: Final = (
 )
 
 AUTH: Final = (
-    *_codes(
+    *table(
         INPUT,
         {
             "auth.bad_publisher": (
@@ -197,7 +193,7 @@ AUTH: Final = (
             ),
         },
     ),
-    *_codes(
+    *table(
         REFUSED,
         {
             "auth.forbidden": "The API key lacks the scope this route needs (HTTP 403).",
@@ -218,7 +214,7 @@ AUTH: Final = (
 # and whichever server cannot listen (issue 22: the same situation has the same code everywhere).
 # The registry's clients keep registry.unavailable / registry.bad_response (scripts rely on them).
 NET: Final = (
-    *_codes(
+    *table(
         INPUT,
         {
             "net.bad_response": (
