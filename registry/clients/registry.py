@@ -328,3 +328,9 @@ class RegistryClient:
     def put_facts(self, facts: list[Mapping[str, Any]]) -> dict[str, Any]:
         """PUT a batch of facts; returns ``{added, existing}``."""
         return dict(self.request("PUT", "/v1/facts", json_body={"facts": [dict(f) for f in facts]}))
+
+    def provenance(
+        self, fact_id: str, *, depth: int | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """The provenance walk of ``fact_id``."""
+        return dict(self.get(f"/v1/facts/{fact_id}/provenance", depth=depth, scope=scope))
