@@ -6,17 +6,26 @@ docs/adr/0021-plain-encoders.md; every hash now encodes what it covers.)
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 from affidavit.verify.bundles import adapter_replay, views
+from affidavit.verify.bundles import verifier as verifier_module
 from affidavit.verify.bundles.hashing import proof_hash
 from affidavit.verify.bundles.views import EVENT_FIELDS, parse_events
 from affidavit.verify.json.canonical import py_compact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.verify.bundles.test_bundle_support import OUTPUTS, edit, reseal, stamp, verifier
+from tests.verify.bundles.test_bundle_support import (
+    OUTPUTS,
+    edit,
+    failed_step,
+    reseal,
+    stamp,
+    verifier,
+)
 
 
 def test_unencodable_bundle_fails_its_bundle_hash_step() -> None:
@@ -136,6 +145,49 @@ def test_contract_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, An
     result = checker.verify(reseal(edit(good, widen), anchor=True))
     assert result.failed_step is not None
     assert result.failed_step.code == "adapter.contract_hash_mismatch"
+
+
+def test_tree_head_memo_serves_only_the_same_fields(good: dict[str, Any]) -> None:
+    checker = verifier()
+    assert checker.verify(good).verified
+    assert checker.verify(copy.deepcopy(good)).verified
+    assert len(checker._heads) == 1  # one head: parsed once, then served
+    size = good["signed_tree_head"]["tree_size"]
+
+    def head(**fields: Any) -> dict[str, Any]:
+        return edit(good, lambda d: d["signed_tree_head"].update(fields))
+
+    assert failed_step(checker.verify(head(tree_size=size + 1))) == (
+        "sth_signature",
+        "treehead.signature_bad",
+    )
+    assert checker._tree_head(head(tree_size=1)["signed_tree_head"]).head is not None
+    for value in (True, 1.0, "1"):  # True == 1 and 1.0 == 1 in Python, not the same JSON
+        assert failed_step(checker.verify(head(tree_size=value))) == (
+            "sth_signature",
+            "treehead.malformed",
+        )
+    assert checker.verify(good).verified  # and the memo still serves the honest head
+    assert failed_step(checker.verify(head(root_hash="0" * 63))) == (
+        "sth_signature",
+        "treehead.malformed",
+    )
+
+
+def test_tree_head_memo_keys_only_json_fields_and_is_bounded(good: dict[str, Any]) -> None:
+    checker = verifier()
+    raw = good["signed_tree_head"]
+    assert checker._tree_head({**raw, "key_id": None}).head is not None
+    assert len(checker._heads) == 1  # a null is a JSON value: memoized
+    for odd in ({**raw, 1: "x"}, {**raw, "extra": [1]}, _Object(raw)):
+        assert checker._tree_head(odd).head == checker._tree_head(raw).head
+    assert len(checker._heads) == 2  # the odd ones were parsed, never kept
+    for size in range(1000, 998 + verifier_module._HEAD_MEMO_SIZE):
+        assert checker._tree_head({**raw, "tree_size": size}).head is not None
+    assert len(checker._heads) == verifier_module._HEAD_MEMO_SIZE
+    checker._tree_head({**raw, "tree_size": -1})  # one more: the memo starts again
+    assert len(checker._heads) == 1
+    assert checker._tree_head({**raw, "tree_size": -1}).error is not None  # kept, same verdict
 
 
 @pytest.mark.parametrize(
