@@ -152,6 +152,8 @@ def test_tree_head_memo_serves_only_the_same_fields(good: dict[str, Any]) -> Non
     assert checker.verify(good).verified
     assert checker.verify(copy.deepcopy(good)).verified
     assert len(checker._heads) == 1  # one head: parsed once, then served
+    served = checker._tree_head(good["signed_tree_head"])
+    assert checker._tree_head(dict(good["signed_tree_head"])) is served  # not parsed again
     size = good["signed_tree_head"]["tree_size"]
 
     def head(**fields: Any) -> dict[str, Any]:
