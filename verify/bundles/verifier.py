@@ -143,15 +143,34 @@ def _parse(unverified: Any) -> None:
 
 
 _NO_TREE_HEAD: Final = TreeHead()
+_HEAD_MEMO_SIZE: Final = 64  # tree heads a verifier keeps parsed (a batch is one head or a few)
+_PLAIN_HEAD_VALUES: Final = (str, int, type(None))  # exact types: True and 1 never share a key
 
 
-def _read_parts(bundle: dict[str, Any]) -> BundleView:
-    """Step 1, continued: read the parts the anchor rests on, once (:mod:`.views`)."""
-    raw_head = bundle.get("signed_tree_head")
+def _read_tree_head(raw_head: Any) -> TreeHead:
+    """Step 1, continued: the signed tree head, parsed strictly (its signature is step 6)."""
+    if raw_head is None:
+        return _NO_TREE_HEAD
     try:
-        tree_head = _NO_TREE_HEAD if raw_head is None else TreeHead(parse_sth(raw_head))
+        return TreeHead(parse_sth(raw_head))
     except errors.AffidavitError as e:
-        tree_head = TreeHead(error=e)
+        return TreeHead(error=e)
+
+
+def _head_key(raw_head: Any) -> tuple[tuple[str, Any], ...] | None:
+    """The head's fields as a memo key when every name is a ``str`` and every value a ``str``,
+    ``int`` or ``None`` (exact types: equal keys are equal JSON); else ``None``, not memoized."""
+    if type(raw_head) is not dict:
+        return None
+    fields = tuple(raw_head.items())
+    for name, value in fields:
+        if type(name) is not str or type(value) not in _PLAIN_HEAD_VALUES:
+            return None
+    return fields
+
+
+def _read_parts(bundle: dict[str, Any], tree_head: TreeHead) -> BundleView:
+    """Step 1, continued: read the parts the anchor rests on, once (:mod:`.views`)."""
     inclusion = read_inclusion(bundle.get("merkle_inclusion"))
     return BundleView(
         bundle, bundle["deal_id"], parse_events(bundle["events"]), inclusion, tree_head
@@ -161,8 +180,8 @@ def _read_parts(bundle: dict[str, Any]) -> BundleView:
 class BundleVerifier:
     """Verifies bundles against a fixed set of trusted tree-head keys.
 
-    Reuse one verifier for many bundles: tree-head signatures are memoized on (key, message,
-    signature), so bundles under one head cost one signature check.
+    Reuse one verifier for many bundles: tree heads are memoized on their fields and signatures
+    on (key, message, signature), so bundles under one head cost one parse and one check.
     """
 
     def __init__(
@@ -184,6 +203,7 @@ class BundleVerifier:
         self.profile = profile
         self.tlog_policy = tlog_policy  # C2SP tlog-policy: step 15 required (fail closed)
         self._sth_memo: dict[tuple[bytes, bytes], Ed25519PublicKey | None] = {}
+        self._heads: dict[tuple[tuple[str, Any], ...], TreeHead] = {}
         # Validity windows of trusted keys, by raw key (verify/crypto/windows.py; none: always).
         self.key_windows = {raw: tuple(found) for raw, found in (key_windows or {}).items()}
         # Step 10 re-runs validators from these: the built-ins unless the caller passes plug-ins.
@@ -196,7 +216,8 @@ class BundleVerifier:
             _parse(unverified_bundle)
         except errors.AffidavitError as e:
             return self.unreadable(source, e)
-        view = _read_parts(unverified_bundle)
+        tree_head = self._tree_head(unverified_bundle.get("signed_tree_head"))
+        view = _read_parts(unverified_bundle, tree_head)
         bundle = unverified_bundle  # kept for byte-exact hashing and the steps that read their own
         warnings: list[str] = []
         # 2. bundle_hash: recomputed from the bytes received (docs/formats.md §1, §4).
@@ -257,6 +278,19 @@ class BundleVerifier:
 
             subject["policy_layer"] = view_policy_layer(bundle)
         return Result("bundle", source, final, subject, required, _UNANCHORED)
+
+    def _tree_head(self, raw_head: Any) -> TreeHead:
+        """The bundle's tree head (:func:`_read_tree_head`), memoized on its exact fields
+        (:func:`_head_key`): bundles under one head parse it once."""
+        key = _head_key(raw_head)
+        if key is None:
+            return _read_tree_head(raw_head)
+        found = self._heads.get(key)
+        if found is None:
+            if len(self._heads) >= _HEAD_MEMO_SIZE:
+                self._heads.clear()
+            found = self._heads[key] = _read_tree_head(raw_head)
+        return found
 
     def _actor_steps(self, view: BundleView, warnings: list[str]) -> list[StepResult]:
         """Steps 8, ``actor_signatures``, and 9, ``actor_signature_sidecar``, with the caller's

@@ -6,17 +6,26 @@ docs/adr/0021-plain-encoders.md; every hash now encodes what it covers.)
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 from affidavit.verify.bundles import adapter_replay, views
+from affidavit.verify.bundles import verifier as verifier_module
 from affidavit.verify.bundles.hashing import proof_hash
 from affidavit.verify.bundles.views import EVENT_FIELDS, parse_events
 from affidavit.verify.json.canonical import py_compact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.verify.bundles.test_bundle_support import OUTPUTS, edit, reseal, stamp, verifier
+from tests.verify.bundles.test_bundle_support import (
+    OUTPUTS,
+    edit,
+    failed_step,
+    reseal,
+    stamp,
+    verifier,
+)
 
 
 def test_unencodable_bundle_fails_its_bundle_hash_step() -> None:
@@ -93,19 +102,33 @@ def test_policy_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, Any]
     assert checker.verify(good).verified  # and the memo still serves the honest one
 
 
-def test_policy_memo_is_keyed_on_exact_types() -> None:
-    def policy(value: Any) -> dict[str, Any]:
-        condition = {"field": "f", "op": "==", "value": value}
-        return {"rules": [{"conditions": [condition], "action": "auto_accept"}]}
+def _decision_payload(value: Any, given: Any = True) -> dict[str, Any]:
+    condition = {"field": "f", "op": "==", "value": value}
+    rule = {"conditions": [condition], "action": "auto_accept"}
+    snapshot = {"matched_rule": rule, "evaluated_inputs": {"f": given}, "rule_index": 0}
+    return {"policy": {"rules": [rule]}, "policy_snapshot": snapshot}
 
-    hashes = {adapter_replay._policy_and_hash(policy(v))[1] for v in (True, 1, 1.0, "1")}
-    assert len(hashes) == 4
-    raw = policy(["a"])
-    raw["rules"][0]["conditions"][0]["op"] = "in"
-    parsed, first = adapter_replay._policy_and_hash(raw)
-    raw["rules"][0]["conditions"][0]["value"].append("b")  # the caller mutates its document
-    assert parsed.rules[0].conditions[0].value == ["a"]  # the memo shares nothing with it
-    assert adapter_replay._policy_and_hash(raw)[1] != first
+
+def test_decision_memo_is_keyed_on_exact_types() -> None:
+    replays = [adapter_replay._replayed(_decision_payload(v)) for v in (True, 1, 1.0, "1")]
+    assert len({r.policy_hash for r in replays}) == 4
+    assert [r.problem is None for r in replays] == [True, False, False, False]  # true is not 1
+
+
+def test_decision_memo_serves_only_the_same_bytes() -> None:
+    raw = _decision_payload(True)
+    first = adapter_replay._replayed(raw)
+    hits = adapter_replay._replay_bytes.cache_info().hits
+    assert adapter_replay._replayed(_decision_payload(True)) == first  # same bytes: served
+    assert adapter_replay._replay_bytes.cache_info().hits == hits + 1
+    raw["policy_snapshot"]["evaluated_inputs"]["f"] = False  # the caller mutates its document
+    changed = adapter_replay._replayed(raw)
+    assert (first.problem, first.action, first.matched) == (None, "auto_accept", True)
+    assert changed.problem == "matched rule 0 does not fire against the evaluated inputs"
+    without = adapter_replay._replayed({"policy_snapshot": raw["policy_snapshot"]})
+    assert without.policy_hash is None  # no policy embedded: none recomputed, not the memo's
+    unencodable = _decision_payload(True, float("nan"))  # no py-compact bytes: the plain path
+    assert adapter_replay._replayed(unencodable).problem == changed.problem
 
 
 def test_contract_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, Any]) -> None:
@@ -122,6 +145,51 @@ def test_contract_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, An
     result = checker.verify(reseal(edit(good, widen), anchor=True))
     assert result.failed_step is not None
     assert result.failed_step.code == "adapter.contract_hash_mismatch"
+
+
+def test_tree_head_memo_serves_only_the_same_fields(good: dict[str, Any]) -> None:
+    checker = verifier()
+    assert checker.verify(good).verified
+    assert checker.verify(copy.deepcopy(good)).verified
+    assert len(checker._heads) == 1  # one head: parsed once, then served
+    served = checker._tree_head(good["signed_tree_head"])
+    assert checker._tree_head(dict(good["signed_tree_head"])) is served  # not parsed again
+    size = good["signed_tree_head"]["tree_size"]
+
+    def head(**fields: Any) -> dict[str, Any]:
+        return edit(good, lambda d: d["signed_tree_head"].update(fields))
+
+    assert failed_step(checker.verify(head(tree_size=size + 1))) == (
+        "sth_signature",
+        "treehead.signature_bad",
+    )
+    assert checker._tree_head(head(tree_size=1)["signed_tree_head"]).head is not None
+    for value in (True, 1.0, "1"):  # True == 1 and 1.0 == 1 in Python, not the same JSON
+        assert failed_step(checker.verify(head(tree_size=value))) == (
+            "sth_signature",
+            "treehead.malformed",
+        )
+    assert checker.verify(good).verified  # and the memo still serves the honest head
+    assert failed_step(checker.verify(head(root_hash="0" * 63))) == (
+        "sth_signature",
+        "treehead.malformed",
+    )
+
+
+def test_tree_head_memo_keys_only_json_fields_and_is_bounded(good: dict[str, Any]) -> None:
+    checker = verifier()
+    raw = good["signed_tree_head"]
+    assert checker._tree_head({**raw, "key_id": None}).head is not None
+    assert len(checker._heads) == 1  # a null is a JSON value: memoized
+    for odd in ({**raw, 1: "x"}, {**raw, "extra": [1]}, _Object(raw)):
+        assert checker._tree_head(odd).head == checker._tree_head(raw).head
+    assert len(checker._heads) == 2  # the odd ones were parsed, never kept
+    for size in range(1000, 998 + verifier_module._HEAD_MEMO_SIZE):
+        assert checker._tree_head({**raw, "tree_size": size}).head is not None
+    assert len(checker._heads) == verifier_module._HEAD_MEMO_SIZE
+    checker._tree_head({**raw, "tree_size": -1})  # one more: the memo starts again
+    assert len(checker._heads) == 1
+    assert checker._tree_head({**raw, "tree_size": -1}).error is not None  # kept, same verdict
 
 
 @pytest.mark.parametrize(
