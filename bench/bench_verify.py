@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _install import baseline_tree
 from _timing import table
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
@@ -96,26 +97,6 @@ def _rate(fn: Any, items: list[Any], runs: int, clock: Any = time.perf_counter) 
     return statistics.median(rates)
 
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("verify", "attest", "cli", "registry", "witness", "specs")
-
-
-def _baseline_path(revision: str, folder: Path) -> str:
-    """A PYTHONPATH that imports ``affidavit`` from ``revision`` (``git archive``; the project has
-    no ``affidavit/`` folder of its own, so ``affidavit/<package>`` links point into the tree)."""
-    tree = folder / "tree"
-    tree.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", revision, *PACKAGES], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    shim = folder / "shim" / "affidavit"
-    shim.mkdir(parents=True)
-    for package in PACKAGES:
-        (shim / package).symlink_to(tree / package)
-    return str(shim.parent)
-
-
 def _library_child(path: Path, runs: int) -> None:
     """Child of ``--baseline``: the library rate of whichever ``affidavit`` is on the path, and
     the peer's in the same process; one JSON line."""
@@ -143,7 +124,7 @@ def _against_baseline(
     bundles: list[dict[str, Any]], key_b64: str, revision: str, runs: int, rounds: int
 ) -> None:
     folder = Path(tempfile.mkdtemp(prefix="bench-verify-baseline-"))
-    shim = _baseline_path(revision, folder)
+    shim = baseline_tree(revision, folder)
     data = folder / "bundles.json"
     data.write_text(json.dumps({"bundles": bundles, "key": key_b64}))
     script = [sys.executable, __file__, "--library-child", str(data), "--runs", str(runs)]
@@ -268,7 +249,7 @@ def _bulk(sizes: list[int], rounds: int, baseline: str | None = None) -> None:
     """The command as users run it, against the peer, same run (issue 34's rows); with
     ``baseline``, the command of that revision too (``--jobs 1`` and ``--json``)."""
     folder = Path(tempfile.mkdtemp(prefix="bench-verify-bulk-"))
-    shim = None if baseline is None else _baseline_path(baseline, folder / "baseline")
+    shim = None if baseline is None else baseline_tree(baseline, folder / "baseline")
     bundles, key_b64 = _bundles(folder, max(sizes))
     folders = {}
     for size in sizes:
