@@ -56,7 +56,6 @@ from _timing import table
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, example_contract, stamp_bundles
-from affidavit.cli._batch import default_jobs
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.contracts.policy import AcceptancePolicy
 
@@ -248,6 +247,9 @@ def _measure(command: list[str]) -> dict[str, Any]:
 def _bulk(sizes: list[int], rounds: int, baseline: str | None = None) -> None:
     """The command as users run it, against the peer, same run (issue 34's rows); with
     ``baseline``, the command of that revision too (``--jobs 1`` and ``--json``)."""
+    # Here, not at the top: --library-child runs this file on a baseline tree that may predate it.
+    from affidavit.cli._batch import default_jobs
+
     folder = Path(tempfile.mkdtemp(prefix="bench-verify-bulk-"))
     shim = None if baseline is None else baseline_tree(baseline, folder / "baseline")
     bundles, key_b64 = _bundles(folder, max(sizes))
