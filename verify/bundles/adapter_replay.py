@@ -31,9 +31,8 @@ whole evaluation must select the same rule; ``decision`` must equal the replayed
 the payload names a ``contract_hash``, ``evaluated_inputs`` must equal that evaluation's
 ``normalized_policy_inputs`` (``matched_rule_does_not_fire_against_evaluated_inputs``).
 
-Validation of an embedded contract is memoized on its canonical bytes, and so is the replay of a
-decision's policy and snapshot: a batch of bundles built on one contract and one policy checks the
-contract once and each distinct snapshot once.
+Validation of an embedded contract is memoized on its canonical bytes: a batch of bundles built on
+one contract checks it once.
 """
 
 from __future__ import annotations
@@ -120,48 +119,22 @@ def _contract_facts(canonical: bytes) -> tuple[tuple[str, ...], str, str]:
     return issues, contract_hash(declaration), input_schema_hash(declaration)
 
 
-class _Replayed(NamedTuple):
-    """A decision event's policy and snapshot, replayed: what :func:`_check_decision` needs."""
-
-    policy_hash: str | None  # recomputed, when the payload embeds a policy that parses
-    action: str = ""
-    matched: bool = False
-    problem: str | None = None  # why the policy or the snapshot does not replay
-
-
-def _replay(parts: Mapping[str, Any]) -> _Replayed:
-    """Parse ``parts["policy"]`` when present, recompute its ``policy_hash`` (docs/formats.md §4)
-    and replay ``parts["policy_snapshot"]`` against it
-    (:func:`~affidavit.verify.contracts.policy.replay_snapshot`); a refusal is ``problem``."""
-    recomputed = None
-    try:
-        policy = None
-        if "policy" in parts:
-            policy = AcceptancePolicy.from_json(parts["policy"])
-            recomputed = policy.policy_hash
-        decision = replay_snapshot(parts["policy_snapshot"], policy)
-    except errors.AffidavitError as e:
-        return _Replayed(recomputed, problem=e.message)
-    return _Replayed(recomputed, decision.action, decision.matched)
-
-
 @lru_cache(maxsize=256)
-def _replay_bytes(canonical: bytes) -> _Replayed:
-    """:func:`_replay` of the parts read back from their own py-compact bytes: memoized on the
-    bytes, so a batch under one policy replays each distinct snapshot once."""
-    return _replay(loads(canonical))
+def _policy_facts(canonical: bytes) -> tuple[AcceptancePolicy, str]:
+    """A policy parsed from its own py-compact bytes, and its ``policy_hash``; memoized on the
+    bytes, so the cached policy shares no object with any caller's document."""
+    policy = AcceptancePolicy.from_json(loads(canonical))
+    return policy, policy.policy_hash
 
 
-def _replayed(payload: Mapping[str, Any]) -> _Replayed:
-    """:func:`_replay` of a decision payload's ``policy`` (if any) and ``policy_snapshot``,
-    memoized on their exact py-compact bytes; what those bytes cannot carry takes the plain path."""
-    parts = {"policy_snapshot": payload["policy_snapshot"]}
-    if "policy" in payload:
-        parts["policy"] = payload["policy"]
+def _policy_and_hash(raw: Any) -> tuple[AcceptancePolicy, str]:
+    """Parse an embedded policy and recompute ``policy_hash`` (docs/formats.md §4), memoized on the
+    policy's exact py-compact bytes; anything those bytes cannot carry takes the plain path."""
     try:
-        return _replay_bytes(py_compact(parts))
+        return _policy_facts(py_compact(raw))
     except (errors.CanonicalError, errors.ParseError):
-        return _replay(parts)
+        policy = AcceptancePolicy.from_json(raw)
+        return policy, policy.policy_hash
 
 
 def _strictly_equal(a: Any, b: Any) -> bool:
@@ -313,26 +286,29 @@ def _check_decision(
 ) -> None:
     """Replay one decision event's ``policy_snapshot`` (see the module docstring)."""
     status = "matched_rule_does_not_fire_against_evaluated_inputs"
-    replayed = _replayed(payload)
-    recomputed = replayed.policy_hash
-    if recomputed is not None and payload.get("policy_hash") != recomputed:
-        raise _Replay(
-            status,
-            f"events[{index}]: policy_hash does not recompute",
-            expected=recomputed,
-            actual=payload.get("policy_hash"),
-        )
-    if replayed.problem is not None:
-        raise _Replay(status, f"events[{index}]: {replayed.problem}")
+    policy: AcceptancePolicy | None = None
+    try:
+        if "policy" in payload:
+            policy, recomputed = _policy_and_hash(payload["policy"])
+            if payload.get("policy_hash") != recomputed:
+                raise _Replay(
+                    status,
+                    f"events[{index}]: policy_hash does not recompute",
+                    expected=recomputed,
+                    actual=payload.get("policy_hash"),
+                )
+        decision = replay_snapshot(payload["policy_snapshot"], policy)
+    except errors.AffidavitError as e:
+        raise _Replay(status, f"events[{index}]: {e.message}") from None
     if (
         "decision" in payload
-        and payload["decision"] != replayed.action
-        and (replayed.matched or recomputed is not None)
+        and payload["decision"] != decision.action
+        and (decision.matched or policy is not None)
     ):
         raise _Replay(
             status,
             f"events[{index}]: decision differs from the replayed action",
-            expected=replayed.action,
+            expected=decision.action,
             actual=payload["decision"],
         )
     named = payload.get("contract_hash", "")
@@ -343,13 +319,14 @@ def _check_decision(
             actual=named,
         )
     bound = by_contract.get(named)
-    evaluated = payload["policy_snapshot"]["evaluated_inputs"]  # an object: the snapshot replayed
-    if bound is not None and not _same_bytes(bound["normalized_policy_inputs"], evaluated):
+    if bound is not None and not _same_bytes(
+        bound["normalized_policy_inputs"], decision.evaluated_inputs
+    ):
         raise _Replay(
             status,
             f"events[{index}]: evaluated_inputs are not the evaluation's normalized inputs",
             expected=bound["normalized_policy_inputs"],
-            actual=evaluated,
+            actual=decision.evaluated_inputs,
         )
 
 

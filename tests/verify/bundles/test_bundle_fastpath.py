@@ -102,33 +102,19 @@ def test_policy_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, Any]
     assert checker.verify(good).verified  # and the memo still serves the honest one
 
 
-def _decision_payload(value: Any, given: Any = True) -> dict[str, Any]:
-    condition = {"field": "f", "op": "==", "value": value}
-    rule = {"conditions": [condition], "action": "auto_accept"}
-    snapshot = {"matched_rule": rule, "evaluated_inputs": {"f": given}, "rule_index": 0}
-    return {"policy": {"rules": [rule]}, "policy_snapshot": snapshot}
+def test_policy_memo_is_keyed_on_exact_types() -> None:
+    def policy(value: Any) -> dict[str, Any]:
+        condition = {"field": "f", "op": "==", "value": value}
+        return {"rules": [{"conditions": [condition], "action": "auto_accept"}]}
 
-
-def test_decision_memo_is_keyed_on_exact_types() -> None:
-    replays = [adapter_replay._replayed(_decision_payload(v)) for v in (True, 1, 1.0, "1")]
-    assert len({r.policy_hash for r in replays}) == 4
-    assert [r.problem is None for r in replays] == [True, False, False, False]  # true is not 1
-
-
-def test_decision_memo_serves_only_the_same_bytes() -> None:
-    raw = _decision_payload(True)
-    first = adapter_replay._replayed(raw)
-    hits = adapter_replay._replay_bytes.cache_info().hits
-    assert adapter_replay._replayed(_decision_payload(True)) == first  # same bytes: served
-    assert adapter_replay._replay_bytes.cache_info().hits == hits + 1
-    raw["policy_snapshot"]["evaluated_inputs"]["f"] = False  # the caller mutates its document
-    changed = adapter_replay._replayed(raw)
-    assert (first.problem, first.action, first.matched) == (None, "auto_accept", True)
-    assert changed.problem == "matched rule 0 does not fire against the evaluated inputs"
-    without = adapter_replay._replayed({"policy_snapshot": raw["policy_snapshot"]})
-    assert without.policy_hash is None  # no policy embedded: none recomputed, not the memo's
-    unencodable = _decision_payload(True, float("nan"))  # no py-compact bytes: the plain path
-    assert adapter_replay._replayed(unencodable).problem == changed.problem
+    hashes = {adapter_replay._policy_and_hash(policy(v))[1] for v in (True, 1, 1.0, "1")}
+    assert len(hashes) == 4
+    raw = policy(["a"])
+    raw["rules"][0]["conditions"][0]["op"] = "in"
+    parsed, first = adapter_replay._policy_and_hash(raw)
+    raw["rules"][0]["conditions"][0]["value"].append("b")  # the caller mutates its document
+    assert parsed.rules[0].conditions[0].value == ["a"]  # the memo shares nothing with it
+    assert adapter_replay._policy_and_hash(raw)[1] != first
 
 
 def test_contract_memo_does_not_pass_a_tampered_second_bundle(good: dict[str, Any]) -> None:
