@@ -29,7 +29,9 @@ without uvloop and httptools, say), in the same run.
    log, store, answer with the inclusion proof) on this code and on **today's per-request
    path**: the registry at ``--baseline`` (default: the commit before issue 24), exported with
    ``git archive`` and run from that tree by the install's interpreter (the same server stack),
-   on the same machine in the same run.
+   on the same machine in the same run. A baseline that has the log's write route (``log:write``)
+   also takes the entries of 1 (without waiting), beside this tree's: issue 32 asks >= 90% of the
+   tree before it (``--baseline e71ada5``).
 3. **PUT facts** (16 clients, a distinct fact each): PostgreSQL against SQLite, this code.
 4. **Reads** (32 clients): ``GET /protocol/merkle/latest`` and ``GET /tlog/checkpoint`` on one
    PostgreSQL instance and on two (clients alternate), while nothing writes.
@@ -101,9 +103,17 @@ class Deployment:
     the ``affidavit`` command ``command`` (a virtualenv's)."""
 
     def __init__(
-        self, folder: Path, database_url: str, count: int, command: str, pythonpath: str = ""
+        self,
+        folder: Path,
+        database_url: str,
+        count: int,
+        command: str,
+        pythonpath: str = "",
+        *,
+        log_write: bool = True,
     ) -> None:
         self.folder, self.database_url, self.pythonpath = folder, database_url, pythonpath
+        self.log_write = log_write  # the tree has the log:write scope (and POST /v1/log/entries)
         self.command = command
         first = folder / "i0"
         first.mkdir(parents=True)
@@ -134,7 +144,7 @@ class Deployment:
         for scope in ("publish", "facts:write", "facts:read:*"):
             command += ["--scope", scope]
         command += ["--publisher", "acme"]
-        if not self.pythonpath:  # the baseline has no log:write scope (nor the route)
+        if self.log_write:
             command += ["--scope", "log:write"]
         if self.database_url:
             command += ["--database-url", self.database_url]
@@ -342,19 +352,30 @@ def _config(folder: Path, label: str, url: str, count: int, run: Run) -> None:
 
 
 def _baseline(folder: Path, cluster: PgCluster | None, run: Run) -> None:
-    """Contract publication on today's per-request path (module docstring, 2)."""
+    """Contract publication on today's per-request path (module docstring, 2), and, when the
+    baseline has the log's write route, entries on it beside this tree's (issue 32: >= 90%)."""
     args = run.args
     try:
         shim = baseline_tree(args.baseline, folder / "baseline", repository=args.repository)
     except subprocess.CalledProcessError as e:
         print(f"baseline skipped: git archive {args.baseline} failed: {e.stderr.decode()[:200]}")
         return
+    registry = folder / "baseline" / "tree" / "registry"
+    log_write = any("log:write" in path.read_text() for path in registry.rglob("*.py"))
     stores = [("sqlite", "")]
     if cluster is not None:
         stores.append(("pg, 1 instance", cluster.create_database("wb")))
     for label, url in stores:
-        old = Deployment(folder / f"base-{label[:2]}", url, 1, run.command(url), shim)
+        old = Deployment(
+            folder / f"base-{label[:2]}", url, 1, run.command(url), shim, log_write=log_write
+        )
         try:
+            if log_write and ("entries", label) in run.results:
+                load = Load(old.ports, old.token, args.clients, False, args.seconds)
+                measured = bench_entries(load)
+                now = run.results["entries", label]["rps"]
+                ratio = f"{now / measured['rps']:.2f}x {args.baseline}"
+                run.rows.append(_row("entries", f"{label} @{args.baseline}", measured, ratio))
             measured = _writes(old, "contract", args.seconds, f"b{label[:2]}")
             run.results["contract", f"{label} (per-request)"] = measured
         finally:
