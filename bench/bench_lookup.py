@@ -268,7 +268,11 @@ def main(argv: list[str] | None = None) -> None:
     notes: list[str] = []
     if not args.skip_baseline:
         same = ["--entries", str(entries), "--lookups", str(count)]
-        rows += baseline_rows(args.baseline, same + ["--skip-postgres"] * args.skip_postgres)
+        try:
+            rows += baseline_rows(args.baseline, same + ["--skip-postgres"] * args.skip_postgres)
+        except subprocess.CalledProcessError as e:  # e.g. a shallow clone without the revision
+            why = e.stderr.decode().strip()[:200]
+            notes.append(f"baseline skipped: git archive {args.baseline} failed: {why}")
     with tempfile.TemporaryDirectory(prefix="bench-lookup-") as folder:
         path = Path(folder) / "registry.db"
         found, note = run_store(
