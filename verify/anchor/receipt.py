@@ -1,20 +1,10 @@
-"""Anchor receipts: a signed tree head time-stamped by an RFC 3161 TSA, verified offline.
+"""Anchor receipts: a signed tree head time-stamped by an RFC 3161 TSA, verified offline
+(docs/formats.md §4; steps ``receipt_fields``, ``sth_match``, ``sth_digest``, ``tsa_status``,
+``sth_signature``, ``timestamp_token``).
 
 >>> result = verify_anchor_receipt({"receipt_version": "1.0"})
 >>> result.verdict, result.code
 ('unreadable', 'anchor.malformed')
-
-A receipt (as AiGentsy serves at ``/protocol/merkle/anchors``) carries :data:`RECEIPT_FIELDS`
-and the TSA's response as ``tsr_base64``; its ``sth`` has at least :data:`STH_FIELDS`
-(docs/formats.md §4). Steps:
-
-``receipt_fields``  the fields above are present, ``sth`` an object   (``anchor.malformed``, exit 2)
-``sth_match``       with ``expected_sth``: the receipt anchors that very tree head
-``sth_digest``      ``sth_digest == H(py-compact(sth))`` (docs/formats.md §1), algorithm ``SHA-256``
-``tsa_status``      ``"granted"``
-``sth_signature``   with a log key: the tree head's Ed25519 signature (docs/formats.md §4)
-``timestamp_token`` with trusted TSA certificates: the RFC 3161 token itself
-                    (:mod:`affidavit.verify.anchor.rfc3161`), its imprint over ``py-compact(sth)``
 
 Fail closed (docs/adr/0010-rfc3161-tokens.md): the receipt's fields are claims anyone can write,
 so without a trusted TSA certificate the verdict is ``unanchored`` (``anchor.token_unchecked``).

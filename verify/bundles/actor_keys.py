@@ -1,9 +1,6 @@
 """Actor key directories (docs/formats.md §4 "Key directory"): their two shapes, a key's validity
-window and its lifecycle status. Shared by the event checks and the caller's actor trust.
-
-The trust labels name where a key came from: ``caller_trusted`` (keys the caller supplied,
-``--trusted-actor-keys``) or ``bundle_key_directory`` (keys only the bundle carries: such
-signatures are ``self_asserted``, docs/adr/0008-actor-keys-and-events-after-finality.md).
+window and lifecycle status, and the trust labels ``caller_trusted`` / ``bundle_key_directory``
+(docs/adr/0008-actor-keys-and-events-after-finality.md).
 """
 
 from __future__ import annotations

@@ -5,13 +5,8 @@
 >>> result.verdict, result.code
 ('failed', 'attestation.payload_hash_mismatch')
 
-``{attestation, payload_hash, signature, algorithm, public_key_base64, verify_url}``;
-``payload_hash = H(py-compact(attestation))``; the Ed25519 signature covers the same py-compact
-bytes, standard base64.
-
-Fail closed: the embedded ``public_key_base64`` proves nothing by itself (anyone can sign and
-embed their own key), so the verdict is ``verified`` only when the signature verifies under a key
-the caller trusts; without one it is ``unanchored``.
+Fail closed: the embedded ``public_key_base64`` proves nothing (anyone can embed their own key),
+so ``verified`` needs the signature to verify under a key the caller trusts.
 """
 
 from __future__ import annotations

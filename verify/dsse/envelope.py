@@ -1,15 +1,6 @@
-"""The DSSE JSON envelope and its pre-authentication encoding (PAE).
-
-DSSE protocol.md, "Signature Definition": what is signed is never the payload alone but
-
-    PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body
-
-with ``LEN`` the byte length as ASCII decimal without leading zeros and ``SP`` one 0x20 byte, so a
-signature binds the payload *and* its type, and no two (type, body) pairs encode alike.
-
-DSSE envelope.md, "Standard JSON envelope": ``{"payload": b64, "payloadType": str,
-"signatures": [{"keyid": str, "sig": b64}]}``. ``keyid`` is an unauthenticated hint only; trust
-comes from the keys the caller gives, never from the envelope.
+"""The DSSE JSON envelope (DSSE envelope.md) and its pre-authentication encoding (protocol.md):
+a signature covers ``PAE(payloadType, payload)``, binding the payload and its type. ``keyid`` is
+an unauthenticated hint; trust comes only from the caller's keys.
 
 >>> pae("http://example.com/HelloWorld", b"hello world")
 b'DSSEv1 29 http://example.com/HelloWorld 11 hello world'

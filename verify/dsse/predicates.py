@@ -1,12 +1,8 @@
-"""Affidavit's in-toto predicate types, and the subjects and predicates built from their sources.
-
-A predicate type is a URI (in-toto attestation spec v1, statement.md, ``predicateType``) with a
-JSON Schema in ``specs/predicates/``; field names are lowerCamelCase (README "Conventions"). The
-builders are pure, so a verifier rebuilds subject and predicate from the source and compares
-(:mod:`affidavit.verify.dsse.verify`). Three sources: a stamped bundle (:data:`DECISION_V1`,
+"""Affidavit's in-toto predicate types (docs/adr/0014-dsse-in-toto.md, ``specs/predicates/``), and
+the pure builders of their subjects and predicates, from a stamped bundle (:data:`DECISION_V1`,
 docs/formats.md §4), a signed manifest entry (:data:`MANIFEST_ENTRY_V1`, §3) and the ``facts
-audit --json`` report (:data:`FACT_AUDIT_V1`, §5). The source's own hash is always recomputed; a
-source whose stated hash differs is refused: a Statement would attest something nobody holds.
+audit --json`` report (:data:`FACT_AUDIT_V1`, §5). A source whose stated hash is not the
+recomputed one is refused.
 """
 
 from __future__ import annotations

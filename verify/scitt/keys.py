@@ -8,12 +8,9 @@
 >>> len(key.thumbprint)
 32
 
-Two kinds, each bound to its one algorithm (RFC 9053 §2.1, §2.2): OKP Ed25519 (kty 1, crv 6) for
-EdDSA (-8), verified strictly (docs/adr/0002); EC2 P-256 (kty 2, crv 1) for ES256 (-7), ``r || s``
-over SHA-256. Any other alg is ``scitt.alg_unsupported``, one that does not fit the key
-``scitt.key_mismatch``. A key's ``kid`` is its COSE Key Thumbprint (RFC 9679 §3). Keys come from
-file bytes the caller read (:func:`key_from_bytes`): Ed25519 in any trusted-key form, or a P-256
-PEM SubjectPublicKeyInfo.
+Two kinds, each bound to its one algorithm (RFC 9053 §2.1, §2.2): Ed25519 for EdDSA (-8),
+verified strictly (docs/adr/0002), and P-256 for ES256 (-7). A key's ``kid`` is its COSE Key
+Thumbprint (RFC 9679 §3).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Which transformations this process can replay, and replaying a declared chain of them over
-source bytes (RFC 002 §7.3: "Apply each declared transformation ... in the order declared by the
-adapter"); docs/formats.md "Declared transformations", "Chains", "Plugins".
+source bytes in the declared order (RFC 002 §7.3; docs/formats.md "Declared transformations",
+"Chains", "Plugins").
 
-A set is the seven reference transformations (:mod:`.reference`) plus plugins: entry points of
-``affidavit.transforms`` named by the transformation they implement (``cursor.composer_ordering``,
-RFC 002 §1.4), each a callable from text to text, never replacing a reference one. Nothing falls
-back to the identity: a broken plugin is ``transform.plugin_invalid``, a name nobody implements
-``transform.unimplemented``. The caller passes plugins in (:mod:`affidavit.attest.plugins`); the
-default is the reference set, so a verdict never depends on what is installed.
-
-The empty chain is the identity on bytes (``byte_preserving``). Otherwise the source is decoded as
-UTF-8 (replacing invalid sequences only when the first step is ``utf8_replace_invalid``), every
-step maps text to text in order, and the result is encoded as UTF-8.
+A set is the seven reference transformations (:mod:`.reference`) plus plugins the caller passes
+in (:mod:`affidavit.attest.plugins`), never replacing a reference one; nothing falls back to the
+identity. The empty chain is the identity on bytes; otherwise the source is decoded as UTF-8,
+mapped text to text and encoded again.
 """
 
 from __future__ import annotations
