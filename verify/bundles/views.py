@@ -3,18 +3,14 @@
 >>> events = parse_events([{"event_id": "e1"}])
 >>> events.items, events.problem.code, events.problem.message
 ((), 'event.malformed', 'events[0] lacks event_type')
+>>> view_policy_layer({"policy_layer": {"sla": {"delivery_hours": 24}}})["sections"]
+['sla']
 
-The verifier reads the parts the anchor rests on here, once, at the boundary: the events, the
-Merkle inclusion proof (``merkle_inclusion``) and the signed tree head. The steps then work on
-these views, never on the raw values again. The raw bundle is kept for what must be byte-exact:
-``bundle_hash``, the event and proof hashes (docs/formats.md §1: hash what was received, never a
-re-encoding), and the steps that read parts of their own (actor signatures, sidecar, adapter
-replay, outcome, swarm).
-
-A part that does not parse keeps its error, with the code its step reports
-(``event.malformed``, ``bundle.inclusion_malformed``, ``treehead.malformed``): reading never
-decides a verdict by itself, the step does. NamedTuples, not dataclasses: this module is on the
-``verify bundle`` path (docs/adr/0003-cold-start.md).
+The events, ``merkle_inclusion`` and signed tree head are read here once; the raw bundle stays
+for what is hashed byte-exact (docs/formats.md §1). A part that does not parse keeps its error for
+its step to report. The ProofPack v2 ``policy_layer`` (outside ``bundle_hash``) is parsed like
+the peer's reader, for the report only. NamedTuples, not dataclasses: this is the ``verify
+bundle`` path (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -31,6 +27,7 @@ __all__ = [
     "ALLOWED_EVENT_KEYS",
     "EVENT_FIELDS",
     "HASHED_FIELDS",
+    "NOTE",
     "BundleView",
     "Event",
     "Events",
@@ -38,6 +35,7 @@ __all__ = [
     "InclusionProof",
     "TreeHead",
     "parse_events",
+    "view_policy_layer",
 ]
 
 # docs/formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
@@ -189,3 +187,31 @@ class BundleView(NamedTuple):
     events: Events
     inclusion: Inclusion
     tree_head: TreeHead
+
+
+POLICY_SECTIONS: Final = ("sla", "mandate", "spawn", "attestation", "outcome")
+NOTE: Final = (
+    "recorded values outside bundle_hash: not covered by any hash or signature, not used in the "
+    "verdict"
+)
+
+
+def view_policy_layer(bundle: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The report's ``policy_layer`` object, or None when the bundle has no ``policy_layer`` key."""
+    if "policy_layer" not in bundle:
+        return None
+    layer = bundle["policy_layer"]
+    view: dict[str, Any] = {"version": "1.0", "has_policy": False, "sections": []}
+    if isinstance(layer, dict) and layer:
+        view.update(version="2.0", has_policy=True)
+        for name in POLICY_SECTIONS:
+            value = layer.get(name)
+            if isinstance(value, dict) and value:
+                view[name] = value
+                view["sections"].append(name)
+        chain = layer.get("referral_chain")
+        if isinstance(chain, list) and chain:
+            view["referral_chain"] = chain
+            view["sections"].append("referral_chain")
+    view.update(covered_by_bundle_hash=False, used_in_verdict=False, note=NOTE)
+    return view
