@@ -63,7 +63,6 @@ class Element(NamedTuple):
 
     @property
     def constructed(self) -> bool:
-        """True when the identifier's constructed bit (0x20) is set."""
         return bool(self.tag & 0x20)
 
     def expect(self, tag: int, what: str) -> Element:
@@ -73,7 +72,6 @@ class Element(NamedTuple):
         return self
 
     def children(self) -> list[Element]:
-        """The elements inside a constructed element, in order."""
         if not self.constructed:
             raise DerError(f"tag 0x{self.tag:02x} is primitive, it has no children")
         if self.depth >= MAX_DEPTH:

@@ -92,11 +92,8 @@ def verify_anchor_receipt(
     expected_sth: Mapping[str, Any] | None = None,
     source: str | None = None,
 ) -> Result:
-    """Verify an anchor receipt; every problem in it is a step of the result, never raised.
-
-    ``tsa_certs`` (PEM or DER) are trusted TSAs, ``ca_certs`` optional anchors they must chain to
-    at genTime; ``log_key`` (within ``log_key_windows``) checks the tree head's own signature;
-    ``expected_sth`` (a bundle's ``signed_tree_head``) must be the head the receipt anchors.
+    """Verify an anchor receipt under trusted ``tsa_certs`` (PEM or DER; ``ca_certs`` they must
+    chain to), ``log_key`` and ``expected_sth``; every problem in it is a step, never raised.
 
     Raises:
         ``anchor.tsa_cert_unreadable``: a certificate argument is not a certificate (caller error).

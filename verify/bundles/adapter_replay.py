@@ -71,20 +71,12 @@ class _Replay(Exception):
 
 def iter_evaluations(proofs: Sequence[Any], events: Sequence[Any]) -> Iterator[Evaluation]:
     """Every ``adapter_evaluation`` in ``proof.evidence`` and ``event.payload``, in bundle order."""
-    for i, proof in enumerate(proofs):
-        evidence = proof.get("evidence") if isinstance(proof, dict) else None
-        if isinstance(evidence, dict) and "adapter_evaluation" in evidence:
-            yield Evaluation(
-                f"proofs[{i}].evidence",
-                evidence["adapter_evaluation"],
-                evidence.get("adapter_output"),
-            )
-    for j, event in enumerate(events):
-        payload = event.get("payload") if isinstance(event, dict) else None
-        if isinstance(payload, dict) and "adapter_evaluation" in payload:
-            yield Evaluation(
-                f"events[{j}].payload", payload["adapter_evaluation"], payload.get("adapter_output")
-            )
+    for part, items, key in (("proofs", proofs, "evidence"), ("events", events, "payload")):
+        for i, item in enumerate(items):
+            found = item.get(key) if isinstance(item, dict) else None
+            if isinstance(found, dict) and "adapter_evaluation" in found:
+                where = f"{part}[{i}].{key}"
+                yield Evaluation(where, found["adapter_evaluation"], found.get("adapter_output"))
 
 
 @lru_cache(maxsize=1024)
@@ -312,12 +304,9 @@ def replay_adapter(
     *,
     validators: ValidatorRegistry = default_registry,
 ) -> StepResult:
-    """Step ``adapter_replay`` over a parsed bundle (events already chain-checked).
-
-    ``not_checked`` when no evaluation and no policy snapshot is present (``legacy_no_adapter``).
-    Lifecycle warnings are appended to ``warnings``. Validators are re-run from ``validators``
-    (default: the built-ins; installed plug-ins only when the caller passes them).
-    """
+    """Step ``adapter_replay`` over a chain-checked bundle; lifecycle warnings are appended to
+    ``warnings``, validators re-run from ``validators`` (the built-ins unless the caller passes
+    plug-ins)."""
     proofs, events = bundle.get("proofs") or [], bundle.get("events") or []
     sink: list[str] = [] if warnings is None else warnings
     notes: list[str] = []

@@ -103,10 +103,8 @@ def _leaf_fields(event: Event) -> tuple[str, ...]:
 def cross_reference(
     bundle: BundleView, inclusion_step: StepResult, sth: SignedTreeHead | None
 ) -> StepResult:
-    """Step ``cross_reference`` (see the module docstring); events must be chain-checked.
-
-    ``sth`` is the tree head the ``sth_signature`` step vouches for (None when it failed).
-    """
+    """Step ``cross_reference`` of chain-checked events (module docstring); ``sth`` is the tree
+    head the ``sth_signature`` step vouches for (None when it failed)."""
     events = bundle.events.items
     inclusion = bundle.inclusion
     leaf_status, bound = bind_leaf(events, inclusion)

@@ -148,10 +148,8 @@ def check_directory_signature(
     *,
     status_required: bool = False,
 ) -> errors.AffidavitError | None:
-    """One signature against one directory entry: binding, lifecycle, window, key, signature.
-
-    None if good. The actor compared is the signed event's (the signature covers it).
-    """
+    """One signature against one directory entry: binding to the signed event's actor,
+    lifecycle, window, key, signature. None if good."""
     if not isinstance(entry, dict):
         return errors.BundleError(
             "event.key_unknown", f"key_id {key_id!r} is not in the key directory"
@@ -202,12 +200,8 @@ SELF_ASSERTED_REASON: Final = (
 def actor_signature_check(
     events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
 ) -> ActorCheck:
-    """Step ``actor_signatures``: every ``event.actor_signature`` present must verify.
-
-    Events without one are attribution-only (mixed bundles); with none at all the step is
-    ``not_checked``. All good: ``ok`` only when every signing key is one ``trust`` vouches for,
-    else ``self_asserted`` (docs/adr/0008). Call it only after the event chain checked.
-    """
+    """Step ``actor_signatures`` of chain-checked events: every ``event.actor_signature`` present
+    must verify (events without one are attribution-only; none at all is ``not_checked``)."""
     signed = [(i, e) for i, e in enumerate(events) if "actor_signature" in e]
     none: frozenset[int] = frozenset()
     if not signed:
@@ -215,9 +209,7 @@ def actor_signature_check(
         return ActorCheck(step, none, none)
     directory = directory_entries(key_directory)
     if directory is None:
-        malformed = errors.BundleError(
-            "bundle.sidecar_malformed", "signed events need a key_directory object"
-        )
+        malformed = _malformed("signed events need a key_directory object")
         return ActorCheck(StepResult.failed(STEP_ACTORS, malformed), none, none)
     trusted: set[int] = set()
     for index, event in signed:
@@ -291,6 +283,10 @@ def sidecar_hash(sidecar: Mapping[str, Any]) -> str:
 _NO_HASHES: Final[frozenset[str]] = frozenset()
 
 
+def _malformed(message: str) -> errors.BundleError:
+    return errors.BundleError("bundle.sidecar_malformed", message)
+
+
 def _sidecar_fail(error: errors.AffidavitError, **details: Any) -> SidecarCheck:
     return SidecarCheck(StepResult.failed(STEP_SIDECAR, error, **details), _NO_HASHES, _NO_HASHES)
 
@@ -304,17 +300,11 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
     if not isinstance(sidecar, dict) or not isinstance(
         sidecar.get("signatures_by_event_hash"), dict
     ):
-        return _sidecar_fail(
-            errors.BundleError("bundle.sidecar_malformed", "actor_signature_sidecar is malformed")
-        )
+        return _sidecar_fail(_malformed("actor_signature_sidecar is malformed"))
     if sidecar.get("signature_alg") != "Ed25519" or sidecar.get("canonicalization") != (
         CANONICALIZATION
     ):
-        return _sidecar_fail(
-            errors.BundleError(
-                "bundle.sidecar_malformed", "unsupported signature_alg or canonicalization"
-            )
-        )
+        return _sidecar_fail(_malformed("unsupported signature_alg or canonicalization"))
     recomputed = sidecar_hash(sidecar)
     claimed = sidecar.get("sidecar_hash")
     if not same_digest(recomputed, claimed):
@@ -328,9 +318,7 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
     if "key_directory" in bundle:
         directory = directory_entries(bundle["key_directory"])
         if directory is None:
-            return _sidecar_fail(
-                errors.BundleError("bundle.sidecar_malformed", "key_directory is malformed")
-            )
+            return _sidecar_fail(_malformed("key_directory is malformed"))
         nested = "keys_by_key_id" in bundle["key_directory"]
     events = {event["hash"]: event for event in bundle["events"]}
     warnings: list[str] = []
@@ -346,11 +334,7 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
             )
             return _sidecar_fail(error)
         if not isinstance(entries, list) or not entries:
-            return _sidecar_fail(
-                errors.BundleError(
-                    "bundle.sidecar_malformed", "signatures must be a non-empty array"
-                )
-            )
+            return _sidecar_fail(_malformed("signatures must be a non-empty array"))
         all_trusted = True
         for entry in entries:
             problem, key_b64 = _check_entry(event, entry, directory, nested=nested)
@@ -372,9 +356,7 @@ def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) ->
         if all_trusted:
             trusted.add(event_hash)
     if not checked:
-        return _sidecar_fail(
-            errors.BundleError("bundle.sidecar_malformed", "the sidecar holds no signature")
-        )
+        return _sidecar_fail(_malformed("the sidecar holds no signature"))
     details: dict[str, Any] = {
         "signatures": checked,
         "events_signed": len(signed),
@@ -395,16 +377,12 @@ def _check_entry(
     if not isinstance(entry, dict) or not all(
         isinstance(entry.get(name), str) and entry.get(name) for name in _ENTRY_FIELDS
     ):
-        return errors.BundleError(
-            "bundle.sidecar_malformed", "a sidecar signature lacks a required field"
-        ), ""
+        return _malformed("a sidecar signature lacks a required field"), ""
     key_id = entry["key_id"]
     # The window is judged at the event's own (bound) timestamp; a falsy signed_at is absent.
     stated = entry.get("signed_at") or None
     if stated is not None and not isinstance(stated, str):
-        return errors.BundleError(
-            "bundle.sidecar_malformed", "signed_at must be an RFC 3339 string"
-        ), ""
+        return _malformed("signed_at must be an RFC 3339 string"), ""
     when = event["timestamp"]
     if directory is None:
         # No directory: the entry's own key, bound to the signed event's actor at its time.

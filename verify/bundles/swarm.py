@@ -135,33 +135,29 @@ def _coverage(
 def _snapshot(bundle: Mapping[str, Any], required: list[Any] | None) -> StepResult:
     """Step ``swarm_snapshot``: ``snapshot_hash`` recomputes and the snapshot's designated types
     equal the signed designation's (as sets)."""
+
+    def mismatch(message: str, **details: Any) -> StepResult:
+        error = errors.BundleError("bundle.swarm_snapshot_mismatch", message)
+        return StepResult.failed(SNAPSHOT, error, **details)
+
     if "swarm_enforcement" not in bundle:
         return StepResult.not_checked(SNAPSHOT, "the bundle has no swarm_enforcement snapshot")
     section = bundle["swarm_enforcement"]
     snapshot = section.get("snapshot") if isinstance(section, dict) else None
     if not isinstance(snapshot, dict):
-        malformed = errors.BundleError(
-            "bundle.swarm_snapshot_mismatch", "swarm_enforcement.snapshot is not an object"
-        )
-        return StepResult.failed(SNAPSHOT, malformed)
+        return mismatch("swarm_enforcement.snapshot is not an object")
     try:
         recomputed = sha256_hex(py_compact(snapshot))
     except errors.AffidavitError as e:
         return StepResult.failed(SNAPSHOT, e)
     claimed = section.get("snapshot_hash")
     if claimed != recomputed:
-        mismatch = errors.BundleError(
-            "bundle.swarm_snapshot_mismatch", "snapshot_hash does not recompute"
-        )
-        return StepResult.failed(SNAPSHOT, mismatch, expected=recomputed, actual=claimed)
+        return mismatch("snapshot_hash does not recompute", expected=recomputed, actual=claimed)
     summary = snapshot.get("summary")
     listed = summary.get("required_signed_event_types") if isinstance(summary, dict) else None
     if required is not None and isinstance(listed, list) and _as_set(listed) != _as_set(required):
-        differs = errors.BundleError(
-            "bundle.swarm_snapshot_mismatch",
-            "the snapshot's designation differs from the signed designation",
-        )
-        return StepResult.failed(SNAPSHOT, differs, expected=required, actual=listed)
+        message = "the snapshot's designation differs from the signed designation"
+        return mismatch(message, expected=required, actual=listed)
     return StepResult.ok(SNAPSHOT, snapshot_hash=recomputed)
 
 

@@ -158,11 +158,8 @@ def _read_parts(bundle: dict[str, Any], tree_head: TreeHead) -> BundleView:
 
 
 class BundleVerifier:
-    """Verifies bundles against a fixed set of trusted tree-head keys.
-
-    Reuse one verifier for many bundles: tree heads are memoized on their fields and signatures
-    on (key, message, signature), so bundles under one head cost one parse and one check.
-    """
+    """Verifies bundles against a fixed set of trusted tree-head keys. Reuse one for many
+    bundles: tree heads and their signatures are memoized, so one head costs one check."""
 
     def __init__(
         self,
@@ -400,11 +397,8 @@ def _required(events: Sequence[Event], actors: ActorCheck, sidecar: SidecarCheck
 
 
 def _proof_binding(view: BundleView, warnings: list[str]) -> StepResult:
-    """Step 4, ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
-
-    The proofs' hashes are computed only here, when an event binds them: a bundle of many proofs
-    that no event lists costs no hash per proof (issue 35).
-    """
+    """Step 4, ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs
+    (hashed only when an event binds them, issue 35)."""
     name = "proof_binding"
     binders = [
         (i, e.payload["proof_hashes"])

@@ -56,9 +56,8 @@ ALLOWED_EVENT_KEYS: Final = frozenset((*EVENT_FIELDS, "actor_signature"))
 
 
 class Event(NamedTuple):
-    """One event whose eight fields are present with their types: seven strings and an object
-    ``payload`` (docs/formats.md §4). ``raw`` is the object as read: it is what gets hashed and
-    signed."""
+    """One event whose eight fields have their types (docs/formats.md §4); ``raw`` is the object
+    as read, what gets hashed and signed."""
 
     event_id: str
     event_type: str
@@ -152,15 +151,9 @@ class InclusionProof(NamedTuple):
 
 
 class Inclusion(NamedTuple):
-    """``merkle_inclusion`` as claimed.
-
-    ``proof`` is set when every field is well-formed, else ``error`` says which is not
-    (``bundle.inclusion_malformed``); both are ``None`` when the bundle carries none (or null).
-    ``claimed_leaf`` is the claimed ``leaf_hash`` whenever that one field is 64 lowercase hex,
-    even if another field is malformed: the leaf binding is reported either way
-    (:mod:`.binding`). ``log_id`` is the claimed log id, ``None`` when absent or null
-    (``log_id_claimed`` tells them apart).
-    """
+    """``merkle_inclusion`` as claimed: ``proof`` when every field is well-formed, else ``error``
+    (both ``None`` without one). ``claimed_leaf`` is decoded even when another field is malformed:
+    the leaf binding is reported either way (:mod:`.binding`)."""
 
     proof: InclusionProof | None = None
     error: errors.AffidavitError | None = None
@@ -171,9 +164,8 @@ class Inclusion(NamedTuple):
 
 
 class TreeHead(NamedTuple):
-    """``signed_tree_head`` as claimed: parsed strictly
-    (:func:`~affidavit.verify.crypto.treehead.parse_sth`), its signature not yet checked. ``head``
-    or ``error``; both ``None`` when the bundle has none (or null)."""
+    """``signed_tree_head`` as claimed, parsed strictly, its signature not yet checked: ``head``
+    or ``error`` (both ``None`` without one)."""
 
     head: SignedTreeHead | None = None
     error: errors.AffidavitError | None = None

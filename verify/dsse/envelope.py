@@ -134,13 +134,9 @@ def _bad_base64(field: str, why: str) -> errors.EnvelopeError:
 
 
 def parse_envelope(raw: bytes) -> Envelope:
-    """Read a DSSE JSON envelope strictly (DSSE envelope.md, "Parsing rules").
-
-    * at most :data:`MAX_ENVELOPE_BYTES` bytes, then strict JSON (docs/formats.md §1);
-    * ``payload``, ``payloadType``, ``signatures`` and each ``sig`` are REQUIRED, "even if empty";
-      ``keyid`` is OPTIONAL and "an unset field MUST be treated the same as set-but-empty";
-    * "Consumers MUST ignore unrecognized fields" (and they are not kept);
-    * ``payload`` and ``sig`` by :func:`decode_b64`; 1 to :data:`MAX_SIGNATURES` signatures.
+    """Read a DSSE JSON envelope strictly (DSSE envelope.md, "Parsing rules"): strict JSON of at
+    most :data:`MAX_ENVELOPE_BYTES`, the REQUIRED fields present, an unset ``keyid`` empty,
+    unrecognized fields ignored, 1 to :data:`MAX_SIGNATURES` signatures.
 
     Raises:
         ``dsse.too_large``, ``json.*``, ``dsse.malformed``, ``dsse.bad_base64``,

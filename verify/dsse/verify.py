@@ -145,7 +145,6 @@ class DsseVerification:
 
     @property
     def met(self) -> bool:
-        """True when at least ``threshold`` distinct trusted keys verified a signature."""
         return len(self.keys_verified) >= self.threshold
 
     @property
@@ -226,10 +225,8 @@ CROSS_CHECKABLE: Final = frozenset({predicates.DECISION_V1})
 
 
 def cross_check_bundle(statement: Statement, bundle: Any) -> None:
-    """Check a ``DECISION_V1`` ``statement`` against ``bundle``, the parsed bundle JSON: one
-    subject whose ``digest.sha256`` is the recomputed ``bundle_hash`` and ``name`` the ``deal_id``,
-    equal to :func:`~affidavit.verify.dsse.predicates.subject_for_bundle`, and the predicate equal
-    to :func:`~affidavit.verify.dsse.predicates.decision_predicate` as JSON values.
+    """Check a ``DECISION_V1`` ``statement`` against the parsed ``bundle``: its one subject and
+    its predicate are the ones :mod:`~affidavit.verify.dsse.predicates` rebuilds, as JSON values.
 
     Raises:
         ``usage.invalid``: the predicate type cannot be cross-checked against a bundle.

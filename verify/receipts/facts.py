@@ -121,7 +121,6 @@ class ReceiptFactCheck:
         return self.code is None
 
     def to_json(self) -> dict[str, Any]:
-        """``{fact, receipt_hash, file, ok, code?, message?}``."""
         out = {
             "fact": self.fact,
             "receipt_hash": self.receipt_hash,

@@ -78,11 +78,9 @@ class Digest:
 
     @classmethod
     def of(cls, data: bytes) -> Digest:
-        """The digest of ``data``."""
         return cls(hashlib.sha256(data).hexdigest(), len(data))
 
     def to_json(self) -> dict[str, Any]:
-        """``{sha256, size}``."""
         return {"sha256": self.sha256, "size": self.size}
 
 
@@ -115,11 +113,9 @@ class Receipt:
 
     @property
     def signing_message(self) -> bytes:
-        """The bytes the signature covers (:func:`signing_message`)."""
         return signing_message(self.receipt_hash)
 
     def to_json(self) -> dict[str, Any]:
-        """The document as received (a copy)."""
         return dict(self.document)
 
 

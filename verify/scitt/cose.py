@@ -53,7 +53,6 @@ class Sign1:
 
     @property
     def alg(self) -> object:
-        """The protected ``alg`` (label 1), as found (None when absent)."""
         return self.protected.get(HEADER_ALG)
 
     @property

@@ -84,12 +84,10 @@ class CoseKey:
 
     @property
     def alg(self) -> int:
-        """The one algorithm this key verifies."""
         return ALG_EDDSA if self.kty == KTY_OKP else ALG_ES256
 
     @property
     def describe(self) -> str:
-        """``EdDSA (Ed25519)`` or ``ES256 (P-256)``."""
         return "EdDSA (Ed25519)" if self.kty == KTY_OKP else "ES256 (P-256)"
 
     def bound_to(self, issuers: Sequence[str]) -> CoseKey:
@@ -210,10 +208,9 @@ def key_from_bytes(data: bytes, *, source: str) -> CoseKey:
 
 
 def parse_issuer_binding(data: bytes, *, source: str) -> tuple[str, ...]:
-    """The issuers (CWT ``iss``, RFC 8392 §3.1.1) an issuer key signs for, from its binding file
-    (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, one ``iss`` a line,
-    each ending in a newline; no empty line, surrounding space, control character or repeat; 1 to
-    1,000 issuers.
+    """The issuers (CWT ``iss``) an issuer key signs for, from its binding file
+    (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, 1 to 1,000 lines of
+    one ``iss`` each, newline-ended, none empty, padded, with a control character or repeated.
 
     Raises:
         ``usage.invalid``: anything else (the binding is the operator's or the caller's input).

@@ -97,22 +97,16 @@ class TransformSet:
                     details={"name": name},
                 )
             if not callable(fn):
-                raise errors.ReceiptError(
-                    "transform.plugin_invalid",
-                    f"transformation {name!r} is not callable",
-                    details={"name": name},
-                )
+                raise _plugin_invalid(name, "is not callable")
             merged[name] = fn
         self._by_name: Mapping[str, Transform] = MappingProxyType(merged)
 
     @classmethod
     def of(cls, mapping: Mapping[str, Transform] | None = None) -> TransformSet:
-        """The reference transformations plus ``mapping`` (name -> callable); raises as the
-        constructor does."""
+        """The reference transformations plus ``mapping``; raises as the constructor does."""
         return cls(mapping)
 
     def resolve(self, name: str) -> Transform | None:
-        """The transformation named ``name``, or ``None`` when this set has none."""
         return self._by_name.get(name)
 
     def missing(self, names: Iterable[str]) -> tuple[str, ...]:
@@ -210,15 +204,13 @@ def _run_plugin(name: str, fn: Transform, text: str) -> str:
     try:
         out: object = fn(text)
     except Exception as e:  # a third-party transformation's failure is reported, not propagated
-        raise errors.ReceiptError(
-            "transform.plugin_invalid",
-            f"transformation {name!r} failed: {type(e).__name__}: {e}",
-            details={"name": name},
-        ) from None
+        raise _plugin_invalid(name, f"failed: {type(e).__name__}: {e}") from None
     if not isinstance(out, str):
-        raise errors.ReceiptError(
-            "transform.plugin_invalid",
-            f"transformation {name!r} returned {type(out).__name__}, not text",
-            details={"name": name},
-        )
+        raise _plugin_invalid(name, f"returned {type(out).__name__}, not text")
     return out
+
+
+def _plugin_invalid(name: str, what: str) -> errors.ReceiptError:
+    return errors.ReceiptError(
+        "transform.plugin_invalid", f"transformation {name!r} {what}", details={"name": name}
+    )
