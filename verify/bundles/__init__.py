@@ -1,5 +1,4 @@
-"""The bundles room: ProofPack bundle verification (docs/formats.md §4) and outcome attestations;
-:mod:`.verifier` runs the step plan, the steps live beside it.
+"""The bundles room: ProofPack bundles (docs/formats.md §4; :mod:`.verifier`) and attestations.
 
 This room is internal (issue 32; docs/adr/0003-cold-start.md, "Amendment (issue 32)"): its
 ``__init__`` imports nothing; callers import a name from the module that defines it.
