@@ -4,16 +4,9 @@
 >>> [t.tag for t in seq.children()], seq.children()[0].as_int()
 ([2, 1], 5)
 
-Only Distinguished Encoding Rules are read; anything else is refused with :class:`DerError`:
-
-- low-tag-number identifiers only (tag number < 31; every tag in RFC 3161 and RFC 5652 is);
-- definite lengths in their shortest form (X.690 §10.1); no indefinite length (BER);
-- a document is exactly one element, with no trailing bytes;
-- INTEGERs in their minimal two's-complement form (X.690 §8.3.2), BOOLEANs 0x00 or 0xFF
-  (§11.1), OBJECT IDENTIFIER arcs in minimal base-128 (§8.19.2), GeneralizedTime as RFC 3161
-  §2.4.2 and RFC 5280 §4.1.2.5.2 want it (``YYYYMMDDhhmmss[.f*]Z``, no trailing zero fraction).
-
-It parses and trusts nothing: :mod:`affidavit.verify.anchor.rfc3161` checks.
+Only DER is read (low-tag-number identifiers, shortest definite lengths, one element with no
+trailing bytes, minimal INTEGERs and OID arcs, strict BOOLEANs and GeneralizedTime); anything
+else is :class:`DerError`. It parses and trusts nothing: :mod:`.rfc3161` checks.
 """
 
 from __future__ import annotations
@@ -70,7 +63,6 @@ class Element(NamedTuple):
 
     @property
     def constructed(self) -> bool:
-        """True when the identifier's constructed bit (0x20) is set."""
         return bool(self.tag & 0x20)
 
     def expect(self, tag: int, what: str) -> Element:
@@ -80,7 +72,6 @@ class Element(NamedTuple):
         return self
 
     def children(self) -> list[Element]:
-        """The elements inside a constructed element, in order."""
         if not self.constructed:
             raise DerError(f"tag 0x{self.tag:02x} is primitive, it has no children")
         if self.depth >= MAX_DEPTH:

@@ -1,20 +1,10 @@
-"""Anchor receipts: a signed tree head time-stamped by an RFC 3161 TSA, verified offline.
+"""Anchor receipts: a signed tree head time-stamped by an RFC 3161 TSA, verified offline
+(docs/formats.md §4; steps ``receipt_fields``, ``sth_match``, ``sth_digest``, ``tsa_status``,
+``sth_signature``, ``timestamp_token``).
 
 >>> result = verify_anchor_receipt({"receipt_version": "1.0"})
 >>> result.verdict, result.code
 ('unreadable', 'anchor.malformed')
-
-A receipt (as AiGentsy serves at ``/protocol/merkle/anchors``) carries :data:`RECEIPT_FIELDS`
-and the TSA's response as ``tsr_base64``; its ``sth`` has at least :data:`STH_FIELDS`
-(docs/formats.md §4). Steps:
-
-``receipt_fields``  the fields above are present, ``sth`` an object   (``anchor.malformed``, exit 2)
-``sth_match``       with ``expected_sth``: the receipt anchors that very tree head
-``sth_digest``      ``sth_digest == H(py-compact(sth))`` (docs/formats.md §1), algorithm ``SHA-256``
-``tsa_status``      ``"granted"``
-``sth_signature``   with a log key: the tree head's Ed25519 signature (docs/formats.md §4)
-``timestamp_token`` with trusted TSA certificates: the RFC 3161 token itself
-                    (:mod:`affidavit.verify.anchor.rfc3161`), its imprint over ``py-compact(sth)``
 
 Fail closed (docs/adr/0010-rfc3161-tokens.md): the receipt's fields are claims anyone can write,
 so without a trusted TSA certificate the verdict is ``unanchored`` (``anchor.token_unchecked``).
@@ -102,11 +92,8 @@ def verify_anchor_receipt(
     expected_sth: Mapping[str, Any] | None = None,
     source: str | None = None,
 ) -> Result:
-    """Verify an anchor receipt; every problem in it is a step of the result, never raised.
-
-    ``tsa_certs`` (PEM or DER) are trusted TSAs, ``ca_certs`` optional anchors they must chain to
-    at genTime; ``log_key`` (within ``log_key_windows``) checks the tree head's own signature;
-    ``expected_sth`` (a bundle's ``signed_tree_head``) must be the head the receipt anchors.
+    """Verify an anchor receipt under trusted ``tsa_certs`` (PEM or DER; ``ca_certs`` they must
+    chain to), ``log_key`` and ``expected_sth``; every problem in it is a step, never raised.
 
     Raises:
         ``anchor.tsa_cert_unreadable``: a certificate argument is not a certificate (caller error).

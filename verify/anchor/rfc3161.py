@@ -1,32 +1,15 @@
-"""RFC 3161 time-stamp tokens, verified offline against a TSA certificate the caller trusts.
+"""RFC 3161 time-stamp tokens, verified offline against a TSA certificate the caller trusts
+(docs/adr/0010-rfc3161-tokens.md).
 
-A token is a CMS SignedData (RFC 5652 §5) whose encapsulated content is a TSTInfo (RFC 3161
-§2.4.2). :func:`parse_token` reads one strictly (DER, :mod:`affidavit.verify.anchor.der`) from a
-TimeStampResp or a bare TimeStampToken; :func:`verify_token` then checks, in this order, each
-failure with its own code (``specs/error-codes.json``):
+A token is a CMS SignedData (RFC 5652 §5) around a TSTInfo (RFC 3161 §2.4.2). :func:`parse_token`
+reads one strictly (:mod:`affidavit.verify.anchor.der`) from a TimeStampResp or a bare
+TimeStampToken; :func:`verify_token` checks the signer, its TSA usage, the messageDigest, the
+signature, genTime within validity, an optional chain to given CAs and the message imprint, each
+failure with its own ``anchor.*`` code. Certificates carried in the token are never trusted.
 
-1. the signer is the given TSA certificate: SignerInfo ``sid`` (RFC 5652 §5.3) and the first
-   ESSCertID / ESSCertIDv2 of the signing-certificate attribute(s) (RFC 2634 §5.4, RFC 5035,
-   RFC 5816) -> ``anchor.tsa_cert_mismatch``;
-2. the certificate is a TSA certificate: extendedKeyUsage critical and only id-kp-timeStamping,
-   keyUsage (if present) only digitalSignature/nonRepudiation (RFC 3161 §2.3)
-   -> ``anchor.tsa_cert_eku_invalid``;
-3. the messageDigest signed attribute is the hash of the TSTInfo bytes (RFC 5652 §5.4)
-   -> ``anchor.message_digest_mismatch``;
-4. the signature over the DER signed attributes verifies under the certificate's key
-   (RFC 5652 §5.4; RSA PKCS#1 v1.5 or ECDSA, with SHA-256/384/512)
-   -> ``anchor.tsa_signature_invalid``;
-5. genTime lies within the certificate's validity -> ``anchor.tsa_cert_not_valid``;
-6. with CA certificates: an RFC 5280 path from the TSA certificate to one of them at genTime
-   -> ``anchor.tsa_chain_invalid``;
-7. the message imprint: SHA-256/384/512 only (SHA-1 is refused:
-   ``anchor.imprint_algorithm_unsupported``), and ``hashedMessage`` equals the hash of the data
-   under that algorithm -> ``anchor.imprint_mismatch``.
-
-Certificates carried in the token are never trusted, only offered as intermediates to a CA.
 Load this module lazily (it imports ``cryptography``). Every ``cryptography.x509`` import is local
-to its function: it loads ``socket`` (through ``email.utils``), which no ``affidavit.verify``
-module may load on import (``tests/verify/test_offline_imports.py``).
+to its function: it loads ``socket``, which no ``affidavit.verify`` module may load on import
+(``tests/verify/test_offline_imports.py``).
 """
 
 from __future__ import annotations
@@ -145,10 +128,6 @@ class VerifiedToken(NamedTuple):
             "serial_number": str(self.serial_number),
             "nonce": None if self.nonce is None else str(self.nonce),
         }
-
-
-# ---------------------------------------------------------------------------------------------
-# Parsing (RFC 3161 §2.4.2, RFC 5652 §5)
 
 
 def parse_token(der: bytes) -> ParsedToken:
@@ -347,10 +326,6 @@ def _algorithm(element: Element) -> str:
     return parts[0].as_oid()
 
 
-# ---------------------------------------------------------------------------------------------
-# Verification
-
-
 def verify_token(
     token: ParsedToken,
     data: bytes,
@@ -434,8 +409,6 @@ def _check_signature(token: ParsedToken, cert: x509.Certificate, digest_name: st
             "the TSA signature over the signed attributes does not verify",
         ) from None
 
-
-# -- the certificate side: which certificate signed, and may it time-stamp -----------------------
 
 # ESSCertID (RFC 2634, SHA-1 by definition) and ESSCertIDv2 (RFC 5035) hashes accepted. The
 # certificate hash identifies a certificate the caller already trusts; it is not what is signed.

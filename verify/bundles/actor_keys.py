@@ -1,9 +1,6 @@
 """Actor key directories (docs/formats.md §4 "Key directory"): their two shapes, a key's validity
-window and its lifecycle status. Shared by the event checks and the caller's actor trust.
-
-The trust labels name where a key came from: ``caller_trusted`` (keys the caller supplied,
-``--trusted-actor-keys``) or ``bundle_key_directory`` (keys only the bundle carries: such
-signatures are ``self_asserted``, docs/adr/0008-actor-keys-and-events-after-finality.md).
+window and lifecycle status, and the trust labels ``caller_trusted`` / ``bundle_key_directory``
+(docs/adr/0008-actor-keys-and-events-after-finality.md).
 """
 
 from __future__ import annotations
@@ -51,12 +48,8 @@ _RFC3339: Final = re.compile(
 
 
 def parse_instant(text: Any) -> datetime | None:
-    """An RFC 3339 date-time with a zone as an aware datetime; None for anything else.
-
-    Instants are compared as times, never as strings ("2026-01-01T01:00:00+01:00" is midnight
-    UTC). Fractions beyond microseconds are truncated (they never change an order at the
-    microsecond scale the stamps use).
-    """
+    """An RFC 3339 date-time with a zone as an aware datetime, fractions beyond microseconds
+    truncated; None for anything else. Instants are compared as times, never as strings."""
     if not isinstance(text, str) or not _RFC3339.fullmatch(text):
         return None
     from datetime import datetime  # noqa: PLC0415 - lazy (cold start, docs/adr/0003)
@@ -89,13 +82,10 @@ def key_valid_at(entry: Mapping[str, Any], when: str) -> bool:
 def lifecycle_problem(
     entry: Mapping[str, Any], key_id: str, *, status_required: bool
 ) -> errors.AffidavitError | None:
-    """The key's ``status`` against its window (docs/formats.md §4 key directory).
-
-    Always: a status other than ``active`` with no ``revoked_at`` offers no time to bound the
-    key's validity: refused (``event.key_lifecycle_malformed``). With ``status_required`` (the
-    sidecar's ``keys_by_key_id`` directory, whose entries carry a status): the status must be
-    ``active`` (``event.key_inactive``); elsewhere an absent status means active.
-    """
+    """The key's ``status`` against its window (docs/formats.md §4 key directory): a status other
+    than ``active`` needs a ``revoked_at`` (``event.key_lifecycle_malformed``); with
+    ``status_required`` (a ``keys_by_key_id`` directory) it must be ``active``
+    (``event.key_inactive``), elsewhere an absent status means active."""
     status = entry.get("status", None if status_required else "active")
     if status == "active":
         return None

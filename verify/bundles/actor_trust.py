@@ -1,4 +1,5 @@
-"""Which actor keys the caller trusts, as opposed to the keys a bundle carries (docs/formats.md §4).
+"""Which actor keys the caller trusts, as opposed to the keys a bundle carries (docs/formats.md §4,
+docs/adr/0008).
 
 >>> trust = ActorTrust.from_directory({"k1": {"actor_id": "a", "issued_at": "2026-01-01T00:00:00Z",
 ...     "revoked_at": None, "public_key_base64": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}})
@@ -7,19 +8,9 @@ True
 >>> trust.vouches("11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=", "b", "2026-02-01T00:00:00Z")
 False
 
-A bundle's ``key_directory`` (and a sidecar entry's own ``public_key_base64``) travel with the
-bundle, outside ``bundle_hash`` and outside anything the log signs: whoever writes the bundle
-writes them. A signature that verifies under such a key proves only that the bundle is
-*consistent with keys it carries* (``self_asserted``). It is *signed under a key the caller
-trusts* only when the caller supplied the key (docs/adr/0008):
-
-- a trusted key without an actor (a ``.pub``/PEM file, a key document without ``actor_id``)
-  vouches for every actor its holder signs as;
-- a key document with ``actor_id`` vouches only for that actor;
-- a pinned key directory (flat ``{key_id: entry}`` or ``{keys_by_key_id: ...}``) vouches for the
-  entry's actor, inside the entry's own ``[issued_at, revoked_at)`` window and lifecycle.
-
-Keys are matched by their bytes, never by ``key_id`` (a label anyone can copy).
+A key the bundle carries proves only consistency (``self_asserted``). A caller key without an
+actor vouches for every actor, one with ``actor_id`` for that actor, a pinned directory entry for
+its actor inside its window and lifecycle. Keys match by bytes, never by ``key_id``.
 """
 
 from __future__ import annotations

@@ -1,38 +1,14 @@
-"""Adapter replay: re-derive every adapter evaluation and decision a bundle carries, offline.
+"""Adapter replay: re-derive every adapter evaluation and decision a bundle carries, offline
+(seed 003 "replay independence"; docs/formats.md §4 ``adapter_evaluation`` and its statuses).
 
 >>> replay_adapter({"proofs": [], "events": []}).status
 'not_checked'
 
-Seed 003 ("Artifact binding", "replay independence"): a bundle carries its own truth. For every
-``adapter_evaluation`` (in ``proof.evidence`` or an ``event.payload``), in order (docs/formats.md §4
-statuses):
-
-1. shape (``adapter_evaluation_shape_invalid``): an object with a non-empty ``adapter_id`` (equal
-   to the embedded contract's, checked once the contract passed step 2, as is an
-   ``adapter_version`` the evaluation states), the embedded
-   ``adapter_contract``, ``contract_hash``, ``input_schema_hash``, ``normalized_policy_inputs``,
-   ``validation_result``; without an embedded contract nothing can be replayed, and that fails;
-2. the embedded contract passes the AdapterContract schema (``schema_fail``);
-3. both hashes recompute, and the evaluation's copies equal the contract's own
-   (``contract_hash_mismatch``, ``input_schema_hash_mismatch``);
-4. ``normalized_policy_inputs`` only names ``allowed_policy_fields``
-   (``normalized_inputs_not_in_allowed_policy_fields``);
-5. a validator is declared, and the evaluation names the same one
-   (``validator_declaration_missing``);
-6. the result is self-consistent, honours the lifecycle (revoked -> ``unknown_adapter`` with no
-   inputs, seed 003 table), and when the validator is installed and the raw output travels with the
-   evaluation (``evidence.adapter_output``), a re-run gives the same result and inputs
-   (``validator_result_inconsistent``).
-
-Then every ``policy_snapshot`` in an event payload is replayed
-(:func:`~affidavit.verify.contracts.policy.
-replay_snapshot`); when the payload embeds the ``policy`` its ``policy_hash`` must recompute and the
-whole evaluation must select the same rule; ``decision`` must equal the replayed action; and when
-the payload names a ``contract_hash``, ``evaluated_inputs`` must equal that evaluation's
-``normalized_policy_inputs`` (``matched_rule_does_not_fire_against_evaluated_inputs``).
-
-Validation of an embedded contract is memoized on its canonical bytes: a batch of bundles built on
-one contract checks it once.
+Each ``adapter_evaluation`` (in ``proof.evidence`` or an ``event.payload``) is checked in order:
+shape, the embedded contract's schema, both hashes, the allowed policy fields, the validator
+declaration, then the result (lifecycle, and a re-run when the validator and raw output are at
+hand). Then every ``policy_snapshot`` is replayed (:func:`~affidavit.verify.contracts.policy.
+replay_snapshot`). Contract validation is memoized on its canonical bytes.
 """
 
 from __future__ import annotations
@@ -95,20 +71,12 @@ class _Replay(Exception):
 
 def iter_evaluations(proofs: Sequence[Any], events: Sequence[Any]) -> Iterator[Evaluation]:
     """Every ``adapter_evaluation`` in ``proof.evidence`` and ``event.payload``, in bundle order."""
-    for i, proof in enumerate(proofs):
-        evidence = proof.get("evidence") if isinstance(proof, dict) else None
-        if isinstance(evidence, dict) and "adapter_evaluation" in evidence:
-            yield Evaluation(
-                f"proofs[{i}].evidence",
-                evidence["adapter_evaluation"],
-                evidence.get("adapter_output"),
-            )
-    for j, event in enumerate(events):
-        payload = event.get("payload") if isinstance(event, dict) else None
-        if isinstance(payload, dict) and "adapter_evaluation" in payload:
-            yield Evaluation(
-                f"events[{j}].payload", payload["adapter_evaluation"], payload.get("adapter_output")
-            )
+    for part, items, key in (("proofs", proofs, "evidence"), ("events", events, "payload")):
+        for i, item in enumerate(items):
+            found = item.get(key) if isinstance(item, dict) else None
+            if isinstance(found, dict) and "adapter_evaluation" in found:
+                where = f"{part}[{i}].{key}"
+                yield Evaluation(where, found["adapter_evaluation"], found.get("adapter_output"))
 
 
 @lru_cache(maxsize=1024)
@@ -336,12 +304,9 @@ def replay_adapter(
     *,
     validators: ValidatorRegistry = default_registry,
 ) -> StepResult:
-    """Step ``adapter_replay`` over a parsed bundle (events already chain-checked).
-
-    ``not_checked`` when no evaluation and no policy snapshot is present (``legacy_no_adapter``).
-    Lifecycle warnings are appended to ``warnings``. Validators are re-run from ``validators``
-    (default: the built-ins; installed plug-ins only when the caller passes them).
-    """
+    """Step ``adapter_replay`` over a chain-checked bundle; lifecycle warnings are appended to
+    ``warnings``, validators re-run from ``validators`` (the built-ins unless the caller passes
+    plug-ins)."""
     proofs, events = bundle.get("proofs") or [], bundle.get("events") or []
     sink: list[str] = [] if warnings is None else warnings
     notes: list[str] = []

@@ -5,13 +5,8 @@
 >>> result.verdict, result.code
 ('failed', 'attestation.payload_hash_mismatch')
 
-``{attestation, payload_hash, signature, algorithm, public_key_base64, verify_url}``;
-``payload_hash = H(py-compact(attestation))``; the Ed25519 signature covers the same py-compact
-bytes, standard base64.
-
-Fail closed: the embedded ``public_key_base64`` proves nothing by itself (anyone can sign and
-embed their own key), so the verdict is ``verified`` only when the signature verifies under a key
-the caller trusts; without one it is ``unanchored``.
+Fail closed: the embedded ``public_key_base64`` proves nothing (anyone can embed their own key),
+so ``verified`` needs the signature to verify under a key the caller trusts.
 """
 
 from __future__ import annotations
@@ -34,22 +29,19 @@ _UNANCHORED: Final = (
 
 
 def _parse(unverified: Any) -> tuple[dict[str, Any], str, str]:
+    def malformed(message: str) -> errors.BundleError:
+        return errors.BundleError("attestation.malformed", message)
+
     if not isinstance(unverified, dict):
-        raise errors.BundleError(
-            "attestation.malformed", "an OutcomeAttestation must be a JSON object"
-        )
+        raise malformed("an OutcomeAttestation must be a JSON object")
     body = unverified.get("attestation")
     if not isinstance(body, dict):
-        raise errors.BundleError("attestation.malformed", "attestation must be an object")
+        raise malformed("attestation must be an object")
     claimed, signature = unverified.get("payload_hash"), unverified.get("signature")
     if not isinstance(claimed, str) or not isinstance(signature, str):
-        raise errors.BundleError(
-            "attestation.malformed", "payload_hash and signature must be strings"
-        )
+        raise malformed("payload_hash and signature must be strings")
     if unverified.get("algorithm", "Ed25519") != "Ed25519":
-        raise errors.BundleError(
-            "attestation.malformed", f"unsupported algorithm {unverified.get('algorithm')!r}"
-        )
+        raise malformed(f"unsupported algorithm {unverified.get('algorithm')!r}")
     return body, claimed, signature
 
 
@@ -59,10 +51,8 @@ def verify_attestation(
     *,
     source: str | None = None,
 ) -> Result:
-    """Verify an OutcomeAttestation; never raises for any JSON value.
-
-    Steps: ``parse``, ``payload_hash``, ``signature`` (under each trusted key in turn).
-    """
+    """Verify an OutcomeAttestation (steps ``parse``, ``payload_hash``, ``signature``); never
+    raises for any JSON value."""
     try:
         body, claimed, signature_text = _parse(unverified_attestation)
     except errors.AffidavitError as e:

@@ -1,31 +1,14 @@
-"""Step ``cross_reference``: what the signed log covers of this bundle (docs/formats.md §4).
+"""Step ``cross_reference``: what the signed log covers of this bundle (docs/formats.md §4
+"Cross-reference", docs/adr/0008-actor-keys-and-events-after-finality.md).
 
 >>> consequence_binding([])
 'no_consequence_authorization_claimed'
 
-Three questions, reported together (the peer's five-step contract keeps them in one step):
-
-1. **Root**: ``merkle_inclusion.{merkle_root, tree_size, log_id}`` equal the signed head's.
-2. **Leaf binding** (``details.leaf_binding``): the proven leaf recomputes from exactly one event
-   (``bound``), from none (``anchor_unbound`` -> ``bundle.leaf_unbound``), from several
-   (``anchor_ambiguous`` -> ``bundle.leaf_ambiguous``), or no leaf is claimed
-   (``no_anchor_claimed`` -> not checked, the verdict is at best ``unanchored``). The bound event
-   must be a finality event, and it must be the **last** event: each event commits to its
-   predecessors through ``prev_hash``, so the logged event covers the chain up to itself and
-   nothing after it. Events after it fail with ``bundle.events_after_finality``, however well
-   they are chained (docs/adr/0008-actor-keys-and-events-after-finality.md).
-3. **Consequence identity** (``details.consequence_binding``): when the bundle records an
-   authorization (``CONSEQUENCE_AUTHORIZED`` with ``decision: "authorized"`` and an
-   ``identity_hash``), every other event naming a consequence identity
-   (``payload.consequence_identity_hash``, else ``payload.identity_hash``) must name an
-   authorized one. Statuses: ``no_consequence_authorization_claimed``,
-   ``consequence_authorized_not_dispatched``, ``consequence_bound``, and
-   ``consequence_identity_mismatch``, which fails the bundle
-   (``bundle.consequence_identity_mismatch``) with or without an anchor: it is computed from the
-   event bytes alone.
-
-It reads the bundle's typed views (:mod:`.views`): the claimed leaf hash was decoded once, when
-``merkle_inclusion`` was read, and is not decoded again here.
+Three questions in one step (as the peer's five-step contract has it): the root fields equal the
+signed head's; the proven leaf recomputes from exactly one finality event, the last one
+(``details.leaf_binding``); every consequence identity named is an authorized one
+(``details.consequence_binding``, computed from the event bytes alone, so it fails the bundle
+with or without an anchor).
 """
 
 from __future__ import annotations
@@ -120,10 +103,8 @@ def _leaf_fields(event: Event) -> tuple[str, ...]:
 def cross_reference(
     bundle: BundleView, inclusion_step: StepResult, sth: SignedTreeHead | None
 ) -> StepResult:
-    """Step ``cross_reference`` (see the module docstring); events must be chain-checked.
-
-    ``sth`` is the tree head the ``sth_signature`` step vouches for (None when it failed).
-    """
+    """Step ``cross_reference`` of chain-checked events (module docstring); ``sth`` is the tree
+    head the ``sth_signature`` step vouches for (None when it failed)."""
     events = bundle.events.items
     inclusion = bundle.inclusion
     leaf_status, bound = bind_leaf(events, inclusion)

@@ -1,5 +1,5 @@
-"""ProofPack events: hashes, the chain, finality leaves, per-actor signatures (docs/formats.md
-§4) and the vocabularies of an outcome read-back.
+"""ProofPack events (docs/formats.md §4): hashes, the chain, finality leaves, per-actor signatures
+(inline and in the sidecar) and the ``outcome_reconciliation`` vocabularies (AiGentsy SDK 1.17.2).
 
 >>> event = {"event_id": "e1", "event_type": "DEAL_CREATED", "deal_id": "d", "actor_id": "a",
 ...          "timestamp": "2026-01-01T00:00:00Z", "payload": {}, "prev_hash": ""}
@@ -7,27 +7,10 @@
 64
 >>> leaf_data(dict(event, hash="00" * 32))[:12]
 b'{"deal_id":"'
-
-- ``hash = H(py-spaced({event_id, event_type, deal_id, actor_id, timestamp, payload, prev_hash}))``;
-  the first event has ``prev_hash ""``, every other the previous event's ``hash``.
-- Merkle leaf data of a finality event: ``py-compact({deal_id, event_type, event_id, event_hash,
-  timestamp})``.
-- Spec 3.0.0 ``event.actor_signature = {key_id, signature}`` over ``py-compact({event_id,
-  event_type, deal_id, actor_id, timestamp, payload, prev_hash, key_id})``; the key directory binds
-  each key to an actor and a window ``issued_at <= timestamp < revoked_at``.
-
-Events are checked strictly: all eight fields present, seven strings and an object payload
-(read once into :class:`~.views.Event` views by :func:`~.views.parse_events`).
-
-Step ``outcome_reconciliation``: an ``OUTCOME_RECONCILED`` event records a post-action read-back
-(AiGentsy SDK 1.17.2, ``record_outcome_reconciled``). The SDK writes three fields only from closed
-vocabularies; a value outside them (or a missing one) is not something the SDK writes, so it fails
-the step (``bundle.reconciliation_vocabulary_unknown``, ``details.unknown`` lists each
-``field=value``). The step reports what the events record; it never judges whether the read-back
-is true. Reported only when the bundle has such an event.
-
 >>> check_reconciliation([]) is None
 True
+>>> sidecar_check({"events": []}).step.status
+'not_checked'
 """
 
 from __future__ import annotations
@@ -42,6 +25,7 @@ from affidavit.verify.bundles.actor_keys import (
     directory_entries,
     key_valid_at,
     lifecycle_problem,
+    parse_instant,
 )
 from affidavit.verify.bundles.views import EVENT_FIELDS, HASHED_FIELDS, Events
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -59,13 +43,17 @@ __all__ = [
     "OUTCOME_RECONCILED",
     "VOCABULARIES",
     "ActorCheck",
+    "SidecarCheck",
     "actor_signature_check",
     "chain_step",
     "check_directory_signature",
     "check_reconciliation",
     "event_hash",
     "leaf_data",
+    "sidecar_check",
+    "sidecar_hash",
     "signing_payload",
+    "trust_step",
 ]
 
 FINALITY_EVENT_TYPES: Final = frozenset(
@@ -160,10 +148,8 @@ def check_directory_signature(
     *,
     status_required: bool = False,
 ) -> errors.AffidavitError | None:
-    """One signature against one directory entry: binding, lifecycle, window, key, signature.
-
-    None if good. The actor compared is the signed event's (the signature covers it).
-    """
+    """One signature against one directory entry: binding to the signed event's actor,
+    lifecycle, window, key, signature. None if good."""
     if not isinstance(entry, dict):
         return errors.BundleError(
             "event.key_unknown", f"key_id {key_id!r} is not in the key directory"
@@ -214,12 +200,8 @@ SELF_ASSERTED_REASON: Final = (
 def actor_signature_check(
     events: Sequence[Mapping[str, Any]], key_directory: Any, trust: ActorTrust | None = None
 ) -> ActorCheck:
-    """Step ``actor_signatures``: every ``event.actor_signature`` present must verify.
-
-    Events without one are attribution-only (mixed bundles); with none at all the step is
-    ``not_checked``. All good: ``ok`` only when every signing key is one ``trust`` vouches for,
-    else ``self_asserted`` (docs/adr/0008). Call it only after the event chain checked.
-    """
+    """Step ``actor_signatures`` of chain-checked events: every ``event.actor_signature`` present
+    must verify (events without one are attribution-only; none at all is ``not_checked``)."""
     signed = [(i, e) for i, e in enumerate(events) if "actor_signature" in e]
     none: frozenset[int] = frozenset()
     if not signed:
@@ -227,9 +209,7 @@ def actor_signature_check(
         return ActorCheck(step, none, none)
     directory = directory_entries(key_directory)
     if directory is None:
-        malformed = errors.BundleError(
-            "bundle.sidecar_malformed", "signed events need a key_directory object"
-        )
+        malformed = _malformed("signed events need a key_directory object")
         return ActorCheck(StepResult.failed(STEP_ACTORS, malformed), none, none)
     trusted: set[int] = set()
     for index, event in signed:
@@ -261,14 +241,181 @@ def actor_signature_check(
     actors = sorted({e["actor_id"] for _, e in signed})
     details: dict[str, Any] = {"signed_events": len(signed), "events": len(events)}
     details["actors"] = actors
-    if len(trusted) == len(signed):
-        step = StepResult.ok(STEP_ACTORS, trust=TRUST_CALLER, **details)
-    else:
+    if len(trusted) != len(signed):
         details["trusted_events"] = len(trusted)
-        step = StepResult.self_asserted(
-            STEP_ACTORS, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details
-        )
+    step = trust_step(STEP_ACTORS, len(trusted) == len(signed), **details)
     return ActorCheck(step, indexes, frozenset(trusted))
+
+
+def trust_step(name: str, all_trusted: bool, **details: Any) -> StepResult:
+    """``ok`` when every signing key is one the caller trusts, else ``self_asserted``
+    (docs/adr/0008)."""
+    if all_trusted:
+        return StepResult.ok(name, trust=TRUST_CALLER, **details)
+    return StepResult.self_asserted(name, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details)
+
+
+# ------------------------------------------------------------------------------------------
+# The actor-signature sidecar (any spec version; docs/formats.md §4): the signed event is the
+# truth. An entry's actor_id is a label (a different one is warned about) and its signed_at is
+# bound by nothing: it can only refuse, never admit. With a key_directory the directory is the
+# source of the key, else the entry's own. Fail closed; self_asserted as the inline signatures.
+STEP_SIDECAR: Final = "actor_signature_sidecar"
+CANONICALIZATION: Final = "canonical_event_for_signing_v1"
+LABEL_MISMATCH: Final = "event.actor_label_mismatch"
+_ENTRY_FIELDS: Final = ("actor_id", "key_id", "public_key_base64", "signature_base64")
+
+
+class SidecarCheck(NamedTuple):
+    """Step ``actor_signature_sidecar``, the event hashes it proved signed, and its warnings."""
+
+    step: StepResult
+    signed: frozenset[str]
+    trusted: frozenset[str]  # under a key the caller trusts
+    warnings: tuple[str, ...] = ()
+
+
+def sidecar_hash(sidecar: Mapping[str, Any]) -> str:
+    """``H(py-compact(sidecar without sidecar_hash))``."""
+    return sha256_hex(py_compact({k: v for k, v in sidecar.items() if k != "sidecar_hash"}))
+
+
+_NO_HASHES: Final[frozenset[str]] = frozenset()
+
+
+def _malformed(message: str) -> errors.BundleError:
+    return errors.BundleError("bundle.sidecar_malformed", message)
+
+
+def _sidecar_fail(error: errors.AffidavitError, **details: Any) -> SidecarCheck:
+    return SidecarCheck(StepResult.failed(STEP_SIDECAR, error, **details), _NO_HASHES, _NO_HASHES)
+
+
+def sidecar_check(bundle: Mapping[str, Any], trust: ActorTrust | None = None) -> SidecarCheck:
+    """The sidecar step (events must already have passed the chain check)."""
+    sidecar = bundle.get("actor_signature_sidecar")
+    if sidecar is None:
+        step = StepResult.not_checked(STEP_SIDECAR, "no actor_signature_sidecar")
+        return SidecarCheck(step, _NO_HASHES, _NO_HASHES)
+    if not isinstance(sidecar, dict) or not isinstance(
+        sidecar.get("signatures_by_event_hash"), dict
+    ):
+        return _sidecar_fail(_malformed("actor_signature_sidecar is malformed"))
+    if sidecar.get("signature_alg") != "Ed25519" or sidecar.get("canonicalization") != (
+        CANONICALIZATION
+    ):
+        return _sidecar_fail(_malformed("unsupported signature_alg or canonicalization"))
+    recomputed = sidecar_hash(sidecar)
+    claimed = sidecar.get("sidecar_hash")
+    if not same_digest(recomputed, claimed):
+        mismatch = errors.BundleError(
+            "bundle.sidecar_hash_mismatch", "sidecar_hash does not recompute"
+        )
+        failed = StepResult.failed(STEP_SIDECAR, mismatch, expected=recomputed, actual=claimed)
+        return SidecarCheck(failed, _NO_HASHES, _NO_HASHES)
+    directory: dict[str, Any] | None = None
+    nested = False
+    if "key_directory" in bundle:
+        directory = directory_entries(bundle["key_directory"])
+        if directory is None:
+            return _sidecar_fail(_malformed("key_directory is malformed"))
+        nested = "keys_by_key_id" in bundle["key_directory"]
+    events = {event["hash"]: event for event in bundle["events"]}
+    warnings: list[str] = []
+    signed: set[str] = set()
+    trusted: set[str] = set()
+    actors: set[str] = set()
+    checked = 0
+    for event_hash, entries in sidecar["signatures_by_event_hash"].items():
+        event = events.get(event_hash)
+        if event is None:
+            error = errors.BundleError(
+                "bundle.sidecar_unknown_event", f"signed event {event_hash[:16]}... not in chain"
+            )
+            return _sidecar_fail(error)
+        if not isinstance(entries, list) or not entries:
+            return _sidecar_fail(_malformed("signatures must be a non-empty array"))
+        all_trusted = True
+        for entry in entries:
+            problem, key_b64 = _check_entry(event, entry, directory, nested=nested)
+            if problem is not None:
+                return _sidecar_fail(problem, event_hash=event_hash, event_id=event["event_id"])
+            if entry["actor_id"] != event["actor_id"]:
+                warnings.append(
+                    f"{LABEL_MISMATCH}: sidecar entry for event {event['event_id']!r} is labelled "
+                    f"actor {entry['actor_id']!r}; the signed event's actor is "
+                    f"{event['actor_id']!r} (reported)"
+                )
+            # The caller's key window is judged at the signed, logged event time only.
+            when = event["timestamp"]
+            if trust is None or not trust.vouches(key_b64, event["actor_id"], when):
+                all_trusted = False
+            actors.add(event["actor_id"])
+            checked += 1
+        signed.add(event_hash)
+        if all_trusted:
+            trusted.add(event_hash)
+    if not checked:
+        return _sidecar_fail(_malformed("the sidecar holds no signature"))
+    details: dict[str, Any] = {
+        "signatures": checked,
+        "events_signed": len(signed),
+        "actors": sorted(actors),
+        "binding_present": directory is not None,
+        "binding_verified": directory is not None,
+        "binding_source": "bundle_key_directory" if directory is not None else "",
+        "bindings_checked": checked if directory is not None else 0,
+    }
+    step = trust_step(STEP_SIDECAR, len(trusted) == len(signed), **details)
+    return SidecarCheck(step, frozenset(signed), frozenset(trusted), tuple(warnings))
+
+
+def _check_entry(
+    event: Mapping[str, Any], entry: Any, directory: dict[str, Any] | None, *, nested: bool
+) -> tuple[errors.AffidavitError | None, str]:
+    """(problem or None, the public key that verified the signature)."""
+    if not isinstance(entry, dict) or not all(
+        isinstance(entry.get(name), str) and entry.get(name) for name in _ENTRY_FIELDS
+    ):
+        return _malformed("a sidecar signature lacks a required field"), ""
+    key_id = entry["key_id"]
+    # The window is judged at the event's own (bound) timestamp; a falsy signed_at is absent.
+    stated = entry.get("signed_at") or None
+    if stated is not None and not isinstance(stated, str):
+        return _malformed("signed_at must be an RFC 3339 string"), ""
+    when = event["timestamp"]
+    if directory is None:
+        # No directory: the entry's own key, bound to the signed event's actor at its time.
+        if stated is not None and parse_instant(stated) is None:
+            return errors.BundleError(
+                "event.key_not_valid", f"signed_at {stated!r} is not an RFC 3339 time"
+            ), ""
+        own = {"actor_id": event["actor_id"], "public_key_base64": entry["public_key_base64"]}
+        own["issued_at"], own["revoked_at"] = when, None
+        signature = entry["signature_base64"]
+        return check_directory_signature(event, own, key_id, signature, when), own[
+            "public_key_base64"
+        ]
+    listed = directory.get(key_id)
+    if isinstance(listed, dict) and listed.get("public_key_base64") != entry["public_key_base64"]:
+        return errors.BundleError(
+            "event.key_mismatch", f"sidecar key for {key_id!r} differs from the key directory's"
+        ), ""
+    problem = check_directory_signature(
+        event, listed, key_id, entry["signature_base64"], when, status_required=nested
+    )
+    if (
+        problem is None
+        and stated is not None
+        and isinstance(listed, dict)
+        and not key_valid_at(listed, stated)
+    ):
+        problem = errors.BundleError(
+            "event.key_not_valid",
+            f"key {key_id!r} is not valid at the stated signed_at {stated!r} "
+            f"(issued_at={listed.get('issued_at')!r}, revoked_at={listed.get('revoked_at')!r})",
+        )
+    return problem, entry["public_key_base64"]
 
 
 # Step outcome_reconciliation (AiGentsy SDK 1.17.2, record_outcome_reconciled).

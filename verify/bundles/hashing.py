@@ -1,13 +1,10 @@
-"""The hashes a bundle is checked against, recomputed (docs/formats.md §4): ``bundle_hash`` and
-each proof's hash (each event's hash is :func:`~affidavit.verify.bundles.events.event_hash`).
+"""The hashes a bundle is checked against, recomputed (docs/formats.md §4), each with the plain
+encoder of its form (docs/adr/0021-plain-encoders.md).
 
 >>> bundle = {"deal_id": "d", "proofs": [], "events": [], "merkle_inclusion": None}
 >>> import hashlib, json  # a legacy bundle (no spec_version): py-spaced of these four fields
 >>> bundle_hash(bundle) == hashlib.sha256(json.dumps(bundle, sort_keys=True).encode()).hexdigest()
 True
-
-Each hash encodes what it covers with the plain encoder of its form, once per hash
-(docs/adr/0021-plain-encoders.md).
 """
 
 from __future__ import annotations

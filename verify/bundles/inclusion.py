@@ -31,9 +31,8 @@ def _hex32(value: Any) -> bytes | None:
 
 
 def read_inclusion(raw: Mapping[str, Any] | None) -> Inclusion:
-    """Step 1, continued: read ``merkle_inclusion`` once (docs/formats.md §4). The claimed leaf
-    hash is
-    decoded here even when another field is malformed: the leaf binding reports it either way."""
+    """Step 1, continued: read ``merkle_inclusion`` once (docs/formats.md §4), the claimed leaf
+    hash decoded even when another field is malformed (the leaf binding reports it either way)."""
     if raw is None:
         return _NO_INCLUSION
     claimed = raw.get("leaf_hash")

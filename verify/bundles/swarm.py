@@ -1,31 +1,12 @@
 """Profile ``swarm-strict``: complete, temporally valid actor-signature coverage of the events a
-bundle designates (``affidavit verify bundle --profile swarm-strict``; docs/formats.md §4 actor
-signatures; behaviour of aigentsy-verify 1.6.3 ``--swarm-strict``).
+bundle designates (docs/formats.md §4; aigentsy-verify 1.6.3 ``--swarm-strict``).
 
 >>> [s.name for s in swarm_steps({"events": []}, None)]
 ['swarm_coverage', 'swarm_snapshot', 'swarm_decision']
 
-Authority: the designation is the **latest** event whose ``payload.swarm_policy`` is an object
-(covered by ``bundle_hash`` and by its own actor signature):
-``{policy_version: "swarm_enforcement/v1", required_signed_event_types: [...]}``.
-
-``swarm_coverage``  the designation event and every event of every designated type carry an
-                    ``actor_signature`` that verifies against the key directory (either shape),
-                    by the signed actor's key, inside ``[issued_at, revoked_at)``, and with a
-                    well-formed lifecycle (a status other than active needs a ``revoked_at``).
-                    Codes: ``bundle.swarm_designation_missing``,
-                    ``bundle.swarm_designation_invalid``, ``bundle.swarm_coverage_incomplete``.
-                    All good but some key only carried by the bundle: ``self_asserted``
-                    (docs/adr/0008).
-``swarm_snapshot``  the runtime's ``swarm_enforcement = {snapshot, snapshot_hash}`` (outside
-                    ``bundle_hash``): ``snapshot_hash = H(py-compact(snapshot))`` and its
-                    ``summary.required_signed_event_types`` equal the signed designation's (as
-                    sets). Absent: ``not_checked``; present but malformed or different: failed
-                    ``bundle.swarm_snapshot_mismatch``. Never the source of authority.
-``swarm_decision``  each ``CONSEQUENCE_AUTHORIZED`` event's recorded ``swarm_decision`` context
-                    (:mod:`.bundle_swarm_decision`).
-
-The profile never re-runs a policy and never claims the real world is as recorded.
+The designation is the latest event whose ``payload.swarm_policy`` is an object. The runtime's
+``swarm_enforcement`` snapshot (outside ``bundle_hash``) is checked against it, never the source
+of authority. The profile never re-runs a policy.
 """
 
 from __future__ import annotations
@@ -35,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from affidavit.verify import errors
-from affidavit.verify.bundles.actor_keys import TRUST_BUNDLE, TRUST_CALLER, directory_entries
-from affidavit.verify.bundles.events import SELF_ASSERTED_REASON, check_directory_signature
+from affidavit.verify.bundles.actor_keys import directory_entries
+from affidavit.verify.bundles.events import check_directory_signature, trust_step
 from affidavit.verify.bundles.swarm_decision import check_swarm_decision
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 from affidavit.verify.results import StepResult
@@ -66,7 +47,8 @@ def _as_set(values: Sequence[Any]) -> list[str]:
 
 
 class _Strict:
-    """Strict check of one event's ``actor_signature`` (see the module docstring)."""
+    """Strict check of one event's ``actor_signature`` against the key directory (either shape),
+    by the signed actor's key, inside its window and lifecycle."""
 
     def __init__(self, bundle: Mapping[str, Any], trust: ActorTrust | None) -> None:
         self.directory = directory_entries(bundle.get("key_directory")) or {}
@@ -147,43 +129,35 @@ def _coverage(
             f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
         )
         return StepResult.failed(COVERAGE, incomplete, errors=problems, **details), required
-    if strict.untrusted:
-        step = StepResult.self_asserted(
-            COVERAGE, SELF_ASSERTED_REASON, trust=TRUST_BUNDLE, **details
-        )
-        return step, required
-    return StepResult.ok(COVERAGE, trust=TRUST_CALLER, **details), required
+    return trust_step(COVERAGE, not strict.untrusted, **details), required
 
 
 def _snapshot(bundle: Mapping[str, Any], required: list[Any] | None) -> StepResult:
-    """Step ``swarm_snapshot`` (see the module docstring)."""
+    """Step ``swarm_snapshot``: ``snapshot_hash`` recomputes and the snapshot's designated types
+    equal the signed designation's (as sets)."""
+
+    def mismatch(message: str, **details: Any) -> StepResult:
+        error = errors.BundleError("bundle.swarm_snapshot_mismatch", message)
+        return StepResult.failed(SNAPSHOT, error, **details)
+
     if "swarm_enforcement" not in bundle:
         return StepResult.not_checked(SNAPSHOT, "the bundle has no swarm_enforcement snapshot")
     section = bundle["swarm_enforcement"]
     snapshot = section.get("snapshot") if isinstance(section, dict) else None
     if not isinstance(snapshot, dict):
-        malformed = errors.BundleError(
-            "bundle.swarm_snapshot_mismatch", "swarm_enforcement.snapshot is not an object"
-        )
-        return StepResult.failed(SNAPSHOT, malformed)
+        return mismatch("swarm_enforcement.snapshot is not an object")
     try:
         recomputed = sha256_hex(py_compact(snapshot))
     except errors.AffidavitError as e:
         return StepResult.failed(SNAPSHOT, e)
     claimed = section.get("snapshot_hash")
     if claimed != recomputed:
-        mismatch = errors.BundleError(
-            "bundle.swarm_snapshot_mismatch", "snapshot_hash does not recompute"
-        )
-        return StepResult.failed(SNAPSHOT, mismatch, expected=recomputed, actual=claimed)
+        return mismatch("snapshot_hash does not recompute", expected=recomputed, actual=claimed)
     summary = snapshot.get("summary")
     listed = summary.get("required_signed_event_types") if isinstance(summary, dict) else None
     if required is not None and isinstance(listed, list) and _as_set(listed) != _as_set(required):
-        differs = errors.BundleError(
-            "bundle.swarm_snapshot_mismatch",
-            "the snapshot's designation differs from the signed designation",
-        )
-        return StepResult.failed(SNAPSHOT, differs, expected=required, actual=listed)
+        message = "the snapshot's designation differs from the signed designation"
+        return mismatch(message, expected=required, actual=listed)
     return StepResult.ok(SNAPSHOT, snapshot_hash=recomputed)
 
 

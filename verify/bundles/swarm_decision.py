@@ -3,27 +3,11 @@
 >>> check_swarm_decision({"events": []}, None).status
 'not_checked'
 
-A ``CONSEQUENCE_AUTHORIZED`` event may carry ``payload.swarm_decision`` (context version
-``swarm_decision/v1``), the record of what the swarm gate decided, inside ``bundle_hash`` and the
-chain. Each record must be internally coherent (behaviour of aigentsy-verify 1.6.3); any problem
-fails the step with ``bundle.swarm_decision_invalid`` and ``details.records[*].errors`` lists them:
-
-- shape: an object (present but not an object is malformed, not absent); ``context_version``
-  ``swarm_decision/v1``; ``enforcement`` ``on``/``off``; ``evaluated`` boolean; ``applicable``
-  and ``satisfied`` present, boolean or null; ``reason``, ``checks_passed``, ``checks_failed``
-  present, the latter two arrays;
-- coherence: enforcement off is never evaluated; not evaluated states neither applicable nor
-  satisfied; evaluated states applicable; not applicable states no satisfied; applicable states
-  satisfied;
-- digest: ``payload.swarm_decision_digest = H(py-compact(context without recorded_at,
-  event_id))``, required;
-- correlation: the context's ``identity_hash``, ``acceptance_id``, ``hash_version`` equal its
-  event's when both state them; a named ``policy_event_id`` names exactly one event carrying a
-  ``swarm_policy`` whose designation, version and ``policy_hash`` (``H(py-compact(policy))``)
-  match; a ``policy_hash`` without ``policy_event_id`` identifies nothing (refused); without a
-  named policy the context's designation must equal the bundle's signed one.
-
-Events without the key are historical and skip (``not_checked`` when none has it).
+Each ``CONSEQUENCE_AUTHORIZED`` event's ``payload.swarm_decision`` (``swarm_decision/v1``) must be
+well-shaped, coherent, match its ``swarm_decision_digest`` and correlate with its event and the
+signed designation (docs/formats.md §4; behaviour of aigentsy-verify 1.6.3); any problem fails
+with ``bundle.swarm_decision_invalid``, listed in ``details.records[*].errors``. Events without
+the key are historical and skip (``not_checked`` when none has it).
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
-"""Step ``tlog_proof``: the bundle's finality leaf in a log that witnesses cosigned (C2SP).
+"""Step ``tlog_proof``: the bundle's finality leaf in a log that witnesses cosigned (C2SP
+tlog-proof; docs/formats.md §4).
 
-A stamped bundle may carry ``tlog_proof``: a string holding a C2SP tlog-proof
-(https://c2sp.org/tlog-proof) of its finality leaf, a top-level field outside ``bundle_hash``
-(docs/formats.md §4: "any other key"; ``affidavit log proof DB --bundle`` adds it). Under a
-tlog-policy (``BundleVerifier(tlog_policy=...)``, ``verify bundle --policy``) the step checks, in
-order, and fails closed:
+Under a tlog-policy the step fails closed unless the bundle's ``tlog_proof`` parses, proves
+``merkle_inclusion.leaf_index``, proves the leaf ``cross_reference`` binds
+(:func:`~affidavit.verify.bundles.binding.bind_leaf`) and verifies under the policy, witness
+quorum included (:func:`affidavit.verify.tlog.proof.verify_proof`). Without a policy it is
+reported ``not_checked``, and only for a bundle that carries a ``tlog_proof``.
 
-1. the bundle carries ``tlog_proof`` (else ``bundle.tlog_proof_missing``), a string that parses
-   (``tlog.proof_malformed``, ``checkpoint.malformed``);
-2. its index is ``merkle_inclusion.leaf_index`` (``bundle.tlog_proof_mismatch``);
-3. the leaf it proves is the bundle's finality leaf: the one the claimed leaf hash recomputes from
-   (:func:`~affidavit.verify.bundles.binding.bind_leaf`, as ``cross_reference`` binds it);
-4. its checkpoint is signed by a policy log named by its origin, every policy witness's
-   cosignature verifies and the quorum is met, and the inclusion path binds the leaf to the
-   checkpoint's root (:func:`affidavit.verify.tlog.proof.verify_proof`: ``tlog.*``,
-   ``checkpoint.*``, ``merkle.*``).
-
-A bundle whose chain, inclusion or leaf binding already failed reports the step ``not_checked``
-(those steps fail it). Without a policy the step is reported only for a bundle that carries a
-``tlog_proof``, as ``not_checked``: it never changes the verdict then. The checkpoint need not be
-the signed tree head's size: it only has to cover the leaf.
-
-Cold start (docs/adr/0003-cold-start.md): this module is imported only for a bundle with a
-``tlog_proof`` or under a policy, and the tlog-proof modules (dataclasses, signed notes) only under
-a policy.
+Cold start (docs/adr/0003-cold-start.md): imported only for such a bundle or under a policy.
 """
 
 from __future__ import annotations

@@ -6,54 +6,32 @@
 >>> result.verdict, result.failed_step.name, result.failed_step.code
 ('failed', 'bundle_hash', 'bundle.hash_mismatch')
 
-The step plan. Each step ends ``ok``, ``failed`` (code, expected/actual), ``not_checked`` (why)
-or ``self_asserted`` (:mod:`affidavit.verify.results`); the code below carries each number.
-Names and order are part of the ``--json`` output (``specs/verify-result.schema.json``):
+The step plan; names and order are part of the ``--json`` output
+(``specs/verify-result.schema.json``), and the code below carries each number:
 
- 1. ``parse``                    strict top level (else *unreadable*, exit 2); then the events,
-                                 ``merkle_inclusion`` and tree head are read once (:mod:`.views`)
- 2. ``bundle_hash``              py-compact with ``spec_version``, or py-spaced for legacy bundles
-                                 (docs/formats.md §4)
- 3. ``event_chain``              every event's shape, deal, id, hash and ``prev_hash`` link
-                                 (docs/formats.md §4 "Event"; :mod:`.events`)
- 4. ``proof_binding``            proofs bound by ``payload.proof_hashes`` of an event (Affidavit
-                                 bundles): ``bundle_hash`` alone covers proofs but nothing signs it
- 5. ``merkle_inclusion``         RFC 9162 §2.1.3 inclusion of ``leaf_hash`` under ``merkle_root``
-                                 (docs/formats.md §4 "Merkle log")
- 6. ``sth_signature``            the tree head signed by a key the caller trusts (docs/formats.md §4
-                                 "Signed tree head"), once per (key, message, signature)
- 7. ``cross_reference``          ``merkle_root``/``tree_size``/``log_id`` equal the signed head's,
-                                 the proven leaf recomputes from exactly one finality event, no
-                                 event follows it, and consequence identities are authorized ones
-                                 (docs/formats.md §4 "Cross-reference", docs/adr/0008;
-                                 :mod:`.binding`:
-                                 ``leaf_binding``, ``consequence_binding``)
- 8. ``actor_signatures``         spec 3.0.0 ``event.actor_signature`` against the key directory;
-                                 ``self_asserted`` unless the keys are caller-trusted
-                                 (docs/adr/0008; :mod:`.actor_trust`)
- 9. ``actor_signature_sidecar``  the optional sidecar (docs/formats.md §4; :mod:`.sidecar`)
-10. ``adapter_replay``           embedded contracts, validators and policy decisions
-                                 (docs/formats.md §4 ``adapter_evaluation``; :mod:`.adapter_replay`)
-11. ``outcome_reconciliation``   only with an ``OUTCOME_RECONCILED`` event (:mod:`.events`)
-12. ``swarm_coverage``,          only with ``profile="swarm-strict"`` (docs/adr/0008;
-13. ``swarm_snapshot``,          :mod:`.swarm`, :mod:`.swarm_decision`)
-14. ``swarm_decision``
-15. ``tlog_proof``               only with a ``tlog_policy`` (or ``not_checked`` for a bundle that
-                                 carries one): its C2SP tlog-proof of the finality leaf, cosigned
-                                 by the policy's witness quorum (:mod:`.tlog_step`)
+ 1. ``parse``: strict top level (else *unreadable*, exit 2), parts read once (:mod:`.views`)
+ 2. ``bundle_hash`` (:mod:`.hashing`)
+ 3. ``event_chain`` (:mod:`.events`)
+ 4. ``proof_binding``: proofs bound by an event's ``payload.proof_hashes``
+ 5. ``merkle_inclusion`` (RFC 9162 §2.1.3; :mod:`.inclusion`)
+ 6. ``sth_signature``: the tree head under a key the caller trusts
+ 7. ``cross_reference`` (docs/formats.md §4 "Cross-reference", docs/adr/0008; :mod:`.binding`)
+ 8. ``actor_signatures`` (:mod:`.events`, :mod:`.actor_trust`)
+ 9. ``actor_signature_sidecar`` (:mod:`.events`)
+10. ``adapter_replay`` (:mod:`.adapter_replay`)
+11. ``outcome_reconciliation``: only with an ``OUTCOME_RECONCILED`` event (:mod:`.events`)
+12. to 14. ``swarm_coverage``, ``swarm_snapshot``, ``swarm_decision``: only with
+    ``profile="swarm-strict"`` (:mod:`.swarm`, :mod:`.swarm_decision`)
+15. ``tlog_proof``: only with a ``tlog_policy``, else ``not_checked`` for a bundle that carries
+    one (:mod:`.tlog_step`)
 
 Steps 4 and 7 to 14 need a verified chain (step 3). When it fails, steps 5 and 6 are still
-reported (they do not read the events), then 4 and 7 to 10 (and 12 to 14) as ``not_checked``,
-in that order.
+reported (they do not read the events), then 4 and 7 to 10 (and 12 to 14) as ``not_checked``.
 
-The ``policy_layer`` is shown (:mod:`.policy_layer`), never used for the verdict.
 Verdict: ``failed`` when any step failed; otherwise ``verified`` only when inclusion, the tree-head
-signature under a trusted key, and the cross-reference (and, with a ``tlog_policy``, the
-``tlog_proof``) are all ``ok``; else ``unanchored`` (exit 1, the message says how to supply a
-key). A ``self_asserted`` step does not fail the bundle (the verdict is about the log anchor) but
-is never ``ok``; ``require_actor_signatures`` turns it into a
-failure (docs/adr/0008-actor-keys-and-events-after-finality.md). Nothing here reads the clock,
-the environment or the network.
+signature, the cross-reference (and any ``tlog_proof``) are ``ok``; else ``unanchored``. A
+``self_asserted`` step does not fail the bundle unless ``require_actor_signatures``
+(docs/adr/0008). The ``policy_layer`` is shown, never used for the verdict.
 """
 
 from __future__ import annotations
@@ -66,18 +44,20 @@ from affidavit.verify.bundles.adapter_replay import replay_adapter
 from affidavit.verify.bundles.binding import cross_reference
 from affidavit.verify.bundles.events import (
     ActorCheck,
+    SidecarCheck,
     actor_signature_check,
     chain_step,
     check_reconciliation,
+    sidecar_check,
 )
 from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
 from affidavit.verify.bundles.inclusion import inclusion_step, read_inclusion
-from affidavit.verify.bundles.sidecar import SidecarCheck, sidecar_check
 from affidavit.verify.bundles.views import (
     BundleView,
     Event,
     TreeHead,
     parse_events,
+    view_policy_layer,
 )
 from affidavit.verify.contracts.validators import ValidatorRegistry, default_registry
 from affidavit.verify.crypto.keys import Ed25519PublicKey
@@ -178,11 +158,8 @@ def _read_parts(bundle: dict[str, Any], tree_head: TreeHead) -> BundleView:
 
 
 class BundleVerifier:
-    """Verifies bundles against a fixed set of trusted tree-head keys.
-
-    Reuse one verifier for many bundles: tree heads are memoized on their fields and signatures
-    on (key, message, signature), so bundles under one head cost one parse and one check.
-    """
+    """Verifies bundles against a fixed set of trusted tree-head keys. Reuse one for many
+    bundles: tree heads and their signatures are memoized, so one head costs one check."""
 
     def __init__(
         self,
@@ -274,8 +251,6 @@ class BundleVerifier:
             "profile": self.profile,
         }
         if "policy_layer" in bundle:  # shown, outside bundle_hash and the verdict (formats.md §4)
-            from affidavit.verify.bundles.policy_layer import view_policy_layer  # noqa: PLC0415 - lazy: only a bundle that has one
-
             subject["policy_layer"] = view_policy_layer(bundle)
         return Result("bundle", source, final, subject, required, _UNANCHORED)
 
@@ -422,11 +397,8 @@ def _required(events: Sequence[Event], actors: ActorCheck, sidecar: SidecarCheck
 
 
 def _proof_binding(view: BundleView, warnings: list[str]) -> StepResult:
-    """Step 4, ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs.
-
-    The proofs' hashes are computed only here, when an event binds them: a bundle of many proofs
-    that no event lists costs no hash per proof (issue 35).
-    """
+    """Step 4, ``proof_binding``: events listing ``proof_hashes`` must list exactly these proofs
+    (hashed only when an event binds them, issue 35)."""
     name = "proof_binding"
     binders = [
         (i, e.payload["proof_hashes"])

@@ -3,18 +3,14 @@
 >>> events = parse_events([{"event_id": "e1"}])
 >>> events.items, events.problem.code, events.problem.message
 ((), 'event.malformed', 'events[0] lacks event_type')
+>>> view_policy_layer({"policy_layer": {"sla": {"delivery_hours": 24}}})["sections"]
+['sla']
 
-The verifier reads the parts the anchor rests on here, once, at the boundary: the events, the
-Merkle inclusion proof (``merkle_inclusion``) and the signed tree head. The steps then work on
-these views, never on the raw values again. The raw bundle is kept for what must be byte-exact:
-``bundle_hash``, the event and proof hashes (docs/formats.md §1: hash what was received, never a
-re-encoding), and the steps that read parts of their own (actor signatures, sidecar, adapter
-replay, outcome, swarm).
-
-A part that does not parse keeps its error, with the code its step reports
-(``event.malformed``, ``bundle.inclusion_malformed``, ``treehead.malformed``): reading never
-decides a verdict by itself, the step does. NamedTuples, not dataclasses: this module is on the
-``verify bundle`` path (docs/adr/0003-cold-start.md).
+The events, ``merkle_inclusion`` and signed tree head are read here once; the raw bundle stays
+for what is hashed byte-exact (docs/formats.md §1). A part that does not parse keeps its error for
+its step to report. The ProofPack v2 ``policy_layer`` (outside ``bundle_hash``) is parsed like
+the peer's reader, for the report only. NamedTuples, not dataclasses: this is the ``verify
+bundle`` path (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -31,6 +27,7 @@ __all__ = [
     "ALLOWED_EVENT_KEYS",
     "EVENT_FIELDS",
     "HASHED_FIELDS",
+    "NOTE",
     "BundleView",
     "Event",
     "Events",
@@ -38,6 +35,7 @@ __all__ = [
     "InclusionProof",
     "TreeHead",
     "parse_events",
+    "view_policy_layer",
 ]
 
 # docs/formats.md §4: the fields the event hash covers, and the eighth, the hash itself.
@@ -58,9 +56,8 @@ ALLOWED_EVENT_KEYS: Final = frozenset((*EVENT_FIELDS, "actor_signature"))
 
 
 class Event(NamedTuple):
-    """One event whose eight fields are present with their types: seven strings and an object
-    ``payload`` (docs/formats.md §4). ``raw`` is the object as read: it is what gets hashed and
-    signed."""
+    """One event whose eight fields have their types (docs/formats.md §4); ``raw`` is the object
+    as read, what gets hashed and signed."""
 
     event_id: str
     event_type: str
@@ -154,15 +151,9 @@ class InclusionProof(NamedTuple):
 
 
 class Inclusion(NamedTuple):
-    """``merkle_inclusion`` as claimed.
-
-    ``proof`` is set when every field is well-formed, else ``error`` says which is not
-    (``bundle.inclusion_malformed``); both are ``None`` when the bundle carries none (or null).
-    ``claimed_leaf`` is the claimed ``leaf_hash`` whenever that one field is 64 lowercase hex,
-    even if another field is malformed: the leaf binding is reported either way
-    (:mod:`.binding`). ``log_id`` is the claimed log id, ``None`` when absent or null
-    (``log_id_claimed`` tells them apart).
-    """
+    """``merkle_inclusion`` as claimed: ``proof`` when every field is well-formed, else ``error``
+    (both ``None`` without one). ``claimed_leaf`` is decoded even when another field is malformed:
+    the leaf binding is reported either way (:mod:`.binding`)."""
 
     proof: InclusionProof | None = None
     error: errors.AffidavitError | None = None
@@ -173,9 +164,8 @@ class Inclusion(NamedTuple):
 
 
 class TreeHead(NamedTuple):
-    """``signed_tree_head`` as claimed: parsed strictly
-    (:func:`~affidavit.verify.crypto.treehead.parse_sth`), its signature not yet checked. ``head``
-    or ``error``; both ``None`` when the bundle has none (or null)."""
+    """``signed_tree_head`` as claimed, parsed strictly, its signature not yet checked: ``head``
+    or ``error`` (both ``None`` without one)."""
 
     head: SignedTreeHead | None = None
     error: errors.AffidavitError | None = None
@@ -189,3 +179,31 @@ class BundleView(NamedTuple):
     events: Events
     inclusion: Inclusion
     tree_head: TreeHead
+
+
+POLICY_SECTIONS: Final = ("sla", "mandate", "spawn", "attestation", "outcome")
+NOTE: Final = (
+    "recorded values outside bundle_hash: not covered by any hash or signature, not used in the "
+    "verdict"
+)
+
+
+def view_policy_layer(bundle: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The report's ``policy_layer`` object, or None when the bundle has no ``policy_layer`` key."""
+    if "policy_layer" not in bundle:
+        return None
+    layer = bundle["policy_layer"]
+    view: dict[str, Any] = {"version": "1.0", "has_policy": False, "sections": []}
+    if isinstance(layer, dict) and layer:
+        view.update(version="2.0", has_policy=True)
+        for name in POLICY_SECTIONS:
+            value = layer.get(name)
+            if isinstance(value, dict) and value:
+                view[name] = value
+                view["sections"].append(name)
+        chain = layer.get("referral_chain")
+        if isinstance(chain, list) and chain:
+            view["referral_chain"] = chain
+            view["sections"].append("referral_chain")
+    view.update(covered_by_bundle_hash=False, used_in_verdict=False, note=NOTE)
+    return view

@@ -1,15 +1,6 @@
-"""The DSSE JSON envelope and its pre-authentication encoding (PAE).
-
-DSSE protocol.md, "Signature Definition": what is signed is never the payload alone but
-
-    PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body
-
-with ``LEN`` the byte length as ASCII decimal without leading zeros and ``SP`` one 0x20 byte, so a
-signature binds the payload *and* its type, and no two (type, body) pairs encode alike.
-
-DSSE envelope.md, "Standard JSON envelope": ``{"payload": b64, "payloadType": str,
-"signatures": [{"keyid": str, "sig": b64}]}``. ``keyid`` is an unauthenticated hint only; trust
-comes from the keys the caller gives, never from the envelope.
+"""The DSSE JSON envelope (DSSE envelope.md) and its pre-authentication encoding (protocol.md):
+a signature covers ``PAE(payloadType, payload)``, binding the payload and its type. ``keyid`` is
+an unauthenticated hint; trust comes only from the caller's keys.
 
 >>> pae("http://example.com/HelloWorld", b"hello world")
 b'DSSEv1 29 http://example.com/HelloWorld 11 hello world'
@@ -143,13 +134,9 @@ def _bad_base64(field: str, why: str) -> errors.EnvelopeError:
 
 
 def parse_envelope(raw: bytes) -> Envelope:
-    """Read a DSSE JSON envelope strictly (DSSE envelope.md, "Parsing rules").
-
-    * at most :data:`MAX_ENVELOPE_BYTES` bytes, then strict JSON (docs/formats.md §1);
-    * ``payload``, ``payloadType``, ``signatures`` and each ``sig`` are REQUIRED, "even if empty";
-      ``keyid`` is OPTIONAL and "an unset field MUST be treated the same as set-but-empty";
-    * "Consumers MUST ignore unrecognized fields" (and they are not kept);
-    * ``payload`` and ``sig`` by :func:`decode_b64`; 1 to :data:`MAX_SIGNATURES` signatures.
+    """Read a DSSE JSON envelope strictly (DSSE envelope.md, "Parsing rules"): strict JSON of at
+    most :data:`MAX_ENVELOPE_BYTES`, the REQUIRED fields present, an unset ``keyid`` empty,
+    unrecognized fields ignored, 1 to :data:`MAX_SIGNATURES` signatures.
 
     Raises:
         ``dsse.too_large``, ``json.*``, ``dsse.malformed``, ``dsse.bad_base64``,

@@ -1,12 +1,8 @@
-"""Affidavit's in-toto predicate types, and the subjects and predicates built from their sources.
-
-A predicate type is a URI (in-toto attestation spec v1, statement.md, ``predicateType``) with a
-JSON Schema in ``specs/predicates/``; field names are lowerCamelCase (README "Conventions"). The
-builders are pure, so a verifier rebuilds subject and predicate from the source and compares
-(:mod:`affidavit.verify.dsse.verify`). Three sources: a stamped bundle (:data:`DECISION_V1`,
+"""Affidavit's in-toto predicate types (docs/adr/0014-dsse-in-toto.md, ``specs/predicates/``), and
+the pure builders of their subjects and predicates, from a stamped bundle (:data:`DECISION_V1`,
 docs/formats.md §4), a signed manifest entry (:data:`MANIFEST_ENTRY_V1`, §3) and the ``facts
-audit --json`` report (:data:`FACT_AUDIT_V1`, §5). The source's own hash is always recomputed; a
-source whose stated hash differs is refused: a Statement would attest something nobody holds.
+audit --json`` report (:data:`FACT_AUDIT_V1`, §5). A source whose stated hash is not the
+recomputed one is refused.
 """
 
 from __future__ import annotations
@@ -91,13 +87,8 @@ def subject_for_bundle(bundle: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def decision_predicate(bundle: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`DECISION_V1` predicate of a stamped bundle (docs/formats.md §4).
-
-    The decision event is the last whose payload carries a string ``decision`` and an object
-    ``policy_snapshot`` (§4); the contract's version and the ``inputs`` come from the proof's
-    ``evidence.adapter_evaluation`` with its contract hash; ``log`` says where it was logged
-    (partly outside ``bundle_hash``). A field the bundle lacks, or holds with another JSON type, is
-    ``null``: never guessed.
+    """The :data:`DECISION_V1` predicate of a stamped bundle (docs/formats.md §4), from its last
+    decision event; a field the bundle lacks, or holds with another JSON type, is ``null``.
 
     Raises:
         ``bundle.malformed``: not an object with a string ``deal_id``.
@@ -228,10 +219,8 @@ def subject_for_entry(entry: Any) -> dict[str, Any]:
 
 
 def entry_predicate(entry: Any) -> dict[str, Any]:
-    """The :data:`MANIFEST_ENTRY_V1` predicate: ``{entry, entryHash, entrySignature}``.
-
-    ``entry`` is exactly the object ``entry_hash`` covers (docs/formats.md §3), so a reader
-    recomputes the hash from the predicate alone; ``entrySignature`` as the manifest carries it.
+    """The :data:`MANIFEST_ENTRY_V1` predicate: ``{entry, entryHash, entrySignature}``, ``entry``
+    exactly the object ``entry_hash`` covers (docs/formats.md §3).
 
     Raises:
         as :func:`subject_for_entry`.
@@ -251,10 +240,8 @@ _REPORT_KEYS: Final = ("ok", "facts", "findings", "info", "signatures")
 
 
 def subject_for_audit(report: Any) -> list[dict[str, Any]]:
-    """The subjects of a fact-audit Statement: every fact the report names, sorted, as
-    ``{"name": "fact:<FactHash>", "digest": {"sha256": FactHash}}`` (docs/formats.md §5). A clean
-    audit names none: its one subject is then the report itself (:data:`AUDIT_REPORT_NAME`,
-    ``H(jcs(report))``, the predicate's ``reportDigest``).
+    """The subjects of a fact-audit Statement (docs/formats.md §5): every fact the report names,
+    sorted; for a clean audit, the report itself (:data:`AUDIT_REPORT_NAME`, ``H(jcs(report))``).
 
     Raises:
         ``predicate.audit_invalid``: not a ``facts audit --json`` report.
@@ -273,11 +260,8 @@ def subject_for_audit(report: Any) -> list[dict[str, Any]]:
 
 
 def audit_predicate(report: Any) -> dict[str, Any]:
-    """The :data:`FACT_AUDIT_V1` predicate: the report's verdict and findings as it gave them.
-
-    ``{ok, facts, findings, info, signatures, receipts, reportDigest}``: as in the report, but
-    ``receipts`` only ``{checked, failed}`` (its results are subjects) and ``reportDigest``
-    ``{"sha256": H(jcs(report))}``.
+    """The :data:`FACT_AUDIT_V1` predicate: the report's verdict and findings as it gave them,
+    ``receipts`` cut to ``{checked, failed}`` (its results are subjects), plus ``reportDigest``.
 
     Raises:
         as :func:`subject_for_audit`.

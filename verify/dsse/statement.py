@@ -1,18 +1,6 @@
-"""The in-toto Statement v1, read strictly from a DSSE payload.
-
-in-toto attestation spec v1, statement.md::
-
-    {"_type": "https://in-toto.io/Statement/v1",
-     "subject": [{"name": "<NAME>", "digest": {"<ALGORITHM>": "<HEX_VALUE>"}}, ...],
-     "predicateType": "<URI>", "predicate": {...}}
-
-Checked strictly (each failure its own ``statement.*`` code, exit 1: the signed payload is not a
-Statement Affidavit accepts): ``_type`` exactly v1 (another in-toto version is
-``statement.version_unsupported``); ``subject`` a non-empty array of ResourceDescriptors
-(resource_descriptor.md) each with a ``digest`` whose fixed-length algorithms hold lowercase hex of
-their length (digest_set.md); ``predicateType`` a URI (RFC 3986); ``predicate``, when present, an
-object. Unknown fields are ignored ("consumers MUST ignore unrecognized fields") but kept in
-:attr:`Statement.document`.
+"""The in-toto Statement v1 (in-toto attestation spec v1, statement.md), read strictly from a
+DSSE payload: each failure its own ``statement.*`` code (exit 1). Unknown fields are ignored
+("consumers MUST ignore unrecognized fields") but kept in :attr:`Statement.document`.
 """
 
 from __future__ import annotations

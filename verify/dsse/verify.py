@@ -1,23 +1,12 @@
 """Verifying one DSSE envelope (``affidavit verify dsse``; docs/formats.md §8) as the one
-:class:`~affidavit.verify.results.Result`, verified only when every step is ``ok``:
+:class:`~affidavit.verify.results.Result`, verified only when every step is ``ok``: ``envelope``
+(strict parse, else unreadable), ``signatures`` (the threshold of distinct trusted keys),
+``statement`` (read only once authenticated) and, with a bundle, ``cross_check``.
 
-1. ``envelope``     strict parse (:func:`~affidavit.verify.dsse.envelope.parse_envelope`); a
-                    failure is unreadable input, exit 2;
-2. ``signatures``   the threshold of distinct trusted keys over ``PAE(payloadType, payload)``;
-3. ``statement``    an in-toto Statement v1 (:mod:`affidavit.verify.dsse.statement`), read only
-                    when step 2 is ``ok``;
-4. ``cross_check``  only with a bundle: the Statement against the bundle it summarizes.
-
-Signatures: DSSE envelope.md, "Multiple signatures": the policy "is application-specific";
-Affidavit's is TUF's and in-toto's threshold. Every signature is tried under every trusted Ed25519
-key (protocol.md: "KEYID ... MUST NOT be used for security decisions"), and a key counts once
-however many signatures it made. A threshold below 1 or above the distinct trusted keys is a usage
-error, never a silent "not verified".
-
-Cross-check: the predicate builders are pure (:mod:`affidavit.verify.dsse.predicates`), so the
-verifier rebuilds the subject and predicate from the bundle it holds and compares, the digest
-against the bundle's *recomputed* ``bundle_hash``; nothing in the Statement is taken on trust.
-Whether the bundle itself is anchored and signed is ``verify bundle``'s question.
+Every signature is tried under every trusted Ed25519 key (protocol.md: "KEYID ... MUST NOT be used
+for security decisions"); a key counts once. A threshold below 1 or above the distinct trusted
+keys is a usage error. The cross-check rebuilds subject and predicate from the bundle
+(:mod:`affidavit.verify.dsse.predicates`) against its *recomputed* ``bundle_hash``.
 """
 
 from __future__ import annotations
@@ -156,7 +145,6 @@ class DsseVerification:
 
     @property
     def met(self) -> bool:
-        """True when at least ``threshold`` distinct trusted keys verified a signature."""
         return len(self.keys_verified) >= self.threshold
 
     @property
@@ -237,10 +225,8 @@ CROSS_CHECKABLE: Final = frozenset({predicates.DECISION_V1})
 
 
 def cross_check_bundle(statement: Statement, bundle: Any) -> None:
-    """Check a ``DECISION_V1`` ``statement`` against ``bundle``, the parsed bundle JSON: one
-    subject whose ``digest.sha256`` is the recomputed ``bundle_hash`` and ``name`` the ``deal_id``,
-    equal to :func:`~affidavit.verify.dsse.predicates.subject_for_bundle`, and the predicate equal
-    to :func:`~affidavit.verify.dsse.predicates.decision_predicate` as JSON values.
+    """Check a ``DECISION_V1`` ``statement`` against the parsed ``bundle``: its one subject and
+    its predicate are the ones :mod:`~affidavit.verify.dsse.predicates` rebuilds, as JSON values.
 
     Raises:
         ``usage.invalid``: the predicate type cannot be cross-checked against a bundle.

@@ -1,24 +1,7 @@
 """Receipts as facts (docs/formats.md §5 and "Transformation receipts"): the fact ``receipt fact``
-records, and the check ``facts audit --receipts DIR`` runs on each such fact.
-
-A receipt becomes one fact whose provenance walk reads *content <- transformations <- source*:
-
-=============  ==================================================================================
-``entity``     ``urn:affidavit:content:sha256:<content.sha256>``: the stored content
-``relation``   ``affidavit:transformed_by``
-``value``      ``{"type": "text", "v": "<adapter> <version>: <t1> -> <t2> ..."}`` (or
-               ``"<adapter> <version>: byte_preserving"`` for the empty chain)
-``source``     ``urn:affidavit:receipt:<receipt_hash>``: the signed receipt the fact rests on
-``scope``      the caller's (default ``local``)
-``confidence`` ``1``
-``ts``         the receipt's ``issued_at`` (else the time it is recorded)
-``derived_from`` ``[<FactHash of the source's fact>]``
-=============  ==================================================================================
-
-The audit finds a fact's receipt by ``receipt_hash`` among a folder's ``*.json`` files, whatever
-their names, and reports ``receipt.not_found``, ``receipt.hash_mismatch`` (``<hash>.json`` or
-``<hash>.receipt.json`` hashes to another), the file's parse error, ``receipt.fact_mismatch`` or,
-with trusted keys, the signature step's code. The bytes are ``verify receipt``'s to check.
+records (*content <- transformations <- source*, :func:`receipt_fact_document`), and the check
+``facts audit --receipts DIR`` runs on each such fact (:func:`check_receipt_fact`), finding its
+receipt by ``receipt_hash`` among a folder's ``*.json`` files.
 """
 
 from __future__ import annotations
@@ -61,8 +44,8 @@ def describe(receipt: Receipt) -> str:
 def receipt_fact_document(
     receipt: Receipt, *, source_fact: str, ts: str, scope: str = "local"
 ) -> dict[str, Any]:
-    """The fact that records ``receipt`` as derived from the fact ``source_fact`` (module
-    docstring).
+    """The fact that records ``receipt`` as derived from the fact ``source_fact``
+    (docs/formats.md "Transformation receipts").
 
     Raises:
         ``usage.invalid``: ``source_fact`` is not a FactHash.
@@ -138,7 +121,6 @@ class ReceiptFactCheck:
         return self.code is None
 
     def to_json(self) -> dict[str, Any]:
-        """``{fact, receipt_hash, file, ok, code?, message?}``."""
         out = {
             "fact": self.fact,
             "receipt_hash": self.receipt_hash,
@@ -153,7 +135,7 @@ class ReceiptFactCheck:
 def check_receipt_fact(
     fact: Fact, index: ReceiptIndex, trusted_keys: Sequence[Ed25519PublicKey] = ()
 ) -> ReceiptFactCheck | None:
-    """Check a receipt fact against the receipts of ``index`` (module docstring); ``None`` when
+    """Check a receipt fact against the receipts of ``index`` (docs/formats.md §5); ``None`` when
     ``fact`` is not a receipt fact."""
     wanted = receipt_hash_named(fact)
     if wanted is None:

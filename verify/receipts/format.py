@@ -8,33 +8,11 @@ RFC 002 §1.4 and §7): parsed strictly, hashed, and the exact bytes its signatu
 >>> signing_message("ab" * 32)[:21]
 b'affidavit-receipt-v1\\n'
 
-A receipt says: *this adapter, at this version, turned source bytes S into content bytes C by
-applying exactly these declared transformations, in this order*::
-
-    {
-      "receipt_version": "1.0.0",
-      "source": {"sha256": H(S), "size": len(S), "uri"?: "notes/a.txt"},
-      "adapter": {"name": "filesystem", "version": "1.2.0"},
-      "transformations": ["newline_normalize", "whitespace_trim"],
-      "capability": "declared_lossy",
-      "content": {"sha256": H(C), "size": len(C), "chunks"?: [{"sha256", "size"}, ...]},
-      "issued_at"?: "2026-01-01T00:00:00Z",
-      "signature": {"alg": "Ed25519", "key_id": H(raw public key), "sig": b64(64 bytes)}
-    }
-
-- ``capability`` is ``byte_preserving`` exactly when ``transformations`` is empty, else
-  ``declared_lossy`` (RFC 002 §1.4); any other pairing is ``receipt.capability_inconsistent``.
-- ``transformations`` are replayed in list order (RFC 002 §7.3 step 2); each name is well formed
-  (``transform.name_invalid``) and appears once (§1.4: a set).
-- ``content.chunks`` concatenate to the content (RFC 002 §7.2-7.3): their sizes add up.
-- ``receipt_hash = H(jcs(receipt without "signature"))`` over the document as received.
-- The Ed25519 signature (docs/formats.md §3) covers :func:`signing_message`, the domain-separating
-  ``b"affidavit-receipt-v1\\n"`` then the hash in ASCII hex: no other Affidavit signature covers
-  bytes that begin this way, so none is replayable across artefacts.
-- ``key_id = H(raw public key)`` only picks the trusted key; the signature decides.
-
-Strict (docs/formats.md §1): strict JSON, only the documented keys, lowercase hex64 hashes, sizes
-in ``[0, 2^53-1]``; anything else is ``receipt.malformed`` (exit 2).
+A receipt says: this adapter, at this version, turned source bytes S into content bytes C by
+applying exactly these declared transformations, in this order. ``receipt_hash = H(jcs(receipt
+without "signature"))``; the Ed25519 signature covers :func:`signing_message`, whose
+domain-separating prefix no other Affidavit signature starts with. Strict (docs/formats.md §1):
+anything but the documented form is ``receipt.malformed`` (exit 2).
 """
 
 from __future__ import annotations
@@ -100,11 +78,9 @@ class Digest:
 
     @classmethod
     def of(cls, data: bytes) -> Digest:
-        """The digest of ``data``."""
         return cls(hashlib.sha256(data).hexdigest(), len(data))
 
     def to_json(self) -> dict[str, Any]:
-        """``{sha256, size}``."""
         return {"sha256": self.sha256, "size": self.size}
 
 
@@ -137,11 +113,9 @@ class Receipt:
 
     @property
     def signing_message(self) -> bytes:
-        """The bytes the signature covers (:func:`signing_message`)."""
         return signing_message(self.receipt_hash)
 
     def to_json(self) -> dict[str, Any]:
-        """The document as received (a copy)."""
         return dict(self.document)
 
 
@@ -243,9 +217,6 @@ def parse_receipt(value: Any, *, what: str = "receipt") -> Receipt:
         receipt_hash=receipt_hash_of(value),
         document=value,
     )
-
-
-# Checks -----------------------------------------------------------------------------------
 
 
 def _malformed(what: str, message: str) -> errors.ReceiptError:

@@ -5,28 +5,10 @@
 >>> verify_receipt({"receipt_version": "9"}, b"", b"", None, ()).verdict
 'unreadable'
 
-Steps, in this order:
-
-1. ``signature``    Ed25519 over :func:`~affidavit.verify.receipts.format.signing_message` under a
-                    trusted key: ``receipt.signature_bad`` when the key its key_id names fails,
-                    ``receipt.key_untrusted`` when no trusted key verifies or is named,
-                    ``not_checked`` (``receipt.unanchored``) without trusted keys.
-2. ``source_hash``  ``H(source)`` and its length are the receipt's (``receipt.source_mismatch``).
-3. ``replay``       the declared chain applied to the source in order (the empty chain is the
-                    identity, RFC 002 §7.2) hashes to the receipt's content, else
-                    ``receipt.replay_mismatch`` (§7.3 step 4) with the first differing byte;
-                    ``not_checked`` when a transformation has no implementation here
-                    (``transform.unimplemented``) or the source is not the receipt's.
-4. ``chunks``       with declared or given chunks: the chunk files (or the content cut at the
-                    declared sizes) have the declared hashes and concatenate to the content
-                    (§7.2 steps 3-4; ``receipt.chunk_mismatch``).
-5. ``content_hash`` the content (else the chunks joined) is the receipt's
-                    (``receipt.content_mismatch``).
-
-Every step runs; the verdict (:class:`affidavit.verify.results.Result`) is ``verified`` only when
-every step is ``ok``, ``unanchored`` when none failed but one could not run. The replay is compared
-with the receipt's content hash, not the content file, so an altered file and a claim that does
-not replay are each reported alone.
+Steps ``signature``, ``source_hash``, ``replay``, ``chunks``, ``content_hash``: every step runs,
+and the verdict is ``verified`` only when each is ``ok``, ``unanchored`` when none failed but one
+could not run. The replay is compared with the receipt's content hash, not the content file, so
+an altered file and a claim that does not replay are each reported alone.
 """
 
 from __future__ import annotations

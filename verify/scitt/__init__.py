@@ -13,9 +13,6 @@
 >>> issuer = Ed25519PublicKey.from_b64("/Kmx6k8gfMBnlZ1l2p3R+BvoRIgWSpGY3kRuv7WbRQs=")
 >>> statement.verify_signature(CoseKey.from_ed25519(issuer))  # None: it verifies
 
-Nothing here reads a file, the clock or the network: keys and bytes are the caller's (the modules:
-docs/architecture.md).
-
 This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
 name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """

@@ -9,13 +9,10 @@ affidavit.verify.errors.ScittError: map: a map holds the key 1 twice (RFC 8949 �
 >>> encode({3: 1, 1: [b"a"]}).hex()
 'a2018141610301'
 
-Decoding is two passes over bytes already in memory (capped first). Pass 1 walks the item heads
-(RFC 8949 §3) building nothing, and refuses reserved values, indefinite lengths (§4.2.1),
-non-shortest arguments (§4.2.1), two-byte simple values below 32 (§3.3), lengths past the end,
-nesting past ``max_depth``, tags the caller did not name and trailing bytes. Pass 2: ``cbor2``
-builds the value, refusing duplicate map keys (§5.6) and invalid UTF-8, as plain ``dict`` and
-``list``. Map key order is not checked: RFC 9052 signs the protected header as sent. :func:`encode`
-writes the core deterministic encoding (§4.2.1).
+Decoding is two passes: a walk of the item heads (RFC 8949 §3) that refuses what is not shortest
+and definite (§4.2.1), unnamed tags, excess depth and trailing bytes; then ``cbor2`` builds plain
+``dict`` and ``list``, refusing duplicate keys and invalid UTF-8. Map key order is not checked
+(RFC 9052 signs the protected header as sent). :func:`encode` is core deterministic (§4.2.1).
 """
 
 from __future__ import annotations

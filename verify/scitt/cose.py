@@ -4,12 +4,8 @@
 >>> (sign1.alg, sign1.payload, sign1.unprotected)
 (-7, None, {})
 
-:func:`parse_sign1` reads strict CBOR (the message, then the protected header inside its byte
-string), tagged 18 (RFC 9052 §2; SCITT's are tagged, RFC 9943 §6, RFC 9942 §4.3), four elements of
-the right types, integer or text labels, no label in both buckets (RFC 9052 §3), and ``crit``
-(RFC 9052 §3.1) only protected, naming present labels the caller understands. The signature is
-checked over :func:`sig_structure` (RFC 9052 §4.4, empty ``external_aad``) by a
-:class:`~affidavit.verify.scitt.keys.CoseKey`.
+Strict: tagged 18 (RFC 9052 §2), four elements of their types, integer or text labels, none in
+both buckets (§3), ``crit`` only protected, naming labels the caller understands (§3.1).
 """
 
 from __future__ import annotations
@@ -57,7 +53,6 @@ class Sign1:
 
     @property
     def alg(self) -> object:
-        """The protected ``alg`` (label 1), as found (None when absent)."""
         return self.protected.get(HEADER_ALG)
 
     @property

@@ -8,12 +8,9 @@
 >>> len(key.thumbprint)
 32
 
-Two kinds, each bound to its one algorithm (RFC 9053 §2.1, §2.2): OKP Ed25519 (kty 1, crv 6) for
-EdDSA (-8), verified strictly (docs/adr/0002); EC2 P-256 (kty 2, crv 1) for ES256 (-7), ``r || s``
-over SHA-256. Any other alg is ``scitt.alg_unsupported``, one that does not fit the key
-``scitt.key_mismatch``. A key's ``kid`` is its COSE Key Thumbprint (RFC 9679 §3). Keys come from
-file bytes the caller read (:func:`key_from_bytes`): Ed25519 in any trusted-key form, or a P-256
-PEM SubjectPublicKeyInfo.
+Two kinds, each bound to its one algorithm (RFC 9053 §2.1, §2.2): Ed25519 for EdDSA (-8),
+verified strictly (docs/adr/0002), and P-256 for ES256 (-7). A key's ``kid`` is its COSE Key
+Thumbprint (RFC 9679 §3).
 """
 
 from __future__ import annotations
@@ -87,12 +84,10 @@ class CoseKey:
 
     @property
     def alg(self) -> int:
-        """The one algorithm this key verifies."""
         return ALG_EDDSA if self.kty == KTY_OKP else ALG_ES256
 
     @property
     def describe(self) -> str:
-        """``EdDSA (Ed25519)`` or ``ES256 (P-256)``."""
         return "EdDSA (Ed25519)" if self.kty == KTY_OKP else "ES256 (P-256)"
 
     def bound_to(self, issuers: Sequence[str]) -> CoseKey:
@@ -213,10 +208,9 @@ def key_from_bytes(data: bytes, *, source: str) -> CoseKey:
 
 
 def parse_issuer_binding(data: bytes, *, source: str) -> tuple[str, ...]:
-    """The issuers (CWT ``iss``, RFC 8392 §3.1.1) an issuer key signs for, from its binding file
-    (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, one ``iss`` a line,
-    each ending in a newline; no empty line, surrounding space, control character or repeat; 1 to
-    1,000 issuers.
+    """The issuers (CWT ``iss``) an issuer key signs for, from its binding file
+    (docs/transparency.md "Issuer keys and the issuers they sign for"): UTF-8, 1 to 1,000 lines of
+    one ``iss`` each, newline-ended, none empty, padded, with a control character or repeated.
 
     Raises:
         ``usage.invalid``: anything else (the binding is the operator's or the caller's input).

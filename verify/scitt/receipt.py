@@ -1,14 +1,12 @@
 """COSE Receipts of inclusion for RFC9162_SHA256 (RFC 9942 §5.2), verified offline.
 
-A receipt is a tagged COSE_Sign1 (RFC 9942 §4.3): protected ``alg`` and ``vds`` (395) = 1,
-RFC9162_SHA256 (§5.1), maybe a ``kid`` and CWT claims (15), ``crit`` naming only these; unprotected
-``vdp`` (396) whose ``-1`` holds the inclusion proofs ``[+ bstr .cbor [tree_size, leaf_index,
-[+ bstr]]]`` (§5.2). The payload, the Merkle root, is detached: the verifier rebuilds it from the
-leaf and the proof (§4.4); an attached one is refused, since nothing would tie it to the leaf.
+A receipt is a tagged COSE_Sign1: protected ``alg`` and ``vds`` (395) = 1, unprotected ``vdp``
+(396) whose ``-1`` holds the inclusion proofs ``[+ bstr .cbor [tree_size, leaf_index, [+ bstr]]]``.
 
-:func:`verify_receipt` follows RFC 9942 §5.2.1: every proof is parsed and checked against its tree
-(RFC 9162 §2.1.3.2) before any is used; then, proof by proof, the root is rebuilt and its
-signature checked under the trusted keys, the first whose root verifies being the result.
+The payload, the Merkle root, is detached: the verifier rebuilds it from the leaf and the proof
+(§4.4), and refuses an attached one. :func:`verify_receipt` follows RFC 9942 §5.2.1: every proof
+is checked against its tree before any is used; then the first proof whose rebuilt root verifies
+under a trusted key is the result.
 """
 
 from __future__ import annotations

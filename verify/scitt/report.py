@@ -1,11 +1,6 @@
 """Verifying a Transparent Statement (RFC 9943 §7.1): one :class:`~affidavit.verify.results.Result`
-of kind ``scitt`` (``affidavit verify scitt``).
-
-Steps: ``parse`` (strict; a failure is unreadable input, exit 2), ``statement_signature`` (under
-an issuer key bound to the statement's ``iss``, RFC 9943 §5.1.1.1; ``not_checked`` without issuer
-keys, RFC 9943 §7.1, or with a detached payload) and ``receipts`` (each proving the recomputed leaf
-entry under a trusted log key). Nothing is verified without a receipt proven under a key the
-caller trusts (fail closed).
+of kind ``scitt`` (``affidavit verify scitt``), with steps ``parse``, ``statement_signature`` and
+``receipts``. Nothing is verified without a receipt proven under a log key the caller trusts.
 """
 
 from __future__ import annotations

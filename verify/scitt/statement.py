@@ -4,15 +4,10 @@ logged under.
 >>> LEAF_RULE
 'SHA-256 of the Signed Statement with its unprotected header emptied (RFC 9943 §6.3)'
 
-A **Signed Statement** is a tagged COSE_Sign1 whose protected header carries the CWT claims (15,
-RFC 9597 §2) with a text ``iss`` and ``sub`` (RFC 9943 §6), an ``alg`` of EdDSA or ES256, maybe a
-content type (3, text or uint) and a ``kid`` (4, bytes). A **Transparent Statement** adds its
-receipts, byte strings holding COSE Receipts, at unprotected 394 (RFC 9942 §4.3, RFC 9943 §7).
-
-**The leaf entry** (docs/formats.md "SCITT") is the SHA-256 of the statement registered with its
-unprotected header emptied (RFC 9943 §6.3); the RFC 9162 leaf hash is ``SHA-256(0x00 || entry)``,
-as scitt-ccf-ledger and scitt-cose's vectors use. The decoder refuses non-shortest encodings, so
-re-encoding a Transparent Statement gives exactly the registered bytes.
+A Signed Statement is a tagged COSE_Sign1 whose protected CWT claims (15, RFC 9597 §2) carry a
+text ``iss`` and ``sub``; a Transparent Statement adds its COSE Receipts at unprotected 394
+(RFC 9942 §4.3). The RFC 9162 leaf hash is ``SHA-256(0x00 || entry)`` (docs/formats.md "SCITT"),
+as scitt-ccf-ledger and scitt-cose's vectors use.
 """
 
 from __future__ import annotations

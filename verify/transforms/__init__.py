@@ -1,9 +1,4 @@
-"""Declared content transformations (seed 004, RFC 002 §1.4): the reserved reference set and the
-ones adapters register under the ``affidavit.transforms`` entry-point group.
-
-Public API: :data:`Transform`, :class:`TransformSet`, :func:`check_name`, :func:`apply_chain`;
-docs/formats.md "Declared transformations". Plugins are passed in by the caller (``transforms=``;
-:mod:`affidavit.attest.plugins` reads the installed ones).
+"""Declared content transformations (seed 004, RFC 002 §1.4): the reference set and plugins.
 
 This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
 name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.

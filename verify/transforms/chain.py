@@ -1,17 +1,11 @@
 """Which transformations this process can replay, and replaying a declared chain of them over
-source bytes (RFC 002 §7.3: "Apply each declared transformation ... in the order declared by the
-adapter"); docs/formats.md "Declared transformations", "Chains", "Plugins".
+source bytes in the declared order (RFC 002 §7.3; docs/formats.md "Declared transformations",
+"Chains", "Plugins").
 
-A set is the seven reference transformations (:mod:`.reference`) plus plugins: entry points of
-``affidavit.transforms`` named by the transformation they implement (``cursor.composer_ordering``,
-RFC 002 §1.4), each a callable from text to text, never replacing a reference one. Nothing falls
-back to the identity: a broken plugin is ``transform.plugin_invalid``, a name nobody implements
-``transform.unimplemented``. The caller passes plugins in (:mod:`affidavit.attest.plugins`); the
-default is the reference set, so a verdict never depends on what is installed.
-
-The empty chain is the identity on bytes (``byte_preserving``). Otherwise the source is decoded as
-UTF-8 (replacing invalid sequences only when the first step is ``utf8_replace_invalid``), every
-step maps text to text in order, and the result is encoded as UTF-8.
+A set is the seven reference transformations (:mod:`.reference`) plus plugins the caller passes
+in (:mod:`affidavit.attest.plugins`), never replacing a reference one; nothing falls back to the
+identity. The empty chain is the identity on bytes; otherwise the source is decoded as UTF-8,
+mapped text to text and encoded again.
 """
 
 from __future__ import annotations
@@ -103,22 +97,16 @@ class TransformSet:
                     details={"name": name},
                 )
             if not callable(fn):
-                raise errors.ReceiptError(
-                    "transform.plugin_invalid",
-                    f"transformation {name!r} is not callable",
-                    details={"name": name},
-                )
+                raise _plugin_invalid(name, "is not callable")
             merged[name] = fn
         self._by_name: Mapping[str, Transform] = MappingProxyType(merged)
 
     @classmethod
     def of(cls, mapping: Mapping[str, Transform] | None = None) -> TransformSet:
-        """The reference transformations plus ``mapping`` (name -> callable); raises as the
-        constructor does."""
+        """The reference transformations plus ``mapping``; raises as the constructor does."""
         return cls(mapping)
 
     def resolve(self, name: str) -> Transform | None:
-        """The transformation named ``name``, or ``None`` when this set has none."""
         return self._by_name.get(name)
 
     def missing(self, names: Iterable[str]) -> tuple[str, ...]:
@@ -216,15 +204,13 @@ def _run_plugin(name: str, fn: Transform, text: str) -> str:
     try:
         out: object = fn(text)
     except Exception as e:  # a third-party transformation's failure is reported, not propagated
-        raise errors.ReceiptError(
-            "transform.plugin_invalid",
-            f"transformation {name!r} failed: {type(e).__name__}: {e}",
-            details={"name": name},
-        ) from None
+        raise _plugin_invalid(name, f"failed: {type(e).__name__}: {e}") from None
     if not isinstance(out, str):
-        raise errors.ReceiptError(
-            "transform.plugin_invalid",
-            f"transformation {name!r} returned {type(out).__name__}, not text",
-            details={"name": name},
-        )
+        raise _plugin_invalid(name, f"returned {type(out).__name__}, not text")
     return out
+
+
+def _plugin_invalid(name: str, what: str) -> errors.ReceiptError:
+    return errors.ReceiptError(
+        "transform.plugin_invalid", f"transformation {name!r} {what}", details={"name": name}
+    )

@@ -1,14 +1,9 @@
 """Reference implementations of the seven reserved transformations with a fixed meaning
-(RFC 002 §1.4, "Reserved transformation names (v1)"); docs/formats.md "Declared transformations".
+(RFC 002 §1.4; docs/formats.md "Declared transformations"): pure functions from text to text.
 
-Every transformation here is a pure function from text to text. The one transformation that
-concerns bytes, ``utf8_replace_invalid``, is applied by the chain (:mod:`.chain`) while decoding
-the source: as a text step it is the identity, since decoded text has no invalid sequence left.
-
-"Whitespace" is what :meth:`str.isspace` calls whitespace (Unicode White_Space plus the C0
-separators U+001C..U+001F), and lines are separated by LF alone: a CR, U+0085 or U+2028 inside a
-line is content (whitespace content). Where the seed's one-line meanings leave a choice, the choice
-is MemPalace 3.11.0's (``mempalace/sources/transforms.py``); each such point is marked "(oracle)".
+"Whitespace" is what :meth:`str.isspace` calls whitespace, and lines are separated by LF alone.
+Where the seed's one-line meanings leave a choice, the choice is MemPalace 3.11.0's
+(``mempalace/sources/transforms.py``); each such point is marked "(oracle)".
 """
 
 from __future__ import annotations

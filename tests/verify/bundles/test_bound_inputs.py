@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from affidavit.verify.bundles.actor_trust import ActorTrust
 from affidavit.verify.bundles.attestation import verify_attestation
-from affidavit.verify.bundles.events import signing_payload
+from affidavit.verify.bundles.events import sidecar_hash, signing_payload
 from affidavit.verify.bundles.hashing import bundle_hash, proof_hash
-from affidavit.verify.bundles.sidecar import sidecar_hash
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.json.canonical import py_compact, sha256_hex
 

@@ -347,8 +347,7 @@ def test_key_directory_windows(v3: dict[str, Any], change: Any, code: str) -> No
 
 
 def test_sidecar(v3: dict[str, Any]) -> None:
-    from affidavit.verify.bundles.events import signing_payload
-    from affidavit.verify.bundles.sidecar import sidecar_hash
+    from affidavit.verify.bundles.events import sidecar_hash, signing_payload
 
     from tests.verify.bundles.test_bundle_support import ACTOR_KEY
 

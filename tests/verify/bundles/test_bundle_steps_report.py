@@ -222,7 +222,7 @@ def test_required_signatures_count_sidecar_events(plain: dict[str, Any]) -> None
     partial = copy.deepcopy(bundle)
     first = plain["events"][0]["hash"]
     del partial["actor_signature_sidecar"]["signatures_by_event_hash"][first]
-    from affidavit.verify.bundles.sidecar import sidecar_hash
+    from affidavit.verify.bundles.events import sidecar_hash
 
     partial["actor_signature_sidecar"]["sidecar_hash"] = sidecar_hash(
         partial["actor_signature_sidecar"]

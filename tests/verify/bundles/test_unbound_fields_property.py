@@ -17,9 +17,8 @@ from typing import Any, Final
 
 import pytest
 from affidavit.verify.bundles.actor_trust import ActorTrust
-from affidavit.verify.bundles.events import signing_payload
+from affidavit.verify.bundles.events import sidecar_hash, signing_payload
 from affidavit.verify.bundles.hashing import bundle_hash
-from affidavit.verify.bundles.sidecar import sidecar_hash
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.errors import CanonicalError
 from hypothesis import HealthCheck, given, settings

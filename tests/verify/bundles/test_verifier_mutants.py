@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 from affidavit.verify.bundles.actor_trust import ActorTrust, TrustedActorKey
-from affidavit.verify.bundles.events import signing_payload
+from affidavit.verify.bundles.events import sidecar_hash, signing_payload
 from affidavit.verify.bundles.hashing import proof_hash
-from affidavit.verify.bundles.sidecar import sidecar_hash
 from affidavit.verify.bundles.verifier import BundleVerifier
 from affidavit.verify.crypto.windows import KeyWindow
 
