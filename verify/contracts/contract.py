@@ -50,10 +50,8 @@ __all__ = [
     "ContractReport",
     "clear_caches",
     "contract_hash",
-    "contract_hash_body",
     "contract_hashes",
     "input_schema_hash",
-    "input_schema_hash_body",
     "lint_contract",
 ]
 
@@ -112,28 +110,14 @@ def _hash_body(declaration: Mapping[str, Any], fields: tuple[str, ...]) -> dict[
     return body
 
 
-def input_schema_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``input_schema_hash`` covers."""
-    return _hash_body(declaration, INPUT_SCHEMA_HASH_FIELDS)
-
-
-def contract_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``contract_hash`` covers."""
-    return _hash_body(declaration, CONTRACT_HASH_FIELDS)
-
-
 def input_schema_hash(declaration: Mapping[str, Any]) -> str:
     """Recompute ``input_schema_hash`` from a declaration (docs/formats.md §2)."""
-    return sha256_hex(py_compact(input_schema_hash_body(declaration)))
+    return sha256_hex(py_compact(_hash_body(declaration, INPUT_SCHEMA_HASH_FIELDS)))
 
 
 def contract_hash(declaration: Mapping[str, Any]) -> str:
     """Recompute ``contract_hash`` from a declaration (docs/formats.md §2)."""
-    return sha256_hex(py_compact(contract_hash_body(declaration)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Memoized hashing
+    return sha256_hex(py_compact(_hash_body(declaration, CONTRACT_HASH_FIELDS)))
 
 
 class ContractHashes(NamedTuple):
@@ -194,7 +178,6 @@ def clear_caches() -> None:
     _LINT_CACHE.clear()
 
 
-# ---------------------------------------------------------------------------------------------
 # Lint (seed 003 "Lint a contract"; lifecycle table)
 
 LIFECYCLE_STATUSES: Final = ("active", "deprecated", "revoked")

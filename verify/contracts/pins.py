@@ -36,7 +36,6 @@ __all__ = [
     "plan_pin",
 ]
 
-# ------------------------------------------------------------------------------------------
 # The pin check (docs/formats.md §3, docs/adr/0007-pin-gate-freshness.md)
 
 
@@ -541,7 +540,6 @@ def _manifest_findings(
     )
 
 
-# ------------------------------------------------------------------------------------------
 # Pinning one contract (docs/formats.md §3; seed 003 "Adoption workflow", lifecycle table)
 
 
