@@ -113,10 +113,8 @@ def entry_hash(entry: Mapping[str, Any]) -> str:
 
 
 def manifest_hash_body(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``manifest_hash`` covers (docs/formats.md §3).
-
-    As the peer does, a missing ``manifest_schema_version`` counts as ``"1.0.0"``, missing
-    publisher fields and entry hashes as ``""``.
+    """The object whose py-compact bytes ``manifest_hash`` covers (docs/formats.md §3), missing
+    values filled in as the peer does.
 
     Raises:
         ``manifest.invalid``: ``contracts`` is not an array of objects.
@@ -158,11 +156,8 @@ def contracts_of(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def check_signature(
     public_key: Ed25519PublicKey | None, hex_digest: Any, signature_b64: Any
 ) -> SignatureStatus:
-    """Status of an Ed25519 signature over the UTF-8 bytes of ``hex_digest`` (docs/formats.md §3).
-
-    ``signature_b64`` None means absent. A signature that is not base64, not 64 bytes, or made
-    over anything but a 64-character lowercase hex string is ``bad``, never an exception.
-    """
+    """Status of an Ed25519 signature over the UTF-8 bytes of ``hex_digest`` (docs/formats.md §3):
+    a malformed one, or one over anything but a lowercase hex64 string, is ``bad``, never raised."""
     if signature_b64 is None:
         return "absent"
     if public_key is None:
