@@ -156,13 +156,11 @@ def contract_hashes(declaration: Mapping[str, Any]) -> ContractHashes:
         ``canonical.*``: a hashed value has no JSON form (only possible for non-JSON input).
     """
     key = _hash_key(declaration)
-    if key is not None:
-        hit = _HASH_CACHE.get(key)
-        if hit is not None:
-            return hit
-    hashes = ContractHashes(contract_hash(declaration), input_schema_hash(declaration))
-    if key is not None:
-        _remember(_HASH_CACHE, key, hashes)
+    hashes = _HASH_CACHE.get(key) if key is not None else None
+    if hashes is None:
+        hashes = ContractHashes(contract_hash(declaration), input_schema_hash(declaration))
+        if key is not None:
+            _remember(_HASH_CACHE, key, hashes)
     return hashes
 
 

@@ -141,9 +141,7 @@ class ValidatorPlugins(Protocol):
     """Validator families a caller offers beyond the built-ins (e.g. the installed entry points,
     :func:`affidavit.attest.plugins.installed_validators`)."""
 
-    def names(self) -> Iterable[str]:
-        """Every name a family is offered for."""
-        ...
+    def names(self) -> Iterable[str]: ...  # every name a family is offered for
 
     def family(self, name: str) -> Family | None:
         """The family of ``name``, or None.
@@ -188,11 +186,9 @@ class ValidatorRegistry:
         return tuple(sorted((n, v) for n in names for v in self._versions(n)))
 
     def _versions(self, name: str) -> dict[str, Validator]:
-        cached = self._loaded.get(name)
-        if cached is None:
-            cached = self._load(name)
-            self._loaded[name] = cached
-        return cached
+        if name not in self._loaded:
+            self._loaded[name] = self._load(name)
+        return self._loaded[name]
 
     def _load(self, name: str) -> dict[str, Validator]:
         family = self._families.get(name)
