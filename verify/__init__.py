@@ -4,24 +4,11 @@
 >>> sha256_hex(jcs(loads(b'{"b": 1.0, "a": true}')))
 'a3f44886ecd0b8667b0c6a4652d41e1f9e8205fb8d35d299fd20577f5268adb6'
 
-The names in ``__all__`` are the library's public API (docs/architecture.md, "Public API"):
-verify a bundle, an attestation, a manifest, pins, a checkpoint, a Merkle proof or an anchor
-receipt; walk and audit lineage; parse strictly and hash canonically; ``affidavit.verify.errors``
-is public too, for its families, and ``affidavit.verify.codes``, the one table of every code. The
-rooms below (``json``, ``crypto``, ``tlog``, ``bundles``, ``anchor``, ``contracts``, ``lineage``,
-``dsse``, ``receipts``, ``transforms``, ``scitt``) are internal (issue 32): their ``__init__``
-imports nothing and lists nothing; the layers above import a name from the module that defines
-it, as that module's ``__all__`` lists it, free to change between minor releases before 1.0
-(docs/adr/0019-public-surface.md).
-
-Nothing in this package reads the network, the environment or the clock on its own: trust
-inputs and time are arguments. It never imports ``affidavit.attest``, ``affidavit.registry``,
-``affidavit.cli``, httpx, socket or urllib (tests/verify/test_offline_imports.py).
-
-Fast path: this front door loads its names on first use (PEP 562), so ``import affidavit.verify``
-costs one small module, and verifying a bundle imports only what a bundle needs (32 of our
-modules), not jsonschema or cryptography (PEM keys, RFC 3161). docs/adr/0003-cold-start.md has
-the numbers.
+``__all__`` is the library's public API (docs/architecture.md, "Public API"), with
+``affidavit.verify.errors`` and ``affidavit.verify.codes``; the rooms below are internal (issue 32,
+docs/adr/0019-public-surface.md). Nothing here reads the network, the environment or the clock on
+its own (tests/verify/test_offline_imports.py); names load on first use (PEP 562,
+docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -62,46 +49,35 @@ if TYPE_CHECKING:
     from affidavit.verify.lineage.walk import MemoryFactSource, WalkLimits, WalkResult, walk
     from affidavit.verify.results import Result, StepResult
 
-# name -> the module (below affidavit.verify) that defines it. Keep sorted by name.
+# name -> the module (below affidavit.verify) that defines it, written by module.
 _HOME = {
-    "AffidavitError": "errors",
-    "AuditReport": "lineage.audit",
-    "BundleVerifier": "bundles.verifier",
-    "ContractReport": "contracts.contract",
-    "Ed25519PublicKey": "crypto.keys",
-    "ManifestReport": "contracts.manifest",
-    "MemoryFactSource": "lineage.walk",
-    "PinCheckReport": "contracts.pins",
-    "Result": "results",
-    "StepResult": "results",
-    "WalkLimits": "lineage.walk",
-    "WalkResult": "lineage.walk",
-    "audit": "lineage.audit",
-    "bundle_hash": "bundles.hashing",
-    "canonical_bytes": "json.canonical",
-    "check_pins": "contracts.pins",
-    "contract_hash": "contracts.contract",
-    "fact_hash_of": "lineage.facts",
-    "input_schema_hash": "contracts.contract",
-    "jcs": "json.canonical",
-    "lint_contract": "contracts.contract",
-    "load_object": "json.strict",
-    "loads": "json.strict",
-    "parse_fact": "lineage.facts",
-    "parse_pin_file": "contracts.pin_file",
-    "parse_verifier_key": "crypto.checkpoint",
-    "py_compact": "json.canonical",
-    "py_spaced": "json.canonical",
-    "sha256_hex": "json.canonical",
-    "verify_anchor_receipt": "anchor.receipt",
-    "verify_attestation": "bundles.attestation",
-    "verify_bundle": "bundles.verifier",
-    "verify_checkpoint": "crypto.checkpoint",
-    "verify_consistency": "crypto.merkle",
-    "verify_entry": "contracts.manifest",
-    "verify_inclusion": "crypto.merkle",
-    "verify_manifest": "contracts.manifest",
-    "walk": "lineage.walk",
+    name: home
+    for home, names in {
+        "anchor.receipt": ("verify_anchor_receipt",),
+        "bundles.attestation": ("verify_attestation",),
+        "bundles.hashing": ("bundle_hash",),
+        "bundles.verifier": ("BundleVerifier", "verify_bundle"),
+        "contracts.contract": (
+            "ContractReport",
+            "contract_hash",
+            "input_schema_hash",
+            "lint_contract",
+        ),
+        "contracts.manifest": ("ManifestReport", "verify_entry", "verify_manifest"),
+        "contracts.pin_file": ("parse_pin_file",),
+        "contracts.pins": ("PinCheckReport", "check_pins"),
+        "crypto.checkpoint": ("parse_verifier_key", "verify_checkpoint"),
+        "crypto.keys": ("Ed25519PublicKey",),
+        "crypto.merkle": ("verify_consistency", "verify_inclusion"),
+        "errors": ("AffidavitError",),
+        "json.canonical": ("canonical_bytes", "jcs", "py_compact", "py_spaced", "sha256_hex"),
+        "json.strict": ("load_object", "loads"),
+        "lineage.audit": ("AuditReport", "audit"),
+        "lineage.facts": ("fact_hash_of", "parse_fact"),
+        "lineage.walk": ("MemoryFactSource", "WalkLimits", "WalkResult", "walk"),
+        "results": ("Result", "StepResult"),
+    }.items()
+    for name in names
 }
 
 __all__ = [

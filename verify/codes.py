@@ -1,12 +1,9 @@
 """Every error code of :mod:`affidavit.verify`, in one table: its stable name, the exit code it
 maps to, and what it means (issue 32: one error table per package).
 
-The family classes that raise them are in :mod:`affidavit.verify.errors`; a family accepts the
-codes of the groups it names. The exit code is the code's, not the class's: 2 unreadable input or
-usage, 1 read and does not verify, 3 refused by policy (docs/architecture.md, "Exit codes").
-``specs/error-codes.json`` is generated from the families (``python tools/gen_error_codes.py``).
-Codes are public: never rename one. The storage and registry layers keep their own tables
-(:mod:`affidavit.attest.errors`, :mod:`affidavit.registry.errors`), each made with :func:`table`.
+The families of :mod:`affidavit.verify.errors` accept the codes of the groups they name;
+``specs/error-codes.json`` is generated from them (``tools/gen_error_codes.py``). Codes are public:
+never rename one. The storage and registry layers make their own tables with :func:`table`.
 """
 
 from __future__ import annotations
@@ -80,8 +77,7 @@ def catalogue(*tables: Iterable[Code]) -> Mapping[str, Code]:
     return merged
 
 
-# The json room (verify/json/): files (``io.*``), strict parsing (``json.*``) and the canonical
-# forms (``canonical.*``). Raised through ParseError and CanonicalError.
+# verify/json/: files and strict parsing (ParseError), the canonical forms (CanonicalError).
 PARSE: Final = (
     *table(
         INPUT,
@@ -135,8 +131,7 @@ CANONICAL: Final = (
     ),
 )
 
-# Usage (``usage.*``), raised through UsageError: the command line's parser reports what it catches
-# more precisely (``cli/_group.py``).
+# UsageError; the command line's parser reports what it catches more precisely (cli/_group.py).
 USAGE: Final = (
     *table(
         INPUT,
@@ -150,9 +145,8 @@ USAGE: Final = (
 )
 
 
-# The crypto room (verify/crypto/): keys (``key.*``), signatures, tree heads and checkpoints
-# (``signature.*``, ``treehead.*``, ``checkpoint.*``), Merkle proofs (``merkle.*``). Raised through
-# KeyMaterialError, SignatureError and ProofError.
+# verify/crypto/: keys (KeyMaterialError), signatures, tree heads and checkpoints (SignatureError),
+# Merkle proofs (ProofError).
 KEY: Final = (
     *table(
         INPUT,
@@ -252,8 +246,7 @@ MERKLE: Final = (
 )
 
 
-# The anchor room (verify/anchor/): anchor receipts and their RFC 3161 time-stamp tokens
-# (``anchor.*``). Raised through ProofError.
+# verify/anchor/: anchor receipts and their RFC 3161 time-stamp tokens (ProofError).
 ANCHOR: Final = (
     *table(
         FAILED,
@@ -328,10 +321,7 @@ ANCHOR: Final = (
 )
 
 
-# The tlog room (verify/tlog/): C2SP tiles, cosignatures, tlog-proofs, tlog-policies, the monitor
-# and the witness's answers (``tlog.*``). Raised through ProofError.
-
-# C2SP tlog-tiles: tile paths, tile and entry-bundle contents.
+# verify/tlog/ (ProofError). C2SP tlog-tiles: tile paths, tile and entry-bundle contents.
 TILES: Final = (
     *table(
         INPUT,
@@ -480,9 +470,7 @@ WITNESS: Final = (
 TLOG: Final = (*TILES, *COSIGNATURE, *PROOF, *MONITOR, *WITNESS)
 
 
-# The contracts room (verify/contracts/): contracts, manifest entries, manifests, pins, validators
-# and adapter replay (``contract.*``, ``entry.*``, ``manifest.*``, ``pin.*``, ``validator.*``,
-# ``adapter.*``), raised through ContractError; acceptance policies (``policy.*``), PolicyError.
+# verify/contracts/: contracts, manifests, pins, validators, adapter replay (ContractError).
 CONTRACT: Final = (
     *table(
         FAILED,
@@ -654,6 +642,7 @@ CONTRACT: Final = (
     ),
 )
 
+# Acceptance policies (PolicyError).
 POLICY: Final = (
     *table(
         INPUT,
@@ -685,8 +674,7 @@ POLICY: Final = (
 )
 
 
-# The bundles room (verify/bundles/): bundles, their events and outcome attestations
-# (``bundle.*``, ``event.*``, ``attestation.*``). Raised through BundleError.
+# verify/bundles/: bundles, their events and outcome attestations (BundleError).
 BUNDLE: Final = (
     *table(
         INPUT,
@@ -824,9 +812,7 @@ BUNDLE: Final = (
 )
 
 
-# The lineage room (verify/lineage/): facts, derivation links, walks, audits and Stigmem records
-# (``lineage.*``, ``fact.*``, ``stigmem.*``). Raised through LineageError. Seed 002 §20.6 names
-# four codes without a dotted family; they are kept as the seed spells them.
+# verify/lineage/ (LineageError); the four codes seed 002 §20.6 names without a family are kept.
 LINEAGE: Final = (
     *table(
         INPUT,
@@ -904,10 +890,7 @@ LINEAGE: Final = (
 )
 
 
-# The dsse room (verify/dsse/): DSSE envelopes, their signatures and the in-toto Statements they
-# carry (``dsse.*``, ``statement.*``, ``predicate.*``). Raised through EnvelopeError.
-
-# DSSE envelope.md / protocol.md: the envelope and its signatures.
+# verify/dsse/ (EnvelopeError). DSSE envelope.md / protocol.md: the envelope and its signatures.
 ENVELOPE: Final = (
     *table(
         INPUT,
@@ -1006,10 +989,7 @@ PREDICATE: Final = (
 )
 
 
-# The receipts room (verify/receipts/): transformation receipts (``receipt.*``), raised through
-# ReceiptError. 2 a receipt or a bulk layout that cannot be read as one; 1 a receipt that was read
-# and does not verify (or one ``receipt make`` refuses to sign). Each tamper case has its own code
-# (docs/formats.md "Transformation receipts").
+# verify/receipts/ (ReceiptError): each tamper case has its own code (docs/formats.md).
 RECEIPT: Final = (
     *table(
         INPUT,
@@ -1072,10 +1052,7 @@ RECEIPT: Final = (
 )
 
 
-# The transforms room (verify/transforms/): declared transformations (``transform.*``), raised
-# through ReceiptError. All exit 2: a name that is not a transformation name, a name with no
-# implementation here, input the chain cannot read, or a plugin that cannot be loaded; the
-# receipts room turns a mismatch into its own ``receipt.*`` code.
+# verify/transforms/ (ReceiptError); the receipts room turns a mismatch into a ``receipt.*`` code.
 TRANSFORM: Final = (
     *table(
         INPUT,
@@ -1106,13 +1083,7 @@ TRANSFORM: Final = (
 )
 
 
-# The scitt room (verify/scitt/): strict CBOR (``cbor.*``) and SCITT (``scitt.*``), raised through
-# ScittError. 2 bytes that are not strict CBOR, not a COSE_Sign1 of the shape RFC 9052 and RFC 9943
-# give, or something this verifier refuses to read (an algorithm, a critical header, a verifiable
-# data structure); 1 a statement or receipt that was read and does not verify; 3 a Signed
-# Statement the registration policy does not accept.
-
-# RFC 8949: the strict decoder (verify/scitt/cbor.py).
+# verify/scitt/ (ScittError). RFC 8949: the strict decoder (verify/scitt/cbor.py).
 CBOR: Final = (
     *table(
         INPUT,

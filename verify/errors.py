@@ -23,15 +23,10 @@
     (affidavit.registry.errors)
     └── registry.errors.AuthError   auth.*
 
-A family says *where* something went wrong; the ``code`` says *what*. Every code is declared in
-:mod:`affidavit.verify.codes` with its exit code (2 unreadable input or usage, 1 does not verify,
-3 refused by policy), and raised spelled out, so it can be found by searching for it::
+A family says *where* something went wrong; the ``code`` (declared in :mod:`affidavit.verify.codes`
+with its exit code) says *what*, and is raised spelled out so a search finds it::
 
     raise errors.BundleError("bundle.malformed", "events is not an array")
-
-Codes are public (the CLI's ``error: <code>: <message>``, the registry's ``{code, message,
-details}``, the vectors); ``specs/error-codes.json`` is generated from the families
-(``tools/gen_error_codes.py``) and tests keep the two, and every raise, in step.
 """
 
 from __future__ import annotations
@@ -83,11 +78,8 @@ __all__ = [
 
 
 class AffidavitError(Exception):
-    """Base of every error Affidavit raises on purpose.
-
-    ``code`` is stable and machine-readable; ``message`` is for people; ``details`` is a small
-    JSON-able mapping (never secrets); ``exit_code`` is the code's (1, 2 or 3). A family accepts
-    only the codes in its ``codes`` table: a misspelt code is a bug, caught by the tests.
+    """Base of every error Affidavit raises on purpose: a stable ``code`` (one of the family's
+    ``codes``), a ``message`` for people, JSON-able ``details`` (never secrets), its ``exit_code``.
     """
 
     codes: ClassVar[Mapping[str, Code]] = {}
@@ -112,11 +104,8 @@ class AffidavitError(Exception):
 
 
 class ParseError(AffidavitError):
-    """The input could not be read as what it claims to be (``json.*``, ``io.*``).
-
-    For ``json.*`` codes, ``line`` and ``column`` (1-based, 0 when unknown) are added to the
-    message and the details.
-    """
+    """The input could not be read as what it claims to be (``json.*``, ``io.*``); a ``json.*``
+    error adds ``line`` and ``column`` (1-based, 0 when unknown) to the message and details."""
 
     codes = catalogue(PARSE)
 

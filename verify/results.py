@@ -8,13 +8,9 @@ result, a report.
 >>> result.verdict, result.code, result.exit_code
 ('unanchored', None, 1)
 
-Every step ends in one state: ``ok`` (it ran and checks); ``failed`` (a stable ``code`` from
-``specs/error-codes.json``, a message, maybe ``expected``/``actual``); ``not_checked`` (could not
-run or did not apply: ``reason``); ``self_asserted`` (signatures verify only under keys the bundle
-itself carries, never ``ok``; docs/adr/0008-actor-keys-and-events-after-finality.md).
-
-Every verifier returns one :class:`Result`, whose verdict is computed from its steps, never
-stored beside them (style.md §5):
+A step is ``ok``, ``failed`` (a stable ``code``), ``not_checked`` (a ``reason``) or
+``self_asserted`` (docs/adr/0008-actor-keys-and-events-after-finality.md). A :class:`Result`'s
+verdict is computed from its steps, never stored beside them (style.md §5):
 
 ``unreadable``  a step reading the input failed (:meth:`StepResult.unreadable`, exit 2);
 ``failed``      any other step failed (exit 1);
@@ -22,10 +18,8 @@ stored beside them (style.md §5):
                 ``None``) is not ``ok``: read, not proven, never verified (style.md §7);
 ``verified``    every step the verdict needs is ``ok`` (exit 0).
 
-A run over several inputs is a :class:`Report`, whose verdict is the worst of its results'. Text
-for people is rendered from these in ``cli/render/verdict.py``. A finding with no step of its own
-is a :class:`Problem`, which names a caller setting by field (``require_signed``), never by
-command-line flag (tests/verify/test_no_flags.py).
+A :class:`Report`'s verdict is the worst of its results'. A :class:`Problem` names a caller
+setting by field, never by command-line flag (tests/verify/test_no_flags.py).
 """
 
 from __future__ import annotations
@@ -66,6 +60,7 @@ VERDICT_EXIT: Final[Mapping[str, int]] = MappingProxyType(
 )
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
+_OPTIONAL: Final = ("code", "message", "expected", "actual")  # in a step's JSON when not None
 
 
 # NamedTuple, not dataclass: this module is on the ``verify bundle`` path (docs/adr/0003).
@@ -120,14 +115,8 @@ class StepResult(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """``{name, status, code?, message?, expected?, actual?, details?}``."""
         out: dict[str, Any] = {"name": self.name, "status": self.status}
-        if self.code is not None:
-            out["code"] = self.code
-        if self.message:
-            out["message"] = self.message
-        if self.expected is not None:
-            out["expected"] = self.expected
-        if self.actual is not None:
-            out["actual"] = self.actual
+        optional = (self.code, self.message or None, self.expected, self.actual)
+        out.update((k, v) for k, v in zip(_OPTIONAL, optional, strict=True) if v is not None)
         if self.details:
             out["details"] = dict(self.details)
         return out
@@ -315,12 +304,8 @@ class StepRun:
 
 
 class Problem(NamedTuple):
-    """A finding that is not a step of its own (the pin gate, a manifest): one sentence.
-
-    A caller setting is a ``{field}`` of ``message`` listed in ``settings``, rendered by parameter
-    name unless a command passes its option names to :meth:`render`; without settings the message
-    is never formatted.
-    """
+    """A finding that is not a step of its own (the pin gate, a manifest): one sentence, each
+    caller setting in ``settings`` a ``{field}`` of ``message`` (never formatted without any)."""
 
     message: str
     settings: tuple[str, ...] = ()

@@ -10,20 +10,11 @@
 >>> [(item.source, item.reason) for item in root.skipped][0]
 ('keys/log.key.logstate-1.json', 'a JSON document without public_key_base64: not a key')
 
-Every verify verb takes its trust from one :class:`TrustRoot` (style.md §16,
-docs/adr/0016-one-trust-input.md): the trusted keys (a key's role is what the verb uses it for),
-the actor keys, the tlog-policy and the TSA certificates. The caller reads the files and passes
-their bytes (:class:`KeyFile`); what a file is, is decided here once, by :func:`key_claim`:
-
-- a ``*.pub`` or ``*.pem`` file claims to be a key by its name;
-- a ``*.json`` file claims to be one when it names ``public_key_base64`` (docs/formats.md §3);
-  any other JSON file (a log's state file, a manifest) is not a key;
-- any other file (a private ``*.key``, a README) is not a key.
-
-A file that claims to be a key is read strictly
-(:func:`affidavit.verify.crypto.trusted_keys.parse_key_bytes`; ``key.*``, ``json.*``, exit 2); one
-that does not is :class:`Skipped`, never an error. A folder with no key in it is ``usage.invalid``
-(fail closed, style.md §7). On the ``verify bundle`` path (docs/adr/0003-cold-start.md).
+Every verify verb takes its trust from one :class:`TrustRoot` (docs/adr/0016-one-trust-input.md).
+The caller passes the files' bytes (:class:`KeyFile`); :func:`key_claim` decides once what a file
+is: a ``*.pub`` or ``*.pem`` file claims to be a key by its name, a ``*.json`` file when it names
+``public_key_base64`` (docs/formats.md §3), any other file not. A claimed key is read strictly
+(``key.*``, ``json.*``); any other file is :class:`Skipped`, never an error.
 """
 
 from __future__ import annotations

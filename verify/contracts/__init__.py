@@ -1,10 +1,8 @@
-"""The contracts room: AdapterContracts (docs/formats.md §2, §3; seed 003).
-
-Hashing and linting a contract, validating an adapter's output, the acceptance policy, manifests,
-their freshness and pins (the modules: docs/architecture.md).
+"""The contracts room: AdapterContracts, their validators, acceptance policies, manifests and pins
+(docs/formats.md §2-§4; seed 003).
 
 This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
-name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
+name from the module that defines it.
 """
 
 __all__: list[str] = []

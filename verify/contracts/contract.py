@@ -50,10 +50,8 @@ __all__ = [
     "ContractReport",
     "clear_caches",
     "contract_hash",
-    "contract_hash_body",
     "contract_hashes",
     "input_schema_hash",
-    "input_schema_hash_body",
     "lint_contract",
 ]
 
@@ -112,28 +110,14 @@ def _hash_body(declaration: Mapping[str, Any], fields: tuple[str, ...]) -> dict[
     return body
 
 
-def input_schema_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``input_schema_hash`` covers."""
-    return _hash_body(declaration, INPUT_SCHEMA_HASH_FIELDS)
-
-
-def contract_hash_body(declaration: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``contract_hash`` covers."""
-    return _hash_body(declaration, CONTRACT_HASH_FIELDS)
-
-
 def input_schema_hash(declaration: Mapping[str, Any]) -> str:
     """Recompute ``input_schema_hash`` from a declaration (docs/formats.md §2)."""
-    return sha256_hex(py_compact(input_schema_hash_body(declaration)))
+    return sha256_hex(py_compact(_hash_body(declaration, INPUT_SCHEMA_HASH_FIELDS)))
 
 
 def contract_hash(declaration: Mapping[str, Any]) -> str:
     """Recompute ``contract_hash`` from a declaration (docs/formats.md §2)."""
-    return sha256_hex(py_compact(contract_hash_body(declaration)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Memoized hashing
+    return sha256_hex(py_compact(_hash_body(declaration, CONTRACT_HASH_FIELDS)))
 
 
 class ContractHashes(NamedTuple):
@@ -172,13 +156,11 @@ def contract_hashes(declaration: Mapping[str, Any]) -> ContractHashes:
         ``canonical.*``: a hashed value has no JSON form (only possible for non-JSON input).
     """
     key = _hash_key(declaration)
-    if key is not None:
-        hit = _HASH_CACHE.get(key)
-        if hit is not None:
-            return hit
-    hashes = ContractHashes(contract_hash(declaration), input_schema_hash(declaration))
-    if key is not None:
-        _remember(_HASH_CACHE, key, hashes)
+    hashes = _HASH_CACHE.get(key) if key is not None else None
+    if hashes is None:
+        hashes = ContractHashes(contract_hash(declaration), input_schema_hash(declaration))
+        if key is not None:
+            _remember(_HASH_CACHE, key, hashes)
     return hashes
 
 
@@ -194,7 +176,6 @@ def clear_caches() -> None:
     _LINT_CACHE.clear()
 
 
-# ---------------------------------------------------------------------------------------------
 # Lint (seed 003 "Lint a contract"; lifecycle table)
 
 LIFECYCLE_STATUSES: Final = ("active", "deprecated", "revoked")

@@ -7,13 +7,10 @@
 >>> parse_duration("36h").total_seconds()
 129600.0
 
-``manifest_hash`` says nothing of *when*, so a manifest from before a revocation still verifies.
-Affidavit adds three top-level fields the peer ignores: ``signed_at`` (ISO-8601 UTC),
-``freshness_hash = H(py-compact({freshness_schema_version: "1.0.0", manifest_hash,
-manifest_version, generated_at, signed_at}))`` (a missing value as ``""``) and
-``freshness_signature`` (Ed25519 over that hex string, base64, under the manifest's key). The time
-is bound to this exact ``manifest_hash``; a gate compares it with its own clock
-(docs/adr/0007-pin-gate-freshness.md).
+Three top-level fields the peer ignores bind a signed time to this exact ``manifest_hash``:
+``signed_at``, ``freshness_hash`` (over :func:`freshness_hash_body`) and ``freshness_signature``
+(Ed25519 over that hex string, base64, under the manifest's key); a gate compares the time with its
+own clock (docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations

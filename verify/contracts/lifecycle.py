@@ -10,9 +10,6 @@
 '0.10.0'
 >>> lifecycle_state({"status": "active", "replaced_by": "acme.x.v0@0.10.0"})
 'superseded'
-
-Pure functions over declarations, manifest entries and pins: which state a row is in, what advice
-a pin records for it, the active head of an adapter_id and exact (id, version) matches.
 """
 
 from __future__ import annotations

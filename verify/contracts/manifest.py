@@ -8,14 +8,9 @@
 >>> (report.ok, report.manifest_hash_status, report.manifest_signature_status)
 (False, 'absent', 'absent')
 
-``entry_hash`` is ``H(py-compact(...))`` over the 15 keys of :data:`ENTRY_HASH_FIELDS` (a missing
-one as ``""``); ``manifest_hash`` over the schema version, the publisher fields and the entry hashes
-in order. Signatures are Ed25519 over the UTF-8 hex string, standard base64.
-
-Every hash is recomputed from what was received. Without a public key the status is
-``no_public_key`` and the verdict fails unless ``allow_unsigned=True``; a ``bad`` signature or a
-hash ``mismatch`` always fails. The statuses are the peer's JSON words; each failed check is also a
-:class:`~affidavit.verify.results.Problem` (:meth:`ManifestReport.problems`).
+Every hash is recomputed from what was received; signatures are Ed25519 over the hex string. An
+unsigned manifest fails unless ``allow_unsigned=True``; a ``bad`` signature or a hash ``mismatch``
+always fails. The statuses are the peer's JSON words.
 """
 
 from __future__ import annotations
@@ -118,10 +113,8 @@ def entry_hash(entry: Mapping[str, Any]) -> str:
 
 
 def manifest_hash_body(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The object whose py-compact bytes ``manifest_hash`` covers (docs/formats.md §3).
-
-    As the peer does, a missing ``manifest_schema_version`` counts as ``"1.0.0"``, missing
-    publisher fields and entry hashes as ``""``.
+    """The object whose py-compact bytes ``manifest_hash`` covers (docs/formats.md §3), missing
+    values filled in as the peer does.
 
     Raises:
         ``manifest.invalid``: ``contracts`` is not an array of objects.
@@ -163,11 +156,8 @@ def contracts_of(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def check_signature(
     public_key: Ed25519PublicKey | None, hex_digest: Any, signature_b64: Any
 ) -> SignatureStatus:
-    """Status of an Ed25519 signature over the UTF-8 bytes of ``hex_digest`` (docs/formats.md §3).
-
-    ``signature_b64`` None means absent. A signature that is not base64, not 64 bytes, or made
-    over anything but a 64-character lowercase hex string is ``bad``, never an exception.
-    """
+    """Status of an Ed25519 signature over the UTF-8 bytes of ``hex_digest`` (docs/formats.md §3):
+    a malformed one, or one over anything but a lowercase hex64 string, is ``bad``, never raised."""
     if signature_b64 is None:
         return "absent"
     if public_key is None:
@@ -304,11 +294,8 @@ def _hash_status(claimed: Any, recomputed: str) -> tuple[HashStatus, str | None,
 def verify_entry(
     unverified_entry: Mapping[str, Any], public_key: Ed25519PublicKey | None, *, index: int = 0
 ) -> EntryReport:
-    """Recompute one entry's hash and check its signature (docs/formats.md §3).
-
-    ``entry_hash`` and ``entry_signature`` are read from the entry itself; a missing one is
-    ``absent``. Never raises for a wrong value: that is a status.
-    """
+    """Recompute one entry's hash and check its ``entry_signature`` (docs/formats.md §3); never
+    raises for a wrong value: that is a status."""
     recomputed = entry_hash(unverified_entry)
     hash_status, expected, got = _hash_status(unverified_entry.get("entry_hash"), recomputed)
     # As the peer does, the signature is checked over the claimed hash; a tampered body then
@@ -333,8 +320,7 @@ def verify_entry(
 def _collisions(
     entries: Sequence[Mapping[str, Any]],
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    # docs/formats.md §3: a repeated (adapter_id, adapter_version) with another contract_hash is
-    # loud.
+    # docs/formats.md §3: a repeated (adapter_id, adapter_version), another contract_hash: loud.
     first_hash: dict[tuple[str, str], Any] = {}
     loud: dict[tuple[str, str], None] = {}
     duplicate: dict[tuple[str, str], None] = {}

@@ -1,11 +1,8 @@
-"""Pin files (docs/formats.md §3 ``pinned_adapters.json``): the three identifying values and
-parsing.
+"""Pin files (docs/formats.md §3 ``pinned_adapters.json``), ours or the peer's: every pin is
+validated and each (adapter_id, adapter_version) may be pinned once.
 
 >>> parse_pin_file({"pinned_adapters": []}).pins
 ()
-
-A pin file is ours or the peer's; every pin is validated and each (adapter_id, adapter_version)
-may be pinned once.
 """
 
 from __future__ import annotations
@@ -49,10 +46,6 @@ def validate_pin_args(adapter_id: str, adapter_version: str, contract_hash_hex: 
         )
 
 
-# ------------------------------------------------------------------------------------------
-# Pin file model (docs/formats.md §3 pinned_adapters.json)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class Pin:
     """One validated pin. ``raw`` is the pin object as read, kept for a byte-faithful rewrite."""
@@ -75,13 +68,8 @@ class Pin:
     @property
     def inspection_only(self) -> bool:
         """True when the pin was recorded as inspection-only: ``"inspection_only": true`` (as
-        :func:`~affidavit.verify.contracts.pins.plan_pin` records a revoked contract under
-        ``allow_revoked_for_legacy_inspection``) or advice that starts with the peer's (or our)
-        recorded wording.
-
-        This is editable text: it never decides a verdict alone. The gate honours it only under
-        an explicit ``allow_inspection_only`` (:func:`~affidavit.verify.contracts.pins.check_pins`).
-        """
+        :func:`~affidavit.verify.contracts.pins.plan_pin` records it) or the peer's (or our)
+        recorded advice; editable text, honoured only under ``allow_inspection_only``."""
         if self.raw.get("inspection_only") is True:
             return True
         # The peer records it only as advice; accept its exact wording (and ours), not any text.

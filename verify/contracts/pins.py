@@ -1,16 +1,9 @@
 """The pin check behind the CI gate (docs/formats.md §3, seed 003 "Manifest and pinning").
 
 Pure: the caller reads files and hands parsed values in. :func:`plan_pin` (seed 003 "Adoption
-workflow") decides what to record from the verified manifest entry. :func:`check_pins` returns a
-frozen report whose ``exit_code`` is the gate's verdict: 0 every pin holds, 1 a mismatch, a missing,
-broken or unlinted declaration, or a stale manifest, 3 a revoked pin (1 wins when both occur).
-
-Findings are :class:`~affidavit.verify.results.Problem` sentences; one about a caller setting names
-its parameter (``require_signed``), which the command line renders as its own option.
-
-Lifecycle is the most severe any source reports (revoked > deprecated > superseded > active); the
-pin's own text can only make it stricter: a revoked pin passes only when the caller allows
-inspection-only pins *and* the pin was recorded as one (docs/adr/0007-pin-gate-freshness.md).
+workflow") decides what to record from the verified manifest entry; :func:`check_pins` returns a
+frozen report whose ``exit_code`` is the gate's verdict. A revoked pin passes only when the caller
+allows inspection-only pins *and* the pin was recorded as one (docs/adr/0007-pin-gate-freshness.md).
 """
 
 from __future__ import annotations
@@ -36,7 +29,6 @@ __all__ = [
     "plan_pin",
 ]
 
-# ------------------------------------------------------------------------------------------
 # The pin check (docs/formats.md §3, docs/adr/0007-pin-gate-freshness.md)
 
 
@@ -167,7 +159,7 @@ def _finding(problem: Problem, pin: str | None, names: Mapping[str, str] | None)
     }
 
 
-# Findings about the caller's settings, worded through Problem fields (see the module docstring).
+# Findings about the caller's settings, named by parameter (the command line renders its option).
 _NO_MANIFEST_ENTRY_SIGNED = Problem(
     "{require_signed} needs a signed manifest entry (no manifest given)",
     ("require_signed",),
@@ -541,7 +533,6 @@ def _manifest_findings(
     )
 
 
-# ------------------------------------------------------------------------------------------
 # Pinning one contract (docs/formats.md §3; seed 003 "Adoption workflow", lifecycle table)
 
 

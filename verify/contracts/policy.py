@@ -12,17 +12,10 @@
 >>> replay_snapshot(decision.snapshot()).action
 'auto_accept'
 
-docs/formats.md §4: ``{rules: [{conditions: [{field, op, value}], action}], default}``; ops
-``>= <= > < == != in`` and ``not_in`` (the AiGentsy mandate vectors' ``allowed_ops``); the first
-rule whose conditions all hold wins; ``default`` is ``require_review`` when absent;
-``policy_hash = H(py-compact({rules, default}))``. A decision event carries
-``payload.policy_snapshot = {matched_rule, evaluated_inputs, rule_index}``.
-
-Comparison rules (decided here, where the spec is silent): values compare only within one JSON
-type. Ordering operators need two numbers (booleans are not numbers) or two strings; ``==``/``!=``
-the same JSON type; ``in`` an array (typed membership), ``not_in`` its negation. A condition whose
-types do not fit does not hold, and a missing or ``null`` field never holds. So a rule this module
-says fires also fires under the peer's Python comparisons.
+docs/formats.md §4: the first rule whose conditions all hold wins. Values compare only within one
+JSON type (where the spec is silent): ordering needs two numbers (booleans are not numbers) or two
+strings, ``==``/``!=`` one type, ``in``/``not_in`` an array; a condition whose types do not fit, or
+whose field is missing or ``null``, does not hold. So a rule that fires here fires for the peer.
 """
 
 from __future__ import annotations
@@ -213,7 +206,6 @@ def _parse_condition(raw: Any, where: str) -> Condition:
     return Condition(field, op, value)
 
 
-# ------------------------------------------------------------------------------------------
 # Evaluation (pure functions; also used on untrusted snapshots, so never raise on odd values)
 
 
@@ -328,7 +320,6 @@ def _snapshot_decision(
     return Decision(rule.action, index, rule.to_json(), inputs)
 
 
-# ------------------------------------------------------------------------------------------
 # Lifecycle (seed 003, table "Deprecated, superseded, and revoked")
 
 

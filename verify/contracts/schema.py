@@ -15,6 +15,7 @@ output. Regexes are applied with ``fullmatch``, so a trailing newline never pass
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
@@ -166,18 +167,14 @@ def _array_issues(name: str, value: Any) -> list[Issue]:
     issues: list[Issue] = []
     if name == "output_fields" and not value:
         issues.append(Issue("contract.output_fields_empty", "output_fields is empty", name))
-    seen: set[str] = set()
-    duplicates: set[str] = set()
-    for item in value:
-        if not is_field_name(item):
-            issues.append(
-                Issue("contract.bad_field_name", f"{name} entry {item!r} is not snake_case", name)
-            )
-        # draft-07 §6.4.5 uniqueItems holds for every item, a bad name too (the schema's rule).
-        if isinstance(item, str):
-            if item in seen:
-                duplicates.add(item)
-            seen.add(item)
+    issues.extend(
+        Issue("contract.bad_field_name", f"{name} entry {item!r} is not snake_case", name)
+        for item in value
+        if not is_field_name(item)
+    )
+    # draft-07 §6.4.5 uniqueItems holds for every item, a bad name too (the schema's rule).
+    counts = Counter(item for item in value if isinstance(item, str))
+    duplicates = [item for item, count in counts.items() if count > 1]
     if duplicates:
         issues.append(
             Issue(

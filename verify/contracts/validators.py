@@ -11,15 +11,10 @@
 >>> validator.validate({"tests_passed": 1, "coverage_met": False}, contract).status
 'rejected'
 
-A validator, named by the contract's ``validator_name`` / ``validator_version``, is a pure function
-of (raw output, contract), so a verifier re-running it on a bundle's raw output gets the same
-normalized inputs. Fail closed (seed 003 "Fail-closed defaults"): a rejected result emits no
-normalized inputs, an accepted one only ``allowed_policy_fields``.
-
-Plug-ins: the entry-point group ``affidavit.validators`` maps a validator name to a *family*, a
-zero-argument callable returning its validators (one per version). This package reads no entry
-point: the caller passes its plug-ins (``ValidatorRegistry(plugins=...)``), so
-:data:`default_registry` knows the built-ins only and no verdict depends on what is installed.
+A validator is a pure function of (raw output, contract); fail closed (seed 003 "Fail-closed
+defaults"): a rejected result emits no normalized inputs, an accepted one only
+``allowed_policy_fields``. A *family* (entry-point group ``affidavit.validators``) returns a name's
+validators, one per version; this package reads no entry point, the caller passes its plug-ins.
 """
 
 from __future__ import annotations
@@ -80,14 +75,10 @@ class Validator(Protocol):
     """A deterministic validator named by ``(name, version)``."""
 
     @property
-    def name(self) -> str:
-        """The ``validator_name`` this validator answers to."""
-        ...
+    def name(self) -> str: ...  # the validator_name it answers to
 
     @property
-    def version(self) -> str:
-        """The ``validator_version`` this validator answers to."""
-        ...
+    def version(self) -> str: ...  # the validator_version it answers to
 
     def validate(
         self, raw_output: Mapping[str, Any], contract: Mapping[str, Any]
@@ -150,9 +141,7 @@ class ValidatorPlugins(Protocol):
     """Validator families a caller offers beyond the built-ins (e.g. the installed entry points,
     :func:`affidavit.attest.plugins.installed_validators`)."""
 
-    def names(self) -> Iterable[str]:
-        """Every name a family is offered for."""
-        ...
+    def names(self) -> Iterable[str]: ...  # every name a family is offered for
 
     def family(self, name: str) -> Family | None:
         """The family of ``name``, or None.
@@ -197,11 +186,9 @@ class ValidatorRegistry:
         return tuple(sorted((n, v) for n in names for v in self._versions(n)))
 
     def _versions(self, name: str) -> dict[str, Validator]:
-        cached = self._loaded.get(name)
-        if cached is None:
-            cached = self._load(name)
-            self._loaded[name] = cached
-        return cached
+        if name not in self._loaded:
+            self._loaded[name] = self._load(name)
+        return self._loaded[name]
 
     def _load(self, name: str) -> dict[str, Validator]:
         family = self._families.get(name)

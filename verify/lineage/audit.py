@@ -5,23 +5,10 @@
 >>> audit(MemoryFactSource([])).ok
 True
 
-Findings (errors, each with the code of its :mod:`~affidavit.verify.errors` class):
-
-* ``lineage.fact_malformed``: a stored record is not strict JSON or not a fact (docs/formats.md §5);
-* ``lineage.reference_malformed``: a derived_from entry is not a FactHash (seed 002 §20.6.1 rule 1);
-* ``lineage.fact_hash_mismatch``: the content does not hash to the key it is filed under, i.e. the
-  content or the key was altered (docs/formats.md §1 "verify over what you received");
-* ``lineage.derived_from_changed``: one FactHash stored twice with different derived_from
-  (seed 002 §20.6.1 rule 4);
-* ``lineage.cycle_found``: the stored graph has a cycle (seed 002 §20.6.1 rule 2);
-* ``lineage.signature_bad``: a signature fails against the trusted keys (docs/formats.md §5).
-
-Information, never an error: ``lineage.dangling_reference``, a derived_from entry naming a fact
-the store does not hold (seed 002 §20.6.1 rule 3: dangling references are valid).
-
-The work splits in two: :func:`check_records` reads, validates and hashes each record on its own
-(a worker process can run it over its share of a store), and :func:`audit_checked` joins the
-results in store order. Every path gives the same report, byte for byte.
+Findings are ``lineage.*`` codes (seed 002 §20.6.1); a dangling reference is information, never
+an error (rule 3). :func:`check_records` checks each record on its own (a worker process can run
+it over its share of a store) and :func:`audit_checked` joins the results in store order: every
+path gives the same report, byte for byte.
 """
 
 from __future__ import annotations
@@ -124,11 +111,8 @@ RawRecord = tuple[str | None, bytes, str]
 """A stored record as plain values: ``(key or None, raw body, where)`` (cf. StoredRecord)."""
 
 Checked = tuple[str | None, str, FactHash | None, tuple[FactHash, ...], tuple[Finding, ...]]
-"""One record checked: ``(key, where, recomputed FactHash, derived_from, problems)``.
-
-The FactHash is ``None`` when the body is not a fact, and ``problems`` then holds why; a plain
-tuple, cheap to send from a worker process.
-"""
+"""One record checked, cheap to send from a worker: ``(key, where, recomputed FactHash or None when
+the body is not a fact, derived_from, problems)``."""
 
 
 def check_records(records: Iterable[RawRecord]) -> list[Checked]:
@@ -244,10 +228,6 @@ class EdgeDigest:
                 self.add(parent, key)
         return item
 
-    def same_as(self, other: EdgeDigest) -> bool:
-        """Whether both digests saw the same set of edges (up to SHA-256 collisions)."""
-        return (self.total, self.count) == (other.total, other.count)
-
 
 _DIGEST_MODULUS: Final = 1 << 256
 _EDGES_LISTED: Final = 20
@@ -267,7 +247,7 @@ def with_edge_index_check(
     from_index = EdgeDigest()
     for source_hash, derived in source.derivation_edges():
         from_index.add(source_hash, derived)
-    if from_index.same_as(from_bodies):
+    if (from_index.total, from_index.count) == (from_bodies.total, from_bodies.count):
         return report
     expected = {
         (parent, key)

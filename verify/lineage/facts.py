@@ -11,17 +11,10 @@
 >>> fact.cid
 'sha256:e13d7df0b1894ffb7d23cd2c83ee56f1370f98a5a8fff46c2e5683c18a8ab9b3'
 
-``FactHash = H(jcs({entity, relation, value, scope, source, confidence, ts}))``; every other key
-is outside it. The value is hashed in its normal form (docs/formats.md "Facts"): ``interpret_as:
-"content"`` is left out and ``{"type": "null"}`` reads as ``{"type": "null", "v": null}``.
-``derived_from`` entries are bare hashes or Stigmem ``{hash, fact_id}`` (seed 002 §20.6.1 rule 1).
-Every number must read back as itself after RFC 8785: integers beyond +-(2^53-1) and whole floats
-in [2^53, 1e21) are refused (``canonical.unsafe_integer``), so no fact can make a store unreadable.
-
-Validation implements ``specs/fact.schema.json`` exactly (a test proves it) and refuses a hash
-listed twice in one ``derived_from``. A quick pass (docs/architecture.md "Fast paths") checks the
-usual shape and writes the hashed body's RFC 8785 bytes directly; anything unusual falls back to
-the field-by-field checks and :func:`~affidavit.verify.json.canonical.jcs` (tests compare both).
+Validation implements ``specs/fact.schema.json`` exactly, refuses a hash listed twice in one
+``derived_from`` and any number that would not read back after RFC 8785
+(``canonical.unsafe_integer``). A quick pass (docs/architecture.md "Fast paths") writes the usual
+shape's hashed bytes directly; anything unusual falls back to the field-by-field checks and ``jcs``.
 """
 
 from __future__ import annotations
@@ -241,9 +234,6 @@ def stigmem_cid(fact: Fact, *, value_v: str | None = None) -> StigmemCid:
     }
     encoded = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return StigmemCid("sha256:" + sha256_hex(encoded.encode("utf-8", "surrogatepass")))
-
-
-# ------------------------------------------------------------------------------------------
 
 
 def _document(unverified: object, what: str) -> dict[str, Any]:

@@ -4,15 +4,8 @@
 >>> signing_message("ab" * 32)[:8]
 b'abababab'
 
-A fact carries at most one signature, ``"signature": {"alg": "Ed25519", "key_id", "sig"}``; it is
-outside FactHash, so signing does not change the fact's identity. A checker built from a trusted
-key set marks each fact:
-
-* ``signed``: the key id is trusted and the signature verifies over the FactHash;
-* ``unsigned``: no signature;
-* ``bad``: a malformed signature, a key id outside the trusted set, or a signature that fails.
-
-An empty trusted set is refused: "could not check" is never "verified" (style.md §7).
+The signature is outside FactHash. A fact is ``signed`` (a trusted key id, and the signature
+verifies), ``unsigned`` (none) or ``bad`` (anything else); an empty trusted set is refused.
 """
 
 from __future__ import annotations
@@ -49,7 +42,7 @@ class TrustedFactKeys:
     """The keys whose fact signatures count, by key id.
 
     Raises (on construction):
-        ``usage.invalid``: the set is empty.
+        ``usage.invalid``: the set is empty ("could not check" is never "verified").
     """
 
     def __init__(self, keys: Mapping[str, Ed25519PublicKey]) -> None:

@@ -1,14 +1,5 @@
-"""Stigmem node shapes <-> facts (docs/formats.md "Facts", "Stigmem node shapes").
-
-No network here: the registry's ``POST /v1/facts`` and ``affidavit facts pull`` fetch, this maps.
-
-* :func:`assert_request_to_fact`: a Stigmem client's write (the node's AssertRequest) as a fact
-  document: ``timestamp`` read as ``ts`` (the server's clock when both are absent), confidence 1
-  and scope ``local`` by default, as on the node.
-* :func:`fact_record`: a stored fact in the node's FactRecord shape (``id`` = FactHash).
-* :func:`map_node_records`: node records (``GET /v1/facts`` pages) to fact documents, each
-  record's ``cid`` checked against its content and ``derived_from`` references mapped to
-  FactHashes; a record that cannot be a fact is a finding, never dropped silently.
+"""Stigmem node shapes <-> facts (docs/formats.md "Facts", "Stigmem node shapes"); no network
+here: the registry's ``POST /v1/facts`` and ``affidavit facts pull`` fetch, this maps.
 
 >>> from affidavit.verify.lineage.stigmem import node_timestamp_to_ts
 >>> node_timestamp_to_ts("2026-05-01T10:00:00.250000+00:00")
@@ -55,10 +46,8 @@ _CID: Final = re.compile(f"sha256:{HEX64_PATTERN}")
 
 
 def assert_request_to_fact(body: object, *, now: str) -> dict[str, Any]:
-    """The fact document for a Stigmem client's ``POST /v1/facts`` body.
-
-    ``ts`` comes from ``ts``, else ``timestamp``, else ``now``; ``confidence`` defaults to 1 and
-    ``scope`` to ``local`` (the node's AssertRequest defaults); the rest is kept for ``parse_fact``.
+    """The fact document for a Stigmem client's ``POST /v1/facts`` body (the node's AssertRequest:
+    ``ts``, else ``timestamp``, else ``now``; confidence 1 and scope ``local`` by default).
 
     Raises:
         ``fact.invalid``: the body is not an object, or carries both ``ts`` and another
@@ -159,14 +148,9 @@ class _Pulled:
 
 
 def map_node_records(records: Iterable[Mapping[str, Any]]) -> PullReport:
-    """Map node records to fact documents (two passes: facts first, then references).
-
-    Findings: ``stigmem.record_refused`` (not a fact: e.g. a number that cannot round-trip, a
-    timestamp that is not RFC 3339), ``stigmem.cid_mismatch``. Information:
-    ``stigmem.unresolved_reference`` (a reference to a fact that was not pulled: kept under
-    ``stigmem.derived_from``, left out of ``derived_from``), ``stigmem.ambiguous_reference``,
-    ``stigmem.cid_absent`` (a record without a cid: nothing to check).
-    """
+    """Map node records (``GET /v1/facts`` pages) to fact documents, each ``cid`` checked and
+    ``derived_from`` references mapped to FactHashes (two passes); a record that cannot be a fact is
+    a ``stigmem.record_refused`` finding, never dropped silently."""
     report = PullReport()
     pulled: list[_Pulled] = []
     for index, record in enumerate(records):

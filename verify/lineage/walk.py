@@ -10,19 +10,11 @@
 >>> [node.exists for node in result.nodes], result.truncated
 ([True, True], False)
 
-The walk goes breadth-first from the root along ``derived_from``; a fact reachable twice appears
-once, at its shortest distance. A fact the caller may not read is represented exactly as an absent
-one, ``{hash, exists: false}``, and is never expanded, so nothing about it (not even whether it has
-parents) reaches the result. An unreadable root is refused with no data; an unknown root is
-``fact_not_found``.
-
-Bounds (:class:`WalkLimits`): a walk stops at a number of nodes, an estimate of its JSON size and a
-wall-clock budget, whichever comes first, and then says ``truncated: true``; it never loads more
-facts than it may still show. Edges are kept only between nodes of the result.
-
-Cycles (seed 002 §20.6.1 rule 2): derived_from is outside FactHash (docs/formats.md §5), so two
-facts can name each other, or a fact itself; cycles are refused on insert (:func:`closing_parent`)
-and found by an audit (:func:`find_cycles`).
+The walk goes breadth-first along ``derived_from``, each fact once at its shortest distance. A fact
+the caller may not read is shown exactly as an absent one, ``{hash, exists: false}``, and never
+expanded. Past a :class:`WalkLimits` bound the walk stops and says ``truncated: true``. Cycles (seed
+002 §20.6.1 rule 2) are refused on insert (:func:`closing_parent`) and found by an audit
+(:func:`find_cycles`).
 
 >>> find_cycles({"a": ("b",), "b": ("a",), "c": ("a", "x")})
 [('a', 'b')]
@@ -297,7 +289,9 @@ def walk(
             if timed and clock() > deadline:
                 spent = True
                 break
-            found = _load_many(source, chunk)
+            found = source.get_many(chunk)
+            for key, loaded in found.items():
+                _check_key(key, loaded)
             for parent in chunk:
                 parent_fact = visible(found.get(parent))
                 parent_node = node(parent, level, parent_fact)
@@ -347,13 +341,6 @@ def _check_key(fact_hash: FactHash, fact: Fact) -> None:
             "(run facts audit)",
             details={"key": fact_hash, "recomputed": fact.hash},
         )
-
-
-def _load_many(source: FactSource, fact_hashes: Sequence[FactHash]) -> Mapping[FactHash, Fact]:
-    found = source.get_many(fact_hashes)
-    for fact_hash, fact in found.items():
-        _check_key(fact_hash, fact)
-    return found
 
 
 H = TypeVar("H", bound=str)
@@ -458,12 +445,9 @@ def split_record(document: Any) -> tuple[str | None, Any]:
 
 
 class JsonlFactSource:
-    """A read-only :class:`FactSource` over the bytes of a JSON Lines file, or a read-only ``mmap``
-    of it (the caller opens the file); ``name`` (its path) starts every error message.
-
-    Each non-blank line is an export record ``{"fact_hash": H, "fact": {...}}``, filed under ``H``
-    (which an audit checks), or a plain fact, filed under its FactHash. The first lookup indexes
-    the lines (FactHash -> byte offset) and a fact is parsed when asked for; audits never index.
+    """A read-only :class:`FactSource` over the bytes (or a read-only ``mmap``) of a JSON Lines
+    file named ``name``: each non-blank line an export record ``{"fact_hash": H, "fact": {...}}``
+    filed under ``H``, or a plain fact filed under its FactHash. The first lookup indexes the lines.
 
     Raises (from :meth:`get` and :meth:`children`, which build the index on first use):
         ``lineage.store_invalid``: a line is not a fact or export record (the walk refuses to
@@ -512,8 +496,6 @@ class JsonlFactSource:
             except (errors.ParseError, errors.CanonicalError):
                 pass
             yield StoredRecord(key=key, body=body, where=f"line {number}")
-
-    # --------------------------------------------------------------------------------------
 
     def _lines(self) -> Iterator[tuple[int, int, bytes]]:
         data, offset, number = self.data, 0, 0
