@@ -72,7 +72,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
-        state.health.probe()  # health's own thread and connection (registry/probe.py)
+        state.health.probe()  # health's own thread and connection (registry/state.py StoreProbe)
         await state.writer.start()  # the log's write path (docs/adr/0024)
         try:
             # C2SP witnesses cosign the log's checkpoints in the background (settings.witnesses)

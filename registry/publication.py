@@ -27,9 +27,8 @@ from affidavit.attest.publishing.publish import set_lifecycle
 from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.contracts import leaf_data, require_clean
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, largest_head
-from affidavit.registry.state import RegistryState
-from affidavit.registry.writes import Batch, Job
+from affidavit.registry.state import RegistryState, inclusion_json, largest_head
+from affidavit.registry.writer import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.crypto.merkle import inclusion_ranges, leaf_hash

@@ -30,7 +30,7 @@ from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import ReadView, RegistryState
-from affidavit.registry.writes import Batch, Integrated, Job
+from affidavit.registry.writer import Batch, Integrated, Job
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof

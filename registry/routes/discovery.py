@@ -17,8 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from affidavit.attest.keyring import publisher_document
-from affidavit.registry.catalog import STATUSES, Snapshot
-from affidavit.registry.contracts import ContractCatalog
+from affidavit.registry.contracts import STATUSES, ContractCatalog, Snapshot
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import json_response
 from starlette.requests import Request

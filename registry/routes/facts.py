@@ -30,7 +30,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState
-from affidavit.registry.writes import Batch, Job
+from affidavit.registry.writer import Batch, Job
 from affidavit.verify import errors
 from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
 from affidavit.verify.lineage.stigmem import assert_request_to_fact, fact_record

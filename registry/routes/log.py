@@ -22,9 +22,8 @@ import base64
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.logview import inclusion_json, largest_head, recorded_head
 from affidavit.registry.routes._http import int_param, json_response
-from affidavit.registry.state import ReadView
+from affidavit.registry.state import ReadView, inclusion_json, largest_head, recorded_head
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
