@@ -83,12 +83,10 @@ class CatalogRecord:
 
     @property
     def adapter_id(self) -> str:
-        """The contract's adapter_id."""
         return str(self.declaration["adapter_id"])
 
     @property
     def adapter_version(self) -> str:
-        """The contract's adapter_version."""
         return str(self.declaration["adapter_version"])
 
     @property

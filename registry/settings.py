@@ -223,7 +223,6 @@ class Settings:
 
     @property
     def uses_postgres(self) -> bool:
-        """The store is a PostgreSQL database."""
         return self.database_url.startswith(("postgresql://", "postgres://"))
 
     @property

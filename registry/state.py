@@ -11,10 +11,10 @@ attestation"). Every head handed out was signed by the log's writer and recorded
 >>> from affidavit.attest.stores.store import Store
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "registry.db"
 >>> Store.open(path, create=True).close()
->>> probe = StoreProbe(path)
->>> asyncio.run(probe.check()) is None
+>>> health = StoreHealth(path)
+>>> asyncio.run(health.check()) is None
 True
->>> probe.close()
+>>> health.close()
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -52,7 +52,6 @@ __all__ = [
     "ReadView",
     "RegistryState",
     "StoreHealth",
-    "StoreProbe",
     "inclusion_json",
     "largest_head",
     "recorded_head",
@@ -66,12 +65,12 @@ FRESH_S: Final = 0.5  # how long an answer is reused
 UNREACHABLE: Final = "the store cannot be reached or read"
 
 
-class StoreProbe:
-    """Is the store usable? ``SELECT`` one row of ``schema_versions`` of the store at ``location``
-    (a SQLite file or a ``postgresql://`` URL) on a thread and read-only connection of its own
-    (never queued behind the writer or long reads), within ``deadline_s`` seconds.
+class StoreHealth:
+    """What ``/v1/health`` says of the store: its ``report`` (kind, schema), read once at start,
+    and :meth:`check`, whether it is usable now: ``SELECT`` one row of ``schema_versions`` of the
+    store at ``location`` (a SQLite file or a ``postgresql://`` URL) on a thread and read-only
+    connection of its own (never queued behind the writer or long reads), within ``deadline_s``.
 
-    The answer is ``None`` (usable) or a reason that names no host, user, database or path.
     Concurrent callers share one query in flight, an answer younger than :data:`FRESH_S` is
     reused, and a query still running at the deadline is reported as not answering while the
     next check waits on it instead of piling up another."""
@@ -79,6 +78,7 @@ class StoreProbe:
     def __init__(self, location: Path | str, *, deadline_s: float = DEADLINE_S) -> None:
         self._location = location
         self.deadline_s = deadline_s
+        self.report: dict[str, Any] = {}
         self._store: Store | None = None
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="registry-probe"
@@ -87,7 +87,8 @@ class StoreProbe:
         self._last: tuple[float, str | None] | None = None
 
     async def check(self) -> str | None:
-        """None when the store answered; else why it is not usable (a reason for clients)."""
+        """None when the store answered; else why it is not usable, a reason that names no host,
+        user, database or path."""
         last = self._last
         if last is not None and time.monotonic() - last[0] < FRESH_S:
             return last[1]
@@ -102,7 +103,7 @@ class StoreProbe:
             return f"the store did not answer within {self.deadline_s:g} s"
 
     def _query(self) -> str | None:
-        """On the probe's thread: the query, and the answer remembered for FRESH_S."""
+        """On the probe's own thread: the query, and the answer remembered for FRESH_S."""
         answer: str | None = None
         try:
             if self._store is None:
@@ -123,26 +124,6 @@ class StoreProbe:
 
 
 @dataclass(slots=True)
-class StoreHealth:
-    """What ``/v1/health`` says of the store: read once at start, and probed now."""
-
-    database: str  # the database setting the probe opens its own connection to
-    report: dict[str, Any] = field(default_factory=dict)  # {kind, schema}
-    _probe: StoreProbe | None = None
-
-    def probe(self) -> StoreProbe:
-        """The store probe (its own thread and connection), made on first use."""
-        if self._probe is None:
-            self._probe = StoreProbe(self.database)
-        return self._probe
-
-    def close(self) -> None:
-        """Close the probe, if one was made."""
-        if self._probe is not None:
-            self._probe.close()
-
-
-@dataclass(slots=True)
 class RegistryState:
     """Everything a request handler needs, as typed services; mutable only through the catalog
     (snapshot swaps) and the database thread."""
@@ -157,7 +138,7 @@ class RegistryState:
     catalog: ContractCatalog  # the contracts, their snapshot, manifest and fixed documents
     writer: LogWriter  # the log's write path (docs/adr/0024), started by the app's lifespan
     health: StoreHealth  # what /v1/health says of the store
-    readers: ReadPool | None = None
+    readers: ReadPool
 
     @property
     def unhealthy(self) -> str | None:
@@ -171,17 +152,14 @@ class RegistryState:
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(view, *args)`` on a reader thread's read-only :class:`ReadView`: sees what
         was committed before the call; must not write."""
-        assert self.readers is not None
         return await self.readers.run(fn, *args)
 
     async def read_single(self, fn: Callable[..., T], *args: Any) -> T:
         """:meth:`read` without a transaction, for one statement (one round trip, not three)."""
-        assert self.readers is not None
         return await self.readers.run_single(fn, *args)
 
     def read_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """:meth:`read`, blocking (start-up and tests)."""
-        assert self.readers is not None
         return self.readers.call(fn, *args)
 
     def hidden(self) -> tuple[str, ...]:
@@ -196,8 +174,7 @@ class RegistryState:
         """Drain the database thread and close every connection."""
         try:
             self.health.close()
-            if self.readers is not None:
-                self.readers.shutdown()
+            self.readers.shutdown()
             self.db.call(self._close_storage)
         finally:
             self.db.shutdown()

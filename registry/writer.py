@@ -237,7 +237,6 @@ class LogWriter:
 
     @property
     def waiting(self) -> bool:
-        """Whether anyone waits for integration."""
         return bool(self._waiters or self._head_waiters)
 
     async def start(self) -> None:
@@ -654,7 +653,6 @@ class LogWriter:
                 waiter.future.set_result(result)
 
     def fail_waiters(self, error: errors.AffidavitError) -> None:
-        """Answer every waiter with ``error``."""
         waiting, self._waiters = self._waiters, []
         futures = [w.future for w in waiting] + [future for _, future in self._head_waiters]
         for future in futures:

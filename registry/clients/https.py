@@ -96,7 +96,6 @@ class HttpResponse(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        """A 2xx status."""
         return 200 <= self.status < 300
 
 

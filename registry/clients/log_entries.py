@@ -86,7 +86,6 @@ class LogWriter:
         self._key: tuple[Ed25519PublicKey, str] | None = None
 
     def close(self) -> None:
-        """Close the connection pool."""
         self._client.close()
 
     def __enter__(self) -> LogWriter:

@@ -59,7 +59,7 @@ async def health(request: Request) -> Response:
         reason = public_body(LogError("log.unhealthy", state.unhealthy), state.hidden())
         document.update(status="unhealthy", code="log.unhealthy", reason=reason["message"])
         return json_response(document, status=503)
-    problem = await state.health.probe().check()
+    problem = await state.health.check()
     if problem is None:
         records = state.tables.degraded  # docs/adr/0017: listed, never fatal; the rest is served
         if records:
