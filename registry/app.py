@@ -21,17 +21,7 @@ from typing import Any
 
 from affidavit.attest.keyring import SigningKey
 from affidavit.registry.errors import RETRY_AFTER_S, RegistryError, http_status, public_body
-from affidavit.registry.routes import (
-    contracts,
-    discovery,
-    explorer,
-    facts,
-    health,
-    log,
-    lookup,
-    tlog,
-)
-from affidavit.registry.routes import entries as log_entries
+from affidavit.registry.routes import discovery, explorer, facts, health, log, lookup, tlog
 from affidavit.registry.routes import scitt as scitt_routes  # SCRAPI (issue 25)
 from affidavit.registry.routes._http import error_response, json_response
 from affidavit.registry.settings import Settings
@@ -72,7 +62,6 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state = opened or open_state(settings, clock=clock, signing_key=signing_key)
         app.state.registry = state
-        state.health.probe()  # health's own thread and connection (registry/probe.py)
         await state.writer.start()  # the log's write path (docs/adr/0024)
         try:
             # C2SP witnesses cosign the log's checkpoints in the background (settings.witnesses)
@@ -91,9 +80,7 @@ def create_app(
     routes: list[BaseRoute] = [
         *health.routes,
         *discovery.routes,
-        *contracts.routes,
         *log.routes,
-        *log_entries.routes,
         *facts.routes,
         *tlog.routes,
         *scitt_routes.routes,

@@ -14,8 +14,7 @@ operator's key: any adapter_id and the reserved distribution channels.
 
 Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids inside its publisher
 namespaces, prefixes of whole dot-separated segments (``acme`` covers ``acme.x``, not
-``acmex.y``; else ``auth.publisher_forbidden``). A key with none may not write at all
-(``auth.key_unbound``) until bound: fail closed.
+``acmex.y``); a key with none may not write at all until bound (:func:`check_publisher`).
 """
 
 from __future__ import annotations

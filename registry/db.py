@@ -37,6 +37,21 @@ __all__ = [
 ]
 
 
+# Steps 2 and 3 read the same in both dialects. 2: publish keys are bound to adapter-id
+# namespaces (docs/adr/0006); keys created before have none and may not write until bound.
+_BIND_PUBLISHERS: Final = """
+ALTER TABLE registry_api_keys ADD COLUMN publishers TEXT NOT NULL DEFAULT '[]'
+"""
+# 3: the fact index keys entity and relation by the SHA-256 of their UTF-8 (docs/adr/0017): any
+# accepted string (U+0000, 2,048 CJK characters) fits both stores' indexes. Rows written before
+# hold the text; RegistryTables.rekey_fact_index converts them in place at start.
+_REKEY_FACT_INDEX: Final = """
+DROP INDEX IF EXISTS registry_fact_by_entity;
+DROP INDEX IF EXISTS registry_fact_by_relation;
+CREATE INDEX registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
+CREATE INDEX registry_fact_by_relation ON registry_fact_index (relation, scope)
+"""
+
 # attest/stores/sqlite.py migrations for component "registry": index i takes version i to i + 1.
 _REGISTRY_MIGRATIONS_SQLITE: Final = (
     """
@@ -73,20 +88,8 @@ CREATE TABLE IF NOT EXISTS registry_fact_index (
 CREATE INDEX IF NOT EXISTS registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
 CREATE INDEX IF NOT EXISTS registry_fact_by_relation ON registry_fact_index (relation, scope)
 """,
-    # 2: publish keys are bound to adapter-id namespaces (docs/adr/0006); keys created before
-    # have none and may not write until bound.
-    """
-ALTER TABLE registry_api_keys ADD COLUMN publishers TEXT NOT NULL DEFAULT '[]'
-""",
-    # 3: the fact index keys entity and relation by the SHA-256 of their UTF-8 (docs/adr/0017):
-    # any accepted string (U+0000, 2,048 CJK characters) fits both stores' indexes. Rows written
-    # before hold the text; RegistryTables.rekey_fact_index converts them in place at start.
-    """
-DROP INDEX IF EXISTS registry_fact_by_entity;
-DROP INDEX IF EXISTS registry_fact_by_relation;
-CREATE INDEX registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
-CREATE INDEX registry_fact_by_relation ON registry_fact_index (relation, scope)
-""",
+    _BIND_PUBLISHERS,
+    _REKEY_FACT_INDEX,
     # 4: the lookup index (issue 26, registry/index.py): each hash a log entry is about, with the
     # entry's leaf index, the field it was found in and the entry's kind; and how many leaves are
     # indexed. Derived from the log alone (registry reindex rebuilds it), so never exported: a
@@ -142,15 +145,8 @@ CREATE TABLE IF NOT EXISTS registry_fact_index (
 CREATE INDEX IF NOT EXISTS registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
 CREATE INDEX IF NOT EXISTS registry_fact_by_relation ON registry_fact_index (relation, scope)
 """,
-    """
-ALTER TABLE registry_api_keys ADD COLUMN publishers TEXT NOT NULL DEFAULT '[]'
-""",
-    """
-DROP INDEX IF EXISTS registry_fact_by_entity;
-DROP INDEX IF EXISTS registry_fact_by_relation;
-CREATE INDEX registry_fact_by_entity ON registry_fact_index (entity, relation, scope);
-CREATE INDEX registry_fact_by_relation ON registry_fact_index (relation, scope)
-""",
+    _BIND_PUBLISHERS,
+    _REKEY_FACT_INDEX,
     """
 CREATE TABLE IF NOT EXISTS registry_lookup (
     hash       BYTEA NOT NULL,     -- 32 bytes: SHA-256 of what the entry is about
@@ -234,7 +230,6 @@ class RegistryTables:
         return cls(store)
 
     def close(self) -> None:
-        """Close the connection."""
         self.store.close()
 
     @contextmanager
@@ -246,7 +241,6 @@ class RegistryTables:
     # -- meta ---------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        """A meta value, or None."""
         row = self.conn.execute("SELECT value FROM registry_meta WHERE key = $1", (key,)).fetchone()
         return None if row is None else str(row[0])
 
@@ -316,7 +310,6 @@ class RegistryTables:
         )
 
     def next_seq(self) -> int:
-        """The next publication sequence number."""
         rows = self.conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM registry_contracts")
         return int(rows.fetchall()[0][0])  # an aggregate: one row
 
@@ -363,7 +356,6 @@ class RegistryTables:
         return len(rows)
 
     def fact_index_size(self) -> int:
-        """How many facts are indexed."""
         return int(self.conn.execute("SELECT count(*) FROM registry_fact_index").fetchall()[0][0])
 
     def query_facts(

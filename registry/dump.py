@@ -2,30 +2,16 @@
 (docs/formats.md §9, docs/postgresql.md).
 
 :func:`export_store` writes every table of :data:`TABLES` as JSON Lines, read in one snapshot,
-rows as they are (never a token); ``manifest.json`` names each file's SHA-256 and row count, the
-schema versions and the log's id, key, size, root and latest checkpoint; ``manifest.sig`` is the
-log's current key's Ed25519 signature over :func:`signed_message`. The key folder is not in the
-dump: it moves with the data folder (docs/adr/0005).
+rows as they are (never a token), with ``manifest.json`` (each file's SHA-256 and row count, the
+schema versions, the log's id, key, size, root and latest checkpoint) and ``manifest.sig``, the
+log's current key's signature over :func:`signed_message`. The key folder is not in the dump: it
+moves with the data folder (docs/adr/0005).
 
-:func:`import_store` trusts nothing in the folder until it is proven under ``trusted_key``, and
-opens the destination only then:
-
-1. the manifest's signature (``registry.dump_unsigned``, ``registry.dump_signature_invalid``);
-2. each file's hash and row count (``registry.dump_file_mismatch``,
-   ``registry.dump_count_mismatch``);
-3. the log, so that a manifest the trusted key signed cannot carry a log that key did not sign:
-   (a) its current key is the trusted key and its key history verifies, docs/adr/0011
-   (``registry.dump_key_mismatch``); (b) the leaves give the manifest's size and root
-   (RFC 9162 §2.1.1) and every node and leaf hash is its children's or data's
-   (``registry.dump_root_mismatch``); (c) the manifest's checkpoint is the latest recorded and
-   verifies (``registry.dump_checkpoint_invalid``); (d) so does every recorded head, and the tree
-   extends each (``registry.dump_head_invalid``);
-4. each fact's hash from its body (``registry.dump_fact_mismatch``);
-5. each SCITT row and sequenced entry against the log (``registry.dump_entry_mismatch``).
-
-Those are exit 1; a dump that cannot be read (a file missing, not JSON, a newer schema) is
-``registry.dump_invalid``, exit 2. Then every row is restored in one transaction into an empty
-store of either kind, and the restored tree is audited: its root must be the dump's.
+:func:`import_store` trusts nothing in the folder until it is proven under ``trusted_key`` (steps
+1 to 5 of docs/formats.md §9: the signature, each file, the log and its heads, each fact, each
+SCITT row and sequenced entry; exit 1, or ``registry.dump_invalid``, exit 2, for a dump that
+cannot be read), and only then restores every row in one transaction into an empty store of
+either kind, auditing that the restored tree's root is the dump's.
 """
 
 from __future__ import annotations
@@ -337,7 +323,7 @@ def import_store(
     On any refusal nothing is written.
 
     Raises:
-        ``registry.dump_*`` (steps 1 to 5, module docstring): the dump is unreadable (exit 2) or
+        ``registry.dump_*`` (steps 1 to 5, docs/formats.md §9): the dump is unreadable (exit 2) or
             not authentic under ``trusted_key`` (exit 1); the destination is not even opened.
         ``registry.dump_unportable``: the target is PostgreSQL and the dump holds a contract id
             outside the id bounds (docs/adr/0017).

@@ -10,41 +10,11 @@
 'bundle'
 
 :func:`subjects` reads only the leaf's bytes, so the registry, a monitor replaying the tiles and
-``affidavit lookup`` derive the same rows. Every leaf is filed under its RFC 9162 leaf hash and
-the SHA-256 of its bytes; then, by what the bytes are (docs/formats.md §11):
-
-========  ==================================================  ================================
-kind      the leaf                                            also filed under
-========  ==================================================  ================================
-contract  ``jcs({record_type: ...adapter_entry.v1, ...})``    ``contract_hash`` and
-          (§3 "Publication in the registry's log")            ``entry_hash`` (both recomputed),
-                                                              ``adapter_id``,
-                                                              ``adapter_id@version`` (names)
-bundle    a finality event's leaf (§4 "Merkle log")           ``event_hash``, ``deal_id`` (name)
-receipt   ``jcs(receipt)`` (§7)                               ``receipt_hash`` (recomputed),
-                                                              ``source_sha256``,
-                                                              ``content_sha256``
-fact      a fact document (§5)                                ``fact_hash`` (recomputed),
-                                                              each ``derived_from``,
-                                                              ``entity`` (name)
-dsse      a DSSE envelope of an in-toto Statement (§8)        each subject's ``subject_sha256``
-                                                              and ``subject_name`` (name)
-scitt     a Signed Statement, COSE_Sign1 (§10)                ``statement_hash`` (its leaf
-                                                              entry, recomputed), ``subject``
-                                                              and ``issuer`` (names)
-digest    exactly 32 bytes: a SHA-256, as the registry's      ``statement_hash`` (the bytes);
-          SCITT service logs a registered statement (§10)     with the registered statement
-                                                              it hashes to, its ``subject``
-                                                              and ``issuer`` (names)
-raw       anything else                                       nothing more
-========  ==================================================  ================================
-
-A 32-byte leaf does not hold its statement: the registry and a lookup answer supply it
-(``subjects(leaf, statement=...)``), checked to hash to the leaf. A *name* is filed under the
-SHA-256 of its UTF-8 (docs/adr/0017), so every key is 64 lowercase hex. Hashes a leaf claims for
-itself are recomputed, never copied; a leaf that is not what it claims is ``raw``.
-
-Filed is not vouched for: a lookup proves an entry is in the log, not that its writer was honest
+``affidavit lookup`` derive the same rows: every leaf is filed under its RFC 9162 leaf hash and
+the SHA-256 of its bytes, then by its kind (the table of docs/formats.md §11). Hashes a leaf
+claims for itself are recomputed, never copied; a leaf that is not what it claims is ``raw``; a
+32-byte leaf's statement is supplied (``subjects(leaf, statement=...)``) and must hash to it.
+A *name* is filed under the SHA-256 of its UTF-8 (docs/adr/0017). Filed is not vouched for
 (docs/transparency.md "Lookup").
 """
 

@@ -5,15 +5,12 @@
 
 :func:`index_stored_facts` (every start) rekeys the fact index once, then indexes every stored
 fact without an index row; :func:`check_store` (``affidavit registry check``) rehashes every fact,
-looks each up in the index and checks every contract row's identity (docs/formats.md §2), writing
-nothing. Each problem is a :class:`DegradedRecord`: ``lineage.fact_malformed`` or
-``lineage.fact_hash_mismatch`` for a fact, ``store.corrupt`` for an unreadable contract row,
-``contract.bad_adapter_id`` or ``contract.bad_semver`` for an identity PostgreSQL cannot hold.
+looks each up in the index and checks every contract row's identity, writing nothing. Each
+problem is a :class:`DegradedRecord`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -90,8 +87,11 @@ def index_stored_facts(tables: RegistryTables, facts: FactStore) -> int:
         if not missing:
             continue
         rows = []
-        for record in _bodies(facts, missing):
-            found = read_fact(record)
+        for key in missing:
+            body = facts.raw(key)
+            if body is None:
+                continue
+            found = read_fact(StoredRecord(key=key, body=body, where=f"fact {key}"))
             if isinstance(found, DegradedRecord):
                 tables.report(found)
                 continue
@@ -101,13 +101,6 @@ def index_stored_facts(tables: RegistryTables, facts: FactStore) -> int:
         tables.index_facts(rows)
         indexed += len(rows)
     return indexed
-
-
-def _bodies(facts: FactStore, keys: Iterable[str]) -> Iterator[StoredRecord]:
-    for key in keys:
-        body = facts.raw(key)
-        if body is not None:
-            yield StoredRecord(key=key, body=body, where=f"fact {key}")
 
 
 def check_store(tables: RegistryTables, facts: FactStore) -> CheckReport:

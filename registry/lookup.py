@@ -1,16 +1,12 @@
 """The lookup index kept in step with the log, and what ``GET /v1/lookup/{hash}`` answers
 (issue 26; docs/transparency.md "Lookup").
 
-- **In step.** :func:`catch_up` is the log writer's after-integration hook (docs/adr/0024): it
-  files the leaves an integration adds in the same transaction, so an index row never names a
-  rolled-back leaf. It indexes from the index's size to the tree's, so leaves another process
-  wrote on the same database are indexed too.
-- **Registered statements.** A 32-byte leaf the SCITT service registered is also filed under its
-  statement's subject and issuer, and its answer carries the statement (base64) so a reader can
-  check it. A registration of an entry already in the log files it again (:func:`refile`):
-  whatever the order, the index is what :func:`reindex` builds from the log (and SCITT store).
-- **Answers** (:func:`answer`): every entry filed under a hash below the checkpoint's size, each
-  with its RFC 9162 inclusion proof, paged by leaf index. No answer proves absence.
+:func:`catch_up` is the log writer's after-integration hook (docs/adr/0024): it files the leaves
+an integration adds, from the index's size to the tree's, in the same transaction, so no row
+names a rolled-back leaf. A 32-byte leaf the SCITT service registered is also filed under its
+statement's subject and issuer (:func:`refile` when it was in the log already), so the index is
+always what :func:`reindex` builds. :func:`answer` pages every entry filed under a hash below
+the checkpoint's size, each with its inclusion proof; no answer proves absence.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""Contracts published through the registry: publication, lifecycle changes, their answers.
+"""Contracts published through the registry (docs/formats.md §3): publication, lifecycle changes
+(only the seed 003 lifecycle fields), and their answers.
 
-Publications and lifecycle changes are jobs of the one write path
-(:mod:`affidavit.registry.writer`), run on the database thread: each leaf is sequenced in the
-transaction of its row, and answered (:func:`answer`, on the event loop) once a signed checkpoint
-covers it.
-
-- Publication (docs/formats.md §3): lint, build and sign the entry, sequence the leaf, store the
-  row. The same contract again is idempotent; another under a held (id, version) is
-  ``registry.version_conflict``.
-- Lifecycle (PATCH): only the seed 003 lifecycle fields; the new signed entry is logged too.
-- Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its namespaces; the
-  operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key.
-- Integrity (docs/adr/0005): nothing is sequenced while the log is unhealthy (``log.unhealthy``).
+Both are jobs of the one write path (:mod:`affidavit.registry.writer`) on the database thread:
+each leaf is sequenced in the transaction of its row, and answered (:func:`answer`) once a signed
+checkpoint covers it. Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its
+namespaces; the operator's channels (:data:`RESERVED_CHANNELS`) need an ``admin`` key. Nothing is
+sequenced while the log is unhealthy (docs/adr/0005).
 """
 
 from __future__ import annotations
@@ -27,9 +21,8 @@ from affidavit.attest.publishing.publish import set_lifecycle
 from affidavit.registry.auth import ApiKey, check_publisher
 from affidavit.registry.contracts import leaf_data, require_clean
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.logview import inclusion_json, largest_head
-from affidavit.registry.state import RegistryState
-from affidavit.registry.writes import Batch, Job
+from affidavit.registry.state import RegistryState, inclusion_json, largest_head
+from affidavit.registry.writer import Batch, Job
 from affidavit.verify.contracts.contract import contract_hash
 from affidavit.verify.contracts.schema import is_adapter_id, is_semver
 from affidavit.verify.crypto.merkle import inclusion_ranges, leaf_hash

@@ -1,23 +1,18 @@
-"""The registry as a SCITT Transparency Service (RFC 9943, SCRAPI): registration policy, the
-statements' store, registration into the log, receipts.
+"""The registry as a SCITT Transparency Service (RFC 9943, SCRAPI; docs/transparency.md "SCITT",
+docs/formats.md §10): registration policy, the statements' store, registration into the log,
+receipts. The HTTP side is :mod:`affidavit.registry.routes.scitt`.
 
-The HTTP side is :mod:`affidavit.registry.routes.scitt`.
-
-- **Registration policy** (RFC 9943 §5.1.1.1): a Signed Statement with an attached payload is
-  accepted only when it verifies under a trusted issuer key (``registry serve --scitt-issuers
-  DIR``) bound to the ``iss`` it names (else ``scitt.issuer_mismatch``). No issuer keys: every
-  statement is refused (``scitt.issuer_untrusted``: fail closed).
-- **The leaf**: the log entry is the SHA-256 of the statement as registered (unprotected header
-  emptied, RFC 9943 §6.3; docs/formats.md §10), sequenced through the one write path
-  (:func:`register_job`). The entry ID is that hash in hex: registering again adds no leaf.
-- **The store**: table ``scitt_entries``, written in the transaction that sequences the leaf.
-- **Receipts** (RFC 9942 §5.2): signed by the log key over a signed checkpoint's tree: the one
-  that integrated the leaf (:func:`integrated_receipt`), later the largest (:func:`registration`;
-  a GET signs no head, docs/adr/0024).
+A statement is accepted only when it verifies under a trusted issuer key bound to the ``iss`` it
+names (:func:`check_policy`; no issuer keys: every statement refused, fail closed). Its log entry
+is the SHA-256 of the statement as registered, sequenced with its ``scitt_entries`` row through
+the one write path (:func:`register_job`); the entry ID is that hash in hex, so registering
+again adds no leaf. Receipts (RFC 9942 §5.2) are signed by the log key over a signed
+checkpoint's tree: the one that integrated the leaf, later the largest (a GET signs no head).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -30,7 +25,7 @@ from affidavit.registry.lookup import refile
 from affidavit.registry.publication import require_healthy
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import ReadView, RegistryState
-from affidavit.registry.writes import Batch, Integrated, Job
+from affidavit.registry.writer import Batch, Integrated, Job
 from affidavit.verify import errors
 from affidavit.verify.crypto.checkpoint import parse_checkpoint_body, parse_note
 from affidavit.verify.crypto.merkle import leaf_hash, root_from_inclusion_proof
@@ -100,7 +95,7 @@ class ScittSettings:
 
     def into(self, settings: Settings) -> Settings:
         """``settings`` carrying these."""
-        return settings.with_(extra={**settings.extra, _SETTINGS_KEY: self})
+        return dataclasses.replace(settings, extra={**settings.extra, _SETTINGS_KEY: self})
 
 
 def scitt_settings(settings: Settings) -> ScittSettings:

@@ -4,39 +4,9 @@
 >>> s.port, s.node_url
 (9000, 'http://127.0.0.1:9000')
 
-Environment variables (defaults in parentheses; the contracts directory as in seed 003):
-
-- ``AFFIDAVIT_REGISTRY_HOST``, ``_PORT``: where to listen (``127.0.0.1``, ``8080``)
-- ``AFFIDAVIT_DATA_DIR``: the SQLite database and the publisher key (``data``)
-- ``AFFIDAVIT_DATABASE_URL``: ``sqlite:///path`` or ``postgresql://user@host:port/db``
-  (``DATA_DIR/registry.db``; docs/adr/0013-postgresql.md)
-- ``AFFIDAVIT_ADAPTER_CONTRACTS_DIR``: contracts loaded at start (``data/adapter_contracts``)
-- ``AFFIDAVIT_NODE_ID``: node probe ``node_id``, a URI (``urn:affidavit:node:local``)
-- ``AFFIDAVIT_PUBLIC_URL``: node probe ``node_url`` and links in documents (``http://HOST:PORT``)
-- ``AFFIDAVIT_PUBLISHER_ID``: of the manifest and publisher document (``affidavit-local``)
-- ``AFFIDAVIT_KEY_ID``: the publisher key's id, file ``keys/<id>.key`` (``registry-1``)
-- ``AFFIDAVIT_LOG_ID``: transparency-log id in tree heads (``affidavit-registry``)
-- ``AFFIDAVIT_MAX_BODY_BYTES``: larger request bodies are HTTP 413 (``1048576``)
-- ``AFFIDAVIT_BODY_TIMEOUT``: seconds for a whole request body, else 408 ``http.body_timeout``
-  and the connection closed (``15``)
-- ``AFFIDAVIT_KEEP_ALIVE_TIMEOUT``: seconds an idle keep-alive connection is held (``5``)
-- ``AFFIDAVIT_HEADER_TIMEOUT``: seconds for a whole request head, else closed (``10``)
-- ``AFFIDAVIT_MAX_CONNECTIONS``: connections at once, never above the descriptor limit less a
-  reserve (that limit)
-- ``AFFIDAVIT_READ_THREADS``: reader threads beside the one writer thread (``2``)
-- ``AFFIDAVIT_FACTS_STRICT_FORBIDDEN``: ``true`` answers an unreadable provenance root 403 as
-  seed 002 §20.6.2 says, not like an absent one (``false``; docs/adr/0009)
-- ``AFFIDAVIT_WALK_MAX_NODES`` / ``_BYTES`` / ``_SECONDS``: provenance walk bounds, beyond which
-  it is ``truncated: true`` (``10000`` / ``4194304`` / ``2.0``)
-- ``AFFIDAVIT_WITNESSES``: C2SP witnesses cosigning the checkpoints, ``URL#VKEY`` separated by
-  whitespace (none); ``AFFIDAVIT_WITNESS_INTERVAL``: seconds between rounds (``10``);
-  ``AFFIDAVIT_WITNESS_TIMEOUT``: seconds per add-checkpoint request (``5``)
-- ``AFFIDAVIT_WRITE_BATCH``: writes committed together at most (``512``; ``1``: each alone)
-- ``AFFIDAVIT_LOG_QUEUE``: writes waiting at most, more are 503 ``registry.queue_full`` (``8192``)
-- ``AFFIDAVIT_INTEGRATE_INTERVAL``: seconds between integrations, each signing a checkpoint
-  (``0.1``); ``AFFIDAVIT_INTEGRATE_BATCH``: pending entries that integrate at once (``1024``)
-- ``AFFIDAVIT_INTEGRATION_WAIT``: seconds a request waits for a signed checkpoint, else 503
-  ``registry.integration_pending`` (``30``)
+The environment variables are :data:`_ENV` (each the field it sets); the defaults, the fields
+of :class:`Settings`, where a comment says what a field means beyond its name (the contracts
+directory as in seed 003).
 
 Nothing here reads the environment unless :meth:`Settings.from_env` is called.
 """
@@ -45,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -118,10 +88,10 @@ class Settings:
     publisher_id: str = "affidavit-local"
     key_id: str = "registry-1"
     log_id: str = "affidavit-registry"
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = 1024 * 1024  # a larger request body is 413
     entries_page_limit: int = 1000
     facts_page_limit: int = 1000
-    body_timeout_s: float = 15.0
+    body_timeout_s: float = 15.0  # for a whole body, else 408 http.body_timeout, connection closed
     keep_alive_timeout_s: float = 5.0
     # cli/_serve.py: the request-head timeout and the connection limit (None: the descriptors')
     header_timeout_s: float = 10.0
@@ -223,7 +193,6 @@ class Settings:
 
     @property
     def uses_postgres(self) -> bool:
-        """The store is a PostgreSQL database."""
         return self.database_url.startswith(("postgresql://", "postgres://"))
 
     @property
@@ -250,7 +219,3 @@ class Settings:
                 raise errors.UsageError(f"{variable}={raw!r} is not a valid {what}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
-
-    def with_(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` applied (validated again)."""
-        return replace(self, **changes)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.files import folder_lock, private_database, private_dir
@@ -39,6 +39,7 @@ from affidavit.verify import errors
 __all__ = ["check_log", "open_state"]
 
 _LOG = logging.getLogger("affidavit.registry")
+T = TypeVar("T")
 
 
 def open_state(
@@ -59,7 +60,7 @@ def open_state(
     readers: ReadPool | None = None
     try:
         clock = clock or utc_now
-        tables, log, facts = db.call(_open_storage_locked, settings, key, clock, state_file)
+        tables, log, facts = db.call(_open_storage, settings, key, clock, state_file)
         readers = ReadPool(settings.database, settings.read_threads)
         catalog = ContractCatalog(settings, key, tables, clock)
         state = RegistryState(
@@ -86,7 +87,13 @@ def open_state(
         db.call(catalog.start, log)
         db.call(index_stored_facts, tables, facts)
         db.call(catch_up_all, tables, log)  # the lookup index (registry/lookup.py)
-        state.health.report = db.call(_store_report, tables.store)
+        store = tables.store  # what /v1/health says of it, read on the database thread
+        state.health.report = db.call(
+            lambda: {
+                "kind": store.kind,
+                "schema": {c: store.schema_version(c) for c in ("log", "registry")},
+            }
+        )
     except BaseException:
         if readers is not None:
             readers.shutdown()
@@ -112,14 +119,6 @@ def _private_folders(settings: Settings) -> None:
                 f"{folder}: cannot use it as the registry's folder: {e.strerror or e}",
                 details={"path": str(folder)},
             ) from e
-
-
-def _store_report(store: Store) -> dict[str, Any]:
-    """What ``/v1/health`` says of the store."""
-    return {
-        "kind": store.kind,
-        "schema": {component: store.schema_version(component) for component in ("log", "registry")},
-    }
 
 
 def _load_or_create_key(settings: Settings) -> SigningKey:
@@ -156,7 +155,11 @@ def check_log(
         ``log.key_mismatch``: the log was rotated to another key.
         ``log.state_mismatch``, ``log.unhealthy``: refused.
     """
-    log = _open_bound(store, key, clock, state_file)
+    log = _locked_retry(
+        store,
+        "log.state_mismatch",
+        lambda: TransparencyLog.open(store, key, clock=clock, state_file=state_file),
+    )
     if log.log_id != log_id:
         raise errors.UsageError(
             f"{store.path} holds log {log.log_id!r}, the settings say {log_id!r}"
@@ -167,45 +170,8 @@ def check_log(
             f"{store.path}: the log was rotated to key {log.key_id!r}; start with that key "
             f"(AFFIDAVIT_KEY_ID={log.key_id})",
         )
-    _check_integrity(log)
-    return log
-
-
-def _open_bound(
-    store: Store, key: SigningKey, clock: Callable[[], datetime], state_file: Path
-) -> TransparencyLog:
-    """The log opened bound to the key's signed state file; a refusal is retried under the
-    writer lock (as :func:`_check_integrity`).
-
-    Raises:
-        ``log.not_found``, ``log.state_mismatch`` (under the writer lock too), ``log.*``.
-    """
-    try:
-        return TransparencyLog.open(store, key, clock=clock, state_file=state_file)
-    except LogError as e:
-        if e.code != "log.state_mismatch":
-            raise
-        with store.write():
-            return TransparencyLog.open(store, key, clock=clock, state_file=state_file)
-
-
-def _check_integrity(log: TransparencyLog) -> None:
-    """The tree against its latest signed head, and every node (docs/adr/0005). Another
-    instance writes its signed state before COMMIT, so a failure is retried under the writer
-    lock, where no signer is mid-transaction: only what fails there is damage (issue 31).
-
-    Raises:
-        ``log.unhealthy``: it does not hold, under the writer lock too.
-    """
-    try:
-        log.verify_integrity(full=True)
-        return
-    except LogError as e:
-        if e.code != "log.integrity":
-            raise
-    try:
-        with log.store.write():
-            log.verify_integrity(full=True)
+    try:  # the tree against its latest signed head, and every node (docs/adr/0005)
+        _locked_retry(store, "log.integrity", lambda: log.verify_integrity(full=True))
     except LogError as e:
         if e.code != "log.integrity":
             raise
@@ -214,15 +180,24 @@ def _check_integrity(log: TransparencyLog) -> None:
             f"refusing to start: {e.message}; restore the database from a backup",
             details=e.details,
         ) from e
+    return log
 
 
-def _open_storage_locked(
-    settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
-) -> tuple[RegistryTables, TransparencyLog, FactStore]:
-    """:func:`_open_storage` under the key folder's lock: instances started together must not
-    race to create the same tables and log (issue 21)."""
-    with folder_lock(settings.key_dir):
-        return _open_storage(settings, key, clock, state_file)
+def _locked_retry(store: Store, code: str, attempt: Callable[[], T]) -> T:
+    """``attempt()``, and once more under the writer lock when it fails with ``code``: another
+    instance writes its signed state before COMMIT, so only what fails where no signer is
+    mid-transaction is damage (issue 31).
+
+    Raises:
+        whatever ``attempt`` raises under the lock (``log.*``).
+    """
+    try:
+        return attempt()
+    except LogError as e:
+        if e.code != code:
+            raise
+    with store.write():
+        return attempt()
 
 
 def _check_pages(path: Path) -> None:
@@ -243,34 +218,35 @@ def _check_pages(path: Path) -> None:
 def _open_storage(
     settings: Settings, key: SigningKey, clock: Callable[[], datetime], state_file: Path
 ) -> tuple[RegistryTables, TransparencyLog, FactStore]:
-    """One database, the fact store created first (it insists on a fresh file or its own)."""
-    path: Path | str = settings.database
-    if settings.uses_postgres:
-        FactStore.connect(settings.database_url).close()  # its tables, created when absent
-        store = Store.connect(settings.database_url)
-        path = store.path
-    else:
-        path = settings.database_path
+    """One database, the fact store created first (it insists on a fresh file or its own), under
+    the key folder's lock: instances started together must not race to create the same tables
+    and log (issue 21)."""
+    with folder_lock(settings.key_dir):
+        if settings.uses_postgres:
+            FactStore.connect(settings.database_url).close()  # its tables, created when absent
+            store = Store.connect(settings.database_url)
+        else:
+            path = settings.database_path
+            try:
+                private_database(path, tighten=True)
+            except OSError as e:
+                raise RegistryError(
+                    "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
+                ) from e
+            _check_pages(path)
+            FactStore.open(path, create=True).close()  # its tables, created when absent
+            store = Store.open(path, create=True)
+        # One connection for the log, the registry tables and the fact store: a fact and its index
+        # row, a contract row and its log leaf, commit together (docs/adr/0017).
+        facts = FactStore.sharing(store)
+        tables = RegistryTables.open(settings.database_path, store=store)
+        store.migrate(scitt.COMPONENT, scitt.MIGRATIONS)  # once, here: never per call (issue 32)
         try:
-            private_database(path, tighten=True)
-        except OSError as e:
-            raise RegistryError(
-                "registry.data_dir_invalid", f"{path}: cannot create: {e.strerror or e}"
-            ) from e
-        _check_pages(path)
-        FactStore.open(path, create=True).close()  # its tables, created when absent
-        store = Store.open(path, create=True)
-    # One connection for the log, the registry tables and the fact store: a fact and its index
-    # row, a contract row and its log leaf, commit together (docs/adr/0017).
-    facts = FactStore.sharing(store)
-    tables = RegistryTables.open(settings.database_path, store=store)
-    store.migrate(scitt.COMPONENT, scitt.MIGRATIONS)  # once, here: never per call (issue 32)
-    try:
-        log: TransparencyLog = check_log(store, key, state_file, settings.log_id, clock=clock)
-    except LogError as e:
-        if e.code != "log.not_found":
-            raise
-        log = TransparencyLog.create(
-            store, key, settings.log_id, clock=clock, state_file=state_file
-        )
-    return tables, log, facts
+            log: TransparencyLog = check_log(store, key, state_file, settings.log_id, clock=clock)
+        except LogError as e:
+            if e.code != "log.not_found":
+                raise
+            log = TransparencyLog.create(
+                store, key, settings.log_id, clock=clock, state_file=state_file
+            )
+        return tables, log, facts

@@ -37,7 +37,6 @@ class ReadView:
     log: TransparencyLog
 
     def close(self) -> None:
-        """Close both connections."""
         self.facts.close()
         self.tables.close()
 
@@ -114,5 +113,4 @@ class DbThread:
         return await asyncio.wrap_future(future)
 
     def shutdown(self) -> None:
-        """Finish queued calls, then stop the thread."""
         self._pool.shutdown(wait=True)

@@ -1,22 +1,15 @@
-"""The log collects witness cosignatures (C2SP tlog-witness, the client's side).
+"""The log collects witness cosignatures (C2SP tlog-witness, the client's side; docs/transparency.md
+"The log collects cosignatures" and "The registry cosigns in the background").
 
-:func:`request_cosignature` submits the log's checkpoint to one witness (``URL#VKEY``) with a
-consistency proof and verifies the answer under the witness's cosigner keys:
-
-- it starts from a size hint (0 when unknown, as tlog-witness allows); on 409 it sends again from
-  the witness's size;
-- a witness size beyond the log's is ``tlog.rollback``; a proof refused from its size (422) is
-  ``tlog.fork``;
-- lines of keys not configured for the witness are dropped (the spec's "MUST ignore"); an answer
-  without one verified line is ``tlog.witness_bad_response``;
-- transport failures and 5xx are retried with a short backoff. Failures are reported
-  (:class:`WitnessReport`), never raised: a witness that is down never fails the checkpoint.
-
+:func:`request_cosignature` submits the log's checkpoint to one witness (``URL#VKEY``) from a size
+hint (on 409 again from the witness's size) with a consistency proof, and keeps only the lines
+that verify under the witness's configured cosigner keys; a witness size beyond the log's is
+``tlog.rollback``, a proof refused from its size ``tlog.fork``. Failures are reported
+(:class:`WitnessReport`), never raised: a witness that is down never fails the checkpoint.
 :func:`record_cosignatures` re-records the checkpoint with the verified lines, unless a newer one
-was signed meanwhile. :class:`CosigningTask` is the background loop (``AFFIDAVIT_WITNESSES``):
-every ``witness_interval_s``, the witnesses that have not cosigned the log's size are asked on a
-worker thread (never inside a transaction), the lines recorded on the writer thread; a witness
-that fails is retried later, with exponential backoff.
+was signed meanwhile. :class:`CosigningTask` is the background loop (``AFFIDAVIT_WITNESSES``),
+asking the witnesses that have not cosigned the log's size on a worker thread (never inside a
+transaction), with exponential backoff for one that fails.
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
-"""The log's writer: the one object that owns the registry's write path (docs/adr/0024).
+"""The log's write path (docs/adr/0024; drawn in docs/architecture.md "The log's write path"):
+:class:`LogWriter` sequences entries and :class:`Job` writes in group-commit batches, integrates
+and signs both heads (the only place a head is signed), and proves entries for waiting callers.
 
-One entry, top to bottom, through :class:`LogWriter` (docs/architecture.md "The log's write
-path"; docs/transparency.md "Sequence, then integrate"; docs/adr/0018)::
-
-    submit(bytes) / run(job)   the event loop: bounded queue (registry.queue_full, 503)
-      -> sequence              database thread, one transaction per batch (group commit)
-      -> integrate             database thread, under the store's one writer lock
-      -> after_integration     the same transaction: the lookup index files the new leaves
-      -> sign                  both heads (C2SP checkpoint, signed tree head), once per size
-      -> prove                 reader threads: inclusion paths for the waiting callers
-    current()                  what every GET of a head serves: never signs, never writes
-
-**Sequence.** Everything queued (at most ``write_batch``) runs in **one** transaction, one
-COMMIT; a failure rolls the batch back and fails every item its ``prepare`` did not refuse.
-
-**Integrate, sign.** Every ``integrate_interval_s``, at once when ``integrate_batch`` entries are
-pending, and right after a batch someone waits on: (1) in one transaction the tree is proven to
-extend every signed head (docs/adr/0005), up to ``MAX_INTEGRATE`` entries become leaves and
-``after_integration`` files them; (2) both heads of the new size are signed together, the only
-place a head is signed (and once at :meth:`LogWriter.start`). Both steps read the size under the
-store's one writer lock, so integrations never overlap on any instance (docs/adr/0013 §3), and a
-crash between them leaves a tree the next round signs.
-
-**Prove.** Covered waiters get their inclusion paths; past ``integration_wait_s``:
-``registry.integration_pending`` (503; the entry stays sequenced).
+Integration reads the size under the store's one writer lock, so integrations never overlap on
+any instance (docs/adr/0013 §3), and a crash between integrating and signing leaves a tree the
+next round signs. Past ``integration_wait_s`` a waiter gets ``registry.integration_pending``
+(503; the entry stays sequenced).
 """
 
 from __future__ import annotations
@@ -37,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from affidavit.attest.errors import LogError
 from affidavit.attest.log.sequencing import LogStatus, Sequenced
@@ -46,21 +28,20 @@ from affidavit.registry.db import RegistryTables
 from affidavit.registry.errors import RegistryError
 from affidavit.registry.settings import Settings
 from affidavit.registry.threads import DbThread, ReadPool
-from affidavit.registry.writes import (
-    MAX_ENTRY_BYTES,
-    Batch,
-    Integrated,
-    Job,
-    SignedHeads,
-    check_entry,
-    largest_signed,
-    proven,
-    signed_by_current_key,
-)
 from affidavit.verify import errors
+from affidavit.verify.crypto.checkpoint import parse_note
+from affidavit.verify.crypto.keys import key_id_c2sp
 from affidavit.verify.json.strict import load_object
 
-__all__ = ["MAX_ENTRY_BYTES", "MAX_QUEUED_BYTES", "LogWriter"]
+__all__ = [
+    "MAX_ENTRY_BYTES",
+    "MAX_QUEUED_BYTES",
+    "Batch",
+    "Integrated",
+    "Job",
+    "LogWriter",
+    "SignedHeads",
+]
 
 _LOG = logging.getLogger("affidavit.registry")
 P = TypeVar("P")
@@ -71,6 +52,113 @@ MAX_KEPT_PROOFS: Final = 100_000  # proofs kept for waiters (a few MB at most)
 WATCH_INTERVAL_S: Final = 0.05  # between integration rounds while anyone waits
 _FAILURE_PAUSE_S: Final = 0.5
 _INLINE_ROUNDS: Final = 4
+
+# tlog-tiles "Log entries": an entry bundle holds each entry behind a big-endian uint16 length,
+# so 65,535 bytes (64 KiB less one) is the largest entry a mirror can read from the tiles.
+MAX_ENTRY_BYTES: Final = 65_535
+
+
+Batch = dict[str, Any]
+"""Scratch space shared by the jobs of one batch (what their ``finish`` needs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job(Generic[P, T]):
+    """A write run inside a group-commit transaction on the database thread.
+
+    ``prepare`` reads and checks (an :class:`AffidavitError` refuses this item only);
+    ``apply(prepared, batch)`` writes. ``finish(batch)`` runs once per batch per function, before
+    COMMIT; what it returns runs after COMMIT. ``aborted`` runs when the batch rolled back.
+    """
+
+    prepare: Callable[[], P]
+    apply: Callable[[P, Batch], T]
+    finish: Callable[[Batch], Callable[[], None] | None] | None = None
+    aborted: Callable[[], None] | None = None
+    leaf: Callable[[T], Sequenced | None] | None = None  # the leaf a waiting caller proves
+    # The log entries ``apply`` will sequence, checked by the writer first (docs/adr/0018)
+    entries: Callable[[P], Sequence[bytes]] | None = None
+    # Before any job of the batch prepares: note what it will read, so the batch reads it once
+    gather: Callable[[Batch], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SignedHeads:
+    """What an integration signed: the checkpoint note and the tree head (JSON) of one size."""
+
+    tree_size: int
+    checkpoint: str
+    signed_tree_head: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Integrated:
+    """An entry under a signed checkpoint, with its RFC 9162 §2.1.3 inclusion path at
+    ``tree_size``, leaf end first."""
+
+    index: int
+    leaf_hash: bytes
+    tree_size: int
+    checkpoint: str
+    signed_tree_head: dict[str, Any] | None
+    path: tuple[bytes, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{index, leaf_hash, checkpoint, inclusion_proof: {tree_size, hashes}}`` (hex), plus
+        ``signed_tree_head`` when there is one."""
+        body: dict[str, Any] = {
+            "index": self.index,
+            "leaf_hash": self.leaf_hash.hex(),
+            "checkpoint": self.checkpoint,
+            "inclusion_proof": {
+                "tree_size": self.tree_size,
+                "hashes": [h.hex() for h in self.path],
+            },
+        }
+        if self.signed_tree_head is not None:
+            body["signed_tree_head"] = self.signed_tree_head
+        return body
+
+
+def check_entry(data: bytes) -> None:
+    """The one check of a log entry's size, for every entry the registry makes.
+
+    Raises:
+        ``usage.invalid``: ``data`` is empty.
+        ``registry.entry_too_large``: over :data:`MAX_ENTRY_BYTES` (docs/adr/0018; 422).
+    """
+    if not data:
+        raise errors.UsageError("a log entry is 1 to 65,535 bytes, not empty")
+    if len(data) > MAX_ENTRY_BYTES:
+        raise RegistryError(
+            "registry.entry_too_large",
+            f"the log entry this makes is {len(data):,} bytes; the limit is {MAX_ENTRY_BYTES:,}"
+            " (tlog-tiles entry bundles, docs/adr/0018): nothing was written",
+            details={"entry_bytes": len(data), "limit": MAX_ENTRY_BYTES},
+        )
+
+
+def proven(
+    log: TransparencyLog, placed: Sequence[Sequenced], heads: SignedHeads
+) -> list[Integrated]:
+    """Every entry of ``placed`` under ``heads``: their inclusion paths at its size, in one read."""
+    size = heads.tree_size
+    paths = log.inclusion_paths([p.index for p in placed], size)
+    return [
+        Integrated(p.index, p.leaf_hash, size, heads.checkpoint, heads.signed_tree_head, path)
+        for p, path in zip(placed, paths, strict=True)
+    ]
+
+
+def largest_signed(log: TransparencyLog) -> SignedHeads | None:
+    """The largest recorded checkpoint (its latest, cosigned copy) and the tree head of its
+    size, if recorded."""
+    recorded = log.largest_head("checkpoint")
+    if recorded is None:
+        return None
+    sth = log.recorded_head("sth", recorded.tree_size)
+    document = load_object(sth.document, what="recorded head") if sth is not None else None
+    return SignedHeads(recorded.tree_size, recorded.document, document)
 
 
 @dataclass(slots=True)
@@ -149,7 +237,6 @@ class LogWriter:
 
     @property
     def waiting(self) -> bool:
-        """Whether anyone waits for integration."""
         return bool(self._waiters or self._head_waiters)
 
     async def start(self) -> None:
@@ -430,7 +517,7 @@ class LogWriter:
         return heads
 
     def _integrate_and_sign(self) -> SignedHeads | None:
-        """Steps 1 and 2 of the module docstring; None when nothing needed either."""
+        """Integrate (verified, indexed) and sign; None when nothing needed either."""
         log = self.log
         with self.tables.transaction():  # step 1, under the writer lock
             self.signing(log.verify_integrity)  # docs/adr/0005: never integrate a damaged tree
@@ -462,7 +549,9 @@ class LogWriter:
             document = load_object(sth.document, what="recorded head") if sth else None
             if note is None or document is None or document.get("key_id") != log.key_id:
                 return self._sign()
-            if not signed_by_current_key(log, note.document):
+            signatures = parse_note(note.document).signatures  # by the current key? (adr/0011)
+            own = signatures[0] if signatures else None
+            if own is None or own.key_id != key_id_c2sp(own.name, log.public_key.raw):
                 return self._sign()
         return None
 
@@ -564,7 +653,6 @@ class LogWriter:
                 waiter.future.set_result(result)
 
     def fail_waiters(self, error: errors.AffidavitError) -> None:
-        """Answer every waiter with ``error``."""
         waiting, self._waiters = self._waiters, []
         futures = [w.future for w in waiting] + [future for _, future in self._head_waiters]
         for future in futures:

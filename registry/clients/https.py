@@ -11,24 +11,16 @@ usage.invalid
 'https://log.example:8443/tlog/'
 
 Every request of Affidavit's clients (registry, Stigmem, tiles, witnesses, ``https://``
-manifests and key documents) follows one rule (issue 21):
-
-- **URLs are parsed where they enter** (:func:`parse_url`): an http(s) scheme, a DNS name, an
-  IPv4 address or a bracketed IPv6 one, an optional port 1 to 65535, no user info, no fragment,
-  no space or control character; anything else is ``usage.invalid`` before any network use;
-- **``timeout`` is a deadline for the whole exchange** (connect, TLS, request, head and body):
-  every socket operation is bounded by the time left (:mod:`._deadline`), the clock checked
-  between body chunks;
-- **the answer is capped while it streams**: a ``Content-Length`` over ``max_bytes`` is refused
-  before the body, and the body as soon as it passes ``max_bytes``;
-- **any failure is one error**: every httpx exception (``InvalidURL``, ``CookieConflict`` and
-  ``StreamError`` are not ``httpx.HTTPError``) becomes one code, never a traceback:
-  ``net.unavailable`` (transport, or no httpx), ``net.timeout``, ``net.bad_response`` (over
-  ``max_bytes``, a redirect away from https), ``usage.invalid``. The registry's clients pass
-  :data:`REGISTRY` to keep the codes scripts rely on (issue 22).
-
-httpx (the ``[registry]`` extra) is imported when a request is made. What an answer means
-(status, JSON) is the caller's.
+manifests and key documents) follows one rule (issue 21): the URL is parsed where it enters
+(:func:`parse_url`: an http(s) scheme, a DNS name, an IPv4 address or a bracketed IPv6 one, an
+optional port 1 to 65535, no user info, fragment, space or control character, else
+``usage.invalid`` before any network use); ``timeout`` is a deadline for the whole exchange,
+every socket operation bounded by the time left (:mod:`._deadline`); the answer is capped while
+it streams (``max_bytes``, a ``Content-Length`` over it refused before the body); and any
+failure, every httpx exception included, is one code, never a traceback: ``net.unavailable``,
+``net.timeout``, ``net.bad_response`` or ``usage.invalid`` (:data:`REGISTRY` keeps the codes the
+registry's scripts rely on, issue 22). httpx (the ``[registry]`` extra) is imported when a
+request is made; what an answer means (status, JSON) is the caller's.
 """
 
 from __future__ import annotations
@@ -96,7 +88,6 @@ class HttpResponse(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        """A 2xx status."""
         return 200 <= self.status < 300
 
 

@@ -4,23 +4,14 @@
 >>> #     proven = writer.append(b"entry bytes")      # POST /v1/log/entries?wait=integrated
 >>> #     proven.inclusion, proven.signed_tree_head   # docs/formats.md §4, verified
 
-:class:`LogWriter` sends each entry to ``POST /v1/log/entries?wait=integrated`` and uses nothing
-of the answer it has not proven (docs/transparency.md "Writing to the log") against the log's key
-and ID, read once from ``/protocol/merkle/public-key``:
-
-1. the leaf hash is SHA-256(0x00 || the bytes it sent) (RFC 9162 §2.1.1), at a non-negative index;
-2. the checkpoint is signed by that key under that log ID (C2SP tlog-checkpoint) and is at least
-   one entry past the index;
-3. the inclusion path proves the leaf under the checkpoint's root (RFC 9162 §2.1.3.2);
-4. the signed tree head verifies under the key (docs/formats.md §4) and names the same log, size
-   and root.
-
-Any failure is ``registry.bad_response`` (``details.cause``: the check's own code). The result
-carries the ``merkle_inclusion`` and tree head a bundle holds, so a bundle stamped through a
-registry verifies offline like one stamped locally. Transient 503s (a full queue, a pending
-integration, a busy store) are retried after 1, 2, 3... seconds, at most :data:`RETRIES` times:
-the registry deduplicates.
-The key the registry serves gives consistency, not trust: verifiers pin the key they trust.
+:class:`LogWriter` uses nothing of the answer it has not proven (docs/transparency.md "Writing to
+the log") against the log's key and ID, read once from ``/protocol/merkle/public-key``: (1) the
+leaf hash is SHA-256(0x00 || the bytes sent) at a non-negative index; (2) the checkpoint is
+signed by that key under that log ID and is past the index; (3) the inclusion path proves the
+leaf under its root; (4) the signed tree head verifies and names the same log, size and root.
+Any failure is ``registry.bad_response`` (``details.cause``: the check's own code). Transient
+503s are retried after 1, 2, 3... seconds, at most :data:`RETRIES` times (the registry
+deduplicates). The key the registry serves gives consistency, not trust: verifiers pin theirs.
 """
 
 from __future__ import annotations
@@ -86,7 +77,6 @@ class LogWriter:
         self._key: tuple[Ed25519PublicKey, str] | None = None
 
     def close(self) -> None:
-        """Close the connection pool."""
         self._client.close()
 
     def __enter__(self) -> LogWriter:
@@ -146,7 +136,7 @@ def _bad(url: str, message: str, cause: str | None = None) -> RegistryError:
 def _proven(
     url: str, data: bytes, answer: tuple[Any, int], key: Ed25519PublicKey, log_id: str
 ) -> ProvenEntry:
-    """Steps 1-4 of the module docstring over an untrusted answer (document, status)."""
+    """Checks 1-4 of the module docstring over an untrusted answer (document, status)."""
     document, status = answer
     unverified = document if isinstance(document, dict) else {}
     index, proof = unverified.get("index"), unverified.get("inclusion_proof")

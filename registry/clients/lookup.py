@@ -1,30 +1,19 @@
 """Ask a registry what its log holds about a hash, and prove every answer before believing it
-(``affidavit lookup``; docs/transparency.md "Lookup").
+(``affidavit lookup``; the steps, bounds and verdicts are docs/transparency.md "Lookup").
 
 >>> from affidavit.verify.trust import TrustRoot
 >>> check_answer("https://registry.example", "0" * 64, [], {}, TrustRoot()).verdict
 'unanchored'
 
-:func:`lookup` fetches the pages of ``GET /v1/lookup/{hash}`` and each entry's leaf
-(``GET /protocol/merkle/leaf/{index}``) and checks before it reads more (issue 31): a page's
-checkpoint before anything else, each entry's proof before its leaf; the first failure is the
-last request. Every read is bounded in bytes (a page at 8 MiB, a leaf at the log's entry limit,
-docs/adr/0018) and all by one deadline. :func:`check_answer` is offline:
-
-1. ``checkpoint``: each page's checkpoint verifies under a trusted log key (a verifier key, or a
-   bare key named by the checkpoint's origin);
-2. ``inclusion``: each entry's proof leads from its leaf hash to that root (RFC 9162 §2.1.3.2),
-   in a tree of the checkpoint's size (``lookup.size_mismatch``);
-3. ``leaf``: the entry's bytes hash to its leaf hash (``lookup.leaf_mismatch``) and are filed
-   under the hash asked for, in every field and as the kind the registry says
-   (:func:`affidavit.registry.index.subjects`; ``lookup.not_about``). A 32-byte leaf is filed
-   under a ``subject`` or ``issuer`` only with the registered statement it is the hash of
-   (``statement``); without it the match is not proven (fail closed).
-
-The :class:`~affidavit.verify.results.Result` (kind ``lookup``) is ``verified`` when every step
-holds and ``found`` counts an entry; ``failed`` when a step failed; ``unanchored``
-(``lookup.not_found``) when a verified checkpoint came with no entry, which proves nothing about
-absence (docs/transparency.md), and when no key is trusted (fail closed).
+:func:`lookup` fetches the pages of ``GET /v1/lookup/{hash}`` and each entry's leaf, checking
+before it reads more (a page's checkpoint first, each entry's proof before its leaf; issue 31),
+every read bounded in bytes and all by one deadline. :func:`check_answer` is offline: each
+page's ``checkpoint`` under a trusted log key, each entry's ``inclusion`` proof to that root at
+the checkpoint's size, and each ``leaf``: its bytes hash to its leaf hash and are filed under the
+hash asked for as the registry says (:func:`affidavit.registry.index.subjects`); a 32-byte leaf
+is filed under a ``subject`` or ``issuer`` only with the registered statement it is the hash of.
+A verified checkpoint with no entry is ``unanchored`` (``lookup.not_found``): it proves nothing
+about absence; so is an answer with no trusted key (fail closed).
 """
 
 from __future__ import annotations
@@ -472,14 +461,11 @@ def audit_index(
     timeout: float = AUDIT_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
 ) -> Result:
-    """A monitor's check of a registry's lookup index (docs/transparency.md "Lookup"): the
-    checkpoint verifies under ``trust``; every entry of ``[start, size)`` is read from the tiles,
-    bound to it; every hash it is filed under is asked for from that leaf on, and the first
-    answer must be that leaf, matched in that field (``lookup.index_missing``). A 32-byte leaf
-    answered with a registered statement must be its SHA-256 (docs/formats.md §10;
-    ``lookup.not_about``) and is asked for under its subject and issuer too (§11). ``timeout``:
-    one deadline for the whole audit. A Result of kind ``lookup_audit``, subject
-    ``{origin, tree_size, start, entries, hashes}``.
+    """A monitor's check of a registry's lookup index, as docs/transparency.md "Lookup" says:
+    every entry of ``[start, size)`` read from the tiles under the checkpoint ``trust`` verifies,
+    each answered under every hash it is filed under. ``timeout``: one deadline for the whole
+    audit. A Result of kind ``lookup_audit``, subject ``{origin, tree_size, start, entries,
+    hashes}``.
 
     Raises:
         ``usage.invalid``: ``url`` breaks the URL rule.

@@ -265,7 +265,6 @@ class RegistryClient:
         )
 
     def close(self) -> None:
-        """Close the connection pool."""
         self._http.close()
 
     def __enter__(self) -> RegistryClient:
@@ -311,7 +310,6 @@ class RegistryClient:
         return _decode(url, response.status, response.body), response.status
 
     def get(self, path: str, **params: Any) -> Any:
-        """GET ``path`` with query ``params``."""
         return self.request("GET", path, params=params)
 
     def publish(self, declaration: Mapping[str, Any]) -> dict[str, Any]:

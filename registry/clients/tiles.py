@@ -108,7 +108,6 @@ class TileReader:
         return response.body
 
     def close(self) -> None:
-        """Close the connection."""
         if self._client is not None:
             self._client.close()
             self._client = None

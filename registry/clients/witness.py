@@ -1,19 +1,12 @@
 """The log's client of a C2SP tlog-witness: one ``add-checkpoint`` request, through the one
 fetcher (:mod:`affidavit.registry.clients.https`).
 
-A witness is named ``URL#VKEY``: ``URL`` its submission prefix (``http://`` or ``https://``; the
-request goes to ``URL/add-checkpoint``), ``VKEY`` a cosigner verifier key of it (type 0x04
-Ed25519 or 0x06 ML-DSA-44, ``affidavit witness vkey``). More keys of one witness:
-``URL#VKEY1#VKEY2``, or the same URL given again (:func:`parse_witnesses` merges them).
-
-:func:`add_checkpoint` sends one request and reads the answer (tlog-witness, "add-checkpoint"):
-
-- 200: one or more note signature lines (``— name base64``), returned as :class:`Cosigned`;
-  they are not verified here (:mod:`affidavit.registry.witnessing` does, under the witness's keys);
-- 409: the witness's latest cosigned size, ``<size>\\n``, returned as :class:`Conflict`;
-- anything else: ``tlog.witness_refused`` (details: ``url``, ``status``, the first line of the
-  answer); an answer that is not what the spec defines: ``tlog.witness_bad_response``; no answer
-  at all: ``net.unavailable`` or, past the deadline, ``net.timeout`` (the fetcher's codes).
+A witness is named ``URL#VKEY``: ``URL`` its submission prefix (the request goes to
+``URL/add-checkpoint``), ``VKEY`` a cosigner verifier key of it (type 0x04 Ed25519 or 0x06
+ML-DSA-44, ``affidavit witness vkey``). More keys of one witness: ``URL#VKEY1#VKEY2``, or the same
+URL given again (:func:`parse_witnesses` merges them). :func:`add_checkpoint` returns a 200's
+signature lines as :class:`Cosigned` (verified by :mod:`affidavit.registry.witnessing`) and a
+409's size as :class:`Conflict`.
 """
 
 from __future__ import annotations
@@ -120,7 +113,7 @@ def add_checkpoint_body(old_size: int, proof: Sequence[bytes], note: str) -> byt
 def add_checkpoint(
     client: httpx.Client, witness: Witness, old_size: int, proof: Sequence[bytes], note: str
 ) -> Cosigned | Conflict:
-    """POST one add-checkpoint request to ``witness`` and read its answer (module docstring).
+    """POST one add-checkpoint request to ``witness`` and read its answer (tlog-witness).
 
     Raises:
         ``net.unavailable``, ``net.timeout``: the witness could not be reached (transport,

@@ -12,9 +12,7 @@ the ``{code, message, details}`` error answer.
 from affidavit.registry.routes._http import read_body
 
 __all__ = [
-    "contracts",
     "discovery",
-    "entries",
     "explorer",
     "facts",
     "health",

@@ -1,15 +1,12 @@
-"""Public discovery, no auth (seed 003 "Discover", "Manifest and pinning",
-"Publisher document").
+"""The contracts over HTTP (specs/registry-v1.yaml): public discovery, no auth (seed 003
+"Discover", "Manifest and pinning", "Publisher document"): the publisher document, summaries,
+the active head or an exact version, and the signed manifest (strong ETag, 304 on
+``If-None-Match``), as bytes memoized on the current snapshot, so they never touch the database;
+and publication (``POST``, lifecycle ``PATCH``) with an API key of scope ``publish``.
 
-- ``GET /.well-known/{publisher_id}-publisher.json``: ``{publisher_id, publisher_key_id,
-  public_key_base64, manifest_url, verify_url}`` (docs/formats.md §3).
-- ``GET /protocol/adapter-contracts[?status=active|deprecated|revoked]``: summaries.
-- ``GET /protocol/adapter-contracts/{adapter_id}``: the active head (highest semver among active).
-- ``GET /protocol/adapter-contracts/{adapter_id}/{version}``: exact match.
-- ``GET /specs/adapter-contracts.manifest.json``: the signed manifest, with a strong ETag;
-  ``If-None-Match`` with the current ETag answers 304 with no body.
-
-Responses are bytes memoized on the current snapshot, so these routes never touch the database.
+Ownership (docs/adr/0006): a ``publish`` key writes only adapter ids in its publisher namespaces
+(403 ``auth.publisher_forbidden``; an unbound legacy key 403 ``auth.key_unbound``); reserved
+distribution channels need an ``admin`` key (403 ``registry.channel_reserved``).
 """
 
 from __future__ import annotations
@@ -17,10 +14,11 @@ from __future__ import annotations
 from typing import Final
 
 from affidavit.attest.keyring import publisher_document
-from affidavit.registry.catalog import STATUSES, Snapshot
-from affidavit.registry.contracts import ContractCatalog
+from affidavit.registry import publication
+from affidavit.registry.auth import check_scope
+from affidavit.registry.contracts import STATUSES, ContractCatalog, Snapshot
 from affidavit.registry.errors import RegistryError
-from affidavit.registry.routes._http import json_response
+from affidavit.registry.routes._http import api_key, json_response, read_json_object
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -36,7 +34,7 @@ async def _catalog(request: Request) -> Snapshot:
     catalog's version (docs/adr/0013: an answer never lags a committed write)."""
     state = request.app.state.registry
     catalog: ContractCatalog = state.catalog
-    if state.settings.uses_postgres and state.readers is not None:
+    if state.settings.uses_postgres:
         version = await state.readers.run_single(lambda view: view.tables.get_meta(_VERSION))
         if version != catalog.version:
             await state.db.run(catalog.sync)
@@ -93,7 +91,6 @@ async def active_head(request: Request) -> Response:
 
 
 async def exact(request: Request) -> Response:
-    """One (adapter_id, adapter_version)."""
     return await _record(request, request.path_params["version"])
 
 
@@ -113,10 +110,37 @@ async def manifest(request: Request) -> Response:
     return Response(body, media_type=_JSON, headers=headers)
 
 
+async def publish(request: Request) -> Response:
+    """Lint, attest, sign, log and store one contract (ownership: docs/adr/0006); answered
+    under the signed tree head that first covers its leaf."""
+    key = check_scope(await api_key(request), "publish")
+    declaration = await read_json_object(request, "the contract")
+    state = request.app.state.registry
+    job = publication.publish_job(state, declaration, key)
+    published = await state.writer.run(job, wait=True)  # answered under a signed head
+    body = await publication.answer(state, published)
+    return json_response(body, status=201 if published.created else 200)
+
+
+async def patch(request: Request) -> Response:
+    """Change lifecycle fields of a published contract."""
+    key = check_scope(await api_key(request), "publish")
+    # ownership before the body is read (docs/adr/0006)
+    authorized = publication.authorize(key, request.path_params["adapter_id"])
+    changes = await read_json_object(request, "the lifecycle patch")
+    state = request.app.state.registry
+    version = request.path_params["version"]
+    job = publication.patch_job(state, authorized, version, changes)
+    published = await state.writer.run(job, wait=True)
+    return json_response(await publication.answer(state, published))
+
+
 routes: Final = [
     Route("/.well-known/{publisher_id}-publisher.json", publisher, methods=["GET"]),
     Route("/protocol/adapter-contracts", list_contracts, methods=["GET"]),
     Route("/protocol/adapter-contracts/{adapter_id}", active_head, methods=["GET"]),
     Route("/protocol/adapter-contracts/{adapter_id}/{version}", exact, methods=["GET"]),
     Route("/specs/adapter-contracts.manifest.json", manifest, methods=["GET"]),
+    Route("/protocol/adapter-contracts", publish, methods=["POST"]),
+    Route("/protocol/adapter-contracts/{adapter_id}/{version}", patch, methods=["PATCH"]),
 ]

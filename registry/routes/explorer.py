@@ -1,19 +1,14 @@
 """The explorer: pages for people, checked in their browser (issue 26; docs/transparency.md "The
-explorer").
+explorer"; specs/registry-v1.yaml).
 
-- ``GET /`` and ``GET /search?q=``: one HTML page (package data, registry/explorer/) holding no
-  data: its script reads the registry's JSON routes, puts every value on the page as text, and
-  says "verified" only once it checked the checkpoint's signature under the key the reader
-  pinned (WebCrypto Ed25519), each inclusion proof (RFC 9162 §2.1.3.2) and that each leaf is
-  filed under the searched hash (the index rules, recomputed as ``affidavit lookup`` does).
-- ``GET /explorer/explorer.js``, ``/explorer/subjects.js``, ``/explorer/explorer.css``: the
-  script, the index rules (docs/formats.md §11) and the style; nothing else from the folder.
-- ``GET /explorer/lineage/{fact_id}``: the lineage picture (SVG) among this registry's *public*
-  facts, drawn by the renderer ``registry serve`` hands to the app; else 404.
-
-Every answer carries a strict Content-Security-Policy (:data:`CSP`: this origin only, no inline
-script or style, no framing), ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy:
-no-referrer``. No third-party resource is referenced.
+``GET /`` and ``/search`` serve one HTML page holding no data (package data, registry/explorer/):
+its script reads the registry's JSON routes and says "verified" only once it checked, in the
+reader's browser, the checkpoint under the key the reader pinned, each inclusion proof and each
+leaf's filing. ``/explorer/{name}`` serves the script, the index rules and the style, nothing
+else; ``/explorer/lineage/{fact_id}`` a *public* fact's lineage picture (SVG), drawn by the
+renderer ``registry serve`` hands to the app. Every answer carries a strict
+Content-Security-Policy (:data:`CSP`), ``X-Content-Type-Options: nosniff`` and
+``Referrer-Policy: no-referrer``; no third-party resource is referenced.
 """
 
 from __future__ import annotations

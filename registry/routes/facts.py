@@ -1,28 +1,19 @@
-"""Facts and their provenance (seed 002 §20.6; docs/formats.md "Facts").
-
-- ``PUT /v1/facts`` (scope ``facts:write``): one fact, or ``{"facts": [...]}`` stored atomically;
-  the fact store's rules refuse cycles (400 ``provenance_cycle_detected``) and a new
-  ``derived_from`` for a stored fact (422 ``derived_from_immutable``). 201 when something was
-  added, else 200.
-- ``POST /v1/facts`` (scope ``facts:write``): one fact as a Stigmem client's AssertRequest
-  (``timestamp`` for ``ts``, else the server's clock; confidence 1 and scope ``local`` by
-  default); the answer is the node's FactRecord shape, ``id`` = FactHash.
-- ``GET /v1/facts/{id}`` and ``GET /v1/facts?entity=&relation=&scope=&min_confidence=&limit=``:
-  readable facts.
-- ``GET /v1/facts/{id}/provenance?depth=&scope=``: the walk, bounded in nodes, bytes and time
-  (``truncated: true``); an unreadable root is 404 unless ``facts_strict_forbidden`` asks for
-  seed 002 §20.6.2's 403.
+"""Facts and their provenance (seed 002 §20.6; docs/formats.md "Facts"; specs/registry-v1.yaml):
+``PUT /v1/facts`` (scope ``facts:write``) stores one fact or a batch atomically, ``POST`` one as
+a Stigmem client's AssertRequest; ``GET`` reads facts and the provenance walk, bounded in nodes,
+bytes and time (``truncated: true``).
 
 Hidden equals absent (docs/adr/0009): an unreadable fact is answered byte for byte as an absent
-one (404 ``fact_not_found``), scopes are checked before a body is parsed, and a writer gets for a
-fact stored in a scope it cannot read the answer of a new one (201). Readable scopes: ``public``
-always, others with ``facts:read:<scope>`` (or ``*``); a ``scope`` parameter only narrows them.
+one (404 ``fact_not_found``; ``facts_strict_forbidden`` restores seed 002 §20.6.2's 403 for a
+walk's root), scopes are checked before a body is parsed, and a writer gets for a fact stored in
+a scope it cannot read the answer of a new one (201). Readable scopes: ``public`` always, others
+with ``facts:read:<scope>`` (or ``*``); a ``scope`` parameter only narrows them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
 
 from affidavit.attest.stores.facts import AddResult, FactPlan, FactStore, PlanContext
 from affidavit.registry.auth import check_scope, readable_fact_scopes
@@ -30,7 +21,7 @@ from affidavit.registry.errors import RegistryError
 from affidavit.registry.routes._http import api_key, int_param, json_response, read_json_body
 from affidavit.registry.settings import Settings
 from affidavit.registry.state import RegistryState
-from affidavit.registry.writes import Batch, Job
+from affidavit.registry.writer import Batch, Job
 from affidavit.verify import errors
 from affidavit.verify.lineage.facts import Fact, FactHash, is_fact_hash, parse_fact
 from affidavit.verify.lineage.stigmem import assert_request_to_fact, fact_record
@@ -42,7 +33,6 @@ from starlette.routing import Route
 __all__ = ["MAX_BATCH", "routes"]
 
 MAX_BATCH: Final = 1000
-T = TypeVar("T")
 
 
 def _parse_batch(body: Any) -> list[Fact]:
@@ -161,13 +151,6 @@ class _Readable:
         return self._store.records()
 
 
-async def _read(state: RegistryState, fn: Callable[..., T], *args: Any) -> T:
-    """Run ``fn(view, *args)`` on a reader thread, else on the database thread."""
-    if state.readers is not None:
-        return await state.read(fn, *args)
-    return await state.db.run(fn, state, *args)
-
-
 def _get_readable(view: Any, fact_hash: FactHash, readable: frozenset[str]) -> Fact | None:
     fact: Fact | None = _Readable(view.facts, readable).get(fact_hash)
     return fact if fact is not None and fact.scope in readable else None
@@ -179,7 +162,7 @@ async def get_fact(request: Request) -> Response:
     readable = readable_fact_scopes(await api_key(request))
     if not is_fact_hash(fact_id):
         raise _not_found(fact_id)
-    fact = await _read(request.app.state.registry, _get_readable, FactHash(fact_id), readable)
+    fact = await request.app.state.registry.read(_get_readable, FactHash(fact_id), readable)
     if fact is None:
         raise _not_found(fact_id)
     return json_response(_fact_view(fact))
@@ -211,7 +194,7 @@ async def list_facts(request: Request) -> Response:
         "min_confidence": min_confidence,
         "limit": limit,
     }
-    facts = await _read(state, _query, filters)
+    facts = await state.read(_query, filters)
     return json_response({"facts": facts, "count": len(facts)})
 
 
@@ -268,8 +251,7 @@ async def provenance(request: Request) -> Response:
     scopes = _narrow(readable, request.query_params.get("scope"))
     strict = state.settings.facts_strict_forbidden
     limits = walk_limits(state.settings)
-    body = await _read(
-        state,
+    body = await state.read(
         lambda view: _walk(
             view, FactHash(fact_id), depth=depth, scopes=scopes, strict=strict, limits=limits
         ),

@@ -4,7 +4,7 @@
 (``store``: its kind and schema versions, docs/adr/0013). ``status`` is ``ok`` (200);
 ``unhealthy`` (503, ``code`` ``log.unhealthy``, a ``reason``) once the stored tree contradicts a
 signed head (docs/adr/0005); ``degraded`` (503, ``store.unreadable``, ``Retry-After``) while the
-store does not answer within :data:`~affidavit.registry.probe.DEADLINE_S`; ``degraded`` with 200
+store does not answer within :data:`~affidavit.registry.state.DEADLINE_S`; ``degraded`` with 200
 and ``records`` (the first 100) when it holds records the registry cannot read (docs/adr/0017):
 the rest is served, so the instance stays in rotation. ``GET /v1/health/live`` -> ``{status:
 ok}`` and touches no store, so a database outage never restarts the registry.
@@ -59,7 +59,7 @@ async def health(request: Request) -> Response:
         reason = public_body(LogError("log.unhealthy", state.unhealthy), state.hidden())
         document.update(status="unhealthy", code="log.unhealthy", reason=reason["message"])
         return json_response(document, status=503)
-    problem = await state.health.probe().check()
+    problem = await state.health.check()
     if problem is None:
         records = state.tables.degraded  # docs/adr/0017: listed, never fatal; the rest is served
         if records:

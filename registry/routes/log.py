@@ -1,19 +1,10 @@
-"""The transparency log over HTTP (docs/formats.md §4, §6; RFC 9162 §2.1).
+"""The transparency log over HTTP (docs/formats.md §4, §6; RFC 9162 §2.1): the key, the heads,
+proofs and leaves under ``/protocol/merkle/``, and ``POST /v1/log/entries`` (scope
+``log:write``; docs/transparency.md "Writing to the log"), each as specs/registry-v1.yaml says.
 
-- ``GET /protocol/merkle/public-key``: ``{public_key_base64, algorithm, key_id, log_id,
-  publisher_id}``.
-- ``GET /protocol/merkle/latest``: the signed tree head of the current size.
-- ``GET /protocol/merkle/sth/{tree_size}``: a head of that size that was handed out, else 404.
-- ``GET /protocol/merkle/checkpoint``: a C2SP tlog-checkpoint signed note (text/plain).
-- ``GET /protocol/merkle/inclusion?leaf_index=&tree_size=``: ``merkle_inclusion``.
-- ``GET /protocol/merkle/consistency?first=&second=``: ``{first_size, second_size, first_root,
-  second_root, proof}``.
-- ``GET /protocol/merkle/entries?start=&end=``: ``[start, end)``, at most the page limit and
-  :data:`MAX_PAGE_BYTES` of leaf data (``end`` is where the next page starts).
-- ``GET /protocol/merkle/leaf/{index}``: one leaf (``leaf_data_b64`` and its leaf hash).
-
-No route signs or writes (docs/adr/0024): every route reads on the reader threads, and the heads
-are the writer's (:meth:`~affidavit.registry.writer.LogWriter.current`).
+A refused entry writes nothing; its key is checked before the body is read. No GET signs or
+writes (docs/adr/0024): each reads on the reader threads, and the heads are the writer's
+(:meth:`~affidavit.registry.writer.LogWriter.current`).
 """
 
 from __future__ import annotations
@@ -22,9 +13,11 @@ import base64
 from typing import Any, Final
 
 from affidavit.attest.log.transparency import TransparencyLog
-from affidavit.registry.logview import inclusion_json, largest_head, recorded_head
-from affidavit.registry.routes._http import int_param, json_response
-from affidavit.registry.state import ReadView
+from affidavit.registry.auth import check_scope
+from affidavit.registry.errors import RegistryError
+from affidavit.registry.routes._http import api_key, int_param, json_response, read_body
+from affidavit.registry.state import ReadView, inclusion_json, largest_head, recorded_head
+from affidavit.registry.writer import MAX_ENTRY_BYTES, LogWriter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -35,6 +28,7 @@ __all__ = ["MAX_PAGE_BYTES", "routes"]
 # 1.4 MB of answer, base64 and JSON included, whatever the leaves' sizes.
 MAX_PAGE_BYTES: Final = 1 << 20
 _READ_LEAVES: Final = 16  # leaves read at once: at most 16 x 64 KiB before the budget is checked
+_WAITS: Final = ("sequenced", "integrated")
 
 
 async def public_key(request: Request) -> Response:
@@ -81,7 +75,6 @@ async def checkpoint(request: Request) -> Response:
 
 
 async def inclusion(request: Request) -> Response:
-    """An inclusion proof."""
     state = request.app.state.registry
     index = int_param(request, "leaf_index")
 
@@ -92,7 +85,6 @@ async def inclusion(request: Request) -> Response:
 
 
 async def consistency(request: Request) -> Response:
-    """A consistency proof between two sizes."""
     state = request.app.state.registry
     first = int_param(request, "first")
     second_text = request.query_params.get("second")
@@ -142,12 +134,33 @@ async def entries(request: Request) -> Response:
 
 
 async def leaf(request: Request) -> Response:
-    """One leaf."""
     state = request.app.state.registry
     index = int_param(request, "index", path=True)
     return json_response(
         await state.read(lambda view: _leaf_json(view.log, index, view.log.leaf(index)))
     )
+
+
+async def post_entry(request: Request) -> Response:
+    """Sequence one entry; with ``?wait=integrated`` wait for its signed checkpoint."""
+    check_scope(await api_key(request), "log:write")
+    wait = request.query_params.get("wait", "sequenced")
+    if wait not in _WAITS:
+        raise RegistryError(
+            "http.bad_parameter",
+            "parameter wait must be sequenced or integrated",
+            details={"parameter": "wait"},
+        )
+    state = request.app.state.registry
+    body = await read_body(request, MAX_ENTRY_BYTES, state.settings.body_timeout_s)
+    if not body:
+        raise RegistryError("http.body_empty", "a log entry is at least one byte")
+    writer: LogWriter = state.writer
+    placed = await writer.submit(body, wait=wait == "integrated")
+    status = 201 if placed.created else 200
+    if wait == "integrated":
+        return json_response((await writer.integrated(placed)).to_json(), status=status)
+    return json_response({"index": placed.index, "leaf_hash": placed.leaf_hash.hex()}, status)
 
 
 routes: Final = [
@@ -159,4 +172,5 @@ routes: Final = [
     Route("/protocol/merkle/consistency", consistency, methods=["GET"]),
     Route("/protocol/merkle/entries", entries, methods=["GET"]),
     Route("/protocol/merkle/leaf/{index}", leaf, methods=["GET"]),
+    Route("/v1/log/entries", post_entry, methods=["POST"]),
 ]

@@ -1,12 +1,9 @@
 """``GET /v1/lookup/{hash}``: every log entry about a hash, each with its inclusion proof, and the
-signed checkpoint the proofs lead to (issue 26; docs/transparency.md "Lookup").
+signed checkpoint the proofs lead to (issue 26; docs/transparency.md "Lookup"; the OpenAPI spec).
 
-``hash`` is 64 lowercase hex (else 400 ``http.bad_parameter``); an unknown hash is 200 with no
-entries. ``cursor`` (a leaf index) and ``limit`` (1 to :data:`~affidavit.registry.lookup.MAX_PAGE`)
-page in leaf order; ``next_cursor`` is the next page's cursor, or null. The checkpoint is the
-current size's, as ``/tlog/checkpoint`` serves it, and only entries below its size are answered;
-an index behind that size is caught up on the writer thread first, so an answer never misses an
-entry its checkpoint covers.
+The checkpoint is the current size's, as ``/tlog/checkpoint`` serves it, and only entries below
+its size are answered; an index behind that size is caught up on the writer thread first, so an
+answer never misses an entry its checkpoint covers.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""SCRAPI (draft-ietf-scitt-scrapi): the registry's SCITT Transparency Service routes.
-
-- ``POST /entries``: a Signed Statement (``application/cose``), strict CBOR (RFC 9943 §6) and
-  accepted by :func:`affidavit.registry.scitt.check_policy`: 201 with the receipt and
-  ``Location: /entries/{id}`` when registered within the wait, else 303 with that ``Location``
-  and ``Retry-After``.
-- ``GET /entries/{id}``: 302 (``Retry-After``) while registering; 200 with a fresh receipt; 404.
-- ``GET /.well-known/scitt-keys``: the receipt-signing keys, a COSE Key Set (RFC 9052 §7), each
-  with its RFC 9679 thumbprint as ``kid``; ``GET /.well-known/scitt-keys/{kid}``: one key (the
-  kid in base64url without padding), or 404.
+"""SCRAPI (draft-ietf-scitt-scrapi): the registry's SCITT Transparency Service routes
+(specs/registry-v1.yaml): ``POST /entries`` registers a Signed Statement that
+:func:`affidavit.registry.scitt.check_policy` accepts (201 with the receipt within the wait,
+else 303), ``GET /entries/{id}`` (302 while registering), and the receipt keys under
+``/.well-known/scitt-keys``.
 
 Every refusal is RFC 9290 concise problem details, ``{-1: title, -2: "code: message"}``, with
 the status of the one map in ``registry/errors.py``. A body over the limit is 413 before it is

@@ -1,17 +1,8 @@
 """The registry's transparency log as C2SP tlog-tiles (https://c2sp.org/tlog-tiles), prefix
-``/tlog/``: the bytes ``affidavit log tiles`` writes to a folder, computed from the database.
-
-- ``GET /tlog/checkpoint``: as ``/protocol/merkle/checkpoint`` serves it, with any witness
-  cosignatures; ``max-age=5`` (the spec: no caching beyond a few seconds).
-- ``GET /tlog/key-rotations``: the log's key rotation statements, one per line, oldest first
-  (docs/adr/0011); 404 ``registry.not_found`` when the key never rotated. Cached likewise.
-- ``GET /tlog/tile/<L>/<N>[.p/<W>]`` and ``GET /tlog/tile/entries/<N>[.p/<W>]``: any tile up to
-  the current size, cached as immutable; entry bundles gzip-compressed when the client accepts
-  it (tlog-tiles, "Log entries").
-
-A path that is not a canonical tile path is 400 ``tlog.tile_path_invalid``; a tile beyond the
-tree, or a bundle with a leaf appended by hash only, is 404 ``registry.not_found``. Everything is
-read on the reader threads.
+``/tlog/``: the bytes ``affidavit log tiles`` writes to a folder, computed from the database on
+the reader threads (specs/registry-v1.yaml): the checkpoint (as ``/protocol/merkle/checkpoint``,
+cosigned) and the key rotation statements (docs/adr/0011) cached a few seconds, tiles and entry
+bundles (gzip when accepted) cached as immutable.
 """
 
 from __future__ import annotations

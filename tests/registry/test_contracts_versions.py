@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from affidavit.registry.catalog import CatalogRecord, Snapshot
+from affidavit.registry.contracts import CatalogRecord, Snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,7 +79,7 @@ def test_lifecycle_patch_is_linted_before_it_is_logged(
 
 
 def test_a_legacy_leading_zero_row_still_lists() -> None:
-    from affidavit.registry.catalog import CatalogRecord, Snapshot
+    from affidavit.registry.contracts import CatalogRecord, Snapshot
 
     rows = [
         CatalogRecord({"adapter_id": "acme.x.v0", "adapter_version": v}, {}, "published")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from affidavit.attest.stores.postgres import LOCK_TIMEOUT_S
 from affidavit.attest.stores.store import Store
-from affidavit.registry.probe import FRESH_S
 from affidavit.registry.settings import Settings
+from affidavit.registry.state import FRESH_S
 
 from tests.pg import PgCluster
 from tests.registry.conftest import SpecClient
