@@ -4,25 +4,20 @@
 >>> (loaded.form, loaded.key.b64)
 ('base64', '11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=')
 
-Trust comes only from the caller; keys are checked where they enter (docs/adr/0002). A key file
-holds at most 64 KiB in one of four forms, told by its content, never its name, with nothing else
-in it but surrounding whitespace:
+Trust comes only from the caller (docs/adr/0002); which files are keys, and the caller's whole
+trust, are :mod:`affidavit.verify.trust`'s (docs/adr/0016): nothing here opens a file. A key file
+holds at most 64 KiB, one key in one of four forms, told by its content (never its name), with
+nothing else but surrounding whitespace:
 
 - **JSON**: a strict JSON object with a string ``public_key_base64`` (docs/formats.md §3): a
-  publisher document, aigentsy-verify's key file, an actor key file. Named fields must be well
-  formed: ``algorithm`` ``"Ed25519"``; ``key_id``, ``publisher_id``, ``publisher_key_id``
-  non-empty strings; ``manifest_url`` a string or null. ``valid_from``/``valid_until`` are a
-  validity window (:mod:`affidavit.verify.crypto.windows`); other fields are the caller's.
+  publisher document, aigentsy-verify's key file, an actor key file; named fields well formed
+  (:func:`key_from_document`), ``valid_from``/``valid_until`` a validity window
+  (:mod:`affidavit.verify.crypto.windows`), other fields the caller's.
 - **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) whose DER is exactly the RFC 8410 §4 prefix
   and the 32 key bytes (unique: the algorithm has no parameters). Read without cryptography.
 - **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file).
 - **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (docs/formats.md §6).
 
-Which files are keys, and the caller's whole trust, are :mod:`affidavit.verify.trust`'s
-(docs/adr/0016-one-trust-input.md); nothing here opens a file. Errors (exit 2) name the file:
-``key.unrecognized`` (no form, too large, a bad JSON field), ``key.*`` for the key itself,
-``json.*``, ``manifest.publisher_document_invalid``, ``key.window_invalid``, and
-``key.window_unsupported`` (a windowed key for a caller that cannot check windows: fail closed).
 On the ``verify bundle`` path (docs/adr/0003-cold-start.md): no pathlib, no dataclasses.
 """
 
@@ -82,7 +77,9 @@ def parse_key_bytes(data: bytes, *, source: str, windows: bool = False) -> Trust
     honours a JSON document's validity window (else a windowed key is ``key.window_unsupported``).
 
     Raises:
-        See the module docstring.
+        ``key.unrecognized``: in no form, too large for a key file, or a bad JSON field.
+        ``key.*``, ``json.*``, ``manifest.publisher_document_invalid``: the key or its document.
+        ``key.window_invalid``, ``key.window_unsupported``: as :func:`key_from_document`.
     """
     if len(data) > MAX_KEY_FILE_BYTES:
         raise errors.KeyMaterialError("key.unrecognized", f"{source}: too large for a key file")

@@ -8,21 +8,12 @@ b'{"a":"\\u00e9","b":1.0}'
 >>> py_spaced({"b": [1, 2]})
 b'{"b": [1, 2]}'
 
-One plain encoder per form, standard-library public API only (docs/adr/0021-plain-encoders.md):
-
-``jcs``
-    RFC 8785, written by :func:`_jcs_text` below: UTF-8, object keys sorted by UTF-16 code units
-    (§3.2.3), numbers in the ES6 ``Number.prototype.toString`` form (§3.2.2.3, :func:`es6_number`),
-    minimal string escapes (§3.2.2.2). Integers outside +-(2^53-1) are refused
-    (``canonical.unsafe_integer``, I-JSON RFC 7493 §2.2) rather than rounded. Byte-identical to
-    ``rfc8785.dumps`` on everything both accept (tests/verify/json/test_canonical.py).
-``py-compact``
-    ``json.dumps(obj, sort_keys=True, separators=(",", ":"))``: ASCII-only, floats as ``repr``.
-``py-spaced``
-    The same with the default separators ``", "`` and ``": "``.
-
-The py-* forms (AiGentsy's) are *defined* as what ``json.dumps`` writes, so ``json.JSONEncoder``
-with those arguments is their encoder.
+One plain encoder per form, standard-library public API only (docs/adr/0021-plain-encoders.md).
+``jcs`` is RFC 8785, byte-identical to ``rfc8785.dumps`` on everything both accept; an integer
+outside +-(2^53-1) is ``canonical.unsafe_integer`` (I-JSON, RFC 7493 §2.2), never rounded. The
+py-* forms (AiGentsy's) are *defined* as what ``json.dumps(obj, sort_keys=True)`` writes, with
+``separators=(",", ":")`` (``py-compact``) or the default ones (``py-spaced``), so a
+``json.JSONEncoder`` with those arguments is their encoder.
 """
 
 from __future__ import annotations

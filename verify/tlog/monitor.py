@@ -1,32 +1,23 @@
-"""A monitor of a tiled log: check each new checkpoint against the tree it trusted last.
+"""A monitor of a tiled log: check each new checkpoint against the tree it trusted last
+(docs/transparency.md "Monitoring").
 
-One round (:func:`check_round`) checks the checkpoint the log serves now against the state kept
-from the last round:
+One round (:func:`check_round`) checks that the checkpoint the log serves now:
 
-1. it verifies under the trusted log key, or a key that key handed over to (step 7), and under
-   the tlog-policy when one is given (``checkpoint.*``, ``tlog.*``);
-2. it is for the state's log (origin; ``tlog.monitor_state_invalid``);
-3. it is not smaller than the trusted one (``tlog.rollback``);
-4. every tile read is bound to its root (:class:`~affidavit.verify.tlog.tiles.TiledTree`;
+1. verifies under the trusted log key, or a key that key handed over to (step 7), and under the
+   tlog-policy when one is given (``checkpoint.*``, ``tlog.*``);
+2. is for the state's log (origin; ``tlog.monitor_state_invalid``);
+3. is not smaller than the trusted one (``tlog.rollback``);
+4. has every tile read bound to its root (:class:`~affidavit.verify.tlog.tiles.TiledTree`;
    ``tlog.tile_mismatch``);
-5. those tiles give the trusted root at the trusted size (RFC 9162 §2.1.4 consistency from the
-   tiles; ``tlog.fork``), so a split view fails for whichever monitor saw the other branch;
-6. optionally, every new entry hashes to its bound level-0 hash;
-7. a key rotation (docs/adr/0011) is followed only when the checkpoint lacks the trusted key's
-   signature and the log's :data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH` chain, each
-   statement signed by the key before and its own, reaches a key that signed it
-   (``tlog.rotation_unproven``); each handed-over tree must be extended (``tlog.rollback``,
-   ``tlog.fork``).
+5. gives, from those tiles, the trusted root at the trusted size (``tlog.fork``);
+6. optionally, has every new entry hash to its bound level-0 hash;
+7. follows a key rotation (docs/adr/0011) only when it lacks the trusted key's signature and the
+   log's :data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH` chain reaches a key that signed
+   it (``tlog.rotation_unproven``); each handed-over tree must be extended.
 
-The state is returned for the caller to keep; this module does no I/O (docs/adr/0002). The state
-file is strict JSON (``v1``, with one ``vkey`` instead of ``vkeys`` and ``rotations``, is still
-read)::
-
-    {"format": "affidavit.tlog-monitor/v2", "origin": "...", "vkeys": ["name+id+key", ...],
-     "rotations": ["<statement>", ...], "tree_size": 1234, "root_hash": "<base64>",
-     "checkpoint": "<the note trusted last>"}
-
-The trusted note is kept whole: with the new note, it is the evidence of a fork.
+The state (docs/formats.md §6 "Monitor state"; ``v1`` is still read) is returned for the caller
+to keep, the trusted note whole: with the new note, it is the evidence of a fork. No I/O here
+(docs/adr/0002).
 """
 
 from __future__ import annotations

@@ -4,32 +4,11 @@
 >>> policy.quorum, policy.quorum_met([]), policy.describe()
 ('none', True, 'none (no cosignature needed)')
 
-A policy file (https://c2sp.org/tlog-policy) is read strictly, line by line:
-
-- octets 0x09, 0x0A, 0x20-0x7E and 0x80-0xFF only ("Character set"); every line ends in a newline,
-  the last one included; items are separated by runs of ASCII spaces and tabs *only*; blank lines
-  and lines whose first item starts with ``#`` are ignored ("Structure");
-- ``log <vkey> [<url>]``: a signed-note Ed25519 verifier key (type 0x01,
-  :func:`~affidavit.verify.crypto.checkpoint.parse_verifier_key`); its key name is the log's
-  origin ("Defining a log");
-- ``witness <name> <vkey> [<url>]``: a cosigner key, Ed25519 (0x04) or ML-DSA-44 (0x06)
-  (:func:`~affidavit.verify.tlog.cosignature.parse_cosigner_vkey`; "Defining a witness");
-- ``group <name> all|any|<k> <name>...``: at least k of the n members witnessed, 1 <= k <= n, each
-  member defined on an earlier line ("Defining a witness group");
-- exactly one ``quorum <name>|none``, naming a witness or group of an earlier line ("Defining the
-  quorum").
-
-Refused as ``tlog.policy_malformed``, with the line number: an unknown line type, a wrong number
-of items, a malformed key, a name defined twice (witnesses and groups share one namespace; ``none``
-is reserved), a member that is ``none`` or not yet defined, a name listed as a member twice in the
-whole file ("Each defined name can be listed as a group member at most once"), two logs or two
-witnesses with one public key ("Public key representation"), two witness keys with one key name
-and key ID (their cosignatures could not be told apart), a missing or second quorum line. Names are
+A policy file (https://c2sp.org/tlog-policy) is read strictly, line by line, with the rules and
+limits docs/transparency.md "Policy files" lists: ``log``, ``witness`` and ``group`` lines, then
+exactly one ``quorum``; anything else is ``tlog.policy_malformed`` with the line number. Names are
 opaque octets (decoded with ``surrogateescape``; :func:`display_name` shows one); a vkey must be
-UTF-8. Limits ("Implementation limits", at least 32 each): 128 logs, witnesses and groups, and
-:data:`MAX_POLICY_BYTES` (256 KiB fits 128 ML-DSA-44 witness lines of about 1.8 KB).
-
-:func:`verify_checkpoint_under_policy` applies a policy to a checkpoint note (tlog-proof
+UTF-8. :func:`verify_checkpoint_under_policy` applies a policy to a checkpoint note (tlog-proof
 verification steps 2 and 3). Not on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 """
 

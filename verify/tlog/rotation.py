@@ -1,17 +1,11 @@
 """Log key rotations as a client reads them (docs/adr/0011): the statement the old key signs to
 hand the log over, parsed strictly and verified key by key.
 
-A rotation statement (``affidavit.log_key_rotation.v1``) is one compact JSON object::
-
-    {"format": "affidavit.log_key_rotation.v1", "log_id": ..., "seq": n,
-     "previous_public_key": "<b64>", "public_key": "<b64>", "key_id": ...,
-     "valid_from": "<RFC 3339, UTC>", "tree_size": N, "root_hash": "<hex>",
-     "signature": "<b64, previous key>", "new_key_signature": "<b64, new key>"}
-
-Both signatures are Ed25519 over :func:`rotation_message`. The log publishes its whole history
-next to its checkpoint, one statement a line (:data:`ROTATIONS_PATH`). A client that trusts key
-``K`` follows the statements after ``K``: each signed by the key before it and countersigned by
-its own, with consecutive ``seq`` and one ``log_id``; anything else is ``tlog.rotation_unproven``.
+A rotation statement (``affidavit.log_key_rotation.v1``, docs/formats.md §4 "Key history and
+rotation statements") is one compact JSON object, signed over :func:`rotation_message` by the
+previous key and countersigned by the new one. The log publishes its history next to its
+checkpoint, one statement a line (:data:`ROTATIONS_PATH`); a client that trusts key ``K`` follows
+the statements after ``K`` (:func:`follow_rotations`); anything else is ``tlog.rotation_unproven``.
 
 >>> from affidavit.verify.crypto.keys import Ed25519PublicKey
 >>> rotation_message(log_id="example/log", seq=1, previous_public_key="AAA=", public_key="BBB=",

@@ -15,16 +15,12 @@ tiles. The layout (tile paths, which tiles a size needs, entry bundles) is
 ...     print(e.code, e.details)
 tlog.tile_mismatch {'path': 'tile/0/000'}
 
-:class:`TiledTree` does no I/O of its own: it reads through a *fetch* function and uses no byte
-it has not bound to the root of a checkpoint the caller verified (C2SP client guidance).
-``fetch(path)`` gets a path relative to the log's prefix (``"tile/0/x001/067"``) and returns the
-bytes, or ``None`` when there is no such resource (``tlog.tile_missing``); what it raises
-propagates unchanged, since a failed fetch is not "the log does not have it". ``dict.get`` over
-``{path: bytes}`` is one; so are :func:`affidavit.attest.log.tiles.folder_fetch` and an HTTP GET
-that maps 404 to ``None``.
-
-tlog-tiles, "Partial Tiles": only the partial tiles of the size are fetched; when one is gone the
-full tile's prefix serves. Every tile is exactly ``32 · width`` bytes (``tlog.tile_malformed``).
+:class:`TiledTree` does no I/O of its own and uses no byte it has not bound to the root of a
+checkpoint the caller verified (C2SP client guidance). It reads through ``fetch(path)``: a path
+relative to the log's prefix (``"tile/0/x001/067"``) to its bytes, or ``None`` when there is no
+such resource (``tlog.tile_missing``); what it raises propagates, since a failed fetch is not "the
+log does not have it". ``dict.get`` over ``{path: bytes}`` is one, so are
+:func:`affidavit.attest.log.tiles.folder_fetch` and an HTTP GET that maps 404 to ``None``.
 """
 
 from __future__ import annotations
@@ -82,16 +78,13 @@ class _Tile:
 
 class TiledTree:
     """The Merkle tree of one checkpoint, read from tiles, every hash bound to the checkpoint's
-    root before use (Go's ``tlog.TileHashReader``); a mismatch is ``tlog.tile_mismatch``.
-
-    - The **partial tiles** of the size are exactly what the root folds (RFC 9162 §2.1.1); they
-      are fetched at construction and must fold to the root.
-    - A **full tile** ``(L, N)`` must hash to hash ``N`` of the bound tile at level ``L + 1``
-      (tlog-tiles, "Merkle Tree"); the top level is always partial, so the recursion ends.
-    - An **entry bundle**'s entries must hash (RFC 6962 §2.1) to their bound level-0 hashes.
-
-    Each tile is fetched at most once; :attr:`fetched` lists ``(path, length)`` per fetch and
-    :attr:`missed` the paths not found. Not thread-safe.
+    root before use (Go's ``tlog.TileHashReader``), else ``tlog.tile_mismatch``: the partial tiles
+    of the size must fold to the root (fetched at construction; a gone one's full tile's prefix
+    serves), a full tile ``(L, N)`` to hash ``N`` of the bound tile at level ``L + 1`` (the top
+    level is always partial, so the recursion ends), an entry to its bound level-0 hash. A tile is
+    exactly ``32 · width`` bytes (``tlog.tile_malformed``) and fetched at most once
+    (:attr:`fetched`: ``(path, length)`` per fetch; :attr:`missed`: the paths not found). Not
+    thread-safe.
     """
 
     def __init__(self, fetch: Fetch, size: int, root: bytes) -> None:
