@@ -47,9 +47,6 @@ MAX_NOTE_BYTES = 1 << 20
 # they are single bytes that no multi-byte sequence contains.
 _CONTROL_BYTES = bytes(c for c in range(0x20) if c != 0x0A)
 
-# ---------------------------------------------------------------------------------------------
-# C2SP signed notes (docs/formats.md §6, https://c2sp.org/signed-note)
-
 
 @dataclass(frozen=True, slots=True)
 class NoteVerifier:
@@ -300,10 +297,6 @@ def format_note(text: str, signature_lines: Sequence[str]) -> str:
             "a note's text must end with a newline and have at least one signature"
         )
     return text + "\n" + "".join(signature_lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# C2SP tlog-checkpoint (docs/formats.md §6, https://c2sp.org/tlog-checkpoint)
 
 
 @dataclass(frozen=True, slots=True)

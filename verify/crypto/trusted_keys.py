@@ -82,7 +82,7 @@ def parse_key_bytes(data: bytes, *, source: str, windows: bool = False) -> Trust
         ``key.window_invalid``, ``key.window_unsupported``: as :func:`key_from_document`.
     """
     if len(data) > MAX_KEY_FILE_BYTES:
-        raise errors.KeyMaterialError("key.unrecognized", f"{source}: too large for a key file")
+        raise _unrecognized(f"{source}: too large for a key file")
     text = data.strip()
     if text.startswith(b"{"):
         try:
@@ -120,14 +120,14 @@ def key_from_base64(text: str) -> Ed25519PublicKey:
 def key_from_document(
     document: Mapping[str, Any], *, source: str | None = None, windows: bool = False
 ) -> Ed25519PublicKey:
-    """The key of a JSON key document (module docstring); a windowed one only when the caller
+    """The key of a JSON key document (docs/formats.md §3); a windowed one only when the caller
     honours ``windows``.
 
     Raises:
-        ``key.unrecognized``: no string ``public_key_base64``, another ``algorithm``, a malformed
-            ``key_id``.
-        ``manifest.publisher_document_invalid``: a malformed ``publisher_id``,
-            ``publisher_key_id`` or ``manifest_url``.
+        ``key.unrecognized``: no string ``public_key_base64``, an ``algorithm`` not ``"Ed25519"``,
+            a ``key_id`` that is not a non-empty string.
+        ``manifest.publisher_document_invalid``: a ``publisher_id`` or ``publisher_key_id`` not a
+            non-empty string, a ``manifest_url`` neither a string nor null.
         ``key.window_invalid``, ``key.window_unsupported``: a malformed window, or one the
             caller cannot honour.
         ``key.*``: the key itself.
@@ -135,19 +135,13 @@ def key_from_document(
     where = f"{source}: " if source else ""
     value = document.get("public_key_base64")
     if not isinstance(value, str):
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{where}JSON document has no string public_key_base64"
-        )
+        raise _unrecognized(f"{where}JSON document has no string public_key_base64")
     key = _named(source, Ed25519PublicKey.from_b64, value)
     algorithm = document.get("algorithm", "Ed25519")
     if algorithm != "Ed25519":
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{where}algorithm is {algorithm!r}, not 'Ed25519'"
-        )
+        raise _unrecognized(f"{where}algorithm is {algorithm!r}, not 'Ed25519'")
     if "key_id" in document and not _non_empty_string(document["key_id"]):
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{where}key_id must be a non-empty string"
-        )
+        raise _unrecognized(f"{where}key_id must be a non-empty string")
     for field in _PUBLISHER_ID_FIELDS:
         if field in document and not _non_empty_string(document[field]):
             raise errors.ContractError(
@@ -170,6 +164,10 @@ def key_from_document(
     return key
 
 
+def _unrecognized(message: str) -> errors.KeyMaterialError:
+    return errors.KeyMaterialError("key.unrecognized", message)
+
+
 def _non_empty_string(value: object) -> bool:
     return isinstance(value, str) and bool(value)
 
@@ -181,31 +179,25 @@ def _key_from_pem(text: bytes, source: str) -> Ed25519PublicKey:
     kind = label.group(1).decode("ascii") if label else ""
     if kind != "PUBLIC KEY":
         hint = " (give the public key, never the private one)" if "PRIVATE" in kind else ""
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{source}: a PEM {kind or 'block'}, not a PUBLIC KEY{hint}"
-        )
+        raise _unrecognized(f"{source}: a PEM {kind or 'block'}, not a PUBLIC KEY{hint}")
     body = lines[1:-1]
     if (
         len(lines) < 3
         or lines[-1] != b"-----END PUBLIC KEY-----"
         or any(line.startswith(b"-----") for line in body)
     ):
-        raise errors.KeyMaterialError(
-            "key.unrecognized",
-            f"{source}: not exactly one PEM PUBLIC KEY block and nothing else (RFC 7468)",
+        raise _unrecognized(
+            f"{source}: not exactly one PEM PUBLIC KEY block and nothing else (RFC 7468)"
         )
     try:
         der = b64decode_strict(b"".join(body))
     except ValueError as e:
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{source}: unreadable PEM public key: {e}"
-        ) from None
+        raise _unrecognized(f"{source}: unreadable PEM public key: {e}") from None
     if len(der) != len(_SPKI_ED25519_PREFIX) + ED25519_KEY_BYTES or not der.startswith(
         _SPKI_ED25519_PREFIX
     ):
-        raise errors.KeyMaterialError(
-            "key.unrecognized",
-            f"{source}: not an Ed25519 public key (RFC 8410 §4 SubjectPublicKeyInfo)",
+        raise _unrecognized(
+            f"{source}: not an Ed25519 public key (RFC 8410 §4 SubjectPublicKeyInfo)"
         )
     return _named(source, Ed25519PublicKey, der[len(_SPKI_ED25519_PREFIX) :])
 

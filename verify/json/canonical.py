@@ -45,9 +45,6 @@ FORMS: Final[tuple[Form, ...]] = ("jcs", "py-compact", "py-spaced")
 MAX_SAFE_INTEGER: Final = 2**53 - 1  # RFC 8785 §3.2.2.3 via I-JSON (RFC 7493 §2.2)
 
 
-# -- jcs: RFC 8785 ---------------------------------------------------------------------------
-
-
 def jcs(value: Any) -> bytes:
     """Encode ``value`` as RFC 8785 canonical JSON bytes.
 
@@ -111,8 +108,9 @@ def _jcs_text(value: Any) -> str:
     if kind is str:
         return _jcs_string(value)
     if kind is dict:
-        # §3.2.3: members sorted by their names' UTF-16 code units, compared as unsigned numbers.
-        names = sorted(value, key=_utf16_code_units)
+        # §3.2.3: members sorted by their names' UTF-16 code units, compared as unsigned numbers
+        # (as big-endian UTF-16 bytes compare).
+        names = sorted(value, key=lambda name: name.encode("utf-16-be", "surrogatepass"))
         return "{" + ",".join(_jcs_string(k) + ":" + _jcs_text(value[k]) for k in names) + "}"
     if kind is list or kind is tuple:
         return "[" + ",".join(map(_jcs_text, value)) + "]"  # an array, in order
@@ -125,11 +123,6 @@ def _jcs_text(value: Any) -> str:
     if kind is int:
         return str(value)  # a safe integer: the ES6 form of the same double (§3.2.2.3)
     return es6_number(value)  # a finite float (§3.2.2.3)
-
-
-def _utf16_code_units(key: str) -> bytes:
-    """RFC 8785 §3.2.3 sort key: big-endian UTF-16 bytes compare as the code units do."""
-    return key.encode("utf-16-be", "surrogatepass")
 
 
 # RFC 8785 §3.2.2.2: '"' and '\' escaped; U+0000..U+001F as \b \t \n \f \r where those exist,
@@ -205,9 +198,6 @@ def es6_repr(value: float) -> str | None:
     return text
 
 
-# -- py-compact and py-spaced: the AiGentsy forms -------------------------------------------
-
-
 def _python_encoder(separators: tuple[str, str]) -> json.JSONEncoder:
     """What ``json.dumps(value, sort_keys=True, separators=separators)`` writes."""
     return json.JSONEncoder(
@@ -256,8 +246,6 @@ def _python_form(encoder: json.JSONEncoder, value: Any) -> bytes:
         ) from e
     return text.encode("ascii")
 
-
-# -- by name ----------------------------------------------------------------------------------
 
 _ENCODERS: Final = {"jcs": jcs, "py-compact": py_compact, "py-spaced": py_spaced}
 

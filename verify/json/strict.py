@@ -152,10 +152,7 @@ def load_object(
     return value
 
 
-# ------------------------------------------------------------------------------------------
-# Hooks. Exceptions raised inside the C scanner's hooks propagate out of decode() unchanged.
-
-
+# The hooks: what they raise propagates out of the C scanner's decode() unchanged.
 class _DuplicateKey(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
@@ -206,10 +203,6 @@ _hooked = partial(json.JSONDecoder, object_pairs_hook=_object_pairs, strict=True
                   parse_constant=_reject_constant, parse_float=_parse_float)  # fmt: skip
 _DECODER: Final = _hooked()
 _CHECKED_DECODER: Final = _hooked(parse_int=_parse_int)
-
-
-# ------------------------------------------------------------------------------------------
-# Checks and error locations.
 
 
 def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:

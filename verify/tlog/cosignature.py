@@ -107,8 +107,7 @@ def parse_cosigner_vkey(vkey: str) -> Cosigner:
     """Parse a cosigner verifier key: ``name+hexkeyid+base64(type || key)``, type 0x04 or 0x06.
 
     Raises:
-        ``tlog.cosigner_key_malformed``: wrong shape, a type other than 0x04/0x06, a key of the
-            wrong length, or a key ID that does not match.
+        ``tlog.cosigner_key_malformed``: wrong shape, type, key length or key ID.
         ``tlog.cosigner_unsupported``: an ML-DSA-44 key where ``cryptography`` lacks ML-DSA.
         ``key.*``: the Ed25519 key is not a canonical, non-weak point.
     """
@@ -172,8 +171,7 @@ def cosignature_line(cosigner: Cosigner, timestamp: int, signature: bytes) -> st
     """``— <name> base64(key ID || u64 timestamp || signature)`` plus newline.
 
     Raises:
-        ``usage.invalid``: the signature has the wrong length for the cosigner's algorithm, or
-            the timestamp is out of range.
+        ``usage.invalid``: a signature of the wrong length, or a timestamp out of range.
     """
     _check_timestamp(timestamp)
     if len(signature) != _SIGNATURE_BYTES[cosigner.algorithm]:
@@ -186,13 +184,13 @@ def cosignature_line(cosigner: Cosigner, timestamp: int, signature: bytes) -> st
 def verify_cosignatures(
     note: str | bytes, cosigners: Iterable[Cosigner]
 ) -> tuple[VerifiedCosignature, ...]:
-    """The cosignatures on ``note`` from the named ``cosigners``, each verified, in note order
-    (possibly none: enough is the policy's question); other lines are ignored.
+    """The verified cosignatures on ``note`` by the named ``cosigners`` (others ignored), in note
+    order; possibly none: enough is the policy's question.
 
     Raises:
         ``checkpoint.malformed``: the note or its checkpoint body is malformed.
-        ``tlog.cosignature_malformed``: a named cosigner's line is not a timestamped signature of
-            its algorithm's length, its timestamp exceeds 2^63 - 1, or it cosigns twice.
+        ``tlog.cosignature_malformed``: a line of the wrong length, a timestamp over 2^63 - 1,
+            or a named cosigner cosigning twice.
         ``tlog.cosignature_bad``: a named cosigner's cosignature does not verify.
     """
     trusted = {(c.name, c.key_id): c for c in cosigners}

@@ -163,8 +163,8 @@ def _check_sizes(size: int, since: int) -> None:
 
 
 def tiles_for_size(size: int, *, since: int = 0) -> list[TileRef]:
-    """The tiles of a tree of ``size`` leaves, level by level, full ones then the partial one;
-    with ``since``, only those a tree of ``since`` leaves lacks (tlog-tiles, "Partial Tiles").
+    """The tiles of a tree of ``size`` leaves (only those one of ``since`` lacks), level by level,
+    full ones then the partial one (tlog-tiles, "Partial Tiles").
 
     Raises:
         ``usage.invalid``: not ``0 <= since <= size < 2^64``.

@@ -135,10 +135,6 @@ class Policy:
         """Every witness's cosigner key, in policy order."""
         return tuple(w.cosigner for w in self.witnesses)
 
-    def witness_for(self, cosigner: Cosigner) -> PolicyWitness | None:
-        """The policy witness with this cosigner key, if any."""
-        return next((w for w in self.witnesses if w.cosigner == cosigner), None)
-
     def satisfied(self, witnesses: Iterable[str]) -> frozenset[str]:
         """Every witness and group name witnessed, given the witness names that cosigned (others
         ignored); groups in definition order, since members are defined earlier."""
@@ -196,9 +192,6 @@ class PolicyCheckpoint:
         logs = tuple(log for log in policy.logs if log.label in labels)
         ignored = len(parse_note(note).signatures) - len(labels) - len(cosignatures)
         return cls(checkpoint, logs, cosignatures, policy.quorum, ignored)
-
-
-# -- parsing --------------------------------------------------------------------------------------
 
 
 class _Builder:
@@ -369,13 +362,9 @@ def _url(items: list[str], position: int) -> str | None:
     return items[position] if len(items) > position else None
 
 
-# -- verifying a checkpoint under a policy (tlog-proof "Verifying a tlog proof", steps 2-3) ------
-
-
 def verify_log_signature(note: str | bytes, policy: Policy) -> tuple[Checkpoint, tuple[str, ...]]:
-    """Step 2: the checkpoint is signed by a policy log whose key name is its origin (read from
-    the unverified body only to pick the logs). Returns the checkpoint and the ``name+keyid`` of
-    each log key that verified.
+    """Step 2: a policy log whose key name is the origin (read unverified, to pick the logs)
+    signed the checkpoint. Returns it and the ``name+keyid`` of each log key that verified.
 
     Raises:
         ``checkpoint.malformed``: the note or its body is malformed.
@@ -403,12 +392,11 @@ def verify_witnesses(note: str | bytes, policy: Policy) -> tuple[WitnessCosignat
         ``checkpoint.malformed``, ``tlog.cosignature_malformed``, ``tlog.cosignature_bad``: as
             :func:`~affidavit.verify.tlog.cosignature.verify_cosignatures`.
     """
-    found = []
-    for verified in verify_cosignatures(note, policy.cosigners):
-        witness = policy.witness_for(verified.cosigner)
-        if witness is not None:  # always: the cosigners are the policy's
-            found.append(WitnessCosignature(witness, verified.timestamp))
-    return tuple(found)
+    witnesses = {w.cosigner: w for w in reversed(policy.witnesses)}  # the first, were one twice
+    return tuple(
+        WitnessCosignature(witnesses[verified.cosigner], verified.timestamp)
+        for verified in verify_cosignatures(note, policy.cosigners)
+    )
 
 
 def require_quorum(policy: Policy, witnesses: Iterable[str]) -> None:

@@ -131,12 +131,10 @@ def parse_rotation(statement: str) -> KeyRotation:
         raise _unproven(f"a rotation statement is not strict JSON ({e.code})") from e
     if set(document) != _FIELDS or document["format"] != ROTATION_FORMAT:
         raise _unproven(f"a rotation statement must be a {ROTATION_FORMAT} with {sorted(_FIELDS)}")
-    texts = ("log_id", "previous_public_key", "public_key", "key_id", "valid_from")
-    numbers = ("seq", "tree_size")
+    texts = ("log_id", "previous_public_key", "public_key", "key_id", "valid_from", "signature")
     if (
-        not all(isinstance(document[name], str) for name in (*texts, "signature"))
-        or not isinstance(document["new_key_signature"], str)
-        or not all(type(document[name]) is int and document[name] >= 0 for name in numbers)
+        not all(isinstance(document[name], str) for name in (*texts, "new_key_signature"))
+        or not all(type(document[n]) is int and document[n] >= 0 for n in ("seq", "tree_size"))
         or not is_hex64(document["root_hash"])
         or document["seq"] < 1
     ):
@@ -173,10 +171,9 @@ def follow_rotations(
     log_id: str | None = None,
     seq: int | None = None,
 ) -> tuple[KeyRotation, ...]:
-    """The rotations of ``document`` (:data:`ROTATIONS_PATH`) after ``trusted``, each verified
-    and following the one before: ``seq`` consecutive (from ``seq + 1`` when the client knows
-    ``trusted``'s ``seq``), one ``log_id`` (``log_id`` when given). Earlier statements are only
-    parsed; ``()`` when ``trusted`` is the last key.
+    """The rotations of ``document`` (:data:`ROTATIONS_PATH`) after ``trusted`` (``()`` when it is
+    the last key), each verified and following the one before: consecutive ``seq`` (after the
+    given ``seq``), one ``log_id`` (the given one). Earlier statements are only parsed.
 
     Raises:
         ``tlog.rotation_unproven``: the document is malformed, does not name ``trusted``, or a

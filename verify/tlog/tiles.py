@@ -128,8 +128,6 @@ class TiledTree:
         """The bytes of every fetch so far."""
         return sum(length for _, length in self.fetched)
 
-    # -- binding --------------------------------------------------------------------------------
-
     def _bind_partial_tiles(self) -> None:
         """Fetch the partial tile of every level and check that they fold to the root."""
         level, count = 0, self.size
@@ -179,8 +177,6 @@ class TiledTree:
         _check_length(used, data)
         return _Tile(data[: ref.byte_length])  # a full tile's prefix in the fallback
 
-    # -- tiles ----------------------------------------------------------------------------------
-
     def tile_ref(self, level: int, index: int) -> TileRef:
         """The tile at ``level``/``index`` as this size has it: full, or partial of this size.
 
@@ -219,8 +215,6 @@ class TiledTree:
         data = bytes(data)
         self.fetched.append((path, len(data)))
         return data
-
-    # -- hashes ---------------------------------------------------------------------------------
 
     def node(self, height: int, index: int) -> bytes:
         """The hash of the complete subtree at tree level ``height``, position ``index``.
@@ -271,8 +265,6 @@ class TiledTree:
         """
         return self.range_hash(0, self._size(size))
 
-    # -- proofs ---------------------------------------------------------------------------------
-
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
         """The RFC 9162 §2.1.3.1 inclusion proof of leaf ``index`` in the tree of ``size`` leaves
         (default: this size), leaf end first.
@@ -303,8 +295,6 @@ class TiledTree:
         if not 0 < old <= n:
             raise _beyond(f"no consistency proof from size {old} to size {n}")
         return [self.range_hash(a, b) for a, b in consistency_ranges(old, n)]
-
-    # -- entries --------------------------------------------------------------------------------
 
     def entry_bundle(self, index: int) -> list[bytes]:
         """The entries of bundle ``index`` at this size, each bound to its level-0 tile hash.
