@@ -224,8 +224,7 @@ def _parse_signature_line(line: str) -> NoteSignature:
 
 
 def verify_note(note: str | bytes | SignedNote, verifiers: Iterable[NoteVerifier]) -> VerifiedNote:
-    """Verify a signed note (or one :func:`parse_note` split) against trusted ``verifiers``
-    (docs/formats.md §6 for the rules).
+    """Verify a note (or its :func:`parse_note` split) under ``verifiers`` (docs/formats.md §6).
 
     Raises:
         ``usage.invalid``: ``verifiers`` is empty.
@@ -372,8 +371,7 @@ def parse_checkpoint_body(text: str) -> Checkpoint:
 def verify_checkpoint(
     note: str | bytes, verifiers: Iterable[NoteVerifier], *, origin: str | None = None
 ) -> VerifiedCheckpoint:
-    """Verify a checkpoint note's signatures, then (signed-note: only then) parse its body;
-    optionally pin the origin.
+    """Verify a checkpoint note's signatures, then (only then) parse its body; maybe pin its origin.
 
     Raises:
         everything :func:`verify_note` raises, and

@@ -112,7 +112,6 @@ class Ed25519PublicKey:
 
     @property
     def raw(self) -> bytes:
-        """The 32 raw key bytes."""
         return self._raw
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -177,7 +176,6 @@ class Ed25519PublicKey:
         return base64.b64encode(self.raw).decode("ascii")
 
     def key_id_c2sp(self, name: str) -> bytes:
-        """The 4-byte C2SP key ID of this key under ``name`` (docs/formats.md §6)."""
         return key_id_c2sp(name, self.raw)
 
 

@@ -132,8 +132,7 @@ def node_hash(left: bytes, right: bytes) -> bytes:
 def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
     """The Merkle tree hash of ``leaf_hashes`` (RFC 6962 §2.1; empty list -> :data:`EMPTY_ROOT`).
 
-    Level by level: pair neighbours, carry an odd last node up unchanged. This equals the recursive
-    definition (split at the largest power of two below n) and runs in O(n) hashes.
+    Level by level, an odd last node carried up: the recursive definition's hash, in O(n) hashes.
     """
     if not leaf_hashes:
         return EMPTY_ROOT
@@ -147,10 +146,9 @@ def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
 
 
 def subtree_hash(start: int, end: int, node: Callable[[int, int], bytes]) -> bytes:
-    """The Merkle tree hash of leaves ``[start, end)`` from stored complete subtrees, where
-    ``node(level, index)`` is the hash of leaves ``[index·2^level, (index+1)·2^level)``: the one
-    fold for the log's node table and for tiles. ``start`` is a multiple of a power of two at least
-    ``end - start`` (every range a root or proof is made of, :func:`decompose`). O(log n) nodes.
+    """The Merkle tree hash of leaves ``[start, end)``, aligned as in :func:`decompose`, folded in
+    O(log n) from ``node(level, index)``, the stored hash of leaves ``[index·2^level,
+    (index+1)·2^level)``: the one fold for the log's node table and for tiles.
     """
     if start == end:
         return EMPTY_ROOT
@@ -162,10 +160,8 @@ def subtree_hash(start: int, end: int, node: Callable[[int, int], bytes]) -> byt
 
 
 def inclusion_proof_length(index: int, size: int) -> int:
-    """How many hashes the inclusion proof of leaf ``index`` in a tree of ``size`` has.
-
-    The path has one hash per level where ``index`` and the last index ``size - 1`` differ
-    ("inner"), plus one per left sibling on the right border above that ("border").
+    """How many hashes the inclusion proof of leaf ``index`` in a tree of ``size`` has: one per
+    level where ``index`` and ``size - 1`` differ, plus one per left sibling on the border above.
     """
     inner = (index ^ (size - 1)).bit_length()
     return inner + (index >> inner).bit_count()
@@ -253,14 +249,12 @@ def check_inclusion(
 def verify_consistency(
     size1: int, size2: int, proof: Sequence[bytes], root1: bytes, root2: bytes
 ) -> None:
-    """Check that the tree of ``size2``, ``root2`` extends the one of ``size1``, ``root1`` (RFC
-    9162 §2.1.4.2).
+    """Check that tree ``size2``/``root2`` extends tree ``size1``/``root1`` (RFC 9162 §2.1.4.2).
 
     Raises:
         ``merkle.consistency_from_zero``: ``size1`` is 0.
         ``merkle.size_order``: ``size1 > size2`` (or a negative size).
-        ``merkle.bad_proof_length``: wrong number of proof hashes (non-empty for equal sizes
-            included).
+        ``merkle.bad_proof_length``: the wrong number of proof hashes (for equal sizes: none).
         ``merkle.bad_hash_length``: a proof hash is not 32 bytes.
         ``merkle.root_mismatch``: the proof does not lead to ``root1`` and ``root2``.
     """

@@ -69,8 +69,7 @@ def decode_signature_b64(text: str | bytes) -> bytes:
 
 
 def decode_signature_b64url(text: str) -> bytes:
-    """Strict URL-safe base64 (padded or not) of exactly 64 bytes (docs/formats.md §5, fact
-    signatures).
+    """Strict URL-safe base64 (padded or not) of 64 bytes (docs/formats.md §5: fact signatures).
 
     Raises:
         ``signature.malformed``: not canonical base64url, or not 64 bytes.

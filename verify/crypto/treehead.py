@@ -36,11 +36,9 @@ class SignedTreeHead(NamedTuple):
 
     @property
     def root(self) -> bytes:
-        """The root hash as 32 raw bytes."""
         return bytes.fromhex(self.root_hash)
 
     def message(self) -> bytes:
-        """The signed bytes, ``"{log_id}|{tree_size}|{root_hash}|{timestamp}"`` (UTF-8)."""
         return sth_message(self.log_id, self.tree_size, self.root_hash, self.timestamp)
 
 
@@ -101,9 +99,8 @@ def verify_sth(
     *,
     windows: Sequence[KeyWindow] = (),
 ) -> SignedTreeHead:
-    """Parse a signed tree head and verify its Ed25519 signature under ``key``; with ``windows``
-    (the key's validity windows, :mod:`affidavit.verify.crypto.windows`) its timestamp must also
-    lie inside one of them.
+    """Parse a signed tree head and verify its Ed25519 signature under ``key`` and, given the
+    key's validity ``windows`` (:mod:`~affidavit.verify.crypto.windows`), its timestamp.
 
     Raises:
         ``treehead.malformed``: see :func:`parse_sth` (exit 2).

@@ -140,10 +140,10 @@ def key_from_document(
     algorithm = document.get("algorithm", "Ed25519")
     if algorithm != "Ed25519":
         raise _unrecognized(f"{where}algorithm is {algorithm!r}, not 'Ed25519'")
-    if "key_id" in document and not _non_empty_string(document["key_id"]):
+    if "key_id" in document and not (isinstance(document["key_id"], str) and document["key_id"]):
         raise _unrecognized(f"{where}key_id must be a non-empty string")
     for field in _PUBLISHER_ID_FIELDS:
-        if field in document and not _non_empty_string(document[field]):
+        if field in document and not (isinstance(document[field], str) and document[field]):
             raise errors.ContractError(
                 "manifest.publisher_document_invalid",
                 f"{where}publisher document: {field} must be a non-empty string",
@@ -166,10 +166,6 @@ def key_from_document(
 
 def _unrecognized(message: str) -> errors.KeyMaterialError:
     return errors.KeyMaterialError("key.unrecognized", message)
-
-
-def _non_empty_string(value: object) -> bool:
-    return isinstance(value, str) and bool(value)
 
 
 def _key_from_pem(text: bytes, source: str) -> Ed25519PublicKey:

@@ -199,7 +199,6 @@ def es6_repr(value: float) -> str | None:
 
 
 def _python_encoder(separators: tuple[str, str]) -> json.JSONEncoder:
-    """What ``json.dumps(value, sort_keys=True, separators=separators)`` writes."""
     return json.JSONEncoder(
         sort_keys=True,
         separators=separators,

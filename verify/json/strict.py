@@ -98,17 +98,17 @@ def loads(
     try:
         value = _decode(text)
     except _DuplicateKey as e:
-        _raise_duplicate(text, e.key)
+        _raise_duplicate(text, e.args[0])
     except _NonFinite as e:
-        _raise_at(text, text.find(e.literal), "json.non_finite", f"non-finite number {e.literal}")
+        literal = e.args[0]
+        _raise_at(text, text.find(literal), "json.non_finite", f"non-finite number {literal}")
     except _IntegerTooLong:
         _raise_integer_too_long(text)
     except json.JSONDecodeError as e:
+        code, message = "json.syntax", e.msg
         if e.msg == "Extra data":
-            raise errors.ParseError(
-                "json.trailing_data", "data after the JSON value", line=e.lineno, column=e.colno
-            ) from None
-        raise errors.ParseError("json.syntax", e.msg, line=e.lineno, column=e.colno) from None
+            code, message = "json.trailing_data", "data after the JSON value"
+        raise errors.ParseError(code, message, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
         raise errors.ParseError("json.too_deep", "nesting too deep") from None
     # An escaped surrogate needs a backslash: a memchr-speed test skips the search (issue 34).
@@ -154,13 +154,11 @@ def load_object(
 
 # The hooks: what they raise propagates out of the C scanner's decode() unchanged.
 class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
+    """``args[0]``: the key."""
 
 
 class _NonFinite(Exception):
-    def __init__(self, literal: str) -> None:
-        self.literal = literal
+    """``args[0]``: the literal."""
 
 
 def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

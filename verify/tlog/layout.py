@@ -77,7 +77,6 @@ class TileRef:
 
     @property
     def partial(self) -> bool:
-        """Whether this is a partial tile (``.p/<W>``)."""
         return self.width < TILE_WIDTH
 
     @property
@@ -89,7 +88,6 @@ class TileRef:
 
     @property
     def full(self) -> TileRef:
-        """The full tile (or bundle) of the same level and index."""
         return TileRef(self.level, self.index, TILE_WIDTH, self.entries)
 
     @property

@@ -132,7 +132,6 @@ class Policy:
 
     @property
     def cosigners(self) -> tuple[Cosigner, ...]:
-        """Every witness's cosigner key, in policy order."""
         return tuple(w.cosigner for w in self.witnesses)
 
     def satisfied(self, witnesses: Iterable[str]) -> frozenset[str]:

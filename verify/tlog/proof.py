@@ -68,7 +68,6 @@ class TlogProof:
     extra: bytes | None = None
 
     def to_text(self) -> str:
-        """The proof's text form (:func:`format_proof`)."""
         return format_proof(self)
 
 
@@ -188,8 +187,7 @@ def format_proof(proof: TlogProof) -> str:
     """The text of ``proof`` (module docstring); :func:`parse_proof` reads it back unchanged.
 
     Raises:
-        ``usage.invalid``: an index outside 0..2^64-1, a hash that is not 32 bytes, too many
-            hashes, empty or oversized extra data, or a checkpoint that is not a note.
+        ``usage.invalid``: an index, path, extra data or checkpoint the format cannot carry.
     """
     if not 0 <= proof.index < 1 << 64:
         raise errors.UsageError("a tlog-proof index is from 0 to 2^64 - 1")
@@ -258,8 +256,8 @@ def check_proof(
     leaf_hash: bytes | None = None,
     source: str | None = None,
 ) -> Result:
-    """The ``tlog_proof`` result of every step (module docstring), with the verified proof's
-    fields when it verified; a proof that does not verify is reported, not raised.
+    """The ``tlog_proof`` result of every step, with the proof's fields when it verified; a proof
+    that does not verify is reported, not raised.
 
     Raises:
         ``usage.invalid``: neither or both of ``entry`` and ``leaf_hash``.

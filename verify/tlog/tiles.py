@@ -16,11 +16,10 @@ tiles. The layout (tile paths, which tiles a size needs, entry bundles) is
 tlog.tile_mismatch {'path': 'tile/0/000'}
 
 :class:`TiledTree` does no I/O of its own and uses no byte it has not bound to the root of a
-checkpoint the caller verified (C2SP client guidance). It reads through ``fetch(path)``: a path
-relative to the log's prefix (``"tile/0/x001/067"``) to its bytes, or ``None`` when there is no
-such resource (``tlog.tile_missing``); what it raises propagates, since a failed fetch is not "the
-log does not have it". ``dict.get`` over ``{path: bytes}`` is one, so are
-:func:`affidavit.attest.log.tiles.folder_fetch` and an HTTP GET that maps 404 to ``None``.
+checkpoint the caller verified (C2SP client guidance). It reads through ``fetch(path)``, e.g.
+``dict.get`` or an HTTP GET: a path under the log's prefix (``"tile/0/x001/067"``) to its bytes,
+or ``None`` for no such resource (``tlog.tile_missing``); what it raises (a failed fetch, not a
+missing tile) propagates.
 """
 
 from __future__ import annotations
@@ -93,8 +92,7 @@ class TiledTree:
         Raises:
             ``usage.invalid``: ``size`` is negative or not below 2^64, or ``root`` is not 32 bytes.
             ``tlog.tile_mismatch``: the partial tiles do not hash to ``root``.
-            ``tlog.tile_missing``, ``tlog.tile_malformed``: a partial tile is absent or not
-                ``32 · width`` bytes.
+            ``tlog.tile_missing``, ``tlog.tile_malformed``: a partial tile absent, or misshapen.
         """
         if not 0 <= size < _MAX_INDEX:
             raise errors.UsageError(f"tree size {size} is not in 0..2^64-1")
@@ -113,19 +111,16 @@ class TiledTree:
         """The tree of a verified ``checkpoint`` (its size and root).
 
         Raises:
-            ``tlog.tile_mismatch``, ``tlog.tile_missing``, ``tlog.tile_malformed``: as the
-                constructor.
+            ``tlog.tile_mismatch``, ``tlog.tile_missing``, ``tlog.tile_malformed``: as ``__init__``.
         """
         return cls(fetch, checkpoint.tree_size, checkpoint.root_hash)
 
     @property
     def tiles_read(self) -> int:
-        """How many tiles and bundles were fetched so far."""
         return len(self.fetched)
 
     @property
     def bytes_read(self) -> int:
-        """The bytes of every fetch so far."""
         return sum(length for _, length in self.fetched)
 
     def _bind_partial_tiles(self) -> None:
@@ -190,8 +185,7 @@ class TiledTree:
         return TileRef(level, index, width)
 
     def _get(self, ref: TileRef) -> tuple[bytes, TileRef]:
-        """Fetch ``ref``; for a partial one that is gone, the full one. Returns the bytes and the
-        resource they are."""
+        """The bytes of ``ref`` (of the full one for a gone partial one), and the resource read."""
         data = self._fetch_one(ref.path)
         if data is not None:
             return data, ref
@@ -241,8 +235,7 @@ class TiledTree:
         return self.node(0, index)
 
     def range_hash(self, start: int, end: int) -> bytes:
-        """MTH of leaves ``[start, end)`` (RFC 6962 §2.1), for ``start`` a multiple of a power of
-        two at least ``end - start`` (every range a root or proof needs).
+        """MTH of leaves ``[start, end)`` (RFC 6962 §2.1), aligned as :func:`subtree_hash` needs.
 
         Raises:
             ``usage.invalid``: the range is reversed or not so aligned.
@@ -266,8 +259,7 @@ class TiledTree:
         return self.range_hash(0, self._size(size))
 
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
-        """The RFC 9162 §2.1.3.1 inclusion proof of leaf ``index`` in the tree of ``size`` leaves
-        (default: this size), leaf end first.
+        """The RFC 9162 §2.1.3.1 inclusion proof of leaf ``index`` at ``size`` (default: this size).
 
         Raises:
             ``tlog.beyond_tree``: not ``0 <= index < size <= this size``.
@@ -279,8 +271,7 @@ class TiledTree:
         return [self.range_hash(a, b) for a, b in inclusion_ranges(index, n)]
 
     def consistency_proof(self, old: int, size: int | None = None) -> list[bytes]:
-        """The RFC 9162 §2.1.4.1 consistency proof from ``old`` to ``size`` leaves (default: this
-        size); empty when they are equal.
+        """The RFC 9162 §2.1.4.1 consistency proof from ``old`` to ``size`` (default: this size).
 
         Raises:
             ``merkle.consistency_from_zero``: ``old`` is 0.
