@@ -161,15 +161,12 @@ def es6_number(value: float) -> str:
     if value == 0:
         return "0"  # both +0 and -0 (ES6 §7.1.12.1 step 2)
     text = repr(value)
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
+    sign, text = ("-", text[1:]) if text[0] == "-" else ("", text)
     mantissa, _, exponent_text = text.partition("e")
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
-    exponent = int(exponent_text or "0") - len(fraction)
     stripped = digits.rstrip("0")
-    exponent += len(digits) - len(stripped)
+    exponent = int(exponent_text or "0") - len(fraction) + len(digits) - len(stripped)
     digits = stripped
     k = len(digits)
     n = k + exponent  # value = 0.d1d2..dk x 10^n (ES6 §7.1.12.1 step 5)
