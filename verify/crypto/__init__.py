@@ -5,12 +5,6 @@ and tree heads.
 >>> leaves = [leaf_hash(b"a"), leaf_hash(b"b")]
 >>> verify_inclusion(leaves[1], 1, 2, [leaves[0]], root_of(leaves))  # None: it verifies
 
-:mod:`.keys` parses Ed25519 public keys strictly; :mod:`.signature` verifies through libsodium;
-:mod:`.merkle` is RFC 9162's trees, their layout and proofs; :mod:`.treehead` is the
-AiGentsy signed tree head a bundle rests on and :mod:`.checkpoint` C2SP's signed notes and
-checkpoints; :mod:`.trusted_keys` and :mod:`.windows` read the keys a caller trusts and their
-validity windows.
-
 This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
 name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.
 """

@@ -1,20 +1,8 @@
 """C2SP signed notes (https://c2sp.org/signed-note) and checkpoints
-(https://c2sp.org/tlog-checkpoint), docs/formats.md §6:
-
-- a note is UTF-8 text without control characters other than newline; the text ends in a newline
-  and is separated from the signature lines by the *last* blank line;
-- a signature line is ``— <name> base64(4-byte key ID || signature)``;
-- a verifier key string is ``<name>+<8 hex key ID>+base64(0x01 || 32-byte Ed25519 key)`` and its key
-  ID must be ``SHA-256(name || 0x0A || 0x01 || key)[:4]``;
-- signatures from unknown (name, key ID) pairs are ignored; a signature from a known key that does
-  not verify rejects the whole note (the spec's SHOULD, taken); at least one trusted signature must
-  verify, and an empty trust set is a usage error, never a pass; a signature line repeated byte
-  for byte is one signature (Go's ``note.Open`` drops the repeat), while two different signatures
-  by one trusted key are malformed;
-- a checkpoint body is origin, tree size (decimal, no leading zeros), base64 root hash (32 bytes),
-  then optional non-empty extension lines.
-
-Not on the ``verify bundle`` path, so it may use dataclasses (docs/adr/0003-cold-start.md).
+(https://c2sp.org/tlog-checkpoint), read and verified strictly (docs/formats.md §6): a signature
+from an unknown (name, key ID) pair is ignored; one from a trusted key that does not verify rejects
+the note; at least one trusted signature must verify, and an empty trust set is a usage error,
+never a pass. Not on the ``verify bundle`` path, so it may use dataclasses (docs/adr/0003).
 """
 
 from __future__ import annotations
@@ -58,9 +46,6 @@ MAX_NOTE_BYTES = 1 << 20
 # signed-note: "MUST NOT contain any ASCII control characters ... other than newline"; in UTF-8
 # they are single bytes that no multi-byte sequence contains.
 _CONTROL_BYTES = bytes(c for c in range(0x20) if c != 0x0A)
-
-# ---------------------------------------------------------------------------------------------
-# C2SP signed notes (docs/formats.md §6, https://c2sp.org/signed-note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +224,7 @@ def _parse_signature_line(line: str) -> NoteSignature:
 
 
 def verify_note(note: str | bytes | SignedNote, verifiers: Iterable[NoteVerifier]) -> VerifiedNote:
-    """Verify a signed note (or one :func:`parse_note` split) against trusted ``verifiers``
-    (module docstring for the rules).
+    """Verify a note (or its :func:`parse_note` split) under ``verifiers`` (docs/formats.md §6).
 
     Raises:
         ``usage.invalid``: ``verifiers`` is empty.
@@ -312,10 +296,6 @@ def format_note(text: str, signature_lines: Sequence[str]) -> str:
             "a note's text must end with a newline and have at least one signature"
         )
     return text + "\n" + "".join(signature_lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# C2SP tlog-checkpoint (docs/formats.md §6, https://c2sp.org/tlog-checkpoint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,8 +371,7 @@ def parse_checkpoint_body(text: str) -> Checkpoint:
 def verify_checkpoint(
     note: str | bytes, verifiers: Iterable[NoteVerifier], *, origin: str | None = None
 ) -> VerifiedCheckpoint:
-    """Verify a checkpoint note's signatures, then (signed-note: only then) parse its body;
-    optionally pin the origin.
+    """Verify a checkpoint note's signatures, then (only then) parse its body; maybe pin its origin.
 
     Raises:
         everything :func:`verify_note` raises, and

@@ -6,17 +6,11 @@
 >>> key_id_c2sp("example.com/log", key.raw).hex()
 'cc714670'
 
-Every ``Ed25519PublicKey`` that exists has passed these checks (docs/adr/0002):
-
-- exactly 32 bytes (``key.wrong_length``);
-- a canonical encoding, y < p and no "negative zero" x (``key.non_canonical``, RFC 8032 §5.1.3);
-- a point of edwards25519 (``key.not_on_curve``);
-- not of small order, ``8·A`` not the identity (``key.weak``): such a key lets anyone forge
-  signatures some verifiers accept, so it is refused where keys enter, whatever verifies later.
-  Mixed-order keys are accepted, as libsodium does.
-
-Neither PyNaCl nor cryptography checks a key when building it; this check is integer arithmetic,
-memoized per key.
+Every ``Ed25519PublicKey`` is 32 bytes (``key.wrong_length``), canonically encoded
+(``key.non_canonical``, RFC 8032 §5.1.3), a point of edwards25519 (``key.not_on_curve``) and not
+of small order (``key.weak``: such a key lets anyone forge signatures some verifiers accept);
+mixed-order keys pass, as in libsodium (docs/adr/0002). Neither PyNaCl nor cryptography checks a
+key when building it; this check is integer arithmetic, memoized per key.
 """
 
 from __future__ import annotations
@@ -43,9 +37,6 @@ ED25519_KEY_BYTES = 32
 _P = 2**255 - 19
 _D = (-121665 * pow(121666, _P - 2, _P)) % _P
 _SQRT_M1 = pow(2, (_P - 1) // 4, _P)
-
-# C2SP signed-note: signature type identifier byte for Ed25519.
-C2SP_ED25519_TYPE = b"\x01"
 
 
 def b64decode_strict(text: str | bytes) -> bytes:
@@ -121,7 +112,6 @@ class Ed25519PublicKey:
 
     @property
     def raw(self) -> bytes:
-        """The 32 raw key bytes."""
         return self._raw
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -186,15 +176,13 @@ class Ed25519PublicKey:
         return base64.b64encode(self.raw).decode("ascii")
 
     def key_id_c2sp(self, name: str) -> bytes:
-        """The 4-byte C2SP key ID of this key under ``name`` (docs/formats.md §6)."""
         return key_id_c2sp(name, self.raw)
 
 
 def key_id_c2sp(name: str, raw: bytes) -> bytes:
-    """First 4 bytes of SHA-256(name || 0x0A || 0x01 || public key) (docs/formats.md §6,
-    signed-note)."""
-    digest = hashlib.sha256(name.encode("utf-8") + b"\n" + C2SP_ED25519_TYPE + raw).digest()
-    return digest[:4]
+    """First 4 bytes of SHA-256(name || 0x0A || 0x01 || public key) (docs/formats.md §6; 0x01:
+    the signed-note type of Ed25519)."""
+    return hashlib.sha256(name.encode("utf-8") + b"\n\x01" + raw).digest()[:4]
 
 
 @lru_cache(maxsize=4096)

@@ -5,20 +5,15 @@
 >>> verify_inclusion(leaves[3], 3, 5, inclusion_proof(leaves, 3), root)
 >>> verify_consistency(2, 5, consistency_proof(leaves, 2, 5), root_of(leaves[:2]), root)
 
-Verification follows RFC 9162 §2.1.3.2 and §2.1.4.2, with these strict rules (docs/formats.md §4):
+Verification (RFC 9162 §2.1.3.2, §2.1.4.2) is strict (docs/formats.md §4 "Merkle log"): every
+hash 32 bytes (``merkle.bad_hash_length``), a proof exactly as long as its sizes imply
+(``merkle.bad_proof_length``), no consistency proof from size 0 (``merkle.consistency_from_zero``:
+it checks nothing); roots are compared as given.
 
-- a leaf hash and every proof hash must be exactly 32 bytes (``merkle.bad_hash_length``, exit 2);
-- the proof must have exactly the length the (index, size) or (size1, size2) pair implies
-  (``merkle.bad_proof_length``); extra or missing hashes are never tolerated;
-- a consistency proof from size 0 is refused (``merkle.consistency_from_zero``): every tree is
-  "consistent" with the empty tree, so such a proof checks nothing and usually hides a bug;
-- roots are compared as given (a root of the wrong length simply never matches).
-
-The tree's layout (RFC 9162 §2.1): each hash of an inclusion or consistency proof, and each part
-of a root, is the Merkle tree hash of one aligned range of leaves. The planners below name those
-ranges (pure integer arithmetic); a store (the SQLite log's complete-subtree rows,
-:mod:`affidavit.attest.log.tree`) or tiles (:mod:`affidavit.verify.tlog.tiles`) then supplies the
-hashes.
+Each hash of a proof, and each part of a root, is the hash of one aligned range of leaves (RFC
+9162 §2.1). The planners name those ranges; a store (:mod:`affidavit.attest.log.tree`) or tiles
+(:mod:`affidavit.verify.tlog.tiles`) supplies the hashes. The proof builders here work in memory
+and are the reference those O(log n) reads are tested against.
 
 >>> decompose(0, 6)
 [(2, 0), (1, 2)]
@@ -26,10 +21,6 @@ hashes.
 [(3, 4), (0, 2), (4, 5)]
 >>> consistency_ranges(3, 7)
 [(2, 3), (3, 4), (0, 2), (4, 7)]
-
-The proof builders (:func:`inclusion_proof`, :func:`consistency_proof`) work on a list of leaf
-hashes in memory: the ranges those planners name, each hashed with :func:`root_of`. They are the
-reference the log's and the tiles' O(log n) reads are tested against.
 """
 
 from __future__ import annotations
@@ -141,8 +132,7 @@ def node_hash(left: bytes, right: bytes) -> bytes:
 def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
     """The Merkle tree hash of ``leaf_hashes`` (RFC 6962 §2.1; empty list -> :data:`EMPTY_ROOT`).
 
-    Level by level: pair neighbours, carry an odd last node up unchanged. This equals the recursive
-    definition (split at the largest power of two below n) and runs in O(n) hashes.
+    Level by level, an odd last node carried up: the recursive definition's hash, in O(n) hashes.
     """
     if not leaf_hashes:
         return EMPTY_ROOT
@@ -156,10 +146,9 @@ def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
 
 
 def subtree_hash(start: int, end: int, node: Callable[[int, int], bytes]) -> bytes:
-    """The Merkle tree hash of leaves ``[start, end)`` from stored complete subtrees, where
-    ``node(level, index)`` is the hash of leaves ``[index·2^level, (index+1)·2^level)``: the one
-    fold for the log's node table and for tiles. ``start`` is a multiple of a power of two at least
-    ``end - start`` (every range a root or proof is made of, :func:`decompose`). O(log n) nodes.
+    """The Merkle tree hash of leaves ``[start, end)``, aligned as in :func:`decompose`, folded in
+    O(log n) from ``node(level, index)``, the stored hash of leaves ``[index·2^level,
+    (index+1)·2^level)``: the one fold for the log's node table and for tiles.
     """
     if start == end:
         return EMPTY_ROOT
@@ -171,10 +160,8 @@ def subtree_hash(start: int, end: int, node: Callable[[int, int], bytes]) -> byt
 
 
 def inclusion_proof_length(index: int, size: int) -> int:
-    """How many hashes the inclusion proof of leaf ``index`` in a tree of ``size`` has.
-
-    The path has one hash per level where ``index`` and the last index ``size - 1`` differ
-    ("inner"), plus one per left sibling on the right border above that ("border").
+    """How many hashes the inclusion proof of leaf ``index`` in a tree of ``size`` has: one per
+    level where ``index`` and ``size - 1`` differ, plus one per left sibling on the border above.
     """
     inner = (index ^ (size - 1)).bit_length()
     return inner + (index >> inner).bit_count()
@@ -223,8 +210,6 @@ def verify_inclusion(
 ) -> None:
     """Check that ``leaf`` is at ``index`` in the tree of ``size`` whose hash is ``root``.
 
-    Returns None on success.
-
     Raises:
         ``merkle.bad_hash_length``, ``merkle.index_out_of_range``, ``merkle.bad_proof_length``: as
             for :func:`root_from_inclusion_proof`.
@@ -264,15 +249,12 @@ def check_inclusion(
 def verify_consistency(
     size1: int, size2: int, proof: Sequence[bytes], root1: bytes, root2: bytes
 ) -> None:
-    """Check that the tree of ``size2`` and hash ``root2`` extends the one of ``size1``, ``root1``.
-
-    RFC 9162 §2.1.4.2, strict (module docstring). Returns None on success.
+    """Check that tree ``size2``/``root2`` extends tree ``size1``/``root1`` (RFC 9162 §2.1.4.2).
 
     Raises:
         ``merkle.consistency_from_zero``: ``size1`` is 0.
         ``merkle.size_order``: ``size1 > size2`` (or a negative size).
-        ``merkle.bad_proof_length``: wrong number of proof hashes (non-empty for equal sizes
-            included).
+        ``merkle.bad_proof_length``: the wrong number of proof hashes (for equal sizes: none).
         ``merkle.bad_hash_length``: a proof hash is not 32 bytes.
         ``merkle.root_mismatch``: the proof does not lead to ``root1`` and ``root2``.
     """
@@ -316,9 +298,8 @@ def verify_consistency(
 
 
 def inclusion_proof(leaves: Sequence[bytes], index: int, size: int | None = None) -> list[bytes]:
-    """The inclusion proof of leaf ``index`` in the tree of the first ``size`` leaves.
-
-    RFC 9162 §2.1.3.1 (PATH). ``size`` defaults to ``len(leaves)``. Reference implementation: O(n).
+    """The RFC 9162 §2.1.3.1 inclusion proof (PATH) of leaf ``index`` in the tree of the first
+    ``size`` leaves (default: all); the O(n) reference.
 
     Raises:
         ``merkle.index_out_of_range``: ``index`` not below ``size``, or ``size`` beyond the leaves.
@@ -333,10 +314,8 @@ def inclusion_proof(leaves: Sequence[bytes], index: int, size: int | None = None
 
 
 def consistency_proof(leaves: Sequence[bytes], size1: int, size2: int | None = None) -> list[bytes]:
-    """The consistency proof from the first ``size1`` leaves to the first ``size2`` leaves.
-
-    RFC 9162 §2.1.4.1 (PROOF / SUBPROOF). ``size2`` defaults to ``len(leaves)``; equal sizes give
-    an empty proof. Reference implementation: O(n).
+    """The RFC 9162 §2.1.4.1 consistency proof (PROOF) from the first ``size1`` leaves to the
+    first ``size2`` (default: all); empty for equal sizes; the O(n) reference.
 
     Raises:
         ``merkle.consistency_from_zero``: ``size1`` is 0.

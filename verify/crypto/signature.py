@@ -8,16 +8,10 @@
 ...     "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
 >>> verify_ed25519(key, b"", signature)  # RFC 8032 §7.1 test 1: returns None
 
-Policy (docs/adr/0002-ed25519-strictness.md), checked against Wycheproof and ed25519-speccheck:
-
-- signatures are exactly 64 bytes, ``S < L`` (no malleable S, RFC 8032 §5.1.7);
-- small-order public keys are refused where the key is parsed (``Ed25519PublicKey``,
-  ``key.weak``), non-canonical key encodings likewise (``key.non_canonical``);
-- small-order R and non-canonical R are refused (libsodium's default build does so);
-- the equation is the cofactorless one, ``[S]B = R + [k]A``, as in libsodium.
-
-On the 12 speccheck cases this gives ``X X X V X X X X X X X X`` (only case 3, mixed-order A and R
-that satisfies both equations, is accepted). pyca/cryptography would accept cases 0-3 and 11.
+Strict as docs/adr/0002-ed25519-strictness.md decides, checked against Wycheproof and
+ed25519-speccheck: 64-byte signatures with ``S < L`` (RFC 8032 §5.1.7); small-order and
+non-canonical keys refused where parsed (``key.weak``, ``key.non_canonical``), small-order and
+non-canonical R by libsodium, whose cofactorless equation ``[S]B = R + [k]A`` this is.
 """
 
 from __future__ import annotations
@@ -75,8 +69,7 @@ def decode_signature_b64(text: str | bytes) -> bytes:
 
 
 def decode_signature_b64url(text: str) -> bytes:
-    """Strict URL-safe base64 (padded or not) of exactly 64 bytes (docs/formats.md §5, fact
-    signatures).
+    """Strict URL-safe base64 (padded or not) of 64 bytes (docs/formats.md §5: fact signatures).
 
     Raises:
         ``signature.malformed``: not canonical base64url, or not 64 bytes.

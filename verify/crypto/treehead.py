@@ -3,9 +3,8 @@
 >>> sth_message("log-1", 3, "ab" * 32, "2026-01-01T00:00:00Z")[:16]
 b'log-1|3|abababab'
 
-C2SP signed notes and checkpoints (docs/formats.md §6) live in
-:mod:`affidavit.verify.crypto.checkpoint`. This module is on the ``verify bundle`` path, so its
-record is a ``NamedTuple``, not a dataclass (docs/adr/0003).
+C2SP checkpoints are :mod:`affidavit.verify.crypto.checkpoint`'s. On the ``verify bundle`` path,
+so its record is a ``NamedTuple``, not a dataclass (docs/adr/0003).
 """
 
 from __future__ import annotations
@@ -37,11 +36,9 @@ class SignedTreeHead(NamedTuple):
 
     @property
     def root(self) -> bytes:
-        """The root hash as 32 raw bytes."""
         return bytes.fromhex(self.root_hash)
 
     def message(self) -> bytes:
-        """The signed bytes, ``"{log_id}|{tree_size}|{root_hash}|{timestamp}"`` (UTF-8)."""
         return sth_message(self.log_id, self.tree_size, self.root_hash, self.timestamp)
 
 
@@ -51,11 +48,8 @@ def sth_message(log_id: str, tree_size: int, root_hash: str, timestamp: str) -> 
 
 
 def parse_sth(unverified_sth: Mapping[str, Any]) -> SignedTreeHead:
-    """Parse a signed tree head strictly; the signature is NOT checked (see :func:`verify_sth`).
-
-    ``algorithm`` may be absent (the peer defaults it to Ed25519) but if present must be
-    ``"Ed25519"``. ``log_id`` may not contain ``|`` or control characters, so the signed message
-    has exactly one reading.
+    """Parse a signed tree head strictly (docs/formats.md §4: ``algorithm`` absent or Ed25519,
+    no ``|`` or control character in ``log_id``); the signature is NOT checked (:func:`verify_sth`).
 
     Raises:
         ``treehead.malformed``: a field is missing, of the wrong type or form.
@@ -105,13 +99,12 @@ def verify_sth(
     *,
     windows: Sequence[KeyWindow] = (),
 ) -> SignedTreeHead:
-    """Parse a signed tree head and verify its Ed25519 signature under ``key``; with ``windows``
-    (the key's validity windows, :mod:`affidavit.verify.crypto.windows`) its timestamp must also
-    lie inside one of them.
+    """Parse a signed tree head and verify its Ed25519 signature under ``key`` and, given the
+    key's validity ``windows`` (:mod:`~affidavit.verify.crypto.windows`), its timestamp.
 
     Raises:
         ``treehead.malformed``: see :func:`parse_sth` (exit 2).
-        ``treehead.signature_bad``: the signature does not verify (``treehead.signature_bad``).
+        ``treehead.signature_bad``: the signature does not verify (exit 1).
         ``treehead.key_outside_window``: the head is dated outside every window (exit 1).
     """
     sth = parse_sth(unverified_sth)

@@ -4,25 +4,20 @@
 >>> (loaded.form, loaded.key.b64)
 ('base64', '11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=')
 
-Trust comes only from the caller; keys are checked where they enter (docs/adr/0002). A key file
-holds at most 64 KiB in one of four forms, told by its content, never its name, with nothing else
-in it but surrounding whitespace:
+Trust comes only from the caller (docs/adr/0002); which files are keys, and the caller's whole
+trust, are :mod:`affidavit.verify.trust`'s (docs/adr/0016): nothing here opens a file. A key file
+holds at most 64 KiB, one key in one of four forms, told by its content (never its name), with
+nothing else but surrounding whitespace:
 
 - **JSON**: a strict JSON object with a string ``public_key_base64`` (docs/formats.md §3): a
-  publisher document, aigentsy-verify's key file, an actor key file. Named fields must be well
-  formed: ``algorithm`` ``"Ed25519"``; ``key_id``, ``publisher_id``, ``publisher_key_id``
-  non-empty strings; ``manifest_url`` a string or null. ``valid_from``/``valid_until`` are a
-  validity window (:mod:`affidavit.verify.crypto.windows`); other fields are the caller's.
+  publisher document, aigentsy-verify's key file, an actor key file; named fields well formed
+  (:func:`key_from_document`), ``valid_from``/``valid_until`` a validity window
+  (:mod:`affidavit.verify.crypto.windows`), other fields the caller's.
 - **PEM**: one ``PUBLIC KEY`` block (RFC 7468 §13) whose DER is exactly the RFC 8410 §4 prefix
   and the 32 key bytes (unique: the algorithm has no parameters). Read without cryptography.
 - **base64**: canonical standard base64 of the 32 key bytes (a ``.pub`` file).
 - **C2SP verifier key**: ``name+keyid+base64(0x01 || key)`` (docs/formats.md §6).
 
-Which files are keys, and the caller's whole trust, are :mod:`affidavit.verify.trust`'s
-(docs/adr/0016-one-trust-input.md); nothing here opens a file. Errors (exit 2) name the file:
-``key.unrecognized`` (no form, too large, a bad JSON field), ``key.*`` for the key itself,
-``json.*``, ``manifest.publisher_document_invalid``, ``key.window_invalid``, and
-``key.window_unsupported`` (a windowed key for a caller that cannot check windows: fail closed).
 On the ``verify bundle`` path (docs/adr/0003-cold-start.md): no pathlib, no dataclasses.
 """
 
@@ -82,10 +77,12 @@ def parse_key_bytes(data: bytes, *, source: str, windows: bool = False) -> Trust
     honours a JSON document's validity window (else a windowed key is ``key.window_unsupported``).
 
     Raises:
-        See the module docstring.
+        ``key.unrecognized``: in no form, too large for a key file, or a bad JSON field.
+        ``key.*``, ``json.*``, ``manifest.publisher_document_invalid``: the key or its document.
+        ``key.window_invalid``, ``key.window_unsupported``: as :func:`key_from_document`.
     """
     if len(data) > MAX_KEY_FILE_BYTES:
-        raise errors.KeyMaterialError("key.unrecognized", f"{source}: too large for a key file")
+        raise _unrecognized(f"{source}: too large for a key file")
     text = data.strip()
     if text.startswith(b"{"):
         try:
@@ -123,14 +120,14 @@ def key_from_base64(text: str) -> Ed25519PublicKey:
 def key_from_document(
     document: Mapping[str, Any], *, source: str | None = None, windows: bool = False
 ) -> Ed25519PublicKey:
-    """The key of a JSON key document (module docstring); a windowed one only when the caller
+    """The key of a JSON key document (docs/formats.md §3); a windowed one only when the caller
     honours ``windows``.
 
     Raises:
-        ``key.unrecognized``: no string ``public_key_base64``, another ``algorithm``, a malformed
-            ``key_id``.
-        ``manifest.publisher_document_invalid``: a malformed ``publisher_id``,
-            ``publisher_key_id`` or ``manifest_url``.
+        ``key.unrecognized``: no string ``public_key_base64``, an ``algorithm`` not ``"Ed25519"``,
+            a ``key_id`` that is not a non-empty string.
+        ``manifest.publisher_document_invalid``: a ``publisher_id`` or ``publisher_key_id`` not a
+            non-empty string, a ``manifest_url`` neither a string nor null.
         ``key.window_invalid``, ``key.window_unsupported``: a malformed window, or one the
             caller cannot honour.
         ``key.*``: the key itself.
@@ -138,21 +135,15 @@ def key_from_document(
     where = f"{source}: " if source else ""
     value = document.get("public_key_base64")
     if not isinstance(value, str):
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{where}JSON document has no string public_key_base64"
-        )
+        raise _unrecognized(f"{where}JSON document has no string public_key_base64")
     key = _named(source, Ed25519PublicKey.from_b64, value)
     algorithm = document.get("algorithm", "Ed25519")
     if algorithm != "Ed25519":
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{where}algorithm is {algorithm!r}, not 'Ed25519'"
-        )
-    if "key_id" in document and not _non_empty_string(document["key_id"]):
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{where}key_id must be a non-empty string"
-        )
+        raise _unrecognized(f"{where}algorithm is {algorithm!r}, not 'Ed25519'")
+    if "key_id" in document and not (isinstance(document["key_id"], str) and document["key_id"]):
+        raise _unrecognized(f"{where}key_id must be a non-empty string")
     for field in _PUBLISHER_ID_FIELDS:
-        if field in document and not _non_empty_string(document[field]):
+        if field in document and not (isinstance(document[field], str) and document[field]):
             raise errors.ContractError(
                 "manifest.publisher_document_invalid",
                 f"{where}publisher document: {field} must be a non-empty string",
@@ -173,8 +164,8 @@ def key_from_document(
     return key
 
 
-def _non_empty_string(value: object) -> bool:
-    return isinstance(value, str) and bool(value)
+def _unrecognized(message: str) -> errors.KeyMaterialError:
+    return errors.KeyMaterialError("key.unrecognized", message)
 
 
 def _key_from_pem(text: bytes, source: str) -> Ed25519PublicKey:
@@ -184,31 +175,25 @@ def _key_from_pem(text: bytes, source: str) -> Ed25519PublicKey:
     kind = label.group(1).decode("ascii") if label else ""
     if kind != "PUBLIC KEY":
         hint = " (give the public key, never the private one)" if "PRIVATE" in kind else ""
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{source}: a PEM {kind or 'block'}, not a PUBLIC KEY{hint}"
-        )
+        raise _unrecognized(f"{source}: a PEM {kind or 'block'}, not a PUBLIC KEY{hint}")
     body = lines[1:-1]
     if (
         len(lines) < 3
         or lines[-1] != b"-----END PUBLIC KEY-----"
         or any(line.startswith(b"-----") for line in body)
     ):
-        raise errors.KeyMaterialError(
-            "key.unrecognized",
-            f"{source}: not exactly one PEM PUBLIC KEY block and nothing else (RFC 7468)",
+        raise _unrecognized(
+            f"{source}: not exactly one PEM PUBLIC KEY block and nothing else (RFC 7468)"
         )
     try:
         der = b64decode_strict(b"".join(body))
     except ValueError as e:
-        raise errors.KeyMaterialError(
-            "key.unrecognized", f"{source}: unreadable PEM public key: {e}"
-        ) from None
+        raise _unrecognized(f"{source}: unreadable PEM public key: {e}") from None
     if len(der) != len(_SPKI_ED25519_PREFIX) + ED25519_KEY_BYTES or not der.startswith(
         _SPKI_ED25519_PREFIX
     ):
-        raise errors.KeyMaterialError(
-            "key.unrecognized",
-            f"{source}: not an Ed25519 public key (RFC 8410 §4 SubjectPublicKeyInfo)",
+        raise _unrecognized(
+            f"{source}: not an Ed25519 public key (RFC 8410 §4 SubjectPublicKeyInfo)"
         )
     return _named(source, Ed25519PublicKey, der[len(_SPKI_ED25519_PREFIX) :])
 

@@ -5,25 +5,13 @@
 ...     parse_rfc3339("2026-01-01T00:30:00Z"))
 (True, False)
 
-A log that rotates its key (docs/adr/0011-log-key-rotation.md) closes the old key's window at the
-rotation time T and opens the new key's at T. A trusted key document
-(:mod:`affidavit.verify.crypto.trusted_keys`) may carry that window::
-
-    {"public_key_base64": "...", "valid_from": "2026-01-01T00:00:00Z",
-     "valid_until": "2026-07-01T00:00:00+02:00"}
-
-- The window is **half-open**, ``valid_from <= t < valid_until``: a head dated T belongs to the
-  new key only. An absent or ``null`` bound is unbounded; a key with neither has no window.
-- Each bound is an RFC 3339 §5.6 ``date-time`` with a **mandatory** offset, parsed strictly (no
-  leap second ``:60``, which Python cannot represent) and compared as an instant. A fraction
-  beyond six digits rounds *up* to the microsecond, exact for times on the microsecond grid:
-  ``t < x`` exactly when ``t < ceil(x)``.
-- An empty window (``valid_from >= valid_until``) is refused as a typo.
-
-A signed tree head (docs/formats.md §4) verified by a windowed key must be dated inside a window
-(``treehead.key_outside_window``, exit 1). A C2SP checkpoint carries no time, and a verifier key
-has no fields, so no checkpoint is accepted under a windowed key. Malformed window fields are
-``key.window_invalid`` (exit 2). On the ``verify bundle`` path (docs/adr/0003-cold-start.md).
+A trusted key document (:mod:`affidavit.verify.crypto.trusted_keys`) may bound its key with
+``valid_from``/``valid_until`` (docs/formats.md §4 "Key validity windows", docs/adr/0011): a
+half-open window, each bound an RFC 3339 ``date-time`` with a mandatory offset, compared as an
+instant. A fraction beyond six digits rounds *up* to the microsecond, exact for times on the
+microsecond grid: ``t < x`` exactly when ``t < ceil(x)``. A malformed or empty window is
+``key.window_invalid`` (exit 2); a tree head dated outside every window of the key that verified
+it, ``treehead.key_outside_window`` (exit 1). On the ``verify bundle`` path (docs/adr/0003).
 """
 
 from __future__ import annotations

@@ -5,10 +5,8 @@
 >>> jcs(loads(b'{"b": 1.0, "a": "x"}'))
 b'{"a":"x","b":1}'
 
-:mod:`.strict` is the one loader of untrusted documents (duplicate keys, lone surrogates, depth
-and size caps refused); :mod:`.canonical` writes the three canonical encodings (RFC 8785 JCS and
-the AiGentsy ``py-compact``/``py-spaced`` forms), one plain encoder each; :mod:`.forms` defines the
-textual forms of hashes and times once for every layer.
+:mod:`.strict` is the one loader of untrusted documents, :mod:`.canonical` writes the three
+canonical encodings, :mod:`.forms` the textual forms of hashes and times.
 
 This room is internal (docs/adr/0003-cold-start.md, "Amendment (issue 32)"): callers import a
 name from the module that defines it; the library's public names are :mod:`affidavit.verify`'s.

@@ -8,21 +8,12 @@ b'{"a":"\\u00e9","b":1.0}'
 >>> py_spaced({"b": [1, 2]})
 b'{"b": [1, 2]}'
 
-One plain encoder per form, standard-library public API only (docs/adr/0021-plain-encoders.md):
-
-``jcs``
-    RFC 8785, written by :func:`_jcs_text` below: UTF-8, object keys sorted by UTF-16 code units
-    (§3.2.3), numbers in the ES6 ``Number.prototype.toString`` form (§3.2.2.3, :func:`es6_number`),
-    minimal string escapes (§3.2.2.2). Integers outside +-(2^53-1) are refused
-    (``canonical.unsafe_integer``, I-JSON RFC 7493 §2.2) rather than rounded. Byte-identical to
-    ``rfc8785.dumps`` on everything both accept (tests/verify/json/test_canonical.py).
-``py-compact``
-    ``json.dumps(obj, sort_keys=True, separators=(",", ":"))``: ASCII-only, floats as ``repr``.
-``py-spaced``
-    The same with the default separators ``", "`` and ``": "``.
-
-The py-* forms (AiGentsy's) are *defined* as what ``json.dumps`` writes, so ``json.JSONEncoder``
-with those arguments is their encoder.
+One plain encoder per form, standard-library public API only (docs/adr/0021-plain-encoders.md).
+``jcs`` is RFC 8785, byte-identical to ``rfc8785.dumps`` on everything both accept; an integer
+outside +-(2^53-1) is ``canonical.unsafe_integer`` (I-JSON, RFC 7493 §2.2), never rounded. The
+py-* forms (AiGentsy's) are *defined* as what ``json.dumps(obj, sort_keys=True)`` writes, with
+``separators=(",", ":")`` (``py-compact``) or the default ones (``py-spaced``), so a
+``json.JSONEncoder`` with those arguments is their encoder.
 """
 
 from __future__ import annotations
@@ -52,9 +43,6 @@ Form = Literal["jcs", "py-compact", "py-spaced"]
 FORMS: Final[tuple[Form, ...]] = ("jcs", "py-compact", "py-spaced")
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1  # RFC 8785 §3.2.2.3 via I-JSON (RFC 7493 §2.2)
-
-
-# -- jcs: RFC 8785 ---------------------------------------------------------------------------
 
 
 def jcs(value: Any) -> bytes:
@@ -120,8 +108,9 @@ def _jcs_text(value: Any) -> str:
     if kind is str:
         return _jcs_string(value)
     if kind is dict:
-        # §3.2.3: members sorted by their names' UTF-16 code units, compared as unsigned numbers.
-        names = sorted(value, key=_utf16_code_units)
+        # §3.2.3: members sorted by their names' UTF-16 code units, compared as unsigned numbers
+        # (as big-endian UTF-16 bytes compare).
+        names = sorted(value, key=lambda name: name.encode("utf-16-be", "surrogatepass"))
         return "{" + ",".join(_jcs_string(k) + ":" + _jcs_text(value[k]) for k in names) + "}"
     if kind is list or kind is tuple:
         return "[" + ",".join(map(_jcs_text, value)) + "]"  # an array, in order
@@ -134,11 +123,6 @@ def _jcs_text(value: Any) -> str:
     if kind is int:
         return str(value)  # a safe integer: the ES6 form of the same double (§3.2.2.3)
     return es6_number(value)  # a finite float (§3.2.2.3)
-
-
-def _utf16_code_units(key: str) -> bytes:
-    """RFC 8785 §3.2.3 sort key: big-endian UTF-16 bytes compare as the code units do."""
-    return key.encode("utf-16-be", "surrogatepass")
 
 
 # RFC 8785 §3.2.2.2: '"' and '\' escaped; U+0000..U+001F as \b \t \n \f \r where those exist,
@@ -177,15 +161,12 @@ def es6_number(value: float) -> str:
     if value == 0:
         return "0"  # both +0 and -0 (ES6 §7.1.12.1 step 2)
     text = repr(value)
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
+    sign, text = ("-", text[1:]) if text[0] == "-" else ("", text)
     mantissa, _, exponent_text = text.partition("e")
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
-    exponent = int(exponent_text or "0") - len(fraction)
     stripped = digits.rstrip("0")
-    exponent += len(digits) - len(stripped)
+    exponent = int(exponent_text or "0") - len(fraction) + len(digits) - len(stripped)
     digits = stripped
     k = len(digits)
     n = k + exponent  # value = 0.d1d2..dk x 10^n (ES6 §7.1.12.1 step 5)
@@ -214,11 +195,7 @@ def es6_repr(value: float) -> str | None:
     return text
 
 
-# -- py-compact and py-spaced: the AiGentsy forms -------------------------------------------
-
-
 def _python_encoder(separators: tuple[str, str]) -> json.JSONEncoder:
-    """What ``json.dumps(value, sort_keys=True, separators=separators)`` writes."""
     return json.JSONEncoder(
         sort_keys=True,
         separators=separators,
@@ -265,8 +242,6 @@ def _python_form(encoder: json.JSONEncoder, value: Any) -> bytes:
         ) from e
     return text.encode("ascii")
 
-
-# -- by name ----------------------------------------------------------------------------------
 
 _ENCODERS: Final = {"jcs": jcs, "py-compact": py_compact, "py-spaced": py_spaced}
 

@@ -10,14 +10,10 @@ datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
 >>> parse_utc("2026-1-2T03:04:05Z") is None
 True
 
-- **hex64**: a SHA-256 digest as 64 lowercase hex characters (docs/formats.md, ``H(x)``).
-  :data:`HEX64` is anchored (``\\A...\\Z``: no trailing newline gets through);
-  :data:`HEX64_PATTERN` is the bare fragment.
-- **UTC timestamp**: ``YYYY-MM-DDTHH:MM:SSZ`` (docs/formats.md §4), every time Affidavit writes;
-  ``fraction=True`` also reads one to six fraction digits (RFC 3161 genTime, freshness times).
-
-Parsing is strict: ASCII digits, zero-padded, zone ``Z``, a real calendar date. On the ``verify
-bundle`` path (docs/adr/0003-cold-start.md): :mod:`datetime` is imported only when needed.
+A hex64 is a SHA-256 digest as 64 lowercase hex characters (docs/formats.md, ``H(x)``); a UTC
+timestamp is ``YYYY-MM-DDTHH:MM:SSZ`` (§4), with ``fraction=True`` also one to six fraction digits
+(RFC 3161 genTime, freshness times). Parsing is strict: ASCII digits, zero-padded, zone ``Z``, a
+real calendar date. On the ``verify bundle`` path (docs/adr/0003): :mod:`datetime` loads lazily.
 """
 
 from __future__ import annotations

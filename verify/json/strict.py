@@ -4,23 +4,11 @@
 >>> loads(b'{"a": [1, 2.5, "x"]}')
 {'a': [1, 2.5, 'x']}
 
-A document is rejected, with a distinct :mod:`~affidavit.verify.errors` code and a 1-based
-line and column, when it has any of (docs/formats.md §1 "Strict input"):
-
-* a byte-order mark (``json.bom``) or bytes that are not UTF-8 (``json.invalid_utf8``);
-* more than ``max_bytes`` bytes (``json.too_large``; default 64 MiB), checked before decoding;
-* more than ``max_items`` items (``json.too_many_items``; default 1,000,000): every value and
-  key, counted before the document is built;
-* nesting deeper than ``max_depth`` (``json.too_deep``; default 128), found by the same linear
-  pre-scan, so deep input never reaches the recursive parser;
-* a repeated key in one object (``json.duplicate_key``): the document could be read two ways;
-* ``NaN``/``Infinity`` literals or a number that overflows a double (``json.non_finite``);
-* an integer literal longer than ``MAX_INT_DIGITS`` digits (``json.number_too_large``; conversion
-  is quadratic), a cap of ours so the verdict never depends on ``int_max_str_digits``;
-* an unpaired UTF-16 surrogate, raw or ``\\ud800``-escaped (``json.lone_surrogate``);
-* anything after the value but whitespace (``json.trailing_data``), or bad syntax (``json.syntax``).
-
-The parser is the standard library's C scanner with hooks, after the size check.
+Each refusal has its own ``json.*`` code and a 1-based line and column (the table of
+docs/formats.md §1 "Strict input"). Size is checked before decoding, depth and item count by one
+linear pre-scan (deep input never reaches the recursive parser), then the standard library's C
+scanner parses with hooks; :data:`MAX_INT_DIGITS` is our cap, so the verdict never depends on the
+interpreter's ``int_max_str_digits``.
 """
 
 from __future__ import annotations
@@ -85,7 +73,7 @@ def loads(
     """Parse one strict JSON document (``str`` is re-encoded as UTF-8) into plain Python values.
 
     Raises:
-        ``json.*``: each refusal with its own code (module docstring).
+        ``json.*``: each refusal with its own code (docs/formats.md §1).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
@@ -110,17 +98,17 @@ def loads(
     try:
         value = _decode(text)
     except _DuplicateKey as e:
-        _raise_duplicate(text, e.key)
+        _raise_duplicate(text, e.args[0])
     except _NonFinite as e:
-        _raise_non_finite(text, e.literal)
+        literal = e.args[0]
+        _raise_at(text, text.find(literal), "json.non_finite", f"non-finite number {literal}")
     except _IntegerTooLong:
         _raise_integer_too_long(text)
     except json.JSONDecodeError as e:
+        code, message = "json.syntax", e.msg
         if e.msg == "Extra data":
-            raise errors.ParseError(
-                "json.trailing_data", "data after the JSON value", line=e.lineno, column=e.colno
-            ) from None
-        raise errors.ParseError("json.syntax", e.msg, line=e.lineno, column=e.colno) from None
+            code, message = "json.trailing_data", "data after the JSON value"
+        raise errors.ParseError(code, message, line=e.lineno, column=e.colno) from None
     except RecursionError:  # pragma: no cover - the depth pre-scan makes this unreachable
         raise errors.ParseError("json.too_deep", "nesting too deep") from None
     # An escaped surrogate needs a backslash: a memchr-speed test skips the search (issue 34).
@@ -164,18 +152,13 @@ def load_object(
     return value
 
 
-# ------------------------------------------------------------------------------------------
-# Hooks. Exceptions raised inside the C scanner's hooks propagate out of decode() unchanged.
-
-
+# The hooks: what they raise propagates out of the C scanner's decode() unchanged.
 class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
+    """``args[0]``: the key."""
 
 
 class _NonFinite(Exception):
-    def __init__(self, literal: str) -> None:
-        self.literal = literal
+    """``args[0]``: the literal."""
 
 
 def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -218,10 +201,6 @@ _hooked = partial(json.JSONDecoder, object_pairs_hook=_object_pairs, strict=True
                   parse_constant=_reject_constant, parse_float=_parse_float)  # fmt: skip
 _DECODER: Final = _hooked()
 _CHECKED_DECODER: Final = _hooked(parse_int=_parse_int)
-
-
-# ------------------------------------------------------------------------------------------
-# Checks and error locations.
 
 
 def _check_depth(raw: bytes, max_depth: int, max_items: int) -> None:
@@ -270,39 +249,25 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def _raise_at(text: str, at: int, code: str, message: str, **details: object) -> NoReturn:
+    """Raise ``code`` at character ``at`` of ``text`` (line and column 0 when ``at`` is -1)."""
+    line, column = _position_of_char(text, at) if at >= 0 else (0, 0)
+    raise errors.ParseError(code, message, line=line, column=column, details=details)
+
+
 def _raise_lone_surrogate(text: str) -> NoReturn:
     lone = next((m for m in _ESCAPE.finditer(text) if m["lone"]), None)
     if lone is None:  # pragma: no cover - the parsed value holds one, so the text does
-        raise errors.ParseError("json.lone_surrogate", "unpaired surrogate")
-    line, column = _position_of_char(text, lone.start())
-    raise errors.ParseError(
-        "json.lone_surrogate",
-        f"unpaired surrogate \\u{lone['lone'].lower()}",
-        line=line,
-        column=column,
-    )
+        _raise_at(text, -1, "json.lone_surrogate", "unpaired surrogate")
+    message = f"unpaired surrogate \\u{lone['lone'].lower()}"
+    _raise_at(text, lone.start(), "json.lone_surrogate", message)
 
 
 def _raise_duplicate(text: str, key: str) -> NoReturn:
     needle = json.dumps(key)
     first = text.find(needle)
     second = text.find(needle, first + 1) if first >= 0 else -1
-    line, column = _position_of_char(text, second) if second >= 0 else (0, 0)
-    raise errors.ParseError(
-        "json.duplicate_key",
-        f"duplicate key {needle}",
-        line=line,
-        column=column,
-        details={"key": key},
-    )
-
-
-def _raise_non_finite(text: str, literal: str) -> NoReturn:
-    at = text.find(literal)
-    line, column = _position_of_char(text, at) if at >= 0 else (0, 0)
-    raise errors.ParseError(
-        "json.non_finite", f"non-finite number {literal}", line=line, column=column
-    )
+    _raise_at(text, second, "json.duplicate_key", f"duplicate key {needle}", key=key)
 
 
 def _raise_integer_too_long(text: str) -> NoReturn:
@@ -310,20 +275,15 @@ def _raise_integer_too_long(text: str) -> NoReturn:
     # plain integer token outside strings over it is the one the hook refused (document order).
     interpreter = sys.get_int_max_str_digits()
     limit = MAX_INT_DIGITS if interpreter == 0 else min(interpreter, MAX_INT_DIGITS)
-    line, column = 0, 0
+    at = -1
     for match in _STRING_OR_NUMBER.finditer(text):
         token = match.group()
         digits = token.removeprefix("-")
         if token[0] != '"' and digits.isdigit() and len(digits) > limit:
-            line, column = _position_of_char(text, match.start())
+            at = match.start()
             break
-    raise errors.ParseError(
-        "json.number_too_large",
-        f"integer literal longer than {limit} digits",
-        line=line,
-        column=column,
-        details={"limit": limit},
-    )
+    message = f"integer literal longer than {limit} digits"
+    _raise_at(text, at, "json.number_too_large", message, limit=limit)
 
 
 def _position_of_char(text: str, index: int) -> tuple[int, int]:

@@ -1,20 +1,10 @@
 """C2SP tlog-cosignature: what a witness signs over a checkpoint, and checking it offline.
 
-A cosignature is a signed-note signature line (https://c2sp.org/signed-note) on a checkpoint
-whose signature bytes are a ``timestamped_signature``: a big-endian u64 POSIX time, then an Ed25519
-(64 bytes) or ML-DSA-44 (2,420 bytes) signature (tlog-cosignature, "Format"). Two kinds:
-
-- **Ed25519, ``cosignature/v1``**: key ID ``SHA-256(name || 0x0A || 0x04 || key)[:4]``; the signed
-  message is ``cosignature/v1\\n``, ``time <T>\\n`` and the whole checkpoint text (extension lines
-  included) (tlog-cosignature, "Ed25519 signed message").
-- **ML-DSA-44, ``subtree/v1``**: key ID with type byte 0x06 over the 1,312-byte key; the signed
-  message is the ``cosigned_message`` structure (label ``subtree/v1\\n\\0``, the cosigner name and
-  the log origin as 1-byte-length strings, u64 timestamp, start 0, end = tree size, the root hash);
-  extension lines are not covered (tlog-cosignature, "ML-DSA-44 signed message"). Available when
-  the installed ``cryptography`` has ML-DSA (it is imported only when such a key is read).
-
-Lines from cosigners the caller did not name are ignored (tlog-witness: "MUST ignore any
-cosignatures from unknown keys"); a named cosigner's line that does not verify rejects the note
+A cosignature is a signed-note signature line whose bytes are a big-endian u64 POSIX time and an
+Ed25519 (``cosignature/v1``, key type 0x04) or ML-DSA-44 (``subtree/v1``, 0x06) signature; key IDs
+and signed messages are docs/formats.md §6 "Cosignatures". ML-DSA-44 needs a ``cryptography``
+that has it, imported only when such a key is read. Lines from cosigners the caller did not name
+are ignored (tlog-witness); a named cosigner's line that does not verify rejects the note
 (``tlog.cosignature_bad``). The log's own signature is
 :func:`affidavit.verify.crypto.checkpoint.verify_checkpoint`'s.
 """
@@ -117,8 +107,7 @@ def parse_cosigner_vkey(vkey: str) -> Cosigner:
     """Parse a cosigner verifier key: ``name+hexkeyid+base64(type || key)``, type 0x04 or 0x06.
 
     Raises:
-        ``tlog.cosigner_key_malformed``: wrong shape, a type other than 0x04/0x06, a key of the
-            wrong length, or a key ID that does not match.
+        ``tlog.cosigner_key_malformed``: wrong shape, type, key length or key ID.
         ``tlog.cosigner_unsupported``: an ML-DSA-44 key where ``cryptography`` lacks ML-DSA.
         ``key.*``: the Ed25519 key is not a canonical, non-weak point.
     """
@@ -182,8 +171,7 @@ def cosignature_line(cosigner: Cosigner, timestamp: int, signature: bytes) -> st
     """``— <name> base64(key ID || u64 timestamp || signature)`` plus newline.
 
     Raises:
-        ``usage.invalid``: the signature has the wrong length for the cosigner's algorithm, or
-            the timestamp is out of range.
+        ``usage.invalid``: a signature of the wrong length, or a timestamp out of range.
     """
     _check_timestamp(timestamp)
     if len(signature) != _SIGNATURE_BYTES[cosigner.algorithm]:
@@ -196,13 +184,13 @@ def cosignature_line(cosigner: Cosigner, timestamp: int, signature: bytes) -> st
 def verify_cosignatures(
     note: str | bytes, cosigners: Iterable[Cosigner]
 ) -> tuple[VerifiedCosignature, ...]:
-    """The cosignatures on ``note`` from the named ``cosigners``, each verified, in note order
-    (possibly none: enough is the policy's question); other lines are ignored.
+    """The verified cosignatures on ``note`` by the named ``cosigners`` (others ignored), in note
+    order; possibly none: enough is the policy's question.
 
     Raises:
         ``checkpoint.malformed``: the note or its checkpoint body is malformed.
-        ``tlog.cosignature_malformed``: a named cosigner's line is not a timestamped signature of
-            its algorithm's length, its timestamp exceeds 2^63 - 1, or it cosigns twice.
+        ``tlog.cosignature_malformed``: a line of the wrong length, a timestamp over 2^63 - 1,
+            or a named cosigner cosigning twice.
         ``tlog.cosignature_bad``: a named cosigner's cosignature does not verify.
     """
     trusted = {(c.name, c.key_id): c for c in cosigners}

@@ -7,12 +7,10 @@ tiles is :mod:`affidavit.verify.tlog.tiles`.
 >>> tile_path(0, 1234067), parse_tile_path("tile/entries/x001/x234/067.p/8")
 ('tile/0/x001/x234/067', TileRef(level=0, index=1234067, width=8, entries=True))
 
-The layout (tlog-tiles, "Merkle Tree"): the tile at level ``L``, index ``N`` holds up to 256
-consecutive hashes of tree level ``8·L``: ``MTH(D[(N·256 + i)·256^L : (N·256 + i + 1)·256^L])``.
-A *full* tile has 256 hashes (8,192 bytes); the rightmost tile of each level of a tree of size
-``s`` is *partial*, ``floor(s / 256^L) mod 256`` hashes wide, served at ``.p/<W>``. Entry bundles
-(``tile/entries/...``, "Log entries") hold the leaves of the level-0 tile of the same index, each
-prefixed by its length as a big-endian uint16.
+Tile ``(L, N)`` holds up to 256 consecutive hashes of tree level ``8·L``; the rightmost tile of
+each level is *partial* (``.p/<W>``); entry bundles hold the leaves of the level-0 tile of the
+same index, each prefixed by its length as a big-endian uint16 (tlog-tiles, "Merkle Tree", "Log
+entries").
 """
 
 from __future__ import annotations
@@ -79,19 +77,17 @@ class TileRef:
 
     @property
     def partial(self) -> bool:
-        """Whether this is a partial tile (``.p/<W>``)."""
         return self.width < TILE_WIDTH
 
     @property
     def path(self) -> str:
         """The resource path, e.g. ``tile/0/x001/x234/067.p/8`` (tlog-tiles)."""
-        if self.entries:
-            return bundle_path(self.index, self.width)
-        return tile_path(self.level, self.index, self.width)
+        kind = "entries" if self.entries else self.level
+        suffix = "" if self.width == TILE_WIDTH else f".p/{self.width}"
+        return f"tile/{kind}/{_encode_index(self.index)}{suffix}"
 
     @property
     def full(self) -> TileRef:
-        """The full tile (or bundle) of the same level and index."""
         return TileRef(self.level, self.index, TILE_WIDTH, self.entries)
 
     @property
@@ -115,10 +111,6 @@ def _encode_index(index: int) -> str:
     return "/".join(reversed(groups))
 
 
-def _suffix(width: int) -> str:
-    return "" if width == TILE_WIDTH else f".p/{width}"
-
-
 def tile_path(level: int, index: int, width: int = TILE_WIDTH) -> str:
     """``tile/<L>/<N>[.p/<W>]`` (tlog-tiles, "Merkle Tree").
 
@@ -128,8 +120,7 @@ def tile_path(level: int, index: int, width: int = TILE_WIDTH) -> str:
     Raises:
         ``usage.invalid``: the level, index or width is out of range.
     """
-    TileRef(level, index, width)  # validates
-    return f"tile/{level}/{_encode_index(index)}{_suffix(width)}"
+    return TileRef(level, index, width).path
 
 
 def bundle_path(index: int, width: int = TILE_WIDTH) -> str:
@@ -138,8 +129,7 @@ def bundle_path(index: int, width: int = TILE_WIDTH) -> str:
     Raises:
         ``usage.invalid``: the index or width is out of range.
     """
-    TileRef(0, index, width, entries=True)  # validates
-    return f"tile/entries/{_encode_index(index)}{_suffix(width)}"
+    return TileRef(0, index, width, entries=True).path
 
 
 def parse_tile_path(path: str) -> TileRef:
@@ -171,8 +161,8 @@ def _check_sizes(size: int, since: int) -> None:
 
 
 def tiles_for_size(size: int, *, since: int = 0) -> list[TileRef]:
-    """The tiles of a tree of ``size`` leaves, level by level, full ones then the partial one;
-    with ``since``, only those a tree of ``since`` leaves lacks (tlog-tiles, "Partial Tiles").
+    """The tiles of a tree of ``size`` leaves (only those one of ``since`` lacks), level by level,
+    full ones then the partial one (tlog-tiles, "Partial Tiles").
 
     Raises:
         ``usage.invalid``: not ``0 <= since <= size < 2^64``.

@@ -1,32 +1,19 @@
-"""A monitor of a tiled log: check each new checkpoint against the tree it trusted last.
+"""A monitor of a tiled log: check each new checkpoint against the tree it trusted last
+(docs/transparency.md "Monitoring").
 
-One round (:func:`check_round`) checks the checkpoint the log serves now against the state kept
-from the last round:
+One round (:func:`check_round`) checks that the checkpoint the log serves now (1) verifies under
+the trusted log key, or one that key handed over to (7), and under the tlog-policy when given;
+(2) is for the state's log (``tlog.monitor_state_invalid``); (3) is not smaller than the trusted
+one (``tlog.rollback``); (4) has every tile read bound to its root
+(:class:`~affidavit.verify.tlog.tiles.TiledTree`, ``tlog.tile_mismatch``); (5) gives, from those
+tiles, the trusted root at the trusted size (``tlog.fork``); (6) optionally, has every new entry
+hash to its bound level-0 hash; (7) follows a key rotation (docs/adr/0011) only when the trusted
+key did not sign it and the log's :data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH` chain
+reaches a key that did (``tlog.rotation_unproven``), each handed-over tree extended.
 
-1. it verifies under the trusted log key, or a key that key handed over to (step 7), and under
-   the tlog-policy when one is given (``checkpoint.*``, ``tlog.*``);
-2. it is for the state's log (origin; ``tlog.monitor_state_invalid``);
-3. it is not smaller than the trusted one (``tlog.rollback``);
-4. every tile read is bound to its root (:class:`~affidavit.verify.tlog.tiles.TiledTree`;
-   ``tlog.tile_mismatch``);
-5. those tiles give the trusted root at the trusted size (RFC 9162 §2.1.4 consistency from the
-   tiles; ``tlog.fork``), so a split view fails for whichever monitor saw the other branch;
-6. optionally, every new entry hashes to its bound level-0 hash;
-7. a key rotation (docs/adr/0011) is followed only when the checkpoint lacks the trusted key's
-   signature and the log's :data:`~affidavit.verify.tlog.rotation.ROTATIONS_PATH` chain, each
-   statement signed by the key before and its own, reaches a key that signed it
-   (``tlog.rotation_unproven``); each handed-over tree must be extended (``tlog.rollback``,
-   ``tlog.fork``).
-
-The state is returned for the caller to keep; this module does no I/O (docs/adr/0002). The state
-file is strict JSON (``v1``, with one ``vkey`` instead of ``vkeys`` and ``rotations``, is still
-read)::
-
-    {"format": "affidavit.tlog-monitor/v2", "origin": "...", "vkeys": ["name+id+key", ...],
-     "rotations": ["<statement>", ...], "tree_size": 1234, "root_hash": "<base64>",
-     "checkpoint": "<the note trusted last>"}
-
-The trusted note is kept whole: with the new note, it is the evidence of a fork.
+The state (docs/formats.md §6 "Monitor state"; ``v1`` is still read) is returned for the caller
+to keep, the trusted note whole: with the new note, it is the evidence of a fork. No I/O here
+(docs/adr/0002).
 """
 
 from __future__ import annotations
@@ -97,15 +84,14 @@ class MonitorState:
 
 
 def parse_state(data: bytes, *, vkey: str) -> MonitorState:
-    """Read a state file (v2, or v1) for the log whose verifier key is ``vkey`` (its name must be
-    the origin; :func:`check_round` checks the key itself).
+    """Read a state file (v2 or v1) of the log named by verifier key ``vkey`` (:func:`check_round`
+    checks the key itself).
 
     Raises:
         ``json.*``: not strict JSON.
         ``key.*``: ``vkey`` is not a note verifier key.
-        ``tlog.monitor_state_invalid``: a field is missing or malformed, the note is not the
-            state's checkpoint, a rotation does not verify or does not join its two keys, or the
-            state is for another log.
+        ``tlog.monitor_state_invalid``: a missing or malformed field, a note not the state's
+            checkpoint, a rotation that does not verify or join its keys, another log's state.
     """
     name = parse_verifier_key(vkey).name
     document = load_object(data, max_bytes=MAX_STATE_BYTES)
@@ -203,18 +189,15 @@ def check_round(
     entries: bool = False,
     source: str | None = None,
 ) -> tuple[Result, MonitorState]:
-    """Check the log's current checkpoint ``note`` against ``previous`` (module docstring);
-    return the ``monitor`` result and the state to keep. On the first round (``previous`` None)
-    ``vkey`` is trusted; later, it must be in the state's key history or reached by a rotation.
+    """Check the log's checkpoint ``note`` against ``previous`` (None: trust ``vkey``; else
+    ``vkey`` must be in its key history or reached by a rotation); the result and state to keep.
 
     Raises:
         ``key.*``: ``vkey`` is not a note verifier key.
         ``checkpoint.*``: the note is malformed or its log signature does not verify.
-        ``tlog.rotation_unproven``: the checkpoint is not signed by the trusted key, and the log's
-            rotation statements do not prove a handover to a key that signed it.
+        ``tlog.rotation_unproven``: no trusted key signed it, nor one a proven rotation reaches.
         ``tlog.log_untrusted``, ``tlog.quorum_not_met``, ``tlog.cosignature_*``: under ``policy``.
-        ``tlog.monitor_state_invalid``: ``previous`` is for another origin, or ``vkey`` is not
-            one of its keys.
+        ``tlog.monitor_state_invalid``: ``previous`` is another origin's, or without ``vkey``.
         ``tlog.rollback``, ``tlog.fork``: the new tree does not extend the trusted one (or the
             tree a followed rotation handed over).
         ``tlog.tile_*``: a tile is missing or malformed, or a tile does not hash to the root.

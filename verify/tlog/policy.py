@@ -4,32 +4,11 @@
 >>> policy.quorum, policy.quorum_met([]), policy.describe()
 ('none', True, 'none (no cosignature needed)')
 
-A policy file (https://c2sp.org/tlog-policy) is read strictly, line by line:
-
-- octets 0x09, 0x0A, 0x20-0x7E and 0x80-0xFF only ("Character set"); every line ends in a newline,
-  the last one included; items are separated by runs of ASCII spaces and tabs *only*; blank lines
-  and lines whose first item starts with ``#`` are ignored ("Structure");
-- ``log <vkey> [<url>]``: a signed-note Ed25519 verifier key (type 0x01,
-  :func:`~affidavit.verify.crypto.checkpoint.parse_verifier_key`); its key name is the log's
-  origin ("Defining a log");
-- ``witness <name> <vkey> [<url>]``: a cosigner key, Ed25519 (0x04) or ML-DSA-44 (0x06)
-  (:func:`~affidavit.verify.tlog.cosignature.parse_cosigner_vkey`; "Defining a witness");
-- ``group <name> all|any|<k> <name>...``: at least k of the n members witnessed, 1 <= k <= n, each
-  member defined on an earlier line ("Defining a witness group");
-- exactly one ``quorum <name>|none``, naming a witness or group of an earlier line ("Defining the
-  quorum").
-
-Refused as ``tlog.policy_malformed``, with the line number: an unknown line type, a wrong number
-of items, a malformed key, a name defined twice (witnesses and groups share one namespace; ``none``
-is reserved), a member that is ``none`` or not yet defined, a name listed as a member twice in the
-whole file ("Each defined name can be listed as a group member at most once"), two logs or two
-witnesses with one public key ("Public key representation"), two witness keys with one key name
-and key ID (their cosignatures could not be told apart), a missing or second quorum line. Names are
+A policy file (https://c2sp.org/tlog-policy) is read strictly, line by line, with the rules and
+limits docs/transparency.md "Policy files" lists: ``log``, ``witness`` and ``group`` lines, then
+exactly one ``quorum``; anything else is ``tlog.policy_malformed`` with the line number. Names are
 opaque octets (decoded with ``surrogateescape``; :func:`display_name` shows one); a vkey must be
-UTF-8. Limits ("Implementation limits", at least 32 each): 128 logs, witnesses and groups, and
-:data:`MAX_POLICY_BYTES` (256 KiB fits 128 ML-DSA-44 witness lines of about 1.8 KB).
-
-:func:`verify_checkpoint_under_policy` applies a policy to a checkpoint note (tlog-proof
+UTF-8. :func:`verify_checkpoint_under_policy` applies a policy to a checkpoint note (tlog-proof
 verification steps 2 and 3). Not on the ``verify bundle`` path (docs/adr/0003-cold-start.md).
 """
 
@@ -153,12 +132,7 @@ class Policy:
 
     @property
     def cosigners(self) -> tuple[Cosigner, ...]:
-        """Every witness's cosigner key, in policy order."""
         return tuple(w.cosigner for w in self.witnesses)
-
-    def witness_for(self, cosigner: Cosigner) -> PolicyWitness | None:
-        """The policy witness with this cosigner key, if any."""
-        return next((w for w in self.witnesses if w.cosigner == cosigner), None)
 
     def satisfied(self, witnesses: Iterable[str]) -> frozenset[str]:
         """Every witness and group name witnessed, given the witness names that cosigned (others
@@ -217,9 +191,6 @@ class PolicyCheckpoint:
         logs = tuple(log for log in policy.logs if log.label in labels)
         ignored = len(parse_note(note).signatures) - len(labels) - len(cosignatures)
         return cls(checkpoint, logs, cosignatures, policy.quorum, ignored)
-
-
-# -- parsing --------------------------------------------------------------------------------------
 
 
 class _Builder:
@@ -390,13 +361,9 @@ def _url(items: list[str], position: int) -> str | None:
     return items[position] if len(items) > position else None
 
 
-# -- verifying a checkpoint under a policy (tlog-proof "Verifying a tlog proof", steps 2-3) ------
-
-
 def verify_log_signature(note: str | bytes, policy: Policy) -> tuple[Checkpoint, tuple[str, ...]]:
-    """Step 2: the checkpoint is signed by a policy log whose key name is its origin (read from
-    the unverified body only to pick the logs). Returns the checkpoint and the ``name+keyid`` of
-    each log key that verified.
+    """Step 2: a policy log whose key name is the origin (read unverified, to pick the logs)
+    signed the checkpoint. Returns it and the ``name+keyid`` of each log key that verified.
 
     Raises:
         ``checkpoint.malformed``: the note or its body is malformed.
@@ -424,12 +391,11 @@ def verify_witnesses(note: str | bytes, policy: Policy) -> tuple[WitnessCosignat
         ``checkpoint.malformed``, ``tlog.cosignature_malformed``, ``tlog.cosignature_bad``: as
             :func:`~affidavit.verify.tlog.cosignature.verify_cosignatures`.
     """
-    found = []
-    for verified in verify_cosignatures(note, policy.cosigners):
-        witness = policy.witness_for(verified.cosigner)
-        if witness is not None:  # always: the cosigners are the policy's
-            found.append(WitnessCosignature(witness, verified.timestamp))
-    return tuple(found)
+    witnesses = {w.cosigner: w for w in reversed(policy.witnesses)}  # the first, were one twice
+    return tuple(
+        WitnessCosignature(witnesses[verified.cosigner], verified.timestamp)
+        for verified in verify_cosignatures(note, policy.cosigners)
+    )
 
 
 def require_quorum(policy: Policy, witnesses: Iterable[str]) -> None:

@@ -1,29 +1,15 @@
 """C2SP tlog-proof: an offline proof that an entry is in a log whose checkpoint witnesses cosigned.
 
-The text format (https://c2sp.org/tlog-proof, "Format"), read strictly by :func:`parse_proof` and
-written by :func:`format_proof`::
+The text format (https://c2sp.org/tlog-proof, docs/formats.md §6 "Proofs") is read strictly by
+:func:`parse_proof` and written by :func:`format_proof`: off the format or over a limit
+(:data:`MAX_PROOF_BYTES`, :data:`MAX_EXTRA_BYTES` decoded, :data:`MAX_PROOF_HASHES`, an index
+below 2^64) is ``tlog.proof_malformed``; a bad checkpoint note is ``checkpoint.malformed``.
 
-    c2sp.org/tlog-proof@v1
-    extra <base64>                  optional, opaque, never trusted
-    index <decimal, no leading zeros>
-    <base64 of a 32-byte hash>      zero or more: the RFC 6962 inclusion proof, leaf to root
-                                    (an empty line)
-    <the checkpoint note, verbatim>
-
-Over the limits (:data:`MAX_PROOF_BYTES`, :data:`MAX_EXTRA_BYTES` decoded,
-:data:`MAX_PROOF_HASHES`, an index below 2^64) or off the format is ``tlog.proof_malformed``; a
-bad checkpoint note is ``checkpoint.malformed``.
-
-Verification ("Verifying a tlog proof"; :func:`check_proof` reports every step):
-
-1. ``leaf_hash``: the RFC 6962 leaf hash of the caller's entry (or the leaf hash it gives);
-2. ``log_signature``: a policy log named by the origin signed the checkpoint;
-3. ``cosignatures`` and ``quorum``: the policy witnesses' cosignatures verify and meet its quorum;
-4. ``inclusion``: the path leads from the leaf at ``index`` to the root (RFC 9162 §2.1.3.2), else
-   ``tlog.entry_mismatch``; a wrong path length or index keeps its ``merkle.*`` code.
-
-The extra data is returned, never trusted ("Applications MUST NOT implicitly trust the extra
-data"); cosignature timestamps are verified, then not used.
+Verification ("Verifying a tlog proof") is the :data:`STEPS` :func:`check_proof` reports
+(docs/transparency.md "Verification steps"): the leaf hash, a policy log's signature, the policy
+witnesses' cosignatures and quorum, the inclusion path (``tlog.entry_mismatch``; a wrong path
+length or index keeps its ``merkle.*`` code). The extra data is returned, never trusted;
+cosignature timestamps are verified, then not used.
 """
 
 from __future__ import annotations
@@ -82,7 +68,6 @@ class TlogProof:
     extra: bytes | None = None
 
     def to_text(self) -> str:
-        """The proof's text form (:func:`format_proof`)."""
         return format_proof(self)
 
 
@@ -202,8 +187,7 @@ def format_proof(proof: TlogProof) -> str:
     """The text of ``proof`` (module docstring); :func:`parse_proof` reads it back unchanged.
 
     Raises:
-        ``usage.invalid``: an index outside 0..2^64-1, a hash that is not 32 bytes, too many
-            hashes, empty or oversized extra data, or a checkpoint that is not a note.
+        ``usage.invalid``: an index, path, extra data or checkpoint the format cannot carry.
     """
     if not 0 <= proof.index < 1 << 64:
         raise errors.UsageError("a tlog-proof index is from 0 to 2^64 - 1")
@@ -272,8 +256,8 @@ def check_proof(
     leaf_hash: bytes | None = None,
     source: str | None = None,
 ) -> Result:
-    """The ``tlog_proof`` result of every step (module docstring), with the verified proof's
-    fields when it verified; a proof that does not verify is reported, not raised.
+    """The ``tlog_proof`` result of every step, with the proof's fields when it verified; a proof
+    that does not verify is reported, not raised.
 
     Raises:
         ``usage.invalid``: neither or both of ``entry`` and ``leaf_hash``.

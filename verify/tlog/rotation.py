@@ -1,17 +1,11 @@
 """Log key rotations as a client reads them (docs/adr/0011): the statement the old key signs to
 hand the log over, parsed strictly and verified key by key.
 
-A rotation statement (``affidavit.log_key_rotation.v1``) is one compact JSON object::
-
-    {"format": "affidavit.log_key_rotation.v1", "log_id": ..., "seq": n,
-     "previous_public_key": "<b64>", "public_key": "<b64>", "key_id": ...,
-     "valid_from": "<RFC 3339, UTC>", "tree_size": N, "root_hash": "<hex>",
-     "signature": "<b64, previous key>", "new_key_signature": "<b64, new key>"}
-
-Both signatures are Ed25519 over :func:`rotation_message`. The log publishes its whole history
-next to its checkpoint, one statement a line (:data:`ROTATIONS_PATH`). A client that trusts key
-``K`` follows the statements after ``K``: each signed by the key before it and countersigned by
-its own, with consecutive ``seq`` and one ``log_id``; anything else is ``tlog.rotation_unproven``.
+A rotation statement (``affidavit.log_key_rotation.v1``, docs/formats.md §4 "Key history and
+rotation statements") is one compact JSON object, signed over :func:`rotation_message` by the
+previous key and countersigned by the new one. The log publishes its history next to its
+checkpoint, one statement a line (:data:`ROTATIONS_PATH`); a client that trusts key ``K`` follows
+the statements after ``K`` (:func:`follow_rotations`); anything else is ``tlog.rotation_unproven``.
 
 >>> from affidavit.verify.crypto.keys import Ed25519PublicKey
 >>> rotation_message(log_id="example/log", seq=1, previous_public_key="AAA=", public_key="BBB=",
@@ -137,12 +131,10 @@ def parse_rotation(statement: str) -> KeyRotation:
         raise _unproven(f"a rotation statement is not strict JSON ({e.code})") from e
     if set(document) != _FIELDS or document["format"] != ROTATION_FORMAT:
         raise _unproven(f"a rotation statement must be a {ROTATION_FORMAT} with {sorted(_FIELDS)}")
-    texts = ("log_id", "previous_public_key", "public_key", "key_id", "valid_from")
-    numbers = ("seq", "tree_size")
+    texts = ("log_id", "previous_public_key", "public_key", "key_id", "valid_from", "signature")
     if (
-        not all(isinstance(document[name], str) for name in (*texts, "signature"))
-        or not isinstance(document["new_key_signature"], str)
-        or not all(type(document[name]) is int and document[name] >= 0 for name in numbers)
+        not all(isinstance(document[name], str) for name in (*texts, "new_key_signature"))
+        or not all(type(document[n]) is int and document[n] >= 0 for n in ("seq", "tree_size"))
         or not is_hex64(document["root_hash"])
         or document["seq"] < 1
     ):
@@ -179,10 +171,9 @@ def follow_rotations(
     log_id: str | None = None,
     seq: int | None = None,
 ) -> tuple[KeyRotation, ...]:
-    """The rotations of ``document`` (:data:`ROTATIONS_PATH`) after ``trusted``, each verified
-    and following the one before: ``seq`` consecutive (from ``seq + 1`` when the client knows
-    ``trusted``'s ``seq``), one ``log_id`` (``log_id`` when given). Earlier statements are only
-    parsed; ``()`` when ``trusted`` is the last key.
+    """The rotations of ``document`` (:data:`ROTATIONS_PATH`) after ``trusted`` (``()`` when it is
+    the last key), each verified and following the one before: consecutive ``seq`` (after the
+    given ``seq``), one ``log_id`` (the given one). Earlier statements are only parsed.
 
     Raises:
         ``tlog.rotation_unproven``: the document is malformed, does not name ``trusted``, or a

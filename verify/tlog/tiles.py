@@ -15,16 +15,11 @@ tiles. The layout (tile paths, which tiles a size needs, entry bundles) is
 ...     print(e.code, e.details)
 tlog.tile_mismatch {'path': 'tile/0/000'}
 
-:class:`TiledTree` does no I/O of its own: it reads through a *fetch* function and uses no byte
-it has not bound to the root of a checkpoint the caller verified (C2SP client guidance).
-``fetch(path)`` gets a path relative to the log's prefix (``"tile/0/x001/067"``) and returns the
-bytes, or ``None`` when there is no such resource (``tlog.tile_missing``); what it raises
-propagates unchanged, since a failed fetch is not "the log does not have it". ``dict.get`` over
-``{path: bytes}`` is one; so are :func:`affidavit.attest.log.tiles.folder_fetch` and an HTTP GET
-that maps 404 to ``None``.
-
-tlog-tiles, "Partial Tiles": only the partial tiles of the size are fetched; when one is gone the
-full tile's prefix serves. Every tile is exactly ``32 · width`` bytes (``tlog.tile_malformed``).
+:class:`TiledTree` does no I/O of its own and uses no byte it has not bound to the root of a
+checkpoint the caller verified (C2SP client guidance). It reads through ``fetch(path)``, e.g.
+``dict.get`` or an HTTP GET: a path under the log's prefix (``"tile/0/x001/067"``) to its bytes,
+or ``None`` for no such resource (``tlog.tile_missing``); what it raises (a failed fetch, not a
+missing tile) propagates.
 """
 
 from __future__ import annotations
@@ -82,16 +77,13 @@ class _Tile:
 
 class TiledTree:
     """The Merkle tree of one checkpoint, read from tiles, every hash bound to the checkpoint's
-    root before use (Go's ``tlog.TileHashReader``); a mismatch is ``tlog.tile_mismatch``.
-
-    - The **partial tiles** of the size are exactly what the root folds (RFC 9162 §2.1.1); they
-      are fetched at construction and must fold to the root.
-    - A **full tile** ``(L, N)`` must hash to hash ``N`` of the bound tile at level ``L + 1``
-      (tlog-tiles, "Merkle Tree"); the top level is always partial, so the recursion ends.
-    - An **entry bundle**'s entries must hash (RFC 6962 §2.1) to their bound level-0 hashes.
-
-    Each tile is fetched at most once; :attr:`fetched` lists ``(path, length)`` per fetch and
-    :attr:`missed` the paths not found. Not thread-safe.
+    root before use (Go's ``tlog.TileHashReader``), else ``tlog.tile_mismatch``: the partial tiles
+    of the size must fold to the root (fetched at construction; a gone one's full tile's prefix
+    serves), a full tile ``(L, N)`` to hash ``N`` of the bound tile at level ``L + 1`` (the top
+    level is always partial, so the recursion ends), an entry to its bound level-0 hash. A tile is
+    exactly ``32 · width`` bytes (``tlog.tile_malformed``) and fetched at most once
+    (:attr:`fetched`: ``(path, length)`` per fetch; :attr:`missed`: the paths not found). Not
+    thread-safe.
     """
 
     def __init__(self, fetch: Fetch, size: int, root: bytes) -> None:
@@ -100,8 +92,7 @@ class TiledTree:
         Raises:
             ``usage.invalid``: ``size`` is negative or not below 2^64, or ``root`` is not 32 bytes.
             ``tlog.tile_mismatch``: the partial tiles do not hash to ``root``.
-            ``tlog.tile_missing``, ``tlog.tile_malformed``: a partial tile is absent or not
-                ``32 · width`` bytes.
+            ``tlog.tile_missing``, ``tlog.tile_malformed``: a partial tile absent, or misshapen.
         """
         if not 0 <= size < _MAX_INDEX:
             raise errors.UsageError(f"tree size {size} is not in 0..2^64-1")
@@ -120,22 +111,17 @@ class TiledTree:
         """The tree of a verified ``checkpoint`` (its size and root).
 
         Raises:
-            ``tlog.tile_mismatch``, ``tlog.tile_missing``, ``tlog.tile_malformed``: as the
-                constructor.
+            ``tlog.tile_mismatch``, ``tlog.tile_missing``, ``tlog.tile_malformed``: as ``__init__``.
         """
         return cls(fetch, checkpoint.tree_size, checkpoint.root_hash)
 
     @property
     def tiles_read(self) -> int:
-        """How many tiles and bundles were fetched so far."""
         return len(self.fetched)
 
     @property
     def bytes_read(self) -> int:
-        """The bytes of every fetch so far."""
         return sum(length for _, length in self.fetched)
-
-    # -- binding --------------------------------------------------------------------------------
 
     def _bind_partial_tiles(self) -> None:
         """Fetch the partial tile of every level and check that they fold to the root."""
@@ -186,8 +172,6 @@ class TiledTree:
         _check_length(used, data)
         return _Tile(data[: ref.byte_length])  # a full tile's prefix in the fallback
 
-    # -- tiles ----------------------------------------------------------------------------------
-
     def tile_ref(self, level: int, index: int) -> TileRef:
         """The tile at ``level``/``index`` as this size has it: full, or partial of this size.
 
@@ -201,8 +185,7 @@ class TiledTree:
         return TileRef(level, index, width)
 
     def _get(self, ref: TileRef) -> tuple[bytes, TileRef]:
-        """Fetch ``ref``; for a partial one that is gone, the full one. Returns the bytes and the
-        resource they are."""
+        """The bytes of ``ref`` (of the full one for a gone partial one), and the resource read."""
         data = self._fetch_one(ref.path)
         if data is not None:
             return data, ref
@@ -226,8 +209,6 @@ class TiledTree:
         data = bytes(data)
         self.fetched.append((path, len(data)))
         return data
-
-    # -- hashes ---------------------------------------------------------------------------------
 
     def node(self, height: int, index: int) -> bytes:
         """The hash of the complete subtree at tree level ``height``, position ``index``.
@@ -254,8 +235,7 @@ class TiledTree:
         return self.node(0, index)
 
     def range_hash(self, start: int, end: int) -> bytes:
-        """MTH of leaves ``[start, end)`` (RFC 6962 §2.1), for ``start`` a multiple of a power of
-        two at least ``end - start`` (every range a root or proof needs).
+        """MTH of leaves ``[start, end)`` (RFC 6962 §2.1), aligned as :func:`subtree_hash` needs.
 
         Raises:
             ``usage.invalid``: the range is reversed or not so aligned.
@@ -278,11 +258,8 @@ class TiledTree:
         """
         return self.range_hash(0, self._size(size))
 
-    # -- proofs ---------------------------------------------------------------------------------
-
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
-        """The RFC 9162 §2.1.3.1 inclusion proof of leaf ``index`` in the tree of ``size`` leaves
-        (default: this size), leaf end first.
+        """The RFC 9162 §2.1.3.1 inclusion proof of leaf ``index`` at ``size`` (default: this size).
 
         Raises:
             ``tlog.beyond_tree``: not ``0 <= index < size <= this size``.
@@ -294,8 +271,7 @@ class TiledTree:
         return [self.range_hash(a, b) for a, b in inclusion_ranges(index, n)]
 
     def consistency_proof(self, old: int, size: int | None = None) -> list[bytes]:
-        """The RFC 9162 §2.1.4.1 consistency proof from ``old`` to ``size`` leaves (default: this
-        size); empty when they are equal.
+        """The RFC 9162 §2.1.4.1 consistency proof from ``old`` to ``size`` (default: this size).
 
         Raises:
             ``merkle.consistency_from_zero``: ``old`` is 0.
@@ -310,8 +286,6 @@ class TiledTree:
         if not 0 < old <= n:
             raise _beyond(f"no consistency proof from size {old} to size {n}")
         return [self.range_hash(a, b) for a, b in consistency_ranges(old, n)]
-
-    # -- entries --------------------------------------------------------------------------------
 
     def entry_bundle(self, index: int) -> list[bytes]:
         """The entries of bundle ``index`` at this size, each bound to its level-0 tile hash.
