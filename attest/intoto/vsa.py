@@ -27,7 +27,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from affidavit.attest.host import utc_now
-from affidavit.attest.intoto.statement import build_statement
+from affidavit.attest.intoto.sign import build_statement
 from affidavit.verify.dsse.predicates import SLSA_VSA_V1, bundle_subject
 from affidavit.verify.json.canonical import jcs, sha256_hex
 from affidavit.verify.json.forms import format_utc
