@@ -15,19 +15,11 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage: :mod:`affidavit.attest.log.storage` (one row per complete subtree). One class, read
-top to bottom (docs/adr/0024): life cycle, appending, sequencing, reading and proofs, signing
-heads, integrity, keys. Any subtree hash is one stored node or a fold of at most log2(n) of
-them, so proofs, roots and heads cost O(log n) point reads, inside one read transaction.
-
-Durability: an append returns after COMMIT (``synchronous=FULL``). A head is signed inside a
-write transaction over the committed size and recorded before it is returned, after the tree
-is proven to extend every head signed so far and the signed state file beside the key
-(docs/adr/0005-log-state-binding.md).
-
-Keys (docs/adr/0011-log-key-rotation.md): :meth:`TransparencyLog.rotate_key` closes the current
-key's window at T and opens the new key's at T; a key signs only heads dated inside its window
-(``log.key_outside_window``).
+One class, read top to bottom (docs/adr/0024). Any subtree hash is one stored node
+(:mod:`affidavit.attest.log.storage`) or a fold of at most log2(n) of them, so proofs, roots and
+heads cost O(log n) point reads. An append returns after COMMIT. A head is signed inside a write
+transaction, after the tree is proven to extend every head signed so far and the signed state
+file beside the key (docs/adr/0005), and recorded before it is returned.
 """
 
 from __future__ import annotations

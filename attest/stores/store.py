@@ -219,12 +219,10 @@ class Store:
         timeout: float | None = None,
         readonly: bool = False,
     ) -> Store:
-        """The SQLite store at ``path`` (:meth:`.sqlite.SqliteConnection.open_database`).
+        """The SQLite store at ``path``.
 
         Raises:
-            ``store.missing``: the file does not exist and ``create`` is false.
-            ``store.unreadable``: the file is not an SQLite database.
-            ``store.busy``: the database stayed locked for ``timeout`` seconds while being set up.
+            as :meth:`.sqlite.SqliteConnection.open_database`.
         """
         conn = SqliteConnection.open_database(
             path, create=create, timeout=timeout, readonly=readonly
