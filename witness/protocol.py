@@ -144,11 +144,11 @@ def _proof_hash(line: str, number: int) -> bytes:
 def authenticate(
     submission: SubmittedCheckpoint, trusted: Mapping[str, Sequence[NoteVerifier]]
 ) -> Authenticated:
-    """Steps 1-3 (module docstring). The origin picks the keys; nothing else of the text is
+    """The checks that need no state. The origin picks the keys; nothing else of the text is
     trusted until a trusted signature verified.
 
     Raises:
-        Refusal: 400, 404 or 403 (module docstring).
+        Refusal: 400, 404 or 403 (docs/transparency.md, "POST /add-checkpoint").
     """
     try:
         parsed = parse_note(submission.note)  # the one scan of the note (signed-note)

@@ -11,12 +11,9 @@ deterministic (RFC 8032 §5.1.6), the same envelope. DSSE protocol.md, "Signatur
 signature is over ``PAE(payloadType, payload)``, never over the payload alone; envelope.md:
 ``payloadType`` is ``application/vnd.in-toto+json``.
 
-``keyid`` (DSSE envelope.md: OPTIONAL, an unauthenticated hint) is
-:func:`affidavit.verify.dsse.envelope.dsse_keyid` of the public key: lowercase hex SHA-256 of the
-canonical ``{"keytype":"ed25519","keyval":{"public":"<hex>"},"scheme":"ed25519"}``, the key ID
-securesystemslib computes for the same key. securesystemslib's ``Envelope.verify`` only tries a
-key whose keyid equals the signature's, so this keyid lets a consumer verify with nothing but our
-public key; Affidavit's own verifier ignores keyids (``verify dsse``).
+``keyid`` (an unauthenticated hint) is the key ID securesystemslib computes for the same key
+(docs/formats.md §8, "The keyid Affidavit writes"), so a consumer verifies with nothing but our
+public key; Affidavit's own verifier ignores keyids.
 """
 
 from __future__ import annotations

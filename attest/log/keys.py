@@ -112,7 +112,7 @@ def check_name(key_id: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Rotation:
-    """What a rotation statement says (module docstring)."""
+    """What a rotation statement says (docs/formats.md §4)."""
 
     log_id: str
     seq: int
