@@ -181,7 +181,7 @@ def authenticate(
 
 
 def check_against(request: Authenticated, stored: Stored | None) -> None:
-    """Steps 4-5 against the latest cosigned checkpoint of the origin (None: never cosigned),
+    """The stateful checks against the latest cosigned checkpoint of the origin (None: never),
     inside the write transaction that then records ``request``.
 
     Raises:

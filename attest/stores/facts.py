@@ -18,16 +18,11 @@ no-op; rule 3, dangling references are stored as they are. A batch with one bad 
 nothing, and the error names the fact and the rule.
 
 Layout (docs/formats.md §5): ``facts(hash PK, scope, body)`` with ``body`` the RFC 8785 bytes as
-received, and ``edges(source, derived)`` keyed by the source hash, read as they are, whatever a
-tampered table holds. A store created here is private
-(:func:`affidavit.attest.files.private_database`): it holds facts of every scope. Readers look at
-the stored scope before any body is parsed, so a fact the caller may not read costs what an
-absent one costs (docs/adr/0009-hidden-equals-absent.md).
-
-An audit (:func:`audit_store`) checks every stored body again, serially or, with ``jobs > 1``,
-in worker processes that each open the SQLite file read-only and check their key ranges (cut at
-two-byte prefixes); this process joins their results in key order, so the report is the serial
-one, byte for byte. PostgreSQL is read serially.
+received, and ``edges(source, derived)``. A store created here is private: it holds facts of
+every scope. Readers look at the stored scope before any body is parsed, so a fact the caller may
+not read costs what an absent one costs (docs/adr/0009-hidden-equals-absent.md). A parallel
+audit (:func:`audit_store`) joins its workers' key ranges in key order: the serial report, byte
+for byte.
 """
 
 from __future__ import annotations
@@ -727,11 +722,9 @@ def _check_range(path: str, bound: Bound) -> list[Checked]:
     """Check the records in one key range (runs in a worker process; docs/formats.md §5)."""
     try:
         db = SqliteConnection.open(path, mode="ro", timeout=_BUSY_S)
+        try:
+            return check_records(raw_rows(db, bound))
+        finally:
+            db.close()
     except StoreError as e:
         raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
-    try:
-        return check_records(raw_rows(db, bound))
-    except StoreError as e:
-        raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
-    finally:
-        db.close()
