@@ -642,9 +642,11 @@ class TransparencyLog:
         """The heads the tree must extend: the latest recorded, the last rotation's, the state
         file's (``state`` as read before the caller's snapshot, or False: read it now)."""
         references = []
-        recorded = latest_recorded(db)
-        if recorded is not None:
-            references.append(recorded)
+        row = db.execute(
+            "SELECT tree_size, root_hash FROM log_heads ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            references.append(Reference(int(row[0]), str(row[1]), "the latest recorded head"))
         rotated = self.key_history()[-1]  # the tree the last rotation handed over
         if rotated.tree_size is not None and rotated.root_hash is not None:
             source = f"the rotation to key {rotated.key_id!r}"
@@ -669,7 +671,11 @@ class TransparencyLog:
         size = tree.stored_size(db)
         reader = tree.NodeReader(db, self.store.path)
         references = self._references(db, state)
-        _prefetch(reader, size, references)
+        ranges = [(0, size)]  # every node the root and the proofs from the references fold
+        for ref in references:
+            if 0 < ref.tree_size <= size:
+                ranges += consistency_ranges(ref.tree_size, size)
+        reader.prefetch_ranges(ranges)
         root = reader.range_hash(0, size)
         check_extends(reader, self.store.path, size, root, references)
         return size, root
@@ -824,15 +830,6 @@ class _Head(NamedTuple):
     stamp: str
 
 
-def _prefetch(reader: tree.NodeReader, size: int, references: list[Reference]) -> None:
-    """Read every node the root and the consistency proofs from ``references`` fold, at once."""
-    ranges = [(0, size)]
-    for ref in references:
-        if 0 < ref.tree_size <= size:
-            ranges += consistency_ranges(ref.tree_size, size)
-    reader.prefetch_ranges(ranges)
-
-
 # -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
 
 
@@ -842,14 +839,6 @@ class Reference(NamedTuple):
     tree_size: int
     root_hash: str
     source: str
-
-
-def latest_recorded(db: Connection) -> Reference | None:
-    """The most recently recorded head (any kind), or None."""
-    row = db.execute(
-        "SELECT tree_size, root_hash FROM log_heads ORDER BY seq DESC LIMIT 1"
-    ).fetchone()
-    return None if row is None else Reference(int(row[0]), str(row[1]), "the latest recorded head")
 
 
 def check_extends(
