@@ -7,12 +7,8 @@ the registry or the command line (docs/architecture.md).
 >>> key = derive_test_key("attest doctest")  # TEST-ONLY key
 >>> verify_ed25519(key.public_key, b"hello", key.sign(b"hello"))
 
-The rooms: :mod:`.keyring` (private keys, publisher documents), :mod:`.files` (atomic and private
-files), :mod:`.host` (the one clock and capped file reader), :mod:`.plugins` (the installed
-plug-ins), :mod:`.stamp` (ProofPack bundles), :mod:`.receipts` (transformation receipts),
-:mod:`.scitt` (SCITT statements and receipts), :mod:`.errors` (``store.*``, ``log.*``); the
-subpackages :mod:`.log`, :mod:`.stores`, :mod:`.publishing` and :mod:`.intoto` are internal: each
-of their modules lists its own.
+Its modules: docs/architecture.md. The subpackages :mod:`.log`, :mod:`.stores`,
+:mod:`.publishing` and :mod:`.intoto` are internal: each of their modules lists its own.
 """
 
 from __future__ import annotations

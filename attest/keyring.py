@@ -5,16 +5,10 @@
 >>> from affidavit.verify.crypto.signature import verify_ed25519
 >>> verify_ed25519(key.public_key, b"hello", signature)
 
-Files written by :func:`generate_key_files` into ``DIR`` (docs/formats.md §3):
-
-- ``<key-id>.key``: the private key, unencrypted PKCS#8 PEM (what OpenSSL and most tools read),
-  mode 0600, created exclusively and atomically.
-- ``<key-id>.pub``: the raw 32-byte public key as standard base64 and a newline.
-- ``<publisher-id>-publisher.json``: ``{publisher_id, publisher_key_id, public_key_base64,
-  manifest_url?}``, the document served at ``/.well-known/<publisher>-publisher.json``.
-
-Signing goes through PyNaCl (libsodium); cryptography only reads and writes PEM. Trusted public
-keys are parsed by :mod:`affidavit.verify.crypto.trusted_keys`.
+:func:`generate_key_files` writes ``<key-id>.key`` (unencrypted PKCS#8 PEM, mode 0600),
+``<key-id>.pub`` and ``<publisher-id>-publisher.json`` (docs/formats.md §3). Signing goes through
+PyNaCl (libsodium); cryptography only reads and writes PEM. Trusted public keys are parsed by
+:mod:`affidavit.verify.crypto.trusted_keys`.
 """
 
 from __future__ import annotations

@@ -80,8 +80,17 @@ def installed_validators() -> ValidatorRegistry:
 # -- transformations ----------------------------------------------------------------------------
 
 
-def _load_entry_points() -> dict[str, Transform]:
-    """Every entry point of :data:`TRANSFORM_GROUP`, loaded (raises rather than skips)."""
+@functools.cache
+def available_transforms() -> TransformSet:
+    """The reference transformations plus every installed plugin (every entry point of
+    :data:`TRANSFORM_GROUP`), loaded once per process.
+
+    Raises:
+        ``transform.plugin_invalid``: an entry point fails to load, is not callable, or is not
+            named as a transformation.
+        ``transform.plugin_conflict``: an entry point names a reference transformation, or two
+            entry points claim the same name.
+    """
     found: dict[str, Transform] = {}
     origin: dict[str, str] = {}
     for ep in _entry_points(TRANSFORM_GROUP):
@@ -110,7 +119,7 @@ def _load_entry_points() -> dict[str, Transform]:
             raise _invalid(ep, "is not callable")
         origin[name] = ep.value
         found[name] = fn
-    return found
+    return TransformSet.of(found)
 
 
 def _invalid(ep: Any, reason: str) -> errors.ReceiptError:
@@ -119,19 +128,6 @@ def _invalid(ep: Any, reason: str) -> errors.ReceiptError:
         f"entry point {ep.name!r} ({ep.value}) {reason}",
         details={"name": ep.name, "value": ep.value},
     )
-
-
-@functools.cache
-def available_transforms() -> TransformSet:
-    """The reference transformations plus every installed plugin, loaded once per process.
-
-    Raises:
-        ``transform.plugin_invalid``: an entry point fails to load, is not callable, or is not
-            named as a transformation.
-        ``transform.plugin_conflict``: an entry point names a reference transformation, or two
-            entry points claim the same name.
-    """
-    return TransformSet.of(_load_entry_points())
 
 
 def transforms_for(names: Iterable[str]) -> TransformSet:

@@ -10,9 +10,7 @@ RFC 002 §1.4 and §7).
 ('declared_lossy', 'Ed25519')
 
 The signer refuses, with no override, a content the declared transformations replayed on the
-source do not produce (``receipt.replay_mismatch``, RFC 002 §7.3), a transformation it cannot
-replay (``transform.unimplemented``), and chunks that do not make the content
-(``receipt.chunk_mismatch``, §7.2).
+source do not produce (RFC 002 §7.3): :func:`make_receipt`.
 """
 
 from __future__ import annotations
@@ -57,7 +55,7 @@ def make_receipt(
         ``transform.not_utf8``: the chain cannot read the source (not UTF-8, and the chain does
             not start with utf8_replace_invalid).
         ``receipt.chunk_mismatch``: the chunks do not concatenate to the content.
-        ``receipt.replay_mismatch``: the replay does not give the content (module docstring).
+        ``receipt.replay_mismatch``: the replay does not give the content.
     """
     if content is None:
         if chunks is None:

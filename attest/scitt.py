@@ -8,11 +8,9 @@
 >>> parse_statement(signed).subject
 'pkg:x@1'
 
-A statement is signed with an Ed25519 key (EdDSA) or a P-256 key (ES256); its protected header
-carries ``alg``, the content type, the ``kid`` (COSE Key Thumbprint, RFC 9679) and the CWT
-claims ``iss`` and ``sub``. A receipt is signed by the log key over the root at ``tree_size``,
-payload detached (RFC 9942 §4.4), with ``vds`` = 1, CWT claims ``iss``, ``sub`` and ``iat``,
-and one inclusion proof in ``vdp``. Every byte is deterministic CBOR (RFC 8949 §4.2.1).
+A statement is signed with an Ed25519 key (EdDSA) or a P-256 key (ES256), a receipt by the log
+key over the root at ``tree_size``, payload detached; the headers: docs/formats.md §10. Every
+byte is deterministic CBOR (RFC 8949 §4.2.1).
 """
 
 from __future__ import annotations

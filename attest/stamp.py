@@ -16,24 +16,10 @@
 'verified'
 >>> log.close()
 
-What a bundle holds (docs/formats.md §4; seed 003 "Artifact binding"):
-
-- ``proofs[0]``: an ``adapter_evaluation`` proof whose evidence is the evaluation (with the
-  embedded contract) and the raw adapter output, so a verifier can re-run the validator offline;
-- ``events``, chained by ``prev_hash``, all at the stamping time: ``DEAL_CREATED`` ->
-  ``PROOF_READY`` (``proof_hashes`` binds the proofs) -> the decision (``AUTO_GO_APPROVED`` |
-  ``REVIEW_REQUIRED`` | ``REJECTED``, with the policy and its snapshot) -> ``OUTCOME_RECORDED``,
-  the finality event whose leaf is logged: through the chain the signed head covers everything;
-- ``merkle_inclusion`` at the size of ``signed_tree_head``, and ``bundle_hash`` (py-compact);
-- spec ``2.0.0``, or ``3.0.0`` with an actor key: each event carries ``actor_signature`` and
-  ``key_directory`` binds the key to the actor;
-- with ``swarm.designate`` (needs an actor key): a signed ``SWARM_POLICY_SET`` event after
-  ``DEAL_CREATED`` naming the event types ``verify bundle --profile swarm-strict`` requires
-  signed; with ``swarm.snapshot`` also ``swarm_enforcement = {snapshot, snapshot_hash}``
-  (outside ``bundle_hash``), cross-checked by that profile.
-
-All bundles of one call share one append transaction and one signed tree head. Time is an
-argument; nothing here reads the clock.
+A bundle (docs/formats.md §4; seed 003 "Artifact binding") holds the adapter evaluation as its
+proof and an event chain ending in ``OUTCOME_RECORDED``, the finality event whose leaf is logged:
+through the chain the signed head covers everything. All bundles of one call share one append
+transaction and one signed tree head. Time is an argument; nothing here reads the clock.
 """
 
 from __future__ import annotations

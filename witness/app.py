@@ -1,15 +1,9 @@
 """The witness's Starlette application (C2SP tlog-witness).
 
-- ``POST /add-checkpoint`` (:mod:`affidavit.witness.protocol`): 200 with the cosignature lines,
-  409 with ``<size>\\n`` (``Content-Type: text/x.tlog.size``), 400/403/404/422 with a one-line
-  reason; 413 over :data:`DEFAULT_MAX_BODY_BYTES`, 408 (connection closed) past the body timeout.
-- ``GET /<hex SHA-256 of the origin>/checkpoint``: the latest checkpoint cosigned for that log
-  (tlog-witness, "Monitor Retrieval Mechanism"), or 404.
-- Any other method on these paths is 405 (with ``Allow``), any other path 404.
-
-Signatures are checked on the event loop, every database call runs on one database thread. A
-refusal after the log's signature verified is logged on ``affidavit.witness`` with the
-checkpoint (public data): a 422 may be evidence that the log forked.
+``POST /add-checkpoint`` and ``GET /<hex SHA-256 of the origin>/checkpoint``, answered as
+docs/transparency.md, "affidavit witness serve" says. Signatures are checked on the event loop,
+every database call runs on one database thread. A refusal after the log's signature verified
+is logged on ``affidavit.witness`` with the checkpoint: a 422 may be evidence of a fork.
 """
 
 from __future__ import annotations

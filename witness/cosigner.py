@@ -181,9 +181,6 @@ def write_key_files(ed25519: Path | None, ml_dsa_44: Path | None) -> list[tuple[
     """
     if ed25519 is None and ml_dsa_44 is None:
         raise errors.UsageError("give --key FILE, --ml-dsa-key FILE, or both")
-    for target in (p for p in (ed25519, ml_dsa_44) if p is not None):
-        if target.exists() or target.is_symlink():
-            raise errors.ParseError("io.exists", f"{target} exists; refusing to overwrite it")
     planned: list[tuple[Path, bytes, Algorithm, bytes]] = []
     if ed25519 is not None:
         ed_key = generate_keypair()
@@ -196,7 +193,7 @@ def write_key_files(ed25519: Path | None, ml_dsa_44: Path | None) -> list[tuple[
             serialization.NoEncryption(),
         )
         planned.append((ml_dsa_44, pem, ML_DSA_44, ml_key.public_key().public_bytes_raw()))
-    create_all([(path, pem, 0o600) for path, pem, _, _ in planned])
+    create_all([(path, pem, 0o600) for path, pem, _, _ in planned])  # io.exists before any write
     return [(algorithm, public) for _, _, algorithm, public in planned]
 
 

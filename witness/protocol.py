@@ -1,19 +1,7 @@
 """C2SP tlog-witness ``add-checkpoint``: parsing the request and deciding it (pure, no I/O).
 
-The body is an ``old <size>`` line, zero to 63 base64 consistency-proof lines, an empty line,
-then a checkpoint signed note. A request is judged in this order, each failing step answering
-with its HTTP status:
-
-1. **400**: the body is malformed, a size is above 2^63 - 1, or the old size is above the
-   checkpoint's.
-2. **404**: the checkpoint's origin is not a configured log's key name.
-3. **403**: no valid signature from a trusted key of that origin (other keys are ignored).
-4. **409**: the old size is not that of the latest checkpoint cosigned for the origin (0 if
-   none); the answer carries that size.
-5. **422**: a size-0 checkpoint with another root than the empty tree's; a proof from size 0;
-   a consistency proof that does not verify; the same size with another root.
-
-Steps 1-3 need no state (:func:`authenticate`); steps 4-5 run inside the state's write
+A request is judged in the order of docs/transparency.md, "POST /add-checkpoint": 400, 404 and
+403 need no state (:func:`authenticate`); 409 and 422 are decided inside the state's write
 transaction (:func:`check_against`), so check and update are one atomic step (tlog-witness).
 """
 
@@ -156,11 +144,11 @@ def _proof_hash(line: str, number: int) -> bytes:
 def authenticate(
     submission: SubmittedCheckpoint, trusted: Mapping[str, Sequence[NoteVerifier]]
 ) -> Authenticated:
-    """Steps 1-3 (module docstring). The origin picks the keys; nothing else of the text is
+    """The checks that need no state. The origin picks the keys; nothing else of the text is
     trusted until a trusted signature verified.
 
     Raises:
-        Refusal: 400, 404 or 403 (module docstring).
+        Refusal: 400, 404 or 403 (docs/transparency.md, "POST /add-checkpoint").
     """
     try:
         parsed = parse_note(submission.note)  # the one scan of the note (signed-note)
@@ -193,7 +181,7 @@ def authenticate(
 
 
 def check_against(request: Authenticated, stored: Stored | None) -> None:
-    """Steps 4-5 against the latest cosigned checkpoint of the origin (None: never cosigned),
+    """The stateful checks against the latest cosigned checkpoint of the origin (None: never),
     inside the write transaction that then records ``request``.
 
     Raises:

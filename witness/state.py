@@ -1,11 +1,8 @@
 """The witness's memory: the latest checkpoint it cosigned for each log, in ``DIR/witness.db``.
 
-tlog-witness asks the witness to persist, per origin, the latest checkpoint it cosigned before
-answering, and to check-and-update atomically. One SQLite database (the house settings of
-:mod:`affidavit.attest.stores.sqlite`) holds a row per origin, and :meth:`WitnessState.cosign`
-reads the row, checks, signs, writes and COMMITs (fsynced) in one ``BEGIN IMMEDIATE``
-transaction, a lock across processes: several witness processes may share one state folder.
-``note`` is the checkpoint with the log's verified signatures and this witness's cosignatures.
+:meth:`WitnessState.cosign` reads the origin's row, checks, signs, writes and COMMITs in one
+write transaction, a lock across processes: the atomic check-and-update tlog-witness asks for
+(docs/transparency.md, "State, and the rollback race").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """in-toto Statements in DSSE envelopes, written and signed: decisions, manifest entries, fact
-audits (:mod:`.statement`, :mod:`.sign`, :mod:`.export`) and verification summaries, SLSA VSA v1
+audits (:mod:`.sign`, :mod:`.export`) and verification summaries, SLSA VSA v1
 (:mod:`.vsa`); docs/formats.md §8, docs/adr/0014.
 
->>> from affidavit.attest.intoto.statement import STATEMENT_V1
+>>> from affidavit.attest.intoto.sign import STATEMENT_V1
 >>> STATEMENT_V1
 'https://in-toto.io/Statement/v1'
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from affidavit.attest.intoto.statement import build_statement
+from affidavit.attest.intoto.sign import build_statement
 from affidavit.verify import errors
 from affidavit.verify.dsse import predicates
 

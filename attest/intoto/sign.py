@@ -1,23 +1,26 @@
-"""Sign an in-toto Statement into a DSSE envelope (Ed25519).
+"""in-toto Statement v1 documents, signed into DSSE envelopes (Ed25519).
 
-DSSE protocol.md, "Signature Definition": the signature is over ``PAE(payloadType, payload)``
-(:func:`affidavit.verify.dsse.envelope.pae`), never over the payload alone; in-toto attestation
-spec v1, envelope.md: ``payloadType`` is ``application/vnd.in-toto+json``.
+in-toto attestation spec v1, statement.md::
 
-``keyid`` (DSSE envelope.md: OPTIONAL, an unauthenticated hint) is
-:func:`affidavit.verify.dsse.envelope.dsse_keyid` of the public key: lowercase hex SHA-256 of the
-canonical ``{"keytype":"ed25519","keyval":{"public":"<hex>"},"scheme":"ed25519"}``, the key ID
-securesystemslib computes for the same key. securesystemslib's ``Envelope.verify`` only tries a
-key whose keyid equals the signature's, so this keyid lets a consumer verify with nothing but our
-public key; Affidavit's own verifier ignores keyids (``verify dsse``).
+    {"_type": "https://in-toto.io/Statement/v1", "subject": [ResourceDescriptor, ...],
+     "predicateType": "<URI>", "predicate": {...}}
+
+The payload is the Statement's RFC 8785 (JCS) bytes (docs/formats.md §1): one Statement has one
+byte form, so exporting the same source twice gives the same payload and, Ed25519 being
+deterministic (RFC 8032 §5.1.6), the same envelope. DSSE protocol.md, "Signature Definition": the
+signature is over ``PAE(payloadType, payload)``, never over the payload alone; envelope.md:
+``payloadType`` is ``application/vnd.in-toto+json``.
+
+``keyid`` (an unauthenticated hint) is the key ID securesystemslib computes for the same key
+(docs/formats.md §8, "The keyid Affidavit writes"), so a consumer verifies with nothing but our
+public key; Affidavit's own verifier ignores keyids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from affidavit.attest.intoto.statement import statement_bytes
 from affidavit.attest.keyring import SigningKey
 from affidavit.verify.dsse.envelope import (
     IN_TOTO_PAYLOAD_TYPE,
@@ -26,8 +29,33 @@ from affidavit.verify.dsse.envelope import (
     dsse_keyid,
     pae,
 )
+from affidavit.verify.dsse.statement import STATEMENT_V1
+from affidavit.verify.json.canonical import jcs
 
-__all__ = ["keyid_of", "sign_statement"]
+__all__ = ["STATEMENT_V1", "build_statement", "keyid_of", "sign_statement", "statement_bytes"]
+
+
+def build_statement(
+    subjects: Sequence[Mapping[str, Any]], predicate_type: str, predicate: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A Statement v1 dict (statement.md): ``subjects`` (each a ResourceDescriptor with a
+    ``digest``, statement.md "subject ... MUST be set"), the predicate type URI and the
+    predicate object."""
+    return {
+        "_type": STATEMENT_V1,
+        "subject": [dict(subject) for subject in subjects],
+        "predicateType": predicate_type,
+        "predicate": dict(predicate),
+    }
+
+
+def statement_bytes(statement: Mapping[str, Any]) -> bytes:
+    """The payload bytes of ``statement``: its JCS form (RFC 8785), deterministic.
+
+    Raises:
+        ``canonical.*``: a value has no JCS form (e.g. a non-finite number).
+    """
+    return jcs(statement)
 
 
 def keyid_of(key: SigningKey) -> str:

@@ -1,20 +1,9 @@
 """A verdict of ``affidavit verify bundle`` as a SLSA Verification Summary Attestation v1.
 
-slsa.dev/spec/v1.0/verification_summary, "Fields", as filled here:
-
-* ``verifier.id``: ``https://affidavit.dev/verifier/affidavit@<version>``;
-* ``timeVerified``: RFC 3339 UTC to the second, from an injectable clock;
-* ``resourceUri``: ``urn:affidavit:bundle:<deal_id>`` (percent-encoded, RFC 3986 §2.1);
-* ``policy``: :data:`POLICY_URI` and ``digest.sha256 = H(jcs(trust document))``
-  (:func:`trust_document`): two VSAs with the same digest were verified under the same trust;
-* ``inputAttestations``: the one bundle read, with the SHA-256 of the exact bytes (which cover
-  the signed tree head and ``tlog_proof``, outside ``bundle_hash``);
-* ``verificationResult``: ``PASSED`` only for the verdict ``verified``;
-* ``verifiedLevels``: a bundle is not a build, so no ``SLSA_BUILD_LEVEL_*``: PASSED gives the
-  custom :data:`VERIFIED_LEVEL`, FAILED ``["FAILED"]``; ``slsaVersion``: ``"1.0"``.
-
-The subject (:func:`affidavit.verify.dsse.predicates.bundle_subject`) carries the ``bundle_hash``
-*recomputed* from what was read, never the hash a tampered bundle claims.
+Every field as filled here: docs/formats.md §8, "SLSA VSA v1". The subject
+(:func:`affidavit.verify.dsse.predicates.bundle_subject`) carries the ``bundle_hash``
+*recomputed* from what was read, never the hash a tampered bundle claims; two VSAs with the same
+policy digest (:func:`trust_document`) were verified under the same trust.
 """
 
 from __future__ import annotations
@@ -27,7 +16,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from affidavit.attest.host import utc_now
-from affidavit.attest.intoto.statement import build_statement
+from affidavit.attest.intoto.sign import build_statement
 from affidavit.verify.dsse.predicates import SLSA_VSA_V1, bundle_subject
 from affidavit.verify.json.canonical import jcs, sha256_hex
 from affidavit.verify.json.forms import format_utc
@@ -97,7 +86,7 @@ def vsa_statement(
     version: str | None = None,
 ) -> dict[str, Any]:
     """The VSA Statement of one ``verify bundle`` verdict on ``bundle`` (``data``: the exact
-    bytes read; ``policy_digest``: :func:`trust_digest`) (module docstring).
+    bytes read; ``policy_digest``: :func:`trust_digest`; docs/formats.md §8).
 
     Raises:
         ``bundle.malformed``: the bundle has no string ``deal_id`` (no subject to name).

@@ -8,11 +8,7 @@
 ...     log.append([b"a", b"b"])
 [0, 1]
 
-:mod:`.transparency` is the log, one class read top to bottom; :mod:`.sequencing` files entries
-before they join the tree (docs/adr/0018); :mod:`.storage`, :mod:`.tree` and :mod:`.types` are
-its tables, nodes and wire objects; :mod:`.state` keeps it from forking (docs/adr/0005);
-:mod:`.keys` is its key history (docs/adr/0011); :mod:`.tiles` and :mod:`.proofs` write C2SP
-tiles and tlog-proofs.
+:mod:`.transparency` is the log; its other modules: docs/architecture.md.
 
 This room is internal (docs/adr/0022-click-alone.md, "Amendment (issue 32)"): import each name
 from the module that defines it.

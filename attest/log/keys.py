@@ -1,22 +1,11 @@
 """The log's key history: which key signed which heads, and the rotations between them (private to
 :mod:`affidavit.attest.log.transparency`; docs/adr/0011-log-key-rotation.md).
 
-A **rotation** at time T closes the current key's window at T and opens the new key's at T:
-windows are half-open, ``[valid_from, valid_until)``, so a head dated exactly T is the new key's.
-A key signs a head only when its timestamp is inside the window (``log.key_outside_window``).
-A rotation is recorded with a statement signed by the key it replaces and countersigned by the
-new key::
-
-    {"format": "affidavit.log_key_rotation.v1", "log_id": ..., "seq": n,
-     "previous_public_key": "<b64>", "public_key": "<b64>", "key_id": ...,
-     "valid_from": "YYYY-MM-DDTHH:MM:SS[.ffffff]Z", "tree_size": N, "root_hash": "<hex>",
-     "signature": "<b64, previous key>", "new_key_signature": "<b64, new key>"}
-
-Both signatures are Ed25519 over
-``affidavit.log_key_rotation.v1|{log_id}|{seq}|{previous_public_key}|{public_key}|{key_id}|``
-``{valid_from}|{tree_size}|{root_hash}`` (nine fields: never a tree-head message nor a log
-state). Every later head must extend the tree handed over. Nobody holding only the new key can
-graft a history; it is verified whenever it is read (``log.key_history_invalid``).
+A rotation at time T closes the current key's half-open window ``[valid_from, valid_until)`` at
+T and opens the new key's there; a key signs only heads dated inside its window
+(``log.key_outside_window``). The rotation statement (docs/formats.md §4) is signed by the key it
+replaces and countersigned by the new key, and every later head must extend the tree it hands
+over. The history is verified whenever it is read (``log.key_history_invalid``).
 """
 
 from __future__ import annotations
@@ -123,7 +112,7 @@ def check_name(key_id: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Rotation:
-    """What a rotation statement says (module docstring)."""
+    """What a rotation statement says (docs/formats.md §4)."""
 
     log_id: str
     seq: int

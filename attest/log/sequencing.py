@@ -1,17 +1,10 @@
 """Sequence, then integrate: entries get their index durably first and join the tree in batches
 (private to :mod:`affidavit.attest.log.transparency`; docs/transparency.md "Writing to the log").
 
-As in Trillian Tessera and Sunlight, an append is split in two:
-
-- **sequencing** (:func:`sequence_entries`) gives each entry the next index in ``log_sequenced``,
-  durable and final at COMMIT; an entry whose leaf hash is in the log already gets its first
-  index instead (deduplication, Tessera's "antispam");
-- **integration** (:func:`integrate_pending`) moves sequenced entries, in index order from the
-  tree's size, into the tree, in one write transaction; never past a gap (``log.integrity``).
-
-Both run under the store's one writer (docs/adr/0013 §3), and integration reads the size after
-taking it, so a batch is integrated exactly once; a crash before COMMIT leaves the entries for
-the next integration.
+:func:`sequence_entries` gives each entry the next index in ``log_sequenced``, durable at COMMIT
+(an entry whose leaf hash is in the log already gets its first index: deduplication);
+:func:`integrate_pending` moves them, in index order, into the tree, never past a gap
+(``log.integrity``). Both run under the store's one writer (docs/adr/0018).
 """
 
 from __future__ import annotations

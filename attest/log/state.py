@@ -2,17 +2,10 @@
 
 A log whose database is lost while its key survives could be re-initialised empty under the same
 key and log ID: a fork. So each head of a new size is also written, signed, beside the key
-(docs/adr/0005-log-state-binding.md)::
-
-    <key file>.logstate-<first 16 hex of SHA-256(log_id)>.json
-    {"format": "affidavit.log_state.v1", "log_id": ..., "tree_size": N, "root_hash": "<hex>",
-     "public_key": "<b64>", "signed_at": "YYYY-MM-DDTHH:MM:SSZ", "signature": "<b64>"}
-
-``signature`` is Ed25519 by the log key over
-``affidavit.log_state.v1|{log_id}|{tree_size}|{root_hash}|{signed_at}`` (five fields: never a
-four-field tree-head message, docs/formats.md §4). The file is replaced atomically, mode 0600.
-A store bound to it must extend that head, else ``log.state_mismatch``. Each key keeps its own
-state file; a rotation starts the new key's from the tree handed over (docs/adr/0011).
+(docs/adr/0005-log-state-binding.md; the file and its signed message: docs/formats.md §4),
+replaced atomically, mode 0600. A store bound to it must extend that head, else
+``log.state_mismatch``. Each key keeps its own state file; a rotation starts the new key's from
+the tree handed over (docs/adr/0011).
 """
 
 from __future__ import annotations

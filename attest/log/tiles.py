@@ -18,18 +18,11 @@ True
 >>> log.close()
 
 A tile at level ``L``, index ``N`` is a direct read of ``log_nodes``: the stored hashes at tree
-level ``8·L``, positions ``256·N .. 256·N + W - 1`` (each covers a complete subtree, and the log
-stores exactly those). An entry bundle is the data of the leaves of level-0 tile ``N``, written
-only when every leaf has data and fits a uint16 length; other bundles are skipped and counted.
-
-:func:`write_tiles` writes every tile and bundle the folder's previous ``DIR/checkpoint`` did
-not cover (checked to be this log's and not newer), the partial tiles of this size,
-``DIR/key-rotations`` for a log whose key rotated (it only grows, docs/adr/0011), then
-``DIR/checkpoint`` last, so a client never sees a checkpoint whose files are not there yet. A
-file already present must hold the same bytes (else ``log.tiles_conflict``); older partial
-tiles are kept (tlog-tiles, "Partial Tiles"). Each file is written to ``.<name>.tmp``, fsynced
-and renamed, and the folders fsynced before the checkpoint: a writer killed at any point leaves
-whole files and dot files the next run reuses. One writer per folder (``flock``).
+level ``8·L``, positions ``256·N .. 256·N + W - 1``. An entry bundle is written only when every
+leaf has data and fits a uint16 length; other bundles are skipped and counted.
+:func:`write_tiles` writes ``DIR/checkpoint`` last, after every file it covers is fsynced, so a
+client never sees a checkpoint whose files are not there yet (docs/transparency.md, "What
+`log tiles` writes, and its rules").
 """
 
 from __future__ import annotations

@@ -15,19 +15,11 @@
 '2025-01-02T03:04:05Z'
 >>> log.close()
 
-Storage: :mod:`affidavit.attest.log.storage` (one row per complete subtree). One class, read
-top to bottom (docs/adr/0024): life cycle, appending, sequencing, reading and proofs, signing
-heads, integrity, keys. Any subtree hash is one stored node or a fold of at most log2(n) of
-them, so proofs, roots and heads cost O(log n) point reads, inside one read transaction.
-
-Durability: an append returns after COMMIT (``synchronous=FULL``). A head is signed inside a
-write transaction over the committed size and recorded before it is returned, after the tree
-is proven to extend every head signed so far and the signed state file beside the key
-(docs/adr/0005-log-state-binding.md).
-
-Keys (docs/adr/0011-log-key-rotation.md): :meth:`TransparencyLog.rotate_key` closes the current
-key's window at T and opens the new key's at T; a key signs only heads dated inside its window
-(``log.key_outside_window``).
+One class, read top to bottom (docs/adr/0024). Any subtree hash is one stored node
+(:mod:`affidavit.attest.log.storage`) or a fold of at most log2(n) of them, so proofs, roots and
+heads cost O(log n) point reads. An append returns after COMMIT. A head is signed inside a write
+transaction, after the tree is proven to extend every head signed so far and the signed state
+file beside the key (docs/adr/0005), and recorded before it is returned.
 """
 
 from __future__ import annotations
@@ -488,23 +480,26 @@ class TransparencyLog:
     def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
         """The head of ``kind`` (``sth`` or ``checkpoint``) and ``tree_size`` recorded last, or
         None."""
-        with self.store.read() as db:
-            return storage.head_of_size(db, kind, tree_size)
+        return self._head("kind = $1 AND tree_size = $2 ORDER BY seq DESC", (kind, tree_size))
 
     def largest_head(self, kind: str) -> RecordedHead | None:
-        """The latest record of the largest head of ``kind``, or None."""
-        with self.store.read() as db:
-            return storage.largest_head(db, kind)
+        """The latest record of the largest head of ``kind`` (``log_heads_by_size``), or None."""
+        return self._head("kind = $1 ORDER BY tree_size DESC, seq DESC", (kind,))
 
     def latest_checkpoint(self) -> RecordedHead | None:
         """The checkpoint recorded last (with any cosignatures), or None."""
+        return self._head("kind = $1 ORDER BY seq DESC", ("checkpoint",))
+
+    def _head(self, where: str, parameters: tuple[object, ...]) -> RecordedHead | None:
         with self.store.read() as db:
-            return storage.latest_head(db, "checkpoint")
+            found = storage.heads_where(db, f"{where} LIMIT 1", parameters)
+        return found[0] if found else None
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
         """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
+        bounded = max(0, min(limit, MAX_ENTRIES_PER_CALL))
         with self.store.read() as db:
-            return storage.heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
+            return storage.heads_where(db, "seq > $1 ORDER BY seq LIMIT $2", (since_seq, bounded))
 
     # -- signing heads (docs/formats.md §4, §6) ------------------------------------------------
 
@@ -647,9 +642,11 @@ class TransparencyLog:
         """The heads the tree must extend: the latest recorded, the last rotation's, the state
         file's (``state`` as read before the caller's snapshot, or False: read it now)."""
         references = []
-        recorded = latest_recorded(db)
-        if recorded is not None:
-            references.append(recorded)
+        row = db.execute(
+            "SELECT tree_size, root_hash FROM log_heads ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            references.append(Reference(int(row[0]), str(row[1]), "the latest recorded head"))
         rotated = self.key_history()[-1]  # the tree the last rotation handed over
         if rotated.tree_size is not None and rotated.root_hash is not None:
             source = f"the rotation to key {rotated.key_id!r}"
@@ -674,7 +671,11 @@ class TransparencyLog:
         size = tree.stored_size(db)
         reader = tree.NodeReader(db, self.store.path)
         references = self._references(db, state)
-        _prefetch(reader, size, references)
+        ranges = [(0, size)]  # every node the root and the proofs from the references fold
+        for ref in references:
+            if 0 < ref.tree_size <= size:
+                ranges += consistency_ranges(ref.tree_size, size)
+        reader.prefetch_ranges(ranges)
         root = reader.range_hash(0, size)
         check_extends(reader, self.store.path, size, root, references)
         return size, root
@@ -829,15 +830,6 @@ class _Head(NamedTuple):
     stamp: str
 
 
-def _prefetch(reader: tree.NodeReader, size: int, references: list[Reference]) -> None:
-    """Read every node the root and the consistency proofs from ``references`` fold, at once."""
-    ranges = [(0, size)]
-    for ref in references:
-        if 0 < ref.tree_size <= size:
-            ranges += consistency_ranges(ref.tree_size, size)
-    reader.prefetch_ranges(ranges)
-
-
 # -- integrity checks against the heads the log signed (docs/adr/0005-log-state-binding.md) ----
 
 
@@ -847,14 +839,6 @@ class Reference(NamedTuple):
     tree_size: int
     root_hash: str
     source: str
-
-
-def latest_recorded(db: Connection) -> Reference | None:
-    """The most recently recorded head (any kind), or None."""
-    row = db.execute(
-        "SELECT tree_size, root_hash FROM log_heads ORDER BY seq DESC LIMIT 1"
-    ).fetchone()
-    return None if row is None else Reference(int(row[0]), str(row[1]), "the latest recorded head")
 
 
 def check_extends(

@@ -6,8 +6,7 @@
 ...                 published_at="2025-01-01T00:00:00Z", signing_key=None)["signed"]
 False
 
-:mod:`.publish` builds and signs entries and manifests (docs/formats.md §3) and writes pin
-files; :mod:`.freshness` signs a manifest's freshness times.
+Its modules: docs/architecture.md; the formats: docs/formats.md §3.
 
 This room is internal (docs/adr/0022-click-alone.md, "Amendment (issue 32)"): import each name
 from the module that defines it.

@@ -15,10 +15,10 @@ The statement binds ``signed_at`` to the manifest's ``manifest_hash``, ``manifes
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
+from affidavit.attest.publishing.publish import Signer, _sign_hex
 from affidavit.verify import errors
 from affidavit.verify.contracts.freshness import freshness_hash
 from affidavit.verify.contracts.manifest import manifest_hash
@@ -27,15 +27,8 @@ from affidavit.verify.json.forms import parse_utc
 __all__ = ["sign_freshness"]
 
 
-class _Signer(Protocol):
-    # the part of affidavit.attest.publishing.publish.Signer used here
-    def sign(self, message: bytes) -> bytes:
-        """Ed25519 signature of ``message``."""
-        ...
-
-
 def sign_freshness(
-    manifest: Mapping[str, Any], signer: _Signer, *, signed_at: str | None = None
+    manifest: Mapping[str, Any], signer: Signer, *, signed_at: str | None = None
 ) -> dict[str, Any]:
     """A copy of ``manifest`` with ``signed_at`` (default: its ``generated_at``),
     ``freshness_hash`` and ``freshness_signature``.
@@ -62,8 +55,5 @@ def sign_freshness(
     signed["signed_at"] = when
     digest = freshness_hash(signed)
     signed["freshness_hash"] = digest
-    # docs/formats.md §3: Ed25519 over the UTF-8 bytes of the 64-character hex string, b64.
-    signed["freshness_signature"] = base64.b64encode(signer.sign(digest.encode("ascii"))).decode(
-        "ascii"
-    )
+    signed["freshness_signature"] = _sign_hex(signer, digest)
     return signed

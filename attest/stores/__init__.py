@@ -8,8 +8,7 @@ fact store on it.
 1
 
 :mod:`.store` is the interface every caller uses; :mod:`.sqlite` and :mod:`.postgres` implement
-its ``Connection``, each in its own SQL (docs/adr/0020); :mod:`.facts` is the fact store, with
-:mod:`.fact_plan` (seed 002's rules), :mod:`.fact_rows` and :mod:`.fact_audit`.
+its ``Connection``, each in its own SQL (docs/adr/0020); :mod:`.facts` is the fact store.
 
 This room is internal (docs/adr/0022-click-alone.md, "Amendment (issue 32)"): import each name
 from the module that defines it.

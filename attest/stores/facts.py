@@ -1,4 +1,4 @@
-"""The SQLite fact store: facts filed under their FactHash, a derivation edge table, WAL.
+"""The fact store: facts filed under their FactHash, a derivation edge table, WAL.
 
 >>> import os, tempfile
 >>> from affidavit.attest.stores.facts import FactStore
@@ -10,39 +10,50 @@
 ...     store.add_batch([fact]).added == (fact.hash,)
 True
 
-Rules enforced on insert (seed 002 §20.6.1 rules 2, 3 and 4), atomically per batch: a batch with
-one bad fact stores nothing, and the error names the fact and the rule
-(:mod:`affidavit.attest.stores.fact_plan`).
+Rules enforced on insert (seed 002 §20.6.1), atomically per batch, planned inside the writer's
+transaction before anything is written (:class:`PlanContext`): rule 2, no cycles, against the
+store *and* the earlier facts of the batch (``provenance_cycle_detected``); rule 4, a FactHash
+stored with another derived_from is refused (``derived_from_immutable``), the same fact again is a
+no-op; rule 3, dangling references are stored as they are. A batch with one bad fact stores
+nothing, and the error names the fact and the rule.
 
-Layout: ``facts(hash PK, scope, body)`` with ``body`` the RFC 8785 bytes as received, and
-``edges(source, derived)`` keyed by the source hash. A store created here is private
-(:func:`affidavit.attest.files.private_database`): it holds facts of every scope. Readers look at
-the stored scope before any body is parsed, so a fact the caller may not read costs what an
-absent one costs (docs/adr/0009-hidden-equals-absent.md).
+Layout (docs/formats.md §5): ``facts(hash PK, scope, body)`` with ``body`` the RFC 8785 bytes as
+received, and ``edges(source, derived)``. A store created here is private: it holds facts of
+every scope. Readers look at the stored scope before any body is parsed, so a fact the caller may
+not read costs what an absent one costs (docs/adr/0009-hidden-equals-absent.md). A parallel
+audit (:func:`audit_store`) joins its workers' key ranges in key order: the serial report, byte
+for byte.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, BinaryIO, Final, Self
 
 from affidavit.attest.errors import StoreError
 from affidavit.attest.files import private_database
-from affidavit.attest.stores.fact_audit import audit_store
-from affidavit.attest.stores.fact_plan import FactPlan, PlanContext, batch_error
-from affidavit.attest.stores.fact_rows import BATCH, by_hash, raw_rows, row_body, row_key
 from affidavit.attest.stores.postgres import PgUnavailable, connect
 from affidavit.attest.stores.sqlite import SqliteConnection
 from affidavit.attest.stores.store import Connection, Migrations, Store, is_postgres_url, numbered
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
-from affidavit.verify.lineage.audit import AuditReport
+from affidavit.verify.lineage.audit import (
+    AuditReport,
+    Checked,
+    EdgeDigest,
+    EdgeIndex,
+    audit_checked,
+    check_records,
+    with_edge_index_check,
+)
 from affidavit.verify.lineage.facts import Fact, FactHash, parse_fact
-from affidavit.verify.lineage.walk import StoredRecord
+from affidavit.verify.lineage.walk import StoredRecord, closing_parent
 
 __all__ = [
     "SQLITE_MAGIC",
@@ -50,13 +61,18 @@ __all__ = [
     "FactPlan",
     "FactStore",
     "PlanContext",
+    "audit_store",
     "batch_error",
     "is_sqlite_file",
+    "range_bounds",
 ]
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FORMAT: Final = "affidavit-facts/1"
 _BUSY_S: Final = 5.0  # the busy timeout of a fact store's own SQLite connection
+CHUNK: Final = 500  # keys per statement
+BATCH: Final = 2048  # rows per page or audit batch
+Bound = tuple[bytes | None, bytes | None]
 
 # The store's tables, in each database's own DDL (one step: the fact store has no versions).
 _SCHEMA: Final = Migrations(
@@ -327,7 +343,7 @@ class FactStore:
     def audit(self, *, jobs: int = 1, ranges: int | None = None) -> AuditReport:
         """Audit every stored fact (as :func:`~affidavit.verify.lineage.audit.audit`, no
         signatures) with ``jobs`` worker processes over ``ranges`` key ranges
-        (:func:`~affidavit.attest.stores.fact_audit.audit_store`).
+        (:func:`audit_store`).
 
         Raises:
             ``lineage.store_invalid``: the file cannot be read as a store.
@@ -370,7 +386,7 @@ class FactStore:
         """Check ``facts`` against the store and each other inside the caller's write, without
         writing (seed 002 §20.6.1 rules 2 and 4): which are new, which stored identically. With
         ``context`` (:meth:`context`) several plans of one transaction share their reads and see
-        what the earlier ones planned (:mod:`~affidavit.attest.stores.fact_plan`).
+        what the earlier ones planned.
 
         Raises:
             as :meth:`add_batch`.
@@ -424,3 +440,291 @@ def _format(db: Connection) -> str | None:
     except StoreError:
         return None
     return None if row is None else str(row[0])
+
+
+# Rows as stored ---------------------------------------------------------------------------
+
+
+def row_key(value: object) -> str:
+    """A stored key as hex (a key that is not a blob, in a forged table, as its text)."""
+    return value.hex() if isinstance(value, bytes) else str(value)
+
+
+def row_body(value: bytes | str) -> bytes:
+    """A stored body as bytes (PostgreSQL or a forged table may hand back text)."""
+    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
+
+
+def by_hash(
+    db: Any, select: str, keys: Sequence[str], where: str = "", extra: Sequence[Any] = ()
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``SELECT <select> IN (...)<where>`` for the hex ``keys``, one statement per
+    :data:`CHUNK` keys (``select``: ``"hash, body FROM facts WHERE hash"``); ``extra`` are the
+    parameters of ``where``, numbered first."""
+    for offset in range(0, len(keys), CHUNK):
+        chunk = [bytes.fromhex(h) for h in keys[offset : offset + CHUNK]]
+        marks = numbered(len(extra) + 1, len(chunk))
+        yield from db.execute(
+            f"SELECT {select} IN ({marks}){where}", [*extra, *chunk]
+        )  # marks and fixed SQL only
+
+
+def raw_rows(db: Any, bound: Bound | None) -> Iterator[tuple[str, bytes, str]]:
+    """``(hex key, body bytes, where)`` for the facts in ``bound`` (all when None), key order."""
+    low, high = bound if bound is not None else (None, None)
+    query = "SELECT hash, body FROM facts"
+    if low is not None and high is not None:
+        rows = db.execute(f"{query} WHERE hash >= $1 AND hash < $2 ORDER BY hash", (low, high))
+    elif low is not None:
+        rows = db.execute(f"{query} WHERE hash >= $1 ORDER BY hash", (low,))
+    elif high is not None:  # NULL sorts first (only in a forged table: the key is NOT NULL)
+        rows = db.execute(f"{query} WHERE hash < $1 OR hash IS NULL ORDER BY hash", (high,))
+    else:
+        rows = db.execute(f"{query} ORDER BY hash")
+    for key, body in rows:
+        hex_key = row_key(key)
+        yield hex_key, row_body(body), f"fact {hex_key}"
+
+
+# Planning a batch --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FactPlan:
+    """What :meth:`FactStore.plan` decided: the facts to store (in order, each once) and the
+    hashes already stored identically."""
+
+    added: tuple[Fact, ...]
+    existing: tuple[FactHash, ...]
+
+
+class _Children:
+    """``children(hash)`` for cycle checks: the stored edges (prefetched for many hashes) plus
+    those of the facts planned so far."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        self._known: dict[FactHash, list[FactHash]] = {}  # stored edges, by source
+        self._planned: dict[FactHash, list[FactHash]] = {}  # edges of the facts planned so far
+
+    def prefetch(self, fact_hashes: Sequence[FactHash]) -> None:
+        unique = [h for h in dict.fromkeys(fact_hashes) if h not in self._known]
+        self._known.update((h, []) for h in unique)
+        for source, derived in by_hash(self._db, "source, derived FROM edges WHERE source", unique):
+            self._known[FactHash(row_key(source))].append(FactHash(row_key(derived)))
+
+    def of(self, fact_hash: FactHash) -> Iterable[FactHash]:
+        if fact_hash not in self._known:
+            self.prefetch([fact_hash])
+        return (*self._known[fact_hash], *self._planned.get(fact_hash, ()))
+
+    def add(self, fact: Fact) -> None:
+        for parent in fact.derived_from:
+            self._planned.setdefault(parent, []).append(fact.hash)
+
+    def forget(self, fact: Fact) -> None:
+        """Undo :meth:`add` (a plan that was refused writes nothing)."""
+        for parent in fact.derived_from:
+            self._planned[parent].remove(fact.hash)
+
+
+class PlanContext:
+    """What the plans of one write transaction share (:meth:`FactStore.plan`): the stored facts
+    and edges, read once each, and the facts planned so far, which later plans see as stored."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        self._facts: dict[str, tuple[str, bytes] | None] = {}  # hex -> (scope, body) | absent
+        self.children = _Children(db)
+
+    def _read(self, fact_hashes: Sequence[str]) -> None:
+        unknown = [h for h in dict.fromkeys(fact_hashes) if h not in self._facts]
+        self._facts.update((h, None) for h in unknown)
+        for key, scope, body in by_hash(
+            self._db, "hash, scope, body FROM facts WHERE hash", unknown
+        ):
+            self._facts[row_key(key)] = (str(scope), row_body(body))
+
+    def bodies(self, fact_hashes: Sequence[str]) -> dict[str, bytes]:
+        """The stored (or planned) body of each of ``fact_hashes`` that has one."""
+        self._read(fact_hashes)
+        return {h: found[1] for h in fact_hashes if (found := self._facts[h]) is not None}
+
+    def scopes(self, fact_hashes: Sequence[str]) -> dict[str, str]:
+        """The stored (or planned) scope of each of ``fact_hashes`` that has one."""
+        self._read(fact_hashes)
+        return {h: found[0] for h in fact_hashes if (found := self._facts[h]) is not None}
+
+    def planned(self, facts: Iterable[Fact]) -> None:
+        """``facts`` (their edges already in :attr:`children`) will be written in this
+        transaction: later plans see them as stored."""
+        for fact in facts:
+            self._facts[fact.hash] = (fact.scope, jcs(dict(fact.document)))
+
+    def plan(
+        self, facts: Sequence[Fact], *, labels: Sequence[str] | None, every_error: bool
+    ) -> FactPlan:
+        """:meth:`affidavit.attest.stores.facts.FactStore.plan` in this context.
+
+        Raises:
+            as :meth:`~affidavit.attest.stores.facts.FactStore.add_batch`.
+        """
+        names = (
+            list(labels) if labels is not None else [f"fact #{i + 1}" for i in range(len(facts))]
+        )
+        stored = self.bodies([fact.hash for fact in facts])
+        self.children.prefetch(
+            [fact.hash for fact in facts if fact.derived_from and fact.hash not in stored]
+        )
+        added: dict[FactHash, Fact] = {}
+        existing: list[FactHash] = []
+        try:
+            _plan_each(facts, names, stored, self.children, added, existing, every_error)
+        except BaseException:  # refused: nothing of this plan is planned
+            for fact in added.values():
+                self.children.forget(fact)
+            raise
+        self.planned(added.values())
+        return FactPlan(tuple(added.values()), tuple(existing))
+
+
+def _plan_each(  # noqa: PLR0917 - the plan's parts
+    facts: Sequence[Fact],
+    names: list[str],
+    stored: Mapping[str, bytes],
+    children: _Children,
+    added: dict[FactHash, Fact],
+    existing: list[FactHash],
+    every_error: bool,
+) -> None:
+    """Each fact against what is stored and planned (rules 2 and 4), into ``added`` and
+    ``existing``.
+
+    Raises:
+        as :meth:`add_batch`.
+    """
+    refused: list[errors.AffidavitError] = []
+    for fact, name in zip(facts, names, strict=True):
+        try:
+            earlier = stored.get(fact.hash)
+            if earlier is None and fact.hash in added:  # earlier in this batch
+                earlier = jcs(dict(added[fact.hash].document))
+            if earlier is not None:
+                _check_unchanged(fact, earlier, name)
+                existing.append(fact.hash)
+                continue
+            if fact.derived_from:
+                _check_acyclic(fact, name, children.of)
+            added[fact.hash] = fact
+            children.add(fact)
+        except errors.LineageError as e:
+            if not every_error or e.code not in (
+                "derived_from_immutable",
+                "provenance_cycle_detected",
+            ):
+                raise
+            refused.append(e)
+    if refused:
+        raise refused[0] if len(refused) == 1 else batch_error(refused)
+
+
+def batch_error(refused: Sequence[errors.AffidavitError]) -> errors.LineageError:
+    """One ``fact.batch_invalid`` error listing every refusal (its code and message)."""
+    bad = [{"code": e.code, "message": e.message} for e in refused]
+    listed = "; ".join(f"{e.code}: {e.message}" for e in refused)
+    return errors.LineageError(
+        "fact.batch_invalid",
+        f"{len(refused)} facts are bad: {listed}",
+        details={"bad": bad, "count": len(bad)},
+    )
+
+
+def _check_acyclic(
+    fact: Fact, name: str, children: Callable[[FactHash], Iterable[FactHash]]
+) -> None:
+    # seed 002 §20.6.1 rule 2: verify acyclicity before persisting.
+    via = closing_parent(fact.hash, fact.derived_from, children)
+    if via is not None:
+        raise errors.LineageError(
+            "provenance_cycle_detected",
+            f"{name} ({fact.hash}): deriving it from {via} would close a cycle",
+            details={"fact": fact.hash, "via": via, "at": name},
+        )
+
+
+def _check_unchanged(fact: Fact, stored_body: bytes, name: str) -> None:
+    # seed 002 §20.6.1 rule 4: derived_from is immutable once stored.
+    try:
+        stored = parse_fact(loads(stored_body), what="stored fact")
+        stored_parents = stored.derived_from
+    except errors.AffidavitError:
+        stored_parents = None
+    if stored_parents != fact.derived_from:
+        raise errors.LineageError(
+            "derived_from_immutable",
+            f"{name} ({fact.hash}) is stored already with a different derived_from",
+            details={"fact": fact.hash, "at": name},
+        )
+
+
+# Auditing ----------------------------------------------------------------------------------
+
+
+def audit_store(  # noqa: PLR0917 - the store's parts
+    db: Any, path: str, edges: EdgeIndex, count: Callable[[], int], jobs: int, ranges: int | None
+) -> AuditReport:
+    """Audit every fact stored in ``db`` (the file ``path``; ``edges`` its edge index), with
+    ``jobs`` worker processes over ``ranges`` key ranges (default: 8 per job, more for big
+    stores). Each range is its own transaction: a concurrent write may be seen by some only.
+
+    Raises:
+        ``lineage.store_invalid``: the store cannot be read.
+    """
+    digest = EdgeDigest()
+    if db.dialect != "sqlite":
+        jobs = 1  # the worker processes open the SQLite file; PostgreSQL reads serially
+    try:
+        if jobs <= 1:
+            rows = raw_rows(db, None)
+            batches = iter(lambda: list(itertools.islice(rows, BATCH)), [])
+            report = audit_checked(
+                digest.add_checked(item) for batch in batches for item in check_records(batch)
+            )
+            return with_edge_index_check(report, edges, digest)
+        bounds = range_bounds(ranges if ranges is not None else _default_ranges(count(), jobs))
+    except StoreError as e:
+        raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None
+
+    where = os.path.abspath(path)
+    with ProcessPoolExecutor(jobs) as pool:  # a worker's LineageStoreInvalid is raised here
+        shares = pool.map(_check_range, [where] * len(bounds), bounds)
+        report = audit_checked(digest.add_checked(item) for share in shares for item in share)
+    return with_edge_index_check(report, edges, digest)
+
+
+def _default_ranges(count: int, jobs: int) -> int:
+    # Enough ranges to keep every worker busy and this process joining as results arrive, each
+    # at most ~25,000 facts (memory per result), at most 4,096 (two-byte key prefixes).
+    return max(8 * jobs, min(4096, count // 25_000 + 1))
+
+
+def range_bounds(count: int) -> list[Bound]:
+    """``count`` contiguous key ranges cut at two-byte prefixes, the first open below (where
+    keys that are not 32-byte blobs sort, in a tampered store) and the last open above."""
+    count = max(1, min(count, 4096))
+    cuts = [(i * 65536 // count).to_bytes(2, "big") for i in range(1, count)]
+    lows: list[bytes | None] = [None, *cuts]
+    highs: list[bytes | None] = [*cuts, None]
+    return list(zip(lows, highs, strict=True))
+
+
+def _check_range(path: str, bound: Bound) -> list[Checked]:
+    """Check the records in one key range (runs in a worker process; docs/formats.md §5)."""
+    try:
+        db = SqliteConnection.open(path, mode="ro", timeout=_BUSY_S)
+        try:
+            return check_records(raw_rows(db, bound))
+        finally:
+            db.close()
+    except StoreError as e:
+        raise errors.LineageError("lineage.store_invalid", f"{path}: {e}") from None

@@ -2,30 +2,20 @@
 connection, and the only module of Affidavit that imports psycopg
 (docs/adr/0013-postgresql.md, docs/adr/0020-each-store-its-dialect.md).
 
-Statements are PostgreSQL SQL as written, sent as they are (psycopg's raw cursor: ``$1, $2, ...``
-are the server's own parameters; a ``%`` is a ``%``).
+Statements are PostgreSQL SQL sent as written (psycopg's raw cursor: ``$1, $2, ...`` are the
+server's own parameters). The connection is in autocommit mode; the writer's transaction holds
+``pg_advisory_xact_lock`` on one key per database (one writer across every instance), a read is
+one ``REPEATABLE READ`` snapshot. PostgreSQL checks its pages with its own checksums.
 
-- **Transactions**: the connection is in autocommit mode and the store begins its own. The
-  writer's is ``BEGIN`` plus ``pg_advisory_xact_lock`` on one key per database: one writer at a
-  time across every instance, which keeps the log gap-free and the fact graph acyclic. A read
-  is ``BEGIN ISOLATION LEVEL REPEATABLE READ``: one snapshot.
 - **Errors**: a broken constraint is :class:`~affidavit.attest.errors.StoreIntegrityError`; a
   lock timeout, deadlock or serialization failure ``store.busy``; a lost connection
   :class:`PgUnavailable`; the rest ``store.unreadable``. Messages name the redacted URL.
-- **Integrity**: PostgreSQL checks its pages with its own checksums.
-
-Faults (docs/postgresql.md "Operations", docs/adr/0013 §7):
-
-- **Reconnect**: a lost connection is made again at the next BEGIN, or at the next statement
-  outside a transaction, and a read that found it lost runs once more; never inside a
-  transaction (its statements would run outside it): there the statement fails, the server has
-  rolled back, and the caller's ROLLBACK ends it here. Attempts are spaced 50 ms doubling to
-  1 s (:data:`BACKOFF_CAP_S`); between them statements fail at once.
-- **Bounded lock waits**: every session has ``lock_timeout`` (:data:`LOCK_TIMEOUT_S`); a BEGIN
-  that times out is rolled back, leaving no aborted transaction.
-- **Lease**: a writer sets ``idle_in_transaction_session_timeout`` (:data:`WRITER_LEASE_S`): a
-  holder of the writer lock silent that long (paused, partitioned) has its session ended by
-  the server, which frees the lock. A one-off job that may pause connects with ``lease=None``.
+- **Reconnect** (docs/adr/0013 §7): at the next BEGIN or statement outside a transaction, never
+  inside one (the server has rolled it back; the caller's ROLLBACK ends it here); a read that
+  found it lost runs once more. Attempts are spaced 50 ms doubling to :data:`BACKOFF_CAP_S`.
+- **Lease**: a writer sets ``idle_in_transaction_session_timeout`` (:data:`WRITER_LEASE_S`), so
+  a silent holder of the writer lock has its session ended by the server; ``lease=None`` for a
+  one-off job that may pause. Every lock wait is bounded by :data:`LOCK_TIMEOUT_S`.
 
 psycopg is imported only when a ``postgresql://`` URL is opened (the ``[postgres]`` extra).
 """
@@ -324,7 +314,7 @@ class PgConnection:
         return {str(row[0]) for row in rows}
 
     def quick_check(self) -> None:
-        """Nothing to add (module docstring, "Integrity")."""
+        """Nothing to add: PostgreSQL checks its pages with its own checksums."""
 
     def _rollback(self, conn: Any) -> None:
         """ROLLBACK whatever is open; a connection that cannot is closed (made again next)."""

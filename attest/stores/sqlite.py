@@ -13,20 +13,11 @@ the only module of Affidavit that imports :mod:`sqlite3` (docs/adr/0020-each-sto
 1
 >>> store.close()
 
-Statements are SQLite SQL as written: ``$1, $2, ...`` are SQLite named parameters, bound by name
-(``$1`` is ``parameters[0]``). The house settings:
-
-- ``journal_mode=WAL``: readers never block the writer and see one snapshot per transaction.
-- ``synchronous=FULL``: every COMMIT fsyncs the log file, so an acknowledged write survives power
-  loss (the transparency log signs heads over what it acknowledged: a lost leaf would be a fork).
-  Writers batch, so the fsync is paid once per batch.
-- One writer: every write is ``BEGIN IMMEDIATE`` (across processes) inside the store's lock
-  (across threads), with a busy timeout past which the writer gets ``store.busy``.
-- Private files: a database created here is 0600 in a 0700 folder
-  (:func:`affidavit.attest.files.private_database`); SQLite gives ``-wal``/``-shm`` the same mode.
-- Errors (:func:`fault`): a broken constraint is
-  :class:`~affidavit.attest.errors.StoreIntegrityError`; a damaged file ``store.corrupt``; a lock
-  held past the busy timeout ``store.busy``; anything else ``store.unreadable``.
+Statements are SQLite SQL as written: ``$1, $2, ...`` are named parameters (``$1`` is
+``parameters[0]``). WAL mode (readers see one snapshot and never block the writer);
+``synchronous=FULL``, so an acknowledged write survives power loss (a lost leaf of the
+transparency log would be a fork); every write is ``BEGIN IMMEDIATE`` inside the store's lock; a
+database created here is private (:func:`affidavit.attest.files.private_database`).
 """
 
 from __future__ import annotations
@@ -57,7 +48,9 @@ def _named(parameters: Sequence[Any]) -> dict[str, Any]:
 
 
 def fault(path: Path | str, error: sqlite3.Error) -> StoreError:
-    """The project's error for an :mod:`sqlite3` error (module docstring, "Errors")."""
+    """The project's error for an :mod:`sqlite3` error: a broken constraint is
+    :class:`~affidavit.attest.errors.StoreIntegrityError`, a damaged file ``store.corrupt``, a
+    lock held past the busy timeout ``store.busy``, anything else ``store.unreadable``."""
     text = str(error)
     if isinstance(error, sqlite3.IntegrityError):
         return StoreIntegrityError("store.unreadable", f"{path}: {text}")

@@ -11,15 +11,11 @@
 [(7,)]
 >>> store.close()
 
-One :class:`Store` holds one :class:`Connection`, implemented by
-:class:`~affidavit.attest.stores.sqlite.SqliteConnection` and
-:class:`~affidavit.attest.stores.postgres.PgConnection`, each module the only importer of its
-driver. A caller writes one SQL text where it means the same in both databases (``$1, $2, ...``
-parameters, ``INSERT ... ON CONFLICT DO NOTHING``), gives both spellings where they differ
-(:class:`Migrations`, or a statement chosen by :attr:`Store.kind`), and catches the project's
-errors (:class:`~affidavit.attest.errors.StoreError`, its
-:class:`~affidavit.attest.errors.StoreIntegrityError`), never a driver's. Nothing rewrites a
-statement on its way to the database.
+One :class:`Store` holds one :class:`Connection` (:mod:`.sqlite` or :mod:`.postgres`, each the
+only importer of its driver). A caller writes one SQL text where it means the same in both
+databases, gives both spellings where they differ (:class:`Migrations`, or :attr:`Store.kind`),
+and catches :class:`~affidavit.attest.errors.StoreError`, never a driver's error. Nothing
+rewrites a statement on its way to the database.
 """
 
 from __future__ import annotations
@@ -193,13 +189,9 @@ def _with_versions(conn: Connection) -> Connection:
 
 
 class Store:
-    """One database connection with the house rules: one writer at a time, read snapshots,
-    versioned migrations (docs/adr/0013, docs/adr/0020).
-
-    Use :meth:`write` for every change (one transaction per batch) and :meth:`read` for reads that
-    must see one snapshot. Threads may share it (both hold the store's lock); a ``fork()``ed
-    child opens its own. Open one with :meth:`at`, :meth:`open` (SQLite) or :meth:`connect`.
-    """
+    """One database connection with the house rules: one writer at a time (:meth:`write`), read
+    snapshots (:meth:`read`), versioned migrations. Threads may share it (both hold the store's
+    lock); a ``fork()``ed child opens its own."""
 
     def __init__(self, path: Path | str, conn: Connection) -> None:
         self.path = path  # the file, or the redacted URL of a PostgreSQL database
@@ -219,12 +211,10 @@ class Store:
         timeout: float | None = None,
         readonly: bool = False,
     ) -> Store:
-        """The SQLite store at ``path`` (:meth:`.sqlite.SqliteConnection.open_database`).
+        """The SQLite store at ``path``.
 
         Raises:
-            ``store.missing``: the file does not exist and ``create`` is false.
-            ``store.unreadable``: the file is not an SQLite database.
-            ``store.busy``: the database stayed locked for ``timeout`` seconds while being set up.
+            as :meth:`.sqlite.SqliteConnection.open_database`.
         """
         conn = SqliteConnection.open_database(
             path, create=create, timeout=timeout, readonly=readonly

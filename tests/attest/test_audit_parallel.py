@@ -13,8 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from affidavit.attest.stores import fact_audit
-from affidavit.attest.stores.facts import FactStore
+from affidavit.attest.stores.facts import FactStore, range_bounds
 from affidavit.cli.main import affidavit
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.lineage import audit as lineage_audit
@@ -141,7 +140,7 @@ def test_a_cycle_split_across_ranges_is_found(tmp_path: Path) -> None:
     a = make_fact("cycle a")
     b = make_fact("cycle b", a)
     ranges = 256
-    bounds = fact_audit.range_bounds(ranges)
+    bounds = range_bounds(ranges)
 
     def share_of(key: str) -> int:
         raw = bytes.fromhex(key)
@@ -190,7 +189,7 @@ def test_an_unreadable_store_is_store_invalid(tmp_path: Path) -> None:
 
 def test_range_bounds_cover_every_key_in_order() -> None:
     for count in (1, 2, 3, 16, 4096, 10_000):
-        bounds = fact_audit.range_bounds(count)
+        bounds = range_bounds(count)
         assert len(bounds) == min(count, 4096)
         assert bounds[0][0] is None
         assert bounds[-1][1] is None

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 from affidavit.attest.intoto.export import detect_kind, statement_for
-from affidavit.attest.intoto.sign import keyid_of, sign_statement
-from affidavit.attest.intoto.statement import build_statement, statement_bytes
+from affidavit.attest.intoto.sign import build_statement, keyid_of, sign_statement, statement_bytes
 from affidavit.attest.intoto.vsa import (
     POLICY_URI,
     VERIFIED_LEVEL,
