@@ -1,11 +1,5 @@
-"""``affidavit lookup URL HASH``: what a registry's log holds about a hash, proven offline.
-
-Reads every page of ``URL/v1/lookup/HASH`` (up to 1,000 entries) and each entry's leaf, every read
-bounded in bytes and all by one deadline, and proves under the trusted log key the checkpoint's
-signature, each inclusion proof and that each leaf is filed under HASH
-(:mod:`affidavit.registry.clients.lookup`). A name is looked up by the SHA-256 of its UTF-8
-(docs/transparency.md "Lookup"). Exit 1: not found under a verified checkpoint (absence is not
-proven), or a step failed.
+"""``affidavit lookup URL HASH``: what a registry's log holds about a hash, proven offline
+(:mod:`affidavit.registry.clients.lookup`; docs/transparency.md "Lookup").
 """
 
 from __future__ import annotations

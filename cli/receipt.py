@@ -1,17 +1,5 @@
 """``affidavit receipt``: make, log and record transformation receipts (docs/formats.md
 "Transformation receipts"; seed 004, RFC 002 §1.4 and §7).
-
-``make``: ``--chunk`` files (in chunk order) must concatenate to ``--content`` (RFC 002
-§7.2/§7.3; chunks alone: their concatenation is the content). The signer replays the chain and
-refuses, with no override, a content that does not replay (``receipt.replay_mismatch``) or a
-transformation it cannot run (``transform.unimplemented``). ``CONTENT.receipt.json`` is the
-layout ``verify receipt DIR`` reads.
-
-``log``: one leaf, the receipt's RFC 8785 bytes, of a local log or a registry's (proven), printing
-``index<TAB>leaf_hash<TAB>receipt_hash``.
-
-``fact``: the receipt as a fact derived from the source's fact, so ``facts walk`` shows content
-<- transformations <- source and ``facts audit --receipts DIR`` checks it against the file.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from affidavit.cli._common import (
     AliasedOption,
     emit,
     emit_json,
+    exit_with,
     json_option,
     read_input,
     signing_key_option,
@@ -43,9 +44,6 @@ __all__ = ["facts", "finding_lines"]
 def facts() -> None:
     """Facts and their lineage: FactHash, derived_from rules, provenance walks, audits, and
     pulls from a Stigmem node."""
-
-
-# Reading inputs ---------------------------------------------------------------------------
 
 
 def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
@@ -239,9 +237,6 @@ _any_store_option = click.option(
 )
 
 
-# Commands ---------------------------------------------------------------------------------
-
-
 @facts.command("hash")
 @json_option
 @click.argument("source", metavar="FILE|-")
@@ -418,8 +413,7 @@ def audit_command(  # noqa: PLR0917 - click passes options positionally by name
         lines.append(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
     verdict = "ok" if ok else f"{len(report.findings) + failed_receipts} finding(s)"
     emit(as_json, document, *lines, f"audited {report.facts} facts: {verdict}")
-    if not ok:
-        click.get_current_context().exit(1)
+    exit_with(0 if ok else 1)
 
 
 def finding_lines(report: Any) -> list[str]:

@@ -1,16 +1,12 @@
-"""``affidavit facts pull URL --out FILE.jsonl``: a Stigmem node's facts, ready to audit.
-
-Pages through the node's ``GET /v1/facts``, maps each record to a fact (docs/formats.md "Facts",
-"Stigmem node shapes"), checks its ``cid`` against the CID v2 of its content, and writes one fact
-per line (RFC 8785), what ``facts add`` and ``facts audit`` take. Exit 1: findings (each listed;
-the facts that could be mapped are still written).
+"""``affidavit facts pull URL --out FILE.jsonl``: a Stigmem node's facts, ready to audit
+(docs/formats.md "Facts", "Stigmem node shapes").
 """
 
 from __future__ import annotations
 
 import click
 from affidavit.attest.files import atomic_write
-from affidavit.cli._common import emit, json_option
+from affidavit.cli._common import emit, exit_with, json_option
 from affidavit.cli.facts.group import finding_lines
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
@@ -95,5 +91,4 @@ def pull_command(  # noqa: PLR0917 - click passes options positionally by name
         f"pulled {report.records} records, wrote {len(report.documents)} facts "
         f"to {out_path}: {verdict}",
     )
-    if not report.ok:
-        click.get_current_context().exit(1)
+    exit_with(0 if report.ok else 1)

@@ -1,11 +1,5 @@
-"""``affidavit log monitor URL --vkey VKEY --state FILE [--policy POLICY] [--entries]``.
-
-One round of a monitor of a tiled log (:mod:`affidavit.verify.tlog.monitor` has the checks):
-fetch ``URL/checkpoint`` and the tiles the checks need, compare the tree with the one in
-``--state``, and keep the new one there only after every check passed. Exit 1 on a rollback, a
-fork, tiles that do not match, a bad signature, an unsigned key rotation or an unmet witness
-quorum (the state file unchanged); a rotation the trusted key signed is followed
-(docs/transparency.md, "Monitoring").
+"""``affidavit log monitor``: one round of a monitor of a tiled log
+(:mod:`affidavit.verify.tlog.monitor` has the checks; docs/transparency.md, "Monitoring").
 """
 
 from __future__ import annotations
@@ -74,9 +68,7 @@ def monitor(
         if len(data) > MAX_STATE_BYTES:
             raise errors.ProofError("tlog.monitor_state_invalid", f"{state_file}: over 1 MiB")
         previous = parse_state(data, vkey=vkey)
-    policy = None
-    if policy_file is not None:
-        policy = read_policy(str(policy_file))
+    policy = None if policy_file is None else read_policy(str(policy_file))[0]
     with TileReader(url, timeout=timeout) as reader:
         try:
             note = reader.checkpoint()

@@ -1,30 +1,8 @@
 """``affidavit verify receipt``: transformation receipts, offline (docs/formats.md
 "Transformation receipts"; seed 004, RFC 002 §7.2/§7.3).
 
-::
-
-    affidavit verify receipt RECEIPT --source SRC (--content OUT | --chunk FILE ...)
-        [TRUST...] [--json]
-    affidavit verify receipt DIR --source-root SRCDIR [--content-root OUTDIR] [--jobs N]
-        [TRUST...] [--json]
-
-One receipt: its steps ``signature``, ``source_hash``, ``replay``, ``chunks`` (when the receipt
-declares chunks or ``--chunk`` is given) and ``content_hash``
-(:mod:`affidavit.verify.receipts.verify`). A folder: every ``*.receipt.json`` under it, each
-receipt's source at ``SRCDIR/<source.uri>`` and content at ``OUTDIR/<receipt path without
-.receipt.json>`` (``OUTDIR`` defaults to the folder; :mod:`affidavit.cli._receipts`), over
-``--jobs`` worker processes, with a progress bar on stderr when stderr is a terminal; the report
-lists every receipt not verified and ends with the counts by verdict and by code.
-
-Trust comes only from the caller, through the trust options every verify verb takes
-(:mod:`affidavit.cli._trust`: ``--public-key-base64 K``, ``--public-key FILE``, ``--trusted-keys
-DIR``, ...). Without a key the signature is not checked and no receipt is verified
-(``receipt.unanchored``).
-
-Exit codes: 0 every receipt verified; 1 some receipt failed or is unanchored (no trusted key,
-or a transformation with no implementation here: ``transform.unimplemented``); 2 some receipt or
-file unreadable, or bad usage. ``--json`` prints one document
-(``specs/output/verify-receipt.schema.json``).
+One receipt, or a folder of them in the bulk layout (:mod:`affidavit.cli._receipts`) over
+``--jobs`` worker processes; trust only from the trust options (:mod:`affidavit.cli._trust`).
 """
 
 from __future__ import annotations
