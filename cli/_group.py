@@ -142,7 +142,7 @@ VERIFY_COMMANDS: dict[str, tuple[str, str]] = {
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
     "dsse": ("affidavit.cli.verify.primitives", "dsse"),
     "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
-    "receipt": ("affidavit.cli.verify.receipt", "receipt"),
+    "receipt": ("affidavit.cli.receipt", "verify_command"),
     "scitt": ("affidavit.cli.verify.primitives", "scitt"),
     "tlog-proof": ("affidavit.cli.verify.primitives", "tlog_proof"),
 }

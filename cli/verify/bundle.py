@@ -249,13 +249,9 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
 
 
 def _actor_keys(path: str | None) -> tuple[Any, ...]:
-    """``--trusted-actor-keys``: a folder of key files or a pinned key-directory JSON file.
-
-    Key files are read with the strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`); a
-    JSON file with ``actor_id`` binds its key to that actor; a JSON file without
-    ``public_key_base64`` is read as a pinned key directory. An empty folder is refused (fail
-    closed).
-    """
+    """``--trusted-actor-keys``: a folder of key files (a JSON one with ``actor_id`` binds its
+    key to that actor; one without ``public_key_base64`` is a pinned key directory), or a pinned
+    key-directory JSON file. An empty folder is refused (fail closed)."""
     if path is None:
         return ()
     from affidavit.verify.bundles.actor_trust import (  # noqa: PLC0415 - only with actor keys
@@ -458,14 +454,10 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     key_file: str,
     vsa_out: str,
 ) -> int:
-    """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report
-    as without the options, then write the verdict as a signed SLSA VSA v1
-    (:mod:`affidavit.attest.intoto.vsa`), PASSED or FAILED alike: a failed verification is
-    evidence too. The exit code stays the verdict's. An input that is not a bundle at all (no
-    ``deal_id`` to name) gets no VSA: a note on stderr says why.
-
-    Only this path imports attest.intoto and the signing key loader (~25 ms, ADR 0022).
-    """
+    """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report,
+    then write the verdict, PASSED or FAILED alike, as a signed SLSA VSA v1
+    (:mod:`affidavit.attest.intoto.vsa`); an input with no ``deal_id`` gets none (a note says
+    why). Only this path imports attest.intoto and the key loader (~25 ms, ADR 0022)."""
     from affidavit.attest.intoto.sign import sign_statement  # noqa: PLC0415 - lazy: only with --attest-result
     from affidavit.attest.intoto.vsa import trust_digest, trust_document, vsa_statement  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy
