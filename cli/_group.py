@@ -127,7 +127,7 @@ LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "head": ("affidavit.cli.log.basic", "head"),
     "init": ("affidavit.cli.log.basic", "init"),
     "keys": ("affidavit.cli.log.basic", "keys"),
-    "monitor": ("affidavit.cli.log.monitor", "monitor"),
+    "monitor": ("affidavit.cli.log.basic", "monitor"),
     "proof": ("affidavit.cli.log.basic", "proof"),
     "prove": ("affidavit.cli.log.basic", "prove"),  # hidden: log proof --inclusion
     "rotate-key": ("affidavit.cli.log.basic", "rotate_key"),
@@ -174,7 +174,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
     "log": ("affidavit.cli._group", "log"),
-    "lookup": ("affidavit.cli.lookup", "lookup"),
+    "lookup": ("affidavit.cli.verify.primitives", "lookup"),
     "receipt": ("affidavit.cli.receipt", "receipt"),
     "registry": ("affidavit.cli.registry", "registry"),
     "scitt": ("affidavit.cli.scitt", "scitt"),

@@ -1,7 +1,4 @@
 """``affidavit facts``: hash, add, sign, walk, audit, export and pull facts (docs/formats.md
-"Facts").
-
-``pull`` has its own module: it needs httpx (the registry extra), the rest never does.
-"""
+"Facts")."""
 
 __all__: list[str] = []

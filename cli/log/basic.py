@@ -1,6 +1,7 @@
 """``affidavit log``'s verbs on a local log: an append-only RFC 6962 transparency log in one
 SQLite file, its heads, proofs (C2SP tlog-proof, RFC 9162 inclusion), key rotation
-(docs/adr/0011-log-key-rotation.md) and C2SP tlog-tiles.
+(docs/adr/0011-log-key-rotation.md) and C2SP tlog-tiles; and ``log monitor``, one round of a
+monitor of a tiled log (:mod:`affidavit.verify.tlog.monitor`; docs/transparency.md "Monitoring").
 
 The signing key's path is recorded by ``log init``; each head binds it to its signed state file
 (docs/adr/0005-log-state-binding.md).
@@ -16,6 +17,7 @@ from typing import Any
 import click
 from affidavit.attest.errors import LogError
 from affidavit.attest.files import atomic_write
+from affidavit.attest.host import read_capped
 from affidavit.attest.keyring import load_signing_key
 from affidavit.attest.log.proofs import attach_proof, build_proof
 from affidavit.attest.log.state import state_path
@@ -27,10 +29,12 @@ from affidavit.cli._common import (
     json_option,
     labelled,
     log_write_key_option,
+    print_outcome,
     read_input,
     read_json_object,
 )
 from affidavit.registry.clients.log_entries import append_all, is_registry_url
+from affidavit.registry.clients.tiles import TileReader
 from affidavit.registry.clients.witness import parse_witnesses
 from affidavit.registry.witnessing import collect, record_cosignatures
 from affidavit.verify import errors
@@ -45,6 +49,14 @@ from affidavit.verify.crypto.windows import parse_rfc3339
 from affidavit.verify.json.canonical import py_compact
 from affidavit.verify.json.forms import parse_utc
 from affidavit.verify.json.strict import loads
+from affidavit.verify.results import Result
+from affidavit.verify.tlog.monitor import (
+    MAX_STATE_BYTES,
+    monitor_round,
+    normalized_vkey,
+    parse_state,
+    state_json,
+)
 from affidavit.verify.tlog.proof import MAX_EXTRA_BYTES
 
 __all__ = [
@@ -57,6 +69,7 @@ __all__ = [
     "init",
     "keys",
     "log_key_option",
+    "monitor",
     "proof",
     "prove",
     "rotate_key",
@@ -583,3 +596,63 @@ def _summary(report: TilesReport, signed: bool) -> str:
         + ("" if report.checkpoint_written else ", unchanged")
         + f" in {report.directory}"
     )
+
+
+@click.command("monitor")
+@click.argument("url")
+@click.option(
+    "--vkey",
+    required=True,
+    help="The log's verifier key (as log vkey prints it); after a rotation, the old or the new.",
+)
+@click.option(
+    "--state",
+    "state_file",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The tree trusted last; created on the first round.",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A C2SP tlog-policy: the checkpoint must also meet its witness quorum.",
+)
+@click.option("--entries", is_flag=True, help="Also read every new entry and check its hash.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True)
+@json_option
+def monitor(
+    *,
+    url: str,
+    vkey: str,
+    state_file: Path,
+    policy_file: Path | None,
+    entries: bool,
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Check a tiled log's new checkpoint against the tree trusted last (C2SP tlog-tiles)."""
+    from affidavit.cli.verify.bundle import read_policy  # noqa: PLC0415 - lazy
+
+    if not url.startswith(("https://", "http://")):
+        raise errors.UsageError(f"{url}: the log's URL prefix must be http:// or https://")
+    vkey = normalized_vkey(vkey)
+    previous = None
+    if state_file.exists():
+        data = read_capped(state_file, MAX_STATE_BYTES)
+        if len(data) > MAX_STATE_BYTES:
+            raise errors.ProofError("tlog.monitor_state_invalid", f"{state_file}: over 1 MiB")
+        previous = parse_state(data, vkey=vkey)
+    policy = None if policy_file is None else read_policy(str(policy_file))[0]
+    with TileReader(url, timeout=timeout) as reader:
+        try:
+            note = reader.checkpoint()
+        except errors.AffidavitError as e:  # the log cannot be read: the round cannot start
+            result, state = Result.unreadable_input("monitor", url, e), None
+        else:
+            result, state = monitor_round(
+                note, vkey, reader.tile, previous, policy=policy, entries=entries, source=url
+            )
+    if state is not None:  # kept only after every check passed
+        atomic_write(state_file, state_json(state))
+    print_outcome(result, as_json=as_json, brief=True)
