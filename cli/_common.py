@@ -23,6 +23,7 @@ __all__ = [
     "AliasedOption",
     "emit",
     "emit_json",
+    "exit_with",
     "json_option",
     "labelled",
     "log_write_key_option",
@@ -133,37 +134,36 @@ def read_artefact(source: str, *, max_bytes: int = MAX_ARTEFACT_BYTES) -> bytes:
 
 def read_json(source: str) -> Any:
     """Read and strictly parse one JSON document from a path or ``-``."""
-    return _with_source(source, loads)
+    data = read_input(source)
+    with labelled(source, detail=True):
+        return loads(data)
 
 
 def read_json_object(source: str, *, what: str = "document") -> dict[str, Any]:
     """Read a JSON object from a path or ``-``; anything else is ``json.wrong_type``."""
-    document: dict[str, Any] = _with_source(source, lambda data: load_object(data, what=what))
-    return document
-
-
-def _with_source(source: str, parse: Callable[[bytes], Any]) -> Any:
     data = read_input(source)
-    try:
-        return parse(data)
-    except errors.ParseError as e:
-        e.message = f"{source}: {e.message}"
-        e.details.setdefault("source", source)
-        raise
+    with labelled(source, detail=True):
+        return load_object(data, what=what)
 
 
 @contextmanager
 def labelled(
-    source: str, family: type[errors.AffidavitError] = errors.ParseError, *codes: str
+    source: str,
+    family: type[errors.AffidavitError] = errors.ParseError,
+    *codes: str,
+    detail: bool = False,
 ) -> Iterator[None]:
     """Prefix ``source: `` to the message of a ``family`` error raised inside (of ``codes``
-    only, when given), so a failure names the file it is about."""
+    only, when given), so a failure names the file it is about; ``detail``: also
+    ``details["source"]``, unless set."""
     try:
         yield
     except family as e:
         if codes and e.code not in codes:
             raise
         e.message = f"{source}: {e.message}"
+        if detail:
+            e.details.setdefault("source", source)
         raise
 
 
@@ -187,5 +187,10 @@ def print_outcome(outcome: Result | Report, *, as_json: bool, **how: Any) -> Non
 
     for text, to_stderr in outcome_blocks(outcome, as_json=as_json, **how):
         click.echo(text, err=to_stderr)
-    if outcome.exit_code:
-        click.get_current_context().exit(outcome.exit_code)
+    exit_with(outcome.exit_code)
+
+
+def exit_with(code: int) -> None:
+    """End the command with exit ``code`` when it is not 0."""
+    if code:
+        click.get_current_context().exit(code)

@@ -126,25 +126,25 @@ LOG_COMMANDS: dict[str, tuple[str, str]] = {
     "consistency": ("affidavit.cli.log.basic", "consistency"),
     "head": ("affidavit.cli.log.basic", "head"),
     "init": ("affidavit.cli.log.basic", "init"),
-    "keys": ("affidavit.cli.log.rotation", "keys"),
-    "monitor": ("affidavit.cli.log.monitor", "monitor"),
-    "proof": ("affidavit.cli.log.proof", "proof"),
-    "prove": ("affidavit.cli.log.proof", "prove"),  # hidden: log proof --inclusion
-    "rotate-key": ("affidavit.cli.log.rotation", "rotate_key"),
-    "tiles": ("affidavit.cli.log.tiles", "tiles"),
+    "keys": ("affidavit.cli.log.basic", "keys"),
+    "monitor": ("affidavit.cli.log.basic", "monitor"),
+    "proof": ("affidavit.cli.log.basic", "proof"),
+    "prove": ("affidavit.cli.log.basic", "prove"),  # hidden: log proof --inclusion
+    "rotate-key": ("affidavit.cli.log.basic", "rotate_key"),
+    "tiles": ("affidavit.cli.log.basic", "tiles"),
     "vkey": ("affidavit.cli.log.basic", "vkey"),
 }
 
 VERIFY_COMMANDS: dict[str, tuple[str, str]] = {
-    "anchor": ("affidavit.cli.verify.anchor", "anchor"),
+    "anchor": ("affidavit.cli.verify.primitives", "anchor"),
     "attestation": ("affidavit.cli.verify.bundle", "attestation"),
     "bundle": ("affidavit.cli.verify.bundle", "bundle"),
     "checkpoint": ("affidavit.cli.verify.primitives", "checkpoint"),
-    "dsse": ("affidavit.cli.verify.dsse", "dsse"),
+    "dsse": ("affidavit.cli.verify.primitives", "dsse"),
     "inclusion": ("affidavit.cli.verify.primitives", "inclusion"),
-    "receipt": ("affidavit.cli.verify.receipt", "receipt"),
-    "scitt": ("affidavit.cli.verify.scitt", "scitt"),
-    "tlog-proof": ("affidavit.cli.verify.tlog", "tlog_proof"),
+    "receipt": ("affidavit.cli.receipt", "verify_command"),
+    "scitt": ("affidavit.cli.verify.primitives", "scitt"),
+    "tlog-proof": ("affidavit.cli.verify.primitives", "tlog_proof"),
 }
 
 adapter = LazyGroup(
@@ -174,7 +174,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "hash": ("affidavit.cli.canon", "hash_command"),
     "keys": ("affidavit.cli.keys", "keys"),
     "log": ("affidavit.cli._group", "log"),
-    "lookup": ("affidavit.cli.lookup", "lookup"),
+    "lookup": ("affidavit.cli.verify.primitives", "lookup"),
     "receipt": ("affidavit.cli.receipt", "receipt"),
     "registry": ("affidavit.cli.registry", "registry"),
     "scitt": ("affidavit.cli.scitt", "scitt"),

@@ -1,20 +1,7 @@
 """Folders of transformation receipts, read for the command line: the bulk layout of ``verify
-receipt DIR`` and the work of one receipt in a ``--jobs`` worker, and every receipt file of a
-folder (``facts audit --receipts DIR``). The library verifies bytes; folders, files and workers
-are the command line's (docs/formats.md "Transformation receipts", bulk layout).
-
-Layout of ``verify receipt DIR --source-root SRC [--content-root OUT]``:
-
-- the receipts are the files ``*.receipt.json`` under ``DIR``, in the order of their relative
-  paths (a run's report is the same on every machine);
-- a receipt's **source** is ``SRC/<source.uri>``, a relative POSIX path that stays inside
-  ``SRC`` (no ``..``, not absolute, no backslash, no symbolic link out), else the receipt is
-  ``unreadable`` with ``receipt.layout_invalid``;
-- its **content** is ``OUT/<its relative path without .receipt.json>``, ``OUT`` defaulting to
-  ``DIR`` (``receipt make --out CONTENT.receipt.json`` writes this layout); declared chunks are
-  cut from the content at the declared sizes.
-
-A file that cannot be read makes that receipt ``unreadable`` (exit 2) and the run goes on.
+receipt DIR`` (docs/formats.md "Transformation receipts", "Bulk layout") and the work of one
+receipt in a ``--jobs`` worker, and every receipt file of a folder (``facts audit --receipts
+DIR``). The library verifies bytes; folders, files and workers are the command line's.
 """
 
 from __future__ import annotations

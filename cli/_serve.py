@@ -1,19 +1,10 @@
 """Running a server command's ASGI app (``registry serve``, ``witness serve``): uvicorn on the
-socket :func:`affidavit.cli._listen.listen` bound, its logs on stderr, until SIGTERM or Ctrl-C.
-
-uvicorn alone holds a connection that never completes its request head forever, and enough of
-them use up the file descriptors, so every server gets one connection guard (:class:`Limits`):
-
-- a **request-head timeout** (Go's ``ReadHeaderTimeout``, nginx's ``client_header_timeout``),
-  counted from the connection's start, and on a kept-alive one from a further request's first
-  byte;
-- a **connection limit**, never above ``RLIMIT_NOFILE`` less a reserve: a connection beyond it
-  takes the place of the oldest one still waiting for its head, else is closed at once;
-- **one log line per cause per second** for those closings and failed accepts (``EMFILE``...).
+socket :func:`listen` bound first (a busy or invalid address: one line, ``net.bind_failed``), its
+logs on stderr, until SIGTERM or Ctrl-C, every connection under one guard (:class:`Limits`:
+docs/transparency.md "Connections").
 
 uvloop and httptools (the ``registry`` extra, docs/adr/0018) run when installed, else asyncio and
-h11 at about half the rate; the start-up line says which. uvicorn is imported only when a server
-runs (docs/adr/0003-cold-start.md).
+h11; uvicorn is imported only when a server runs (docs/adr/0003-cold-start.md).
 """
 
 from __future__ import annotations
@@ -24,11 +15,14 @@ import importlib.metadata
 import json
 import logging
 import resource
+import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
+
+from affidavit.registry.errors import NetError
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT_S",
@@ -36,6 +30,7 @@ __all__ = [
     "Limits",
     "connection_cap",
     "json_lines_everywhere",
+    "listen",
     "run",
     "send_logs",
     "stderr_handler",
@@ -69,6 +64,33 @@ def connection_cap(wanted: int | None, descriptors: int | None = None) -> int:
     if wanted is not None:
         cap = min(cap, wanted)
     return max(1, cap)
+
+
+def listen(host: str, port: int, *, backlog: int) -> Any:
+    """A bound, listening, inheritable TCP socket for ``host:port``.
+
+    Raises:
+        ``net.bind_failed``: the address is in use, not permitted or not valid (details:
+            ``port``).
+    """
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listener = socket.socket(info[0], socket.SOCK_STREAM)
+    except OSError as e:
+        raise _refused(f"cannot listen on {host}:{port}: {e}", port) from e
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(info[4])
+        listener.listen(backlog)
+    except OSError as e:
+        listener.close()
+        raise _refused(f"cannot listen on {host}:{port}: {e.strerror or e}", port) from e
+    listener.set_inheritable(True)
+    return listener
+
+
+def _refused(message: str, port: int) -> NetError:
+    return NetError("net.bind_failed", message, details={"port": port})
 
 
 def run(

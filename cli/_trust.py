@@ -1,13 +1,6 @@
 """The trust options of every verify verb, declared once, and the one reader of what they name
-(style.md §16, docs/adr/0016-one-trust-input.md): ``--public-key-base64 K`` (alias
-``--log-key-base64``), ``--public-key FILE`` (aliases ``--publisher-doc``, ``--log-key``),
-``--trusted-keys DIR``, ``--vkey VKEY`` and ``--fetch-key URL`` (the only network use: one GET
-per URL), all repeatable and adding up; ``--strict`` is accepted for aigentsy-verify scripts (a
-verdict always needs a signature proven under a trusted key).
-
-What a file is, and every key, is decided by the library from the bytes
-(:class:`affidavit.verify.trust.TrustRoot`); every verb's ``--json`` lists the keys and the
-skipped files (``"trust"``).
+(style.md §16, docs/adr/0016-one-trust-input.md). ``--strict`` is accepted for aigentsy-verify
+scripts: a verdict always needs a signature proven under a trusted key.
 """
 
 from __future__ import annotations
@@ -31,9 +24,8 @@ __all__ = [
     "trust_options",
 ]
 
-# The trust options, in the order --help lists them (module docstring); the command receives them
-# as keyword arguments (``keys_b64``, ``key_files``, ``key_dirs``, ``vkeys``, ``fetch_urls``,
-# ``strict``) to pass on to :func:`read_trust`.
+# The trust options, in the order --help lists them; the command receives them as keyword arguments
+# (``keys_b64``, ``key_files``, ...) to pass on to :func:`read_trust`.
 trust_options = option_group(
     click.option(
         "--public-key-base64",

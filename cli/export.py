@@ -1,9 +1,5 @@
-"""``affidavit export intoto``: an artefact as a signed in-toto Statement in a DSSE envelope.
-
-SOURCE is a stamped bundle, a signed manifest entry or a ``facts audit --json`` report, told
-apart by shape unless ``--kind`` says (:mod:`affidavit.attest.intoto.export` has the predicate
-types). A source that does not verify against itself is exit 1 and nothing is signed
-(``bundle.hash_mismatch``, ``entry.hash_mismatch``); ``affidavit verify dsse`` checks the envelope.
+"""``affidavit export intoto``: an artefact as a signed in-toto Statement in a DSSE envelope
+(:mod:`affidavit.attest.intoto.export` has the predicate types).
 """
 
 from __future__ import annotations

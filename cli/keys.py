@@ -1,9 +1,4 @@
-"""``affidavit keys``: make and inspect every kind of key (issue 33: one verb per job).
-
-``keys generate`` makes a publisher key (also a log's), or with ``--kind witness`` a witness's
-keys (``witness keygen`` is its old name). ``keys inspect FILE`` says what a key file is and
-prints public material only, never a private key's bytes.
-"""
+"""``affidavit keys``: make and inspect every kind of key (issue 33: one verb per job)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The ``affidavit`` command's entry point: the click group :data:`affidavit` on the command line.
-
-Exit codes (style.md §11): 0 ok, 1 verification failed or findings, 2 unreadable input or usage,
-3 refused by policy. A failure is one line on stderr, ``error: <code>: <message>``
-(:func:`format_error`); a warning too, ``warning: <message>`` (:func:`show_warning`).
+"""The ``affidavit`` command's entry point: the click group :data:`affidavit` on the command line
+(exit codes, ``error:`` and ``warning:`` lines: style.md §11).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """``affidavit registry``: serve the registry, manage its API keys and store, probe it, publish
-to it.
-
-Commands that talk to a registry fail with one line when no URL is configured (``--registry`` or
-``AFFIDAVIT_REGISTRY_URL``) or the node probe fails (seed 000 §12.2). ``serve`` opens the state
-(key, database, log checks) before the server starts, so a refused start is one line and exit 2
-(docs/adr/0005).
+to it. ``serve`` opens the state before the server starts, so a refused start is one line and
+exit 2 (docs/adr/0005).
 """
 
 from __future__ import annotations
@@ -18,10 +14,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from affidavit.attest.host import utc_now
 from affidavit.cli._common import emit, emit_json, json_option, option_group, read_json_object
-from affidavit.cli._listen import listen
 from affidavit.cli._serve import (
     Limits,
     json_lines_everywhere,
+    listen,
     run,
     send_logs,
     stderr_handler,
@@ -422,8 +418,7 @@ def check(as_json: bool, **store: Any) -> None:
         f"{report.facts} facts ({report.unindexed} to index at the next start), "
         f"{report.contracts} contracts: {verdict}",
     )
-    if not report.ok:
-        click.get_current_context().exit(1)
+    click.get_current_context().exit(0 if report.ok else 1)
 
 
 @registry.command("reindex")

@@ -1,12 +1,5 @@
-"""``affidavit scitt``: SCITT Signed Statements (RFC 9943) made and registered.
-
-``sign`` makes a Signed Statement over any file: a COSE_Sign1 with the payload attached, EdDSA
-with an Ed25519 key of the keyring or ES256 with a P-256 PKCS#8 key. ``register`` sends it to a
-Transparency Service (SCRAPI ``POST /entries``), follows the locator until the receipt comes, and
-writes the Transparent Statement (the receipt at unprotected header 394), untrusted here:
-``affidavit verify scitt`` checks it under the caller's keys.
-
-Also here, for ``registry serve``: :func:`scitt_serve_options` and :func:`with_scitt`.
+"""``affidavit scitt``: SCITT Signed Statements (RFC 9943) made and registered; also, for
+``registry serve``, :func:`scitt_serve_options` and :func:`with_scitt`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""``affidavit stamp``: validate an adapter output, decide by policy, log it, write a bundle.
-
-``stamp`` stamps one deal into a local log (``--log DB --key KEYFILE``) or a registry's, which
-signs (``--log URL --api-key KEY``); ``stamp batch`` stamps many under one signed tree head
-(deal id: ``--deal-prefix`` + file stem; bundle ``DIR/<stem>.bundle.json``). Spec 2.0.0, or 3.0.0
-with actor signatures (``--actor-key``). Nothing is appended when an output file exists
-(``io.exists``) or the contract, policy or adapter output is invalid.
+"""``affidavit stamp``: validate an adapter output, decide by policy, log it, write a bundle;
+``stamp batch`` stamps many under one signed tree head.
 """
 
 from __future__ import annotations

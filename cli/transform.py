@@ -1,11 +1,5 @@
 """``affidavit transform``: replay declared content transformations (docs/formats.md "Declared
 transformations"; seed 004, RFC 002 §1.4).
-
-``apply`` writes what the chain ``NAME...`` makes of stdin's bytes, nothing on error:
-``transform.name_invalid``, ``transform.unimplemented`` (the adapter-specific reserved names, or
-a plugin not installed), ``transform.not_utf8`` (not UTF-8 and the chain does not start with
-``utf8_replace_invalid``). ``list`` prints ``NAME<TAB>KIND``: ``reference`` for the built-in
-ones, ``plugin`` for entry-point group ``affidavit.transforms``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""``affidavit witness``: a C2SP tlog-witness (https://c2sp.org/tlog-witness).
-
-``serve`` checks its keys, the log keys and the state folder before the server starts, so a
-refused start is one line and exit 2. Witness keys are made by ``keys generate --kind witness``
-(``witness keygen``: its old, hidden name).
-"""
+"""``affidavit witness``: a C2SP tlog-witness (https://c2sp.org/tlog-witness)."""
 
 from __future__ import annotations
 
@@ -11,8 +6,7 @@ from pathlib import Path
 
 import click
 from affidavit.cli._common import AliasedOption, emit, emit_json, json_option
-from affidavit.cli._listen import listen
-from affidavit.cli._serve import Limits, run, send_logs, stderr_handler
+from affidavit.cli._serve import Limits, listen, run, send_logs, stderr_handler
 
 __all__ = ["witness"]
 

@@ -1,8 +1,5 @@
-"""``affidavit adapter scaffold | lint | bump | diff``: author AdapterContracts (seed 003).
-
-The verbs, flags and JSON keys of ``aigentsy adapter``: text for people wherever stdout goes,
-``--json`` the seed's document (``--format json|text``: a hidden, deprecated alias). Exit 1: the
-contract is invalid, or the two files differ.
+"""``affidavit adapter scaffold | lint | bump | diff``: author AdapterContracts (seed 003), with
+the verbs, flags and JSON keys of ``aigentsy adapter``.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from typing import Any, Final
 import click
 from affidavit.attest.files import atomic_write
 from affidavit.attest.plugins import installed_validators
-from affidavit.cli._common import emit_json, json_option, read_json_object
+from affidavit.cli._common import emit_json, exit_with, json_option, read_json_object
 from affidavit.verify import errors
 from affidavit.verify.contracts.contract import (
     CONTRACT_HASH_FIELDS,
@@ -66,11 +63,6 @@ def _emit(
         click.echo("\n".join(text))
 
 
-def _exit(code: int) -> None:
-    if code:
-        click.get_current_context().exit(code)
-
-
 def _dump(declaration: Mapping[str, Any]) -> bytes:
     return (json.dumps(declaration, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -88,9 +80,6 @@ def _hash_lines(hashes: ContractHashes | ContractReport) -> list[str]:
         f"  contract_hash      {hashes.contract_hash}",
         f"  input_schema_hash  {hashes.input_schema_hash}",
     ]
-
-
-# -- scaffold -------------------------------------------------------------------------------------
 
 
 def _scaffold_fields(fields: str) -> list[str]:
@@ -175,9 +164,6 @@ def scaffold(
     _emit(document, as_json, output_format, [f"wrote {target}", *_hash_lines(hashes)])
 
 
-# -- lint -----------------------------------------------------------------------------------------
-
-
 def _lint_text(source: str, report: ContractReport) -> list[str]:
     lines = [f"{source}: {'ok' if report.ok else 'INVALID'} ({report.adapter_id or '?'})"]
     lines += [f"  error {issue.code}: {issue.message}" for issue in report.errors]
@@ -194,10 +180,7 @@ def lint(output_format: str | None, as_json: bool, path: str) -> None:
     declaration = read_json_object(path, what="adapter contract")
     report = lint_contract(declaration, validators=installed_validators())
     _emit(report.to_json(), as_json, output_format, _lint_text(path, report))
-    _exit(0 if report.ok else 1)
-
-
-# -- bump -----------------------------------------------------------------------------------------
+    exit_with(0 if report.ok else 1)
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -226,7 +209,7 @@ def bump(path: str, adapter_version: str, output_format: str | None, as_json: bo
     report = lint_contract(declaration)
     if not report.ok:  # refuse to write a contract that still does not lint: nothing is lost
         _emit(report.to_json(), as_json, output_format, _lint_text(path, report))
-        _exit(1)
+        exit_with(1)
         return
     mode = stat.S_IMODE(os.stat(path).st_mode)
     atomic_write(path, _dump(declaration), mode=mode)
@@ -244,9 +227,6 @@ def bump(path: str, adapter_version: str, output_format: str | None, as_json: bo
     }
     text = [f"{path}: {report.adapter_id} {previous} -> {adapter_version}", *_hash_lines(hashes)]
     _emit(document, as_json, output_format, text)
-
-
-# -- diff -----------------------------------------------------------------------------------------
 
 
 def _kind(field: str) -> str:
@@ -325,4 +305,4 @@ def diff(old_path: str, new_path: str, output_format: str | None, as_json: bool)
         f"  recomputed contract_hash {old_hashes.contract_hash} -> {new_hashes.contract_hash}"
     )
     _emit(document, as_json, output_format, text)
-    _exit(1 if changes else 0)
+    exit_with(1 if changes else 0)

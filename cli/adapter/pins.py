@@ -71,9 +71,6 @@ def _verified_manifest(
     return document, verify_manifest(document, public_key=key, publisher_document_used=used)
 
 
-# -- adapter pin ----------------------------------------------------------------------------------
-
-
 @click.command("pin")
 @click.option("--id", "adapter_id", default=None, help="adapter_id (default: the --contract's).")
 @click.option(
@@ -190,9 +187,6 @@ def _pin_identity(
                 "pin.invalid_argument", f"{flag} {given} differs from {contract_file}'s {value}"
             )
     return str(found[0]), str(found[1]), contract_hash(declaration)
-
-
-# -- adapter pins check (the CI gate) -------------------------------------------------------------
 
 
 @click.group("pins")

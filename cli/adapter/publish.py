@@ -64,9 +64,6 @@ def _write_json(path: str, document: Any) -> None:
     atomic_write(path, (json.dumps(document, indent=2) + "\n").encode("ascii"))
 
 
-# -- adapter attest -------------------------------------------------------------------------------
-
-
 def _lint(declaration: Mapping[str, Any], source: str, as_json: bool) -> None:
     report = lint_contract(declaration)
     if report.ok:
@@ -170,9 +167,6 @@ def attest(  # noqa: PLR0917 - one parameter per click option
         {"ok": True, "out": out, "entry_hash": digest, "signed": signed},
         f"wrote {out}: {'signed' if signed else 'UNSIGNED'} entry {digest}",
     )
-
-
-# -- adapter manifest build | verify | verify-entry -----------------------------------------------
 
 
 @click.group("manifest")
@@ -399,9 +393,6 @@ def manifest_verify_entry(
         raise errors.ContractError("manifest.verification_failed", f"{entry}: {statuses}")
 
 
-# -- adapter list ---------------------------------------------------------------------------------
-
-
 @click.command("list")
 @click.option(
     "--manifest",
@@ -470,9 +461,6 @@ def _marker(row: Mapping[str, Any]) -> str:
     if status == "active" and row.get("replaced_by"):
         return "superseded"
     return status.upper() if status in ("deprecated", "revoked") else status
-
-
-# -- adapter lifecycle ----------------------------------------------------------------------------
 
 
 @click.command("lifecycle")

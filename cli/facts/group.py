@@ -1,5 +1,7 @@
 """``affidavit facts`` (docs/formats.md "Facts"). A store is a SQLite fact store (known by its
 header) or a JSON Lines file; an input is one fact, a JSON array of facts, or JSON Lines of facts.
+``pull`` reads a Stigmem node ("Stigmem node shapes"); it imports httpx (the registry extra) when
+it runs, the rest never does.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
+from affidavit.attest.files import atomic_write
 from affidavit.cli._common import (
     AliasedOption,
     emit,
     emit_json,
+    exit_with,
     json_option,
     read_input,
     signing_key_option,
@@ -28,24 +32,18 @@ from affidavit.cli.render.lineage import FORMATS, Format, render
 from affidavit.verify import errors
 from affidavit.verify.json.canonical import jcs
 from affidavit.verify.json.strict import loads
+from affidavit.verify.lineage.audit import Finding
 from affidavit.verify.lineage.facts import SCOPES, Fact, parse_fact
+from affidavit.verify.lineage.stigmem import map_node_records
 from affidavit.verify.lineage.walk import DEFAULT_DEPTH, FactSource, check_depth, walk
 
 __all__ = ["facts", "finding_lines"]
 
 
-@click.group(
-    "facts",
-    cls=LazyGroup,
-    # imported on first use: `pull` needs httpx (the registry extra), the rest never does
-    lazy={"pull": ("affidavit.cli.facts.pull", "pull_command")},
-)
+@click.group("facts", cls=LazyGroup, lazy={})
 def facts() -> None:
     """Facts and their lineage: FactHash, derived_from rules, provenance walks, audits, and
     pulls from a Stigmem node."""
-
-
-# Reading inputs ---------------------------------------------------------------------------
 
 
 def read_facts(source: str) -> tuple[list[tuple[str, Any]], list[Fact]]:
@@ -239,9 +237,6 @@ _any_store_option = click.option(
 )
 
 
-# Commands ---------------------------------------------------------------------------------
-
-
 @facts.command("hash")
 @json_option
 @click.argument("source", metavar="FILE|-")
@@ -418,8 +413,7 @@ def audit_command(  # noqa: PLR0917 - click passes options positionally by name
         lines.append(f"receipts: {len(receipts)} checked, {failed_receipts} failed")
     verdict = "ok" if ok else f"{len(report.findings) + failed_receipts} finding(s)"
     emit(as_json, document, *lines, f"audited {report.facts} facts: {verdict}")
-    if not ok:
-        click.get_current_context().exit(1)
+    exit_with(0 if ok else 1)
 
 
 def finding_lines(report: Any) -> list[str]:
@@ -491,3 +485,81 @@ def _parse_scopes(text: str | None) -> frozenset[str] | None:
             f"unknown scope(s) {', '.join(unknown)}; choose from {', '.join(sorted(SCOPES))}"
         )
     return scopes
+
+
+@facts.command("pull")
+@json_option
+@click.argument("url", metavar="URL")
+@click.option(
+    "--api-key",
+    default=None,
+    metavar="KEY",
+    envvar="STIGMEM_API_KEY",
+    help="The node's API key, sent as Authorization: Bearer (or STIGMEM_API_KEY).",
+)
+@click.option(
+    "--out", "out_path", required=True, metavar="FILE.jsonl", help="Where to write the facts."
+)
+@click.option(
+    "--include-contradicted",
+    is_flag=True,
+    help="Also pull facts the node marks contradicted (recorded under stigmem.contradicted).",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(0.1, 600), default=30.0, show_default=True, help="Seconds."
+)
+@click.option(
+    "--page-size",
+    type=click.IntRange(1, 500),
+    default=500,
+    show_default=True,
+    help="Facts per page (the node's maximum is 500).",
+)
+def pull_command(  # noqa: PLR0917 - click passes options positionally by name
+    as_json: bool,
+    url: str,
+    api_key: str | None,
+    out_path: str,
+    include_contradicted: bool,
+    timeout: float,
+    page_size: int,
+) -> None:
+    """Pull a Stigmem node's facts into FILE.jsonl (then: facts add / facts audit)."""
+    from affidavit.registry.clients.stigmem import fetch_node_facts  # noqa: PLC0415 - httpx
+
+    listing = fetch_node_facts(
+        url,
+        api_key=api_key,
+        include_contradicted=include_contradicted,
+        page_size=page_size,
+        timeout=timeout,
+    )
+    report = map_node_records(listing.records)
+    if listing.pages > 1:  # the node's cursor cannot prove the listing complete
+        report.findings.append(
+            Finding(
+                "stigmem.paging_unreliable",
+                "error",
+                url,
+                None,
+                f"the node needed {listing.pages} pages; its cursor selects id > cursor while it "
+                f"sorts by timestamp, so facts may have been skipped ({listing.repeated} "
+                "repeated records were dropped)",
+                {"pages": listing.pages, "repeated": listing.repeated},
+            )
+        )
+    if not report.records:
+        raise errors.LineageError(
+            "fact.input_empty", f"{url}: no facts read (the node lists none for this key)"
+        )
+    # 0600: a node's facts may be of any scope
+    atomic_write(out_path, b"".join(jcs(d) + b"\n" for d in report.documents), mode=0o600)
+    verdict = "ok" if report.ok else f"{len(report.findings)} finding(s)"
+    emit(
+        as_json,
+        {**report.to_json(), "out": out_path, "fact_hashes": report.hashes},
+        *finding_lines(report),
+        f"pulled {report.records} records, wrote {len(report.documents)} facts "
+        f"to {out_path}: {verdict}",
+    )
+    exit_with(0 if report.ok else 1)

@@ -75,9 +75,6 @@ def render(result: WalkResult, form: Format) -> str:
     return renderers[form](result)
 
 
-# Labels -----------------------------------------------------------------------------------
-
-
 def _columns(char: str) -> int:
     # East Asian wide and full-width characters take two monospace cells.
     return 2 if unicodedata.east_asian_width(char) in {"W", "F"} else 1
@@ -128,9 +125,6 @@ def _label_lines(node: WalkNode) -> list[str]:
     ]
 
 
-# Text -------------------------------------------------------------------------------------
-
-
 def render_text(result: WalkResult) -> str:
     """A plain listing by depth, with each node's parents."""
     parents: dict[str, list[str]] = {}
@@ -152,9 +146,6 @@ def render_text(result: WalkResult) -> str:
         out.extend(f"    derived from {parent}" for parent in parents.get(node.hash, ()))
     out.append(f"truncated: {'yes' if result.truncated else 'no'}")
     return "\n".join(out) + "\n"
-
-
-# Graphviz dot -----------------------------------------------------------------------------
 
 
 def _dot_string(text: str) -> str:
@@ -180,9 +171,6 @@ def render_dot(result: WalkResult) -> str:
     return "\n".join(out) + "\n"
 
 
-# Mermaid ----------------------------------------------------------------------------------
-
-
 def _mermaid_text(text: str) -> str:
     return "".join(c if _MERMAID_SAFE.fullmatch(c) else f"#{ord(c)};" for c in text)
 
@@ -199,9 +187,6 @@ def render_mermaid(result: WalkResult) -> str:
     out.append("  classDef hidden stroke-dasharray: 5 5")
     out.append("  classDef bad stroke:#c00")
     return "\n".join(out) + "\n"
-
-
-# SVG --------------------------------------------------------------------------------------
 
 
 def _xml(text: str) -> str:
@@ -292,8 +277,6 @@ def _svg_node(node: WalkNode, x: int, y: int) -> str:
     parts.append("</g>")
     return "".join(parts)
 
-
-# HTML -------------------------------------------------------------------------------------
 
 _CSS: Final = (
     "body{font-family:system-ui,sans-serif;margin:24px;color:#24292f}"

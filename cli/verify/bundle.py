@@ -1,38 +1,9 @@
 """``affidavit verify bundle`` and ``affidavit verify attestation``: offline, fail-closed.
 
-Exit codes: 0 every input verified, 1 some input not verified (failed or unanchored), 2 some input
-unreadable (bad JSON, not a bundle, missing file), a worker process died (``io.worker_failed``) or
-bad usage. With several inputs the largest code wins. ``--json`` prints one document
-(``specs/verify-result.schema.json``), ``--jsonl`` one result per line and a summary line.
-
-Many inputs stream (docs/adr/0023-streamed-bulk-verification.md): each result is printed as it is
-decided, in input order, and none is kept (text: one line per bundle; ``--json``: the one document,
-written as it goes). Enough bundles run on every core; each worker reads, parses, verifies and
-renders its own, and sends back only the text (:mod:`affidavit.cli._batch`). A folder's JSON files
-that carry no bundle field are skipped and counted (``summary.skipped``).
-
-Trust comes only from the caller, through the trust options every verify verb takes
-(:mod:`affidavit.cli._trust`, docs/adr/0016-one-trust-input.md): ``--public-key-base64 K``,
-``--public-key F`` (alias ``--publisher-doc``: a JSON key document as aigentsy-verify takes it, a
-PEM, base64 text), ``--trusted-keys DIR`` (its keys; other files skipped), ``--vkey``,
-``--fetch-key URL``. Tree-head keys honour validity windows (docs/adr/0011). Without a key, a
-self-consistent bundle is ``unanchored``, never verified, which is what aigentsy-verify's
-``--strict`` asks for: the flag is accepted and Affidavit is always strict.
-
-Actor signatures verify ``ok`` only under keys the caller trusts (``--trusted-actor-keys PATH``: a
-folder of key files, or a pinned key-directory JSON); under keys only the bundle carries they are
-``self_asserted``. ``--require-actor-signatures`` fails a bundle unless every event is signed
-under a caller-trusted key. ``--profile swarm-strict`` adds the swarm coverage, snapshot and
-decision steps (docs/adr/0008-actor-keys-and-events-after-finality.md). ``--policy POLICY`` (a
-C2SP tlog-policy file) adds the ``tlog_proof`` step and requires it: the bundle's tlog-proof of its
-finality leaf, under a checkpoint of a policy log cosigned by the policy's witness quorum
-(:mod:`affidavit.verify.bundles.tlog_step`); without it a bundle is not verified
-(``bundle.tlog_proof_missing``).
-
-Start-up is kept small (docs/adr/0003-cold-start.md, 0022-click-alone.md): the verifier is imported
-when the command runs, and nothing on this path imports jsonschema, httpx or cryptography (unless a
-PEM key is read). Results are typed (:mod:`affidavit.verify.results`), rendered for people by
-:mod:`affidavit.cli.render.verdict`; this module only prints them.
+Many inputs stream, each result printed as it is decided, in input order, over worker processes
+(docs/adr/0023-streamed-bulk-verification.md, :mod:`affidavit.cli._batch`). Trust comes only from
+the trust options (:mod:`affidavit.cli._trust`, docs/adr/0016-one-trust-input.md); the verifier
+is imported when the command runs (docs/adr/0003-cold-start.md, 0022-click-alone.md).
 """
 
 from __future__ import annotations
@@ -40,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import click
 from affidavit.cli._batch import Progress, default_jobs, map_in_workers
-from affidavit.cli._common import json_option, read_input
+from affidavit.cli._common import exit_with, json_option, labelled, print_outcome, read_input
 from affidavit.cli._trust import folder_files, read_trust, trust_options
 from affidavit.cli.render.verdict import error_line, outcome_blocks, result_lines
 from affidavit.verify import errors
@@ -58,8 +29,6 @@ if TYPE_CHECKING:
     from affidavit.verify.trust import TrustRoot
 
 __all__ = ["attestation", "bundle", "read_policy"]
-
-# -- the commands ---------------------------------------------------------------------------------
 
 
 @click.command("bundle")
@@ -157,7 +126,7 @@ def bundle(
     raw_keys = trust.raw_keys
     policy = policy_bytes = None
     if policy_file is not None:  # only then: the tlog modules (docs/adr/0003-cold-start.md)
-        policy, policy_bytes = _read_policy(policy_file)
+        policy, policy_bytes = read_policy(policy_file)
     actor_keys = _actor_keys(actor_keys_path)
     items = _expand(inputs)
     if not items:
@@ -169,10 +138,11 @@ def bundle(
     settings = _Settings(actor_keys, require_actor, profile, policy, windows, output)
     if attest_key is not None and vsa_out is not None:
         paths = [path for path, _ in items]
-        _exit(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out))
+        exit_with(_run_attested(paths, trust, settings, policy_bytes, attest_key, vsa_out))
+        return
     if jobs is None:
         jobs = default_jobs(len(items), min_per_worker=_MIN_BUNDLES_PER_WORKER)
-    _exit(_stream(items, jobs, raw_keys, settings, trust))
+    exit_with(_stream(items, jobs, raw_keys, settings, trust))
 
 
 @click.command("attestation")
@@ -191,15 +161,8 @@ def attestation(*, source: str, as_json: bool, **trust_options: Any) -> None:
         result = Result.unreadable_input("attestation", source, e)
     else:
         result = verify_attestation(document, trust.public_keys, source=source)
-    _exit(_finish([result], as_json, "attestation", True, trust))
-
-
-def _exit(code: int) -> NoReturn:
-    """End the command with the report's exit code: 0 verified, 1 not verified, 2 unreadable."""
-    click.get_current_context().exit(code)
-
-
-# -- input ----------------------------------------------------------------------------------------
+    report = Report("attestation", (result,))
+    print_outcome(report, as_json=as_json, extra={"trust": trust.to_json()})
 
 
 def _expand(inputs: Iterable[str]) -> list[tuple[str, bool]]:
@@ -220,28 +183,21 @@ def _expand(inputs: Iterable[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def read_policy(source: str) -> Any:
+def read_policy(source: str) -> tuple[Any, bytes]:
     """Read and parse a tlog-policy file (a path or ``-``): a
-    :class:`~affidavit.verify.tlog.policy.Policy`.
+    :class:`~affidavit.verify.tlog.policy.Policy`, and the bytes it was parsed from (the VSA's
+    trust digest).
 
     Raises:
         ``tlog.policy_malformed``: not a valid policy, or larger than the limit.
         ``io.unreadable``: the file cannot be read.
     """
-    return _read_policy(source)[0]
-
-
-def _read_policy(source: str) -> tuple[Any, bytes]:
-    """:func:`read_policy`, and the bytes it was parsed from (the VSA's trust digest)."""
     from affidavit.verify.tlog.policy import MAX_POLICY_BYTES, parse_policy  # noqa: PLC0415 - only with --policy
 
     too_large = (errors.ProofError, "tlog.policy_malformed")
     data = read_input(source, max_bytes=MAX_POLICY_BYTES, too_large=too_large)
-    try:
+    with labelled(source, errors.ProofError):
         return parse_policy(data), data
-    except errors.ProofError as e:
-        e.message = f"{source}: {e.message}"
-        raise
 
 
 # -- work (runs in this process or in --jobs worker processes) ---------------------------------
@@ -293,13 +249,9 @@ def _init_worker(raw_keys: list[bytes], settings: _Settings = _DEFAULT_SETTINGS)
 
 
 def _actor_keys(path: str | None) -> tuple[Any, ...]:
-    """``--trusted-actor-keys``: a folder of key files or a pinned key-directory JSON file.
-
-    Key files are read with the strict key loader (:mod:`affidavit.verify.crypto.trusted_keys`); a
-    JSON file with ``actor_id`` binds its key to that actor; a JSON file without
-    ``public_key_base64`` is read as a pinned key directory. An empty folder is refused (fail
-    closed).
-    """
+    """``--trusted-actor-keys``: a folder of key files (a JSON one with ``actor_id`` binds its
+    key to that actor; one without ``public_key_base64`` is a pinned key directory), or a pinned
+    key-directory JSON file. An empty folder is refused (fail closed)."""
     if path is None:
         return ()
     from affidavit.verify.bundles.actor_trust import (  # noqa: PLC0415 - only with actor keys
@@ -478,27 +430,14 @@ def _stream(
     return VERDICT_EXIT[tally.verdict]
 
 
-# -- output -------------------------------------------------------------------------------------
-
-
-def _finish(
-    results: Sequence[Result], as_json: bool, kind: str, detailed: bool, trust: TrustRoot
-) -> int:
-    """Print the report (:class:`~affidavit.verify.results.Report`, as text by
-    :mod:`affidavit.cli.render.verdict`), with the trust it was verified under in ``--json``;
-    return its exit code, the largest of the verdicts'."""
-    report = Report(kind, tuple(results))
-    extra = {"trust": trust.to_json()}
-    for text, to_stderr in outcome_blocks(report, as_json=as_json, extra=extra, detailed=detailed):
-        click.echo(text, err=to_stderr)
-    return report.exit_code
-
-
 def _finish_one(result: Result, output: str, trust: TrustRoot) -> int:
     """Print one bundle's report in ``output``'s form (``--jsonl``: its line, then the summary
     line, as :func:`_stream` prints them); return its exit code."""
     if output != "jsonl":
-        return _finish([result], output == "json", "bundle", True, trust)
+        report, extra = Report("bundle", (result,)), {"trust": trust.to_json()}
+        for text, to_stderr in outcome_blocks(report, as_json=output == "json", extra=extra):
+            click.echo(text, err=to_stderr)
+        return result.exit_code
     tally = _Tally()
     tally.add(result.verdict, result.code)
     click.echo(json.dumps(result.document(), ensure_ascii=False))
@@ -515,14 +454,10 @@ def _run_attested(  # noqa: PLR0917 - the verification's context, then the VSA's
     key_file: str,
     vsa_out: str,
 ) -> int:
-    """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report
-    as without the options, then write the verdict as a signed SLSA VSA v1
-    (:mod:`affidavit.attest.intoto.vsa`), PASSED or FAILED alike: a failed verification is
-    evidence too. The exit code stays the verdict's. An input that is not a bundle at all (no
-    ``deal_id`` to name) gets no VSA: a note on stderr says why.
-
-    Only this path imports attest.intoto and the signing key loader (~25 ms, ADR 0022).
-    """
+    """``verify bundle --attest-result KEYFILE --out VSA``: verify one bundle, print the report,
+    then write the verdict, PASSED or FAILED alike, as a signed SLSA VSA v1
+    (:mod:`affidavit.attest.intoto.vsa`); an input with no ``deal_id`` gets none (a note says
+    why). Only this path imports attest.intoto and the key loader (~25 ms, ADR 0022)."""
     from affidavit.attest.intoto.sign import sign_statement  # noqa: PLC0415 - lazy: only with --attest-result
     from affidavit.attest.intoto.vsa import trust_digest, trust_document, vsa_statement  # noqa: PLC0415 - lazy
     from affidavit.attest.keyring import load_signing_key  # noqa: PLC0415 - lazy

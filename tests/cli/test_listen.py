@@ -1,4 +1,4 @@
-"""``cli/_listen.py``: the one bound socket of ``registry serve`` and ``witness serve``.
+"""``cli/_serve.py`` listen: the one bound socket of ``registry serve`` and ``witness serve``.
 
 A port in use (or an address that cannot be bound) is the same code from either server
 (issue 22): ``net.bind_failed``, exit 2, the port in the details.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from affidavit.cli._listen import listen
+from affidavit.cli._serve import listen
 from affidavit.registry.errors import NetError
 
 
