@@ -33,9 +33,9 @@ from pathlib import Path
 from _timing import table
 from affidavit.attest.keyring import derive_test_key
 from affidavit.attest.receipts import make_receipt
-from affidavit.cli._input import read_artefact as read_bytes
+from affidavit.cli import receipt as verify_receipt_cli
+from affidavit.cli._common import read_artefact as read_bytes
 from affidavit.cli._receipts import Layout, find_receipts, source_path
-from affidavit.cli.verify import receipt as verify_receipt_cli
 from affidavit.verify.receipts.format import load_receipt
 
 KEY = derive_test_key("bench_receipts adapter key (TEST-ONLY)")
