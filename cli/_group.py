@@ -122,17 +122,17 @@ ADAPTER_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 LOG_COMMANDS: dict[str, tuple[str, str]] = {
-    "append": ("affidavit.cli.log.basic", "append"),
-    "consistency": ("affidavit.cli.log.basic", "consistency"),
-    "head": ("affidavit.cli.log.basic", "head"),
-    "init": ("affidavit.cli.log.basic", "init"),
-    "keys": ("affidavit.cli.log.basic", "keys"),
-    "monitor": ("affidavit.cli.log.basic", "monitor"),
-    "proof": ("affidavit.cli.log.basic", "proof"),
-    "prove": ("affidavit.cli.log.basic", "prove"),  # hidden: log proof --inclusion
-    "rotate-key": ("affidavit.cli.log.basic", "rotate_key"),
-    "tiles": ("affidavit.cli.log.basic", "tiles"),
-    "vkey": ("affidavit.cli.log.basic", "vkey"),
+    "append": ("affidavit.cli.log.group", "append"),
+    "consistency": ("affidavit.cli.log.group", "consistency"),
+    "head": ("affidavit.cli.log.group", "head"),
+    "init": ("affidavit.cli.log.group", "init"),
+    "keys": ("affidavit.cli.log.group", "keys"),
+    "monitor": ("affidavit.cli.log.group", "monitor"),
+    "proof": ("affidavit.cli.log.group", "proof"),
+    "prove": ("affidavit.cli.log.group", "prove"),  # hidden: log proof --inclusion
+    "rotate-key": ("affidavit.cli.log.group", "rotate_key"),
+    "tiles": ("affidavit.cli.log.group", "tiles"),
+    "vkey": ("affidavit.cli.log.group", "vkey"),
 }
 
 VERIFY_COMMANDS: dict[str, tuple[str, str]] = {

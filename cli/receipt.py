@@ -167,7 +167,7 @@ def log_command(
     To a registry's log: receipt log URL RECEIPT (or --log URL), answered once a signed
     checkpoint covers it and proven against the registry's key.
     """
-    from affidavit.cli.log.basic import append_leaves  # noqa: PLC0415 - lazy
+    from affidavit.cli.log.group import append_leaves  # noqa: PLC0415 - lazy
     from affidavit.registry.clients.log_entries import is_registry_url  # noqa: PLC0415 - lazy
 
     receipt_file, target = first, db

@@ -14,7 +14,7 @@ from affidavit.attest.keyring import SigningKey, derive_test_key, private_key_pe
 from affidavit.attest.log.state import read_state, state_path
 from affidavit.attest.log.transparency import TransparencyLog
 from affidavit.attest.stamp import StampItem, stamp_bundles
-from affidavit.cli.log.basic import keys as keys_command
+from affidavit.cli.log.group import keys as keys_command
 from affidavit.cli.main import affidavit
 from affidavit.verify.crypto.treehead import sth_message, verify_sth
 from click.testing import CliRunner, Result
