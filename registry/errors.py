@@ -39,199 +39,168 @@ __all__ = [
 ]
 
 
+_REGISTRY_INPUT: Final = {
+    "http.bad_parameter": "A path or query parameter is missing or malformed (HTTP 400).",
+    "http.body_empty": "The request body is empty; this route needs at least one byte (HTTP 400).",
+    "http.body_timeout": "The request body did not arrive within the body-read timeout (HTTP 408).",
+    "http.body_too_large": "The request body is larger than the registry's limit (HTTP 413).",
+    "http.internal": "The registry failed unexpectedly; nothing was written (HTTP 500).",
+    "http.method_not_allowed": "The route does not accept this HTTP method (HTTP 405).",
+    "http.not_found": "No such route (HTTP 404).",
+    "registry.bad_response": (
+        "The registry answered with something other than the documented shape."
+    ),
+    "registry.contract_not_found": "No contract with this adapter_id (and version) (HTTP 404).",
+    "registry.data_dir_invalid": (
+        "The registry data folder cannot be created or used; refused to start."
+    ),
+    "registry.field_not_patchable": (
+        "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422)."
+    ),
+    "registry.dump_invalid": (
+        "A registry export cannot be read (a file missing or malformed, a newer schema); nothing "
+        "imported."
+    ),
+    "registry.dump_unportable": (
+        "A registry export holds contract ids PostgreSQL cannot index (stored before the id "
+        "bounds, docs/adr/0017); nothing imported. It restores into SQLite."
+    ),
+    "registry.store_not_empty": (
+        "Import restores into an empty store; this one already holds a log, contracts or facts."
+    ),
+    "registry.not_found": "The registry holds no such record, tree head or leaf (HTTP 404).",
+    "registry.integration_pending": (
+        "The entry is durably sequenced but no signed checkpoint covered it in time; send it again "
+        "to wait again (HTTP 503, Retry-After)."
+    ),
+    "registry.queue_full": (
+        "The registry's write queue is full; nothing was written: retry after Retry-After (HTTP "
+        "503)."
+    ),
+    "registry.remote_error": (
+        "The registry refused the request; details carry its {code, message, details}."
+    ),
+    "registry.unavailable": "The registry could not be reached or its node probe failed.",
+    "registry.url_missing": "No registry URL: pass --registry or set AFFIDAVIT_REGISTRY_URL.",
+    "stigmem.node_error": "The Stigmem node answered with an error or an unexpected body.",
+    "stigmem.node_unreachable": "The Stigmem node could not be reached.",
+}
+_REGISTRY_FAILED: Final = {
+    "lookup.index_missing": (
+        "A log entry replayed from the tiles is not answered by the registry's lookup under a hash "
+        "it is filed under (a monitor's check of the index)."
+    ),
+    "lookup.leaf_mismatch": (
+        "A lookup answer's leaf bytes do not hash to the leaf hash it proves (issue 26)."
+    ),
+    "lookup.not_about": (
+        "A lookup answer names an entry whose leaf is not filed under the hash asked for, in the "
+        "fields or as the kind it claims (registry/index.py)."
+    ),
+    "lookup.not_found": (
+        "A lookup found no entry about the hash under a verified checkpoint; absence is not proven "
+        "(only replaying the log proves it)."
+    ),
+    "lookup.size_mismatch": (
+        "A lookup answer's inclusion proof is for another tree size than its checkpoint."
+    ),
+    "registry.contract_rejected": (
+        "The contract does not lint clean; details carry the lint report (HTTP 422)."
+    ),
+    "registry.entry_too_large": (
+        "The log entry a request would make (a raw entry, a contract publication or lifecycle "
+        "change) is over 65,535 bytes, the largest a tlog-tiles entry bundle holds (ADR 0018); "
+        "nothing was written (HTTP 422)."
+    ),
+    "registry.dump_unsigned": (
+        "A registry export has no manifest signature (manifest.sig); nothing imported."
+    ),
+    "registry.dump_signature_invalid": (
+        "A registry export's manifest is not signed by the trusted key; nothing imported."
+    ),
+    "registry.dump_file_mismatch": (
+        "A file of a registry export differs from the hash its signed manifest names."
+    ),
+    "registry.dump_count_mismatch": (
+        "A table of a registry export has another row count than its signed manifest names."
+    ),
+    "registry.dump_key_mismatch": (
+        "A registry export's log is not the trusted key's (its key or key history); nothing "
+        "imported."
+    ),
+    "registry.dump_root_mismatch": (
+        "A registry export's leaves or nodes do not give the signed tree size and root."
+    ),
+    "registry.dump_checkpoint_invalid": (
+        "A registry export's checkpoint is missing, not the log's latest, not signed by the log's "
+        "key, or not its tree."
+    ),
+    "registry.dump_head_invalid": (
+        "A tree head recorded in a registry export does not verify or contradicts its tree."
+    ),
+    "registry.dump_fact_mismatch": (
+        "A fact in a registry export is filed under a hash its body does not have."
+    ),
+    "registry.dump_entry_mismatch": (
+        "A SCITT row of a registry export is not the SHA-256 of its statement or not the log's "
+        "leaf at its index, or a sequenced entry's hash is not its data's (or it sits inside the "
+        "tree)."
+    ),
+}
+_REGISTRY_REFUSED: Final = {
+    "registry.channel_reserved": (
+        "The distribution channel is reserved for the operator (admin key) (HTTP 403)."
+    ),
+    "registry.version_conflict": (
+        "Another contract holds this (adapter_id, adapter_version) (HTTP 409)."
+    ),
+}
 REGISTRY: Final = (
-    *table(
-        INPUT,
-        {
-            "http.bad_parameter": "A path or query parameter is missing or malformed (HTTP 400).",
-            "http.body_empty": (
-                "The request body is empty; this route needs at least one byte (HTTP 400)."
-            ),
-            "http.body_timeout": (
-                "The request body did not arrive within the body-read timeout (HTTP 408)."
-            ),
-            "http.body_too_large": (
-                "The request body is larger than the registry's limit (HTTP 413)."
-            ),
-            "http.internal": "The registry failed unexpectedly; nothing was written (HTTP 500).",
-            "http.method_not_allowed": "The route does not accept this HTTP method (HTTP 405).",
-            "http.not_found": "No such route (HTTP 404).",
-            "registry.bad_response": (
-                "The registry answered with something other than the documented shape."
-            ),
-            "registry.contract_not_found": (
-                "No contract with this adapter_id (and version) (HTTP 404)."
-            ),
-            "registry.data_dir_invalid": (
-                "The registry data folder cannot be created or used; refused to start."
-            ),
-            "registry.field_not_patchable": (
-                "PATCH changes lifecycle fields only; hashed ones need a new version (HTTP 422)."
-            ),
-            "registry.dump_invalid": (
-                "A registry export cannot be read (a file missing or malformed, a newer schema); "
-                "nothing imported."
-            ),
-            "registry.dump_unportable": (
-                "A registry export holds contract ids PostgreSQL cannot index (stored before the "
-                "id bounds, docs/adr/0017); nothing imported. It restores into SQLite."
-            ),
-            "registry.store_not_empty": (
-                "Import restores into an empty store; this one already holds a log, contracts or "
-                "facts."
-            ),
-            "registry.not_found": (
-                "The registry holds no such record, tree head or leaf (HTTP 404)."
-            ),
-            "registry.integration_pending": (
-                "The entry is durably sequenced but no signed checkpoint covered it in time; send "
-                "it again to wait again (HTTP 503, Retry-After)."
-            ),
-            "registry.queue_full": (
-                "The registry's write queue is full; nothing was written: retry after Retry-After "
-                "(HTTP 503)."
-            ),
-            "registry.remote_error": (
-                "The registry refused the request; details carry its {code, message, details}."
-            ),
-            "registry.unavailable": "The registry could not be reached or its node probe failed.",
-            "registry.url_missing": (
-                "No registry URL: pass --registry or set AFFIDAVIT_REGISTRY_URL."
-            ),
-            "stigmem.node_error": "The Stigmem node answered with an error or an unexpected body.",
-            "stigmem.node_unreachable": "The Stigmem node could not be reached.",
-        },
-    ),
-    *table(
-        FAILED,
-        {
-            "lookup.index_missing": (
-                "A log entry replayed from the tiles is not answered by the registry's lookup "
-                "under a hash it is filed under (a monitor's check of the index)."
-            ),
-            "lookup.leaf_mismatch": (
-                "A lookup answer's leaf bytes do not hash to the leaf hash it proves (issue 26)."
-            ),
-            "lookup.not_about": (
-                "A lookup answer names an entry whose leaf is not filed under the hash asked for, "
-                "in the fields or as the kind it claims (registry/index.py)."
-            ),
-            "lookup.not_found": (
-                "A lookup found no entry about the hash under a verified checkpoint; absence is "
-                "not proven (only replaying the log proves it)."
-            ),
-            "lookup.size_mismatch": (
-                "A lookup answer's inclusion proof is for another tree size than its checkpoint."
-            ),
-            "registry.contract_rejected": (
-                "The contract does not lint clean; details carry the lint report (HTTP 422)."
-            ),
-            "registry.entry_too_large": (
-                "The log entry a request would make (a raw entry, a contract publication or "
-                "lifecycle change) is over 65,535 bytes, the largest a tlog-tiles entry bundle "
-                "holds (ADR 0018); nothing was written (HTTP 422)."
-            ),
-            "registry.dump_unsigned": (
-                "A registry export has no manifest signature (manifest.sig); nothing imported."
-            ),
-            "registry.dump_signature_invalid": (
-                "A registry export's manifest is not signed by the trusted key; nothing imported."
-            ),
-            "registry.dump_file_mismatch": (
-                "A file of a registry export differs from the hash its signed manifest names."
-            ),
-            "registry.dump_count_mismatch": (
-                "A table of a registry export has another row count than its signed manifest names."
-            ),
-            "registry.dump_key_mismatch": (
-                "A registry export's log is not the trusted key's (its key or key history); "
-                "nothing imported."
-            ),
-            "registry.dump_root_mismatch": (
-                "A registry export's leaves or nodes do not give the signed tree size and root."
-            ),
-            "registry.dump_checkpoint_invalid": (
-                "A registry export's checkpoint is missing, not the log's latest, not signed by "
-                "the log's key, or not its tree."
-            ),
-            "registry.dump_head_invalid": (
-                "A tree head recorded in a registry export does not verify or contradicts its tree."
-            ),
-            "registry.dump_fact_mismatch": (
-                "A fact in a registry export is filed under a hash its body does not have."
-            ),
-            "registry.dump_entry_mismatch": (
-                "A SCITT row of a registry export is not the SHA-256 of its statement or not the "
-                "log's leaf at its index, or a sequenced entry's hash is not its data's (or it "
-                "sits inside the tree)."
-            ),
-        },
-    ),
-    *table(
-        REFUSED,
-        {
-            "registry.channel_reserved": (
-                "The distribution channel is reserved for the operator (admin key) (HTTP 403)."
-            ),
-            "registry.version_conflict": (
-                "Another contract holds this (adapter_id, adapter_version) (HTTP 409)."
-            ),
-        },
-    ),
+    *table(INPUT, _REGISTRY_INPUT),
+    *table(FAILED, _REGISTRY_FAILED),
+    *table(REFUSED, _REGISTRY_REFUSED),
 )
 
-AUTH: Final = (
-    *table(
-        INPUT,
-        {
-            "auth.bad_publisher": (
-                "A publish key needs --publisher PREFIX (dot-separated adapter-id segments)."
-            ),
-            "auth.bad_scope": (
-                "Not a valid API-key scope (admin, publish, log:write, facts:write, "
-                "facts:read:<scope>)."
-            ),
-        },
+_AUTH_INPUT: Final = {
+    "auth.bad_publisher": (
+        "A publish key needs --publisher PREFIX (dot-separated adapter-id segments)."
     ),
-    *table(
-        REFUSED,
-        {
-            "auth.forbidden": "The API key lacks the scope this route needs (HTTP 403).",
-            "auth.invalid": "The API key is unknown or malformed (HTTP 401).",
-            "auth.key_unbound": (
-                "The publish key is bound to no publisher namespace; bind it first (HTTP 403)."
-            ),
-            "auth.missing": "The route needs an API key and none was sent (HTTP 401).",
-            "auth.publisher_forbidden": (
-                "The API key may not write contracts under this adapter_id (HTTP 403)."
-            ),
-        },
+    "auth.bad_scope": (
+        "Not a valid API-key scope (admin, publish, log:write, facts:write, facts:read:<scope>)."
     ),
-)
+}
+_AUTH_REFUSED: Final = {
+    "auth.forbidden": "The API key lacks the scope this route needs (HTTP 403).",
+    "auth.invalid": "The API key is unknown or malformed (HTTP 401).",
+    "auth.key_unbound": (
+        "The publish key is bound to no publisher namespace; bind it first (HTTP 403)."
+    ),
+    "auth.missing": "The route needs an API key and none was sent (HTTP 401).",
+    "auth.publisher_forbidden": (
+        "The API key may not write contracts under this adapter_id (HTTP 403)."
+    ),
+}
+AUTH: Final = (*table(INPUT, _AUTH_INPUT), *table(REFUSED, _AUTH_REFUSED))
 
 
 # One meaning each, whatever the remote (a tile server, a witness, a publisher's key document)
 # and whichever server cannot listen (issue 22: the same situation has the same code everywhere).
 # The registry's clients keep registry.unavailable / registry.bad_response (scripts rely on them).
-NET: Final = (
-    *table(
-        INPUT,
-        {
-            "net.bad_response": (
-                "A remote answered, but not usably: over the size cap, a redirect away from https, "
-                "an HTTP error status or a body that is not what was asked for."
-            ),
-            "net.bind_failed": (
-                "A server (registry serve, witness serve) cannot listen on the host and port "
-                "given; refused to start."
-            ),
-            "net.timeout": "A remote gave no complete answer within the exchange's deadline.",
-            "net.unavailable": (
-                "A remote could not be reached (DNS, connect, TLS), or httpx is not installed."
-            ),
-        },
+_NET_INPUT: Final = {
+    "net.bad_response": (
+        "A remote answered, but not usably: over the size cap, a redirect away from https, an HTTP "
+        "error status or a body that is not what was asked for."
     ),
-)
+    "net.bind_failed": (
+        "A server (registry serve, witness serve) cannot listen on the host and port given; "
+        "refused to start."
+    ),
+    "net.timeout": "A remote gave no complete answer within the exchange's deadline.",
+    "net.unavailable": (
+        "A remote could not be reached (DNS, connect, TLS), or httpx is not installed."
+    ),
+}
+NET: Final = table(INPUT, _NET_INPUT)
 
 
 class RegistryError(AffidavitError):
