@@ -60,7 +60,6 @@ VERDICT_EXIT: Final[Mapping[str, int]] = MappingProxyType(
 )
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
-_OPTIONAL: Final = ("code", "message", "expected", "actual")  # in a step's JSON when not None
 
 
 # NamedTuple, not dataclass: this module is on the ``verify bundle`` path (docs/adr/0003).
@@ -115,8 +114,14 @@ class StepResult(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """``{name, status, code?, message?, expected?, actual?, details?}``."""
         out: dict[str, Any] = {"name": self.name, "status": self.status}
-        optional = (self.code, self.message or None, self.expected, self.actual)
-        out.update((k, v) for k, v in zip(_OPTIONAL, optional, strict=True) if v is not None)
+        if self.code is not None:
+            out["code"] = self.code
+        if self.message:
+            out["message"] = self.message
+        if self.expected is not None:
+            out["expected"] = self.expected
+        if self.actual is not None:
+            out["actual"] = self.actual
         if self.details:
             out["details"] = dict(self.details)
         return out
