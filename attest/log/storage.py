@@ -139,12 +139,35 @@ def head_row(row: Sequence[object]) -> RecordedHead:
     )
 
 
-def heads_where(db: Connection, where: str, parameters: tuple[object, ...]) -> list[RecordedHead]:
-    """The recorded heads ``WHERE <where>`` (the caller's fixed SQL: a condition, an order, a
-    limit)."""
-    rows = db.execute(
-        f"SELECT {_HEAD_COLUMNS} FROM log_heads WHERE {where}",  # noqa: S608 - constants
+def head_of_size(db: Connection, kind: str, tree_size: int) -> RecordedHead | None:
+    """The head of ``kind`` and exactly ``tree_size`` leaves recorded last, or None."""
+    return _one_head(db, "kind = $1 AND tree_size = $2 ORDER BY seq DESC", (kind, tree_size))
+
+
+def latest_head(db: Connection, kind: str) -> RecordedHead | None:
+    """The head of ``kind`` recorded last (a cosigned copy counts as recorded), or None."""
+    return _one_head(db, "kind = $1 ORDER BY seq DESC", (kind,))
+
+
+def largest_head(db: Connection, kind: str) -> RecordedHead | None:
+    """The latest record of the largest head of ``kind`` (``log_heads_by_size``), or None."""
+    return _one_head(db, "kind = $1 ORDER BY tree_size DESC, seq DESC", (kind,))
+
+
+def _one_head(db: Connection, where: str, parameters: tuple[object, ...]) -> RecordedHead | None:
+    row = db.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads WHERE {where} LIMIT 1",  # noqa: S608 - constants
         parameters,
+    ).fetchone()
+    return None if row is None else head_row(row)
+
+
+def heads_after(db: Connection, since_seq: int, limit: int) -> list[RecordedHead]:
+    """The heads recorded with ``seq > since_seq``, oldest first, at most ``limit``."""
+    rows = db.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM log_heads "  # noqa: S608 - a constant column list
+        "WHERE seq > $1 ORDER BY seq LIMIT $2",
+        (since_seq, limit),
     ).fetchall()
     return [head_row(row) for row in rows]
 

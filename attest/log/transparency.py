@@ -480,26 +480,23 @@ class TransparencyLog:
     def recorded_head(self, kind: str, tree_size: int) -> RecordedHead | None:
         """The head of ``kind`` (``sth`` or ``checkpoint``) and ``tree_size`` recorded last, or
         None."""
-        return self._head("kind = $1 AND tree_size = $2 ORDER BY seq DESC", (kind, tree_size))
+        with self.store.read() as db:
+            return storage.head_of_size(db, kind, tree_size)
 
     def largest_head(self, kind: str) -> RecordedHead | None:
         """The latest record of the largest head of ``kind`` (``log_heads_by_size``), or None."""
-        return self._head("kind = $1 ORDER BY tree_size DESC, seq DESC", (kind,))
+        with self.store.read() as db:
+            return storage.largest_head(db, kind)
 
     def latest_checkpoint(self) -> RecordedHead | None:
         """The checkpoint recorded last (with any cosignatures), or None."""
-        return self._head("kind = $1 ORDER BY seq DESC", ("checkpoint",))
-
-    def _head(self, where: str, parameters: tuple[object, ...]) -> RecordedHead | None:
         with self.store.read() as db:
-            found = storage.heads_where(db, f"{where} LIMIT 1", parameters)
-        return found[0] if found else None
+            return storage.latest_head(db, "checkpoint")
 
     def heads(self, *, since_seq: int = 0, limit: int = MAX_ENTRIES_PER_CALL) -> list[RecordedHead]:
         """The heads handed out with ``seq > since_seq``, oldest first, at most ``limit``."""
-        bounded = max(0, min(limit, MAX_ENTRIES_PER_CALL))
         with self.store.read() as db:
-            return storage.heads_where(db, "seq > $1 ORDER BY seq LIMIT $2", (since_seq, bounded))
+            return storage.heads_after(db, since_seq, max(0, min(limit, MAX_ENTRIES_PER_CALL)))
 
     # -- signing heads (docs/formats.md §4, §6) ------------------------------------------------
 
